@@ -1,0 +1,12 @@
+import { Command } from 'commander';
+
+/**
+ * Builds the `kubevirt-ts` command tree. Each subcommand lives in its own module under
+ * `commands/` and registers itself here.
+ */
+export function buildProgram(): Command {
+  const program = new Command('kubevirt-ts')
+    .description('KubeVirt in TypeScript: local mode, conversion, validation and component entry points')
+    .showHelpAfterError();
+  return program;
+}

@@ -1,0 +1,2 @@
+/** Public entry of `kubevirt-ts/testing`. */
+export {};

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+    // Integration tests talk to real libvirtd, QEMU and kube-apiserver: give them room.
+    testTimeout: 60_000,
+    hookTimeout: 180_000,
+    pool: 'forks',
+    // Two cores: more workers only slow the QEMU guests down.
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
