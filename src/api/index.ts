@@ -1,2 +1,4 @@
 /** Public entry of `kubevirt-ts/api`. */
-export {};
+
+export { type ApiSchemaNode, apiSchemas, apiTypeNames } from './generated/schemas';
+export type * from './generated/types';

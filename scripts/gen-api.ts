@@ -1,0 +1,286 @@
+/**
+ * Generates the kubevirt.io API types and the compact field schemas from upstream
+ * KubeVirt's OpenAPI v2 document (../shared/kubevirt/swagger.json):
+ *
+ *   src/api/generated/types.ts    one exported interface (or alias) per definition
+ *   src/api/generated/schemas.ts  a compact field tree per definition, used by the
+ *                                 manifest loader to report unknown fields and wrong types
+ *
+ * Usage: `npm run gen:api [-- path/to/swagger.json]`. Output is deterministic; a test
+ * regenerates it and compares with the committed files.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** One OpenAPI v2 schema node, as far as the KubeVirt document uses it. */
+export interface SwaggerSchema {
+  description?: string;
+  type?: string | string[];
+  format?: string;
+  enum?: string[];
+  required?: string[];
+  properties?: Record<string, SwaggerSchema>;
+  additionalProperties?: SwaggerSchema | boolean;
+  items?: SwaggerSchema;
+  $ref?: string;
+  default?: unknown;
+  [extension: `x-${string}`]: unknown;
+}
+
+/** The parts of an OpenAPI v2 document the generators read. */
+export interface SwaggerDocument {
+  definitions: Record<string, SwaggerSchema>;
+}
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** Upstream reference data, outside the repository (never copied in). */
+export const sharedKubevirtDir = path.resolve(repoRoot, '../shared/kubevirt');
+export const defaultSwaggerPath = path.join(sharedKubevirtDir, 'swagger.json');
+
+export function readSwagger(file = defaultSwaggerPath): SwaggerDocument {
+  return JSON.parse(readFileSync(file, 'utf8')) as SwaggerDocument;
+}
+
+const KUBEVIRT_PREFIXES = ['v1.', 'v1beta1.', 'v1alpha1.'];
+const CORE_PREFIX = 'k8s.io.api.core.v1.';
+const META_PREFIX = 'k8s.io.apimachinery.pkg.apis.meta.v1.';
+
+/** Definitions whose TypeScript shape is fixed rather than derived from the document. */
+const SPECIAL_ALIASES: Record<string, { name: string; type: string }> = {
+  'k8s.io.apimachinery.pkg.api.resource.Quantity': { name: 'Quantity', type: 'string | number' },
+  'k8s.io.apimachinery.pkg.util.intstr.IntOrString': { name: 'IntOrString', type: 'string | number' },
+  'k8s.io.apimachinery.pkg.runtime.RawExtension': { name: 'RawExtension', type: 'Record<string, unknown>' },
+  'k8s.io.apimachinery.pkg.apis.meta.v1.Time': { name: 'Time', type: 'string' },
+  'k8s.io.apimachinery.pkg.apis.meta.v1.Duration': { name: 'Duration', type: 'string' },
+  'k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1': { name: 'FieldsV1', type: 'Record<string, unknown>' },
+};
+
+function shortName(def: string): string {
+  return def.slice(def.lastIndexOf('.') + 1);
+}
+
+/**
+ * The naming contract: `v1.Foo` -> `Foo`; `v1beta1.Foo`/`v1alpha1.Foo` -> `Foo` unless a
+ * v1 definition has that name, then `V1beta1Foo`/`V1alpha1Foo`; Kubernetes core/meta types
+ * by short name unless a KubeVirt definition has it, then `CoreFoo`/`MetaFoo`.
+ */
+export function typeNames(doc: SwaggerDocument): Map<string, string> {
+  const defs = Object.keys(doc.definitions).sort();
+  const v1 = new Set(defs.filter((d) => d.startsWith('v1.')).map(shortName));
+  const kubevirt = new Set(defs.filter((d) => KUBEVIRT_PREFIXES.some((p) => d.startsWith(p))).map(shortName));
+  const names = new Map<string, string>();
+  for (const def of defs) {
+    const short = shortName(def);
+    let name: string;
+    if (SPECIAL_ALIASES[def]) name = SPECIAL_ALIASES[def].name;
+    else if (def.startsWith('v1.')) name = short;
+    else if (def.startsWith('v1beta1.')) name = v1.has(short) ? `V1beta1${short}` : short;
+    else if (def.startsWith('v1alpha1.')) name = v1.has(short) ? `V1alpha1${short}` : short;
+    else if (def.startsWith(CORE_PREFIX)) name = kubevirt.has(short) ? `Core${short}` : short;
+    else if (def.startsWith(META_PREFIX)) name = kubevirt.has(short) ? `Meta${short}` : short;
+    else name = short;
+    names.set(def, name);
+  }
+  const seen = new Map<string, string>();
+  for (const [def, name] of names) {
+    const other = seen.get(name);
+    if (other) throw new Error(`type name ${name} would be used by both ${other} and ${def}`);
+    seen.set(name, def);
+  }
+  return names;
+}
+
+export function refTarget(ref: string): string {
+  const prefix = '#/definitions/';
+  if (!ref.startsWith(prefix)) throw new Error(`unsupported $ref ${ref}`);
+  return ref.slice(prefix.length);
+}
+
+/**
+ * Definitions to emit: every KubeVirt-defined definition (all kinds of all groups, their
+ * lists, subresource bodies) and everything reachable from them.
+ */
+export function reachableDefinitions(doc: SwaggerDocument): string[] {
+  const roots = Object.keys(doc.definitions).filter((d) => KUBEVIRT_PREFIXES.some((p) => d.startsWith(p)));
+  const seen = new Set<string>();
+  const stack = [...roots];
+  const visit = (s: SwaggerSchema | boolean | undefined): void => {
+    if (!s || typeof s !== 'object') return;
+    if (s.$ref) stack.push(refTarget(s.$ref));
+    for (const p of Object.values(s.properties ?? {})) visit(p);
+    visit(s.items);
+    visit(s.additionalProperties);
+  };
+  while (stack.length > 0) {
+    const def = stack.pop()!;
+    if (seen.has(def)) continue;
+    const schema = doc.definitions[def];
+    if (!schema) throw new Error(`$ref to missing definition ${def}`);
+    seen.add(def);
+    visit(schema);
+  }
+  return [...seen].sort();
+}
+
+function docComment(text: string | undefined, indent: string): string {
+  if (!text?.trim()) return '';
+  const lines = text
+    .replace(/\*\//g, '*\\/')
+    .trim()
+    .split('\n')
+    .map((l) => l.replace(/\s+$/, ''));
+  if (lines.length === 1) return `${indent}/** ${lines[0]} */\n`;
+  return `${indent}/**\n${lines.map((l) => (l ? `${indent} * ${l}` : `${indent} *`)).join('\n')}\n${indent} */\n`;
+}
+
+function propertyKey(name: string): string {
+  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name);
+}
+
+function tsType(s: SwaggerSchema, names: Map<string, string>): string {
+  if (s.$ref) return names.get(refTarget(s.$ref))!;
+  if (s.enum && s.enum.length > 0) return s.enum.map((e) => JSON.stringify(e)).join(' | ');
+  switch (s.type) {
+    case 'string':
+      return s.format === 'int-or-string' ? 'string | number' : 'string';
+    case 'integer':
+    case 'number':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'array': {
+      const item = s.items ? tsType(s.items, names) : 'unknown';
+      return /[|&]/.test(item) ? `(${item})[]` : `${item}[]`;
+    }
+    case 'object':
+    case undefined:
+      if (s.additionalProperties && typeof s.additionalProperties === 'object') {
+        return `Record<string, ${tsType(s.additionalProperties, names)}>`;
+      }
+      return 'Record<string, unknown>';
+    default:
+      if (Array.isArray(s.type)) return 'string | number';
+      throw new Error(`unsupported schema type ${JSON.stringify(s.type)}`);
+  }
+}
+
+const HEADER = (what: string) =>
+  `// Code generated by scripts/gen-api.ts from upstream KubeVirt's swagger.json. DO NOT EDIT.\n// ${what}\n// Regenerate with \`npm run gen:api\`.\n\n`;
+
+/** Renders src/api/generated/types.ts. */
+export function generateTypes(doc: SwaggerDocument): string {
+  const names = typeNames(doc);
+  let out = HEADER('TypeScript types for the kubevirt.io API groups and the Kubernetes types they use.');
+  for (const def of reachableDefinitions(doc)) {
+    const schema = doc.definitions[def];
+    const name = names.get(def)!;
+    out += docComment(
+      `${schema.description ?? ''}${schema.description ? '\n\n' : ''}Upstream: \`${def}\``,
+      '',
+    );
+    const special = SPECIAL_ALIASES[def];
+    if (special) {
+      out += `export type ${name} = ${special.type};\n\n`;
+      continue;
+    }
+    if (!schema.properties) {
+      out += `export type ${name} = ${tsType(schema, names)};\n\n`;
+      continue;
+    }
+    const required = new Set(schema.required ?? []);
+    out += `export interface ${name} {\n`;
+    for (const prop of Object.keys(schema.properties).sort()) {
+      const p = schema.properties[prop];
+      out += docComment(p.description, '  ');
+      out += `  ${propertyKey(prop)}${required.has(prop) ? '' : '?'}: ${tsType(p, names)};\n`;
+    }
+    out += '}\n\n';
+  }
+  return `${out.trimEnd()}\n`;
+}
+
+/** Compact field-tree node emitted into schemas.ts (see ApiSchemaNode there). */
+type Node =
+  | { t: 'string' | 'integer' | 'number' | 'boolean' | 'intOrString' | 'any'; enum?: string[] }
+  | { t: 'ref'; ref: string }
+  | { t: 'array'; items: Node }
+  | { t: 'map'; values: Node }
+  | { t: 'object'; props: Record<string, Node>; required?: string[]; free?: boolean };
+
+function compact(s: SwaggerSchema, names: Map<string, string>): Node {
+  if (s.$ref) return { t: 'ref', ref: names.get(refTarget(s.$ref))! };
+  if (Array.isArray(s.type) || s.format === 'int-or-string') return { t: 'intOrString' };
+  switch (s.type) {
+    case 'string':
+      return s.enum ? { t: 'string', enum: [...s.enum] } : { t: 'string' };
+    case 'integer':
+      return { t: 'integer' };
+    case 'number':
+      return { t: 'number' };
+    case 'boolean':
+      return { t: 'boolean' };
+    case 'array':
+      return { t: 'array', items: s.items ? compact(s.items, names) : { t: 'any' } };
+    default:
+      if (s.properties) {
+        const props: Record<string, Node> = {};
+        for (const k of Object.keys(s.properties).sort()) props[k] = compact(s.properties[k], names);
+        return s.required?.length
+          ? { t: 'object', props, required: [...s.required].sort() }
+          : { t: 'object', props };
+      }
+      if (s.additionalProperties && typeof s.additionalProperties === 'object') {
+        return { t: 'map', values: compact(s.additionalProperties, names) };
+      }
+      return { t: 'object', props: {}, free: true };
+  }
+}
+
+/** Renders src/api/generated/schemas.ts. */
+export function generateSchemas(doc: SwaggerDocument): string {
+  const names = typeNames(doc);
+  const defs = reachableDefinitions(doc);
+  let out = HEADER('Compact field schemas per definition, keyed by TypeScript type name.');
+  out += `/** A node of the compact field tree: enough to find unknown fields and wrong JSON types. */
+export type ApiSchemaNode =
+  | { t: 'string' | 'integer' | 'number' | 'boolean' | 'intOrString' | 'any'; enum?: string[] }
+  | { t: 'ref'; ref: string }
+  | { t: 'array'; items: ApiSchemaNode }
+  | { t: 'map'; values: ApiSchemaNode }
+  | { t: 'object'; props: Record<string, ApiSchemaNode>; required?: string[]; free?: boolean };
+
+`;
+  out += '/** Swagger definition name -> TypeScript type name. */\n';
+  out += 'export const apiTypeNames: Record<string, string> = {\n';
+  for (const def of defs) out += `  ${JSON.stringify(def)}: ${JSON.stringify(names.get(def))},\n`;
+  out += '};\n\n';
+  out += '/** TypeScript type name -> its field schema. */\n';
+  out += 'export const apiSchemas: Record<string, ApiSchemaNode> = {\n';
+  for (const def of defs) {
+    const schema = doc.definitions[def];
+    const special = SPECIAL_ALIASES[def];
+    let node: Node;
+    if (special?.name === 'Quantity' || special?.name === 'IntOrString') node = { t: 'intOrString' };
+    else if (special?.name === 'RawExtension' || special?.name === 'FieldsV1') node = { t: 'any' };
+    else node = compact(schema, names);
+    out += `  ${names.get(def)}: ${JSON.stringify(node)},\n`;
+  }
+  out += '};\n';
+  return out;
+}
+
+export const typesOutPath = path.join(repoRoot, 'src/api/generated/types.ts');
+export const schemasOutPath = path.join(repoRoot, 'src/api/generated/schemas.ts');
+
+function main(): void {
+  const doc = readSwagger(process.argv[2] ?? defaultSwaggerPath);
+  writeFileSync(typesOutPath, generateTypes(doc));
+  writeFileSync(schemasOutPath, generateSchemas(doc));
+  console.log(
+    `wrote ${path.relative(repoRoot, typesOutPath)} (${reachableDefinitions(doc).length} definitions)`,
+  );
+  console.log(`wrote ${path.relative(repoRoot, schemasOutPath)}`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();
