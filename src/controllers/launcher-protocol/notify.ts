@@ -1,0 +1,98 @@
+import { chmod, mkdir, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { credentials, Metadata, Server, ServerCredentials, status } from '@grpc/grpc-js';
+import {
+  NotifyClient,
+  type NotifyServer as NotifyImpl,
+  NotifyService,
+} from './generated/kubevirt/notify/v1/notify';
+
+/** A domain event as the launcher reports it to the node agent. */
+export interface DomainEventNotification {
+  /** Libvirt-style event type: Added, Modified, Deleted (upstream's watch event types). */
+  eventType: 'ADDED' | 'MODIFIED' | 'DELETED';
+  /** The domain as JSON (name, uuid, state, reason, ...). */
+  domain: unknown;
+  /** Optional status payload (interfaces, guest info). */
+  status?: unknown;
+}
+
+/** The node agent's notify server, one per node, on a unix socket with mode 0600. */
+export interface NotifyServer {
+  readonly socketPath: string;
+  close(): Promise<void>;
+}
+
+/** Serves the Notify service; `onDomainEvent` runs for each launcher event. */
+export async function serveNotify(
+  socketPath: string,
+  handlers: { onDomainEvent(ev: DomainEventNotification): void; onK8sEvent?(ev: unknown): void },
+): Promise<NotifyServer> {
+  await mkdir(dirname(socketPath), { recursive: true, mode: 0o700 });
+  await rm(socketPath, { force: true });
+  const server = new Server();
+  const impl: NotifyImpl = {
+    handleDomainEvent: (call, cb) => {
+      try {
+        const r = call.request;
+        handlers.onDomainEvent({
+          eventType: r.eventType as DomainEventNotification['eventType'],
+          domain: r.domainJSON.length ? JSON.parse(Buffer.from(r.domainJSON).toString()) : undefined,
+          status: r.statusJSON.length ? JSON.parse(Buffer.from(r.statusJSON).toString()) : undefined,
+        });
+        cb(null, { success: true, message: '' });
+      } catch (err) {
+        cb({ code: status.INVALID_ARGUMENT, message: (err as Error).message }, null);
+      }
+    },
+    handleK8SEvent: (call, cb) => {
+      try {
+        handlers.onK8sEvent?.(JSON.parse(Buffer.from(call.request.eventJSON).toString()));
+        cb(null, { success: true, message: '' });
+      } catch (err) {
+        cb({ code: status.INVALID_ARGUMENT, message: (err as Error).message }, null);
+      }
+    },
+  };
+  server.addService(NotifyService, impl);
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`unix:${socketPath}`, ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    ),
+  );
+  await chmod(socketPath, 0o600);
+  return {
+    socketPath,
+    close: async () => {
+      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      await rm(socketPath, { force: true });
+    },
+  };
+}
+
+/** The launcher's side: sends domain events to the node agent. Failures are returned, not thrown. */
+export class NotifySender {
+  private readonly client: NotifyClient;
+  constructor(readonly socketPath: string) {
+    this.client = new NotifyClient(`unix:${socketPath}`, credentials.createInsecure());
+  }
+
+  sendDomainEvent(ev: DomainEventNotification, timeoutMs = 5_000): Promise<Error | undefined> {
+    return new Promise((resolve) => {
+      this.client.handleDomainEvent(
+        {
+          eventType: ev.eventType,
+          domainJSON: Buffer.from(JSON.stringify(ev.domain ?? null)),
+          statusJSON: ev.status === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(ev.status)),
+        },
+        new Metadata(),
+        { deadline: new Date(Date.now() + timeoutMs) },
+        (err) => resolve(err ?? undefined),
+      );
+    });
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}

@@ -1,0 +1,148 @@
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type DomainEventNotification,
+  LauncherClient,
+  LauncherCommandError,
+  type LauncherServer,
+  type LauncherService,
+  launcherSocketPath,
+  NotifySender,
+  type NotifyServer,
+  podEmptyDirPath,
+  serveLauncher,
+  serveNotify,
+} from '../../../src/controllers/launcher-protocol';
+
+describe('handler-launcher protocol over a unix socket', () => {
+  let dir: string;
+  let server: LauncherServer;
+  let client: LauncherClient;
+  const synced: unknown[] = [];
+  const graces: number[] = [];
+
+  const impl: LauncherService = {
+    syncVirtualMachine: async (req) => {
+      synced.push(JSON.parse(Buffer.from(req.vmi!.vmiJson).toString()));
+    },
+    pauseVirtualMachine: async () => {
+      throw new Error('Requested operation is not valid: domain is not running');
+    },
+    unpauseVirtualMachine: async () => {},
+    resetVirtualMachine: async () => {},
+    softRebootVirtualMachine: async () => {},
+    shutdownVirtualMachine: async (req) => {
+      graces.push(Number(req.options?.gracePeriodSeconds ?? -1));
+    },
+    killVirtualMachine: async () => {},
+    deleteVirtualMachine: async () => {},
+    migrateVirtualMachine: async () => {},
+    syncMigrationTarget: async () => {},
+    cancelVirtualMachineMigration: async () => {},
+    getDomain: async () => JSON.stringify({ name: 'default_vm1', state: 'Running' }),
+    getDomainStats: async () => undefined,
+    getGuestInfo: async () => undefined,
+    ping: async () => {},
+    getSevInfo: async () => Buffer.from('sev'),
+    getLaunchMeasurement: async () => Buffer.from([1, 2, 3]),
+    injectLaunchSecret: async () => {},
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kvts-proto-'));
+    server = await serveLauncher(dir, impl);
+    client = new LauncherClient(server.socketPath, { timeoutMs: 5_000 });
+  });
+  afterAll(async () => {
+    client.close();
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('serves launcher-sock with mode 0600 and no init socket left behind', async () => {
+    expect(await readdir(dir)).toEqual(['launcher-sock']);
+    const st = await stat(server.socketPath);
+    expect(st.isSocket()).toBe(true);
+    expect(st.mode & 0o777).toBe(0o600);
+  });
+
+  it('carries the VMI as JSON to SyncVirtualMachine', async () => {
+    await client.syncVirtualMachine({ metadata: { name: 'vm1', namespace: 'default' } });
+    expect(synced).toEqual([{ metadata: { name: 'vm1', namespace: 'default' } }]);
+  });
+
+  it("reports the launcher's failure message as a LauncherCommandError", async () => {
+    const err = await client.pauseVirtualMachine({}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LauncherCommandError);
+    expect((err as Error).message).toBe(
+      'PauseVirtualMachine: Requested operation is not valid: domain is not running',
+    );
+  });
+
+  it('passes the grace period of a shutdown', async () => {
+    await client.shutdownVirtualMachine({}, 45);
+    expect(graces).toEqual([45]);
+  });
+
+  it('returns the domain and the binary SEV payloads', async () => {
+    expect(await client.getDomain()).toEqual({ name: 'default_vm1', state: 'Running' });
+    expect(await client.getDomainStats()).toBeUndefined();
+    expect(Buffer.from(await client.getLaunchMeasurement({})).toJSON().data).toEqual([1, 2, 3]);
+    expect(Buffer.from(await client.getSevInfo()).toString()).toBe('sev');
+  });
+
+  it('answers version negotiation', async () => {
+    const info = await client.getInfo();
+    expect(info.supportedCmdVersions).toEqual(['v1']);
+    expect(info.supportedKubeVirtAPIVersions).toEqual(['kubevirt.io/v1']);
+  });
+
+  it('fails with an error, not a hang, when no launcher listens', async () => {
+    const dead = new LauncherClient(join(dir, 'nobody-sock'), { timeoutMs: 1_000 });
+    await expect(dead.ping()).rejects.toBeInstanceOf(LauncherCommandError);
+    dead.close();
+  });
+});
+
+describe('notify service', () => {
+  let dir: string;
+  let server: NotifyServer;
+  const events: DomainEventNotification[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kvts-notify-'));
+    server = await serveNotify(join(dir, 'domain-notify.sock'), { onDomainEvent: (e) => events.push(e) });
+  });
+  afterAll(async () => {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('delivers a domain event from a launcher to the handler', async () => {
+    const sender = new NotifySender(server.socketPath);
+    const err = await sender.sendDomainEvent({
+      eventType: 'MODIFIED',
+      domain: { name: 'ns_vm', state: 'Paused' },
+    });
+    sender.close();
+    expect(err).toBeUndefined();
+    expect(events).toEqual([
+      { eventType: 'MODIFIED', domain: { name: 'ns_vm', state: 'Paused' }, status: undefined },
+    ]);
+    expect((await stat(server.socketPath)).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('socket paths', () => {
+  it("uses kubelet's emptyDir layout", () => {
+    expect(launcherSocketPath('/var/lib/kubelet/pods', 'abc-123')).toBe(
+      '/var/lib/kubelet/pods/abc-123/volumes/kubernetes.io~empty-dir/sockets/launcher-sock',
+    );
+  });
+  it('rejects a pod uid or volume that would escape the directory', () => {
+    expect(() => launcherSocketPath('/p', '../etc')).toThrow(/pod uid "..\/etc" is not a plain token/);
+    expect(() => podEmptyDirPath('/p', 'u1', 'a/b')).toThrow(/not a DNS-1123 label/);
+  });
+});
