@@ -1,0 +1,5 @@
+/** The libvirt domain XML model and its codec. */
+
+export { type ChildSpec, domainSpec, type ElementSpec, type Leaf } from './schema';
+export * from './types';
+export { DomainXMLError, decodeDomain, encodeDomain } from './xml';

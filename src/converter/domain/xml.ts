@@ -1,0 +1,168 @@
+/**
+ * Encodes the domain model to libvirt XML and decodes it back, driven by the shape table
+ * in `schema.ts`. fast-xml-parser escapes `< > & ' "` in text and attributes; on top of
+ * that the encoder refuses characters XML 1.0 cannot carry (control characters) and line
+ * breaks or tabs inside attributes (a parser would fold them into spaces), so every
+ * string either round-trips exactly or fails loudly with the path of the offending value.
+ * Decoding ignores elements and attributes the model does not know (libvirt adds many to
+ * a live domain's XML), like Go's encoding/xml does for upstream.
+ */
+import { XMLBuilder, XMLParser } from 'fast-xml-parser';
+import { domainSpec, type ElementSpec, type Leaf } from './schema';
+import type { Domain } from './types';
+
+/** A value that cannot be written to or read from domain XML, with its model path. */
+export class DomainXMLError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(`${path}: ${message}`);
+    this.name = 'DomainXMLError';
+  }
+}
+
+const ATTR = '@_';
+const TEXT = '#text';
+
+// XML 1.0 Char production minus what we also refuse: C0 controls except tab/LF/CR,
+// lone surrogates, U+FFFE/U+FFFF.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them
+const INVALID_XML_CHAR =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const ATTR_BREAKS = /[\t\n\r]/;
+
+function checkString(value: string, path: string, inAttribute: boolean): string {
+  if (INVALID_XML_CHAR.test(value)) {
+    throw new DomainXMLError(path, 'contains a control character that XML cannot carry');
+  }
+  if (inAttribute ? ATTR_BREAKS.test(value) : value.includes('\r')) {
+    throw new DomainXMLError(path, 'contains a line break or tab, which XML would not preserve here');
+  }
+  return value;
+}
+
+function scalarOut(value: unknown, kind: Leaf, path: string, inAttribute: boolean): string {
+  if (kind === 'number') {
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      throw new DomainXMLError(path, `expected a finite number, got ${JSON.stringify(value)}`);
+    }
+    return String(value);
+  }
+  if (typeof value !== 'string') {
+    throw new DomainXMLError(path, `expected a string, got ${typeof value}`);
+  }
+  return checkString(value, path, inAttribute);
+}
+
+function encodeElement(model: Record<string, unknown>, spec: ElementSpec, path: string): unknown {
+  const out: Record<string, unknown> = {};
+  for (const [name, numeric] of spec.attrs) {
+    const v = model[name];
+    if (v === undefined) continue;
+    out[ATTR + name] = scalarOut(v, numeric ? 'number' : 'string', `${path}.${name}`, true);
+  }
+  if (spec.text !== undefined && model.value !== undefined) {
+    out[TEXT] = scalarOut(model.value, spec.text, `${path}.value`, false);
+  }
+  for (const child of spec.children) {
+    const v = model[child.tag];
+    if (v === undefined) continue;
+    const childPath = `${path}.${child.tag}`;
+    const one = (item: unknown, p: string) =>
+      typeof child.spec === 'string'
+        ? scalarOut(item, child.spec, p, false)
+        : encodeElement(item as Record<string, unknown>, child.spec, p);
+    if (child.many) {
+      if (!Array.isArray(v)) throw new DomainXMLError(childPath, 'expected an array');
+      out[child.tag] = v.map((item, i) => one(item, `${childPath}[${i}]`));
+    } else {
+      out[child.tag] = one(v, childPath);
+    }
+  }
+  return out;
+}
+
+const builder = new XMLBuilder({
+  ignoreAttributes: false,
+  attributeNamePrefix: ATTR,
+  textNodeName: TEXT,
+  format: true,
+  indentBy: '  ',
+  suppressEmptyNode: true,
+  processEntities: true,
+});
+
+/** Encodes a domain to libvirt XML. Throws `DomainXMLError` naming the bad value's path. */
+export function encodeDomain(domain: Domain): string {
+  const root = encodeElement(domain as unknown as Record<string, unknown>, domainSpec, 'domain');
+  return builder.build({ domain: root });
+}
+
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: ATTR,
+  textNodeName: TEXT,
+  parseTagValue: false,
+  parseAttributeValue: false,
+  trimValues: false,
+  processEntities: true,
+  htmlEntities: false,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  removeNSPrefix: false,
+});
+
+function scalarIn(raw: unknown, kind: Leaf, path: string): string | number {
+  // A text-only element with attributes we do not model parses as an object.
+  const text =
+    raw !== null && typeof raw === 'object' ? ((raw as Record<string, unknown>)[TEXT] ?? '') : (raw ?? '');
+  const s = String(text);
+  if (kind === 'string') return s;
+  const n = Number(s.trim());
+  if (s.trim() === '' || !Number.isFinite(n))
+    throw new DomainXMLError(path, `expected a number, got ${JSON.stringify(s)}`);
+  return n;
+}
+
+function decodeElement(raw: unknown, spec: ElementSpec, path: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (raw === null || typeof raw !== 'object') {
+    // `<acpi/>` or `<name>x</name>` where an element with attributes was expected.
+    if (spec.text !== undefined && raw !== '' && raw !== undefined)
+      out.value = scalarIn(raw, spec.text, path);
+    return out;
+  }
+  const obj = raw as Record<string, unknown>;
+  for (const [name, numeric] of spec.attrs) {
+    const v = obj[ATTR + name];
+    if (v === undefined) continue;
+    out[name] = scalarIn(v, numeric ? 'number' : 'string', `${path}.${name}`);
+  }
+  if (spec.text !== undefined && obj[TEXT] !== undefined) {
+    out.value = scalarIn(obj[TEXT], spec.text, `${path}.value`);
+  }
+  for (const child of spec.children) {
+    const v = obj[child.tag];
+    if (v === undefined) continue;
+    const childPath = `${path}.${child.tag}`;
+    const one = (item: unknown, p: string) =>
+      typeof child.spec === 'string' ? scalarIn(item, child.spec, p) : decodeElement(item, child.spec, p);
+    if (child.many) {
+      const items = Array.isArray(v) ? v : [v];
+      out[child.tag] = items.map((item, i) => one(item, `${childPath}[${i}]`));
+    } else {
+      if (Array.isArray(v)) throw new DomainXMLError(childPath, 'appears more than once');
+      out[child.tag] = one(v, childPath);
+    }
+  }
+  return out;
+}
+
+/** Decodes libvirt domain XML into the model; unknown elements and attributes are ignored. */
+export function decodeDomain(xml: string): Domain {
+  const doc = parser.parse(xml) as Record<string, unknown>;
+  if (doc.domain === undefined)
+    throw new DomainXMLError('domain', 'the document has no <domain> root element');
+  return decodeElement(doc.domain, domainSpec, 'domain') as unknown as Domain;
+}
