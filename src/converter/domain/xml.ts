@@ -25,15 +25,29 @@ export class DomainXMLError extends Error {
 const ATTR = '@_';
 const TEXT = '#text';
 
-// XML 1.0 Char production minus what we also refuse: C0 controls except tab/LF/CR,
-// lone surrogates, U+FFFE/U+FFFF.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them
-const INVALID_XML_CHAR =
-  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/**
+ * True when `value` holds a character outside XML 1.0's Char production: C0 controls
+ * other than tab/LF/CR, U+FFFE/U+FFFF, or an unpaired surrogate.
+ */
+function hasInvalidXmlChar(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20) {
+      if (c !== 0x09 && c !== 0x0a && c !== 0x0d) return true;
+    } else if (c >= 0xd800 && c <= 0xdbff) {
+      const next = value.charCodeAt(i + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return true;
+      i++;
+    } else if ((c >= 0xdc00 && c <= 0xdfff) || c === 0xfffe || c === 0xffff) {
+      return true;
+    }
+  }
+  return false;
+}
 const ATTR_BREAKS = /[\t\n\r]/;
 
 function checkString(value: string, path: string, inAttribute: boolean): string {
-  if (INVALID_XML_CHAR.test(value)) {
+  if (hasInvalidXmlChar(value)) {
     throw new DomainXMLError(path, 'contains a control character that XML cannot carry');
   }
   if (inAttribute ? ATTR_BREAKS.test(value) : value.includes('\r')) {
