@@ -1,2 +1,7 @@
 /** Public entry of `kubevirt-ts/drivers`. */
-export {};
+export * from './driver';
+export * from './errors';
+export * from './event-hub';
+export * from './fake/index';
+export * from './plugin';
+export * from './registry';

@@ -1,0 +1,3 @@
+/** The in-memory fake driver. */
+export * from './fake-driver';
+export * from './fake-host';
