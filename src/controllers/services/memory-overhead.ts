@@ -48,7 +48,7 @@ export interface OverheadInput {
         autoattachGraphicsDevice?: boolean;
         hostDevices?: unknown[];
         gpus?: unknown[];
-        interfaces?: Array<{ sriov?: unknown }>;
+        interfaces?: Array<{ name?: string; sriov?: unknown }>;
         tpm?: { enabled?: boolean };
       };
     };

@@ -1,0 +1,102 @@
+/**
+ * The core/v1 Pod fields the virt-controller writes and reads, as plain JSON shapes.
+ * (The swagger document of kubevirt.io carries no Pod; these are the subset of
+ * k8s.io/api/core/v1 the launcher pod uses, spelled as the API serialises them.)
+ */
+import type { ObjectMeta } from '../runtime/types';
+
+export type ResourceList = Record<string, string>;
+
+export interface PodContainer {
+  name: string;
+  image: string;
+  imagePullPolicy?: string;
+  command?: string[];
+  args?: string[];
+  env?: Array<{ name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }>;
+  resources?: { requests?: ResourceList; limits?: ResourceList };
+  volumeMounts?: Array<{
+    name: string;
+    mountPath: string;
+    readOnly?: boolean;
+    mountPropagation?: string;
+    subPath?: string;
+  }>;
+  securityContext?: {
+    runAsUser?: number;
+    runAsNonRoot?: boolean;
+    privileged?: boolean;
+    capabilities?: { add?: string[]; drop?: string[] };
+  };
+}
+
+export interface PodVolume {
+  name: string;
+  emptyDir?: { medium?: string; sizeLimit?: string };
+  persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
+  configMap?: { name: string };
+  secret?: { secretName: string };
+  downwardAPI?: { items?: unknown[] };
+  hostPath?: { path: string; type?: string };
+}
+
+export interface PodCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  lastProbeTime?: string | null;
+  lastTransitionTime?: string | null;
+}
+
+export interface ContainerStatus {
+  name: string;
+  ready?: boolean;
+  restartCount?: number;
+  state?: {
+    waiting?: { reason?: string; message?: string };
+    running?: { startedAt?: string };
+    terminated?: { exitCode?: number; reason?: string; message?: string };
+  };
+}
+
+/** A launcher Pod (or any pod the controllers look at). */
+export interface Pod {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  spec?: {
+    nodeName?: string;
+    hostname?: string;
+    subdomain?: string;
+    restartPolicy?: string;
+    terminationGracePeriodSeconds?: number;
+    containers: PodContainer[];
+    initContainers?: PodContainer[];
+    nodeSelector?: Record<string, string>;
+    affinity?: unknown;
+    tolerations?: unknown[];
+    topologySpreadConstraints?: unknown[];
+    volumes?: PodVolume[];
+    securityContext?: { runAsUser?: number; runAsGroup?: number; runAsNonRoot?: boolean; fsGroup?: number };
+    readinessGates?: Array<{ conditionType: string }>;
+    enableServiceLinks?: boolean;
+    automountServiceAccountToken?: boolean;
+    serviceAccountName?: string;
+    schedulerName?: string;
+    priorityClassName?: string;
+    dnsConfig?: unknown;
+    dnsPolicy?: string;
+  };
+  status?: {
+    phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+    conditions?: PodCondition[];
+    containerStatuses?: ContainerStatus[];
+    podIP?: string;
+    hostIP?: string;
+    qosClass?: string;
+    reason?: string;
+    message?: string;
+    startTime?: string;
+  };
+}
