@@ -3,5 +3,7 @@ export * from './driver';
 export * from './errors';
 export * from './event-hub';
 export * from './fake/index';
+/** The pure-TypeScript libvirt RPC client (`libvirt.LibvirtClient`). */
+export * as libvirt from './libvirt/index';
 export * from './plugin';
 export * from './registry';

@@ -1,0 +1,946 @@
+/**
+ * `LibvirtClient`: typed async methods over libvirt's remote protocol, spoken directly on
+ * libvirtd's unix socket (no native addon). Opens a connection URI (`qemu:///system`,
+ * `test:///default`, ...) through the daemon, delivers domain events as async streams,
+ * keeps the connection alive and, when asked, reconnects after the daemon restarts.
+ */
+import {
+  LibvirtConnectionError,
+  LibvirtError,
+  VIR_ERR_AUTH_FAILED,
+  VIR_ERR_ERROR,
+  VIR_ERR_INVALID_ARG,
+  VIR_FROM_REMOTE,
+} from './errors';
+import { EventStream } from './events';
+import type { KeepAliveOptions } from './keepalive';
+import {
+  QEMU_PROGRAM,
+  QEMU_PROTOCOL_VERSION,
+  QemuProc,
+  REMOTE_AUTH_NONE,
+  REMOTE_AUTH_POLKIT,
+  REMOTE_AUTH_SASL,
+  REMOTE_DOMAIN_LAUNCH_SECURITY_INFO_PARAMS_MAX,
+  REMOTE_DOMAIN_LAUNCH_SECURITY_STATE_PARAMS_MAX,
+  REMOTE_DOMAIN_LIST_MAX,
+  REMOTE_DOMAIN_MIGRATE_PARAM_LIST_MAX,
+  REMOTE_MIGRATE_COOKIE_MAX,
+  REMOTE_NODE_SEV_INFO_MAX,
+  REMOTE_PROGRAM,
+  REMOTE_PROTOCOL_VERSION,
+  RemoteProc,
+  VIR_DRV_FEATURE_PROGRAM_KEEPALIVE,
+  VIR_UUID_BUFLEN,
+} from './protocol/constants';
+import type { Message } from './protocol/packet';
+import {
+  type BlockStats,
+  type DomainEvent,
+  DomainEventId,
+  type DomainInfo,
+  type DomainJobInfo,
+  type DomainStateInfo,
+  type DomainStatsRecord,
+  type InterfaceStats,
+  type MemoryStat,
+  type NodeInfo,
+  readAgentLifecycleEvent,
+  readAuthList,
+  readBlockStats,
+  readDeviceRemovedEvent,
+  readDomainInfo,
+  readDomainList,
+  readDomainStats,
+  readInterfaceStats,
+  readJobInfo,
+  readLifecycleEvent,
+  readMemoryStats,
+  readNodeInfo,
+  readRebootEvent,
+} from './protocol/remote';
+import {
+  type DomainRef,
+  readDomain,
+  readOptString,
+  readString,
+  readTypedParams,
+  type TypedParam,
+  uuidToBytes,
+  writeDomain,
+  writeOptString,
+  writeString,
+  writeTypedParams,
+} from './protocol/types';
+import { DEFAULT_SOCKET_PATH, RpcTransport } from './transport';
+import { XdrReader, type XdrWriter } from './xdr';
+
+/** Reconnection policy after the connection to the daemon is lost. */
+export interface ReconnectOptions {
+  /** First delay before retrying, in ms (default 100). Doubles per attempt. */
+  initialDelayMs?: number;
+  /** Largest delay between attempts, in ms (default 5000). */
+  maxDelayMs?: number;
+  /** Attempts before giving up; the client then fails every call clearly (default 20). */
+  maxAttempts?: number;
+}
+
+/** Options of `LibvirtClient.connect`. */
+export interface LibvirtClientOptions {
+  /** Connection URI to open through the daemon (default `qemu:///system`). */
+  uri?: string;
+  /** Daemon socket (default `/var/run/libvirt/libvirt-sock`). */
+  socketPath?: string;
+  /** Open read-only (VIR_CONNECT_RO). */
+  readOnly?: boolean;
+  /** Connect timeout per attempt, in ms (default 10 s). */
+  connectTimeoutMs?: number;
+  /** Keepalive probing (default 5 s x 5, as libvirt); `false` disables client probes. */
+  keepalive?: KeepAliveOptions | false;
+  /** Reconnect with backoff when the daemon goes away (default: off, calls then fail). */
+  reconnect?: ReconnectOptions | boolean;
+}
+
+/** Connection state reported to `onStateChange`. */
+export type ClientState = 'open' | 'reconnecting' | 'closed';
+
+/** `virConnectOpen` flags. */
+export const VIR_CONNECT_RO = 1;
+
+/** Flags of `domainGetXMLDesc`. */
+export const DomainXMLFlags = { SECURE: 1, INACTIVE: 2, UPDATE_CPU: 4, MIGRATABLE: 8 } as const;
+
+/** Flags of `listAllDomains`. */
+export const ListDomainsFlags = {
+  ACTIVE: 1,
+  INACTIVE: 2,
+  PERSISTENT: 4,
+  TRANSIENT: 8,
+  RUNNING: 16,
+  PAUSED: 32,
+  SHUTOFF: 64,
+} as const;
+
+/** Flags of `domainUndefine`. */
+export const UndefineFlags = {
+  MANAGED_SAVE: 1,
+  SNAPSHOTS_METADATA: 2,
+  NVRAM: 4,
+  KEEP_NVRAM: 8,
+  CHECKPOINTS_METADATA: 16,
+} as const;
+
+/** Flags of `domainCreate` / `domainCreateXML`. */
+export const CreateFlags = {
+  START_PAUSED: 1,
+  START_AUTODESTROY: 2,
+  START_BYPASS_CACHE: 4,
+  START_FORCE_BOOT: 8,
+  START_VALIDATE: 16,
+} as const;
+
+/** Flags of `domainDestroy`. */
+export const DestroyFlags = { DEFAULT: 0, GRACEFUL: 1 } as const;
+
+/** virDomainModificationImpact for device, memory and vcpu changes. */
+export const AffectFlags = { CURRENT: 0, LIVE: 1, CONFIG: 2 } as const;
+
+/** Flags of `domainMigrate` (virDomainMigrateFlags, the ones commonly used). */
+export const MigrateFlags = {
+  LIVE: 1,
+  PEER2PEER: 2,
+  TUNNELLED: 4,
+  PERSIST_DEST: 8,
+  UNDEFINE_SOURCE: 16,
+  PAUSED: 32,
+  NON_SHARED_DISK: 64,
+  NON_SHARED_INC: 128,
+  AUTO_CONVERGE: 8192,
+  POSTCOPY: 32768,
+} as const;
+
+/** Which events a subscription delivers. */
+export type DomainEventKind = DomainEvent['kind'];
+
+const EVENT_IDS: Record<DomainEventKind, number> = {
+  lifecycle: DomainEventId.LIFECYCLE,
+  reboot: DomainEventId.REBOOT,
+  'device-removed': DomainEventId.DEVICE_REMOVED,
+  'agent-lifecycle': DomainEventId.AGENT_LIFECYCLE,
+};
+
+const EVENT_READERS: Record<number, (r: XdrReader) => DomainEvent> = {
+  [RemoteProc.DOMAIN_EVENT_CALLBACK_LIFECYCLE]: readLifecycleEvent,
+  [RemoteProc.DOMAIN_EVENT_CALLBACK_REBOOT]: readRebootEvent,
+  [RemoteProc.DOMAIN_EVENT_CALLBACK_DEVICE_REMOVED]: readDeviceRemovedEvent,
+  [RemoteProc.DOMAIN_EVENT_CALLBACK_AGENT_LIFECYCLE]: readAgentLifecycleEvent,
+};
+
+type EventOf<K extends DomainEventKind> = Extract<DomainEvent, { kind: K }>;
+
+interface Subscription {
+  kind: DomainEventKind;
+  dom: DomainRef | null;
+  stream: EventStream<DomainEvent>;
+  /** The daemon's callbackID on the current connection; -1 while not registered. */
+  callbackId: number;
+}
+
+/** Events whose callbackID is not known yet (they can beat the registration reply). */
+const MAX_ORPHAN_EVENTS = 256;
+
+const AUTH_NAMES: Record<number, string> = {
+  [REMOTE_AUTH_NONE]: 'none',
+  [REMOTE_AUTH_SASL]: 'sasl',
+  [REMOTE_AUTH_POLKIT]: 'polkit',
+};
+
+/** Rejects user strings libvirt would refuse anyway, before they reach the wire. */
+function checkText(what: string, s: string): void {
+  if (typeof s !== 'string') throw new TypeError(`${what}: expected a string, got ${typeof s}`);
+  if (s.includes('\0')) {
+    throw new LibvirtError({
+      code: VIR_ERR_INVALID_ARG,
+      domain: VIR_FROM_REMOTE,
+      level: VIR_ERR_ERROR,
+      message: `${what}: contains a NUL byte, which libvirt cannot carry`,
+    });
+  }
+}
+
+/**
+ * A connection to libvirt through the daemon's unix socket.
+ *
+ * ```ts
+ * const c = await LibvirtClient.connect({ uri: 'qemu:///system' });
+ * const dom = await c.domainDefineXML(xml);
+ * await c.domainCreate(dom);
+ * for await (const ev of await c.domainEvents('lifecycle', dom)) console.log(ev.eventName);
+ * await c.close();
+ * ```
+ */
+export class LibvirtClient {
+  private transport: RpcTransport;
+  private state: ClientState = 'open';
+  private reconnecting: Promise<void> | null = null;
+  private finalError: LibvirtError | null = null;
+  private readonly subs = new Set<Subscription>();
+  private orphanEvents: Array<{ callbackId: number; ev: DomainEvent }> = [];
+  private readonly stateListeners: Array<(s: ClientState, err?: LibvirtError) => void> = [];
+
+  private constructor(
+    transport: RpcTransport,
+    private readonly opts: Required<Pick<LibvirtClientOptions, 'uri' | 'socketPath'>> & LibvirtClientOptions,
+  ) {
+    this.transport = transport;
+    this.attach(transport);
+  }
+
+  /**
+   * Connects to the daemon, checks that no authentication is required (root over the unix
+   * socket), and opens `uri`. Fails with `LibvirtConnectionError` when the socket cannot
+   * be reached and with `LibvirtError` code `VIR_ERR_AUTH_FAILED` when the daemon demands
+   * SASL or polkit, which this client does not speak.
+   */
+  static async connect(opts: LibvirtClientOptions = {}): Promise<LibvirtClient> {
+    const full = {
+      ...opts,
+      uri: opts.uri ?? 'qemu:///system',
+      socketPath: opts.socketPath ?? DEFAULT_SOCKET_PATH,
+    };
+    checkText('uri', full.uri);
+    const transport = await LibvirtClient.openTransport(full);
+    return new LibvirtClient(transport, full);
+  }
+
+  private static async openTransport(opts: LibvirtClientOptions & { uri: string; socketPath: string }) {
+    const t = await RpcTransport.connect({
+      socketPath: opts.socketPath,
+      connectTimeoutMs: opts.connectTimeoutMs,
+      keepalive: opts.keepalive,
+    });
+    try {
+      const auth = await t.call(
+        REMOTE_PROGRAM,
+        REMOTE_PROTOCOL_VERSION,
+        RemoteProc.AUTH_LIST,
+        undefined,
+        readAuthList,
+      );
+      if (auth.length > 0 && !auth.includes(REMOTE_AUTH_NONE)) {
+        const names = auth.map((a) => AUTH_NAMES[a] ?? `type ${a}`).join(', ');
+        throw new LibvirtError({
+          code: VIR_ERR_AUTH_FAILED,
+          domain: VIR_FROM_REMOTE,
+          level: VIR_ERR_ERROR,
+          message: `libvirt at ${opts.socketPath} requires authentication (${names}); this client supports only unauthenticated unix-socket access (connect as root, or configure auth_unix_rw = "none")`,
+        });
+      }
+      // Tell the daemon we speak keepalive, so it probes us too and notices a dead client.
+      await t.call(
+        REMOTE_PROGRAM,
+        REMOTE_PROTOCOL_VERSION,
+        RemoteProc.CONNECT_SUPPORTS_FEATURE,
+        (w) => w.int(VIR_DRV_FEATURE_PROGRAM_KEEPALIVE),
+        (r) => r.int(),
+      );
+      await t.call(REMOTE_PROGRAM, REMOTE_PROTOCOL_VERSION, RemoteProc.CONNECT_OPEN, (w) => {
+        writeOptString(w, opts.uri);
+        w.uint(opts.readOnly ? VIR_CONNECT_RO : 0);
+      });
+      return t;
+    } catch (e) {
+      t.close();
+      throw e;
+    }
+  }
+
+  private attach(t: RpcTransport): void {
+    t.onMessage((m) => this.onMessage(m));
+    t.onClose((err) => this.onTransportClosed(t, err));
+  }
+
+  /** The URI this client opened. */
+  get uri(): string {
+    return this.opts.uri;
+  }
+
+  /** `open`, `reconnecting` or `closed`. */
+  get connectionState(): ClientState {
+    return this.state;
+  }
+
+  /** Calls currently waiting for a reply. */
+  get inFlight(): number {
+    return this.transport.inFlight;
+  }
+
+  /** Registers a listener for connection state changes (lost, reconnected, closed). */
+  onStateChange(fn: (state: ClientState, err?: LibvirtError) => void): void {
+    this.stateListeners.push(fn);
+  }
+
+  private setState(s: ClientState, err?: LibvirtError): void {
+    this.state = s;
+    for (const fn of this.stateListeners) fn(s, err);
+  }
+
+  private reconnectPolicy(): Required<ReconnectOptions> | null {
+    const r = this.opts.reconnect;
+    if (!r) return null;
+    const o = r === true ? {} : r;
+    return {
+      initialDelayMs: o.initialDelayMs ?? 100,
+      maxDelayMs: o.maxDelayMs ?? 5000,
+      maxAttempts: o.maxAttempts ?? 20,
+    };
+  }
+
+  private onTransportClosed(t: RpcTransport, err: LibvirtConnectionError): void {
+    // While reconnecting, the loop itself handles a transport that dies mid-way.
+    if (t !== this.transport || this.state !== 'open') return;
+    for (const s of this.subs) s.callbackId = -1;
+    const policy = this.reconnectPolicy();
+    if (err.reason === 'client-closed' || !policy) {
+      this.shutdown(err);
+      return;
+    }
+    this.setState('reconnecting', err);
+    this.reconnecting = this.reconnectLoop(policy, err).finally(() => {
+      this.reconnecting = null;
+    });
+    // Failures are reported through state and to callers waiting on `ready()`.
+    this.reconnecting.catch(() => {});
+  }
+
+  private async reconnectLoop(policy: Required<ReconnectOptions>, cause: LibvirtError): Promise<void> {
+    let delay = policy.initialDelayMs;
+    let last: unknown = cause;
+    for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
+      await new Promise((r) => setTimeout(r, delay));
+      if (this.isClosed()) throw this.finalError ?? cause;
+      let t: RpcTransport;
+      try {
+        t = await LibvirtClient.openTransport(this.opts);
+      } catch (e) {
+        last = e;
+        delay = Math.min(delay * 2, policy.maxDelayMs);
+        continue;
+      }
+      if (this.isClosed()) {
+        t.close();
+        throw this.finalError ?? cause;
+      }
+      try {
+        this.transport = t;
+        this.attach(t);
+        await this.resubscribe(t);
+        this.setState('open');
+        return;
+      } catch (e) {
+        t.close();
+        last = e;
+        delay = Math.min(delay * 2, policy.maxDelayMs);
+      }
+    }
+    const err = new LibvirtConnectionError(
+      'closed',
+      `lost the libvirt connection to ${this.opts.socketPath} (${cause.message}) and could not reconnect after ${policy.maxAttempts} attempts: ${(last as Error)?.message ?? last}`,
+      { cause: last },
+    );
+    this.shutdown(err);
+    throw err;
+  }
+
+  private isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  private shutdown(err: LibvirtError): void {
+    if (this.state === 'closed') return;
+    this.finalError = err;
+    for (const s of this.subs) {
+      if (err instanceof LibvirtConnectionError && err.reason === 'client-closed') s.stream.end();
+      else s.stream.fail(err);
+    }
+    this.subs.clear();
+    this.setState('closed', err);
+  }
+
+  /** Resolves when the client is usable; waits for a reconnection in progress. */
+  private async ready(): Promise<RpcTransport> {
+    if (this.state === 'closed')
+      throw this.finalError ?? new LibvirtConnectionError('client-closed', 'client closed');
+    if (this.reconnecting) await this.reconnecting;
+    return this.transport;
+  }
+
+  private async rpc<T>(
+    procedure: number,
+    encode?: (w: XdrWriter) => void,
+    decode?: (r: XdrReader) => T,
+  ): Promise<T> {
+    const t = this.state === 'open' ? this.transport : await this.ready();
+    return t.call(REMOTE_PROGRAM, REMOTE_PROTOCOL_VERSION, procedure, encode, decode);
+  }
+
+  private async qemuRpc<T>(
+    procedure: number,
+    encode: (w: XdrWriter) => void,
+    decode: (r: XdrReader) => T,
+  ): Promise<T> {
+    const t = this.state === 'open' ? this.transport : await this.ready();
+    return t.call(QEMU_PROGRAM, QEMU_PROTOCOL_VERSION, procedure, encode, decode);
+  }
+
+  /** Closes the libvirt connection (CONNECT_CLOSE) and the socket. Idempotent. */
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    const t = this.transport;
+    const err = new LibvirtConnectionError('client-closed', 'libvirt client closed');
+    this.shutdown(err);
+    if (t.isOpen) {
+      try {
+        await Promise.race([
+          t.call(REMOTE_PROGRAM, REMOTE_PROTOCOL_VERSION, RemoteProc.CONNECT_CLOSE),
+          new Promise((r) => setTimeout(r, 2000).unref()),
+        ]);
+      } catch {
+        // The daemon may already be gone; closing the socket is what matters.
+      }
+    }
+    t.close();
+  }
+
+  // ---- connection and host ----
+
+  /** Hypervisor version as libvirt encodes it (major * 1e6 + minor * 1e3 + micro). */
+  async getVersion(): Promise<number> {
+    return this.rpc(RemoteProc.CONNECT_GET_VERSION, undefined, (r) => r.uhyperNumber());
+  }
+
+  /** libvirt library version of the daemon (major * 1e6 + minor * 1e3 + micro). */
+  async getLibVersion(): Promise<number> {
+    return this.rpc(RemoteProc.CONNECT_GET_LIB_VERSION, undefined, (r) => r.uhyperNumber());
+  }
+
+  /** Driver name, e.g. `QEMU` or `Test`. */
+  async getType(): Promise<string> {
+    return this.rpc(RemoteProc.CONNECT_GET_TYPE, undefined, readString);
+  }
+
+  /** The canonical URI of the opened connection. */
+  async getURI(): Promise<string> {
+    return this.rpc(RemoteProc.CONNECT_GET_URI, undefined, readString);
+  }
+
+  async getHostname(): Promise<string> {
+    return this.rpc(RemoteProc.CONNECT_GET_HOSTNAME, undefined, readString);
+  }
+
+  /** Host capabilities XML (`virsh capabilities`). */
+  async getCapabilities(): Promise<string> {
+    return this.rpc(RemoteProc.CONNECT_GET_CAPABILITIES, undefined, readString);
+  }
+
+  /** Domain capabilities XML (`virsh domcapabilities`); every selector is optional. */
+  async getDomainCapabilities(
+    opts: { emulatorBin?: string; arch?: string; machine?: string; virtType?: string; flags?: number } = {},
+  ): Promise<string> {
+    for (const [k, v] of Object.entries(opts)) if (typeof v === 'string') checkText(k, v);
+    return this.rpc(
+      RemoteProc.CONNECT_GET_DOMAIN_CAPABILITIES,
+      (w) => {
+        writeOptString(w, opts.emulatorBin);
+        writeOptString(w, opts.arch);
+        writeOptString(w, opts.machine);
+        writeOptString(w, opts.virtType);
+        w.uint(opts.flags ?? 0);
+      },
+      readString,
+    );
+  }
+
+  async nodeGetInfo(): Promise<NodeInfo> {
+    return this.rpc(RemoteProc.NODE_GET_INFO, undefined, readNodeInfo);
+  }
+
+  /** AMD SEV platform data (pdh, cert-chain, cbitpos, ...); fails on hosts without SEV. */
+  async nodeGetSEVInfo(flags = 0): Promise<TypedParam[]> {
+    return this.rpc(
+      RemoteProc.NODE_GET_SEV_INFO,
+      (w) => w.int(0).uint(flags),
+      (r) => {
+        const params = readTypedParams(r, REMOTE_NODE_SEV_INFO_MAX);
+        r.int(); // nparams
+        return params;
+      },
+    );
+  }
+
+  /** All domains matching `flags` (ListDomainsFlags; 0 = all). */
+  async listAllDomains(flags = 0): Promise<DomainRef[]> {
+    return this.rpc(RemoteProc.CONNECT_LIST_ALL_DOMAINS, (w) => w.int(1).uint(flags), readDomainList);
+  }
+
+  /**
+   * Bulk statistics (`virsh domstats`): `stats` selects groups (virDomainStatsTypes, 0 =
+   * all), `doms` restricts to given domains (empty = all, filtered by `flags`).
+   */
+  async getAllDomainStats(doms: DomainRef[] = [], stats = 0, flags = 0): Promise<DomainStatsRecord[]> {
+    return this.rpc(
+      RemoteProc.CONNECT_GET_ALL_DOMAIN_STATS,
+      (w) => {
+        w.array(doms, REMOTE_DOMAIN_LIST_MAX, writeDomain);
+        w.uint(stats).uint(flags);
+      },
+      readDomainStats,
+    );
+  }
+
+  // ---- domain lifecycle ----
+
+  /** Defines (or redefines) a persistent domain from XML. */
+  async domainDefineXML(xml: string, flags = 0): Promise<DomainRef> {
+    checkText('domain XML', xml);
+    return this.rpc(
+      RemoteProc.DOMAIN_DEFINE_XML_FLAGS,
+      (w) => {
+        writeString(w, xml);
+        w.uint(flags);
+      },
+      readDomain,
+    );
+  }
+
+  /** Removes a domain's persistent definition (UndefineFlags). */
+  async domainUndefine(dom: DomainRef, flags = 0): Promise<void> {
+    await this.rpc(RemoteProc.DOMAIN_UNDEFINE_FLAGS, (w) => {
+      writeDomain(w, dom);
+      w.uint(flags);
+    });
+  }
+
+  /** Starts a defined domain (CreateFlags); returns it with its new id. */
+  async domainCreate(dom: DomainRef, flags = 0): Promise<DomainRef> {
+    return this.rpc(
+      RemoteProc.DOMAIN_CREATE_WITH_FLAGS,
+      (w) => {
+        writeDomain(w, dom);
+        w.uint(flags);
+      },
+      readDomain,
+    );
+  }
+
+  /** Creates and starts a transient domain from XML. */
+  async domainCreateXML(xml: string, flags = 0): Promise<DomainRef> {
+    checkText('domain XML', xml);
+    return this.rpc(
+      RemoteProc.DOMAIN_CREATE_XML,
+      (w) => {
+        writeString(w, xml);
+        w.uint(flags);
+      },
+      readDomain,
+    );
+  }
+
+  /** Finds a domain by name; rejects with code 42 (`VIR_ERR_NO_DOMAIN`) when absent. */
+  async domainLookupByName(name: string): Promise<DomainRef> {
+    checkText('domain name', name);
+    return this.rpc(RemoteProc.DOMAIN_LOOKUP_BY_NAME, (w) => writeString(w, name), readDomain);
+  }
+
+  /** Finds a domain by UUID; rejects with code 42 when absent. */
+  async domainLookupByUUID(uuid: string): Promise<DomainRef> {
+    const bytes = uuidToBytes(uuid);
+    return this.rpc(
+      RemoteProc.DOMAIN_LOOKUP_BY_UUID,
+      (w) => w.fixedOpaque(bytes, VIR_UUID_BUFLEN),
+      readDomain,
+    );
+  }
+
+  /** Finds a running domain by id. */
+  async domainLookupByID(id: number): Promise<DomainRef> {
+    return this.rpc(RemoteProc.DOMAIN_LOOKUP_BY_ID, (w) => w.int(id), readDomain);
+  }
+
+  /** Domain XML (DomainXMLFlags). */
+  async domainGetXMLDesc(dom: DomainRef, flags = 0): Promise<string> {
+    return this.rpc(
+      RemoteProc.DOMAIN_GET_XML_DESC,
+      (w) => {
+        writeDomain(w, dom);
+        w.uint(flags);
+      },
+      readString,
+    );
+  }
+
+  async domainGetInfo(dom: DomainRef): Promise<DomainInfo> {
+    return this.rpc(RemoteProc.DOMAIN_GET_INFO, (w) => writeDomain(w, dom), readDomainInfo);
+  }
+
+  /** State (virDomainState, see `DomainState`) and reason. */
+  async domainGetState(dom: DomainRef, flags = 0): Promise<DomainStateInfo> {
+    return this.rpc(
+      RemoteProc.DOMAIN_GET_STATE,
+      (w) => {
+        writeDomain(w, dom);
+        w.uint(flags);
+      },
+      (r) => ({ state: r.int(), reason: r.int() }),
+    );
+  }
+
+  async domainIsActive(dom: DomainRef): Promise<boolean> {
+    return this.rpc(
+      RemoteProc.DOMAIN_IS_ACTIVE,
+      (w) => writeDomain(w, dom),
+      (r) => r.int() !== 0,
+    );
+  }
+
+  /** Hard stop (DestroyFlags). */
+  async domainDestroy(dom: DomainRef, flags = 0): Promise<void> {
+    await this.rpc(RemoteProc.DOMAIN_DESTROY_FLAGS, (w) => {
+      writeDomain(w, dom);
+      w.uint(flags);
+    });
+  }
+
+  /** Asks the guest to shut down (ACPI or agent, per flags). */
+  async domainShutdown(dom: DomainRef, flags = 0): Promise<void> {
+    await this.rpc(RemoteProc.DOMAIN_SHUTDOWN_FLAGS, (w) => {
+      writeDomain(w, dom);
+      w.uint(flags);
+    });
+  }
+
+  async domainReboot(dom: DomainRef, flags = 0): Promise<void> {
+    await this.rpc(RemoteProc.DOMAIN_REBOOT, (w) => {
+      writeDomain(w, dom);
+      w.uint(flags);
+    });
+  }
+
+  /** Hard reset, like pressing the reset button. */
+  async domainReset(dom: DomainRef, flags = 0): Promise<void> {
+    await this.rpc(RemoteProc.DOMAIN_RESET, (w) => {
+      writeDomain(w, dom);
+      w.uint(flags);
+    });
+  }
+
+  async domainSuspend(dom: DomainRef): Promise<void> {
+    await this.rpc(RemoteProc.DOMAIN_SUSPEND, (w) => writeDomain(w, dom));
+  }
+
+  async domainResume(dom: DomainRef): Promise<void> {
+    await this.rpc(RemoteProc.DOMAIN_RESUME, (w) => writeDomain(w, dom));
+  }
+
+  /** Sets memory in KiB (AffectFlags). */
+  async domainSetMemory(dom: DomainRef, memoryKiB: number, flags = 0): Promise<void> {
+    await this.rpc(RemoteProc.DOMAIN_SET_MEMORY_FLAGS, (w) => {
+      writeDomain(w, dom);
+      w.uhyper(memoryKiB);
+      w.uint(flags);
+    });
+  }
+
+  /** Sets the vCPU count (AffectFlags, plus 4 = MAXIMUM, 8 = GUEST). */
+  async domainSetVcpus(dom: DomainRef, nvcpus: number, flags = 0): Promise<void> {
+    await this.rpc(RemoteProc.DOMAIN_SET_VCPUS_FLAGS, (w) => {
+      writeDomain(w, dom);
+      w.uint(nvcpus);
+      w.uint(flags);
+    });
+  }
+
+  private async deviceOp(proc: number, dom: DomainRef, xml: string, flags: number): Promise<void> {
+    checkText('device XML', xml);
+    await this.rpc(proc, (w) => {
+      writeDomain(w, dom);
+      writeString(w, xml);
+      w.uint(flags);
+    });
+  }
+
+  /** Hot-plugs (or adds to the config) a device given as XML (AffectFlags). */
+  async domainAttachDevice(dom: DomainRef, xml: string, flags = 0): Promise<void> {
+    await this.deviceOp(RemoteProc.DOMAIN_ATTACH_DEVICE_FLAGS, dom, xml, flags);
+  }
+
+  /** Unplugs a device given as XML; completion arrives as a `device-removed` event. */
+  async domainDetachDevice(dom: DomainRef, xml: string, flags = 0): Promise<void> {
+    await this.deviceOp(RemoteProc.DOMAIN_DETACH_DEVICE_FLAGS, dom, xml, flags);
+  }
+
+  /** Changes a device in place (e.g. media change) (AffectFlags). */
+  async domainUpdateDevice(dom: DomainRef, xml: string, flags = 0): Promise<void> {
+    await this.deviceOp(RemoteProc.DOMAIN_UPDATE_DEVICE_FLAGS, dom, xml, flags);
+  }
+
+  // ---- statistics and jobs ----
+
+  /** Balloon/memory statistics (virDomainMemoryStatTags). */
+  async domainMemoryStats(dom: DomainRef, maxStats = 16, flags = 0): Promise<MemoryStat[]> {
+    return this.rpc(
+      RemoteProc.DOMAIN_MEMORY_STATS,
+      (w) => {
+        writeDomain(w, dom);
+        w.uint(maxStats);
+        w.uint(flags);
+      },
+      readMemoryStats,
+    );
+  }
+
+  /** Block device counters for a disk target (e.g. `vda`) or source path. */
+  async domainBlockStats(dom: DomainRef, disk: string): Promise<BlockStats> {
+    checkText('disk', disk);
+    return this.rpc(
+      RemoteProc.DOMAIN_BLOCK_STATS,
+      (w) => {
+        writeDomain(w, dom);
+        writeString(w, disk);
+      },
+      readBlockStats,
+    );
+  }
+
+  /** Interface counters for a host-side device name or MAC. */
+  async domainInterfaceStats(dom: DomainRef, device: string): Promise<InterfaceStats> {
+    checkText('interface', device);
+    return this.rpc(
+      RemoteProc.DOMAIN_INTERFACE_STATS,
+      (w) => {
+        writeDomain(w, dom);
+        writeString(w, device);
+      },
+      readInterfaceStats,
+    );
+  }
+
+  async domainGetJobInfo(dom: DomainRef): Promise<DomainJobInfo> {
+    return this.rpc(RemoteProc.DOMAIN_GET_JOB_INFO, (w) => writeDomain(w, dom), readJobInfo);
+  }
+
+  async domainAbortJob(dom: DomainRef): Promise<void> {
+    await this.rpc(RemoteProc.DOMAIN_ABORT_JOB, (w) => writeDomain(w, dom));
+  }
+
+  /**
+   * Peer-to-peer migration with typed parameters (virDomainMigrateToURI3 with
+   * VIR_MIGRATE_PEER2PEER): the source daemon connects to `destUri` itself. The call
+   * returns when the migration has finished.
+   */
+  async domainMigrateToURI3(
+    dom: DomainRef,
+    destUri: string,
+    params: TypedParam[],
+    flags: number,
+  ): Promise<void> {
+    checkText('destination URI', destUri);
+    if ((flags & MigrateFlags.PEER2PEER) === 0) {
+      throw new LibvirtError({
+        code: VIR_ERR_INVALID_ARG,
+        domain: VIR_FROM_REMOTE,
+        level: VIR_ERR_ERROR,
+        message: 'domainMigrateToURI3: only peer-to-peer migration is supported; set MigrateFlags.PEER2PEER',
+      });
+    }
+    await this.rpc(
+      RemoteProc.DOMAIN_MIGRATE_PERFORM3_PARAMS,
+      (w) => {
+        writeDomain(w, dom);
+        writeOptString(w, destUri);
+        writeTypedParams(w, params, REMOTE_DOMAIN_MIGRATE_PARAM_LIST_MAX);
+        w.opaque(Buffer.alloc(0), REMOTE_MIGRATE_COOKIE_MAX);
+        w.uint(flags);
+      },
+      (r) => r.opaque(REMOTE_MIGRATE_COOKIE_MAX),
+    );
+  }
+
+  // ---- QEMU-specific ----
+
+  /** Runs a QEMU monitor command (QMP JSON, or HMP with flags = 1) and returns the reply text. */
+  async qemuMonitorCommand(dom: DomainRef, cmd: string, flags = 0): Promise<string> {
+    checkText('monitor command', cmd);
+    return this.qemuRpc(
+      QemuProc.DOMAIN_MONITOR_COMMAND,
+      (w) => {
+        writeDomain(w, dom);
+        writeString(w, cmd);
+        w.uint(flags);
+      },
+      readString,
+    );
+  }
+
+  /**
+   * Runs a guest-agent command (JSON) and returns the reply; `timeoutSec` is -2 for the
+   * default, -1 to block, 0 not to wait, or seconds.
+   */
+  async qemuAgentCommand(dom: DomainRef, cmd: string, timeoutSec = -2, flags = 0): Promise<string | null> {
+    checkText('agent command', cmd);
+    return this.qemuRpc(
+      QemuProc.DOMAIN_AGENT_COMMAND,
+      (w) => {
+        writeDomain(w, dom);
+        writeString(w, cmd);
+        w.int(timeoutSec);
+        w.uint(flags);
+      },
+      readOptString,
+    );
+  }
+
+  // ---- launch security (SEV) ----
+
+  /** Launch-security data of a running domain (e.g. `sev-measurement`). */
+  async domainGetLaunchSecurityInfo(dom: DomainRef, flags = 0): Promise<TypedParam[]> {
+    return this.rpc(
+      RemoteProc.DOMAIN_GET_LAUNCH_SECURITY_INFO,
+      (w) => {
+        writeDomain(w, dom);
+        w.uint(flags);
+      },
+      (r) => readTypedParams(r, REMOTE_DOMAIN_LAUNCH_SECURITY_INFO_PARAMS_MAX),
+    );
+  }
+
+  /** Injects a launch secret (`sev-secret`, `sev-secret-header`, ...) into a paused SEV domain. */
+  async domainSetLaunchSecurityState(dom: DomainRef, params: TypedParam[], flags = 0): Promise<void> {
+    await this.rpc(RemoteProc.DOMAIN_SET_LAUNCH_SECURITY_STATE, (w) => {
+      writeDomain(w, dom);
+      writeTypedParams(w, params, REMOTE_DOMAIN_LAUNCH_SECURITY_STATE_PARAMS_MAX);
+      w.uint(flags);
+    });
+  }
+
+  // ---- events ----
+
+  /**
+   * Subscribes to domain events of one kind, for one domain or (without `dom`) all. The
+   * returned stream is async-iterable; `close()` deregisters it. After a reconnection the
+   * subscription is registered again automatically (events during the outage are lost).
+   */
+  async domainEvents<K extends DomainEventKind>(kind: K, dom?: DomainRef): Promise<EventStream<EventOf<K>>> {
+    if (!(kind in EVENT_IDS)) throw new TypeError(`domainEvents: unknown event kind "${kind}"`);
+    const sub: Subscription = {
+      kind,
+      dom: dom ?? null,
+      callbackId: -1,
+      stream: new EventStream<DomainEvent>(() => this.unsubscribe(sub)),
+    };
+    await this.register(sub, this.state === 'open' ? this.transport : await this.ready());
+    this.subs.add(sub);
+    return sub.stream as unknown as EventStream<EventOf<K>>;
+  }
+
+  private async register(sub: Subscription, t: RpcTransport): Promise<void> {
+    const id = await t.call(
+      REMOTE_PROGRAM,
+      REMOTE_PROTOCOL_VERSION,
+      RemoteProc.CONNECT_DOMAIN_EVENT_CALLBACK_REGISTER_ANY,
+      (w) => {
+        w.int(EVENT_IDS[sub.kind]);
+        w.optional(sub.dom, writeDomain);
+      },
+      (r) => r.int(),
+    );
+    sub.callbackId = id;
+    // Deliver events that arrived before the registration reply was processed.
+    const early = this.orphanEvents.filter((o) => o.callbackId === id);
+    if (early.length > 0) {
+      this.orphanEvents = this.orphanEvents.filter((o) => o.callbackId !== id);
+      for (const o of early) sub.stream.push(o.ev);
+    }
+  }
+
+  private async resubscribe(t: RpcTransport): Promise<void> {
+    this.orphanEvents = [];
+    for (const s of this.subs) await this.register(s, t);
+  }
+
+  private async unsubscribe(sub: Subscription): Promise<void> {
+    this.subs.delete(sub);
+    const id = sub.callbackId;
+    sub.callbackId = -1;
+    if (id < 0 || this.state !== 'open') return;
+    try {
+      await this.rpc(RemoteProc.CONNECT_DOMAIN_EVENT_CALLBACK_DEREGISTER_ANY, (w) => w.int(id));
+    } catch (e) {
+      // Deregistering on a connection that just died is moot; anything else is real.
+      if (!(e instanceof LibvirtConnectionError)) throw e;
+    }
+  }
+
+  private onMessage(m: Message): void {
+    if (m.header.program !== REMOTE_PROGRAM) return;
+    const read = EVENT_READERS[m.header.procedure];
+    if (!read) return;
+    let ev: DomainEvent;
+    try {
+      const r = new XdrReader(m.payload, 0, m.payload.length, `event ${m.header.procedure}`);
+      ev = read(r);
+      r.done();
+    } catch {
+      // A malformed event cannot be attributed to a subscriber; drop it.
+      return;
+    }
+    for (const s of this.subs) {
+      if (s.callbackId === ev.callbackId) {
+        s.stream.push(ev);
+        return;
+      }
+    }
+    this.orphanEvents.push({ callbackId: ev.callbackId, ev });
+    if (this.orphanEvents.length > MAX_ORPHAN_EVENTS) this.orphanEvents.shift();
+  }
+}

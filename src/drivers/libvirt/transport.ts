@@ -1,0 +1,329 @@
+/**
+ * One RPC connection to libvirtd over its unix socket: frames calls, multiplexes any
+ * number of them in flight by serial, routes replies, async messages (events) and stream
+ * packets, answers and sends keepalive probes, and fails every pending call with a
+ * `LibvirtConnectionError` the moment the connection dies, so no caller ever hangs on a
+ * dead socket.
+ */
+import net from 'node:net';
+import { LibvirtConnectionError, LibvirtError, LibvirtProtocolError } from './errors';
+import { DEFAULT_KEEPALIVE, KeepAlive, type KeepAliveOptions, PING_FRAME, PONG_FRAME } from './keepalive';
+import { KEEPALIVE_PROC_PING, KEEPALIVE_PROGRAM, MessageStatus, MessageType } from './protocol/constants';
+import { decodeMessage, encodeMessage, FrameDecoder, type Message } from './protocol/packet';
+import { decodeError } from './protocol/types';
+import { XdrReader, type XdrWriter } from './xdr';
+
+/** The daemon socket used when none is given. */
+export const DEFAULT_SOCKET_PATH = '/var/run/libvirt/libvirt-sock';
+
+/** Options of a transport connection. */
+export interface TransportOptions {
+  /** Unix socket path; default `/var/run/libvirt/libvirt-sock`. */
+  socketPath?: string;
+  /** Give up connecting after this many ms (default 10 s). */
+  connectTimeoutMs?: number;
+  /** Keepalive probing; `false` disables client-side probes (PINGs are still answered). */
+  keepalive?: KeepAliveOptions | false;
+}
+
+interface Pending {
+  resolve: (m: Message) => void;
+  reject: (e: Error) => void;
+}
+
+/** Handlers for stream packets (type STREAM) of one call serial. */
+export interface StreamHandler {
+  onData(data: Buffer): void;
+  onEnd(): void;
+  onError(err: LibvirtError): void;
+}
+
+/** A connected RPC transport. Create with `RpcTransport.connect`. */
+export class RpcTransport {
+  private readonly decoder = new FrameDecoder();
+  private readonly pending = new Map<number, Pending>();
+  private readonly streams = new Map<number, StreamHandler>();
+  private serial = 0;
+  private closedError: LibvirtConnectionError | null = null;
+  private keepalive: KeepAlive | null = null;
+  private corked = false;
+  private readonly messageHandlers: Array<(m: Message) => void> = [];
+  private readonly closeHandlers: Array<(e: LibvirtConnectionError) => void> = [];
+
+  private constructor(
+    private readonly socket: net.Socket,
+    readonly socketPath: string,
+  ) {
+    socket.on('data', (d: Buffer) => this.onData(d));
+    socket.on('error', (e) =>
+      this.fail(
+        new LibvirtConnectionError('closed', `libvirt connection to ${socketPath} failed: ${e.message}`, {
+          cause: e,
+        }),
+      ),
+    );
+    socket.on('close', () =>
+      this.fail(
+        new LibvirtConnectionError('closed', `libvirt connection to ${socketPath} closed by the daemon`),
+      ),
+    );
+  }
+
+  /** Opens the unix socket; rejects with `LibvirtConnectionError('connect-failed')`. */
+  static connect(opts: TransportOptions = {}): Promise<RpcTransport> {
+    const socketPath = opts.socketPath ?? DEFAULT_SOCKET_PATH;
+    const timeoutMs = opts.connectTimeoutMs ?? 10_000;
+    return new Promise((resolve, reject) => {
+      const socket = net.createConnection({ path: socketPath });
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(
+          new LibvirtConnectionError(
+            'connect-failed',
+            `connecting to libvirt at ${socketPath} timed out after ${timeoutMs} ms`,
+          ),
+        );
+      }, timeoutMs);
+      const onError = (e: Error) => {
+        clearTimeout(timer);
+        reject(
+          new LibvirtConnectionError(
+            'connect-failed',
+            `cannot connect to libvirt at ${socketPath}: ${e.message} (is libvirtd running?)`,
+            { cause: e },
+          ),
+        );
+      };
+      socket.once('error', onError);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        socket.off('error', onError);
+        socket.setNoDelay?.(true);
+        const t = new RpcTransport(socket, socketPath);
+        if (opts.keepalive !== false) t.startKeepAlive(opts.keepalive ?? DEFAULT_KEEPALIVE);
+        resolve(t);
+      });
+    });
+  }
+
+  /** True until the connection has failed or been closed. */
+  get isOpen(): boolean {
+    return this.closedError === null;
+  }
+
+  /** Calls in flight. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /** Registers a handler for async messages (events) of any program except keepalive. */
+  onMessage(handler: (m: Message) => void): void {
+    this.messageHandlers.push(handler);
+  }
+
+  /** Registers a handler called once when the connection dies or is closed. */
+  onClose(handler: (e: LibvirtConnectionError) => void): void {
+    this.closeHandlers.push(handler);
+  }
+
+  private nextSerial(): number {
+    this.serial = (this.serial + 1) >>> 0;
+    if (this.serial === 0) this.serial = 1;
+    return this.serial;
+  }
+
+  private write(frame: Buffer): void {
+    // Cork until the end of the tick so pipelined calls leave in one write.
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.socket.uncork();
+      });
+    }
+    this.socket.write(frame);
+  }
+
+  /**
+   * Sends a CALL and resolves with the decoded reply. Errors from the daemon reject with a
+   * `LibvirtError`; a malformed reply with `LibvirtProtocolError`.
+   */
+  async call<T>(
+    program: number,
+    version: number,
+    procedure: number,
+    encode?: (w: XdrWriter) => void,
+    decode?: (r: XdrReader) => T,
+    stream?: StreamHandler,
+  ): Promise<T> {
+    if (this.closedError) throw this.closedError;
+    const serial = this.nextSerial();
+    const frame = encodeMessage(
+      { program, version, procedure, type: MessageType.CALL, serial, status: MessageStatus.OK },
+      encode,
+    );
+    const reply = await new Promise<Message>((resolve, reject) => {
+      this.pending.set(serial, { resolve, reject });
+      if (stream) this.streams.set(serial, stream);
+      this.write(frame);
+    });
+    if (reply.header.status === MessageStatus.ERROR) {
+      this.streams.delete(serial);
+      throw decodeError(
+        new XdrReader(reply.payload, 0, reply.payload.length, `error reply to procedure ${procedure}`),
+      );
+    }
+    const r = new XdrReader(reply.payload, 0, reply.payload.length, `reply to procedure ${procedure}`);
+    if (!decode) {
+      r.done();
+      return undefined as T;
+    }
+    const value = decode(r);
+    r.done();
+    return value;
+  }
+
+  /** Sends a packet on an open stream (type STREAM, the serial of the call that opened it). */
+  sendStream(
+    program: number,
+    version: number,
+    procedure: number,
+    serial: number,
+    status: number,
+    data?: Buffer,
+  ): void {
+    if (this.closedError) throw this.closedError;
+    this.write(
+      encodeMessage({ program, version, procedure, type: MessageType.STREAM, serial, status }, (w) => {
+        if (data) w.fixedOpaque(data, data.length);
+      }),
+    );
+  }
+
+  /** Ends a stream's local routing (after it finished or was aborted). */
+  dropStream(serial: number): void {
+    this.streams.delete(serial);
+  }
+
+  /** The serial the next call will use (lets a caller register a stream before calling). */
+  peekNextSerial(): number {
+    const n = (this.serial + 1) >>> 0;
+    return n === 0 ? 1 : n;
+  }
+
+  private startKeepAlive(opts: KeepAliveOptions): void {
+    this.keepalive = new KeepAlive(
+      opts,
+      () => {
+        if (!this.closedError) this.write(PING_FRAME);
+      },
+      (silentMs) =>
+        this.fail(
+          new LibvirtConnectionError(
+            'keepalive-timeout',
+            `libvirt daemon at ${this.socketPath} stopped answering (no message for ${silentMs} ms)`,
+          ),
+        ),
+    );
+    this.keepalive.start();
+  }
+
+  private onData(data: Buffer): void {
+    this.keepalive?.touch();
+    let frames: Buffer[];
+    try {
+      frames = this.decoder.push(data);
+    } catch (e) {
+      this.fail(
+        new LibvirtConnectionError(
+          'closed',
+          `libvirt connection to ${this.socketPath} dropped: ${(e as Error).message}`,
+          {
+            cause: e,
+          },
+        ),
+      );
+      return;
+    }
+    for (const f of frames) {
+      let m: Message;
+      try {
+        m = decodeMessage(f);
+      } catch (e) {
+        this.fail(
+          new LibvirtConnectionError(
+            'closed',
+            `libvirt connection to ${this.socketPath} dropped: ${(e as Error).message}`,
+            {
+              cause: e,
+            },
+          ),
+        );
+        return;
+      }
+      this.dispatch(m);
+    }
+  }
+
+  private dispatch(m: Message): void {
+    const h = m.header;
+    if (h.program === KEEPALIVE_PROGRAM) {
+      if (h.procedure === KEEPALIVE_PROC_PING && !this.closedError) this.write(PONG_FRAME);
+      return;
+    }
+    switch (h.type) {
+      case MessageType.REPLY:
+      case MessageType.REPLY_WITH_FDS: {
+        const p = this.pending.get(h.serial);
+        if (!p) return; // a reply to a call we stopped waiting for
+        this.pending.delete(h.serial);
+        p.resolve(m);
+        return;
+      }
+      case MessageType.MESSAGE:
+        for (const fn of this.messageHandlers) fn(m);
+        return;
+      case MessageType.STREAM: {
+        const s = this.streams.get(h.serial);
+        if (!s) return;
+        if (h.status === MessageStatus.CONTINUE) s.onData(m.payload);
+        else if (h.status === MessageStatus.OK) {
+          this.streams.delete(h.serial);
+          s.onEnd();
+        } else {
+          this.streams.delete(h.serial);
+          let err: LibvirtError;
+          try {
+            err = decodeError(new XdrReader(m.payload, 0, m.payload.length, 'stream error'));
+          } catch (e) {
+            err = e instanceof LibvirtError ? e : new LibvirtProtocolError(String(e));
+          }
+          s.onError(err);
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private fail(err: LibvirtConnectionError): void {
+    if (this.closedError) return;
+    this.closedError = err;
+    this.keepalive?.stop();
+    this.socket.destroy();
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of pending) p.reject(err);
+    const streams = [...this.streams.values()];
+    this.streams.clear();
+    for (const s of streams) s.onError(err);
+    for (const fn of this.closeHandlers) fn(err);
+  }
+
+  /** Closes the socket; pending calls reject with `LibvirtConnectionError('client-closed')`. */
+  close(): void {
+    this.fail(new LibvirtConnectionError('client-closed', 'libvirt connection closed by the client'));
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * LibvirtClient against the real libvirtd, opening the `test:///default` driver through the
+ * daemon socket: host queries, lookups, the typed error for an unknown domain, the domain
+ * lifecycle, and lifecycle events.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DomainState,
+  LibvirtClient,
+  LibvirtError,
+  LifecycleEvent,
+  VIR_ERR_NO_DOMAIN,
+  VIR_ERR_OPERATION_INVALID,
+} from '../../../src/drivers/libvirt';
+import { integration } from '../../support/integration';
+import { systemDaemonReachable, testDomainName, tinyDomainXML } from './support';
+
+const available = await systemDaemonReachable();
+const run = integration(
+  'libvirtd (test:///default)',
+  available,
+  'libvirtd socket /var/run/libvirt/libvirt-sock not reachable',
+);
+
+describe.skipIf(!run)('LibvirtClient on test:///default', () => {
+  let c: LibvirtClient;
+  beforeAll(async () => {
+    c = await LibvirtClient.connect({ uri: 'test:///default' });
+  });
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  it('reports the test driver, its version and URI', async () => {
+    expect(await c.getType()).toBe('TEST');
+    expect(await c.getURI()).toBe('test:///default');
+    expect(await c.getLibVersion()).toBeGreaterThanOrEqual(9_000_000);
+    expect(await c.getHostname()).toMatch(/\S/);
+  });
+
+  it('decodes node info of the test driver (fixed values from its default config)', async () => {
+    const info = await c.nodeGetInfo();
+    expect(info).toEqual({
+      model: 'i686',
+      memory: 3145728,
+      cpus: 16,
+      mhz: 1400,
+      nodes: 2,
+      sockets: 2,
+      cores: 2,
+      threads: 2,
+    });
+  });
+
+  it('reads capabilities XML', async () => {
+    const caps = await c.getCapabilities();
+    expect(caps).toContain('<capabilities>');
+    expect(caps).toContain('<host>');
+  });
+
+  it('finds the built-in domain by name and UUID, with info and state', async () => {
+    const byName = await c.domainLookupByName('test');
+    expect(byName.name).toBe('test');
+    expect(byName.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    const byUuid = await c.domainLookupByUUID(byName.uuid);
+    expect(byUuid).toEqual(byName);
+    const info = await c.domainGetInfo(byName);
+    expect(info.nrVirtCpu).toBe(2);
+    expect(info.maxMem).toBe(8388608);
+    const all = await c.listAllDomains();
+    expect(all.map((d) => d.name)).toContain('test');
+    const stats = await c.getAllDomainStats([byName]);
+    expect(stats[0].dom.name).toBe('test');
+    expect(stats[0].params.find((p) => p.field === 'state.state')).toBeDefined();
+  });
+
+  it('rejects an unknown domain with LibvirtError code 42 (VIR_ERR_NO_DOMAIN)', async () => {
+    const err = await c.domainLookupByName('kvts-test-libvirt-does-not-exist').catch((e) => e);
+    expect(err).toBeInstanceOf(LibvirtError);
+    expect(err.code).toBe(VIR_ERR_NO_DOMAIN);
+    expect(err.code).toBe(42);
+    expect(err.message).toMatch(/not found/i);
+  });
+
+  it('defines, starts, suspends, resumes, destroys and undefines a domain, with lifecycle events', async () => {
+    const name = testDomainName('testdrv');
+    const events = await c.domainEvents('lifecycle');
+    const dom = await c.domainDefineXML(tinyDomainXML(name, 'test'));
+    try {
+      expect(dom.name).toBe(name);
+      expect(dom.id).toBe(-1);
+      const started = await c.domainCreate(dom);
+      expect(started.id).toBeGreaterThan(0);
+      expect((await c.domainGetState(dom)).state).toBe(DomainState.RUNNING);
+      await c.domainSuspend(dom);
+      expect((await c.domainGetState(dom)).state).toBe(DomainState.PAUSED);
+      await c.domainResume(dom);
+      expect((await c.domainGetState(dom)).state).toBe(DomainState.RUNNING);
+      expect(await c.domainGetXMLDesc(dom)).toContain(`<name>${name}</name>`);
+      await c.domainDestroy(dom);
+      expect((await c.domainGetState(dom)).state).toBe(DomainState.SHUTOFF);
+      // Destroying a stopped domain is an operation-invalid error, typed as such.
+      const again = await c.domainDestroy(dom).catch((e) => e);
+      expect(again).toBeInstanceOf(LibvirtError);
+      expect(again.code).toBe(VIR_ERR_OPERATION_INVALID);
+    } finally {
+      await c.domainUndefine(dom).catch(() => {});
+    }
+    const seen: number[] = [];
+    for await (const ev of events) {
+      if (ev.dom.name !== name) continue;
+      seen.push(ev.event);
+      if (ev.event === LifecycleEvent.UNDEFINED) break;
+    }
+    expect(seen).toEqual([
+      LifecycleEvent.DEFINED,
+      LifecycleEvent.STARTED,
+      LifecycleEvent.SUSPENDED,
+      LifecycleEvent.RESUMED,
+      LifecycleEvent.STOPPED,
+      LifecycleEvent.UNDEFINED,
+    ]);
+    expect(events.isEnded).toBe(true);
+    const gone = await c.domainLookupByName(name).catch((e) => e);
+    expect(gone.code).toBe(VIR_ERR_NO_DOMAIN);
+  });
+
+  it('pipelines many calls on one connection and matches replies by serial', async () => {
+    const names = Array.from({ length: 200 }, (_, i) =>
+      i % 2 === 0 ? 'test' : `kvts-test-libvirt-missing-${i}`,
+    );
+    const results = await Promise.allSettled(names.map((n) => c.domainLookupByName(n)));
+    results.forEach((r, i) => {
+      if (i % 2 === 0) expect(r.status === 'fulfilled' && r.value.name).toBe('test');
+      else expect(r.status === 'rejected' && (r.reason as LibvirtError).code).toBe(VIR_ERR_NO_DOMAIN);
+    });
+  });
+
+  it('rejects a NUL byte in a domain name before it reaches the wire', async () => {
+    const err = await c.domainLookupByName('bad\0name').catch((e) => e);
+    expect(err).toBeInstanceOf(LibvirtError);
+    expect(err.message).toContain('domain name');
+  });
+});
