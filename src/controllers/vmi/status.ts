@@ -85,7 +85,8 @@ export interface VmiStatusInput {
 export function nextVmiStatus(input: VmiStatusInput): VirtualMachineInstance {
   const { vmi, now } = input;
   const out: VirtualMachineInstance = structuredClone(vmi);
-  const status = (out.status ??= {});
+  if (!out.status) out.status = {};
+  const status = out.status;
   let conds: Condition[] = status.conditions ?? [];
   const pod = input.pod ?? input.podJustCreated;
   const phase = status.phase ?? '';
