@@ -1,2 +1,19 @@
-/** Public entry of `kubevirt-ts/converter`. */
-export {};
+/** Public entry of `kubevirt-ts/converter`: VMI -> libvirt domain, and the domain XML model. */
+
+export { configurators } from './configurators';
+export {
+  type ConverterContext,
+  type ConverterPaths,
+  debianOVMF,
+  defaultConverterContext,
+  type FirmwarePaths,
+  type ResolvedHostDevice,
+  type SEVHost,
+  upstreamPaths,
+} from './context';
+export { type Configurator, Conversion, type LaunchSecurityMode, userAlias } from './conversion';
+export { convertVMI, convertVMIToXML } from './convert';
+export { busPrefix, DeviceNamer, deviceSuffix } from './device-names';
+export * from './domain';
+export { ConversionError } from './errors';
+export { type ConfigVolumeKind, volumePaths } from './volume-paths';

@@ -21,7 +21,8 @@ export interface FeatureState {
 
 /** A device address (`pci`, `drive`, `usb`, `virtio-serial`, ...). */
 export interface Address {
-  type: string;
+  /** Absent only for a mediated device's `<address uuid=.../>`. */
+  type?: string;
   domain?: string;
   bus?: string;
   slot?: string;

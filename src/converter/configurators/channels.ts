@@ -1,0 +1,18 @@
+/** The qemu guest agent channel: a virtio-serial port bound to a unix socket. */
+import type { Configurator, Conversion } from '../conversion';
+
+export const channelsConfigurator: Configurator = {
+  name: 'channels',
+  configure(c: Conversion) {
+    c.domain.devices.channel = [
+      {
+        type: 'unix',
+        source: {
+          mode: 'bind',
+          path: `${c.ctx.paths.libvirtRunDir}/qemu/channel/target/domain-${c.domainName}/org.qemu.guest_agent.0`,
+        },
+        target: { type: 'virtio', name: 'org.qemu.guest_agent.0' },
+      },
+    ];
+  },
+};

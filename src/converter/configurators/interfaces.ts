@@ -1,0 +1,108 @@
+/**
+ * Network interfaces. Pod-network and multus bindings (masquerade, bridge, passt) become
+ * `type="ethernet"` taps the network setup created; SR-IOV interfaces become PCI host
+ * devices resolved by the device plugin. Virtio NICs use the non-transitional model;
+ * under SEV/SNP they get `iommu="on"` and no option ROM.
+ */
+import { createHash } from 'node:crypto';
+import type { Interface as VMIInterface } from '../../api/generated/types';
+import { type Configurator, type Conversion, userAlias } from '../conversion';
+import type { HostDev, Interface } from '../domain/types';
+import { hostPCISource, parsePCIAddress } from '../pci';
+
+const MAC = /^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$/;
+
+/** Tap device name: `tap0` for the pod network, `tap<hash>` for secondary networks (upstream's scheme). */
+export function tapName(networkName: string, isPodNetwork: boolean): string {
+  if (isPodNetwork) return 'tap0';
+  return `tap${createHash('sha256').update(networkName).digest('hex').slice(0, 11)}`;
+}
+
+function nicModel(c: Conversion, iface: VMIInterface, path: string): string {
+  const model = iface.model || 'virtio';
+  if (model === 'virtio') return c.virtioModel();
+  if (!['e1000', 'e1000e', 'igb', 'ne2k_pci', 'pcnet', 'rtl8139'].includes(model)) {
+    c.fail(`${path}.model`, `'${c.line(model, `${path}.model`)}' is not a supported interface model`);
+  }
+  return model;
+}
+
+function sriovHostDev(c: Conversion, iface: VMIInterface, path: string): HostDev {
+  const dev = c.ctx.hostDevices[iface.name];
+  if (dev?.type !== 'pci') {
+    c.fail(
+      path,
+      `SR-IOV interface '${iface.name}' has no PCI device resolved in the converter context (hostDevices)`,
+    );
+  }
+  const address = hostPCISource(dev.address);
+  if (!address) c.fail(path, `resolved PCI address '${dev.address}' is malformed`);
+  const hostdev: HostDev = {
+    mode: 'subsystem',
+    type: 'pci',
+    managed: 'no',
+    source: { address },
+    alias: { name: `ua-sriov-${iface.name}` },
+  };
+  if (iface.bootOrder !== undefined) hostdev.boot = { order: iface.bootOrder };
+  if (iface.pciAddress) hostdev.address = guestPCI(c, iface.pciAddress, `${path}.pciAddress`);
+  return hostdev;
+}
+
+function guestPCI(c: Conversion, text: string, path: string) {
+  const address = parsePCIAddress(text);
+  if (!address) c.fail(path, `'${c.line(text, path)}' is not a PCI address (dddd:bb:ss.f)`);
+  return address;
+}
+
+export const interfacesConfigurator: Configurator = {
+  name: 'interfaces',
+  configure(c: Conversion) {
+    const ifaces = c.spec.domain.devices.interfaces ?? [];
+    const networks = new Map((c.spec.networks ?? []).map((n) => [n.name, n]));
+    ifaces.forEach((iface, i) => {
+      const path = `spec.domain.devices.interfaces[${i}]`;
+      c.segment(iface.name, `${path}.name`);
+      const network = networks.get(iface.name);
+      if (!network) c.fail(`${path}.name`, `no network named '${iface.name}' in spec.networks`);
+      if (iface.sriov) {
+        c.domain.devices.hostdev ??= [];
+        c.domain.devices.hostdev.push(sriovHostDev(c, iface, path));
+        return;
+      }
+      if (iface.slirp || iface.macvtap || iface.passt) {
+        c.fail(
+          path,
+          'the slirp, macvtap and passt bindings were removed upstream; use masquerade, bridge or passtBinding',
+        );
+      }
+      if (!iface.masquerade && !iface.bridge && !iface.passtBinding && !iface.binding) {
+        c.fail(path, 'needs a binding (masquerade, bridge, sriov, passtBinding or binding)');
+      }
+      const dom: Interface = {
+        type: 'ethernet',
+        target: { dev: tapName(network.name, network.pod !== undefined), managed: 'no' },
+        model: { type: nicModel(c, iface, path) },
+        alias: userAlias(iface.name),
+      };
+      const mac = iface.macAddress ?? c.ctx.interfaceMACs[iface.name];
+      if (mac !== undefined) {
+        if (!MAC.test(mac))
+          c.fail(`${path}.macAddress`, `'${c.line(mac, `${path}.macAddress`)}' is not a MAC address`);
+        dom.mac = { address: mac.replaceAll('-', ':').toLowerCase() };
+      }
+      if (iface.state === 'down') dom.link = { state: 'down' };
+      else if (iface.state !== undefined && iface.state !== 'up') {
+        c.fail(`${path}.state`, `'${c.line(iface.state, `${path}.state`)}' is not one of up, down`);
+      }
+      if (iface.pciAddress) dom.address = guestPCI(c, iface.pciAddress, `${path}.pciAddress`);
+      if (iface.acpiIndex !== undefined) dom.acpi = { index: iface.acpiIndex };
+      if (dom.model?.type.startsWith('virtio') && c.iommu) dom.driver = { iommu: 'on' };
+      if (iface.bootOrder !== undefined) dom.boot = { order: iface.bootOrder };
+      // No option ROM unless the NIC boots (avoids iPXE), and never under SEV/SNP.
+      if (iface.bootOrder === undefined || c.iommu) dom.rom = { enabled: 'no' };
+      c.domain.devices.interface ??= [];
+      c.domain.devices.interface.push(dom);
+    });
+  },
+};

@@ -1,0 +1,17 @@
+/** The vTPM: an swtpm-emulated TPM 2.0, with persistent state when asked. */
+import type { Configurator, Conversion } from '../conversion';
+
+export const tpmConfigurator: Configurator = {
+  name: 'tpm',
+  configure(c: Conversion) {
+    const tpm = c.spec.domain.devices.tpm;
+    if (!tpm || tpm.enabled === false) return;
+    c.domain.devices.tpm = [
+      {
+        model: c.ctx.arch === 'aarch64' ? 'tpm-crb' : 'tpm-tis',
+        backend: { type: 'emulator', version: '2.0', persistent_state: tpm.persistent ? 'yes' : undefined },
+        alias: { name: 'ua-tpm' },
+      },
+    ];
+  },
+};
