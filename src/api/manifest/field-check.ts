@@ -1,0 +1,192 @@
+/**
+ * Checks a decoded object against the swagger-derived field schemas: fields the API does
+ * not define (kept in the object, reported as warnings), JSON types that the API server
+ * would refuse to decode, enum values, and missing required fields.
+ */
+import { type ApiSchemaNode, apiSchemas } from '../generated/schemas';
+
+/** A path from the object root: property names and list indexes. */
+export type FieldSegments = readonly (string | number)[];
+
+/** What a field check found. */
+export type FieldProblemCode = 'unknown-field' | 'wrong-type' | 'bad-enum' | 'missing-field';
+
+/** One problem at one field. */
+export interface FieldProblem {
+  code: FieldProblemCode;
+  path: FieldSegments;
+  /** For map keys: the segment index that is a map key rather than a property name. */
+  mapKeys?: readonly number[];
+  detail: string;
+}
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
+// Map keys print bare inside brackets when they are plain printable text.
+const PLAIN_KEY = /^[\x21-\x7e]+$/;
+
+/**
+ * Formats segments as upstream field paths: `spec.domain.devices.disks[0].name`; map keys
+ * in brackets (`metadata.labels[kubevirt.io/os]`); anything odd JSON-quoted so hostile
+ * names cannot forge a path or inject control characters.
+ */
+export function formatFieldPath(path: FieldSegments, mapKeys: readonly number[] = []): string {
+  let out = '';
+  path.forEach((seg, i) => {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else if (mapKeys.includes(i)) {
+      out += PLAIN_KEY.test(seg) && !/[[\]"]/.test(seg) ? `[${seg}]` : `[${JSON.stringify(seg)}]`;
+    } else if (IDENT.test(seg)) out += out === '' ? seg : `.${seg}`;
+    else out += `[${JSON.stringify(seg)}]`;
+  });
+  return out;
+}
+
+function jsonType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
+
+/** A short, safe rendering of a user value for messages. */
+export function describeValue(v: unknown): string {
+  const t = jsonType(v);
+  if (t === 'object' || t === 'array') return t;
+  const text = JSON.stringify(v) ?? String(v);
+  return `${t} ${text.length > 60 ? `${text.slice(0, 57)}...` : text}`;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Checks `value` against the schema of the generated type `typeName` (e.g.
+ * `VirtualMachine`). Returns every problem; never throws for bad input.
+ */
+export function checkFields(value: unknown, typeName: string): FieldProblem[] {
+  const root = apiSchemas[typeName];
+  if (!root) throw new Error(`no field schema for type ${typeName}`);
+  const problems: FieldProblem[] = [];
+  walk(value, root, [], [], problems);
+  return problems;
+}
+
+function resolve(node: ApiSchemaNode): ApiSchemaNode {
+  let n = node;
+  // Refs point at definitions, which are never refs themselves, but guard anyway.
+  for (let i = 0; n.t === 'ref' && i < 8; i++) {
+    const target = apiSchemas[n.ref];
+    if (!target) throw new Error(`field schema refers to missing type ${n.ref}`);
+    n = target;
+  }
+  return n;
+}
+
+function walk(
+  value: unknown,
+  schemaNode: ApiSchemaNode,
+  path: (string | number)[],
+  mapKeys: number[],
+  out: FieldProblem[],
+): void {
+  // JSON null decodes to the zero value upstream: treat as absent.
+  if (value === null || value === undefined) return;
+  const node = resolve(schemaNode);
+  const actual = jsonType(value);
+  const wrong = (expected: string): void => {
+    out.push({
+      code: 'wrong-type',
+      path: [...path],
+      mapKeys: [...mapKeys],
+      detail: `expected ${expected}, got ${describeValue(value)}`,
+    });
+  };
+  switch (node.t) {
+    case 'any':
+      return;
+    case 'string':
+      if (actual !== 'string') {
+        wrong('string');
+        return;
+      }
+      if (node.enum && !node.enum.includes(value as string)) {
+        out.push({
+          code: 'bad-enum',
+          path: [...path],
+          mapKeys: [...mapKeys],
+          detail: `unsupported value ${JSON.stringify(value)}: supported values: ${node.enum.map((e) => JSON.stringify(e)).join(', ')}`,
+        });
+      }
+      return;
+    case 'integer':
+      if (actual !== 'integer') wrong('integer');
+      return;
+    case 'number':
+      if (actual !== 'integer' && actual !== 'number') wrong('number');
+      return;
+    case 'boolean':
+      if (actual !== 'boolean') wrong('boolean');
+      return;
+    case 'intOrString':
+      if (actual !== 'string' && actual !== 'integer' && actual !== 'number') wrong('integer or string');
+      return;
+    case 'array':
+      if (!Array.isArray(value)) {
+        wrong('array');
+        return;
+      }
+      value.forEach((item, i) => {
+        path.push(i);
+        walk(item, node.items, path, mapKeys, out);
+        path.pop();
+      });
+      return;
+    case 'map':
+      if (!isPlainObject(value)) {
+        wrong('object');
+        return;
+      }
+      for (const key of Object.keys(value)) {
+        path.push(key);
+        mapKeys.push(path.length - 1);
+        walk(value[key], node.values, path, mapKeys, out);
+        mapKeys.pop();
+        path.pop();
+      }
+      return;
+    case 'object': {
+      if (!isPlainObject(value)) {
+        wrong('object');
+        return;
+      }
+      if (node.free) return;
+      for (const key of Object.keys(value)) {
+        path.push(key);
+        // Object.hasOwn: a field named "constructor" or "__proto__" is unknown, not inherited.
+        if (Object.hasOwn(node.props, key)) walk(value[key], node.props[key], path, mapKeys, out);
+        else
+          out.push({
+            code: 'unknown-field',
+            path: [...path],
+            mapKeys: [...mapKeys],
+            detail: 'unknown field',
+          });
+        path.pop();
+      }
+      for (const req of node.required ?? []) {
+        if (!Object.hasOwn(value, req) || value[req] === null) {
+          out.push({
+            code: 'missing-field',
+            path: [...path, req],
+            mapKeys: [...mapKeys],
+            detail: 'required field is missing',
+          });
+        }
+      }
+      return;
+    }
+    case 'ref':
+      return;
+  }
+}
