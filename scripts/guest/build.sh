@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Builds the tiny test guest from Debian's packages only: the Debian kernel (extracted from
+# its .deb, never installed on the host) and a busybox initramfs whose init mounts
+# proc/sys/dev, loads a few modules (ACPI button, evdev, virtio, ext4), prints the boot
+# marker on the serial console, powers off on the ACPI power button (busybox acpid) and
+# keeps a shell on ttyS0. Also a small qcow2 disk with an ext4 filesystem the init mounts
+# when a virtio disk is attached (it prints the disk's marker file).
+#
+# Output: $KUBEVIRT_TS_CACHE/guest/<kernel-version>/{vmlinuz,initrd.img,disk.qcow2} and a
+# `current` symlink to that directory. Idempotent: exits at once when they exist.
+set -euo pipefail
+
+CACHE="${KUBEVIRT_TS_CACHE:-/var/cache/kubevirt-ts}"
+MARKER="KUBEVIRT-TS-GUEST-BOOTED"
+DISK_MARKER="KUBEVIRT-TS-DISK-MOUNTED"
+# Modules the init loads, in this order (dependencies are resolved and loaded first).
+MODULES=(button evdev virtio_pci virtio_blk virtio_console virtio_net crc32c_generic ext4)
+# Bump when the recipe changes so cached artifacts of an older recipe are rebuilt.
+RECIPE=2
+log() { printf '[guest-build] %s\n' "$*" >&2; }
+
+# The kernel package: linux-image-amd64's dependency (e.g. linux-image-6.1.0-57-amd64),
+# unless pinned with KERNEL_PACKAGE.
+kpkg="${KERNEL_PACKAGE:-$(apt-cache depends linux-image-amd64 2>/dev/null |
+  sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -1)}"
+if [ -z "$kpkg" ]; then
+  # No apt metadata (fresh container): reuse the newest cached build if any.
+  if [ -e "$CACHE/guest/current/initrd.img" ]; then
+    log "apt metadata missing; using cached guest: $(readlink -f "$CACHE/guest/current")"
+    exit 0
+  fi
+  log "cannot resolve linux-image-amd64 (run apt-get update)"; exit 1
+fi
+kver="${kpkg#linux-image-}"
+out="$CACHE/guest/$kver"
+
+if [ -f "$out/vmlinuz" ] && [ -f "$out/initrd.img" ] && [ -f "$out/disk.qcow2" ] &&
+  [ "$(cat "$out/recipe" 2>/dev/null)" = "$RECIPE" ]; then
+  ln -sfn "$kver" "$CACHE/guest/current"
+  log "cached: $out/{vmlinuz,initrd.img,disk.qcow2}"
+  exit 0
+fi
+
+for tool in cpio gzip qemu-img mkfs.ext4 dpkg-deb apt-get; do
+  command -v "$tool" >/dev/null || { log "missing tool: $tool"; exit 1; }
+done
+busybox_bin="$(dpkg -L busybox-static 2>/dev/null | grep -E '/busybox$' | head -1 || true)"
+[ -n "$busybox_bin" ] && [ -x "$busybox_bin" ] || { log "busybox-static is not installed"; exit 1; }
+
+mkdir -p "$out"
+exec 9>"$out/.build.lock"
+flock 9
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+log "downloading $kpkg"
+(cd "$work" && apt-get download "$kpkg" >/dev/null 2>"$work/apt.log") || { cat "$work/apt.log" >&2; exit 1; }
+dpkg-deb -x "$work"/"$kpkg"_*.deb "$work/kernel"
+moddir="$work/kernel/lib/modules/$kver"
+
+# --- initramfs tree ----------------------------------------------------------------------
+root="$work/root"
+mkdir -p "$root"/{bin,sbin,etc/acpi/PWRF,proc,sys,dev,tmp,run,mnt/disk,lib/modules,root}
+cp "$busybox_bin" "$root/bin/busybox"
+for applet in $("$root/bin/busybox" --list); do
+  [ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
+done
+ln -sf ../bin/busybox "$root/sbin/init"
+
+# Resolve module dependencies from each .ko's modinfo section (no depmod on the host) and
+# write them in load order.
+declare -A seen=()
+order=()
+find_ko() {
+  local name="$1" alt="${1//_/-}"
+  find "$moddir/kernel" \( -name "$name.ko" -o -name "$alt.ko" \) -print -quit
+}
+add_module() {
+  local name="$1" ko deps dep
+  [ -n "${seen[$name]:-}" ] && return 0
+  seen[$name]=1
+  ko="$(find_ko "$name")"
+  [ -n "$ko" ] || { log "module $name not found in $kpkg"; exit 1; }
+  deps="$(tr '\0' '\n' <"$ko" | sed -n 's/^depends=//p' | head -1)"
+  for dep in ${deps//,/ }; do add_module "$dep"; done
+  cp "$ko" "$root/lib/modules/"
+  order+=("$(basename "$ko")")
+}
+for m in "${MODULES[@]}"; do add_module "$m"; done
+printf '%s\n' "${order[@]}" >"$root/etc/modules.order"
+
+# acpid maps the power button (KEY_POWER) to PWRF and runs /etc/acpi/PWRF/00000080.
+cat >"$root/etc/acpi/PWRF/00000080" <<'SH'
+#!/bin/sh
+echo "KUBEVIRT-TS-GUEST: ACPI power button, powering off" >/dev/console
+sync
+poweroff -f
+SH
+chmod 755 "$root/etc/acpi/PWRF/00000080"
+# An empty action file would map no events at all: name the one we handle.
+echo "PWRF PWRF/00000080" >"$root/etc/acpid.conf"
+
+cat >"$root/etc/inittab" <<'TAB'
+::sysinit:/etc/rc
+ttyS0::respawn:-/bin/sh
+::ctrlaltdel:/bin/poweroff -f
+::shutdown:/bin/sync
+TAB
+cat >"$root/etc/profile" <<'SH'
+export PATH=/bin:/sbin
+export PS1='guest# '
+SH
+echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
+echo "root:x:0:" >"$root/etc/group"
+echo "kubevirt-ts-guest" >"$root/etc/hostname"
+
+cat >"$root/etc/rc" <<SH
+#!/bin/sh
+# Early userspace of the kubevirt-ts test guest.
+export PATH=/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
+hostname -F /etc/hostname
+while read -r ko; do insmod "/lib/modules/\$ko" 2>/dev/null; done </etc/modules.order
+# Power button -> poweroff. acpid reads every /dev/input/event* device.
+acpid -l /dev/null -a /etc/acpid.conf -c /etc/acpi
+ip link set lo up
+[ -e /sys/class/net/eth0 ] && ip link set eth0 up
+# A virtio disk with the project's ext4 filesystem: mount it and show its marker.
+if [ -b /dev/vda ] && mount -t ext4 -o ro /dev/vda /mnt/disk 2>/dev/null; then
+  [ -f /mnt/disk/marker ] && echo "$DISK_MARKER \$(cat /mnt/disk/marker)" >/dev/console
+fi
+echo "$MARKER kernel=\$(uname -r) uptime=\$(cut -d' ' -f1 /proc/uptime)" >/dev/console
+SH
+chmod 755 "$root/etc/rc"
+# The kernel runs /init from the initramfs; busybox init then reads /etc/inittab.
+ln -sf bin/busybox "$root/init"
+
+log "packing initramfs (${#order[@]} modules: ${order[*]})"
+(cd "$root" && find . -print0 | sort -z | cpio --null -o -H newc --quiet --owner=0:0 | gzip -9n) >"$out/initrd.img.tmp"
+cp "$work/kernel/boot/vmlinuz-$kver" "$out/vmlinuz.tmp"
+
+# --- disk image --------------------------------------------------------------------------
+disk="$work/disk"
+mkdir -p "$disk"
+echo "$kver" >"$disk/marker"
+truncate -s 64M "$work/disk.raw"
+mkfs.ext4 -q -F -L kubevirt-ts -d "$disk" "$work/disk.raw"
+qemu-img convert -q -f raw -O qcow2 "$work/disk.raw" "$out/disk.qcow2.tmp"
+
+chmod 644 "$out"/*.tmp
+mv "$out/vmlinuz.tmp" "$out/vmlinuz"
+mv "$out/initrd.img.tmp" "$out/initrd.img"
+mv "$out/disk.qcow2.tmp" "$out/disk.qcow2"
+echo "$kver" >"$out/kernel-version"
+echo "$RECIPE" >"$out/recipe"
+ln -sfn "$kver" "$CACHE/guest/current"
+log "built guest for kernel $kver: $out/{vmlinuz,initrd.img,disk.qcow2}"
