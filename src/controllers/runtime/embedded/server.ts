@@ -1,0 +1,326 @@
+/**
+ * Serves an `EmbeddedStore` to other processes over a unix socket, with the Kubernetes REST
+ * paths (`/api/v1/namespaces/{ns}/pods/{name}`, `/apis/{group}/{version}/...`, `/status`
+ * subresource, `?watch=1` streams), so local mode's launcher processes and the CLI reach
+ * it with `KubeClient.fromSocket(path)` (or any Kubernetes client that can dial a socket).
+ * The socket is created mode 0600: only its owner may talk to it.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { parse as parseYaml } from 'yaml';
+import { ApiError, badRequest, type Status } from '../errors';
+import type { DeleteOptions, KubeObject, PatchType, ResourceType } from '../types';
+import type { EmbeddedStore } from './store';
+
+/** The largest request body accepted, as the API server (3 MiB). */
+const MAX_BODY = 3 * 1024 * 1024;
+
+export interface EmbeddedServer {
+  readonly socketPath: string;
+  /** Stops accepting requests and ends open watches. */
+  close(): Promise<void>;
+}
+
+const patchTypes: Record<string, PatchType> = {
+  'application/merge-patch+json': 'merge',
+  'application/json-patch+json': 'json',
+  'application/apply-patch+yaml': 'apply',
+  'application/apply-patch+json': 'apply',
+};
+
+interface Route {
+  type: ResourceType;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+/** Starts serving `store` on `socketPath` (a stale socket file left by a dead server is replaced). */
+export async function serveEmbeddedStore(store: EmbeddedStore, socketPath: string): Promise<EmbeddedServer> {
+  await removeStaleSocket(socketPath);
+  const watches = new Set<() => void>();
+  const server = http.createServer((req, res) => {
+    handle(store, req, res, watches).catch((err) => sendError(res, err));
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    const old = process.umask(0o177);
+    try {
+      server.listen(socketPath, () => resolve());
+    } finally {
+      process.umask(old);
+    }
+  });
+  fs.chmodSync(socketPath, 0o600);
+  return {
+    socketPath,
+    close: async () => {
+      for (const stop of [...watches]) stop();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      fs.rmSync(socketPath, { force: true });
+    },
+  };
+}
+
+async function removeStaleSocket(socketPath: string): Promise<void> {
+  if (!fs.existsSync(socketPath)) return;
+  const alive = await new Promise<boolean>((resolve) => {
+    const c = net.connect(socketPath);
+    c.once('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.once('error', () => resolve(false));
+  });
+  if (alive) throw new Error(`${socketPath} is in use by a running server; stop it or pick another path`);
+  fs.rmSync(socketPath, { force: true });
+}
+
+function send(res: http.ServerResponse, code: number, body: unknown): void {
+  const data = JSON.stringify(body);
+  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
+  res.end(data);
+}
+
+function sendError(res: http.ServerResponse, err: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const status: Status =
+    err instanceof ApiError
+      ? err.toStatus()
+      : {
+          apiVersion: 'v1',
+          kind: 'Status',
+          status: 'Failure',
+          code: 500,
+          reason: 'InternalError',
+          message: String((err as Error)?.message ?? err),
+        };
+  send(res, status.code ?? 500, status);
+}
+
+async function readBody(req: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > MAX_BODY) throw new ApiError(413, 'RequestEntityTooLarge', 'request body larger than 3 MiB');
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw badRequest(`${what}: the body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function route(store: EmbeddedStore, pathname: string): Route {
+  const segs = pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  let group = '';
+  let version: string;
+  let rest: string[];
+  if (segs[0] === 'api' && segs.length >= 2) {
+    version = segs[1];
+    rest = segs.slice(2);
+  } else if (segs[0] === 'apis' && segs.length >= 3) {
+    group = segs[1];
+    version = segs[2];
+    rest = segs.slice(3);
+  } else throw new ApiError(404, 'NotFound', `the server could not find the requested resource: ${pathname}`);
+  let namespace: string | undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3 && !['status', 'finalize'].includes(rest[2])) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
+  const [plural, name, subresource, ...extra] = rest;
+  const type = plural ? store.resolveType(group, version, plural) : undefined;
+  if (!type || extra.length) {
+    throw new ApiError(404, 'NotFound', `the server could not find the requested resource (${pathname})`);
+  }
+  if (subresource && !(subresource === 'status' && type.statusSubresource)) {
+    throw new ApiError(404, 'NotFound', `${type.plural} has no subresource "${subresource}"`);
+  }
+  return { type, namespace, name, subresource };
+}
+
+async function handle(
+  store: EmbeddedStore,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  watches: Set<() => void>,
+): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://embedded');
+  const q = url.searchParams;
+  if (['/healthz', '/readyz', '/livez'].includes(url.pathname)) {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('ok');
+    return;
+  }
+  if (url.pathname === '/version') {
+    send(res, 200, {
+      major: '1',
+      minor: '0',
+      gitVersion: 'v1.0.0-kubevirt-ts-embedded',
+      platform: `${process.platform}/${process.arch}`,
+    });
+    return;
+  }
+  const r = route(store, url.pathname);
+  const method = req.method ?? 'GET';
+  const dryRun = q.get('dryRun') === 'All';
+  const fieldManager = q.get('fieldManager') ?? undefined;
+
+  if (method === 'GET' && !r.name) {
+    const listOpts = {
+      namespace: r.namespace,
+      labelSelector: q.get('labelSelector') ?? undefined,
+      fieldSelector: q.get('fieldSelector') ?? undefined,
+    };
+    if (q.get('watch') === '1' || q.get('watch') === 'true') {
+      await serveWatch(store, r, q, listOpts, req, res, watches);
+      return;
+    }
+    const limit = Number(q.get('limit') ?? 0);
+    send(
+      res,
+      200,
+      await store.list(r.type, {
+        ...listOpts,
+        limit: limit > 0 ? limit : undefined,
+        continue: q.get('continue') ?? undefined,
+      }),
+    );
+    return;
+  }
+  if (method === 'GET') {
+    send(res, 200, await store.get(r.type, r.name!, r.namespace));
+    return;
+  }
+  const text = await readBody(req);
+  if (method === 'POST' && !r.name) {
+    const obj = parseJson(text, 'create') as KubeObject;
+    const ns = checkNamespace(r, obj);
+    const created = await store.create(
+      r.type,
+      { ...obj, metadata: { ...obj.metadata, namespace: ns } },
+      { dryRun, fieldManager },
+    );
+    send(res, 201, created);
+    return;
+  }
+  if (!r.name) throw new ApiError(405, 'MethodNotAllowed', `${method} is not supported on a collection`);
+  if (method === 'PUT') {
+    const obj = parseJson(text, 'update') as KubeObject;
+    const ns = checkNamespace(r, obj);
+    if (obj.metadata?.name !== r.name) {
+      throw badRequest(
+        `the name of the object (${obj.metadata?.name}) does not match the name on the URL (${r.name})`,
+      );
+    }
+    const body = { ...obj, metadata: { ...obj.metadata, namespace: ns } };
+    const out =
+      r.subresource === 'status'
+        ? await store.updateStatus(r.type, body, { dryRun, fieldManager })
+        : await store.update(r.type, body, { dryRun, fieldManager });
+    send(res, 200, out);
+    return;
+  }
+  if (method === 'PATCH') {
+    const ct = (req.headers['content-type'] ?? '').split(';')[0].trim();
+    const type = patchTypes[ct];
+    if (!type)
+      throw new ApiError(
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format: ${ct}`,
+      );
+    let patch: unknown;
+    try {
+      patch = type === 'apply' ? parseYaml(text) : JSON.parse(text);
+    } catch (err) {
+      throw badRequest(
+        `patch: the body is not valid ${type === 'apply' ? 'YAML' : 'JSON'}: ${(err as Error).message}`,
+      );
+    }
+    const out = await store.patch(r.type, r.name, patch, {
+      type,
+      namespace: r.namespace,
+      subresource: r.subresource === 'status' ? 'status' : undefined,
+      fieldManager,
+      force: q.get('force') === 'true',
+      dryRun,
+    });
+    send(res, 200, out);
+    return;
+  }
+  if (method === 'DELETE') {
+    const opts = (text ? parseJson(text, 'delete') : {}) as DeleteOptions & { dryRun?: unknown };
+    const result = await store.delete(r.type, r.name, {
+      namespace: r.namespace,
+      preconditions: opts.preconditions,
+      propagationPolicy:
+        opts.propagationPolicy ??
+        (q.get('propagationPolicy') as DeleteOptions['propagationPolicy']) ??
+        undefined,
+      dryRun: dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All')),
+    });
+    send(res, 200, result.object);
+    return;
+  }
+  throw new ApiError(405, 'MethodNotAllowed', `method ${method} is not supported`);
+}
+
+function checkNamespace(r: Route, obj: KubeObject): string | undefined {
+  if (!obj || typeof obj !== 'object') throw badRequest('the body must be a JSON object');
+  if (!r.type.namespaced) return undefined;
+  const bodyNs = obj.metadata?.namespace;
+  if (bodyNs && r.namespace && bodyNs !== r.namespace) {
+    throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  return r.namespace ?? bodyNs;
+}
+
+async function serveWatch(
+  store: EmbeddedStore,
+  r: Route,
+  q: URLSearchParams,
+  listOpts: { namespace?: string; labelSelector?: string; fieldSelector?: string },
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  watches: Set<() => void>,
+): Promise<void> {
+  const timeout = Number(q.get('timeoutSeconds') ?? 0);
+  const handle = await store.watch(
+    r.type,
+    {
+      ...listOpts,
+      resourceVersion: q.get('resourceVersion') ?? undefined,
+      allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true' || q.get('allowWatchBookmarks') === '1',
+      timeoutSeconds: timeout > 0 ? timeout : undefined,
+    },
+    (ev) => {
+      if (!res.headersSent)
+        res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      res.write(`${JSON.stringify(ev)}\n`);
+    },
+  );
+  if (!res.headersSent)
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+  res.flushHeaders();
+  const stop = () => handle.stop();
+  watches.add(stop);
+  req.on('close', stop);
+  const err = await handle.closed;
+  watches.delete(stop);
+  if (err instanceof ApiError) res.write(`${JSON.stringify({ type: 'ERROR', object: err.toStatus() })}\n`);
+  res.end();
+}

@@ -1,0 +1,893 @@
+/**
+ * The embedded object store of local mode: the Kubernetes API semantics the controllers
+ * rely on, in one process, persisted through `Journal`.
+ *
+ * - one global resourceVersion counter; every write bumps it;
+ * - `metadata.generation` starts at 1 and is bumped when anything but metadata (and status,
+ *   for kinds with a status subresource) changes, and when deletion starts;
+ * - status subresource: `update` keeps the stored status, `updateStatus` changes only status;
+ * - optimistic concurrency: a write carrying `metadata.resourceVersion` must match;
+ * - finalizers and deletionTimestamp; owner-reference garbage collection (background,
+ *   foreground, orphan) and namespace deletion, run by `GarbageCollector`;
+ * - watch: replay from a resourceVersion still in the history window, 410 Gone for older
+ *   ones, bookmarks, selector transitions (an object leaving a selector is DELETED).
+ *
+ * Writes change memory and notify watchers at once (JavaScript runs one write at a time,
+ * so checks and changes are atomic); the returned promise resolves once the batch is on
+ * disk (group commit: one fsync per event-loop turn).
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  ApiError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  ForbiddenError,
+  gone,
+  invalid,
+  NotFoundError,
+  notFound,
+} from '../errors';
+import { jsonEqual, jsonPatch, mergePatch } from '../patch';
+import {
+  apiVersionOf,
+  builtinTypes,
+  CustomResourceDefinitionType,
+  kubevirtTypes,
+  typesFromCrd,
+} from '../resources';
+import { parseFieldSelector, parseLabelSelector } from '../selectors';
+import type {
+  DeleteOptions,
+  DeleteResult,
+  JsonPatchOp,
+  KubeList,
+  KubeObject,
+  ListOptions,
+  ObjectClient,
+  ObjectMeta,
+  PatchOptions,
+  ResourceType,
+  WatchEvent,
+  WatchHandle,
+  WatchOptions,
+  WriteOptions,
+} from '../types';
+import { GarbageCollector } from './garbage-collector';
+import { Journal, type JournalRecord, type StoredObject } from './journal';
+import { validateMetadata } from './validation';
+
+/** A stored object: metadata always has name, uid and resourceVersion. */
+export type StoredObj = Record<string, unknown> & {
+  metadata: ObjectMeta & { name: string; uid: string; resourceVersion: string };
+};
+
+export interface EmbeddedStoreOptions {
+  /** Directory to persist to; omitted keeps everything in memory. */
+  dir?: string;
+  /** Kinds known besides the built-ins and KubeVirt's (more arrive with CRD objects). */
+  types?: ResourceType[];
+  /** Watch events kept for resuming watches; older resourceVersions get 410 Gone (default 10000). */
+  watchHistory?: number;
+  /** Interval of BOOKMARK events to watches that asked for them (default 5000 ms). */
+  bookmarkIntervalMs?: number;
+  /** Journal lines between snapshots (default 10000). */
+  snapshotEvery?: number;
+  /** fsync each batch (default true). */
+  fsync?: boolean;
+  /** Namespaces created when missing (default: default, kube-system, kube-public, kube-node-lease). */
+  namespaces?: string[];
+}
+
+interface HistoryEvent {
+  rv: number;
+  kind: string;
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  obj: StoredObj;
+  old?: StoredObj;
+}
+
+interface Watcher {
+  kind: string;
+  type: ResourceType;
+  namespace?: string;
+  matches(obj: StoredObj): boolean;
+  send(ev: WatchEvent): void;
+}
+
+const FOREGROUND = 'foregroundDeletion';
+const ORPHAN = 'orphan';
+
+function storageKind(type: ResourceType): string {
+  return `${type.group}/${type.plural}`;
+}
+
+function now(): string {
+  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/** Everything of an object but metadata (and status when it is a subresource): what bumps generation. */
+function specPart(obj: Record<string, unknown>, type: ResourceType): Record<string, unknown> {
+  const { metadata: _m, apiVersion: _a, kind: _k, ...rest } = obj;
+  if (type.statusSubresource) delete rest.status;
+  return rest;
+}
+
+/** The embedded store; it implements `ObjectClient`, so controllers use it like an API server. */
+export class EmbeddedStore implements ObjectClient {
+  private readonly objects = new Map<string, Map<string, StoredObj>>();
+  private readonly typesByPath = new Map<string, ResourceType>();
+  private readonly typesByKind = new Map<string, ResourceType>();
+  /** uid -> [storage kind, object key] */
+  private readonly byUid = new Map<string, { kind: string; key: string }>();
+  /** owner uid -> keys of dependents (`kind|ns|name`) */
+  private readonly dependents = new Map<string, Set<string>>();
+  private readonly watchers = new Set<Watcher>();
+  private history: HistoryEvent[] = [];
+  private historyStart = 0;
+  private rv = 0;
+  private pending: JournalRecord[] = [];
+  private waiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  private flushScheduled = false;
+  private failed?: Error;
+  private closed = false;
+  private readonly gc: GarbageCollector;
+  private readonly watchHistory: number;
+  private readonly bookmarkIntervalMs: number;
+
+  private constructor(
+    private readonly journal: Journal | undefined,
+    options: EmbeddedStoreOptions,
+  ) {
+    this.watchHistory = options.watchHistory ?? 10_000;
+    this.bookmarkIntervalMs = options.bookmarkIntervalMs ?? 5000;
+    for (const t of [...builtinTypes, ...kubevirtTypes, ...(options.types ?? [])]) this.registerType(t);
+    this.gc = new GarbageCollector(this);
+  }
+
+  /** Opens (and recovers) a store; with `dir` it is persisted there. */
+  static async open(options: EmbeddedStoreOptions = {}): Promise<EmbeddedStore> {
+    const journal = options.dir
+      ? new Journal(options.dir, { snapshotEvery: options.snapshotEvery, fsync: options.fsync })
+      : undefined;
+    const store = new EmbeddedStore(journal, options);
+    if (journal) {
+      const rec = journal.load();
+      store.rv = rec.rv;
+      for (const o of rec.objects) store.restore(o);
+      store.historyStart = store.rv;
+      // Deletions or garbage collection interrupted by the restart carry on.
+      store.gc.enqueueAll();
+    }
+    for (const ns of options.namespaces ?? ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
+      if (!store.find(storageKind(builtinTypes[0]), undefined, ns)) {
+        await store.create(builtinTypes[0], { metadata: { name: ns } });
+      }
+    }
+    return store;
+  }
+
+  /** The current (latest) resourceVersion. */
+  get resourceVersion(): string {
+    return String(this.rv);
+  }
+
+  /** Makes a kind known (CRD objects register theirs automatically). */
+  registerType(type: ResourceType): void {
+    this.typesByPath.set(`${type.group}/${type.version}/${type.plural}`, type);
+    if (!this.typesByKind.has(storageKind(type))) this.typesByKind.set(storageKind(type), type);
+    if (!this.objects.has(storageKind(type))) this.objects.set(storageKind(type), new Map());
+  }
+
+  /** The kind served at `group/version/plural`, if known (used by the REST server). */
+  resolveType(group: string, version: string, plural: string): ResourceType | undefined {
+    return this.typesByPath.get(`${group}/${version}/${plural}`);
+  }
+
+  /** Every known kind. */
+  types(): ResourceType[] {
+    return [...this.typesByPath.values()];
+  }
+
+  /** Drops the watch history: watches from any earlier resourceVersion now get 410 Gone. */
+  compactHistory(): void {
+    this.history = [];
+    this.historyStart = this.rv;
+  }
+
+  /** Stops watches, writes what is pending and releases the directory. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.gc.stop();
+    for (const w of [...this.watchers]) (w as Watcher & { close(): void }).close();
+    this.flush();
+    this.journal?.close();
+  }
+
+  // ---- ObjectClient -------------------------------------------------------------------
+
+  async get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T> {
+    const ns = this.ns(type, namespace);
+    const obj = this.find(this.kindOf(type), ns, name);
+    if (!obj) throw notFound(type.group, type.plural, name);
+    return this.out(type, obj) as T;
+  }
+
+  async list<T extends KubeObject>(type: ResourceType, options: ListOptions = {}): Promise<KubeList<T>> {
+    const label = parseLabelSelector(options.labelSelector);
+    const field = parseFieldSelector(options.fieldSelector);
+    const all = this.objects.get(this.kindOf(type))!;
+    const ns = type.namespaced ? options.namespace : undefined;
+    let keys = [...all.keys()].sort();
+    if (options.continue) {
+      const after = Buffer.from(options.continue, 'base64url').toString();
+      keys = keys.filter((k) => k > after);
+    }
+    const items: T[] = [];
+    let cont: string | undefined;
+    for (const k of keys) {
+      const obj = all.get(k)!;
+      if (ns && obj.metadata.namespace !== ns) continue;
+      if (!label.matches(obj.metadata.labels) || !field.matches(obj)) continue;
+      if (options.limit && items.length === options.limit) {
+        cont = Buffer.from(keyOfObj(items[items.length - 1] as StoredObj)).toString('base64url');
+        break;
+      }
+      items.push(this.out(type, obj) as T);
+    }
+    return {
+      apiVersion: apiVersionOf(type),
+      kind: `${type.kind}List`,
+      metadata: { resourceVersion: String(this.rv), ...(cont ? { continue: cont } : {}) },
+      items,
+    };
+  }
+
+  async watch<T extends KubeObject>(
+    type: ResourceType,
+    options: WatchOptions,
+    onEvent: (event: WatchEvent<T>) => void,
+  ): Promise<WatchHandle> {
+    if (this.closed) throw new ApiError(503, 'ServiceUnavailable', 'the embedded store is closed');
+    const label = parseLabelSelector(options.labelSelector);
+    const field = parseFieldSelector(options.fieldSelector);
+    const kind = this.kindOf(type);
+    const ns = type.namespaced ? options.namespace : undefined;
+    let resolveClosed!: (e: Error | undefined) => void;
+    const closed = new Promise<Error | undefined>((r) => {
+      resolveClosed = r;
+    });
+    const timers: NodeJS.Timeout[] = [];
+    let stopped = false;
+    const watcher: Watcher & { close(err?: Error): void } = {
+      kind,
+      type,
+      namespace: ns,
+      matches: (obj) =>
+        (!ns || obj.metadata.namespace === ns) && label.matches(obj.metadata.labels) && field.matches(obj),
+      send: (ev) => {
+        if (stopped) return;
+        try {
+          onEvent(ev as WatchEvent<T>);
+        } catch (err) {
+          watcher.close(err as Error);
+        }
+      },
+      close: (err) => {
+        if (stopped) return;
+        stopped = true;
+        for (const t of timers) clearInterval(t);
+        this.watchers.delete(watcher);
+        resolveClosed(err);
+      },
+    };
+    const handle: WatchHandle = { stop: () => watcher.close(), closed };
+
+    const rvOpt = options.resourceVersion;
+    if (rvOpt === undefined || rvOpt === '' || rvOpt === '0') {
+      const list = await this.list(type, { ...options, limit: undefined, continue: undefined });
+      this.watchers.add(watcher);
+      for (const item of list.items) watcher.send({ type: 'ADDED', object: item });
+    } else {
+      const from = Number(rvOpt);
+      if (!Number.isInteger(from) || from < 0) throw badRequest(`invalid resourceVersion "${rvOpt}"`);
+      if (from < this.historyStart) {
+        // As the API server: the watch opens, then ends with an Expired status.
+        queueMicrotask(() => watcher.close(gone(`too old resource version: ${from} (${this.historyStart})`)));
+        this.watchers.add(watcher);
+        return handle;
+      }
+      this.watchers.add(watcher);
+      for (const ev of this.historySince(from)) if (ev.kind === kind) this.deliver(watcher, ev);
+    }
+    if (options.allowWatchBookmarks) {
+      const t = setInterval(() => {
+        watcher.send({
+          type: 'BOOKMARK',
+          object: {
+            apiVersion: apiVersionOf(type),
+            kind: type.kind,
+            metadata: { resourceVersion: String(this.rv) },
+          },
+        });
+      }, this.bookmarkIntervalMs);
+      t.unref();
+      timers.push(t);
+    }
+    if (options.timeoutSeconds) {
+      const t = setTimeout(() => watcher.close(), options.timeoutSeconds * 1000);
+      t.unref();
+      timers.push(t);
+    }
+    return handle;
+  }
+
+  async create<T extends KubeObject>(type: ResourceType, object: T, options: WriteOptions = {}): Promise<T> {
+    this.assertWritable();
+    const kind = this.kindOf(type);
+    const obj = structuredClone(object) as unknown as StoredObj;
+    this.checkKind(type, obj);
+    if (!obj.metadata) obj.metadata = {} as StoredObj['metadata'];
+    const meta = obj.metadata;
+    if (!type.namespaced) delete meta.namespace;
+    const ns = this.ns(type, meta.namespace);
+    if (type.namespaced) meta.namespace = ns;
+    if (!meta.name && meta.generateName) meta.name = meta.generateName + randomUUID().slice(0, 5);
+    const causes = validateMetadata(type, obj);
+    if (causes.length) throw invalid(type.kind, meta.name ?? '', causes);
+    if (type.namespaced) this.requireNamespace(ns!);
+    if (this.find(kind, ns, meta.name)) throw alreadyExists(type.group, type.plural, meta.name);
+    meta.uid = randomUUID();
+    meta.creationTimestamp = now();
+    meta.generation = 1;
+    delete meta.deletionTimestamp;
+    delete (meta as ObjectMeta).resourceVersion;
+    if (type.statusSubresource && type.kind !== 'CustomResourceDefinition') delete obj.status;
+    if (kind === storageKind(CustomResourceDefinitionType)) this.acceptCrd(obj);
+    if (kind === storageKind(builtinTypes[0])) obj.status = { phase: 'Active' };
+    if (options.dryRun) return this.out(type, { ...obj, metadata: { ...meta, resourceVersion: '' } }) as T;
+    const done = this.put(kind, obj, 'ADDED');
+    await done;
+    return this.out(type, obj) as T;
+  }
+
+  async update<T extends KubeObject>(type: ResourceType, object: T, options: WriteOptions = {}): Promise<T> {
+    return this.replace(type, object, false, options);
+  }
+
+  async updateStatus<T extends KubeObject>(
+    type: ResourceType,
+    object: T,
+    options: WriteOptions = {},
+  ): Promise<T> {
+    return this.replace(type, object, true, options);
+  }
+
+  async patch<T extends KubeObject>(
+    type: ResourceType,
+    name: string,
+    patch: unknown,
+    options: PatchOptions,
+  ): Promise<T> {
+    this.assertWritable();
+    const ns = this.ns(type, options.namespace);
+    const current = this.find(this.kindOf(type), ns, name);
+    if (options.type === 'apply') {
+      if (!options.fieldManager) {
+        throw invalid('PatchOptions', '', [
+          {
+            reason: 'FieldValueRequired',
+            field: 'fieldManager',
+            message: 'Required value: is required for apply patch',
+          },
+        ]);
+      }
+      const body = patch as KubeObject;
+      if (body?.metadata?.name && body.metadata.name !== name) {
+        throw badRequest(
+          `the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`,
+        );
+      }
+      if (!current) {
+        if (options.subresource === 'status') throw notFound(type.group, type.plural, name);
+        return this.create(
+          type,
+          { ...body, metadata: { ...body.metadata, name, namespace: ns } } as T,
+          options,
+        );
+      }
+    }
+    if (!current) throw notFound(type.group, type.plural, name);
+    const base = this.out(type, current);
+    let next: KubeObject;
+    switch (options.type) {
+      case 'merge':
+        if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) {
+          throw badRequest('a merge patch must be a JSON object');
+        }
+        next = mergePatch(base, patch) as KubeObject;
+        break;
+      case 'apply':
+        next = applyMerge(base, patch) as KubeObject;
+        break;
+      case 'json':
+        next = jsonPatch(base, patch as JsonPatchOp[]) as KubeObject;
+        break;
+      default:
+        throw badRequest(`unsupported patch type "${(options as { type: string }).type}"`);
+    }
+    // A resourceVersion in the patch is a precondition; otherwise the patch applies to the current version.
+    return this.replace(type, next, options.subresource === 'status', options, current);
+  }
+
+  async delete<T extends KubeObject>(
+    type: ResourceType,
+    name: string,
+    options: DeleteOptions = {},
+  ): Promise<DeleteResult<T>> {
+    this.assertWritable();
+    const kind = this.kindOf(type);
+    const ns = this.ns(type, options.namespace);
+    const current = this.find(kind, ns, name);
+    if (!current) throw notFound(type.group, type.plural, name);
+    const pre = options.preconditions;
+    if (pre?.uid && pre.uid !== current.metadata.uid) {
+      throw conflict(
+        type.group,
+        type.plural,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`,
+      );
+    }
+    if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
+      throw conflict(
+        type.group,
+        type.plural,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
+      );
+    }
+    const next = structuredClone(current);
+    const finalizers = new Set(next.metadata.finalizers ?? []);
+    const policy = options.propagationPolicy;
+    if (policy === 'Foreground') {
+      finalizers.delete(ORPHAN);
+      finalizers.add(FOREGROUND);
+    } else if (policy === 'Orphan') {
+      finalizers.delete(FOREGROUND);
+      finalizers.add(ORPHAN);
+    } else if (policy === 'Background') {
+      finalizers.delete(FOREGROUND);
+      finalizers.delete(ORPHAN);
+    }
+    // A foreground/orphan finalizer on an object without dependents has nothing to wait for.
+    if (!this.dependents.get(current.metadata.uid)?.size) {
+      finalizers.delete(FOREGROUND);
+      finalizers.delete(ORPHAN);
+    }
+    const terminatingNamespace =
+      type.kind === 'Namespace' && type.group === '' && this.namespaceHasContent(name);
+    if (options.dryRun) return { pending: finalizers.size > 0, object: this.out(type, current) as T };
+    if (finalizers.size > 0 || terminatingNamespace) {
+      const changed =
+        !current.metadata.deletionTimestamp ||
+        !jsonEqual([...finalizers].sort(), [...(current.metadata.finalizers ?? [])].sort());
+      if (changed) {
+        if (!next.metadata.deletionTimestamp) {
+          next.metadata.deletionTimestamp = now();
+          next.metadata.deletionGracePeriodSeconds = 0;
+          next.metadata.generation = (next.metadata.generation ?? 0) + 1;
+          if (terminatingNamespace) next.status = { ...(next.status as object), phase: 'Terminating' };
+        }
+        next.metadata.finalizers = [...finalizers];
+        if (next.metadata.finalizers.length === 0) delete next.metadata.finalizers;
+        await this.put(kind, next, 'MODIFIED', current);
+      }
+      this.gc.enqueue(next.metadata.uid);
+      return { pending: true, object: this.out(type, changed ? next : current) as T };
+    }
+    const removed = this.remove(kind, current);
+    await removed.done;
+    return { pending: false, object: this.out(type, removed.obj) as T };
+  }
+
+  // ---- internals used by the garbage collector ---------------------------------------
+
+  /** @internal The object with this uid, and its kind. */
+  byUidLookup(uid: string): { type: ResourceType; obj: StoredObj } | undefined {
+    const loc = this.byUid.get(uid);
+    if (!loc) return undefined;
+    const obj = this.objects.get(loc.kind)?.get(loc.key);
+    return obj ? { type: this.typesByKind.get(loc.kind)!, obj } : undefined;
+  }
+
+  /** @internal Dependents of an owner uid. */
+  dependentsOf(uid: string): { type: ResourceType; obj: StoredObj }[] {
+    const out: { type: ResourceType; obj: StoredObj }[] = [];
+    for (const full of this.dependents.get(uid) ?? []) {
+      const bar = full.indexOf('|');
+      const kind = full.slice(0, bar);
+      const obj = this.objects.get(kind)?.get(full.slice(bar + 1));
+      if (obj) out.push({ type: this.typesByKind.get(kind)!, obj });
+    }
+    return out;
+  }
+
+  /** @internal Every namespaced object in a namespace. */
+  contentsOf(namespace: string): { type: ResourceType; obj: StoredObj }[] {
+    const out: { type: ResourceType; obj: StoredObj }[] = [];
+    for (const [kind, objs] of this.objects) {
+      const type = this.typesByKind.get(kind)!;
+      if (!type.namespaced) continue;
+      for (const obj of objs.values()) if (obj.metadata.namespace === namespace) out.push({ type, obj });
+    }
+    return out;
+  }
+
+  /** @internal uids of objects whose deletion is in progress (for recovery after restart). */
+  deletingUids(): string[] {
+    const out: string[] = [];
+    for (const objs of this.objects.values()) {
+      for (const o of objs.values()) {
+        if (o.metadata.deletionTimestamp || o.metadata.ownerReferences?.length) out.push(o.metadata.uid);
+      }
+    }
+    return out;
+  }
+
+  /** @internal Finishes deleting a terminating namespace once it is empty. */
+  async finishNamespace(obj: StoredObj): Promise<void> {
+    if (obj.metadata.finalizers?.length) return;
+    await this.remove(storageKind(builtinTypes[0]), obj).done;
+  }
+
+  // ---- private ------------------------------------------------------------------------
+
+  private async replace<T extends KubeObject>(
+    type: ResourceType,
+    object: KubeObject,
+    status: boolean,
+    options: WriteOptions,
+    expected?: StoredObj,
+  ): Promise<T> {
+    this.assertWritable();
+    const kind = this.kindOf(type);
+    const input = structuredClone(object) as StoredObj;
+    this.checkKind(type, input);
+    const meta = input.metadata ?? ({} as StoredObj['metadata']);
+    const ns = this.ns(type, meta.namespace);
+    const name = meta.name;
+    if (!name) {
+      throw invalid(type.kind, '', [
+        { reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name is required' },
+      ]);
+    }
+    const current = this.find(kind, ns, name);
+    if (!current) throw notFound(type.group, type.plural, name);
+    if (expected && expected !== current) {
+      throw conflict(
+        type.group,
+        type.plural,
+        name,
+        'the object has been modified; please apply your changes to the latest version and try again',
+      );
+    }
+    if (meta.resourceVersion && meta.resourceVersion !== current.metadata.resourceVersion) {
+      throw conflict(
+        type.group,
+        type.plural,
+        name,
+        'the object has been modified; please apply your changes to the latest version and try again',
+      );
+    }
+    if (meta.uid && meta.uid !== current.metadata.uid) {
+      throw conflict(
+        type.group,
+        type.plural,
+        name,
+        `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${current.metadata.uid}`,
+      );
+    }
+    let next: StoredObj;
+    if (status) {
+      next = { ...structuredClone(current), status: input.status };
+      if (input.status === undefined) delete next.status;
+    } else {
+      next = input;
+      if (type.statusSubresource) {
+        if (current.status === undefined) delete next.status;
+        else next.status = structuredClone(current.status);
+      }
+      const causes = validateMetadata(type, next);
+      if (causes.length) throw invalid(type.kind, name, causes);
+      // Server-owned metadata stays as stored.
+      next.metadata.namespace = current.metadata.namespace;
+      if (!type.namespaced) delete next.metadata.namespace;
+      next.metadata.uid = current.metadata.uid;
+      next.metadata.creationTimestamp = current.metadata.creationTimestamp;
+      next.metadata.generation = current.metadata.generation;
+      if (current.metadata.deletionTimestamp) {
+        next.metadata.deletionTimestamp = current.metadata.deletionTimestamp;
+        next.metadata.deletionGracePeriodSeconds = current.metadata.deletionGracePeriodSeconds;
+      } else {
+        delete next.metadata.deletionTimestamp;
+        delete next.metadata.deletionGracePeriodSeconds;
+      }
+      if (!jsonEqual(specPart(current, type), specPart(next, type))) {
+        next.metadata.generation = (current.metadata.generation ?? 0) + 1;
+      }
+      if (kind === storageKind(CustomResourceDefinitionType)) this.acceptCrd(next);
+    }
+    next.apiVersion = current.apiVersion;
+    next.kind = current.kind;
+    next.metadata.resourceVersion = current.metadata.resourceVersion;
+    if (jsonEqual(next, current)) return this.out(type, current) as T; // no-op writes do not bump resourceVersion
+    if (options.dryRun) return this.out(type, next) as T;
+    if (
+      next.metadata.deletionTimestamp &&
+      !next.metadata.finalizers?.length &&
+      !this.namespaceWaits(type, next)
+    ) {
+      const removed = this.remove(kind, next, current);
+      await removed.done;
+      return this.out(type, removed.obj) as T;
+    }
+    await this.put(kind, next, 'MODIFIED', current);
+    if (next.metadata.deletionTimestamp) this.gc.enqueue(next.metadata.uid);
+    return this.out(type, next) as T;
+  }
+
+  private namespaceWaits(type: ResourceType, obj: StoredObj): boolean {
+    return type.kind === 'Namespace' && type.group === '' && this.namespaceHasContent(obj.metadata.name);
+  }
+
+  private namespaceHasContent(ns: string): boolean {
+    for (const [kind, objs] of this.objects) {
+      if (!this.typesByKind.get(kind)?.namespaced) continue;
+      for (const o of objs.values()) if (o.metadata.namespace === ns) return true;
+    }
+    return false;
+  }
+
+  private acceptCrd(obj: StoredObj): void {
+    const types = typesFromCrd(obj);
+    if (types.length === 0) {
+      throw invalid('CustomResourceDefinition', obj.metadata.name, [
+        {
+          field: 'spec',
+          message: 'Invalid value: group, names.kind, names.plural and versions are required',
+        },
+      ]);
+    }
+    for (const t of types) this.registerType(t);
+    const status = (obj.status ?? {}) as { conditions?: unknown[] };
+    obj.status = {
+      ...status,
+      conditions: [
+        { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', lastTransitionTime: now() },
+        { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', lastTransitionTime: now() },
+      ],
+      acceptedNames: (obj.spec as { names?: unknown }).names,
+      storedVersions: types.map((t) => t.version).slice(0, 1),
+    };
+  }
+
+  private restore(o: StoredObject): void {
+    const obj = o.object as StoredObj;
+    const key = keyOfObj(obj);
+    if (!this.objects.has(o.kind)) this.objects.set(o.kind, new Map());
+    this.objects.get(o.kind)!.set(key, obj);
+    this.index(o.kind, obj);
+    if (o.kind === storageKind(CustomResourceDefinitionType))
+      for (const t of typesFromCrd(obj)) this.registerType(t);
+  }
+
+  private put(kind: string, obj: StoredObj, type: 'ADDED' | 'MODIFIED', old?: StoredObj): Promise<void> {
+    this.rv++;
+    obj.metadata.resourceVersion = String(this.rv);
+    const stored = obj;
+    const typ = this.typesByKind.get(kind)!;
+    stored.apiVersion = apiVersionOf(typ);
+    stored.kind = typ.kind;
+    if (old) this.unindex(kind, old);
+    this.objects.get(kind)!.set(keyOfObj(stored), stored);
+    this.index(kind, stored);
+    this.record({ rv: this.rv, kind, type, obj: stored, old });
+    return this.commit({ rv: this.rv, op: 'put', kind, object: stored });
+  }
+
+  private remove(kind: string, obj: StoredObj, old?: StoredObj): { obj: StoredObj; done: Promise<void> } {
+    this.rv++;
+    const current = this.find(kind, obj.metadata.namespace, obj.metadata.name)!;
+    const last = structuredClone(obj);
+    last.metadata.resourceVersion = String(this.rv);
+    this.unindex(kind, current);
+    this.objects.get(kind)!.delete(keyOfObj(current));
+    this.record({ rv: this.rv, kind, type: 'DELETED', obj: last, old: old ?? current });
+    // Owners waiting for this dependent (foreground), and its own dependents (background).
+    for (const ref of current.metadata.ownerReferences ?? []) this.gc.enqueue(ref.uid);
+    this.gc.enqueue(current.metadata.uid);
+    if (current.metadata.namespace) {
+      const nsObj = this.find(storageKind(builtinTypes[0]), undefined, current.metadata.namespace);
+      if (nsObj?.metadata.deletionTimestamp) this.gc.enqueue(nsObj.metadata.uid);
+    }
+    const done = this.commit({
+      rv: this.rv,
+      op: 'del',
+      kind,
+      namespace: current.metadata.namespace,
+      name: current.metadata.name,
+    });
+    return { obj: last, done };
+  }
+
+  private index(kind: string, obj: StoredObj): void {
+    const key = keyOfObj(obj);
+    this.byUid.set(obj.metadata.uid, { kind, key });
+    for (const ref of obj.metadata.ownerReferences ?? []) {
+      let set = this.dependents.get(ref.uid);
+      if (!set) {
+        set = new Set();
+        this.dependents.set(ref.uid, set);
+      }
+      set.add(`${kind}|${key}`);
+    }
+  }
+
+  private unindex(kind: string, obj: StoredObj): void {
+    const key = keyOfObj(obj);
+    this.byUid.delete(obj.metadata.uid);
+    for (const ref of obj.metadata.ownerReferences ?? []) {
+      const set = this.dependents.get(ref.uid);
+      set?.delete(`${kind}|${key}`);
+      if (set?.size === 0) this.dependents.delete(ref.uid);
+    }
+  }
+
+  private record(ev: HistoryEvent): void {
+    this.history.push(ev);
+    if (this.history.length > this.watchHistory * 1.25) {
+      const drop = this.history.length - this.watchHistory;
+      this.historyStart = this.history[drop - 1].rv;
+      this.history = this.history.slice(drop);
+    }
+    for (const w of this.watchers) if (w.kind === ev.kind) this.deliver(w, ev);
+  }
+
+  private deliver(w: Watcher, ev: HistoryEvent): void {
+    const now = w.matches(ev.obj);
+    const before = ev.old ? w.matches(ev.old) : false;
+    let type: WatchEvent['type'] | undefined;
+    if (ev.type === 'ADDED') type = now ? 'ADDED' : undefined;
+    else if (ev.type === 'DELETED') type = before || now ? 'DELETED' : undefined;
+    else if (now && before) type = 'MODIFIED';
+    else if (now) type = 'ADDED';
+    else if (before) type = 'DELETED';
+    if (type) w.send({ type, object: this.out(w.type, ev.obj) });
+  }
+
+  private *historySince(rv: number): Iterable<HistoryEvent> {
+    let lo = 0;
+    let hi = this.history.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.history[mid].rv <= rv) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < this.history.length; i++) yield this.history[i];
+  }
+
+  private commit(rec: JournalRecord): Promise<void> {
+    if (!this.journal) return Promise.resolve();
+    this.pending.push(rec);
+    const p = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+    return p;
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    if (!this.journal || (this.pending.length === 0 && this.waiters.length === 0)) return;
+    const recs = this.pending;
+    const waiters = this.waiters;
+    this.pending = [];
+    this.waiters = [];
+    try {
+      this.journal.append(recs);
+      if (this.journal.wantsSnapshot()) {
+        const all: StoredObject[] = [];
+        for (const [kind, objs] of this.objects)
+          for (const object of objs.values()) all.push({ kind, object });
+        this.journal.snapshot(this.rv, all);
+      }
+      for (const w of waiters) w.resolve();
+    } catch (err) {
+      // Memory is ahead of disk now: refuse further writes rather than diverge silently.
+      this.failed = new Error(
+        `embedded store: writing ${this.journal.dir} failed: ${(err as Error).message}`,
+      );
+      for (const w of waiters) w.reject(this.failed);
+    }
+  }
+
+  private assertWritable(): void {
+    if (this.failed) throw this.failed;
+    if (this.closed) throw new ApiError(503, 'ServiceUnavailable', 'the embedded store is closed');
+  }
+
+  private kindOf(type: ResourceType): string {
+    const kind = storageKind(type);
+    if (!this.typesByPath.has(`${type.group}/${type.version}/${type.plural}`)) {
+      throw new NotFoundError(
+        404,
+        'NotFound',
+        `the server could not find the requested resource (${type.plural}.${type.group || 'core'}/${type.version}); create its CustomResourceDefinition first`,
+      );
+    }
+    return kind;
+  }
+
+  private ns(type: ResourceType, namespace: string | undefined): string | undefined {
+    if (!type.namespaced) return undefined;
+    if (!namespace) throw badRequest(`${type.kind} is namespaced: a namespace is required`);
+    return namespace;
+  }
+
+  private requireNamespace(ns: string): void {
+    const nsObj = this.find(storageKind(builtinTypes[0]), undefined, ns);
+    if (!nsObj) throw notFound('', 'namespaces', ns);
+    if (nsObj.metadata.deletionTimestamp) {
+      throw new ForbiddenError(
+        403,
+        'Forbidden',
+        `unable to create new content in namespace ${ns} because it is being terminated`,
+      );
+    }
+  }
+
+  private checkKind(type: ResourceType, obj: Record<string, unknown>): void {
+    if (obj.kind !== undefined && obj.kind !== type.kind) {
+      throw badRequest(
+        `the kind of the object (${String(obj.kind)}) does not match the resource (${type.kind})`,
+      );
+    }
+    if (obj.apiVersion !== undefined && obj.apiVersion !== apiVersionOf(type)) {
+      throw badRequest(
+        `the apiVersion of the object (${String(obj.apiVersion)}) does not match the resource (${apiVersionOf(type)})`,
+      );
+    }
+  }
+
+  private find(kind: string, ns: string | undefined, name: string): StoredObj | undefined {
+    return this.objects.get(kind)?.get(`${ns ?? ''}/${name}`);
+  }
+
+  private out(type: ResourceType, obj: KubeObject): KubeObject {
+    const o = structuredClone(obj);
+    o.apiVersion = apiVersionOf(type);
+    o.kind = type.kind;
+    return o;
+  }
+}
+
+function keyOfObj(obj: StoredObj): string {
+  return `${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
+}
+
+/**
+ * The simplified server-side apply of the embedded store: maps merge recursively, lists
+ * and scalars in the applied configuration replace the live ones. Field ownership is not
+ * tracked, so fields a manager stops applying are kept rather than removed.
+ */
+function applyMerge(live: unknown, applied: unknown): unknown {
+  if (applied === null || typeof applied !== 'object' || Array.isArray(applied))
+    return structuredClone(applied);
+  const out: Record<string, unknown> =
+    live && typeof live === 'object' && !Array.isArray(live) ? { ...(live as Record<string, unknown>) } : {};
+  for (const [k, v] of Object.entries(applied)) out[k] = applyMerge(out[k], v);
+  return out;
+}

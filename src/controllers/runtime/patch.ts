@@ -1,0 +1,142 @@
+/**
+ * Patch algorithms applied by the embedded store: JSON merge patch (RFC 7386) and JSON
+ * patch (RFC 6902). Pure functions over plain JSON values; inputs are never mutated.
+ */
+import { ApiError, badRequest } from './errors';
+import type { JsonPatchOp } from './types';
+
+type Json = unknown;
+
+function isObject(v: Json): v is Record<string, Json> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** RFC 7386: objects merge recursively, `null` deletes a key, anything else replaces. */
+export function mergePatch(target: Json, patch: Json): Json {
+  if (!isObject(patch)) return structuredClone(patch);
+  const out: Record<string, Json> = isObject(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
+function unescapeToken(token: string): string {
+  return token.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+function parsePointer(path: string): string[] {
+  if (path === '') return [];
+  if (!path.startsWith('/')) throw badRequest(`invalid JSON pointer "${path}": must start with "/"`);
+  return path.slice(1).split('/').map(unescapeToken);
+}
+
+/** 422 as the API server answers a patch that cannot be applied. */
+function unprocessable(message: string): ApiError {
+  return new ApiError(422, 'Invalid', message);
+}
+
+function arrayIndex(arr: Json[], token: string, forAdd: boolean, path: string): number {
+  if (forAdd && token === '-') return arr.length;
+  if (!/^(0|[1-9][0-9]*)$/.test(token)) throw unprocessable(`JSON patch path "${path}": bad array index`);
+  const i = Number(token);
+  if (i > arr.length || (!forAdd && i === arr.length)) {
+    throw unprocessable(`JSON patch path "${path}": index ${i} out of range`);
+  }
+  return i;
+}
+
+function get(doc: Json, tokens: string[], path: string): Json {
+  let cur = doc;
+  for (const t of tokens) {
+    if (Array.isArray(cur)) cur = cur[arrayIndex(cur, t, false, path)];
+    else if (isObject(cur) && Object.hasOwn(cur, t)) cur = cur[t];
+    else throw unprocessable(`JSON patch path "${path}" does not exist`);
+  }
+  return cur;
+}
+
+/** Returns the container of the last token (already cloned along the way by the caller). */
+function parentOf(doc: Json, tokens: string[], path: string): Json {
+  return get(doc, tokens.slice(0, -1), path);
+}
+
+function add(doc: Json, tokens: string[], value: Json, path: string): Json {
+  if (tokens.length === 0) return value;
+  const parent = parentOf(doc, tokens, path);
+  const last = tokens[tokens.length - 1];
+  if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, true, path), 0, value);
+  else if (isObject(parent)) parent[last] = value;
+  else throw unprocessable(`JSON patch path "${path}": parent is not a container`);
+  return doc;
+}
+
+function remove(doc: Json, tokens: string[], path: string): Json {
+  if (tokens.length === 0) throw unprocessable('JSON patch cannot remove the whole document');
+  const parent = parentOf(doc, tokens, path);
+  const last = tokens[tokens.length - 1];
+  if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, false, path), 1);
+  else if (isObject(parent) && Object.hasOwn(parent, last)) delete parent[last];
+  else throw unprocessable(`JSON patch path "${path}" does not exist`);
+  return doc;
+}
+
+function deepEqual(a: Json, b: Json): boolean {
+  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
+}
+
+function sortKeys(v: Json): Json {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (isObject(v)) {
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys(v[k])]),
+    );
+  }
+  return v;
+}
+
+/** RFC 6902 over a deep copy of `doc`; a failing `test` or a bad path throws 422. */
+export function jsonPatch(doc: Json, ops: JsonPatchOp[]): Json {
+  if (!Array.isArray(ops)) throw badRequest('a JSON patch must be an array of operations');
+  let out = structuredClone(doc);
+  for (const [i, op] of ops.entries()) {
+    if (typeof op?.path !== 'string') throw badRequest(`JSON patch operation ${i}: "path" is required`);
+    const tokens = parsePointer(op.path);
+    switch (op.op) {
+      case 'add':
+        out = add(out, tokens, structuredClone(op.value), op.path);
+        break;
+      case 'remove':
+        out = remove(out, tokens, op.path);
+        break;
+      case 'replace':
+        get(out, tokens, op.path);
+        out = add(remove(out, tokens, op.path), tokens, structuredClone(op.value), op.path);
+        break;
+      case 'move': {
+        const from = parsePointer(op.from ?? '');
+        const v = get(out, from, op.from ?? '');
+        out = add(remove(out, from, op.from ?? ''), tokens, v, op.path);
+        break;
+      }
+      case 'copy': {
+        const v = structuredClone(get(out, parsePointer(op.from ?? ''), op.from ?? ''));
+        out = add(out, tokens, v, op.path);
+        break;
+      }
+      case 'test':
+        if (!deepEqual(get(out, tokens, op.path), op.value)) {
+          throw unprocessable(`JSON patch test operation failed at "${op.path}"`);
+        }
+        break;
+      default:
+        throw badRequest(`JSON patch operation ${i}: unknown op "${(op as { op: string }).op}"`);
+    }
+  }
+  return out;
+}
+
+export { deepEqual as jsonEqual };

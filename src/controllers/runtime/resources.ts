@@ -1,0 +1,122 @@
+/** Well-known resource types and helpers to name objects. */
+import type { KubeObject, ResourceType } from './types';
+
+/** `group/version`, or just `version` for the core group. */
+export function apiVersionOf(type: ResourceType): string {
+  return type.group ? `${type.group}/${type.version}` : type.version;
+}
+
+/** The cache/work-queue key of an object: `namespace/name`, or `name` when cluster-scoped. */
+export function objectKey(obj: KubeObject): string {
+  const ns = obj.metadata?.namespace;
+  const name = obj.metadata?.name ?? '';
+  return ns ? `${ns}/${name}` : name;
+}
+
+/** Splits a key made by `objectKey` into namespace and name. */
+export function splitKey(key: string): { namespace?: string; name: string } {
+  const i = key.indexOf('/');
+  return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+function rt(
+  group: string,
+  version: string,
+  kind: string,
+  plural: string,
+  namespaced: boolean,
+  statusSubresource: boolean,
+): ResourceType {
+  return { group, version, kind, plural, namespaced, statusSubresource };
+}
+
+export const NamespaceType = rt('', 'v1', 'Namespace', 'namespaces', false, true);
+export const PodType = rt('', 'v1', 'Pod', 'pods', true, true);
+export const ConfigMapType = rt('', 'v1', 'ConfigMap', 'configmaps', true, false);
+export const SecretType = rt('', 'v1', 'Secret', 'secrets', true, false);
+export const ServiceType = rt('', 'v1', 'Service', 'services', true, true);
+export const NodeType = rt('', 'v1', 'Node', 'nodes', false, true);
+export const EventType = rt('', 'v1', 'Event', 'events', true, false);
+export const LeaseType = rt('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false);
+export const CustomResourceDefinitionType = rt(
+  'apiextensions.k8s.io',
+  'v1',
+  'CustomResourceDefinition',
+  'customresourcedefinitions',
+  false,
+  true,
+);
+
+export const VirtualMachineType = rt('kubevirt.io', 'v1', 'VirtualMachine', 'virtualmachines', true, true);
+export const VirtualMachineInstanceType = rt(
+  'kubevirt.io',
+  'v1',
+  'VirtualMachineInstance',
+  'virtualmachineinstances',
+  true,
+  true,
+);
+export const VirtualMachineInstanceReplicaSetType = rt(
+  'kubevirt.io',
+  'v1',
+  'VirtualMachineInstanceReplicaSet',
+  'virtualmachineinstancereplicasets',
+  true,
+  true,
+);
+export const VirtualMachineInstanceMigrationType = rt(
+  'kubevirt.io',
+  'v1',
+  'VirtualMachineInstanceMigration',
+  'virtualmachineinstancemigrations',
+  true,
+  true,
+);
+export const KubeVirtType = rt('kubevirt.io', 'v1', 'KubeVirt', 'kubevirts', true, true);
+
+/** Built-in kinds the embedded store knows without a CRD. */
+export const builtinTypes: readonly ResourceType[] = [
+  NamespaceType,
+  PodType,
+  ConfigMapType,
+  SecretType,
+  ServiceType,
+  NodeType,
+  EventType,
+  LeaseType,
+  CustomResourceDefinitionType,
+];
+
+/** The KubeVirt kinds (served by CRDs on a real cluster; built in to the embedded store). */
+export const kubevirtTypes: readonly ResourceType[] = [
+  VirtualMachineType,
+  VirtualMachineInstanceType,
+  VirtualMachineInstanceReplicaSetType,
+  VirtualMachineInstanceMigrationType,
+  KubeVirtType,
+];
+
+/** The ResourceTypes a CustomResourceDefinition object serves (one per served version). */
+export function typesFromCrd(crd: KubeObject): ResourceType[] {
+  const spec = crd.spec as
+    | {
+        group?: string;
+        scope?: string;
+        names?: { kind?: string; plural?: string };
+        versions?: { name: string; served?: boolean; subresources?: { status?: unknown } }[];
+      }
+    | undefined;
+  if (!spec?.group || !spec.names?.plural || !spec.names.kind) return [];
+  return (spec.versions ?? [])
+    .filter((v) => v.served !== false)
+    .map((v) =>
+      rt(
+        spec.group!,
+        v.name,
+        spec.names!.kind!,
+        spec.names!.plural!,
+        spec.scope !== 'Cluster',
+        v.subresources?.status !== undefined,
+      ),
+    );
+}
