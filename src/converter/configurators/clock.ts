@@ -31,7 +31,6 @@ export const clockConfigurator: Configurator = {
     } else {
       const seconds = clock.utc?.offsetSeconds;
       c.domain.clock = { offset: 'utc', adjustment: seconds ? String(seconds) : undefined };
-      if (seconds) c.domain.clock.basis = 'utc';
     }
     const t = clock.timer;
     if (!t) return;

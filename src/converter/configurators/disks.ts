@@ -88,6 +88,11 @@ function convertDisk(
     c.fail(`${path}.cdrom.bus`, 'a cdrom cannot use the virtio bus');
   const vpath = `spec.volumes[${volIndex}]`;
   const src = volumeSource(c, vol, volIndex, vpath);
+  if (device === 'lun') {
+    if (bus !== 'scsi' && bus !== 'virtio')
+      c.fail(`${path}.lun.bus`, `a LUN needs the scsi or virtio bus, not ${bus}`);
+    if (!src.block) c.fail(path, `disk '${d.name}' is a LUN, which needs a block volume, not a file`);
+  }
   const { dev, index } = namer.take(bus);
   const cache = choose(c, d.cache, CACHES, `${path}.cache`) ?? (c.ctx.directIO ? 'none' : 'writethrough');
   if (d.shareable && cache !== 'none') c.fail(`${path}.cache`, 'a shareable disk requires cache none');
