@@ -436,6 +436,21 @@ function loadOne(raw: RawDoc, filename: string, isForeign: (g: string) => boolea
   const { info, version } = found;
   const target = apiVersionOf(info);
   const objIssues: ManifestIssue[] = [];
+  if (version.name !== info.version) {
+    objIssues.push(
+      issue({
+        severity: 'warning',
+        code: 'converted-version',
+        ...base,
+        ...(raw.locate(['apiVersion']) ?? {}),
+        kind,
+        name,
+        path: 'apiVersion',
+        detail: `${apiVersion} ${version.deprecated ? 'is deprecated; ' : ''}converted to ${target} (same schema)`,
+      }),
+    );
+    obj.apiVersion = target;
+  }
   for (const p of checkFields(obj, info.typeName)) {
     const loc = raw.locate(p.path) ?? raw.locate(p.path.slice(0, -1)) ?? at;
     objIssues.push(
@@ -452,21 +467,6 @@ function loadOne(raw: RawDoc, filename: string, isForeign: (g: string) => boolea
         detail: p.detail,
       }),
     );
-  }
-  if (version.name !== info.version) {
-    objIssues.push(
-      issue({
-        severity: 'warning',
-        code: 'converted-version',
-        ...base,
-        ...(raw.locate(['apiVersion']) ?? {}),
-        kind,
-        name,
-        path: 'apiVersion',
-        detail: `${apiVersion} ${version.deprecated ? 'is deprecated; ' : ''}converted to ${target} (same schema)`,
-      }),
-    );
-    obj.apiVersion = target;
   }
   const errors = objIssues.filter((i) => i.severity === 'error');
   result.errors.push(...errors);
