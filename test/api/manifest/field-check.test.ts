@@ -41,8 +41,8 @@ describe('checkFields', () => {
       // In the object's own key order, as a reader meets them.
       ['wrong-type', 'spec.domain.devices.disks[0].bootOrder', 'expected integer, got number 1.5'],
       ['wrong-type', 'spec.domain.devices.autoattachSerialConsole', 'expected boolean, got string "yes"'],
-      ['unknown-field', 'spec.extra', 'unknown field'],
       ['wrong-type', 'spec.volumes', 'expected array, got object'],
+      ['unknown-field', 'spec.extra', 'unknown field'],
     ]);
   });
 
