@@ -1,0 +1,316 @@
+/** Compute configurators: clock, hypervisor features, sysinfo, os, cpu, iothreads, memory, reboot policy, hypervisor type, launch security, controllers. */
+import { describe, expect, it } from 'vitest';
+import {
+  clockConfigurator,
+  controllersConfigurator,
+  cpuConfigurator,
+  disksConfigurator,
+  hypervisorConfigurator,
+  hypervisorFeaturesConfigurator,
+  inputsConfigurator,
+  iothreadsConfigurator,
+  launchSecurityConfigurator,
+  memoryConfigurator,
+  metadataConfigurator,
+  osConfigurator,
+  rebootPolicyConfigurator,
+  sysinfoConfigurator,
+} from '../../../src/converter/configurators';
+import { testContext } from '../support/contexts';
+import { run, vmi } from '../support/run';
+
+describe('clock configurator', () => {
+  it('defaults to UTC and maps timers and a timezone', () => {
+    expect(run([clockConfigurator], vmi()).clock).toEqual({ offset: 'utc' });
+    const d = run(
+      [clockConfigurator],
+      vmi({ domain: { clock: { timezone: 'Europe/Paris', timer: { kvm: {}, hpet: { present: false } } } } }),
+    );
+    expect(d.clock).toEqual({
+      offset: 'timezone',
+      timezone: 'Europe/Paris',
+      timer: [
+        { name: 'hpet', present: 'no' },
+        { name: 'kvmclock', present: 'yes' },
+      ],
+    });
+    expect(() => run([clockConfigurator], vmi({ domain: { clock: { timezone: 'x"/><evil' } } }))).toThrow(
+      /clock\.timezone: 'x"\/><evil' is not a timezone name/,
+    );
+  });
+});
+
+describe('hypervisor features configurator', () => {
+  it('maps ACPI, APIC, SMM, Hyper-V, KVM hiding and pvspinlock', () => {
+    const d = run(
+      [hypervisorFeaturesConfigurator],
+      vmi({
+        domain: {
+          features: {
+            apic: {},
+            smm: { enabled: false },
+            kvm: { hidden: true },
+            pvspinlock: {},
+            hyperv: { relaxed: {}, spinlocks: {} },
+          },
+        },
+      }),
+    );
+    expect(d.features).toEqual({
+      acpi: {},
+      apic: {},
+      hyperv: { relaxed: { state: 'on' }, spinlocks: { state: 'on', retries: 4096 } },
+      kvm: { hidden: { state: 'on' } },
+      pvspinlock: { state: 'on' },
+      smm: { state: 'off' },
+      vmport: { state: 'off' },
+    });
+  });
+
+  it('uses Hyper-V passthrough and adds panic devices', () => {
+    const d = run(
+      [hypervisorFeaturesConfigurator],
+      vmi({
+        domain: {
+          features: { hypervPassthrough: { enabled: true } },
+          devices: { panicDevices: [{ model: 'isa' }] },
+        },
+      }),
+    );
+    expect(d.features!.hyperv).toEqual({ mode: 'passthrough' });
+    expect(d.devices.panic).toEqual([{ model: 'isa' }]);
+  });
+
+  it('rejects a vendor id that is too long', () => {
+    expect(() =>
+      run(
+        [hypervisorFeaturesConfigurator],
+        vmi({ domain: { features: { hyperv: { vendorid: { vendorid: 'x'.repeat(13) } } } } }),
+      ),
+    ).toThrow(/hyperv\.vendorid\.vendorid: must be 1 to 12/);
+  });
+});
+
+describe('sysinfo configurator', () => {
+  it('writes the system and chassis blocks, rejecting line breaks', () => {
+    const d = run(
+      [metadataConfigurator, sysinfoConfigurator],
+      vmi({
+        domain: {
+          firmware: { uuid: '5d307ca9-b3ef-428c-8861-06e72d69f223', serial: 'S<1>' },
+          chassis: { asset: 'A&B' },
+        },
+      }),
+    );
+    expect(d.sysinfo).toEqual({
+      type: 'smbios',
+      system: {
+        entry: [
+          { name: 'uuid', value: '5d307ca9-b3ef-428c-8861-06e72d69f223' },
+          { name: 'serial', value: 'S<1>' },
+          { name: 'manufacturer', value: 'KubeVirt' },
+          { name: 'family', value: 'KubeVirt' },
+          { name: 'product', value: 'None' },
+        ],
+      },
+      chassis: { entry: [{ name: 'asset', value: 'A&B' }] },
+    });
+    expect(() => run([sysinfoConfigurator], vmi({ domain: { firmware: { serial: 'a\nb' } } }))).toThrow(
+      'spec.domain.firmware.serial: must be a single line (no line breaks)',
+    );
+  });
+});
+
+describe('os configurator', () => {
+  it('boots BIOS from the disk by default', () => {
+    expect(run([osConfigurator], vmi()).os).toEqual({
+      type: { arch: 'x86_64', machine: 'q35', value: 'hvm' },
+      boot: [{ dev: 'hd' }],
+      smbios: { mode: 'sysinfo' },
+    });
+  });
+
+  it('uses the SecureBoot OVMF pair and requires SMM for it', () => {
+    const efi = { bootloader: { efi: { secureBoot: true } } };
+    const d = run([osConfigurator], vmi({ domain: { firmware: efi, features: { smm: {} } } }));
+    expect(d.os.loader).toEqual({
+      readonly: 'yes',
+      secure: 'yes',
+      type: 'pflash',
+      value: '/usr/share/OVMF/OVMF_CODE_4M.secboot.fd',
+    });
+    expect(d.os.nvram).toEqual({
+      template: '/usr/share/OVMF/OVMF_VARS_4M.ms.fd',
+      value: '/var/run/kubevirt-private/libvirt/qemu/nvram/t_VARS.fd',
+    });
+    expect(() => run([osConfigurator], vmi({ domain: { firmware: efi } }))).toThrow(
+      'spec.domain.firmware.bootloader.efi.secureBoot: SecureBoot requires SMM: set spec.domain.features.smm',
+    );
+  });
+
+  it('boots a kernel directly and refuses unsafe kernel arguments and paths', () => {
+    const kb = (kernelArgs: string, kernelPath = '/boot/vmlinuz') =>
+      vmi({ domain: { firmware: { kernelBoot: { kernelArgs, container: { image: 'k', kernelPath } } } } });
+    const d = run([osConfigurator], kb(`console=ttyS0 a="<b>&'"`));
+    expect(d.os).toMatchObject({
+      kernel: '/var/run/kubevirt-ephemeral-disks/kernel-boot/boot/vmlinuz',
+      cmdline: `console=ttyS0 a="<b>&'"`,
+    });
+    expect(d.os.boot).toBeUndefined();
+    expect(() => run([osConfigurator], kb('a\nb'))).toThrow(
+      'spec.domain.firmware.kernelBoot.kernelArgs: must be a single line (no line breaks)',
+    );
+    expect(() => run([osConfigurator], kb('a\u0007'))).toThrow(
+      /kernelArgs: must not contain control characters \(found U\+0007\)/,
+    );
+    expect(() => run([osConfigurator], kb('x', '/boot/../../etc/shadow'))).toThrow(
+      /container\.kernelPath: must not contain/,
+    );
+  });
+});
+
+describe('cpu configurator', () => {
+  it('uses host-model with the topology, and maximum under emulation', () => {
+    const spec = vmi({ domain: { cpu: { sockets: 2, cores: 2, threads: 1 } } });
+    const d = run([cpuConfigurator], spec);
+    expect(d.cpu).toEqual({ mode: 'host-model', topology: { sockets: 2, cores: 2, threads: 1 } });
+    expect(d.vcpu).toEqual({ placement: 'static', value: 4 });
+    expect(
+      run([cpuConfigurator], spec, testContext({ kvmAvailable: false, allowEmulation: true })).cpu!.mode,
+    ).toBe('maximum');
+  });
+
+  it('pins dedicated vCPUs and the emulator thread, and needs enough pinned CPUs', () => {
+    const spec = vmi({
+      domain: { cpu: { cores: 2, dedicatedCpuPlacement: true, isolateEmulatorThread: true } },
+    });
+    expect(run([cpuConfigurator], spec).cputune).toEqual({
+      vcpupin: [
+        { vcpu: 0, cpuset: '2' },
+        { vcpu: 1, cpuset: '3' },
+      ],
+      emulatorpin: { cpuset: '4' },
+    });
+    expect(() => run([cpuConfigurator], spec, testContext({ cpuSet: [1, 2] }))).toThrow(
+      'spec.domain.cpu.dedicatedCpuPlacement: needs 3 pinned host CPUs in the converter context (cpuSet), got 2',
+    );
+  });
+
+  it('supports CPU hotplug headroom with maxSockets', () => {
+    const d = run([cpuConfigurator], vmi({ domain: { cpu: { sockets: 1, maxSockets: 4, cores: 2 } } }));
+    expect(d.vcpu).toEqual({ placement: 'static', current: 2, value: 8 });
+    expect(d.cpu!.topology).toEqual({ sockets: 4, cores: 2, threads: 1 });
+  });
+});
+
+describe('iothreads configurator', () => {
+  const disks = (policy: string | undefined) =>
+    vmi({
+      volumes: ['a', 'b', 'c'].map((n) => ({ name: n, emptyDisk: { capacity: '1Gi' } })),
+      domain: {
+        ioThreadsPolicy: policy,
+        devices: { disks: ['a', 'b', 'c'].map((n) => ({ name: n, disk: { bus: 'virtio' } })) },
+      },
+    });
+  it('shares one thread, or spreads over up to 2x vCPUs with auto', () => {
+    const shared = run([disksConfigurator, iothreadsConfigurator], disks('shared'));
+    expect(shared.iothreads).toBe(1);
+    expect(shared.devices.disk!.map((d) => d.driver!.iothread)).toEqual([1, 1, 1]);
+    const auto = run([disksConfigurator, iothreadsConfigurator], disks('auto'));
+    expect(auto.iothreads).toBe(2);
+    expect(auto.devices.disk!.map((d) => d.driver!.iothread)).toEqual([1, 2, 1]);
+    expect(run([disksConfigurator, iothreadsConfigurator], disks(undefined)).iothreads).toBeUndefined();
+  });
+  it('rejects an unknown policy', () => {
+    expect(() => run([disksConfigurator, iothreadsConfigurator], disks('many'))).toThrow(
+      "spec.domain.ioThreadsPolicy: 'many' is not one of shared, auto, supplementalPool",
+    );
+  });
+});
+
+describe('memory configurator', () => {
+  it('sizes memory in KiB from memory.guest or the request, with hugepages and hotplug headroom', () => {
+    expect(run([memoryConfigurator], vmi({ domain: { memory: { guest: '1024M' } } })).memory).toEqual({
+      unit: 'KiB',
+      value: 1000000,
+    });
+    expect(
+      run(
+        [memoryConfigurator],
+        vmi({ domain: { memory: undefined, resources: { requests: { memory: '64Mi' } } } }),
+      ).memory.value,
+    ).toBe(65536);
+    const hp = run(
+      [memoryConfigurator],
+      vmi({ domain: { memory: { guest: '1Gi', hugepages: { pageSize: '1Gi' } } } }),
+    );
+    expect(hp.memoryBacking).toEqual({ hugepages: { page: [{ size: 1048576, unit: 'KiB' }] } });
+    const hot = run(
+      [cpuConfigurator, memoryConfigurator],
+      vmi({ domain: { memory: { guest: '1Gi', maxGuest: '4Gi' } } }),
+    );
+    expect(hot.maxMemory).toEqual({ unit: 'KiB', slots: 16, value: 4194304 });
+    expect(hot.cpu!.numa).toEqual({ cell: [{ id: 0, cpus: '0-0', memory: 1048576, unit: 'KiB' }] });
+    expect(() => run([memoryConfigurator], vmi({ domain: { memory: {} } }))).toThrow(/no guest memory/);
+  });
+});
+
+describe('reboot policy and hypervisor configurators', () => {
+  it('destroys on reboot with Terminate', () => {
+    expect(run([rebootPolicyConfigurator], vmi({ domain: { rebootPolicy: 'Terminate' } })).on_reboot).toBe(
+      'destroy',
+    );
+    expect(run([rebootPolicyConfigurator], vmi()).on_reboot).toBe('restart');
+  });
+  it('picks kvm, then qemu when emulation is allowed, else fails clearly', () => {
+    expect(run([hypervisorConfigurator], vmi()).type).toBe('kvm');
+    expect(
+      run([hypervisorConfigurator], vmi(), testContext({ kvmAvailable: false, allowEmulation: true })).type,
+    ).toBe('qemu');
+    expect(() => run([hypervisorConfigurator], vmi(), testContext({ kvmAvailable: false }))).toThrow(
+      /spec: KVM is not usable on this host and software emulation is not allowed/,
+    );
+  });
+});
+
+describe('launch security configurator', () => {
+  it('encodes SEV, SEV-ES and SEV-SNP policies and locks memory', () => {
+    const sev = run([launchSecurityConfigurator], vmi({ domain: { launchSecurity: { sev: {} } } }));
+    expect(sev.launchSecurity).toEqual({ type: 'sev', cbitpos: 51, reducedPhysBits: 1, policy: '0x0001' });
+    expect(sev.memoryBacking).toEqual({ locked: {} });
+    expect(
+      run(
+        [launchSecurityConfigurator],
+        vmi({ domain: { launchSecurity: { sev: { policy: { encryptedState: true } } } } }),
+      ).launchSecurity!.policy,
+    ).toBe('0x0005');
+    expect(
+      run([launchSecurityConfigurator], vmi({ domain: { launchSecurity: { snp: {} } } })).launchSecurity,
+    ).toMatchObject({ type: 'sev-snp', policy: '0x00030000' });
+    expect(() =>
+      run(
+        [launchSecurityConfigurator],
+        vmi({ domain: { launchSecurity: { sev: {} } } }),
+        testContext({ sev: undefined }),
+      ),
+    ).toThrow(/launchSecurity: the host does not support AMD SEV/);
+  });
+});
+
+describe('controllers configurator', () => {
+  it('adds qemu-xhci only when something uses USB, plus virtio-serial and scsi', () => {
+    expect(run([controllersConfigurator], vmi()).devices.controller).toEqual([
+      { type: 'usb', index: 0, model: 'none' },
+      { type: 'virtio-serial', index: 0, model: 'virtio-non-transitional' },
+      { type: 'scsi', index: 0, model: 'virtio-non-transitional' },
+    ]);
+    const usb = run(
+      [inputsConfigurator, controllersConfigurator],
+      vmi({ domain: { devices: { disableHotplug: true, inputs: [{ name: 't', type: 'tablet' }] } } }),
+    );
+    expect(usb.devices.controller).toEqual([
+      { type: 'usb', index: 0, model: 'qemu-xhci' },
+      { type: 'virtio-serial', index: 0, model: 'virtio-non-transitional' },
+    ]);
+  });
+});
