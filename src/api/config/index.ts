@@ -1,0 +1,4 @@
+/** The typed cluster configuration (KubeVirt CR `spec.configuration`), feature gates and quantities. */
+export * from './cluster-config';
+export * from './feature-gates';
+export * from './quantity';

@@ -1,0 +1,115 @@
+/**
+ * Admission in one call: default an object of any kubevirt.io kind the way upstream's
+ * mutating webhooks do, then validate it the way the validating webhooks do. The same
+ * pure functions back the webhooks in a cluster and direct calls in local mode.
+ */
+import type { ClusterConfig } from '../config/cluster-config';
+import { defaultVirtualMachineInstanceMigration } from '../defaults/migration-defaults';
+import { defaultVirtualMachine } from '../defaults/vm-defaults';
+import { DefaultingError, defaultVirtualMachineInstance } from '../defaults/vmi-defaults';
+import type { FieldError } from '../errors';
+import type {
+  VirtualMachine,
+  VirtualMachineInstance,
+  VirtualMachineInstanceMigration,
+  VirtualMachineInstanceReplicaSet,
+  VirtualMachinePool,
+} from '../generated/types';
+import type { InstancetypeCatalog } from '../instancetype/catalog';
+import { validateInstancetype, validatePreference } from './instancetype';
+import { validateVirtualMachineInstanceMigration } from './migration';
+import { validateObjectMeta } from './names';
+import { validateVirtualMachinePool } from './pool';
+import { validateVirtualMachineInstanceReplicaSet } from './replicaset';
+import { validateVirtualMachine } from './vm';
+import { validateVirtualMachineInstance } from './vmi';
+
+/** An API object as read from a manifest. */
+export interface ApiObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; [k: string]: unknown };
+  [k: string]: unknown;
+}
+
+/** Options of {@link admit}. */
+export interface AdmissionOptions {
+  /** Instance types and preferences VMs may reference; when given, VMs are expanded before validation. */
+  instancetypes?: InstancetypeCatalog;
+  /** The request comes from a KubeVirt service account (may set reserved labels). */
+  kubevirtServiceAccount?: boolean;
+}
+
+/** Outcome of {@link admit}: the defaulted object and every validation error. */
+export interface AdmissionResult<T = ApiObject> {
+  object: T;
+  errors: FieldError[];
+}
+
+/** Kinds with defaulting and validation rules beyond object metadata. */
+export const AdmittedKinds = [
+  'VirtualMachineInstance',
+  'VirtualMachine',
+  'VirtualMachineInstanceReplicaSet',
+  'VirtualMachinePool',
+  'VirtualMachineInstanceMigration',
+  'VirtualMachineInstancetype',
+  'VirtualMachineClusterInstancetype',
+  'VirtualMachinePreference',
+  'VirtualMachineClusterPreference',
+] as const;
+
+/**
+ * Defaults then validates `object` by its kind. Kinds without specific rules get the
+ * API server's metadata checks only.
+ */
+export function admit(
+  object: ApiObject,
+  config: ClusterConfig,
+  options: AdmissionOptions = {},
+): AdmissionResult {
+  const opts = { kubevirtServiceAccount: options.kubevirtServiceAccount };
+  try {
+    switch (object.kind) {
+      case 'VirtualMachineInstance': {
+        const o = defaultVirtualMachineInstance(object as unknown as VirtualMachineInstance, config);
+        return { object: o as unknown as ApiObject, errors: validateVirtualMachineInstance(o, config, opts) };
+      }
+      case 'VirtualMachine': {
+        const o = defaultVirtualMachine(object as unknown as VirtualMachine, config, {
+          instancetypes: options.instancetypes,
+        });
+        const errors = validateVirtualMachine(o, config, { ...opts, instancetypes: options.instancetypes });
+        return { object: o as unknown as ApiObject, errors };
+      }
+      case 'VirtualMachineInstanceReplicaSet': {
+        const o = object as unknown as VirtualMachineInstanceReplicaSet;
+        return { object, errors: validateVirtualMachineInstanceReplicaSet(o, config) };
+      }
+      case 'VirtualMachinePool': {
+        const o = object as unknown as VirtualMachinePool;
+        return { object, errors: validateVirtualMachinePool(o, config, opts) };
+      }
+      case 'VirtualMachineInstanceMigration': {
+        const o = defaultVirtualMachineInstanceMigration(
+          object as unknown as VirtualMachineInstanceMigration,
+        );
+        return {
+          object: o as unknown as ApiObject,
+          errors: validateVirtualMachineInstanceMigration(o, config),
+        };
+      }
+      case 'VirtualMachineInstancetype':
+      case 'VirtualMachineClusterInstancetype':
+        return { object, errors: validateInstancetype(object, { cluster: object.kind.includes('Cluster') }) };
+      case 'VirtualMachinePreference':
+      case 'VirtualMachineClusterPreference':
+        return { object, errors: validatePreference(object, { cluster: object.kind.includes('Cluster') }) };
+      default:
+        return { object, errors: validateObjectMeta(object.metadata) };
+    }
+  } catch (e) {
+    if (e instanceof DefaultingError) return { object, errors: e.errors };
+    throw e;
+  }
+}

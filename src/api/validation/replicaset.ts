@@ -1,0 +1,43 @@
+/**
+ * Validation of a VirtualMachineInstanceReplicaSet (upstream's VMIRS admitter): a
+ * template whose spec is a valid VMI spec, and a valid selector matching its labels.
+ */
+import type { ClusterConfig } from '../config/cluster-config';
+import { type FieldError, FieldPath, fieldError } from '../errors';
+import type { VirtualMachineInstanceReplicaSet } from '../generated/types';
+import { labelSelectorMatches, validateLabelSelector } from './label-selector';
+import { validateObjectMeta } from './names';
+import { validateVirtualMachineInstanceSpec } from './vmi-spec';
+
+/** Validates a VirtualMachineInstanceReplicaSet; returns every error with its field path. */
+export function validateVirtualMachineInstanceReplicaSet(
+  rs: VirtualMachineInstanceReplicaSet,
+  config: ClusterConfig,
+): FieldError[] {
+  const field = FieldPath.of('spec');
+  const errs = validateObjectMeta(rs.metadata);
+  const spec = rs.spec;
+  if (!spec?.template) {
+    return [
+      ...errs,
+      fieldError(field.child('template'), 'missing virtual machine template.', 'FieldValueRequired'),
+    ];
+  }
+  errs.push(
+    ...validateVirtualMachineInstanceSpec(field.child('template', 'spec'), spec.template.spec, config),
+  );
+  if (spec.replicas !== undefined && spec.replicas < 0) {
+    errs.push(
+      fieldError(
+        field.child('replicas'),
+        `Invalid value: ${spec.replicas}: must be greater than or equal to 0`,
+      ),
+    );
+  }
+  const selectorErrs = validateLabelSelector(field.child('selector'), spec.selector);
+  if (selectorErrs.length > 0) errs.push(...selectorErrs);
+  else if (!labelSelectorMatches(spec.selector, spec.template.metadata?.labels)) {
+    errs.push(fieldError(field.child('selector'), 'selector does not match labels.'));
+  }
+  return errs;
+}

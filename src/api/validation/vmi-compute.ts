@@ -1,0 +1,386 @@
+/**
+ * CPU, memory and machine rules of a VMI spec (upstream's VMI create admitter): requests
+ * and limits, guest memory, hugepages, dedicated CPU placement, NUMA, realtime, CPU
+ * features and hotplug, the machine type allow-list and the architecture.
+ */
+import type { ClusterConfig } from '../config/cluster-config';
+import { FeatureGate } from '../config/feature-gates';
+import {
+  compareQuantities,
+  parseQuantity,
+  quantityIsZero,
+  quantityMilliValue,
+  quantityValue,
+} from '../config/quantity';
+import { type FieldError, type FieldPath, fieldError } from '../errors';
+import type { Quantity, VirtualMachineInstanceSpec } from '../generated/types';
+
+const validCPUFeaturePolicies = new Set(['', 'force', 'require', 'optional', 'disable', 'forbid']);
+const knownArchitectures = new Set(['amd64', 'arm64', 's390x', 'ppc64le']);
+
+/** Prints a quantity the way upstream's messages do (its text as given; `0` when unset). */
+function q(v: Quantity | undefined): string {
+  return v === undefined ? '0' : String(v);
+}
+
+function vcpus(spec: VirtualMachineInstanceSpec): number {
+  const cpu = spec.domain.cpu;
+  if (!cpu) return 0;
+  const cores = cpu.cores || 1;
+  const sockets = cpu.sockets || 1;
+  const threads = cpu.threads || 1;
+  return cpu.cores || cpu.sockets || cpu.threads ? cores * sockets * threads : 0;
+}
+
+/** Translates a glob pattern of `emulatedMachines` (`q35*`) into a regular expression, as upstream's matching. */
+function machinePatternMatches(pattern: string, machine: string): boolean {
+  try {
+    return new RegExp(pattern).test(machine);
+  } catch {
+    return pattern === machine;
+  }
+}
+
+function validateMemory(field: FieldPath, spec: VirtualMachineInstanceSpec): FieldError[] {
+  const errs: FieldError[] = [];
+  const res = spec.domain.resources ?? {};
+  const reqMem = res.requests?.memory;
+  const limMem = res.limits?.memory;
+  const reqPath = field.child('domain', 'resources', 'requests', 'memory');
+  const limPath = field.child('domain', 'resources', 'limits', 'memory');
+  for (const [value, path] of [
+    [reqMem, reqPath],
+    [limMem, limPath],
+    [res.requests?.cpu, field.child('domain', 'resources', 'requests', 'cpu')],
+    [res.limits?.cpu, field.child('domain', 'resources', 'limits', 'cpu')],
+    [spec.domain.memory?.guest, field.child('domain', 'memory', 'guest')],
+  ] as const) {
+    if (value !== undefined && !parseQuantity(value)) {
+      errs.push(
+        fieldError(
+          path,
+          `${path} '${value}': quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+        ),
+      );
+    }
+  }
+  if (quantityValue(reqMem) < 0) {
+    errs.push(fieldError(reqPath, `${reqPath} '${q(reqMem)}': must be greater than or equal to 0.`));
+  } else if (quantityValue(reqMem) > 0 && compareQuantities(reqMem as Quantity, '1M') < 0) {
+    errs.push(fieldError(reqPath, `${reqPath} '${q(reqMem)}': must be greater than or equal to 1M.`));
+  }
+  if (quantityValue(limMem) < 0) {
+    errs.push(fieldError(limPath, `${limPath} '${q(limMem)}': must be greater than or equal to 0.`));
+  }
+  if (quantityValue(limMem) > 0 && quantityValue(reqMem) > quantityValue(limMem)) {
+    errs.push(fieldError(reqPath, `${reqPath} '${q(reqMem)}' is greater than ${limPath} '${q(limMem)}'`));
+  }
+  const hugepages = spec.domain.memory?.hugepages;
+  if (hugepages) {
+    const sizePath = field.child('domain', 'hugepages', 'size');
+    const size = parseQuantity(hugepages.pageSize);
+    if (!size) {
+      errs.push(
+        fieldError(
+          sizePath,
+          `${sizePath} '${hugepages.pageSize ?? ''}': quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
+        ),
+      );
+    } else {
+      const sizeBytes = quantityValue(hugepages.pageSize);
+      const vmMemory = quantityValue(reqMem) || quantityValue(spec.domain.memory?.guest);
+      if (vmMemory < sizeBytes) {
+        errs.push(
+          fieldError(
+            reqPath,
+            `${reqPath} '${q(reqMem ?? spec.domain.memory?.guest)}' must be equal to or larger than page size ${sizePath} '${hugepages.pageSize}'`,
+          ),
+        );
+      } else if (sizeBytes > 0 && vmMemory % sizeBytes !== 0) {
+        errs.push(
+          fieldError(
+            reqPath,
+            `${reqPath} '${q(reqMem ?? spec.domain.memory?.guest)}' is not a multiple of the page size ${sizePath} '${hugepages.pageSize}'`,
+          ),
+        );
+      }
+    }
+  }
+  const guest = spec.domain.memory?.guest;
+  if (guest !== undefined) {
+    const guestPath = field.child('domain', 'memory', 'guest');
+    const limits = quantityValue(limMem);
+    if (limits !== 0 && limits < quantityValue(guest)) {
+      errs.push(
+        fieldError(
+          guestPath,
+          `${guestPath} '${q(guest)}' must be equal to or less than the memory limit ${limPath} '${q(limMem)}'`,
+        ),
+      );
+    }
+    if (quantityValue(guest) < 0) {
+      errs.push(fieldError(guestPath, `${guestPath} '${q(guest)}': must be greater than or equal to 0.`));
+    }
+  }
+  return errs;
+}
+
+function validateCPUResources(field: FieldPath, spec: VirtualMachineInstanceSpec): FieldError[] {
+  const errs: FieldError[] = [];
+  const res = spec.domain.resources ?? {};
+  const reqPath = field.child('domain', 'resources', 'requests', 'cpu');
+  const limPath = field.child('domain', 'resources', 'limits', 'cpu');
+  if (quantityMilliValue(res.requests?.cpu) < 0) {
+    errs.push(
+      fieldError(reqPath, `${reqPath} '${q(res.requests?.cpu)}': must be greater than or equal to 0.`),
+    );
+  }
+  if (quantityMilliValue(res.limits?.cpu) < 0) {
+    errs.push(fieldError(limPath, `${limPath} '${q(res.limits?.cpu)}': must be greater than or equal to 0.`));
+  }
+  if (
+    quantityMilliValue(res.limits?.cpu) > 0 &&
+    quantityMilliValue(res.requests?.cpu) > quantityMilliValue(res.limits?.cpu)
+  ) {
+    errs.push(
+      fieldError(
+        reqPath,
+        `${reqPath} '${q(res.requests?.cpu)}' is greater than ${limPath} '${q(res.limits?.cpu)}'`,
+      ),
+    );
+  }
+  return errs;
+}
+
+function validateCPUPinning(
+  field: FieldPath,
+  spec: VirtualMachineInstanceSpec,
+  config: ClusterConfig,
+): FieldError[] {
+  const cpu = spec.domain.cpu;
+  if (!cpu?.dedicatedCpuPlacement) return [];
+  const errs: FieldError[] = [];
+  const res = spec.domain.resources ?? {};
+  const reqCPU = quantityValue(res.requests?.cpu);
+  const limCPU = quantityValue(res.limits?.cpu);
+  const reqCPUPath = field.child('domain', 'resources', 'requests', 'cpu');
+  const limCPUPath = field.child('domain', 'resources', 'limits', 'cpu');
+  const reqMemPath = field.child('domain', 'resources', 'requests', 'memory');
+  const limMemPath = field.child('domain', 'resources', 'limits', 'memory');
+  const coresPath = field.child('domain', 'cpu', 'cores');
+  const placement = field.child('domain', 'cpu', 'dedicatedCpuPlacement');
+  if (
+    quantityIsZero(res.limits?.memory) &&
+    quantityIsZero(res.requests?.memory) &&
+    !spec.domain.memory?.hugepages &&
+    quantityIsZero(spec.domain.memory?.guest)
+  ) {
+    errs.push(
+      fieldError(
+        limMemPath,
+        `${reqMemPath}, ${limMemPath}, ${field.child('domain', 'memory', 'hugepages')} or ${field.child('domain', 'memory', 'guest')} should be provided`,
+      ),
+    );
+  }
+  if (reqCPU > 0 && reqCPU * 1000 !== quantityMilliValue(res.requests?.cpu)) {
+    errs.push(fieldError(reqCPUPath, 'provided resources CPU requests must be an interger'));
+  }
+  if (limCPU > 0 && limCPU * 1000 !== quantityMilliValue(res.limits?.cpu)) {
+    errs.push(fieldError(limCPUPath, 'provided resources CPU limits must be an interger'));
+  }
+  const reqMem = quantityValue(res.requests?.memory);
+  const limMem = quantityValue(res.limits?.memory);
+  if (reqMem > 0 && limMem > 0 && reqMem !== limMem) {
+    errs.push(fieldError(reqMemPath, `${reqMemPath} must be equal to ${limMemPath}`));
+  }
+  const n = vcpus(spec);
+  if (reqCPU === 0 && limCPU === 0 && n === 0) {
+    errs.push(
+      fieldError(
+        placement,
+        `either ${reqCPUPath} or ${limCPUPath} or ${coresPath} must be provided when DedicatedCPUPlacement is true `,
+      ),
+    );
+  }
+  if (reqCPU > 0 && limCPU > 0 && reqCPU !== limCPU) {
+    errs.push(
+      fieldError(
+        placement,
+        `${reqCPUPath} or ${limCPUPath} must be equal when DedicatedCPUPlacement is true `,
+      ),
+    );
+  }
+  if ((reqCPU > 0 || limCPU > 0) && n > 0 && reqCPU !== n && limCPU !== n) {
+    errs.push(
+      fieldError(
+        placement,
+        `${reqCPUPath} or ${limCPUPath} must not be provided at the same time with ${coresPath} when DedicatedCPUPlacement is true `,
+      ),
+    );
+  }
+  const arch = spec.architecture || config.defaultArchitecture;
+  const threadsPath = field.child('domain', 'cpu', 'threads');
+  if ((cpu.threads ?? 0) > 1 && arch === 'arm64') {
+    errs.push(
+      fieldError(
+        field.child('architecture'),
+        `threads must not be greater than 1 at ${threadsPath} (got ${cpu.threads}) when ${field.child('architecture')} is arm64`,
+      ),
+    );
+  }
+  if ((cpu.threads ?? 0) > 2) {
+    errs.push(
+      fieldError(
+        placement,
+        `Not more than two threads must be provided at ${threadsPath} (got ${cpu.threads}) when DedicatedCPUPlacement is true`,
+      ),
+    );
+  }
+  return errs;
+}
+
+function validateCPUOptions(
+  field: FieldPath,
+  spec: VirtualMachineInstanceSpec,
+  config: ClusterConfig,
+): FieldError[] {
+  const errs: FieldError[] = [];
+  const cpu = spec.domain.cpu;
+  if (!cpu) return errs;
+  const numaPath = field.child('domain', 'cpu', 'numa', 'guestMappingPassthrough');
+  const placement = field.child('domain', 'cpu', 'dedicatedCpuPlacement');
+  if (cpu.numa?.guestMappingPassthrough) {
+    if (!config.isFeatureGateEnabled(FeatureGate.NUMA)) {
+      errs.push(
+        fieldError(
+          numaPath,
+          `NUMA feature gate is not enabled in kubevirt-config, invalid entry ${numaPath}`,
+        ),
+      );
+    }
+    if (!cpu.dedicatedCpuPlacement) {
+      errs.push(
+        fieldError(
+          numaPath,
+          `${placement} must be set to true when NUMA topology strategy is set in ${numaPath}`,
+        ),
+      );
+    }
+    if (!spec.domain.memory?.hugepages) {
+      errs.push(
+        fieldError(
+          numaPath,
+          `${field.child('domain', 'memory', 'hugepages')} must be requested when NUMA topology strategy is set in ${numaPath}`,
+        ),
+      );
+    }
+  }
+  if (cpu.isolateEmulatorThread && !cpu.dedicatedCpuPlacement) {
+    errs.push(
+      fieldError(
+        field.child('domain', 'cpu', 'isolateEmulatorThread'),
+        'IsolateEmulatorThread should be only set in combination with DedicatedCPUPlacement',
+      ),
+    );
+  }
+  (cpu.features ?? []).forEach((f, idx) => {
+    if (!validCPUFeaturePolicies.has(f.policy ?? '')) {
+      errs.push(
+        fieldError(
+          field.child('domain', 'cpu', 'features').index(idx).child('policy'),
+          `CPU feature ${f.name} uses policy ${f.policy} that is not supported.`,
+          'FieldValueNotSupported',
+        ),
+      );
+    }
+  });
+  if (cpu.maxSockets && (cpu.sockets ?? 0) > cpu.maxSockets) {
+    errs.push(
+      fieldError(
+        field.child('domain', 'cpu', 'sockets'),
+        'Number of sockets in CPU topology is greater than the maximum sockets allowed',
+      ),
+    );
+  }
+  if (cpu.realtime) {
+    const rt = field.child('domain', 'cpu', 'realtime');
+    if (!cpu.dedicatedCpuPlacement) {
+      errs.push(
+        fieldError(placement, `${placement} must be set to true when ${rt} is used`, 'FieldValueRequired'),
+      );
+    }
+    if (!cpu.numa?.guestMappingPassthrough) {
+      errs.push(fieldError(numaPath, `${numaPath} must be defined when ${rt} is used`, 'FieldValueRequired'));
+    }
+  }
+  return errs;
+}
+
+function validateMachine(
+  field: FieldPath,
+  spec: VirtualMachineInstanceSpec,
+  config: ClusterConfig,
+): FieldError[] {
+  const errs: FieldError[] = [];
+  const type = spec.domain.machine?.type;
+  if (type) {
+    const allowed = config.emulatedMachines(spec.architecture);
+    if (!allowed.some((p) => machinePatternMatches(p, type))) {
+      const path = field.child('domain', 'machine', 'type');
+      errs.push(
+        fieldError(path, `${path} is not supported: ${type} (allowed values: [${allowed.join(' ')}])`),
+      );
+    }
+  }
+  const arch = spec.architecture;
+  if (arch) {
+    if (!knownArchitectures.has(arch)) {
+      errs.push(fieldError(field.child('architecture'), `unsupported architecture: ${arch}`));
+    } else if (
+      arch !== config.defaultArchitecture &&
+      !config.isFeatureGateEnabled(FeatureGate.MultiArchitecture)
+    ) {
+      errs.push(
+        fieldError(
+          field.child('architecture'),
+          `multi-architecture feature gate is not enabled in kubevirt-config, invalid entry ${field.child('architecture')}`,
+          'FieldValueRequired',
+        ),
+      );
+    }
+  }
+  return errs;
+}
+
+/** CPU, memory, machine type and architecture rules. */
+export function validateCompute(
+  field: FieldPath,
+  spec: VirtualMachineInstanceSpec,
+  config: ClusterConfig,
+): FieldError[] {
+  return [
+    ...validateMemory(field, spec),
+    ...validateMachine(field, spec, config),
+    ...validateCPUResources(field, spec),
+    ...validateCPUPinning(field, spec, config),
+    ...validateCPUOptions(field, spec, config),
+  ];
+}
+
+/** Upstream's mandatory-fields check, run on VMIs (not templates) after defaulting. */
+export function validateMandatoryMemory(field: FieldPath, spec: VirtualMachineInstanceSpec): FieldError[] {
+  const mem = spec.domain.memory;
+  if (
+    quantityValue(spec.domain.resources?.requests?.memory) === 0 &&
+    (!mem || (mem.guest === undefined && !mem.hugepages))
+  ) {
+    return [
+      fieldError(
+        field.child('domain', 'memory', 'guest'),
+        `no memory requested, at least one of '${field.child('domain', 'memory', 'guest')}', '${field.child('domain', 'memory', 'hugepages', 'size')}' or '${field.child('domain', 'resources', 'requests', 'memory')}' must be set`,
+        'FieldValueRequired',
+      ),
+    ];
+  }
+  return [];
+}
