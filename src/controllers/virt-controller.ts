@@ -1,0 +1,247 @@
+/**
+ * virt-controller: the cluster-wide controllers (VM, VMI, ReplicaSet, Pool, Migration)
+ * composed on the reconcile primitives: shared informers feed rate-limited work queues,
+ * each drained by a few workers calling a reconciler; informer handlers record the
+ * expectations the reconcilers wait for. Runs against any `ObjectClient`: the embedded
+ * store of local mode or a real API server.
+ */
+import type { ClusterConfig } from '../api/config/cluster-config';
+import { createClusterConfig } from '../api/config/cluster-config';
+import type { VirtualMachine, VirtualMachineInstance } from '../api/generated/types';
+import type { InstancetypeCatalog } from '../api/instancetype/catalog';
+import { EventRecorder as RuntimeEventRecorder } from './runtime/event-recorder';
+import { Expectations } from './runtime/expectations';
+import { type Informer, SharedInformerFactory } from './runtime/informer';
+import { objectKey, PodType, VirtualMachineType } from './runtime/resources';
+import type { KubeObject, ObjectClient, OwnerReference } from './runtime/types';
+import { WorkQueue } from './runtime/workqueue';
+import type { Pod } from './services/pod';
+import type { LauncherPodOptions } from './services/pod-renderer';
+import type { EventRecorder, KeyReconciler, Lister } from './services/ports';
+import { VmController } from './vm/controller';
+import { VmiController, VmiResource } from './vmi/controller';
+
+/** Label selecting launcher pods. */
+export const LAUNCHER_POD_SELECTOR = 'kubevirt.io=virt-launcher';
+const CREATED_BY_INDEX = 'createdBy';
+
+/** A write made by a controller, for tests and benchmarks that count them. */
+export interface WriteRecord {
+  controller: string;
+  kind: string;
+  verb: 'create' | 'update' | 'delete';
+}
+
+export interface VirtControllerOptions {
+  client: ObjectClient;
+  /** The cluster configuration (a function to follow KubeVirt CR changes). */
+  config?: ClusterConfig | (() => ClusterConfig);
+  /** Launcher image and hypervisor choices for launcher pods. */
+  launcher: LauncherPodOptions;
+  /** Workers per controller (default 4). */
+  workers?: number;
+  /** Restrict to one namespace (default: all). */
+  namespace?: string;
+  /** Event recorder (default: core/v1 Events through `client`, component virt-controller). */
+  recorder?: EventRecorder;
+  /** Instance types and preferences for VMs that reference them. */
+  catalog?: () => InstancetypeCatalog;
+  /** Called for every write the controllers make. */
+  onWrite?: (w: WriteRecord) => void;
+  /** Reports reconcile errors (default console.warn). */
+  onError?: (controller: string, key: string, err: Error) => void;
+}
+
+function controllerOf(obj: KubeObject): OwnerReference | undefined {
+  return obj.metadata?.ownerReferences?.find((r) => r.controller);
+}
+
+function ownerKey(obj: KubeObject, kind: string): string | undefined {
+  const ref = controllerOf(obj);
+  if (!ref || ref.kind !== kind) return undefined;
+  return `${obj.metadata?.namespace}/${ref.name}`;
+}
+
+function lister<T>(inf: Informer<KubeObject>): Lister<T> {
+  return {
+    get: (key) => inf.indexer.get(key) as T | undefined,
+    list: (ns) => (ns ? inf.indexer.byIndex('namespace', ns) : inf.indexer.list()) as T[],
+  };
+}
+
+/** One controller: a queue drained by workers calling its reconciler. */
+class Loop {
+  readonly queue = new WorkQueue<string>();
+  private workers: Promise<void>[] = [];
+
+  constructor(
+    readonly name: string,
+    private readonly reconciler: KeyReconciler,
+    private readonly onError: (controller: string, key: string, err: Error) => void,
+  ) {}
+
+  start(n: number): void {
+    for (let i = 0; i < n; i++) this.workers.push(this.work());
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        const r = await this.reconciler.reconcile(key);
+        this.queue.forget(key);
+        if (r?.requeueAfterMs !== undefined) this.queue.addAfter(key, r.requeueAfterMs);
+      } catch (err) {
+        this.onError(this.name, key, err as Error);
+        this.queue.addRateLimited(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    await Promise.all(this.workers);
+  }
+}
+
+/** The virt-controller: start() it, stop() it. */
+export class VirtController {
+  readonly informers: SharedInformerFactory;
+  readonly vmExpectations = new Expectations();
+  readonly vmiExpectations = new Expectations();
+  private readonly loops: Loop[] = [];
+  private readonly recorder: EventRecorder & { flush?: () => Promise<void> };
+  private readonly vmInformer: Informer<KubeObject>;
+  private readonly vmiInformer: Informer<KubeObject>;
+  private readonly podInformer: Informer<KubeObject>;
+  private readonly vmLoop: Loop;
+  private readonly vmiLoop: Loop;
+
+  constructor(private readonly opts: VirtControllerOptions) {
+    const client = opts.client;
+    const cfg = opts.config;
+    const config =
+      typeof cfg === 'function'
+        ? cfg
+        : (() => {
+            const c = cfg ?? createClusterConfig();
+            return () => c;
+          })();
+    const onError = opts.onError ?? ((c, k, e) => console.warn(`${c} ${k}: ${e.message}`));
+    this.recorder = opts.recorder ?? new RuntimeEventRecorder(client, { component: 'virt-controller' });
+    this.informers = new SharedInformerFactory(client, { namespace: opts.namespace });
+    this.vmInformer = this.informers.informerFor(VirtualMachineType);
+    this.vmiInformer = this.informers.informerFor(VmiResource);
+    this.podInformer = this.informers.informerFor(PodType, { labelSelector: LAUNCHER_POD_SELECTOR });
+    this.podInformer.indexer.addIndex(CREATED_BY_INDEX, (p) => {
+      const v = p.metadata?.labels?.['kubevirt.io/created-by'];
+      return v ? [v] : [];
+    });
+    const record = (controller: string) => (kind: string, verb: WriteRecord['verb']) =>
+      opts.onWrite?.({ controller, kind, verb });
+
+    const vmis = lister<VirtualMachineInstance>(this.vmiInformer);
+    this.vmiLoop = new Loop(
+      'vmi',
+      new VmiController({
+        client,
+        recorder: this.recorder,
+        vmis,
+        pods: { byVmiUid: (uid) => this.podInformer.indexer.byIndex(CREATED_BY_INDEX, uid) as Pod[] },
+        expectations: this.vmiExpectations,
+        config,
+        podOptions: opts.launcher,
+        onWrite: record('vmi'),
+      }),
+      onError,
+    );
+    this.vmLoop = new Loop(
+      'vm',
+      new VmController({
+        client,
+        recorder: this.recorder,
+        vms: lister<VirtualMachine>(this.vmInformer),
+        vmis,
+        expectations: this.vmExpectations,
+        config,
+        catalog: opts.catalog,
+        onWrite: record('vm'),
+      }),
+      onError,
+    );
+    this.loops.push(this.vmLoop, this.vmiLoop);
+    this.wire();
+  }
+
+  private wire(): void {
+    const vmQ = this.vmLoop.queue;
+    const vmiQ = this.vmiLoop.queue;
+    this.vmInformer.addEventHandler({
+      onAdd: (o) => vmQ.add(objectKey(o)),
+      onUpdate: (_a, b) => vmQ.add(objectKey(b)),
+      onDelete: (o) => vmQ.add(objectKey(o)),
+    });
+    this.vmiInformer.addEventHandler({
+      onAdd: (o) => {
+        vmiQ.add(objectKey(o));
+        const vm = ownerKey(o, 'VirtualMachine');
+        if (vm) {
+          this.vmExpectations.creationObserved(vm);
+          vmQ.add(vm);
+        }
+      },
+      onUpdate: (_a, b) => {
+        vmiQ.add(objectKey(b));
+        const vm = ownerKey(b, 'VirtualMachine');
+        if (vm) vmQ.add(vm);
+      },
+      onDelete: (o) => {
+        vmiQ.add(objectKey(o));
+        const vm = ownerKey(o, 'VirtualMachine');
+        if (vm) {
+          this.vmExpectations.deletionObserved(vm);
+          vmQ.add(vm);
+        }
+      },
+    });
+    const podOwner = (p: KubeObject) =>
+      p.metadata?.labels?.['kubevirt.io/migrationJobUID'] ? undefined : ownerKey(p, 'VirtualMachineInstance');
+    this.podInformer.addEventHandler({
+      onAdd: (p) => {
+        const k = podOwner(p);
+        if (k) {
+          this.vmiExpectations.creationObserved(k);
+          vmiQ.add(k);
+        }
+      },
+      onUpdate: (_a, p) => {
+        const k = podOwner(p);
+        if (k) vmiQ.add(k);
+      },
+      onDelete: (p) => {
+        const k = podOwner(p);
+        if (k) {
+          this.vmiExpectations.deletionObserved(k);
+          vmiQ.add(k);
+        }
+      },
+    });
+  }
+
+  /** Starts the informers, waits for their caches, then the workers. */
+  async start(): Promise<void> {
+    this.informers.start();
+    await this.informers.waitForCacheSync();
+    for (const l of this.loops) l.start(this.opts.workers ?? 4);
+  }
+
+  /** Stops workers and informers and waits for pending events to be written. */
+  async stop(): Promise<void> {
+    await Promise.all(this.loops.map((l) => l.stop()));
+    await this.informers.shutdown();
+    await this.recorder.flush?.();
+  }
+}

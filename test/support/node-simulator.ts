@@ -1,0 +1,186 @@
+/**
+ * A node simulator for controller tests and benchmarks: it plays kube-scheduler (binds
+ * launcher pods to its node), the kubelet (marks them Running and Ready) and the node
+ * agent (virt-handler: moves a Scheduled VMI on its node to Running, and a deleted one to
+ * Succeeded), writing as few times as each real component would. It counts its writes by
+ * role so tests can tell the controllers' writes from the simulated infrastructure's.
+ */
+import type { VirtualMachineInstance } from '../../src/api/generated/types';
+import { ConflictError, NotFoundError } from '../../src/controllers/runtime/errors';
+import { type Informer, SharedInformerFactory } from '../../src/controllers/runtime/informer';
+import { PodType } from '../../src/controllers/runtime/resources';
+import type { KubeObject, ObjectClient } from '../../src/controllers/runtime/types';
+import type { Pod } from '../../src/controllers/services/pod';
+import { LAUNCHER_POD_SELECTOR } from '../../src/controllers/virt-controller';
+import { VmiResource } from '../../src/controllers/vmi/controller';
+
+export type SimRole = 'scheduler' | 'kubelet' | 'handler';
+
+export interface NodeSimulatorOptions {
+  nodeName?: string;
+  /** Pods that never get scheduled: the scheduler marks them Unschedulable instead. */
+  unschedulable?: (pod: Pod) => string | undefined;
+  /** VMIs whose guest fails to start: the handler reports Failed instead of Running. */
+  failGuest?: (vmi: VirtualMachineInstance) => boolean;
+  /** Called after each write. */
+  onWrite?: (role: SimRole, kind: 'Pod' | 'VirtualMachineInstance', name: string) => void;
+}
+
+const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+export class NodeSimulator {
+  readonly nodeName: string;
+  readonly writes: Record<SimRole, number> = { scheduler: 0, kubelet: 0, handler: 0 };
+  private readonly factory: SharedInformerFactory;
+  private readonly pods: Informer<KubeObject>;
+  private readonly vmis: Informer<KubeObject>;
+  private readonly inFlight = new Set<string>();
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly client: ObjectClient,
+    private readonly opts: NodeSimulatorOptions = {},
+  ) {
+    this.nodeName = opts.nodeName ?? 'node01';
+    this.factory = new SharedInformerFactory(client);
+    this.pods = this.factory.informerFor(PodType, { labelSelector: LAUNCHER_POD_SELECTOR });
+    this.vmis = this.factory.informerFor(VmiResource);
+    const onPod = (o: KubeObject) => this.spawn(`pod:${o.metadata?.uid}`, () => this.handlePod(o as Pod));
+    const onVmi = (o: KubeObject) =>
+      this.spawn(`vmi:${o.metadata?.uid}`, () => this.handleVmi(o as VirtualMachineInstance));
+    this.pods.addEventHandler({ onAdd: onPod, onUpdate: (_a, b) => onPod(b) });
+    this.vmis.addEventHandler({ onAdd: onVmi, onUpdate: (_a, b) => onVmi(b) });
+  }
+
+  async start(): Promise<void> {
+    this.factory.start();
+    await this.factory.waitForCacheSync();
+  }
+
+  async stop(): Promise<void> {
+    await this.factory.shutdown();
+    await Promise.all([...this.pending]);
+  }
+
+  private spawn(id: string, fn: () => Promise<void>): void {
+    if (this.inFlight.has(id)) return; // the next event after this one finishes will retrigger
+    this.inFlight.add(id);
+    const p = fn()
+      .catch((err) => {
+        if (!(err instanceof ConflictError) && !(err instanceof NotFoundError))
+          console.warn(`node simulator: ${(err as Error).message}`);
+      })
+      .finally(() => {
+        this.inFlight.delete(id);
+        this.pending.delete(p);
+      });
+    this.pending.add(p);
+  }
+
+  private count(role: SimRole, kind: 'Pod' | 'VirtualMachineInstance', name: string): void {
+    this.writes[role]++;
+    this.opts.onWrite?.(role, kind, name);
+  }
+
+  /** Scheduler: bind (one write). Kubelet: Running and Ready (one status write). */
+  private async handlePod(pod: Pod): Promise<void> {
+    const name = pod.metadata?.name ?? '';
+    if (pod.metadata?.deletionTimestamp) return;
+    if (!pod.spec?.nodeName) {
+      const reason = this.opts.unschedulable?.(pod);
+      if (reason) {
+        if (pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False')) return;
+        await this.client.updateStatus(PodType, {
+          ...pod,
+          status: {
+            phase: 'Pending',
+            conditions: [
+              {
+                type: 'PodScheduled',
+                status: 'False',
+                reason: 'Unschedulable',
+                message: reason,
+                lastTransitionTime: stamp(),
+              },
+            ],
+          },
+        } as KubeObject);
+        this.count('scheduler', 'Pod', name);
+        return;
+      }
+      const bound = await this.client.update<Pod & KubeObject>(PodType, {
+        ...pod,
+        spec: { ...pod.spec!, nodeName: this.nodeName },
+      } as Pod & KubeObject);
+      this.count('scheduler', 'Pod', name);
+      pod = bound;
+    }
+    if (pod.spec?.nodeName !== this.nodeName || pod.status?.phase === 'Running') return;
+    const now = stamp();
+    const cond = (type: string) => ({
+      type,
+      status: 'True' as const,
+      lastProbeTime: null,
+      lastTransitionTime: now,
+    });
+    await this.client.updateStatus(PodType, {
+      ...pod,
+      status: {
+        phase: 'Running',
+        hostIP: '10.0.0.1',
+        podIP: '10.244.0.10',
+        startTime: now,
+        qosClass: 'Burstable',
+        conditions: [
+          cond('PodScheduled'),
+          cond('Initialized'),
+          cond('kubevirt.io/virtual-machine-unpaused'),
+          cond('ContainersReady'),
+          cond('Ready'),
+        ],
+        containerStatuses: pod.spec!.containers.map((c) => ({
+          name: c.name,
+          ready: true,
+          restartCount: 0,
+          state: { running: { startedAt: now } },
+        })),
+      },
+    } as KubeObject);
+    this.count('kubelet', 'Pod', name);
+  }
+
+  /** Handler: Scheduled on this node -> Running with Ready (one write); deleted -> Succeeded. */
+  private async handleVmi(vmi: VirtualMachineInstance): Promise<void> {
+    const st = vmi.status ?? {};
+    if (st.nodeName !== this.nodeName) return;
+    const now = stamp();
+    let phase: string | undefined;
+    if (vmi.metadata?.deletionTimestamp && (st.phase === 'Running' || st.phase === 'Scheduled'))
+      phase = 'Succeeded';
+    else if (st.phase === 'Scheduled') phase = this.opts.failGuest?.(vmi) ? 'Failed' : 'Running';
+    if (!phase) return;
+    const next: VirtualMachineInstance = structuredClone(vmi);
+    const s = next.status ?? {};
+    next.status = s;
+    s.phase = phase;
+    s.phaseTransitionTimestamps = [
+      ...(s.phaseTransitionTimestamps ?? []),
+      { phase, phaseTransitionTimestamp: now },
+    ];
+    const others = (s.conditions ?? []).filter((c) => c.type !== 'Ready');
+    // The Ready condition the VMI controller would copy from the pod: written here, with
+    // the phase, so the controller has nothing left to write.
+    const ready =
+      phase === 'Running'
+        ? { type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: now }
+        : undefined;
+    s.conditions = ready ? [...others, ready as never] : s.conditions;
+    if (phase === 'Running') {
+      s.interfaces = [{ name: 'default', ipAddress: '10.244.0.10', ipAddresses: ['10.244.0.10'] }];
+      s.guestOSInfo = {};
+      s.qosClass = 'Burstable';
+    }
+    await this.client.update(VmiResource, next as never);
+    this.count('handler', 'VirtualMachineInstance', vmi.metadata?.name ?? '');
+  }
+}
