@@ -1,2 +1,2 @@
 /** Public entry of `kubevirt-ts/controllers`. */
-export {};
+export * from './runtime';

@@ -1,11 +1,21 @@
 /** Reconcile primitives: the object client port and its backends, informers, work queue, manager. */
 export * from './backoff';
+export * from './cache';
+export * from './controller';
 export { type EmbeddedServer, serveEmbeddedStore } from './embedded/server';
 export { EmbeddedStore, type EmbeddedStoreOptions } from './embedded/store';
 export * from './errors';
+export * from './event-recorder';
+export * from './expectations';
+export * from './informer';
 export { collectionPath, KubeClient, type KubeClientOptions } from './kube/client';
+export * from './leader-election';
+export * from './manager';
 export * from './patch';
+export * from './rate-limiter';
+export * from './reconciler';
 export * from './resources';
 export * from './selectors';
 export * from './token-bucket';
 export * from './types';
+export * from './workqueue';

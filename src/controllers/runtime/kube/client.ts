@@ -311,10 +311,14 @@ export class KubeClient implements ObjectClient {
       try {
         res = await this.transport.request(req);
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        // Refused or missing socket: the request never reached the server, safe to retry any verb.
+        const e = err as NodeJS.ErrnoException & { reusedSocket?: boolean };
+        // Refused, missing socket, broken pipe, or a reset on a stale kept-alive connection:
+        // the request never reached the server, so any verb may be retried. Other resets only for GET.
         const retriable =
-          code === 'ECONNREFUSED' || code === 'ENOENT' || (req.method === 'GET' && code === 'ECONNRESET');
+          e.code === 'ECONNREFUSED' ||
+          e.code === 'ENOENT' ||
+          e.code === 'EPIPE' ||
+          (e.code === 'ECONNRESET' && (e.reusedSocket || req.method === 'GET'));
         if (retriable && attempt < this.retries) {
           await backoff.wait(req.signal);
           continue;

@@ -106,7 +106,11 @@ export class HttpTransport {
     const mod = this.base?.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
       const r = mod.request(options, (res) => resolve({ res, abort: () => r.destroy() }));
-      r.on('error', reject);
+      r.on('error', (err: NodeJS.ErrnoException & { reusedSocket?: boolean }) => {
+        // A reset on a kept-alive socket the server had already closed: the request was not processed.
+        err.reusedSocket = r.reusedSocket;
+        reject(err);
+      });
       if (req.signal) {
         if (req.signal.aborted) r.destroy(new Error('aborted'));
         req.signal.addEventListener('abort', () => r.destroy(new Error('aborted')), { once: true });

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BucketRateLimiter,
+  ItemExponentialRateLimiter,
+  MaxOfRateLimiter,
+  TokenBucket,
+  WorkQueue,
+} from '../../../src/controllers/runtime';
+
+const noLimit = () => new ItemExponentialRateLimiter<string>(1, 1000);
+
+describe('WorkQueue', () => {
+  it('hands items out in the order first added, each once (dedup)', async () => {
+    const q = new WorkQueue<string>({ rateLimiter: noLimit() });
+    for (const k of ['a', 'b', 'a', 'c', 'b']) q.add(k);
+    expect(q.len()).toBe(3);
+    const got = [await q.get(), await q.get(), await q.get()];
+    expect(got).toEqual(['a', 'b', 'c']);
+    expect(q.len()).toBe(0);
+  });
+
+  it('never hands one key to two workers; a key added while processing comes back after done', async () => {
+    const q = new WorkQueue<string>({ rateLimiter: noLimit() });
+    q.add('k');
+    const first = await q.get();
+    q.add('k');
+    q.add('k');
+    expect(q.len()).toBe(0); // held back while 'k' is processing
+    let second: string | undefined;
+    const waiter = q.get().then((v) => {
+      second = v;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(second).toBeUndefined();
+    q.done(first!);
+    await waiter;
+    expect(second).toBe('k');
+    q.done('k');
+    expect(q.len()).toBe(0);
+  });
+
+  it('a waiting worker gets a newly added item', async () => {
+    const q = new WorkQueue<string>({ rateLimiter: noLimit() });
+    const p = q.get();
+    q.add('x');
+    expect(await p).toBe('x');
+  });
+
+  it('addRateLimited backs off exponentially per item; forget resets', async () => {
+    const rl = new ItemExponentialRateLimiter<string>(5, 1000);
+    expect([rl.when('a'), rl.when('a'), rl.when('a'), rl.when('b')]).toEqual([5, 10, 20, 5]);
+    expect(rl.numRequeues('a')).toBe(3);
+    rl.forget('a');
+    expect(rl.when('a')).toBe(5);
+    const capped = new ItemExponentialRateLimiter<string>(100, 250);
+    expect([capped.when('x'), capped.when('x'), capped.when('x')]).toEqual([100, 200, 250]);
+
+    const q = new WorkQueue<string>({ rateLimiter: new ItemExponentialRateLimiter(20, 1000) });
+    q.addRateLimited('r');
+    expect(q.len()).toBe(0); // delayed, not queued yet
+    expect(q.numRequeues('r')).toBe(1);
+    expect(await q.get()).toBe('r');
+    q.done('r');
+    q.forget('r');
+    expect(q.numRequeues('r')).toBe(0);
+  });
+
+  it('addAfter keeps the earliest pending time and dedups with add', async () => {
+    const q = new WorkQueue<string>({ rateLimiter: noLimit() });
+    q.addAfter('a', 10_000);
+    q.addAfter('a', 5);
+    expect(await q.get()).toBe('a');
+    q.done('a');
+    q.shutDown();
+  });
+
+  it('the overall token bucket delays once the burst is spent', () => {
+    let t = 0;
+    const b = new TokenBucket(10, 3, () => t);
+    expect([b.reserve(), b.reserve(), b.reserve()]).toEqual([0, 0, 0]);
+    expect(b.reserve()).toBeCloseTo(100);
+    t = 1000;
+    expect(b.reserve()).toBe(0);
+    const max = new MaxOfRateLimiter<string>(
+      new ItemExponentialRateLimiter(1, 10),
+      new BucketRateLimiter(1, 1),
+    );
+    expect(max.when('a')).toBe(1);
+    expect(max.when('b')).toBeGreaterThan(900);
+  });
+
+  it('shutDown wakes waiting workers with undefined and ignores later adds', async () => {
+    const q = new WorkQueue<string>({ rateLimiter: noLimit() });
+    const waiting = [q.get(), q.get()];
+    q.shutDown();
+    expect(await Promise.all(waiting)).toEqual([undefined, undefined]);
+    q.add('late');
+    expect(await q.get()).toBeUndefined();
+    expect(q.isShuttingDown()).toBe(true);
+  });
+
+  it('shutDownWithDrain waits for items being processed', async () => {
+    const q = new WorkQueue<string>({ rateLimiter: noLimit() });
+    q.add('busy');
+    const k = await q.get();
+    let drained = false;
+    const d = q.shutDownWithDrain().then(() => {
+      drained = true;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(drained).toBe(false);
+    q.done(k!);
+    await d;
+    expect(drained).toBe(true);
+  });
+});
