@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerConvertCommand } from './commands/convert';
 
 /**
  * Builds the `kubevirt-ts` command tree. Each subcommand lives in its own module under
@@ -8,5 +9,6 @@ export function buildProgram(): Command {
   const program = new Command('kubevirt-ts')
     .description('KubeVirt in TypeScript: local mode, conversion, validation and component entry points')
     .showHelpAfterError();
+  registerConvertCommand(program);
   return program;
 }
