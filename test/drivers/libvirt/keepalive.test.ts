@@ -63,7 +63,7 @@ describe('keepalive', () => {
   it('pings a silent daemon, then fails pending calls with keepalive-timeout', async () => {
     const srv = await fakeDaemon('silent.sock');
     const t = await RpcTransport.connect({ socketPath: srv.path, keepalive: { intervalMs: 40, count: 3 } });
-    const err = await t.call(0x20008086, 1, 4).catch((e) => e);
+    const err = (await t.call(0x20008086, 1, 4).catch((e) => e)) as LibvirtConnectionError;
     expect(err).toBeInstanceOf(LibvirtConnectionError);
     expect(err.reason).toBe('keepalive-timeout');
     const pings = srv.received.filter(
