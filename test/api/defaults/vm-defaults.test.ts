@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { createClusterConfig } from '../../../src/api/config/cluster-config';
+import { defaultVirtualMachineInstanceMigration } from '../../../src/api/defaults/migration-defaults';
+import { defaultVirtualMachine } from '../../../src/api/defaults/vm-defaults';
+import type { VirtualMachine, VirtualMachineInstanceMigration } from '../../../src/api/generated/types';
+import { createInstancetypeCatalog } from '../../../src/api/instancetype/catalog';
+import { example, exampleObjects } from '../validation/examples';
+
+const cfg = createClusterConfig({}, { hostArchitecture: 'amd64' });
+
+describe('VM defaulting', () => {
+  it('sets architecture and machine type on the template, nothing else', () => {
+    const out = defaultVirtualMachine(example<VirtualMachine>('vm-cirros.yaml'), cfg);
+    expect(out.spec.template.spec?.architecture).toBe('amd64');
+    expect(out.spec.template.spec?.domain.machine).toEqual({ type: 'q35' });
+    expect(out.spec.template.spec?.domain.cpu).toBeUndefined();
+    expect(out.spec.runStrategy).toBe('Halted');
+  });
+
+  it('turns running into runStrategy', () => {
+    const vm = example<VirtualMachine>('vm-cirros.yaml');
+    delete vm.spec.runStrategy;
+    vm.spec.running = true;
+    const out = defaultVirtualMachine(vm, cfg);
+    expect(out.spec.runStrategy).toBe('Always');
+    expect(out.spec.running).toBeUndefined();
+    vm.spec.running = false;
+    expect(defaultVirtualMachine(vm, cfg).spec.runStrategy).toBe('Halted');
+  });
+
+  it('leaves both running and runStrategy for validation to reject', () => {
+    const vm = example<VirtualMachine>('vm-cirros.yaml');
+    vm.spec.running = true;
+    const out = defaultVirtualMachine(vm, cfg);
+    expect(out.spec.running).toBe(true);
+    expect(out.spec.runStrategy).toBe('Halted');
+  });
+
+  it('defaults instancetype and preference kinds to the cluster kinds', () => {
+    const vm = example<VirtualMachine>('vm-cirros-clarge-virtio.yaml');
+    delete vm.spec.instancetype?.kind;
+    delete vm.spec.preference?.kind;
+    const out = defaultVirtualMachine(vm, cfg);
+    expect(out.spec.instancetype?.kind).toBe('VirtualMachineClusterInstancetype');
+    expect(out.spec.preference?.kind).toBe('VirtualMachineClusterPreference');
+  });
+
+  it("takes the preference's machine type and architecture", () => {
+    const pref = exampleObjects('windows.yaml')[0].object as { spec: Record<string, unknown> };
+    pref.spec.machine = { preferredMachineType: 'pc-q35-7.2' };
+    const catalog = createInstancetypeCatalog([pref]);
+    const out = defaultVirtualMachine(example<VirtualMachine>('vm-cirros-clarge-windows.yaml'), cfg, {
+      instancetypes: catalog,
+    });
+    expect(out.spec.template.spec?.domain.machine?.type).toBe('pc-q35-7.2');
+  });
+});
+
+describe('migration defaulting', () => {
+  it('adds the VMI selector label and the finalizer', () => {
+    const out = defaultVirtualMachineInstanceMigration(
+      example<VirtualMachineInstanceMigration>('migration-job.yaml'),
+    );
+    expect(out.metadata?.labels).toEqual({ 'kubevirt.io/vmi-name': 'vmi-migratable' });
+    expect(out.metadata?.finalizers).toEqual(['kubevirt.io/migrationJobFinalize']);
+  });
+});

@@ -1,0 +1,1153 @@
+/**
+ * VMI admission rules: each case mutates an upstream example and expects the exact field
+ * path and message upstream's admitter reports.
+ */
+import { describe, expect, it } from 'vitest';
+import { createClusterConfig } from '../../../src/api/config/cluster-config';
+import type { VirtualMachineInstance } from '../../../src/api/generated/types';
+import { admit } from '../../../src/api/validation/admission';
+import { validateVirtualMachineInstance } from '../../../src/api/validation/vmi';
+import { example } from './examples';
+
+interface Case {
+  name: string;
+  file: string;
+  mutate: (vmi: VirtualMachineInstance) => void;
+  path: string;
+  message: string;
+  gates?: string[];
+}
+
+const cases: Case[] = [
+  // Disks and volumes
+  {
+    name: 'disk without a matching volume',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks?.push({ name: 'orphan', disk: { bus: 'virtio' } });
+    },
+    path: 'spec.domain.devices.disks[1].name',
+    message: "spec.domain.devices.disks[1].Name 'orphan' not found.",
+  },
+  {
+    name: 'duplicate disk names',
+    file: 'vmi-nocloud.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![2].name = 'containerdisk';
+    },
+    path: 'spec.domain.devices.disks[2].name',
+    message: 'spec.domain.devices.disks[2] and spec.domain.devices.disks[0] must not have the same Name.',
+  },
+  {
+    name: 'duplicate volume names',
+    file: 'vmi-nocloud.yaml',
+    mutate: (v) => {
+      v.spec.volumes![2].name = 'containerdisk';
+    },
+    path: 'spec.volumes[2].name',
+    message: 'spec.volumes[2] and spec.volumes[0] must not have the same Name.',
+  },
+  {
+    name: 'two targets on one disk',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].cdrom = { bus: 'sata' };
+    },
+    path: 'spec.domain.devices.disks[0]',
+    message: 'spec.domain.devices.disks[0] can only have a single target type defined',
+  },
+  {
+    name: 'IDE bus',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].disk = { bus: 'ide' };
+    },
+    path: 'spec.domain.devices.disks[0].disk.bus',
+    message: 'IDE bus is not supported',
+  },
+  {
+    name: 'unknown bus',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].disk = { bus: 'floppy' };
+    },
+    path: 'spec.domain.devices.disks[0].disk.bus',
+    message:
+      'spec.domain.devices.disks[0] is set with an unrecognized bus floppy, must be one of: [virtio scsi sata usb]',
+  },
+  {
+    name: 'virtio CD-ROM',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0] = { name: 'containerdisk', cdrom: { bus: 'virtio' } };
+    },
+    path: 'spec.domain.devices.disks[0].cdrom.bus',
+    message: 'Bus type virtio is invalid for CD-ROM device',
+  },
+  {
+    name: 'read-only SATA disk',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].disk = { bus: 'sata', readonly: true };
+    },
+    path: 'spec.domain.devices.disks[0].disk.bus',
+    message: 'sata hard-disks do not support read-only.',
+  },
+  {
+    name: 'boot order zero',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].bootOrder = 0;
+    },
+    path: 'spec.domain.devices.disks[0].bootOrder',
+    message: 'spec.domain.devices.disks[0] must have a boot order > 0, if supplied',
+  },
+  {
+    name: 'duplicate boot order',
+    file: 'vmi-nocloud.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].bootOrder = 1;
+      v.spec.domain.devices.disks![1].bootOrder = 1;
+    },
+    path: 'spec.domain.devices.disks[1].bootOrder',
+    message: 'Boot order for spec.domain.devices.disks[1].bootOrder already set for a different device.',
+  },
+  {
+    name: 'interface boot order clashing with a disk',
+    file: 'vmi-migratable.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].bootOrder = 1;
+      v.spec.domain.devices.interfaces![0].bootOrder = 1;
+    },
+    path: 'spec.domain.devices.interfaces[0].bootOrder',
+    message: 'Boot order for spec.domain.devices.interfaces[0].bootOrder already set for a different device.',
+  },
+  {
+    name: 'invalid cache mode',
+    file: 'vmi-pvc.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].cache = 'unsafe';
+    },
+    path: 'spec.domain.devices.disks[0].cache',
+    message: 'spec.domain.devices.disks[0].cache has invalid value unsafe',
+  },
+  {
+    name: 'invalid io mode',
+    file: 'vmi-pvc.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].io = 'io_uring';
+    },
+    path: 'spec.domain.devices.disks[0].io',
+    message:
+      'Disk IO mode for spec.domain.devices.disks[0].io is not supported. Supported modes are: native, threads.',
+  },
+  {
+    name: 'invalid error policy',
+    file: 'vmi-pvc.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].errorPolicy = 'retry';
+    },
+    path: 'spec.domain.devices.disks[0].errorPolicy',
+    message: 'spec.domain.devices.disks[0].errorPolicy has invalid value "retry"',
+  },
+  {
+    name: 'serial with forbidden characters',
+    file: 'vmi-pvc.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].serial = 'a b';
+    },
+    path: 'spec.domain.devices.disks[0].serial',
+    message:
+      'spec.domain.devices.disks[0] must be made up of the following characters [A-Za-z0-9_.+-], if specified',
+  },
+  {
+    name: 'block size not a power of two',
+    file: 'vmi-pvc.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].blockSize = { custom: { logical: 512, physical: 1000 } };
+    },
+    path: 'spec.domain.devices.disks[0].blockSize.custom.physical',
+    message: 'Provided size of 1000 is not a power of 2',
+  },
+  {
+    name: 'logical block size above physical',
+    file: 'vmi-pvc.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].blockSize = { custom: { logical: 4096, physical: 512 } };
+    },
+    path: 'spec.domain.devices.disks[0].blockSize.custom.logical',
+    message: 'Logical size 4096 must be the same or less than the physical size of 512',
+  },
+  {
+    name: 'custom block size with volume matching',
+    file: 'vmi-pvc.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].blockSize = {
+        custom: { logical: 512, physical: 512 },
+        matchVolume: {},
+      };
+    },
+    path: 'spec.domain.devices.disks[0].blockSize',
+    message: "Block size matching can't be enabled together with a custom value",
+  },
+  {
+    name: 'LUN on a container disk',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0] = { name: 'containerdisk', lun: {} };
+    },
+    path: 'spec.domain.devices.disks[0].lun',
+    message:
+      'spec.domain.devices.disks[0].lun can only be mapped to a DataVolume or PersistentVolumeClaim volume.',
+  },
+  {
+    name: 'disk name that is not a DNS label',
+    file: 'vmi-pvc.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].name = 'PVC_Disk';
+      v.spec.volumes![0].name = 'PVC_Disk';
+    },
+    path: 'spec.domain.devices.disks[0].name',
+    message:
+      "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+  },
+  {
+    name: 'volume with two sources',
+    file: 'vmi-pvc.yaml',
+    mutate: (v) => {
+      v.spec.volumes![0].emptyDisk = { capacity: '1Gi' };
+    },
+    path: 'spec.volumes[0]',
+    message: 'spec.volumes[0] must have exactly one source type set',
+  },
+  {
+    name: 'cloud-init without user or network data',
+    file: 'vmi-nocloud.yaml',
+    mutate: (v) => {
+      v.spec.volumes![1].cloudInitNoCloud = {};
+    },
+    path: 'spec.volumes[1].cloudInitNoCloud',
+    message:
+      'spec.volumes[1].cloudInitNoCloud must have at least one userdatasource or one networkdatasource set.',
+  },
+  {
+    name: 'cloud-init with two user data sources',
+    file: 'vmi-nocloud.yaml',
+    mutate: (v) => {
+      v.spec.volumes![1].cloudInitNoCloud!.userDataBase64 = 'I2Nsb3VkLWNvbmZpZwo=';
+    },
+    path: 'spec.volumes[1].cloudInitNoCloud',
+    message: 'spec.volumes[1].cloudInitNoCloud must have only one userdatasource set.',
+  },
+  {
+    name: 'cloud-init user data over 2 KiB',
+    file: 'vmi-nocloud.yaml',
+    mutate: (v) => {
+      v.spec.volumes![1].cloudInitNoCloud!.userData = `#!/bin/sh\n${'x'.repeat(2100)}`;
+    },
+    path: 'spec.volumes[1].cloudInitNoCloud',
+    message:
+      'spec.volumes[1].cloudInitNoCloud userdata exceeds 2048 byte limit. Should use UserDataSecretRef for larger data.',
+  },
+  {
+    name: 'cloud-init invalid base64',
+    file: 'vmi-nocloud.yaml',
+    mutate: (v) => {
+      v.spec.volumes![1].cloudInitNoCloud = { userDataBase64: 'not base64!' };
+    },
+    path: 'spec.volumes[1].cloudInitNoCloud.userDataBase64',
+    message:
+      'spec.volumes[1].cloudInitNoCloud.userDataBase64.cloudInitNoCloud.userDataBase64 is not a valid base64 value.',
+  },
+  {
+    name: 'host disk type',
+    file: 'vmi-host-disk.yaml',
+    gates: ['HostDisk'],
+    mutate: (v) => {
+      v.spec.volumes![0].hostDisk!.type = 'Directory';
+    },
+    path: 'spec.volumes[0].hostDisk.type',
+    message:
+      "spec.volumes[0].hostDisk.type has invalid value 'Directory', allowed are 'Disk' or 'DiskOrCreate'",
+  },
+  {
+    name: 'host disk capacity with type Disk',
+    file: 'vmi-host-disk.yaml',
+    gates: ['HostDisk'],
+    mutate: (v) => {
+      v.spec.volumes![0].hostDisk!.type = 'Disk';
+    },
+    path: 'spec.volumes[0].hostDisk.capacity',
+    message:
+      "spec.volumes[0].hostDisk.capacity is allowed to pass only with spec.volumes[0].hostDisk.type equal to 'DiskOrCreate'",
+  },
+  {
+    name: 'host disk relative path',
+    file: 'vmi-host-disk.yaml',
+    gates: ['HostDisk'],
+    mutate: (v) => {
+      v.spec.volumes![0].hostDisk!.path = '/var/data/../etc/shadow';
+    },
+    path: 'spec.volumes[0].hostDisk.path',
+    message: 'spec.volumes[0].hostDisk.path must be an absolute path to a file without relative components',
+  },
+  {
+    name: 'host disk without the gate',
+    file: 'vmi-host-disk.yaml',
+    mutate: () => {},
+    path: 'spec.volumes[0]',
+    message: 'HostDisk feature gate is not enabled',
+  },
+  {
+    name: 'container disk path to root',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.volumes![0].containerDisk!.path = '/';
+    },
+    path: 'spec.volumes[0].containerDisk',
+    message: 'spec.volumes[0].containerDisk must not point to root',
+  },
+  // Memory and CPU
+  {
+    name: 'no memory at all',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      delete v.spec.domain.memory;
+    },
+    path: 'spec.domain.memory.guest',
+    message:
+      "no memory requested, at least one of 'spec.domain.memory.guest', 'spec.domain.memory.hugepages.size' or 'spec.domain.resources.requests.memory' must be set",
+  },
+  {
+    name: 'memory request below 1M',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.resources = { requests: { memory: '512k' } };
+    },
+    path: 'spec.domain.resources.requests.memory',
+    message: "spec.domain.resources.requests.memory '512k': must be greater than or equal to 1M.",
+  },
+  {
+    name: 'memory request above limit',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      delete v.spec.domain.memory;
+      v.spec.domain.resources = { requests: { memory: '256Mi' }, limits: { memory: '128Mi' } };
+    },
+    path: 'spec.domain.resources.requests.memory',
+    message:
+      "spec.domain.resources.requests.memory '256Mi' is greater than spec.domain.resources.limits.memory '128Mi'",
+  },
+  {
+    name: 'guest memory above limit',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.resources = { limits: { memory: '64Mi' } };
+    },
+    path: 'spec.domain.memory.guest',
+    message:
+      "spec.domain.memory.guest '128Mi' must be equal to or less than the memory limit spec.domain.resources.limits.memory '64Mi'",
+  },
+  {
+    name: 'negative CPU request',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.resources = { requests: { cpu: '-1' } };
+    },
+    path: 'spec.domain.resources.requests.cpu',
+    message: "spec.domain.resources.requests.cpu '-1': must be greater than or equal to 0.",
+  },
+  {
+    name: 'CPU request above limit',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.resources = { requests: { cpu: '2' }, limits: { cpu: '1' } };
+    },
+    path: 'spec.domain.resources.requests.cpu',
+    message: "spec.domain.resources.requests.cpu '2' is greater than spec.domain.resources.limits.cpu '1'",
+  },
+  {
+    name: 'hugepages larger than memory',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.memory = { guest: '128Mi', hugepages: { pageSize: '1Gi' } };
+      v.spec.domain.resources = { requests: { memory: '128Mi' } };
+    },
+    path: 'spec.domain.resources.requests.memory',
+    message:
+      "spec.domain.resources.requests.memory '128Mi' must be equal to or larger than page size spec.domain.hugepages.size '1Gi'",
+  },
+  {
+    name: 'memory not a multiple of the page size',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.memory = { guest: '129Mi', hugepages: { pageSize: '2Mi' } };
+      v.spec.domain.resources = { requests: { memory: '129Mi' } };
+    },
+    path: 'spec.domain.resources.requests.memory',
+    message:
+      "spec.domain.resources.requests.memory '129Mi' is not a multiple of the page size spec.domain.hugepages.size '2Mi'",
+  },
+  {
+    name: 'dedicated CPUs with fractional request',
+    file: 'vmi-fedora-isolated.yaml',
+    mutate: (v) => {
+      v.spec.domain.resources = { requests: { cpu: '1500m' } };
+    },
+    path: 'spec.domain.resources.requests.cpu',
+    message: 'provided resources CPU requests must be an interger',
+  },
+  {
+    name: 'dedicated CPUs with request different from limit',
+    file: 'vmi-fedora-isolated.yaml',
+    mutate: (v) => {
+      v.spec.domain.cpu = { dedicatedCpuPlacement: true };
+      v.spec.domain.resources = { requests: { cpu: '1' }, limits: { cpu: '2' } };
+    },
+    path: 'spec.domain.cpu.dedicatedCpuPlacement',
+    message:
+      'spec.domain.resources.requests.cpu or spec.domain.resources.limits.cpu must be equal when DedicatedCPUPlacement is true ',
+  },
+  {
+    name: 'dedicated CPUs with more than two threads',
+    file: 'vmi-fedora-isolated.yaml',
+    mutate: (v) => {
+      v.spec.domain.cpu!.threads = 4;
+    },
+    path: 'spec.domain.cpu.dedicatedCpuPlacement',
+    message:
+      'Not more than two threads must be provided at spec.domain.cpu.threads (got 4) when DedicatedCPUPlacement is true',
+  },
+  {
+    name: 'isolated emulator thread without dedicated CPUs',
+    file: 'vmi-fedora-isolated.yaml',
+    mutate: (v) => {
+      v.spec.domain.cpu!.dedicatedCpuPlacement = false;
+    },
+    path: 'spec.domain.cpu.isolateEmulatorThread',
+    message: 'IsolateEmulatorThread should be only set in combination with DedicatedCPUPlacement',
+  },
+  {
+    name: 'NUMA passthrough without dedicated CPUs',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.cpu = { numa: { guestMappingPassthrough: {} } };
+      v.spec.domain.memory = { guest: '128Mi', hugepages: { pageSize: '2Mi' } };
+    },
+    path: 'spec.domain.cpu.numa.guestMappingPassthrough',
+    message:
+      'spec.domain.cpu.dedicatedCpuPlacement must be set to true when NUMA topology strategy is set in spec.domain.cpu.numa.guestMappingPassthrough',
+  },
+  {
+    name: 'realtime without NUMA passthrough',
+    file: 'vmi-fedora-isolated.yaml',
+    mutate: (v) => {
+      v.spec.domain.cpu!.realtime = {};
+    },
+    path: 'spec.domain.cpu.numa.guestMappingPassthrough',
+    message:
+      'spec.domain.cpu.numa.guestMappingPassthrough must be defined when spec.domain.cpu.realtime is used',
+  },
+  {
+    name: 'unsupported CPU feature policy',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.cpu = { features: [{ name: 'vmx', policy: 'maybe' }] };
+    },
+    path: 'spec.domain.cpu.features[0].policy',
+    message: 'CPU feature vmx uses policy maybe that is not supported.',
+  },
+  {
+    name: 'sockets above maxSockets',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.cpu = { sockets: 4, maxSockets: 2 };
+    },
+    path: 'spec.domain.cpu.sockets',
+    message: 'Number of sockets in CPU topology is greater than the maximum sockets allowed',
+  },
+  {
+    name: 'machine type outside the allow-list',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.machine = { type: 'pc-i440fx-7.2' };
+    },
+    path: 'spec.domain.machine.type',
+    message: 'spec.domain.machine.type is not supported: pc-i440fx-7.2 (allowed values: [q35* pc-q35*])',
+  },
+  {
+    name: 'architecture other than the cluster default',
+    file: 'vmi-arm.yaml',
+    mutate: (v) => {
+      v.spec.architecture = 'arm64';
+    },
+    path: 'spec.architecture',
+    message:
+      'multi-architecture feature gate is not enabled in kubevirt-config, invalid entry spec.architecture',
+  },
+  {
+    name: 'unknown architecture',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.architecture = 'riscv64';
+    },
+    path: 'spec.architecture',
+    message: 'unsupported architecture: riscv64',
+  },
+  // Names
+  {
+    name: 'hostname that is not a DNS label',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.hostname = 'My_Host';
+    },
+    path: 'spec.hostname',
+    message:
+      "spec.hostname does not conform to the kubernetes DNS_LABEL rules : a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+  },
+  {
+    name: 'subdomain that is not a DNS subdomain',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.subdomain = 'bad..domain';
+    },
+    path: 'spec.subdomain',
+    message:
+      "spec.subdomain does not conform to the kubernetes DNS_SUBDOMAIN rules : a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+  },
+  {
+    name: 'object name with upper case',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.metadata!.name = 'VMI-Ephemeral';
+    },
+    path: 'metadata.name',
+    message:
+      "Invalid value: \"VMI-Ephemeral\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+  },
+  {
+    name: 'object without a name',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      delete v.metadata!.name;
+    },
+    path: 'metadata.name',
+    message: 'Required value: name or generateName is required',
+  },
+  {
+    name: 'name longer than 253 characters',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.metadata!.name = 'a'.repeat(254);
+    },
+    path: 'metadata.name',
+    message: `Invalid value: "${'a'.repeat(254)}": must be no more than 253 characters`,
+  },
+  {
+    name: 'reserved kubevirt.io label',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.metadata!.labels = { 'kubevirt.io/nodeName': 'node01' };
+    },
+    path: 'metadata.labels',
+    message: 'creation of the following reserved kubevirt.io/ labels on a VMI object is prohibited',
+  },
+  {
+    name: 'invalid label value',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.metadata!.labels = { special: 'has spaces' };
+    },
+    path: 'metadata.labels[special]',
+    message:
+      "Invalid value: \"has spaces\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+  },
+  {
+    name: 'sidecar annotation without the gate',
+    file: 'vmi-with-sidecar-hook.yaml',
+    mutate: () => {},
+    path: 'metadata.annotations',
+    message:
+      'sidecar feature gate is not enabled in kubevirt-config, invalid entry metadata.annotations.hooks.kubevirt.io/hookSidecars',
+  },
+  {
+    name: 'ignition annotation without the gate',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.metadata!.annotations = { 'kubevirt.io/ignitiondata': '{}' };
+    },
+    path: 'metadata.annotations',
+    message:
+      'ExperimentalIgnitionSupport feature gate is not enabled in kubevirt-config, invalid entry metadata.annotations.kubevirt.io/ignitiondata',
+  },
+  {
+    name: 'migration thread count of one',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.metadata!.annotations = { 'kubevirt.io/multiThreadedQemuMigration': '1' };
+    },
+    path: 'metadata.annotations',
+    message:
+      'thread count (1) must be larger than 1. invalid entry metadata.annotations.kubevirt.io/multiThreadedQemuMigration',
+  },
+  // Networks and interfaces
+  {
+    name: 'interface without a network',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.networks![0].name = 'other';
+    },
+    path: 'spec.domain.devices.interfaces[0].name',
+    message: "spec.domain.devices.interfaces[0].name 'testmasquerade' not found.",
+  },
+  {
+    name: 'network without an interface',
+    file: 'vmi-multus-multiple-net.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces!.pop();
+    },
+    path: 'spec.networks[1].name',
+    message: "spec.networks[1].name 'ptp' not found.",
+  },
+  {
+    name: 'duplicate network names',
+    file: 'vmi-multus-multiple-net.yaml',
+    mutate: (v) => {
+      v.spec.networks![1].name = 'default';
+      v.spec.domain.devices.interfaces![1].name = 'default';
+    },
+    path: 'spec.networks[1].name',
+    message: 'Network with name "default" already exists, every network must have a unique name',
+  },
+  {
+    name: 'two interfaces on one network',
+    file: 'vmi-multus-ptp.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces!.push({ name: 'ptp', bridge: {} });
+    },
+    path: 'spec.domain.devices.interfaces[1].name',
+    message: 'Only one interface can be connected to one specific network',
+  },
+  {
+    name: 'masquerade on a multus network',
+    file: 'vmi-multus-ptp.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0] = { name: 'ptp', masquerade: {} };
+    },
+    path: 'spec.domain.devices.interfaces[0].name',
+    message: 'Masquerade interface only implemented with pod network',
+  },
+  {
+    name: 'two binding methods on one interface',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].bridge = {};
+    },
+    path: 'spec.domain.devices.interfaces[0]',
+    message: 'logical testmasquerade interface can have only one binding method, got bridge, masquerade',
+  },
+  {
+    name: 'binding plugin plus a binding method',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].binding = { name: 'passt' };
+    },
+    path: 'spec.domain.devices.interfaces[0].binding',
+    message: 'logical testmasquerade interface cannot have both binding plugin and interface binding method',
+  },
+  {
+    name: 'discontinued slirp binding',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0] = { name: 'testmasquerade', slirp: {} };
+    },
+    path: 'spec.domain.devices.interfaces[0].slirp',
+    message: 'Slirp interface support has been discontinued since v1.3',
+  },
+  {
+    name: 'discontinued macvtap binding',
+    file: 'vmi-multus-ptp.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0] = { name: 'ptp', macvtap: {} };
+    },
+    path: 'spec.domain.devices.interfaces[0].macvtap',
+    message: 'Macvtap network binding has been discontinued since v1.3',
+  },
+  {
+    name: 'bridge on the pod network when the cluster forbids it',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0] = { name: 'testmasquerade', bridge: {} };
+    },
+    path: 'spec.domain.devices.interfaces[0].name',
+    message: 'Bridge on pod network configuration is not enabled under kubevirt-config',
+  },
+  {
+    name: 'masquerade with the reserved MAC address',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].macAddress = '02:00:00:00:00:00';
+    },
+    path: 'spec.domain.devices.interfaces[0].macAddress',
+    message: 'The requested MAC address is reserved for the in-pod bridge. Please choose another one.',
+  },
+  {
+    name: 'malformed MAC address',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].macAddress = 'de:ad:be:ef';
+    },
+    path: 'spec.domain.devices.interfaces[0].macAddress',
+    message: 'interface spec.domain.devices.interfaces[0].name has malformed MAC address (de:ad:be:ef).',
+  },
+  {
+    name: 'unsupported interface model',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].model = 'vmxnet3';
+    },
+    path: 'spec.domain.devices.interfaces[0].model',
+    message: 'interface spec.domain.devices.interfaces[0].name uses model vmxnet3 that is not supported.',
+  },
+  {
+    name: 'interface name with a dot',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].name = 'test.masq';
+      v.spec.networks![0].name = 'test.masq';
+    },
+    path: 'spec.domain.devices.interfaces[0].name',
+    message:
+      'Network interface name can only contain alphabetical characters, numbers, dashes (-) or underscores (_)',
+  },
+  {
+    name: 'port protocol',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].ports![0].protocol = 'SCTP';
+    },
+    path: 'spec.domain.devices.interfaces[0].ports[0].protocol',
+    message: 'Unknown protocol, only TCP or UDP allowed',
+  },
+  {
+    name: 'duplicate port names',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].ports!.push({ name: 'http', port: 8080 });
+    },
+    path: 'spec.domain.devices.interfaces[0].ports[1].name',
+    message: 'Duplicate name of the port: http',
+  },
+  {
+    name: 'port out of range',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].ports![0].port = 70000;
+    },
+    path: 'spec.domain.devices.interfaces[0].ports[0]',
+    message: 'Port field must be in range 0 < x < 65536.',
+  },
+  {
+    name: 'network with two types',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.networks![0].multus = { networkName: 'ptp-conf' };
+    },
+    path: 'spec.networks[0]',
+    message: 'should have only one network type',
+  },
+  {
+    name: 'multus network without a name',
+    file: 'vmi-multus-ptp.yaml',
+    mutate: (v) => {
+      v.spec.networks![0].multus!.networkName = '';
+    },
+    path: 'spec.networks[0]',
+    message: 'CNI delegating plugin must have a networkName',
+  },
+  {
+    name: 'two pod interfaces',
+    file: 'vmi-multus-multiple-net.yaml',
+    mutate: (v) => {
+      v.spec.networks![1] = { name: 'ptp', pod: {} };
+    },
+    path: 'spec.interfaces',
+    message: 'more than one interface is connected to a pod network in spec.interfaces',
+  },
+  // Probes and start strategy
+  {
+    name: 'probe with two handlers',
+    file: 'vmi-fedora.yaml',
+    mutate: (v) => {
+      v.spec.readinessProbe = { guestAgentPing: {}, tcpSocket: { port: 22 } };
+    },
+    path: 'spec.readinessProbe',
+    message: 'spec.readinessProbe must have exactly one probe type set',
+  },
+  {
+    name: 'probe with no handler',
+    file: 'vmi-fedora.yaml',
+    mutate: (v) => {
+      v.spec.livenessProbe = { initialDelaySeconds: 10 };
+    },
+    path: 'spec.livenessProbe',
+    message:
+      'either spec.livenessProbe.tcpSocket, spec.livenessProbe.exec or spec.livenessProbe.httpGet must be set if a spec.livenessProbe is specified',
+  },
+  {
+    name: 'HTTP probe without a pod network',
+    file: 'vmi-multus-ptp.yaml',
+    mutate: (v) => {
+      v.spec.readinessProbe = { httpGet: { port: 80 } };
+    },
+    path: 'spec.readinessProbe.httpGet',
+    message: 'spec.readinessProbe.httpGet is only allowed if the Pod Network is attached',
+  },
+  {
+    name: 'unknown start strategy',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.startStrategy = 'Later';
+    },
+    path: 'spec.startStrategy',
+    message: 'spec.startStrategy is set with an unrecognized option: Later',
+  },
+  {
+    name: 'paused start with a liveness probe',
+    file: 'vmi-fedora.yaml',
+    mutate: (v) => {
+      v.spec.startStrategy = 'Paused';
+      v.spec.livenessProbe = { guestAgentPing: {} };
+    },
+    path: 'spec.startStrategy',
+    message:
+      'either spec.startStrategy or spec.livenessProbe should be provided.Pausing VMI with LivenessProbe is not supported',
+  },
+  {
+    name: 'unknown eviction strategy',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.evictionStrategy = 'Pray';
+    },
+    path: 'spec.evictionStrategy',
+    message: 'spec.evictionStrategy is set with an unrecognized option: Pray',
+  },
+  // Firmware, features, security
+  {
+    name: 'SecureBoot without SMM',
+    file: 'vmi-secureboot.yaml',
+    mutate: (v) => {
+      delete v.spec.domain.features!.smm;
+    },
+    path: 'spec.domain',
+    message: 'spec.domain has EFI SecureBoot enabled. SecureBoot requires SMM, which is currently disabled.',
+  },
+  {
+    name: 'SecureBoot with SMM disabled',
+    file: 'vmi-secureboot.yaml',
+    mutate: (v) => {
+      v.spec.domain.features!.smm = { enabled: false };
+    },
+    path: 'spec.domain',
+    message: 'spec.domain has EFI SecureBoot enabled. SecureBoot requires SMM, which is currently disabled.',
+  },
+  {
+    name: 'EFI and BIOS together',
+    file: 'vmi-alpine-efi.yaml',
+    mutate: (v) => {
+      v.spec.domain.firmware!.bootloader!.bios = {};
+    },
+    path: 'spec.domain.firmware.bootloader',
+    message:
+      'spec.domain.firmware.bootloader has both EFI and BIOS configured, but they are mutually exclusive.',
+  },
+  {
+    name: 'firmware serial with forbidden characters',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.firmware = { serial: 'serial#1' };
+    },
+    path: 'spec.domain.firmware.serial',
+    message:
+      'spec.domain.firmware.serial must be made up of the following characters [A-Za-z0-9_.+-], if specified',
+  },
+  {
+    name: 'kernel boot without an image',
+    file: 'vmi-kernel-boot.yaml',
+    mutate: (v) => {
+      v.spec.domain.firmware!.kernelBoot!.container!.image = '';
+    },
+    path: 'spec.domain.firmware.kernelBoot.container.image',
+    message: 'spec.domain.firmware.kernelBoot.container must be defined with an image',
+  },
+  {
+    name: 'kernel boot with a relative kernel path',
+    file: 'vmi-kernel-boot.yaml',
+    mutate: (v) => {
+      v.spec.domain.firmware!.kernelBoot!.container!.kernelPath = 'boot/vmlinuz-virt';
+    },
+    path: 'spec.domain.firmware.kernelBoot.container.kernelPath',
+    message:
+      'spec.domain.firmware.kernelBoot.container.kernelPath must be an absolute path to a file without relative components',
+  },
+  {
+    name: 'kernel args without a kernel',
+    file: 'vmi-kernel-boot.yaml',
+    mutate: (v) => {
+      delete v.spec.domain.firmware!.kernelBoot!.container;
+      v.spec.volumes = [
+        {
+          name: 'containerdisk',
+          containerDisk: { image: 'registry:5000/kubevirt/cirros-container-disk-demo:devel' },
+        },
+      ];
+    },
+    path: 'spec.domain.firmware.kernelBoot.kernelArgs',
+    message: 'kernel arguments cannot be provided without an external kernel',
+  },
+  {
+    name: 'Hyper-V feature whose requirement is disabled',
+    file: 'vmi-windows.yaml',
+    mutate: (v) => {
+      v.spec.domain.features!.hyperv!.synic = { enabled: true };
+      v.spec.domain.features!.hyperv!.vpindex = { enabled: false };
+    },
+    path: 'spec.domain.features.hyperv.synic',
+    message:
+      "'spec.domain.features.hyperv.synic' requires 'spec.domain.features.hyperv.vpindex', which was disabled.",
+  },
+  {
+    name: 'launchSecurity without the gate',
+    file: 'vmi-alpine-efi.yaml',
+    mutate: (v) => {
+      v.spec.domain.launchSecurity = { sev: {} };
+    },
+    path: 'spec.launchSecurity',
+    message: 'WorkloadEncryptionSEV feature gate is not enabled in kubevirt-config',
+  },
+  {
+    name: 'two launchSecurity types',
+    file: 'vmi-alpine-efi.yaml',
+    gates: ['WorkloadEncryptionSEV'],
+    mutate: (v) => {
+      v.spec.domain.launchSecurity = { sev: {}, snp: {} };
+    },
+    path: 'spec.launchSecurity',
+    message: 'One and only one launchSecurity type can be set',
+  },
+  {
+    name: 'SEV without EFI',
+    file: 'vmi-ephemeral.yaml',
+    gates: ['WorkloadEncryptionSEV'],
+    mutate: (v) => {
+      v.spec.domain.launchSecurity = { sev: {} };
+    },
+    path: 'spec.launchSecurity',
+    message: 'SEV requires OVMF (UEFI)',
+  },
+  {
+    name: 'SNP with SecureBoot',
+    file: 'vmi-secureboot.yaml',
+    gates: ['WorkloadEncryptionSEV'],
+    mutate: (v) => {
+      v.spec.domain.launchSecurity = { snp: {} };
+    },
+    path: 'spec.launchSecurity',
+    message: 'SNP does not work along with SecureBoot',
+  },
+  {
+    name: 'SNP with persistent EFI variables',
+    file: 'vmi-alpine-efi.yaml',
+    gates: ['WorkloadEncryptionSEV'],
+    mutate: (v) => {
+      v.spec.domain.launchSecurity = { snp: {} };
+      v.spec.domain.firmware!.bootloader!.efi!.persistent = true;
+    },
+    path: 'spec.launchSecurity',
+    message: 'SNP does not work along with Persistent EFI variables',
+  },
+  {
+    name: 'SEV attestation without a paused start',
+    file: 'vmi-alpine-efi.yaml',
+    gates: ['WorkloadEncryptionSEV'],
+    mutate: (v) => {
+      v.spec.domain.launchSecurity = { sev: { attestation: {} } };
+    },
+    path: 'spec.launchSecurity',
+    message: "SEV attestation requires VMI StartStrategy 'Paused'",
+  },
+  {
+    name: 'SEV with a bootable NIC',
+    file: 'vmi-alpine-efi.yaml',
+    gates: ['WorkloadEncryptionSEV'],
+    mutate: (v) => {
+      v.spec.domain.launchSecurity = { sev: {} };
+      v.spec.domain.devices.interfaces = [{ name: 'default', masquerade: {}, bootOrder: 2 }];
+      v.spec.networks = [{ name: 'default', pod: {} }];
+    },
+    path: 'spec.launchSecurity',
+    message: 'SEV does not work with bootable NICs: default',
+  },
+  // Devices behind feature gates
+  {
+    name: 'host devices without the gate',
+    file: 'vmi-usb.yaml',
+    mutate: () => {},
+    path: 'spec.HostDevices',
+    message: 'Host Devices feature gate is not enabled in kubevirt-config',
+  },
+  {
+    name: 'DRA GPU without the gate',
+    file: 'vmi-dra-pgpu.yaml',
+    mutate: () => {},
+    path: 'spec.domain.devices.gpus[0]',
+    message: 'GPUsWithDRA feature gate is not enabled in kubevirt-config',
+  },
+  {
+    name: 'DRA GPU naming an unknown claim',
+    file: 'vmi-dra-pgpu.yaml',
+    gates: ['GPUsWithDRA'],
+    mutate: (v) => {
+      v.spec.domain.devices.gpus![0].claimName = 'missing-claim';
+    },
+    path: 'spec.domain.devices.gpus[0].claimName',
+    message: "spec.domain.devices.gpus[0].claimName 'missing-claim' not found in spec.resourceClaims.",
+  },
+  {
+    name: 'VSOCK without the gate',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.autoattachVSOCK = true;
+    },
+    path: 'spec.domain.devices.autoattachVSOCK',
+    message: 'VSOCK feature gate is not enabled in kubevirt-config',
+  },
+  {
+    name: 'downward metrics device without the gate',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.downwardMetrics = {};
+    },
+    path: 'spec.domain.devices.downwardMetrics',
+    message: 'downwardMetrics virtio serial is not allowed: DownwardMetrics feature gate is not enabled',
+  },
+  {
+    name: 'input device with a PS/2 bus',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.inputs = [{ name: 'tablet', type: 'tablet', bus: 'ps2' }];
+    },
+    path: 'spec.domain.devices.inputs[0].bus',
+    message: 'Input device can have only virtio or usb bus.',
+  },
+  {
+    name: 'input device that is a keyboard',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.inputs = [{ name: 'kbd', type: 'keyboard', bus: 'usb' }];
+    },
+    path: 'spec.domain.devices.inputs[0].type',
+    message: 'Input device can have only tablet type.',
+  },
+  {
+    name: 'sound device model',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.sound = { name: 'audio', model: 'sb16' };
+    },
+    path: 'spec.Sound',
+    message: "Sound device type is not supported. Options: 'ich9' or 'ac97'",
+  },
+  {
+    name: 'invalid IO threads policy',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.ioThreadsPolicy = 'dedicated';
+    },
+    path: 'spec.domain.ioThreadsPolicy',
+    message: 'Invalid IOThreadsPolicy (dedicated)',
+  },
+  {
+    name: 'DNS policy None without a config',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.dnsPolicy = 'None';
+    },
+    path: 'spec.dnsConfig',
+    message: 'must provide `dnsConfig` when `dnsPolicy` is None',
+  },
+  {
+    name: 'DNS nameserver that is not an IP',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.dnsConfig = { nameservers: ['dns.example.com'] };
+    },
+    path: 'spec.dnsConfig.nameservers',
+    message: 'must be valid IP address: dns.example.com',
+  },
+  {
+    name: 'access credential without a type',
+    file: 'vmi-nocloud.yaml',
+    mutate: (v) => {
+      v.spec.accessCredentials = [{}];
+    },
+    path: 'spec.accessCredentials[0]',
+    message: 'spec.accessCredentials[0] must have exactly one access credential type set',
+  },
+  {
+    name: 'SSH key through configDrive without such a volume',
+    file: 'vmi-nocloud.yaml',
+    mutate: (v) => {
+      v.spec.accessCredentials = [
+        {
+          sshPublicKey: {
+            source: { secret: { secretName: 'keys' } },
+            propagationMethod: { configDrive: {} },
+          },
+        },
+      ];
+    },
+    path: 'spec.accessCredentials[0].sshPublicKey.propagationMethod',
+    message:
+      'spec.accessCredentials[0] requires a configDrive volume to exist when the configDrive propagationMethod is in use.',
+  },
+];
+
+describe('VMI validation rules on mutated upstream examples', () => {
+  it.each(cases)('$name ($file)', (c) => {
+    const vmi = example<VirtualMachineInstance>(c.file);
+    c.mutate(vmi);
+    const config = createClusterConfig(
+      c.name.includes('cluster forbids') ? { network: { permitBridgeInterfaceOnPodNetwork: false } } : {},
+      { hostArchitecture: 'amd64', featureGates: c.gates ?? [] },
+    );
+    const { errors } = admit(vmi as never, config);
+    expect(errors.map((e) => [e.path, e.message])).toContainEqual([c.path, c.message]);
+  });
+
+  it('a volume no disk uses is rejected when validating an undefaulted VMI', () => {
+    const vmi = example<VirtualMachineInstance>('vmi-nocloud.yaml');
+    vmi.spec.domain.devices.disks!.pop();
+    const errors = validateVirtualMachineInstance(
+      vmi,
+      createClusterConfig({}, { hostArchitecture: 'amd64' }),
+    );
+    expect(errors.map((e) => [e.path, e.message])).toContainEqual([
+      'spec.domain.volumes[2].name',
+      "spec.domain.volumes[2].name 'emptydisk' not found.",
+    ]);
+  });
+
+  it('reports every error of an object at once', () => {
+    const vmi = example<VirtualMachineInstance>('vmi-nocloud.yaml');
+    vmi.spec.domain.devices.disks![0].disk = { bus: 'ide' };
+    vmi.spec.domain.devices.disks![1].cache = 'unsafe';
+    vmi.spec.hostname = 'Bad_Host';
+    const { errors } = admit(vmi as never, createClusterConfig({}, { hostArchitecture: 'amd64' }));
+    expect(errors.map((e) => e.path)).toEqual([
+      'spec.hostname',
+      'spec.domain.devices.disks[0].disk.bus',
+      'spec.domain.devices.disks[1].cache',
+    ]);
+  });
+});
