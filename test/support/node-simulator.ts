@@ -22,6 +22,12 @@ export interface NodeSimulatorOptions {
   unschedulable?: (pod: Pod) => string | undefined;
   /** VMIs whose guest fails to start: the handler reports Failed instead of Running. */
   failGuest?: (vmi: VirtualMachineInstance) => boolean;
+  /**
+   * Informers to read pods and VMIs from. In a benchmark the simulator may share the
+   * controller's (one cache instead of two in one process); by default it has its own,
+   * as a separate node agent would.
+   */
+  informers?: SharedInformerFactory;
   /** Called after each write. */
   onWrite?: (role: SimRole, kind: 'Pod' | 'VirtualMachineInstance', name: string) => void;
 }
@@ -32,6 +38,7 @@ export class NodeSimulator {
   readonly nodeName: string;
   readonly writes: Record<SimRole, number> = { scheduler: 0, kubelet: 0, handler: 0 };
   private readonly factory: SharedInformerFactory;
+  private readonly ownFactory: boolean;
   private readonly pods: Informer<KubeObject>;
   private readonly vmis: Informer<KubeObject>;
   private readonly inFlight = new Set<string>();
@@ -42,7 +49,8 @@ export class NodeSimulator {
     private readonly opts: NodeSimulatorOptions = {},
   ) {
     this.nodeName = opts.nodeName ?? 'node01';
-    this.factory = new SharedInformerFactory(client);
+    this.ownFactory = opts.informers === undefined;
+    this.factory = opts.informers ?? new SharedInformerFactory(client);
     this.pods = this.factory.informerFor(PodType, { labelSelector: LAUNCHER_POD_SELECTOR });
     this.vmis = this.factory.informerFor(VmiResource);
     const onPod = (o: KubeObject) => this.spawn(`pod:${o.metadata?.uid}`, () => this.handlePod(o as Pod));
@@ -53,12 +61,12 @@ export class NodeSimulator {
   }
 
   async start(): Promise<void> {
-    this.factory.start();
+    if (this.ownFactory) this.factory.start();
     await this.factory.waitForCacheSync();
   }
 
   async stop(): Promise<void> {
-    await this.factory.shutdown();
+    if (this.ownFactory) await this.factory.shutdown();
     await Promise.all([...this.pending]);
   }
 
