@@ -1,0 +1,88 @@
+/**
+ * Converter throughput: conversions per second (VMI -> domain model -> XML string) on one
+ * core for a small VMI (upstream's vmi-ephemeral), upstream's vmi-windows, and a large VMI
+ * with 16 disks and 8 NICs. Admission (defaulting) runs once, outside the timed loop, as
+ * in the launcher, which receives an already admitted VMI.
+ *
+ * Run: npm run bench:converter
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { createClusterConfig } from '../src/api/config/cluster-config';
+import { defaultVirtualMachineInstance } from '../src/api/defaults';
+import type { VirtualMachineInstance } from '../src/api/generated/types';
+import { convertVMIToXML, defaultConverterContext } from '../src/converter';
+
+const examples = path.resolve(import.meta.dirname, '../../shared/kubevirt/examples');
+const config = createClusterConfig({}, { hostArchitecture: 'amd64' });
+const admit = (v: VirtualMachineInstance) => defaultVirtualMachineInstance(v, config);
+const example = (f: string) =>
+  admit(parse(readFileSync(path.join(examples, f), 'utf8')) as VirtualMachineInstance);
+
+function large(): VirtualMachineInstance {
+  const disks = Array.from({ length: 16 }, (_, i) => `disk${i}`);
+  const nics = Array.from({ length: 8 }, (_, i) => `net${i}`);
+  return admit({
+    metadata: { name: 'large', namespace: 'bench', uid: '00000000-0000-4000-8000-000000000001' },
+    spec: {
+      domain: {
+        cpu: { sockets: 2, cores: 4, threads: 2 },
+        memory: { guest: '32Gi' },
+        ioThreadsPolicy: 'auto',
+        devices: {
+          rng: {},
+          disks: disks.map((name, i) => ({
+            name,
+            serial: `SER${i}`,
+            disk: { bus: i % 4 === 3 ? 'scsi' : 'virtio' },
+          })),
+          interfaces: nics.map((name, i) => (i === 0 ? { name, masquerade: {} } : { name, bridge: {} })),
+        },
+      },
+      networks: nics.map((name, i) =>
+        i === 0 ? { name, pod: {} } : { name, multus: { networkName: `nad-${i}` } },
+      ),
+      volumes: disks.map((name, i) =>
+        i === 0
+          ? { name, containerDisk: { image: 'quay.io/containerdisks/fedora:40' } }
+          : i % 2
+            ? { name, persistentVolumeClaim: { claimName: name } }
+            : { name, emptyDisk: { capacity: '10Gi' } },
+      ),
+    },
+  });
+}
+
+const ctx = defaultConverterContext();
+const cases: [string, VirtualMachineInstance][] = [
+  ['small', example('vmi-ephemeral.yaml')],
+  ['windows', example('vmi-windows.yaml')],
+  ['large', large()],
+];
+
+/** Runs `fn` for about `ms` milliseconds after a warm-up and returns calls per second. */
+function rate(fn: () => void, ms = 2000): number {
+  for (let i = 0; i < 500; i++) fn();
+  let n = 0;
+  const start = process.hrtime.bigint();
+  const limit = BigInt(ms) * 1_000_000n;
+  let elapsed = 0n;
+  while (elapsed < limit) {
+    for (let i = 0; i < 100; i++) fn();
+    n += 100;
+    elapsed = process.hrtime.bigint() - start;
+  }
+  return n / (Number(elapsed) / 1e9);
+}
+
+const results: Record<string, number> = {};
+for (const [name, vmi] of cases) {
+  const bytes = convertVMIToXML(vmi, ctx).length;
+  const perSec = rate(() => convertVMIToXML(vmi, ctx));
+  results[name] = Math.round(perSec);
+  console.log(
+    `${name.padEnd(8)} ${results[name].toString().padStart(8)} conversions/s  ${(1e6 / perSec).toFixed(1).padStart(7)} µs each  ${bytes} bytes of XML`,
+  );
+}
+console.log(`BENCH converter small=${results.small}/s windows=${results.windows}/s large=${results.large}/s`);
