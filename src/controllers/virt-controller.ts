@@ -7,12 +7,22 @@
  */
 import type { ClusterConfig } from '../api/config/cluster-config';
 import { createClusterConfig } from '../api/config/cluster-config';
-import type { VirtualMachine, VirtualMachineInstance } from '../api/generated/types';
+import type {
+  VirtualMachine,
+  VirtualMachineInstance,
+  VirtualMachineInstanceReplicaSet,
+} from '../api/generated/types';
 import type { InstancetypeCatalog } from '../api/instancetype/catalog';
+import { ReplicaSetController } from './replicaset/controller';
 import { EventRecorder as RuntimeEventRecorder } from './runtime/event-recorder';
 import { Expectations } from './runtime/expectations';
 import { type Informer, SharedInformerFactory } from './runtime/informer';
-import { objectKey, PodType, VirtualMachineType } from './runtime/resources';
+import {
+  objectKey,
+  PodType,
+  VirtualMachineInstanceReplicaSetType,
+  VirtualMachineType,
+} from './runtime/resources';
 import type { KubeObject, ObjectClient, OwnerReference } from './runtime/types';
 import { WorkQueue } from './runtime/workqueue';
 import type { Pod } from './services/pod';
@@ -112,6 +122,7 @@ export class VirtController {
   readonly informers: SharedInformerFactory;
   readonly vmExpectations = new Expectations();
   readonly vmiExpectations = new Expectations();
+  readonly rsExpectations = new Expectations();
   private readonly loops: Loop[] = [];
   private readonly recorder: EventRecorder & { flush?: () => Promise<void> };
   private readonly vmInformer: Informer<KubeObject>;
@@ -119,6 +130,8 @@ export class VirtController {
   private readonly podInformer: Informer<KubeObject>;
   private readonly vmLoop: Loop;
   private readonly vmiLoop: Loop;
+  private readonly rsInformer: Informer<KubeObject>;
+  private readonly rsLoop: Loop;
 
   constructor(private readonly opts: VirtControllerOptions) {
     const client = opts.client;
@@ -172,39 +185,65 @@ export class VirtController {
       }),
       onError,
     );
-    this.loops.push(this.vmLoop, this.vmiLoop);
+    this.rsInformer = this.informers.informerFor(VirtualMachineInstanceReplicaSetType);
+    this.rsLoop = new Loop(
+      'replicaset',
+      new ReplicaSetController({
+        client,
+        recorder: this.recorder,
+        replicaSets: lister<VirtualMachineInstanceReplicaSet>(this.rsInformer),
+        vmis,
+        expectations: this.rsExpectations,
+        config,
+        onWrite: record('replicaset'),
+      }),
+      onError,
+    );
+    this.loops.push(this.vmLoop, this.vmiLoop, this.rsLoop);
     this.wire();
   }
 
   private wire(): void {
     const vmQ = this.vmLoop.queue;
     const vmiQ = this.vmiLoop.queue;
-    this.vmInformer.addEventHandler({
-      onAdd: (o) => vmQ.add(objectKey(o)),
-      onUpdate: (_a, b) => vmQ.add(objectKey(b)),
-      onDelete: (o) => vmQ.add(objectKey(o)),
-    });
+    const selfKeyed = (inf: Informer<KubeObject>, q: WorkQueue<string>) =>
+      inf.addEventHandler({
+        onAdd: (o) => q.add(objectKey(o)),
+        onUpdate: (_a, b) => q.add(objectKey(b)),
+        onDelete: (o) => q.add(objectKey(o)),
+      });
+    selfKeyed(this.vmInformer, vmQ);
+    selfKeyed(this.rsInformer, this.rsLoop.queue);
+    // VMI owners: their controller reconciles on every VMI change and counts its creates/deletes.
+    const owners: Array<{ kind: string; queue: WorkQueue<string>; expectations: Expectations }> = [
+      { kind: 'VirtualMachine', queue: vmQ, expectations: this.vmExpectations },
+      {
+        kind: 'VirtualMachineInstanceReplicaSet',
+        queue: this.rsLoop.queue,
+        expectations: this.rsExpectations,
+      },
+    ];
+    const toOwner = (o: KubeObject, observed?: 'creation' | 'deletion') => {
+      for (const ow of owners) {
+        const k = ownerKey(o, ow.kind);
+        if (!k) continue;
+        if (observed === 'creation') ow.expectations.creationObserved(k);
+        if (observed === 'deletion') ow.expectations.deletionObserved(k);
+        ow.queue.add(k);
+      }
+    };
     this.vmiInformer.addEventHandler({
       onAdd: (o) => {
         vmiQ.add(objectKey(o));
-        const vm = ownerKey(o, 'VirtualMachine');
-        if (vm) {
-          this.vmExpectations.creationObserved(vm);
-          vmQ.add(vm);
-        }
+        toOwner(o, 'creation');
       },
       onUpdate: (_a, b) => {
         vmiQ.add(objectKey(b));
-        const vm = ownerKey(b, 'VirtualMachine');
-        if (vm) vmQ.add(vm);
+        toOwner(b);
       },
       onDelete: (o) => {
         vmiQ.add(objectKey(o));
-        const vm = ownerKey(o, 'VirtualMachine');
-        if (vm) {
-          this.vmExpectations.deletionObserved(vm);
-          vmQ.add(vm);
-        }
+        toOwner(o, 'deletion');
       },
     });
     const podOwner = (p: KubeObject) =>
