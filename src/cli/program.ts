@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerConvertCommand } from './commands/convert';
+import { registerValidateCommand } from './commands/validate';
 
 /**
  * Builds the `kubevirt-ts` command tree. Each subcommand lives in its own module under
@@ -10,5 +11,6 @@ export function buildProgram(): Command {
     .description('KubeVirt in TypeScript: local mode, conversion, validation and component entry points')
     .showHelpAfterError();
   registerConvertCommand(program);
+  registerValidateCommand(program);
   return program;
 }

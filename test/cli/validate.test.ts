@@ -1,0 +1,149 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { validateFiles } from '../../src/cli/commands/validate';
+import { exampleFiles, examplesDir } from '../api/validation/examples';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const cli = path.join(repoRoot, 'src/cli/kubevirt-ts.ts');
+
+/** Runs the CLI through tsx in a child process, as a user would. */
+function run(...args: string[]) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', cli, 'validate', ...args], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const ex = (f: string) => path.join(examplesDir, f);
+const tmp = mkdtempSync(path.join(tmpdir(), 'kubevirt-ts-validate-'));
+function tmpFile(name: string, text: string): string {
+  const p = path.join(tmp, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+describe('kubevirt-ts validate (spawned)', () => {
+  it('prints all 47 examples defaulted and exits 0 with the gates they need', () => {
+    const r = run('--feature-gates', 'HostDisk,HostDevices,Sidecar,GPUsWithDRA', ...exampleFiles().map(ex));
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const docs = parseAllDocuments(r.stdout).map((d) => d.toJS());
+    expect(docs).toHaveLength(47);
+    const vmi = docs.find((d) => d.kind === 'VirtualMachineInstance' && d.metadata.name === 'vmi-ephemeral');
+    expect(vmi.spec.domain.machine).toEqual({ type: 'q35' });
+    expect(vmi.spec.domain.cpu.model).toBe('host-model');
+    expect(vmi.metadata.finalizers).toEqual(['kubevirt.io/foregroundDeleteVirtualMachine']);
+    const pc = docs.find((d) => d.kind === 'PriorityClass' && d.metadata.name === 'preemtible');
+    expect(pc.value).toBe(1000000);
+  });
+
+  it('prints one error line per problem and exits 1 without the gates', () => {
+    const r = run(ex('vmi-host-disk.yaml'), ex('vmi-usb.yaml'));
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toEqual([
+      'VirtualMachineInstance/vmi-host-disk: spec.volumes[0]: HostDisk feature gate is not enabled',
+      'VirtualMachineInstance/vmi-usb: spec.HostDevices: Host Devices feature gate is not enabled in kubevirt-config',
+    ]);
+  });
+
+  it('reads feature gates from a KubeVirt CR given with --config', () => {
+    const cr = tmpFile(
+      'kubevirt-cr.yaml',
+      'apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata:\n  name: kubevirt\n  namespace: kubevirt\nspec:\n  configuration:\n    developerConfiguration:\n      featureGates: [HostDisk]\n',
+    );
+    const r = run('--config', cr, ex('vmi-host-disk.yaml'));
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('name: vmi-host-disk');
+  });
+
+  it('reports malformed YAML with the file and position, never a stack trace', () => {
+    const bad = tmpFile(
+      'bad.yaml',
+      'apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: x\n',
+    );
+    const r = run(bad);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      new RegExp(`^${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: document 1: YAML syntax error`),
+    );
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('reports a missing file and a missing argument clearly', () => {
+    const missing = run(path.join(tmp, 'nope.yaml'));
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain(`${path.join(tmp, 'nope.yaml')}: cannot read`);
+    const none = run();
+    expect(none.status).not.toBe(0);
+    expect(none.stderr).toContain("missing required argument 'file'");
+  });
+
+  it('escapes hostile names so they cannot forge output lines', () => {
+    const evil = tmpFile(
+      'evil.yaml',
+      'apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: "x\\nVirtualMachineInstance/forged: ok"\nspec:\n  domain:\n    devices: {}\n    memory: {guest: 64Mi}\n',
+    );
+    const r = run(evil);
+    expect(r.status).toBe(1);
+    const lines = r.stderr.trim().split('\n');
+    expect(
+      lines.every((l) => l.startsWith('VirtualMachineInstance/x\\u000aVirtualMachineInstance/forged: ok: ')),
+    ).toBe(true);
+    expect(lines[0]).toContain('metadata.name: Invalid value: "x\\nVirtualMachineInstance/forged: ok"');
+  });
+});
+
+describe('validateFiles (in process)', () => {
+  it('warns about unknown feature gates', async () => {
+    const r = await validateFiles([ex('vmi-ephemeral.yaml')], { featureGates: 'HostDisk,NoSuchGate' });
+    expect(r.ok).toBe(true);
+    expect(r.warnings).toEqual(['warning: unknown feature gate NoSuchGate']);
+  });
+
+  it('rejects a --config file without a KubeVirt object', async () => {
+    const r = await validateFiles([ex('vmi-ephemeral.yaml')], { config: ex('vmi-ephemeral.yaml') });
+    expect(r.ok).toBe(false);
+    expect(r.errors).toEqual([
+      `${ex('vmi-ephemeral.yaml')}: --config needs exactly one KubeVirt object, found 0`,
+    ]);
+  });
+
+  it('--expand applies instance types from the inputs and reports upstream conflicts', async () => {
+    const r = await validateFiles([ex('clarge.yaml'), ex('vm-cirros-clarge.yaml')], { expand: true });
+    expect(r.ok).toBe(false);
+    expect(r.errors).toEqual([
+      'VirtualMachine/vm-cirros-clarge: spec.template.spec.domain.memory: VM field spec.template.spec.domain.memory conflicts with selected instance type',
+    ]);
+  });
+
+  it('reports an unknown kind from the loader', async () => {
+    const f = tmpFile(
+      'unknown.yaml',
+      'apiVersion: kubevirt.io/v1\nkind: VirtualMachineThing\nmetadata:\n  name: x\n',
+    );
+    const r = await validateFiles([f]);
+    expect(r.ok).toBe(false);
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]).toContain('unknown.yaml');
+    expect(r.errors[0]).toContain('VirtualMachineThing');
+  });
+
+  it('applies --config settings to defaulting (masquerade default interface)', async () => {
+    const cr = tmpFile(
+      'kv-masq.yaml',
+      'apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata:\n  name: kubevirt\nspec:\n  configuration:\n    network:\n      defaultNetworkInterface: masquerade\n',
+    );
+    const r = await validateFiles([ex('vmi-ephemeral.yaml')], { config: cr });
+    expect(r.ok).toBe(true);
+    const doc = parseAllDocuments(r.output)[0].toJS();
+    expect(doc.spec.domain.devices.interfaces).toEqual([{ name: 'default', masquerade: {} }]);
+  });
+});
