@@ -16,4 +16,6 @@ export { convertVMI, convertVMIToXML } from './convert';
 export { busPrefix, DeviceNamer, deviceSuffix } from './device-names';
 export * from './domain';
 export { ConversionError } from './errors';
+// Pure ISO contents; the xorriso builder (IO) is imported from './iso' by the launcher.
+export { type IsoContents, isoContents, type ResolvedVolumeData } from './iso/contents';
 export { type ConfigVolumeKind, volumePaths } from './volume-paths';
