@@ -41,6 +41,8 @@ export function formatFieldPath(path: FieldSegments, mapKeys: readonly number[] 
   return out;
 }
 
+const YAML11_BOOLEANS = /^(y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)$/;
+
 function jsonType(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
@@ -126,7 +128,10 @@ function walk(
       if (actual !== 'integer' && actual !== 'number') wrong('number');
       return;
     case 'boolean':
-      if (actual !== 'boolean') wrong('boolean');
+      if (actual === 'string' && YAML11_BOOLEANS.test(value as string)) {
+        // kubectl's YAML 1.1 reads `yes`/`on` as booleans; YAML 1.2 (ours) reads strings.
+        wrong('boolean (YAML 1.2 reads yes/no/on/off as strings: write true or false)');
+      } else if (actual !== 'boolean') wrong('boolean');
       return;
     case 'intOrString':
       if (actual !== 'string' && actual !== 'integer' && actual !== 'number') wrong('integer or string');

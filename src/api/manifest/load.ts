@@ -213,11 +213,13 @@ function parseDocuments(text: string, filename: string, result: LoadResult): Raw
   const lineCounter = new LineCounter();
   let docs: Document.Parsed[];
   try {
-    // uniqueKeys: a repeated key is an error upstream's decoder reports too.
+    // uniqueKeys: a repeated key is an error upstream's decoder reports too; merge: `<<`
+    // merge keys work in kubectl's YAML, so they work here.
     docs = parseAllDocuments(text, {
       lineCounter,
       prettyErrors: false,
       uniqueKeys: true,
+      merge: true,
     }) as Document.Parsed[];
   } catch (e) {
     result.errors.push(

@@ -30,7 +30,7 @@ describe('checkFields', () => {
   it('reports each problem with its segments', () => {
     const vmi = {
       spec: {
-        domain: { devices: { disks: [{ name: 'd', bootOrder: 1.5 }], autoattachSerialConsole: 'yes' } },
+        domain: { devices: { disks: [{ name: 'd', bootOrder: 1.5 }], autoattachSerialConsole: 'sure' } },
         volumes: {},
         extra: true,
       },
@@ -40,7 +40,7 @@ describe('checkFields', () => {
     ).toEqual([
       // In the object's own key order, as a reader meets them.
       ['wrong-type', 'spec.domain.devices.disks[0].bootOrder', 'expected integer, got number 1.5'],
-      ['wrong-type', 'spec.domain.devices.autoattachSerialConsole', 'expected boolean, got string "yes"'],
+      ['wrong-type', 'spec.domain.devices.autoattachSerialConsole', 'expected boolean, got string "sure"'],
       ['wrong-type', 'spec.volumes', 'expected array, got object'],
       ['unknown-field', 'spec.extra', 'unknown field'],
     ]);

@@ -169,6 +169,37 @@ describe('unknown fields and wrong types', () => {
     ]);
   });
 
+  it('hints at YAML 1.1 booleans, which YAML 1.2 reads as strings', () => {
+    const text = example('vm-cirros.yaml').replace('runStrategy: Halted', 'running: yes');
+    const r = loadManifests(text, { filename: 'vm.yaml' });
+    expect(r.errors.map((e) => `${e.path}: ${e.detail}`)).toEqual([
+      'spec.running: expected boolean (YAML 1.2 reads yes/no/on/off as strings: write true or false), got string "yes"',
+    ]);
+  });
+
+  it('resolves YAML merge keys as kubectl does', () => {
+    const text = [
+      'apiVersion: kubevirt.io/v1',
+      'kind: VirtualMachineInstance',
+      'metadata: {name: merged}',
+      'spec:',
+      '  domain:',
+      '    devices: {}',
+      '    resources: &res',
+      '      requests: {memory: 64Mi}',
+      '  volumes: []',
+      '  evictionStrategy: None',
+      '  nodeSelector:',
+      '    <<: {a: b}',
+      '    c: d',
+      '',
+    ].join('\n');
+    const r = loadManifests(text, { filename: 'merge.yaml' });
+    expect(r.errors).toEqual([]);
+    const [vmi] = objectsOfKind(r, 'VirtualMachineInstance');
+    expect(vmi.spec.nodeSelector).toEqual({ a: 'b', c: 'd' });
+  });
+
   it('names map keys in brackets', () => {
     const text = example('vmi-ephemeral.yaml').replace('special: vmi-ephemeral', 'special: 7');
     const r = loadManifests(text, { filename: 'vmi.yaml' });
