@@ -206,7 +206,7 @@ type Node =
   | { t: 'ref'; ref: string }
   | { t: 'array'; items: Node }
   | { t: 'map'; values: Node }
-  | { t: 'object'; props: Record<string, Node>; required?: string[]; free?: boolean };
+  | { t: 'object'; props: Record<string, Node>; required?: string[] };
 
 function compact(s: SwaggerSchema, names: Map<string, string>): Node {
   if (s.$ref) return { t: 'ref', ref: names.get(refTarget(s.$ref))! };
@@ -233,7 +233,8 @@ function compact(s: SwaggerSchema, names: Map<string, string>): Node {
       if (s.additionalProperties && typeof s.additionalProperties === 'object') {
         return { t: 'map', values: compact(s.additionalProperties, names) };
       }
-      return { t: 'object', props: {}, free: true };
+      // An empty struct upstream (a marker such as `masquerade: {}`): fields in it are unknown.
+      return { t: 'object', props: {} };
   }
 }
 
@@ -248,7 +249,7 @@ export type ApiSchemaNode =
   | { t: 'ref'; ref: string }
   | { t: 'array'; items: ApiSchemaNode }
   | { t: 'map'; values: ApiSchemaNode }
-  | { t: 'object'; props: Record<string, ApiSchemaNode>; required?: string[]; free?: boolean };
+  | { t: 'object'; props: Record<string, ApiSchemaNode>; required?: string[] };
 
 `;
   out += '/** Swagger definition name -> TypeScript type name. */\n';

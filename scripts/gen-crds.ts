@@ -44,7 +44,7 @@ const INT_OR_STRING = new Set([
   'k8s.io.apimachinery.pkg.api.resource.Quantity',
   'k8s.io.apimachinery.pkg.util.intstr.IntOrString',
 ]);
-/** Definitions that hold arbitrary JSON upstream (RawExtension, managed-fields tries). */
+/** Definitions that hold arbitrary JSON upstream (RawExtension, managed-fields tries); the only free-form values. */
 const FREE_FORM = new Set([
   'k8s.io.apimachinery.pkg.runtime.RawExtension',
   'k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1',
@@ -134,9 +134,9 @@ export function structuralSchema(
         if (s.required?.length) node.required = [...s.required].sort();
       } else if (s.additionalProperties && typeof s.additionalProperties === 'object') {
         node.additionalProperties = structuralSchema(doc, s.additionalProperties, sub, stack, depth + 1);
-      } else {
-        node['x-kubernetes-preserve-unknown-fields'] = true;
       }
+      // Otherwise an empty struct upstream (a marker such as `masquerade: {}`): a plain
+      // object, whose unknown content is pruned like any unknown field.
     }
   }
   for (const ext of ['x-kubernetes-list-type', 'x-kubernetes-map-type'] as const) {

@@ -165,7 +165,6 @@ function walk(
         wrong('object');
         return;
       }
-      if (node.free) return;
       for (const key of Object.keys(value)) {
         path.push(key);
         // Object.hasOwn: a field named "constructor" or "__proto__" is unknown, not inherited.
