@@ -143,6 +143,13 @@ describe('unknown fields and wrong types', () => {
     expect((vm.spec.template.spec!.domain.devices as Record<string, unknown>).diskz).toEqual([]);
   });
 
+  it('reports unknown content inside an empty marker struct such as masquerade: {}', () => {
+    const text = example('vmi-masquerade.yaml').replace('masquerade: {}', 'masquerade: {portz: [80]}');
+    const r = loadManifests(text, { filename: 'vmi.yaml' });
+    expect(r.errors).toEqual([]);
+    expect(r.warnings.map((w) => w.path)).toEqual(['spec.domain.devices.interfaces[0].masquerade.portz']);
+  });
+
   it('rejects a wrong JSON type naming the field and position, and drops that object', () => {
     const text = example('vmi-ephemeral.yaml').replace(
       'terminationGracePeriodSeconds: 0',
