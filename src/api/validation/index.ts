@@ -9,6 +9,7 @@ export * from './port-name';
 export * from './replicaset';
 export * from './vm';
 export * from './vmi';
+export * from './vmi-arch';
 export * from './vmi-compute';
 export * from './vmi-devices';
 export * from './vmi-network';

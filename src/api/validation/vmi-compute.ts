@@ -343,7 +343,7 @@ function validateMachine(
       errs.push(
         fieldError(
           field.child('architecture'),
-          `multi-architecture feature gate is not enabled in kubevirt-config, invalid entry ${field.child('architecture')}`,
+          `${FeatureGate.MultiArchitecture} feature gate is not enabled in kubevirt-config, invalid entry ${field.child('architecture')}`,
           'FieldValueRequired',
         ),
       );

@@ -65,6 +65,24 @@ function validateFirmware(field: FieldPath, spec: VirtualMachineInstanceSpec): F
       );
     }
   }
+  if (fw.acpi) {
+    // Upstream reports these at `spec.acpi`.
+    const ap = field.child('acpi');
+    const { slicNameRef, msdmNameRef } = fw.acpi;
+    if (!slicNameRef && !msdmNameRef) {
+      errs.push(fieldError(ap, 'ACPI was set but no SLIC nor MSDM volume reference was set'));
+    }
+    for (const [name, ref] of [
+      ['slicNameRef', slicNameRef],
+      ['msdmNameRef', msdmNameRef],
+    ] as const) {
+      if (!ref) continue;
+      const vol = spec.volumes?.find((v) => v.name === ref);
+      if (!vol) errs.push(fieldError(ap.child(name), `${ap} does not have a matching Volume.`));
+      else if (!vol.secret)
+        errs.push(fieldError(ap.child(name), `${ap} refers to Volume of unsupported type.`));
+    }
+  }
   const bl = fw.bootloader;
   if (bl?.efi && bl.bios) {
     const bp = fp.child('bootloader');
@@ -291,6 +309,14 @@ function validateMiscDevices(field: FieldPath, spec: VirtualMachineInstanceSpec)
   if (policy !== undefined && !['shared', 'auto', 'supplementalPool'].includes(policy)) {
     errs.push(fieldError(field.child('domain', 'ioThreadsPolicy'), `Invalid IOThreadsPolicy (${policy})`));
   }
+  if (policy === 'supplementalPool' && !((spec.domain.ioThreads?.supplementalPoolThreadCount ?? 0) >= 1)) {
+    errs.push(
+      fieldError(
+        field.child('domain', 'ioThreads', 'count'),
+        'the number of iothreads needs to be set and positive for the dedicated policy',
+      ),
+    );
+  }
   if (devices.sound) {
     const m = devices.sound.model;
     if (m && m !== 'ich9' && m !== 'ac97') {
@@ -301,17 +327,7 @@ function validateMiscDevices(field: FieldPath, spec: VirtualMachineInstanceSpec)
     if (!devices.sound.name)
       errs.push(fieldError(field.child('Sound'), 'Sound device requires a name field.'));
   }
-  const arch = spec.architecture ?? '';
   const wd = devices.watchdog;
-  if (wd && arch === 'amd64' && (!wd.i6300esb || wd.diag288)) {
-    errs.push(
-      fieldError(
-        dp.child('watchdog'),
-        'amd64 only supports I6300ESB watchdog device',
-        'FieldValueNotSupported',
-      ),
-    );
-  }
   if (wd?.i6300esb?.action && !['poweroff', 'reset', 'shutdown'].includes(wd.i6300esb.action)) {
     errs.push(
       fieldError(
@@ -319,18 +335,6 @@ function validateMiscDevices(field: FieldPath, spec: VirtualMachineInstanceSpec)
         `${dp.child('watchdog', 'i6300esb', 'action')} has invalid value ${wd.i6300esb.action}`,
       ),
     );
-  }
-  if (devices.video?.type && arch === 'amd64') {
-    const valid = ['vga', 'cirrus', 'virtio', 'ramfb', 'bochs'];
-    if (!valid.includes(devices.video.type)) {
-      errs.push(
-        fieldError(
-          dp.child('video', 'type'),
-          `video model '${devices.video.type}' is not supported on amd64 architecture`,
-          'FieldValueNotSupported',
-        ),
-      );
-    }
   }
   (devices.panicDevices ?? []).forEach((pd, idx) => {
     if (pd.model && !['hyperv', 'isa', 'pvpanic'].includes(pd.model)) {

@@ -215,7 +215,7 @@ export function validateVirtualMachineInstanceSpec(
     ...validateNames(field, s),
     ...validateCompute(field, s, config),
     ...validateNetworking(field, s, config),
-    ...validateDisks(field, s),
+    ...validateDisks(field, s, config),
     ...validateDevices(field, s, config),
     ...validateVolumes(field, s, config),
     ...validateAccessCredentials(field, s),

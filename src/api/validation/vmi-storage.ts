@@ -80,9 +80,9 @@ function validateDisk(
         errs.push(fieldError(p.child('disk', 'bus'), `${bus} hard-disks do not support read-only.`));
       }
     }
-    if (disk.dedicatedIOThread && disk.disk?.bus === 'sata') {
+    if (disk.dedicatedIOThread && bus !== 'virtio') {
       errs.push(
-        fieldError(p, 'IOThreads are not supported for disks on a SATA bus', 'FieldValueNotSupported'),
+        fieldError(p, `IOThreads are not supported for disks on a ${bus} bus`, 'FieldValueNotSupported'),
       );
     }
   }
@@ -151,7 +151,7 @@ function validateDisk(
           let reason = '';
           if (size < 512) reason = `Provided size of ${size} is less than the supported minimum size of 512`;
           else if (size > 2097152)
-            reason = `Provided size of ${size} is greater than the supported maximum size of 2 MiB`;
+            reason = `Provided size of ${size} is greater than the supported maximum size of 2097152`;
           else if ((size & (size - 1)) !== 0) reason = `Provided size of ${size} is not a power of 2`;
           if (reason) errs.push(fieldError(p.child('blockSize', 'custom', name), reason));
         }
@@ -162,7 +162,11 @@ function validateDisk(
 }
 
 /** Disk rules plus disk-to-volume matching and boot order uniqueness. */
-export function validateDisks(field: FieldPath, spec: VirtualMachineInstanceSpec): FieldError[] {
+export function validateDisks(
+  field: FieldPath,
+  spec: VirtualMachineInstanceSpec,
+  config: ClusterConfig,
+): FieldError[] {
   const disks = spec.domain.devices.disks ?? [];
   const disksPath = field.child('domain', 'devices', 'disks');
   if (disks.length > arrayLenMax) {
@@ -180,7 +184,18 @@ export function validateDisks(field: FieldPath, spec: VirtualMachineInstanceSpec
     errs.push(...validateDisk(disksPath, idx, disk, firstIndex));
     const p = disksPath.index(idx);
     const volume = volumes.get(disk.name);
-    if (!volume) errs.push(fieldError(p.child('name'), `${p.child('Name')} '${disk.name}' not found.`));
+    if (!volume) {
+      // An empty CD-ROM (media inserted later) is allowed with declarative hotplug.
+      if (!disk.cdrom) errs.push(fieldError(p.child('name'), `${p.child('Name')} '${disk.name}' not found.`));
+      else if (!config.isFeatureGateEnabled(FeatureGate.DeclarativeHotplugVolumes)) {
+        errs.push(
+          fieldError(
+            p.child('name'),
+            `${FeatureGate.DeclarativeHotplugVolumes} feature gate not enabled, cannot define an empty CD-ROM disk`,
+          ),
+        );
+      }
+    }
     if (disk.lun && volume && !volume.persistentVolumeClaim && !volume.dataVolume) {
       errs.push(
         fieldError(

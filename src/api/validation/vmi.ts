@@ -10,6 +10,7 @@ import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { ObjectMeta, VirtualMachineInstance } from '../generated/types';
 import { Annotations, RestrictedVMILabels } from '../labels';
 import { validateObjectMeta } from './names';
+import { validateArchitectureSettings } from './vmi-arch';
 import { validateMandatoryMemory } from './vmi-compute';
 import { validateVirtualMachineInstanceSpec } from './vmi-spec';
 import { validateVolumesHaveDisks } from './vmi-storage';
@@ -96,6 +97,7 @@ export function validateVirtualMachineInstance(
     errs.push(...validateVolumesHaveDisks(spec, s));
     errs.push(...validateMandatoryMemory(spec, s));
     errs.push(...validateHypervFeatureDependencies(spec, s));
+    if (s.architecture) errs.push(...validateArchitectureSettings(spec, s));
   }
   return errs;
 }

@@ -16,6 +16,10 @@ interface Case {
   path: string;
   message: string;
   gates?: string[];
+  /** Control-plane architecture of the cluster (amd64 unless set). */
+  arch?: string;
+  /** Feature gates listed in `disabledFeatureGates`. */
+  disabledGates?: string[];
 }
 
 const cases: Case[] = [
@@ -483,7 +487,7 @@ const cases: Case[] = [
     },
     path: 'spec.architecture',
     message:
-      'multi-architecture feature gate is not enabled in kubevirt-config, invalid entry spec.architecture',
+      'MultiArchitecture feature gate is not enabled in kubevirt-config, invalid entry spec.architecture',
   },
   {
     name: 'unknown architecture',
@@ -1111,6 +1115,122 @@ const cases: Case[] = [
     message:
       'spec.accessCredentials[0] requires a configDrive volume to exist when the configDrive propagationMethod is in use.',
   },
+  // Per-architecture rules
+  {
+    name: 'arm64 with BIOS boot',
+    file: 'vmi-arm.yaml',
+    arch: 'arm64',
+    mutate: (v) => {
+      v.spec.domain.firmware = { bootloader: { bios: {} } };
+    },
+    path: 'spec.domain.firmware.bootloader.bios',
+    message: 'Arm64 does not support bios boot, please change to uefi boot',
+  },
+  {
+    name: 'arm64 with UEFI secure boot',
+    file: 'vmi-arm.yaml',
+    arch: 'arm64',
+    mutate: (v) => {
+      v.spec.domain.firmware = { bootloader: { efi: { secureBoot: true } } };
+      v.spec.domain.features = { smm: {} };
+    },
+    path: 'spec.domain.firmware.bootloader.efi.secureboot',
+    message: 'UEFI secure boot is currently not supported on aarch64 Arch',
+  },
+  {
+    name: 'arm64 with a named CPU model',
+    file: 'vmi-arm.yaml',
+    arch: 'arm64',
+    mutate: (v) => {
+      v.spec.domain.cpu = { model: 'cortex-a72' };
+    },
+    path: 'spec.domain.cpu.model',
+    message: 'currently, host-passthrough is the only model supported on Arm64',
+  },
+  {
+    name: 'arm64 with a SATA disk',
+    file: 'vmi-arm.yaml',
+    arch: 'arm64',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0].disk = { bus: 'sata' };
+    },
+    path: 'spec.domain.devices.disks[0].disk.bus',
+    message: 'Arm64 not support this disk bus type, please use virtio or scsi',
+  },
+  {
+    name: 'arm64 with a watchdog',
+    file: 'vmi-arm.yaml',
+    arch: 'arm64',
+    mutate: (v) => {
+      v.spec.domain.devices.watchdog = { name: 'wd', i6300esb: {} };
+    },
+    path: 'spec.domain.devices.watchdog',
+    message: 'Arm64 not support Watchdog device',
+  },
+  {
+    name: 'amd64 with a diag288 watchdog',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.watchdog = { name: 'wd', diag288: {} };
+    },
+    path: 'spec.domain.devices.watchdog',
+    message: 'amd64 only supports I6300ESB watchdog device',
+  },
+  {
+    name: 'amd64 with an unsupported video model',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.video = { type: 'qxl' };
+    },
+    path: 'spec.domain.devices.video.type',
+    message: "video model 'qxl' is not supported on amd64 architecture",
+  },
+  {
+    name: 'empty CD-ROM with declarative hotplug disabled',
+    file: 'vmi-ephemeral.yaml',
+    disabledGates: ['DeclarativeHotplugVolumes'],
+    mutate: (v) => {
+      v.spec.domain.devices.disks!.push({ name: 'installer', cdrom: { bus: 'sata' } });
+    },
+    path: 'spec.domain.devices.disks[1].name',
+    message: 'DeclarativeHotplugVolumes feature gate not enabled, cannot define an empty CD-ROM disk',
+  },
+  {
+    name: 'dedicated IO thread on a SATA disk',
+    file: 'vmi-pvc.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.disks![0] = { name: 'pvcdisk', disk: { bus: 'sata' }, dedicatedIOThread: true };
+    },
+    path: 'spec.domain.devices.disks[0]',
+    message: 'IOThreads are not supported for disks on a sata bus',
+  },
+  {
+    name: 'supplemental IO thread pool without a count',
+    file: 'vmi-pvc.yaml',
+    mutate: (v) => {
+      v.spec.domain.ioThreadsPolicy = 'supplementalPool';
+    },
+    path: 'spec.domain.ioThreads.count',
+    message: 'the number of iothreads needs to be set and positive for the dedicated policy',
+  },
+  {
+    name: 'ACPI table from a volume that is not a secret',
+    file: 'vmi-windows.yaml',
+    mutate: (v) => {
+      v.spec.domain.firmware!.acpi = { slicNameRef: 'pvcdisk' };
+    },
+    path: 'spec.acpi.slicNameRef',
+    message: 'spec.acpi refers to Volume of unsupported type.',
+  },
+  {
+    name: 'ACPI table naming no volume',
+    file: 'vmi-windows.yaml',
+    mutate: (v) => {
+      v.spec.domain.firmware!.acpi = { msdmNameRef: 'msdm' };
+    },
+    path: 'spec.acpi.msdmNameRef',
+    message: 'spec.acpi does not have a matching Volume.',
+  },
 ];
 
 describe('VMI validation rules on mutated upstream examples', () => {
@@ -1118,11 +1238,22 @@ describe('VMI validation rules on mutated upstream examples', () => {
     const vmi = example<VirtualMachineInstance>(c.file);
     c.mutate(vmi);
     const config = createClusterConfig(
-      c.name.includes('cluster forbids') ? { network: { permitBridgeInterfaceOnPodNetwork: false } } : {},
-      { hostArchitecture: 'amd64', featureGates: c.gates ?? [] },
+      {
+        developerConfiguration: { disabledFeatureGates: c.disabledGates ?? [] },
+        ...(c.name.includes('cluster forbids')
+          ? { network: { permitBridgeInterfaceOnPodNetwork: false } }
+          : {}),
+      },
+      { hostArchitecture: c.arch ?? 'amd64', featureGates: c.gates ?? [] },
     );
     const { errors } = admit(vmi as never, config);
     expect(errors.map((e) => [e.path, e.message])).toContainEqual([c.path, c.message]);
+  });
+
+  it('an empty CD-ROM is accepted while DeclarativeHotplugVolumes (Beta) is on', () => {
+    const vmi = example<VirtualMachineInstance>('vmi-ephemeral.yaml');
+    vmi.spec.domain.devices.disks!.push({ name: 'installer', cdrom: { bus: 'sata' } });
+    expect(admit(vmi as never, createClusterConfig({}, { hostArchitecture: 'amd64' })).errors).toEqual([]);
   });
 
   it('a volume no disk uses is rejected when validating an undefaulted VMI', () => {
