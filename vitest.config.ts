@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+    // Brokers one shared Kubernetes control plane per run, started on first use.
+    globalSetup: ['test/support/kube-global-setup.ts'],
     // Integration tests talk to real libvirtd, QEMU and kube-apiserver: give them room.
     testTimeout: 60_000,
     hookTimeout: 180_000,
