@@ -80,3 +80,17 @@ export function validateHypervFeatureDependencies(
 }
 
 export { FieldPath };
+
+/** Upstream's `ValidateVirtualMachineInstanceHypervMode`: explicit Hyper-V features exclude passthrough. */
+export function validateHypervMode(field: FieldPath, spec: VirtualMachineInstanceSpec): FieldError[] {
+  const f = spec.domain?.features;
+  if (f?.hyperv && f.hypervPassthrough) {
+    return [
+      fieldError(
+        field.child('domain', 'features', 'hyperv'),
+        'Cannot explicitly set hyperV features if HypervPassthrough is being used. Please use either HyperV or HypervPassthrough.',
+      ),
+    ];
+  }
+  return [];
+}

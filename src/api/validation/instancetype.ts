@@ -57,10 +57,12 @@ export function validateInstancetype(
   if (overcommit !== undefined) {
     const p = field.child('memory', 'overcommitPercent');
     if (overcommit < 0 || overcommit > 100) {
-      errs.push(fieldError(p, `Invalid value: ${overcommit}: must be between 0 and 100`));
+      errs.push(fieldError(p, `${p} '${overcommit}': must be in range between 0 and 100.`));
     }
-    if (overcommit > 0 && spec.memory?.hugepages) {
-      errs.push(fieldError(p, 'overcommitPercent cannot be used with hugepages', 'FieldValueForbidden'));
+    if (overcommit !== 0 && spec.memory?.hugepages) {
+      errs.push(
+        fieldError(p, `${p} and ${field.child('memory', 'hugepages')} should not be requested together.`),
+      );
     }
   }
   return errs;
@@ -92,6 +94,17 @@ export function validatePreference(
         'FieldValueNotSupported',
       ),
     );
+  }
+  const topology = cpu?.preferredCPUTopology;
+  if (spread && (topology === 'spread' || topology === 'preferSpread') && spread.across === 'CoresThreads') {
+    if ((spread.ratio ?? 2) !== 2) {
+      errs.push(
+        fieldError(
+          field.child('cpu', 'spreadOptions', 'ratio'),
+          'only a ratio of 2 (1 core 2 threads) is allowed when spreading vCPUs over cores and threads',
+        ),
+      );
+    }
   }
   if (spread?.ratio !== undefined && (!Number.isInteger(spread.ratio) || spread.ratio < 1)) {
     errs.push(

@@ -5,7 +5,7 @@
  */
 import type { ClusterConfig } from '../config/cluster-config';
 import { FeatureGate } from '../config/feature-gates';
-import { validateHypervFeatureDependencies } from '../defaults/hyperv';
+import { validateHypervFeatureDependencies, validateHypervMode } from '../defaults/hyperv';
 import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { ObjectMeta, VirtualMachineInstance } from '../generated/types';
 import { Annotations, RestrictedVMILabels } from '../labels';
@@ -97,6 +97,7 @@ export function validateVirtualMachineInstance(
     errs.push(...validateVolumesHaveDisks(spec, s));
     errs.push(...validateMandatoryMemory(spec, s));
     errs.push(...validateHypervFeatureDependencies(spec, s));
+    errs.push(...validateHypervMode(spec, s));
     if (s.architecture) errs.push(...validateArchitectureSettings(spec, s));
   }
   return errs;

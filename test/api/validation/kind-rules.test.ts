@@ -288,7 +288,25 @@ const cases: Case[] = [
       it.spec.memory.hugepages = { pageSize: '2Mi' };
     },
     path: 'spec.memory.overcommitPercent',
-    message: 'overcommitPercent cannot be used with hugepages',
+    message: 'spec.memory.overcommitPercent and spec.memory.hugepages should not be requested together.',
+  },
+  {
+    name: 'instance type overcommit above 100 percent',
+    file: 'clarge.yaml',
+    mutate: (it) => {
+      it.spec.memory.overcommitPercent = 150;
+    },
+    path: 'spec.memory.overcommitPercent',
+    message: "spec.memory.overcommitPercent '150': must be in range between 0 and 100.",
+  },
+  {
+    name: 'preference spreading over cores and threads with a ratio other than 2',
+    file: 'virtio.yaml',
+    mutate: (p) => {
+      p.spec.cpu = { preferredCPUTopology: 'spread', spreadOptions: { across: 'CoresThreads', ratio: 4 } };
+    },
+    path: 'spec.cpu.spreadOptions.ratio',
+    message: 'only a ratio of 2 (1 core 2 threads) is allowed when spreading vCPUs over cores and threads',
   },
   {
     name: 'cluster instance type with a namespace',

@@ -1115,6 +1115,16 @@ const cases: Case[] = [
     message:
       'spec.accessCredentials[0] requires a configDrive volume to exist when the configDrive propagationMethod is in use.',
   },
+  {
+    name: 'Hyper-V features together with Hyper-V passthrough',
+    file: 'vmi-windows.yaml',
+    mutate: (v) => {
+      v.spec.domain.features!.hypervPassthrough = { enabled: true };
+    },
+    path: 'spec.domain.features.hyperv',
+    message:
+      'Cannot explicitly set hyperV features if HypervPassthrough is being used. Please use either HyperV or HypervPassthrough.',
+  },
   // Per-architecture rules
   {
     name: 'arm64 with BIOS boot',
