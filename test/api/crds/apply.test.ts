@@ -70,8 +70,10 @@ describe.skipIf(!run)('CRDs on a real kube-apiserver', () => {
       const r = loadManifests(readFileSync(path.join(dir, f), 'utf8'), { filename: f });
       for (const o of r.objects) {
         if (!o.known) continue;
-        // Two examples share a VMI name: keep both by renaming the second.
+        // Two examples share a VMI name: keep both by renaming the second. Cluster-scoped
+        // objects get this run's suffix: other test files share the control plane.
         const meta = o.object.metadata!;
+        if (!o.info.namespaced) meta.name = `${meta.name}-${process.pid}`;
         while (seen.has(`${o.kind}/${meta.name}`)) meta.name = `${meta.name}-2`;
         seen.add(`${o.kind}/${meta.name}`);
         items.push(o.object);
