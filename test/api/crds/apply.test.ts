@@ -7,18 +7,24 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedKubevirtDir } from '../../../scripts/gen-api';
 import { crdsDir } from '../../../scripts/gen-crds';
 import { kinds } from '../../../src/api/groups';
 import { loadManifests } from '../../../src/api/manifest';
 import { integration } from '../../support/integration';
-import { available, kubeBinDir, sharedControlPlane, unavailableReason } from '../../support/kube';
+import {
+  available,
+  type ControlPlane,
+  kubeBinDir,
+  startControlPlane,
+  unavailableReason,
+} from '../../support/kube';
 
 const kubectlPath = path.join(kubeBinDir, 'kubectl');
 const ready = available() && existsSync(kubectlPath);
 const run = integration('kube-apiserver (CRD apply)', ready, ready ? '' : unavailableReason);
-const ns = `kvts-crd-examples-${process.pid}`;
+const ns = 'crd-examples';
 
 describe.skipIf(!run)('CRDs on a real kube-apiserver', () => {
   let kubeconfig = '';
@@ -32,8 +38,13 @@ describe.skipIf(!run)('CRDs on a real kube-apiserver', () => {
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   };
 
+  let controlPlane: ControlPlane | undefined;
+
   beforeAll(async () => {
-    kubeconfig = (await sharedControlPlane()).kubeconfigPath;
+    // Its own API server, not the shared one: this is `kubectl apply` onto a cluster
+    // without the CRDs, as a user does it; another test file installs them its own way.
+    controlPlane = await startControlPlane({ controllerManager: false, scheduler: false });
+    kubeconfig = controlPlane.kubeconfigPath;
     const applied = kubectl(['apply', '-f', crdsDir]);
     expect(applied.stderr).toBe('');
     expect(applied.status).toBe(0);
@@ -41,6 +52,10 @@ describe.skipIf(!run)('CRDs on a real kube-apiserver', () => {
     const waited = kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...names]);
     expect(waited.stderr).toBe('');
     execFileSync(kubectlPath, ['--kubeconfig', kubeconfig, 'create', 'namespace', ns]);
+  });
+
+  afterAll(async () => {
+    await controlPlane?.stop();
   });
 
   it('accepts every CRD with its names, versions and no structural-schema complaint', () => {
@@ -70,10 +85,8 @@ describe.skipIf(!run)('CRDs on a real kube-apiserver', () => {
       const r = loadManifests(readFileSync(path.join(dir, f), 'utf8'), { filename: f });
       for (const o of r.objects) {
         if (!o.known) continue;
-        // Two examples share a VMI name: keep both by renaming the second. Cluster-scoped
-        // objects get this run's suffix: other test files share the control plane.
+        // Two examples share a VMI name: keep both by renaming the second.
         const meta = o.object.metadata!;
-        if (!o.info.namespaced) meta.name = `${meta.name}-${process.pid}`;
         while (seen.has(`${o.kind}/${meta.name}`)) meta.name = `${meta.name}-2`;
         seen.add(`${o.kind}/${meta.name}`);
         items.push(o.object);
