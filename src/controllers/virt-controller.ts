@@ -10,9 +10,11 @@ import { createClusterConfig } from '../api/config/cluster-config';
 import type {
   VirtualMachine,
   VirtualMachineInstance,
+  VirtualMachineInstanceMigration,
   VirtualMachineInstanceReplicaSet,
 } from '../api/generated/types';
 import type { InstancetypeCatalog } from '../api/instancetype/catalog';
+import { MigrationController } from './migration/controller';
 import { ReplicaSetController } from './replicaset/controller';
 import { EventRecorder as RuntimeEventRecorder } from './runtime/event-recorder';
 import { Expectations } from './runtime/expectations';
@@ -20,6 +22,7 @@ import { type Informer, SharedInformerFactory } from './runtime/informer';
 import {
   objectKey,
   PodType,
+  VirtualMachineInstanceMigrationType,
   VirtualMachineInstanceReplicaSetType,
   VirtualMachineType,
 } from './runtime/resources';
@@ -34,6 +37,8 @@ import { VmiController, VmiResource } from './vmi/controller';
 /** Label selecting launcher pods. */
 export const LAUNCHER_POD_SELECTOR = 'kubevirt.io=virt-launcher';
 const CREATED_BY_INDEX = 'createdBy';
+const UID_INDEX = 'uid';
+const VMI_NAME_INDEX = 'vmiName';
 
 /** A write made by a controller, for tests and benchmarks that count them. */
 export interface WriteRecord {
@@ -123,6 +128,7 @@ export class VirtController {
   readonly vmExpectations = new Expectations();
   readonly vmiExpectations = new Expectations();
   readonly rsExpectations = new Expectations();
+  readonly migrationExpectations = new Expectations();
   private readonly loops: Loop[] = [];
   private readonly recorder: EventRecorder & { flush?: () => Promise<void> };
   private readonly vmInformer: Informer<KubeObject>;
@@ -132,6 +138,8 @@ export class VirtController {
   private readonly vmiLoop: Loop;
   private readonly rsInformer: Informer<KubeObject>;
   private readonly rsLoop: Loop;
+  private readonly migrationInformer: Informer<KubeObject>;
+  private readonly migrationLoop: Loop;
 
   constructor(private readonly opts: VirtControllerOptions) {
     const client = opts.client;
@@ -199,7 +207,28 @@ export class VirtController {
       }),
       onError,
     );
-    this.loops.push(this.vmLoop, this.vmiLoop, this.rsLoop);
+    this.migrationInformer = this.informers.informerFor(VirtualMachineInstanceMigrationType);
+    this.migrationInformer.indexer.addIndex(UID_INDEX, (m) => (m.metadata?.uid ? [m.metadata.uid] : []));
+    this.migrationInformer.indexer.addIndex(VMI_NAME_INDEX, (m) => {
+      const name = (m as VirtualMachineInstanceMigration).spec?.vmiName;
+      return name ? [`${m.metadata?.namespace}/${name}`] : [];
+    });
+    this.migrationLoop = new Loop(
+      'migration',
+      new MigrationController({
+        client,
+        recorder: this.recorder,
+        migrations: lister<VirtualMachineInstanceMigration>(this.migrationInformer),
+        vmis,
+        pods: { byVmiUid: (uid) => this.podInformer.indexer.byIndex(CREATED_BY_INDEX, uid) as Pod[] },
+        expectations: this.migrationExpectations,
+        config,
+        podOptions: opts.launcher,
+        onWrite: record('migration'),
+      }),
+      onError,
+    );
+    this.loops.push(this.vmLoop, this.vmiLoop, this.rsLoop, this.migrationLoop);
     this.wire();
   }
 
@@ -232,41 +261,48 @@ export class VirtController {
         ow.queue.add(k);
       }
     };
+    const migQ = this.migrationLoop.queue;
+    selfKeyed(this.migrationInformer, migQ);
+    const toMigrations = (vmi: KubeObject) => {
+      for (const m of this.migrationInformer.indexer.byIndex(VMI_NAME_INDEX, objectKey(vmi)))
+        migQ.add(objectKey(m));
+    };
     this.vmiInformer.addEventHandler({
       onAdd: (o) => {
         vmiQ.add(objectKey(o));
         toOwner(o, 'creation');
+        toMigrations(o);
       },
       onUpdate: (_a, b) => {
         vmiQ.add(objectKey(b));
         toOwner(b);
+        toMigrations(b);
       },
       onDelete: (o) => {
         vmiQ.add(objectKey(o));
         toOwner(o, 'deletion');
       },
     });
-    const podOwner = (p: KubeObject) =>
-      p.metadata?.labels?.['kubevirt.io/migrationJobUID'] ? undefined : ownerKey(p, 'VirtualMachineInstance');
+    // Launcher pods: their VMI reconciles; migration target pods also their migration.
+    const podEvent = (p: KubeObject, observed?: 'creation' | 'deletion') => {
+      const vmiKey = ownerKey(p, 'VirtualMachineInstance');
+      const jobUid = p.metadata?.labels?.['kubevirt.io/migrationJobUID'];
+      if (jobUid) {
+        for (const m of this.migrationInformer.indexer.byIndex(UID_INDEX, jobUid)) {
+          const k = objectKey(m);
+          if (observed === 'creation') this.migrationExpectations.creationObserved(k);
+          migQ.add(k);
+        }
+      } else if (vmiKey) {
+        if (observed === 'creation') this.vmiExpectations.creationObserved(vmiKey);
+        if (observed === 'deletion') this.vmiExpectations.deletionObserved(vmiKey);
+      }
+      if (vmiKey) vmiQ.add(vmiKey);
+    };
     this.podInformer.addEventHandler({
-      onAdd: (p) => {
-        const k = podOwner(p);
-        if (k) {
-          this.vmiExpectations.creationObserved(k);
-          vmiQ.add(k);
-        }
-      },
-      onUpdate: (_a, p) => {
-        const k = podOwner(p);
-        if (k) vmiQ.add(k);
-      },
-      onDelete: (p) => {
-        const k = podOwner(p);
-        if (k) {
-          this.vmiExpectations.deletionObserved(k);
-          vmiQ.add(k);
-        }
-      },
+      onAdd: (p) => podEvent(p, 'creation'),
+      onUpdate: (_a, p) => podEvent(p),
+      onDelete: (p) => podEvent(p, 'deletion'),
     });
   }
 

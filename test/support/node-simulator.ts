@@ -17,7 +17,8 @@ import { VmiResource } from '../../src/controllers/vmi/controller';
 export type SimRole = 'scheduler' | 'kubelet' | 'handler';
 
 export interface NodeSimulatorOptions {
-  nodeName?: string;
+  /** The simulated nodes (default one, `node01`). */
+  nodeNames?: string[];
   /** Pods that never get scheduled: the scheduler marks them Unschedulable instead. */
   unschedulable?: (pod: Pod) => string | undefined;
   /** VMIs whose guest fails to start: the handler reports Failed instead of Running. */
@@ -35,20 +36,21 @@ export interface NodeSimulatorOptions {
 const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 export class NodeSimulator {
-  readonly nodeName: string;
+  readonly nodeNames: string[];
   readonly writes: Record<SimRole, number> = { scheduler: 0, kubelet: 0, handler: 0 };
   private readonly factory: SharedInformerFactory;
   private readonly ownFactory: boolean;
   private readonly pods: Informer<KubeObject>;
   private readonly vmis: Informer<KubeObject>;
   private readonly inFlight = new Set<string>();
+  private readonly rerun = new Map<string, () => Promise<void>>();
   private readonly pending = new Set<Promise<void>>();
 
   constructor(
     private readonly client: ObjectClient,
     private readonly opts: NodeSimulatorOptions = {},
   ) {
-    this.nodeName = opts.nodeName ?? 'node01';
+    this.nodeNames = opts.nodeNames ?? ['node01'];
     this.ownFactory = opts.informers === undefined;
     this.factory = opts.informers ?? new SharedInformerFactory(client);
     this.pods = this.factory.informerFor(PodType, { labelSelector: LAUNCHER_POD_SELECTOR });
@@ -70,8 +72,15 @@ export class NodeSimulator {
     await Promise.all([...this.pending]);
   }
 
+  /**
+   * Runs `fn` for an object, one run at a time per object; an event arriving meanwhile
+   * reruns it afterwards (on the then-current cached state), as a work queue would.
+   */
   private spawn(id: string, fn: () => Promise<void>): void {
-    if (this.inFlight.has(id)) return; // the next event after this one finishes will retrigger
+    if (this.inFlight.has(id)) {
+      this.rerun.set(id, fn);
+      return;
+    }
     this.inFlight.add(id);
     const p = fn()
       .catch((err) => {
@@ -81,6 +90,11 @@ export class NodeSimulator {
       .finally(() => {
         this.inFlight.delete(id);
         this.pending.delete(p);
+        const again = this.rerun.get(id);
+        if (again) {
+          this.rerun.delete(id);
+          this.spawn(id, again);
+        }
       });
     this.pending.add(p);
   }
@@ -118,12 +132,17 @@ export class NodeSimulator {
       }
       const bound = await this.client.update<Pod & KubeObject>(PodType, {
         ...pod,
-        spec: { ...pod.spec!, nodeName: this.nodeName },
+        spec: { ...pod.spec!, nodeName: this.pickNode(pod) },
       } as Pod & KubeObject);
       this.count('scheduler', 'Pod', name);
       pod = bound;
     }
-    if (pod.spec?.nodeName !== this.nodeName || pod.status?.phase === 'Running') return;
+    if (
+      !this.nodeNames.includes(pod.spec?.nodeName ?? '') ||
+      pod.status?.phase === 'Running' ||
+      pod.status?.phase === 'Succeeded'
+    )
+      return;
     const now = stamp();
     const cond = (type: string) => ({
       type,
@@ -157,11 +176,38 @@ export class NodeSimulator {
     this.count('kubelet', 'Pod', name);
   }
 
+  /** The scheduler's choice: a migration target goes where no other launcher of its VMI runs. */
+  private pickNode(pod: Pod): string {
+    const vmiUid = pod.metadata?.labels?.['kubevirt.io/created-by'];
+    const taken = new Set(
+      this.pods.indexer
+        .list()
+        .filter(
+          (p) =>
+            p.metadata?.uid !== pod.metadata?.uid &&
+            p.metadata?.labels?.['kubevirt.io/created-by'] === vmiUid,
+        )
+        .filter((p) => (p as Pod).status?.phase !== 'Succeeded' && (p as Pod).status?.phase !== 'Failed')
+        .map((p) => (p as Pod).spec?.nodeName),
+    );
+    return this.nodeNames.find((n) => !taken.has(n)) ?? this.nodeNames[0];
+  }
+
   /** Handler: Scheduled on this node -> Running with Ready (one write); deleted -> Succeeded. */
   private async handleVmi(vmi: VirtualMachineInstance): Promise<void> {
     const st = vmi.status ?? {};
-    if (st.nodeName !== this.nodeName) return;
+    if (!this.nodeNames.includes(st.nodeName ?? '')) return;
     const now = stamp();
+    const ms = st.migrationState;
+    if (
+      ms &&
+      !ms.completed &&
+      this.nodeNames.includes(ms.targetNode ?? '') &&
+      !vmi.metadata?.deletionTimestamp
+    ) {
+      await this.migrate(vmi, now);
+      return;
+    }
     let phase: string | undefined;
     if (vmi.metadata?.deletionTimestamp && (st.phase === 'Running' || st.phase === 'Scheduled'))
       phase = 'Succeeded';
@@ -187,6 +233,54 @@ export class NodeSimulator {
       s.interfaces = [{ name: 'default', ipAddress: '10.244.0.10', ipAddresses: ['10.244.0.10'] }];
       s.guestOSInfo = {};
       s.qosClass = 'Burstable';
+    }
+    await this.client.update(VmiResource, next as never);
+    this.count('handler', 'VirtualMachineInstance', vmi.metadata?.name ?? '');
+  }
+
+  /**
+   * Handlers of a migration: the target's reports its address (one VMI write), the
+   * source's starts the migration (one) and, the data path being simulated, reports it
+   * completed with the VMI now on the target node (one); the source pod then finishes.
+   */
+  private async migrate(vmi: VirtualMachineInstance, now: string): Promise<void> {
+    const next: VirtualMachineInstance = structuredClone(vmi);
+    const st = next.status!;
+    const ms = st.migrationState!;
+    if (!ms.targetNodeAddress) {
+      ms.targetNodeAddress = '10.0.0.2';
+      ms.targetNodeDomainDetected = true;
+    } else if (!ms.startTimestamp) {
+      ms.startTimestamp = now;
+    } else {
+      ms.completed = true;
+      ms.endTimestamp = now;
+      const source = st.nodeName;
+      st.nodeName = ms.targetNode;
+      const labels: Record<string, string> = {
+        ...(next.metadata?.labels ?? {}),
+        'kubevirt.io/nodeName': ms.targetNode ?? '',
+      };
+      delete labels['kubevirt.io/migrationTargetNodeName'];
+      next.metadata = { ...next.metadata, labels };
+      await this.client.update(VmiResource, next as never);
+      this.count('handler', 'VirtualMachineInstance', vmi.metadata?.name ?? '');
+      // The source launcher exits once its domain has moved.
+      const sourcePod = this.pods.indexer
+        .list()
+        .find(
+          (p) =>
+            p.metadata?.labels?.['kubevirt.io/created-by'] === vmi.metadata?.uid &&
+            (p as Pod).spec?.nodeName === source,
+        ) as Pod | undefined;
+      if (sourcePod) {
+        await this.client.updateStatus(PodType, {
+          ...sourcePod,
+          status: { ...sourcePod.status, phase: 'Succeeded' },
+        } as KubeObject);
+        this.count('kubelet', 'Pod', sourcePod.metadata?.name ?? '');
+      }
+      return;
     }
     await this.client.update(VmiResource, next as never);
     this.count('handler', 'VirtualMachineInstance', vmi.metadata?.name ?? '');

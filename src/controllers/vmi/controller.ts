@@ -50,13 +50,22 @@ export interface VmiControllerDeps extends ControllerDeps {
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-/** Newest first; pods being deleted last. */
-function pickPod(pods: Pod[]): Pod | undefined {
+const byNewest = (a: Pod, b: Pod) =>
+  String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? ''));
+
+/**
+ * The VMI's current launcher pod: the one on the VMI's node once it has one (after a
+ * migration that is the former target pod), else the newest that is not a migration
+ * target; pods being deleted only when nothing else is left.
+ */
+function pickPod(pods: Pod[], nodeName: string | undefined): Pod | undefined {
   const live = pods.filter((p) => !p.metadata?.deletionTimestamp);
   const list = live.length ? live : pods;
-  return [...list].sort((a, b) =>
-    String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? '')),
-  )[0];
+  if (nodeName) {
+    const onNode = list.filter((p) => p.spec?.nodeName === nodeName).sort(byNewest)[0];
+    if (onNode) return onNode;
+  }
+  return list.filter((p) => !p.metadata?.labels?.['kubevirt.io/migrationJobUID']).sort(byNewest)[0];
 }
 
 export class VmiController implements KeyReconciler {
@@ -72,11 +81,8 @@ export class VmiController implements KeyReconciler {
     if (!this.d.expectations.satisfied(key)) return undefined;
 
     const uid = vmi.metadata?.uid ?? '';
-    // Migration target pods belong to the migration controller.
-    const pods = this.d.pods
-      .byVmiUid(uid)
-      .filter((p) => !p.metadata?.labels?.['kubevirt.io/migrationJobUID']);
-    const pod = pickPod(pods);
+    const pods = this.d.pods.byVmiUid(uid);
+    const pod = pickPod(pods, vmi.status?.nodeName);
     const deleting = vmi.metadata?.deletionTimestamp !== undefined;
     const phase = vmi.status?.phase ?? '';
 
