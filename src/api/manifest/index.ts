@@ -8,6 +8,7 @@ export {
   formatFieldPath,
 } from './field-check';
 export {
+  escapeUnsafeChars,
   isKubernetesBuiltinGroup,
   type LoadedForeignObject,
   type LoadedKnownObject,

@@ -128,7 +128,25 @@ function formatMessage(i: Omit<ManifestIssue, 'message'>): string {
   return `${i.filename}${pos}:${where}${path} ${i.detail}`;
 }
 
-function issue(i: Omit<ManifestIssue, 'message'>): ManifestIssue {
+/**
+ * Characters that must not reach a terminal or log raw: C0/C1 controls, DEL, line and
+ * paragraph separators, and bidirectional overrides (which can make text read differently
+ * than it is). JSON.stringify leaves all but C0 alone, so every issue string passes here.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** Replaces unsafe characters with `\uXXXX` escapes. */
+export function escapeUnsafeChars(text: string): string {
+  return text.replace(UNSAFE_CHARS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+function issue(raw: Omit<ManifestIssue, 'message'>): ManifestIssue {
+  const i = { ...raw };
+  for (const k of ['filename', 'kind', 'name', 'path', 'detail'] as const) {
+    const v = i[k];
+    if (typeof v === 'string') i[k] = escapeUnsafeChars(v);
+  }
   return { ...i, message: formatMessage(i) };
 }
 
@@ -197,8 +215,8 @@ export async function loadManifestFile(
 
 /** File names reach terminal output: escape control characters. */
 function sanitizeFilename(name: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-  return /[\x00-\x1f\x7f]/.test(name) ? JSON.stringify(name) : name;
+  // Quoted when odd, so the escapes read as such; issue() escapes what JSON leaves raw.
+  return escapeUnsafeChars(name) !== name ? JSON.stringify(name) : name;
 }
 
 function parseDocuments(text: string, filename: string, result: LoadResult): RawDoc[] {

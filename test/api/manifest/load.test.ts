@@ -292,6 +292,20 @@ describe('bad input never throws', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('escapes C1 controls, line separators and bidi overrides that JSON quoting leaves raw', () => {
+    const r = loadManifests(
+      stringify({
+        apiVersion: 'kubevirt.io/v1',
+        kind: 'Evil\u0085\u2028\u202eKind',
+        metadata: { name: 'n' },
+      }),
+      { filename: 'bidi\u202e.yaml' },
+    );
+    expect(r.errors.map((e) => e.message)).toEqual([
+      '"bidi\\u202e.yaml":1:1: document 1 ("Evil\\u0085\\u2028\\u202eKind"/n): unknown kind "Evil\\u0085\\u2028\\u202eKind" in apiVersion "kubevirt.io/v1": not a KubeVirt kind nor a Kubernetes built-in',
+    ]);
+  });
+
   it('refuses alias bombs and oversized input', () => {
     const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
     for (let i = 1; i < 12; i++)
