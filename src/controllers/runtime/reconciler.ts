@@ -28,7 +28,8 @@ export interface ReconcileContext {
  * once for the same key.
  */
 export interface Reconciler {
-  reconcile(request: Request, context: ReconcileContext): Promise<Result | undefined>;
+  // biome-ignore lint/suspicious/noConfusingVoidType: an async reconciler that returns nothing is the common case
+  reconcile(request: Request, context: ReconcileContext): Promise<Result | undefined | void>;
 }
 
 /** Turns a plain function into a Reconciler. */

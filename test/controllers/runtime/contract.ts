@@ -519,6 +519,8 @@ export function objectClientContract(
       expect(conflicts).toBeGreaterThanOrEqual(0);
     });
 
+    // Owners are ConfigMaps: kube-controller-manager's garbage collector watches built-in kinds
+    // from its start, but a new CRD's kind only after its periodic (30 s) discovery resync.
     const owned = (name: string, owner: KubeObject) => ({
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -527,8 +529,8 @@ export function objectClientContract(
         namespace: ns,
         ownerReferences: [
           {
-            apiVersion: 'contract.kubevirt-ts.io/v1',
-            kind: 'Widget',
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
             name: owner.metadata!.name!,
             uid: owner.metadata!.uid!,
             controller: true,
@@ -540,39 +542,39 @@ export function objectClientContract(
     });
 
     gcTest('cascading deletion: background deletes dependents after the owner', async () => {
-      const owner = await c.create(WidgetType, w('bg-owner'));
+      const owner = await c.create(ConfigMapType, { metadata: { name: 'bg-owner', namespace: ns } });
       await c.create(ConfigMapType, owned('bg-dep', owner));
-      const r = await c.delete(WidgetType, 'bg-owner', { namespace: ns, propagationPolicy: 'Background' });
+      const r = await c.delete(ConfigMapType, 'bg-owner', { namespace: ns, propagationPolicy: 'Background' });
       expect(r.pending).toBe(false);
       await eventually('background GC deletes the dependent', () => gone(c, ConfigMapType, 'bg-dep', ns));
     });
 
     gcTest('cascading deletion: foreground removes dependents first, then the owner', async () => {
-      const owner = await c.create(WidgetType, w('fg-owner'));
+      const owner = await c.create(ConfigMapType, { metadata: { name: 'fg-owner', namespace: ns } });
       await c.create(ConfigMapType, {
         ...owned('fg-dep', owner),
         metadata: { ...owned('fg-dep', owner).metadata, finalizers: ['example.com/hold'] },
       });
-      const r = await c.delete(WidgetType, 'fg-owner', { namespace: ns, propagationPolicy: 'Foreground' });
+      const r = await c.delete(ConfigMapType, 'fg-owner', { namespace: ns, propagationPolicy: 'Foreground' });
       expect(r.pending).toBe(true);
       const dep = await eventually('foreground GC starts deleting the dependent', async () => {
         const d = await c.get(ConfigMapType, 'fg-dep', ns);
         return d.metadata?.deletionTimestamp ? d : undefined;
       });
-      const o = await c.get(WidgetType, 'fg-owner', ns);
+      const o = await c.get(ConfigMapType, 'fg-owner', ns);
       expect(o.metadata?.finalizers).toContain('foregroundDeletion');
       expect(o.metadata?.deletionTimestamp).toBeTruthy();
       await c.update(ConfigMapType, { ...dep, metadata: { ...dep.metadata, finalizers: [] } });
       await eventually('the owner goes once its dependent is gone', () =>
-        gone(c, WidgetType, 'fg-owner', ns),
+        gone(c, ConfigMapType, 'fg-owner', ns),
       );
     });
 
     gcTest('cascading deletion: orphan keeps dependents and strips the owner reference', async () => {
-      const owner = await c.create(WidgetType, w('or-owner'));
+      const owner = await c.create(ConfigMapType, { metadata: { name: 'or-owner', namespace: ns } });
       await c.create(ConfigMapType, owned('or-dep', owner));
-      await c.delete(WidgetType, 'or-owner', { namespace: ns, propagationPolicy: 'Orphan' });
-      await eventually('orphaning finishes', () => gone(c, WidgetType, 'or-owner', ns));
+      await c.delete(ConfigMapType, 'or-owner', { namespace: ns, propagationPolicy: 'Orphan' });
+      await eventually('orphaning finishes', () => gone(c, ConfigMapType, 'or-owner', ns));
       const dep = await c.get(ConfigMapType, 'or-dep', ns);
       expect(dep.metadata?.ownerReferences ?? []).toEqual([]);
     });

@@ -76,22 +76,18 @@ export class Journal {
     }
     if (fs.existsSync(this.journalPath)) {
       const text = fs.readFileSync(this.journalPath, 'utf8');
-      const lines = text.split('\n');
-      let validBytes = 0;
+      // Complete lines end in "\n"; a fragment after the last one is a torn write of a batch
+      // that was never acknowledged (one write per batch), so it is dropped.
+      const complete = text.lastIndexOf('\n') + 1;
+      const lines = text.slice(0, complete).split('\n').slice(0, -1);
       for (const [i, line] of lines.entries()) {
-        if (line === '') {
-          validBytes += 1;
-          continue;
-        }
+        if (line === '') continue;
         let rec: JournalRecord;
         try {
           rec = JSON.parse(line) as JournalRecord;
         } catch (err) {
-          const last = lines.slice(i + 1).every((l) => l === '');
-          if (last) break; // torn final write: the mutation was never acknowledged
           throw new Error(`${this.journalPath}: line ${i + 1} is corrupt: ${(err as Error).message}`);
         }
-        validBytes += Buffer.byteLength(line) + 1;
         this.lines++;
         if (rec.rv <= rv) continue;
         rv = rec.rv;
@@ -102,9 +98,8 @@ export class Journal {
           });
         } else byKey.delete(keyOf(rec.kind, rec.namespace, rec.name));
       }
-      // Drop a torn tail so the next append starts on a clean line.
-      if (validBytes < Buffer.byteLength(text))
-        fs.truncateSync(this.journalPath, Math.max(0, validBytes - 1));
+      if (complete < text.length)
+        fs.truncateSync(this.journalPath, Buffer.byteLength(text.slice(0, complete)));
     }
     this.fd = fs.openSync(this.journalPath, 'a', 0o600);
     return { rv, objects: [...byKey.values()] };
