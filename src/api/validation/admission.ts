@@ -7,7 +7,8 @@ import type { ClusterConfig } from '../config/cluster-config';
 import { defaultVirtualMachineInstanceMigration } from '../defaults/migration-defaults';
 import { defaultVirtualMachine } from '../defaults/vm-defaults';
 import { DefaultingError, defaultVirtualMachineInstance } from '../defaults/vmi-defaults';
-import type { FieldError } from '../errors';
+import { type FieldError, fieldError } from '../errors';
+import { apiSchemas } from '../generated/schemas';
 import type {
   VirtualMachine,
   VirtualMachineInstance,
@@ -16,6 +17,7 @@ import type {
   VirtualMachinePool,
 } from '../generated/types';
 import type { InstancetypeCatalog } from '../instancetype/catalog';
+import { checkFields, formatFieldPath } from '../manifest/field-check';
 import { validateInstancetype, validatePreference } from './instancetype';
 import { validateVirtualMachineInstanceMigration } from './migration';
 import { validateObjectMeta } from './names';
@@ -69,6 +71,10 @@ export function admit(
   options: AdmissionOptions = {},
 ): AdmissionResult {
   const opts = { kubevirtServiceAccount: options.kubevirtServiceAccount };
+  // Like the API server's schema check before the webhooks: values of the wrong JSON type
+  // or missing required fields stop admission here, so the rules below can trust shapes.
+  const shape = shapeErrors(object);
+  if (shape.length > 0) return { object, errors: shape };
   try {
     switch (object.kind) {
       case 'VirtualMachineInstance': {
@@ -112,4 +118,27 @@ export function admit(
     if (e instanceof DefaultingError) return { object, errors: e.errors };
     throw e;
   }
+}
+
+/** Wrong JSON types, bad enum values and missing required fields, from the generated API schemas. */
+function shapeErrors(object: ApiObject): FieldError[] {
+  if (typeof object !== 'object' || object === null || Array.isArray(object)) {
+    return [fieldError('', 'Invalid value: an object is required')];
+  }
+  const kind = object.kind;
+  if (!kind || !apiSchemas[kind]) return [];
+  return checkFields(object, kind)
+    .filter((p) => p.code !== 'unknown-field')
+    .map((p) =>
+      fieldError(
+        formatFieldPath(p.path, p.mapKeys),
+        // The API server's wording for a missing required field.
+        p.code === 'missing-field' ? 'Required value' : p.detail,
+        p.code === 'missing-field'
+          ? 'FieldValueRequired'
+          : p.code === 'bad-enum'
+            ? 'FieldValueNotSupported'
+            : 'FieldValueInvalid',
+      ),
+    );
 }
