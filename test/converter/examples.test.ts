@@ -8,7 +8,12 @@ import { convertVMIToXML, decodeDomain, encodeDomain } from '../../src/converter
 import { integration } from '../support/integration';
 import { testContext } from './support/contexts';
 import { exampleVMIs } from './support/examples';
-import { checkWithLibvirt, libvirtToolsAvailable } from './support/libvirt';
+import {
+  checkWithLibvirt,
+  defineOnQemu,
+  libvirtToolsAvailable,
+  qemuDriverAvailable,
+} from './support/libvirt';
 
 const examples = exampleVMIs();
 const ctx = testContext();
@@ -42,5 +47,18 @@ describe('upstream examples', () => {
       .map(([n, v]) => `${n}: ${v.output}`);
     expect(failures).toEqual([]);
     expect(verdicts.size).toBe(36);
+  });
+
+  const runQemu = integration(
+    'libvirtd (qemu:///system)',
+    qemuDriverAvailable,
+    'the system libvirtd does not answer',
+  );
+  it.runIf(runQemu)('the QEMU driver defines every converted example (type qemu, as under emulation)', () => {
+    const emulated = testContext({ kvmAvailable: false, allowEmulation: true });
+    const failures = defineOnQemu(
+      examples.map((e) => ({ name: e.file, xml: convertVMIToXML(e.vmi, emulated) })),
+    );
+    expect([...failures]).toEqual([]);
   });
 });

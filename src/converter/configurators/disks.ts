@@ -124,7 +124,12 @@ function convertDisk(
   if (d.cdrom?.tray)
     disk.target.tray = choose(c, d.cdrom.tray, ['open', 'closed'], `${path}.cdrom.tray`) as 'open' | 'closed';
   const readonly = device === 'cdrom' ? d.cdrom?.readonly !== false : target.readonly === true;
-  if (readonly) disk.readonly = {};
+  if (readonly) {
+    // QEMU cannot make a SATA hard disk read-only (only a CD-ROM).
+    if (device === 'disk' && bus === 'sata')
+      c.fail(`${path}.disk.readonly`, 'read-only disks need the virtio, scsi or usb bus, not sata');
+    disk.readonly = {};
+  }
   if (d.shareable) disk.shareable = {};
   if (d.serial !== undefined) {
     const serial = c.line(d.serial, `${path}.serial`);

@@ -19,7 +19,6 @@ export const inputsConfigurator: Configurator = {
       c.domain.devices.input.push({
         type: 'tablet',
         bus,
-        model: bus === 'virtio' ? c.virtioModel() : undefined,
         alias: userAlias(input.name),
       });
     });

@@ -119,6 +119,9 @@ describe('disks configurator', () => {
         base({ lun: { bus: 'scsi' } }, { name: 'root', persistentVolumeClaim: { claimName: 'p' } }),
       ),
     ).toThrow(/LUN, which needs a block volume/);
+    expect(() => run([disksConfigurator], base({ disk: { bus: 'sata', readonly: true } }))).toThrow(
+      'spec.domain.devices.disks[0].disk.readonly: read-only disks need the virtio, scsi or usb bus, not sata',
+    );
     expect(() => run([disksConfigurator], base({ cache: 'unsafe', disk: {} }))).toThrow(
       "spec.domain.devices.disks[0].cache: 'unsafe' is not one of none, writethrough, writeback",
     );

@@ -4,6 +4,7 @@
  * it, which runs libvirt's own parser and post-parse checks without QEMU.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -61,4 +62,42 @@ export function checkWithLibvirt(
 /** Runs `virsh` on the test driver and returns stdout (throws on failure). */
 export function virshTest(command: string): string {
   return execFileSync('virsh', ['-q', '-c', 'test:///default', command], { encoding: 'utf8' });
+}
+
+/** Whether the system libvirtd (QEMU driver) answers. */
+export const qemuDriverAvailable = has('virsh', ['-c', 'qemu:///system', 'version']);
+
+/** Whether this host's QEMU supports SEV guests (the QEMU driver refuses SEV domains otherwise). */
+export const hostSupportsSEV =
+  qemuDriverAvailable &&
+  /<sev supported='yes'/.test(
+    spawnSync('virsh', ['-c', 'qemu:///system', 'domcapabilities'], { encoding: 'utf8' }).stdout ?? '',
+  );
+
+/**
+ * Defines each domain on the real QEMU driver (qemu:///system) and undefines it again:
+ * libvirt's QEMU driver checks the XML against the installed QEMU (machine types, device
+ * models, addresses), far beyond the schema. Names and UUIDs are made unique per run so
+ * concurrent tests on the same daemon cannot collide. Returns the failures, by name.
+ */
+export function defineOnQemu(docs: { name: string; xml: string }[]): Map<string, string> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'kvts-qemu-'));
+  const failures = new Map<string, string>();
+  try {
+    for (const [i, d] of docs.entries()) {
+      const name = `kvts-convtest-${process.pid}-${i}`;
+      const uuid = /<uuid>([^<]+)<\/uuid>/.exec(d.xml)?.[1];
+      let xml = d.xml.replace(/<name>[^<]*<\/name>/, `<name>${name}</name>`);
+      if (uuid) xml = xml.replaceAll(uuid, randomUUID());
+      const file = path.join(dir, `${i}.xml`);
+      writeFileSync(file, xml);
+      const r = spawnSync('virsh', ['-q', '-c', 'qemu:///system', 'define', file], { encoding: 'utf8' });
+      if (r.status !== 0) failures.set(d.name, `${r.stdout}${r.stderr}`.trim());
+      else
+        spawnSync('virsh', ['-q', '-c', 'qemu:///system', 'undefine', '--nvram', name], { stdio: 'ignore' });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return failures;
 }
