@@ -1,0 +1,159 @@
+/**
+ * LibvirtClient against the real libvirtd and QEMU (`qemu:///system`): capabilities and
+ * domain capabilities, and the whole life of a tiny diskless TCG domain (define, start,
+ * suspend, resume, reset, QMP command, stats, destroy, undefine) with its lifecycle events.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AffectFlags,
+  DomainState,
+  DomainXMLFlags,
+  type EventStream,
+  LibvirtClient,
+  LibvirtError,
+  LifecycleEvent,
+  type LifecycleEventMsg,
+  VIR_ERR_NO_DOMAIN,
+  VIR_ERR_OPERATION_INVALID,
+  VIR_ERR_OPERATION_UNSUPPORTED,
+} from '../../../src/drivers/libvirt';
+import { integration } from '../../support/integration';
+import { systemDaemonReachable, testDomainName, tinyDomainXML } from './support';
+
+const available = await systemDaemonReachable();
+const run = integration(
+  'libvirtd (qemu:///system)',
+  available,
+  'libvirtd socket /var/run/libvirt/libvirt-sock not reachable',
+);
+
+/**
+ * Reads this domain's lifecycle events up to and including the first `wanted` one and
+ * returns their names (QEMU also reports e.g. `resumed` while starting, as the CPUs start).
+ */
+async function until(
+  stream: EventStream<LifecycleEventMsg>,
+  name: string,
+  wanted: number,
+): Promise<LifecycleEventMsg[]> {
+  const out: LifecycleEventMsg[] = [];
+  for (;;) {
+    const r = await stream.next();
+    if (r.done)
+      throw new Error(
+        `event stream ended before event ${wanted} for ${name}; got ${out.map((e) => e.eventName)}`,
+      );
+    if (r.value.dom.name !== name) continue;
+    out.push(r.value);
+    if (r.value.event === wanted) return out;
+  }
+}
+
+describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, () => {
+  let c: LibvirtClient;
+  const name = testDomainName('qemu');
+  beforeAll(async () => {
+    c = await LibvirtClient.connect({ uri: 'qemu:///system' });
+  });
+  afterAll(async () => {
+    // Always remove the test domain, whatever state a failure left it in.
+    const d = await c.domainLookupByName(name).catch(() => null);
+    if (d) {
+      await c.domainDestroy(d).catch(() => {});
+      await c.domainUndefine(d).catch(() => {});
+    }
+    await c?.close();
+  });
+
+  it('opens the QEMU driver and reads host capabilities', async () => {
+    expect(await c.getType()).toBe('QEMU');
+    expect(await c.getURI()).toBe('qemu:///system');
+    expect(await c.getVersion()).toBeGreaterThanOrEqual(7_000_000);
+    const caps = await c.getCapabilities();
+    expect(caps).toMatch(/<arch>x86_64<\/arch>/);
+    expect(caps).toContain("<domain type='qemu'");
+    const node = await c.nodeGetInfo();
+    expect(node.cpus).toBeGreaterThan(0);
+    expect(node.memory).toBeGreaterThan(0);
+  });
+
+  it('reads domain capabilities for TCG', async () => {
+    const dc = await c.getDomainCapabilities({ virtType: 'qemu', arch: 'x86_64' });
+    expect(dc).toContain('<domainCapabilities>');
+    expect(dc).toContain('<domain>qemu</domain>');
+    expect(dc).toContain('<arch>x86_64</arch>');
+  });
+
+  it('reports SEV as unsupported with a typed error (the call itself decodes on the daemon)', async () => {
+    const err = await c.nodeGetSEVInfo().catch((e) => e);
+    expect(err).toBeInstanceOf(LibvirtError);
+    expect(err.code).toBe(VIR_ERR_OPERATION_UNSUPPORTED);
+  });
+
+  it('runs a tiny domain through its lifecycle with events for start and stop', async () => {
+    const dom = await c.domainDefineXML(tinyDomainXML(name));
+    expect(dom.name).toBe(name);
+    expect((await c.domainGetState(dom)).state).toBe(DomainState.SHUTOFF);
+    expect(await c.domainLookupByUUID(dom.uuid)).toEqual(dom);
+
+    // Config-only changes on the defined domain.
+    await c.domainAttachDevice(dom, "<watchdog model='i6300esb' action='reset'/>", AffectFlags.CONFIG);
+    expect(await c.domainGetXMLDesc(dom, DomainXMLFlags.INACTIVE)).toContain("model='i6300esb'");
+    await c.domainDetachDevice(dom, "<watchdog model='i6300esb' action='reset'/>", AffectFlags.CONFIG);
+    expect(await c.domainGetXMLDesc(dom, DomainXMLFlags.INACTIVE)).not.toContain('i6300esb');
+    await c.domainSetMemory(dom, 24 * 1024, AffectFlags.CONFIG);
+    expect(await c.domainGetXMLDesc(dom, DomainXMLFlags.INACTIVE)).toContain(
+      "<currentMemory unit='KiB'>24576</currentMemory>",
+    );
+
+    const events = await c.domainEvents('lifecycle', dom);
+    const running = await c.domainCreate(dom);
+    expect(running.id).toBeGreaterThan(0);
+    expect(await c.domainIsActive(dom)).toBe(true);
+    expect((await c.domainGetState(dom)).state).toBe(DomainState.RUNNING);
+    const started = (await until(events, name, LifecycleEvent.STARTED)).at(-1);
+    expect(started?.eventName).toBe('started');
+    expect(started?.dom.uuid).toBe(dom.uuid);
+
+    await c.domainSuspend(dom);
+    expect((await c.domainGetState(dom)).state).toBe(DomainState.PAUSED);
+    await c.domainResume(dom);
+    expect((await c.domainGetState(dom)).state).toBe(DomainState.RUNNING);
+    expect((await until(events, name, LifecycleEvent.RESUMED)).map((e) => e.eventName)).toEqual([
+      'suspended',
+      'resumed',
+    ]);
+
+    const status = JSON.parse(await c.qemuMonitorCommand(dom, '{"execute":"query-status"}'));
+    expect(status.return.status).toBe('running');
+    await c.domainReset(dom);
+
+    const info = await c.domainGetInfo(dom);
+    expect(info.state).toBe(DomainState.RUNNING);
+    expect(info.nrVirtCpu).toBe(1);
+    expect(info.maxMem).toBe(32 * 1024);
+    const stats = await c.getAllDomainStats([dom]);
+    expect(stats[0].dom.name).toBe(name);
+    expect(stats[0].params.find((p) => p.field === 'state.state')?.value).toBe(DomainState.RUNNING);
+    expect((await c.domainMemoryStats(dom)).length).toBeGreaterThan(0);
+    expect((await c.domainGetJobInfo(dom)).type).toBe(0);
+    const abort = await c.domainAbortJob(dom).catch((e) => e);
+    expect(abort).toBeInstanceOf(LibvirtError);
+    expect(abort.code).toBe(VIR_ERR_OPERATION_INVALID);
+    const agent = await c.qemuAgentCommand(dom, '{"execute":"guest-ping"}', 0).catch((e) => e);
+    expect(agent).toBeInstanceOf(LibvirtError);
+    expect(agent.message).toMatch(/agent/i);
+
+    await c.domainDestroy(dom);
+    expect((await c.domainGetState(dom)).state).toBe(DomainState.SHUTOFF);
+    const stopped = (await until(events, name, LifecycleEvent.STOPPED)).at(-1);
+    expect(stopped?.eventName).toBe('stopped');
+    expect(stopped?.detail).toBe(1); // VIR_DOMAIN_EVENT_STOPPED_DESTROYED
+    await events.close();
+
+    await c.domainUndefine(dom);
+    const gone = await c.domainLookupByName(name).catch((e) => e);
+    expect(gone).toBeInstanceOf(LibvirtError);
+    expect(gone.code).toBe(VIR_ERR_NO_DOMAIN);
+  });
+});
