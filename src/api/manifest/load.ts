@@ -5,7 +5,7 @@
  * are kept and reported; every problem names the file, document, position and field path.
  * Bad input never throws: it comes back as errors.
  */
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { type Document, LineCounter, parseAllDocuments } from 'yaml';
 import {
   apiVersionOf,
@@ -195,8 +195,9 @@ export async function loadManifestFile(
   options: Omit<LoadOptions, 'filename'> = {},
 ): Promise<LoadResult> {
   let text: string;
+  const max = options.maxBytes ?? DEFAULT_MAX_BYTES;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readCapped(file, max);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     const filename = sanitizeFilename(file);
@@ -211,6 +212,28 @@ export async function loadManifestFile(
     };
   }
   return loadManifests(text, { ...options, filename: file });
+}
+
+/**
+ * Reads at most `max + 1` bytes, so a huge file or an endless device (/dev/zero) cannot
+ * exhaust memory before loadManifests' own size check rejects it.
+ */
+async function readCapped(file: string, max: number): Promise<string> {
+  const fh = await open(file, 'r');
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    while (total <= max) {
+      const buf = Buffer.alloc(Math.min(1 << 20, max + 1 - total));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      chunks.push(buf.subarray(0, bytesRead));
+      total += bytesRead;
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  } finally {
+    await fh.close();
+  }
 }
 
 /** File names reach terminal output: escape control characters. */

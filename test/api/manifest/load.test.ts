@@ -324,8 +324,17 @@ describe('bad input never throws', () => {
     ]);
   });
 
+  it('stops reading an endless file at the size limit', async () => {
+    const r = await loadManifestFile('/dev/zero', { maxBytes: 4096 });
+    expect(r.errors.map((e) => e.message)).toEqual([
+      '/dev/zero: input is 4097 bytes, over the 4096-byte limit',
+    ]);
+  });
+
   it('reports an unreadable file as an error', async () => {
     const r = await loadManifestFile('/nonexistent/vm.yaml');
     expect(r.errors.map((e) => e.message)).toEqual(['/nonexistent/vm.yaml: cannot read: no such file']);
+    const dir = await loadManifestFile(examplesDir);
+    expect(dir.errors.map((e) => e.message)).toEqual([`${examplesDir}: cannot read: is a directory`]);
   });
 });
