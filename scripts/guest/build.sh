@@ -13,10 +13,12 @@ set -euo pipefail
 CACHE="${KUBEVIRT_TS_CACHE:-/var/cache/kubevirt-ts}"
 MARKER="KUBEVIRT-TS-GUEST-BOOTED"
 DISK_MARKER="KUBEVIRT-TS-DISK-MOUNTED"
-# Modules the init loads, in this order (dependencies are resolved and loaded first).
-MODULES=(button evdev virtio_pci virtio_blk virtio_console virtio_net crc32c_generic ext4)
+# Modules the init loads at boot, in this order (dependencies are resolved and loaded
+# first); the ext4 stack is loaded only when a disk is attached, after the boot marker.
+MODULES=(button evdev virtio_pci virtio_blk virtio_console virtio_net)
+DISK_MODULES=(crc32c_generic ext4)
 # Bump when the recipe changes so cached artifacts of an older recipe are rebuilt.
-RECIPE=2
+RECIPE=3
 log() { printf '[guest-build] %s\n' "$*" >&2; }
 
 # The kernel package: linux-image-amd64's dependency (e.g. linux-image-6.1.0-57-amd64),
@@ -88,6 +90,9 @@ add_module() {
 }
 for m in "${MODULES[@]}"; do add_module "$m"; done
 printf '%s\n' "${order[@]}" >"$root/etc/modules.order"
+boot_modules=${#order[@]}
+for m in "${DISK_MODULES[@]}"; do add_module "$m"; done
+printf '%s\n' "${order[@]:$boot_modules}" >"$root/etc/modules-disk.order"
 
 # acpid maps the power button (KEY_POWER) to PWRF and runs /etc/acpi/PWRF/00000080.
 cat >"$root/etc/acpi/PWRF/00000080" <<'SH'
@@ -128,11 +133,14 @@ while read -r ko; do insmod "/lib/modules/\$ko" 2>/dev/null; done </etc/modules.
 acpid -l /dev/null -a /etc/acpid.conf -c /etc/acpi
 ip link set lo up
 [ -e /sys/class/net/eth0 ] && ip link set eth0 up
-# A virtio disk with the project's ext4 filesystem: mount it and show its marker.
-if [ -b /dev/vda ] && mount -t ext4 -o ro /dev/vda /mnt/disk 2>/dev/null; then
-  [ -f /mnt/disk/marker ] && echo "$DISK_MARKER \$(cat /mnt/disk/marker)" >/dev/console
-fi
 echo "$MARKER kernel=\$(uname -r) uptime=\$(cut -d' ' -f1 /proc/uptime)" >/dev/console
+# A virtio disk with the project's ext4 filesystem: mount it and show its marker.
+if [ -b /dev/vda ]; then
+  while read -r ko; do insmod "/lib/modules/\$ko" 2>/dev/null; done </etc/modules-disk.order
+  if mount -t ext4 -o ro /dev/vda /mnt/disk 2>/dev/null && [ -f /mnt/disk/marker ]; then
+    echo "$DISK_MARKER \$(cat /mnt/disk/marker)" >/dev/console
+  fi
+fi
 SH
 chmod 755 "$root/etc/rc"
 # The kernel runs /init from the initramfs; busybox init then reads /etc/inittab.
