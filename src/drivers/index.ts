@@ -1,8 +1,10 @@
 /** Public entry of `kubevirt-ts/drivers`. */
 export * from './driver';
+export * from './emulation/index';
 export * from './errors';
 export * from './event-hub';
 export * from './fake/index';
+export * from './libvirt-driver/index';
 /** The pure-TypeScript libvirt RPC client (`libvirt.LibvirtClient`). */
 export * as libvirt from './libvirt/index';
 export * from './plugin';

@@ -6,7 +6,7 @@
  * test code (vitest is a dev dependency of whoever runs it).
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../api';
 import type { DomainEvent, DomainInfo, DomainRef, HypervisorDriver, SyncOptions } from '../driver';
 import { DriverError } from '../errors';
@@ -103,12 +103,14 @@ export function runDriverConformance(
       events = recordEvents(driver);
     });
 
+    // Each test's domains go when it ends, so real guests do not pile up on the host.
+    afterEach(async () => {
+      for (const ref of created.splice(0)) await driver?.delete(ref).catch(() => undefined);
+    });
+
     afterAll(async () => {
       events?.stop();
-      if (driver) {
-        for (const ref of created) await driver.delete(ref).catch(() => undefined);
-        await driver.close();
-      }
+      if (driver) await driver.close();
       await options.teardown?.();
     });
 

@@ -1,0 +1,2 @@
+/** Software emulation (TCG) selection. */
+export * from './virt-type';
