@@ -75,6 +75,8 @@ export function admit(
   // or missing required fields stop admission here, so the rules below can trust shapes.
   const shape = shapeErrors(object);
   if (shape.length > 0) return { object, errors: shape };
+  // JSON nulls mean "unset" to the Go structs upstream decodes into; drop them here.
+  object = withoutNulls(object) as ApiObject;
   try {
     switch (object.kind) {
       case 'VirtualMachineInstance': {
@@ -141,4 +143,13 @@ function shapeErrors(object: ApiObject): FieldError[] {
             : 'FieldValueInvalid',
       ),
     );
+}
+
+/** A copy without null properties; null list items become empty objects, as Go decodes them. */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return Array.from(value, (v) => (v === null || v === undefined ? {} : withoutNulls(v)));
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = withoutNulls(v);
+  return out;
 }
