@@ -6,6 +6,7 @@
  */
 import {
   ConfigMapType,
+  type Controller,
   type EventRecorder,
   Expectations,
   type Informer,
@@ -27,6 +28,7 @@ export type ConfigMap = KubeObject & { data?: Record<string, string> };
 export interface SampleController {
   reconciler: Reconciler;
   expectations: Expectations;
+  controller: Controller;
 }
 
 /** Registers the sample controller on `mgr` for `widgetType`. */
@@ -112,7 +114,7 @@ export function addSampleController(
       }
     },
   };
-  mgr.addController({
+  const controller = mgr.addController({
     name: 'sample',
     forType: widgetType,
     owns: [ConfigMapType],
@@ -120,5 +122,5 @@ export function addSampleController(
     workers: options.workers ?? 2,
     namespace: options.namespace,
   });
-  return { reconciler, expectations };
+  return { reconciler, expectations, controller };
 }
