@@ -17,6 +17,9 @@ import { type InstancetypeCatalog, instancetypeMatcherKind, preferenceMatcherKin
 export interface ExpansionResult {
   vm: VirtualMachine;
   errors: FieldError[];
+  /** The resolved instance type and preference specs, when found. */
+  instancetype?: VirtualMachineInstancetypeSpec;
+  preference?: VirtualMachinePreferenceSpec;
 }
 
 function notFound(what: 'instancetype' | 'preference', kind: string, name: string): string {
@@ -132,5 +135,5 @@ export function expandVirtualMachine(vm: VirtualMachine, catalog: InstancetypeCa
   if (pref) applyPreference(pref, spec, metadata);
   delete out.spec.instancetype;
   delete out.spec.preference;
-  return { vm: out, errors: [] };
+  return { vm: out, errors: [], instancetype: it, preference: pref };
 }

@@ -3,3 +3,4 @@ export * from './apply-instancetype';
 export * from './apply-preference';
 export * from './catalog';
 export * from './expand';
+export * from './requirements';

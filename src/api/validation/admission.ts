@@ -147,7 +147,8 @@ function shapeErrors(object: ApiObject): FieldError[] {
 
 /** A copy without null properties; null list items become empty objects, as Go decodes them. */
 function withoutNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return Array.from(value, (v) => (v === null || v === undefined ? {} : withoutNulls(v)));
+  if (Array.isArray(value))
+    return Array.from(value, (v) => (v === null || v === undefined ? {} : withoutNulls(v)));
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = withoutNulls(v);

@@ -10,6 +10,7 @@ import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { DataVolumeTemplateSpec, VirtualMachine, VirtualMachineSpec } from '../generated/types';
 import type { InstancetypeCatalog } from '../instancetype/catalog';
 import { expandVirtualMachine } from '../instancetype/expand';
+import { checkPreferenceRequirements } from '../instancetype/requirements';
 import { validateObjectMeta } from './names';
 import { type ValidationOptions, validateVirtualMachineInstanceMetadata } from './vmi';
 import { validateVirtualMachineInstanceSpec } from './vmi-spec';
@@ -188,6 +189,16 @@ export function validateVirtualMachine(
     const expanded = expandVirtualMachine(vm, options.instancetypes);
     if (expanded.errors.length > 0) return [...errs, ...expanded.errors];
     target = expanded.vm;
+    if (expanded.preference && target.spec.template?.spec) {
+      try {
+        const defaulted = defaultVirtualMachineInstanceSpec(target.spec.template.spec, config);
+        const unmet = checkPreferenceRequirements(expanded.instancetype, expanded.preference, defaulted);
+        if (unmet.length > 0) return [...errs, ...unmet];
+      } catch (e) {
+        // Defaulting problems are reported with the template below.
+        if (!(e instanceof DefaultingError)) throw e;
+      }
+    }
   }
   return [...errs, ...validateVirtualMachineSpec(FieldPath.of('spec'), target.spec, config, options)];
 }

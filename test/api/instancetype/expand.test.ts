@@ -137,3 +137,58 @@ describe('instance type and preference expansion', () => {
     ).toEqual([]);
   });
 });
+
+describe('preference requirements', () => {
+  const cfg = createClusterConfig({}, { hostArchitecture: 'amd64' });
+  const withRequirements = (requirements: Record<string, unknown>) =>
+    createInstancetypeCatalog([
+      ...exampleObjects('csmall.yaml').map((o) => o.object),
+      { kind: 'VirtualMachinePreference', metadata: { name: 'virtio' }, spec: { requirements } },
+    ]);
+
+  it('rejects an instance type with fewer vCPUs than the preference requires', () => {
+    const vm = vmWithoutMemory('vm-cirros-csmall.yaml');
+    vm.spec.preference = { kind: 'VirtualMachinePreference', name: 'virtio' };
+    expect(
+      validateVirtualMachine(vm, cfg, { instancetypes: withRequirements({ cpu: { guest: 2 } }) }),
+    ).toEqual([
+      {
+        path: 'spec.instancetype',
+        message:
+          'failure checking preference requirements: insufficient CPU resources of 1 vCPU provided by instance type, preference requires 2 vCPU',
+        type: 'FieldValueNotFound',
+      },
+    ]);
+  });
+
+  it('rejects an instance type with less memory than the preference requires', () => {
+    const vm = vmWithoutMemory('vm-cirros-csmall.yaml');
+    vm.spec.preference = { kind: 'VirtualMachinePreference', name: 'virtio' };
+    expect(
+      validateVirtualMachine(vm, cfg, { instancetypes: withRequirements({ memory: { guest: '1Gi' } }) }).map(
+        (e) => e.message,
+      ),
+    ).toEqual([
+      'failure checking preference requirements: insufficient Memory resources of 128Mi provided by instance type, preference requires 1Gi',
+    ]);
+  });
+
+  it('checks the VM itself when there is no instance type', () => {
+    const vm = example<VirtualMachine>('vm-cirros.yaml');
+    vm.spec.preference = { kind: 'VirtualMachinePreference', name: 'virtio' };
+    expect(
+      validateVirtualMachine(vm, cfg, { instancetypes: withRequirements({ cpu: { guest: 2 } }) }),
+    ).toEqual([
+      {
+        path: 'spec.template.spec.domain.cpu.sockets',
+        message:
+          'failure checking preference requirements: insufficient CPU resources of 1 vCPU provided by VirtualMachine, preference requires 2 vCPU provided as sockets',
+        type: 'FieldValueNotFound',
+      },
+    ]);
+    vm.spec.template.spec!.domain.cpu = { sockets: 2 };
+    expect(
+      validateVirtualMachine(vm, cfg, { instancetypes: withRequirements({ cpu: { guest: 2 } }) }),
+    ).toEqual([]);
+  });
+});
