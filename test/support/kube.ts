@@ -239,7 +239,10 @@ async function stopComponent(c: Component): Promise<void> {
   const proc = c.proc;
   if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
   proc.kill('SIGTERM');
-  const killer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+  // kube-apiserver sometimes lingers ~15 s after its graceful shutdown finished (while the
+  // controller manager and scheduler still hold watches); its state is in etcd, so a
+  // short grace loses nothing.
+  const killer = setTimeout(() => proc.kill('SIGKILL'), 3_000);
   await c.exited;
   clearTimeout(killer);
 }
