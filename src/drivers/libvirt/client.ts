@@ -4,6 +4,7 @@
  * `test:///default`, ...) through the daemon, delivers domain events as async streams,
  * keeps the connection alive and, when asked, reconnects after the daemon restarts.
  */
+import { DomainConsole } from './console';
 import {
   LibvirtConnectionError,
   LibvirtError,
@@ -804,6 +805,32 @@ export class LibvirtClient {
       },
       (r) => r.opaque(REMOTE_MIGRATE_COOKIE_MAX),
     );
+  }
+
+  // ---- console ----
+
+  /**
+   * Opens a domain's console (`devName` e.g. `serial0`; null for the first console) as a
+   * stream: iterate it for output, `write` for input, `close` to hang up. Flags:
+   * `ConsoleFlags.FORCE` takes over a console another client holds.
+   */
+  async domainOpenConsole(dom: DomainRef, devName: string | null = null, flags = 0): Promise<DomainConsole> {
+    if (devName !== null) checkText('console device name', devName);
+    const t = this.state === 'open' ? this.transport : await this.ready();
+    const con = new DomainConsole(t);
+    await t.call(
+      REMOTE_PROGRAM,
+      REMOTE_PROTOCOL_VERSION,
+      RemoteProc.DOMAIN_OPEN_CONSOLE,
+      (w) => {
+        writeDomain(w, dom);
+        writeOptString(w, devName);
+        w.uint(flags);
+      },
+      undefined,
+      con.handler,
+    );
+    return con;
   }
 
   // ---- QEMU-specific ----

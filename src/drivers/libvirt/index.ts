@@ -17,6 +17,7 @@ export {
   UndefineFlags,
   VIR_CONNECT_RO,
 } from './client';
+export { ConsoleFlags, DomainConsole } from './console';
 export * from './errors';
 export { EventStream } from './events';
 export { DEFAULT_KEEPALIVE, type KeepAliveOptions } from './keepalive';

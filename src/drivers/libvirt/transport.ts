@@ -33,6 +33,8 @@ interface Pending {
 
 /** Handlers for stream packets (type STREAM) of one call serial. */
 export interface StreamHandler {
+  /** Called with the serial of the call that opens the stream, before it is sent. */
+  onOpen?(serial: number): void;
   onData(data: Buffer): void;
   onEnd(): void;
   onError(err: LibvirtError): void;
@@ -165,7 +167,10 @@ export class RpcTransport {
     );
     const reply = await new Promise<Message>((resolve, reject) => {
       this.pending.set(serial, { resolve, reject });
-      if (stream) this.streams.set(serial, stream);
+      if (stream) {
+        this.streams.set(serial, stream);
+        stream.onOpen?.(serial);
+      }
       this.write(frame);
     });
     if (reply.header.status === MessageStatus.ERROR) {
@@ -196,7 +201,7 @@ export class RpcTransport {
     if (this.closedError) throw this.closedError;
     this.write(
       encodeMessage({ program, version, procedure, type: MessageType.STREAM, serial, status }, (w) => {
-        if (data) w.fixedOpaque(data, data.length);
+        if (data) w.raw(data);
       }),
     );
   }
@@ -204,12 +209,6 @@ export class RpcTransport {
   /** Ends a stream's local routing (after it finished or was aborted). */
   dropStream(serial: number): void {
     this.streams.delete(serial);
-  }
-
-  /** The serial the next call will use (lets a caller register a stream before calling). */
-  peekNextSerial(): number {
-    const n = (this.serial + 1) >>> 0;
-    return n === 0 ? 1 : n;
   }
 
   private startKeepAlive(opts: KeepAliveOptions): void {

@@ -141,6 +141,14 @@ export class XdrWriter {
     return this;
   }
 
+  /** Raw bytes, not padded (stream packets carry unframed data). */
+  raw(data: Uint8Array): this {
+    this.ensure(data.length);
+    this.buf.set(data, this.pos);
+    this.pos += data.length;
+    return this;
+  }
+
   /** Writes a 4-byte big-endian unsigned word at an earlier offset (used for the frame length). */
   patchUint(offset: number, v: number): void {
     this.buf.writeUInt32BE(v, offset);

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AffectFlags,
+  CreateFlags,
   DomainState,
   DomainXMLFlags,
   type EventStream,
@@ -52,15 +53,18 @@ async function until(
 describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, () => {
   let c: LibvirtClient;
   const name = testDomainName('qemu');
+  const consoleName = testDomainName('console');
   beforeAll(async () => {
     c = await LibvirtClient.connect({ uri: 'qemu:///system' });
   });
   afterAll(async () => {
-    // Always remove the test domain, whatever state a failure left it in.
-    const d = await c.domainLookupByName(name).catch(() => null);
-    if (d) {
-      await c.domainDestroy(d).catch(() => {});
-      await c.domainUndefine(d).catch(() => {});
+    // Always remove the test domains, whatever state a failure left them in.
+    for (const n of [name, consoleName]) {
+      const d = await c.domainLookupByName(n).catch(() => null);
+      if (d) {
+        await c.domainDestroy(d).catch(() => {});
+        await c.domainUndefine(d).catch(() => {});
+      }
     }
     await c?.close();
   });
@@ -155,5 +159,25 @@ describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, (
     const gone = await c.domainLookupByName(name).catch((e) => e);
     expect(gone).toBeInstanceOf(LibvirtError);
     expect(gone.code).toBe(VIR_ERR_NO_DOMAIN);
+  });
+
+  it('streams the serial console: SeaBIOS output of a domain started paused, then resumed', async () => {
+    const xml = `<domain type='qemu'><name>${consoleName}</name><memory unit='MiB'>32</memory><vcpu>1</vcpu>
+  <os><type arch='x86_64'>hvm</type><bios useserial='yes'/></os>
+  <devices><serial type='pty'/><console type='pty'/></devices></domain>`;
+    const dom = await c.domainDefineXML(xml);
+    await c.domainCreate(dom, CreateFlags.START_PAUSED);
+    const con = await c.domainOpenConsole(dom);
+    await c.domainResume(dom);
+    let text = '';
+    for await (const chunk of con) {
+      text += chunk.toString('latin1');
+      if (/Machine UUID [0-9a-f-]{36}/.test(text)) break;
+    }
+    expect(text).toContain('SeaBIOS');
+    // The firmware prints the domain's own UUID: the bytes came from this guest.
+    expect(text).toContain(`Machine UUID ${dom.uuid}`);
+    await c.domainDestroy(dom);
+    await c.domainUndefine(dom);
   });
 });
