@@ -19,6 +19,8 @@ export type SimRole = 'scheduler' | 'kubelet' | 'handler';
 export interface NodeSimulatorOptions {
   /** The simulated nodes (default one, `node01`). */
   nodeNames?: string[];
+  /** Play kube-scheduler too (default true); false where a real kube-scheduler binds pods. */
+  schedule?: boolean;
   /** Pods that never get scheduled: the scheduler marks them Unschedulable instead. */
   unschedulable?: (pod: Pod) => string | undefined;
   /** VMIs whose guest fails to start: the handler reports Failed instead of Running. */
@@ -107,7 +109,19 @@ export class NodeSimulator {
   /** Scheduler: bind (one write). Kubelet: Running and Ready (one status write). */
   private async handlePod(pod: Pod): Promise<void> {
     const name = pod.metadata?.name ?? '';
-    if (pod.metadata?.deletionTimestamp) return;
+    if (pod.metadata?.deletionTimestamp) {
+      // Kubelet: the containers stopped, so the pod object goes (grace 0, as the kubelet does).
+      if (this.nodeNames.includes(pod.spec?.nodeName ?? '')) {
+        await this.client.delete(PodType, name, {
+          namespace: pod.metadata.namespace,
+          gracePeriodSeconds: 0,
+          preconditions: { uid: pod.metadata.uid },
+        });
+        this.count('kubelet', 'Pod', name);
+      }
+      return;
+    }
+    if (!pod.spec?.nodeName && this.opts.schedule === false) return;
     if (!pod.spec?.nodeName) {
       const reason = this.opts.unschedulable?.(pod);
       if (reason) {
