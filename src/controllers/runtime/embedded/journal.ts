@@ -1,6 +1,6 @@
 /**
  * Durable storage of the embedded store: an append-only JSON-lines journal plus a
- * snapshot, both fsync'ed. Every mutation appends one line; once the journal holds
+ * snapshot, both fsync'ed. Every mutation appends one line (a batch is one write); once the journal holds
  * `snapshotEvery` lines, the whole state is written to a new snapshot (temp file, fsync,
  * atomic rename, directory fsync) and the journal is truncated. Loading reads the
  * snapshot and replays journal lines newer than it; a torn last line (crash mid-write) is
@@ -105,13 +105,18 @@ export class Journal {
     return { rv, objects: [...byKey.values()] };
   }
 
-  /** Appends records and makes them durable before returning. */
-  append(records: JournalRecord[]): void {
+  /** Appends records (one write; not yet durable: call `sync`). */
+  write(records: JournalRecord[]): void {
     if (records.length === 0) return;
     const data = records.map((r) => JSON.stringify(r)).join('\n') + '\n';
     fs.writeSync(this.fd, data);
-    if (this.fsync) fs.fsyncSync(this.fd);
     this.lines += records.length;
+  }
+
+  /** Makes everything written so far durable (fsync, off the event loop). */
+  sync(): Promise<void> {
+    if (!this.fsync) return Promise.resolve();
+    return new Promise((resolve, reject) => fs.fsync(this.fd, (err) => (err ? reject(err) : resolve())));
   }
 
   /** True when the journal has grown enough that `snapshot` should be called. */

@@ -129,6 +129,7 @@ export class EmbeddedStore implements ObjectClient {
   private pending: JournalRecord[] = [];
   private waiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   private flushScheduled = false;
+  private syncing?: Promise<void>;
   private failed?: Error;
   private closed = false;
   private readonly gc: GarbageCollector;
@@ -201,7 +202,12 @@ export class EmbeddedStore implements ObjectClient {
     this.closed = true;
     this.gc.stop();
     for (const w of [...this.watchers]) (w as Watcher & { close(): void }).close();
-    this.flush();
+    // Everything acknowledged or queued reaches the disk before the files close.
+    while (this.syncing || this.pending.length || this.waiters.length) {
+      if (this.syncing) await this.syncing;
+      else this.flush();
+      if (this.failed) break;
+    }
     this.journal?.close();
   }
 
@@ -789,29 +795,44 @@ export class EmbeddedStore implements ObjectClient {
     return p;
   }
 
+  /**
+   * Group commit: writes every record queued this turn, then fsyncs off the event loop;
+   * writes arriving meanwhile form the next batch, flushed when that fsync completes.
+   */
   private flush(): void {
     this.flushScheduled = false;
-    if (!this.journal || (this.pending.length === 0 && this.waiters.length === 0)) return;
+    const journal = this.journal;
+    if (!journal || this.syncing || (this.pending.length === 0 && this.waiters.length === 0)) return;
     const recs = this.pending;
     const waiters = this.waiters;
     this.pending = [];
     this.waiters = [];
+    const fail = (err: unknown) => {
+      // Memory is ahead of disk now: refuse further writes rather than diverge silently.
+      this.failed ??= new Error(`embedded store: writing ${journal.dir} failed: ${(err as Error).message}`);
+      for (const w of waiters) w.reject(this.failed);
+    };
     try {
-      this.journal.append(recs);
-      if (this.journal.wantsSnapshot()) {
+      journal.write(recs);
+      if (journal.wantsSnapshot()) {
         const all: StoredObject[] = [];
         for (const [kind, objs] of this.objects)
           for (const object of objs.values()) all.push({ kind, object });
-        this.journal.snapshot(this.rv, all);
+        journal.snapshot(this.rv, all);
       }
-      for (const w of waiters) w.resolve();
     } catch (err) {
-      // Memory is ahead of disk now: refuse further writes rather than diverge silently.
-      this.failed = new Error(
-        `embedded store: writing ${this.journal.dir} failed: ${(err as Error).message}`,
-      );
-      for (const w of waiters) w.reject(this.failed);
+      fail(err);
+      return;
     }
+    this.syncing = journal
+      .sync()
+      .then(() => {
+        for (const w of waiters) w.resolve();
+      }, fail)
+      .finally(() => {
+        this.syncing = undefined;
+        this.flush();
+      });
   }
 
   private assertWritable(): void {
