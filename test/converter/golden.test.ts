@@ -53,16 +53,15 @@ describe('golden domains', () => {
   );
   it.runIf(run)(
     'libvirt validates and defines every golden domain (SEV-SNP only where the schema knows it)',
-    () => {
+    async () => {
       // libvirt learned sev-snp in 10.5; Debian 12's 9.0 rejects it, so that one golden is
       // only byte-compared above on such hosts.
       const checked = cases.filter((c) => schemaKnowsSNP || !c.xml.includes('type="sev-snp"'));
       expect(checked.length).toBeGreaterThanOrEqual(cases.length - 1);
-      const verdicts = checkWithLibvirt(
+      const verdicts = await checkWithLibvirt(
         checked.map((c) => ({
           name: c.name,
           xml: c.xml,
-          domainName: `${c.vmi.metadata?.namespace ?? 'default'}_${c.vmi.metadata!.name}`,
         })),
       );
       const failures = [...verdicts]

@@ -3,11 +3,12 @@
  * against libvirt's RelaxNG schema; `virsh -c test:///default` defines (and undefines)
  * it, which runs libvirt's own parser and post-parse checks without QEMU.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 function has(cmd: string, args: string[]): boolean {
   return spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
@@ -28,35 +29,96 @@ export interface LibvirtVerdict {
   output: string;
 }
 
-/** Validates each XML document against the schema and defines/undefines it on test:///default. */
-export function checkWithLibvirt(
-  docs: { name: string; xml: string; domainName: string }[],
-): Map<string, LibvirtVerdict> {
+const execFileAsync = promisify(execFile);
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function pool<T, R>(items: T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/** Runs one virsh process with `;`-separated commands; returns the domain names it then lists. */
+function virshBatch(uri: string, commands: string[]): { names: Set<string>; stderr: string } {
+  const r = spawnSync('virsh', ['-q', '-c', uri, [...commands, 'list --all --name'].join('; ')], {
+    encoding: 'utf8',
+  });
+  return {
+    names: new Set(
+      r.stdout
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean),
+    ),
+    stderr: r.stderr,
+  };
+}
+
+/** Gives a document a unique name and UUID (replacing the UUID everywhere, sysinfo included). */
+function uniquify(xml: string, name: string): string {
+  const uuid = /<uuid>([^<]+)<\/uuid>/.exec(xml)?.[1];
+  const renamed = xml.replace(/<name>[^<]*<\/name>/, `<name>${name}</name>`);
+  return uuid ? renamed.replaceAll(uuid, randomUUID()) : renamed;
+}
+
+/**
+ * Validates each XML document with virt-xml-validate (in parallel) and defines them all
+ * on test:///default in one virsh process (the test driver's state lives only for the
+ * connection, so nothing needs undefining).
+ */
+export async function checkWithLibvirt(
+  docs: { name: string; xml: string }[],
+): Promise<Map<string, LibvirtVerdict>> {
   const dir = mkdtempSync(path.join(tmpdir(), 'kvts-conv-'));
-  const verdicts = new Map<string, LibvirtVerdict>();
   try {
-    for (const [i, d] of docs.entries()) {
+    const files = docs.map((d, i) => {
       const file = path.join(dir, `${i}.xml`);
       writeFileSync(file, d.xml);
-      const v = spawnSync('virt-xml-validate', [file, 'domain'], { encoding: 'utf8' });
-      // One virsh process per document: the test driver's state lives only for the connection.
-      const r = spawnSync(
-        'virsh',
-        ['-q', '-c', 'test:///default', `define ${file}; undefine ${d.domainName}`],
-        {
-          encoding: 'utf8',
-        },
-      );
-      verdicts.set(d.name, {
-        valid: v.status === 0,
-        defined: r.status === 0 && !/error/i.test(r.stderr),
-        output: `${v.stdout}${v.stderr}${r.stdout}${r.stderr}`.trim(),
-      });
-    }
+      return file;
+    });
+    // Several examples share a firmware UUID: define renamed copies so they cannot collide.
+    const names = docs.map((_, i) => `kvts-check-${i}`);
+    const copies = docs.map((d, i) => {
+      const file = path.join(dir, `${i}.define.xml`);
+      writeFileSync(file, uniquify(d.xml, names[i]));
+      return file;
+    });
+    const validations = await pool(files, 8, async (file) => {
+      try {
+        await execFileAsync('virt-xml-validate', [file, 'domain']);
+        return { valid: true, output: '' };
+      } catch (e) {
+        const err = e as { stdout?: string; stderr?: string };
+        return { valid: false, output: `${err.stdout ?? ''}${err.stderr ?? ''}` };
+      }
+    });
+    const defined = virshBatch(
+      'test:///default',
+      copies.map((f) => `define ${f}`),
+    );
+    return new Map(
+      docs.map((d, i) => {
+        const ok = defined.names.has(names[i]);
+        return [
+          d.name,
+          {
+            valid: validations[i].valid,
+            defined: ok,
+            output: `${validations[i].output}${ok ? '' : defined.stderr}`.trim(),
+          },
+        ];
+      }),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  return verdicts;
 }
 
 /** Runs `virsh` on the test driver and returns stdout (throws on failure). */
@@ -84,18 +146,25 @@ export function defineOnQemu(docs: { name: string; xml: string }[]): Map<string,
   const dir = mkdtempSync(path.join(tmpdir(), 'kvts-qemu-'));
   const failures = new Map<string, string>();
   try {
-    for (const [i, d] of docs.entries()) {
-      const name = `kvts-convtest-${process.pid}-${i}`;
-      const uuid = /<uuid>([^<]+)<\/uuid>/.exec(d.xml)?.[1];
-      let xml = d.xml.replace(/<name>[^<]*<\/name>/, `<name>${name}</name>`);
-      if (uuid) xml = xml.replaceAll(uuid, randomUUID());
+    const names = docs.map((_, i) => `kvts-convtest-${process.pid}-${i}`);
+    const files = docs.map((d, i) => {
       const file = path.join(dir, `${i}.xml`);
-      writeFileSync(file, xml);
-      const r = spawnSync('virsh', ['-q', '-c', 'qemu:///system', 'define', file], { encoding: 'utf8' });
-      if (r.status !== 0) failures.set(d.name, `${r.stdout}${r.stderr}`.trim());
-      else
-        spawnSync('virsh', ['-q', '-c', 'qemu:///system', 'undefine', '--nvram', name], { stdio: 'ignore' });
-    }
+      writeFileSync(file, uniquify(d.xml, names[i]));
+      return file;
+    });
+    const defined = virshBatch(
+      'qemu:///system',
+      files.map((f) => `define ${f}`),
+    );
+    const ours = names.filter((n) => defined.names.has(n));
+    if (ours.length)
+      virshBatch(
+        'qemu:///system',
+        ours.map((n) => `undefine --nvram ${n}`),
+      );
+    docs.forEach((d, i) => {
+      if (!defined.names.has(names[i])) failures.set(d.name, defined.stderr.trim());
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
