@@ -1,0 +1,44 @@
+/**
+ * The drivers a launcher process can run, by the name its `--hypervisor` flag gives:
+ * `libvirt` (KVM), `emulation` (the libvirt driver forced to TCG) and `fake` (in memory,
+ * for tests). Each gets the launcher's converter paths, so domains refer to the pod's
+ * directories.
+ */
+import type { ConverterPaths } from '../../converter';
+import { convertVMI } from '../../converter';
+import type { HypervisorDriver } from '../../drivers/driver';
+import { FakeDriver } from '../../drivers/fake/index';
+import { LibvirtDriver } from '../../drivers/libvirt-driver/index';
+import { withKernelBootDir } from './launcher-paths';
+
+/** What a launcher driver factory gets. */
+export interface LauncherDriverContext {
+  /** Converter paths of this launcher (host paths). */
+  paths: ConverterPaths;
+  /** Root of the local image store, if any. */
+  imageRoot?: string;
+  /** The process environment (KUBEVIRT_TS_LIBVIRT_URI, KUBEVIRT_TS_LIBVIRT_SOCKET). */
+  env: NodeJS.ProcessEnv;
+}
+
+/** Builds a driver for one launcher. */
+export type LauncherDriverFactory = (ctx: LauncherDriverContext) => Promise<HypervisorDriver>;
+
+function libvirt(name: string, allowKvm: boolean): LauncherDriverFactory {
+  return (ctx) =>
+    LibvirtDriver.connect({
+      name,
+      allowKvm,
+      uri: ctx.env.KUBEVIRT_TS_LIBVIRT_URI || 'qemu:///system',
+      socketPath: ctx.env.KUBEVIRT_TS_LIBVIRT_SOCKET || undefined,
+      converterContext: { paths: ctx.paths },
+      render: (vmi, c) => convertVMI(vmi, { ...c, paths: withKernelBootDir(c.paths, vmi, ctx.imageRoot) }),
+    });
+}
+
+/** The built-in launcher drivers. */
+export const launcherDriverFactories: Readonly<Record<string, LauncherDriverFactory>> = {
+  libvirt: libvirt('libvirt', true),
+  emulation: libvirt('emulation', false),
+  fake: async () => new FakeDriver(),
+};

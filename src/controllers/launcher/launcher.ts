@@ -1,0 +1,402 @@
+/**
+ * virt-launcher: one per VMI. It serves the handler-launcher protocol on the pod's
+ * sockets directory, runs the VMI's domain through a hypervisor driver, reports every
+ * domain change to the node agent's notify pipe, relays the serial console and VNC as
+ * unix sockets next to its command socket, and exits once the domain is gone. A guest
+ * that powered off is never started again by the same launcher.
+ */
+import { join } from 'node:path';
+import type { VirtualMachineInstance } from '../../api';
+import {
+  type DomainInfo,
+  type DomainRef,
+  domainName,
+  type HypervisorDriver,
+  type SyncOptions,
+} from '../../drivers/driver';
+import {
+  type DomainEventNotification,
+  type LauncherServer,
+  type LauncherService,
+  NotifySender,
+  serveLauncher,
+  type VMIRequest,
+} from '../launcher-protocol';
+import { ConsoleRelay } from './console-relay';
+import { CONSOLE_SOCKET, type LauncherDomain, NOTIFY_PIPE_SOCKET, VNC_SOCKET } from './domain-report';
+import { type SocketProxy, serveSocketProxy } from './socket-proxy';
+
+/** Options of {@link VirtLauncher}. */
+export interface VirtLauncherOptions {
+  namespace: string;
+  name: string;
+  uid: string;
+  /** Seconds a graceful stop (SIGTERM) gives the guest before killing it. */
+  gracePeriodSeconds: number;
+  /** Host directory of the pod's `sockets` volume. */
+  socketDir: string;
+  /** Builds (and after a lost connection, rebuilds) the driver. */
+  connectDriver: () => Promise<HypervisorDriver>;
+  /** How `sync` treats the VMI (emulation allowed, ...). */
+  syncOptions?: SyncOptions;
+  /** After the domain is gone, how long to wait for the node agent's DeleteVirtualMachine before exiting (default 30 s). */
+  finalWaitMs?: number;
+  /** Where progress and errors go (default: stderr). */
+  log?: (message: string) => void;
+}
+
+const ACTIVE = new Set(['running', 'blocked', 'paused', 'pmsuspended', 'shutdown']);
+
+/** One launcher. `start()` it; `exited` resolves with the exit code once it is done. */
+export class VirtLauncher implements LauncherService {
+  readonly ref: DomainRef;
+  readonly domainName: string;
+  /** Resolves with the process exit code once the launcher has shut down. */
+  readonly exited: Promise<number>;
+  private resolveExit!: (code: number) => void;
+  private driver: HypervisorDriver | undefined;
+  private server: LauncherServer | undefined;
+  private readonly console: ConsoleRelay;
+  private vnc: SocketProxy | undefined;
+  private readonly notify: NotifySender;
+  private notifyChain: Promise<unknown> = Promise.resolve();
+  private last: DomainInfo | undefined;
+  private reported = false;
+  private everRan = false;
+  private finished = false;
+  private stopping = false;
+  private shutdownInFlight: Promise<void> | undefined;
+  private finalTimer: NodeJS.Timeout | undefined;
+  private refreshing: Promise<void> | undefined;
+  private refreshAgain = false;
+  private readonly log: (m: string) => void;
+
+  constructor(private readonly opts: VirtLauncherOptions) {
+    this.ref = { namespace: opts.namespace, name: opts.name };
+    this.domainName = domainName(this.ref);
+    this.exited = new Promise((r) => {
+      this.resolveExit = r;
+    });
+    this.console = new ConsoleRelay({ listenPath: join(opts.socketDir, CONSOLE_SOCKET) });
+    this.notify = new NotifySender(join(opts.socketDir, NOTIFY_PIPE_SOCKET));
+    this.log = opts.log ?? ((m) => process.stderr.write(`virt-launcher ${this.domainName}: ${m}\n`));
+  }
+
+  /**
+   * Connects the driver, adopts a domain that already runs (a launcher restarted in the
+   * same pod), then serves the command socket: once `launcher-sock` exists the launcher
+   * is ready.
+   */
+  async start(): Promise<void> {
+    this.driver = await this.opts.connectDriver();
+    await this.console.listen();
+    void this.watchEvents(this.driver);
+    const existing = await this.driver.getDomain(this.ref);
+    if (existing && ACTIVE.has(existing.state)) {
+      this.everRan = true;
+      await this.attachDevices();
+    }
+    this.last = existing;
+    this.server = await serveLauncher(this.opts.socketDir, this);
+    this.log('serving');
+  }
+
+  /** What GetDomain answers. */
+  domain(): LauncherDomain | undefined {
+    const d = this.last;
+    if (!d && !this.finished) return undefined;
+    return {
+      name: this.domainName,
+      uuid: d?.uuid ?? '',
+      state: d?.state ?? 'shutoff',
+      reason: d?.reason ?? 'destroyed',
+      bootId: d?.bootId ?? '',
+      vcpus: d?.vcpus ?? 0,
+      memoryKiB: d?.memoryKiB ?? 0,
+      vmiUid: this.opts.uid,
+      finished: this.finished,
+      console: this.console.attached ? CONSOLE_SOCKET : undefined,
+      vnc: this.vnc ? VNC_SOCKET : undefined,
+    };
+  }
+
+  /** The serial output so far (tests, and the console's replay). */
+  get consoleOutput(): string {
+    return this.console.output;
+  }
+
+  private mustDriver(): HypervisorDriver {
+    if (!this.driver) throw new Error('launcher: not started');
+    return this.driver;
+  }
+
+  private parseVmi(req: VMIRequest): VirtualMachineInstance {
+    const raw = req.vmi?.vmiJson;
+    if (!raw?.length) throw new Error('request carries no VMI (vmi.vmiJson is empty)');
+    let vmi: VirtualMachineInstance;
+    try {
+      vmi = JSON.parse(Buffer.from(raw).toString('utf8'));
+    } catch (e) {
+      throw new Error(`vmi.vmiJson: not JSON: ${(e as Error).message}`);
+    }
+    const m = vmi?.metadata;
+    if (
+      m?.uid !== this.opts.uid ||
+      m?.name !== this.opts.name ||
+      (m?.namespace ?? 'default') !== this.opts.namespace
+    ) {
+      throw new Error(
+        `VirtualMachineInstance ${m?.namespace}/${m?.name} (uid ${m?.uid}) is not the one this launcher runs (${this.opts.namespace}/${this.opts.name}, uid ${this.opts.uid})`,
+      );
+    }
+    return vmi;
+  }
+
+  // --- LauncherService ---
+
+  async syncVirtualMachine(req: VMIRequest): Promise<void> {
+    const vmi = this.parseVmi(req);
+    if (this.finished || this.stopping) return; // never start a guest again once it ended
+    const info = await this.mustDriver().sync(vmi, this.opts.syncOptions);
+    if (ACTIVE.has(info.state)) this.everRan = true;
+    await this.attachDevices();
+    await this.refresh();
+  }
+
+  async pauseVirtualMachine(req: VMIRequest): Promise<void> {
+    this.parseVmi(req);
+    await this.mustDriver().pause(this.ref);
+    await this.refresh();
+  }
+
+  async unpauseVirtualMachine(req: VMIRequest): Promise<void> {
+    this.parseVmi(req);
+    await this.mustDriver().unpause(this.ref);
+    await this.refresh();
+  }
+
+  async resetVirtualMachine(req: VMIRequest): Promise<void> {
+    this.parseVmi(req);
+    await this.mustDriver().reset(this.ref);
+  }
+
+  async softRebootVirtualMachine(req: VMIRequest): Promise<void> {
+    this.parseVmi(req);
+    await this.mustDriver().softReboot(this.ref);
+  }
+
+  /** Starts an ACPI shutdown (killing after the grace period) and returns at once; repeated calls join it. */
+  async shutdownVirtualMachine(req: VMIRequest): Promise<void> {
+    const vmi = this.parseVmi(req);
+    const grace =
+      req.options?.gracePeriodSeconds ||
+      vmi.spec?.terminationGracePeriodSeconds ||
+      this.opts.gracePeriodSeconds;
+    this.startShutdown(grace);
+  }
+
+  async killVirtualMachine(req: VMIRequest): Promise<void> {
+    this.parseVmi(req);
+    const d = await this.mustDriver().getDomain(this.ref);
+    if (d && ACTIVE.has(d.state)) await this.mustDriver().kill(this.ref);
+    await this.refresh();
+  }
+
+  /** Forgets the domain (killing it if it still runs) and exits. */
+  async deleteVirtualMachine(req: VMIRequest): Promise<void> {
+    this.parseVmi(req);
+    await this.mustDriver().delete(this.ref);
+    this.finished = this.finished || this.everRan;
+    await this.refresh();
+    setImmediate(() => void this.exit(0));
+  }
+
+  async migrateVirtualMachine(): Promise<void> {
+    throw new Error('live migration is not supported by this launcher');
+  }
+  async syncMigrationTarget(): Promise<void> {
+    throw new Error('live migration is not supported by this launcher');
+  }
+  async cancelVirtualMachineMigration(): Promise<void> {
+    throw new Error('live migration is not supported by this launcher');
+  }
+
+  async getDomain(): Promise<string | undefined> {
+    const d = this.domain();
+    return d ? JSON.stringify(d) : undefined;
+  }
+
+  async getDomainStats(): Promise<string | undefined> {
+    if (!this.last || !ACTIVE.has(this.last.state)) return undefined;
+    return JSON.stringify(await this.mustDriver().getStats(this.ref));
+  }
+
+  /** No guest agent channel is read yet: no guest info. */
+  async getGuestInfo(): Promise<string | undefined> {
+    return undefined;
+  }
+
+  async ping(): Promise<void> {}
+
+  async getSevInfo(): Promise<Uint8Array> {
+    throw new Error('SEV attestation is not supported by this launcher');
+  }
+  async getLaunchMeasurement(): Promise<Uint8Array> {
+    throw new Error('SEV attestation is not supported by this launcher');
+  }
+  async injectLaunchSecret(): Promise<void> {
+    throw new Error('SEV attestation is not supported by this launcher');
+  }
+
+  // --- lifecycle ---
+
+  /**
+   * Graceful stop (SIGTERM): ACPI shutdown, kill when the grace period runs out, forget
+   * the domain, exit.
+   */
+  async stop(graceSeconds = this.opts.gracePeriodSeconds): Promise<number> {
+    if (!this.stopping && this.driver) {
+      this.stopping = true;
+      try {
+        const d = await this.driver.getDomain(this.ref);
+        if (d && ACTIVE.has(d.state)) await this.driver.shutdown(this.ref, { graceSeconds });
+        await this.driver.delete(this.ref);
+        this.finished = true;
+        await this.refresh();
+      } catch (e) {
+        this.log(`stop: ${(e as Error).message}`);
+      }
+      await this.exit(0);
+    }
+    return this.exited;
+  }
+
+  private startShutdown(graceSeconds: number): void {
+    if (this.shutdownInFlight) return;
+    const driver = this.mustDriver();
+    this.shutdownInFlight = (async () => {
+      try {
+        const d = await driver.getDomain(this.ref);
+        if (d && ACTIVE.has(d.state)) await driver.shutdown(this.ref, { graceSeconds });
+      } catch (e) {
+        this.log(`shutdown: ${(e as Error).message}`);
+      } finally {
+        this.shutdownInFlight = undefined;
+        await this.refresh();
+      }
+    })();
+  }
+
+  private async attachDevices(): Promise<void> {
+    const driver = this.mustDriver();
+    if (!this.console.attached) {
+      try {
+        const ep = await driver.consoleEndpoint(this.ref);
+        if (ep.kind === 'unix' && ep.path) await this.console.attach(ep.path);
+      } catch (e) {
+        this.log(`console: ${(e as Error).message}`);
+      }
+    }
+    if (!this.vnc) {
+      try {
+        const ep = await driver.vncEndpoint(this.ref);
+        if (ep.kind === 'unix' && ep.path) {
+          this.vnc = await serveSocketProxy(join(this.opts.socketDir, VNC_SOCKET), ep.path);
+        }
+      } catch {
+        // No VNC device (autoattachGraphicsDevice: false) or not running yet.
+      }
+    }
+  }
+
+  /** Follows the driver's events; reconnects when the daemon goes away. */
+  private async watchEvents(driver: HypervisorDriver): Promise<void> {
+    try {
+      for await (const ev of driver.events()) {
+        if (ev.domain === this.domainName) void this.refresh();
+      }
+    } catch (e) {
+      this.log(`events: ${(e as Error).message}`);
+    }
+    if (this.exiting) return;
+    // The connection ended (daemon restart): build a new driver, then look again.
+    for (let delay = 100; !this.exiting; delay = Math.min(delay * 2, 2000)) {
+      try {
+        const next = await this.opts.connectDriver();
+        const old = this.driver;
+        this.driver = next;
+        await old?.close().catch(() => undefined);
+        this.log('reconnected to the hypervisor');
+        void this.watchEvents(next);
+        await this.refresh();
+        return;
+      } catch (e) {
+        this.log(`reconnect: ${(e as Error).message}`);
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+
+  private exiting = false;
+
+  /** Re-reads the domain and reports a change; serialised, coalescing bursts. */
+  private refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.refreshAgain = false;
+        await this.refreshOnce().catch((e) => this.log(`refresh: ${(e as Error).message}`));
+      } while (this.refreshAgain);
+    })().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async refreshOnce(): Promise<void> {
+    if (!this.driver || this.exiting) return;
+    const info = await this.driver.getDomain(this.ref);
+    if (info && ACTIVE.has(info.state)) {
+      this.everRan = true;
+      if (!this.console.attached) await this.attachDevices();
+    }
+    const gone = !info || info.state === 'shutoff' || info.state === 'crashed';
+    if (this.everRan && gone && !this.finished) {
+      this.finished = true;
+      this.log(`domain is ${info ? info.state : 'gone'}; waiting for the node agent to collect it`);
+      this.finalTimer = setTimeout(() => void this.exit(0), this.opts.finalWaitMs ?? 30_000);
+      this.finalTimer.unref?.();
+    }
+    const changed = JSON.stringify(info) !== JSON.stringify(this.last) || !this.reported;
+    this.last = info;
+    if (changed) this.send(info ? (this.reported ? 'MODIFIED' : 'ADDED') : 'DELETED');
+  }
+
+  private send(eventType: DomainEventNotification['eventType']): void {
+    this.reported = true;
+    const domain = this.domain();
+    this.notifyChain = this.notifyChain.then(() =>
+      this.notify.sendDomainEvent({ eventType, domain }, 2_000).then((err) => {
+        // The node agent may not be there (restarting); it re-reads with GetDomain.
+        if (err && process.env.KUBEVIRT_TS_DEBUG) this.log(`notify: ${err.message}`);
+      }),
+    );
+  }
+
+  /** Stops serving and releases everything; the domain is left as it is. */
+  async exit(code: number): Promise<void> {
+    if (this.exiting) return;
+    this.exiting = true;
+    if (this.finalTimer) clearTimeout(this.finalTimer);
+    await Promise.race([this.notifyChain, new Promise((r) => setTimeout(r, 2_000))]);
+    await this.server?.close().catch(() => undefined);
+    await this.console.close().catch(() => undefined);
+    await this.vnc?.close().catch(() => undefined);
+    this.notify.close();
+    await this.driver?.close().catch(() => undefined);
+    this.resolveExit(code);
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * virt-launcher against the fake driver, over its real unix-socket gRPC server: sync
+ * starts the domain once, events reach the notify pipe, pause/unpause, a guest that
+ * powered off is never started again, DeleteVirtualMachine ends the process, SIGTERM-style
+ * stop shuts the guest down gracefully, and a VMI that is not the launcher's is refused.
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { VirtualMachineInstance } from '../../../src/api';
+import { type LauncherDomain, NOTIFY_PIPE_SOCKET } from '../../../src/controllers/launcher/domain-report';
+import { VirtLauncher } from '../../../src/controllers/launcher/launcher';
+import {
+  type DomainEventNotification,
+  LauncherClient,
+  type NotifyServer,
+  serveNotify,
+} from '../../../src/controllers/launcher-protocol';
+import { FakeDriver, FakeHost } from '../../../src/drivers';
+
+const vmi = (uid = 'uid-1'): VirtualMachineInstance => ({
+  apiVersion: 'kubevirt.io/v1',
+  kind: 'VirtualMachineInstance',
+  metadata: { name: 'vm1', namespace: 'ns1', uid },
+  spec: { domain: { devices: {}, resources: { requests: { memory: '64Mi' } } } },
+});
+
+async function until<T>(
+  what: string,
+  fn: () => T | undefined | false | Promise<T | undefined | false>,
+): Promise<T> {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('VirtLauncher on the fake driver', () => {
+  let dir: string;
+  let host: FakeHost;
+  let launcher: VirtLauncher;
+  let client: LauncherClient;
+  let notify: NotifyServer;
+  let events: DomainEventNotification[];
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'kvts-launcher-'));
+    host = new FakeHost();
+    events = [];
+    notify = await serveNotify(join(dir, NOTIFY_PIPE_SOCKET), { onDomainEvent: (e) => events.push(e) });
+    launcher = new VirtLauncher({
+      namespace: 'ns1',
+      name: 'vm1',
+      uid: 'uid-1',
+      gracePeriodSeconds: 5,
+      socketDir: dir,
+      connectDriver: async () => new FakeDriver({ host }),
+      syncOptions: { useEmulation: true },
+      finalWaitMs: 60_000,
+      log: () => {},
+    });
+    await launcher.start();
+    client = new LauncherClient(join(dir, 'launcher-sock'), { timeoutMs: 5_000 });
+  });
+
+  afterEach(async () => {
+    client.close();
+    await launcher.exit(0);
+    await notify.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const domain = async () => (await client.getDomain()) as LauncherDomain | undefined;
+
+  it('serves launcher-sock with mode 0600 and answers Info and Ping', async () => {
+    expect(statSync(join(dir, 'launcher-sock')).mode & 0o777).toBe(0o600);
+    expect((await client.getInfo()).supportedCmdVersions).toEqual(['v1']);
+    await client.ping();
+    expect(await client.getDomain()).toBeUndefined();
+  });
+
+  it('syncs the VMI into a running domain once and reports it to the notify pipe', async () => {
+    await client.syncVirtualMachine(vmi());
+    const d = await domain();
+    expect(d).toMatchObject({ name: 'ns1_vm1', state: 'running', vmiUid: 'uid-1', finished: false });
+    const boot = d!.bootId;
+    expect(boot).not.toBe('');
+    await client.syncVirtualMachine(vmi());
+    expect((await domain())!.bootId).toBe(boot);
+    const ev = await until('a running notification', () =>
+      events.find((e) => (e.domain as LauncherDomain | null)?.state === 'running'),
+    );
+    expect(ev.eventType).toMatch(/ADDED|MODIFIED/);
+  });
+
+  it('pauses and unpauses', async () => {
+    await client.syncVirtualMachine(vmi());
+    await client.pauseVirtualMachine(vmi());
+    expect((await domain())!.state).toBe('paused');
+    await client.unpauseVirtualMachine(vmi());
+    expect((await domain())!.state).toBe('running');
+  });
+
+  it('never restarts a guest that shut down, and exits on DeleteVirtualMachine', async () => {
+    await client.syncVirtualMachine(vmi());
+    await client.shutdownVirtualMachine(vmi(), 5);
+    const off = await until('the domain finished', async () => {
+      const d = await domain();
+      return d?.finished ? d : undefined;
+    });
+    expect(off.state).toBe('shutoff');
+    await until('a shutoff notification', () =>
+      events.some((e) => (e.domain as LauncherDomain | null)?.state === 'shutoff'),
+    );
+    await client.syncVirtualMachine(vmi());
+    expect((await domain())!.state).toBe('shutoff');
+    expect(host.domains.get('ns1_vm1')?.boots).toBe(1);
+    await client.deleteVirtualMachine(vmi());
+    expect(await launcher.exited).toBe(0);
+    expect(host.domains.has('ns1_vm1')).toBe(false);
+  });
+
+  it('stop() shuts the guest down and forgets it', async () => {
+    await client.syncVirtualMachine(vmi());
+    expect(await launcher.stop(5)).toBe(0);
+    expect(host.domains.has('ns1_vm1')).toBe(false);
+  });
+
+  it('refuses a VMI that is not its own, naming both', async () => {
+    await expect(client.syncVirtualMachine(vmi('other-uid'))).rejects.toThrow(
+      /ns1\/vm1 \(uid other-uid\) is not the one this launcher runs \(ns1\/vm1, uid uid-1\)/,
+    );
+    expect(host.domains.size).toBe(0);
+  });
+
+  it('reports driver failures as the command error', async () => {
+    await expect(client.pauseVirtualMachine(vmi())).rejects.toThrow(/PauseVirtualMachine: .*ns1_vm1/);
+  });
+});
