@@ -147,3 +147,27 @@ describe('validateFiles (in process)', () => {
     expect(doc.spec.domain.devices.interfaces).toEqual([{ name: 'default', masquerade: {} }]);
   });
 });
+
+describe('validateFiles --config checks', () => {
+  it('rejects an invalid KubeVirt configuration with its field path', async () => {
+    const cr = tmpFile(
+      'kv-bad.yaml',
+      'apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata:\n  name: kubevirt\nspec:\n  configuration:\n    developerConfiguration:\n      memoryOvercommit: 0\n',
+    );
+    const r = await validateFiles([ex('vmi-ephemeral.yaml')], { config: cr });
+    expect(r.ok).toBe(false);
+    expect(r.errors).toEqual([
+      `${cr}: KubeVirt/kubevirt: spec.configuration.developerConfiguration.memoryOvercommit: Invalid value: 0: must be greater than 0`,
+    ]);
+  });
+
+  it('warns about unknown feature gates listed in the KubeVirt CR', async () => {
+    const cr = tmpFile(
+      'kv-gates.yaml',
+      'apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata:\n  name: kubevirt\nspec:\n  configuration:\n    developerConfiguration:\n      featureGates: [HostDisk, Hostdisk]\n',
+    );
+    const r = await validateFiles([ex('vmi-host-disk.yaml')], { config: cr });
+    expect(r.ok).toBe(true);
+    expect(r.warnings).toEqual([`warning: ${cr}: unknown feature gate Hostdisk`]);
+  });
+});

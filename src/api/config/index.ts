@@ -2,3 +2,4 @@
 export * from './cluster-config';
 export * from './feature-gates';
 export * from './quantity';
+export * from './validate-configuration';

@@ -4,12 +4,14 @@
  * pure functions back the webhooks in a cluster and direct calls in local mode.
  */
 import type { ClusterConfig } from '../config/cluster-config';
+import { validateKubeVirtConfiguration } from '../config/validate-configuration';
 import { defaultVirtualMachineInstanceMigration } from '../defaults/migration-defaults';
 import { defaultVirtualMachine } from '../defaults/vm-defaults';
 import { DefaultingError, defaultVirtualMachineInstance } from '../defaults/vmi-defaults';
 import { type FieldError, fieldError } from '../errors';
 import { apiSchemas } from '../generated/schemas';
 import type {
+  KubeVirt,
   VirtualMachine,
   VirtualMachineInstance,
   VirtualMachineInstanceMigration,
@@ -113,6 +115,16 @@ export function admit(
       case 'VirtualMachinePreference':
       case 'VirtualMachineClusterPreference':
         return { object, errors: validatePreference(object, { cluster: object.kind.includes('Cluster') }) };
+      case 'KubeVirt': {
+        const kv = object as unknown as KubeVirt;
+        return {
+          object,
+          errors: [
+            ...validateObjectMeta(object.metadata),
+            ...validateKubeVirtConfiguration(kv.spec?.configuration),
+          ],
+        };
+      }
       default:
         return { object, errors: validateObjectMeta(object.metadata) };
     }

@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { stringify } from 'yaml';
 import { type ClusterConfig, createClusterConfig } from '../../api/config/cluster-config';
 import { unknownFeatureGates } from '../../api/config/feature-gates';
+import { validateKubeVirtConfiguration } from '../../api/config/validate-configuration';
 import { formatFieldError } from '../../api/errors';
 import type { KubeVirt } from '../../api/generated/types';
 import { createInstancetypeCatalog } from '../../api/instancetype/catalog';
@@ -50,7 +51,7 @@ function safe(text: string): string {
 async function loadConfig(
   file: string,
   gates: string[],
-): Promise<{ config?: ClusterConfig; errors: string[] }> {
+): Promise<{ config?: ClusterConfig; errors: string[]; warnings?: string[] }> {
   const loaded = await loadManifestFile(file);
   if (loaded.errors.length > 0) return { errors: loaded.errors.map((e) => safe(e.message)) };
   const kvs = loaded.objects.filter((o) => o.kind === 'KubeVirt');
@@ -58,7 +59,19 @@ async function loadConfig(
     return { errors: [`${safe(file)}: --config needs exactly one KubeVirt object, found ${kvs.length}`] };
   }
   const kv = kvs[0].object as KubeVirt;
-  return { config: createClusterConfig(kv.spec?.configuration ?? {}, { featureGates: gates }), errors: [] };
+  const invalid = validateKubeVirtConfiguration(kv.spec?.configuration);
+  if (invalid.length > 0) {
+    const name = safe(kv.metadata?.name ?? '');
+    return { errors: invalid.map((e) => `${safe(file)}: ${safe(formatFieldError('KubeVirt', name, e))}`) };
+  }
+  const listed = kv.spec?.configuration?.developerConfiguration?.featureGates ?? [];
+  return {
+    config: createClusterConfig(kv.spec?.configuration ?? {}, { featureGates: gates }),
+    errors: [],
+    warnings: unknownFeatureGates(listed).map(
+      (g) => `warning: ${safe(file)}: unknown feature gate ${safe(g)}`,
+    ),
+  };
 }
 
 /** Admits every object in `files`; never throws for bad input. */
@@ -75,6 +88,7 @@ export async function validateFiles(files: string[], opts: ValidateOptions = {})
     const c = await loadConfig(opts.config, gates);
     if (!c.config) return { ...result, errors: c.errors, ok: false };
     config = c.config;
+    result.warnings.push(...(c.warnings ?? []));
   }
   if (files.length === 0) return { ...result, errors: ['no FILE given'], ok: false };
 

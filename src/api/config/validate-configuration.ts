@@ -1,0 +1,126 @@
+/**
+ * Sanity rules for a KubeVirt CR's `spec.configuration` (upstream's `validateConfig` in
+ * pkg/virt-config): values the rest of the system divides by or matches against must make
+ * sense. Upstream keeps the last valid configuration when a new one breaks these rules;
+ * here they are reported as field errors so a user sees them before anything runs.
+ */
+import { type FieldError, FieldPath, fieldError } from '../errors';
+import type { KubeVirtConfiguration } from '../generated/types';
+import { isValidQuantity } from './quantity';
+
+const interfaces = ['bridge', 'masquerade'];
+const evictionStrategies = ['LiveMigrate', 'LiveMigrateIfPossible', 'None', 'External'];
+const rolloutStrategies = ['Stage', 'LiveUpdate'];
+const pullPolicies = ['Always', 'IfNotPresent', 'Never'];
+
+/** Problems with a KubeVirt configuration; `field` is where it sits (`spec.configuration`). */
+export function validateKubeVirtConfiguration(
+  cfg: KubeVirtConfiguration | undefined,
+  field: FieldPath = FieldPath.of('spec', 'configuration'),
+): FieldError[] {
+  if (!cfg) return [];
+  const errs: FieldError[] = [];
+  const dev = cfg.developerConfiguration;
+  const dp = field.child('developerConfiguration');
+  if (dev?.memoryOvercommit !== undefined && dev.memoryOvercommit <= 0) {
+    errs.push(
+      fieldError(
+        dp.child('memoryOvercommit'),
+        `Invalid value: ${dev.memoryOvercommit}: must be greater than 0`,
+      ),
+    );
+  }
+  if (dev?.cpuAllocationRatio !== undefined && dev.cpuAllocationRatio <= 0) {
+    errs.push(
+      fieldError(
+        dp.child('cpuAllocationRatio'),
+        `Invalid value: ${dev.cpuAllocationRatio}: must be greater than 0`,
+      ),
+    );
+  }
+  const tol = dev?.pvcTolerateLessSpaceUpToPercent;
+  if (tol !== undefined && (tol < 0 || tol > 100)) {
+    errs.push(
+      fieldError(
+        dp.child('pvcTolerateLessSpaceUpToPercent'),
+        `Invalid value: ${tol}: must be in range between 0 and 100`,
+      ),
+    );
+  }
+  if (cfg.cpuRequest !== undefined && !isValidQuantity(cfg.cpuRequest)) {
+    errs.push(fieldError(field.child('cpuRequest'), `Invalid value: "${cfg.cpuRequest}": not a quantity`));
+  }
+  if (cfg.memBalloonStatsPeriod !== undefined && cfg.memBalloonStatsPeriod < 0) {
+    errs.push(
+      fieldError(
+        field.child('memBalloonStatsPeriod'),
+        `Invalid value: ${cfg.memBalloonStatsPeriod}: must not be negative`,
+      ),
+    );
+  }
+  const iface = cfg.network?.defaultNetworkInterface;
+  if (iface !== undefined && !interfaces.includes(iface)) {
+    errs.push(
+      fieldError(
+        field.child('network', 'defaultNetworkInterface'),
+        `Unsupported value: "${iface}": supported values: "${interfaces.join('", "')}"`,
+        'FieldValueNotSupported',
+      ),
+    );
+  }
+  if (cfg.evictionStrategy !== undefined && !evictionStrategies.includes(cfg.evictionStrategy)) {
+    errs.push(
+      fieldError(
+        field.child('evictionStrategy'),
+        `Unsupported value: "${cfg.evictionStrategy}": supported values: "${evictionStrategies.join('", "')}"`,
+        'FieldValueNotSupported',
+      ),
+    );
+  }
+  if (cfg.vmRolloutStrategy !== undefined && !rolloutStrategies.includes(cfg.vmRolloutStrategy)) {
+    errs.push(
+      fieldError(
+        field.child('vmRolloutStrategy'),
+        `Unsupported value: "${cfg.vmRolloutStrategy}": supported values: "${rolloutStrategies.join('", "')}"`,
+        'FieldValueNotSupported',
+      ),
+    );
+  }
+  if (cfg.imagePullPolicy !== undefined && !pullPolicies.includes(cfg.imagePullPolicy)) {
+    errs.push(
+      fieldError(
+        field.child('imagePullPolicy'),
+        `Unsupported value: "${cfg.imagePullPolicy}": supported values: "${pullPolicies.join('", "')}"`,
+        'FieldValueNotSupported',
+      ),
+    );
+  }
+  const machinePatterns: [FieldPath, string[] | undefined][] = [
+    [field.child('emulatedMachines'), cfg.emulatedMachines],
+  ];
+  for (const arch of ['amd64', 'arm64', 'ppc64le', 's390x'] as const) {
+    machinePatterns.push([
+      field.child('architectureConfiguration', arch, 'emulatedMachines'),
+      cfg.architectureConfiguration?.[arch]?.emulatedMachines,
+    ]);
+  }
+  for (const [path, patterns] of machinePatterns) {
+    (patterns ?? []).forEach((p, i) => {
+      try {
+        new RegExp(p);
+      } catch {
+        errs.push(fieldError(path.index(i), `Invalid value: "${p}": not a valid machine type pattern`));
+      }
+    });
+  }
+  const lu = cfg.liveUpdateConfiguration;
+  if (lu?.maxHotplugRatio !== undefined && lu.maxHotplugRatio < 1) {
+    errs.push(
+      fieldError(
+        field.child('liveUpdateConfiguration', 'maxHotplugRatio'),
+        `Invalid value: ${lu.maxHotplugRatio}: must be at least 1`,
+      ),
+    );
+  }
+  return errs;
+}
