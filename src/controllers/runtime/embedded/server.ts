@@ -41,6 +41,9 @@ export async function serveEmbeddedStore(store: EmbeddedStore, socketPath: strin
   await removeStaleSocket(socketPath);
   const watches = new Set<() => void>();
   const server = http.createServer((req, res) => {
+    // A client that hangs up mid-request (or is cut off after a 413) is not our error.
+    req.on('error', () => {});
+    res.on('error', () => {});
     handle(store, req, res, watches).catch((err) => sendError(res, err));
   });
   server.keepAliveTimeout = 60_000;

@@ -1,0 +1,98 @@
+/** The embedded store's REST server: its boundary (paths, bodies, socket permissions). */
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  BadRequestError,
+  ConfigMapType,
+  type EmbeddedServer,
+  EmbeddedStore,
+  KubeClient,
+  serveEmbeddedStore,
+} from '../../../../src/controllers/runtime';
+
+let dir: string;
+let store: EmbeddedStore;
+let server: EmbeddedServer;
+
+function raw(method: string, p: string, body?: string, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = http.request({ socketPath: server.socketPath, method, path: p, headers }, (res) => {
+      let b = '';
+      res.on('data', (d) => {
+        b += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
+    });
+    req.on('error', reject);
+    // The server cuts a too-large upload off after answering 413: the rest of our write fails.
+    req.on('socket', (sock) => sock.on('error', () => {}));
+    req.end(body);
+  });
+}
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvts-srv-'));
+  store = await EmbeddedStore.open();
+  server = await serveEmbeddedStore(store, path.join(dir, 'api.sock'));
+});
+afterAll(async () => {
+  await server.close();
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('embedded REST server', () => {
+  it('creates its socket owner-only and refuses to replace a live one', async () => {
+    expect(fs.statSync(server.socketPath).mode & 0o777).toBe(0o600);
+    await expect(serveEmbeddedStore(store, server.socketPath)).rejects.toThrow(/in use by a running server/);
+  });
+
+  it('answers unknown paths, kinds and subresources with a NotFound Status', async () => {
+    for (const p of [
+      '/nope',
+      '/apis/example.com/v1/things',
+      '/api/v1/namespaces/default/configmaps/x/exec',
+    ]) {
+      const r = await raw('GET', p);
+      expect(r.status).toBe(404);
+      expect(JSON.parse(r.body)).toMatchObject({ kind: 'Status', reason: 'NotFound', code: 404 });
+    }
+    expect((await raw('GET', '/healthz')).body).toBe('ok');
+  });
+
+  it('rejects bad bodies: not JSON, wrong namespace, unknown patch type, over 3 MiB', async () => {
+    const bad = await raw('POST', '/api/v1/namespaces/default/configmaps', '{nope', {
+      'content-type': 'application/json',
+    });
+    expect(bad.status).toBe(400);
+    const ns = await raw(
+      'POST',
+      '/api/v1/namespaces/default/configmaps',
+      JSON.stringify({ metadata: { name: 'x', namespace: 'other' } }),
+    );
+    expect(JSON.parse(ns.body).message).toMatch(/namespace of the provided object does not match/);
+    await store.create(ConfigMapType, { metadata: { name: 'p', namespace: 'default' } });
+    const pt = await raw('PATCH', '/api/v1/namespaces/default/configmaps/p', '{}', {
+      'content-type': 'text/plain',
+    });
+    expect(pt.status).toBe(415);
+    const big = await raw('POST', '/api/v1/namespaces/default/configmaps', 'x'.repeat(3 * 1024 * 1024 + 10));
+    expect(big.status).toBe(413);
+  });
+
+  it('KubeClient rejects names that would change the REST path before sending anything', async () => {
+    const c = KubeClient.fromSocket(server.socketPath);
+    try {
+      for (const name of ['..', '.', 'a/b', '']) {
+        await expect(c.get(ConfigMapType, name, 'default')).rejects.toBeInstanceOf(BadRequestError);
+      }
+      await expect(c.get(ConfigMapType, 'x', '../kube-system')).rejects.toThrow(/invalid namespace/);
+      await expect(c.get(ConfigMapType, 'x')).rejects.toThrow(/ConfigMap is namespaced/);
+    } finally {
+      c.close();
+    }
+  });
+});
