@@ -4,8 +4,9 @@ export * from './emulation/index';
 export * from './errors';
 export * from './event-hub';
 export * from './fake/index';
-export * from './libvirt-driver/index';
 /** The pure-TypeScript libvirt RPC client (`libvirt.LibvirtClient`). */
 export * as libvirt from './libvirt/index';
+export * from './libvirt-driver/index';
 export * from './plugin';
 export * from './registry';
+export * from './sev-snp/index';
