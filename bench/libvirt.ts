@@ -11,6 +11,9 @@ const TOTAL_CALLS = Number(process.env.BENCH_LIBVIRT_CALLS ?? 50_000);
 const WINDOW = Number(process.env.BENCH_LIBVIRT_WINDOW ?? 256);
 const DEFINE_START_RUNS = Number(process.env.BENCH_LIBVIRT_RUNS ?? 3);
 
+// test:///default is shared by everything on the daemon: look up a domain of our own.
+const LOOKUP_NAME = `kvts-test-libvirt-bench-lookup-${process.pid}`;
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
@@ -30,7 +33,7 @@ async function pipelined(
     const issue = () => {
       while (issued < total && issued - done < window) {
         issued++;
-        c.domainLookupByName('test').then(() => {
+        c.domainLookupByName(LOOKUP_NAME).then(() => {
           done++;
           if (done === total) resolve();
           else issue();
@@ -60,6 +63,9 @@ async function defineStart(c: LibvirtClient, run: number): Promise<number> {
 }
 
 const test = await LibvirtClient.connect({ uri: 'test:///default' });
+const lookupDom = await test.domainDefineXML(
+  `<domain type='test'><name>${LOOKUP_NAME}</name><memory unit='MiB'>32</memory><os><type>hvm</type></os></domain>`,
+);
 await pipelined(test, 2000, WINDOW); // warm-up
 const rates: number[] = [];
 for (let i = 0; i < 5; i++) {
@@ -72,8 +78,9 @@ for (let i = 0; i < 5; i++) {
 }
 // Sequential latency for comparison (one call in flight at a time).
 const seqT0 = performance.now();
-for (let i = 0; i < 2000; i++) await test.domainLookupByName('test');
+for (let i = 0; i < 2000; i++) await test.domainLookupByName(LOOKUP_NAME);
 console.log(`sequential lookups: ${Math.round(2000 / ((performance.now() - seqT0) / 1000))}/s`);
+await test.domainUndefine(lookupDom);
 await test.close();
 
 const qemu = await LibvirtClient.connect({ uri: 'qemu:///system' });

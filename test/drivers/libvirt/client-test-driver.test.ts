@@ -24,10 +24,16 @@ const run = integration(
 
 describe.skipIf(!run)('LibvirtClient on test:///default', () => {
   let c: LibvirtClient;
+  // test:///default is one shared instance in the daemon: other tests may act on its
+  // built-in `test` domain, so lookups use a domain of this test's own.
+  const own = testDomainName('lookup');
   beforeAll(async () => {
     c = await LibvirtClient.connect({ uri: 'test:///default' });
+    await c.domainDefineXML(tinyDomainXML(own, 'test'));
   });
   afterAll(async () => {
+    const d = await c?.domainLookupByName(own).catch(() => null);
+    if (d) await c.domainUndefine(d);
     await c?.close();
   });
 
@@ -58,20 +64,24 @@ describe.skipIf(!run)('LibvirtClient on test:///default', () => {
     expect(caps).toContain('<host>');
   });
 
-  it('finds the built-in domain by name and UUID, with info and state', async () => {
-    const byName = await c.domainLookupByName('test');
-    expect(byName.name).toBe('test');
+  it('finds a domain by name and UUID, with info, state, listing and stats', async () => {
+    const byName = await c.domainLookupByName(own);
+    expect(byName.name).toBe(own);
+    expect(byName.id).toBe(-1);
     expect(byName.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     const byUuid = await c.domainLookupByUUID(byName.uuid);
     expect(byUuid).toEqual(byName);
     const info = await c.domainGetInfo(byName);
-    expect(info.nrVirtCpu).toBe(2);
-    expect(info.maxMem).toBe(8388608);
+    expect(info.nrVirtCpu).toBe(1);
+    expect(info.maxMem).toBe(32 * 1024);
+    expect(info.state).toBe(DomainState.SHUTOFF);
+    expect((await c.domainGetState(byName)).state).toBe(DomainState.SHUTOFF);
     const all = await c.listAllDomains();
-    expect(all.map((d) => d.name)).toContain('test');
+    expect(all.map((d) => d.name)).toContain(own);
     const stats = await c.getAllDomainStats([byName]);
-    expect(stats[0].dom.name).toBe('test');
-    expect(stats[0].params.find((p) => p.field === 'state.state')).toBeDefined();
+    expect(stats).toHaveLength(1);
+    expect(stats[0].dom.name).toBe(own);
+    expect(stats[0].params.find((p) => p.field === 'state.state')?.value).toBe(DomainState.SHUTOFF);
   });
 
   it('rejects an unknown domain with LibvirtError code 42 (VIR_ERR_NO_DOMAIN)', async () => {
@@ -127,11 +137,11 @@ describe.skipIf(!run)('LibvirtClient on test:///default', () => {
 
   it('pipelines many calls on one connection and matches replies by serial', async () => {
     const names = Array.from({ length: 200 }, (_, i) =>
-      i % 2 === 0 ? 'test' : `kvts-test-libvirt-missing-${i}`,
+      i % 2 === 0 ? own : `kvts-test-libvirt-missing-${i}`,
     );
     const results = await Promise.allSettled(names.map((n) => c.domainLookupByName(n)));
     results.forEach((r, i) => {
-      if (i % 2 === 0) expect(r.status === 'fulfilled' && r.value.name).toBe('test');
+      if (i % 2 === 0) expect(r.status === 'fulfilled' && r.value.name).toBe(own);
       else expect(r.status === 'rejected' && (r.reason as LibvirtError).code).toBe(VIR_ERR_NO_DOMAIN);
     });
   });
