@@ -6,8 +6,12 @@
 # keeps a shell on ttyS0. Also a small qcow2 disk with an ext4 filesystem the init mounts
 # when a virtio disk is attached (it prints the disk's marker file).
 #
-# Output: $KUBEVIRT_TS_CACHE/guest/<kernel-version>/{vmlinuz,initrd.img,disk.qcow2} and a
-# `current` symlink to that directory. Idempotent: exits at once when they exist.
+# And boot.qcow2: a bootable disk (FAT, syslinux from Debian's packages, installed with
+# mtools: no loop mount, no root) that boots the same kernel and initramfs.
+#
+# Output: $KUBEVIRT_TS_CACHE/guest/<kernel-version>/{vmlinuz,initrd.img,disk.qcow2,
+# boot.qcow2} and a `current` symlink to that directory. Idempotent: exits at once when
+# they exist.
 set -euo pipefail
 
 CACHE="${KUBEVIRT_TS_CACHE:-/var/cache/kubevirt-ts}"
@@ -18,7 +22,7 @@ DISK_MARKER="KUBEVIRT-TS-DISK-MOUNTED"
 MODULES=(button evdev virtio_pci virtio_blk virtio_console virtio_net)
 DISK_MODULES=(crc32c_generic ext4)
 # Bump when the recipe changes so cached artifacts of an older recipe are rebuilt.
-RECIPE=3
+RECIPE=4
 log() { printf '[guest-build] %s\n' "$*" >&2; }
 
 # The kernel package: linux-image-amd64's dependency (e.g. linux-image-6.1.0-57-amd64),
@@ -36,14 +40,14 @@ fi
 kver="${kpkg#linux-image-}"
 out="$CACHE/guest/$kver"
 
-if [ -f "$out/vmlinuz" ] && [ -f "$out/initrd.img" ] && [ -f "$out/disk.qcow2" ] &&
+if [ -f "$out/vmlinuz" ] && [ -f "$out/initrd.img" ] && [ -f "$out/disk.qcow2" ] && [ -f "$out/boot.qcow2" ] &&
   [ "$(cat "$out/recipe" 2>/dev/null)" = "$RECIPE" ]; then
   ln -sfn "$kver" "$CACHE/guest/current"
-  log "cached: $out/{vmlinuz,initrd.img,disk.qcow2}"
+  log "cached: $out/{vmlinuz,initrd.img,disk.qcow2,boot.qcow2}"
   exit 0
 fi
 
-for tool in cpio gzip qemu-img mkfs.ext4 dpkg-deb apt-get; do
+for tool in cpio gzip qemu-img mkfs.ext4 dpkg-deb apt-get truncate; do
   command -v "$tool" >/dev/null || { log "missing tool: $tool"; exit 1; }
 done
 busybox_bin="$(dpkg -L busybox-static 2>/dev/null | grep -E '/busybox$' | head -1 || true)"
@@ -55,9 +59,14 @@ flock 9
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-log "downloading $kpkg"
-(cd "$work" && apt-get download "$kpkg" >/dev/null 2>"$work/apt.log") || { cat "$work/apt.log" >&2; exit 1; }
-dpkg-deb -x "$work"/"$kpkg"_*.deb "$work/kernel"
+log "downloading $kpkg, syslinux, syslinux-common, mtools"
+mkdir -p "$work/debs"
+(cd "$work/debs" && apt-get download "$kpkg" syslinux syslinux-common mtools >/dev/null 2>"$work/apt.log") ||
+  { cat "$work/apt.log" >&2; exit 1; }
+dpkg-deb -x "$work/debs/$kpkg"_*.deb "$work/kernel"
+for deb in "$work"/debs/syslinux_*.deb "$work"/debs/syslinux-common_*.deb "$work"/debs/mtools_*.deb; do
+  dpkg-deb -x "$deb" "$work/tools"
+done
 moddir="$work/kernel/lib/modules/$kver"
 
 # --- initramfs tree ----------------------------------------------------------------------
@@ -158,11 +167,30 @@ truncate -s 64M "$work/disk.raw"
 mkfs.ext4 -q -F -L kubevirt-ts -d "$disk" "$work/disk.raw"
 qemu-img convert -q -f raw -O qcow2 "$work/disk.raw" "$out/disk.qcow2.tmp"
 
+# --- bootable disk -----------------------------------------------------------------------
+# A 32 MiB FAT "superfloppy" (no partition table: the syslinux boot sector is sector 0,
+# which SeaBIOS boots), formatted and filled with mtools, made bootable by syslinux's
+# mtools installer. Both come from the extracted .debs, found on PATH.
+boot="$work/boot.raw"
+truncate -s 32M "$boot"
+(
+  export PATH="$work/tools/usr/bin:$PATH" MTOOLS_SKIP_CHECK=1
+  mformat -i "$boot" -h 64 -s 32 -T 65536 -v KVTSBOOT ::
+  syslinux --install "$boot"
+  printf 'DEFAULT linux\nPROMPT 0\nTIMEOUT 0\nLABEL linux\n  KERNEL vmlinuz\n  INITRD initrd.img\n  APPEND %s\n' \
+    "console=ttyS0 quiet panic=-1" >"$work/syslinux.cfg"
+  mcopy -i "$boot" "$out/vmlinuz.tmp" ::/vmlinuz
+  mcopy -i "$boot" "$out/initrd.img.tmp" ::/initrd.img
+  mcopy -i "$boot" "$work/syslinux.cfg" ::/syslinux.cfg
+)
+qemu-img convert -q -f raw -O qcow2 "$boot" "$out/boot.qcow2.tmp"
+
 chmod 644 "$out"/*.tmp
 mv "$out/vmlinuz.tmp" "$out/vmlinuz"
 mv "$out/initrd.img.tmp" "$out/initrd.img"
 mv "$out/disk.qcow2.tmp" "$out/disk.qcow2"
+mv "$out/boot.qcow2.tmp" "$out/boot.qcow2"
 echo "$kver" >"$out/kernel-version"
 echo "$RECIPE" >"$out/recipe"
 ln -sfn "$kver" "$CACHE/guest/current"
-log "built guest for kernel $kver: $out/{vmlinuz,initrd.img,disk.qcow2}"
+log "built guest for kernel $kver: $out/{vmlinuz,initrd.img,disk.qcow2,boot.qcow2}"

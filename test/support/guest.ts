@@ -27,10 +27,15 @@ export const kernelPath = join(guestDir, 'vmlinuz');
 export const initrdPath = join(guestDir, 'initrd.img');
 /** Read-only base disk: attach an overlay from {@link createDiskOverlay}, never this file. */
 export const diskPath = join(guestDir, 'disk.qcow2');
+/**
+ * Read-only bootable disk (FAT + syslinux) holding the same kernel and initramfs, booted
+ * by the firmware with no direct kernel boot. Boot an overlay of it, never this file.
+ */
+export const bootDiskPath = join(guestDir, 'boot.qcow2');
 
 /** True when the guest artifacts exist (scripts/guest/build.sh has run). */
 export function available(): boolean {
-  return existsSync(kernelPath) && existsSync(initrdPath) && existsSync(diskPath);
+  return [kernelPath, initrdPath, diskPath, bootDiskPath].every((p) => existsSync(p));
 }
 
 /** Why the guest tests skip when {@link available} is false. */
@@ -51,19 +56,12 @@ export function makeGuestWorkDir(prefix = 'kvts-guest-'): string {
   return dir;
 }
 
-/** Creates a qcow2 overlay backed by the guest disk, so each VM writes its own file. */
-export function createDiskOverlay(path: string): string {
-  execFileSync('qemu-img', [
-    'create',
-    '-q',
-    '-f',
-    'qcow2',
-    '-F',
-    'qcow2',
-    '-b',
-    realpathSync(diskPath),
-    path,
-  ]);
+/**
+ * Creates a qcow2 overlay backed by a guest disk ({@link diskPath} by default, or
+ * {@link bootDiskPath}), so each VM writes its own file.
+ */
+export function createDiskOverlay(path: string, base: string = diskPath): string {
+  execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', realpathSync(base), path]);
   chmodSync(path, 0o666);
   return path;
 }
@@ -82,6 +80,11 @@ export interface GuestDomainOptions {
   serialLog?: string;
   /** A qcow2 overlay to attach as virtio disk vda. */
   disk?: string;
+  /**
+   * Boot from this disk (an overlay of {@link bootDiskPath}) through the firmware instead
+   * of direct kernel boot; it becomes vda and `disk` is ignored.
+   */
+  bootDisk?: string;
   memoryMiB?: number;
 }
 
@@ -94,18 +97,22 @@ export function guestDomainXml(opts: GuestDomainOptions): string {
     throw new Error(`guest domain name ${JSON.stringify(opts.name)}: use [A-Za-z0-9_.-], 1-64 chars`);
   }
   const log = opts.serialLog ? `<log file='${xmlEscape(opts.serialLog)}' append='off'/>` : '';
-  const disk = opts.disk
-    ? `<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='${xmlEscape(opts.disk)}'/><target dev='vda' bus='virtio'/></disk>`
+  const vda = opts.bootDisk ?? opts.disk;
+  const disk = vda
+    ? `<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='${xmlEscape(vda)}'/><target dev='vda' bus='virtio'/></disk>`
     : '';
+  const os = opts.bootDisk
+    ? "<boot dev='hd'/>"
+    : `<kernel>${xmlEscape(realpathSync(kernelPath))}</kernel>
+    <initrd>${xmlEscape(realpathSync(initrdPath))}</initrd>
+    <cmdline>${KERNEL_CMDLINE}</cmdline>`;
   return `<domain type='qemu'>
   <name>${opts.name}</name>
   <memory unit='MiB'>${opts.memoryMiB ?? 128}</memory>
   <vcpu>1</vcpu>
   <os>
     <type arch='x86_64' machine='q35'>hvm</type>
-    <kernel>${xmlEscape(realpathSync(kernelPath))}</kernel>
-    <initrd>${xmlEscape(realpathSync(initrdPath))}</initrd>
-    <cmdline>${KERNEL_CMDLINE}</cmdline>
+    ${os}
   </os>
   <features><acpi/></features>
   <on_poweroff>destroy</on_poweroff>
