@@ -12,9 +12,11 @@ import type {
   VirtualMachineInstance,
   VirtualMachineInstanceMigration,
   VirtualMachineInstanceReplicaSet,
+  VirtualMachinePool,
 } from '../api/generated/types';
 import type { InstancetypeCatalog } from '../api/instancetype/catalog';
 import { MigrationController } from './migration/controller';
+import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
 import { EventRecorder as RuntimeEventRecorder } from './runtime/event-recorder';
 import { Expectations } from './runtime/expectations';
@@ -61,6 +63,11 @@ export interface VirtControllerOptions {
   recorder?: EventRecorder;
   /** Instance types and preferences for VMs that reference them. */
   catalog?: () => InstancetypeCatalog;
+  /**
+   * Run the VirtualMachinePool controller (default false: the pool.kubevirt.io kind must
+   * be served, i.e. its CRD installed or the embedded store told about it).
+   */
+  pools?: boolean;
   /** Called for every write the controllers make. */
   onWrite?: (w: WriteRecord) => void;
   /** Reports reconcile errors (default console.warn). */
@@ -129,6 +136,7 @@ export class VirtController {
   readonly vmiExpectations = new Expectations();
   readonly rsExpectations = new Expectations();
   readonly migrationExpectations = new Expectations();
+  readonly poolExpectations = new Expectations();
   private readonly loops: Loop[] = [];
   private readonly recorder: EventRecorder & { flush?: () => Promise<void> };
   private readonly vmInformer: Informer<KubeObject>;
@@ -140,6 +148,8 @@ export class VirtController {
   private readonly rsLoop: Loop;
   private readonly migrationInformer: Informer<KubeObject>;
   private readonly migrationLoop: Loop;
+  private poolInformer?: Informer<KubeObject>;
+  private poolLoop?: Loop;
 
   constructor(private readonly opts: VirtControllerOptions) {
     const client = opts.client;
@@ -229,6 +239,22 @@ export class VirtController {
       onError,
     );
     this.loops.push(this.vmLoop, this.vmiLoop, this.rsLoop, this.migrationLoop);
+    if (opts.pools) {
+      this.poolInformer = this.informers.informerFor(VirtualMachinePoolType);
+      this.poolLoop = new Loop(
+        'pool',
+        new PoolController({
+          client,
+          recorder: this.recorder,
+          pools: lister<VirtualMachinePool>(this.poolInformer),
+          vms: lister<VirtualMachine>(this.vmInformer),
+          expectations: this.poolExpectations,
+          onWrite: record('pool'),
+        }),
+        onError,
+      );
+      this.loops.push(this.poolLoop);
+    }
     this.wire();
   }
 
@@ -242,6 +268,22 @@ export class VirtController {
         onDelete: (o) => q.add(objectKey(o)),
       });
     selfKeyed(this.vmInformer, vmQ);
+    if (this.poolInformer && this.poolLoop) {
+      const poolQ = this.poolLoop.queue;
+      selfKeyed(this.poolInformer, poolQ);
+      const toPool = (vm: KubeObject, observed?: 'creation' | 'deletion') => {
+        const k = ownerKey(vm, 'VirtualMachinePool');
+        if (!k) return;
+        if (observed === 'creation') this.poolExpectations.creationObserved(k);
+        if (observed === 'deletion') this.poolExpectations.deletionObserved(k);
+        poolQ.add(k);
+      };
+      this.vmInformer.addEventHandler({
+        onAdd: (o) => toPool(o, 'creation'),
+        onUpdate: (_a, b) => toPool(b),
+        onDelete: (o) => toPool(o, 'deletion'),
+      });
+    }
     selfKeyed(this.rsInformer, this.rsLoop.queue);
     // VMI owners: their controller reconciles on every VMI change and counts its creates/deletes.
     const owners: Array<{ kind: string; queue: WorkQueue<string>; expectations: Expectations }> = [

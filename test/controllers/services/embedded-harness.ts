@@ -19,7 +19,7 @@ export interface Harness {
 }
 
 export async function startHarness(
-  opts: { sim?: NodeSimulatorOptions; types?: ResourceType[]; useEmulation?: boolean } = {},
+  opts: { sim?: NodeSimulatorOptions; types?: ResourceType[]; useEmulation?: boolean; pools?: boolean } = {},
 ): Promise<Harness> {
   const store = await EmbeddedStore.open({ types: opts.types });
   const writes: WriteRecord[] = [];
@@ -32,6 +32,7 @@ export async function startHarness(
       { hostArchitecture: 'amd64' },
     ),
     launcher: { launcherImage: 'kubevirt-ts/launcher:test' },
+    pools: opts.pools,
     onWrite: (w) => writes.push(w),
     onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
   });
