@@ -29,6 +29,8 @@ export const Labels = {
   sev: 'kubevirt.io/sev',
   sevES: 'kubevirt.io/sev-es',
   sevSNP: 'kubevirt.io/sev-snp',
+  /** Node label for hosts tuned for realtime guests. */
+  realtime: 'kubevirt.io/realtime',
   /** Node label prefixes of the node labeller. */
   cpuModelPrefix: 'cpu-model.node.kubevirt.io/',
   hostModelCPUPrefix: 'host-model-cpu.node.kubevirt.io/',

@@ -3,6 +3,7 @@
  * the VMI mutating webhook). Pure: every function returns a new object.
  */
 import type { ClusterConfig } from '../config/cluster-config';
+import { FeatureGate } from '../config/feature-gates';
 import { parseQuantity, quantityIsZero, quantityValue } from '../config/quantity';
 import { type FieldError, fieldError } from '../errors';
 import type {
@@ -11,7 +12,7 @@ import type {
   VirtualMachineInstance,
   VirtualMachineInstanceSpec,
 } from '../generated/types';
-import { Finalizers } from '../labels';
+import { Finalizers, Labels } from '../labels';
 import { setArchDefaults } from './arch-defaults';
 import { firmwareUUIDForName } from './firmware-uuid';
 import { setHypervFeatureDependencies } from './hyperv';
@@ -29,6 +30,17 @@ export class DefaultingError extends Error {
 export const DefaultCPUModel = 'host-model';
 /** Grace period given to VMIs that set none, in seconds. */
 export const DefaultTerminationGracePeriodSeconds = 30;
+/** The unprivileged user virt-launcher runs QEMU as unless the Root feature gate is on. */
+export const NonRootUID = 107;
+
+/** Options of {@link defaultVirtualMachineInstance}. */
+export interface VMIDefaultingOptions {
+  /**
+   * Creation time for the Pending phase transition timestamp upstream records; omitted
+   * when not given, which keeps the function deterministic.
+   */
+  now?: Date;
+}
 
 function setResourceRequests(spec: VirtualMachineInstanceSpec, config: ClusterConfig): void {
   spec.domain.resources ??= {};
@@ -177,6 +189,7 @@ function setupCPUHotplug(spec: VirtualMachineInstanceSpec, config: ClusterConfig
 export function defaultVirtualMachineInstance(
   vmi: VirtualMachineInstance,
   config: ClusterConfig,
+  options: VMIDefaultingOptions = {},
 ): VirtualMachineInstance {
   const out: VirtualMachineInstance = structuredClone(vmi);
   const spec = defaultVirtualMachineInstanceSpec(out.spec, config);
@@ -197,8 +210,27 @@ export function defaultVirtualMachineInstance(
   if (arch !== 'arm64' && config.vmRolloutStrategy === 'LiveUpdate') setupCPUHotplug(spec, config);
 
   out.status ??= {};
-
   const status = out.status;
+  // Node selectors for hosts that can run the VMI, as upstream's VMI mutator adds them.
+  const ls = spec.domain.launchSecurity;
+  const selectors: string[] = [];
+  if (spec.domain.cpu?.realtime) selectors.push(Labels.realtime);
+  if (ls?.sev || ls?.snp) selectors.push(Labels.sev);
+  if (ls?.sev?.policy?.encryptedState) selectors.push(Labels.sevES);
+  if (ls?.snp) selectors.push(Labels.sevSNP);
+  if (selectors.length > 0) {
+    spec.nodeSelector = {
+      ...(spec.nodeSelector ?? {}),
+      ...Object.fromEntries(selectors.map((l) => [l, ''])),
+    };
+  }
+  status.phase ||= 'Pending';
+  if (options.now && !status.phaseTransitionTimestamps?.length) {
+    status.phaseTransitionTimestamps = [
+      { phase: 'Pending', phaseTransitionTimestamp: options.now.toISOString() },
+    ];
+  }
+  if (!config.isFeatureGateEnabled(FeatureGate.Root)) status.runtimeUser ??= NonRootUID;
   const guest = spec.domain.memory?.guest;
   if (guest !== undefined) {
     status.memory = {

@@ -202,4 +202,42 @@ describe('VMI defaulting on upstream examples', () => {
     );
     expect(firmwareUUIDForName('a')).not.toBe(firmwareUUIDForName('b'));
   });
+
+  it('marks the VMI Pending and non-root; records the phase time only when given', () => {
+    const out = defaultVirtualMachineInstance(vmi('vmi-ephemeral.yaml'), amd64);
+    expect(out.status?.phase).toBe('Pending');
+    expect(out.status?.runtimeUser).toBe(107);
+    expect(out.status?.phaseTransitionTimestamps).toBeUndefined();
+    const at = new Date('2026-01-02T03:04:05Z');
+    expect(
+      defaultVirtualMachineInstance(vmi('vmi-ephemeral.yaml'), amd64, { now: at }).status
+        ?.phaseTransitionTimestamps,
+    ).toEqual([{ phase: 'Pending', phaseTransitionTimestamp: '2026-01-02T03:04:05.000Z' }]);
+    const root = createClusterConfig({}, { hostArchitecture: 'amd64', featureGates: ['Root'] });
+    expect(
+      defaultVirtualMachineInstance(vmi('vmi-ephemeral.yaml'), root).status?.runtimeUser,
+    ).toBeUndefined();
+  });
+
+  it('adds node selectors for SEV, SEV-ES, SNP and realtime guests', () => {
+    const sev = vmi('vmi-alpine-efi.yaml');
+    sev.spec.domain.launchSecurity = { sev: { policy: { encryptedState: true } } };
+    expect(defaultVirtualMachineInstance(sev, amd64).spec.nodeSelector).toEqual({
+      'kubevirt.io/sev': '',
+      'kubevirt.io/sev-es': '',
+    });
+    const snp = vmi('vmi-alpine-efi.yaml');
+    snp.spec.domain.launchSecurity = { snp: {} };
+    expect(defaultVirtualMachineInstance(snp, amd64).spec.nodeSelector).toEqual({
+      'kubevirt.io/sev': '',
+      'kubevirt.io/sev-snp': '',
+    });
+    const rt = vmi('vmi-fedora-isolated.yaml');
+    rt.spec.domain.cpu!.realtime = {};
+    rt.spec.nodeSelector = { zone: 'a' };
+    expect(defaultVirtualMachineInstance(rt, amd64).spec.nodeSelector).toEqual({
+      zone: 'a',
+      'kubevirt.io/realtime': '',
+    });
+  });
 });
