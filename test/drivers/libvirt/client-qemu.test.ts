@@ -14,9 +14,13 @@ import {
   LibvirtError,
   LifecycleEvent,
   type LifecycleEventMsg,
+  MigrateFlags,
+  tp,
+  VIR_ERR_AGENT_UNRESPONSIVE,
   VIR_ERR_NO_DOMAIN,
   VIR_ERR_OPERATION_INVALID,
   VIR_ERR_OPERATION_UNSUPPORTED,
+  VIR_ERR_RPC,
 } from '../../../src/drivers/libvirt';
 import { integration } from '../../support/integration';
 import { systemDaemonReachable, testDomainName, tinyDomainXML } from './support';
@@ -54,12 +58,13 @@ describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, (
   let c: LibvirtClient;
   const name = testDomainName('qemu');
   const consoleName = testDomainName('console');
+  const agentName = testDomainName('agent');
   beforeAll(async () => {
     c = await LibvirtClient.connect({ uri: 'qemu:///system' });
   });
   afterAll(async () => {
     // Always remove the test domains, whatever state a failure left them in.
-    for (const n of [name, consoleName]) {
+    for (const n of [name, consoleName, agentName]) {
       const d = await c.domainLookupByName(n).catch(() => null);
       if (d) {
         await c.domainDestroy(d).catch(() => {});
@@ -177,6 +182,59 @@ describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, (
     expect(text).toContain('SeaBIOS');
     // The firmware prints the domain's own UUID: the bytes came from this guest.
     expect(text).toContain(`Machine UUID ${dom.uuid}`);
+    await c.domainDestroy(dom);
+    await c.domainUndefine(dom);
+  });
+
+  it('delivers agent-lifecycle and reboot events; launch security and migration calls reach QEMU', async () => {
+    const xml = `<domain type='qemu'><name>${agentName}</name><memory unit='MiB'>32</memory><vcpu>1</vcpu>
+  <os><type arch='x86_64'>hvm</type></os>
+  <devices><channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel></devices></domain>`;
+    const dom = await c.domainDefineXML(xml);
+    const agentEvents = await c.domainEvents('agent-lifecycle', dom);
+    const rebootEvents = await c.domainEvents('reboot', dom);
+    await c.domainCreate(dom);
+    // No agent runs in this guest: libvirt reports it disconnected because the domain started.
+    const agent = await agentEvents.next();
+    expect(agent.value).toMatchObject({ kind: 'agent-lifecycle', state: 2, reason: 1 });
+    expect(agent.value?.dom.name).toBe(agentName);
+    const ping = await c.qemuAgentCommand(dom, '{"execute":"guest-ping"}', 0).catch((e) => e);
+    expect(ping).toBeInstanceOf(LibvirtError);
+    expect(ping.code).toBe(VIR_ERR_AGENT_UNRESPONSIVE);
+
+    // A QEMU system reset is reported as a reboot event.
+    await c.domainReset(dom);
+    const reboot = await rebootEvents.next();
+    expect(reboot.value).toMatchObject({ kind: 'reboot', dom: { name: agentName, uuid: dom.uuid } });
+
+    // Not an SEV guest: no launch-security data, and injecting a secret is refused by QEMU's driver.
+    expect(await c.domainGetLaunchSecurityInfo(dom)).toEqual([]);
+    const secret = await c
+      .domainSetLaunchSecurityState(dom, [
+        tp.string('sev-secret', 'AAAA'),
+        tp.string('sev-secret-header', 'BBBB'),
+      ])
+      .catch((e) => e);
+    expect(secret).toBeInstanceOf(LibvirtError);
+    expect(secret.code).toBe(VIR_ERR_OPERATION_UNSUPPORTED);
+    expect(secret.message).toMatch(/SEV/);
+
+    // Peer-to-peer migration: the daemon decodes the typed parameters and starts the
+    // migration protocol (it fails at the destination step, since there is no second host).
+    const mig = await c
+      .domainMigrateToURI3(
+        dom,
+        'qemu:///system',
+        [tp.string('destination_name', `${agentName}-dst`)],
+        MigrateFlags.PEER2PEER | MigrateFlags.LIVE,
+      )
+      .catch((e) => e);
+    expect(mig).toBeInstanceOf(LibvirtError);
+    expect(mig.code).not.toBe(VIR_ERR_RPC);
+    expect((await c.domainGetState(dom)).state).toBe(DomainState.RUNNING);
+
+    await agentEvents.close();
+    await rebootEvents.close();
     await c.domainDestroy(dom);
     await c.domainUndefine(dom);
   });
