@@ -8,7 +8,13 @@
 import { ApiException, CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integration } from '../support/integration';
-import { available, type ControlPlane, startControlPlane, unavailableReason } from '../support/kube';
+import {
+  available,
+  type ControlPlane,
+  registerReadyNode,
+  startControlPlane,
+  unavailableReason,
+} from '../support/kube';
 
 const run = integration('Kubernetes control plane', available(), unavailableReason);
 
@@ -117,36 +123,10 @@ describe.runIf(run)('Kubernetes control plane on loopback', () => {
   });
 
   it('runs the scheduler: a pod is bound to the one ready node', async () => {
-    await core.createNode({
-      body: { metadata: { name: 'node-a', labels: { 'kubernetes.io/hostname': 'node-a' } } },
-    });
-    // No kubelet here: report the node Ready ourselves and drop the not-ready taint the
-    // TaintNodesByCondition admission plugin put on it (its remover, the node lifecycle
-    // controller, is off in this control plane).
-    const now = new Date();
-    await core.replaceNodeStatus({
-      name: 'node-a',
-      body: {
-        metadata: { name: 'node-a' },
-        status: {
-          capacity: { cpu: '4', memory: '8Gi', pods: '110' },
-          allocatable: { cpu: '4', memory: '8Gi', pods: '110' },
-          conditions: [
-            {
-              type: 'Ready',
-              status: 'True',
-              reason: 'KubeletReady',
-              message: 'test node',
-              lastHeartbeatTime: now,
-              lastTransitionTime: now,
-            },
-          ],
-        },
-      },
-    });
+    await registerReadyNode(cp.kubeconfigPath, 'node-a');
     const node = await core.readNode({ name: 'node-a' });
-    node.spec = { ...node.spec, taints: [] };
-    await core.replaceNode({ name: 'node-a', body: node });
+    expect(node.spec?.taints ?? []).toEqual([]);
+    expect(node.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
 
     await core.createNamespacedPod({
       namespace: 'default',

@@ -13,6 +13,7 @@ import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { cacheDir } from './integration';
 
 /** Where scripts/kube/build.sh puts the binaries (`current` points at the pinned version). */
@@ -483,4 +484,66 @@ function httpsGet(
     req.on('error', reject);
     req.end();
   });
+}
+
+/** Options of {@link registerReadyNode}. */
+export interface ReadyNodeOptions {
+  labels?: Record<string, string>;
+  /** Capacity and allocatable (default cpu 4, memory 8Gi, pods 110). */
+  capacity?: Record<string, string>;
+}
+
+/**
+ * Registers a Node the scheduler will bind pods to, standing in for a kubelet: creates it
+ * (or takes the existing one), reports it Ready with the given capacity, and removes the
+ * `node.kubernetes.io/not-ready` taint the TaintNodesByCondition admission plugin put on
+ * it (the node lifecycle controller, which would remove it, is off in these control
+ * planes). Nothing renews the Ready condition, and nothing needs to.
+ */
+export async function registerReadyNode(
+  kubeconfigPath: string,
+  name: string,
+  opts: ReadyNodeOptions = {},
+): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfigPath);
+  const core = kc.makeApiClient(CoreV1Api);
+  const capacity = opts.capacity ?? { cpu: '4', memory: '8Gi', pods: '110' };
+  try {
+    await core.createNode({
+      body: { metadata: { name, labels: { 'kubernetes.io/hostname': name, ...opts.labels } } },
+    });
+  } catch (err) {
+    if ((err as { code?: number }).code !== 409) throw err;
+  }
+  const now = new Date();
+  const current = await core.readNode({ name });
+  await core.replaceNodeStatus({
+    name,
+    body: {
+      ...current,
+      status: {
+        ...current.status,
+        capacity,
+        allocatable: capacity,
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'KubeletReady',
+            message: 'registered by the kubevirt-ts test support',
+            lastHeartbeatTime: now,
+            lastTransitionTime: now,
+          },
+        ],
+      },
+    },
+  });
+  // Re-read: the status write bumped resourceVersion.
+  const node = await core.readNode({ name });
+  node.spec = {
+    ...node.spec,
+    taints: (node.spec?.taints ?? []).filter((t) => t.key !== 'node.kubernetes.io/not-ready'),
+  };
+  await core.replaceNode({ name, body: node });
 }
