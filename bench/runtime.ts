@@ -33,7 +33,11 @@ interface Result {
   reconciles: number;
   seconds: number;
   rate: number;
+  /** Widgets brought to Ready per second. */
+  objectsPerSecond: number;
   rssMb: number;
+  /** RSS before any object existed (runtime, modules, tsx). */
+  baseRssMb: number;
 }
 
 async function createAll(client: ObjectClient, n: number): Promise<void> {
@@ -53,6 +57,8 @@ async function createAll(client: ObjectClient, n: number): Promise<void> {
 }
 
 async function scenario(backend: string, n: number): Promise<Result> {
+  (globalThis as { gc?: () => void }).gc?.();
+  const baseRssMb = process.memoryUsage().rss / 1024 / 1024;
   let client: ObjectClient;
   let cleanup: () => Promise<void>;
   if (backend === 'embedded') {
@@ -88,11 +94,22 @@ async function scenario(backend: string, n: number): Promise<Result> {
   }
   const seconds = (performance.now() - t0) / 1000;
   const reconciles = controller.stats.reconciles;
+  if (controller.stats.errors)
+    console.error(`${backend} n=${n}: ${controller.stats.errors} reconcile errors`);
   (globalThis as { gc?: () => void }).gc?.();
   const rssMb = process.memoryUsage().rss / 1024 / 1024;
   await mgr.stop();
   await cleanup();
-  return { backend, n, reconciles, seconds, rate: reconciles / seconds, rssMb };
+  return {
+    backend,
+    n,
+    reconciles,
+    seconds,
+    rate: reconciles / seconds,
+    objectsPerSecond: n / seconds,
+    rssMb,
+    baseRssMb,
+  };
 }
 
 async function main(): Promise<void> {
@@ -130,7 +147,8 @@ async function main(): Promise<void> {
       if (!r) continue;
       results.push(r);
       console.log(
-        `${b.padEnd(9)} n=${String(n).padStart(5)}: ${r.reconciles} reconciles in ${r.seconds.toFixed(2)} s = ${r.rate.toFixed(0)}/s, rss ${r.rssMb.toFixed(0)} MB`,
+        `${b.padEnd(9)} n=${String(n).padStart(5)}: ${r.reconciles} reconciles in ${r.seconds.toFixed(2)} s = ${r.rate.toFixed(0)}/s ` +
+          `(${r.objectsPerSecond.toFixed(0)} objects Ready/s), rss ${r.rssMb.toFixed(0)} MB (${(r.rssMb - r.baseRssMb).toFixed(0)} MB above the ${r.baseRssMb.toFixed(0)} MB at start)`,
       );
     }
   }
