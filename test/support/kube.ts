@@ -517,33 +517,48 @@ export async function registerReadyNode(
     if ((err as { code?: number }).code !== 409) throw err;
   }
   const now = new Date();
-  const current = await core.readNode({ name });
-  await core.replaceNodeStatus({
-    name,
-    body: {
-      ...current,
-      status: {
-        ...current.status,
-        capacity,
-        allocatable: capacity,
-        conditions: [
-          {
-            type: 'Ready',
-            status: 'True',
-            reason: 'KubeletReady',
-            message: 'registered by the kubevirt-ts test support',
-            lastHeartbeatTime: now,
-            lastTransitionTime: now,
-          },
-        ],
+  // Controllers (ttl, the scheduler's cache) touch new nodes too: re-read on conflict.
+  await retryOnConflict(async () => {
+    const current = await core.readNode({ name });
+    await core.replaceNodeStatus({
+      name,
+      body: {
+        ...current,
+        status: {
+          ...current.status,
+          capacity,
+          allocatable: capacity,
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'KubeletReady',
+              message: 'registered by the kubevirt-ts test support',
+              lastHeartbeatTime: now,
+              lastTransitionTime: now,
+            },
+          ],
+        },
       },
-    },
+    });
   });
-  // Re-read: the status write bumped resourceVersion.
-  const node = await core.readNode({ name });
-  node.spec = {
-    ...node.spec,
-    taints: (node.spec?.taints ?? []).filter((t) => t.key !== 'node.kubernetes.io/not-ready'),
-  };
-  await core.replaceNode({ name, body: node });
+  await retryOnConflict(async () => {
+    const node = await core.readNode({ name });
+    node.spec = {
+      ...node.spec,
+      taints: (node.spec?.taints ?? []).filter((t) => t.key !== 'node.kubernetes.io/not-ready'),
+    };
+    await core.replaceNode({ name, body: node });
+  });
+}
+
+async function retryOnConflict(write: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      if ((err as { code?: number }).code !== 409 || attempt >= 10) throw err;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
 }
