@@ -14,7 +14,12 @@ import type {
   VirtualMachineInstanceReplicaSet,
   VirtualMachinePool,
 } from '../api/generated/types';
-import type { InstancetypeCatalog } from '../api/instancetype/catalog';
+import { kinds } from '../api/groups';
+import {
+  createInstancetypeCatalog,
+  type InstancetypeCatalog,
+  InstancetypeKinds,
+} from '../api/instancetype/catalog';
 import { MigrationController } from './migration/controller';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
@@ -61,8 +66,13 @@ export interface VirtControllerOptions {
   namespace?: string;
   /** Event recorder (default: core/v1 Events through `client`, component virt-controller). */
   recorder?: EventRecorder;
-  /** Instance types and preferences for VMs that reference them. */
+  /** Instance types and preferences for VMs that reference them (overrides `instancetypes`). */
   catalog?: () => InstancetypeCatalog;
+  /**
+   * Watch the instancetype.kubevirt.io kinds and expand VMs with them (default false: the
+   * kinds must be served, i.e. their CRDs installed or the embedded store told about them).
+   */
+  instancetypes?: boolean;
   /**
    * Run the VirtualMachinePool controller (default false: the pool.kubevirt.io kind must
    * be served, i.e. its CRD installed or the embedded store told about it).
@@ -198,7 +208,7 @@ export class VirtController {
         vmis,
         expectations: this.vmExpectations,
         config,
-        catalog: opts.catalog,
+        catalog: opts.catalog ?? (opts.instancetypes ? this.instancetypeCatalog() : undefined),
         onWrite: record('vm'),
       }),
       onError,
@@ -256,6 +266,31 @@ export class VirtController {
       this.loops.push(this.poolLoop);
     }
     this.wire();
+  }
+
+  /** A catalog over informers of the four instancetype kinds (built on use). */
+  private instancetypeCatalog(): () => InstancetypeCatalog {
+    const wanted = Object.values(InstancetypeKinds) as string[];
+    const infs = kinds
+      .filter((k) => k.group === 'instancetype.kubevirt.io' && wanted.includes(k.kind))
+      .map((k) =>
+        this.informers.informerFor(
+          {
+            group: k.group,
+            version: k.version,
+            kind: k.kind,
+            plural: k.plural,
+            namespaced: k.namespaced,
+            statusSubresource: false,
+          },
+          {},
+        ),
+      );
+    // List items from an API server carry no kind: the catalog needs it.
+    return () =>
+      createInstancetypeCatalog(
+        infs.flatMap((inf) => inf.indexer.list().map((o) => ({ ...o, kind: inf.type.kind }))),
+      );
   }
 
   private wire(): void {

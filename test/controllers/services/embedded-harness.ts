@@ -19,7 +19,13 @@ export interface Harness {
 }
 
 export async function startHarness(
-  opts: { sim?: NodeSimulatorOptions; types?: ResourceType[]; useEmulation?: boolean; pools?: boolean } = {},
+  opts: {
+    sim?: NodeSimulatorOptions;
+    types?: ResourceType[];
+    useEmulation?: boolean;
+    pools?: boolean;
+    instancetypes?: boolean;
+  } = {},
 ): Promise<Harness> {
   const store = await EmbeddedStore.open({ types: opts.types });
   const writes: WriteRecord[] = [];
@@ -33,6 +39,7 @@ export async function startHarness(
     ),
     launcher: { launcherImage: 'kubevirt-ts/launcher:test' },
     pools: opts.pools,
+    instancetypes: opts.instancetypes,
     onWrite: (w) => writes.push(w),
     onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
   });
