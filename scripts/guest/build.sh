@@ -27,8 +27,16 @@ log() { printf '[guest-build] %s\n' "$*" >&2; }
 
 # The kernel package: linux-image-amd64's dependency (e.g. linux-image-6.1.0-57-amd64),
 # unless pinned with KERNEL_PACKAGE.
-kpkg="${KERNEL_PACKAGE:-$(apt-cache depends linux-image-amd64 2>/dev/null |
-  sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -1)}"
+resolve_kernel() {
+  apt-cache depends linux-image-amd64 2>/dev/null |
+    sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -1
+}
+kpkg="${KERNEL_PACKAGE:-$(resolve_kernel)}"
+if [ -z "$kpkg" ] && [ ! -e "$CACHE/guest/current/initrd.img" ] && [ "$(id -u)" = 0 ]; then
+  # A fresh host without apt lists: fetch them once.
+  apt-get update -qq >/dev/null 2>&1 || true
+  kpkg="$(resolve_kernel)"
+fi
 if [ -z "$kpkg" ]; then
   # No apt metadata (fresh container): reuse the newest cached build if any.
   if [ -e "$CACHE/guest/current/initrd.img" ]; then
@@ -36,6 +44,10 @@ if [ -z "$kpkg" ]; then
     exit 0
   fi
   log "cannot resolve linux-image-amd64 (run apt-get update)"; exit 1
+fi
+# The name becomes a cache path: accept only a kernel image package name.
+if ! [[ "$kpkg" =~ ^linux-image-[0-9][A-Za-z0-9.+~-]*-amd64$ ]]; then
+  log "KERNEL_PACKAGE must name a linux-image-<version>-amd64 package, got: $kpkg"; exit 1
 fi
 kver="${kpkg#linux-image-}"
 out="$CACHE/guest/$kver"
@@ -61,8 +73,16 @@ trap 'rm -rf "$work"' EXIT
 
 log "downloading $kpkg, syslinux, syslinux-common, mtools"
 mkdir -p "$work/debs"
-(cd "$work/debs" && apt-get download "$kpkg" syslinux syslinux-common mtools >/dev/null 2>"$work/apt.log") ||
-  { cat "$work/apt.log" >&2; exit 1; }
+if ! (cd "$work/debs" && apt-get download "$kpkg" syslinux syslinux-common mtools >/dev/null 2>"$work/apt.log"); then
+  cat "$work/apt.log" >&2
+  rm -f "$out/.build.lock" && rmdir "$out" 2>/dev/null || true
+  # Stale apt lists name a kernel the mirror no longer has: keep the guest we have.
+  if [ -e "$CACHE/guest/current/initrd.img" ] && [ -e "$CACHE/guest/current/boot.qcow2" ]; then
+    log "download failed; keeping the cached guest $(readlink -f "$CACHE/guest/current")"
+    exit 0
+  fi
+  exit 1
+fi
 dpkg-deb -x "$work/debs/$kpkg"_*.deb "$work/kernel"
 for deb in "$work"/debs/syslinux_*.deb "$work"/debs/syslinux-common_*.deb "$work"/debs/mtools_*.deb; do
   dpkg-deb -x "$deb" "$work/tools"

@@ -19,6 +19,9 @@ CACHE="${KUBEVIRT_TS_CACHE:-/var/cache/kubevirt-ts}"
 out="$CACHE/kube/$KUBE_VERSION"
 bin="$out/bin"
 log() { printf '[kube-build] %s\n' "$*" >&2; }
+# Both versions become cache paths and module queries: accept release tags only.
+[[ "$KUBE_VERSION" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || { log "KUBE_VERSION must look like v1.34.4, got: $KUBE_VERSION"; exit 1; }
+[[ "$ETCD_VERSION" =~ ^v3\.[0-9]+\.[0-9]+$ ]] || { log "ETCD_VERSION must look like v3.6.16, got: $ETCD_VERSION"; exit 1; }
 
 binaries=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd)
 all_present() {
