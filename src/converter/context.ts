@@ -83,6 +83,8 @@ export interface ConverterContext {
   blockVolumes: ReadonlySet<string>;
   /** Image format of each containerDisk/ephemeral backing file, by volume name (default `raw`). */
   backingFormats: Record<string, 'raw' | 'qcow2'>;
+  /** Block sizes the launcher probed per volume, for disks with `blockSize.matchVolume`. */
+  volumeBlockSizes: Record<string, { logical: number; physical: number }>;
   /** Whether the disk files' filesystems support O_DIRECT (cache `none`); default true. */
   directIO: boolean;
   /** Volumes whose discard requests must be ignored (thick-provisioned storage). */
@@ -135,6 +137,7 @@ export function defaultConverterContext(overrides: Partial<ConverterContext> = {
     hostDevices: {},
     blockVolumes: new Set(),
     backingFormats: {},
+    volumeBlockSizes: {},
     directIO: true,
     volumesDiscardIgnore: new Set(),
     interfaceMACs: {},

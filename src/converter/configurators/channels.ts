@@ -4,6 +4,12 @@ import type { Configurator, Conversion } from '../conversion';
 export const channelsConfigurator: Configurator = {
   name: 'channels',
   configure(c: Conversion) {
+    if (c.spec.domain.devices.downwardMetrics) {
+      c.fail(
+        'spec.domain.devices.downwardMetrics',
+        'the downward metrics device is not supported by this converter yet',
+      );
+    }
     c.domain.devices.channel = [
       {
         type: 'unix',

@@ -102,6 +102,19 @@ export const cpuConfigurator: Configurator = {
       c.domain.cputune = { vcpupin: pins.slice(0, c.vcpus).map((p, v) => ({ vcpu: v, cpuset: String(p) })) };
       if (spec.isolateEmulatorThread) c.domain.cputune.emulatorpin = { cpuset: String(pins[c.vcpus]) };
       if (spec.numa?.guestMappingPassthrough) numaPassthrough(c, cpu, pins);
+      if (spec.realtime) {
+        // Real-time vCPUs run under SCHED_FIFO (upstream: priority 1, all vCPUs unless a mask is given).
+        const mask = spec.realtime.mask;
+        if (mask !== undefined && !/^\^?[0-9]+(-[0-9]+)?(,\^?[0-9]+(-[0-9]+)?)*$/.test(mask)) {
+          c.fail(
+            `${base}.realtime.mask`,
+            `'${c.line(mask, `${base}.realtime.mask`)}' is not a CPU list such as 0-3,^2`,
+          );
+        }
+        c.domain.cputune.vcpusched = [{ vcpus: mask || `0-${c.vcpus - 1}`, scheduler: 'fifo', priority: 1 }];
+      }
+    } else if (spec.realtime) {
+      c.fail(`${base}.realtime`, 'requires dedicatedCpuPlacement');
     } else if (spec.isolateEmulatorThread) {
       c.fail(`${base}.isolateEmulatorThread`, 'requires dedicatedCpuPlacement');
     } else if (spec.numa?.guestMappingPassthrough) {

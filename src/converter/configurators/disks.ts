@@ -157,6 +157,15 @@ function convertDisk(
   }
   const custom = d.blockSize?.custom;
   if (custom) disk.blockio = { logical_block_size: custom.logical, physical_block_size: custom.physical };
+  else if (d.blockSize?.matchVolume && d.blockSize.matchVolume.enabled !== false) {
+    const probed = c.ctx.volumeBlockSizes[vol.name];
+    if (!probed)
+      c.fail(
+        `${path}.blockSize.matchVolume`,
+        `no block sizes probed for volume '${vol.name}' in the converter context (volumeBlockSizes)`,
+      );
+    disk.blockio = { logical_block_size: probed.logical, physical_block_size: probed.physical };
+  }
   return disk;
 }
 

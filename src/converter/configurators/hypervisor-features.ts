@@ -49,6 +49,13 @@ function hyperv(c: Conversion): HyperV | undefined {
       c.fail(`${path}.spinlocks.spinlocks`, 'must be an integer of at least 4095');
     out.spinlocks = on ? { state: 'on', retries } : { state: 'off' };
   }
+  if (h.tlbflush?.direct || h.tlbflush?.extended) {
+    // libvirt 9.0's schema has no <direct/>/<extended/> under <tlbflush>: refuse rather than drop them.
+    c.fail(
+      `${path}.tlbflush`,
+      'direct and extended TLB flush are not supported by this converter (libvirt 9.0)',
+    );
+  }
   if (h.synictimer) {
     out.stimer = { state: h.synictimer.enabled === false ? 'off' : 'on', direct: onOff(h.synictimer.direct) };
   }

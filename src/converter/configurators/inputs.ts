@@ -4,6 +4,10 @@ import { type Configurator, type Conversion, userAlias } from '../conversion';
 export const inputsConfigurator: Configurator = {
   name: 'inputs',
   configure(c: Conversion) {
+    // Upstream adds a USB tablet when asked to auto-attach one and the VMI lists none.
+    if (c.spec.domain.devices.autoattachInputDevice && !c.spec.domain.devices.inputs?.length) {
+      c.domain.devices.input = [{ type: 'tablet', bus: 'usb', alias: userAlias('default-0') }];
+    }
     (c.spec.domain.devices.inputs ?? []).forEach((input, i) => {
       const path = `spec.domain.devices.inputs[${i}]`;
       c.segment(input.name, `${path}.name`);

@@ -1,5 +1,5 @@
 /**
- * Network interfaces. Pod-network and multus bindings (masquerade, bridge, passt) become
+ * Network interfaces. Pod-network and multus bindings (masquerade, bridge, binding plugins) become
  * `type="ethernet"` taps the network setup created; SR-IOV interfaces become PCI host
  * devices resolved by the device plugin. Virtio NICs use the non-transitional model;
  * under SEV/SNP they get `iommu="on"` and no option ROM.
@@ -71,13 +71,17 @@ export const interfacesConfigurator: Configurator = {
         return;
       }
       if (iface.slirp || iface.macvtap || iface.passt) {
+        c.fail(path, 'the slirp, macvtap and passt bindings were removed upstream; use masquerade or bridge');
+      }
+      if (iface.passtBinding) {
+        // Needs libvirt's passt backend (<interface type="user"><backend type="passt"/>), not modelled yet.
         c.fail(
-          path,
-          'the slirp, macvtap and passt bindings were removed upstream; use masquerade, bridge or passtBinding',
+          `${path}.passtBinding`,
+          'the passt binding is not supported by this converter yet; use masquerade or bridge',
         );
       }
-      if (!iface.masquerade && !iface.bridge && !iface.passtBinding && !iface.binding) {
-        c.fail(path, 'needs a binding (masquerade, bridge, sriov, passtBinding or binding)');
+      if (!iface.masquerade && !iface.bridge && !iface.binding) {
+        c.fail(path, 'needs a binding (masquerade, bridge, sriov or binding)');
       }
       const dom: Interface = {
         type: 'ethernet',
@@ -97,7 +101,12 @@ export const interfacesConfigurator: Configurator = {
       }
       if (iface.pciAddress) dom.address = guestPCI(c, iface.pciAddress, `${path}.pciAddress`);
       if (iface.acpiIndex !== undefined) dom.acpi = { index: iface.acpiIndex };
-      if (dom.model?.type.startsWith('virtio') && c.iommu) dom.driver = { iommu: 'on' };
+      if (dom.model?.type.startsWith('virtio')) {
+        // One queue per vCPU with networkInterfaceMultiqueue (upstream caps at 256).
+        const queues = c.spec.domain.devices.networkInterfaceMultiqueue ? Math.min(c.vcpus, 256) : undefined;
+        if (queues !== undefined && queues > 1) dom.driver = { name: 'vhost', queues };
+        if (c.iommu) dom.driver = { ...dom.driver, iommu: 'on' };
+      }
       if (iface.bootOrder !== undefined) dom.boot = { order: iface.bootOrder };
       // No option ROM unless the NIC boots (avoids iPXE), and never under SEV/SNP.
       if (iface.bootOrder === undefined || c.iommu) dom.rom = { enabled: 'no' };

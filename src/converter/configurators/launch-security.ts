@@ -14,6 +14,9 @@ const hex = (n: number, width: number) => `0x${n.toString(16).padStart(width, '0
 export const launchSecurityConfigurator: Configurator = {
   name: 'launchSecurity',
   configure(c: Conversion) {
+    if (c.spec.domain.launchSecurity?.tdx) {
+      c.fail('spec.domain.launchSecurity.tdx', 'Intel TDX is not supported by this converter yet');
+    }
     const mode = c.launchSecurity;
     if (!mode) return;
     const sev = c.ctx.sev;

@@ -51,6 +51,19 @@ function kernelBoot(c: Conversion, os: OS): void {
 export const osConfigurator: Configurator = {
   name: 'os',
   configure(c: Conversion) {
+    const vmiArch = c.spec.architecture;
+    if (vmiArch) {
+      const libvirtArch =
+        { amd64: 'x86_64', arm64: 'aarch64', s390x: 's390x', ppc64le: 'ppc64le' }[vmiArch] ?? vmiArch;
+      if (libvirtArch !== c.ctx.arch)
+        c.fail(
+          'spec.architecture',
+          `${c.line(vmiArch, 'spec.architecture')} guests cannot run on this ${c.ctx.arch} host`,
+        );
+    }
+    if (c.spec.domain.firmware?.acpi) {
+      c.fail('spec.domain.firmware.acpi', 'ACPI SLIC/MSDM tables are not supported by this converter yet');
+    }
     const machine = c.spec.domain.machine?.type || c.ctx.defaultMachineType;
     c.line(machine, 'spec.domain.machine.type');
     if (!/^[A-Za-z0-9._-]+$/.test(machine))

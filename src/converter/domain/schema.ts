@@ -88,6 +88,7 @@ export const domainSpec: ElementSpec = el('type', {
     vcpupin: many(el('vcpu# cpuset')),
     emulatorpin: el('cpuset'),
     iothreadpin: many(el('iothread# cpuset')),
+    vcpusched: many(el('vcpus scheduler priority#')),
   }),
   numatune: el('', {
     memory: el('mode nodeset'),

@@ -183,6 +183,7 @@ export interface CPUTune {
   vcpupin?: { vcpu: number; cpuset: string }[];
   emulatorpin?: { cpuset: string };
   iothreadpin?: { iothread: number; cpuset: string }[];
+  vcpusched?: { vcpus: string; scheduler: 'batch' | 'idle' | 'fifo' | 'rr' | 'other'; priority?: number }[];
 }
 
 export interface NUMATune {

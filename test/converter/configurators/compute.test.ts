@@ -81,6 +81,17 @@ describe('hypervisor features configurator', () => {
     expect(d.devices.panic).toEqual([{ model: 'isa' }]);
   });
 
+  it('refuses Hyper-V TLB flush sub-features libvirt 9.0 cannot express', () => {
+    expect(() =>
+      run(
+        [hypervisorFeaturesConfigurator],
+        vmi({ domain: { features: { hyperv: { tlbflush: { direct: {} } } } } }),
+      ),
+    ).toThrow(
+      'spec.domain.features.hyperv.tlbflush: direct and extended TLB flush are not supported by this converter (libvirt 9.0)',
+    );
+  });
+
   it('rejects a vendor id that is too long', () => {
     expect(() =>
       run(
@@ -122,6 +133,16 @@ describe('sysinfo configurator', () => {
 });
 
 describe('os configurator', () => {
+  it('refuses a guest architecture the host does not have, and ACPI tables it cannot carry', () => {
+    expect(() => run([osConfigurator], vmi({ architecture: 'arm64' }))).toThrow(
+      'spec.architecture: arm64 guests cannot run on this x86_64 host',
+    );
+    expect(run([osConfigurator], vmi({ architecture: 'amd64' })).os.type.arch).toBe('x86_64');
+    expect(() =>
+      run([osConfigurator], vmi({ domain: { firmware: { acpi: { slicNameRef: 's' } } } })),
+    ).toThrow(/spec\.domain\.firmware\.acpi: ACPI SLIC\/MSDM tables are not supported/);
+  });
+
   it('boots BIOS from the disk by default', () => {
     expect(run([osConfigurator], vmi()).os).toEqual({
       type: { arch: 'x86_64', machine: 'q35', value: 'hvm' },
@@ -193,6 +214,21 @@ describe('cpu configurator', () => {
     });
     expect(() => run([cpuConfigurator], spec, testContext({ cpuSet: [1, 2] }))).toThrow(
       'spec.domain.cpu.dedicatedCpuPlacement: needs 3 pinned host CPUs in the converter context (cpuSet), got 2',
+    );
+  });
+
+  it('schedules real-time vCPUs with SCHED_FIFO, only with dedicated CPUs', () => {
+    const rt = (realtime: object, dedicated = true) =>
+      vmi({ domain: { cpu: { cores: 2, dedicatedCpuPlacement: dedicated, realtime } } });
+    expect(run([cpuConfigurator], rt({})).cputune!.vcpusched).toEqual([
+      { vcpus: '0-1', scheduler: 'fifo', priority: 1 },
+    ]);
+    expect(run([cpuConfigurator], rt({ mask: '0-1,^0' })).cputune!.vcpusched![0].vcpus).toBe('0-1,^0');
+    expect(() => run([cpuConfigurator], rt({ mask: '0;rm' }))).toThrow(
+      "spec.domain.cpu.realtime.mask: '0;rm' is not a CPU list such as 0-3,^2",
+    );
+    expect(() => run([cpuConfigurator], rt({}, false))).toThrow(
+      'spec.domain.cpu.realtime: requires dedicatedCpuPlacement',
     );
   });
 
@@ -287,6 +323,9 @@ describe('launch security configurator', () => {
     expect(
       run([launchSecurityConfigurator], vmi({ domain: { launchSecurity: { snp: {} } } })).launchSecurity,
     ).toMatchObject({ type: 'sev-snp', policy: '0x00030000' });
+    expect(() => run([launchSecurityConfigurator], vmi({ domain: { launchSecurity: { tdx: {} } } }))).toThrow(
+      'spec.domain.launchSecurity.tdx: Intel TDX is not supported by this converter yet',
+    );
     expect(() =>
       run(
         [launchSecurityConfigurator],

@@ -62,6 +62,14 @@ describe('channels configurator', () => {
   });
 });
 
+describe('channels configurator: unsupported devices', () => {
+  it('refuses the downward metrics device rather than dropping it', () => {
+    expect(() => run([channelsConfigurator], devices({ downwardMetrics: {} }))).toThrow(
+      'spec.domain.devices.downwardMetrics: the downward metrics device is not supported by this converter yet',
+    );
+  });
+});
+
 describe('rng configurator', () => {
   it('feeds a virtio RNG from /dev/urandom, transitional when the VMI asks', () => {
     expect(run([rngConfigurator], devices({ rng: {} })).devices.rng).toEqual([
@@ -74,6 +82,12 @@ describe('rng configurator', () => {
 });
 
 describe('inputs configurator', () => {
+  it('auto-attaches a USB tablet when asked and none is listed', () => {
+    expect(run([inputsConfigurator], devices({ autoattachInputDevice: true })).devices.input).toEqual([
+      { type: 'tablet', bus: 'usb', alias: { name: 'ua-default-0' } },
+    ]);
+  });
+
   it('adds tablets on usb by default and rejects other types', () => {
     expect(
       run([inputsConfigurator], devices({ inputs: [{ name: 'tab', type: 'tablet' }] })).devices.input,

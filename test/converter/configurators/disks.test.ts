@@ -72,6 +72,25 @@ describe('disks configurator', () => {
     });
   });
 
+  it('takes matchVolume block sizes from the context, and fails when none were probed', () => {
+    const spec = vmi({
+      volumes: [cd],
+      domain: {
+        devices: { disks: [{ name: 'root', blockSize: { matchVolume: {} }, disk: { bus: 'virtio' } }] },
+      },
+    });
+    expect(
+      run(
+        [disksConfigurator],
+        spec,
+        testContext({ volumeBlockSizes: { root: { logical: 512, physical: 4096 } } }),
+      ).devices.disk![0].blockio,
+    ).toEqual({ logical_block_size: 512, physical_block_size: 4096 });
+    expect(() => run([disksConfigurator], spec)).toThrow(
+      /disks\[0\]\.blockSize\.matchVolume: no block sizes probed for volume 'root'/,
+    );
+  });
+
   it('makes cdroms read-only with a tray, and never discards on them', () => {
     const d = run(
       [disksConfigurator],

@@ -42,6 +42,31 @@ describe('interfaces configurator', () => {
     expect(sev.devices.interface![0].driver).toEqual({ iommu: 'on' });
   });
 
+  it('gives virtio NICs one queue per vCPU with networkInterfaceMultiqueue, and refuses passt', () => {
+    const d = run(
+      [interfacesConfigurator],
+      vmi({
+        networks: [pod],
+        domain: {
+          cpu: { cores: 4 },
+          devices: { networkInterfaceMultiqueue: true, interfaces: [{ name: 'default', masquerade: {} }] },
+        },
+      }),
+    );
+    expect(d.devices.interface![0].driver).toEqual({ name: 'vhost', queues: 4 });
+    expect(() =>
+      run(
+        [interfacesConfigurator],
+        vmi({
+          networks: [pod],
+          domain: { devices: { interfaces: [{ name: 'default', passtBinding: {} }] } },
+        }),
+      ),
+    ).toThrow(
+      'spec.domain.devices.interfaces[0].passtBinding: the passt binding is not supported by this converter yet; use masquerade or bridge',
+    );
+  });
+
   it('makes an SR-IOV interface a PCI hostdev from the resolved device', () => {
     const d = run(
       [interfacesConfigurator],
