@@ -227,7 +227,7 @@ export class NodeSimulator {
       phase = 'Succeeded';
     else if (st.phase === 'Scheduled') phase = this.opts.failGuest?.(vmi) ? 'Failed' : 'Running';
     if (!phase) return;
-    const next: VirtualMachineInstance = structuredClone(vmi);
+    const next: VirtualMachineInstance = { ...vmi, metadata: { ...vmi.metadata }, status: structuredClone(vmi.status ?? {}) };
     const s = next.status ?? {};
     next.status = s;
     s.phase = phase;
@@ -258,7 +258,7 @@ export class NodeSimulator {
    * completed with the VMI now on the target node (one); the source pod then finishes.
    */
   private async migrate(vmi: VirtualMachineInstance, now: string): Promise<void> {
-    const next: VirtualMachineInstance = structuredClone(vmi);
+    const next: VirtualMachineInstance = { ...vmi, metadata: { ...vmi.metadata }, status: structuredClone(vmi.status ?? {}) };
     const st = next.status!;
     const ms = st.migrationState!;
     if (!ms.targetNodeAddress) {

@@ -84,7 +84,14 @@ export interface VmiStatusInput {
 /** The new VMI (a copy) with phase, nodeName label, conditions and activePods brought up to date. */
 export function nextVmiStatus(input: VmiStatusInput): VirtualMachineInstance {
   const { vmi, now } = input;
-  const out: VirtualMachineInstance = structuredClone(vmi);
+  // Only metadata.labels and status change: copy those, share the (read-only) spec.
+  const out: VirtualMachineInstance = {
+    ...vmi,
+    metadata: { ...vmi.metadata, labels: vmi.metadata?.labels && { ...vmi.metadata.labels } },
+    status: vmi.status && structuredClone(vmi.status),
+  };
+  if (out.metadata?.labels === undefined) delete out.metadata?.labels;
+  if (out.status === undefined) delete out.status;
   if (!out.status) out.status = {};
   const status = out.status;
   let conds: Condition[] = status.conditions ?? [];
