@@ -4,7 +4,7 @@
  */
 import type { ClusterConfig } from '../config/cluster-config';
 import { FeatureGate } from '../config/feature-gates';
-import { parseQuantity, quantityIsZero, quantityValue } from '../config/quantity';
+import { formatQuantity, parseQuantity, quantityIsZero, quantityValue } from '../config/quantity';
 import { type FieldError, fieldError } from '../errors';
 import type {
   Interface,
@@ -16,6 +16,7 @@ import { Finalizers, Labels } from '../labels';
 import { setArchDefaults } from './arch-defaults';
 import { firmwareUUIDForName } from './firmware-uuid';
 import { setHypervFeatureDependencies } from './hyperv';
+import { liveUpdateMemoryProblem } from './memory-hotplug';
 import { setObjectDefaults } from './object-defaults';
 
 /** Thrown when defaulting itself cannot proceed (e.g. the configured default interface is not permitted). */
@@ -179,6 +180,19 @@ function setupCPUHotplug(spec: VirtualMachineInstanceSpec, config: ClusterConfig
   cpu.maxSockets = maxSockets;
 }
 
+/** Memory hotplug headroom when the rollout strategy is LiveUpdate (upstream's `setupMemoryHotplug`). */
+function setupMemoryHotplug(spec: VirtualMachineInstanceSpec, config: ClusterConfig): void {
+  const memory = spec.domain.memory;
+  if (!memory || memory.maxGuest !== undefined) return;
+  let maxGuest = config.maximumGuestMemory;
+  if (maxGuest === undefined && memory.guest !== undefined) {
+    maxGuest = formatQuantity(quantityValue(memory.guest) * config.maxHotplugRatio, 'BinarySI');
+  }
+  // Not eligible (too small, realtime, encrypted...): no hotplug, as upstream.
+  if (liveUpdateMemoryProblem(spec, maxGuest) !== undefined) return;
+  memory.maxGuest = maxGuest;
+}
+
 /**
  * Defaults a VirtualMachineInstance as upstream's admission does and returns the new
  * object: machine type, CPU model, topology, guest memory, default pod network and
@@ -207,7 +221,10 @@ export function defaultVirtualMachineInstance(
   spec.domain.firmware ??= {};
   const firmware = spec.domain.firmware;
   firmware.uuid ||= firmwareUUIDForName(out.metadata?.name ?? '');
-  if (arch !== 'arm64' && config.vmRolloutStrategy === 'LiveUpdate') setupCPUHotplug(spec, config);
+  if (arch !== 'arm64' && config.vmRolloutStrategy === 'LiveUpdate') {
+    setupCPUHotplug(spec, config);
+    setupMemoryHotplug(spec, config);
+  }
 
   out.status ??= {};
   const status = out.status;

@@ -5,6 +5,7 @@
  */
 import type { ClusterConfig } from '../config/cluster-config';
 import { FeatureGate } from '../config/feature-gates';
+import { liveUpdateMemoryProblem } from '../defaults/memory-hotplug';
 import { DefaultingError, defaultVirtualMachineInstanceSpec } from '../defaults/vmi-defaults';
 import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { DataVolumeTemplateSpec, VirtualMachine, VirtualMachineSpec } from '../generated/types';
@@ -164,6 +165,16 @@ export function validateVirtualMachineSpec(
   });
   errs.push(...validateRunStrategy(field, spec, config));
   if (config.vmRolloutStrategy === 'LiveUpdate') {
+    const memory = spec.template.spec?.domain?.memory;
+    if (memory?.maxGuest !== undefined && spec.template.spec) {
+      const t = spec.template.spec;
+      const problem = liveUpdateMemoryProblem(
+        { ...t, architecture: t.architecture || config.defaultArchitecture },
+        memory.maxGuest,
+      );
+      if (problem)
+        errs.push(fieldError(field.child('template', 'spec', 'domain', 'memory', 'guest'), problem));
+    }
     const cpu = spec.template.spec?.domain?.cpu;
     if (cpu?.sockets && cpu.maxSockets && cpu.sockets > cpu.maxSockets) {
       errs.push(

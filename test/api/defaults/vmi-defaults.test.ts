@@ -240,4 +240,22 @@ describe('VMI defaulting on upstream examples', () => {
       'kubevirt.io/realtime': '',
     });
   });
+
+  it('memory hotplug headroom under LiveUpdate only for eligible guests', () => {
+    const cfg = createClusterConfig({ vmRolloutStrategy: 'LiveUpdate' }, { hostArchitecture: 'amd64' });
+    const big = vmi('vmi-alpine-efi.yaml'); // 1Gi guest
+    expect(defaultVirtualMachineInstance(big, cfg).spec.domain.memory).toEqual({
+      guest: '1Gi',
+      maxGuest: '4Gi',
+    });
+    const small = vmi('vmi-ephemeral.yaml'); // 128Mi guest: below the 1Gi minimum
+    expect(defaultVirtualMachineInstance(small, cfg).spec.domain.memory).toEqual({ guest: '128Mi' });
+    const capped = createClusterConfig(
+      { vmRolloutStrategy: 'LiveUpdate', liveUpdateConfiguration: { maxGuest: '2Gi' } },
+      { hostArchitecture: 'amd64' },
+    );
+    expect(
+      defaultVirtualMachineInstance(vmi('vmi-alpine-efi.yaml'), capped).spec.domain.memory?.maxGuest,
+    ).toBe('2Gi');
+  });
 });

@@ -403,3 +403,20 @@ describe('webhook rules behind the schema check', () => {
     ]);
   });
 });
+
+describe('LiveUpdate rollout rules', () => {
+  const cfg = createClusterConfig({ vmRolloutStrategy: 'LiveUpdate' }, { hostArchitecture: 'amd64' });
+
+  it.each([
+    ['127Mi', '4Gi', 'Guest memory must be 2Mi aligned'],
+    ['1Gi', '512Mi', 'Guest memory is greater than the configured maxGuest memory'],
+    ['128Mi', '1Gi', 'Memory hotplug is only available for VMs with at least 1Gi of guest memory'],
+  ])('guest %s with maxGuest %s: %s', (guest, maxGuest, message) => {
+    const vm = example<Obj>('vm-cirros.yaml');
+    vm.spec.template.spec.domain.memory = { guest, maxGuest };
+    expect(admit(vm, cfg).errors.map((e) => [e.path, e.message])).toContainEqual([
+      'spec.template.spec.domain.memory.guest',
+      message,
+    ]);
+  });
+});
