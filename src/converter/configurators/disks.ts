@@ -92,6 +92,11 @@ function convertDisk(
     if (bus !== 'scsi' && bus !== 'virtio')
       c.fail(`${path}.lun.bus`, `a LUN needs the scsi or virtio bus, not ${bus}`);
     if (!src.block) c.fail(path, `disk '${d.name}' is a LUN, which needs a block volume, not a file`);
+    if (d.lun?.reservation)
+      c.fail(
+        `${path}.lun.reservation`,
+        'SCSI persistent reservation (pr-helper) is not supported by this converter yet',
+      );
   }
   const { dev, index } = namer.take(bus);
   const cache = choose(c, d.cache, CACHES, `${path}.cache`) ?? (c.ctx.directIO ? 'none' : 'writethrough');

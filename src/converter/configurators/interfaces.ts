@@ -65,6 +65,8 @@ export const interfacesConfigurator: Configurator = {
       c.segment(iface.name, `${path}.name`);
       const network = networks.get(iface.name);
       if (!network) c.fail(`${path}.name`, `no network named '${iface.name}' in spec.networks`);
+      // `absent` marks an interface being hot-unplugged: it is no longer part of the domain.
+      if (iface.state === 'absent') return;
       if (iface.sriov) {
         c.domain.devices.hostdev ??= [];
         c.domain.devices.hostdev.push(sriovHostDev(c, iface, path));
@@ -97,7 +99,7 @@ export const interfacesConfigurator: Configurator = {
       }
       if (iface.state === 'down') dom.link = { state: 'down' };
       else if (iface.state !== undefined && iface.state !== 'up') {
-        c.fail(`${path}.state`, `'${c.line(iface.state, `${path}.state`)}' is not one of up, down`);
+        c.fail(`${path}.state`, `'${c.line(iface.state, `${path}.state`)}' is not one of up, down, absent`);
       }
       if (iface.pciAddress) dom.address = guestPCI(c, iface.pciAddress, `${path}.pciAddress`);
       if (iface.acpiIndex !== undefined) dom.acpi = { index: iface.acpiIndex };

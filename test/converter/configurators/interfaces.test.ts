@@ -28,6 +28,17 @@ describe('interfaces configurator', () => {
     expect(tapName('ptp', true)).toBe('tap0');
   });
 
+  it('leaves out interfaces marked absent (being unplugged)', () => {
+    const d = run(
+      [interfacesConfigurator],
+      vmi({
+        networks: [pod],
+        domain: { devices: { interfaces: [{ name: 'default', masquerade: {}, state: 'absent' }] } },
+      }),
+    );
+    expect(d.devices.interface).toBeUndefined();
+  });
+
   it('keeps the ROM when the NIC boots, except under SEV', () => {
     const spec = {
       networks: [pod],
