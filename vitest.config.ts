@@ -1,6 +1,12 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The package's public subpaths resolve to the sources, so examples import
+  // `kubevirt-ts/drivers` etc. exactly as an outside user would, without a build first.
+  resolve: {
+    alias: [{ find: /^kubevirt-ts\/(.+)$/, replacement: fileURLToPath(new URL('./src/$1/index.ts', import.meta.url)) }],
+  },
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     // Brokers one shared Kubernetes control plane per run, started on first use.

@@ -538,7 +538,7 @@ async function qemuAccount(): Promise<{ uid: number; gid: number } | undefined> 
  * VNC), owned by QEMU's account when we run as root, so QEMU (not root under the
  * system daemon) can create its sockets there and nobody else can.
  */
-async function ensureSocketDirs(domain: Domain): Promise<void> {
+export async function ensureSocketDirs(domain: Domain): Promise<void> {
   const d = domain.devices;
   const sources = [...(d.serial ?? []), ...(d.console ?? []), ...(d.channel ?? [])]
     .filter((c) => c.type === 'unix' && c.source?.mode === 'bind' && c.source.path)
