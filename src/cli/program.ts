@@ -1,6 +1,8 @@
 import { Command } from 'commander';
 import { registerConvertCommand } from './commands/convert';
 import { registerValidateCommand } from './commands/validate';
+import { registerVirtHandlerCommand } from './commands/virt-handler';
+import { registerVirtLauncherCommand } from './commands/virt-launcher';
 
 /**
  * Builds the `kubevirt-ts` command tree. Each subcommand lives in its own module under
@@ -12,5 +14,7 @@ export function buildProgram(): Command {
     .showHelpAfterError();
   registerConvertCommand(program);
   registerValidateCommand(program);
+  registerVirtHandlerCommand(program);
+  registerVirtLauncherCommand(program);
   return program;
 }

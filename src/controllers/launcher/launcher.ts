@@ -5,6 +5,7 @@
  * unix sockets next to its command socket, and exits once the domain is gone. A guest
  * that powered off is never started again by the same launcher.
  */
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { VirtualMachineInstance } from '../../api';
 import {
@@ -88,6 +89,7 @@ export class VirtLauncher implements LauncherService {
    * is ready.
    */
   async start(): Promise<void> {
+    await mkdir(this.opts.socketDir, { recursive: true, mode: 0o700 });
     this.driver = await this.opts.connectDriver();
     await this.console.listen();
     void this.watchEvents(this.driver);

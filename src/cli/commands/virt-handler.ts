@@ -1,0 +1,83 @@
+/**
+ * `kubevirt-ts virt-handler --node-name NODE [--kubeconfig FILE | --store-socket PATH]`:
+ * the node agent, optionally with the local pod runtime for a node without a kubelet.
+ * Thin: build the client, compose, start, stop on SIGTERM/SIGINT (guests keep running).
+ */
+import type { Command } from 'commander';
+import { createNodeContainer, NodeTokens } from '../../controllers/composition/node-container';
+import type { VirtHandler } from '../../controllers/handler/handler';
+import { KUBELET_PODS_ROOT } from '../../controllers/launcher-protocol/paths';
+import type { PodRuntime } from '../../controllers/podruntime/pod-runtime';
+import { KubeClient } from '../../controllers/runtime/kube/client';
+import { emulationDriverFactory, libvirtDriverFactory } from '../../drivers/libvirt-driver/factories';
+
+interface HandlerFlags {
+  nodeName: string;
+  kubeconfig?: string;
+  storeSocket?: string;
+  podsRoot: string;
+  notifySocket: string;
+  driver: string;
+  libvirtUri: string;
+  podRuntime?: boolean;
+  bindPending?: boolean;
+  imageRoot?: string;
+}
+
+const NODE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/** Registers `virt-handler` on the program. */
+export function registerVirtHandlerCommand(program: Command): void {
+  program
+    .command('virt-handler')
+    .description('run the node agent (and with --pod-runtime, the local pod runtime) for one node')
+    .requiredOption('--node-name <name>', 'this node')
+    .option('--kubeconfig <file>', 'kubeconfig of the API server (default: the usual lookup)')
+    .option('--store-socket <path>', "the embedded store's unix socket instead of an API server")
+    .option('--pods-root <dir>', 'root of pod directories', KUBELET_PODS_ROOT)
+    .option(
+      '--notify-socket <path>',
+      'the notify socket launchers report to',
+      '/var/run/kubevirt/domain-notify.sock',
+    )
+    .option('--driver <name>', 'hypervisor driver to probe the host with (libvirt or emulation)', 'emulation')
+    .option('--libvirt-uri <uri>', 'libvirt connection URI', 'qemu:///system')
+    .option('--pod-runtime', 'also run launcher pods as local processes (no kubelet on this node)')
+    .option('--bind-pending', 'with --pod-runtime: bind unscheduled pods to this node (no scheduler)')
+    .option('--image-root <dir>', 'local image store root handed to launchers')
+    .action(async (f: HandlerFlags) => {
+      if (!NODE_NAME.test(f.nodeName))
+        throw new Error(`--node-name: ${JSON.stringify(f.nodeName)} is not a DNS subdomain`);
+      const client = f.storeSocket
+        ? KubeClient.fromSocket(f.storeSocket)
+        : KubeClient.fromKubeconfig(f.kubeconfig);
+      const env: Record<string, string> = { KUBEVIRT_TS_LIBVIRT_URI: f.libvirtUri };
+      if (f.imageRoot) env.KUBEVIRT_TS_IMAGE_ROOT = f.imageRoot;
+      const container = createNodeContainer({
+        client,
+        drivers: {
+          factories: [libvirtDriverFactory, emulationDriverFactory],
+          config: {
+            driver: f.driver,
+            useEmulation: f.driver === 'emulation',
+            settings: { [f.driver]: { uri: f.libvirtUri } },
+          },
+        },
+        handler: { nodeName: f.nodeName, podsRoot: f.podsRoot, notifySocket: f.notifySocket },
+        podRuntime: f.podRuntime ? { root: f.podsRoot, bindPending: f.bindPending, env } : undefined,
+      });
+      const runtime = f.podRuntime ? await container.getAsync<PodRuntime>(NodeTokens.podRuntime) : undefined;
+      const handler = await container.getAsync<VirtHandler>(NodeTokens.handler);
+      await runtime?.start();
+      await handler.start();
+      process.stderr.write(`virt-handler ${f.nodeName}: running\n`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGTERM', resolve);
+        process.once('SIGINT', resolve);
+      });
+      await handler.stop();
+      await runtime?.stop();
+      client.close();
+      process.exit(0);
+    });
+}

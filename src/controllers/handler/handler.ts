@@ -1,0 +1,339 @@
+/**
+ * virt-handler, the node agent: watches the VMIs bound to its node and their launcher
+ * pods, drives each launcher over its socket (sync, shutdown on deletion, delete once the
+ * guest is gone), and writes VMI status from what the launcher reports, only when it
+ * changes. A restarted handler re-reads the world and adopts running launchers (a sync of
+ * a running domain is a no-op); a launcher that stops answering fails its VMI.
+ */
+import type { VirtualMachineInstance } from '../../api/generated/types';
+import type { HostCapabilities } from '../../drivers/driver';
+import type { LauncherDomain } from '../launcher/domain-report';
+import { type DomainEventNotification, type NotifyServer, serveNotify } from '../launcher-protocol';
+import { ConflictError, NotFoundError } from '../runtime/errors';
+import { type Informer, SharedInformerFactory } from '../runtime/informer';
+import { objectKey, PodType } from '../runtime/resources';
+import type { KubeObject, ObjectClient } from '../runtime/types';
+import { WorkQueue } from '../runtime/workqueue';
+import type { Pod } from '../services/pod';
+import { VmiResource } from '../vmi/controller';
+import { NODE_NAME_LABEL } from '../vmi/status';
+import { LauncherConnections } from './launcher-connections';
+import { nodeDeviceResources, nodeLabelsFor } from './node-labels';
+import { NodeRegistrar } from './node-registrar';
+import { type LauncherView, nextHandlerStatus } from './vmi-status';
+
+/** Options of {@link VirtHandler}. */
+export interface VirtHandlerOptions {
+  client: ObjectClient;
+  nodeName: string;
+  /** Root of pod directories (kubelet's `/var/lib/kubelet/pods`, or the local pod runtime's). */
+  podsRoot: string;
+  /** Path of the handler's own notify socket (launchers reach it through per-pod pipes). */
+  notifySocket: string;
+  /** The host probe (the driver's `probe()`), for node labels and device resources. */
+  capabilities: () => Promise<HostCapabilities>;
+  /** Extra node labels and device resources for a host's capabilities (the driver plugins'). */
+  extraLabels?: (caps: HostCapabilities) => Record<string, string>;
+  extraResources?: (caps: HostCapabilities) => Record<string, number>;
+  /** Register and heartbeat the Node (default true). */
+  registerNode?: boolean;
+  heartbeatMs?: number;
+  /** How often every VMI on the node is looked at again, catching dead launchers (default 5 s). */
+  resyncMs?: number;
+  /** Launcher call deadline (default 30 s). */
+  launcherTimeoutMs?: number;
+  /** Workers (default 4). */
+  workers?: number;
+  /** Called for every write the handler makes. */
+  onWrite?: (kind: 'VirtualMachineInstance' | 'Node', name: string) => void;
+  log?: (message: string) => void;
+}
+
+const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const LAUNCHER_LABEL = 'kubevirt.io=virt-launcher';
+const CREATED_BY = 'kubevirt.io/created-by';
+const FINAL = new Set(['Succeeded', 'Failed']);
+
+/** The node agent. `start()`, then `stop()`. */
+export class VirtHandler {
+  private readonly informers: SharedInformerFactory;
+  private readonly podInformers: SharedInformerFactory;
+  private readonly vmis: Informer<KubeObject>;
+  private readonly pods: Informer<KubeObject>;
+  private readonly queue = new WorkQueue<string>();
+  private readonly conns: LauncherConnections;
+  private registrar: NodeRegistrar | undefined;
+  private notify: NotifyServer | undefined;
+  private workers: Promise<void>[] = [];
+  private resync: NodeJS.Timeout | undefined;
+  /** Last domain each VMI's launcher reported, by VMI uid (outlives the launcher). */
+  private readonly lastDomain = new Map<string, LauncherDomain>();
+  /** Consecutive failed calls to a VMI's launcher, by VMI uid. */
+  private readonly failures = new Map<string, number>();
+  private readonly log: (m: string) => void;
+  private labels: Record<string, string> = {};
+  private resources: Record<string, string> = {};
+
+  constructor(private readonly o: VirtHandlerOptions) {
+    this.log = o.log ?? ((m) => process.stderr.write(`virt-handler ${o.nodeName}: ${m}\n`));
+    this.informers = new SharedInformerFactory(o.client);
+    this.podInformers = new SharedInformerFactory(o.client);
+    this.vmis = this.informers.informerFor(VmiResource, {
+      labelSelector: `${NODE_NAME_LABEL}=${o.nodeName}`,
+    });
+    this.pods = this.podInformers.informerFor(PodType, {
+      labelSelector: LAUNCHER_LABEL,
+      fieldSelector: `spec.nodeName=${o.nodeName}`,
+    });
+    this.pods.indexer.addIndex('createdBy', (p) => {
+      const v = p.metadata?.labels?.[CREATED_BY];
+      return v ? [v] : [];
+    });
+    this.conns = new LauncherConnections(o.podsRoot, o.notifySocket, o.launcherTimeoutMs);
+    const enqueue = (obj: KubeObject) => this.queue.add(objectKey(obj));
+    this.vmis.addEventHandler({ onAdd: enqueue, onUpdate: (_a, b) => enqueue(b), onDelete: enqueue });
+    const podToVmi = (p: KubeObject) => {
+      const owner = p.metadata?.ownerReferences?.find((r) => r.kind === 'VirtualMachineInstance');
+      if (owner) this.queue.add(`${p.metadata?.namespace}/${owner.name}`);
+    };
+    this.pods.addEventHandler({ onAdd: podToVmi, onUpdate: (_a, b) => podToVmi(b), onDelete: podToVmi });
+  }
+
+  /** The node's labels and device resources as last registered. */
+  get nodeLabels(): Record<string, string> {
+    return { ...this.labels };
+  }
+  get nodeResources(): Record<string, string> {
+    return { ...this.resources };
+  }
+
+  /** Probes the host, registers the Node, serves the notify socket, starts watching. */
+  async start(): Promise<void> {
+    const caps = await this.o.capabilities();
+    this.labels = nodeLabelsFor(caps, this.o.extraLabels?.(caps));
+    this.resources = nodeDeviceResources(caps, this.o.extraResources?.(caps));
+    if (this.o.registerNode !== false) {
+      this.registrar = new NodeRegistrar({
+        client: this.o.client,
+        nodeName: this.o.nodeName,
+        labels: this.labels,
+        resources: this.resources,
+        heartbeatMs: this.o.heartbeatMs,
+        onWrite: () => this.o.onWrite?.('Node', this.o.nodeName),
+      });
+      await this.registrar.register();
+    }
+    this.notify = await serveNotify(this.o.notifySocket, { onDomainEvent: (ev) => this.onDomainEvent(ev) });
+    this.informers.start();
+    this.podInformers.start();
+    await this.informers.waitForCacheSync();
+    await this.podInformers.waitForCacheSync();
+    for (let i = 0; i < (this.o.workers ?? 4); i++) this.workers.push(this.work());
+    const every = this.o.resyncMs ?? 5_000;
+    this.resync = setInterval(() => {
+      for (const v of this.vmis.indexer.list()) this.queue.add(objectKey(v));
+    }, every);
+    this.resync.unref?.();
+  }
+
+  /** Stops watching; launchers and guests keep running (a new handler adopts them). */
+  async stop(): Promise<void> {
+    if (this.resync) clearInterval(this.resync);
+    await this.registrar?.stop();
+    this.queue.shutDown();
+    await Promise.all(this.workers);
+    await this.informers.shutdown();
+    await this.podInformers.shutdown();
+    await this.notify?.close();
+    await this.conns.closeAll();
+  }
+
+  private onDomainEvent(ev: DomainEventNotification): void {
+    const d = ev.domain as LauncherDomain | null;
+    if (!d?.name) return;
+    const i = d.name.indexOf('_');
+    if (i <= 0) return;
+    if (d.vmiUid) this.lastDomain.set(d.vmiUid, d);
+    this.queue.add(`${d.name.slice(0, i)}/${d.name.slice(i + 1)}`);
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        const again = await this.reconcile(key);
+        this.queue.forget(key);
+        if (again !== undefined) this.queue.addAfter(key, again);
+      } catch (err) {
+        if (!(err instanceof ConflictError)) this.log(`${key}: ${(err as Error).message}`);
+        this.queue.addRateLimited(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private vmi(key: string): VirtualMachineInstance | undefined {
+    return this.vmis.indexer.get(key) as VirtualMachineInstance | undefined;
+  }
+
+  /** The VMI's launcher pod on this node (not a migration target), newest first. */
+  private podOf(vmi: VirtualMachineInstance): Pod | undefined {
+    const pods = this.pods.indexer.byIndex('createdBy', vmi.metadata?.uid ?? '') as Pod[];
+    return pods
+      .filter((p) => !p.metadata?.labels?.['kubevirt.io/migrationJobUID'])
+      .sort((a, b) =>
+        String(b.metadata?.creationTimestamp ?? '').localeCompare(
+          String(a.metadata?.creationTimestamp ?? ''),
+        ),
+      )[0];
+  }
+
+  /** Runs `fn` on the VMI's launcher client; undefined when the launcher does not answer. */
+  private async call<T>(
+    podUid: string,
+    vmiUid: string,
+    fn: (c: Awaited<ReturnType<LauncherConnections['get']>>) => Promise<T>,
+  ): Promise<{ ok: true; value: T } | { ok: false; error: Error }> {
+    try {
+      const value = await fn(await this.conns.get(podUid));
+      this.failures.delete(vmiUid);
+      return { ok: true, value };
+    } catch (error) {
+      this.failures.set(vmiUid, (this.failures.get(vmiUid) ?? 0) + 1);
+      return { ok: false, error: error as Error };
+    }
+  }
+
+  /** One VMI. Returns ms to look again, or undefined. */
+  async reconcile(key: string): Promise<number | undefined> {
+    const vmi = this.vmi(key);
+    if (!vmi) return undefined;
+    const uid = vmi.metadata?.uid ?? '';
+    const st = vmi.status ?? {};
+    if (st.nodeName !== this.o.nodeName) return undefined;
+    const phase = st.phase ?? '';
+    const pod = this.podOf(vmi);
+    const podUid = pod?.metadata?.uid;
+
+    if (FINAL.has(phase)) {
+      // The guest is over: tell its launcher to forget the domain and exit.
+      if (podUid && this.conns.socketExists(podUid)) {
+        await this.call(podUid, uid, (c) => c.deleteVirtualMachine(vmi));
+      }
+      if (podUid) await this.conns.drop(podUid);
+      this.lastDomain.delete(uid);
+      this.failures.delete(uid);
+      return undefined;
+    }
+    if (phase !== 'Scheduled' && phase !== 'Running') return undefined;
+
+    const podDown =
+      !pod ||
+      pod.status?.phase === 'Succeeded' ||
+      pod.status?.phase === 'Failed' ||
+      (pod.status?.containerStatuses ?? []).some((c) => c.name === 'compute' && c.state?.terminated);
+    if (!podUid || (!this.conns.socketExists(podUid) && !podDown)) {
+      // The launcher is still starting.
+      return 500;
+    }
+
+    const got = podDown
+      ? ({ ok: false, error: new Error('launcher pod is not running') } as const)
+      : await this.call(podUid, uid, (c) => c.getDomain() as Promise<LauncherDomain | undefined>);
+    let view: LauncherView;
+    if (!got.ok) {
+      const n = this.failures.get(uid) ?? 1;
+      if (!podDown && n < 3) return 1_000;
+      view = {
+        kind: 'gone',
+        lastDomain: this.lastDomain.get(uid),
+        why: `virt-launcher is gone: ${got.error.message}`,
+      };
+    } else {
+      let domain = got.value;
+      if (domain) this.lastDomain.set(uid, domain);
+      const deleting = vmi.metadata?.deletionTimestamp !== undefined;
+      if (deleting) {
+        if (domain && !domain.finished) {
+          const grace = vmi.spec.terminationGracePeriodSeconds ?? 30;
+          await this.call(podUid, uid, (c) => c.shutdownVirtualMachine(vmi, grace));
+          return 1_000;
+        }
+      } else if (!domain || (!domain.finished && domain.state === 'shutoff')) {
+        const synced = await this.call(podUid, uid, (c) => c.syncVirtualMachine(vmi));
+        if (!synced.ok) {
+          this.log(`${key}: sync: ${synced.error.message}`);
+          return 2_000;
+        }
+        const again = await this.call(
+          podUid,
+          uid,
+          (c) => c.getDomain() as Promise<LauncherDomain | undefined>,
+        );
+        domain = again.ok ? again.value : domain;
+        if (domain) this.lastDomain.set(uid, domain);
+      }
+      if (deleting && !domain) {
+        view = {
+          kind: 'gone',
+          lastDomain: { ...(this.lastDomain.get(uid) as LauncherDomain), finished: true },
+          why: 'deleted',
+        };
+      } else {
+        view = { kind: 'domain', domain };
+      }
+    }
+    await this.write(vmi, nextHandlerStatus(vmi, view, stamp()));
+    return undefined;
+  }
+
+  private async write(old: VirtualMachineInstance, next: VirtualMachineInstance): Promise<void> {
+    if (JSON.stringify(old.status) === JSON.stringify(next.status)) return;
+    try {
+      await this.o.client.update(VmiResource, next as never);
+      this.o.onWrite?.('VirtualMachineInstance', old.metadata?.name ?? '');
+    } catch (err) {
+      if (err instanceof NotFoundError) return;
+      throw err;
+    }
+  }
+
+  private async launcherOf(namespace: string, name: string) {
+    const vmi = this.vmi(`${namespace}/${name}`);
+    if (!vmi)
+      throw new Error(`VirtualMachineInstance ${namespace}/${name} is not on node ${this.o.nodeName}`);
+    const podUid = this.podOf(vmi)?.metadata?.uid;
+    if (!podUid || !this.conns.socketExists(podUid)) {
+      throw new Error(`VirtualMachineInstance ${namespace}/${name}: its launcher is not running`);
+    }
+    return { vmi, client: await this.conns.get(podUid) };
+  }
+
+  /** Pauses a running guest (the VMI gets the Paused condition). */
+  async pause(namespace: string, name: string): Promise<void> {
+    const { vmi, client } = await this.launcherOf(namespace, name);
+    await client.pauseVirtualMachine(vmi);
+    this.queue.add(`${namespace}/${name}`);
+  }
+
+  /** Resumes a paused guest. */
+  async unpause(namespace: string, name: string): Promise<void> {
+    const { vmi, client } = await this.launcherOf(namespace, name);
+    await client.unpauseVirtualMachine(vmi);
+    this.queue.add(`${namespace}/${name}`);
+  }
+
+  /** Asks the guest to reboot itself (ACPI). */
+  async softReboot(namespace: string, name: string): Promise<void> {
+    const { vmi, client } = await this.launcherOf(namespace, name);
+    await client.softRebootVirtualMachine(vmi);
+  }
+
+  /** Asks the guest to power off (ACPI), killing it after `graceSeconds`. */
+  async shutdown(namespace: string, name: string, graceSeconds?: number): Promise<void> {
+    const { vmi, client } = await this.launcherOf(namespace, name);
+    await client.shutdownVirtualMachine(vmi, graceSeconds ?? vmi.spec.terminationGracePeriodSeconds ?? 30);
+  }
+}

@@ -1,0 +1,6 @@
+/** virt-handler: the node agent. */
+export * from './handler';
+export * from './launcher-connections';
+export * from './node-labels';
+export * from './node-registrar';
+export * from './vmi-status';

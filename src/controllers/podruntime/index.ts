@@ -1,0 +1,5 @@
+/** The local pod runtime: runs launcher Pods as processes on nodes without a kubelet. */
+export * from './node-status';
+export * from './pod-dirs';
+export * from './pod-runtime';
+export * from './processes';
