@@ -23,9 +23,12 @@ import {
 import { MigrationController } from './migration/controller';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
-import { EventRecorder as RuntimeEventRecorder } from './runtime/event-recorder';
+import type { Controller } from './runtime/controller';
 import { Expectations } from './runtime/expectations';
-import { type Informer, SharedInformerFactory } from './runtime/informer';
+import type { Informer, SharedInformerFactory } from './runtime/informer';
+import type { LeaderElectionOptions } from './runtime/leader-election';
+import { Manager } from './runtime/manager';
+import type { Reconciler } from './runtime/reconciler';
 import {
   objectKey,
   PodType,
@@ -33,8 +36,8 @@ import {
   VirtualMachineInstanceReplicaSetType,
   VirtualMachineType,
 } from './runtime/resources';
-import type { KubeObject, ObjectClient, OwnerReference } from './runtime/types';
-import { WorkQueue } from './runtime/workqueue';
+import type { KubeObject, ObjectClient, OwnerReference, ResourceType } from './runtime/types';
+import type { WorkQueue } from './runtime/workqueue';
 import type { Pod } from './services/pod';
 import type { LauncherPodOptions } from './services/pod-renderer';
 import type { EventRecorder, KeyReconciler, Lister } from './services/ports';
@@ -78,6 +81,8 @@ export interface VirtControllerOptions {
    * be served, i.e. its CRD installed or the embedded store told about it).
    */
   pools?: boolean;
+  /** Run only while holding this coordination.k8s.io Lease (several replicas, one active). */
+  leaderElection?: Omit<LeaderElectionOptions, 'identity'> & { identity?: string };
   /** Called for every write the controllers make. */
   onWrite?: (w: WriteRecord) => void;
   /** Reports reconcile errors (default console.warn). */
@@ -101,67 +106,38 @@ function lister<T>(inf: Informer<KubeObject>): Lister<T> {
   };
 }
 
-/** One controller: a queue drained by workers calling its reconciler. */
-class Loop {
-  readonly queue = new WorkQueue<string>();
-  private workers: Promise<void>[] = [];
-
-  constructor(
-    readonly name: string,
-    private readonly reconciler: KeyReconciler,
-    private readonly onError: (controller: string, key: string, err: Error) => void,
-  ) {}
-
-  start(n: number): void {
-    for (let i = 0; i < n; i++) this.workers.push(this.work());
-  }
-
-  private async work(): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      try {
-        const r = await this.reconciler.reconcile(key);
-        this.queue.forget(key);
-        if (r?.requeueAfterMs !== undefined) this.queue.addAfter(key, r.requeueAfterMs);
-      } catch (err) {
-        this.onError(this.name, key, err as Error);
-        this.queue.addRateLimited(key);
-      } finally {
-        this.queue.done(key);
-      }
-    }
-  }
-
-  async stop(): Promise<void> {
-    this.queue.shutDown();
-    await Promise.all(this.workers);
-  }
+/** Adapts a key reconciler to the runtime's Reconciler. */
+function asReconciler(r: KeyReconciler): Reconciler {
+  return {
+    reconcile: async (req) =>
+      (await r.reconcile(req.namespace ? `${req.namespace}/${req.name}` : req.name)) ?? undefined,
+  };
 }
 
 /** The virt-controller: start() it, stop() it. */
 export class VirtController {
+  /** The Manager running the controllers (informers, workers, leader election). */
+  readonly manager: Manager;
   readonly informers: SharedInformerFactory;
   readonly vmExpectations = new Expectations();
   readonly vmiExpectations = new Expectations();
   readonly rsExpectations = new Expectations();
   readonly migrationExpectations = new Expectations();
   readonly poolExpectations = new Expectations();
-  private readonly loops: Loop[] = [];
   private readonly recorder: EventRecorder & { flush?: () => Promise<void> };
   private readonly vmInformer: Informer<KubeObject>;
   private readonly vmiInformer: Informer<KubeObject>;
   private readonly podInformer: Informer<KubeObject>;
-  private readonly vmLoop: Loop;
-  private readonly vmiLoop: Loop;
+  private readonly vmLoop: Controller;
+  private readonly vmiLoop: Controller;
   private readonly rsInformer: Informer<KubeObject>;
-  private readonly rsLoop: Loop;
+  private readonly rsLoop: Controller;
   private readonly migrationInformer: Informer<KubeObject>;
-  private readonly migrationLoop: Loop;
+  private readonly migrationLoop: Controller;
   private poolInformer?: Informer<KubeObject>;
-  private poolLoop?: Loop;
+  private poolLoop?: Controller;
 
-  constructor(private readonly opts: VirtControllerOptions) {
+  constructor(readonly opts: VirtControllerOptions) {
     const client = opts.client;
     const cfg = opts.config;
     const config =
@@ -172,8 +148,18 @@ export class VirtController {
             return () => c;
           })();
     const onError = opts.onError ?? ((c, k, e) => console.warn(`${c} ${k}: ${e.message}`));
-    this.recorder = opts.recorder ?? new RuntimeEventRecorder(client, { component: 'virt-controller' });
-    this.informers = new SharedInformerFactory(client, { namespace: opts.namespace });
+    this.manager = new Manager({ client, namespace: opts.namespace, leaderElection: opts.leaderElection });
+    this.recorder = opts.recorder ?? this.manager.eventRecorder('virt-controller');
+    this.informers = this.manager.informers;
+    const workers = opts.workers ?? 4;
+    const register = (name: string, forType: ResourceType, r: KeyReconciler) =>
+      this.manager.addController({
+        name,
+        forType,
+        reconciler: asReconciler(r),
+        workers,
+        onError: (req, err) => onError(name, req.namespace ? `${req.namespace}/${req.name}` : req.name, err),
+      });
     this.vmInformer = this.informers.informerFor(VirtualMachineType);
     this.vmiInformer = this.informers.informerFor(VmiResource);
     this.podInformer = this.informers.informerFor(PodType, { labelSelector: LAUNCHER_POD_SELECTOR });
@@ -185,8 +171,9 @@ export class VirtController {
       opts.onWrite?.({ controller, kind, verb });
 
     const vmis = lister<VirtualMachineInstance>(this.vmiInformer);
-    this.vmiLoop = new Loop(
+    this.vmiLoop = register(
       'vmi',
+      VmiResource,
       new VmiController({
         client,
         recorder: this.recorder,
@@ -197,10 +184,10 @@ export class VirtController {
         podOptions: opts.launcher,
         onWrite: record('vmi'),
       }),
-      onError,
     );
-    this.vmLoop = new Loop(
+    this.vmLoop = register(
       'vm',
+      VirtualMachineType,
       new VmController({
         client,
         recorder: this.recorder,
@@ -211,11 +198,11 @@ export class VirtController {
         catalog: opts.catalog ?? (opts.instancetypes ? this.instancetypeCatalog() : undefined),
         onWrite: record('vm'),
       }),
-      onError,
     );
     this.rsInformer = this.informers.informerFor(VirtualMachineInstanceReplicaSetType);
-    this.rsLoop = new Loop(
+    this.rsLoop = register(
       'replicaset',
+      VirtualMachineInstanceReplicaSetType,
       new ReplicaSetController({
         client,
         recorder: this.recorder,
@@ -225,7 +212,6 @@ export class VirtController {
         config,
         onWrite: record('replicaset'),
       }),
-      onError,
     );
     this.migrationInformer = this.informers.informerFor(VirtualMachineInstanceMigrationType);
     this.migrationInformer.indexer.addIndex(UID_INDEX, (m) => (m.metadata?.uid ? [m.metadata.uid] : []));
@@ -233,8 +219,9 @@ export class VirtController {
       const name = (m as VirtualMachineInstanceMigration).spec?.vmiName;
       return name ? [`${m.metadata?.namespace}/${name}`] : [];
     });
-    this.migrationLoop = new Loop(
+    this.migrationLoop = register(
       'migration',
+      VirtualMachineInstanceMigrationType,
       new MigrationController({
         client,
         recorder: this.recorder,
@@ -246,13 +233,12 @@ export class VirtController {
         podOptions: opts.launcher,
         onWrite: record('migration'),
       }),
-      onError,
     );
-    this.loops.push(this.vmLoop, this.vmiLoop, this.rsLoop, this.migrationLoop);
     if (opts.pools) {
       this.poolInformer = this.informers.informerFor(VirtualMachinePoolType);
-      this.poolLoop = new Loop(
+      this.poolLoop = register(
         'pool',
+        VirtualMachinePoolType,
         new PoolController({
           client,
           recorder: this.recorder,
@@ -261,9 +247,7 @@ export class VirtController {
           expectations: this.poolExpectations,
           onWrite: record('pool'),
         }),
-        onError,
       );
-      this.loops.push(this.poolLoop);
     }
     this.wire();
   }
@@ -296,16 +280,9 @@ export class VirtController {
   private wire(): void {
     const vmQ = this.vmLoop.queue;
     const vmiQ = this.vmiLoop.queue;
-    const selfKeyed = (inf: Informer<KubeObject>, q: WorkQueue<string>) =>
-      inf.addEventHandler({
-        onAdd: (o) => q.add(objectKey(o)),
-        onUpdate: (_a, b) => q.add(objectKey(b)),
-        onDelete: (o) => q.add(objectKey(o)),
-      });
-    selfKeyed(this.vmInformer, vmQ);
+    // Each controller's own kind is wired by the Manager; here: children to owners.
     if (this.poolInformer && this.poolLoop) {
       const poolQ = this.poolLoop.queue;
-      selfKeyed(this.poolInformer, poolQ);
       const toPool = (vm: KubeObject, observed?: 'creation' | 'deletion') => {
         const k = ownerKey(vm, 'VirtualMachinePool');
         if (!k) return;
@@ -319,7 +296,6 @@ export class VirtController {
         onDelete: (o) => toPool(o, 'deletion'),
       });
     }
-    selfKeyed(this.rsInformer, this.rsLoop.queue);
     // VMI owners: their controller reconciles on every VMI change and counts its creates/deletes.
     const owners: Array<{ kind: string; queue: WorkQueue<string>; expectations: Expectations }> = [
       { kind: 'VirtualMachine', queue: vmQ, expectations: this.vmExpectations },
@@ -339,7 +315,6 @@ export class VirtController {
       }
     };
     const migQ = this.migrationLoop.queue;
-    selfKeyed(this.migrationInformer, migQ);
     const toMigrations = (vmi: KubeObject) => {
       for (const m of this.migrationInformer.indexer.byIndex(VMI_NAME_INDEX, objectKey(vmi)))
         migQ.add(objectKey(m));
@@ -383,17 +358,14 @@ export class VirtController {
     });
   }
 
-  /** Starts the informers, waits for their caches, then the workers. */
+  /** Starts the informers, waits for their caches (and the Lease, if any), then the workers. */
   async start(): Promise<void> {
-    this.informers.start();
-    await this.informers.waitForCacheSync();
-    for (const l of this.loops) l.start(this.opts.workers ?? 4);
+    await this.manager.start();
   }
 
-  /** Stops workers and informers and waits for pending events to be written. */
+  /** Stops workers and informers, flushes events and releases the Lease. */
   async stop(): Promise<void> {
-    await Promise.all(this.loops.map((l) => l.stop()));
-    await this.informers.shutdown();
+    await this.manager.stop();
     await this.recorder.flush?.();
   }
 }
