@@ -17,5 +17,6 @@ export * from './reconciler';
 export * from './resources';
 export * from './selectors';
 export * from './token-bucket';
+export * from './typed-client';
 export * from './types';
 export * from './workqueue';

@@ -23,8 +23,8 @@ export interface ObjectMeta {
   uid?: string;
   resourceVersion?: string;
   generation?: number;
-  creationTimestamp?: string | Date;
-  deletionTimestamp?: string | Date;
+  creationTimestamp?: string | number | Date;
+  deletionTimestamp?: string | number | Date;
   deletionGracePeriodSeconds?: number;
   labels?: { [key: string]: string };
   annotations?: { [key: string]: string };

@@ -147,9 +147,18 @@ export class KubeClient implements ObjectClient {
       resolveClosed = r;
     });
     let done = false;
+    // A server ends a watch at timeoutSeconds; one that neither ends nor talks a minute
+    // later is gone without a FIN (network cut, frozen process): give up on the stream.
+    const watchdog = setTimeout(
+      () =>
+        finish(new Error(`watch ${type.plural} on ${this.transport.describe()}: stalled past its timeout`)),
+      ((options.timeoutSeconds ?? 1800) + 60) * 1000,
+    );
+    watchdog.unref();
     const finish = (err?: Error) => {
       if (done) return;
       done = true;
+      clearTimeout(watchdog);
       abort();
       resolveClosed(err);
     };
