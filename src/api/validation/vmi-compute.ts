@@ -32,16 +32,36 @@ function vcpus(spec: VirtualMachineInstanceSpec): number {
   return cpu.cores || cpu.sockets || cpu.threads ? cores * sockets * threads : 0;
 }
 
-/** Translates a glob pattern of `emulatedMachines` (`q35*`) into a regular expression, as upstream's matching. */
-function machinePatternMatches(pattern: string, machine: string): boolean {
+/**
+ * Go's `filepath.Match` for the `emulatedMachines` patterns (`q35*`, `pc-q35*`): `*` and
+ * `?` never cross `/`, `[...]` is a class. The whole name must match.
+ */
+export function machinePatternMatches(pattern: string, machine: string): boolean {
+  let re = '^';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else if (c === '[') {
+      const end = pattern.indexOf(']', i + 1);
+      if (end < 0) return false; // malformed pattern: Go reports ErrBadPattern, i.e. no match
+      // Go negates a class with `^`, as regular expressions do.
+      re += `[${pattern.slice(i + 1, end).replace(/\\/g, '\\\\')}]`;
+      i = end;
+    } else re += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  }
   try {
-    return new RegExp(pattern).test(machine);
+    return new RegExp(`${re}$`).test(machine);
   } catch {
-    return pattern === machine;
+    return false;
   }
 }
 
-function validateMemory(field: FieldPath, spec: VirtualMachineInstanceSpec): FieldError[] {
+function validateMemory(
+  field: FieldPath,
+  spec: VirtualMachineInstanceSpec,
+  config: ClusterConfig,
+): FieldError[] {
   const errs: FieldError[] = [];
   const res = spec.domain.resources ?? {};
   const reqMem = res.requests?.memory;
@@ -89,18 +109,18 @@ function validateMemory(field: FieldPath, spec: VirtualMachineInstanceSpec): Fie
     } else {
       const sizeBytes = quantityValue(hugepages.pageSize);
       const vmMemory = quantityValue(reqMem) || quantityValue(spec.domain.memory?.guest);
-      if (vmMemory < sizeBytes) {
+      if (vmMemory !== 0 && vmMemory < sizeBytes) {
         errs.push(
           fieldError(
             reqPath,
-            `${reqPath} '${q(reqMem ?? spec.domain.memory?.guest)}' must be equal to or larger than page size ${sizePath} '${hugepages.pageSize}'`,
+            `${reqPath} '${q(reqMem)}' must be equal to or larger than page size ${sizePath} '${hugepages.pageSize}'`,
           ),
         );
       } else if (sizeBytes > 0 && vmMemory % sizeBytes !== 0) {
         errs.push(
           fieldError(
             reqPath,
-            `${reqPath} '${q(reqMem ?? spec.domain.memory?.guest)}' is not a multiple of the page size ${sizePath} '${hugepages.pageSize}'`,
+            `${reqPath} '${q(reqMem)}' is not a multiple of the page size ${sizePath} '${hugepages.pageSize}'`,
           ),
         );
       }
@@ -110,7 +130,8 @@ function validateMemory(field: FieldPath, spec: VirtualMachineInstanceSpec): Fie
   if (guest !== undefined) {
     const guestPath = field.child('domain', 'memory', 'guest');
     const limits = quantityValue(limMem);
-    if (limits !== 0 && limits < quantityValue(guest)) {
+    // Under LiveUpdate the guest may grow up to maxGuest, so the limit is checked elsewhere.
+    if (config.vmRolloutStrategy !== 'LiveUpdate' && limits !== 0 && limits < quantityValue(guest)) {
       errs.push(
         fieldError(
           guestPath,
@@ -359,7 +380,7 @@ export function validateCompute(
   config: ClusterConfig,
 ): FieldError[] {
   return [
-    ...validateMemory(field, spec),
+    ...validateMemory(field, spec, config),
     ...validateMachine(field, spec, config),
     ...validateCPUResources(field, spec),
     ...validateCPUPinning(field, spec, config),

@@ -31,9 +31,9 @@ describe('KubeVirt configuration rules', () => {
     ],
     [{ cpuRequest: 'lots' }, 'spec.configuration.cpuRequest', 'Invalid value: "lots": not a quantity'],
     [
-      { architectureConfiguration: { amd64: { emulatedMachines: ['q35(*'] } } },
+      { architectureConfiguration: { amd64: { emulatedMachines: ['q35[*'] } } },
       'spec.configuration.architectureConfiguration.amd64.emulatedMachines[0]',
-      'Invalid value: "q35(*": not a valid machine type pattern',
+      'Invalid value: "q35[*": not a valid machine type pattern',
     ],
     [
       { vmRolloutStrategy: 'Rolling' },

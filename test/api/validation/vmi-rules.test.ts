@@ -480,6 +480,15 @@ const cases: Case[] = [
     message: 'spec.domain.machine.type is not supported: pc-i440fx-7.2 (allowed values: [q35* pc-q35*])',
   },
   {
+    name: 'machine type matching the pattern only as a substring',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.machine = { type: 'xq35' };
+    },
+    path: 'spec.domain.machine.type',
+    message: 'spec.domain.machine.type is not supported: xq35 (allowed values: [q35* pc-q35*])',
+  },
+  {
     name: 'architecture other than the cluster default',
     file: 'vmi-arm.yaml',
     mutate: (v) => {
@@ -1258,6 +1267,20 @@ describe('VMI validation rules on mutated upstream examples', () => {
     );
     const { errors } = admit(vmi as never, config);
     expect(errors.map((e) => [e.path, e.message])).toContainEqual([c.path, c.message]);
+  });
+
+  it('versioned q35 machine types match the glob allow-list', () => {
+    for (const type of ['q35', 'pc-q35-7.2', 'pc-q35-rhel9.4.0']) {
+      const vmi = example<VirtualMachineInstance>('vmi-ephemeral.yaml');
+      vmi.spec.domain.machine = { type };
+      expect(admit(vmi as never, createClusterConfig({}, { hostArchitecture: 'amd64' })).errors).toEqual([]);
+    }
+  });
+
+  it('hugepages with only guest memory are checked against the guest size', () => {
+    const vmi = example<VirtualMachineInstance>('vmi-ephemeral.yaml');
+    vmi.spec.domain.memory = { guest: '128Mi', hugepages: { pageSize: '2Mi' } };
+    expect(admit(vmi as never, createClusterConfig({}, { hostArchitecture: 'amd64' })).errors).toEqual([]);
   });
 
   it('an empty CD-ROM is accepted while DeclarativeHotplugVolumes (Beta) is on', () => {
