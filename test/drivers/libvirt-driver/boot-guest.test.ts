@@ -16,12 +16,19 @@ const ready = daemonAvailable && guest.available();
 const why = daemonAvailable ? guest.unavailableReason : daemonMissing;
 const run = integration('real guest boot through the libvirt driver', ready, why);
 const scratch = scratchPaths('kvts-test-drv-boot-');
-afterAll(() => rmSync(scratch.dir, { recursive: true, force: true }));
+const leftovers: Array<() => Promise<void>> = [];
+// A timed-out test never reaches its finally block: remove its guest here.
+afterAll(async () => {
+  for (const cleanup of leftovers) await cleanup().catch(() => undefined);
+  rmSync(scratch.dir, { recursive: true, force: true });
+});
 
 it.skipIf(!run)(
   'boots the tiny guest, reads the boot marker on the serial socket, and reports the stop after shutdown',
   { timeout: 240_000 },
   async () => {
+    const vmi = tinyGuestVmi(`kvts-test-drv-boot-${process.pid}`);
+    const ref = { namespace: 'kvts-drivers', name: vmi.metadata?.name as string };
     const driver = await LibvirtDriver.connect({
       uri: 'qemu:///system',
       name: 'emulation',
@@ -29,8 +36,10 @@ it.skipIf(!run)(
       converterContext: { paths: { ...scratch.paths, kernelBootDir: realpathSync(guest.guestDir) } },
     });
     const events = recordEvents(driver);
-    const vmi = tinyGuestVmi(`kvts-test-drv-boot-${process.pid}`);
-    const ref = { namespace: 'kvts-drivers', name: vmi.metadata?.name as string };
+    leftovers.push(async () => {
+      await driver.delete(ref);
+      await driver.close();
+    });
     try {
       const info = await driver.sync(vmi, { useEmulation: true });
       expect(info.state).toBe('running');
