@@ -336,6 +336,21 @@ function validateMiscDevices(field: FieldPath, spec: VirtualMachineInstanceSpec)
       ),
     );
   }
+  if (devices.video && devices.autoattachGraphicsDevice === false) {
+    // Upstream reports this at `spec.video`.
+    errs.push(
+      fieldError(
+        field.child('video'),
+        'Video configuration is not allowed when autoattachGraphicsDevice is set to false',
+      ),
+    );
+  }
+  const arch = spec.architecture ?? '';
+  if (devices.panicDevices?.length && (arch === 's390x' || arch === 'ppc64le')) {
+    errs.push(
+      fieldError(dp.child('panicDevices'), `custom panic devices are not supported on ${arch} architecture`),
+    );
+  }
   (devices.panicDevices ?? []).forEach((pd, idx) => {
     if (pd.model && !['hyperv', 'isa', 'pvpanic'].includes(pd.model)) {
       errs.push(

@@ -1242,6 +1242,25 @@ const cases: Case[] = [
     message: 'spec.acpi refers to Volume of unsupported type.',
   },
   {
+    name: 'video device without a graphics device',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.video = { type: 'virtio' };
+      v.spec.domain.devices.autoattachGraphicsDevice = false;
+    },
+    path: 'spec.video',
+    message: 'Video configuration is not allowed when autoattachGraphicsDevice is set to false',
+  },
+  {
+    name: 'invalid panic device model',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.panicDevices = [{ model: 'isa-debug' }];
+    },
+    path: 'spec.domain.devices.panicDevices[0].model',
+    message: 'invalid PanicDeviceModel(isa-debug)',
+  },
+  {
     name: 'ACPI table naming no volume',
     file: 'vmi-windows.yaml',
     mutate: (v) => {
