@@ -376,6 +376,9 @@ export class LibvirtClient {
         this.transport = t;
         this.attach(t);
         await this.resubscribe(t);
+        // A connection that died while resubscribing is not a reconnection.
+        if (!t.isOpen)
+          throw new LibvirtConnectionError('closed', 'connection lost again while resubscribing');
         this.setState('open');
         return;
       } catch (e) {

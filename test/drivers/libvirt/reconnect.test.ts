@@ -102,7 +102,8 @@ describe.skipIf(!run)('daemon restart under an open connection', { timeout: 120_
     const c = await LibvirtClient.connect({
       uri: 'test:///default',
       socketPath: daemon.socketPath,
-      keepalive: { intervalMs: 100, count: 3 },
+      // Dead after 2 s of silence: loose enough that a loaded daemon is not mistaken for a frozen one.
+      keepalive: { intervalMs: 250, count: 8 },
     });
     expect(await c.getType()).toBe('TEST');
     daemon.pause();
