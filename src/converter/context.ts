@@ -97,6 +97,8 @@ export interface ConverterContext {
   freePageReporting: boolean;
   /** VSOCK context id allocated by the controller (falls back to `status.VSOCKCID`). */
   vsockCID?: number;
+  /** Use the bochs display for EFI guests on x86 (upstream's cluster option), else vga. */
+  useBochsForEFIGuests?: boolean;
   /** Default machine type when the VMI names none (cluster config). */
   defaultMachineType: string;
 }

@@ -66,7 +66,6 @@ describe('a converted VMI boots under QEMU (TCG)', () => {
         kernelBootDir: guest,
       };
       dir('private', uid);
-      dir('libvirt', 'qemu', 'channel', 'target', `domain-${domainName}`);
       // The launcher's job, done by hand: the container disk image and its overlay.
       symlinkSync(realpathSync(diskPath), path.join(paths.containerDiskDir, 'disk_0.img'));
       const overlay = path.join(dir('ephemeral', 'disk'), 'disk.qcow2');

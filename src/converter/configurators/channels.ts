@@ -1,4 +1,7 @@
-/** The qemu guest agent channel: a virtio-serial port bound to a unix socket. */
+/**
+ * The qemu guest agent channel: a virtio-serial port on a unix socket whose path libvirt
+ * chooses (as upstream does); the agent is then reached through libvirt.
+ */
 import type { Configurator, Conversion } from '../conversion';
 
 export const channelsConfigurator: Configurator = {
@@ -13,10 +16,6 @@ export const channelsConfigurator: Configurator = {
     c.domain.devices.channel = [
       {
         type: 'unix',
-        source: {
-          mode: 'bind',
-          path: `${c.ctx.paths.libvirtRunDir}/qemu/channel/target/domain-${c.domainName}/org.qemu.guest_agent.0`,
-        },
         target: { type: 'virtio', name: 'org.qemu.guest_agent.0' },
       },
     ];

@@ -1,4 +1,7 @@
-/** VNC on a unix socket plus the video device (vga on x86, virtio elsewhere or when asked). */
+/**
+ * VNC on a unix socket plus the video device: the requested type, else vga on x86 (bochs
+ * for EFI guests when the cluster prefers it) and virtio elsewhere.
+ */
 import type { Configurator, Conversion } from '../conversion';
 
 const VIDEO_TYPES = ['vga', 'cirrus', 'virtio', 'ramfb', 'bochs'];
@@ -17,9 +20,14 @@ export const graphicsConfigurator: Configurator = {
         `'${c.line(requested, 'spec.domain.devices.video.type')}' is not one of ${VIDEO_TYPES.join(', ')}`,
       );
     }
-    const type = requested ?? (c.ctx.arch === 'x86_64' ? 'vga' : 'virtio');
-    c.domain.devices.video = [
-      { model: type === 'vga' ? { type, heads: 1, vram: 16384 } : { type, heads: 1 } },
-    ];
+    if (requested !== undefined) {
+      c.domain.devices.video = [{ model: { type: requested, heads: 1, vram: 16384 } }];
+    } else if (c.ctx.arch !== 'x86_64') {
+      c.domain.devices.video = [{ model: { type: 'virtio', heads: 1 } }];
+    } else if (c.ctx.useBochsForEFIGuests && c.spec.domain.firmware?.bootloader?.efi) {
+      c.domain.devices.video = [{ model: { type: 'bochs', heads: 1 } }];
+    } else {
+      c.domain.devices.video = [{ model: { type: 'vga', heads: 1, vram: 16384 } }];
+    }
   },
 };

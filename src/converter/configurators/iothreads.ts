@@ -16,11 +16,14 @@ export const iothreadsConfigurator: Configurator = {
     const dedicated = disks.filter((d) => specDisks.get(d.alias!.name)?.dedicatedIOThread);
     const sharedDisks = disks.filter((d) => !specDisks.get(d.alias!.name)?.dedicatedIOThread);
     if (policy === undefined && dedicated.length === 0) return;
+    // SCSI disks are served by the controller, which takes a pool thread too.
+    const scsiDisks = (c.domain.devices.disk ?? []).some((d) => d.target.bus === 'scsi');
+    const users = sharedDisks.length + (scsiDisks && policy !== undefined ? 1 : 0);
     let pool = 0;
     if (policy === undefined || policy === 'shared') {
-      pool = sharedDisks.length > 0 ? 1 : 0;
+      pool = users > 0 ? 1 : 0;
     } else if (policy === 'auto') {
-      pool = Math.min(sharedDisks.length, 2 * c.vcpus);
+      pool = Math.min(users, 2 * c.vcpus);
     } else if (policy === 'supplementalPool') {
       const n = c.spec.domain.ioThreads?.supplementalPoolThreadCount;
       if (n === undefined || !Number.isInteger(n) || n < 1) {
@@ -45,6 +48,12 @@ export const iothreadsConfigurator: Configurator = {
     const total = pool + dedicated.length;
     if (total === 0) return;
     c.domain.iothreads = total;
+    // A SCSI controller serving SCSI disks gets one queue per vCPU on the first IO thread
+    // (upstream spreads queues over several threads, which libvirt 9 cannot express).
+    const scsi = c.domain.devices.controller?.find((ctl) => ctl.type === 'scsi');
+    if (scsi && policy !== undefined && scsiDisks && pool > 0) {
+      scsi.driver = { ...scsi.driver, queues: c.vcpus, iothread: 1 };
+    }
     const emulator = c.domain.cputune?.emulatorpin?.cpuset;
     if (emulator !== undefined) {
       c.domain.cputune!.iothreadpin = Array.from({ length: total }, (_, i) => ({

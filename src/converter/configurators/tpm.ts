@@ -1,4 +1,7 @@
-/** The vTPM: an swtpm-emulated TPM 2.0, with persistent state when asked. */
+/**
+ * The vTPM: an swtpm-emulated TPM 2.0 (tpm-tis); a persistent one keeps its state and uses
+ * tpm-crb, as upstream introduced the two together.
+ */
 import type { Configurator, Conversion } from '../conversion';
 
 export const tpmConfigurator: Configurator = {
@@ -8,7 +11,7 @@ export const tpmConfigurator: Configurator = {
     if (!tpm || tpm.enabled === false) return;
     c.domain.devices.tpm = [
       {
-        model: c.ctx.arch === 'aarch64' ? 'tpm-crb' : 'tpm-tis',
+        model: tpm.persistent ? 'tpm-crb' : 'tpm-tis',
         backend: { type: 'emulator', version: '2.0', persistent_state: tpm.persistent ? 'yes' : undefined },
         alias: { name: 'ua-tpm' },
       },

@@ -337,19 +337,39 @@ describe('launch security configurator', () => {
 });
 
 describe('controllers configurator', () => {
-  it('adds qemu-xhci only when something uses USB, plus virtio-serial and scsi', () => {
+  it('adds qemu-xhci only when something uses USB, then scsi (hotplug) and virtio-serial (console)', () => {
     expect(run([controllersConfigurator], vmi()).devices.controller).toEqual([
       { type: 'usb', index: 0, model: 'none' },
-      { type: 'virtio-serial', index: 0, model: 'virtio-non-transitional' },
       { type: 'scsi', index: 0, model: 'virtio-non-transitional' },
+      { type: 'virtio-serial', index: 0, model: 'virtio-non-transitional' },
     ]);
     const usb = run(
       [inputsConfigurator, controllersConfigurator],
-      vmi({ domain: { devices: { disableHotplug: true, inputs: [{ name: 't', type: 'tablet' }] } } }),
+      vmi({
+        domain: {
+          devices: {
+            disableHotplug: true,
+            autoattachSerialConsole: false,
+            inputs: [{ name: 't', type: 'tablet' }],
+          },
+        },
+      }),
     );
-    expect(usb.devices.controller).toEqual([
-      { type: 'usb', index: 0, model: 'qemu-xhci' },
-      { type: 'virtio-serial', index: 0, model: 'virtio-non-transitional' },
-    ]);
+    expect(usb.devices.controller).toEqual([{ type: 'usb', index: 0, model: 'qemu-xhci' }]);
+  });
+
+  it('gives a SCSI controller serving SCSI disks an IO thread and a queue per vCPU', () => {
+    const d = run(
+      [disksConfigurator, controllersConfigurator, iothreadsConfigurator],
+      vmi({
+        volumes: [{ name: 's', emptyDisk: { capacity: '1Gi' } }],
+        domain: {
+          ioThreadsPolicy: 'shared',
+          cpu: { cores: 2 },
+          devices: { disks: [{ name: 's', disk: { bus: 'scsi' } }] },
+        },
+      }),
+    );
+    expect(d.devices.controller!.find((c) => c.type === 'scsi')!.driver).toEqual({ queues: 2, iothread: 1 });
   });
 });

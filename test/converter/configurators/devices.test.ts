@@ -48,16 +48,9 @@ describe('vsock configurator', () => {
 });
 
 describe('channels configurator', () => {
-  it('binds the guest agent channel under the libvirt run directory', () => {
+  it('adds the guest agent channel and lets libvirt choose its socket path', () => {
     expect(run([channelsConfigurator], vmi()).devices.channel).toEqual([
-      {
-        type: 'unix',
-        source: {
-          mode: 'bind',
-          path: '/var/run/kubevirt-private/libvirt/qemu/channel/target/domain-default_t/org.qemu.guest_agent.0',
-        },
-        target: { type: 'virtio', name: 'org.qemu.guest_agent.0' },
-      },
+      { type: 'unix', target: { type: 'virtio', name: 'org.qemu.guest_agent.0' } },
     ]);
   });
 });
