@@ -9,7 +9,8 @@ const SEV_NODEBUG = 0x1;
 const SEV_ES = 0x4;
 const SNP_DEFAULT_POLICY = 0x30000;
 
-const hex = (n: number, width: number) => `0x${n.toString(16).padStart(width, '0')}`;
+// Upstream writes the policy as unpadded hex (`0x1`, `0x5`, `0x30000`).
+const hex = (n: number) => `0x${n.toString(16)}`;
 
 export const launchSecurityConfigurator: Configurator = {
   name: 'launchSecurity',
@@ -31,9 +32,7 @@ export const launchSecurityConfigurator: Configurator = {
       cbitpos: sev.cbitpos,
       reducedPhysBits: sev.reducedPhysBits,
       policy:
-        mode === 'sev-snp'
-          ? hex(SNP_DEFAULT_POLICY, 8)
-          : hex(SEV_NODEBUG | (mode === 'sev-es' ? SEV_ES : 0), 4),
+        mode === 'sev-snp' ? hex(SNP_DEFAULT_POLICY) : hex(SEV_NODEBUG | (mode === 'sev-es' ? SEV_ES : 0)),
       dhCert: spec?.dhCert ? c.line(spec.dhCert, `${path}.sev.dhCert`) : undefined,
       session: spec?.session ? c.line(spec.session, `${path}.sev.session`) : undefined,
     };

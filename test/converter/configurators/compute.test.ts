@@ -312,17 +312,17 @@ describe('reboot policy and hypervisor configurators', () => {
 describe('launch security configurator', () => {
   it('encodes SEV, SEV-ES and SEV-SNP policies and locks memory', () => {
     const sev = run([launchSecurityConfigurator], vmi({ domain: { launchSecurity: { sev: {} } } }));
-    expect(sev.launchSecurity).toEqual({ type: 'sev', cbitpos: 51, reducedPhysBits: 1, policy: '0x0001' });
+    expect(sev.launchSecurity).toEqual({ type: 'sev', cbitpos: 51, reducedPhysBits: 1, policy: '0x1' });
     expect(sev.memoryBacking).toEqual({ locked: {} });
     expect(
       run(
         [launchSecurityConfigurator],
         vmi({ domain: { launchSecurity: { sev: { policy: { encryptedState: true } } } } }),
       ).launchSecurity!.policy,
-    ).toBe('0x0005');
+    ).toBe('0x5');
     expect(
       run([launchSecurityConfigurator], vmi({ domain: { launchSecurity: { snp: {} } } })).launchSecurity,
-    ).toMatchObject({ type: 'sev-snp', policy: '0x00030000' });
+    ).toMatchObject({ type: 'sev-snp', policy: '0x30000' });
     expect(() => run([launchSecurityConfigurator], vmi({ domain: { launchSecurity: { tdx: {} } } }))).toThrow(
       'spec.domain.launchSecurity.tdx: Intel TDX is not supported by this converter yet',
     );
