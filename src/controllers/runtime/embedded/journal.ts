@@ -101,7 +101,9 @@ export class Journal {
       if (complete < text.length)
         fs.truncateSync(this.journalPath, Buffer.byteLength(text.slice(0, complete)));
     }
+    const created = !fs.existsSync(this.journalPath);
     this.fd = fs.openSync(this.journalPath, 'a', 0o600);
+    if (created) this.syncDir(); // the new file's directory entry must be durable too
     return { rv, objects: [...byKey.values()] };
   }
 

@@ -15,6 +15,8 @@ import type { EmbeddedStore } from './store';
 
 /** The largest request body accepted, as the API server (3 MiB). */
 const MAX_BODY = 3 * 1024 * 1024;
+/** Unread watch output after which a slow watcher is cut off. */
+const MAX_WATCH_BUFFER = 16 * 1024 * 1024;
 
 export interface EmbeddedServer {
   readonly socketPath: string;
@@ -314,6 +316,14 @@ async function serveWatch(
       if (!res.headersSent)
         res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
       res.write(`${JSON.stringify(ev)}\n`);
+      // A client that stops reading must not make the server buffer without bound.
+      if (res.writableLength > MAX_WATCH_BUFFER) {
+        throw new ApiError(
+          500,
+          'InternalError',
+          'watch client too slow: more than 16 MiB of events unread; re-watch',
+        );
+      }
     },
   );
   if (!res.headersSent)

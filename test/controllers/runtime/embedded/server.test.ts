@@ -95,4 +95,55 @@ describe('embedded REST server', () => {
       c.close();
     }
   });
+
+  it('cuts off a watcher that stops reading instead of buffering without bound', async () => {
+    const lines: string[] = [];
+    let startReading!: () => void;
+    const writesDone = new Promise<void>((r) => {
+      startReading = r;
+    });
+    let opened!: () => void;
+    const isOpen = new Promise<void>((r) => {
+      opened = r;
+    });
+    const ended = new Promise<void>((resolve, reject) => {
+      const req = http.request(
+        {
+          socketPath: server.socketPath,
+          path: '/api/v1/namespaces/default/configmaps?watch=1&labelSelector=big%3Dyes',
+        },
+        (res) => {
+          res.pause(); // a client that stops reading until every write is done
+          opened();
+          void writesDone.then(() => {
+            let buf = '';
+            res.on('data', (d) => {
+              buf += d;
+            });
+            res.on('end', () => {
+              lines.push(...buf.split('\n').filter(Boolean));
+              resolve();
+            });
+            res.resume();
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    await isOpen;
+    const blob = 'x'.repeat(1024 * 1024);
+    for (let i = 0; i < 20; i++) {
+      await store.create(ConfigMapType, {
+        metadata: { name: `big${i}`, namespace: 'default', labels: { big: 'yes' } },
+        data: { blob },
+      } as never);
+    }
+    startReading();
+    await ended;
+    const last = JSON.parse(lines[lines.length - 1]);
+    expect(last.type).toBe('ERROR');
+    expect(last.object.message).toMatch(/watch client too slow/);
+    expect(lines.length).toBeLessThan(21);
+  });
 });
