@@ -1,7 +1,8 @@
 /**
- * Dead-peer detection, as libvirt's virKeepAlive does it: when nothing has arrived for
- * `intervalMs`, send a PING (the peer answers PONG); after `count` intervals of silence,
- * declare the peer dead. Any received message counts as a sign of life.
+ * Dead-peer detection, as libvirt's virKeepAlive does it: after each `intervalMs` of
+ * silence send a PING (the peer answers PONG); when `count` PINGs in a row went unanswered
+ * and another interval passed, declare the peer dead. Any received message counts as a sign
+ * of life and resets the count.
  */
 import {
   KEEPALIVE_PROC_PING,
@@ -66,6 +67,7 @@ export class KeepAlive {
   /** Records that something arrived from the peer. */
   touch(): void {
     this.lastRx = Date.now();
+    this.unanswered = 0;
   }
 
   stop(): void {
@@ -73,21 +75,21 @@ export class KeepAlive {
     this.timer = undefined;
   }
 
-  private lastPing = 0;
+  private lastProbe = 0;
+  private unanswered = 0;
 
   private check(): void {
     if (this.dead) return;
     const now = Date.now();
-    const silent = now - this.lastRx;
-    if (silent >= this.opts.intervalMs * this.opts.count) {
+    if (now - this.lastRx < this.opts.intervalMs || now - this.lastProbe < this.opts.intervalMs) return;
+    if (this.unanswered >= this.opts.count) {
       this.dead = true;
       this.stop();
-      this.onDead(silent);
+      this.onDead(now - this.lastRx);
       return;
     }
-    if (silent >= this.opts.intervalMs && now - this.lastPing >= this.opts.intervalMs) {
-      this.lastPing = now;
-      this.sendPing();
-    }
+    this.lastProbe = now;
+    this.unanswered++;
+    this.sendPing();
   }
 }
