@@ -570,6 +570,14 @@ export function objectClientContract(
       );
     });
 
+    gcTest('foreground deletion without dependents is pending, then finished by the collector', async () => {
+      await c.create(ConfigMapType, { metadata: { name: 'fg-alone', namespace: ns } });
+      const r = await c.delete(ConfigMapType, 'fg-alone', { namespace: ns, propagationPolicy: 'Foreground' });
+      expect(r.pending).toBe(true);
+      expect(r.object?.metadata?.finalizers).toContain('foregroundDeletion');
+      await eventually('the collector removes it', () => gone(c, ConfigMapType, 'fg-alone', ns));
+    });
+
     gcTest('cascading deletion: orphan keeps dependents and strips the owner reference', async () => {
       const owner = await c.create(ConfigMapType, { metadata: { name: 'or-owner', namespace: ns } });
       await c.create(ConfigMapType, owned('or-dep', owner));

@@ -467,11 +467,8 @@ export class EmbeddedStore implements ObjectClient {
       finalizers.delete(FOREGROUND);
       finalizers.delete(ORPHAN);
     }
-    // A foreground/orphan finalizer on an object without dependents has nothing to wait for.
-    if (!this.dependents.get(current.metadata.uid)?.size) {
-      finalizers.delete(FOREGROUND);
-      finalizers.delete(ORPHAN);
-    }
+    // As on a cluster, foreground/orphan deletion always goes through the finalizer (even with
+    // no dependents): the caller sees `pending`, and the garbage collector finishes it.
     const terminatingNamespace =
       type.kind === 'Namespace' && type.group === '' && this.namespaceHasContent(name);
     if (options.dryRun) return { pending: finalizers.size > 0, object: this.out(type, current) as T };
