@@ -186,13 +186,15 @@ describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, (
     await c.domainUndefine(dom);
   });
 
-  it('delivers agent-lifecycle and reboot events; launch security and migration calls reach QEMU', async () => {
+  it('delivers agent-lifecycle, reboot and device-removed events; launch security and migration calls reach QEMU', async () => {
     const xml = `<domain type='qemu'><name>${agentName}</name><memory unit='MiB'>32</memory><vcpu>1</vcpu>
   <os><type arch='x86_64'>hvm</type></os>
-  <devices><channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel></devices></domain>`;
+  <devices><controller type='usb' model='piix3-uhci'/>
+  <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel></devices></domain>`;
     const dom = await c.domainDefineXML(xml);
     const agentEvents = await c.domainEvents('agent-lifecycle', dom);
     const rebootEvents = await c.domainEvents('reboot', dom);
+    const removedEvents = await c.domainEvents('device-removed', dom);
     await c.domainCreate(dom);
     // No agent runs in this guest: libvirt reports it disconnected because the domain started.
     const agent = await agentEvents.next();
@@ -206,6 +208,15 @@ describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, (
     await c.domainReset(dom);
     const reboot = await rebootEvents.next();
     expect(reboot.value).toMatchObject({ kind: 'reboot', dom: { name: agentName, uuid: dom.uuid } });
+
+    // Live hot-plug and unplug of a USB tablet (USB unplug needs no guest cooperation).
+    const tablet = "<input type='tablet' bus='usb'><alias name='ua-kvts-tablet'/></input>";
+    await c.domainAttachDevice(dom, tablet, AffectFlags.LIVE);
+    expect(await c.domainGetXMLDesc(dom)).toContain("<alias name='ua-kvts-tablet'/>");
+    await c.domainDetachDevice(dom, tablet, AffectFlags.LIVE);
+    const removed = await removedEvents.next();
+    expect(removed.value).toMatchObject({ kind: 'device-removed', devAlias: 'ua-kvts-tablet' });
+    expect(await c.domainGetXMLDesc(dom)).not.toContain('ua-kvts-tablet');
 
     // Not an SEV guest: no launch-security data, and injecting a secret is refused by QEMU's driver.
     expect(await c.domainGetLaunchSecurityInfo(dom)).toEqual([]);
@@ -235,6 +246,7 @@ describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, (
 
     await agentEvents.close();
     await rebootEvents.close();
+    await removedEvents.close();
     await c.domainDestroy(dom);
     await c.domainUndefine(dom);
   });
