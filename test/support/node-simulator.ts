@@ -84,7 +84,10 @@ export class NodeSimulator {
       return;
     }
     this.inFlight.add(id);
-    const p = fn()
+    // Never write from inside a watch callback: the embedded store delivers the write's
+    // event to the other watchers before the event being delivered now (out of order).
+    const p = Promise.resolve()
+      .then(fn)
       .catch((err) => {
         if (!(err instanceof ConflictError) && !(err instanceof NotFoundError))
           console.warn(`node simulator: ${(err as Error).message}`);
@@ -227,7 +230,11 @@ export class NodeSimulator {
       phase = 'Succeeded';
     else if (st.phase === 'Scheduled') phase = this.opts.failGuest?.(vmi) ? 'Failed' : 'Running';
     if (!phase) return;
-    const next: VirtualMachineInstance = { ...vmi, metadata: { ...vmi.metadata }, status: structuredClone(vmi.status ?? {}) };
+    const next: VirtualMachineInstance = {
+      ...vmi,
+      metadata: { ...vmi.metadata },
+      status: structuredClone(vmi.status ?? {}),
+    };
     const s = next.status ?? {};
     next.status = s;
     s.phase = phase;
@@ -258,7 +265,11 @@ export class NodeSimulator {
    * completed with the VMI now on the target node (one); the source pod then finishes.
    */
   private async migrate(vmi: VirtualMachineInstance, now: string): Promise<void> {
-    const next: VirtualMachineInstance = { ...vmi, metadata: { ...vmi.metadata }, status: structuredClone(vmi.status ?? {}) };
+    const next: VirtualMachineInstance = {
+      ...vmi,
+      metadata: { ...vmi.metadata },
+      status: structuredClone(vmi.status ?? {}),
+    };
     const st = next.status!;
     const ms = st.migrationState!;
     if (!ms.targetNodeAddress) {

@@ -119,7 +119,7 @@ export class VmController implements KeyReconciler {
         const r = await this.sync(key, vm, vmi);
         requeueAfterMs = r.requeueAfterMs;
         if (r.vm) vmAfterSync = r.vm;
-        if (r.created) vmi = undefined; // not observed yet; status shows Starting via expectations
+        if (r.created) vmi = r.created; // as the API server returned it; the cache may lag
       } catch (err) {
         syncError = {
           reason: err instanceof RunStrategyError ? 'FailedRunStrategy' : 'FailedCreate',
@@ -147,7 +147,7 @@ export class VmController implements KeyReconciler {
     key: string,
     vm: VirtualMachine,
     vmi: VirtualMachineInstance | undefined,
-  ): Promise<{ requeueAfterMs?: number; created?: boolean; vm?: VirtualMachine }> {
+  ): Promise<{ requeueAfterMs?: number; created?: VirtualMachineInstance; vm?: VirtualMachine }> {
     if (vm.metadata?.deletionTimestamp) {
       if (vmi && !vmi.metadata?.deletionTimestamp) await this.stopVmi(key, vm, vmi);
       return {};
@@ -166,8 +166,7 @@ export class VmController implements KeyReconciler {
       case 'wait':
         return { requeueAfterMs: decision.retryAfterSeconds * 1000 };
       case 'start':
-        await this.startVmi(key, vm, decision.paused);
-        return { created: true };
+        return { created: await this.startVmi(key, vm, decision.paused) };
       case 'stop':
         if (vmi) await this.stopVmi(key, vm, vmi);
         if (decision.thenRequestStart) {
@@ -238,7 +237,7 @@ export class VmController implements KeyReconciler {
     return { vmi, errors: [] };
   }
 
-  private async startVmi(key: string, vm: VirtualMachine, paused: boolean): Promise<void> {
+  private async startVmi(key: string, vm: VirtualMachine, paused: boolean): Promise<VirtualMachineInstance> {
     const { vmi, errors } = this.buildVmi(vm, paused);
     if (!vmi) {
       const message = `Error creating virtual machine instance: ${errors.join('; ')}`;
@@ -246,8 +245,9 @@ export class VmController implements KeyReconciler {
       throw new Error(message);
     }
     this.d.expectations.expectCreations(key, 1);
+    let created: VirtualMachineInstance;
     try {
-      await this.d.client.create(VmiResource, vmi as never);
+      created = (await this.d.client.create(VmiResource, vmi as never)) as VirtualMachineInstance;
       this.d.onWrite?.('VirtualMachineInstance', 'create');
     } catch (err) {
       this.d.expectations.creationObserved(key);
@@ -265,6 +265,7 @@ export class VmController implements KeyReconciler {
       VmEventReason.SuccessfulCreate,
       `Started the virtual machine by creating the new virtual machine instance ${vmi.metadata?.name}`,
     );
+    return created;
   }
 
   private async stopVmi(key: string, vm: VirtualMachine, vmi: VirtualMachineInstance): Promise<void> {
