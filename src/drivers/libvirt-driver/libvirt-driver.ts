@@ -516,6 +516,8 @@ export class LibvirtDriver implements HypervisorDriver {
     )
       code = 'Unsupported';
     else if (e.code === VIR_ERR_XML_ERROR || e.code === VIR_ERR_XML_DETAIL) code = 'Invalid';
+    // virCheckFlags: this hypervisor driver does not implement a flag we passed.
+    else if (e.code === VIR_ERR_INVALID_ARG && e.str2 === 'flags') code = 'Unsupported';
     return new DriverError(code, `${subject}: ${op} failed: ${e.message}`, { cause: e });
   }
 }
