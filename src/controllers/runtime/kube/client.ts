@@ -65,7 +65,13 @@ export class KubeClient implements ObjectClient {
   private readonly retries: number;
   private readonly backoffOptions: BackoffOptions;
 
+  private readonly contextNamespace?: string;
+
   constructor(endpoint: Endpoint, options: KubeClientOptions = {}) {
+    if ('kubeConfig' in endpoint) {
+      const kc = endpoint.kubeConfig;
+      this.contextNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
+    }
     this.transport = new HttpTransport(endpoint, options.userAgent);
     this.bucket = new TokenBucket(options.qps ?? 50, options.burst ?? 100);
     this.retries = options.retries ?? 5;
@@ -81,11 +87,20 @@ export class KubeClient implements ObjectClient {
     return new KubeClient({ kubeConfig: kc }, options);
   }
 
-  /** From the pod's service account (in-cluster). */
-  static inCluster(options?: KubeClientOptions): KubeClient {
+  /**
+   * From the pod's service account (in-cluster): $KUBERNETES_SERVICE_HOST/PORT and the
+   * token, CA and namespace under /var/run/secrets/kubernetes.io/serviceaccount (below
+   * `pathPrefix`, when given). The token file is re-read as it rotates.
+   */
+  static inCluster(options?: KubeClientOptions & { pathPrefix?: string }): KubeClient {
     const kc = new KubeConfig();
-    kc.loadFromCluster();
+    kc.loadFromCluster(options?.pathPrefix);
     return new KubeClient({ kubeConfig: kc }, options);
+  }
+
+  /** The namespace of the kubeconfig's current context (in-cluster: the pod's), if any. */
+  get namespace(): string | undefined {
+    return this.contextNamespace;
   }
 
   /** To the embedded store's REST server on a unix socket. */
