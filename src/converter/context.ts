@@ -22,6 +22,8 @@ export interface ConverterPaths {
   cloudInitDir: string;
   /** configMap, secret, serviceAccount, downwardAPI, sysprep ISOs: `<dir>/<kind>/<volume>.iso`. */
   configDiskDir: string;
+  /** Mounted secret volumes: `<dir>/<volume>/<key>` (ACPI tables come from here). */
+  secretSourceDir: string;
   /** Kernel boot artifacts extracted from the kernelBoot container. */
   kernelBootDir: string;
   /** virtiofsd sockets: `<dir>/<filesystem>.sock`. */
@@ -113,6 +115,7 @@ export const upstreamPaths: ConverterPaths = {
   blockDeviceDir: '/dev',
   cloudInitDir: '/var/run/kubevirt-ephemeral-disks/cloud-init-data',
   configDiskDir: '/var/run/kubevirt-private',
+  secretSourceDir: '/var/run/kubevirt-private/secret',
   kernelBootDir: '/var/run/kubevirt-ephemeral-disks/kernel-boot',
   virtiofsDir: '/var/run/kubevirt/virtiofs-containers',
   libvirtRunDir: '/var/run/kubevirt-private/libvirt',

@@ -1,7 +1,8 @@
 /**
- * `<os>`: machine type and arch, firmware (BIOS by default; EFI from OVMF with or without
- * SecureBoot, with its NVRAM copy kept persistent when asked), direct kernel boot, boot
- * order fallback and SMBIOS mode.
+ * `<os>`: machine type and arch, firmware (BIOS by default, optionally on the serial
+ * console; EFI from OVMF with or without SecureBoot, NVRAM kept persistent when asked,
+ * stateless ROM for SEV-SNP), direct kernel boot, ACPI tables, boot menu for paused starts
+ * and SMBIOS mode. Like upstream it sets no OS boot device: libvirt defaults to the disk.
  */
 import type { Configurator, Conversion } from '../conversion';
 import type { OS } from '../domain/types';
@@ -22,6 +23,11 @@ function efi(c: Conversion, os: OS): void {
   }
   const code = c.launchSecurity ? (fw.efiCodeSEV ?? fw.efiCode) : secure ? fw.efiCodeSecureBoot : fw.efiCode;
   const vars = secure ? fw.efiVarsSecureBoot : fw.efiVars;
+  if (c.launchSecurity === 'sev-snp') {
+    // SNP guests boot stateless firmware: a ROM and no NVRAM (upstream).
+    os.loader = { readonly: 'yes', secure: 'no', type: 'rom', value: code };
+    return;
+  }
   os.loader = { readonly: 'yes', secure: secure ? 'yes' : 'no', type: 'pflash', value: code };
   const dir = efi.persistent
     ? `${c.ctx.paths.persistentStateDir}/qemu/nvram`
@@ -48,6 +54,24 @@ function kernelBoot(c: Conversion, os: OS): void {
   }
 }
 
+/** ACPI tables from secret volumes: SLIC as `<acpi><table type="slic">` (libvirt 9.0 has no MSDM). */
+function acpiTables(c: Conversion, os: OS): void {
+  const acpi = c.spec.domain.firmware?.acpi;
+  if (!acpi) return;
+  const base = 'spec.domain.firmware.acpi';
+  if (!acpi.slicNameRef && !acpi.msdmNameRef) c.fail(base, 'no ACPI tables were set; expecting at least one');
+  if (acpi.msdmNameRef) {
+    c.fail(`${base}.msdmNameRef`, 'MSDM tables need <acpi><table type="msdm">, which libvirt 9.0 lacks');
+  }
+  const ref = acpi.slicNameRef!;
+  const i = (c.spec.volumes ?? []).findIndex((v) => v.name === ref);
+  if (i < 0)
+    c.fail(`${base}.slicNameRef`, `no volume named '${c.line(ref, `${base}.slicNameRef`)}' in spec.volumes`);
+  if (!c.spec.volumes![i].secret) c.fail(`${base}.slicNameRef`, `volume '${ref}' must be a secret volume`);
+  const dir = `${c.ctx.paths.secretSourceDir}/${c.segment(ref, `${base}.slicNameRef`)}`;
+  os.acpi = { table: [{ type: 'slic', value: `${dir}/slic.bin` }] };
+}
+
 export const osConfigurator: Configurator = {
   name: 'os',
   configure(c: Conversion) {
@@ -61,9 +85,6 @@ export const osConfigurator: Configurator = {
           `${c.line(vmiArch, 'spec.architecture')} guests cannot run on this ${c.ctx.arch} host`,
         );
     }
-    if (c.spec.domain.firmware?.acpi) {
-      c.fail('spec.domain.firmware.acpi', 'ACPI SLIC/MSDM tables are not supported by this converter yet');
-    }
     const machine = c.spec.domain.machine?.type || c.ctx.defaultMachineType;
     c.line(machine, 'spec.domain.machine.type');
     if (!/^[A-Za-z0-9._-]+$/.test(machine))
@@ -71,17 +92,10 @@ export const osConfigurator: Configurator = {
     const os: OS = { type: { arch: c.ctx.arch, machine, value: 'hvm' } };
     efi(c, os);
     kernelBoot(c, os);
-    if (c.spec.domain.firmware?.bootloader?.bios?.useSerial) {
-      // SeaBIOS prints to the serial console; libvirt spells this <bios useserial="yes"/>,
-      // which this model does not carry: refuse rather than silently drop it.
-      c.fail('spec.domain.firmware.bootloader.bios.useSerial', 'is not supported by this converter yet');
-    }
-    const devs = c.spec.domain.devices;
-    const hasBootOrder = [...(devs.disks ?? []), ...(devs.interfaces ?? [])].some(
-      (d) => d.bootOrder !== undefined,
-    );
-    // Without per-device boot order libvirt needs an OS-level one (the two cannot mix).
-    if (!hasBootOrder && !os.kernel) os.boot = [{ dev: 'hd' }];
+    if (c.spec.domain.firmware?.bootloader?.bios?.useSerial) os.bios = { useserial: 'yes' };
+    // A VMI that starts paused gets a boot menu, to give time to reach the firmware.
+    if (c.spec.startStrategy === 'Paused') os.bootmenu = { enable: 'yes', timeout: 10000 };
+    acpiTables(c, os);
     os.smbios = { mode: 'sysinfo' };
     c.domain.os = os;
   },

@@ -109,7 +109,9 @@ export const domainSpec: ElementSpec = el('type', {
     cmdline: S,
     boot: many(el('dev')),
     bootmenu: el('enable timeout#'),
+    bios: el('useserial'),
     smbios: el('mode'),
+    acpi: el('', { table: many(el('type', {}, S)) }),
   }),
   features: el('', {
     acpi: empty,

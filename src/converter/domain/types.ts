@@ -99,7 +99,9 @@ export interface OS {
   cmdline?: string;
   boot?: { dev: string }[];
   bootmenu?: { enable: YesNo; timeout?: number };
+  bios?: { useserial?: YesNo };
   smbios?: { mode: 'sysinfo' | 'host' | 'emulate' };
+  acpi?: { table: { type: 'slic' | 'msdm'; value: string }[] };
 }
 
 export interface SysInfoEntry {

@@ -133,22 +133,59 @@ describe('sysinfo configurator', () => {
 });
 
 describe('os configurator', () => {
-  it('refuses a guest architecture the host does not have, and ACPI tables it cannot carry', () => {
+  it('refuses a guest architecture the host does not have', () => {
     expect(() => run([osConfigurator], vmi({ architecture: 'arm64' }))).toThrow(
       'spec.architecture: arm64 guests cannot run on this x86_64 host',
     );
     expect(run([osConfigurator], vmi({ architecture: 'amd64' })).os.type.arch).toBe('x86_64');
-    expect(() =>
-      run([osConfigurator], vmi({ domain: { firmware: { acpi: { slicNameRef: 's' } } } })),
-    ).toThrow(/spec\.domain\.firmware\.acpi: ACPI SLIC\/MSDM tables are not supported/);
   });
 
-  it('boots BIOS from the disk by default', () => {
+  it('loads a SLIC table from its secret volume, and refuses MSDM and non-secret volumes', () => {
+    const acpi = (ref: object, vol: object) =>
+      vmi({ volumes: [{ name: 'tables', ...vol }], domain: { firmware: { acpi: ref } } });
+    expect(
+      run([osConfigurator], acpi({ slicNameRef: 'tables' }, { secret: { secretName: 's' } })).os.acpi,
+    ).toEqual({
+      table: [{ type: 'slic', value: '/var/run/kubevirt-private/secret/tables/slic.bin' }],
+    });
+    expect(() =>
+      run([osConfigurator], acpi({ msdmNameRef: 'tables' }, { secret: { secretName: 's' } })),
+    ).toThrow(/firmware\.acpi\.msdmNameRef: MSDM tables need/);
+    expect(() =>
+      run([osConfigurator], acpi({ slicNameRef: 'tables' }, { configMap: { name: 'c' } })),
+    ).toThrow("spec.domain.firmware.acpi.slicNameRef: volume 'tables' must be a secret volume");
+  });
+
+  it('boots BIOS by default, leaving the boot device to libvirt', () => {
     expect(run([osConfigurator], vmi()).os).toEqual({
       type: { arch: 'x86_64', machine: 'q35', value: 'hvm' },
-      boot: [{ dev: 'hd' }],
       smbios: { mode: 'sysinfo' },
     });
+  });
+
+  it('puts SeaBIOS on the serial console and adds a boot menu for paused starts', () => {
+    const d = run(
+      [osConfigurator],
+      vmi({ startStrategy: 'Paused', domain: { firmware: { bootloader: { bios: { useSerial: true } } } } }),
+    );
+    expect(d.os.bios).toEqual({ useserial: 'yes' });
+    expect(d.os.bootmenu).toEqual({ enable: 'yes', timeout: 10000 });
+  });
+
+  it('boots SEV-SNP guests from stateless ROM firmware without NVRAM', () => {
+    const d = run(
+      [osConfigurator],
+      vmi({
+        domain: { launchSecurity: { snp: {} }, firmware: { bootloader: { efi: { secureBoot: false } } } },
+      }),
+    );
+    expect(d.os.loader).toEqual({
+      readonly: 'yes',
+      secure: 'no',
+      type: 'rom',
+      value: '/usr/share/OVMF/OVMF_CODE_4M.fd',
+    });
+    expect(d.os.nvram).toBeUndefined();
   });
 
   it('uses the SecureBoot OVMF pair and requires SMM for it', () => {
