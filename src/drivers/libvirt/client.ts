@@ -187,6 +187,14 @@ interface Subscription {
   callbackId: number;
 }
 
+/** Procedure names for error messages (REMOTE_PROC_ numbers to names). */
+const PROC_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(RemoteProc).map(([k, v]) => [v, `REMOTE_PROC_${k}`]),
+);
+const QEMU_PROC_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(QemuProc).map(([k, v]) => [v, `QEMU_PROC_${k}`]),
+);
+
 /** Events whose callbackID is not known yet (they can beat the registration reply). */
 const MAX_ORPHAN_EVENTS = 256;
 
@@ -425,7 +433,15 @@ export class LibvirtClient {
     decode?: (r: XdrReader) => T,
   ): Promise<T> {
     const t = this.state === 'open' ? this.transport : await this.ready();
-    return t.call(REMOTE_PROGRAM, REMOTE_PROTOCOL_VERSION, procedure, encode, decode);
+    return t.call(
+      REMOTE_PROGRAM,
+      REMOTE_PROTOCOL_VERSION,
+      procedure,
+      encode,
+      decode,
+      undefined,
+      PROC_NAMES[procedure],
+    );
   }
 
   private async qemuRpc<T>(
@@ -434,7 +450,15 @@ export class LibvirtClient {
     decode: (r: XdrReader) => T,
   ): Promise<T> {
     const t = this.state === 'open' ? this.transport : await this.ready();
-    return t.call(QEMU_PROGRAM, QEMU_PROTOCOL_VERSION, procedure, encode, decode);
+    return t.call(
+      QEMU_PROGRAM,
+      QEMU_PROTOCOL_VERSION,
+      procedure,
+      encode,
+      decode,
+      undefined,
+      QEMU_PROC_NAMES[procedure],
+    );
   }
 
   /** Closes the libvirt connection (CONNECT_CLOSE) and the socket. Idempotent. */
@@ -499,7 +523,7 @@ export class LibvirtClient {
         writeOptString(w, opts.arch);
         writeOptString(w, opts.machine);
         writeOptString(w, opts.virtType);
-        w.uint(opts.flags ?? 0);
+        w.uint(opts.flags ?? 0, 'flags');
       },
       readString,
     );
@@ -513,7 +537,7 @@ export class LibvirtClient {
   async nodeGetSEVInfo(flags = 0): Promise<TypedParam[]> {
     return this.rpc(
       RemoteProc.NODE_GET_SEV_INFO,
-      (w) => w.int(0).uint(flags),
+      (w) => w.int(0).uint(flags, 'flags'),
       (r) => {
         const params = readTypedParams(r, REMOTE_NODE_SEV_INFO_MAX);
         r.int(); // nparams
@@ -524,7 +548,11 @@ export class LibvirtClient {
 
   /** All domains matching `flags` (ListDomainsFlags; 0 = all). */
   async listAllDomains(flags = 0): Promise<DomainRef[]> {
-    return this.rpc(RemoteProc.CONNECT_LIST_ALL_DOMAINS, (w) => w.int(1).uint(flags), readDomainList);
+    return this.rpc(
+      RemoteProc.CONNECT_LIST_ALL_DOMAINS,
+      (w) => w.int(1).uint(flags, 'flags'),
+      readDomainList,
+    );
   }
 
   /**
@@ -536,7 +564,7 @@ export class LibvirtClient {
       RemoteProc.CONNECT_GET_ALL_DOMAIN_STATS,
       (w) => {
         w.array(doms, REMOTE_DOMAIN_LIST_MAX, writeDomain);
-        w.uint(stats).uint(flags);
+        w.uint(stats, 'stats').uint(flags, 'flags');
       },
       readDomainStats,
     );
@@ -551,7 +579,7 @@ export class LibvirtClient {
       RemoteProc.DOMAIN_DEFINE_XML_FLAGS,
       (w) => {
         writeString(w, xml);
-        w.uint(flags);
+        w.uint(flags, 'flags');
       },
       readDomain,
     );
@@ -561,7 +589,7 @@ export class LibvirtClient {
   async domainUndefine(dom: DomainRef, flags = 0): Promise<void> {
     await this.rpc(RemoteProc.DOMAIN_UNDEFINE_FLAGS, (w) => {
       writeDomain(w, dom);
-      w.uint(flags);
+      w.uint(flags, 'flags');
     });
   }
 
@@ -571,7 +599,7 @@ export class LibvirtClient {
       RemoteProc.DOMAIN_CREATE_WITH_FLAGS,
       (w) => {
         writeDomain(w, dom);
-        w.uint(flags);
+        w.uint(flags, 'flags');
       },
       readDomain,
     );
@@ -584,7 +612,7 @@ export class LibvirtClient {
       RemoteProc.DOMAIN_CREATE_XML,
       (w) => {
         writeString(w, xml);
-        w.uint(flags);
+        w.uint(flags, 'flags');
       },
       readDomain,
     );
@@ -608,7 +636,7 @@ export class LibvirtClient {
 
   /** Finds a running domain by id. */
   async domainLookupByID(id: number): Promise<DomainRef> {
-    return this.rpc(RemoteProc.DOMAIN_LOOKUP_BY_ID, (w) => w.int(id), readDomain);
+    return this.rpc(RemoteProc.DOMAIN_LOOKUP_BY_ID, (w) => w.int(id, 'id'), readDomain);
   }
 
   /** Domain XML (DomainXMLFlags). */
@@ -617,7 +645,7 @@ export class LibvirtClient {
       RemoteProc.DOMAIN_GET_XML_DESC,
       (w) => {
         writeDomain(w, dom);
-        w.uint(flags);
+        w.uint(flags, 'flags');
       },
       readString,
     );
@@ -633,7 +661,7 @@ export class LibvirtClient {
       RemoteProc.DOMAIN_GET_STATE,
       (w) => {
         writeDomain(w, dom);
-        w.uint(flags);
+        w.uint(flags, 'flags');
       },
       (r) => ({ state: r.int(), reason: r.int() }),
     );
@@ -651,7 +679,7 @@ export class LibvirtClient {
   async domainDestroy(dom: DomainRef, flags = 0): Promise<void> {
     await this.rpc(RemoteProc.DOMAIN_DESTROY_FLAGS, (w) => {
       writeDomain(w, dom);
-      w.uint(flags);
+      w.uint(flags, 'flags');
     });
   }
 
@@ -659,14 +687,14 @@ export class LibvirtClient {
   async domainShutdown(dom: DomainRef, flags = 0): Promise<void> {
     await this.rpc(RemoteProc.DOMAIN_SHUTDOWN_FLAGS, (w) => {
       writeDomain(w, dom);
-      w.uint(flags);
+      w.uint(flags, 'flags');
     });
   }
 
   async domainReboot(dom: DomainRef, flags = 0): Promise<void> {
     await this.rpc(RemoteProc.DOMAIN_REBOOT, (w) => {
       writeDomain(w, dom);
-      w.uint(flags);
+      w.uint(flags, 'flags');
     });
   }
 
@@ -674,7 +702,7 @@ export class LibvirtClient {
   async domainReset(dom: DomainRef, flags = 0): Promise<void> {
     await this.rpc(RemoteProc.DOMAIN_RESET, (w) => {
       writeDomain(w, dom);
-      w.uint(flags);
+      w.uint(flags, 'flags');
     });
   }
 
@@ -690,8 +718,8 @@ export class LibvirtClient {
   async domainSetMemory(dom: DomainRef, memoryKiB: number, flags = 0): Promise<void> {
     await this.rpc(RemoteProc.DOMAIN_SET_MEMORY_FLAGS, (w) => {
       writeDomain(w, dom);
-      w.uhyper(memoryKiB);
-      w.uint(flags);
+      w.uhyper(memoryKiB, 'memoryKiB');
+      w.uint(flags, 'flags');
     });
   }
 
@@ -699,8 +727,8 @@ export class LibvirtClient {
   async domainSetVcpus(dom: DomainRef, nvcpus: number, flags = 0): Promise<void> {
     await this.rpc(RemoteProc.DOMAIN_SET_VCPUS_FLAGS, (w) => {
       writeDomain(w, dom);
-      w.uint(nvcpus);
-      w.uint(flags);
+      w.uint(nvcpus, 'nvcpus');
+      w.uint(flags, 'flags');
     });
   }
 
@@ -709,7 +737,7 @@ export class LibvirtClient {
     await this.rpc(proc, (w) => {
       writeDomain(w, dom);
       writeString(w, xml);
-      w.uint(flags);
+      w.uint(flags, 'flags');
     });
   }
 
@@ -736,8 +764,8 @@ export class LibvirtClient {
       RemoteProc.DOMAIN_MEMORY_STATS,
       (w) => {
         writeDomain(w, dom);
-        w.uint(maxStats);
-        w.uint(flags);
+        w.uint(maxStats, 'maxStats');
+        w.uint(flags, 'flags');
       },
       readMemoryStats,
     );
@@ -804,7 +832,7 @@ export class LibvirtClient {
         writeOptString(w, destUri);
         writeTypedParams(w, params, REMOTE_DOMAIN_MIGRATE_PARAM_LIST_MAX);
         w.opaque(Buffer.alloc(0), REMOTE_MIGRATE_COOKIE_MAX);
-        w.uint(flags);
+        w.uint(flags, 'flags');
       },
       (r) => r.opaque(REMOTE_MIGRATE_COOKIE_MAX),
     );
@@ -828,7 +856,7 @@ export class LibvirtClient {
       (w) => {
         writeDomain(w, dom);
         writeOptString(w, devName);
-        w.uint(flags);
+        w.uint(flags, 'flags');
       },
       undefined,
       con.handler,
@@ -846,7 +874,7 @@ export class LibvirtClient {
       (w) => {
         writeDomain(w, dom);
         writeString(w, cmd);
-        w.uint(flags);
+        w.uint(flags, 'flags');
       },
       readString,
     );
@@ -863,8 +891,8 @@ export class LibvirtClient {
       (w) => {
         writeDomain(w, dom);
         writeString(w, cmd);
-        w.int(timeoutSec);
-        w.uint(flags);
+        w.int(timeoutSec, 'timeoutSec');
+        w.uint(flags, 'flags');
       },
       readOptString,
     );
@@ -878,7 +906,7 @@ export class LibvirtClient {
       RemoteProc.DOMAIN_GET_LAUNCH_SECURITY_INFO,
       (w) => {
         writeDomain(w, dom);
-        w.uint(flags);
+        w.uint(flags, 'flags');
       },
       (r) => readTypedParams(r, REMOTE_DOMAIN_LAUNCH_SECURITY_INFO_PARAMS_MAX),
     );
@@ -889,7 +917,7 @@ export class LibvirtClient {
     await this.rpc(RemoteProc.DOMAIN_SET_LAUNCH_SECURITY_STATE, (w) => {
       writeDomain(w, dom);
       writeTypedParams(w, params, REMOTE_DOMAIN_LAUNCH_SECURITY_STATE_PARAMS_MAX);
-      w.uint(flags);
+      w.uint(flags, 'flags');
     });
   }
 
@@ -944,7 +972,7 @@ export class LibvirtClient {
     sub.callbackId = -1;
     if (id < 0 || this.state !== 'open') return;
     try {
-      await this.rpc(RemoteProc.CONNECT_DOMAIN_EVENT_CALLBACK_DEREGISTER_ANY, (w) => w.int(id));
+      await this.rpc(RemoteProc.CONNECT_DOMAIN_EVENT_CALLBACK_DEREGISTER_ANY, (w) => w.int(id, 'id'));
     } catch (e) {
       // Deregistering on a connection that just died is moot; anything else is real.
       if (!(e instanceof LibvirtConnectionError)) throw e;

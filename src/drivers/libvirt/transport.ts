@@ -6,7 +6,14 @@
  * dead socket.
  */
 import net from 'node:net';
-import { LibvirtConnectionError, LibvirtError, LibvirtProtocolError } from './errors';
+import {
+  LibvirtConnectionError,
+  LibvirtError,
+  LibvirtProtocolError,
+  VIR_ERR_ERROR,
+  VIR_ERR_INVALID_ARG,
+  VIR_FROM_RPC,
+} from './errors';
 import { DEFAULT_KEEPALIVE, KeepAlive, type KeepAliveOptions, PING_FRAME, PONG_FRAME } from './keepalive';
 import { KEEPALIVE_PROC_PING, KEEPALIVE_PROGRAM, MessageStatus, MessageType } from './protocol/constants';
 import { decodeMessage, encodeMessage, FrameDecoder, type Message } from './protocol/packet';
@@ -149,7 +156,8 @@ export class RpcTransport {
 
   /**
    * Sends a CALL and resolves with the decoded reply. Errors from the daemon reject with a
-   * `LibvirtError`; a malformed reply with `LibvirtProtocolError`.
+   * `LibvirtError`; a malformed reply with `LibvirtProtocolError`; arguments that do not
+   * fit their wire types with `VIR_ERR_INVALID_ARG` naming the call (`name`).
    */
   async call<T>(
     program: number,
@@ -158,13 +166,26 @@ export class RpcTransport {
     encode?: (w: XdrWriter) => void,
     decode?: (r: XdrReader) => T,
     stream?: StreamHandler,
+    name = `procedure ${procedure}`,
   ): Promise<T> {
     if (this.closedError) throw this.closedError;
     const serial = this.nextSerial();
-    const frame = encodeMessage(
-      { program, version, procedure, type: MessageType.CALL, serial, status: MessageStatus.OK },
-      encode,
-    );
+    let frame: Buffer;
+    try {
+      frame = encodeMessage(
+        { program, version, procedure, type: MessageType.CALL, serial, status: MessageStatus.OK },
+        encode,
+      );
+    } catch (e) {
+      if (e instanceof LibvirtError) throw e;
+      // Arguments that do not fit the wire types: say which call and which argument.
+      throw new LibvirtError({
+        code: VIR_ERR_INVALID_ARG,
+        domain: VIR_FROM_RPC,
+        level: VIR_ERR_ERROR,
+        message: `${name}: invalid argument: ${(e as Error).message}`,
+      });
+    }
     const reply = await new Promise<Message>((resolve, reject) => {
       this.pending.set(serial, { resolve, reject });
       if (stream) {

@@ -35,9 +35,10 @@ export class XdrWriter {
     this.buf = next;
   }
 
-  int(v: number): this {
+  /** `what` names the argument in the error when the value does not fit. */
+  int(v: number, what = 'int'): this {
     if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) {
-      throw new RangeError(`XDR int out of range: ${v}`);
+      throw new RangeError(`${what}: must be a 32-bit integer, got ${v}`);
     }
     this.ensure(4);
     this.buf.writeInt32BE(v, this.pos);
@@ -45,9 +46,9 @@ export class XdrWriter {
     return this;
   }
 
-  uint(v: number): this {
+  uint(v: number, what = 'unsigned int'): this {
     if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) {
-      throw new RangeError(`XDR unsigned int out of range: ${v}`);
+      throw new RangeError(`${what}: must be an unsigned 32-bit integer, got ${v}`);
     }
     this.ensure(4);
     this.buf.writeUInt32BE(v, this.pos);
@@ -59,18 +60,24 @@ export class XdrWriter {
     return this.int(v ? 1 : 0);
   }
 
-  hyper(v: bigint | number): this {
+  hyper(v: bigint | number, what = 'hyper'): this {
+    if (typeof v === 'number' && !Number.isSafeInteger(v))
+      throw new RangeError(`${what}: must be an integer, got ${v}`);
     const b = BigInt(v);
-    if (b < -(1n << 63n) || b >= 1n << 63n) throw new RangeError(`XDR hyper out of range: ${v}`);
+    if (b < -(1n << 63n) || b >= 1n << 63n)
+      throw new RangeError(`${what}: must be a 64-bit integer, got ${v}`);
     this.ensure(8);
     this.buf.writeBigInt64BE(b, this.pos);
     this.pos += 8;
     return this;
   }
 
-  uhyper(v: bigint | number): this {
+  uhyper(v: bigint | number, what = 'unsigned hyper'): this {
+    if (typeof v === 'number' && !Number.isSafeInteger(v))
+      throw new RangeError(`${what}: must be an integer, got ${v}`);
     const b = BigInt(v);
-    if (b < 0n || b >= 1n << 64n) throw new RangeError(`XDR unsigned hyper out of range: ${v}`);
+    if (b < 0n || b >= 1n << 64n)
+      throw new RangeError(`${what}: must be an unsigned 64-bit integer, got ${v}`);
     this.ensure(8);
     this.buf.writeBigUInt64BE(b, this.pos);
     this.pos += 8;

@@ -9,6 +9,7 @@ import {
   LibvirtClient,
   LibvirtError,
   LifecycleEvent,
+  VIR_ERR_INVALID_ARG,
   VIR_ERR_NO_DOMAIN,
   VIR_ERR_OPERATION_INVALID,
 } from '../../../src/drivers/libvirt';
@@ -150,5 +151,23 @@ describe.skipIf(!run)('LibvirtClient on test:///default', () => {
     const err = await c.domainLookupByName('bad\0name').catch((e) => e);
     expect(err).toBeInstanceOf(LibvirtError);
     expect(err.message).toContain('domain name');
+  });
+
+  it('rejects numbers that do not fit the wire type, naming the call and the argument', async () => {
+    const dom = await c.domainLookupByName(own);
+    const neg = await c.domainSetMemory(dom, -5).catch((e) => e);
+    expect(neg).toBeInstanceOf(LibvirtError);
+    expect(neg.code).toBe(VIR_ERR_INVALID_ARG);
+    expect(neg.message).toBe(
+      'REMOTE_PROC_DOMAIN_SET_MEMORY_FLAGS: invalid argument: memoryKiB: must be an unsigned 64-bit integer, got -5',
+    );
+    const frac = await c.domainSetVcpus(dom, 1.5).catch((e) => e);
+    expect(frac.message).toContain('nvcpus: must be an unsigned 32-bit integer, got 1.5');
+    const flags = await c.domainGetXMLDesc(dom, 2 ** 32).catch((e) => e);
+    expect(flags.message).toContain('REMOTE_PROC_DOMAIN_GET_XML_DESC: invalid argument: flags');
+    const uuid = await c.domainLookupByUUID('not-a-uuid').catch((e) => e);
+    expect(uuid.message).toMatch(/is not a UUID/);
+    // The connection is unaffected by refused arguments.
+    expect((await c.domainLookupByName(own)).name).toBe(own);
   });
 });
