@@ -1,6 +1,6 @@
 /**
- * CPU: mode and model (host-model by default; `maximum` under software emulation, where
- * host CPU modes do not apply), topology, features, vCPU count, dedicated-CPU pinning
+ * CPU: mode and model (host-model by default, as upstream, which TCG supports too;
+ * host-passthrough becomes `maximum` under software emulation, where it cannot work), topology, features, vCPU count, dedicated-CPU pinning
  * with an isolated emulator thread, and guest NUMA cells mirroring the host's (NUMA
  * passthrough).
  */
@@ -58,7 +58,7 @@ export const cpuConfigurator: Configurator = {
     const emulated = !c.ctx.kvmAvailable;
     const cpu: CPU = {};
     if (model === 'host-model' || model === 'host-passthrough') {
-      cpu.mode = emulated ? 'maximum' : model;
+      cpu.mode = emulated && model === 'host-passthrough' ? 'maximum' : model;
     } else {
       if (!/^[A-Za-z0-9._-]+$/.test(model)) c.fail(`${base}.model`, `'${model}' is not a CPU model name`);
       cpu.mode = 'custom';

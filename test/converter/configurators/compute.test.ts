@@ -228,14 +228,16 @@ describe('os configurator', () => {
 });
 
 describe('cpu configurator', () => {
-  it('uses host-model with the topology, and maximum under emulation', () => {
+  it('uses host-model with the topology, also under emulation, where host-passthrough becomes maximum', () => {
     const spec = vmi({ domain: { cpu: { sockets: 2, cores: 2, threads: 1 } } });
     const d = run([cpuConfigurator], spec);
     expect(d.cpu).toEqual({ mode: 'host-model', topology: { sockets: 2, cores: 2, threads: 1 } });
     expect(d.vcpu).toEqual({ placement: 'static', value: 4 });
-    expect(
-      run([cpuConfigurator], spec, testContext({ kvmAvailable: false, allowEmulation: true })).cpu!.mode,
-    ).toBe('maximum');
+    const tcg = testContext({ kvmAvailable: false, allowEmulation: true });
+    expect(run([cpuConfigurator], spec, tcg).cpu!.mode).toBe('host-model');
+    const passthrough = vmi({ domain: { cpu: { model: 'host-passthrough' } } });
+    expect(run([cpuConfigurator], passthrough, tcg).cpu!.mode).toBe('maximum');
+    expect(run([cpuConfigurator], passthrough).cpu!.mode).toBe('host-passthrough');
   });
 
   it('pins dedicated vCPUs and the emulator thread, and needs enough pinned CPUs', () => {
