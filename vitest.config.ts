@@ -5,7 +5,12 @@ export default defineConfig({
   // The package's public subpaths resolve to the sources, so examples import
   // `kubevirt-ts/drivers` etc. exactly as an outside user would, without a build first.
   resolve: {
-    alias: [{ find: /^kubevirt-ts\/(.+)$/, replacement: fileURLToPath(new URL('./src/$1/index.ts', import.meta.url)) }],
+    alias: [
+      {
+        find: /^kubevirt-ts\/(.+)$/,
+        replacement: fileURLToPath(new URL('./src/$1/index.ts', import.meta.url)),
+      },
+    ],
   },
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],

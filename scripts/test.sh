@@ -1,20 +1,35 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): sets the host up, then lints, type-checks,
 # builds and runs every test, ending with a plain "N passed, N failed, N skipped" line.
-set -euo pipefail
+# Every stage runs even when an earlier one fails, so one run shows every problem; the
+# exit status is non-zero when any stage failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 export KUBEVIRT_TS_CACHE="${KUBEVIRT_TS_CACHE:-/var/cache/kubevirt-ts}"
 
-scripts/setup-host.sh
-[ -d node_modules ] || npm ci
+scripts/setup-host.sh || exit 1
+if [ ! -d node_modules ]; then npm ci || exit 1; fi
 # From here on, integration tests must find what setup prepared: they fail, not skip.
 export KUBEVIRT_TS_REQUIRE_INTEGRATION=1
 
-npm run lint
-npm run typecheck
-npm run build
+failed=()
+stage() {
+  local name=$1
+  shift
+  echo "=== $name: $*"
+  local t0=$SECONDS
+  "$@" || failed+=("$name")
+  echo "=== $name took $((SECONDS - t0)) s"
+}
 
-status=0
-npx vitest run --reporter=default --reporter=json --outputFile.json=test-results.json || status=$?
-node scripts/print-test-summary.mjs test-results.json
-exit "$status"
+stage lint npm run lint
+stage typecheck npm run typecheck
+stage build npm run build
+rm -f test-results.json
+stage tests npx vitest run --reporter=default --reporter=json --outputFile.json=test-results.json
+node scripts/print-test-summary.mjs test-results.json || failed+=("test-summary")
+
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "FAILED stages: ${failed[*]}"
+  exit 1
+fi
