@@ -3,7 +3,7 @@
  * need another one on (synic needs vpindex, evmcs needs vapic...). Defaulting turns a
  * missing requirement on; validation rejects a requirement the user turned off.
  */
-import { type FieldError, FieldPath, fieldError } from '../errors';
+import { type FieldError, type FieldPath, fieldError } from '../errors';
 import type { CPUFeature, FeatureHyperv, FeatureState, VirtualMachineInstanceSpec } from '../generated/types';
 
 type HypervKey = 'vpindex' | 'synic' | 'vapic' | 'evmcs' | 'ipi' | 'tlbflush' | 'synictimer';
@@ -78,8 +78,6 @@ export function validateHypervFeatureDependencies(
   }
   return errors;
 }
-
-export { FieldPath };
 
 /** Upstream's `ValidateVirtualMachineInstanceHypervMode`: explicit Hyper-V features exclude passthrough. */
 export function validateHypervMode(field: FieldPath, spec: VirtualMachineInstanceSpec): FieldError[] {
