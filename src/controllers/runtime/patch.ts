@@ -82,20 +82,26 @@ function remove(doc: Json, tokens: string[], path: string): Json {
   return doc;
 }
 
+/** Structural equality of JSON values (object key order ignored), without allocating. */
 function deepEqual(a: Json, b: Json): boolean {
-  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
-}
-
-function sortKeys(v: Json): Json {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (isObject(v)) {
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, sortKeys(v[k])]),
-    );
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
   }
-  return v;
+  if (Array.isArray(b)) return false;
+  const ao = a as Record<string, Json>;
+  const bo = b as Record<string, Json>;
+  let n = 0;
+  for (const k in ao) {
+    if (ao[k] === undefined) continue;
+    n++;
+    if (!deepEqual(ao[k], bo[k])) return false;
+  }
+  for (const k in bo) if (bo[k] !== undefined) n--;
+  return n === 0;
 }
 
 /** RFC 6902 over a deep copy of `doc`; a failing `test` or a bad path throws 422. */

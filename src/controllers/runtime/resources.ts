@@ -48,13 +48,14 @@ export const CustomResourceDefinitionType = rt(
 );
 
 export const VirtualMachineType = rt('kubevirt.io', 'v1', 'VirtualMachine', 'virtualmachines', true, true);
+/** Upstream's VMI CRD has no status subresource: virt-handler writes the whole object. */
 export const VirtualMachineInstanceType = rt(
   'kubevirt.io',
   'v1',
   'VirtualMachineInstance',
   'virtualmachineinstances',
   true,
-  true,
+  false,
 );
 export const VirtualMachineInstanceReplicaSetType = rt(
   'kubevirt.io',

@@ -124,6 +124,8 @@ export class EmbeddedStore implements ObjectClient {
   private readonly dependents = new Map<string, Set<string>>();
   private readonly watchers = new Set<Watcher>();
   private history: HistoryEvent[] = [];
+  private dispatchQueue: HistoryEvent[] = [];
+  private dispatching = false;
   private historyStart = 0;
   private rv = 0;
   private pending: JournalRecord[] = [];
@@ -755,10 +757,29 @@ export class EmbeddedStore implements ObjectClient {
       this.historyStart = this.history[drop - 1].rv;
       this.history = this.history.slice(drop);
     }
-    for (const w of this.watchers) if (w.kind === ev.kind) this.deliver(w, ev);
+    // A watcher that writes from its callback must not overtake the event being delivered:
+    // events are dispatched strictly in resourceVersion order, re-entrant writes queue up.
+    this.dispatchQueue.push(ev);
+    if (this.dispatching) return;
+    this.dispatching = true;
+    try {
+      for (let i = 0; i < this.dispatchQueue.length; i++) {
+        const e = this.dispatchQueue[i];
+        const copies = new Map<string, KubeObject>();
+        for (const w of this.watchers) if (w.kind === e.kind) this.deliver(w, e, copies);
+      }
+    } finally {
+      this.dispatchQueue = [];
+      this.dispatching = false;
+    }
   }
 
-  private deliver(w: Watcher, ev: HistoryEvent): void {
+  /**
+   * Sends one event to one watcher. Watchers of the same apiVersion share one copy of the
+   * object per event (cached objects are read-only by contract; the store's own copy is
+   * never handed out).
+   */
+  private deliver(w: Watcher, ev: HistoryEvent, copies?: Map<string, KubeObject>): void {
     const now = w.matches(ev.obj);
     const before = ev.old ? w.matches(ev.old) : false;
     let type: WatchEvent['type'] | undefined;
@@ -767,7 +788,14 @@ export class EmbeddedStore implements ObjectClient {
     else if (now && before) type = 'MODIFIED';
     else if (now) type = 'ADDED';
     else if (before) type = 'DELETED';
-    if (type) w.send({ type, object: this.out(w.type, ev.obj) });
+    if (!type) return;
+    const v = apiVersionOf(w.type);
+    let obj = copies?.get(v);
+    if (!obj) {
+      obj = this.out(w.type, ev.obj);
+      copies?.set(v, obj);
+    }
+    w.send({ type, object: obj });
   }
 
   private *historySince(rv: number): Iterable<HistoryEvent> {

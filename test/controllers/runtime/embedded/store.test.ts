@@ -12,7 +12,7 @@ import {
   NotFoundError,
   type WatchEvent,
 } from '../../../../src/controllers/runtime';
-import { eventually } from '../contract';
+import { clearFinalizers, eventually } from '../contract';
 
 const dirs: string[] = [];
 const stores: EmbeddedStore[] = [];
@@ -124,8 +124,7 @@ describe('EmbeddedStore persistence', () => {
     );
     await s1.close();
     const s2 = await open({ dir });
-    const dep = await s2.get(ConfigMapType, 'dep', 'default');
-    await s2.update(ConfigMapType, { ...dep, metadata: { ...dep.metadata, finalizers: [] } });
+    await clearFinalizers(s2, ConfigMapType, 'dep', 'default');
     await eventually('owner removed after restart', async () =>
       s2.get(ConfigMapType, 'owner', 'default').then(
         () => false,
@@ -193,6 +192,40 @@ describe('EmbeddedStore semantics', () => {
     await expect(
       s.create(ConfigMapType, { kind: 'Secret', metadata: { name: 'x', namespace: 'default' } }),
     ).rejects.toThrow(/kind of the object \(Secret\) does not match/);
+  });
+
+  it('a watcher writing from its callback cannot reorder events for the other watchers', async () => {
+    const s = await open({});
+    const seenByB: string[] = [];
+    let reacted = false;
+    const a = await s.watch(
+      ConfigMapType,
+      { namespace: 'default', resourceVersion: s.resourceVersion },
+      (e) => {
+        if (!reacted && e.type === 'ADDED') {
+          reacted = true;
+          void s.patch(
+            ConfigMapType,
+            e.object.metadata!.name!,
+            { data: { by: 'a' } },
+            { namespace: 'default', type: 'merge' },
+          );
+        }
+      },
+    );
+    const b = await s.watch(
+      ConfigMapType,
+      { namespace: 'default', resourceVersion: s.resourceVersion },
+      (e) => {
+        seenByB.push(`${e.type} ${e.object.metadata?.resourceVersion}`);
+      },
+    );
+    const created = await s.create(ConfigMapType, cm('re'));
+    await eventually('b sees both events', async () => seenByB.length === 2);
+    const rv = Number(created.metadata?.resourceVersion);
+    expect(seenByB).toEqual([`ADDED ${rv}`, `MODIFIED ${rv + 1}`]);
+    a.stop();
+    b.stop();
   });
 
   it('a no-op update does not bump the resourceVersion', async () => {
