@@ -74,19 +74,23 @@ export const hypervisorFeaturesConfigurator: Configurator = {
   configure(c: Conversion) {
     panics(c);
     const f = c.spec.domain.features;
+    const dedicated = c.spec.domain.cpu?.dedicatedCpuPlacement === true;
+    // Like upstream, a VMI without a features block gets no <features> (admission always
+    // adds an empty one, which yields ACPI and, on x86, vmport off).
+    if (!f && !dedicated) return;
     const features: Features = {};
     if (f?.acpi === undefined || f.acpi.enabled !== false) features.acpi = {};
     if (f?.apic && f.apic.enabled !== false) features.apic = f.apic.endOfInterrupt ? { eoi: 'on' } : {};
     features.hyperv = hyperv(c);
-    const dedicated = c.spec.domain.cpu?.dedicatedCpuPlacement === true;
-    if (f?.kvm?.hidden || dedicated) {
+    if (f?.kvm || dedicated) {
       features.kvm = {
-        hidden: f?.kvm?.hidden ? { state: 'on' } : undefined,
+        hidden: f?.kvm ? { state: f.kvm.hidden ? 'on' : 'off' } : undefined,
         'hint-dedicated': dedicated ? { state: 'on' } : undefined,
       };
     }
     if (f?.pvspinlock) features.pvspinlock = onOff(f.pvspinlock);
-    if (f?.smm) features.smm = onOff(f.smm);
+    // `<smm/>` when enabled; nothing when disabled (upstream).
+    if (f?.smm && f.smm.enabled !== false) features.smm = {};
     if (c.ctx.arch === 'x86_64') features.vmport = { state: 'off' };
     c.domain.features = features;
   },

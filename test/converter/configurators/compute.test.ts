@@ -41,7 +41,7 @@ describe('clock configurator', () => {
 });
 
 describe('hypervisor features configurator', () => {
-  it('maps ACPI, APIC, SMM, Hyper-V, KVM hiding and pvspinlock', () => {
+  it('maps ACPI, APIC, SMM (only when enabled), Hyper-V, KVM hiding and pvspinlock', () => {
     const d = run(
       [hypervisorFeaturesConfigurator],
       vmi({
@@ -62,9 +62,15 @@ describe('hypervisor features configurator', () => {
       hyperv: { relaxed: { state: 'on' }, spinlocks: { state: 'on', retries: 4096 } },
       kvm: { hidden: { state: 'on' } },
       pvspinlock: { state: 'on' },
-      smm: { state: 'off' },
       vmport: { state: 'off' },
     });
+    const on = run(
+      [hypervisorFeaturesConfigurator],
+      vmi({ domain: { features: { smm: {}, kvm: { hidden: false } } } }),
+    );
+    expect(on.features).toMatchObject({ smm: {}, kvm: { hidden: { state: 'off' } } });
+    // No features block at all: no <features>, as upstream (admission always adds one).
+    expect(run([hypervisorFeaturesConfigurator], vmi()).features).toBeUndefined();
   });
 
   it('uses Hyper-V passthrough and adds panic devices', () => {
