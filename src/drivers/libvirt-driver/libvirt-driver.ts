@@ -26,6 +26,7 @@ import {
   domainName,
   type HostCapabilities,
   type HypervisorDriver,
+  type MigrationSupport,
   refOf,
   type ShutdownOptions,
   type SyncOptions,
@@ -39,6 +40,8 @@ import {
   LibvirtClient,
   type DomainRef as LibvirtDomain,
   LibvirtError,
+  MigrateFlags,
+  tp,
   UndefineFlags,
   VIR_ERR_ARGUMENT_UNSUPPORTED,
   VIR_ERR_CONFIG_UNSUPPORTED,
@@ -282,6 +285,36 @@ export class LibvirtDriver implements HypervisorDriver {
     }
     return this.info(dom);
   }
+
+  /**
+   * Live migration, peer to peer: the source daemon connects to the target daemon
+   * itself (`virDomainMigrateToURI3` with LIVE | PEER2PEER | PERSIST_DEST |
+   * UNDEFINE_SOURCE). The target's driver renders the domain for its own host in
+   * `prepareTarget`; that XML travels as the cookie and becomes `destination_xml`.
+   */
+  readonly migration: MigrationSupport = {
+    prepareTarget: async (vmi, options = {}) => {
+      const { domain } = await this.render(vmi, options);
+      await ensureSocketDirs(domain);
+      return encodeDomain(domain);
+    },
+    migrateSource: async (ref, targetUri, cookie) => {
+      if (!/^[a-z][a-z0-9+.-]*:\/\/[^\s]*$/.test(targetUri)) {
+        throw new DriverError(
+          'Invalid',
+          `migration of ${domainName(ref)}: target URI ${JSON.stringify(targetUri)} is not a libvirt URI (e.g. qemu+tcp://node2/system)`,
+        );
+      }
+      const dom = await this.mustLookupActive(ref, 'migrate');
+      const params = cookie ? [tp.string('destination_xml', cookie)] : [];
+      const flags =
+        MigrateFlags.LIVE | MigrateFlags.PEER2PEER | MigrateFlags.PERSIST_DEST | MigrateFlags.UNDEFINE_SOURCE;
+      await this.call(dom.name, `migrate to ${targetUri}`, () =>
+        this.client.domainMigrateToURI3(dom, targetUri, params, flags),
+      );
+    },
+    abortTarget: (ref) => this.delete(ref),
+  };
 
   async pause(ref: DomainRef): Promise<void> {
     const dom = await this.mustLookupActive(ref, 'pause');

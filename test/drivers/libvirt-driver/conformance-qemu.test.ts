@@ -51,4 +51,42 @@ describe.skipIf(!run)('libvirt driver on qemu:///system specifics', () => {
       await driver.close();
     }
   });
+
+  it('migration: the target renders the domain XML; the source attempts a live peer-to-peer migration', async () => {
+    const driver = await LibvirtDriver.connect({
+      uri: 'qemu:///system',
+      allowKvm: false,
+      converterContext: { paths: scratch.paths },
+    });
+    const ref = { namespace: 'kvts-drivers', name: `kvts-test-drv-migrate-${process.pid}` };
+    const vmi = minimalVmi(ref);
+    try {
+      const cookie = await driver.migration.prepareTarget(vmi, { useEmulation: true });
+      expect(cookie).toContain(`<name>${ref.namespace}_${ref.name}</name>`);
+      await expect(driver.migration.migrateSource(ref, 'not a uri', cookie)).rejects.toMatchObject({
+        code: 'Invalid',
+        message: expect.stringContaining('is not a libvirt URI'),
+      });
+      await expect(driver.migration.migrateSource(ref, 'qemu+unix:///system', cookie)).rejects.toMatchObject({
+        code: 'NotFound',
+      });
+      const info = await driver.sync(vmi, { useEmulation: true });
+      // One host, one daemon: libvirt takes the call and fails it (it cannot open a
+      // peer-to-peer connection back to itself); the source guest must be untouched.
+      const err = await driver.migration.migrateSource(ref, 'qemu:///system', cookie).then(
+        () => undefined,
+        (e: unknown) => e as { code?: string; message?: string },
+      );
+      expect(['Hypervisor', 'Unsupported']).toContain(err?.code);
+      expect(err?.message).toMatch(
+        new RegExp(`^domain ${ref.namespace}_${ref.name}: migrate to qemu:///system failed: .+`),
+      );
+      const after = await driver.getDomain(ref);
+      expect(after?.state).toBe('running');
+      expect(after?.bootId).toBe(info.bootId);
+    } finally {
+      await driver.migration.abortTarget(ref);
+      await driver.close();
+    }
+  });
 });
