@@ -41,6 +41,7 @@ import type { WorkQueue } from './runtime/workqueue';
 import type { Pod } from './services/pod';
 import type { LauncherPodOptions } from './services/pod-renderer';
 import type { EventRecorder, KeyReconciler, Lister } from './services/ports';
+import { type Claim, claimNames, PersistentVolumeClaimType } from './services/volumes';
 import { VmController } from './vm/controller';
 import { VmiController, VmiResource } from './vmi/controller';
 
@@ -81,6 +82,11 @@ export interface VirtControllerOptions {
    * be served, i.e. its CRD installed or the embedded store told about it).
    */
   pools?: boolean;
+  /**
+   * Watch PersistentVolumeClaims (default false: the kind must be served): VMIs wait for
+   * missing claims (FailedPvcNotFound) and VMs show WaitingForVolumeBinding.
+   */
+  volumes?: boolean;
   /** Run only while holding this coordination.k8s.io Lease (several replicas, one active). */
   leaderElection?: Omit<LeaderElectionOptions, 'identity'> & { identity?: string };
   /** Called for every write the controllers make. */
@@ -135,6 +141,7 @@ export class VirtController {
   private readonly migrationInformer: Informer<KubeObject>;
   private readonly migrationLoop: Controller;
   private poolInformer?: Informer<KubeObject>;
+  private readonly claimInformer?: Informer<KubeObject>;
   private poolLoop?: Controller;
 
   constructor(readonly opts: VirtControllerOptions) {
@@ -171,6 +178,8 @@ export class VirtController {
       opts.onWrite?.({ controller, kind, verb });
 
     const vmis = lister<VirtualMachineInstance>(this.vmiInformer);
+    this.claimInformer = opts.volumes ? this.informers.informerFor(PersistentVolumeClaimType) : undefined;
+    const claims = this.claimInformer ? lister<Claim>(this.claimInformer) : undefined;
     this.vmiLoop = register(
       'vmi',
       VmiResource,
@@ -181,6 +190,7 @@ export class VirtController {
         pods: { byVmiUid: (uid) => this.podInformer.indexer.byIndex(CREATED_BY_INDEX, uid) as Pod[] },
         expectations: this.vmiExpectations,
         config,
+        claims,
         podOptions: opts.launcher,
         onWrite: record('vmi'),
       }),
@@ -195,6 +205,7 @@ export class VirtController {
         vmis,
         expectations: this.vmExpectations,
         config,
+        claims,
         catalog: opts.catalog ?? (opts.instancetypes ? this.instancetypeCatalog() : undefined),
         onWrite: record('vm'),
       }),
@@ -281,6 +292,24 @@ export class VirtController {
     const vmQ = this.vmLoop.queue;
     const vmiQ = this.vmiLoop.queue;
     // Each controller's own kind is wired by the Manager; here: children to owners.
+    if (this.claimInformer) {
+      // A claim appearing or binding: the VMIs and VMs that use it look again.
+      const onClaim = (c: KubeObject) => {
+        const ns = c.metadata?.namespace;
+        const name = c.metadata?.name ?? '';
+        for (const v of this.vmiInformer.indexer.byIndex('namespace', ns ?? '')) {
+          if (claimNames((v as VirtualMachineInstance).spec).includes(name)) vmiQ.add(objectKey(v));
+        }
+        for (const v of this.vmInformer.indexer.byIndex('namespace', ns ?? '')) {
+          if (claimNames((v as VirtualMachine).spec?.template?.spec).includes(name)) vmQ.add(objectKey(v));
+        }
+      };
+      this.claimInformer.addEventHandler({
+        onAdd: onClaim,
+        onUpdate: (_a, b) => onClaim(b),
+        onDelete: onClaim,
+      });
+    }
     if (this.poolInformer && this.poolLoop) {
       const poolQ = this.poolLoop.queue;
       const toPool = (vm: KubeObject, observed?: 'creation' | 'deletion') => {

@@ -8,7 +8,7 @@
 import type { VirtualMachineInstance } from '../../src/api/generated/types';
 import { ConflictError, NotFoundError } from '../../src/controllers/runtime/errors';
 import { type Informer, SharedInformerFactory } from '../../src/controllers/runtime/informer';
-import { PodType } from '../../src/controllers/runtime/resources';
+import { objectKey, PodType } from '../../src/controllers/runtime/resources';
 import type { KubeObject, ObjectClient } from '../../src/controllers/runtime/types';
 import type { Pod } from '../../src/controllers/services/pod';
 import { LAUNCHER_POD_SELECTOR } from '../../src/controllers/virt-controller';
@@ -21,6 +21,8 @@ export interface NodeSimulatorOptions {
   nodeNames?: string[];
   /** Play kube-scheduler too (default true); false where a real kube-scheduler binds pods. */
   schedule?: boolean;
+  /** Pods the scheduler leaves alone for now (e.g. waiting for volume binding); see `poke`. */
+  hold?: (pod: Pod) => boolean;
   /** Pods that never get scheduled: the scheduler marks them Unschedulable instead. */
   unschedulable?: (pod: Pod) => string | undefined;
   /** VMIs whose guest fails to start: the handler reports Failed instead of Running. */
@@ -57,9 +59,14 @@ export class NodeSimulator {
     this.factory = opts.informers ?? new SharedInformerFactory(client);
     this.pods = this.factory.informerFor(PodType, { labelSelector: LAUNCHER_POD_SELECTOR });
     this.vmis = this.factory.informerFor(VmiResource);
-    const onPod = (o: KubeObject) => this.spawn(`pod:${o.metadata?.uid}`, () => this.handlePod(o as Pod));
+    // Act on the object as cached when the work runs, not as it was in the event.
+    const latest = (inf: Informer<KubeObject>, o: KubeObject) => inf.indexer.get(objectKey(o)) ?? o;
+    const onPod = (o: KubeObject) =>
+      this.spawn(`pod:${o.metadata?.uid}`, () => this.handlePod(latest(this.pods, o) as Pod));
     const onVmi = (o: KubeObject) =>
-      this.spawn(`vmi:${o.metadata?.uid}`, () => this.handleVmi(o as VirtualMachineInstance));
+      this.spawn(`vmi:${o.metadata?.uid}`, () =>
+        this.handleVmi(latest(this.vmis, o) as VirtualMachineInstance),
+      );
     this.pods.addEventHandler({ onAdd: onPod, onUpdate: (_a, b) => onPod(b) });
     this.vmis.addEventHandler({ onAdd: onVmi, onUpdate: (_a, b) => onVmi(b) });
   }
@@ -125,6 +132,7 @@ export class NodeSimulator {
       return;
     }
     if (!pod.spec?.nodeName && this.opts.schedule === false) return;
+    if (!pod.spec?.nodeName && this.opts.hold?.(pod)) return;
     if (!pod.spec?.nodeName) {
       const reason = this.opts.unschedulable?.(pod);
       if (reason) {
@@ -191,6 +199,14 @@ export class NodeSimulator {
       },
     } as KubeObject);
     this.count('kubelet', 'Pod', name);
+  }
+
+  /** Looks at every launcher pod again (after whatever held one changed). */
+  poke(): void {
+    for (const p of this.pods.indexer.list())
+      this.spawn(`pod:${p.metadata?.uid}`, () =>
+        this.handlePod((this.pods.indexer.get(objectKey(p)) ?? p) as Pod),
+      );
   }
 
   /** The scheduler's choice: a migration target goes where no other launcher of its VMI runs. */

@@ -28,6 +28,7 @@ import {
   type ReconcileResult,
   timestamp,
 } from '../services/ports';
+import { type Claim, hasUnboundClaim } from '../services/volumes';
 import { VmiResource } from '../vmi/controller';
 import { removeCondition, setCondition } from '../vmi/status';
 import { type PrintableStatusInput, printableStatus } from './printable-status';
@@ -59,6 +60,8 @@ export interface VmControllerDeps extends ControllerDeps {
   config: () => ClusterConfig;
   /** Instance types and preferences to expand VMs with; none means VMs must not reference any. */
   catalog?: () => InstancetypeCatalog;
+  /** PersistentVolumeClaims, when watched: unbound claims show as WaitingForVolumeBinding. */
+  claims?: Lister<Claim>;
   onWrite?: (kind: 'VirtualMachineInstance' | 'VirtualMachine', verb: 'create' | 'update' | 'delete') => void;
 }
 
@@ -425,6 +428,9 @@ export class VmController implements KeyReconciler {
       startExpected: (this.d.expectations.pending(key)?.add ?? 0) > 0,
       stopExpected: (this.d.expectations.pending(key)?.del ?? 0) > 0,
       consecutiveFailCount: status.startFailure?.consecutiveFailCount ?? 0,
+      unboundPvc: this.d.claims
+        ? hasUnboundClaim(vm.spec.template.spec, vm.metadata?.namespace ?? '', this.d.claims)
+        : false,
       vmi: vmi && {
         phase: vmi.status?.phase,
         deleting: vmi.metadata?.deletionTimestamp !== undefined,

@@ -22,6 +22,7 @@ import {
   timestamp,
   withStatusSubresource,
 } from '../services/ports';
+import { type Claim, missingClaim } from '../services/volumes';
 import { isFinalPhase, nextVmiStatus, VmiPhase } from './status';
 
 /** Event reasons of the VMI controller (upstream values). */
@@ -44,6 +45,8 @@ export interface VmiControllerDeps extends ControllerDeps {
   expectations: Expectations;
   config: () => ClusterConfig;
   podOptions: LauncherPodOptions;
+  /** PersistentVolumeClaims, when watched: a VMI waits for its claims to exist. */
+  claims?: Lister<Claim>;
   /** Called with the VMI written by this controller (tests count writes through it). */
   onWrite?: (kind: 'VirtualMachineInstance' | 'Pod', verb: 'create' | 'update' | 'delete') => void;
 }
@@ -108,7 +111,13 @@ export class VmiController implements KeyReconciler {
 
     let podJustCreated: Pod | undefined;
     let syncError: { reason: string; message: string } | undefined;
-    if (!pod && (phase === '' || phase === VmiPhase.Pending) && !deleting) {
+    const missing = this.d.claims
+      ? missingClaim(vmi.spec, vmi.metadata?.namespace ?? '', this.d.claims)
+      : undefined;
+    if (!pod && missing && !deleting) {
+      // No pod until the claim exists (upstream's FailedPvcNotFound); its creation re-queues us.
+      syncError = { reason: 'FailedPvcNotFound', message: missing };
+    } else if (!pod && (phase === '' || phase === VmiPhase.Pending) && !deleting) {
       try {
         podJustCreated = await this.createPod(key, vmi);
       } catch (err) {
@@ -123,7 +132,7 @@ export class VmiController implements KeyReconciler {
     }
     const next = nextVmiStatus({ vmi, pod, podJustCreated, syncError, now: this.now() });
     await this.writeStatus(vmi, next);
-    return syncError ? { requeueAfterMs: 5000 } : undefined;
+    return syncError && !missing ? { requeueAfterMs: 5000 } : undefined;
   }
 
   private now(): string {

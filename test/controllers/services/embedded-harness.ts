@@ -25,6 +25,7 @@ export async function startHarness(
     useEmulation?: boolean;
     pools?: boolean;
     instancetypes?: boolean;
+    volumes?: boolean;
   } = {},
 ): Promise<Harness> {
   const store = await EmbeddedStore.open({ types: opts.types });
@@ -40,6 +41,7 @@ export async function startHarness(
     launcher: { launcherImage: 'kubevirt-ts/launcher:test' },
     pools: opts.pools,
     instancetypes: opts.instancetypes,
+    volumes: opts.volumes,
     onWrite: (w) => writes.push(w),
     onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
   });
