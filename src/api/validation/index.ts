@@ -1,5 +1,6 @@
 /** Admission-time validation of kubevirt.io objects, as pure functions returning field errors. */
 export * from './admission';
+export * from './affinity';
 export * from './instancetype';
 export * from './label-selector';
 export * from './migration';

@@ -5,6 +5,7 @@
 import type { ClusterConfig } from '../config/cluster-config';
 import { type FieldError, type FieldPath, fieldError } from '../errors';
 import type { VirtualMachineInstanceSpec } from '../generated/types';
+import { validateAffinity } from './affinity';
 import { isDNS1123Label, isDNS1123Subdomain } from './names';
 import { validateCompute } from './vmi-compute';
 import { validateDevices } from './vmi-devices';
@@ -213,6 +214,7 @@ export function validateVirtualMachineInstanceSpec(
     : { ...spec, domain: { ...spec.domain, devices: {} } };
   return [
     ...validateNames(field, s),
+    ...validateAffinity(field, s.affinity),
     ...validateCompute(field, s, config),
     ...validateNetworking(field, s, config),
     ...validateDisks(field, s, config),

@@ -1134,6 +1134,63 @@ const cases: Case[] = [
     message:
       'Cannot explicitly set hyperV features if HypervPassthrough is being used. Please use either HyperV or HypervPassthrough.',
   },
+  // Scheduling
+  {
+    name: 'required node affinity without terms',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.affinity = {
+        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } },
+      };
+    },
+    path: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms',
+    message:
+      'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: Required value: must have at least one node selector term',
+  },
+  {
+    name: 'node affinity In without values',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.affinity = {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In' }] }],
+          },
+        },
+      };
+    },
+    path: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values',
+    message:
+      "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+  },
+  {
+    name: 'pod anti-affinity weight out of range',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.affinity = {
+        podAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            { weight: 0, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname' } },
+          ],
+        },
+      };
+    },
+    path: 'spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight',
+    message:
+      'spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: must be in the range 1-100',
+  },
+  {
+    name: 'pod affinity without a topology key',
+    file: 'vmi-ephemeral.yaml',
+    mutate: (v) => {
+      v.spec.affinity = {
+        podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: '' }] },
+      };
+    },
+    path: 'spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey',
+    message:
+      'spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: Required value: can not be empty',
+  },
   // Per-architecture rules
   {
     name: 'arm64 with BIOS boot',
