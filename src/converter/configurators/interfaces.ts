@@ -15,8 +15,17 @@ const MAC = /^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$/;
 /** Tap device name: `tap0` for the pod network, `tap<hash>` for secondary networks (upstream's scheme). */
 export function tapName(networkName: string, isPodNetwork: boolean): string {
   if (isPodNetwork) return 'tap0';
-  return `tap${createHash('sha256').update(networkName).digest('hex').slice(0, 11)}`;
+  let name = tapNames.get(networkName);
+  if (name === undefined) {
+    name = `tap${createHash('sha256').update(networkName).digest('hex').slice(0, 11)}`;
+    if (tapNames.size > 4096) tapNames.clear();
+    tapNames.set(networkName, name);
+  }
+  return name;
 }
+
+// Memo of the hash above (pure, so caching cannot change results); bounded.
+const tapNames = new Map<string, string>();
 
 function nicModel(c: Conversion, iface: VMIInterface, path: string): string {
   const model = iface.model || 'virtio';
