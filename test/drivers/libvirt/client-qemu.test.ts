@@ -166,11 +166,12 @@ describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, (
     expect(gone.code).toBe(VIR_ERR_NO_DOMAIN);
   });
 
-  it('streams the serial console: SeaBIOS output of a domain started paused, then resumed', async () => {
+  it('streams the serial console (SeaBIOS output), then hot-plugs and unplugs a USB device with its device-removed event', async () => {
     const xml = `<domain type='qemu'><name>${consoleName}</name><memory unit='MiB'>32</memory><vcpu>1</vcpu>
   <os><type arch='x86_64'>hvm</type><bios useserial='yes'/></os>
-  <devices><serial type='pty'/><console type='pty'/></devices></domain>`;
+  <devices><serial type='pty'/><console type='pty'/><controller type='usb' model='piix3-uhci'/></devices></domain>`;
     const dom = await c.domainDefineXML(xml);
+    const removedEvents = await c.domainEvents('device-removed', dom);
     await c.domainCreate(dom, CreateFlags.START_PAUSED);
     const con = await c.domainOpenConsole(dom);
     await c.domainResume(dom);
@@ -182,19 +183,28 @@ describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, (
     expect(text).toContain('SeaBIOS');
     // The firmware prints the domain's own UUID: the bytes came from this guest.
     expect(text).toContain(`Machine UUID ${dom.uuid}`);
+
+    // Live hot-plug and unplug of a USB tablet (USB unplug needs no guest cooperation).
+    const tablet = "<input type='tablet' bus='usb'><alias name='ua-kvts-tablet'/></input>";
+    await c.domainAttachDevice(dom, tablet, AffectFlags.LIVE);
+    expect(await c.domainGetXMLDesc(dom)).toContain("<alias name='ua-kvts-tablet'/>");
+    await c.domainDetachDevice(dom, tablet, AffectFlags.LIVE);
+    const removed = await removedEvents.next();
+    expect(removed.value).toMatchObject({ kind: 'device-removed', devAlias: 'ua-kvts-tablet' });
+    expect(await c.domainGetXMLDesc(dom)).not.toContain('ua-kvts-tablet');
+
+    await removedEvents.close();
     await c.domainDestroy(dom);
     await c.domainUndefine(dom);
   });
 
-  it('delivers agent-lifecycle, reboot and device-removed events; launch security and migration calls reach QEMU', async () => {
+  it('delivers agent-lifecycle and reboot events; launch security and migration calls reach QEMU', async () => {
     const xml = `<domain type='qemu'><name>${agentName}</name><memory unit='MiB'>32</memory><vcpu>1</vcpu>
   <os><type arch='x86_64'>hvm</type></os>
-  <devices><controller type='usb' model='piix3-uhci'/>
-  <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel></devices></domain>`;
+  <devices><channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel></devices></domain>`;
     const dom = await c.domainDefineXML(xml);
     const agentEvents = await c.domainEvents('agent-lifecycle', dom);
     const rebootEvents = await c.domainEvents('reboot', dom);
-    const removedEvents = await c.domainEvents('device-removed', dom);
     await c.domainCreate(dom);
     // No agent runs in this guest: libvirt reports it disconnected because the domain started.
     const agent = await agentEvents.next();
@@ -209,15 +219,6 @@ describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, (
     const reboot = await rebootEvents.next();
     expect(reboot.value).toMatchObject({ kind: 'reboot', dom: { name: agentName, uuid: dom.uuid } });
 
-    // Live hot-plug and unplug of a USB tablet (USB unplug needs no guest cooperation).
-    const tablet = "<input type='tablet' bus='usb'><alias name='ua-kvts-tablet'/></input>";
-    await c.domainAttachDevice(dom, tablet, AffectFlags.LIVE);
-    expect(await c.domainGetXMLDesc(dom)).toContain("<alias name='ua-kvts-tablet'/>");
-    await c.domainDetachDevice(dom, tablet, AffectFlags.LIVE);
-    const removed = await removedEvents.next();
-    expect(removed.value).toMatchObject({ kind: 'device-removed', devAlias: 'ua-kvts-tablet' });
-    expect(await c.domainGetXMLDesc(dom)).not.toContain('ua-kvts-tablet');
-
     // Not an SEV guest: no launch-security data, and injecting a secret is refused by QEMU's driver.
     expect(await c.domainGetLaunchSecurityInfo(dom)).toEqual([]);
     const secret = await c
@@ -230,23 +231,23 @@ describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, (
     expect(secret.code).toBe(VIR_ERR_OPERATION_UNSUPPORTED);
     expect(secret.message).toMatch(/SEV/);
 
-    // Peer-to-peer migration: the daemon decodes the typed parameters and starts the
-    // migration protocol (it fails at the destination step, since there is no second host).
+    // Peer-to-peer migration: the daemon decodes the typed parameters and, as the source
+    // side of a p2p migration, connects to the destination itself, which does not exist.
     const mig = await c
       .domainMigrateToURI3(
         dom,
-        'qemu:///system',
+        'qemu+unix:///system?socket=/nonexistent/kvts-migrate.sock',
         [tp.string('destination_name', `${agentName}-dst`)],
         MigrateFlags.PEER2PEER | MigrateFlags.LIVE,
       )
       .catch((e) => e);
     expect(mig).toBeInstanceOf(LibvirtError);
     expect(mig.code).not.toBe(VIR_ERR_RPC);
+    expect(mig.message).toContain("Failed to connect socket to '/nonexistent/kvts-migrate.sock'");
     expect((await c.domainGetState(dom)).state).toBe(DomainState.RUNNING);
 
     await agentEvents.close();
     await rebootEvents.close();
-    await removedEvents.close();
     await c.domainDestroy(dom);
     await c.domainUndefine(dom);
   });
