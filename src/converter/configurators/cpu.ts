@@ -85,11 +85,19 @@ export const cpuConfigurator: Configurator = {
     });
     if (features.length) cpu.feature = features;
     const maxVCPUs = maxSockets * cores * threads;
-    c.domain.vcpu = {
-      placement: 'static',
-      current: maxVCPUs > c.vcpus ? c.vcpus : undefined,
-      value: maxVCPUs,
-    };
+    c.domain.vcpu = { placement: 'static', value: maxVCPUs };
+    if (maxVCPUs > c.vcpus) {
+      // CPU hotplug headroom, as upstream: the first socket's vCPUs are fixed, the
+      // requested ones enabled, the rest present but disabled and hotpluggable.
+      const fixed = cores * threads;
+      c.domain.vcpus = {
+        vcpu: Array.from({ length: maxVCPUs }, (_, id) => ({
+          id,
+          enabled: id < c.vcpus ? ('yes' as const) : ('no' as const),
+          hotpluggable: id >= fixed ? ('yes' as const) : ('no' as const),
+        })),
+      };
+    }
     if (spec.dedicatedCpuPlacement) {
       const needed = c.vcpus + (spec.isolateEmulatorThread ? 1 : 0);
       const pins = c.ctx.cpuSet ?? [];

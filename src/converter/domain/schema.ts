@@ -83,6 +83,7 @@ export const domainSpec: ElementSpec = el('type', {
     allocation: el('mode'),
   }),
   vcpu: el('placement current#', {}, N),
+  vcpus: el('', { vcpu: many(el('id# enabled hotpluggable order#')) }),
   iothreads: N,
   cputune: el('', {
     vcpupin: many(el('vcpu# cpuset')),

@@ -181,6 +181,11 @@ export interface VCPU {
   value: number;
 }
 
+/** `<vcpus>`: per-vCPU state for CPU hotplug. */
+export interface VCPUs {
+  vcpu: { id: number; enabled: YesNo; hotpluggable: YesNo; order?: number }[];
+}
+
 export interface CPUTune {
   vcpupin?: { vcpu: number; cpuset: string }[];
   emulatorpin?: { cpuset: string };
@@ -468,6 +473,7 @@ export interface Domain {
   currentMemory?: SizedValue;
   memoryBacking?: MemoryBacking;
   vcpu?: VCPU;
+  vcpus?: VCPUs;
   iothreads?: number;
   cputune?: CPUTune;
   numatune?: NUMATune;

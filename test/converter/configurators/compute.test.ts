@@ -279,7 +279,17 @@ describe('cpu configurator', () => {
 
   it('supports CPU hotplug headroom with maxSockets', () => {
     const d = run([cpuConfigurator], vmi({ domain: { cpu: { sockets: 1, maxSockets: 4, cores: 2 } } }));
-    expect(d.vcpu).toEqual({ placement: 'static', current: 2, value: 8 });
+    expect(d.vcpu).toEqual({ placement: 'static', value: 8 });
+    expect(d.vcpus!.vcpu.map((v) => `${v.id}:${v.enabled}:${v.hotpluggable}`)).toEqual([
+      '0:yes:no',
+      '1:yes:no',
+      '2:no:yes',
+      '3:no:yes',
+      '4:no:yes',
+      '5:no:yes',
+      '6:no:yes',
+      '7:no:yes',
+    ]);
     expect(d.cpu!.topology).toEqual({ sockets: 4, cores: 2, threads: 1 });
   });
 });
