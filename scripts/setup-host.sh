@@ -33,6 +33,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# /dev/kvm as Debian's udev rules leave it (root:kvm 0660). Where it is root-only 0600,
+# libvirt 9.0 sees KVM appear and vanish between probes and re-probes QEMU's capabilities
+# on nearly every call (a `virsh create` then takes minutes).
+if [ -c /dev/kvm ] && [ "$(id -u)" = 0 ] && getent group kvm >/dev/null; then
+  chgrp kvm /dev/kvm && chmod 0660 /dev/kvm
+fi
+
 # libvirtd: this host has no systemd, so start the daemons directly when their
 # sockets do not answer.
 if ! virsh -c qemu:///system version >/dev/null 2>&1; then
