@@ -223,6 +223,11 @@ export class EmbeddedStore implements ObjectClient {
   }
 
   async list<T extends KubeObject>(type: ResourceType, options: ListOptions = {}): Promise<KubeList<T>> {
+    return this.listNow<T>(type, options);
+  }
+
+  /** `list` without a yield: a watch registers in the same turn as its initial list. */
+  private listNow<T extends KubeObject>(type: ResourceType, options: ListOptions): KubeList<T> {
     const label = parseLabelSelector(options.labelSelector);
     const field = parseFieldSelector(options.fieldSelector);
     const all = this.objects.get(this.kindOf(type))!;
@@ -294,7 +299,8 @@ export class EmbeddedStore implements ObjectClient {
 
     const rvOpt = options.resourceVersion;
     if (rvOpt === undefined || rvOpt === '' || rvOpt === '0') {
-      const list = await this.list(type, { ...options, limit: undefined, continue: undefined });
+      // No await between listing and registering: a write in between would be lost to this watch.
+      const list = this.listNow(type, { ...options, limit: undefined, continue: undefined });
       this.watchers.add(watcher);
       for (const item of list.items) watcher.send({ type: 'ADDED', object: item });
     } else {
