@@ -67,10 +67,11 @@ export class PrivateDaemon {
       XDG_CACHE_HOME: path.join(this.dir, 'cache'),
       XDG_DATA_HOME: path.join(this.dir, 'data'),
     };
-    // setpriv execs libvirtd, so the child pid is the daemon's own pid.
+    // setpriv execs libvirtd, so the child pid is the daemon's own pid. `--timeout` makes an
+    // orphan (a killed test run) exit by itself after 5 idle minutes.
     const child = spawn(
       'setpriv',
-      [`--reuid=${NOBODY_UID}`, `--regid=${NOGROUP_GID}`, '--clear-groups', 'libvirtd', '--timeout', '0'],
+      [`--reuid=${NOBODY_UID}`, `--regid=${NOGROUP_GID}`, '--clear-groups', 'libvirtd', '--timeout', '300'],
       { env, cwd: this.dir, stdio: 'ignore' },
     );
     this.child = child;
