@@ -11,6 +11,7 @@ import { IMAGE_ROOT_ENV } from '../launcher/image-dirs';
 import { VirtLauncher } from '../launcher/launcher';
 import { launcherConverterPaths } from '../launcher/launcher-paths';
 import { type PathMap, pathMapFromEnv } from '../launcher/path-map';
+import { shortDir } from '../launcher/short-dir';
 import type { LauncherArgs } from '../services/launcher-args';
 
 /** Service identifiers of the launcher composition. */
@@ -58,13 +59,16 @@ export function createLauncherContainer(c: LauncherComposition): Container {
         );
       }
       const paths = launcherConverterPaths(args, map);
+      // QEMU binds its serial, VNC and agent sockets under these: keep them short.
+      paths.privateDir = shortDir(paths.privateDir);
+      paths.libvirtRunDir = shortDir(paths.libvirtRunDir, 90);
       const imageRoot = e[IMAGE_ROOT_ENV] || undefined;
       return new VirtLauncher({
         namespace: args.namespace,
         name: args.name,
         uid: args.uid,
         gracePeriodSeconds: args.gracePeriodSeconds,
-        socketDir: map.toHost(join(args.shareDir, 'sockets')),
+        socketDir: shortDir(map.toHost(join(args.shareDir, 'sockets'))),
         connectDriver: () => factory({ paths, imageRoot, env: e }),
         syncOptions: { useEmulation: args.allowEmulation },
         finalWaitMs: c.finalWaitMs,

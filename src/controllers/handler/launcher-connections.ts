@@ -5,8 +5,9 @@
  * domain-notify-pipe).
  */
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { NOTIFY_PIPE_SOCKET } from '../launcher/domain-report';
+import { shortDir } from '../launcher/short-dir';
 import { type SocketProxy, serveSocketProxy } from '../launcher/socket-proxy';
 import { LauncherClient, launcherSocketPath } from '../launcher-protocol';
 
@@ -28,7 +29,9 @@ export class LauncherConnections {
 
   /** The launcher socket path of a pod (kubelet's emptyDir layout under the pods root). */
   socketPath(podUid: string): string {
-    return launcherSocketPath(this.podsRoot, podUid);
+    const path = launcherSocketPath(this.podsRoot, podUid);
+    // Through the same short link the launcher binds by, when the real path is too long.
+    return join(shortDir(dirname(path)), basename(path));
   }
 
   /** Whether the pod's launcher has put its socket in place (it is renamed there once serving). */

@@ -44,7 +44,8 @@ export function nextHandlerStatus(
   now: string,
 ): VirtualMachineInstance {
   const out = structuredClone(vmi);
-  const st = (out.status ??= {});
+  out.status ??= {};
+  const st = out.status;
   const phase = st.phase ?? '';
   let conds = st.conditions ?? [];
   let next = phase;

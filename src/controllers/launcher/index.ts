@@ -7,4 +7,5 @@ export * from './launcher';
 export * from './launcher-paths';
 export * from './main';
 export * from './path-map';
+export * from './short-dir';
 export * from './socket-proxy';

@@ -21,6 +21,7 @@ import { NodeStatusKeeper } from './node-status';
 import { podDir, preparePodDirs, removePodDirs } from './pod-dirs';
 import {
   isAlive,
+  logTail,
   type ProcessRecord,
   readProcessRecord,
   removeProcessRecord,
@@ -60,6 +61,9 @@ interface Running {
   lost?: boolean;
   killTimer?: NodeJS.Timeout;
 }
+
+/** Grace of a pod whose object vanished before its process stopped. */
+const DEFAULT_GRACE_MS = 30_000;
 
 const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
@@ -184,8 +188,8 @@ export class PodRuntime {
         await this.bind(pending);
         return undefined;
       }
-      // Gone from the API: make sure nothing of it runs.
-      await this.forget(uid, true);
+      // Gone from the API: make sure nothing of it runs (in the background: it may take the grace period).
+      void this.forget(uid, true);
       return undefined;
     }
     let r = this.running.get(uid);
@@ -207,7 +211,8 @@ export class PodRuntime {
     }
     const done = r.exited !== undefined || r.lost;
     if (done) {
-      await this.writeStatus(pod, this.terminatedStatus(pod, r));
+      const message = r.exited ? await logTail(podDir(this.o.root, uid)) : '';
+      await this.writeStatus(pod, this.terminatedStatus(pod, r, message));
       return undefined;
     }
     if (phase !== 'Running') await this.writeStatus(pod, this.runningStatus(pod, r.record));
@@ -277,10 +282,11 @@ export class PodRuntime {
     const r: Running = { record: started.record, exit: started.exit };
     this.running.set(uid, r);
     this.log(`${key}: started process ${started.record.pid}`);
-    void started.exit.then((code) => {
+    void started.exit.then(async (code) => {
       r.exited = code;
       r.exit = undefined;
-      this.log(`${key}: process ${started.record.pid} exited with ${code}`);
+      const tail = `: ${await logTail(podDir(this.o.root, uid), 1500)}`;
+      this.log(`${key}: process ${started.record.pid} exited with ${code}${tail}`);
       this.requeueUid(uid);
     });
     await this.writeStatus(pod, this.runningStatus(pod, started.record));
@@ -313,7 +319,7 @@ export class PodRuntime {
     } as Pod['status'];
   }
 
-  private terminatedStatus(pod: Pod, r: Running): Pod['status'] {
+  private terminatedStatus(pod: Pod, r: Running, message: string): Pod['status'] {
     const now = stamp();
     const code = r.exited;
     const ok = code === 0;
@@ -385,14 +391,24 @@ export class PodRuntime {
     return undefined;
   }
 
-  private async forget(uid: string, kill: boolean): Promise<void> {
+  /**
+   * Drops a pod: with `stop`, a process still running gets SIGTERM (as for a deleted pod
+   * whose object is already gone) and SIGKILL after the default grace; its directories go
+   * once it has exited.
+   */
+  private async forget(uid: string, stop: boolean): Promise<void> {
     const r = this.running.get(uid);
-    if (r) {
-      if (kill && r.exited === undefined && isAlive(r.record)) signalGroup(r.record, 'SIGKILL');
-      if (r.killTimer) clearTimeout(r.killTimer);
-      this.running.delete(uid);
-    }
+    this.running.delete(uid);
+    if (r?.killTimer) clearTimeout(r.killTimer);
     if (!uid) return;
+    if (r && stop && r.exited === undefined && isAlive(r.record)) {
+      signalGroup(r.record, 'SIGTERM');
+      const kill = setTimeout(() => signalGroup(r.record, 'SIGKILL'), DEFAULT_GRACE_MS);
+      kill.unref?.();
+      const deadline = Date.now() + DEFAULT_GRACE_MS + 5_000;
+      while (isAlive(r.record) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 200));
+      clearTimeout(kill);
+    }
     try {
       await removeProcessRecord(podDir(this.o.root, uid));
       await removePodDirs(this.o.root, uid);

@@ -110,3 +110,13 @@ export function signalGroup(rec: ProcessRecord, signal: NodeJS.Signals): void {
     }
   }
 }
+
+/** The last `bytes` of a pod's container log (the termination message of a failed container, as kubelet's FallbackToLogsOnError). */
+export async function logTail(dir: string, bytes = 2048): Promise<string> {
+  try {
+    const text = await readFile(join(dir, LOG_FILE), 'utf8');
+    return text.slice(-bytes).trim();
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * One node end to end, for e2e tests and the node benchmark: the embedded store (or any
+ * ObjectClient), virt-controller, the local pod runtime (launchers as real processes of
+ * this package's CLI), virt-handler, the emulation driver on qemu:///system, and the tiny
+ * guest in a local image store. Each harness has its own node name, pod root and domain
+ * names, and cleans up every process and domain it made.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClusterConfig } from '../../src/api/config/cluster-config';
+import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
+import { VirtHandler } from '../../src/controllers/handler/handler';
+import { CONSOLE_SOCKET } from '../../src/controllers/launcher/domain-report';
+import { imageDir } from '../../src/controllers/launcher/image-dirs';
+import { shortDir } from '../../src/controllers/launcher/short-dir';
+import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
+import { defaultCliEntry, PodRuntime } from '../../src/controllers/podruntime/pod-runtime';
+import { PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
+import type { KubeObject, ObjectClient } from '../../src/controllers/runtime/types';
+import type { Pod } from '../../src/controllers/services/pod';
+import { VirtController, type WriteRecord } from '../../src/controllers/virt-controller';
+import { VmiResource } from '../../src/controllers/vmi/controller';
+import { LibvirtDriver } from '../../src/drivers/libvirt-driver/libvirt-driver';
+import { guestDir, KERNEL_CMDLINE, SerialConsole } from '../support/guest';
+
+export const LIBVIRT_URI = 'qemu:///system';
+
+/** The launcher CLI the pod runtime runs: KUBEVIRT_TS_CLI_ENTRY, else this package's dist build. */
+export function cliEntry(): string {
+  return process.env.KUBEVIRT_TS_CLI_ENTRY || defaultCliEntry();
+}
+
+/** Whether the pieces an end-to-end run needs exist (the CLI build; the guest and libvirt are checked by callers). */
+export function cliBuilt(): boolean {
+  return existsSync(cliEntry());
+}
+
+/** A VirtualMachine that boots the tiny guest by kernel boot from the image store, no disks, no network. */
+export function tinyGuestVm(name: string, namespace: string, runStrategy = 'Always'): VirtualMachine {
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachine',
+    metadata: { name, namespace },
+    spec: {
+      runStrategy,
+      template: {
+        metadata: { labels: { 'kubevirt.io/vm': name } },
+        spec: {
+          domain: {
+            devices: { autoattachPodInterface: false, autoattachGraphicsDevice: false },
+            firmware: {
+              kernelBoot: {
+                kernelArgs: KERNEL_CMDLINE,
+                container: {
+                  image: 'kubevirt-ts/tiny-guest',
+                  kernelPath: '/vmlinuz',
+                  initrdPath: '/initrd.img',
+                },
+              },
+            },
+            resources: { requests: { memory: '128Mi' } },
+          },
+          terminationGracePeriodSeconds: 30,
+        },
+      },
+    },
+  };
+}
+
+/** Options of {@link NodeHarness}. */
+export interface NodeHarnessOptions {
+  client: ObjectClient;
+  /** Unique per harness: it names the node and prefixes nothing else. */
+  nodeName: string;
+  /** Bind pods ourselves (no scheduler). Default true. */
+  bindPending?: boolean;
+  /** Run virt-controller here (default true). */
+  controller?: boolean;
+  /** The Node is registered by someone else (e.g. a test's real kubelet stand-in). Default true: the runtime does it. */
+  manageNode?: boolean;
+}
+
+/** Polls `fn` until it returns a truthy value. */
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 120_000,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** One node with controller, pod runtime and handler. */
+export class NodeHarness {
+  readonly root: string;
+  readonly images: string;
+  readonly controllerWrites: WriteRecord[] = [];
+  readonly handlerWrites: string[] = [];
+  controller: VirtController | undefined;
+  runtime: PodRuntime | undefined;
+  handler: VirtHandler | undefined;
+
+  constructor(readonly o: NodeHarnessOptions) {
+    this.root = mkdtempSync(join(tmpdir(), `kvts-node-${o.nodeName}-`));
+    chmodSync(this.root, 0o755);
+    this.images = join(this.root, 'images');
+    mkdirSync(this.images, { mode: 0o755 });
+    symlinkSync(guestDir, imageDir(this.images, 'kubevirt-ts/tiny-guest'));
+    mkdirSync(this.podsRoot, { mode: 0o755 });
+  }
+
+  get podsRoot(): string {
+    return join(this.root, 'pods');
+  }
+
+  newController(): VirtController {
+    return new VirtController({
+      client: this.o.client,
+      config: createClusterConfig(
+        { developerConfiguration: { useEmulation: true } },
+        { hostArchitecture: 'amd64' },
+      ),
+      launcher: { launcherImage: 'kubevirt-ts/virt-launcher:dev', hypervisor: 'emulation' },
+      onWrite: (w) => this.controllerWrites.push(w),
+      onError: () => {},
+    });
+  }
+
+  newRuntime(): PodRuntime {
+    return new PodRuntime({
+      client: this.o.client,
+      nodeName: this.o.nodeName,
+      root: this.podsRoot,
+      bindPending: this.o.bindPending ?? true,
+      manageNode: this.o.manageNode ?? true,
+      commands: { 'kubevirt-ts': [process.execPath, cliEntry()] },
+      env: { KUBEVIRT_TS_IMAGE_ROOT: this.images, KUBEVIRT_TS_LIBVIRT_URI: LIBVIRT_URI },
+      log: process.env.KUBEVIRT_TS_NODE_LOG ? (m) => console.log(`pod runtime: ${m}`) : () => {},
+    });
+  }
+
+  newHandler(): VirtHandler {
+    return new VirtHandler({
+      client: this.o.client,
+      nodeName: this.o.nodeName,
+      podsRoot: this.podsRoot,
+      notifySocket: join(this.root, 'handler', 'domain-notify.sock'),
+      capabilities: async () => {
+        const d = await LibvirtDriver.connect({ name: 'emulation', allowKvm: false, uri: LIBVIRT_URI });
+        try {
+          return await d.probe();
+        } finally {
+          await d.close();
+        }
+      },
+      resyncMs: 1_000,
+      onWrite: (kind, name) => {
+        if (kind === 'VirtualMachineInstance') this.handlerWrites.push(name);
+      },
+      log: process.env.KUBEVIRT_TS_NODE_LOG ? (m) => console.log(`handler: ${m}`) : () => {},
+    });
+  }
+
+  async start(): Promise<void> {
+    if (this.o.controller !== false) {
+      this.controller = this.newController();
+      await this.controller.start();
+    }
+    this.runtime = this.newRuntime();
+    await this.runtime.start();
+    this.handler = this.newHandler();
+    await this.handler.start();
+  }
+
+  /** The VMI's launcher pod on this node. */
+  async podOf(vmi: VirtualMachineInstance): Promise<Pod | undefined> {
+    const pods = await this.o.client.list<Pod & KubeObject>(PodType, {
+      namespace: vmi.metadata?.namespace,
+      labelSelector: `kubevirt.io/created-by=${vmi.metadata?.uid}`,
+    });
+    return pods.items.find((p) => p.spec?.nodeName === this.o.nodeName && !p.metadata?.deletionTimestamp);
+  }
+
+  /** Connects to the console relay in a pod's sockets dir. */
+  async console(pod: Pod): Promise<SerialConsole> {
+    const dir = podEmptyDirPath(this.podsRoot, pod.metadata?.uid ?? '', 'sockets');
+    return SerialConsole.connect(join(shortDir(dir), CONSOLE_SOCKET), 60_000);
+  }
+
+  getVm(namespace: string, name: string) {
+    return this.o.client.get<VirtualMachine & KubeObject>(VirtualMachineType, name, namespace);
+  }
+
+  getVmi(namespace: string, name: string) {
+    return this.o.client.get<VirtualMachineInstance & KubeObject>(VmiResource, name, namespace);
+  }
+
+  /** Stops the components (launchers and guests keep running), then kills launchers and destroys domains with `domainPrefix`. */
+  async close(domainPrefix?: string): Promise<void> {
+    await this.handler?.stop().catch(() => undefined);
+    await this.runtime?.stop().catch(() => undefined);
+    await this.controller?.stop().catch(() => undefined);
+    this.runtime?.killAll();
+    if (domainPrefix) destroyDomains(domainPrefix);
+    if (!process.env.KUBEVIRT_TS_KEEP_NODE_DIRS) rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/** Destroys and undefines every libvirt domain whose name starts with `prefix`. */
+export function destroyDomains(prefix: string): void {
+  const list =
+    spawnSync('virsh', ['-c', LIBVIRT_URI, 'list', '--all', '--name'], { encoding: 'utf8' }).stdout ?? '';
+  for (const name of list.split('\n').map((s) => s.trim())) {
+    if (!name || !name.startsWith(prefix)) continue;
+    spawnSync('virsh', ['-c', LIBVIRT_URI, 'destroy', name], { stdio: 'ignore' });
+    spawnSync('virsh', ['-c', LIBVIRT_URI, 'undefine', '--nvram', name], { stdio: 'ignore' });
+  }
+}
+
+/** Whether libvirt on {@link LIBVIRT_URI} answers. */
+export function libvirtAnswers(): boolean {
+  return spawnSync('virsh', ['-c', LIBVIRT_URI, 'version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** Whether libvirt has a domain by that name. */
+export function domainExists(name: string): boolean {
+  return spawnSync('virsh', ['-c', LIBVIRT_URI, 'domstate', name], { stdio: 'ignore' }).status === 0;
+}
