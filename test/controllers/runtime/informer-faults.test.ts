@@ -152,4 +152,36 @@ describe('informer faults (embedded store behind its socket server)', () => {
     for (let i = 0; i < 5; i++) expect(seen.get(`w${i}`)).toBe('3');
     expect(inf.stats.watches).toBeGreaterThanOrEqual(2);
   });
+
+  it('a watch ended by its timeout resumes from the last resourceVersion without relisting', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvts-fault-'));
+    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const store = await EmbeddedStore.open();
+    cleanups.push(() => store.close());
+    const server = await serveEmbeddedStore(store, path.join(dir, 'api.sock'));
+    cleanups.push(() => server.close());
+    const client = KubeClient.fromSocket(server.socketPath);
+    cleanups.push(() => client.close());
+    const inf = new Informer<CM>(client, ConfigMapType, {
+      namespace: 'default',
+      watchTimeoutSeconds: 1,
+      backoff: { initialMs: 10, maxMs: 50 },
+    });
+    cleanups.push(() => inf.stop());
+    const seen = track(inf);
+    inf.start();
+    await inf.waitForSync();
+    for (let i = 0; i < 3; i++) {
+      await store.create(ConfigMapType, {
+        metadata: { name: `t${i}`, namespace: 'default' },
+        data: { v: String(i) },
+      });
+      const watches = inf.stats.watches;
+      await eventually('the watch times out and is resumed', async () => inf.stats.watches > watches);
+    }
+    await eventually('cache converges', () => converged(store, inf, seen));
+    expect(inf.stats.lists).toBe(1);
+    expect(inf.stats.gone).toBe(0);
+    expect([...seen.keys()].sort()).toEqual(['t0', 't1', 't2']);
+  });
 });
