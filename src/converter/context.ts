@@ -106,7 +106,7 @@ export interface ConverterContext {
 }
 
 /** Upstream KubeVirt's launcher file layout. */
-export const upstreamPaths: ConverterPaths = {
+export const upstreamPaths: Readonly<ConverterPaths> = Object.freeze({
   privateDir: '/var/run/kubevirt-private',
   containerDiskDir: '/var/run/kubevirt/container-disks',
   ephemeralDiskDir: '/var/run/kubevirt-ephemeral-disks/disk-data',
@@ -120,15 +120,15 @@ export const upstreamPaths: ConverterPaths = {
   virtiofsDir: '/var/run/kubevirt/virtiofs-containers',
   libvirtRunDir: '/var/run/kubevirt-private/libvirt',
   persistentStateDir: '/var/lib/libvirt',
-};
+});
 
 /** Debian 12's OVMF 4M images (package `ovmf`). */
-export const debianOVMF: FirmwarePaths = {
+export const debianOVMF: Readonly<FirmwarePaths> = Object.freeze({
   efiCode: '/usr/share/OVMF/OVMF_CODE_4M.fd',
   efiVars: '/usr/share/OVMF/OVMF_VARS_4M.fd',
   efiCodeSecureBoot: '/usr/share/OVMF/OVMF_CODE_4M.secboot.fd',
   efiVarsSecureBoot: '/usr/share/OVMF/OVMF_VARS_4M.ms.fd',
-};
+});
 
 /** A context for an x86_64 KVM host with upstream's paths; override what the host differs in. */
 export function defaultConverterContext(overrides: Partial<ConverterContext> = {}): ConverterContext {
