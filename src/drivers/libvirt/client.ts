@@ -22,6 +22,7 @@ import {
   REMOTE_AUTH_NONE,
   REMOTE_AUTH_POLKIT,
   REMOTE_AUTH_SASL,
+  REMOTE_DOMAIN_JOB_STATS_MAX,
   REMOTE_DOMAIN_LAUNCH_SECURITY_INFO_PARAMS_MAX,
   REMOTE_DOMAIN_LAUNCH_SECURITY_STATE_PARAMS_MAX,
   REMOTE_DOMAIN_LIST_MAX,
@@ -799,6 +800,21 @@ export class LibvirtClient {
 
   async domainGetJobInfo(dom: DomainRef): Promise<DomainJobInfo> {
     return this.rpc(RemoteProc.DOMAIN_GET_JOB_INFO, (w) => writeDomain(w, dom), readJobInfo);
+  }
+
+  /**
+   * Statistics of the domain's current job (or, with flags = 1 `COMPLETED`, the last one):
+   * `type` is virDomainJobType; `params` hold e.g. `memory_processed`, `time_elapsed`.
+   */
+  async domainGetJobStats(dom: DomainRef, flags = 0): Promise<{ type: number; params: TypedParam[] }> {
+    return this.rpc(
+      RemoteProc.DOMAIN_GET_JOB_STATS,
+      (w) => {
+        writeDomain(w, dom);
+        w.uint(flags, 'flags');
+      },
+      (r) => ({ type: r.int(), params: readTypedParams(r, REMOTE_DOMAIN_JOB_STATS_MAX) }),
+    );
   }
 
   async domainAbortJob(dom: DomainRef): Promise<void> {

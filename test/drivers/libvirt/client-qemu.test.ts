@@ -146,6 +146,7 @@ describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, (
     expect(stats[0].params.find((p) => p.field === 'state.state')?.value).toBe(DomainState.RUNNING);
     expect((await c.domainMemoryStats(dom)).length).toBeGreaterThan(0);
     expect((await c.domainGetJobInfo(dom)).type).toBe(0);
+    expect(await c.domainGetJobStats(dom)).toEqual({ type: 0, params: [] });
     const abort = await c.domainAbortJob(dom).catch((e) => e);
     expect(abort).toBeInstanceOf(LibvirtError);
     expect(abort.code).toBe(VIR_ERR_OPERATION_INVALID);
