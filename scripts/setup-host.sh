@@ -17,10 +17,11 @@ need_root() {
   fi
 }
 
-# Debian packages: libvirt + QEMU (the real hypervisor stack), libvirt's schema checker,
+# Debian packages: libvirt + QEMU (the real hypervisor stack), libvirt's schema checker
+# (virt-xml-validate, which needs xmllint from libxml2-utils),
 # OVMF firmware, xorriso (cloud-init ISOs), busybox-static and cpio (the test guest),
 # swtpm (TPM devices), protobuf-compiler (gRPC code generation).
-PACKAGES=(libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils ovmf xorriso
+PACKAGES=(libvirt-daemon-system libvirt-clients libxml2-utils qemu-system-x86 qemu-utils ovmf xorriso
   busybox-static cpio protobuf-compiler swtpm swtpm-tools socat)
 missing=()
 for p in "${PACKAGES[@]}"; do
