@@ -1,5 +1,7 @@
 import { Command } from 'commander';
 import { registerConvertCommand } from './commands/convert';
+import { registerImageCommand } from './commands/image';
+import { registerUpCommand } from './commands/up';
 import { registerValidateCommand } from './commands/validate';
 import { registerVirtHandlerCommand } from './commands/virt-handler';
 import { registerVirtLauncherCommand } from './commands/virt-launcher';
@@ -16,5 +18,7 @@ export function buildProgram(): Command {
   registerValidateCommand(program);
   registerVirtHandlerCommand(program);
   registerVirtLauncherCommand(program);
+  registerUpCommand(program);
+  registerImageCommand(program);
   return program;
 }

@@ -1,0 +1,195 @@
+/**
+ * `kubevirt-ts up [MANIFEST...] [--console] [-d] [--state-dir DIR]`: local mode. Starts
+ * the embedded store, virt-controller, one node (virt-handler and the local pod runtime)
+ * and the libvirt driver (software emulation unless --kvm), applies the manifests and
+ * prints phase transitions; `--console` streams the first VM's serial console. Runs until
+ * Ctrl-C, or in the background with `-d`. Stopping `up` leaves guests running; the next
+ * `up` on the same state directory adopts them. When an `up` already runs on the state
+ * directory, the manifests are applied to it instead.
+ */
+import { spawn } from 'node:child_process';
+import { openSync, rmSync, writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { VirtualMachineInstance } from '../../api/generated/types';
+import type { KubeObject, ObjectClient } from '../../controllers/runtime/types';
+import { VmiResource } from '../../controllers/vmi/controller';
+import { type AppliedObject, applyObjects, loadAndAdmit } from '../local/apply';
+import { attachConsole, connectConsole } from '../local/console-stream';
+import { ImageStore } from '../local/images';
+import { LocalClient, localRequest, runningUpPid } from '../local/local-client';
+import { LocalNode } from '../local/local-node';
+import { ProgressPrinter, printable, watchPhases } from '../local/progress';
+import { defaultStateDir, ensureStateDirs, type StatePaths, statePaths } from '../local/state-dir';
+
+/** Options of the up command. */
+export interface UpOptions {
+  console?: boolean;
+  detach?: boolean;
+  stateDir?: string;
+  kvm?: boolean;
+  libvirtUri?: string;
+  verbose?: boolean;
+}
+
+export function registerUpCommand(program: Command): void {
+  program
+    .command('up')
+    .description(
+      'run KubeVirt locally (no cluster) and apply manifests; Ctrl-C stops the control plane, guests keep running',
+    )
+    .argument('[manifests...]', 'manifest files to apply')
+    .option('--console', "stream the first VM's serial console")
+    .option('-d, --detach', 'run in the background, serving the local sockets the CLI talks to')
+    .option('--state-dir <dir>', 'state directory', defaultStateDir())
+    .option('--kvm', 'use KVM when /dev/kvm works (default: software emulation)')
+    .option('--libvirt-uri <uri>', 'libvirt URI', 'qemu:///system')
+    .option('-v, --verbose', 'print component logs')
+    .action(async (manifests: string[], opts: UpOptions) => {
+      await up(manifests, opts);
+    });
+}
+
+function printApplied(progress: ProgressPrinter, applied: AppliedObject[]): void {
+  for (const a of applied) {
+    progress.line(`${a.kind} ${printable(`${a.namespace ? `${a.namespace}/` : ''}${a.name}`)} ${a.action}`);
+  }
+}
+
+/** Runs the up command. */
+export async function up(manifests: string[], opts: UpOptions): Promise<void> {
+  const paths = statePaths(opts.stateDir ?? defaultStateDir());
+  const progress = new ProgressPrinter();
+  const images = new ImageStore(paths.images);
+  // Check manifests first: a bad manifest or a missing image fails before anything starts.
+  const objects = await loadAndAdmit(manifests, images, !opts.kvm);
+  const running = runningUpPid(paths);
+  if (running) {
+    const client = new LocalClient(paths);
+    try {
+      progress.line(`local mode already running (pid ${running}, ${paths.root}): applying to it`);
+      printApplied(progress, await applyObjects(client.store, objects));
+      if (opts.console) await streamFirstConsole(client.store, paths, objects, progress);
+    } finally {
+      client.close();
+    }
+    return;
+  }
+  if (opts.detach) return detach(paths, manifests, opts, progress);
+
+  ensureStateDirs(paths);
+  writeFileSync(paths.pidFile, `${process.pid}\n`);
+  const node = new LocalNode({
+    paths,
+    allowKvm: opts.kvm,
+    libvirtUri: opts.libvirtUri,
+    log: opts.verbose ? (c, m) => progress.line(`${c}: ${m}`) : undefined,
+  });
+  let stopping = false;
+  const stop = async (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    progress.done();
+    progress.line(`${why}: stopping the control plane (guests keep running; the next \`up\` adopts them)`);
+    await node.stop();
+    rmSync(paths.pidFile, { force: true });
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('interrupted'));
+  process.on('SIGTERM', () => void stop('terminated'));
+  progress.line(`starting local mode in ${paths.root}`);
+  progress.wait('starting the store, controllers and node');
+  await node.start();
+  progress.done();
+  progress.line(`ready: node ${node.nodeName}, store socket ${paths.storeSocket}`);
+  await watchPhases(node.store, progress);
+  printApplied(progress, await applyObjects(node.store, objects));
+  if (opts.console) await streamFirstConsole(node.store, paths, objects, progress);
+  // Keep running until a signal arrives.
+  await new Promise<never>(() => {});
+}
+
+/** Starts `up` again as a detached child logging to the state directory, and waits until it serves. */
+async function detach(paths: StatePaths, manifests: string[], opts: UpOptions, progress: ProgressPrinter) {
+  ensureStateDirs(paths);
+  const log = openSync(paths.logFile, 'a');
+  const args = [process.argv[1] ?? '', 'up', ...manifests, '--state-dir', paths.root];
+  if (opts.kvm) args.push('--kvm');
+  if (opts.libvirtUri) args.push('--libvirt-uri', opts.libvirtUri);
+  if (opts.verbose) args.push('--verbose');
+  const child = spawn(process.execPath, [...process.execArgv, ...args], {
+    detached: true,
+    stdio: ['ignore', log, log],
+  });
+  child.unref();
+  progress.wait('starting in the background');
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const ok = await localRequest(paths.apiSocket, 'GET', '/version').then(
+      () => true,
+      () => false,
+    );
+    if (ok && runningUpPid(paths) === child.pid) break;
+    if (child.exitCode !== null || Date.now() > end) {
+      progress.done();
+      throw new Error(`the background \`up\` did not start: see ${paths.logFile}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  progress.done();
+  progress.line(`local mode running in the background (pid ${child.pid}); log ${paths.logFile}`);
+  if (opts.console) {
+    const client = new LocalClient(paths);
+    try {
+      const objects = await loadAndAdmit(manifests, new ImageStore(paths.images), !opts.kvm);
+      await streamFirstConsole(client.store, paths, objects, progress);
+    } finally {
+      client.close();
+    }
+  }
+}
+
+/** The VMI name of the first VM or VMI among `objects`. */
+function firstVmi(objects: Array<{ kind?: string; metadata?: { name?: string; namespace?: string } }>) {
+  const o = objects.find((x) => x.kind === 'VirtualMachine' || x.kind === 'VirtualMachineInstance');
+  return o ? { name: o.metadata?.name ?? '', namespace: o.metadata?.namespace ?? 'default' } : undefined;
+}
+
+/** Waits for the first VM's VMI to run, then copies its console to stdout until it closes. */
+async function streamFirstConsole(
+  client: ObjectClient,
+  paths: StatePaths,
+  objects: Array<{ kind?: string; metadata?: { name?: string; namespace?: string } }>,
+  progress: ProgressPrinter,
+): Promise<void> {
+  const target = firstVmi(objects);
+  if (!target) {
+    progress.line('--console: no VirtualMachine or VirtualMachineInstance in the manifests');
+    return;
+  }
+  const id = printable(`${target.namespace}/${target.name}`);
+  let socket: string | undefined;
+  for (;;) {
+    const vmi = await client
+      .get<VirtualMachineInstance & KubeObject>(VmiResource, target.name, target.namespace)
+      .catch(() => undefined);
+    if (vmi?.status?.phase === 'Failed' || vmi?.status?.phase === 'Succeeded') {
+      throw new Error(`VirtualMachineInstance ${id} ended (${vmi.status.phase}) before its console opened`);
+    }
+    if (vmi?.status?.nodeName) {
+      socket = await localRequest<{ socket: string }>(
+        paths.apiSocket,
+        'GET',
+        `/apis/subresources.kubevirt.io/v1/namespaces/${target.namespace}/virtualmachineinstances/${target.name}/console`,
+      ).then(
+        (r) => r.socket,
+        () => undefined,
+      );
+      if (socket) break;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  progress.line(`console of ${id} (Ctrl-C stops up; guests keep running):`);
+  const sock = await connectConsole(socket);
+  await attachConsole(sock, { input: false });
+  progress.line(`console of ${id} closed`);
+}

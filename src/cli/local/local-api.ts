@@ -1,0 +1,141 @@
+/**
+ * The local subresource API: the part of upstream's virt-api that reaches a node
+ * (`subresources.kubevirt.io/v1` pause, unpause, softreboot, guestosinfo) served by
+ * `kubevirt-ts up` on a unix socket (mode 0600), plus `console` and `vnc`, which answer
+ * with the host path of the guest's unix socket instead of upgrading to a websocket (the
+ * CLI runs on the same host). Paths follow upstream:
+ * `PUT /apis/subresources.kubevirt.io/v1/namespaces/{ns}/virtualmachineinstances/{name}/pause`.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import { join } from 'node:path';
+import type { VirtualMachineInstance } from '../../api/generated/types';
+import { CONSOLE_SOCKET, VNC_SOCKET } from '../../controllers/launcher/domain-report';
+import { shortDir } from '../../controllers/launcher/short-dir';
+import { LauncherClient } from '../../controllers/launcher-protocol/client';
+import { launcherSocketPath, podEmptyDirPath } from '../../controllers/launcher-protocol/paths';
+import { PodType } from '../../controllers/runtime/resources';
+import type { KubeObject } from '../../controllers/runtime/types';
+import { VmiResource } from '../../controllers/vmi/controller';
+import type { LocalNode } from './local-node';
+
+export interface LocalApiServer {
+  close(): Promise<void>;
+}
+
+const ROUTE =
+  /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([a-z0-9-]{1,63})\/virtualmachineinstances\/([a-z0-9.-]{1,253})\/([a-z]+)$/;
+
+/** An error with an HTTP status, sent as a Kubernetes Status. */
+class HttpError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Serves the local subresource API of `node` on `socketPath`. */
+export async function serveLocalApi(node: LocalNode, socketPath: string): Promise<LocalApiServer> {
+  fs.rmSync(socketPath, { force: true });
+  const server = http.createServer((req, res) => {
+    handle(node, req)
+      .then((body) => send(res, 200, body ?? {}))
+      .catch((e: unknown) => {
+        const code = e instanceof HttpError ? e.code : 500;
+        send(res, code, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          code,
+          message: e instanceof Error ? e.message : String(e),
+        });
+      });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    const old = process.umask(0o177);
+    try {
+      server.listen(socketPath, () => resolve());
+    } finally {
+      process.umask(old);
+    }
+  });
+  fs.chmodSync(socketPath, 0o600);
+  return {
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      fs.rmSync(socketPath, { force: true });
+    },
+  };
+}
+
+function send(res: http.ServerResponse, code: number, body: unknown): void {
+  res.writeHead(code, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+async function handle(node: LocalNode, req: http.IncomingMessage): Promise<unknown> {
+  const url = new URL(req.url ?? '/', 'http://local');
+  if (url.pathname === '/version') return { component: 'kubevirt-ts up', node: node.nodeName };
+  const m = ROUTE.exec(url.pathname);
+  if (!m) throw new HttpError(404, `no such path ${JSON.stringify(url.pathname.slice(0, 200))}`);
+  const [, ns, name, sub] = m as unknown as [string, string, string, string];
+  const vmi = await node.store.get<VirtualMachineInstance & KubeObject>(VmiResource, name, ns).catch(() => {
+    throw new HttpError(404, `VirtualMachineInstance ${ns}/${name} not found`);
+  });
+  if (vmi.status?.phase !== 'Running' && sub !== 'console' && sub !== 'vnc') {
+    throw new HttpError(
+      409,
+      `VirtualMachineInstance ${ns}/${name} is not running (phase ${vmi.status?.phase ?? 'none'})`,
+    );
+  }
+  const put = req.method === 'PUT';
+  switch (sub) {
+    case 'pause':
+      if (!put) break;
+      await node.handler.pause(ns, name);
+      return {};
+    case 'unpause':
+      if (!put) break;
+      await node.handler.unpause(ns, name);
+      return {};
+    case 'softreboot':
+      if (!put) break;
+      await node.handler.softReboot(ns, name);
+      return {};
+    case 'guestosinfo': {
+      const client = new LauncherClient(launcherSocketPath(node.o.paths.pods, await podUid(node, vmi)));
+      try {
+        const info = await client.getGuestInfo();
+        if (!info)
+          throw new HttpError(409, `VirtualMachineInstance ${ns}/${name}: the guest agent is not connected`);
+        return info;
+      } finally {
+        client.close();
+      }
+    }
+    case 'console':
+    case 'vnc': {
+      const dir = podEmptyDirPath(node.o.paths.pods, await podUid(node, vmi), 'sockets');
+      const path = join(shortDir(dir), sub === 'console' ? CONSOLE_SOCKET : VNC_SOCKET);
+      if (!fs.existsSync(path))
+        throw new HttpError(404, `VirtualMachineInstance ${ns}/${name} has no ${sub} socket`);
+      return { socket: path };
+    }
+  }
+  throw new HttpError(405, `${req.method} ${sub}: not supported`);
+}
+
+async function podUid(node: LocalNode, vmi: VirtualMachineInstance): Promise<string> {
+  const pods = await node.store.list<KubeObject & { spec?: { nodeName?: string } }>(PodType, {
+    namespace: vmi.metadata?.namespace,
+    labelSelector: `kubevirt.io/created-by=${vmi.metadata?.uid}`,
+  });
+  const pod = pods.items.find((p) => !p.metadata?.deletionTimestamp);
+  if (!pod?.metadata?.uid)
+    throw new HttpError(409, `VirtualMachineInstance ${vmi.metadata?.name}: no launcher pod`);
+  return pod.metadata.uid;
+}

@@ -1,0 +1,73 @@
+/**
+ * How the CLI reaches a running `kubevirt-ts up`: the embedded store over its socket (a
+ * `KubeClient`, so the commands are the same as against a cluster) and the local
+ * subresource API over the other socket.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import { KubeClient } from '../../controllers/runtime/kube/client';
+import type { StatePaths } from './state-dir';
+
+/** The pid of the `up` that owns `paths`, when it is alive. */
+export function runningUpPid(paths: StatePaths): number | undefined {
+  if (!existsSync(paths.pidFile)) return undefined;
+  const pid = Number.parseInt(readFileSync(paths.pidFile, 'utf8'), 10);
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A client of a running local mode. */
+export class LocalClient {
+  readonly store: KubeClient;
+
+  constructor(readonly paths: StatePaths) {
+    if (!existsSync(paths.storeSocket) || !existsSync(paths.apiSocket)) {
+      throw new Error(
+        `local mode is not running (no sockets in ${paths.root}): start it with \`kubevirt-ts up -d\`, or pass --kubeconfig for a cluster`,
+      );
+    }
+    this.store = KubeClient.fromSocket(paths.storeSocket);
+  }
+
+  /** Calls a `subresources.kubevirt.io` VMI subresource; throws the server's message on failure. */
+  subresource<T = unknown>(method: 'GET' | 'PUT', namespace: string, name: string, sub: string): Promise<T> {
+    return localRequest<T>(
+      this.paths.apiSocket,
+      method,
+      `/apis/subresources.kubevirt.io/v1/namespaces/${encodeURIComponent(namespace)}/virtualmachineinstances/${encodeURIComponent(name)}/${sub}`,
+    );
+  }
+
+  close(): void {
+    this.store.close();
+  }
+}
+
+/** One JSON request over a unix socket. */
+export function localRequest<T>(socketPath: string, method: string, path: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const req = http.request({ socketPath, method, path, headers: { accept: 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown;
+        try {
+          body = text ? JSON.parse(text) : {};
+        } catch {
+          body = { message: text };
+        }
+        if ((res.statusCode ?? 500) >= 300) {
+          reject(new Error((body as { message?: string }).message ?? `HTTP ${res.statusCode}`));
+        } else resolve(body as T);
+      });
+    });
+    req.on('error', (e) => reject(new Error(`${socketPath}: ${e.message}`)));
+    req.end();
+  });
+}

@@ -1,0 +1,114 @@
+/**
+ * Everything `kubevirt-ts up` runs in one process: the embedded store persisted in the
+ * state directory and served on its socket, virt-controller, the local pod runtime
+ * (launchers as child processes of this package's CLI, detached so they outlive us),
+ * virt-handler with the libvirt driver in emulation mode when KVM is unusable, and the
+ * local subresource API. Stopping it stops the control plane only: launchers and guests
+ * keep running and the next start adopts them.
+ */
+
+import { join } from 'node:path';
+import { createClusterConfig } from '../../api/config/cluster-config';
+import { VirtHandler } from '../../controllers/handler/handler';
+import { IMAGE_ROOT_ENV } from '../../controllers/launcher/image-dirs';
+import { defaultCliEntry, PodRuntime } from '../../controllers/podruntime/pod-runtime';
+import { type EmbeddedServer, serveEmbeddedStore } from '../../controllers/runtime/embedded/server';
+import { EmbeddedStore } from '../../controllers/runtime/embedded/store';
+import { VirtController } from '../../controllers/virt-controller';
+import { LibvirtDriver } from '../../drivers/libvirt-driver/libvirt-driver';
+import { type LocalApiServer, serveLocalApi } from './local-api';
+import { ensureStateDirs, type StatePaths } from './state-dir';
+
+/** The CLI running now when it is a build of kubevirt-ts (launchers then match it), else the package's. */
+function thisCliEntry(): string {
+  const self = process.argv[1] ?? '';
+  return /kubevirt-ts\.js$/.test(self) ? self : defaultCliEntry();
+}
+
+/** Options of {@link LocalNode}. */
+export interface LocalNodeOptions {
+  paths: StatePaths;
+  /** Node name (default `local`): keep it stable, the next start adopts its pods. */
+  nodeName?: string;
+  /** libvirt URI the launchers and the host probe use (default qemu:///system). */
+  libvirtUri?: string;
+  /** Let the driver use KVM when /dev/kvm works (default false: software emulation). */
+  allowKvm?: boolean;
+  /** The CLI entry launchers run (default this package's dist/cli/kubevirt-ts.js). */
+  cliEntry?: string;
+  log?: (component: string, message: string) => void;
+}
+
+/** The running local system. */
+export class LocalNode {
+  store!: EmbeddedStore;
+  controller!: VirtController;
+  runtime!: PodRuntime;
+  handler!: VirtHandler;
+  private storeServer: EmbeddedServer | undefined;
+  private apiServer: LocalApiServer | undefined;
+  readonly nodeName: string;
+
+  constructor(readonly o: LocalNodeOptions) {
+    this.nodeName = o.nodeName ?? 'local';
+  }
+
+  /** Opens the store and starts every component (resolves once all are started). */
+  async start(): Promise<void> {
+    const { paths } = this.o;
+    const uri = this.o.libvirtUri ?? 'qemu:///system';
+    const log = this.o.log ?? (() => {});
+    ensureStateDirs(paths);
+    this.store = await EmbeddedStore.open({ dir: paths.store });
+    this.storeServer = await serveEmbeddedStore(this.store, paths.storeSocket);
+    this.controller = new VirtController({
+      client: this.store,
+      config: createClusterConfig({ developerConfiguration: { useEmulation: !this.o.allowKvm } }),
+      launcher: {
+        launcherImage: 'kubevirt-ts/virt-launcher:local',
+        hypervisor: this.o.allowKvm ? 'kvm' : 'emulation',
+      },
+      onError: (c, key, e) => log('virt-controller', `${c} ${key}: ${e.message}`),
+    });
+    this.runtime = new PodRuntime({
+      client: this.store,
+      nodeName: this.nodeName,
+      root: paths.pods,
+      bindPending: true,
+      manageNode: true,
+      commands: { 'kubevirt-ts': [process.execPath, this.o.cliEntry ?? thisCliEntry()] },
+      env: { [IMAGE_ROOT_ENV]: paths.images, KUBEVIRT_TS_LIBVIRT_URI: uri },
+      log: (m) => log('pod runtime', m),
+    });
+    const allowKvm = this.o.allowKvm ?? false;
+    this.handler = new VirtHandler({
+      client: this.store,
+      nodeName: this.nodeName,
+      podsRoot: paths.pods,
+      notifySocket: join(paths.handler, 'domain-notify.sock'),
+      capabilities: async () => {
+        const d = await LibvirtDriver.connect({ name: allowKvm ? 'libvirt' : 'emulation', allowKvm, uri });
+        try {
+          return await d.probe();
+        } finally {
+          await d.close();
+        }
+      },
+      log: (m) => log('virt-handler', m),
+    });
+    await this.controller.start();
+    await this.runtime.start();
+    await this.handler.start();
+    this.apiServer = await serveLocalApi(this, paths.apiSocket);
+  }
+
+  /** Stops the control plane; launchers and guests keep running. */
+  async stop(): Promise<void> {
+    await this.apiServer?.close().catch(() => undefined);
+    await this.handler?.stop().catch(() => undefined);
+    await this.runtime?.stop().catch(() => undefined);
+    await this.controller?.stop().catch(() => undefined);
+    await this.storeServer?.close().catch(() => undefined);
+    await this.store?.close?.();
+  }
+}
