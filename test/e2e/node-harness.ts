@@ -166,6 +166,7 @@ export class NodeHarness {
           await d.close();
         }
       },
+      orphanDriver: () => LibvirtDriver.connect({ name: 'emulation', allowKvm: false, uri: LIBVIRT_URI }),
       resyncMs: 1_000,
       onWrite: (kind, name) => {
         if (kind === 'VirtualMachineInstance') this.handlerWrites.push(name);

@@ -11,6 +11,7 @@ import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import { PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import type { Pod } from '../../src/controllers/services/pod';
+import { VmiResource } from '../../src/controllers/vmi/controller';
 import {
   available,
   BOOT_MARKER,
@@ -135,11 +136,14 @@ describe.runIf(run)('VM end to end on the embedded store with a real guest', () 
     expect(vmiWrites).toBeLessThanOrEqual(5);
   }, 240_000);
 
-  it('keeps the guest running across a restart of the handler and the pod runtime', async () => {
+  it('keeps the guest running across a restart of the handler, the pod runtime and the controller', async () => {
     await node.handler?.stop();
     await node.runtime?.stop();
+    await node.controller?.stop();
+    node.controller = node.newController();
     node.runtime = node.newRuntime();
     node.handler = node.newHandler();
+    await node.controller.start();
     await node.runtime.start();
     await node.handler.start();
     // The new runtime adopted the same launcher process; the guest did not boot again.
@@ -153,6 +157,36 @@ describe.runIf(run)('VM end to end on the embedded store with a real guest', () 
     const out = await console_?.run('echo $((6*7))', 60_000);
     expect(out?.trim()).toBe('42');
   }, 120_000);
+
+  it('fails the VMI of a killed launcher, and runStrategy Always starts a new one that boots', async () => {
+    const before = await node.getVmi(ns, name);
+    process.kill(launcherPid, 'SIGKILL');
+    await waitFor('the old VMI failed or replaced', async () => {
+      const v = await node.getVmi(ns, name).catch(() => undefined);
+      return !v || v.metadata?.uid !== before.metadata?.uid || v.status?.phase === 'Failed';
+    });
+    const vmi = await waitFor('a new VMI on the node', async () => {
+      const v = await node.getVmi(ns, name).catch(() => undefined);
+      return v && v.metadata?.uid !== before.metadata?.uid && v.status?.nodeName === node.o.nodeName
+        ? v
+        : undefined;
+    });
+    console_?.close();
+    pod = await waitFor('the new launcher pod', () => node.podOf(vmi));
+    launcherPid = await waitFor('the new launcher process', () =>
+      node.runtime?.pidOf(pod.metadata?.uid ?? ''),
+    );
+    console_ = await node.console(pod);
+    await console_.waitFor(BOOT_MARKER, 180_000);
+    await waitFor(
+      'the new VMI Running',
+      async () => (await node.getVmi(ns, name)).status?.phase === 'Running',
+    );
+    await waitFor(
+      'VM Running again',
+      async () => (await node.getVm(ns, name)).status?.printableStatus === 'Running',
+    );
+  }, 300_000);
 
   it('stops: ACPI shutdown, VMI Succeeded, pod and launcher gone, domain gone, VM Stopped', async () => {
     const vm = await node.getVm(ns, name);
@@ -173,5 +207,7 @@ describe.runIf(run)('VM end to end on the embedded store with a real guest', () 
     await waitFor('the launcher exited', () => !isAlive(launcherPid));
     await waitFor('the domain undefined', () => !domainExists(domain));
     expect(console_?.output.split(BOOT_MARKER).length).toBe(2);
+    const vmis = await store.list(VmiResource, { namespace: ns });
+    expect(vmis.items.filter((v) => v.metadata?.name === name)).toHaveLength(0);
   }, 180_000);
 });

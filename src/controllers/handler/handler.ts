@@ -6,7 +6,7 @@
  * a running domain is a no-op); a launcher that stops answering fails its VMI.
  */
 import type { VirtualMachineInstance } from '../../api/generated/types';
-import type { HostCapabilities } from '../../drivers/driver';
+import type { HostCapabilities, HypervisorDriver } from '../../drivers/driver';
 import type { LauncherDomain } from '../launcher/domain-report';
 import { type DomainEventNotification, type NotifyServer, serveNotify } from '../launcher-protocol';
 import { ConflictError, NotFoundError } from '../runtime/errors';
@@ -42,6 +42,11 @@ export interface VirtHandlerOptions {
   resyncMs?: number;
   /** Launcher call deadline (default 30 s). */
   launcherTimeoutMs?: number;
+  /**
+   * A driver on this host, used only to remove the domain a dead launcher left behind (in
+   * a real pod QEMU dies with the launcher's cgroup; under a shared libvirtd it would not).
+   */
+  orphanDriver?: () => Promise<HypervisorDriver>;
   /** Workers (default 4). */
   workers?: number;
   /** Called for every write the handler makes. */
@@ -70,6 +75,8 @@ export class VirtHandler {
   private readonly lastDomain = new Map<string, LauncherDomain>();
   /** Consecutive failed calls to a VMI's launcher, by VMI uid. */
   private readonly failures = new Map<string, number>();
+  /** Final VMIs whose launcher and domain are already dealt with. */
+  private readonly collected = new Set<string>();
   private readonly log: (m: string) => void;
   private labels: Record<string, string> = {};
   private resources: Record<string, string> = {};
@@ -218,13 +225,18 @@ export class VirtHandler {
     const podUid = pod?.metadata?.uid;
 
     if (FINAL.has(phase)) {
+      if (this.collected.has(uid)) return undefined;
       // The guest is over: tell its launcher to forget the domain and exit.
-      if (podUid && this.conns.socketExists(podUid)) {
-        await this.call(podUid, uid, (c) => c.deleteVirtualMachine(vmi));
-      }
+      const told =
+        podUid && this.conns.socketExists(podUid)
+          ? (await this.call(podUid, uid, (c) => c.deleteVirtualMachine(vmi))).ok
+          : false;
+      // No launcher to tell: remove what a dead one may have left running.
+      if (!told && this.lastDomain.get(uid)?.finished !== true) await this.removeOrphan(vmi);
       if (podUid) await this.conns.drop(podUid);
       this.lastDomain.delete(uid);
       this.failures.delete(uid);
+      this.collected.add(uid);
       return undefined;
     }
     if (phase !== 'Scheduled' && phase !== 'Running') return undefined;
@@ -251,6 +263,7 @@ export class VirtHandler {
         lastDomain: this.lastDomain.get(uid),
         why: `virt-launcher is gone: ${got.error.message}`,
       };
+      await this.removeOrphan(vmi);
     } else {
       let domain = got.value;
       if (domain) this.lastDomain.set(uid, domain);
@@ -287,6 +300,23 @@ export class VirtHandler {
     }
     await this.write(vmi, nextHandlerStatus(vmi, view, stamp()));
     return undefined;
+  }
+
+  private async removeOrphan(vmi: VirtualMachineInstance): Promise<void> {
+    if (!this.o.orphanDriver) return;
+    const ref = { namespace: vmi.metadata?.namespace ?? 'default', name: vmi.metadata?.name ?? '' };
+    try {
+      const d = await this.o.orphanDriver();
+      try {
+        await d.delete(ref);
+      } finally {
+        await d.close();
+      }
+    } catch (e) {
+      this.log(
+        `${ref.namespace}/${ref.name}: removing the domain its dead launcher left: ${(e as Error).message}`,
+      );
+    }
   }
 
   private async write(old: VirtualMachineInstance, next: VirtualMachineInstance): Promise<void> {

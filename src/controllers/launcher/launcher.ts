@@ -93,12 +93,14 @@ export class VirtLauncher implements LauncherService {
     this.driver = await this.opts.connectDriver();
     await this.console.listen();
     void this.watchEvents(this.driver);
+    // Launcher pods never restart (restartPolicy Never), so a domain of this name that is
+    // already there was left by the launcher of an earlier VMI that died with it running:
+    // in a real pod QEMU would have died with that launcher's cgroup. Remove it.
     const existing = await this.driver.getDomain(this.ref);
-    if (existing && ACTIVE.has(existing.state)) {
-      this.everRan = true;
-      await this.attachDevices();
+    if (existing) {
+      this.log(`removing domain ${existing.name} (${existing.state}) left by an earlier launcher`);
+      await this.driver.delete(this.ref);
     }
-    this.last = existing;
     this.server = await serveLauncher(this.opts.socketDir, this);
     this.log('serving');
   }
