@@ -1,10 +1,13 @@
 import { Command } from 'commander';
 import { registerConvertCommand } from './commands/convert';
+import { registerDescribeCommand } from './commands/describe';
+import { registerGetCommand } from './commands/get';
 import { registerImageCommand } from './commands/image';
 import { registerUpCommand } from './commands/up';
 import { registerValidateCommand } from './commands/validate';
 import { registerVirtHandlerCommand } from './commands/virt-handler';
 import { registerVirtLauncherCommand } from './commands/virt-launcher';
+import { registerVirtctlCommands } from './commands/virtctl';
 
 /**
  * Builds the `kubevirt-ts` command tree. Each subcommand lives in its own module under
@@ -20,5 +23,8 @@ export function buildProgram(): Command {
   registerVirtLauncherCommand(program);
   registerUpCommand(program);
   registerImageCommand(program);
+  registerGetCommand(program);
+  registerDescribeCommand(program);
+  registerVirtctlCommands(program.command('virtctl').description('virtctl-compatible commands'));
   return program;
 }

@@ -34,7 +34,11 @@ export class ImageNotFoundError extends Error {
 
 /** A reference is a container image name: no whitespace, no control characters, no `..` path step. */
 export function checkImageName(name: string): void {
-  if (!name || name.length > 255 || /[\s\0-\x1f\x7f]/.test(name)) {
+  if (
+    !name ||
+    name.length > 255 ||
+    [...name].some((c) => c.charCodeAt(0) < 0x21 || c.charCodeAt(0) === 0x7f)
+  ) {
     throw new Error(`image name ${JSON.stringify(name)}: must be 1-255 visible characters`);
   }
   if (!/^[a-z0-9]/.test(name) || !/^[a-z0-9._\-/:@]+$/.test(name)) {

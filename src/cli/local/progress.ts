@@ -13,7 +13,12 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
 
 /** Escapes control characters so object names cannot forge terminal output. */
 export function printable(text: string): string {
-  return text.replace(/[\0-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  let out = '';
+  for (const ch of text) {
+    const c = ch.charCodeAt(0);
+    out += c < 0x20 || (c >= 0x7f && c <= 0x9f) ? `\\x${c.toString(16).padStart(2, '0')}` : ch;
+  }
+  return out;
 }
 
 /** Prints progress lines to a stream; a spinner shows while waiting on a terminal. */

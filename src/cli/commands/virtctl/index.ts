@@ -1,0 +1,18 @@
+/**
+ * The virtctl-compatible commands, registered on the `virtctl` bin and under
+ * `kubevirt-ts virtctl`.
+ */
+import type { Command } from 'commander';
+import { registerConsoleCommands } from './console';
+import { registerLifecycleCommands } from './lifecycle';
+import { registerVersionCommand } from './version';
+import { registerVmiSubresourceCommands } from './vmi-subresources';
+
+/** Adds every virtctl command to `program`. */
+export function registerVirtctlCommands(program: Command): Command {
+  registerLifecycleCommands(program);
+  registerVmiSubresourceCommands(program);
+  registerConsoleCommands(program);
+  registerVersionCommand(program);
+  return program;
+}

@@ -1,0 +1,118 @@
+/**
+ * Where a virtctl command acts: the running local mode (its store socket and local
+ * subresource API), or a real cluster through a kubeconfig. On a cluster, VMI
+ * subresources (pause, unpause, softreboot, guestosinfo) go to KubeVirt's
+ * `subresources.kubevirt.io` API, which upstream's virt-api serves (kubevirt-ts's own
+ * components do not serve it yet); start, stop and restart patch the VM instead, the
+ * fallback upstream documents (runStrategy and status.stateChangeRequests).
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Command } from 'commander';
+import { KubeClient } from '../../../controllers/runtime/kube/client';
+import { HttpTransport } from '../../../controllers/runtime/kube/transport';
+import type { ObjectClient } from '../../../controllers/runtime/types';
+import { LocalClient } from '../../local/local-client';
+import { defaultStateDir, statePaths } from '../../local/state-dir';
+
+/** Options every virtctl command takes. */
+export interface TargetOptions {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  stateDir?: string;
+}
+
+/** A connection to local mode or a cluster. */
+export interface Target {
+  client: ObjectClient;
+  namespace: string;
+  /** `local` or the cluster's URL, for messages. */
+  where: string;
+  local?: LocalClient;
+  /** Calls a VMI subresource of `subresources.kubevirt.io/v1`. */
+  subresource<T = unknown>(
+    method: 'GET' | 'PUT',
+    namespace: string,
+    name: string,
+    sub: string,
+    body?: unknown,
+  ): Promise<T>;
+  close(): void;
+}
+
+/** Adds the target options to a command. */
+export function withTargetOptions(cmd: Command): Command {
+  return cmd
+    .option('--kubeconfig <file>', 'act on the cluster of this kubeconfig instead of local mode')
+    .option('--context <name>', 'kubeconfig context')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('--state-dir <dir>', 'local mode state directory', defaultStateDir());
+}
+
+/** Opens the target the options name. */
+export function openTarget(o: TargetOptions): Target {
+  if (o.kubeconfig) {
+    const kc = new KubeConfig();
+    kc.loadFromFile(o.kubeconfig);
+    if (o.context) kc.setCurrentContext(o.context);
+    const client = new KubeClient({ kubeConfig: kc });
+    const transport = new HttpTransport({ kubeConfig: kc }, 'kubevirt-ts-virtctl');
+    const namespace = o.namespace ?? client.namespace ?? 'default';
+    return {
+      client,
+      namespace,
+      where: transport.describe(),
+      subresource: async <T>(
+        method: 'GET' | 'PUT',
+        ns: string,
+        name: string,
+        sub: string,
+        body?: unknown,
+      ) => {
+        const path = `/apis/subresources.kubevirt.io/v1/namespaces/${encodeURIComponent(ns)}/virtualmachineinstances/${encodeURIComponent(name)}/${sub}`;
+        const res = await transport.request({
+          method,
+          path,
+          body,
+          contentType: body ? 'application/json' : undefined,
+        });
+        if (res.status === 404 && /page not found|the server could not find/i.test(res.body)) {
+          throw new Error(
+            `${sub}: the cluster does not serve subresources.kubevirt.io (install KubeVirt's virt-api; kubevirt-ts's components do not serve it yet)`,
+          );
+        }
+        if (res.status >= 300) {
+          let msg = res.body;
+          try {
+            msg = (JSON.parse(res.body) as { message?: string }).message ?? msg;
+          } catch {}
+          throw new Error(`${sub} ${ns}/${name}: ${msg}`);
+        }
+        return (res.body ? JSON.parse(res.body) : {}) as T;
+      },
+      close: () => {
+        client.close();
+        transport.close();
+      },
+    };
+  }
+  const local = new LocalClient(statePaths(o.stateDir ?? defaultStateDir()));
+  return {
+    client: local.store,
+    namespace: o.namespace ?? 'default',
+    where: 'local',
+    local,
+    subresource: (method, ns, name, sub) => local.subresource(method, ns, name, sub),
+    close: () => local.close(),
+  };
+}
+
+/** Runs `fn` with the target, closing it after. */
+export async function withTarget<T>(o: TargetOptions, fn: (t: Target) => Promise<T>): Promise<T> {
+  const t = openTarget(o);
+  try {
+    return await fn(t);
+  } finally {
+    t.close();
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * `virtctl pause|unpause vm|vmi NAME`, `soft-reboot NAME`, `guestosinfo NAME`: calls of
+ * the VMI's `subresources.kubevirt.io/v1` subresources (a VM's VMI has the VM's name).
+ */
+import type { Command } from 'commander';
+import { printable } from '../../local/progress';
+import { type TargetOptions, withTarget, withTargetOptions } from './target';
+
+function kindArg(kind: string): 'vm' | 'vmi' {
+  const k = kind.toLowerCase();
+  if (k === 'vm' || k === 'virtualmachine') return 'vm';
+  if (k === 'vmi' || k === 'virtualmachineinstance') return 'vmi';
+  throw new Error(`${JSON.stringify(kind)}: expected vm or vmi`);
+}
+
+/** Registers pause, unpause, soft-reboot and guestosinfo. */
+export function registerVmiSubresourceCommands(program: Command): void {
+  for (const verb of ['pause', 'unpause'] as const) {
+    withTargetOptions(
+      program
+        .command(verb)
+        .description(`${verb} a VirtualMachine's or VirtualMachineInstance's guest`)
+        .argument('<kind>', 'vm or vmi')
+        .argument('<name>'),
+    ).action((kind: string, name: string, o: TargetOptions) => {
+      const k = kindArg(kind);
+      return withTarget(o, async (t) => {
+        await t.subresource('PUT', t.namespace, name, verb, {});
+        process.stdout.write(`${k.toUpperCase()} ${printable(name)} was scheduled to ${verb}\n`);
+      });
+    });
+  }
+  withTargetOptions(
+    program.command('soft-reboot').description('reboot the guest from inside (ACPI)').argument('<vmi>'),
+  ).action((name: string, o: TargetOptions) =>
+    withTarget(o, async (t) => {
+      await t.subresource('PUT', t.namespace, name, 'softreboot', {});
+      process.stdout.write(`VMI ${printable(name)} was scheduled to soft reboot\n`);
+    }),
+  );
+  withTargetOptions(
+    program.command('guestosinfo').description("the guest agent's OS information (JSON)").argument('<vmi>'),
+  ).action((name: string, o: TargetOptions) =>
+    withTarget(o, async (t) => {
+      const info = await t.subresource('GET', t.namespace, name, 'guestosinfo');
+      process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
+    }),
+  );
+}
