@@ -1,0 +1,117 @@
+/** start/stop/restart patch the VM as upstream's subresource handlers do (checked on the embedded store). */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { restartVm, startVm, stopVm } from '../../../src/cli/commands/virtctl/lifecycle';
+import type { Target } from '../../../src/cli/commands/virtctl/target';
+import { applyObjects, loadAndAdmit } from '../../../src/cli/local/apply';
+import { ImageStore } from '../../../src/cli/local/images';
+import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
+import { VirtualMachineType } from '../../../src/controllers/runtime/resources';
+import type { KubeObject } from '../../../src/controllers/runtime/types';
+import { VmiResource } from '../../../src/controllers/vmi/controller';
+
+const manifest = (runStrategy: string) => `apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: t1, namespace: default}
+spec:
+  runStrategy: ${runStrategy}
+  template:
+    spec:
+      domain:
+        devices: {}
+        resources: {requests: {memory: 64Mi}}
+`;
+
+async function setup(runStrategy: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'kvts-lc-'));
+  const file = join(dir, 'vm.yaml');
+  writeFileSync(file, manifest(runStrategy));
+  const store = await EmbeddedStore.open();
+  const objects = await loadAndAdmit([file], new ImageStore(join(dir, 'images')));
+  const applied = await applyObjects(store, objects);
+  const t: Target = {
+    client: store,
+    namespace: 'default',
+    where: 'test',
+    subresource: () => Promise.reject(new Error('unused')),
+    close: () => {},
+  };
+  const vm = () =>
+    store.get<KubeObject & { spec: { runStrategy?: string }; status?: Record<string, unknown> }>(
+      VirtualMachineType,
+      't1',
+      'default',
+    );
+  return { store, t, applied, vm, file, dir };
+}
+
+describe('virtctl start/stop/restart', () => {
+  it('apply creates, then reports an identical manifest unchanged', async () => {
+    const { store, applied, file, dir } = await setup('Halted');
+    expect(applied).toEqual([
+      { kind: 'VirtualMachine', namespace: 'default', name: 't1', action: 'created' },
+    ]);
+    const again = await applyObjects(store, await loadAndAdmit([file], new ImageStore(join(dir, 'images'))));
+    expect(again[0]?.action).toBe('unchanged');
+  });
+
+  it('start turns Halted into Always; stop turns it back into Halted', async () => {
+    const { t, vm } = await setup('Halted');
+    await startVm(t, 'default', 't1');
+    expect((await vm()).spec.runStrategy).toBe('Always');
+    await stopVm(t, 'default', 't1');
+    expect((await vm()).spec.runStrategy).toBe('Halted');
+    await expect(stopVm(t, 'default', 't1')).rejects.toThrow('VirtualMachine default/t1 is not running');
+  });
+
+  it('Manual VMs get stateChangeRequests; restart asks Stop(uid of the VMI) then Start', async () => {
+    const { store, t, vm } = await setup('Manual');
+    await startVm(t, 'default', 't1');
+    expect((await vm()).status?.stateChangeRequests).toEqual([{ action: 'Start' }]);
+    await expect(startVm(t, 'default', 't1')).rejects.toThrow('a previous Start request is still pending');
+    // As the VM controller would: carry the request out, create the VMI.
+    const cur = await vm();
+    await store.updateStatus(VirtualMachineType, { ...cur, status: {} });
+    const vmi = await store.create(VmiResource, {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachineInstance',
+      metadata: { name: 't1', namespace: 'default' },
+      spec: { domain: { devices: {} } },
+    } as KubeObject);
+    await expect(startVm(t, 'default', 't1')).rejects.toThrow('VirtualMachine default/t1 is already running');
+    await restartVm(t, 'default', 't1');
+    expect((await vm()).status?.stateChangeRequests).toEqual([
+      { action: 'Stop', uid: vmi.metadata?.uid },
+      { action: 'Start' },
+    ]);
+  });
+
+  it('stop with a grace period lowers the VMI termination grace period first', async () => {
+    const { store, t, vm } = await setup('Always');
+    await store.create(VmiResource, {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachineInstance',
+      metadata: { name: 't1', namespace: 'default' },
+      spec: { domain: { devices: {} }, terminationGracePeriodSeconds: 30 },
+    } as KubeObject);
+    await stopVm(t, 'default', 't1', 0);
+    const vmi = await store.get<KubeObject & { spec: { terminationGracePeriodSeconds?: number } }>(
+      VmiResource,
+      't1',
+      'default',
+    );
+    expect(vmi.spec.terminationGracePeriodSeconds).toBe(0);
+    expect((await vm()).spec.runStrategy).toBe('Halted');
+  });
+
+  it('a manifest with an invalid field fails naming the file, object and field path', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kvts-lc-'));
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, manifest('Sometimes'));
+    await expect(loadAndAdmit([file], new ImageStore(join(dir, 'images')))).rejects.toThrow(
+      /bad\.yaml: .*VirtualMachine.*t1.*spec\.runStrategy/,
+    );
+  });
+});
