@@ -112,7 +112,8 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
 async function detach(paths: StatePaths, manifests: string[], opts: UpOptions, progress: ProgressPrinter) {
   ensureStateDirs(paths);
   const log = openSync(paths.logFile, 'a');
-  const args = [process.argv[1] ?? '', 'up', ...manifests, '--state-dir', paths.root];
+  // The child starts empty; this process applies the manifests, so their outcome is printed here.
+  const args = [process.argv[1] ?? '', 'up', '--state-dir', paths.root];
   if (opts.kvm) args.push('--kvm');
   if (opts.libvirtUri) args.push('--libvirt-uri', opts.libvirtUri);
   if (opts.verbose) args.push('--verbose');
@@ -137,14 +138,13 @@ async function detach(paths: StatePaths, manifests: string[], opts: UpOptions, p
   }
   progress.done();
   progress.line(`local mode running in the background (pid ${child.pid}); log ${paths.logFile}`);
-  if (opts.console) {
-    const client = new LocalClient(paths);
-    try {
-      const objects = await loadAndAdmit(manifests, new ImageStore(paths.images), !opts.kvm);
-      await streamFirstConsole(client.store, paths, objects, progress);
-    } finally {
-      client.close();
-    }
+  const client = new LocalClient(paths);
+  try {
+    const objects = await loadAndAdmit(manifests, new ImageStore(paths.images), !opts.kvm);
+    printApplied(progress, await applyObjects(client.store, objects));
+    if (opts.console) await streamFirstConsole(client.store, paths, objects, progress);
+  } finally {
+    client.close();
   }
 }
 

@@ -4,12 +4,11 @@
  * Thin: build the client, compose, start, stop on SIGTERM/SIGINT (guests keep running).
  */
 import type { Command } from 'commander';
-import { createNodeContainer, NodeTokens } from '../../controllers/composition/node-container';
 import type { VirtHandler } from '../../controllers/handler/handler';
-import { KUBELET_PODS_ROOT } from '../../controllers/launcher-protocol/paths';
 import type { PodRuntime } from '../../controllers/podruntime/pod-runtime';
-import { KubeClient } from '../../controllers/runtime/kube/client';
-import { emulationDriverFactory, libvirtDriverFactory } from '../../drivers/libvirt-driver/factories';
+
+/** kubelet's pod root (launcher-protocol/paths; not imported, so the CLI starts without gRPC). */
+const KUBELET_PODS_ROOT = '/var/lib/kubelet/pods';
 
 interface HandlerFlags {
   nodeName: string;
@@ -46,6 +45,15 @@ export function registerVirtHandlerCommand(program: Command): void {
     .option('--bind-pending', 'with --pod-runtime: bind unscheduled pods to this node (no scheduler)')
     .option('--image-root <dir>', 'local image store root handed to launchers')
     .action(async (f: HandlerFlags) => {
+      // Loaded here, not at the top: every other command (the launcher above all) starts
+      // without the Kubernetes client.
+      const { KubeClient } = await import('../../controllers/runtime/kube/client');
+      const { createNodeContainer, NodeTokens } = await import(
+        '../../controllers/composition/node-container'
+      );
+      const { emulationDriverFactory, libvirtDriverFactory } = await import(
+        '../../drivers/libvirt-driver/factories'
+      );
       if (!NODE_NAME.test(f.nodeName))
         throw new Error(`--node-name: ${JSON.stringify(f.nodeName)} is not a DNS subdomain`);
       const client = f.storeSocket

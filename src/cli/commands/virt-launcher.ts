@@ -4,9 +4,7 @@
  * controllers/services/launcher-args renders them). Thin: parse, compose, run.
  */
 import type { Command } from 'commander';
-import { createLauncherContainer, LauncherTokens } from '../../controllers/composition/launcher-container';
 import type { VirtLauncher } from '../../controllers/launcher/launcher';
-import { runVirtLauncher } from '../../controllers/launcher/main';
 import { LAUNCHER_SUBCOMMAND, parseLauncherArgs } from '../../controllers/services/launcher-args';
 
 /** Registers `virt-launcher` on the program. */
@@ -21,6 +19,10 @@ export function registerVirtLauncherCommand(program: Command): void {
       // commander reorders unknown options; take the words after the subcommand verbatim.
       const raw: string[] = (cmd.parent as unknown as { rawArgs?: string[] })?.rawArgs ?? process.argv;
       const args = parseLauncherArgs(raw.slice(raw.indexOf(LAUNCHER_SUBCOMMAND) + 1));
+      const { createLauncherContainer, LauncherTokens } = await import(
+        '../../controllers/composition/launcher-container'
+      );
+      const { runVirtLauncher } = await import('../../controllers/launcher/main');
       const launcher = createLauncherContainer({ args }).get<VirtLauncher>(LauncherTokens.launcher);
       process.exitCode = await runVirtLauncher(launcher);
       // gRPC and libvirt handles are closed; exit now rather than wait for stray timers.

@@ -31,7 +31,22 @@ export function registerConsoleCommands(program: Command): void {
       .option('--timeout <seconds>', 'wait this long for the console socket', '30'),
   ).action((name: string, o: TargetOptions & { timeout: string }) =>
     withTarget(o, async (t) => {
-      const sock = await connectConsole(await socketOf(t, name, 'console'), Number(o.timeout) * 1000);
+      const timeoutMs = Number(o.timeout) * 1000;
+      if (!Number.isFinite(timeoutMs) || timeoutMs < 0)
+        throw new Error(`--timeout: ${o.timeout} is not a number of seconds`);
+      // As upstream, wait for the VMI to get its console (it may still be starting).
+      const end = Date.now() + timeoutMs;
+      let path: string;
+      for (;;) {
+        try {
+          path = await socketOf(t, name, 'console');
+          break;
+        } catch (e) {
+          if (Date.now() > end || !t.local) throw e;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
+      const sock = await connectConsole(path, Math.max(1_000, end - Date.now()));
       process.stderr.write(
         `Successfully connected to ${printable(name)} console. The escape sequence is ^]\n`,
       );

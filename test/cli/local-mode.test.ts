@@ -1,0 +1,191 @@
+/**
+ * The CLI against local mode with a real guest: `kubevirt-ts up -d` boots a copy of
+ * examples/vm-tiny.yaml; `virtctl console` in a pseudo-terminal reads the guest's boot
+ * marker and types a command into its shell; pause and unpause; `up` is stopped and
+ * started again with the guest running (same domain id, no second boot marker, statuses
+ * converge); then stop and start.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { defaultCliEntry } from '../../src/controllers/podruntime/pod-runtime';
+import { available, BOOT_MARKER, guestDir, unavailableReason } from '../support/guest';
+import { integration } from '../support/integration';
+import { PtySession, ptyAvailable } from './pty-bridge';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The built CLI (the test command builds dist/ first); KUBEVIRT_TS_CLI_ENTRY overrides it. */
+const cli = process.env.KUBEVIRT_TS_CLI_ENTRY || defaultCliEntry();
+const virtctl = path.join(path.dirname(cli), 'virtctl.js');
+const LIBVIRT = 'qemu:///system';
+const libvirtAnswers = () => spawnSync('virsh', ['-c', LIBVIRT, 'version'], { stdio: 'ignore' }).status === 0;
+
+const run = integration(
+  'CLI against local mode',
+  available() && existsSync(cli) && libvirtAnswers() && ptyAvailable(),
+  !available()
+    ? unavailableReason
+    : !existsSync(cli)
+      ? `the CLI is not built (${cli}): npm run build`
+      : !ptyAvailable()
+        ? 'python3 with its pty module is missing'
+        : 'libvirtd does not answer on qemu:///system',
+);
+
+const name = `cli-${process.pid}`;
+const domain = `default_${name}`;
+
+function virsh(...args: string[]): string {
+  return spawnSync('virsh', ['-c', LIBVIRT, ...args], { encoding: 'utf8' }).stdout?.trim() ?? '';
+}
+
+async function waitFor<T>(what: string, fn: () => T | undefined | false, timeoutMs = 120_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe.runIf(run)('kubevirt-ts up and virtctl with a real guest', () => {
+  let state: string;
+  let manifest: string;
+  const ctl = (...args: string[]) => {
+    const r = spawnSync(process.execPath, [cli, ...args, '--state-dir', state], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    return { code: r.status, out: r.stdout, err: r.stderr };
+  };
+  const vctl = (...args: string[]) => {
+    const r = spawnSync(process.execPath, [virtctl, ...args, '--state-dir', state], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    return { code: r.status, out: r.stdout, err: r.stderr };
+  };
+  const getJson = (kind: string) => {
+    const r = ctl('get', kind, name, '-o', 'json');
+    return r.code === 0
+      ? (JSON.parse(r.out) as { status?: Record<string, unknown>; metadata?: { uid?: string } })
+      : undefined;
+  };
+  const upPid = () => Number(readFileSync(path.join(state, 'up.pid'), 'utf8'));
+  const vmStatus = () => getJson('vm')?.status?.printableStatus;
+  const paused = () =>
+    ((getJson('vmi')?.status?.conditions ?? []) as Array<{ type: string; status: string }>).some(
+      (c) => c.type === 'Paused' && c.status === 'True',
+    );
+  const stopUp = async () => {
+    const pid = upPid();
+    process.kill(pid, 'SIGTERM');
+    await waitFor('up to exit', () => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+  };
+
+  beforeAll(() => {
+    state = mkdtempSync(path.join(tmpdir(), 'kvts-cli-'));
+    // QEMU runs as its own account and reads the kernel from the image store.
+    chmodSync(state, 0o755);
+    const vm = parse(readFileSync(path.resolve(repoRoot, 'examples/vm-tiny.yaml'), 'utf8'));
+    vm.metadata.name = name;
+    vm.spec.template.metadata.labels['kubevirt.io/vm'] = name;
+    manifest = path.join(state, 'vm.yaml');
+    writeFileSync(manifest, stringify(vm));
+  });
+
+  afterAll(async () => {
+    try {
+      if (existsSync(path.join(state, 'up.pid'))) await stopUp();
+    } catch {}
+    virsh('destroy', domain);
+    virsh('undefine', '--nvram', domain);
+    // Launchers exit once their domain is gone; give them a moment before removing their dirs.
+    await new Promise((r) => setTimeout(r, 1_000));
+    rmSync(state, { recursive: true, force: true });
+  }, 120_000);
+
+  it('refuses a manifest whose image is not imported, naming it and the import command', () => {
+    const r = ctl('up', '-d', manifest);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(
+      'spec.template.spec.domain.firmware.kernelBoot.container.image: image "kubevirt-ts/tiny-guest" is not in the local image store',
+    );
+    expect(r.err).toContain('kubevirt-ts image import kubevirt-ts/tiny-guest <file-or-dir>');
+  });
+
+  it('boots the VM in the background and shows it Running in get', async () => {
+    expect(ctl('image', 'import', 'kubevirt-ts/tiny-guest', guestDir).code).toBe(0);
+    const r = ctl('up', '-d', manifest);
+    expect(r.err).toContain(`VirtualMachine default/${name} created`);
+    expect(r.code).toBe(0);
+    await waitFor('VM Running', () => vmStatus() === 'Running');
+    const table = ctl('get', 'vms').out;
+    expect(table).toMatch(new RegExp(`^${name}\\s+\\d+s\\s+Running\\s+True$`, 'm'));
+  }, 180_000);
+
+  it('console: reads the boot marker and runs a command in the guest shell; Ctrl-] leaves', async () => {
+    const pty = new PtySession([process.execPath, virtctl, 'console', name, '--state-dir', state]);
+    await pty.waitFor('The escape sequence is ^]');
+    await pty.waitFor(BOOT_MARKER, 120_000);
+    const from = pty.output.length;
+    pty.type('\r');
+    pty.type('echo $((6*7))X\r');
+    await pty.waitFor('42X', 60_000, from);
+    pty.type('\x1d');
+    expect(await pty.exited).toBe(0);
+  }, 180_000);
+
+  it('pause and unpause the VM', async () => {
+    expect(vctl('pause', 'vm', name).out).toBe(`VM ${name} was scheduled to pause\n`);
+    await waitFor('the Paused condition', () => paused());
+    expect(virsh('domstate', domain)).toBe('paused');
+    expect(vctl('unpause', 'vm', name).code).toBe(0);
+    await waitFor('the Paused condition gone', () => !paused());
+    expect(virsh('domstate', domain)).toBe('running');
+  }, 120_000);
+
+  it('restart of up: the guest keeps running (same domain, one boot marker) and statuses converge', async () => {
+    const domId = virsh('domid', domain);
+    const vmiUid = getJson('vmi')?.metadata?.uid;
+    await stopUp();
+    expect(virsh('domstate', domain)).toBe('running');
+    expect(ctl('up', '-d').code).toBe(0);
+    await waitFor('VM Running', () => vmStatus() === 'Running');
+    expect(getJson('vmi')?.metadata?.uid).toBe(vmiUid);
+    expect(virsh('domid', domain)).toBe(domId);
+    const pty = new PtySession([process.execPath, virtctl, 'console', name, '--state-dir', state]);
+    await pty.waitFor('The escape sequence is ^]');
+    const from = pty.output.length;
+    pty.type('\r');
+    pty.type('echo $((7*6))Y\r');
+    await pty.waitFor('42Y', 60_000, from);
+    // The console replays the session: one boot, and the command typed before the restart.
+    expect(pty.output.split(BOOT_MARKER).length).toBe(2);
+    expect(pty.output).toContain('42X');
+    pty.type('\x1d');
+    expect(await pty.exited).toBe(0);
+  }, 180_000);
+
+  it('stop --force --grace-period 0 ends the guest; start boots it again', async () => {
+    expect(vctl('stop', name, '--force', '--grace-period', '0').out).toBe(`VM ${name} was scheduled to stop\n`);
+    await waitFor('VM Stopped', () => vmStatus() === 'Stopped');
+    await waitFor('the domain gone', () => !virsh('list', '--all', '--name').split('\n').includes(domain));
+    expect(vctl('stop', name).err).toContain(`VirtualMachine default/${name} is not running`);
+    expect(vctl('start', name).code).toBe(0);
+    await waitFor('VM Running', () => vmStatus() === 'Running');
+    expect(virsh('domstate', domain)).toBe('running');
+  }, 180_000);
+});
