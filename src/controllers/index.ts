@@ -1,7 +1,13 @@
 /** Public entry of `kubevirt-ts/controllers`. */
 
+/** The node side: virt-handler, virt-launcher, the local pod runtime, and their composition. */
+export { createLauncherContainer, LauncherTokens } from './composition/launcher-container';
+export { createNodeContainer, NodeTokens } from './composition/node-container';
+export * as handler from './handler/index';
+export * as launcher from './launcher/index';
 export { MigrationController, MigrationLabels } from './migration/controller';
 export { MigrationPhase, nextMigrationStep } from './migration/phases';
+export * as podruntime from './podruntime/index';
 export { PoolController, VirtualMachinePoolType } from './pool/controller';
 export { ReplicaSetController } from './replicaset/controller';
 export * from './runtime';

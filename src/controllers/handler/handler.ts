@@ -248,7 +248,7 @@ export class VirtHandler {
       (pod.status?.containerStatuses ?? []).some((c) => c.name === 'compute' && c.state?.terminated);
     if (!podUid || (!this.conns.socketExists(podUid) && !podDown)) {
       // The launcher is still starting.
-      return 500;
+      return 100;
     }
 
     const got = podDown
