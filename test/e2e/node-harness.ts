@@ -135,7 +135,9 @@ export class NodeHarness {
       ),
       launcher: { launcherImage: 'kubevirt-ts/virt-launcher:dev', hypervisor: 'emulation' },
       onWrite: (w) => this.controllerWrites.push(w),
-      onError: () => {},
+      onError: process.env.KUBEVIRT_TS_NODE_LOG
+        ? (c, k, e) => console.log(`controller ${c} ${k}: ${e.message}`)
+        : () => {},
     });
   }
 

@@ -92,8 +92,12 @@ export class NodeStatusKeeper {
     }
     await this.postStatus();
     await this.renewLease();
+    await this.clearNotReadyTaint();
+    // As the kubelet: renew the Lease and re-post the Ready heartbeat.
     this.timer = setInterval(() => {
-      void this.renewLease().catch(() => undefined);
+      void this.renewLease()
+        .then(() => this.postStatus())
+        .catch(() => undefined);
     }, this.o.renewMs ?? 10_000);
     this.timer.unref?.();
   }
@@ -135,6 +139,23 @@ export class NodeStatusKeeper {
       },
       { type: 'merge', subresource: 'status' },
     );
+    this.o.onWrite?.('Node');
+  }
+
+  /**
+   * Removes the `node.kubernetes.io/not-ready` taint admission puts on a new Node, once
+   * Ready is posted. The node lifecycle controller does this where it runs; control planes
+   * without it (as in this project's tests) would otherwise never schedule to the node.
+   */
+  async clearNotReadyTaint(): Promise<void> {
+    const node = await this.o.client.get<KubeObject & { spec?: { taints?: Array<{ key: string }> } }>(
+      NodeType,
+      this.o.nodeName,
+    );
+    const taints = node.spec?.taints ?? [];
+    const keep = taints.filter((t) => t.key !== 'node.kubernetes.io/not-ready');
+    if (keep.length === taints.length) return;
+    await this.o.client.update(NodeType, { ...node, spec: { ...node.spec, taints: keep } });
     this.o.onWrite?.('Node');
   }
 

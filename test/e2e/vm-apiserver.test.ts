@@ -1,0 +1,136 @@
+/**
+ * End to end on a real control plane (kube-apiserver, kube-controller-manager,
+ * kube-scheduler): virt-handler and the local pod runtime register the node, the real
+ * scheduler binds the launcher Pod to it, the tiny guest boots under emulation, VMI and VM
+ * go Running; stop shuts the guest down and the Pod goes, VM Stopped.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { crdsDir } from '../../scripts/gen-crds';
+import { KubeClient } from '../../src/controllers/runtime/kube/client';
+import { NodeType, PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
+import type { KubeObject } from '../../src/controllers/runtime/types';
+import type { Pod } from '../../src/controllers/services/pod';
+import {
+  BOOT_MARKER,
+  available as guestAvailable,
+  POWEROFF_MARKER,
+  type SerialConsole,
+} from '../support/guest';
+import { integration } from '../support/integration';
+import {
+  type ControlPlane,
+  available as kubeAvailable,
+  kubeBinDir,
+  startControlPlane,
+} from '../support/kube';
+import { cliBuilt, domainExists, libvirtAnswers, NodeHarness, tinyGuestVm, waitFor } from './node-harness';
+
+const kubectl = path.join(kubeBinDir, 'kubectl');
+const ready = kubeAvailable() && existsSync(kubectl) && guestAvailable() && libvirtAnswers() && cliBuilt();
+const run = integration(
+  'node end to end (real control plane)',
+  ready,
+  'needs the Kubernetes binaries, the test guest, libvirtd and the CLI build',
+);
+
+describe.runIf(run)('VM end to end on a real control plane with a real guest', () => {
+  const ns = 'default';
+  const name = `e2e-api-${process.pid}`;
+  let cp: ControlPlane | undefined;
+  let client: KubeClient;
+  let node: NodeHarness;
+  let console_: SerialConsole | undefined;
+  let pod: Pod;
+
+  beforeAll(async () => {
+    cp = await startControlPlane({ controllerManager: true, scheduler: true });
+    const applied = spawnSync(kubectl, ['--kubeconfig', cp.kubeconfigPath, 'apply', '-f', crdsDir], {
+      encoding: 'utf8',
+    });
+    expect(applied.status, applied.stderr).toBe(0);
+    const waited = spawnSync(
+      kubectl,
+      [
+        '--kubeconfig',
+        cp.kubeconfigPath,
+        'wait',
+        '--for=condition=Established',
+        '--timeout=60s',
+        'crd/virtualmachines.kubevirt.io',
+        'crd/virtualmachineinstances.kubevirt.io',
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(waited.status, waited.stderr).toBe(0);
+    client = KubeClient.fromKubeconfig(cp.kubeconfigPath, { qps: 200, burst: 400 });
+    node = new NodeHarness({ client, nodeName: `node-api-${process.pid}`, bindPending: false });
+    await node.start();
+  }, 240_000);
+
+  afterAll(async () => {
+    console_?.close();
+    await node?.close(`${ns}_${name}`);
+    client?.close();
+    await cp?.stop();
+  }, 120_000);
+
+  it('the real scheduler binds the launcher pod to the registered node; the guest boots; VMI and VM Running', async () => {
+    const n = await client.get<KubeObject>(NodeType, node.o.nodeName);
+    expect(n.metadata?.labels?.['kubevirt.io/schedulable']).toBe('true');
+    await client.create(VirtualMachineType, tinyGuestVm(name, ns) as KubeObject);
+    const vmi = await waitFor(
+      'the VMI scheduled',
+      async () => {
+        const v = await node.getVmi(ns, name);
+        return v.status?.nodeName ? v : undefined;
+      },
+      40_000,
+    ).catch(async (e) => {
+      const vm = await node.getVm(ns, name);
+      const n = await client.get<KubeObject & { spec?: unknown }>(NodeType, node.o.nodeName);
+      throw new Error(
+        `${(e as Error).message}; VM status: ${JSON.stringify(vm.status)}; node spec: ${JSON.stringify(n.spec)}`,
+      );
+    });
+    expect(vmi.status?.nodeName).toBe(node.o.nodeName);
+    pod = await waitFor('the launcher pod', () => node.podOf(vmi));
+    console_ = await node.console(pod);
+    await console_.waitFor(BOOT_MARKER, 180_000);
+    await waitFor(
+      'VMI Running',
+      async () => (await node.getVmi(ns, name)).status?.phase === 'Running',
+      120_000,
+    );
+    await waitFor(
+      'VM Running',
+      async () => (await node.getVm(ns, name)).status?.printableStatus === 'Running',
+      120_000,
+    );
+  }, 400_000);
+
+  it('stop: guest powered off, pod gone, domain gone, VM Stopped', async () => {
+    const vm = await node.getVm(ns, name);
+    await client.update(VirtualMachineType, {
+      ...vm,
+      spec: { ...vm.spec, runStrategy: 'Halted' },
+    } as KubeObject);
+    await console_?.waitFor(POWEROFF_MARKER, 120_000);
+    await waitFor(
+      'VM Stopped',
+      async () => (await node.getVm(ns, name)).status?.printableStatus === 'Stopped',
+      180_000,
+    );
+    await waitFor(
+      'the pod gone',
+      async () => {
+        const pods = await client.list<Pod & KubeObject>(PodType, { namespace: ns });
+        return !pods.items.some((p) => p.metadata?.uid === pod.metadata?.uid);
+      },
+      120_000,
+    );
+    await waitFor('the domain gone', () => !domainExists(`${ns}_${name}`), 120_000);
+  }, 400_000);
+});
