@@ -5,6 +5,7 @@
  */
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { removeShortDir } from '../launcher/short-dir';
 import { podEmptyDirPath, SOCKETS_VOLUME } from '../launcher-protocol/paths';
 import type { Pod } from '../services/pod';
 
@@ -43,5 +44,11 @@ export async function preparePodDirs(root: string, pod: Pod): Promise<Record<str
 
 /** Removes a pod's directories. */
 export async function removePodDirs(root: string, podUid: string): Promise<void> {
+  // The short socket links the launcher and the handler made for this pod's deep dirs.
+  for (const vol of [SOCKETS_VOLUME, 'private']) {
+    const dir = podEmptyDirPath(root, podUid, vol);
+    removeShortDir(dir);
+    removeShortDir(join(dir, 'libvirt'));
+  }
   await rm(podDir(root, podUid), { recursive: true, force: true });
 }
