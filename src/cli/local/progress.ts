@@ -100,7 +100,9 @@ export async function watchPhases(client: ObjectClient, progress: ProgressPrinte
   const onVm = (o: KubeObject) => {
     const v = o as VirtualMachine & KubeObject;
     const id = printable(`${v.metadata?.namespace}/${v.metadata?.name}`);
-    const st = v.status?.printableStatus ?? 'Stopped';
+    // A VM the controller has not looked at yet has no status: nothing to report.
+    const st = v.status?.printableStatus;
+    if (!st) return;
     report(`vm/${id}`, st, `VirtualMachine ${id}: ${st}`);
   };
   vmis.addEventHandler({ onAdd: onVmi, onUpdate: (_a, b) => onVmi(b) });
