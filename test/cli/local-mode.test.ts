@@ -6,7 +6,16 @@
  * converge); then stop and start.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,13 +33,25 @@ const virtctl = path.join(path.dirname(cli), 'virtctl.js');
 const LIBVIRT = 'qemu:///system';
 const libvirtAnswers = () => spawnSync('virsh', ['-c', LIBVIRT, 'version'], { stdio: 'ignore' }).status === 0;
 
+/** Newest modification time under `dir`. */
+function newest(dir: string): number {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+// A build older than the CLI sources would test old code: treat it as missing.
+const built = existsSync(cli) && statSync(cli).mtimeMs >= newest(path.join(repoRoot, 'src', 'cli'));
+
 const run = integration(
   'CLI against local mode',
-  available() && existsSync(cli) && libvirtAnswers() && ptyAvailable(),
+  available() && built && libvirtAnswers() && ptyAvailable(),
   !available()
     ? unavailableReason
-    : !existsSync(cli)
-      ? `the CLI is not built (${cli}): npm run build`
+    : !built
+      ? `the CLI build (${cli}) is missing or older than src/cli: npm run build`
       : !ptyAvailable()
         ? 'python3 with its pty module is missing'
         : 'libvirtd does not answer on qemu:///system',
@@ -180,7 +201,9 @@ describe.runIf(run)('kubevirt-ts up and virtctl with a real guest', () => {
   }, 180_000);
 
   it('stop --force --grace-period 0 ends the guest; start boots it again', async () => {
-    expect(vctl('stop', name, '--force', '--grace-period', '0').out).toBe(`VM ${name} was scheduled to stop\n`);
+    expect(vctl('stop', name, '--force', '--grace-period', '0').out).toBe(
+      `VM ${name} was scheduled to stop\n`,
+    );
     await waitFor('VM Stopped', () => vmStatus() === 'Stopped');
     await waitFor('the domain gone', () => !virsh('list', '--all', '--name').split('\n').includes(domain));
     expect(vctl('stop', name).err).toContain(`VirtualMachine default/${name} is not running`);
