@@ -9,10 +9,12 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crdsDir } from '../../scripts/gen-crds';
+import type { VirtualMachineInstance } from '../../src/api/generated/types';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { NodeType, PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import type { Pod } from '../../src/controllers/services/pod';
+import { VmiResource } from '../../src/controllers/vmi/controller';
 import {
   BOOT_MARKER,
   available as guestAvailable,
@@ -132,5 +134,73 @@ describe.runIf(run)('VM end to end on a real control plane with a real guest', (
       120_000,
     );
     await waitFor('the domain gone', () => !domainExists(`${ns}_${name}`), 120_000);
+  }, 400_000);
+
+  // The VMI controller deletes a final VMI's pods itself (as upstream does), so the stop
+  // above never reaches the garbage collector. Here virt-controller is stopped, so nothing
+  // of ours deletes the pod: only kube-controller-manager's garbage collector, following
+  // the pod's ownerReference to the deleted VMI, can mark it for deletion (the pod runtime
+  // then stops the launcher and finishes the graceful deletion, as a kubelet would).
+  it('a VMI deleted while virt-controller is down: the garbage collector removes its pod through the owner reference', async () => {
+    const gcName = `${name}-gc`;
+    const template = tinyGuestVm(gcName, ns).spec?.template;
+    const vmi = await client.create<VirtualMachineInstance & KubeObject>(VmiResource, {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachineInstance',
+      metadata: { name: gcName, namespace: ns, labels: template?.metadata?.labels },
+      spec: template?.spec,
+    } as VirtualMachineInstance & KubeObject);
+    const gcPod = await waitFor(
+      'the pod bound and running',
+      async () => {
+        const pods = await client.list<Pod & KubeObject>(PodType, {
+          namespace: ns,
+          labelSelector: `kubevirt.io/created-by=${vmi.metadata?.uid}`,
+        });
+        const p = pods.items[0];
+        return p?.spec?.nodeName && p.status?.phase === 'Running' ? p : undefined;
+      },
+      120_000,
+    );
+    expect(gcPod.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({
+        apiVersion: 'kubevirt.io/v1',
+        kind: 'VirtualMachineInstance',
+        name: gcName,
+        uid: vmi.metadata?.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      }),
+    ]);
+    await node.controller?.stop();
+    node.controller = undefined;
+    // Without the controller the VMI finalizer would never be removed; drop it by hand.
+    await client.patch(
+      VmiResource,
+      gcName,
+      { metadata: { finalizers: null } },
+      { namespace: ns, type: 'merge' },
+    );
+    await client.delete(VmiResource, gcName, { namespace: ns, propagationPolicy: 'Background' });
+    await waitFor(
+      'the VMI gone',
+      async () =>
+        !(await client.list(VmiResource, { namespace: ns })).items.some((v) => v.metadata?.name === gcName),
+      60_000,
+    );
+    await waitFor(
+      'the pod garbage-collected',
+      async () => {
+        const pods = await client.list<Pod & KubeObject>(PodType, { namespace: ns });
+        return !pods.items.some((p) => p.metadata?.uid === gcPod.metadata?.uid);
+      },
+      120_000,
+    );
+    await waitFor(
+      'the launcher stopped',
+      () => node.runtime?.pidOf(gcPod.metadata?.uid ?? '') === undefined,
+      60_000,
+    );
+    await waitFor('the domain gone', () => !domainExists(`${ns}_${gcName}`), 120_000);
   }, 400_000);
 });
