@@ -12,6 +12,7 @@ import { VirtLauncher } from '../launcher/launcher';
 import { launcherConverterPaths } from '../launcher/launcher-paths';
 import { type PathMap, pathMapFromEnv } from '../launcher/path-map';
 import { shortDir } from '../launcher/short-dir';
+import { VolumePreparer } from '../launcher/volume-prep';
 import type { LauncherArgs } from '../services/launcher-args';
 
 /** Service identifiers of the launcher composition. */
@@ -63,13 +64,17 @@ export function createLauncherContainer(c: LauncherComposition): Container {
       paths.privateDir = shortDir(paths.privateDir);
       paths.libvirtRunDir = shortDir(paths.libvirtRunDir, 90);
       const imageRoot = e[IMAGE_ROOT_ENV] || undefined;
+      const volumes = new VolumePreparer({ paths, imageRoot });
       return new VirtLauncher({
         namespace: args.namespace,
         name: args.name,
         uid: args.uid,
         gracePeriodSeconds: args.gracePeriodSeconds,
         socketDir: shortDir(map.toHost(join(args.shareDir, 'sockets'))),
-        connectDriver: () => factory({ paths, imageRoot, env: e }),
+        connectDriver: () => factory({ paths, imageRoot, env: e, backingFormats: volumes.backingFormats }),
+        prepareVolumes: async (vmi) => {
+          await volumes.prepare(vmi);
+        },
         syncOptions: { useEmulation: args.allowEmulation },
         finalWaitMs: c.finalWaitMs,
       });

@@ -15,6 +15,11 @@ import { withKernelBootDir } from './launcher-paths';
 export interface LauncherDriverContext {
   /** Converter paths of this launcher (host paths). */
   paths: ConverterPaths;
+  /**
+   * Backing-file format per containerDisk volume, filled by the launcher's volume
+   * preparation before each sync (read at render time, so pass the live object).
+   */
+  backingFormats?: Record<string, 'raw' | 'qcow2'>;
   /** Root of the local image store, if any. */
   imageRoot?: string;
   /** The process environment (KUBEVIRT_TS_LIBVIRT_URI, KUBEVIRT_TS_LIBVIRT_SOCKET). */
@@ -31,7 +36,7 @@ function libvirt(name: string, allowKvm: boolean): LauncherDriverFactory {
       allowKvm,
       uri: ctx.env.KUBEVIRT_TS_LIBVIRT_URI || 'qemu:///system',
       socketPath: ctx.env.KUBEVIRT_TS_LIBVIRT_SOCKET || undefined,
-      converterContext: { paths: ctx.paths },
+      converterContext: { paths: ctx.paths, backingFormats: ctx.backingFormats ?? {} },
       render: (vmi, c) => convertVMI(vmi, { ...c, paths: withKernelBootDir(c.paths, vmi, ctx.imageRoot) }),
     });
 }

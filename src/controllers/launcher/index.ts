@@ -9,3 +9,4 @@ export * from './main';
 export * from './path-map';
 export * from './short-dir';
 export * from './socket-proxy';
+export * from './volume-prep';

@@ -38,6 +38,8 @@ export interface VirtLauncherOptions {
   socketDir: string;
   /** Builds (and after a lost connection, rebuilds) the driver. */
   connectDriver: () => Promise<HypervisorDriver>;
+  /** Creates the files the domain points at (overlays, ISO images) before each sync. */
+  prepareVolumes?: (vmi: VirtualMachineInstance) => Promise<void>;
   /** How `sync` treats the VMI (emulation allowed, ...). */
   syncOptions?: SyncOptions;
   /** After the domain is gone, how long to wait for the node agent's DeleteVirtualMachine before exiting (default 30 s). */
@@ -161,6 +163,7 @@ export class VirtLauncher implements LauncherService {
   async syncVirtualMachine(req: VMIRequest): Promise<void> {
     const vmi = this.parseVmi(req);
     if (this.finished || this.stopping) return; // never start a guest again once it ended
+    await this.opts.prepareVolumes?.(vmi);
     const info = await this.mustDriver().sync(vmi, this.opts.syncOptions);
     if (ACTIVE.has(info.state)) this.everRan = true;
     await this.attachDevices();

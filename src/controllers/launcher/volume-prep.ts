@@ -1,0 +1,204 @@
+/**
+ * Creates the files a VMI's domain points at before the launcher defines it: for each
+ * containerDisk volume, the backing file (`<containerDiskDir>/disk_<i>.img`, a symlink to
+ * the disk in the local image store) and its qcow2 overlay (`qemu-img create`); for each
+ * cloud-init volume, its ISO image. Idempotent: what exists already (a restarted launcher
+ * in the same pod) is never recreated, so the guest keeps its writes.
+ */
+import { execFile } from 'node:child_process';
+import { lstat, mkdir, readdir, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
+import { dirname, isAbsolute, join, normalize, relative } from 'node:path';
+import { promisify } from 'node:util';
+import type { VirtualMachineInstance } from '../../api';
+import { type ConverterPaths, volumePaths } from '../../converter';
+import { buildIso, isoContents } from '../../converter/iso';
+import { imageDir } from './image-dirs';
+
+const run = promisify(execFile);
+/** Kubernetes volume names (DNS labels), checked again here because they become path segments. */
+const VOLUME_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Image formats a backing file may have. */
+export type BackingFormat = 'raw' | 'qcow2';
+
+/** Options of {@link VolumePreparer}. */
+export interface VolumePreparerOptions {
+  /** The launcher's converter paths (host paths). */
+  paths: ConverterPaths;
+  /** Root of the local image store; containerDisk volumes need it. */
+  imageRoot?: string;
+  /** The qemu-img binary (default `qemu-img` from PATH). */
+  qemuImg?: string;
+  /** The xorriso binary (default `xorriso` from PATH). */
+  xorriso?: string;
+}
+
+/** What {@link VolumePreparer.prepare} did, for logs and tests. */
+export interface PreparedVolumes {
+  /** Files created by this call (overlays, ISO images). */
+  created: string[];
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await lstat(p);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw e;
+  }
+}
+
+/**
+ * Prepares the volumes of one launcher's VMI. {@link backingFormats} is filled as
+ * containerDisk volumes are resolved; the launcher's converter context reads it, so the
+ * domain's `<backingStore><format>` matches the overlay's backing format.
+ */
+export class VolumePreparer {
+  /** Detected format of each containerDisk backing file, by volume name. */
+  readonly backingFormats: Record<string, BackingFormat> = {};
+
+  constructor(private readonly opts: VolumePreparerOptions) {}
+
+  /** Creates the missing backing links, overlays and ISO images of `vmi`. */
+  async prepare(vmi: VirtualMachineInstance): Promise<PreparedVolumes> {
+    const created: string[] = [];
+    const subject = `VirtualMachineInstance ${vmi.metadata?.namespace || 'default'}/${vmi.metadata?.name}`;
+    const volumes = vmi.spec?.volumes ?? [];
+    for (let i = 0; i < volumes.length; i++) {
+      const vol = volumes[i];
+      const field = `spec.volumes[${i}]`;
+      try {
+        if (vol.containerDisk) {
+          if (!VOLUME_NAME.test(vol.name ?? ''))
+            throw new Error(`${field}.name: '${vol.name}' must be a DNS label (it names a directory)`);
+          if (await this.containerDisk(vmi, i)) created.push(volumePaths.overlay(this.opts.paths, vol.name));
+        } else if (vol.cloudInitNoCloud || vol.cloudInitConfigDrive) {
+          const file = await this.cloudInit(vmi, i);
+          if (file) created.push(file);
+        }
+      } catch (e) {
+        const msg = (e as Error).message;
+        // Messages from the helpers below start with the field path already.
+        throw new Error(`${subject}: ${msg.startsWith('spec.') ? msg : `${field}: ${msg}`}`, { cause: e });
+      }
+    }
+    return { created };
+  }
+
+  /** Resolves the disk file of containerDisk volume `i` in the image store. */
+  async containerDiskFile(vmi: VirtualMachineInstance, i: number): Promise<string> {
+    const cd = vmi.spec.volumes![i].containerDisk!;
+    const field = `spec.volumes[${i}].containerDisk`;
+    if (!cd.image) throw new Error(`${field}.image: is empty`);
+    if (!this.opts.imageRoot)
+      throw new Error(
+        `${field}.image: '${cd.image}': no local image store (KUBEVIRT_TS_IMAGE_ROOT is not set)`,
+      );
+    const dir = imageDir(this.opts.imageRoot, cd.image);
+    if (!(await exists(dir)))
+      throw new Error(`${field}.image: '${cd.image}' is not in the local image store (${dir})`);
+    if (cd.path) {
+      // Upstream: an absolute path inside the image. It must stay inside the image.
+      const file = join(dir, normalize(`/${cd.path}`));
+      const rel = relative(dir, file);
+      if (!rel || rel.startsWith('..') || isAbsolute(rel))
+        throw new Error(`${field}.path: '${cd.path}' is not a file inside the image`);
+      const st = await stat(file).catch(() => undefined);
+      if (!st?.isFile()) throw new Error(`${field}.path: '${cd.path}' is not a file in image '${cd.image}'`);
+      return file;
+    }
+    const diskDir = join(dir, 'disk');
+    const files = await readdir(diskDir, { withFileTypes: true }).catch(() => []);
+    const regular = files.filter((f) => f.isFile());
+    if (regular.length !== 1)
+      throw new Error(
+        `${field}.image: '${cd.image}' must hold exactly one file under /disk/ (found ${regular.length}); or set ${field}.path`,
+      );
+    return join(diskDir, regular[0].name);
+  }
+
+  /** Detects a backing file's format; refuses formats other than raw/qcow2 and nested backing files. */
+  async detectFormat(file: string, field: string): Promise<BackingFormat> {
+    let info: { format?: string; 'backing-filename'?: string };
+    try {
+      const { stdout } = await run(this.opts.qemuImg ?? 'qemu-img', ['info', '--output=json', file]);
+      info = JSON.parse(stdout);
+    } catch (e) {
+      throw new Error(`${field}: cannot read disk image ${file}: ${(e as Error).message.trim()}`);
+    }
+    if (info.format !== 'raw' && info.format !== 'qcow2')
+      throw new Error(`${field}: disk image ${file} has format '${info.format}' (want raw or qcow2)`);
+    // A qcow2 naming its own backing file could make QEMU open any host file.
+    if (info['backing-filename'])
+      throw new Error(`${field}: disk image ${file} has a backing file of its own; flatten it first`);
+    return info.format;
+  }
+
+  /** Links the backing file and creates the overlay; true when the overlay was created now. */
+  private async containerDisk(vmi: VirtualMachineInstance, i: number): Promise<boolean> {
+    const vol = vmi.spec.volumes![i];
+    const field = `spec.volumes[${i}].containerDisk.image`;
+    const source = await this.containerDiskFile(vmi, i);
+    this.backingFormats[vol.name] = await this.detectFormat(source, field);
+    const backing = volumePaths.containerDiskBacking(this.opts.paths, i);
+    const overlay = volumePaths.overlay(this.opts.paths, vol.name);
+    for (const p of [backing, overlay]) {
+      if (!isAbsolute(p) || normalize(p) !== p)
+        throw new Error(`${field}: launcher path ${p} is not absolute`);
+    }
+    await mkdir(dirname(backing), { recursive: true });
+    const current = await readlink(backing).catch(() => undefined);
+    if (current !== source) {
+      if (await exists(overlay)) {
+        // The overlay is kept (idempotent); its backing link must already be what it was made on.
+        if (current === undefined && !(await exists(backing)))
+          throw new Error(`${field}: overlay ${overlay} exists but its backing file ${backing} is gone`);
+      } else {
+        const tmp = `${backing}.tmp-${process.pid}`;
+        await rm(tmp, { force: true });
+        await symlink(source, tmp);
+        await rename(tmp, backing);
+      }
+    }
+    if (await exists(overlay)) return false;
+    await mkdir(dirname(overlay), { recursive: true });
+    const tmp = `${overlay}.tmp-${process.pid}`;
+    await rm(tmp, { force: true });
+    try {
+      await run(this.opts.qemuImg ?? 'qemu-img', [
+        'create',
+        '-q',
+        '-f',
+        'qcow2',
+        '-F',
+        this.backingFormats[vol.name],
+        '-b',
+        backing,
+        tmp,
+      ]);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw new Error(`${field}: qemu-img create ${overlay}: ${(e as Error).message.trim()}`);
+    }
+    await rename(tmp, overlay);
+    return true;
+  }
+
+  /** Builds the ISO of cloud-init volume `i` unless it exists; returns its path when built. */
+  private async cloudInit(vmi: VirtualMachineInstance, i: number): Promise<string | undefined> {
+    const vol = vmi.spec.volumes![i];
+    const kind = vol.cloudInitNoCloud ? 'noCloud' : 'configDrive';
+    const file = volumePaths.cloudInit(
+      this.opts.paths,
+      vmi.metadata?.namespace || 'default',
+      vmi.metadata?.name ?? '',
+      kind,
+    );
+    if (await exists(file)) return undefined;
+    const contents = isoContents(vmi, i);
+    if (!contents) return undefined;
+    await buildIso(contents, file, { xorriso: this.opts.xorriso });
+    return file;
+  }
+}
