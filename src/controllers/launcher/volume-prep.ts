@@ -109,13 +109,17 @@ export class VolumePreparer {
       return file;
     }
     const diskDir = join(dir, 'disk');
-    const files = await readdir(diskDir, { withFileTypes: true }).catch(() => []);
-    const regular = files.filter((f) => f.isFile());
+    const names = await readdir(diskDir).catch(() => [] as string[]);
+    const regular: string[] = [];
+    for (const n of names) {
+      // Follows symlinks: a store may link an image's disk to a shared file.
+      if ((await stat(join(diskDir, n)).catch(() => undefined))?.isFile()) regular.push(n);
+    }
     if (regular.length !== 1)
       throw new Error(
         `${field}.image: '${cd.image}' must hold exactly one file under /disk/ (found ${regular.length}); or set ${field}.path`,
       );
-    return join(diskDir, regular[0].name);
+    return join(diskDir, regular[0]);
   }
 
   /** Detects a backing file's format; refuses formats other than raw/qcow2 and nested backing files. */
