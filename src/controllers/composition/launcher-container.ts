@@ -72,9 +72,13 @@ export function createLauncherContainer(c: LauncherComposition): Container {
         gracePeriodSeconds: args.gracePeriodSeconds,
         socketDir: shortDir(map.toHost(join(args.shareDir, 'sockets'))),
         connectDriver: () => factory({ paths, imageRoot, env: e, backingFormats: volumes.backingFormats }),
-        prepareVolumes: async (vmi) => {
-          await volumes.prepare(vmi);
-        },
+        // The in-memory fake driver runs no QEMU: it needs no disk files.
+        prepareVolumes:
+          args.hypervisor === 'fake'
+            ? undefined
+            : async (vmi) => {
+                await volumes.prepare(vmi);
+              },
         syncOptions: { useEmulation: args.allowEmulation },
         finalWaitMs: c.finalWaitMs,
       });
