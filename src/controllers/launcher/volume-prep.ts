@@ -143,6 +143,9 @@ export class VolumePreparer {
   private async containerDisk(vmi: VirtualMachineInstance, i: number): Promise<boolean> {
     const vol = vmi.spec.volumes![i];
     const field = `spec.volumes[${i}].containerDisk.image`;
+    // Re-syncs of a prepared volume cost no qemu-img run.
+    const overlayPath = volumePaths.overlay(this.opts.paths, vol.name);
+    if (this.backingFormats[vol.name] && (await exists(overlayPath))) return false;
     const source = await this.containerDiskFile(vmi, i);
     this.backingFormats[vol.name] = await this.detectFormat(source, field);
     const backing = volumePaths.containerDiskBacking(this.opts.paths, i);

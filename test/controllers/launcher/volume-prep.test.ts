@@ -88,7 +88,8 @@ describe.skipIf(!run)('VolumePreparer', () => {
     expect(di['backing-filename-format']).toBe('raw');
     expect(statSync(iso).size).toBeGreaterThan(0);
 
-    // A second prepare (launcher restart, re-sync) keeps every file as it is.
+    // A re-sync and a second preparer (launcher restart) keep every file as it is.
+    expect((await prep.prepare(v)).created).toEqual([]);
     const before = statSync(rootOverlay).mtimeMs;
     const second = await new VolumePreparer({ paths, imageRoot: root }).prepare(v);
     expect(second.created).toEqual([]);
