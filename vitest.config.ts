@@ -13,7 +13,13 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+    // `*.serial.test.ts` files disturb shared host services (they restart the system
+    // libvirtd), so they run alone, after the parallel run: `VITEST_SERIAL=1 vitest run`.
+    include:
+      process.env.VITEST_SERIAL === '1'
+        ? ['test/**/*.serial.test.ts']
+        : ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+    exclude: process.env.VITEST_SERIAL === '1' ? [] : ['**/*.serial.test.ts', '**/node_modules/**'],
     // Brokers one shared Kubernetes control plane per run, started on first use.
     globalSetup: ['test/support/kube-global-setup.ts'],
     // Integration tests talk to real libvirtd, QEMU and kube-apiserver: give them room.

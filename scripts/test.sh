@@ -25,9 +25,12 @@ stage() {
 stage lint npm run lint
 stage typecheck npm run typecheck
 stage build npm run build
-rm -f test-results.json
+rm -f test-results.json test-results-serial.json
 stage tests npx vitest run --reporter=default --reporter=json --outputFile.json=test-results.json
-node scripts/print-test-summary.mjs test-results.json || failed+=("test-summary")
+# Tests that restart shared host services run alone, after everything else.
+VITEST_SERIAL=1 stage serial-tests npx vitest run --passWithNoTests --reporter=default --reporter=json \
+  --outputFile.json=test-results-serial.json
+node scripts/print-test-summary.mjs test-results.json test-results-serial.json || failed+=("test-summary")
 
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "FAILED stages: ${failed[*]}"
