@@ -345,6 +345,8 @@ export class VirtLauncher implements LauncherService {
   }
 
   private exiting = false;
+  /** A background console/VNC attach in progress. */
+  private attaching: Promise<void> | undefined;
 
   /** Re-reads the domain and reports a change; serialised, coalescing bursts. */
   private refresh(): Promise<void> {
@@ -368,7 +370,14 @@ export class VirtLauncher implements LauncherService {
     const info = await this.driver.getDomain(this.ref);
     if (info && ACTIVE.has(info.state)) {
       this.everRan = true;
-      if (!this.console.attached) await this.attachDevices();
+      // Re-attach in the background: while a guest powers off, its console socket is
+      // already gone and attaching retries for up to 30 s, which must not hold up the
+      // refresh that reports the shutoff (and every RPC waiting on it).
+      if (!this.console.attached && !this.attaching) {
+        this.attaching = this.attachDevices().finally(() => {
+          this.attaching = undefined;
+        });
+      }
     }
     const gone = !info || info.state === 'shutoff' || info.state === 'crashed';
     if (this.everRan && gone && !this.finished) {
