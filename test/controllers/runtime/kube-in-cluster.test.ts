@@ -40,7 +40,7 @@ describe.skipIf(!run)('KubeClient.inCluster', () => {
       } as never,
     );
     admin.close();
-    expect(tr.status?.token).toBeTruthy();
+    expect(tr.status?.token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/); // a signed JWT
 
     const prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'kvts-incluster-'));
     const sa = path.join(prefix, 'var/run/secrets/kubernetes.io/serviceaccount');

@@ -50,7 +50,10 @@ function managerSuite(name: string, setup: () => Promise<Backend | undefined>) {
     });
 
     it('a sample controller reconciles objects, re-creates owned children and records folded events', async (ctx) => {
-      if (!b) ctx.skip();
+      if (!b)
+        ctx.skip(
+          `${name} backend unavailable (see the integration() warning): waits for the kube binaries built by scripts/kube/build.sh`,
+        );
       const c = b!.client;
       const mgr = new Manager({
         client: c,
@@ -112,7 +115,10 @@ function managerSuite(name: string, setup: () => Promise<Backend | undefined>) {
     });
 
     it('leader election: one of two managers reconciles; the other takes over when it stops', async (ctx) => {
-      if (!b) ctx.skip();
+      if (!b)
+        ctx.skip(
+          `${name} backend unavailable (see the integration() warning): waits for the kube binaries built by scripts/kube/build.sh`,
+        );
       const c = b!.client;
       const seen: string[] = [];
       const make = (id: string) => {
@@ -169,7 +175,10 @@ function managerSuite(name: string, setup: () => Promise<Backend | undefined>) {
     });
 
     it('graceful shutdown waits for in-flight reconciles and stops handing out keys', async (ctx) => {
-      if (!b) ctx.skip();
+      if (!b)
+        ctx.skip(
+          `${name} backend unavailable (see the integration() warning): waits for the kube binaries built by scripts/kube/build.sh`,
+        );
       const c = b!.client;
       let release!: () => void;
       const gate = new Promise<void>((r) => {
