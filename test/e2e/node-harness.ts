@@ -24,6 +24,7 @@ import { VirtController, type WriteRecord } from '../../src/controllers/virt-con
 import { VmiResource } from '../../src/controllers/vmi/controller';
 import { LibvirtDriver } from '../../src/drivers/libvirt-driver/libvirt-driver';
 import { guestDir, KERNEL_CMDLINE, SerialConsole } from '../support/guest';
+import { waitFor as pollUntil } from '../support/wait';
 
 export const LIBVIRT_URI = 'qemu:///system';
 
@@ -82,25 +83,13 @@ export interface NodeHarnessOptions {
   manageNode?: boolean;
 }
 
-/** Polls `fn` until it returns a truthy value. */
-export async function waitFor<T>(
+/** Polls `fn` until it returns a truthy value (node flows are slow: 120 s by default). */
+export function waitFor<T>(
   what: string,
   fn: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 120_000,
 ): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return pollUntil(what, fn, timeoutMs, 50);
 }
 
 /** One node with controller, pod runtime and handler. */

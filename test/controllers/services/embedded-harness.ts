@@ -66,22 +66,4 @@ export async function startHarness(
   };
 }
 
-/** Polls `fn` until it returns a truthy value (errors count as not yet); fails after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < end) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-}
+export { waitFor } from '../../support/wait';

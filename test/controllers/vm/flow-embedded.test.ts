@@ -9,6 +9,7 @@ import type { Pod } from '../../../src/controllers/services/pod';
 import { VirtController, type WriteRecord } from '../../../src/controllers/virt-controller';
 import { VmiResource } from '../../../src/controllers/vmi/controller';
 import { NodeSimulator, type SimRole } from '../../support/node-simulator';
+import { waitFor } from '../../support/wait';
 
 function vm(name: string, runStrategy: string): VirtualMachine {
   return {
@@ -34,25 +35,6 @@ function vm(name: string, runStrategy: string): VirtualMachine {
       },
     },
   };
-}
-
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < end) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
 }
 
 describe('VM to running VMI on the embedded store', () => {
