@@ -9,9 +9,18 @@
 # And boot.qcow2: a bootable disk (FAT, syslinux from Debian's packages, installed with
 # mtools: no loop mount, no root) that boots the same kernel and initramfs.
 #
-# Output: $KUBEVIRT_TS_CACHE/guest/<kernel-version>/{vmlinuz,initrd.img,disk.qcow2,
-# boot.qcow2} and a `current` symlink to that directory. Idempotent: exits at once when
-# they exist.
+# The initramfs also runs Debian's real QEMU guest agent (qemu-ga from the
+# qemu-guest-agent .deb, extracted, never installed on the host, with the shared
+# libraries it links copied from the host) on the virtio-serial port
+# org.qemu.guest_agent.0, started in the background after the boot marker. The guest's
+# /etc/os-release (also written next to the artifacts as `os-release`, so tests compare
+# against it) and hostname are what guest-get-osinfo and guest-get-host-name answer.
+#
+# Output: $KUBEVIRT_TS_CACHE/guest/<kernel-version>-r<RECIPE>/{vmlinuz,initrd.img,
+# disk.qcow2,boot.qcow2,os-release} and a `current` symlink to that directory. The cache
+# key is the kernel version plus the recipe revision: bumping RECIPE builds a new
+# directory next to the old one (guests booted from the old one keep their files).
+# Idempotent: exits at once when the artifacts exist.
 set -euo pipefail
 
 CACHE="${KUBEVIRT_TS_CACHE:-/var/cache/kubevirt-ts}"
@@ -21,8 +30,14 @@ DISK_MARKER="KUBEVIRT-TS-DISK-MOUNTED"
 # first); the ext4 stack is loaded only when a disk is attached, after the boot marker.
 MODULES=(button evdev virtio_pci virtio_blk virtio_console virtio_net)
 DISK_MODULES=(crc32c_generic ext4)
-# Bump when the recipe changes so cached artifacts of an older recipe are rebuilt.
-RECIPE=5
+# Bump when the recipe changes so cached artifacts of an older recipe are rebuilt
+# (it is part of the cache directory's name). 6: qemu-ga in the initramfs.
+RECIPE=6
+# What the guest's /etc/os-release says (guest-get-osinfo reads it).
+OS_ID="kubevirt-ts-guest"
+OS_NAME="kubevirt-ts tiny guest"
+OS_VERSION_ID="$RECIPE"
+GUEST_HOSTNAME="kubevirt-ts-guest"
 log() { printf '[guest-build] %s\n' "$*" >&2; }
 
 # The kernel package: linux-image-amd64's dependency (e.g. linux-image-6.1.0-57-amd64),
@@ -50,16 +65,17 @@ if ! [[ "$kpkg" =~ ^linux-image-[0-9][A-Za-z0-9.+~-]*-amd64$ ]]; then
   log "KERNEL_PACKAGE must name a linux-image-<version>-amd64 package, got: $kpkg"; exit 1
 fi
 kver="${kpkg#linux-image-}"
-out="$CACHE/guest/$kver"
+key="$kver-r$RECIPE"
+out="$CACHE/guest/$key"
 
 if [ -f "$out/vmlinuz" ] && [ -f "$out/vmlinuz.bzImage" ] && [ -f "$out/initrd.img" ] && [ -f "$out/disk.qcow2" ] && [ -f "$out/boot.qcow2" ] &&
-  [ "$(cat "$out/recipe" 2>/dev/null)" = "$RECIPE" ]; then
-  ln -sfn "$kver" "$CACHE/guest/current"
+  [ -f "$out/os-release" ] && [ "$(cat "$out/recipe" 2>/dev/null)" = "$RECIPE" ]; then
+  ln -sfn "$key" "$CACHE/guest/current"
   log "cached: $out/{vmlinuz,initrd.img,disk.qcow2,boot.qcow2}"
   exit 0
 fi
 
-for tool in cpio gzip xz qemu-img mkfs.ext4 dpkg-deb apt-get truncate; do
+for tool in cpio gzip xz qemu-img mkfs.ext4 dpkg-deb apt-get truncate ldd; do
   command -v "$tool" >/dev/null || { log "missing tool: $tool"; exit 1; }
 done
 busybox_bin="$(dpkg -L busybox-static 2>/dev/null | grep -E '/busybox$' | head -1 || true)"
@@ -71,9 +87,9 @@ flock 9
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-log "downloading $kpkg, syslinux, syslinux-common, mtools"
+log "downloading $kpkg, syslinux, syslinux-common, mtools, qemu-guest-agent"
 mkdir -p "$work/debs"
-if ! (cd "$work/debs" && apt-get download "$kpkg" syslinux syslinux-common mtools >/dev/null 2>"$work/apt.log"); then
+if ! (cd "$work/debs" && apt-get download "$kpkg" syslinux syslinux-common mtools qemu-guest-agent >/dev/null 2>"$work/apt.log"); then
   cat "$work/apt.log" >&2
   rm -f "$out/.build.lock" && rmdir "$out" 2>/dev/null || true
   # Stale apt lists name a kernel the mirror no longer has: keep the guest we have.
@@ -87,6 +103,7 @@ dpkg-deb -x "$work/debs/$kpkg"_*.deb "$work/kernel"
 for deb in "$work"/debs/syslinux_*.deb "$work"/debs/syslinux-common_*.deb "$work"/debs/mtools_*.deb; do
   dpkg-deb -x "$deb" "$work/tools"
 done
+dpkg-deb -x "$work"/debs/qemu-guest-agent_*.deb "$work/qga"
 moddir="$work/kernel/lib/modules/$kver"
 
 # --- initramfs tree ----------------------------------------------------------------------
@@ -146,7 +163,51 @@ export PS1='guest# '
 SH
 echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
 echo "root:x:0:" >"$root/etc/group"
-echo "kubevirt-ts-guest" >"$root/etc/hostname"
+echo "$GUEST_HOSTNAME" >"$root/etc/hostname"
+
+# --- the QEMU guest agent ------------------------------------------------------------------
+# qemu-ga as Debian ships it, with the libraries it links (and their loader) copied from
+# the host at the paths ldd resolves them to, so the loader finds them without a cache.
+mkdir -p "$root/usr/sbin" "$root/var/run" "$root/var/log"
+cp "$work/qga/usr/sbin/qemu-ga" "$root/usr/sbin/qemu-ga"
+ldd_out="$(ldd "$root/usr/sbin/qemu-ga")"
+if grep -q 'not found' <<<"$ldd_out"; then
+  log "qemu-ga needs libraries this host lacks (install qemu-guest-agent's dependencies):"
+  grep 'not found' <<<"$ldd_out" >&2
+  exit 1
+fi
+for lib in $(awk '/=> \//{print $3} /^[[:space:]]*\/[^ ]+/{print $1}' <<<"$ldd_out"); do
+  mkdir -p "$root$(dirname "$lib")"
+  cp -L "$lib" "$root$lib"
+done
+cat >"$root/etc/os-release" <<OS
+NAME="$OS_NAME"
+ID=$OS_ID
+VERSION_ID="$OS_VERSION_ID"
+VERSION="$OS_VERSION_ID (recipe $RECIPE, busybox)"
+PRETTY_NAME="$OS_NAME $OS_VERSION_ID"
+OS
+# What the agent does once the port is there. udev would make the by-name link under
+# /dev/virtio-ports; this guest has no udev, so make it from sysfs.
+cat >"$root/etc/start-qemu-ga" <<'SH'
+#!/bin/sh
+# Waits (up to ~5 s) for the guest-agent port, links it by name, runs qemu-ga on it.
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25; do
+  for p in /sys/class/virtio-ports/vport*; do
+    [ -f "$p/name" ] || continue
+    n="$(cat "$p/name")"
+    [ -n "$n" ] || continue
+    mkdir -p /dev/virtio-ports
+    ln -sf "../${p##*/}" "/dev/virtio-ports/$n"
+  done
+  if [ -e /dev/virtio-ports/org.qemu.guest_agent.0 ]; then
+    exec /usr/sbin/qemu-ga -m virtio-serial -p /dev/virtio-ports/org.qemu.guest_agent.0 \
+      -t /var/run -f /var/run/qemu-ga.pid -l /var/log/qemu-ga.log
+  fi
+  sleep 0.2
+done
+SH
+chmod 755 "$root/etc/start-qemu-ga"
 
 cat >"$root/etc/rc" <<SH
 #!/bin/sh
@@ -163,6 +224,8 @@ acpid -l /dev/null -a /etc/acpid.conf -c /etc/acpi
 ip link set lo up
 [ -e /sys/class/net/eth0 ] && ip link set eth0 up
 echo "$MARKER kernel=\$(uname -r) uptime=\$(cut -d' ' -f1 /proc/uptime)" >/dev/console
+# The guest agent, in the background, after the marker: it never delays the boot.
+/etc/start-qemu-ga </dev/null >/dev/null 2>&1 &
 # A virtio disk with the project's ext4 filesystem: mount it and show its marker.
 if [ -b /dev/vda ]; then
   while read -r ko; do insmod "/lib/modules/\$ko" 2>/dev/null; done </etc/modules-disk.order
@@ -229,7 +292,9 @@ mv "$out/vmlinuz.tmp" "$out/vmlinuz"
 mv "$out/initrd.img.tmp" "$out/initrd.img"
 mv "$out/disk.qcow2.tmp" "$out/disk.qcow2"
 mv "$out/boot.qcow2.tmp" "$out/boot.qcow2"
+cp "$root/etc/os-release" "$out/os-release.tmp" && chmod 644 "$out/os-release.tmp"
+mv "$out/os-release.tmp" "$out/os-release"
 echo "$kver" >"$out/kernel-version"
 echo "$RECIPE" >"$out/recipe"
-ln -sfn "$kver" "$CACHE/guest/current"
+ln -sfn "$key" "$CACHE/guest/current"
 log "built guest for kernel $kver: $out/{vmlinuz,initrd.img,disk.qcow2,boot.qcow2}"
