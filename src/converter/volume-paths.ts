@@ -25,6 +25,9 @@ export const volumePaths = {
   blockDevice: (p: ConverterPaths, volume: string) => `${p.blockDeviceDir}/${volume}`,
   cloudInit: (p: ConverterPaths, namespace: string, name: string, kind: 'noCloud' | 'configDrive') =>
     `${p.cloudInitDir}/${namespace}/${name}/${kind === 'noCloud' ? 'noCloud.iso' : 'configdrive.iso'}`,
+  // Upstream names the one serviceAccount ISO `service-account.iso` whatever its volume is called.
   configDisk: (p: ConverterPaths, kind: ConfigVolumeKind, volume: string) =>
-    `${p.configDiskDir}/${configDirs[kind]}/${volume}.iso`,
+    kind === 'serviceAccount'
+      ? `${p.configDiskDir}/${configDirs[kind]}/service-account.iso`
+      : `${p.configDiskDir}/${configDirs[kind]}/${volume}.iso`,
 };

@@ -2,4 +2,5 @@
 export * from './node-status';
 export * from './pod-dirs';
 export * from './pod-runtime';
+export * from './pod-volumes';
 export * from './processes';

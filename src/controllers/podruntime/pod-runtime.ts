@@ -269,7 +269,7 @@ export class PodRuntime {
     let mounts: Record<string, string>;
     try {
       argv = this.argv(pod);
-      mounts = await preparePodDirs(this.o.root, pod);
+      mounts = await preparePodDirs(this.o.root, pod, this.o.client);
     } catch (err) {
       await this.writeStatus(pod, {
         phase: 'Failed',

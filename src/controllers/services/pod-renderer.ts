@@ -327,6 +327,20 @@ function formatDecimal(bytes: string): string {
   return v.toString();
 }
 
+/** Why a hostDisk path cannot become a hostPath volume (absolute, no "." or "..", no control characters, not a directory), or undefined. */
+export function hostDiskPathProblem(path: string): string | undefined {
+  if (!path) return 'is required';
+  if (!path.startsWith('/')) return 'must be an absolute path';
+  for (const ch of path) {
+    const c = ch.charCodeAt(0);
+    if (c < 0x20 || c === 0x7f) return 'must not contain control characters';
+  }
+  const parts = path.split('/');
+  if (parts.some((p) => p === '..' || p === '.')) return 'must not contain "." or ".." segments';
+  if (path.endsWith('/')) return 'must name a file, not a directory';
+  return undefined;
+}
+
 /** upstream VolumeRenderer: the launcher's shared emptyDirs plus the VMI's PVCs and config volumes. */
 export function launcherVolumes(vmi: VirtualMachineInstance): {
   volumes: PodVolume[];
@@ -360,6 +374,24 @@ export function launcherVolumes(vmi: VirtualMachineInstance): {
   if (hasTpm(vmi)) {
     // swtpm state lives in the private dir; nothing extra to mount for a non-persistent TPM.
   }
+  // Config volumes get a pod volume always and a mount only when a disk uses them (upstream withVMIConfigVolumes).
+  const diskNames = new Set((vmi.spec.domain.devices.disks ?? []).map((d) => d.name));
+  const configMount = (name: string, dir: string) => {
+    if (diskNames.has(name))
+      mounts.push({ name, mountPath: `${LAUNCHER_DIRS.private}/${dir}/${name}`, readOnly: true });
+  };
+  // cloud-init secretRefs: the secret's keys mounted one by one (subPath) where the launcher reads them.
+  const cloudInitSecret = (vol: string, suffix: string, secretName: string, keys: string[]) => {
+    const name = `${vol}-${suffix}`;
+    volumes.push({ name, secret: { secretName } });
+    for (const key of keys)
+      mounts.push({
+        name,
+        mountPath: `${LAUNCHER_DIRS.private}/secret/${vol}/${key}`,
+        subPath: key,
+        readOnly: true,
+      });
+  };
   (vmi.spec.volumes ?? []).forEach((v, i) => {
     const field = `spec.volumes[${i}]`;
     const claim = v.persistentVolumeClaim?.claimName ?? v.dataVolume?.name;
@@ -371,29 +403,44 @@ export function launcherVolumes(vmi: VirtualMachineInstance): {
       });
       mounts.push({ name: v.name, mountPath: `${LAUNCHER_DIRS.private}/vmi-disks/${v.name}` });
     } else if (v.configMap) {
-      volumes.push({ name: v.name, configMap: { name: v.configMap.name ?? '' } });
-      mounts.push({
+      volumes.push({
         name: v.name,
-        mountPath: `${LAUNCHER_DIRS.private}/config-map/${v.name}`,
-        readOnly: true,
+        configMap: { name: v.configMap.name ?? '', optional: v.configMap.optional },
       });
+      configMount(v.name, 'config-map');
     } else if (v.secret) {
-      volumes.push({ name: v.name, secret: { secretName: v.secret.secretName ?? '' } });
-      mounts.push({ name: v.name, mountPath: `${LAUNCHER_DIRS.private}/secret/${v.name}`, readOnly: true });
-    } else if (v.downwardAPI) {
-      volumes.push({ name: v.name, downwardAPI: { items: v.downwardAPI.fields ?? [] } });
-      mounts.push({
+      volumes.push({
         name: v.name,
-        mountPath: `${LAUNCHER_DIRS.private}/downwardapi/${v.name}`,
-        readOnly: true,
+        secret: { secretName: v.secret.secretName ?? '', optional: v.secret.optional },
       });
+      configMount(v.name, 'secret');
+    } else if (v.downwardAPI) {
+      volumes.push({
+        name: v.name,
+        downwardAPI: {
+          items: (v.downwardAPI.fields ?? []) as NonNullable<PodVolume['downwardAPI']>['items'],
+        },
+      });
+      configMount(v.name, 'downwardapi');
+    } else if (v.sysprep) {
+      const src = v.sysprep;
+      if (!src.configMap?.name && !src.secret?.name)
+        throw new PodRenderError(`${field}.sysprep: needs a configMap or a secret`);
+      volumes.push(
+        src.configMap?.name
+          ? { name: v.name, configMap: { name: src.configMap.name } }
+          : { name: v.name, secret: { secretName: src.secret?.name ?? '' } },
+      );
+      mounts.push({ name: v.name, mountPath: `${LAUNCHER_DIRS.private}/sysprep/${v.name}`, readOnly: true });
+    } else if (v.cloudInitNoCloud || v.cloudInitConfigDrive) {
+      const src = v.cloudInitNoCloud ?? v.cloudInitConfigDrive!;
+      if (src.secretRef?.name) cloudInitSecret(v.name, 'udata', src.secretRef.name, ['userdata', 'userData']);
+      if (src.networkDataSecretRef?.name)
+        cloudInitSecret(v.name, 'ndata', src.networkDataSecretRef.name, ['networkdata', 'networkData']);
     } else if (v.hostDisk) {
       const path = v.hostDisk.path;
-      if (!path.startsWith('/') || path.split('/').includes('..')) {
-        throw new PodRenderError(
-          `${field}.hostDisk.path: ${JSON.stringify(path)} must be an absolute path without ".."`,
-        );
-      }
+      const problem = hostDiskPathProblem(path);
+      if (problem) throw new PodRenderError(`${field}.hostDisk.path: ${JSON.stringify(path)} ${problem}`);
       const dir = path.slice(0, path.lastIndexOf('/')) || '/';
       volumes.push({
         name: v.name,

@@ -30,13 +30,37 @@ export interface PodContainer {
   };
 }
 
+/** One key of a configMap/secret volume projected to a file (`path`, optional mode bits). */
+export interface KeyToPath {
+  key: string;
+  path: string;
+  mode?: number;
+}
+
+/** One file of a downwardAPI volume: a field of the pod's metadata. */
+export interface DownwardAPIFile {
+  path: string;
+  fieldRef?: { fieldPath: string; apiVersion?: string };
+  resourceFieldRef?: unknown;
+  mode?: number;
+}
+
 export interface PodVolume {
   name: string;
   emptyDir?: { medium?: string; sizeLimit?: string };
   persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
-  configMap?: { name: string };
-  secret?: { secretName: string };
-  downwardAPI?: { items?: unknown[] };
+  configMap?: { name: string; optional?: boolean; items?: KeyToPath[]; defaultMode?: number };
+  secret?: { secretName: string; optional?: boolean; items?: KeyToPath[]; defaultMode?: number };
+  downwardAPI?: { items?: DownwardAPIFile[]; defaultMode?: number };
+  projected?: {
+    defaultMode?: number;
+    sources: Array<{
+      configMap?: { name: string; optional?: boolean; items?: KeyToPath[] };
+      secret?: { name: string; optional?: boolean; items?: KeyToPath[] };
+      downwardAPI?: { items?: DownwardAPIFile[] };
+      serviceAccountToken?: { path: string; expirationSeconds?: number; audience?: string };
+    }>;
+  };
   hostPath?: { path: string; type?: string };
 }
 
