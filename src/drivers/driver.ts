@@ -5,6 +5,7 @@
  * lifecycle operations and forwards `events()` to the handler.
  */
 import type { VirtualMachineInstance } from '../api';
+import type { GuestAgentSupport } from './guest-agent';
 
 /** Host CPU architecture as libvirt names it. */
 export type Arch = 'x86_64' | 'aarch64' | 's390x' | 'ppc64le' | (string & {});
@@ -199,6 +200,8 @@ export interface HypervisorDriver {
   memoryOverhead(vmi: VirtualMachineInstance): number;
   /** Present when the driver can live-migrate. */
   readonly migration?: MigrationSupport;
+  /** Present when the driver can read a guest agent (guest OS, interfaces, users, filesystems). */
+  readonly guestAgent?: GuestAgentSupport;
   /** Releases connections; running domains keep running. */
   close(): Promise<void>;
 }

@@ -3,6 +3,7 @@ export * from './driver';
 export * from './emulation/index';
 export * from './errors';
 export * from './event-hub';
+export * from './guest-agent';
 export * from './fake/index';
 /** The pure-TypeScript libvirt RPC client (`libvirt.LibvirtClient`). */
 export * as libvirt from './libvirt/index';

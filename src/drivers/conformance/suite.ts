@@ -201,6 +201,27 @@ export function runDriverConformance(
       expect((await driver.listDomains()).some((d) => d.name === dn(ref))).toBe(false);
     });
 
+    it('guest agent (when the driver has one): absent or answering, never an error; gone when stopped', async (ctx) => {
+      const agent = driver.guestAgent;
+      if (!agent) {
+        ctx.skip(`${driver.name} has no guestAgent capability`);
+        return;
+      }
+      const { ref } = await started();
+      const connected = await agent.connected(ref);
+      const info = await agent.guestInfo(ref);
+      if (!connected) expect(info).toBeUndefined();
+      if (info !== undefined) {
+        expect(typeof info.agentVersion).toBe('string');
+        for (const i of info.interfaces ?? []) expect(Array.isArray(i.ipAddresses)).toBe(true);
+      }
+      await driver.kill(ref);
+      expect(await agent.connected(ref)).toBe(false);
+      expect(await agent.guestInfo(ref)).toBeUndefined();
+      const ghost = { namespace, name: `${prefix}${run}-no-agent` };
+      await expectCode(agent.guestInfo(ghost), 'NotFound', dn(ghost));
+    });
+
     it('reports errors with codes and names the domain', async () => {
       const ghost = { namespace, name: `${prefix}${run}-absent` };
       expect(await driver.getDomain(ghost)).toBeUndefined();

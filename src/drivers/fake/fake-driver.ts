@@ -20,6 +20,7 @@ import {
   type VncEndpoint,
 } from '../driver';
 import { DriverError } from '../errors';
+import { FakeGuestAgent } from './fake-guest-agent';
 import { type FakeDomain, FakeHost } from './fake-host';
 
 /** Operations of the fake driver that can be delayed or made to fail. */
@@ -222,6 +223,13 @@ export class FakeDriver implements HypervisorDriver {
   async vncEndpoint(ref: DomainRef): Promise<VncEndpoint> {
     const dom = this.mustGet(ref);
     return { kind: 'unix', path: `/fake/vnc/${dom.info.uuid}` };
+  }
+
+  private agent: FakeGuestAgent | undefined;
+  /** The guest agent: absent in every guest until a test connects it (`guestAgent.connect(ref)`). */
+  get guestAgent(): FakeGuestAgent {
+    this.agent ??= new FakeGuestAgent(this.host);
+    return this.agent;
   }
 
   memoryOverhead(_vmi: VirtualMachineInstance): number {

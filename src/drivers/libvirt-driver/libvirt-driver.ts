@@ -35,6 +35,7 @@ import {
 import { chooseVirtType, type VirtType } from '../emulation/virt-type';
 import { DriverError, type DriverErrorCode } from '../errors';
 import { EventHub } from '../event-hub';
+import type { GuestAgentSupport } from '../guest-agent';
 import {
   CreateFlags,
   LibvirtClient,
@@ -55,6 +56,7 @@ import {
 } from '../libvirt';
 import { applyDomainMutations, type HypervisorPlugin } from '../plugin';
 import { probeSevCapabilities } from '../sev-snp/capabilities';
+import { libvirtGuestAgent } from './guest-agent';
 import { parseDomainCapabilities, parseHostCapabilities, toHostCapabilities } from './host-probe';
 import { lifecycleToEvent, reasonName, stateName } from './states';
 
@@ -448,6 +450,13 @@ export class LibvirtDriver implements HypervisorDriver {
   memoryOverhead(_vmi: VirtualMachineInstance): number {
     return this.options.allowKvm === false ? TCG_OVERHEAD_BYTES : 0;
   }
+
+  /** The QEMU guest agent, through libvirt (see ./guest-agent). */
+  readonly guestAgent: GuestAgentSupport = libvirtGuestAgent({
+    lookup: (ref) => this.mustLookup(ref),
+    liveXml: (dom) => this.call(dom.name, 'read XML', () => this.client.domainGetXMLDesc(dom)),
+    agentCommand: (dom, cmd, timeoutSec) => this.client.qemuAgentCommand(dom, cmd, timeoutSec),
+  });
 
   async close(): Promise<void> {
     if (this.closed) return;
