@@ -1,23 +1,14 @@
 import { defineConfig } from 'tsup';
 
-// One entry per public subpath export (see package.json "exports") plus the two bins.
-// Splitting keeps shared code in chunks, so importing `kubevirt-ts/converter` never
-// loads gRPC or the Kubernetes client.
-export default defineConfig({
-  entry: {
-    index: 'src/index.ts',
-    'api/index': 'src/api/index.ts',
-    'converter/index': 'src/converter/index.ts',
-    'drivers/index': 'src/drivers/index.ts',
-    'controllers/index': 'src/controllers/index.ts',
-    'testing/index': 'src/testing/index.ts',
-    'cli/kubevirt-ts': 'src/cli/kubevirt-ts.ts',
-    'cli/virtctl': 'src/cli/virtctl.ts',
-  },
-  format: ['esm'],
-  target: 'node20',
-  platform: 'node',
-  dts: {
+// Two builds. The library: one entry per public subpath export (see package.json
+// "exports") plus the two bins; splitting keeps shared code in chunks, so importing
+// `kubevirt-ts/converter` never loads gRPC or the Kubernetes client.
+// The launcher: one self-contained, minified file with its dependencies inlined, because
+// one launcher process runs per VM and a single small module costs far less heap than
+// the chunk graph plus node_modules (see src/cli/virt-launcher.ts, docs/benchmarks.md).
+// `npm run build` empties dist/ first; neither build cleans, so they cannot race.
+export default defineConfig([
+  {
     entry: {
       index: 'src/index.ts',
       'api/index': 'src/api/index.ts',
@@ -25,10 +16,40 @@ export default defineConfig({
       'drivers/index': 'src/drivers/index.ts',
       'controllers/index': 'src/controllers/index.ts',
       'testing/index': 'src/testing/index.ts',
+      'cli/kubevirt-ts': 'src/cli/kubevirt-ts.ts',
+      'cli/virtctl': 'src/cli/virtctl.ts',
+    },
+    format: ['esm'],
+    target: 'node20',
+    platform: 'node',
+    dts: {
+      entry: {
+        index: 'src/index.ts',
+        'api/index': 'src/api/index.ts',
+        'converter/index': 'src/converter/index.ts',
+        'drivers/index': 'src/drivers/index.ts',
+        'controllers/index': 'src/controllers/index.ts',
+        'testing/index': 'src/testing/index.ts',
+      },
+    },
+    splitting: true,
+    sourcemap: true,
+    clean: false,
+    shims: false,
+  },
+  {
+    entry: { 'cli/virt-launcher': 'src/cli/virt-launcher.ts' },
+    format: ['esm'],
+    target: 'node20',
+    platform: 'node',
+    splitting: false,
+    noExternal: [/.*/],
+    minify: true,
+    sourcemap: true,
+    clean: false,
+    // Inlined CommonJS dependencies (grpc-js) call require() for Node's built-ins.
+    banner: {
+      js: "import { createRequire as __kvtsRequire } from 'node:module'; const require = __kvtsRequire(import.meta.url);",
     },
   },
-  splitting: true,
-  sourcemap: true,
-  clean: true,
-  shims: false,
-});
+]);

@@ -1,10 +1,20 @@
 #!/usr/bin/env node
-import { buildProgram } from './program';
+import { LAUNCHER_SUBCOMMAND } from '../controllers/services/launcher-args';
 
-buildProgram()
-  .parseAsync(process.argv)
-  .catch((err: unknown) => {
-    // User-facing errors carry their own message; never print a stack trace for them.
-    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
-  });
+if (process.argv[2] === LAUNCHER_SUBCOMMAND) {
+  // One launcher runs per VM: skip commander and every other command, and load the
+  // self-contained launcher bundle (see virt-launcher.ts). The specifier is computed so the
+  // build keeps it a separate file instead of folding it into this entry's chunks.
+  const entry = new URL('./virt-launcher.js', import.meta.url).href;
+  const { launcherMain } = (await import(entry)) as typeof import('./virt-launcher');
+  await launcherMain(process.argv.slice(3));
+} else {
+  const { buildProgram } = await import('./program');
+  buildProgram()
+    .parseAsync(process.argv)
+    .catch((err: unknown) => {
+      // User-facing errors carry their own message; never print a stack trace for them.
+      process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    });
+}

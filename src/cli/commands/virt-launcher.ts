@@ -1,11 +1,12 @@
 /**
  * `kubevirt-ts virt-launcher --namespace NS --name NAME --uid UID ...`: the launcher
  * entry point the launcher Pod's compute container runs (flags as
- * controllers/services/launcher-args renders them). Thin: parse, compose, run.
+ * controllers/services/launcher-args renders them). The `kubevirt-ts` binary takes a
+ * shorter path to the same code (see ../kubevirt-ts.ts); this registration lists the
+ * command in `--help` and serves programs that embed `buildProgram` (program.ts).
  */
 import type { Command } from 'commander';
-import type { VirtLauncher } from '../../controllers/launcher/launcher';
-import { LAUNCHER_SUBCOMMAND, parseLauncherArgs } from '../../controllers/services/launcher-args';
+import { LAUNCHER_SUBCOMMAND } from '../../controllers/services/launcher-args';
 
 /** Registers `virt-launcher` on the program. */
 export function registerVirtLauncherCommand(program: Command): void {
@@ -18,14 +19,7 @@ export function registerVirtLauncherCommand(program: Command): void {
     .action(async (_flags: string[], _opts: unknown, cmd: Command) => {
       // commander reorders unknown options; take the words after the subcommand verbatim.
       const raw: string[] = (cmd.parent as unknown as { rawArgs?: string[] })?.rawArgs ?? process.argv;
-      const args = parseLauncherArgs(raw.slice(raw.indexOf(LAUNCHER_SUBCOMMAND) + 1));
-      const { createLauncherContainer, LauncherTokens } = await import(
-        '../../controllers/composition/launcher-container'
-      );
-      const { runVirtLauncher } = await import('../../controllers/launcher/main');
-      const launcher = createLauncherContainer({ args }).get<VirtLauncher>(LauncherTokens.launcher);
-      process.exitCode = await runVirtLauncher(launcher);
-      // gRPC and libvirt handles are closed; exit now rather than wait for stray timers.
-      process.exit(process.exitCode);
+      const { launcherMain } = await import('../virt-launcher');
+      await launcherMain(raw.slice(raw.indexOf(LAUNCHER_SUBCOMMAND) + 1));
     });
 }
