@@ -64,7 +64,7 @@ export function createLauncherContainer(c: LauncherComposition): Container {
       paths.privateDir = shortDir(paths.privateDir);
       paths.libvirtRunDir = shortDir(paths.libvirtRunDir, 90);
       const imageRoot = e[IMAGE_ROOT_ENV] || undefined;
-      const volumes = new VolumePreparer({ paths, imageRoot });
+      const volumes = new VolumePreparer({ paths, imageRoot, pathMap: map });
       return new VirtLauncher({
         namespace: args.namespace,
         name: args.name,

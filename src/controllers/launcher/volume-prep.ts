@@ -2,17 +2,25 @@
  * Creates the files a VMI's domain points at before the launcher defines it: for each
  * containerDisk volume, the backing file (`<containerDiskDir>/disk_<i>.img`, a symlink to
  * the disk in the local image store) and its qcow2 overlay (`qemu-img create`); for each
- * cloud-init volume, its ISO image. Idempotent: what exists already (a restarted launcher
- * in the same pod) is never recreated, so the guest keeps its writes.
+ * cloud-init volume, its ISO image (secretRef data read from the mounted secret); for
+ * each emptyDisk a fresh qcow2 (empty-disk.ts); for each hostDisk a check or a sparse file
+ * (host-disk.ts); for each config volume a disk uses, its ISO image (config-disk.ts).
+ * Idempotent: what exists already (a restarted launcher in the same pod) is never
+ * recreated, so the guest keeps its writes.
  */
 import { execFile } from 'node:child_process';
-import { lstat, mkdir, readdir, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, relative } from 'node:path';
 import { promisify } from 'node:util';
 import type { VirtualMachineInstance } from '../../api';
 import { type ConverterPaths, volumePaths } from '../../converter';
-import { buildIso, isoContents } from '../../converter/iso';
+import { buildIso, isoContents, type ResolvedVolumeData } from '../../converter/iso';
+import { configVolumeKind, prepareConfigDisk } from './config-disk';
+import { prepareEmptyDisk } from './empty-disk';
+import { prepareHostDisk } from './host-disk';
 import { imageDir } from './image-dirs';
+import { PathMap } from './path-map';
+import { cloudInitSecretDir } from './volume-sources';
 
 const run = promisify(execFile);
 /** Kubernetes volume names (DNS labels), checked again here because they become path segments. */
@@ -31,6 +39,8 @@ export interface VolumePreparerOptions {
   qemuImg?: string;
   /** The xorriso binary (default `xorriso` from PATH). */
   xorriso?: string;
+  /** The pod's mounts (config volumes, cloud-init secrets, host disks); default identity. */
+  pathMap?: PathMap;
 }
 
 /** What {@link VolumePreparer.prepare} did, for logs and tests. */
@@ -58,7 +68,11 @@ export class VolumePreparer {
   /** Detected format of each containerDisk backing file, by volume name. */
   readonly backingFormats: Record<string, BackingFormat> = {};
 
-  constructor(private readonly opts: VolumePreparerOptions) {}
+  private readonly map: PathMap;
+
+  constructor(private readonly opts: VolumePreparerOptions) {
+    this.map = opts.pathMap ?? new PathMap();
+  }
 
   /** Creates the missing backing links, overlays and ISO images of `vmi`. */
   async prepare(vmi: VirtualMachineInstance): Promise<PreparedVolumes> {
@@ -69,14 +83,22 @@ export class VolumePreparer {
       const vol = volumes[i];
       const field = `spec.volumes[${i}]`;
       try {
+        const names = vol.containerDisk || vol.emptyDisk || vol.hostDisk || configVolumeKind(vol);
+        if (names && !VOLUME_NAME.test(vol.name ?? ''))
+          throw new Error(`${field}.name: '${vol.name}' must be a DNS label (it names a file or directory)`);
+        let file: string | undefined;
         if (vol.containerDisk) {
-          if (!VOLUME_NAME.test(vol.name ?? ''))
-            throw new Error(`${field}.name: '${vol.name}' must be a DNS label (it names a directory)`);
-          if (await this.containerDisk(vmi, i)) created.push(volumePaths.overlay(this.opts.paths, vol.name));
+          if (await this.containerDisk(vmi, i)) file = volumePaths.overlay(this.opts.paths, vol.name);
         } else if (vol.cloudInitNoCloud || vol.cloudInitConfigDrive) {
-          const file = await this.cloudInit(vmi, i);
-          if (file) created.push(file);
+          file = await this.cloudInit(vmi, i);
+        } else if (vol.emptyDisk) {
+          file = await prepareEmptyDisk(vmi, i, this.opts.paths, this.opts.qemuImg);
+        } else if (vol.hostDisk) {
+          file = await prepareHostDisk(vmi, i, this.map);
+        } else if (configVolumeKind(vol)) {
+          file = await prepareConfigDisk(vmi, i, this.opts.paths, this.map, this.opts.xorriso);
         }
+        if (file) created.push(file);
       } catch (e) {
         const msg = (e as Error).message;
         // Messages from the helpers below start with the field path already.
@@ -203,9 +225,36 @@ export class VolumePreparer {
       kind,
     );
     if (await exists(file)) return undefined;
-    const contents = isoContents(vmi, i);
+    const contents = isoContents(vmi, i, await this.cloudInitSecrets(vmi, i));
     if (!contents) return undefined;
     await buildIso(contents, file, { xorriso: this.opts.xorriso });
     return file;
+  }
+
+  /**
+   * The keys of a cloud-init volume's userDataSecretRef / networkDataSecretRef, read where
+   * the pod mounts them (upstream: `<secret dir>/<volume>/userdata` or `userData`, and
+   * `networkdata` or `networkData`).
+   */
+  private async cloudInitSecrets(vmi: VirtualMachineInstance, i: number): Promise<ResolvedVolumeData> {
+    const vol = vmi.spec.volumes![i];
+    const src = vol.cloudInitNoCloud ?? vol.cloudInitConfigDrive;
+    if (!src?.secretRef && !src?.networkDataSecretRef) return {};
+    if (!VOLUME_NAME.test(vol.name ?? ''))
+      throw new Error(`spec.volumes[${i}].name: '${vol.name}' must be a DNS label (it names a directory)`);
+    const dir = cloudInitSecretDir(vol.name);
+    const read = async (keys: string[]): Promise<Record<string, Buffer>> => {
+      const out: Record<string, Buffer> = {};
+      for (const key of keys) {
+        const file = this.map.toHost(`${dir}/${key}`);
+        const st = await stat(file).catch(() => undefined);
+        if (st?.isFile()) out[key] = await readFile(file);
+      }
+      return out;
+    };
+    return {
+      data: src.secretRef ? await read(['userdata', 'userData']) : undefined,
+      networkData: src.networkDataSecretRef ? await read(['networkdata', 'networkData']) : undefined,
+    };
   }
 }
