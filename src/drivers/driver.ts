@@ -148,14 +148,95 @@ export interface ShutdownOptions {
   graceSeconds: number;
 }
 
+/** How a live migration runs (upstream's MigrationOptions, in driver terms). */
+export interface MigrationOptions {
+  /** Bandwidth limit in MiB/s; 0 or absent: unlimited. */
+  bandwidthMiBps?: number;
+  /** Let the hypervisor throttle the guest's vCPUs so a busy guest converges. */
+  allowAutoConverge?: boolean;
+  /** Allow switching to post-copy (the guest runs on the target before all memory moved). */
+  allowPostCopy?: boolean;
+  /** Migrate even where the hypervisor thinks it unsafe (e.g. disk cache modes). */
+  unsafe?: boolean;
+}
+
+/** Progress of a running migration job. */
+export interface MigrationProgress {
+  /** Bytes to transfer in total (memory and disks), as far as known. */
+  dataTotal: number;
+  /** Bytes transferred so far. */
+  dataProcessed: number;
+  /** Bytes still to transfer. */
+  dataRemaining: number;
+  /** Milliseconds since the job started. */
+  elapsedMs: number;
+}
+
 /** Live migration, for drivers that can do it. */
 export interface MigrationSupport {
-  /** Prepares the target host for an incoming domain; returns an opaque cookie. */
+  /**
+   * Prepares this (target) host for an incoming domain: renders the domain for this host
+   * (its own socket, console and disk paths), creates what it needs, and returns that
+   * domain XML as the cookie the source sends with the migration.
+   */
   prepareTarget(vmi: VirtualMachineInstance, options: SyncOptions): Promise<string>;
-  /** Sends the running domain to `targetUri` using the target's cookie. */
-  migrateSource(ref: DomainRef, targetUri: string, cookie: string): Promise<void>;
+  /**
+   * Sends the running domain to `targetUri` using the target's cookie (an empty cookie
+   * keeps the source's own definition). Resolves once the guest runs on the target and
+   * the source domain is gone; rejects when the migration fails or is cancelled.
+   */
+  migrateSource(ref: DomainRef, targetUri: string, cookie: string, options?: MigrationOptions): Promise<void>;
+  /** The running migration job's progress, or undefined when none runs. */
+  progress(ref: DomainRef): Promise<MigrationProgress | undefined>;
+  /** Aborts the running outgoing migration job (the guest keeps running on the source). */
+  cancel(ref: DomainRef): Promise<void>;
   /** Cleans up the target after a failed or aborted migration. */
   abortTarget(ref: DomainRef): Promise<void>;
+}
+
+/** AMD SEV platform data a guest owner needs to set up a session (upstream's SEVPlatformInfo). */
+export interface SevPlatformInfo {
+  /** Platform Diffie-Hellman key, base64. */
+  pdh: string;
+  /** Platform certificate chain, base64. */
+  certChain: string;
+  cpu0Id?: string;
+  cbitpos?: number;
+  reducedPhysBits?: number;
+  maxGuests?: number;
+  maxEsGuests?: number;
+}
+
+/** The launch measurement of an SEV guest (upstream's SEVMeasurementInfo). */
+export interface SevMeasurementInfo {
+  /** Base64 measurement of the launched memory. */
+  measurement: string;
+  apiMajor: number;
+  apiMinor: number;
+  buildId: number;
+  policy: number;
+  /** SHA-256 (hex) of the firmware image, when the driver can read it. */
+  loaderSHA?: string;
+}
+
+/** The secret a guest owner injects after checking the measurement (upstream's SEVSecretOptions). */
+export interface SevSecret {
+  /** Base64 packet header. */
+  header: string;
+  /** Base64 encrypted secret. */
+  secret: string;
+  /** Guest physical address to write it to (default: where the firmware asks). */
+  address?: bigint;
+}
+
+/** SEV attestation, for drivers that can run confidential guests. */
+export interface SevSupport {
+  /** The host's platform Diffie-Hellman key and certificate chain. */
+  platformInfo(): Promise<SevPlatformInfo>;
+  /** The launch measurement of a guest started paused for attestation. */
+  launchMeasurement(ref: DomainRef): Promise<SevMeasurementInfo>;
+  /** Injects the guest owner's secret into a paused guest before it is resumed. */
+  injectLaunchSecret(ref: DomainRef, secret: SevSecret): Promise<void>;
 }
 
 /**
@@ -202,6 +283,8 @@ export interface HypervisorDriver {
   readonly migration?: MigrationSupport;
   /** Present when the driver can read a guest agent (guest OS, interfaces, users, filesystems). */
   readonly guestAgent?: GuestAgentSupport;
+  /** Present when the driver can run the SEV attestation flow. */
+  readonly sev?: SevSupport;
   /** Releases connections; running domains keep running. */
   close(): Promise<void>;
 }

@@ -19,6 +19,8 @@ export class LauncherCommandError extends Error {
   constructor(
     readonly rpc: string,
     message: string,
+    /** The gRPC status code when the launcher answered with one (e.g. 12 UNIMPLEMENTED). */
+    readonly code?: number,
   ) {
     super(`${rpc}: ${message}`);
     this.name = 'LauncherCommandError';
@@ -58,7 +60,7 @@ export class LauncherClient {
   private call<T>(rpc: string, fn: (deadline: { deadline: Date }, cb: Callback<T>) => unknown): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       fn({ deadline: new Date(Date.now() + this.timeoutMs) }, (err, res) => {
-        if (err) reject(new LauncherCommandError(rpc, err.details || err.message));
+        if (err) reject(new LauncherCommandError(rpc, err.details || err.message, err.code));
         else resolve(res);
       });
     });

@@ -3,7 +3,13 @@
  * `kubevirt.cmd.info`): gRPC over unix sockets, with upstream KubeVirt's RPC names.
  */
 export * from './client';
-export type { VirtualMachineOptions, VMIRequest } from './generated/kubevirt/cmd/v1/cmd';
+export type {
+  InjectLaunchSecretRequest,
+  MigrationRequest,
+  VirtualMachineOptions,
+  VMIRequest,
+} from './generated/kubevirt/cmd/v1/cmd';
 export * from './notify';
 export * from './paths';
+export * from './rpc-error';
 export * from './server';

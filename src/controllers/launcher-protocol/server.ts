@@ -16,6 +16,7 @@ import {
   type VMIRequest,
 } from './generated/kubevirt/cmd/v1/cmd';
 import { LAUNCHER_INIT_SOCKET, LAUNCHER_SOCKET } from './paths';
+import { LauncherRpcError } from './rpc-error';
 
 /** The protocol versions this launcher speaks (upstream negotiates the same way). */
 export const SUPPORTED_CMD_VERSIONS = ['v1'];
@@ -23,7 +24,8 @@ export const SUPPORTED_CMD_VERSIONS = ['v1'];
 /**
  * What a launcher implements, as promises. Each method resolves to the response message;
  * a thrown error becomes `{ success: false, message }` so the handler sees libvirt's or
- * the driver's message, as upstream's launcher reports failures.
+ * the driver's message, as upstream's launcher reports failures; a thrown
+ * `LauncherRpcError` becomes a gRPC status with its code.
  */
 export interface LauncherService {
   syncVirtualMachine(req: VMIRequest): Promise<void>;
@@ -56,7 +58,13 @@ function unary<Req, Res>(fn: (req: Req) => Promise<Res>): handleUnaryCall<Req, R
     fn(call.request).then(
       (res) => callback(null, res),
       (err: unknown) =>
-        callback({ code: status.INTERNAL, message: err instanceof Error ? err.message : String(err) }, null),
+        callback(
+          {
+            code: err instanceof LauncherRpcError ? err.code : status.INTERNAL,
+            message: err instanceof Error ? err.message : String(err),
+          },
+          null,
+        ),
     );
   };
 }
@@ -67,6 +75,7 @@ function command<Req>(fn: (req: Req) => Promise<void>): handleUnaryCall<Req, Res
       await fn(req);
       return { success: true, message: '' };
     } catch (err) {
+      if (err instanceof LauncherRpcError) throw err;
       return failure(err);
     }
   });
@@ -80,6 +89,7 @@ function withPayload<Req, Res>(
     try {
       return wrap({ success: true, message: '' }, await fn(req)) as never;
     } catch (err) {
+      if (err instanceof LauncherRpcError) throw err;
       return wrap(failure(err)) as never;
     }
   });

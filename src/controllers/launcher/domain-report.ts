@@ -32,4 +32,35 @@ export interface LauncherDomain {
   console?: string;
   /** VNC socket name in the sockets dir, when the domain has VNC. */
   vnc?: string;
+  /** The live migration this launcher takes part in (upstream's domain migration metadata). */
+  migration?: LauncherMigrationState;
+}
+
+/**
+ * A live migration as the launcher reports it: upstream's `MigrationMetadata` (the
+ * domain metadata virt-handler reads to write `status.migrationState`), plus which side
+ * this launcher is on and the last progress figures.
+ */
+export interface LauncherMigrationState {
+  /** The VirtualMachineInstanceMigration's UID. */
+  uid: string;
+  /** `source` sends the guest; `target` receives it. */
+  role: 'source' | 'target';
+  /** RFC 3339. */
+  startTimestamp: string;
+  /** Set once the migration ended (completed, failed, or aborted). */
+  endTimestamp?: string;
+  completed?: boolean;
+  failed?: boolean;
+  failureReason?: string;
+  /** Upstream's MigrationAbortStatus: `Aborting`, `Succeeded`, `Failed`. */
+  abortStatus?: 'Aborting' | 'Succeeded' | 'Failed';
+  /** Upstream's MigrationMode. */
+  mode: 'PreCopy' | 'PostCopy';
+  /** Source side: the libvirt URI of the target. */
+  targetUri?: string;
+  /** Source side: bytes of the job, from the last look at it. */
+  dataTotal?: number;
+  dataProcessed?: number;
+  dataRemaining?: number;
 }

@@ -5,8 +5,9 @@
  * unix sockets next to its command socket, and exits once the domain is gone. A guest
  * that powered off is never started again by the same launcher.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { status } from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '../../api';
 import {
   type DomainInfo,
@@ -17,14 +18,27 @@ import {
 } from '../../drivers/driver';
 import {
   type DomainEventNotification,
+  type InjectLaunchSecretRequest,
+  LauncherRpcError,
   type LauncherServer,
   type LauncherService,
+  type MigrationRequest,
   NotifySender,
   serveLauncher,
   type VMIRequest,
 } from '../launcher-protocol';
 import { ConsoleRelay } from './console-relay';
-import { CONSOLE_SOCKET, type LauncherDomain, NOTIFY_PIPE_SOCKET, VNC_SOCKET } from './domain-report';
+import {
+  CONSOLE_SOCKET,
+  type LauncherDomain,
+  type LauncherMigrationState,
+  NOTIFY_PIPE_SOCKET,
+  VNC_SOCKET,
+} from './domain-report';
+import { driverRpcError } from './driver-rpc-error';
+import { SourceMigration } from './migration-job';
+import { parseMigrationRequest } from './migration-options';
+import * as sevRpcs from './sev-rpcs';
 import { type SocketProxy, serveSocketProxy } from './socket-proxy';
 
 /** Options of {@link VirtLauncher}. */
@@ -46,7 +60,12 @@ export interface VirtLauncherOptions {
   finalWaitMs?: number;
   /** Where progress and errors go (default: stderr). */
   log?: (message: string) => void;
+  /** How often an outgoing migration's job is looked at, ms (default 400, as upstream). */
+  migrationPollMs?: number;
 }
+
+/** The file a migration target launcher writes the domain XML it prepared to, in its sockets dir. */
+export const MIGRATION_TARGET_XML = 'migration-target-domain.xml';
 
 const ACTIVE = new Set(['running', 'blocked', 'paused', 'pmsuspended', 'shutdown']);
 
@@ -73,6 +92,12 @@ export class VirtLauncher implements LauncherService {
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
   private readonly log: (m: string) => void;
+  /** The outgoing migration (this launcher is the source). */
+  private outgoing: SourceMigration | undefined;
+  /** The incoming migration (this launcher is the target). */
+  private incoming: LauncherMigrationState | undefined;
+  /** The domain XML prepared for the incoming guest. */
+  private incomingXml: string | undefined;
 
   constructor(private readonly opts: VirtLauncherOptions) {
     this.ref = { namespace: opts.namespace, name: opts.name };
@@ -123,7 +148,21 @@ export class VirtLauncher implements LauncherService {
       finished: this.finished,
       console: this.console.attached ? CONSOLE_SOCKET : undefined,
       vnc: this.vnc ? VNC_SOCKET : undefined,
+      ...this.migrationReport(d),
     };
+  }
+
+  /** The migration part of the report; a source whose guest left reports reason `migrated`. */
+  private migrationReport(d: DomainInfo | undefined): Partial<LauncherDomain> {
+    const migration = this.outgoing?.state ?? this.incoming;
+    if (!migration) return {};
+    const left = !d && migration.role === 'source' && migration.completed;
+    return left ? { migration: { ...migration }, reason: 'migrated' } : { migration: { ...migration } };
+  }
+
+  /** The domain XML a migration target prepared (SyncMigrationTarget), if any. */
+  get preparedMigrationXml(): string | undefined {
+    return this.incomingXml;
   }
 
   /** The serial output so far (tests, and the console's replay). */
@@ -136,7 +175,7 @@ export class VirtLauncher implements LauncherService {
     return this.driver;
   }
 
-  private parseVmi(req: VMIRequest): VirtualMachineInstance {
+  private parseVmi(req: Pick<VMIRequest, 'vmi'>): VirtualMachineInstance {
     const raw = req.vmi?.vmiJson;
     if (!raw?.length) throw new Error('request carries no VMI (vmi.vmiJson is empty)');
     let vmi: VirtualMachineInstance;
@@ -163,6 +202,8 @@ export class VirtLauncher implements LauncherService {
   async syncVirtualMachine(req: VMIRequest): Promise<void> {
     const vmi = this.parseVmi(req);
     if (this.finished || this.stopping) return; // never start a guest again once it ended
+    // A migration target gets its guest from the source, never by starting it here.
+    if (this.incoming && !this.incoming.completed) return;
     await this.opts.prepareVolumes?.(vmi);
     const info = await this.mustDriver().sync(vmi, this.opts.syncOptions);
     if (ACTIVE.has(info.state)) this.everRan = true;
@@ -218,14 +259,101 @@ export class VirtLauncher implements LauncherService {
     setImmediate(() => void this.exit(0));
   }
 
-  async migrateVirtualMachine(): Promise<void> {
-    throw new Error('live migration is not supported by this launcher');
+  private get subject(): string {
+    return `VirtualMachineInstance ${this.opts.namespace}/${this.opts.name}`;
   }
-  async syncMigrationTarget(): Promise<void> {
-    throw new Error('live migration is not supported by this launcher');
+
+  private requireMigration() {
+    const m = this.mustDriver().migration;
+    if (!m) {
+      throw new LauncherRpcError(
+        status.UNIMPLEMENTED,
+        `${this.subject}: live migration is not available: the ${this.mustDriver().name} driver cannot migrate`,
+      );
+    }
+    return m;
   }
-  async cancelVirtualMachineMigration(): Promise<void> {
-    throw new Error('live migration is not supported by this launcher');
+
+  /**
+   * Source side: starts sending the guest to the target and returns at once (as
+   * upstream); progress and the result appear in the domain report's `migration`.
+   */
+  async migrateVirtualMachine(req: MigrationRequest): Promise<void> {
+    const vmi = this.parseVmi(req);
+    this.requireMigration();
+    const plan = parseMigrationRequest(req.options, vmi, this.subject);
+    const current = this.outgoing;
+    if (current?.state.uid === plan.uid) {
+      if (current.running) return; // the handler asked again: it is under way
+      throw new LauncherRpcError(
+        status.FAILED_PRECONDITION,
+        `${this.subject}: migration job ${plan.uid} already executed, finished at ${current.state.endTimestamp}, failed: ${!!current.state.failed}, abortStatus: ${current.state.abortStatus ?? ''}`,
+      );
+    }
+    if (current?.running) {
+      throw new LauncherRpcError(
+        status.FAILED_PRECONDITION,
+        `${this.subject}: migration ${current.state.uid} is still running`,
+      );
+    }
+    const d = await this.mustDriver().getDomain(this.ref);
+    if (!d || !ACTIVE.has(d.state)) {
+      throw new LauncherRpcError(
+        status.FAILED_PRECONDITION,
+        `${this.subject}: cannot migrate, the domain is ${d ? d.state : 'not defined'}`,
+      );
+    }
+    this.outgoing = new SourceMigration(plan, {
+      ref: this.ref,
+      subject: this.subject,
+      migration: () => this.requireMigration(),
+      guestMemoryBytes: d.memoryKiB * 1024,
+      pollMs: this.opts.migrationPollMs ?? 400,
+      onChange: () => void this.refresh(),
+      log: this.log,
+    });
+    this.outgoing.start();
+    await this.refresh();
+  }
+
+  /**
+   * Target side: renders the domain for this pod's paths and prepares the host for it
+   * (upstream's PrepareMigrationTarget). The XML is kept for the source (see
+   * `MigrationRequestOptions.TargetDomainXML`) and written to {@link MIGRATION_TARGET_XML}.
+   */
+  async syncMigrationTarget(req: VMIRequest): Promise<void> {
+    const vmi = this.parseVmi(req);
+    const migration = this.requireMigration();
+    const uid = vmi.status?.migrationState?.migrationUid;
+    if (!uid) {
+      throw new LauncherRpcError(
+        status.INVALID_ARGUMENT,
+        `${this.subject}: status.migrationState.migrationUid: required to prepare a migration target`,
+      );
+    }
+    if (this.incoming?.uid === uid && this.incomingXml) return;
+    await this.opts.prepareVolumes?.(vmi);
+    try {
+      this.incomingXml = await migration.prepareTarget(vmi, this.opts.syncOptions ?? {});
+    } catch (e) {
+      throw driverRpcError(e, this.subject, 'failed to prepare migration target pod');
+    }
+    await writeFile(join(this.opts.socketDir, MIGRATION_TARGET_XML), this.incomingXml, { mode: 0o600 });
+    this.incoming = { uid, role: 'target', startTimestamp: new Date().toISOString(), mode: 'PreCopy' };
+    this.log(`prepared as the target of migration ${uid}`);
+  }
+
+  /** Source side: aborts the running migration; the guest keeps running here. */
+  async cancelVirtualMachineMigration(req: VMIRequest): Promise<void> {
+    this.parseVmi(req);
+    this.requireMigration();
+    if (!this.outgoing) {
+      throw new LauncherRpcError(
+        status.FAILED_PRECONDITION,
+        `${this.subject}: failed to cancel migration - vmi is not migrating`,
+      );
+    }
+    await this.outgoing.cancel();
   }
 
   async getDomain(): Promise<string | undefined> {
@@ -246,13 +374,15 @@ export class VirtLauncher implements LauncherService {
   async ping(): Promise<void> {}
 
   async getSevInfo(): Promise<Uint8Array> {
-    throw new Error('SEV attestation is not supported by this launcher');
+    return sevRpcs.getSevInfo(this.mustDriver(), this.ref);
   }
-  async getLaunchMeasurement(): Promise<Uint8Array> {
-    throw new Error('SEV attestation is not supported by this launcher');
+  async getLaunchMeasurement(req: VMIRequest): Promise<Uint8Array> {
+    this.parseVmi(req);
+    return sevRpcs.getLaunchMeasurement(this.mustDriver(), this.ref);
   }
-  async injectLaunchSecret(): Promise<void> {
-    throw new Error('SEV attestation is not supported by this launcher');
+  async injectLaunchSecret(req: InjectLaunchSecretRequest): Promise<void> {
+    this.parseVmi(req);
+    await sevRpcs.injectLaunchSecret(this.mustDriver(), this.ref, req.options);
   }
 
   // --- lifecycle ---
@@ -370,6 +500,11 @@ export class VirtLauncher implements LauncherService {
     const info = await this.driver.getDomain(this.ref);
     if (info && ACTIVE.has(info.state)) {
       this.everRan = true;
+      // The incoming guest runs here: the migration is over for this (target) side.
+      if (this.incoming && !this.incoming.endTimestamp && info.state === 'running') {
+        this.incoming.completed = true;
+        this.incoming.endTimestamp = new Date().toISOString();
+      }
       // Re-attach in the background: while a guest powers off, its console socket is
       // already gone and attaching retries for up to 30 s, which must not hold up the
       // refresh that reports the shutoff (and every RPC waiting on it).

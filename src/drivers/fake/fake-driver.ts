@@ -14,7 +14,9 @@ import {
   domainName,
   type HostCapabilities,
   type HypervisorDriver,
+  type MigrationSupport,
   refOf,
+  type SevSupport,
   type ShutdownOptions,
   type SyncOptions,
   type VncEndpoint,
@@ -22,6 +24,8 @@ import {
 import { DriverError } from '../errors';
 import { FakeGuestAgent } from './fake-guest-agent';
 import { type FakeDomain, FakeHost } from './fake-host';
+import { type FakeMigrationBehaviour, fakeMigrationSupport } from './fake-migration';
+import { fakeSevSupport } from './fake-sev';
 
 /** Operations of the fake driver that can be delayed or made to fail. */
 export type FakeOperation =
@@ -36,7 +40,9 @@ export type FakeOperation =
   | 'delete'
   | 'getDomain'
   | 'listDomains'
-  | 'getStats';
+  | 'getStats'
+  | 'migration'
+  | 'sev';
 
 /** Options of `FakeDriver`. */
 export interface FakeDriverOptions {
@@ -48,6 +54,8 @@ export interface FakeDriverOptions {
   guestHonoursShutdown?: boolean;
   /** Memory overhead reported per VMI, bytes (default 16 MiB). */
   memoryOverheadBytes?: number;
+  /** How outgoing live migrations behave (target hosts are found with `registerFakeHost`). */
+  migration?: FakeMigrationBehaviour;
 }
 
 const MiB = 1024 * 1024;
@@ -60,9 +68,20 @@ export class FakeDriver implements HypervisorDriver {
   private readonly failures = new Map<FakeOperation, Error[]>();
   private closed = false;
 
+  /** Live migration to another fake host registered with `registerFakeHost`. */
+  readonly migration: MigrationSupport;
+  private readonly sevSupport: SevSupport;
+
   constructor(private readonly options: FakeDriverOptions = {}) {
     this.host = options.host ?? new FakeHost();
     this.latencyMs = options.latencyMs ?? 0;
+    this.migration = fakeMigrationSupport(this.host, () => this.enter('migration'), options.migration);
+    this.sevSupport = fakeSevSupport(this.host, () => this.enter('sev'));
+  }
+
+  /** SEV attestation; present only while the host's capabilities report SEV. */
+  get sev(): SevSupport | undefined {
+    return this.host.capabilities.sev?.sev ? this.sevSupport : undefined;
   }
 
   /**

@@ -4,7 +4,7 @@
  * adoption (a new driver finds the domains an earlier one started).
  */
 import type { VirtualMachineInstance } from '../../api';
-import type { DomainEvent, DomainInfo, DomainState, HostCapabilities } from '../driver';
+import type { DomainEvent, DomainInfo, DomainState, HostCapabilities, SevSecret } from '../driver';
 import { EventHub } from '../event-hub';
 
 /** A domain held by a `FakeHost`. */
@@ -14,6 +14,21 @@ export interface FakeDomain {
   /** How many times it was started. */
   boots: number;
   cpuTimeNs: number;
+  /** The SEV launch secret injected into it, if any. */
+  sevSecret?: SevSecret;
+  /** The outgoing migration running now, if any. */
+  migration?: FakeMigrationJob;
+}
+
+/** An outgoing migration of a fake domain. */
+export interface FakeMigrationJob {
+  startedAt: number;
+  /** Bytes to move (the guest's memory). */
+  total: number;
+  /** Set by `cancel`; the migration then fails as libvirt's does. */
+  cancelled: boolean;
+  /** Wakes the migration early (on cancel). */
+  wake: () => void;
 }
 
 /** Default capabilities of a fake host: an x86_64 box without KVM. */

@@ -28,6 +28,7 @@ import {
   type HypervisorDriver,
   type MigrationSupport,
   refOf,
+  type SevSupport,
   type ShutdownOptions,
   type SyncOptions,
   type VncEndpoint,
@@ -43,6 +44,7 @@ import {
   LibvirtError,
   MigrateFlags,
   tp,
+  typedParamsToRecord,
   UndefineFlags,
   VIR_ERR_ARGUMENT_UNSUPPORTED,
   VIR_ERR_CONFIG_UNSUPPORTED,
@@ -55,6 +57,7 @@ import {
   VIR_ERR_XML_ERROR,
 } from '../libvirt';
 import { applyDomainMutations, type HypervisorPlugin } from '../plugin';
+import { SevAttestation } from '../sev-snp/attestation';
 import { probeSevCapabilities } from '../sev-snp/capabilities';
 import { libvirtGuestAgent } from './guest-agent';
 import { parseDomainCapabilities, parseHostCapabilities, toHostCapabilities } from './host-probe';
@@ -84,6 +87,9 @@ export interface LibvirtDriverOptions {
   /** How often to look at a domain during a graceful shutdown, ms (default 100). */
   shutdownPollMs?: number;
 }
+
+/** VIR_MIGRATE_UNSAFE: migrate even where libvirt thinks it unsafe (e.g. disk cache modes). */
+const MIGRATE_UNSAFE = 512;
 
 /** Extra launcher memory the driver asks for when a guest runs under TCG: QEMU's translation cache. */
 const TCG_OVERHEAD_BYTES = 128 * 1024 * 1024;
@@ -289,10 +295,12 @@ export class LibvirtDriver implements HypervisorDriver {
   }
 
   /**
-   * Live migration, peer to peer: the source daemon connects to the target daemon
-   * itself (`virDomainMigrateToURI3` with LIVE | PEER2PEER | PERSIST_DEST |
-   * UNDEFINE_SOURCE). The target's driver renders the domain for its own host in
-   * `prepareTarget`; that XML travels as the cookie and becomes `destination_xml`.
+   * Live migration, peer to peer, as upstream's launcher does it: the source daemon
+   * connects to the target daemon itself (`virDomainMigrateToURI3` with LIVE | PEER2PEER
+   * | PERSIST_DEST | UNDEFINE_SOURCE, plus AUTO_CONVERGE / POSTCOPY / UNSAFE as the
+   * options ask). The target's driver renders the domain for its own host in
+   * `prepareTarget`; that XML travels as the cookie and becomes `destination_xml` and
+   * `persistent_xml`, so the guest's sockets land in the target pod's directories.
    */
   readonly migration: MigrationSupport = {
     prepareTarget: async (vmi, options = {}) => {
@@ -300,23 +308,61 @@ export class LibvirtDriver implements HypervisorDriver {
       await ensureSocketDirs(domain);
       return encodeDomain(domain);
     },
-    migrateSource: async (ref, targetUri, cookie) => {
+    migrateSource: async (ref, targetUri, cookie, options = {}) => {
       if (!/^[a-z][a-z0-9+.-]*:\/\/[^\s]*$/.test(targetUri)) {
         throw new DriverError(
           'Invalid',
           `migration of ${domainName(ref)}: target URI ${JSON.stringify(targetUri)} is not a libvirt URI (e.g. qemu+tcp://node2/system)`,
         );
       }
+      const bandwidth = options.bandwidthMiBps ?? 0;
+      if (!Number.isInteger(bandwidth) || bandwidth < 0) {
+        throw new DriverError(
+          'Invalid',
+          `migration of ${domainName(ref)}: bandwidth ${bandwidth} MiB/s must be a non-negative integer`,
+        );
+      }
       const dom = await this.mustLookupActive(ref, 'migrate');
-      const params = cookie ? [tp.string('destination_xml', cookie)] : [];
-      const flags =
+      const params = cookie
+        ? [tp.string('destination_xml', cookie), tp.string('persistent_xml', cookie)]
+        : [];
+      if (bandwidth > 0) params.push(tp.ullong('bandwidth', bandwidth));
+      let flags =
         MigrateFlags.LIVE | MigrateFlags.PEER2PEER | MigrateFlags.PERSIST_DEST | MigrateFlags.UNDEFINE_SOURCE;
+      if (options.allowAutoConverge) flags |= MigrateFlags.AUTO_CONVERGE;
+      if (options.allowPostCopy) flags |= MigrateFlags.POSTCOPY;
+      if (options.unsafe) flags |= MIGRATE_UNSAFE;
       await this.call(dom.name, `migrate to ${targetUri}`, () =>
         this.client.domainMigrateToURI3(dom, targetUri, params, flags),
       );
     },
+    progress: async (ref) => {
+      const dom = await this.mustLookup(ref);
+      const job = await this.call(dom.name, 'read migration job', () => this.client.domainGetJobStats(dom));
+      // virDomainJobType: 1 bounded, 2 unbounded (a migration); anything else: no job running.
+      if (job.type !== 1 && job.type !== 2) return undefined;
+      const p = typedParamsToRecord(job.params);
+      const n = (k: string) => Number(p[k] ?? 0);
+      return {
+        dataTotal: n('data_total'),
+        dataProcessed: n('data_processed'),
+        dataRemaining: n('data_remaining'),
+        elapsedMs: n('time_elapsed'),
+      };
+    },
+    cancel: async (ref) => {
+      const dom = await this.mustLookup(ref);
+      await this.call(dom.name, 'abort migration job', () => this.client.domainAbortJob(dom));
+    },
     abortTarget: (ref) => this.delete(ref),
   };
+
+  /** SEV attestation through libvirt's SEV calls (the daemon refuses on hosts without SEV). */
+  get sev(): SevSupport {
+    this.sevSupport ??= new SevAttestation(this.client).support;
+    return this.sevSupport;
+  }
+  private sevSupport: SevSupport | undefined;
 
   async pause(ref: DomainRef): Promise<void> {
     const dom = await this.mustLookupActive(ref, 'pause');

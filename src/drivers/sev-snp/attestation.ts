@@ -13,15 +13,28 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { XMLParser } from 'fast-xml-parser';
 import type { VirtualMachineInstance } from '../../api';
-import { type DomainRef, domainName, type HypervisorDriver } from '../driver';
-import { DriverError } from '../errors';
+import {
+  type DomainRef,
+  domainName,
+  type HypervisorDriver,
+  type SevMeasurementInfo,
+  type SevPlatformInfo,
+  type SevSecret,
+  type SevSupport,
+} from '../driver';
+import { DriverError, type DriverErrorCode } from '../errors';
 import {
   type DomainRef as LibvirtDomain,
   LibvirtError,
   type TypedParam,
   tp,
   typedParamsToRecord,
+  VIR_ERR_ARGUMENT_UNSUPPORTED,
+  VIR_ERR_CONFIG_UNSUPPORTED,
   VIR_ERR_NO_DOMAIN,
+  VIR_ERR_NO_SUPPORT,
+  VIR_ERR_OPERATION_INVALID,
+  VIR_ERR_OPERATION_UNSUPPORTED,
 } from '../libvirt';
 import type { LauncherOperation } from '../plugin';
 
@@ -34,40 +47,21 @@ export interface SevLibvirt {
   domainGetXMLDesc(dom: LibvirtDomain, flags?: number): Promise<string>;
 }
 
-/** Platform data the guest owner needs to set up a session (upstream's SEVPlatformInfo plus extras). */
-export interface SevPlatformInfo {
-  /** Platform Diffie-Hellman key, base64. */
-  pdh: string;
-  /** Platform certificate chain, base64. */
-  certChain: string;
-  cpu0Id?: string;
-  cbitpos?: number;
-  reducedPhysBits?: number;
-  maxGuests?: number;
-  maxEsGuests?: number;
+/** libvirt's refusal on a host or domain without SEV is `Unsupported`, not a hypervisor fault. */
+function errorCode(e: unknown): DriverErrorCode {
+  if (!(e instanceof LibvirtError)) return 'Hypervisor';
+  if (UNSUPPORTED.includes(e.code)) return 'Unsupported';
+  if (e.code === VIR_ERR_OPERATION_INVALID) return 'InvalidState';
+  if (e.code === VIR_ERR_NO_DOMAIN) return 'NotFound';
+  return 'Hypervisor';
 }
 
-/** The launch measurement (upstream's SEVMeasurementInfo). */
-export interface SevMeasurementInfo {
-  /** Base64 measurement of the launched memory. */
-  measurement: string;
-  apiMajor: number;
-  apiMinor: number;
-  buildId: number;
-  policy: number;
-  /** SHA-256 (hex) of the firmware image, when the launcher can read it. */
-  loaderSHA?: string;
-}
-
-/** The secret a guest owner injects after checking the measurement. */
-export interface SevSecret {
-  /** Base64 packet header. */
-  header: string;
-  /** Base64 encrypted secret. */
-  secret: string;
-  /** Guest physical address to write it to (default: where the firmware asks). */
-  address?: bigint;
-}
+const UNSUPPORTED = [
+  VIR_ERR_NO_SUPPORT,
+  VIR_ERR_OPERATION_UNSUPPORTED,
+  VIR_ERR_CONFIG_UNSUPPORTED,
+  VIR_ERR_ARGUMENT_UNSUPPORTED,
+];
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
@@ -82,6 +76,13 @@ const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@_' }
 
 /** The attestation operations over one libvirt connection. */
 export class SevAttestation {
+  /** The same operations as the driver capability `HypervisorDriver.sev`. */
+  readonly support: SevSupport = {
+    platformInfo: () => this.fetchCertChain(),
+    launchMeasurement: (ref) => this.queryLaunchMeasurement(ref),
+    injectLaunchSecret: (ref, secret) => this.injectLaunchSecret(ref, secret),
+  };
+
   constructor(private readonly libvirt: SevLibvirt) {}
 
   /** `virNodeGetSEVInfo`: the platform's PDH and certificate chain. */
@@ -183,7 +184,7 @@ export class SevAttestation {
     } catch (e) {
       if (e instanceof DriverError) throw e;
       const who = subject === 'host' ? 'host' : `domain ${subject}`;
-      throw new DriverError('Hypervisor', `${who}: ${op} failed: ${(e as Error).message}`, { cause: e });
+      throw new DriverError(errorCode(e), `${who}: ${op} failed: ${(e as Error).message}`, { cause: e });
     }
   }
 }
@@ -207,22 +208,20 @@ export function withSevSession(
   return out;
 }
 
-function attestationOf(driver: HypervisorDriver): SevAttestation {
+function attestationOf(driver: HypervisorDriver): SevSupport {
+  if (driver.sev) return driver.sev;
   const libvirt = (driver as { libvirt?: SevLibvirt }).libvirt;
   if (!libvirt) {
-    throw new DriverError(
-      'Unsupported',
-      `driver ${driver.name}: SEV attestation needs a libvirt-based driver`,
-    );
+    throw new DriverError('Unsupported', `driver ${driver.name}: has no SEV attestation support`);
   }
-  return new SevAttestation(libvirt);
+  return new SevAttestation(libvirt).support;
 }
 
 /** Launcher operations the plugin adds (names as upstream's subresources). */
 export const sevLauncherOperations: Record<string, LauncherOperation> = {
-  sevFetchCertChain: async (_input, { driver }) => ({ ...(await attestationOf(driver).fetchCertChain()) }),
+  sevFetchCertChain: async (_input, { driver }) => ({ ...(await attestationOf(driver).platformInfo()) }),
   sevQueryLaunchMeasurement: async (_input, { driver, ref }) => ({
-    ...(await attestationOf(driver).queryLaunchMeasurement(ref)),
+    ...(await attestationOf(driver).launchMeasurement(ref)),
   }),
   sevInjectLaunchSecret: async (input, { driver, ref }) => {
     const address = input.address === undefined ? undefined : BigInt(input.address as string | number);

@@ -1,0 +1,124 @@
+/**
+ * The options of MigrateVirtualMachine: upstream's `cmdclient.MigrationOptions` as the
+ * handler sends it (JSON with Go field names: Bandwidth, ProgressTimeout,
+ * CompletionTimeoutPerGiB, UnsafeMigration, AllowAutoConverge, AllowPostCopy, ...) plus
+ * two kubevirt-ts fields: `TargetURI` (the target daemon; by default
+ * `qemu+tcp://<status.migrationState.targetNodeAddress>/system`) and `TargetDomainXML`
+ * (the domain the target launcher prepared in SyncMigrationTarget; without it the
+ * source's own definition is sent, which is right only where both pods see the same
+ * paths, as upstream's containers do).
+ */
+import { status } from '@grpc/grpc-js';
+import { parseQuantity, type VirtualMachineInstance } from '../../api';
+import type { MigrationOptions } from '../../drivers/driver';
+import { LauncherRpcError } from '../launcher-protocol/rpc-error';
+
+/** The JSON the handler sends (upstream names; every field optional). */
+export interface MigrationRequestOptions {
+  Bandwidth?: string | number;
+  ProgressTimeout?: number;
+  CompletionTimeoutPerGiB?: number;
+  MaxDowntime?: number;
+  UnsafeMigration?: boolean;
+  AllowAutoConverge?: boolean;
+  AllowPostCopy?: boolean;
+  ParallelMigrationThreads?: number | null;
+  AllowWorkloadDisruption?: boolean;
+  /** kubevirt-ts: libvirt URI of the target daemon. */
+  TargetURI?: string;
+  /** kubevirt-ts: the domain XML the target launcher prepared. */
+  TargetDomainXML?: string;
+}
+
+/** A validated migration request. */
+export interface MigrationPlan {
+  /** The migration's UID (status.migrationState.migrationUid). */
+  uid: string;
+  targetUri: string;
+  /** Domain XML for the target; empty: send the source's own. */
+  targetXml: string;
+  driver: MigrationOptions;
+  /** Abort when the remaining data has not shrunk for this many seconds (0: never). */
+  progressTimeoutSeconds: number;
+  /** Abort after this many seconds per GiB of guest memory (0: never). */
+  completionTimeoutPerGiB: number;
+}
+
+const HOST_RE = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
+
+/** Validates the request; errors are INVALID_ARGUMENT naming the VMI and the field. */
+export function parseMigrationRequest(
+  raw: Uint8Array | undefined,
+  vmi: VirtualMachineInstance,
+  subject: string,
+): MigrationPlan {
+  const bad = (msg: string) => new LauncherRpcError(status.INVALID_ARGUMENT, `${subject}: ${msg}`);
+  if (!raw?.length) throw bad('migration options: missing');
+  let o: MigrationRequestOptions;
+  try {
+    o = JSON.parse(Buffer.from(raw).toString('utf8'));
+  } catch (e) {
+    throw bad(`migration options: not JSON: ${(e as Error).message}`);
+  }
+  if (!o || typeof o !== 'object' || Array.isArray(o)) throw bad('migration options: must be a JSON object');
+
+  const state = vmi.status?.migrationState;
+  const uid = state?.migrationUid ?? '';
+  if (!uid)
+    throw bad('status.migrationState.migrationUid: required to migrate (no migration is in progress)');
+
+  let bandwidthMiBps = 0;
+  if (o.Bandwidth !== undefined && o.Bandwidth !== null && o.Bandwidth !== '') {
+    const q = parseQuantity(o.Bandwidth as string);
+    if (!q || q.num < 0n)
+      throw bad(`migration options.Bandwidth: ${JSON.stringify(o.Bandwidth)} is not a non-negative quantity`);
+    bandwidthMiBps = Number(q.num / q.den / 1048576n);
+  }
+  const seconds = (v: unknown, field: string): number => {
+    if (v === undefined || v === null) return 0;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
+      throw bad(`migration options.${field}: must be a non-negative integer`);
+    }
+    return v;
+  };
+  const flag = (v: unknown, field: string): boolean => {
+    if (v === undefined || v === null) return false;
+    if (typeof v !== 'boolean') throw bad(`migration options.${field}: must be a boolean`);
+    return v;
+  };
+
+  let targetUri = o.TargetURI ?? '';
+  if (typeof targetUri !== 'string') throw bad('migration options.TargetURI: must be a string');
+  if (!targetUri) {
+    const addr = state?.targetNodeAddress;
+    if (!addr) {
+      throw bad(
+        'status.migrationState.targetNodeAddress: required to reach the target (or give migration options.TargetURI)',
+      );
+    }
+    if (!HOST_RE.test(addr)) {
+      throw bad(
+        `status.migrationState.targetNodeAddress: ${JSON.stringify(addr)} is not a host or host:port`,
+      );
+    }
+    targetUri = `qemu+tcp://${addr}/system`;
+  } else if (!/^[a-z][a-z0-9+.-]*:\/\/[^\s]*$/.test(targetUri)) {
+    throw bad(`migration options.TargetURI: ${JSON.stringify(targetUri)} is not a libvirt URI`);
+  }
+  const targetXml = o.TargetDomainXML ?? '';
+  if (typeof targetXml !== 'string') throw bad('migration options.TargetDomainXML: must be a string');
+
+  return {
+    uid,
+    targetUri,
+    targetXml,
+    driver: {
+      bandwidthMiBps,
+      allowAutoConverge: flag(o.AllowAutoConverge, 'AllowAutoConverge'),
+      allowPostCopy: flag(o.AllowPostCopy, 'AllowPostCopy'),
+      unsafe: flag(o.UnsafeMigration, 'UnsafeMigration'),
+    },
+    progressTimeoutSeconds: seconds(o.ProgressTimeout, 'ProgressTimeout'),
+    completionTimeoutPerGiB: seconds(o.CompletionTimeoutPerGiB, 'CompletionTimeoutPerGiB'),
+  };
+}
