@@ -4,6 +4,7 @@
  * and the node agent.
  */
 import type { DomainState } from '../../drivers/driver';
+import type { LauncherGuestAgent } from './guest-agent-report';
 
 /** The launcher's command socket is `launcher-sock` (see launcher-protocol/paths). */
 /** The guest's serial console relay. */
@@ -32,6 +33,8 @@ export interface LauncherDomain {
   console?: string;
   /** VNC socket name in the sockets dir, when the domain has VNC. */
   vnc?: string;
+  /** The guest agent, when the driver can read one. */
+  guestAgent?: LauncherGuestAgent;
   /** The live migration this launcher takes part in (upstream's domain migration metadata). */
   migration?: LauncherMigrationState;
 }

@@ -39,6 +39,8 @@ import { driverRpcError } from './driver-rpc-error';
 import { SourceMigration } from './migration-job';
 import { parseMigrationRequest } from './migration-options';
 import * as sevRpcs from './sev-rpcs';
+import { GuestAgentPoller } from './guest-agent-poller';
+import { toGuestAgentInfo } from './guest-agent-report';
 import { type SocketProxy, serveSocketProxy } from './socket-proxy';
 
 /** Options of {@link VirtLauncher}. */
@@ -58,6 +60,10 @@ export interface VirtLauncherOptions {
   syncOptions?: SyncOptions;
   /** After the domain is gone, how long to wait for the node agent's DeleteVirtualMachine before exiting (default 30 s). */
   finalWaitMs?: number;
+  /** How often a connected guest agent is read, ms (default 10 s, as upstream). */
+  agentPollMs?: number;
+  /** How often an unconnected agent channel is looked at, ms (default 2 s). */
+  agentConnectPollMs?: number;
   /** Where progress and errors go (default: stderr). */
   log?: (message: string) => void;
   /** How often an outgoing migration's job is looked at, ms (default 400, as upstream). */
@@ -92,6 +98,22 @@ export class VirtLauncher implements LauncherService {
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
   private readonly log: (m: string) => void;
+  private agentPoller: GuestAgentPoller | undefined;
+  /** The guest agent: read while the guest runs; a change is reported like a domain change. */
+  private get agent(): GuestAgentPoller {
+    this.agentPoller ??= new GuestAgentPoller({
+      ref: this.ref,
+      driver: () => this.driver,
+      active: () => !this.finished && !!this.last && ACTIVE.has(this.last.state),
+      onChange: () => {
+        if (this.reported && !this.exiting) this.send('MODIFIED');
+      },
+      pollMs: this.opts.agentPollMs,
+      connectPollMs: this.opts.agentConnectPollMs,
+      log: (m) => this.log(m),
+    });
+    return this.agentPoller;
+  }
   /** The outgoing migration (this launcher is the source). */
   private outgoing: SourceMigration | undefined;
   /** The incoming migration (this launcher is the target). */
@@ -129,6 +151,7 @@ export class VirtLauncher implements LauncherService {
       await this.driver.delete(this.ref);
     }
     this.server = await serveLauncher(this.opts.socketDir, this);
+    this.agent.start();
     this.log('serving');
   }
 
@@ -146,6 +169,7 @@ export class VirtLauncher implements LauncherService {
       memoryKiB: d?.memoryKiB ?? 0,
       vmiUid: this.opts.uid,
       finished: this.finished,
+      guestAgent: this.agent.report,
       console: this.console.attached ? CONSOLE_SOCKET : undefined,
       vnc: this.vnc ? VNC_SOCKET : undefined,
       ...this.migrationReport(d),
@@ -366,9 +390,10 @@ export class VirtLauncher implements LauncherService {
     return JSON.stringify(await this.mustDriver().getStats(this.ref));
   }
 
-  /** No guest agent channel is read yet: no guest info. */
+  /** Upstream's VirtualMachineInstanceGuestAgentInfo JSON; undefined while no agent answers. */
   async getGuestInfo(): Promise<string | undefined> {
-    return undefined;
+    const info = await this.agent.guestInfo();
+    return info ? JSON.stringify(toGuestAgentInfo(info)) : undefined;
   }
 
   async ping(): Promise<void> {}
@@ -542,6 +567,7 @@ export class VirtLauncher implements LauncherService {
     if (this.exiting) return;
     this.exiting = true;
     if (this.finalTimer) clearTimeout(this.finalTimer);
+    this.agent.stop();
     await Promise.race([this.notifyChain, new Promise((r) => setTimeout(r, 2_000))]);
     await this.server?.close().catch(() => undefined);
     await this.console.close().catch(() => undefined);
