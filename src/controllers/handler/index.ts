@@ -1,4 +1,5 @@
 /** virt-handler: the node agent. */
+export * from './guest-agent-status';
 export * from './handler';
 export * from './launcher-connections';
 export * from './node-labels';

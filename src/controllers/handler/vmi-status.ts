@@ -5,6 +5,7 @@
  */
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition } from '../../api/generated/types';
 import type { LauncherDomain } from '../launcher/domain-report';
+import { AGENT_CONNECTED, applyGuestAgentStatus } from './guest-agent-status';
 
 /** What the handler knows about one VMI's launcher. */
 export type LauncherView =
@@ -73,10 +74,13 @@ export function nextHandlerStatus(
   if (next === 'Running') {
     // Written with the phase, so the VMI controller (which mirrors the pod's Ready) has nothing left to write.
     conds = setCond(conds, { type: 'Ready', status: 'True' }, now);
-    st.interfaces ??= [];
-    st.guestOSInfo ??= {};
+    // AgentConnected, guestOSInfo and interfaces from the guest agent's report.
+    st.conditions = conds;
+    applyGuestAgentStatus(st, vmi.spec, view.kind === 'domain' ? view.domain?.guestAgent : undefined, now);
+    conds = st.conditions;
   } else if (next === 'Succeeded' || next === 'Failed') {
     conds = without(conds, 'Paused');
+    conds = without(conds, AGENT_CONNECTED);
     conds = setCond(
       conds,
       {
