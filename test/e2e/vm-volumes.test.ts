@@ -1,0 +1,212 @@
+/**
+ * End to end on the embedded store with one real boot: a VM whose tiny guest has an
+ * emptyDisk, a hostDisk (DiskOrCreate in a temp dir) and a configMap disk. The VMI
+ * controller renders the launcher pod's volumes, the local pod runtime materializes the
+ * configMap and the hostPath, the launcher creates the qcow2, the sparse file and the
+ * ISO, and the guest boots. Checked in the running domain (virsh dumpxml: each disk's
+ * source) and through the guest console: each disk's size as the guest sees it, the ISO's
+ * volume label and the configMap value read from the raw device (the tiny guest has no
+ * iso9660 driver), and a guest write landing in the host file.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClusterConfig } from '../../src/api/config/cluster-config';
+import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
+import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
+import { ConfigMapType, VirtualMachineType } from '../../src/controllers/runtime/resources';
+import type { KubeObject } from '../../src/controllers/runtime/types';
+import type { Pod } from '../../src/controllers/services/pod';
+import { VirtController } from '../../src/controllers/virt-controller';
+import { available, BOOT_MARKER, type SerialConsole, unavailableReason } from '../support/guest';
+import { integration } from '../support/integration';
+import {
+  cliBuilt,
+  cliEntry,
+  LIBVIRT_URI,
+  libvirtAnswers,
+  NodeHarness,
+  tinyGuestVm,
+  waitFor,
+} from './node-harness';
+
+const ready = available() && libvirtAnswers() && cliBuilt();
+const run = integration(
+  'VM volumes end to end (embedded store)',
+  ready,
+  !available()
+    ? unavailableReason
+    : !cliBuilt()
+      ? `the CLI is not built (${cliEntry()}): npm run build`
+      : 'libvirtd does not answer',
+);
+
+const MiB = 1024 * 1024;
+
+/** The node harness with the HostDisk feature gate on (upstream gates hostDisk volumes). */
+class HostDiskNode extends NodeHarness {
+  override newController(): VirtController {
+    return new VirtController({
+      client: this.o.client,
+      config: createClusterConfig(
+        { developerConfiguration: { useEmulation: true, featureGates: ['HostDisk'] } },
+        { hostArchitecture: 'amd64' },
+      ),
+      launcher: { launcherImage: 'kubevirt-ts/virt-launcher:dev', hypervisor: 'emulation' },
+      onWrite: (w) => this.controllerWrites.push(w),
+      onError: process.env.KUBEVIRT_TS_NODE_LOG
+        ? (c, k, e) => console.log(`controller ${c} ${k}: ${e.message}`)
+        : () => {},
+    });
+  }
+}
+
+interface DomainDisk {
+  dev: string;
+  source: string;
+  format: string;
+  serial: string;
+}
+
+/** The disks of a running domain, from `virsh dumpxml`. */
+function domainDisks(domain: string): DomainDisk[] {
+  const xml = spawnSync('virsh', ['-c', LIBVIRT_URI, 'dumpxml', domain], { encoding: 'utf8' }).stdout ?? '';
+  return [...xml.matchAll(/<disk [\s\S]*?<\/disk>/g)].map(([d]) => ({
+    dev: /<target dev='([^']+)'/.exec(d)?.[1] ?? '',
+    source: /<source (?:file|dev)='([^']+)'/.exec(d)?.[1] ?? '',
+    format: /<driver [^>]*type='([^']+)'/.exec(d)?.[1] ?? '',
+    serial: /<serial>([^<]*)<\/serial>/.exec(d)?.[1] ?? '',
+  }));
+}
+
+describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest)', () => {
+  const ns = 'default';
+  const name = `e2e-vol-${process.pid}`;
+  const domain = `${ns}_${name}`;
+  const marker = `kvtscfg${process.pid}value`;
+  let store: EmbeddedStore;
+  let node: HostDiskNode;
+  let hostDir: string;
+  let hostFile: string;
+  let console_: SerialConsole | undefined;
+  let pod: Pod;
+  /** Guest block devices by serial: name and size in 512-byte sectors. */
+  let guestDisks: Record<string, { dev: string; sectors: number }> = {};
+
+  beforeAll(async () => {
+    store = await EmbeddedStore.open();
+    node = new HostDiskNode({ client: store, nodeName: `node-vol-${process.pid}` });
+    await node.start();
+    // QEMU runs as libvirt-qemu: the host disk's directory must be reachable.
+    hostDir = mkdtempSync(join(tmpdir(), 'kvts-e2e-hostdisk-'));
+    chmodSync(hostDir, 0o755);
+    hostFile = join(hostDir, 'images', 'data.img');
+  }, 60_000);
+
+  afterAll(async () => {
+    console_?.close();
+    await node?.close(domain);
+    await store?.close?.();
+    if (hostDir) rmSync(hostDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('boots the guest with the three disks attached from the files the launcher made', async () => {
+    await store.create(ConfigMapType, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'e2e-vol-cfg', namespace: ns },
+      data: { 'marker.txt': `${marker}\n` },
+    } as KubeObject);
+    const vm = tinyGuestVm(name, ns);
+    const spec = vm.spec!.template.spec!;
+    spec.domain.devices.disks = [
+      { name: 'scratch', serial: 'scratch', disk: { bus: 'virtio' } },
+      { name: 'hd', serial: 'hostdisk', disk: { bus: 'virtio' } },
+      { name: 'cfg', serial: 'cfgdisk', disk: { bus: 'virtio' } },
+    ];
+    spec.volumes = [
+      { name: 'scratch', emptyDisk: { capacity: '64Mi' } },
+      { name: 'hd', hostDisk: { path: hostFile, type: 'DiskOrCreate', capacity: '32Mi' } },
+      { name: 'cfg', configMap: { name: 'e2e-vol-cfg' } },
+    ];
+    await store.create(VirtualMachineType, vm as KubeObject);
+    const vmi = await waitFor('the VMI scheduled to the node', async () => {
+      const v = await node.getVmi(ns, name);
+      return v.status?.nodeName === node.o.nodeName ? v : undefined;
+    });
+    pod = await waitFor('the launcher pod', () => node.podOf(vmi));
+    const launcherFailed = async () => {
+      const p = await node.podOf(vmi).catch(() => undefined);
+      const t = p?.status?.containerStatuses?.[0]?.state?.terminated;
+      return t ? `launcher exited ${t.exitCode}: ${t.message ?? ''}` : (p?.status?.message ?? '');
+    };
+    console_ = await node.console(pod).catch(async (e) => {
+      throw new Error(`${(e as Error).message}\n${await launcherFailed()}`);
+    });
+    await console_.waitFor(BOOT_MARKER, 180_000).catch(async (e) => {
+      throw new Error(`${(e as Error).message}\n${await launcherFailed()}`);
+    });
+
+    const uid = pod.metadata?.uid ?? '';
+    const disks = domainDisks(domain);
+    const bySerial = Object.fromEntries(disks.map((d) => [d.serial, d]));
+    expect(Object.keys(bySerial).sort()).toEqual(['cfgdisk', 'hostdisk', 'scratch']);
+    expect(bySerial.scratch).toMatchObject({
+      source: join(podEmptyDirPath(node.podsRoot, uid, 'libvirt-runtime'), 'empty-disks', 'scratch.qcow2'),
+      format: 'qcow2',
+    });
+    expect(bySerial.hostdisk).toMatchObject({ source: hostFile, format: 'raw' });
+    expect(bySerial.cfgdisk).toMatchObject({
+      source: join(podEmptyDirPath(node.podsRoot, uid, 'private'), 'config-map-disks', 'cfg.iso'),
+      format: 'raw',
+    });
+    // The hostDisk was created sparse, with its directory, at the capacity.
+    expect(statSync(hostFile).size).toBe(32 * MiB);
+  }, 240_000);
+
+  it('shows the guest each disk at its size', async () => {
+    const out = await console_!.run(
+      'for d in /sys/block/vd*; do echo "$(cat $d/serial) $(basename $d) $(cat $d/size)"; done',
+    );
+    guestDisks = Object.fromEntries(
+      out
+        .trim()
+        .split('\n')
+        .map((l) => l.trim().split(/\s+/))
+        .filter((f) => f.length === 3)
+        .map(([serial, dev, size]) => [serial, { dev, sectors: Number(size) }]),
+    );
+    expect(Object.keys(guestDisks).sort()).toEqual(['cfgdisk', 'hostdisk', 'scratch']);
+    expect(guestDisks.scratch.sectors).toBe((64 * MiB) / 512);
+    expect(guestDisks.hostdisk.sectors).toBe((32 * MiB) / 512);
+    const iso = join(
+      podEmptyDirPath(node.podsRoot, pod.metadata?.uid ?? '', 'private'),
+      'config-map-disks',
+      'cfg.iso',
+    );
+    expect(guestDisks.cfgdisk.sectors).toBe(statSync(iso).size / 512);
+  }, 60_000);
+
+  it('gives the guest the configMap value on an ISO labelled cfgdata', async () => {
+    const dev = `/dev/${guestDisks.cfgdisk.dev}`;
+    // The primary volume descriptor's volume id: sector 16, offset 40, 32 bytes.
+    const label = await console_!.run(`dd if=${dev} bs=1 skip=32808 count=32 2>/dev/null; echo`);
+    expect(label.trim()).toBe('cfgdata');
+    const found = await console_!.run(`tr -c 'a-z0-9' '\\n' < ${dev} | grep -c '^kvtscfg[0-9]*value$'`);
+    expect(Number(found.trim())).toBeGreaterThanOrEqual(1);
+    const value = await console_!.run(`tr -c 'a-z0-9' '\\n' < ${dev} | grep -m1 '^kvtscfg[0-9]*value$'`);
+    expect(value.trim()).toBe(marker);
+  }, 60_000);
+
+  it('writes through the hostDisk into the host file', async () => {
+    const dev = `/dev/${guestDisks.hostdisk.dev}`;
+    await console_!.run(`echo kvts-hostdisk-write > ${dev}; sync`);
+    const head = await waitFor('the guest write in the host file', () => {
+      const b = readFileSync(hostFile).subarray(0, 20).toString('latin1');
+      return b.startsWith('kvts-hostdisk-write') ? b : undefined;
+    });
+    expect(head).toBe('kvts-hostdisk-write\n');
+  }, 60_000);
+});
