@@ -7,31 +7,27 @@ import { defineConfig } from 'tsup';
 // one launcher process runs per VM and a single small module costs far less heap than
 // the chunk graph plus node_modules (see src/cli/virt-launcher.ts, docs/benchmarks.md).
 // `npm run build` empties dist/ first; neither build cleans, so they cannot race.
+/** The public subpath exports, which also get type declarations. */
+const libraryEntries = {
+  index: 'src/index.ts',
+  'api/index': 'src/api/index.ts',
+  'converter/index': 'src/converter/index.ts',
+  'drivers/index': 'src/drivers/index.ts',
+  'controllers/index': 'src/controllers/index.ts',
+  'testing/index': 'src/testing/index.ts',
+};
+
 export default defineConfig([
   {
     entry: {
-      index: 'src/index.ts',
-      'api/index': 'src/api/index.ts',
-      'converter/index': 'src/converter/index.ts',
-      'drivers/index': 'src/drivers/index.ts',
-      'controllers/index': 'src/controllers/index.ts',
-      'testing/index': 'src/testing/index.ts',
+      ...libraryEntries,
       'cli/kubevirt-ts': 'src/cli/kubevirt-ts.ts',
       'cli/virtctl': 'src/cli/virtctl.ts',
     },
     format: ['esm'],
     target: 'node20',
     platform: 'node',
-    dts: {
-      entry: {
-        index: 'src/index.ts',
-        'api/index': 'src/api/index.ts',
-        'converter/index': 'src/converter/index.ts',
-        'drivers/index': 'src/drivers/index.ts',
-        'controllers/index': 'src/controllers/index.ts',
-        'testing/index': 'src/testing/index.ts',
-      },
-    },
+    dts: { entry: libraryEntries },
     splitting: true,
     sourcemap: true,
     clean: false,
