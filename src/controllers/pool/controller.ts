@@ -12,6 +12,7 @@ import { ConflictError, NotFoundError } from '../runtime/errors';
 import { VirtualMachineType } from '../runtime/resources';
 import { formatLabelSelector, type LabelSelectorSpec, parseLabelSelector } from '../runtime/selectors';
 import type { KubeObject, ResourceType } from '../runtime/types';
+import { deleteOwned } from '../services/delete-owned';
 import {
   type ControllerDeps,
   type Expectations,
@@ -128,25 +129,15 @@ export class PoolController implements KeyReconciler {
             indexOf(name, b) - indexOf(name, a),
         )
         .slice(0, live.length - want);
-      this.d.expectations.expectDeletions(key, victims.length);
-      for (const v of victims) {
-        try {
-          await this.d.client.delete(VirtualMachineType, v.metadata?.name ?? '', {
-            namespace: v.metadata?.namespace,
-            preconditions: { uid: v.metadata?.uid },
-          });
-          this.d.onWrite?.('VirtualMachine', 'delete');
-          this.d.recorder.event(
-            pool,
-            'Normal',
-            PoolEventReason.SuccessfulDelete,
-            `Deleted VM ${v.metadata?.namespace}/${v.metadata?.name}`,
-          );
-        } catch (err) {
-          this.d.expectations.deletionObserved(key);
-          if (!(err instanceof NotFoundError)) throw err;
-        }
-      }
+      await deleteOwned(this.d, {
+        key,
+        owner: pool,
+        resource: VirtualMachineType,
+        victims,
+        deleted: (v) => `Deleted VM ${v.metadata?.namespace}/${v.metadata?.name}`,
+        failed: (v, err) => `Error deleting VM ${v.metadata?.namespace}/${v.metadata?.name}: ${err.message}`,
+        onDeleted: () => this.d.onWrite?.('VirtualMachine', 'delete'),
+      });
     }
     // Template changes reach the existing VMs; the VM controller then asks for a restart.
     for (const v of live) {
@@ -176,7 +167,6 @@ export class PoolController implements KeyReconciler {
     const t = pool.spec.virtualMachineTemplate;
     return {
       apiVersion: 'kubevirt.io/v1',
-      kind: 'VirtualMachine',
       metadata: {
         name: `${pool.metadata?.name}-${index}`,
         namespace: pool.metadata?.namespace,

@@ -18,6 +18,7 @@ import { ConflictError, NotFoundError } from '../runtime/errors';
 import { VirtualMachineInstanceReplicaSetType } from '../runtime/resources';
 import { formatLabelSelector, type LabelSelectorSpec, parseLabelSelector } from '../runtime/selectors';
 import type { KubeObject } from '../runtime/types';
+import { deleteOwned } from '../services/delete-owned';
 import {
   type ControllerDeps,
   type Expectations,
@@ -165,38 +166,20 @@ export class ReplicaSetController implements KeyReconciler {
     }
   }
 
-  private async deleteVmis(
+  private deleteVmis(
     key: string,
     rs: VirtualMachineInstanceReplicaSet,
     vmis: VirtualMachineInstance[],
   ): Promise<void> {
-    const p = this.d.expectations.pending(key);
-    this.d.expectations.expectDeletions(key, (p?.del ?? 0) + vmis.length);
-    for (const v of vmis) {
-      try {
-        await this.d.client.delete(VmiResource, v.metadata?.name ?? '', {
-          namespace: v.metadata?.namespace,
-          preconditions: { uid: v.metadata?.uid },
-        });
-        this.d.onWrite?.('VirtualMachineInstance', 'delete');
-        this.d.recorder.event(
-          rs,
-          'Normal',
-          ReplicaSetEventReason.SuccessfulDelete,
-          `Deleted virtual machine instance: ${v.metadata?.uid}`,
-        );
-      } catch (err) {
-        this.d.expectations.deletionObserved(key);
-        if (err instanceof NotFoundError) continue;
-        this.d.recorder.event(
-          rs,
-          'Warning',
-          ReplicaSetEventReason.FailedDelete,
-          `Error deleting VMI ${v.metadata?.name}: ${(err as Error).message}`,
-        );
-        throw err;
-      }
-    }
+    return deleteOwned(this.d, {
+      key,
+      owner: rs,
+      resource: VmiResource,
+      victims: vmis as Array<VirtualMachineInstance & KubeObject>,
+      deleted: (v) => `Deleted virtual machine instance: ${v.metadata?.uid}`,
+      failed: (v, err) => `Error deleting VMI ${v.metadata?.name}: ${err.message}`,
+      onDeleted: () => this.d.onWrite?.('VirtualMachineInstance', 'delete'),
+    });
   }
 
   /** A VMI from the template: generateName from the ReplicaSet, owned by it, defaulted and validated. */
@@ -204,7 +187,6 @@ export class ReplicaSetController implements KeyReconciler {
     const t = rs.spec.template;
     const raw: VirtualMachineInstance = {
       apiVersion: 'kubevirt.io/v1',
-      kind: 'VirtualMachineInstance',
       metadata: {
         generateName: rs.metadata?.name,
         namespace: rs.metadata?.namespace,
