@@ -1,24 +1,36 @@
 /**
  * End to end on the embedded store with one real boot: a VM whose tiny guest has an
- * emptyDisk, a hostDisk (DiskOrCreate in a temp dir) and a configMap disk. The VMI
- * controller renders the launcher pod's volumes, the local pod runtime materializes the
- * configMap and the hostPath, the launcher creates the qcow2, the sparse file and the
- * ISO, and the guest boots. Checked in the running domain (virsh dumpxml: each disk's
- * source) and through the guest console: each disk's size as the guest sees it, the ISO's
- * volume label and the configMap value read from the raw device (the tiny guest has no
- * iso9660 driver), and a guest write landing in the host file.
+ * emptyDisk, a hostDisk (DiskOrCreate in a temp dir), a configMap disk and a PVC bound to
+ * a hostPath PV. The VMI controller renders the launcher pod's volumes, the local pod
+ * runtime materializes the configMap, the hostPath and the claim, the launcher creates
+ * the qcow2, the sparse file and the ISO, and the guest boots. Checked in the running
+ * domain (virsh dumpxml: each disk's source) and through the guest console: each disk's
+ * size as the guest sees it, the ISO's volume label and the configMap value read from
+ * the raw device (the tiny guest has no iso9660 driver), the claim's image content, and a
+ * guest write landing in the host file.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../src/api/config/cluster-config';
 import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
+import { PersistentVolumeType } from '../../src/controllers/podruntime/pod-volumes';
 import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import { ConfigMapType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import type { Pod } from '../../src/controllers/services/pod';
+import { PersistentVolumeClaimType } from '../../src/controllers/services/volumes';
 import { VirtController } from '../../src/controllers/virt-controller';
 import { available, BOOT_MARKER, type SerialConsole, unavailableReason } from '../support/guest';
 import { integration } from '../support/integration';
@@ -59,6 +71,7 @@ class HostDiskNode extends NodeHarness {
       onError: process.env.KUBEVIRT_TS_NODE_LOG
         ? (c, k, e) => console.log(`controller ${c} ${k}: ${e.message}`)
         : () => {},
+      volumes: true,
     });
   }
 }
@@ -90,19 +103,42 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
   let node: HostDiskNode;
   let hostDir: string;
   let hostFile: string;
+  let pvDir: string;
   let console_: SerialConsole | undefined;
   let pod: Pod;
   /** Guest block devices by serial: name and size in 512-byte sectors. */
   let guestDisks: Record<string, { dev: string; sectors: number }> = {};
 
   beforeAll(async () => {
-    store = await EmbeddedStore.open();
+    store = await EmbeddedStore.open({ types: [PersistentVolumeClaimType, PersistentVolumeType] });
     node = new HostDiskNode({ client: store, nodeName: `node-vol-${process.pid}` });
     await node.start();
     // QEMU runs as libvirt-qemu: the host disk's directory must be reachable.
     hostDir = mkdtempSync(join(tmpdir(), 'kvts-e2e-hostdisk-'));
     chmodSync(hostDir, 0o755);
     hostFile = join(hostDir, 'images', 'data.img');
+    // A hostPath PersistentVolume holding a raw disk.img, and a claim bound to it.
+    pvDir = join(hostDir, 'pv');
+    mkdirSync(pvDir, { mode: 0o755 });
+    const image = Buffer.alloc(16 * MiB);
+    image.write('kvts-pvc-disk\n', 0, 'latin1');
+    writeFileSync(join(pvDir, 'disk.img'), image);
+    await store.create(PersistentVolumeType, {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: `e2e-vol-pv-${process.pid}` },
+      spec: { capacity: { storage: '16Mi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: pvDir } },
+    } as KubeObject);
+    const claim = await store.create(PersistentVolumeClaimType, {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'e2e-vol-claim', namespace: 'default' },
+      spec: { volumeName: `e2e-vol-pv-${process.pid}`, accessModes: ['ReadWriteOnce'] },
+    } as KubeObject);
+    await store.updateStatus(PersistentVolumeClaimType, {
+      ...claim,
+      status: { phase: 'Bound' },
+    } as KubeObject);
   }, 60_000);
 
   afterAll(async () => {
@@ -112,7 +148,7 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
     if (hostDir) rmSync(hostDir, { recursive: true, force: true });
   }, 60_000);
 
-  it('boots the guest with the three disks attached from the files the launcher made', async () => {
+  it('boots the guest with the four disks attached from the files the launcher made', async () => {
     await store.create(ConfigMapType, {
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -125,11 +161,13 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
       { name: 'scratch', serial: 'scratch', disk: { bus: 'virtio' } },
       { name: 'hd', serial: 'hostdisk', disk: { bus: 'virtio' } },
       { name: 'cfg', serial: 'cfgdisk', disk: { bus: 'virtio' } },
+      { name: 'pvc', serial: 'pvcdisk', disk: { bus: 'virtio' } },
     ];
     spec.volumes = [
       { name: 'scratch', emptyDisk: { capacity: '64Mi' } },
       { name: 'hd', hostDisk: { path: hostFile, type: 'DiskOrCreate', capacity: '32Mi' } },
       { name: 'cfg', configMap: { name: 'e2e-vol-cfg' } },
+      { name: 'pvc', persistentVolumeClaim: { claimName: 'e2e-vol-claim' } },
     ];
     await store.create(VirtualMachineType, vm as KubeObject);
     const vmi = await waitFor('the VMI scheduled to the node', async () => {
@@ -152,7 +190,7 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
     const uid = pod.metadata?.uid ?? '';
     const disks = domainDisks(domain);
     const bySerial = Object.fromEntries(disks.map((d) => [d.serial, d]));
-    expect(Object.keys(bySerial).sort()).toEqual(['cfgdisk', 'hostdisk', 'scratch']);
+    expect(Object.keys(bySerial).sort()).toEqual(['cfgdisk', 'hostdisk', 'pvcdisk', 'scratch']);
     expect(bySerial.scratch).toMatchObject({
       source: join(podEmptyDirPath(node.podsRoot, uid, 'libvirt-runtime'), 'empty-disks', 'scratch.qcow2'),
       format: 'qcow2',
@@ -162,6 +200,10 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
       source: join(podEmptyDirPath(node.podsRoot, uid, 'private'), 'config-map-disks', 'cfg.iso'),
       format: 'raw',
     });
+    // The claim's disk.img, reached through the claim's mount inside the private dir.
+    const pvcSource = join(podEmptyDirPath(node.podsRoot, uid, 'private'), 'vmi-disks', 'pvc', 'disk.img');
+    expect(bySerial.pvcdisk).toMatchObject({ source: pvcSource, format: 'raw' });
+    expect(realpathSync(pvcSource)).toBe(join(pvDir, 'disk.img'));
     // The hostDisk was created sparse, with its directory, at the capacity.
     expect(statSync(hostFile).size).toBe(32 * MiB);
   }, 240_000);
@@ -178,7 +220,8 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
         .filter((f) => f.length === 3)
         .map(([serial, dev, size]) => [serial, { dev, sectors: Number(size) }]),
     );
-    expect(Object.keys(guestDisks).sort()).toEqual(['cfgdisk', 'hostdisk', 'scratch']);
+    expect(Object.keys(guestDisks).sort()).toEqual(['cfgdisk', 'hostdisk', 'pvcdisk', 'scratch']);
+    expect(guestDisks.pvcdisk.sectors).toBe((16 * MiB) / 512);
     expect(guestDisks.scratch.sectors).toBe((64 * MiB) / 512);
     expect(guestDisks.hostdisk.sectors).toBe((32 * MiB) / 512);
     const iso = join(
@@ -198,6 +241,11 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
     expect(Number(found.trim())).toBeGreaterThanOrEqual(1);
     const value = await console_!.run(`tr -c 'a-z0-9' '\\n' < ${dev} | grep -m1 '^kvtscfg[0-9]*value$'`);
     expect(value.trim()).toBe(marker);
+  }, 60_000);
+
+  it("reads the claim's disk image", async () => {
+    const head = await console_!.run(`head -c 13 /dev/${guestDisks.pvcdisk.dev}; echo`);
+    expect(head.trim()).toBe('kvts-pvc-disk');
   }, 60_000);
 
   it('writes through the hostDisk into the host file', async () => {

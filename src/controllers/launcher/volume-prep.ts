@@ -4,7 +4,8 @@
  * the disk in the local image store) and its qcow2 overlay (`qemu-img create`); for each
  * cloud-init volume, its ISO image (secretRef data read from the mounted secret); for
  * each emptyDisk a fresh qcow2 (empty-disk.ts); for each hostDisk a check or a sparse file
- * (host-disk.ts); for each config volume a disk uses, its ISO image (config-disk.ts).
+ * (host-disk.ts); for each config volume a disk uses, its ISO image (config-disk.ts); for
+ * each filesystem PVC or DataVolume, a check that its disk.img is there (pvc-disk.ts).
  * Idempotent: what exists already (a restarted launcher in the same pod) is never
  * recreated, so the guest keeps its writes.
  */
@@ -20,6 +21,7 @@ import { prepareEmptyDisk } from './empty-disk';
 import { prepareHostDisk } from './host-disk';
 import { imageDir } from './image-dirs';
 import { PathMap } from './path-map';
+import { checkPvcDisk } from './pvc-disk';
 import { cloudInitSecretDir } from './volume-sources';
 
 const run = promisify(execFile);
@@ -83,7 +85,13 @@ export class VolumePreparer {
       const vol = volumes[i];
       const field = `spec.volumes[${i}]`;
       try {
-        const names = vol.containerDisk || vol.emptyDisk || vol.hostDisk || configVolumeKind(vol);
+        const names =
+          vol.containerDisk ||
+          vol.emptyDisk ||
+          vol.hostDisk ||
+          vol.persistentVolumeClaim ||
+          vol.dataVolume ||
+          configVolumeKind(vol);
         if (names && !VOLUME_NAME.test(vol.name ?? ''))
           throw new Error(`${field}.name: '${vol.name}' must be a DNS label (it names a file or directory)`);
         let file: string | undefined;
@@ -95,6 +103,11 @@ export class VolumePreparer {
           file = await prepareEmptyDisk(vmi, i, this.opts.paths, this.opts.qemuImg);
         } else if (vol.hostDisk) {
           file = await prepareHostDisk(vmi, i, this.map);
+        } else if (
+          (vol.persistentVolumeClaim && !vol.persistentVolumeClaim.hotpluggable) ||
+          (vol.dataVolume && !vol.dataVolume.hotpluggable)
+        ) {
+          await checkPvcDisk(vmi, i, this.map);
         } else if (configVolumeKind(vol)) {
           file = await prepareConfigDisk(vmi, i, this.opts.paths, this.map, this.opts.xorriso);
         }

@@ -5,7 +5,7 @@
  * layout (a `..<timestamp>` directory holding the files, `..data` linking to it, and one
  * link per top-level name) and file modes (item mode, else the volume's defaultMode, else
  * 0644); hostPath volumes are checked or created by their type; PVCs resolve through their
- * bound PersistentVolume to a hostPath or local path. Everything read from the API (keys,
+ * bound PersistentVolume to a hostPath or local directory (filesystem mode only). Everything read from the API (keys,
  * item paths, host paths) is validated before it becomes a file name.
  */
 import { randomBytes } from 'node:crypto';
@@ -36,10 +36,9 @@ export interface PayloadFile {
   mode: number;
 }
 
-/** A materialized volume: its host path, and whether it is a block device (PVC in block mode). */
+/** A materialized volume: its host path. */
 export interface MaterializedVolume {
   hostPath: string;
-  block?: boolean;
 }
 
 const SEGMENT = /^[-._A-Za-z0-9]+$/;
@@ -383,13 +382,16 @@ async function claimPath(
   const problem = hostPathProblem(src.path);
   if (problem)
     throw new Error(`PersistentVolume ${quoted(pvName)}: spec path ${quoted(src.path)} ${problem}`);
-  const block = (pv.spec?.volumeMode ?? pvc.spec?.volumeMode) === 'Block';
-  const st = await stat(src.path).catch(() => undefined);
-  if (block ? !st?.isBlockDevice() : !st?.isDirectory())
+  if ((pv.spec?.volumeMode ?? pvc.spec?.volumeMode) === 'Block')
     throw new Error(
-      `${field}: PersistentVolume ${quoted(pvName)}: ${quoted(src.path)} is not ${block ? 'a block device' : 'a directory'} on this node`,
+      `${field}: PersistentVolumeClaim ${pvcKey} is in Block mode; this runtime mounts filesystem claims only`,
     );
-  return { hostPath: src.path, block };
+  const st = await stat(src.path).catch(() => undefined);
+  if (!st?.isDirectory())
+    throw new Error(
+      `${field}: PersistentVolume ${quoted(pvName)}: ${quoted(src.path)} is not a directory on this node`,
+    );
+  return { hostPath: src.path };
 }
 
 /**

@@ -171,6 +171,19 @@ describe.skipIf(!run)('launcher volume kinds', () => {
     });
   });
 
+  describe('persistentVolumeClaim', () => {
+    it('needs disk.img in the mounted claim, naming the claim, the volume and the path', async () => {
+      const claimDir = mkdtempSync(join(dir, 'claim-'));
+      const map = new PathMap({ '/var/run/kubevirt-private/vmi-disks/root': claimDir });
+      const v = vmi([{ name: 'root', persistentVolumeClaim: { claimName: 'root-claim' } }]);
+      await expect(new VolumePreparer({ paths, pathMap: map }).prepare(v)).rejects.toThrow(
+        `spec.volumes[0].persistentVolumeClaim: claim 'root-claim' of volume 'root' holds no disk image: /var/run/kubevirt-private/vmi-disks/root/disk.img (host ${claimDir}/disk.img) is missing`,
+      );
+      writeFileSync(join(claimDir, 'disk.img'), Buffer.alloc(4096));
+      expect((await new VolumePreparer({ paths, pathMap: map }).prepare(v)).created).toEqual([]);
+    });
+  });
+
   describe('config volumes', () => {
     /** A volume directory as the pod runtime writes it, mapped where the pod mounts it. */
     async function mounted(containerPath: string, files: Record<string, string>): Promise<[string, string]> {

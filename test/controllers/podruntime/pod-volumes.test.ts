@@ -225,20 +225,28 @@ describe('pod volumes (kubelet role)', () => {
     await claim('bound', 'pv1', 'Bound');
     await claim('pending', undefined, 'Pending');
     await claim('nfs', 'nfs1', 'Bound');
+    await store.create(PersistentVolumeType, {
+      metadata: { name: 'blk1' },
+      spec: { hostPath: { path: pvDir }, volumeMode: 'Block' },
+    } as KubeObject);
+    await claim('blk', 'blk1', 'Bound');
     const p = pod([
       { name: 'disk', persistentVolumeClaim: { claimName: 'bound' } },
       { name: 'wait', persistentVolumeClaim: { claimName: 'pending' } },
       { name: 'other', persistentVolumeClaim: { claimName: 'nfs' } },
+      { name: 'blk', persistentVolumeClaim: { claimName: 'blk' } },
     ]);
     expect(await materializeVolume(store, dir, p, p.spec!.volumes![0], 0)).toEqual({
       hostPath: pvDir,
-      block: false,
     });
     await expect(materializeVolume(store, dir, p, p.spec!.volumes![1], 1)).rejects.toThrow(
       'spec.volumes[1].persistentVolumeClaim: PersistentVolumeClaim "ns1/pending" is not bound (phase Pending)',
     );
     await expect(materializeVolume(store, dir, p, p.spec!.volumes![2], 2)).rejects.toThrow(
       /PersistentVolume "nfs1" bound to "ns1\/nfs" is neither hostPath nor local/,
+    );
+    await expect(materializeVolume(store, dir, p, p.spec!.volumes![3], 3)).rejects.toThrow(
+      'spec.volumes[3].persistentVolumeClaim: PersistentVolumeClaim "ns1/blk" is in Block mode; this runtime mounts filesystem claims only',
     );
   });
 
