@@ -15,6 +15,7 @@ import { VirtualMachineType } from '../src/controllers/runtime/resources';
 import type { KubeObject } from '../src/controllers/runtime/types';
 import { cliBuilt, cliEntry, LIBVIRT_URI, NodeHarness, tinyGuestVm, waitFor } from '../test/e2e/node-harness';
 import { available, unavailableReason } from '../test/support/guest';
+import { type Memory, median, memoryOf } from './memory';
 
 function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -98,6 +99,14 @@ async function main(): Promise<void> {
     }
     peak = Math.max(peak, ...samples);
     const steady = samples[samples.length - 1];
+    // The launchers' memory side by side: with many running, PSS shows each one's share.
+    const launchers: Memory[] = [];
+    for (let i = 0; i < guests; i++) {
+      const vmi = await node.getVmi('default', `${prefix}-${i}`);
+      const pod = await node.podOf(vmi);
+      const lpid = node.runtime?.pidOf(pod?.metadata?.uid ?? '');
+      if (lpid) launchers.push(memoryOf(lpid));
+    }
     console.log(
       `guests: ${guests} (tiny guest, 128 MiB, TCG); load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
     );
@@ -105,6 +114,9 @@ async function main(): Promise<void> {
     console.log(`virt-handler RSS idle (no guests): ${idle.toFixed(1)} MiB`);
     console.log(
       `virt-handler RSS with ${guests} guests running: ${steady.toFixed(1)} MiB (peak ${peak.toFixed(1)} MiB)`,
+    );
+    console.log(
+      `launchers (${launchers.length}): RSS median ${median(launchers.map((m) => m.rss)).toFixed(1)} MiB, PSS median ${median(launchers.map((m) => m.pss)).toFixed(1)} MiB (sum ${launchers.reduce((a, m) => a + m.pss, 0).toFixed(0)} MiB), private median ${median(launchers.map((m) => m.uss)).toFixed(1)} MiB`,
     );
     console.log(
       `BENCH node_handler_rss guests=${guests} handler_rss_mb=${steady.toFixed(1)} handler_idle_rss_mb=${idle.toFixed(1)}`,

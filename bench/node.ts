@@ -44,29 +44,10 @@ import {
   SerialConsole,
   unavailableReason,
 } from '../test/support/guest';
+import { type Memory, median, memoryOf } from './memory';
 
 /** Milestones of one start, ms after the create call (the first time each was seen). */
 type Timeline = Record<string, number>;
-
-/** A process's memory from /proc/PID/smaps_rollup, in MiB. */
-interface Memory {
-  /** Resident set, including the pages of /usr/bin/node every Node process shares. */
-  rss: number;
-  /** Proportional set size: shared pages divided among the processes that map them. */
-  pss: number;
-  /** Private (unshared) pages: what this one process adds to the host. */
-  uss: number;
-}
-
-function memoryOf(pid: number): Memory {
-  const r = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(r)?.[1] ?? Number.NaN);
-  return {
-    rss: kb('Rss') / 1024,
-    pss: kb('Pss') / 1024,
-    uss: (kb('Private_Clean') + kb('Private_Dirty')) / 1024,
-  };
-}
 
 /** Polls `probes` every 5 ms, recording when each first holds, until stopped. */
 function sampler(t0: number, probes: Record<string, () => Promise<boolean> | boolean>) {
@@ -193,7 +174,6 @@ async function virshRun(xml: string, name: string): Promise<Timeline> {
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const col = (ts: Timeline[], k: string) => ts.map((t) => t[k] ?? Number.NaN);
 
 async function main(): Promise<void> {
