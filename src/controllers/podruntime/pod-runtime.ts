@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MOUNTS_ENV } from '../launcher/path-map';
 import { ConflictError, NotFoundError } from '../runtime/errors';
+import { EventRecorder } from '../runtime/event-recorder';
 import { type Informer, SharedInformerFactory } from '../runtime/informer';
 import { objectKey, PodType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
@@ -90,9 +91,13 @@ export class PodRuntime {
   private workers: Promise<void>[] = [];
   private poll: NodeJS.Timeout | undefined;
   private readonly log: (m: string) => void;
+  private readonly events: EventRecorder;
 
   constructor(private readonly o: PodRuntimeOptions) {
     this.log = o.log ?? ((m) => process.stderr.write(`pod runtime ${o.nodeName}: ${m}\n`));
+    this.events = new EventRecorder(o.client, { component: 'kubelet', host: o.nodeName }, (e) =>
+      this.log(`event: ${e.message}`),
+    );
     this.informers = new SharedInformerFactory(o.client);
     this.pods = this.informers.informerFor(PodType, { fieldSelector: `spec.nodeName=${o.nodeName}` });
     if (o.bindPending)
@@ -269,13 +274,27 @@ export class PodRuntime {
     let mounts: Record<string, string>;
     try {
       argv = this.argv(pod);
-      mounts = await preparePodDirs(this.o.root, pod, this.o.client);
     } catch (err) {
       await this.writeStatus(pod, {
         phase: 'Failed',
         reason: 'CreateContainerError',
         message: (err as Error).message,
       });
+      return;
+    }
+    try {
+      mounts = await preparePodDirs(this.o.root, pod, this.o.client);
+    } catch (err) {
+      // A volume that cannot be set up (missing configMap, unbound claim, bad key) fails
+      // the pod with kubelet's FailedMount reason and event, so the VMI fails visibly.
+      const message = (err as Error).message;
+      this.events.event(
+        { apiVersion: 'v1', kind: 'Pod', ...pod } as KubeObject,
+        'Warning',
+        'FailedMount',
+        message,
+      );
+      await this.writeStatus(pod, { phase: 'Failed', reason: 'FailedMount', message });
       return;
     }
     const started = await startProcess(podDir(this.o.root, uid), argv, this.env(pod, mounts));

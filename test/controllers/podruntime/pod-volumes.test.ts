@@ -20,16 +20,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { podDir, preparePodDirs, removePodDirs } from '../../../src/controllers/podruntime/pod-dirs';
+import { PodRuntime } from '../../../src/controllers/podruntime/pod-runtime';
 import {
   materializeVolume,
   PersistentVolumeType,
   payloadPathProblem,
 } from '../../../src/controllers/podruntime/pod-volumes';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
-import { ConfigMapType, SecretType } from '../../../src/controllers/runtime/resources';
+import { ConfigMapType, EventType, PodType, SecretType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import type { Pod, PodVolume } from '../../../src/controllers/services/pod';
 import { PersistentVolumeClaimType } from '../../../src/controllers/services/volumes';
+import { waitFor } from '../../support/wait';
 
 const mode = (p: string) => statSync(p).mode & 0o777;
 
@@ -297,5 +299,77 @@ describe('pod volumes (kubelet role)', () => {
     await expect(preparePodDirs(root, p, store)).rejects.toThrow(
       'Pod ns1/virt-launcher-vm1-abcde: spec.volumes[0].configMap: configmap "ns1/absent" not found',
     );
+  });
+});
+
+describe('PodRuntime with a volume it cannot set up', () => {
+  it('fails the pod with reason FailedMount and a FailedMount event naming the volume, without starting it', async () => {
+    const store = await EmbeddedStore.open();
+    const root = mkdtempSync(join(tmpdir(), 'kvts-podvol-rt-'));
+    const rt = new PodRuntime({
+      client: store,
+      nodeName: 'n1',
+      root,
+      bindPending: true,
+      manageNode: false,
+      commands: { sh: ['/bin/sh'] },
+      pollMs: 50,
+      log: () => {},
+    });
+    await rt.start();
+    try {
+      const created = await store.create(PodType, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'p1', namespace: 'default' },
+        spec: {
+          containers: [
+            {
+              name: 'compute',
+              image: 'x',
+              command: ['sh'],
+              args: ['-c', 'touch started; sleep 30'],
+              volumeMounts: [{ name: 'cfg', mountPath: '/cfg' }],
+            },
+          ],
+          volumes: [{ name: 'cfg', configMap: { name: 'absent' } }],
+        },
+      } as KubeObject);
+      const failed = await waitFor(
+        'the pod Failed',
+        async () => {
+          const p = await store.get<Pod & KubeObject>(PodType, 'p1', 'default');
+          return p.status?.phase === 'Failed' ? p : undefined;
+        },
+        20_000,
+      );
+      expect(failed.status?.reason).toBe('FailedMount');
+      expect(failed.status?.message).toBe(
+        'Pod default/p1: spec.volumes[0].configMap: configmap "default/absent" not found',
+      );
+      expect(rt.pidOf(created.metadata?.uid ?? '')).toBeUndefined();
+      const events = await waitFor(
+        'the FailedMount event',
+        async () => {
+          const l = await store.list<KubeObject & { reason?: string; message?: string; type?: string }>(
+            EventType,
+            {
+              namespace: 'default',
+            },
+          );
+          const e = l.items.filter((x) => x.reason === 'FailedMount');
+          return e.length ? e : undefined;
+        },
+        20_000,
+      );
+      expect(events[0]).toMatchObject({
+        type: 'Warning',
+        message: 'Pod default/p1: spec.volumes[0].configMap: configmap "default/absent" not found',
+      });
+    } finally {
+      await rt.stop();
+      rt.killAll();
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
