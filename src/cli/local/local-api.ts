@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { VirtualMachineInstance } from '../../api/generated/types';
 import { CONSOLE_SOCKET, VNC_SOCKET } from '../../controllers/launcher/domain-report';
 import { shortDir } from '../../controllers/launcher/short-dir';
@@ -107,7 +107,9 @@ async function handle(node: LocalNode, req: http.IncomingMessage): Promise<unkno
       await node.handler.softReboot(ns, name);
       return {};
     case 'guestosinfo': {
-      const client = new LauncherClient(launcherSocketPath(node.o.paths.pods, await podUid(node, vmi)));
+      // Through the same short link the launcher binds by: the real path is too long for a socket.
+      const sock = launcherSocketPath(node.o.paths.pods, await podUid(node, vmi));
+      const client = new LauncherClient(join(shortDir(dirname(sock)), basename(sock)));
       try {
         const info = await client.getGuestInfo();
         if (!info)
