@@ -158,6 +158,11 @@ export interface MigrationOptions {
   allowPostCopy?: boolean;
   /** Migrate even where the hypervisor thinks it unsafe (e.g. disk cache modes). */
   unsafe?: boolean;
+  /**
+   * Where the migration data stream goes (libvirt's `migrate_uri`, e.g. `tcp://10.0.0.7`
+   * or `unix:///run/proxy.sock`); default: the address the target daemon picks itself.
+   */
+  migrateUri?: string;
 }
 
 /** Progress of a running migration job. */

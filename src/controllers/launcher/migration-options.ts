@@ -2,8 +2,9 @@
  * The options of MigrateVirtualMachine: upstream's `cmdclient.MigrationOptions` as the
  * handler sends it (JSON with Go field names: Bandwidth, ProgressTimeout,
  * CompletionTimeoutPerGiB, UnsafeMigration, AllowAutoConverge, AllowPostCopy, ...) plus
- * two kubevirt-ts fields: `TargetURI` (the target daemon; by default
- * `qemu+tcp://<status.migrationState.targetNodeAddress>/system`) and `TargetDomainXML`
+ * three kubevirt-ts fields: `TargetURI` (the target daemon; by default
+ * `qemu+tcp://<status.migrationState.targetNodeAddress>/system`), `MigrateURI` (where
+ * the data stream goes; default: the target daemon's choice) and `TargetDomainXML`
  * (the domain the target launcher prepared in SyncMigrationTarget; without it the
  * source's own definition is sent, which is right only where both pods see the same
  * paths, as upstream's containers do).
@@ -28,6 +29,8 @@ export interface MigrationRequestOptions {
   TargetURI?: string;
   /** kubevirt-ts: the domain XML the target launcher prepared. */
   TargetDomainXML?: string;
+  /** kubevirt-ts: where the migration data stream goes (libvirt's migrate_uri). */
+  MigrateURI?: string;
 }
 
 /** A validated migration request. */
@@ -105,6 +108,12 @@ export function parseMigrationRequest(
   } else if (!/^[a-z][a-z0-9+.-]*:\/\/[^\s]*$/.test(targetUri)) {
     throw bad(`migration options.TargetURI: ${JSON.stringify(targetUri)} is not a libvirt URI`);
   }
+  const migrateUri = o.MigrateURI ?? '';
+  if (typeof migrateUri !== 'string' || (migrateUri && !/^(tcp|unix|rdma):\/\/[^\s]+$/.test(migrateUri))) {
+    throw bad(
+      `migration options.MigrateURI: ${JSON.stringify(migrateUri)} is not a tcp://, unix:// or rdma:// URI`,
+    );
+  }
   const targetXml = o.TargetDomainXML ?? '';
   if (typeof targetXml !== 'string') throw bad('migration options.TargetDomainXML: must be a string');
 
@@ -117,6 +126,7 @@ export function parseMigrationRequest(
       allowAutoConverge: flag(o.AllowAutoConverge, 'AllowAutoConverge'),
       allowPostCopy: flag(o.AllowPostCopy, 'AllowPostCopy'),
       unsafe: flag(o.UnsafeMigration, 'UnsafeMigration'),
+      ...(migrateUri ? { migrateUri } : {}),
     },
     progressTimeoutSeconds: seconds(o.ProgressTimeout, 'ProgressTimeout'),
     completionTimeoutPerGiB: seconds(o.CompletionTimeoutPerGiB, 'CompletionTimeoutPerGiB'),

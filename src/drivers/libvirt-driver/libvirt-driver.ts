@@ -39,10 +39,12 @@ import { EventHub } from '../event-hub';
 import type { GuestAgentSupport } from '../guest-agent';
 import {
   CreateFlags,
+  DomainXMLFlags,
   LibvirtClient,
   type DomainRef as LibvirtDomain,
   LibvirtError,
   MigrateFlags,
+  type TypedParam,
   tp,
   typedParamsToRecord,
   UndefineFlags,
@@ -61,6 +63,7 @@ import { SevAttestation } from '../sev-snp/attestation';
 import { probeSevCapabilities } from '../sev-snp/capabilities';
 import { libvirtGuestAgent } from './guest-agent';
 import { parseDomainCapabilities, parseHostCapabilities, toHostCapabilities } from './host-probe';
+import { migratableXmlForTarget } from './migratable-xml';
 import { lifecycleToEvent, reasonName, stateName } from './states';
 
 /** Turns a VMI into a domain model: the converter, or a replacement. */
@@ -298,9 +301,11 @@ export class LibvirtDriver implements HypervisorDriver {
    * Live migration, peer to peer, as upstream's launcher does it: the source daemon
    * connects to the target daemon itself (`virDomainMigrateToURI3` with LIVE | PEER2PEER
    * | PERSIST_DEST | UNDEFINE_SOURCE, plus AUTO_CONVERGE / POSTCOPY / UNSAFE as the
-   * options ask). The target's driver renders the domain for its own host in
-   * `prepareTarget`; that XML travels as the cookie and becomes `destination_xml` and
-   * `persistent_xml`, so the guest's sockets land in the target pod's directories.
+   * options ask). The target's driver renders the domain for its own pod in
+   * `prepareTarget`; that XML travels as the cookie, and the source sends its own
+   * migratable live XML with the target's paths swapped in (`destination_xml` and
+   * `persistent_xml`), so the guest ABI is unchanged and its sockets land in the target
+   * pod's directories.
    */
   readonly migration: MigrationSupport = {
     prepareTarget: async (vmi, options = {}) => {
@@ -323,10 +328,32 @@ export class LibvirtDriver implements HypervisorDriver {
         );
       }
       const dom = await this.mustLookupActive(ref, 'migrate');
-      const params = cookie
-        ? [tp.string('destination_xml', cookie), tp.string('persistent_xml', cookie)]
-        : [];
+      const params: TypedParam[] = [];
+      if (cookie) {
+        const live = await this.call(dom.name, 'read migratable XML', () =>
+          this.client.domainGetXMLDesc(dom, DomainXMLFlags.SECURE | DomainXMLFlags.MIGRATABLE),
+        );
+        let xmlForTarget: string;
+        try {
+          xmlForTarget = migratableXmlForTarget(live, cookie);
+        } catch (e) {
+          throw new DriverError(
+            'Invalid',
+            `migration of ${dom.name}: the target's prepared domain XML is unusable: ${(e as Error).message}`,
+          );
+        }
+        params.push(tp.string('destination_xml', xmlForTarget), tp.string('persistent_xml', xmlForTarget));
+      }
       if (bandwidth > 0) params.push(tp.ullong('bandwidth', bandwidth));
+      if (options.migrateUri) {
+        if (!/^(tcp|unix|rdma):\/\/[^\s]+$/.test(options.migrateUri)) {
+          throw new DriverError(
+            'Invalid',
+            `migration of ${domainName(ref)}: migrate URI ${JSON.stringify(options.migrateUri)} is not a tcp://, unix:// or rdma:// URI`,
+          );
+        }
+        params.push(tp.string('migrate_uri', options.migrateUri));
+      }
       let flags =
         MigrateFlags.LIVE | MigrateFlags.PEER2PEER | MigrateFlags.PERSIST_DEST | MigrateFlags.UNDEFINE_SOURCE;
       if (options.allowAutoConverge) flags |= MigrateFlags.AUTO_CONVERGE;

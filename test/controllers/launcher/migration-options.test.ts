@@ -27,6 +27,7 @@ describe('parseMigrationRequest', () => {
         AllowPostCopy: false,
         ParallelMigrationThreads: null,
         TargetURI: 'qemu+unix:///system?socket=/run/x/libvirt-sock',
+        MigrateURI: 'tcp://10.0.0.7',
       }),
       vmi(),
       S,
@@ -35,7 +36,13 @@ describe('parseMigrationRequest', () => {
       uid: 'mig-7',
       targetUri: 'qemu+unix:///system?socket=/run/x/libvirt-sock',
       targetXml: '',
-      driver: { bandwidthMiBps: 64, allowAutoConverge: true, allowPostCopy: false, unsafe: true },
+      driver: {
+        bandwidthMiBps: 64,
+        allowAutoConverge: true,
+        allowPostCopy: false,
+        unsafe: true,
+        migrateUri: 'tcp://10.0.0.7',
+      },
       progressTimeoutSeconds: 150,
       completionTimeoutPerGiB: 800,
     });
@@ -70,6 +77,9 @@ describe('parseMigrationRequest', () => {
     );
     expect(err({ TargetURI: 'fake://x', AllowPostCopy: 'yes' })).toBe(
       `${S}: migration options.AllowPostCopy: must be a boolean`,
+    );
+    expect(err({ TargetURI: 'fake://x', MigrateURI: 'ftp://x' })).toBe(
+      `${S}: migration options.MigrateURI: "ftp://x" is not a tcp://, unix:// or rdma:// URI`,
     );
     expect(err({ TargetURI: 'fake://x', Bandwidth: '-5Mi' })).toBe(
       `${S}: migration options.Bandwidth: "-5Mi" is not a non-negative quantity`,

@@ -1,0 +1,219 @@
+/**
+ * A real live migration on this one host: the tiny guest boots under TCG on the system
+ * libvirtd through a source launcher, a target launcher on a second libvirtd (private
+ * mount and UTS namespace, its own host UUID; test/support/second-libvirtd.ts) prepares
+ * the domain for its own pod paths (SyncMigrationTarget), and the source launcher
+ * migrates the running guest there (MigrateVirtualMachine, peer to peer). Asserted: the
+ * guest booted once and keeps running (its shell answers on the target launcher's
+ * console), the source QEMU process is gone and the target daemon runs one, both
+ * launchers report the migration. Serial: it starts and stops its own daemon.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONSOLE_SOCKET, type LauncherDomain } from '../../src/controllers/launcher/domain-report';
+import { launcherDriverFactories } from '../../src/controllers/launcher/drivers';
+import { imageDir } from '../../src/controllers/launcher/image-dirs';
+import { MIGRATION_TARGET_XML, VirtLauncher } from '../../src/controllers/launcher/launcher';
+import { launcherConverterPaths } from '../../src/controllers/launcher/launcher-paths';
+import { PathMap } from '../../src/controllers/launcher/path-map';
+import { LauncherClient } from '../../src/controllers/launcher-protocol';
+import { parseLauncherArgs } from '../../src/controllers/services/launcher-args';
+import { tinyGuestLauncherVmi } from '../controllers/launcher/tiny-guest-vmi';
+import { available, BOOT_MARKER, guestDir, SerialConsole, unavailableReason } from '../support/guest';
+import { integration } from '../support/integration';
+import {
+  type SecondLibvirtd,
+  secondLibvirtdUnavailable,
+  startSecondLibvirtd,
+} from '../support/second-libvirtd';
+import { waitFor } from '../support/wait';
+
+const URI = 'qemu:///system';
+const libvirtAnswers = () => spawnSync('virsh', ['-c', URI, 'version'], { stdio: 'ignore' }).status === 0;
+const blocker = !available()
+  ? unavailableReason
+  : !libvirtAnswers()
+    ? `libvirtd does not answer on ${URI}`
+    : secondLibvirtdUnavailable();
+const run = integration('live migration between two libvirtds', !blocker, blocker ?? '');
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const pidIn = (file: string) => Number(readFileSync(file, 'utf8').trim());
+
+interface Pod {
+  launcher: VirtLauncher;
+  client: LauncherClient;
+  sockets: string;
+}
+
+describe.runIf(run)('live migration of a running guest to a second libvirtd on this host', () => {
+  const ns = 'kvts-e2e';
+  const name = `mig-${process.pid}`;
+  const uid = `uid-mig-${process.pid}`;
+  const dom = `${ns}_${name}`;
+  const vmi = () => ({
+    ...tinyGuestLauncherVmi(ns, name, uid),
+    status: { migrationState: { migrationUid: `migration-${process.pid}` } },
+  });
+  let root = '';
+  let daemon: SecondLibvirtd | undefined;
+  let source: Pod;
+  let target: Pod;
+  let sourceConsole: SerialConsole | undefined;
+  let targetConsole: SerialConsole | undefined;
+
+  /** One launcher "pod": its own private and sockets directories, on the given daemon. */
+  async function pod(label: string, env: NodeJS.ProcessEnv): Promise<Pod> {
+    const base = join(root, label);
+    const priv = join(base, 'private');
+    const sockets = join(base, 'sockets');
+    mkdirSync(priv, { recursive: true, mode: 0o755 });
+    mkdirSync(sockets, { mode: 0o700 });
+    const args = parseLauncherArgs([
+      '--namespace',
+      ns,
+      '--name',
+      name,
+      '--uid',
+      uid,
+      '--grace-period-seconds',
+      '5',
+      '--hypervisor',
+      'emulation',
+    ]);
+    const paths = launcherConverterPaths(args, new PathMap({ '/var/run/kubevirt-private': priv }));
+    const launcher = new VirtLauncher({
+      namespace: ns,
+      name,
+      uid,
+      gracePeriodSeconds: 5,
+      socketDir: sockets,
+      connectDriver: () => launcherDriverFactories.emulation({ paths, imageRoot: join(root, 'images'), env }),
+      syncOptions: { useEmulation: true },
+      finalWaitMs: 600_000,
+      migrationPollMs: 100,
+      log: () => {},
+    });
+    await launcher.start();
+    return {
+      launcher,
+      sockets,
+      client: new LauncherClient(join(sockets, 'launcher-sock'), { timeoutMs: 60_000 }),
+    };
+  }
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'kvts-mig-'));
+    chmodSync(root, 0o755);
+    mkdirSync(join(root, 'images'), { mode: 0o755 });
+    symlinkSync(guestDir, imageDir(join(root, 'images'), 'kubevirt-ts/tiny-guest'));
+    daemon = await startSecondLibvirtd();
+    source = await pod('source', { KUBEVIRT_TS_LIBVIRT_URI: URI });
+    target = await pod('target', {
+      KUBEVIRT_TS_LIBVIRT_URI: URI,
+      KUBEVIRT_TS_LIBVIRT_SOCKET: daemon.socketPath,
+    });
+    await source.client.syncVirtualMachine(vmi());
+    sourceConsole = await SerialConsole.connect(join(source.sockets, CONSOLE_SOCKET));
+    await sourceConsole.waitFor(BOOT_MARKER, 120_000);
+  }, 180_000);
+
+  afterAll(async () => {
+    sourceConsole?.close();
+    targetConsole?.close();
+    for (const p of [source, target]) {
+      p?.client.close();
+      await p?.launcher.exit(0);
+    }
+    spawnSync('virsh', ['-c', URI, 'destroy', dom], { stdio: 'ignore' });
+    spawnSync('virsh', ['-c', URI, 'undefine', dom], { stdio: 'ignore' });
+    await daemon?.stop();
+    if (root) rmSync(root, { recursive: true, force: true });
+  }, 60_000);
+
+  it('the daemons are two hosts to libvirt: different host UUIDs', () => {
+    const caps = spawnSync('virsh', ['-c', URI, 'capabilities'], { encoding: 'utf8' }).stdout;
+    const systemUuid = /<host>\s*<uuid>([^<]+)<\/uuid>/.exec(caps)?.[1];
+    expect(systemUuid).toBeTruthy();
+    expect(daemon?.hostUuid).not.toBe(systemUuid);
+  });
+
+  it('moves the running guest: booted once, its shell answers on the target, one QEMU on the target', async () => {
+    const sourcePid = pidIn(`/run/libvirt/qemu/${dom}.pid`);
+    expect(isAlive(sourcePid)).toBe(true);
+
+    await target.client.syncMigrationTarget(vmi());
+    const xml = readFileSync(join(target.sockets, MIGRATION_TARGET_XML), 'utf8');
+    // The target's domain points at the target pod's own directories.
+    expect(xml).toContain(join(root, 'target', 'private'));
+    expect(xml).not.toContain(join(root, 'source', 'private'));
+
+    await source.client.migrateVirtualMachine(vmi(), {
+      TargetURI: daemon?.uri,
+      TargetDomainXML: xml,
+      // The target daemon's host name exists only in its UTS namespace: send the stream over loopback.
+      MigrateURI: 'tcp://127.0.0.1',
+      Bandwidth: '0',
+      CompletionTimeoutPerGiB: 150,
+      ProgressTimeout: 150,
+    });
+    const src = await waitFor(
+      'the source to report the migration ended',
+      async () => {
+        const d = (await source.client.getDomain()) as LauncherDomain;
+        return d.migration?.endTimestamp ? d : undefined;
+      },
+      120_000,
+      100,
+    );
+    expect(src.migration?.failureReason).toBeUndefined();
+    expect(src.migration).toMatchObject({ role: 'source', completed: true, targetUri: daemon?.uri });
+    expect(src).toMatchObject({ state: 'shutoff', reason: 'migrated', finished: true });
+
+    const tgt = await waitFor(
+      'the target launcher to report the running guest with its console',
+      async () => {
+        const d = (await target.client.getDomain()) as LauncherDomain;
+        return d?.state === 'running' && d.console && d.migration?.completed ? d : undefined;
+      },
+      60_000,
+      100,
+    );
+    expect(tgt).toMatchObject({ name: dom, reason: 'migrated', finished: false });
+    expect(tgt.migration).toMatchObject({ role: 'target', completed: true });
+
+    // The guest did not reboot: one boot marker in all, and its shell answers after the move.
+    targetConsole = await SerialConsole.connect(join(target.sockets, CONSOLE_SOCKET));
+    expect(await targetConsole.run('echo answered-$((6*7)) after the move')).toContain(
+      'answered-42 after the move',
+    );
+    const boots =
+      (sourceConsole?.output.split(BOOT_MARKER).length ?? 1) -
+      1 +
+      (targetConsole.output.split(BOOT_MARKER).length - 1);
+    expect(boots).toBe(1);
+
+    // The source QEMU is gone; the second daemon runs the one QEMU of this guest.
+    await waitFor('the source QEMU to exit', () => !isAlive(sourcePid), 30_000, 100);
+    expect(spawnSync('virsh', ['-c', URI, 'domstate', dom]).status).not.toBe(0);
+    const targetPidFile = join(daemon?.dir ?? '', 'run', 'qemu', `${dom}.pid`);
+    expect(existsSync(targetPidFile)).toBe(true);
+    const targetPid = pidIn(targetPidFile);
+    expect(targetPid).not.toBe(sourcePid);
+    expect(isAlive(targetPid)).toBe(true);
+    const qemus = spawnSync('pgrep', ['-f', `guest=${dom},`], { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n');
+    expect(qemus.map(Number)).toEqual([targetPid]);
+  }, 240_000);
+});
