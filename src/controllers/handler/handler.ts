@@ -5,10 +5,14 @@
  * changes. A restarted handler re-reads the world and adopts running launchers (a sync of
  * a running domain is a no-op); a launcher that stops answering fails its VMI.
  */
-import type { VirtualMachineInstance } from '../../api/generated/types';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { MigrationConfiguration, VirtualMachineInstance } from '../../api/generated/types';
 import type { HostCapabilities, HypervisorDriver } from '../../drivers/driver';
 import type { LauncherDomain } from '../launcher/domain-report';
+import { MIGRATION_TARGET_XML } from '../launcher/launcher';
 import { type DomainEventNotification, type NotifyServer, serveNotify } from '../launcher-protocol';
+import { MigrationLabels } from '../migration/controller';
 import { ConflictError, NotFoundError } from '../runtime/errors';
 import { type Informer, SharedInformerFactory } from '../runtime/informer';
 import { objectKey, PodType } from '../runtime/resources';
@@ -18,6 +22,7 @@ import type { Pod } from '../services/pod';
 import { VmiResource } from '../vmi/controller';
 import { NODE_NAME_LABEL } from '../vmi/status';
 import { LauncherConnections } from './launcher-connections';
+import { MigrationSync, migrationRole } from './migration-sync';
 import { nodeDeviceResources, nodeLabelsFor } from './node-labels';
 import { NodeRegistrar } from './node-registrar';
 import { type LauncherView, nextHandlerStatus } from './vmi-status';
@@ -49,6 +54,14 @@ export interface VirtHandlerOptions {
   orphanDriver?: () => Promise<HypervisorDriver>;
   /** Workers (default 4). */
   workers?: number;
+  /**
+   * What this node offers a migration source as `status.migrationState.targetNodeAddress`:
+   * host[:port] of its libvirtd's TCP listener, or a libvirt URI. Without it this node
+   * cannot be a migration target (such migrations fail, saying so).
+   */
+  migrationAddress?: string;
+  /** The cluster's migration configuration (upstream defaults when absent). */
+  migrationConfig?: () => MigrationConfiguration;
   /** Called for every write the handler makes. */
   onWrite?: (kind: 'VirtualMachineInstance' | 'Node', name: string) => void;
   log?: (message: string) => void;
@@ -65,6 +78,9 @@ export class VirtHandler {
   private readonly podInformers: SharedInformerFactory;
   private readonly vmis: Informer<KubeObject>;
   private readonly pods: Informer<KubeObject>;
+  /** VMIs migrating to this node (upstream's migration target informer). */
+  private readonly targets: Informer<KubeObject>;
+  private readonly migration: MigrationSync;
   private readonly queue = new WorkQueue<string>();
   private readonly conns: LauncherConnections;
   private registrar: NodeRegistrar | undefined;
@@ -88,6 +104,9 @@ export class VirtHandler {
     this.vmis = this.informers.informerFor(VmiResource, {
       labelSelector: `${NODE_NAME_LABEL}=${o.nodeName}`,
     });
+    this.targets = this.informers.informerFor(VmiResource, {
+      labelSelector: `${MigrationLabels.targetNode}=${o.nodeName}`,
+    });
     this.pods = this.podInformers.informerFor(PodType, {
       labelSelector: LAUNCHER_LABEL,
       fieldSelector: `spec.nodeName=${o.nodeName}`,
@@ -99,6 +118,24 @@ export class VirtHandler {
     this.conns = new LauncherConnections(o.podsRoot, o.notifySocket, o.launcherTimeoutMs);
     const enqueue = (obj: KubeObject) => this.queue.add(objectKey(obj));
     this.vmis.addEventHandler({ onAdd: enqueue, onUpdate: (_a, b) => enqueue(b), onDelete: enqueue });
+    this.targets.addEventHandler({ onAdd: enqueue, onUpdate: (_a, b) => enqueue(b), onDelete: enqueue });
+    this.migration = new MigrationSync({
+      nodeName: o.nodeName,
+      client: o.client,
+      podsOf: (uid) => this.pods.indexer.byIndex('createdBy', uid) as Pod[],
+      launcherReady: (podUid) => this.conns.socketExists(podUid),
+      launcher: (podUid) => this.conns.get(podUid),
+      dropLauncher: (podUid) => this.conns.drop(podUid),
+      readTargetXml: (podUid) =>
+        readFile(join(dirname(this.conns.socketPath(podUid)), MIGRATION_TARGET_XML), 'utf8').catch(
+          () => undefined,
+        ),
+      write: (old, next) => this.write(old, next),
+      migrationAddress: o.migrationAddress,
+      migrationConfig: o.migrationConfig,
+      now: () => new Date(),
+      log: (m) => this.log(m),
+    });
     const podToVmi = (p: KubeObject) => {
       const owner = p.metadata?.ownerReferences?.find((r) => r.kind === 'VirtualMachineInstance');
       if (owner) this.queue.add(`${p.metadata?.namespace}/${owner.name}`);
@@ -139,6 +176,7 @@ export class VirtHandler {
     const every = this.o.resyncMs ?? 5_000;
     this.resync = setInterval(() => {
       for (const v of this.vmis.indexer.list()) this.queue.add(objectKey(v));
+      for (const v of this.targets.indexer.list()) this.queue.add(objectKey(v));
     }, every);
     this.resync.unref?.();
   }
@@ -182,14 +220,25 @@ export class VirtHandler {
   }
 
   private vmi(key: string): VirtualMachineInstance | undefined {
-    return this.vmis.indexer.get(key) as VirtualMachineInstance | undefined;
+    return (this.vmis.indexer.get(key) ?? this.targets.indexer.get(key)) as
+      | VirtualMachineInstance
+      | undefined;
   }
 
-  /** The VMI's launcher pod on this node (not a migration target), newest first. */
+  /**
+   * The VMI's launcher pod on this node, newest first: not a migration target, unless the
+   * migration handed the VMI over to it.
+   */
   private podOf(vmi: VirtualMachineInstance): Pod | undefined {
     const pods = this.pods.indexer.byIndex('createdBy', vmi.metadata?.uid ?? '') as Pod[];
+    const ms = vmi.status?.migrationState;
+    const adopted =
+      ms?.completed && !ms.failed && vmi.status?.nodeName === this.o.nodeName
+        ? pods.find((p) => p.metadata?.name === ms.targetPod)
+        : undefined;
+    if (adopted) return adopted;
     return pods
-      .filter((p) => !p.metadata?.labels?.['kubevirt.io/migrationJobUID'])
+      .filter((p) => !p.metadata?.labels?.[MigrationLabels.jobUid])
       .sort((a, b) =>
         String(b.metadata?.creationTimestamp ?? '').localeCompare(
           String(a.metadata?.creationTimestamp ?? ''),
@@ -219,6 +268,8 @@ export class VirtHandler {
     if (!vmi) return undefined;
     const uid = vmi.metadata?.uid ?? '';
     const st = vmi.status ?? {};
+    const role = migrationRole(vmi, this.o.nodeName);
+    if (role === 'target') return this.migration.syncTarget(vmi);
     if (st.nodeName !== this.o.nodeName) return undefined;
     const phase = st.phase ?? '';
     const pod = this.podOf(vmi);
@@ -255,6 +306,7 @@ export class VirtHandler {
       ? ({ ok: false, error: new Error('launcher pod is not running') } as const)
       : await this.call(podUid, uid, (c) => c.getDomain() as Promise<LauncherDomain | undefined>);
     let view: LauncherView;
+    let applyMigration: ((next: VirtualMachineInstance) => VirtualMachineInstance) | undefined;
     if (!got.ok) {
       const n = this.failures.get(uid) ?? 1;
       if (!podDown && n < 3) return 1_000;
@@ -267,6 +319,11 @@ export class VirtHandler {
     } else {
       let domain = got.value;
       if (domain) this.lastDomain.set(uid, domain);
+      if (role === 'source') {
+        const step = await this.migration.syncSource(vmi, domain, podUid);
+        if (step.handled) return step.again;
+        applyMigration = step.apply;
+      }
       const deleting = vmi.metadata?.deletionTimestamp !== undefined;
       if (deleting) {
         if (domain && !domain.finished) {
@@ -298,7 +355,8 @@ export class VirtHandler {
         view = { kind: 'domain', domain };
       }
     }
-    await this.write(vmi, nextHandlerStatus(vmi, view, stamp()));
+    const next = nextHandlerStatus(vmi, view, stamp());
+    await this.write(vmi, applyMigration ? applyMigration(next) : next);
     return undefined;
   }
 

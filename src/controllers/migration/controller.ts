@@ -110,6 +110,9 @@ export class MigrationController implements KeyReconciler {
         await this.handOff(m, vmi!, step.targetPod);
         await this.setPhase(m, MigrationPhase.PreparingTarget);
         return undefined;
+      case 'abort':
+        await this.requestAbort(vmi!);
+        return undefined;
       case 'phase':
         if (step.phase === MigrationPhase.Failed) {
           if (
@@ -213,6 +216,17 @@ export class MigrationController implements KeyReconciler {
       MigrationEventReason.SuccessfulHandOver,
       'Migration target pod is ready for preparation by virt-handler.',
     );
+  }
+
+  /** Asks the source node to abort (upstream markMigrationAbortInVmiStatus). */
+  private async requestAbort(vmi: VirtualMachineInstance): Promise<void> {
+    const next = structuredClone(vmi);
+    next.status = {
+      ...next.status,
+      migrationState: { ...next.status?.migrationState, abortRequested: true },
+    };
+    await this.d.client.update(VmiResource, next as never);
+    this.d.onWrite?.('VirtualMachineInstance', 'update');
   }
 
   private async setPhase(m: VirtualMachineInstanceMigration, phase: string, reason?: string): Promise<void> {

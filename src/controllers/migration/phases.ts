@@ -30,6 +30,8 @@ export type MigrationStep =
   | { kind: 'createTargetPod' }
   /** Hand the migration to the node agents: write migrationState onto the VMI, then PreparingTarget. */
   | { kind: 'handOff'; targetPod: Pod }
+  /** The migration object was deleted while the guest is moving: ask the source to abort (`abortRequested`). */
+  | { kind: 'abort' }
   | { kind: 'none' };
 
 export interface MigrationInput {
@@ -45,8 +47,20 @@ export function nextMigrationStep({ migration, vmi, targetPod }: MigrationInput)
   const state = vmi?.status?.migrationState;
   const ours = state?.migrationUid === uid;
   if (isMigrationFinal(phase)) return { kind: 'none' };
-  if (migration.metadata?.deletionTimestamp)
+  if (migration.metadata?.deletionTimestamp) {
+    // Deleted while the guest is on its way: the source aborts, its report ends the migration.
+    if (ours && state?.startTimestamp && !state.endTimestamp && !state.completed) {
+      return state.abortRequested ? { kind: 'none' } : { kind: 'abort' };
+    }
+    if (ours && state?.failed)
+      return {
+        kind: 'phase',
+        phase: MigrationPhase.Failed,
+        reason: state.failureReason ?? 'migration failed',
+      };
+    if (ours && state?.completed) return { kind: 'phase', phase: MigrationPhase.Succeeded };
     return { kind: 'phase', phase: MigrationPhase.Failed, reason: 'migration object deleted' };
+  }
   if (!vmi)
     return {
       kind: 'phase',
