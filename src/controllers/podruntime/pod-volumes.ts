@@ -240,8 +240,9 @@ async function serviceAccountToken(
   const sa = pod.spec?.serviceAccountName || 'default';
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(sa))
     throw new Error(`spec.serviceAccountName: ${quoted(sa)} is not a DNS-1123 subdomain`);
+  // POST /api/v1/namespaces/<ns>/serviceaccounts/<sa>/token (a core subresource; the body is authentication.k8s.io/v1).
   const tokenRequest: ResourceType = {
-    group: 'authentication.k8s.io',
+    group: '',
     version: 'v1',
     kind: 'TokenRequest',
     plural: `serviceaccounts/${sa}/token`,

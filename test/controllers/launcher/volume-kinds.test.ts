@@ -231,6 +231,26 @@ describe.skipIf(!run)('launcher volume kinds', () => {
       );
     });
 
+    it('builds service-account.iso from the pod token volume', async () => {
+      const map = new PathMap(
+        Object.fromEntries([
+          await mounted('/var/run/secrets/kubernetes.io/serviceaccount', {
+            token: 'aaa.bbb.ccc',
+            'ca.crt': 'PEM',
+            namespace: 'ns1',
+          }),
+        ]),
+      );
+      const r = await new VolumePreparer({ paths, pathMap: map }).prepare(
+        vmi([{ name: 'sa', serviceAccount: { serviceAccountName: 'default' } }]),
+      );
+      const iso = join(paths.configDiskDir, 'service-account-disk', 'service-account.iso');
+      expect(r.created).toEqual([iso]);
+      expect(isoLabel(iso)).toBe('cfgdata');
+      expect(isoLs(iso)).toEqual(['ca.crt', 'namespace', 'token']);
+      expect(isoCat(iso, '/token', dir)).toBe('aaa.bbb.ccc');
+    });
+
     it('labels sysprep disks unattendCD and requires an answer file', async () => {
       const good = new PathMap(
         Object.fromEntries([
