@@ -80,7 +80,11 @@ export async function configDiskContents(
   if (!kind) throw new Error(`${field}: is not a config volume`);
   const source = configSourceDir(kind, vol.name);
   const dir = map.toHost(source);
-  const st = await lstat(dir).catch(() => undefined);
+  // With a path map (local pod runtime) a path no mount covers is the host's own: never read it.
+  const mounts = map.entries();
+  const covered =
+    mounts.length === 0 || mounts.some(([from]) => source === from || source.startsWith(`${from}/`));
+  const st = covered ? await lstat(dir).catch(() => undefined) : undefined;
   if (!st)
     throw new Error(
       `${field}.${kind}: volume '${vol.name}' is not mounted in the launcher pod (${source}, host ${dir})`,

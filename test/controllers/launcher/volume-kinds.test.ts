@@ -251,6 +251,19 @@ describe.skipIf(!run)('launcher volume kinds', () => {
       expect(isoCat(iso, '/token', dir)).toBe('aaa.bbb.ccc');
     });
 
+    it("never packs the host's own token directory when no pod mount covers it", async () => {
+      // A path map without the token mount (local mode: no ServiceAccount admission).
+      const map = new PathMap({ '/var/run/kubevirt-private': join(dir, 'private-only') });
+      const fresh = { ...paths, configDiskDir: join(dir, 'private-only') };
+      await expect(
+        new VolumePreparer({ paths: fresh, pathMap: map }).prepare(
+          vmi([{ name: 'sa2', serviceAccount: { serviceAccountName: 'default' } }]),
+        ),
+      ).rejects.toThrow(
+        "spec.volumes[0].serviceAccount: volume 'sa2' is not mounted in the launcher pod (/var/run/secrets/kubernetes.io/serviceaccount",
+      );
+    });
+
     it('labels sysprep disks unattendCD and requires an answer file', async () => {
       const good = new PathMap(
         Object.fromEntries([
