@@ -226,8 +226,9 @@ export class VirtHandler {
   }
 
   /**
-   * The VMI's launcher pod on this node, newest first: not a migration target, unless the
-   * migration handed the VMI over to it.
+   * The VMI's launcher pod on this node: the target pod a migration handed the VMI over
+   * to, else a running pod before a finished one, newest first; never the target of the
+   * migration in flight (a pod that came with an earlier migration is the VMI's own).
    */
   private podOf(vmi: VirtualMachineInstance): Pod | undefined {
     const pods = this.pods.indexer.byIndex('createdBy', vmi.metadata?.uid ?? '') as Pod[];
@@ -237,12 +238,18 @@ export class VirtHandler {
         ? pods.find((p) => p.metadata?.name === ms.targetPod)
         : undefined;
     if (adopted) return adopted;
+    const live = (p: Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
     return pods
-      .filter((p) => !p.metadata?.labels?.[MigrationLabels.jobUid])
-      .sort((a, b) =>
-        String(b.metadata?.creationTimestamp ?? '').localeCompare(
-          String(a.metadata?.creationTimestamp ?? ''),
-        ),
+      .filter((p) => {
+        const job = p.metadata?.labels?.[MigrationLabels.jobUid];
+        return !job || job !== ms?.migrationUid;
+      })
+      .sort(
+        (a, b) =>
+          Number(live(b)) - Number(live(a)) ||
+          String(b.metadata?.creationTimestamp ?? '').localeCompare(
+            String(a.metadata?.creationTimestamp ?? ''),
+          ),
       )[0];
   }
 

@@ -179,9 +179,9 @@ describe('virt-handler live migration (two nodes, fake hosts)', () => {
   }
 
   /** The migration controller's hand-off: target pod on node2 and migrationState on the VMI. */
-  async function handOff(n2: Node, migrationUid: string) {
+  async function handOff(n2: Node, migrationUid: string, podName = 'virt-launcher-vm1-tgt') {
     const vmi = await getVmi();
-    const target = await launcherPod(n2, vmi, 'virt-launcher-vm1-tgt', {
+    const target = await launcherPod(n2, vmi, podName, {
       'kubevirt.io/migrationJobUID': migrationUid,
     });
     const v = await getVmi();
@@ -195,9 +195,9 @@ describe('virt-handler live migration (two nodes, fake hosts)', () => {
         ...v.status,
         migrationState: {
           migrationUid,
-          sourceNode: 'node1',
+          sourceNode: vmi.status?.nodeName,
           targetNode: n2.name,
-          targetPod: 'virt-launcher-vm1-tgt',
+          targetPod: podName,
           mode: 'PreCopy',
         },
       },
@@ -277,6 +277,40 @@ describe('virt-handler live migration (two nodes, fake hosts)', () => {
     );
     expect(n2.host.domains.get('default_vm1')?.info.state).toBe('paused');
     expect((await getVmi()).status?.phase).toBe('Running');
+  });
+
+  it('migrates back: the pod that came with the first migration is the source of the second', async () => {
+    store = await EmbeddedStore.open();
+    const n1 = await node('node1', { migrationAddress: 'fake://node1' });
+    const n2 = await node('node2', { migrationAddress: 'fake://node2' });
+    cleanups.push(registerFakeHost('fake://node1', n1.host), registerFakeHost('fake://node2', n2.host));
+    await runningVmi(n1);
+    await handOff(n2, 'mig-a');
+    await waitFor('VMI on node2', async () => (await getVmi()).status?.nodeName === 'node2');
+
+    const back = await handOff(n1, 'mig-b', 'virt-launcher-vm1-back');
+    const home = await waitFor('VMI back on node1', async () => {
+      const v = await getVmi();
+      return v.status?.nodeName === 'node1' ? v : undefined;
+    });
+    expect(home.status?.migrationState).toMatchObject({
+      migrationUid: 'mig-b',
+      sourceNode: 'node2',
+      targetNode: 'node1',
+      targetPod: 'virt-launcher-vm1-back',
+      completed: true,
+    });
+    expect(home.metadata?.labels?.['kubevirt.io/nodeName']).toBe('node1');
+    expect(calls.map((c) => c.targetUri)).toEqual(['fake://node2', 'fake://node1']);
+    expect(n1.host.domains.get('default_vm1')?.info.state).toBe('running');
+    expect(n1.host.domains.get('default_vm1')?.boots).toBe(1);
+    expect(n2.host.domains.has('default_vm1')).toBe(false);
+    expect(back.launcher.domain()?.migration).toMatchObject({
+      uid: 'mig-b',
+      role: 'target',
+      completed: true,
+    });
+    expect(home.status?.phase).toBe('Running');
   });
 
   it('a migration that fails leaves the guest running on node1, reports why, and the target launcher goes', async () => {
