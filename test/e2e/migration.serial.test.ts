@@ -61,10 +61,11 @@ describe.runIf(run)('live migration of a running guest to a second libvirtd on t
   const name = `mig-${process.pid}`;
   const uid = `uid-mig-${process.pid}`;
   const dom = `${ns}_${name}`;
-  const vmi = () => ({
+  const vmi = (attempt = 'moved') => ({
     ...tinyGuestLauncherVmi(ns, name, uid),
-    status: { migrationState: { migrationUid: `migration-${process.pid}` } },
+    status: { migrationState: { migrationUid: `migration-${attempt}-${process.pid}` } },
   });
+  const report = async (p: Pod) => (await p.client.getDomain()) as LauncherDomain;
   let root = '';
   let daemon: SecondLibvirtd | undefined;
   let source: Pod;
@@ -147,6 +148,54 @@ describe.runIf(run)('live migration of a running guest to a second libvirtd on t
     expect(systemUuid).toBeTruthy();
     expect(daemon?.hostUuid).not.toBe(systemUuid);
   });
+
+  it('cancels a slow real migration: the guest stays on the source, nothing is left on the target', async () => {
+    const sourcePid = pidIn(`/run/libvirt/qemu/${dom}.pid`);
+    await target.client.syncMigrationTarget(vmi('cancelled'));
+    const xml = readFileSync(join(target.sockets, MIGRATION_TARGET_XML), 'utf8');
+    await source.client.migrateVirtualMachine(vmi('cancelled'), {
+      TargetURI: daemon?.uri,
+      TargetDomainXML: xml,
+      MigrateURI: 'tcp://127.0.0.1',
+      // 1 MiB/s: the guest's memory takes tens of seconds, long enough to cancel.
+      Bandwidth: '1Mi',
+    });
+    const moving = await waitFor(
+      'the migration job to report progress',
+      async () => {
+        const d = await report(source);
+        return d.migration?.dataTotal ? d : undefined;
+      },
+      30_000,
+      100,
+    );
+    // libvirt's job figures: the guest's 128 MiB of RAM (plus device state) to move.
+    expect(moving.migration?.dataTotal).toBeGreaterThanOrEqual(128 * 1024 * 1024);
+    expect(moving.migration?.endTimestamp).toBeUndefined();
+    await source.client.cancelVirtualMachineMigration(vmi('cancelled'));
+    const ended = await waitFor(
+      'the abort to finish',
+      async () => {
+        const d = await report(source);
+        return d.migration?.endTimestamp ? d : undefined;
+      },
+      60_000,
+      100,
+    );
+    expect(ended.migration).toMatchObject({
+      failed: true,
+      abortStatus: 'Succeeded',
+      failureReason: 'Live migration aborted',
+    });
+    expect(ended).toMatchObject({ state: 'running', finished: false });
+    expect(pidIn(`/run/libvirt/qemu/${dom}.pid`)).toBe(sourcePid);
+    expect(isAlive(sourcePid)).toBe(true);
+    const onTarget = spawnSync('virsh', ['-c', daemon?.uri ?? '', 'list', '--all', '--name'], {
+      encoding: 'utf8',
+    });
+    expect(onTarget.status).toBe(0);
+    expect(onTarget.stdout.trim()).toBe('');
+  }, 120_000);
 
   it('moves the running guest: booted once, its shell answers on the target, one QEMU on the target', async () => {
     const sourcePid = pidIn(`/run/libvirt/qemu/${dom}.pid`);

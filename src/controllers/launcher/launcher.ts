@@ -36,11 +36,11 @@ import {
   VNC_SOCKET,
 } from './domain-report';
 import { driverRpcError } from './driver-rpc-error';
+import { GuestAgentPoller } from './guest-agent-poller';
+import { toGuestAgentInfo } from './guest-agent-report';
 import { SourceMigration } from './migration-job';
 import { parseMigrationRequest } from './migration-options';
 import * as sevRpcs from './sev-rpcs';
-import { GuestAgentPoller } from './guest-agent-poller';
-import { toGuestAgentInfo } from './guest-agent-report';
 import { type SocketProxy, serveSocketProxy } from './socket-proxy';
 
 /** Options of {@link VirtLauncher}. */
@@ -523,10 +523,13 @@ export class VirtLauncher implements LauncherService {
   private async refreshOnce(): Promise<void> {
     if (!this.driver || this.exiting) return;
     const info = await this.driver.getDomain(this.ref);
-    if (info && ACTIVE.has(info.state)) {
+    // A migration target sees the incoming domain (paused) come and, when the migration
+    // fails, go: neither is this guest running or ending here.
+    const receiving = !!this.incoming && !this.incoming.endTimestamp && info?.state !== 'running';
+    if (info && ACTIVE.has(info.state) && !receiving) {
       this.everRan = true;
       // The incoming guest runs here: the migration is over for this (target) side.
-      if (this.incoming && !this.incoming.endTimestamp && info.state === 'running') {
+      if (this.incoming && !this.incoming.endTimestamp) {
         this.incoming.completed = true;
         this.incoming.endTimestamp = new Date().toISOString();
       }
