@@ -152,8 +152,29 @@ export function migrationOptions(
   };
   const addr = ms.targetNodeAddress ?? '';
   if (addr.includes('://')) o.TargetURI = addr;
+  const dataHost = migrationDataHost(addr);
+  if (dataHost) o.MigrateURI = `tcp://${dataHost}`;
   if (targetXml) o.TargetDomainXML = targetXml;
   return o;
+}
+
+/**
+ * Where the migration data stream goes, from the target's address (upstream sends it to
+ * targetNodeAddress too): the host of a host[:port] or of a remote libvirt URI, and
+ * loopback for a daemon reached through a local unix socket (it runs on this host, and
+ * the host name it would offer need not resolve here). Undefined: libvirt's choice.
+ */
+export function migrationDataHost(addr: string): string | undefined {
+  if (!addr) return undefined;
+  if (!addr.includes('://')) {
+    const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.exec(addr);
+    return m?.[1];
+  }
+  const m = /^([a-z][a-z0-9.-]*)(?:\+([a-z0-9.-]+))?:\/\/([^/?]*)/.exec(addr);
+  if (!m) return undefined;
+  if (m[2] === 'unix') return '127.0.0.1';
+  const host = m[3].replace(/^[^@]*@/, '').replace(/:\d+$/, '');
+  return /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)$/.test(host) ? host : undefined;
 }
 
 /** The VMI handed to the target node: upstream's migration ACK on the source. */

@@ -260,7 +260,13 @@ describe('virt-handler live migration (two nodes, fake hosts)', () => {
       {
         targetUri: 'fake://node2',
         cookie: xml,
-        options: { bandwidthMiBps: 64, allowAutoConverge: true, allowPostCopy: false, unsafe: false },
+        options: {
+          bandwidthMiBps: 64,
+          allowAutoConverge: true,
+          allowPostCopy: false,
+          unsafe: false,
+          migrateUri: 'tcp://node2',
+        },
       },
     ]);
 
