@@ -897,10 +897,11 @@ export class LibvirtClient {
   }
 
   /**
-   * Runs a guest-agent command (JSON) and returns the reply; `timeoutSec` is -2 for the
-   * default, -1 to block, 0 not to wait, or seconds.
+   * Runs a guest-agent command (JSON) and returns the reply; `timeoutSec` is -1 for
+   * libvirt's default, -2 to block until the agent answers, 0 not to wait, or seconds
+   * (libvirt's VIR_DOMAIN_QEMU_AGENT_COMMAND_DEFAULT, _BLOCK, _NOWAIT).
    */
-  async qemuAgentCommand(dom: DomainRef, cmd: string, timeoutSec = -2, flags = 0): Promise<string | null> {
+  async qemuAgentCommand(dom: DomainRef, cmd: string, timeoutSec = -1, flags = 0): Promise<string | null> {
     checkText('agent command', cmd);
     return this.qemuRpc(
       QemuProc.DOMAIN_AGENT_COMMAND,

@@ -10,7 +10,11 @@ describe('deleteOwned', () => {
   let store: EmbeddedStore;
   let events: string[];
   let expectations: Expectations;
-  const owner = { apiVersion: 'v1', kind: 'Owner', metadata: { name: 'o', namespace: 'default', uid: 'u-o' } };
+  const owner = {
+    apiVersion: 'v1',
+    kind: 'Owner',
+    metadata: { name: 'o', namespace: 'default', uid: 'u-o' },
+  };
   const deps = () => ({
     client: store,
     expectations,
@@ -28,8 +32,12 @@ describe('deleteOwned', () => {
     failed: (v: KubeObject, err: Error) => `failed ${v.metadata?.name}: ${err.constructor.name}`,
     onDeleted: () => deleted.push('x'),
   });
-  const make = (name: string) =>
-    store.create(ConfigMapType, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' } });
+  const make = (name: string): Promise<KubeObject> =>
+    store.create<KubeObject>(ConfigMapType, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: 'default' },
+    });
 
   beforeEach(async () => {
     store = await EmbeddedStore.open();
@@ -70,8 +78,10 @@ describe('deleteOwned', () => {
     const b = await make('b');
     await expect(deleteOwned(deps(), request([old, b]))).rejects.toBeInstanceOf(ConflictError);
     expect(events).toEqual(['Warning FailedDelete failed a: ConflictError']);
-    const names = (await store.list(ConfigMapType, { namespace: 'default' })).items.map((o) => o.metadata?.uid);
-    expect(names).toContain(successor.metadata?.uid);
+    const uids = (await store.list(ConfigMapType, { namespace: 'default' })).items.map(
+      (o) => o.metadata?.uid,
+    );
+    expect(uids).toContain(successor.metadata?.uid);
     expect(expectations.pending('default/o')).toEqual({ add: 0, del: 1 });
   });
 });
