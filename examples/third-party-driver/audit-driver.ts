@@ -16,6 +16,7 @@ import type {
   DomainRef,
   DomainStats,
   DriverFactory,
+  GuestAgentSupport,
   HostCapabilities,
   HypervisorDriver,
   HypervisorPlugin,
@@ -39,6 +40,11 @@ export class AuditDriver implements HypervisorDriver {
   readonly records: AuditRecord[] = [];
 
   constructor(private readonly inner: HypervisorDriver) {}
+
+  /** The inner driver's guest agent, if it has one: reads only, so nothing to audit. */
+  get guestAgent(): GuestAgentSupport | undefined {
+    return this.inner.guestAgent;
+  }
 
   private async audit<T>(op: string, target: string, fn: () => Promise<T>): Promise<T> {
     try {
