@@ -181,6 +181,14 @@ describe.skipIf(!run)('launcher volume kinds', () => {
       );
       writeFileSync(join(claimDir, 'disk.img'), Buffer.alloc(4096));
       expect((await new VolumePreparer({ paths, pathMap: map }).prepare(v)).created).toEqual([]);
+      // A DataVolume's claim has the DataVolume's name and the same layout.
+      const dvDir = mkdtempSync(join(dir, 'dv-'));
+      const dvMap = new PathMap({ '/var/run/kubevirt-private/vmi-disks/data': dvDir });
+      await expect(
+        new VolumePreparer({ paths, pathMap: dvMap }).prepare(
+          vmi([{ name: 'data', dataVolume: { name: 'dv1' } }]),
+        ),
+      ).rejects.toThrow("spec.volumes[0].dataVolume: claim 'dv1' of volume 'data' holds no disk image");
     });
   });
 
