@@ -6,13 +6,15 @@
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClusterConfig } from '../../../src/api/config/cluster-config';
-import { defaultVirtualMachineInstance } from '../../../src/api/defaults/vmi-defaults';
-import type { VirtualMachineInstance } from '../../../src/api/generated/types';
-import { CONSOLE_SOCKET, type LauncherDomain } from '../../../src/controllers/launcher/domain-report';
+import {
+  CONSOLE_SOCKET,
+  type LauncherDomain,
+  VNC_SOCKET,
+} from '../../../src/controllers/launcher/domain-report';
 import { launcherDriverFactories } from '../../../src/controllers/launcher/drivers';
 import { imageDir } from '../../../src/controllers/launcher/image-dirs';
 import { VirtLauncher } from '../../../src/controllers/launcher/launcher';
@@ -24,12 +26,12 @@ import {
   available,
   BOOT_MARKER,
   guestDir,
-  KERNEL_CMDLINE,
   POWEROFF_MARKER,
   SerialConsole,
   unavailableReason,
 } from '../../support/guest';
 import { integration } from '../../support/integration';
+import { tinyGuestLauncherVmi as tinyGuestVmi } from './tiny-guest-vmi';
 
 const URI = 'qemu:///system';
 const libvirtAnswers = () => spawnSync('virsh', ['-c', URI, 'version'], { stdio: 'ignore' }).status === 0;
@@ -38,32 +40,6 @@ const run = integration(
   available() && libvirtAnswers(),
   available() ? `libvirtd does not answer on ${URI}` : unavailableReason,
 );
-
-/** The tiny guest as a VMI: kernel boot from image `kubevirt-ts/tiny-guest`, no disks, no network. */
-export function tinyGuestVmi(namespace: string, name: string, uid: string): VirtualMachineInstance {
-  const vmi: VirtualMachineInstance = {
-    apiVersion: 'kubevirt.io/v1',
-    kind: 'VirtualMachineInstance',
-    metadata: { namespace, name, uid },
-    spec: {
-      domain: {
-        devices: { autoattachPodInterface: false },
-        firmware: {
-          kernelBoot: {
-            kernelArgs: KERNEL_CMDLINE,
-            container: { image: 'kubevirt-ts/tiny-guest', kernelPath: '/vmlinuz', initrdPath: '/initrd.img' },
-          },
-        },
-        resources: { requests: { memory: '128Mi' } },
-      },
-      terminationGracePeriodSeconds: 30,
-    },
-  };
-  return defaultVirtualMachineInstance(
-    vmi,
-    createClusterConfig({ developerConfiguration: { useEmulation: true } }, { hostArchitecture: 'amd64' }),
-  );
-}
 
 describe.runIf(run)('virt-launcher boots the tiny guest under emulation', () => {
   const ns = 'kvts-e2e';
@@ -136,6 +112,28 @@ describe.runIf(run)('virt-launcher boots the tiny guest under emulation', () => 
     expect(xml).toContain(`${root}/private/`);
     await console_.waitFor(BOOT_MARKER, 120_000);
   }, 130_000);
+
+  it("relays QEMU's VNC server on the pod's vnc socket (the default graphics device): an RFB 3.8 handshake", async () => {
+    for (let i = 0; i < 300 && !((await client.getDomain()) as LauncherDomain).vnc; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(((await client.getDomain()) as LauncherDomain).vnc).toBe(VNC_SOCKET);
+    const xml = spawnSync('virsh', ['-c', URI, 'dumpxml', `${ns}_${name}`], { encoding: 'utf8' }).stdout;
+    expect(xml).toMatch(/<graphics type='vnc' socket='[^']+'/);
+    const banner = await new Promise<string>((resolve, reject) => {
+      const s = connect(join(root, 'sockets', VNC_SOCKET));
+      let got = Buffer.alloc(0);
+      s.on('data', (d) => {
+        got = Buffer.concat([got, d]);
+        if (got.length >= 12) {
+          s.destroy();
+          resolve(got.subarray(0, 12).toString('latin1'));
+        }
+      });
+      s.on('error', reject);
+    });
+    expect(banner).toBe('RFB 003.008\n');
+  }, 60_000);
 
   it('powers the guest off with an ACPI shutdown and forgets it on delete', async () => {
     await client.shutdownVirtualMachine(tinyGuestVmi(ns, name, uid), 60);
