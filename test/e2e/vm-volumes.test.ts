@@ -1,13 +1,13 @@
 /**
  * End to end on the embedded store with one real boot: a VM whose tiny guest has an
- * emptyDisk, a hostDisk (DiskOrCreate in a temp dir), a configMap disk and a PVC bound to
- * a hostPath PV. The VMI controller renders the launcher pod's volumes, the local pod
- * runtime materializes the configMap, the hostPath and the claim, the launcher creates
- * the qcow2, the sparse file and the ISO, and the guest boots. Checked in the running
- * domain (virsh dumpxml: each disk's source) and through the guest console: each disk's
- * size as the guest sees it, the ISO's volume label and the configMap value read from
- * the raw device (the tiny guest has no iso9660 driver), the claim's image content, and a
- * guest write landing in the host file.
+ * emptyDisk, a hostDisk (DiskOrCreate in a temp dir), configMap, secret and downwardAPI
+ * disks and a PVC bound to a hostPath PV. The VMI controller renders the launcher pod's
+ * volumes, the local pod runtime materializes the config volumes, the hostPath and the
+ * claim, the launcher creates the qcow2, the sparse file and the ISOs, and the guest
+ * boots. Checked in the running domain (virsh dumpxml: each disk's source) and through
+ * the guest console: each disk's size as the guest sees it, the ISOs' volume labels and
+ * values read from the raw devices (the tiny guest has no iso9660 driver), the claim's
+ * image content, and a guest write landing in the host file.
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -27,7 +27,7 @@ import { createClusterConfig } from '../../src/api/config/cluster-config';
 import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
 import { PersistentVolumeType } from '../../src/controllers/podruntime/pod-volumes';
 import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
-import { ConfigMapType, VirtualMachineType } from '../../src/controllers/runtime/resources';
+import { ConfigMapType, SecretType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import type { Pod } from '../../src/controllers/services/pod';
 import { PersistentVolumeClaimType } from '../../src/controllers/services/volumes';
@@ -99,6 +99,8 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
   const name = `e2e-vol-${process.pid}`;
   const domain = `${ns}_${name}`;
   const marker = `kvtscfg${process.pid}value`;
+  const secretMarker = `kvtssec${process.pid}value`;
+  const labelMarker = `kvtsdapi${process.pid}value`;
   let store: EmbeddedStore;
   let node: HostDiskNode;
   let hostDir: string;
@@ -148,26 +150,41 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
     if (hostDir) rmSync(hostDir, { recursive: true, force: true });
   }, 60_000);
 
-  it('boots the guest with the four disks attached from the files the launcher made', async () => {
+  it('boots the guest with the six disks attached from the files the launcher made', async () => {
     await store.create(ConfigMapType, {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'e2e-vol-cfg', namespace: ns },
       data: { 'marker.txt': `${marker}\n` },
     } as KubeObject);
+    await store.create(SecretType, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'e2e-vol-sec', namespace: ns },
+      data: { token: Buffer.from(secretMarker).toString('base64') },
+    } as KubeObject);
     const vm = tinyGuestVm(name, ns);
+    // VM template labels reach the VMI and its launcher pod, whose labels the downwardAPI disk carries.
+    vm.spec!.template.metadata!.labels = { ...vm.spec!.template.metadata!.labels, 'kvts-dapi': labelMarker };
     const spec = vm.spec!.template.spec!;
     spec.domain.devices.disks = [
       { name: 'scratch', serial: 'scratch', disk: { bus: 'virtio' } },
       { name: 'hd', serial: 'hostdisk', disk: { bus: 'virtio' } },
       { name: 'cfg', serial: 'cfgdisk', disk: { bus: 'virtio' } },
       { name: 'pvc', serial: 'pvcdisk', disk: { bus: 'virtio' } },
+      { name: 'sec', serial: 'secdisk', disk: { bus: 'virtio' } },
+      { name: 'dapi', serial: 'dapidisk', disk: { bus: 'virtio' } },
     ];
     spec.volumes = [
       { name: 'scratch', emptyDisk: { capacity: '64Mi' } },
       { name: 'hd', hostDisk: { path: hostFile, type: 'DiskOrCreate', capacity: '32Mi' } },
       { name: 'cfg', configMap: { name: 'e2e-vol-cfg' } },
       { name: 'pvc', persistentVolumeClaim: { claimName: 'e2e-vol-claim' } },
+      { name: 'sec', secret: { secretName: 'e2e-vol-sec', volumeLabel: 'OEMDRV' } },
+      {
+        name: 'dapi',
+        downwardAPI: { fields: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] },
+      },
     ];
     await store.create(VirtualMachineType, vm as KubeObject);
     const vmi = await waitFor('the VMI scheduled to the node', async () => {
@@ -190,12 +207,25 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
     const uid = pod.metadata?.uid ?? '';
     const disks = domainDisks(domain);
     const bySerial = Object.fromEntries(disks.map((d) => [d.serial, d]));
-    expect(Object.keys(bySerial).sort()).toEqual(['cfgdisk', 'hostdisk', 'pvcdisk', 'scratch']);
+    expect(Object.keys(bySerial).sort()).toEqual([
+      'cfgdisk',
+      'dapidisk',
+      'hostdisk',
+      'pvcdisk',
+      'scratch',
+      'secdisk',
+    ]);
     expect(bySerial.scratch).toMatchObject({
       source: join(podEmptyDirPath(node.podsRoot, uid, 'libvirt-runtime'), 'empty-disks', 'scratch.qcow2'),
       format: 'qcow2',
     });
     expect(bySerial.hostdisk).toMatchObject({ source: hostFile, format: 'raw' });
+    expect(bySerial.secdisk.source).toBe(
+      join(podEmptyDirPath(node.podsRoot, uid, 'private'), 'secret-disks', 'sec.iso'),
+    );
+    expect(bySerial.dapidisk.source).toBe(
+      join(podEmptyDirPath(node.podsRoot, uid, 'private'), 'downwardapi-disks', 'dapi.iso'),
+    );
     expect(bySerial.cfgdisk).toMatchObject({
       source: join(podEmptyDirPath(node.podsRoot, uid, 'private'), 'config-map-disks', 'cfg.iso'),
       format: 'raw',
@@ -207,6 +237,10 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
     // The hostDisk was created sparse, with its directory, at the capacity.
     expect(statSync(hostFile).size).toBe(32 * MiB);
   }, 240_000);
+
+  /** The first word `<prefix><digits>value` on a raw device, read in the guest. */
+  const rawWord = async (dev: string, prefix: string) =>
+    (await console_!.run(`tr -c 'a-z0-9' '\\n' < ${dev} | grep -m1 '^${prefix}[0-9]*value$'`)).trim();
 
   it('shows the guest each disk at its size', async () => {
     const out = await console_!.run(
@@ -220,7 +254,14 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
         .filter((f) => f.length === 3)
         .map(([serial, dev, size]) => [serial, { dev, sectors: Number(size) }]),
     );
-    expect(Object.keys(guestDisks).sort()).toEqual(['cfgdisk', 'hostdisk', 'pvcdisk', 'scratch']);
+    expect(Object.keys(guestDisks).sort()).toEqual([
+      'cfgdisk',
+      'dapidisk',
+      'hostdisk',
+      'pvcdisk',
+      'scratch',
+      'secdisk',
+    ]);
     expect(guestDisks.pvcdisk.sectors).toBe((16 * MiB) / 512);
     expect(guestDisks.scratch.sectors).toBe((64 * MiB) / 512);
     expect(guestDisks.hostdisk.sectors).toBe((32 * MiB) / 512);
@@ -237,10 +278,16 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
     // The primary volume descriptor's volume id: sector 16, offset 40, 32 bytes.
     const label = await console_!.run(`dd if=${dev} bs=1 skip=32808 count=32 2>/dev/null; echo`);
     expect(label.trim()).toBe('cfgdata');
-    const found = await console_!.run(`tr -c 'a-z0-9' '\\n' < ${dev} | grep -c '^kvtscfg[0-9]*value$'`);
-    expect(Number(found.trim())).toBeGreaterThanOrEqual(1);
-    const value = await console_!.run(`tr -c 'a-z0-9' '\\n' < ${dev} | grep -m1 '^kvtscfg[0-9]*value$'`);
-    expect(value.trim()).toBe(marker);
+    expect(await rawWord(dev, 'kvtscfg')).toBe(marker);
+  }, 60_000);
+
+  it('gives the guest the secret on an ISO labelled OEMDRV and the pod labels through downwardAPI', async () => {
+    const sec = `/dev/${guestDisks.secdisk.dev}`;
+    const label = await console_!.run(`dd if=${sec} bs=1 skip=32808 count=32 2>/dev/null; echo`);
+    expect(label.trim()).toBe('OEMDRV');
+    expect(await rawWord(sec, 'kvtssec')).toBe(secretMarker);
+    // The downwardAPI file holds the launcher pod's labels (`kvts-dapi="<marker>"` among them).
+    expect(await rawWord(`/dev/${guestDisks.dapidisk.dev}`, 'kvtsdapi')).toBe(labelMarker);
   }, 60_000);
 
   it("reads the claim's disk image", async () => {
