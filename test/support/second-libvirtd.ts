@@ -13,6 +13,7 @@ import {
   chmodSync,
   closeSync,
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -65,6 +66,10 @@ export async function startSecondLibvirtd(timeoutMs = 30_000): Promise<SecondLib
   for (const f of ['qemu.conf', 'virtlogd.conf', 'libvirt.conf']) {
     if (existsSync(join('/etc/libvirt', f))) copyFileSync(join('/etc/libvirt', f), join(dir, 'etc', f));
   }
+  // QEMU's capabilities probed by the system daemon (keyed by binary and libvirt version):
+  // without them the new daemon probes every emulator again, which takes seconds.
+  const caps = '/var/cache/libvirt/qemu/capabilities';
+  if (existsSync(caps)) cpSync(caps, join(dir, 'cache', 'qemu', 'capabilities'), { recursive: true });
   const hostUuid = randomUUID();
   writeFileSync(
     join(dir, 'etc', 'libvirtd.conf'),
