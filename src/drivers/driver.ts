@@ -163,6 +163,8 @@ export interface MigrationOptions {
    * or `unix:///run/proxy.sock`); default: the address the target daemon picks itself.
    */
   migrateUri?: string;
+  /** Send memory over this many parallel connections (libvirt's PARALLEL flag); absent: one. */
+  parallelConnections?: number;
 }
 
 /** Progress of a running migration job. */

@@ -114,6 +114,15 @@ export function parseMigrationRequest(
       `migration options.MigrateURI: ${JSON.stringify(migrateUri)} is not a tcp://, unix:// or rdma:// URI`,
     );
   }
+  const allowPostCopy = flag(o.AllowPostCopy, 'AllowPostCopy');
+  let parallel: number | undefined;
+  if (o.ParallelMigrationThreads !== undefined && o.ParallelMigrationThreads !== null) {
+    const n = o.ParallelMigrationThreads;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) {
+      throw bad('migration options.ParallelMigrationThreads: must be a positive integer');
+    }
+    parallel = n;
+  }
   const targetXml = o.TargetDomainXML ?? '';
   if (typeof targetXml !== 'string') throw bad('migration options.TargetDomainXML: must be a string');
 
@@ -124,9 +133,11 @@ export function parseMigrationRequest(
     driver: {
       bandwidthMiBps,
       allowAutoConverge: flag(o.AllowAutoConverge, 'AllowAutoConverge'),
-      allowPostCopy: flag(o.AllowPostCopy, 'AllowPostCopy'),
+      allowPostCopy,
       unsafe: flag(o.UnsafeMigration, 'UnsafeMigration'),
       ...(migrateUri ? { migrateUri } : {}),
+      // As upstream: parallel connections only without post-copy (QEMU cannot combine them).
+      ...(parallel !== undefined && !allowPostCopy ? { parallelConnections: parallel } : {}),
     },
     progressTimeoutSeconds: seconds(o.ProgressTimeout, 'ProgressTimeout'),
     completionTimeoutPerGiB: seconds(o.CompletionTimeoutPerGiB, 'CompletionTimeoutPerGiB'),

@@ -93,6 +93,8 @@ export interface LibvirtDriverOptions {
 
 /** VIR_MIGRATE_UNSAFE: migrate even where libvirt thinks it unsafe (e.g. disk cache modes). */
 const MIGRATE_UNSAFE = 512;
+/** VIR_MIGRATE_PARALLEL: memory over several connections (`parallel.connections`). */
+const MIGRATE_PARALLEL = 131072;
 
 /** Extra launcher memory the driver asks for when a guest runs under TCG: QEMU's translation cache. */
 const TCG_OVERHEAD_BYTES = 128 * 1024 * 1024;
@@ -359,6 +361,17 @@ export class LibvirtDriver implements HypervisorDriver {
       if (options.allowAutoConverge) flags |= MigrateFlags.AUTO_CONVERGE;
       if (options.allowPostCopy) flags |= MigrateFlags.POSTCOPY;
       if (options.unsafe) flags |= MIGRATE_UNSAFE;
+      if (options.parallelConnections !== undefined) {
+        const n = options.parallelConnections;
+        if (!Number.isInteger(n) || n < 1) {
+          throw new DriverError(
+            'Invalid',
+            `migration of ${domainName(ref)}: parallel connections ${n} must be a positive integer`,
+          );
+        }
+        flags |= MIGRATE_PARALLEL;
+        params.push(tp.int('parallel.connections', n));
+      }
       await this.call(dom.name, `migrate to ${targetUri}`, () =>
         this.client.domainMigrateToURI3(dom, targetUri, params, flags),
       );

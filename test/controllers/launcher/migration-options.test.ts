@@ -48,6 +48,15 @@ describe('parseMigrationRequest', () => {
     });
   });
 
+  it('ParallelMigrationThreads becomes parallel connections, except with post-copy (as upstream)', () => {
+    const opts = (o: object) => parseMigrationRequest(raw({ TargetURI: 'fake://x', ...o }), vmi(), S).driver;
+    expect(opts({ ParallelMigrationThreads: 4 }).parallelConnections).toBe(4);
+    expect(opts({ ParallelMigrationThreads: 4, AllowPostCopy: true }).parallelConnections).toBeUndefined();
+    expect(() => opts({ ParallelMigrationThreads: 0 })).toThrow(
+      `${S}: migration options.ParallelMigrationThreads: must be a positive integer`,
+    );
+  });
+
   it('defaults the target to qemu+tcp on status.migrationState.targetNodeAddress; "0" bandwidth is unlimited', () => {
     const plan = parseMigrationRequest(raw({ Bandwidth: '0' }), vmi('10.0.0.7:16509'), S);
     expect(plan.targetUri).toBe('qemu+tcp://10.0.0.7:16509/system');

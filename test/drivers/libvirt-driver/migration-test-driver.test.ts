@@ -56,6 +56,12 @@ describe.skipIf(!run)('libvirt driver migration and SEV calls on test:///default
     });
   });
 
+  it('refuses a parallel connection count below one', async () => {
+    await expect(
+      driver.migration.migrateSource(ref, 'qemu+tcp://n2/system', '', { parallelConnections: 0 }),
+    ).rejects.toThrow(`migration of ${dom}: parallel connections 0 must be a positive integer`);
+  });
+
   it('sends a full peer-to-peer migration call the daemon decodes; the test driver cannot migrate', async () => {
     const prepared = await driver.migration.prepareTarget(minimalVmi(ref), { useEmulation: true });
     expect(prepared).toContain(`<name>${dom}</name>`);
@@ -66,6 +72,7 @@ describe.skipIf(!run)('libvirt driver migration and SEV calls on test:///default
         allowPostCopy: true,
         unsafe: true,
         migrateUri: 'tcp://127.0.0.1',
+        parallelConnections: 2,
       })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DriverError);
