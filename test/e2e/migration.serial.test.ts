@@ -213,6 +213,9 @@ describe.runIf(run)('live migration of a running guest to a second libvirtd on t
       // The target daemon's host name exists only in its UTS namespace: send the stream over loopback.
       MigrateURI: 'tcp://127.0.0.1',
       Bandwidth: '0',
+      // Exercise libvirt's options on a real QEMU: throttling allowed, memory over two connections.
+      AllowAutoConverge: true,
+      ParallelMigrationThreads: 2,
       CompletionTimeoutPerGiB: 150,
       ProgressTimeout: 150,
     });
