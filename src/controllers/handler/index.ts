@@ -2,6 +2,7 @@
 export * from './guest-agent-status';
 export * from './handler';
 export * from './launcher-connections';
+export * from './migration-sync';
 export * from './node-labels';
 export * from './node-registrar';
 export * from './vmi-status';
