@@ -25,12 +25,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../src/api/config/cluster-config';
 import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
-import { PersistentVolumeType } from '../../src/controllers/podruntime/pod-volumes';
 import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
-import { ConfigMapType, SecretType, VirtualMachineType } from '../../src/controllers/runtime/resources';
+import {
+  ConfigMapType,
+  PersistentVolumeClaimType,
+  PersistentVolumeType,
+  SecretType,
+  VirtualMachineType,
+} from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import type { Pod } from '../../src/controllers/services/pod';
-import { PersistentVolumeClaimType } from '../../src/controllers/services/volumes';
 import { VirtController } from '../../src/controllers/virt-controller';
 import { available, BOOT_MARKER, type SerialConsole, unavailableReason } from '../support/guest';
 import { integration } from '../support/integration';
@@ -112,7 +116,7 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
   let guestDisks: Record<string, { dev: string; sectors: number }> = {};
 
   beforeAll(async () => {
-    store = await EmbeddedStore.open({ types: [PersistentVolumeClaimType, PersistentVolumeType] });
+    store = await EmbeddedStore.open();
     node = new HostDiskNode({ client: store, nodeName: `node-vol-${process.pid}` });
     await node.start();
     // QEMU runs as libvirt-qemu: the host disk's directory must be reachable.

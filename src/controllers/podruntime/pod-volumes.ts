@@ -12,20 +12,14 @@ import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { NotFoundError } from '../runtime/errors';
-import { ConfigMapType, SecretType } from '../runtime/resources';
+import {
+  ConfigMapType,
+  PersistentVolumeClaimType,
+  PersistentVolumeType,
+  SecretType,
+} from '../runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../runtime/types';
 import type { DownwardAPIFile, KeyToPath, Pod, PodVolume } from '../services/pod';
-import { PersistentVolumeClaimType } from '../services/volumes';
-
-/** core/v1 PersistentVolume (cluster-scoped). */
-export const PersistentVolumeType: ResourceType = {
-  group: '',
-  version: 'v1',
-  kind: 'PersistentVolume',
-  plural: 'persistentvolumes',
-  namespaced: false,
-  statusSubresource: true,
-};
 
 /** Kubelet's default file mode of configMap, secret, downwardAPI and projected volumes (0644). */
 export const DEFAULT_VOLUME_FILE_MODE = 0o644;

@@ -37,6 +37,15 @@ export const SecretType = rt('', 'v1', 'Secret', 'secrets', true, false);
 export const ServiceType = rt('', 'v1', 'Service', 'services', true, true);
 export const NodeType = rt('', 'v1', 'Node', 'nodes', false, true);
 export const EventType = rt('', 'v1', 'Event', 'events', true, false);
+export const PersistentVolumeClaimType = rt(
+  '',
+  'v1',
+  'PersistentVolumeClaim',
+  'persistentvolumeclaims',
+  true,
+  true,
+);
+export const PersistentVolumeType = rt('', 'v1', 'PersistentVolume', 'persistentvolumes', false, true);
 export const LeaseType = rt('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false);
 export const CustomResourceDefinitionType = rt(
   'apiextensions.k8s.io',
@@ -85,6 +94,8 @@ export const builtinTypes: readonly ResourceType[] = [
   NodeType,
   EventType,
   LeaseType,
+  PersistentVolumeClaimType,
+  PersistentVolumeType,
   CustomResourceDefinitionType,
 ];
 

@@ -3,18 +3,10 @@
  * storage helpers read them (a DataVolume's claim has the DataVolume's name).
  */
 import type { VirtualMachineInstanceSpec } from '../../api/generated/types';
-import type { ResourceType } from '../runtime/types';
 import type { Lister } from './ports';
 
-/** core/v1 PersistentVolumeClaim. */
-export const PersistentVolumeClaimType: ResourceType = {
-  group: '',
-  version: 'v1',
-  kind: 'PersistentVolumeClaim',
-  plural: 'persistentvolumeclaims',
-  namespaced: true,
-  statusSubresource: true,
-};
+/** core/v1 PersistentVolumeClaim (defined with the other core kinds). */
+export { PersistentVolumeClaimType } from '../runtime/resources';
 
 /** The fields of a claim the controllers read. */
 export interface Claim {

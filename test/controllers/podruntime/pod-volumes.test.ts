@@ -21,16 +21,18 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { podDir, preparePodDirs, removePodDirs } from '../../../src/controllers/podruntime/pod-dirs';
 import { PodRuntime } from '../../../src/controllers/podruntime/pod-runtime';
-import {
-  materializeVolume,
-  PersistentVolumeType,
-  payloadPathProblem,
-} from '../../../src/controllers/podruntime/pod-volumes';
+import { materializeVolume, payloadPathProblem } from '../../../src/controllers/podruntime/pod-volumes';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
-import { ConfigMapType, EventType, PodType, SecretType } from '../../../src/controllers/runtime/resources';
+import {
+  ConfigMapType,
+  EventType,
+  PersistentVolumeClaimType,
+  PersistentVolumeType,
+  PodType,
+  SecretType,
+} from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import type { Pod, PodVolume } from '../../../src/controllers/services/pod';
-import { PersistentVolumeClaimType } from '../../../src/controllers/services/volumes';
 import { waitFor } from '../../support/wait';
 
 const mode = (p: string) => statSync(p).mode & 0o777;
@@ -63,7 +65,7 @@ describe('pod volumes (kubelet role)', () => {
   let dir: string;
 
   beforeEach(async () => {
-    store = await EmbeddedStore.open({ types: [PersistentVolumeClaimType, PersistentVolumeType] });
+    store = await EmbeddedStore.open();
     await store
       .create(
         { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
