@@ -336,6 +336,10 @@ export class MigrationSync {
     if (ms0.completed) return { handled: false, apply };
     const deleting = vmi.metadata?.deletionTimestamp !== undefined;
 
+    // The guest left before the launcher's job settled (the domain's events come first):
+    // not a guest that ended, so no normal status until the job's result is in.
+    if (report && !report.endTimestamp && domain?.finished) return { handled: true, again: 200 };
+
     // Cancellation (the migration object was deleted: the controller set abortRequested).
     if (ms.abortRequested && !ms.endTimestamp) {
       if (report && !report.endTimestamp) {
