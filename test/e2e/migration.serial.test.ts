@@ -212,11 +212,15 @@ describe.runIf(run)('live migration of a running guest to a second libvirtd on t
       TargetDomainXML: xml,
       // The target daemon's host name exists only in its UTS namespace: send the stream over loopback.
       MigrateURI: 'tcp://127.0.0.1',
-      Bandwidth: '0',
-      // Exercise libvirt's options on a real QEMU: throttling allowed, memory over two connections.
+      // Exercise the options on a real QEMU: throttling allowed, memory over two
+      // connections, and at 16 MiB/s the copy outlasts its 1 s budget (1 s per GiB, the
+      // guest rounds up to 1 GiB), so the launcher pauses the guest to converge
+      // (AllowWorkloadDisruption) and libvirt resumes it on the target.
+      Bandwidth: '16Mi',
       AllowAutoConverge: true,
       ParallelMigrationThreads: 2,
-      CompletionTimeoutPerGiB: 150,
+      CompletionTimeoutPerGiB: 1,
+      AllowWorkloadDisruption: true,
       ProgressTimeout: 150,
     });
     const src = await waitFor(
@@ -229,7 +233,12 @@ describe.runIf(run)('live migration of a running guest to a second libvirtd on t
       100,
     );
     expect(src.migration?.failureReason).toBeUndefined();
-    expect(src.migration).toMatchObject({ role: 'source', completed: true, targetUri: daemon?.uri });
+    expect(src.migration).toMatchObject({
+      role: 'source',
+      completed: true,
+      mode: 'Paused',
+      targetUri: daemon?.uri,
+    });
     expect(src).toMatchObject({ state: 'shutoff', reason: 'migrated', finished: true });
 
     const tgt = await waitFor(

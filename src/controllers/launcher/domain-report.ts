@@ -58,8 +58,8 @@ export interface LauncherMigrationState {
   failureReason?: string;
   /** Upstream's MigrationAbortStatus: `Aborting`, `Succeeded`, `Failed`. */
   abortStatus?: 'Aborting' | 'Succeeded' | 'Failed';
-  /** Upstream's MigrationMode. */
-  mode: 'PreCopy' | 'PostCopy';
+  /** Upstream's MigrationMode (`Paused`: the source guest was paused so the copy converges). */
+  mode: 'PreCopy' | 'PostCopy' | 'Paused';
   /** Source side: the libvirt URI of the target. */
   targetUri?: string;
   /** Source side: bytes of the job, from the last look at it. */

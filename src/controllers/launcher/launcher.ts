@@ -331,6 +331,8 @@ export class VirtLauncher implements LauncherService {
       ref: this.ref,
       subject: this.subject,
       migration: () => this.requireMigration(),
+      pause: () => this.mustDriver().pause(this.ref),
+      unpause: () => this.mustDriver().unpause(this.ref),
       guestMemoryBytes: d.memoryKiB * 1024,
       pollMs: this.opts.migrationPollMs ?? 400,
       onChange: () => void this.refresh(),

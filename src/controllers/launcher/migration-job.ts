@@ -3,7 +3,9 @@
  * (live-migration-source.go): the driver sends the guest while a monitor polls the job
  * and aborts it when the remaining data stops shrinking for `ProgressTimeout` seconds
  * or the whole migration exceeds `CompletionTimeoutPerGiB` seconds per GiB of guest
- * memory. The result (completed, failed and why, abort status) is kept as upstream's
+ * memory; with `AllowWorkloadDisruption` it pauses the guest at that point instead, so
+ * the copy converges (libvirt resumes it on the target; a failed migration resumes it
+ * here). The result (completed, failed and why, abort status) is kept as upstream's
  * migration metadata for the domain report.
  */
 import { status } from '@grpc/grpc-js';
@@ -21,6 +23,9 @@ export interface SourceMigrationDeps {
   subject: string;
   /** The current driver's migration support (the driver may be rebuilt after a reconnect). */
   migration: () => MigrationSupport;
+  /** Pauses / resumes the guest (the current driver's `pause` / `unpause`). */
+  pause: () => Promise<void>;
+  unpause: () => Promise<void>;
   /** Guest memory in bytes (sizes the completion timeout). */
   guestMemoryBytes: number;
   /** How often to look at the job, ms (upstream: 400). */
@@ -143,11 +148,29 @@ export class SourceMigration {
         this.abortForTimeout(
           `Live migration stuck for ${Math.round(stuckMs / 1000)} sec and has been aborted`,
         );
-      } else if (acceptableMs > 0 && now - started > acceptableMs) {
-        this.abortForTimeout(
-          `Live migration is not completed after ${Math.round(acceptableMs / 1000)} sec and has been aborted`,
-        );
+      } else if (acceptableMs > 0 && now - started > acceptableMs && this.state.mode !== 'Paused') {
+        if (this.plan.allowWorkloadDisruption) await this.pauseToConverge(acceptableMs);
+        else
+          this.abortForTimeout(
+            `Live migration is not completed after ${Math.round(acceptableMs / 1000)} sec and has been aborted`,
+          );
       }
+    }
+  }
+
+  /** Upstream's paused migration: the guest stops dirtying memory, so the copy finishes. */
+  private async pauseToConverge(acceptableMs: number): Promise<void> {
+    try {
+      await this.deps.pause();
+      this.state.mode = 'Paused';
+      this.deps.log(
+        `live migration not completed after ${Math.round(acceptableMs / 1000)} sec: guest paused so it converges`,
+      );
+      this.deps.onChange();
+    } catch (e) {
+      this.abortForTimeout(
+        `Live migration is not completed after ${Math.round(acceptableMs / 1000)} sec and pausing the guest failed (${(e as Error).message}); it has been aborted`,
+      );
     }
   }
 
@@ -178,6 +201,14 @@ export class SourceMigration {
         s.failureReason = this.timeoutReason ?? `Live migration failed: ${why}`;
       }
       this.deps.log(`migration failed: ${why}`);
+      // The guest was paused only to help the migration: it runs on here.
+      if (s.mode === 'Paused') {
+        this.deps
+          .unpause()
+          .catch((e: unknown) =>
+            this.deps.log(`resuming after the failed migration: ${(e as Error).message}`),
+          );
+      }
     }
     s.endTimestamp = new Date().toISOString();
     this.deps.onChange();

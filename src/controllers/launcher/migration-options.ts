@@ -43,8 +43,10 @@ export interface MigrationPlan {
   driver: MigrationOptions;
   /** Abort when the remaining data has not shrunk for this many seconds (0: never). */
   progressTimeoutSeconds: number;
-  /** Abort after this many seconds per GiB of guest memory (0: never). */
+  /** After this many seconds per GiB of guest memory, pause or abort (0: never). */
   completionTimeoutPerGiB: number;
+  /** At the completion timeout, pause the guest so the copy converges instead of aborting. */
+  allowWorkloadDisruption: boolean;
 }
 
 const HOST_RE = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
@@ -141,5 +143,6 @@ export function parseMigrationRequest(
     },
     progressTimeoutSeconds: seconds(o.ProgressTimeout, 'ProgressTimeout'),
     completionTimeoutPerGiB: seconds(o.CompletionTimeoutPerGiB, 'CompletionTimeoutPerGiB'),
+    allowWorkloadDisruption: flag(o.AllowWorkloadDisruption, 'AllowWorkloadDisruption'),
   };
 }

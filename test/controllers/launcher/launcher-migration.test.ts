@@ -198,6 +198,45 @@ describe('launcher live migration (fake hosts)', () => {
     expect(source.host.domains.get('ns1_vm1')?.info.state).toBe('running');
   });
 
+  it('AllowWorkloadDisruption pauses the guest at the completion timeout; a cancel resumes it', async () => {
+    await pair({ durationMs: 600_000 });
+    await source.client.migrateVirtualMachine(vmi(), {
+      TargetURI: 'fake://node2',
+      CompletionTimeoutPerGiB: 1,
+      AllowWorkloadDisruption: true,
+    });
+    const paused = await waitFor('the guest paused to converge', async () => {
+      const d = await report(source);
+      return d.migration?.mode === 'Paused' && d.state === 'paused' ? d : undefined;
+    });
+    expect(paused.migration?.endTimestamp).toBeUndefined();
+    expect(source.host.domains.get('ns1_vm1')?.info).toMatchObject({ state: 'paused', reason: 'user' });
+    await source.client.cancelVirtualMachineMigration(vmi());
+    const resumed = await waitFor('the guest resumed after the abort', async () => {
+      const d = await report(source);
+      return d.migration?.endTimestamp && d.state === 'running' ? d : undefined;
+    });
+    expect(resumed.migration).toMatchObject({ mode: 'Paused', failed: true, abortStatus: 'Succeeded' });
+  });
+
+  it('without AllowWorkloadDisruption the completion timeout aborts', async () => {
+    await pair({ durationMs: 600_000 });
+    await source.client.migrateVirtualMachine(vmi(), {
+      TargetURI: 'fake://node2',
+      CompletionTimeoutPerGiB: 1,
+    });
+    const d = await waitFor('the abort', async () => {
+      const r = await report(source);
+      return r.migration?.endTimestamp ? r : undefined;
+    });
+    expect(d.migration).toMatchObject({
+      mode: 'PreCopy',
+      failed: true,
+      failureReason: 'Live migration is not completed after 1 sec and has been aborted',
+    });
+    expect(d.state).toBe('running');
+  });
+
   it('an unreachable target fails the migration with the driver error; the guest stays', async () => {
     await pair();
     await source.client.migrateVirtualMachine(vmi(), { TargetURI: 'fake://nowhere' });

@@ -45,6 +45,7 @@ describe('parseMigrationRequest', () => {
       },
       progressTimeoutSeconds: 150,
       completionTimeoutPerGiB: 800,
+      allowWorkloadDisruption: false,
     });
   });
 
