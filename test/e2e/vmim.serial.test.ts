@@ -182,6 +182,7 @@ describe.runIf(run)('VirtualMachineInstanceMigration of a running tiny guest bet
     );
     expect(sourcePid).toBeGreaterThan(1);
 
+    const created = Date.now();
     await store.create(VirtualMachineInstanceMigrationType, {
       apiVersion: 'kubevirt.io/v1',
       kind: 'VirtualMachineInstanceMigration',
@@ -200,6 +201,8 @@ describe.runIf(run)('VirtualMachineInstanceMigration of a running tiny guest bet
       },
       180_000,
     );
+    // A figure for the report, not an assertion.
+    console.log(`migration object created -> ${done.status?.phase}: ${Date.now() - created} ms`);
     const vmi = await getVmi();
     // On failure, say why (the migration's condition and the VMI's migration state).
     const why = JSON.stringify({ conditions: done.status?.conditions, ms: vmi.status?.migrationState });
