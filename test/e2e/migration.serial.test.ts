@@ -226,8 +226,9 @@ describe.runIf(run)('live migration of a running guest to a second libvirtd on t
     const src = await waitFor(
       'the source to report the migration ended',
       async () => {
+        // The job's result and the domain's departure reach the report separately.
         const d = (await source.client.getDomain()) as LauncherDomain;
-        return d.migration?.endTimestamp ? d : undefined;
+        return d.migration?.endTimestamp && (d.migration.failed || d.finished) ? d : undefined;
       },
       120_000,
       100,

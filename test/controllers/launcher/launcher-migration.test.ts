@@ -118,9 +118,10 @@ describe('launcher live migration (fake hosts)', () => {
       TargetURI: 'fake://node2',
       TargetDomainXML: xml,
     });
-    const src = await waitFor('source migration to end', async () => {
+    // The job's result and the domain's departure reach the report separately: wait for both.
+    const src = await waitFor('source migration to end and the guest to leave', async () => {
       const d = await report(source);
-      return d.migration?.endTimestamp ? d : undefined;
+      return d.migration?.endTimestamp && d.finished ? d : undefined;
     });
     expect(src.migration).toMatchObject({
       uid: 'mig-1',
