@@ -27,9 +27,11 @@ stage typecheck npm run typecheck
 stage build npm run build
 rm -f test-results.json test-results-serial.json
 stage tests npx vitest run --reporter=default --reporter=json --outputFile.json=test-results.json
-# Tests that restart shared host services run alone, after everything else.
-VITEST_SERIAL=1 stage serial-tests npx vitest run --passWithNoTests --reporter=default --reporter=json \
-  --outputFile.json=test-results-serial.json
+# Tests that restart shared host services or start their own (a second libvirtd for
+# migration) run after everything else, one file at a time: two of them at once would
+# fight over the daemon and its migration ports.
+VITEST_SERIAL=1 stage serial-tests npx vitest run --passWithNoTests --no-file-parallelism --reporter=default \
+  --reporter=json --outputFile.json=test-results-serial.json
 node scripts/print-test-summary.mjs test-results.json test-results-serial.json || failed+=("test-summary")
 
 if [ "${#failed[@]}" -gt 0 ]; then

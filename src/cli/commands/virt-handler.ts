@@ -21,9 +21,13 @@ interface HandlerFlags {
   podRuntime?: boolean;
   bindPending?: boolean;
   imageRoot?: string;
+  migrationAddress?: string;
 }
 
 const NODE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+/** host[:port] (name, IPv4 or [IPv6]) or a libvirt URI such as qemu+tcp://host/system or qemu+unix:///system?socket=/path. */
+const MIGRATION_ADDRESS =
+  /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$|^[a-z][a-z0-9+]*:\/\/[A-Za-z0-9.\-[\]:]*\/[A-Za-z0-9/_.?=&%-]*$/;
 
 /** Registers `virt-handler` on the program. */
 export function registerVirtHandlerCommand(program: Command): void {
@@ -44,6 +48,10 @@ export function registerVirtHandlerCommand(program: Command): void {
     .option('--pod-runtime', 'also run launcher pods as local processes (no kubelet on this node)')
     .option('--bind-pending', 'with --pod-runtime: bind unscheduled pods to this node (no scheduler)')
     .option('--image-root <dir>', 'local image store root handed to launchers')
+    .option(
+      '--migration-address <address>',
+      "what migration sources use to reach this node's libvirtd: host[:port] of its TCP listener, or a libvirt URI (without it this node is no migration target)",
+    )
     .action(async (f: HandlerFlags) => {
       // Loaded here, not at the top: every other command (the launcher above all) starts
       // without the Kubernetes client.
@@ -56,6 +64,11 @@ export function registerVirtHandlerCommand(program: Command): void {
       );
       if (!NODE_NAME.test(f.nodeName))
         throw new Error(`--node-name: ${JSON.stringify(f.nodeName)} is not a DNS subdomain`);
+      // It reaches other nodes' launchers as a migration target: one printable word.
+      if (f.migrationAddress !== undefined && !MIGRATION_ADDRESS.test(f.migrationAddress))
+        throw new Error(
+          `--migration-address: ${JSON.stringify(f.migrationAddress)} is neither host[:port] nor a libvirt URI`,
+        );
       const client = f.storeSocket
         ? KubeClient.fromSocket(f.storeSocket)
         : KubeClient.fromKubeconfig(f.kubeconfig);
@@ -71,7 +84,12 @@ export function registerVirtHandlerCommand(program: Command): void {
             settings: { [f.driver]: { uri: f.libvirtUri } },
           },
         },
-        handler: { nodeName: f.nodeName, podsRoot: f.podsRoot, notifySocket: f.notifySocket },
+        handler: {
+          nodeName: f.nodeName,
+          podsRoot: f.podsRoot,
+          notifySocket: f.notifySocket,
+          migrationAddress: f.migrationAddress,
+        },
         podRuntime: f.podRuntime ? { root: f.podsRoot, bindPending: f.bindPending, env } : undefined,
       });
       const runtime = f.podRuntime ? await container.getAsync<PodRuntime>(NodeTokens.podRuntime) : undefined;
