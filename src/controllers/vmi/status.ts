@@ -192,9 +192,10 @@ export function nextVmiStatus(input: VmiStatusInput): VirtualMachineInstance {
   conds = setCondition(conds, ready, now);
   status.conditions = conds;
 
-  // activePods (pod uid -> node) is refreshed with phase changes only: upstream rewrites it
+  // activePods (pod uid -> node) is refreshed with phase changes, and when the VMI's pod is
+  // not in it (after a migration handed the VMI to the target pod): upstream rewrites it
   // whenever a pod gets bound, which costs a VMI write that carries no new phase.
-  if (pod?.metadata?.uid && status.phase !== phase) {
+  if (pod?.metadata?.uid && (status.phase !== phase || !(pod.metadata.uid in (status.activePods ?? {})))) {
     status.activePods = { [pod.metadata.uid]: pod.spec?.nodeName ?? '' };
   }
 

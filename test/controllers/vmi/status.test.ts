@@ -124,6 +124,23 @@ describe('nextVmiStatus: phase transitions (upstream updateStatus)', () => {
     expect(out.status!.activePods).toEqual({ 'pod-uid': 'node1' });
   });
 
+  it('activePods follows the VMI to its new pod after a migration (phase stays Running)', () => {
+    const running = vmi('Running', {
+      status: { phase: 'Running', nodeName: 'node1', activePods: { 'pod-uid': 'node1' } },
+    });
+    // Unchanged pod: nothing to rewrite.
+    expect(nextVmiStatus({ vmi: running, pod: pod('running'), now: NOW }).status!.activePods).toEqual({
+      'pod-uid': 'node1',
+    });
+    const target = pod('running');
+    target.metadata = { ...target.metadata, uid: 'target-uid' };
+    target.spec!.nodeName = 'node2';
+    const migrated = { ...running, status: { ...running.status, nodeName: 'node2' } };
+    const out = nextVmiStatus({ vmi: migrated, pod: target, now: NOW });
+    expect(out.status!.phase).toBe('Running');
+    expect(out.status!.activePods).toEqual({ 'target-uid': 'node2' });
+  });
+
   it('surfaces an unschedulable pod with its reason, and drops it once scheduled', () => {
     const out = nextVmiStatus({ vmi: vmi('Scheduling'), pod: pod('unschedulable'), now: NOW });
     expect(out.status!.conditions).toContainEqual(
