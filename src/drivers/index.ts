@@ -3,8 +3,8 @@ export * from './driver';
 export * from './emulation/index';
 export * from './errors';
 export * from './event-hub';
-export * from './guest-agent';
 export * from './fake/index';
+export * from './guest-agent';
 /** The pure-TypeScript libvirt RPC client (`libvirt.LibvirtClient`). */
 export * as libvirt from './libvirt/index';
 export * from './libvirt-driver/index';
