@@ -63,6 +63,10 @@ interface Running {
   killTimer?: NodeJS.Timeout;
 }
 
+/** Retry of a pod whose volumes cannot be set up yet: 1 s, doubling up to 30 s. */
+const MOUNT_RETRY_FIRST_MS = 1_000;
+const MOUNT_RETRY_MAX_MS = 30_000;
+
 /** Grace of a pod whose object vanished before its process stopped. */
 const DEFAULT_GRACE_MS = 30_000;
 
@@ -87,6 +91,8 @@ export class PodRuntime {
   private readonly unbound: Informer<KubeObject> | undefined;
   private readonly queue = new WorkQueue<string>();
   private readonly running = new Map<string, Running>();
+  /** Pods whose volumes could not be set up: the last reason and how often it was tried. */
+  private readonly mountFailures = new Map<string, { message: string; attempts: number }>();
   private readonly node: NodeStatusKeeper;
   private workers: Promise<void>[] = [];
   private poll: NodeJS.Timeout | undefined;
@@ -210,10 +216,7 @@ export class PodRuntime {
     if (pod.metadata?.deletionTimestamp) return this.terminate(pod, r);
     const phase = pod.status?.phase;
     if (phase === 'Succeeded' || phase === 'Failed') return undefined;
-    if (!r) {
-      await this.startPod(pod);
-      return undefined;
-    }
+    if (!r) return this.startPod(pod);
     const done = r.exited !== undefined || r.lost;
     if (done) {
       const message = r.exited ? await logTail(podDir(this.o.root, uid)) : '';
@@ -267,7 +270,8 @@ export class PodRuntime {
     return env;
   }
 
-  private async startPod(pod: Pod): Promise<void> {
+  /** Starts the pod's process; returns ms to try again when its volumes are not ready. */
+  private async startPod(pod: Pod): Promise<number | undefined> {
     const uid = pod.metadata?.uid ?? '';
     const key = objectKey(pod as KubeObject);
     let argv: string[];
@@ -285,18 +289,28 @@ export class PodRuntime {
     try {
       mounts = await preparePodDirs(this.o.root, pod, this.o.client);
     } catch (err) {
-      // A volume that cannot be set up (missing configMap, unbound claim, bad key) fails
-      // the pod with kubelet's FailedMount reason and event, so the VMI fails visibly.
+      // A volume that cannot be set up yet (a configMap or claim applied after the VM, an
+      // unbound claim, a bad key) keeps the pod Pending in ContainerCreating and is retried
+      // with backoff, as kubelet's volume manager does; each new reason is a FailedMount event.
       const message = (err as Error).message;
-      this.events.event(
-        { apiVersion: 'v1', kind: 'Pod', ...pod } as KubeObject,
-        'Warning',
-        'FailedMount',
-        message,
-      );
-      await this.writeStatus(pod, { phase: 'Failed', reason: 'FailedMount', message });
-      return;
+      const prior = this.mountFailures.get(uid);
+      const attempts = (prior?.attempts ?? 0) + 1;
+      this.mountFailures.set(uid, { message, attempts });
+      if (prior?.message !== message) {
+        this.events.event(
+          { apiVersion: 'v1', kind: 'Pod', ...pod } as KubeObject,
+          'Warning',
+          'FailedMount',
+          message,
+        );
+      }
+      const waiting = pod.status?.containerStatuses?.find((c) => c.name === 'compute')?.state?.waiting;
+      if (pod.status?.phase !== 'Pending' || waiting?.reason !== 'ContainerCreating') {
+        await this.writeStatus(pod, this.creatingStatus(pod));
+      }
+      return Math.min(MOUNT_RETRY_MAX_MS, MOUNT_RETRY_FIRST_MS * 2 ** (attempts - 1));
     }
+    this.mountFailures.delete(uid);
     const started = await startProcess(podDir(this.o.root, uid), argv, this.env(pod, mounts));
     const r: Running = { record: started.record, exit: started.exit };
     this.running.set(uid, r);
@@ -309,6 +323,43 @@ export class PodRuntime {
       this.requeueUid(uid);
     });
     await this.writeStatus(pod, this.runningStatus(pod, started.record));
+  }
+
+  /** Kubelet's status of a bound pod whose volumes are not set up yet. */
+  private creatingStatus(pod: Pod): Pod['status'] {
+    const now = stamp();
+    return {
+      phase: 'Pending',
+      hostIP: '127.0.0.1',
+      qosClass: 'Burstable',
+      conditions: [
+        { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: now },
+        { type: 'Initialized', status: 'True', lastProbeTime: null, lastTransitionTime: now },
+        {
+          type: 'ContainersReady',
+          status: 'False',
+          reason: 'ContainersNotReady',
+          lastProbeTime: null,
+          lastTransitionTime: now,
+        },
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'ContainersNotReady',
+          lastProbeTime: null,
+          lastTransitionTime: now,
+        },
+      ],
+      containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
+        name: c.name,
+        image: c.image,
+        imageID: '',
+        ready: false,
+        started: false,
+        restartCount: 0,
+        state: { waiting: { reason: 'ContainerCreating' } },
+      })),
+    } as Pod['status'];
   }
 
   private runningStatus(pod: Pod, rec: ProcessRecord): Pod['status'] {
@@ -418,6 +469,7 @@ export class PodRuntime {
   private async forget(uid: string, stop: boolean): Promise<void> {
     const r = this.running.get(uid);
     this.running.delete(uid);
+    this.mountFailures.delete(uid);
     if (r?.killTimer) clearTimeout(r.killTimer);
     if (!uid) return;
     if (r && stop && r.exited === undefined && isAlive(r.record)) {

@@ -304,8 +304,8 @@ describe('pod volumes (kubelet role)', () => {
   });
 });
 
-describe('PodRuntime with a volume it cannot set up', () => {
-  it('fails the pod with reason FailedMount and a FailedMount event naming the volume, without starting it', async () => {
+describe('PodRuntime with a volume it cannot set up yet', () => {
+  it('keeps the pod Pending in ContainerCreating with a FailedMount event naming the volume, and starts it once the source exists', async () => {
     const store = await EmbeddedStore.open();
     const root = mkdtempSync(join(tmpdir(), 'kvts-podvol-rt-'));
     const rt = new PodRuntime({
@@ -337,27 +337,24 @@ describe('PodRuntime with a volume it cannot set up', () => {
           volumes: [{ name: 'cfg', configMap: { name: 'absent' } }],
         },
       } as KubeObject);
-      const failed = await waitFor(
-        'the pod Failed',
+      const creating = await waitFor(
+        'the pod Pending in ContainerCreating',
         async () => {
           const p = await store.get<Pod & KubeObject>(PodType, 'p1', 'default');
-          return p.status?.phase === 'Failed' ? p : undefined;
+          return p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ContainerCreating'
+            ? p
+            : undefined;
         },
         20_000,
       );
-      expect(failed.status?.reason).toBe('FailedMount');
-      expect(failed.status?.message).toBe(
-        'Pod default/p1: spec.volumes[0].configMap: configmap "default/absent" not found',
-      );
+      expect(creating.status?.phase).toBe('Pending');
       expect(rt.pidOf(created.metadata?.uid ?? '')).toBeUndefined();
       const events = await waitFor(
         'the FailedMount event',
         async () => {
           const l = await store.list<KubeObject & { reason?: string; message?: string; type?: string }>(
             EventType,
-            {
-              namespace: 'default',
-            },
+            { namespace: 'default' },
           );
           const e = l.items.filter((x) => x.reason === 'FailedMount');
           return e.length ? e : undefined;
@@ -368,6 +365,25 @@ describe('PodRuntime with a volume it cannot set up', () => {
         type: 'Warning',
         message: 'Pod default/p1: spec.volumes[0].configMap: configmap "default/absent" not found',
       });
+      // The configMap arrives later (applied after the VM, say): the retry mounts it and starts the pod.
+      await store.create(ConfigMapType, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'absent', namespace: 'default' },
+        data: { k: 'v' },
+      } as KubeObject);
+      const running = await waitFor(
+        'the pod Running',
+        async () => {
+          const p = await store.get<Pod & KubeObject>(PodType, 'p1', 'default');
+          return p.status?.phase === 'Running' ? p : undefined;
+        },
+        20_000,
+      );
+      expect(rt.pidOf(running.metadata?.uid ?? '')).toBeGreaterThan(0);
+      // One event for the one reason, however often it was retried.
+      const all = await store.list<KubeObject & { reason?: string }>(EventType, { namespace: 'default' });
+      expect(all.items.filter((x) => x.reason === 'FailedMount')).toHaveLength(1);
     } finally {
       await rt.stop();
       rt.killAll();
