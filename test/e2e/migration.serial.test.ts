@@ -9,20 +9,21 @@
  * launchers report the migration. Serial: it starts and stops its own daemon.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_SOCKET, type LauncherDomain } from '../../src/controllers/launcher/domain-report';
-import { launcherDriverFactories } from '../../src/controllers/launcher/drivers';
-import { imageDir } from '../../src/controllers/launcher/image-dirs';
-import { MIGRATION_TARGET_XML, VirtLauncher } from '../../src/controllers/launcher/launcher';
-import { launcherConverterPaths } from '../../src/controllers/launcher/launcher-paths';
-import { PathMap } from '../../src/controllers/launcher/path-map';
-import { LauncherClient } from '../../src/controllers/launcher-protocol';
-import { parseLauncherArgs } from '../../src/controllers/services/launcher-args';
+import { MIGRATION_TARGET_XML } from '../../src/controllers/launcher/launcher';
+import {
+  makeLauncherRoot,
+  type RealLauncher,
+  realLauncherBlocker,
+  startRealLauncher,
+  tinyGuestImageStore,
+  SYSTEM_URI as URI,
+} from '../controllers/launcher/real-launcher';
 import { tinyGuestLauncherVmi } from '../controllers/launcher/tiny-guest-vmi';
-import { available, BOOT_MARKER, guestDir, SerialConsole, unavailableReason } from '../support/guest';
+import { BOOT_MARKER, SerialConsole } from '../support/guest';
 import { integration } from '../support/integration';
 import {
   type SecondLibvirtd,
@@ -31,13 +32,7 @@ import {
 } from '../support/second-libvirtd';
 import { waitFor } from '../support/wait';
 
-const URI = 'qemu:///system';
-const libvirtAnswers = () => spawnSync('virsh', ['-c', URI, 'version'], { stdio: 'ignore' }).status === 0;
-const blocker = !available()
-  ? unavailableReason
-  : !libvirtAnswers()
-    ? `libvirtd does not answer on ${URI}`
-    : secondLibvirtdUnavailable();
+const blocker = realLauncherBlocker() ?? secondLibvirtdUnavailable();
 const run = integration('live migration between two libvirtds', !blocker, blocker ?? '');
 
 const isAlive = (pid: number) => {
@@ -50,12 +45,6 @@ const isAlive = (pid: number) => {
 };
 const pidIn = (file: string) => Number(readFileSync(file, 'utf8').trim());
 
-interface Pod {
-  launcher: VirtLauncher;
-  client: LauncherClient;
-  sockets: string;
-}
-
 describe.runIf(run)('live migration of a running guest to a second libvirtd on this host', () => {
   const ns = 'kvts-e2e';
   const name = `mig-${process.pid}`;
@@ -65,65 +54,34 @@ describe.runIf(run)('live migration of a running guest to a second libvirtd on t
     ...tinyGuestLauncherVmi(ns, name, uid),
     status: { migrationState: { migrationUid: `migration-${attempt}-${process.pid}` } },
   });
-  const report = async (p: Pod) => (await p.client.getDomain()) as LauncherDomain;
+  const report = async (p: RealLauncher) => (await p.client.getDomain()) as LauncherDomain;
   let root = '';
   let daemon: SecondLibvirtd | undefined;
-  let source: Pod;
-  let target: Pod;
+  let source: RealLauncher;
+  let target: RealLauncher;
   let sourceConsole: SerialConsole | undefined;
   let targetConsole: SerialConsole | undefined;
 
-  /** One launcher "pod": its own private and sockets directories, on the given daemon. */
-  async function pod(label: string, env: NodeJS.ProcessEnv): Promise<Pod> {
-    const base = join(root, label);
-    const priv = join(base, 'private');
-    const sockets = join(base, 'sockets');
-    mkdirSync(priv, { recursive: true, mode: 0o755 });
-    mkdirSync(sockets, { mode: 0o700 });
-    const args = parseLauncherArgs([
-      '--namespace',
+  /** One launcher "pod" under the shared root: its own private and sockets directories, on the given daemon. */
+  const pod = (podDir: string, env: NodeJS.ProcessEnv = {}) =>
+    startRealLauncher({
       ns,
-      '--name',
-      name,
-      '--uid',
-      uid,
-      '--grace-period-seconds',
-      '5',
-      '--hypervisor',
-      'emulation',
-    ]);
-    const paths = launcherConverterPaths(args, new PathMap({ '/var/run/kubevirt-private': priv }));
-    const launcher = new VirtLauncher({
-      namespace: ns,
       name,
       uid,
+      root,
+      podDir,
       gracePeriodSeconds: 5,
-      socketDir: sockets,
-      connectDriver: () => launcherDriverFactories.emulation({ paths, imageRoot: join(root, 'images'), env }),
-      syncOptions: { useEmulation: true },
+      env,
       finalWaitMs: 600_000,
       migrationPollMs: 100,
-      log: () => {},
     });
-    await launcher.start();
-    return {
-      launcher,
-      sockets,
-      client: new LauncherClient(join(sockets, 'launcher-sock'), { timeoutMs: 60_000 }),
-    };
-  }
 
   beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), 'kvts-mig-'));
-    chmodSync(root, 0o755);
-    mkdirSync(join(root, 'images'), { mode: 0o755 });
-    symlinkSync(guestDir, imageDir(join(root, 'images'), 'kubevirt-ts/tiny-guest'));
+    root = makeLauncherRoot('kvts-mig-');
+    tinyGuestImageStore(root);
     daemon = await startSecondLibvirtd();
-    source = await pod('source', { KUBEVIRT_TS_LIBVIRT_URI: URI });
-    target = await pod('target', {
-      KUBEVIRT_TS_LIBVIRT_URI: URI,
-      KUBEVIRT_TS_LIBVIRT_SOCKET: daemon.socketPath,
-    });
+    source = await pod('source');
+    target = await pod('target', { KUBEVIRT_TS_LIBVIRT_SOCKET: daemon.socketPath });
     await source.client.syncVirtualMachine(vmi());
     sourceConsole = await SerialConsole.connect(join(source.sockets, CONSOLE_SOCKET));
     await sourceConsole.waitFor(BOOT_MARKER, 120_000);
@@ -132,12 +90,8 @@ describe.runIf(run)('live migration of a running guest to a second libvirtd on t
   afterAll(async () => {
     sourceConsole?.close();
     targetConsole?.close();
-    for (const p of [source, target]) {
-      p?.client.close();
-      await p?.launcher.exit(0);
-    }
-    spawnSync('virsh', ['-c', URI, 'destroy', dom], { stdio: 'ignore' });
-    spawnSync('virsh', ['-c', URI, 'undefine', dom], { stdio: 'ignore' });
+    // Each close also forgets the domain on the system libvirtd, wherever the guest ended up.
+    for (const p of [source, target]) await p?.close();
     await daemon?.stop();
     if (root) rmSync(root, { recursive: true, force: true });
   }, 60_000);

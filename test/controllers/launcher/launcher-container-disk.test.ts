@@ -6,8 +6,7 @@
  * the boot marker read from the launcher's console socket.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../src/api/config/cluster-config';
@@ -21,17 +20,18 @@ import { CONSOLE_SOCKET, type LauncherDomain } from '../../../src/controllers/la
 import { imageDir } from '../../../src/controllers/launcher/image-dirs';
 import type { VirtLauncher } from '../../../src/controllers/launcher/launcher';
 import { LauncherClient } from '../../../src/controllers/launcher-protocol';
-import { parseLauncherArgs } from '../../../src/controllers/services/launcher-args';
-import { available, BOOT_MARKER, bootDiskPath, SerialConsole, unavailableReason } from '../../support/guest';
+import { BOOT_MARKER, bootDiskPath, SerialConsole } from '../../support/guest';
 import { integration } from '../../support/integration';
+import {
+  emulationLauncherArgs,
+  forgetDomain,
+  makeLauncherRoot,
+  realLauncherBlocker,
+  SYSTEM_URI as URI,
+} from './real-launcher';
 
-const URI = 'qemu:///system';
-const libvirtAnswers = () => spawnSync('virsh', ['-c', URI, 'version'], { stdio: 'ignore' }).status === 0;
-const run = integration(
-  'launcher containerDisk boot',
-  available() && libvirtAnswers(),
-  available() ? `libvirtd does not answer on ${URI}` : unavailableReason,
-);
+const blocker = realLauncherBlocker();
+const run = integration('launcher containerDisk boot', !blocker, blocker ?? '');
 
 const IMAGE = 'kubevirt-ts/tiny-boot:1';
 
@@ -74,27 +74,14 @@ describe.runIf(run)('virt-launcher boots a containerDisk from the local image st
   let console_: SerialConsole;
 
   beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), 'kvts-cdisk-'));
-    chmodSync(root, 0o755);
+    root = makeLauncherRoot('kvts-cdisk-');
     const images = join(root, 'images');
     const disk = join(imageDir(images, IMAGE), 'disk');
     mkdirSync(disk, { recursive: true, mode: 0o755 });
     symlinkSync(bootDiskPath, join(disk, 'boot.qcow2'));
     const dirs = { public: join(root, 'public'), private: join(root, 'private'), eph: join(root, 'eph') };
     for (const d of Object.values(dirs)) mkdirSync(d, { mode: 0o755 });
-    const args = parseLauncherArgs([
-      '--namespace',
-      ns,
-      '--name',
-      name,
-      '--uid',
-      uid,
-      '--grace-period-seconds',
-      '30',
-      '--hypervisor',
-      'emulation',
-      '--allow-emulation',
-    ]);
+    const args = emulationLauncherArgs({ ns, name, uid, gracePeriodSeconds: 30, allowEmulation: true });
     const container = createLauncherContainer({
       args,
       env: {
@@ -117,9 +104,8 @@ describe.runIf(run)('virt-launcher boots a containerDisk from the local image st
   afterAll(async () => {
     console_?.close();
     client?.close();
-    spawnSync('virsh', ['-c', URI, 'destroy', `${ns}_${name}`], { stdio: 'ignore' });
     await launcher?.exit(0);
-    spawnSync('virsh', ['-c', URI, 'undefine', `${ns}_${name}`], { stdio: 'ignore' });
+    forgetDomain(`${ns}_${name}`);
     if (root) rmSync(root, { recursive: true, force: true });
   });
 

@@ -5,9 +5,7 @@
  * then an ACPI shutdown through the launcher and the domain forgotten on delete.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,93 +13,48 @@ import {
   type LauncherDomain,
   VNC_SOCKET,
 } from '../../../src/controllers/launcher/domain-report';
-import { launcherDriverFactories } from '../../../src/controllers/launcher/drivers';
-import { imageDir } from '../../../src/controllers/launcher/image-dirs';
-import { VirtLauncher } from '../../../src/controllers/launcher/launcher';
-import { launcherConverterPaths } from '../../../src/controllers/launcher/launcher-paths';
-import { PathMap } from '../../../src/controllers/launcher/path-map';
-import { LauncherClient } from '../../../src/controllers/launcher-protocol';
-import { parseLauncherArgs } from '../../../src/controllers/services/launcher-args';
-import {
-  available,
-  BOOT_MARKER,
-  guestDir,
-  POWEROFF_MARKER,
-  SerialConsole,
-  unavailableReason,
-} from '../../support/guest';
+import type { VirtLauncher } from '../../../src/controllers/launcher/launcher';
+import type { LauncherClient } from '../../../src/controllers/launcher-protocol';
+import { BOOT_MARKER, POWEROFF_MARKER, SerialConsole } from '../../support/guest';
 import { integration } from '../../support/integration';
+import {
+  type RealLauncher,
+  realLauncherBlocker,
+  startRealLauncher,
+  SYSTEM_URI as URI,
+} from './real-launcher';
 import { tinyGuestLauncherVmi as tinyGuestVmi } from './tiny-guest-vmi';
 
-const URI = 'qemu:///system';
-const libvirtAnswers = () => spawnSync('virsh', ['-c', URI, 'version'], { stdio: 'ignore' }).status === 0;
-const run = integration(
-  'launcher real guest',
-  available() && libvirtAnswers(),
-  available() ? `libvirtd does not answer on ${URI}` : unavailableReason,
-);
+const blocker = realLauncherBlocker();
+const run = integration('launcher real guest', !blocker, blocker ?? '');
 
 describe.runIf(run)('virt-launcher boots the tiny guest under emulation', () => {
   const ns = 'kvts-e2e';
   const name = `launcher-${process.pid}`;
   const uid = `uid-launcher-${process.pid}`;
+  let real: RealLauncher | undefined;
   let root = '';
   let launcher: VirtLauncher;
   let client: LauncherClient;
   let console_: SerialConsole;
 
   beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), 'kvts-launcher-guest-'));
-    chmodSync(root, 0o755);
-    const images = join(root, 'images');
-    mkdirSync(images, { mode: 0o755 });
-    symlinkSync(guestDir, imageDir(images, 'kubevirt-ts/tiny-guest'));
-    const priv = join(root, 'private');
-    const sockets = join(root, 'sockets');
-    mkdirSync(priv, { mode: 0o755 });
-    mkdirSync(sockets, { mode: 0o700 });
-    const args = parseLauncherArgs([
-      '--namespace',
+    real = await startRealLauncher({
       ns,
-      '--name',
-      name,
-      '--uid',
-      uid,
-      '--grace-period-seconds',
-      '45',
-      '--hypervisor',
-      'emulation',
-      '--allow-emulation',
-    ]);
-    const paths = launcherConverterPaths(args, new PathMap({ '/var/run/kubevirt-private': priv }));
-    launcher = new VirtLauncher({
-      namespace: ns,
       name,
       uid,
+      rootPrefix: 'kvts-launcher-guest-',
       gracePeriodSeconds: 45,
-      socketDir: sockets,
-      connectDriver: () =>
-        launcherDriverFactories.emulation({
-          paths,
-          imageRoot: images,
-          env: { KUBEVIRT_TS_LIBVIRT_URI: URI },
-        }),
-      syncOptions: { useEmulation: true },
-      log: () => {},
+      allowEmulation: true,
     });
-    await launcher.start();
-    client = new LauncherClient(join(sockets, 'launcher-sock'), { timeoutMs: 60_000 });
+    ({ root, launcher, client } = real);
     await client.syncVirtualMachine(tinyGuestVmi(ns, name, uid));
-    console_ = await SerialConsole.connect(join(sockets, CONSOLE_SOCKET));
+    console_ = await SerialConsole.connect(join(real.sockets, CONSOLE_SOCKET));
   }, 120_000);
 
   afterAll(async () => {
     console_?.close();
-    client?.close();
-    await launcher?.exit(0);
-    spawnSync('virsh', ['-c', URI, 'destroy', `${ns}_${name}`], { stdio: 'ignore' });
-    spawnSync('virsh', ['-c', URI, 'undefine', `${ns}_${name}`], { stdio: 'ignore' });
-    if (root) rmSync(root, { recursive: true, force: true });
+    await real?.close();
   });
 
   it('runs the domain as type qemu and prints the boot marker on the console socket', async () => {

@@ -6,32 +6,17 @@
  * is not an SEV guest, and a live migration to an unreachable target daemon fails with
  * libvirt's connection error while the guest stays where it was.
  */
-import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LauncherDomain } from '../../../src/controllers/launcher/domain-report';
-import { launcherDriverFactories } from '../../../src/controllers/launcher/drivers';
-import { imageDir } from '../../../src/controllers/launcher/image-dirs';
-import { VirtLauncher } from '../../../src/controllers/launcher/launcher';
-import { launcherConverterPaths } from '../../../src/controllers/launcher/launcher-paths';
-import { PathMap } from '../../../src/controllers/launcher/path-map';
-import { LauncherClient, type LauncherCommandError } from '../../../src/controllers/launcher-protocol';
-import { parseLauncherArgs } from '../../../src/controllers/services/launcher-args';
-import { available, guestDir, unavailableReason } from '../../support/guest';
+import type { LauncherClient, LauncherCommandError } from '../../../src/controllers/launcher-protocol';
 import { integration } from '../../support/integration';
 import { waitFor } from '../../support/wait';
+import { type RealLauncher, realLauncherBlocker, startRealLauncher } from './real-launcher';
 import { tinyGuestLauncherVmi as tinyGuestVmi } from './tiny-guest-vmi';
 
-const URI = 'qemu:///system';
-const libvirtAnswers = () => spawnSync('virsh', ['-c', URI, 'version'], { stdio: 'ignore' }).status === 0;
-const run = integration(
-  'launcher SEV/migration against libvirtd',
-  available() && libvirtAnswers(),
-  available() ? `libvirtd does not answer on ${URI}` : unavailableReason,
-);
+const blocker = realLauncherBlocker();
+const run = integration('launcher SEV/migration against libvirtd', !blocker, blocker ?? '');
 
 async function failure(p: Promise<unknown>): Promise<LauncherCommandError> {
   try {
@@ -48,8 +33,7 @@ describe.runIf(run)('launcher SEV and migration RPCs on the real libvirtd (no SE
   const uid = `uid-sevmig-${process.pid}`;
   const subject = `VirtualMachineInstance ${ns}/${name}`;
   const dom = `${ns}_${name}`;
-  let root = '';
-  let launcher: VirtLauncher;
+  let real: RealLauncher | undefined;
   let client: LauncherClient;
   const vmi = () => ({
     ...tinyGuestVmi(ns, name, uid),
@@ -57,55 +41,21 @@ describe.runIf(run)('launcher SEV and migration RPCs on the real libvirtd (no SE
   });
 
   beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), 'kvts-sevmig-'));
-    chmodSync(root, 0o755);
-    const images = join(root, 'images');
-    mkdirSync(images, { mode: 0o755 });
-    symlinkSync(guestDir, imageDir(images, 'kubevirt-ts/tiny-guest'));
-    const priv = join(root, 'private');
-    const sockets = join(root, 'sockets');
-    mkdirSync(priv, { mode: 0o755 });
-    mkdirSync(sockets, { mode: 0o700 });
-    const args = parseLauncherArgs([
-      '--namespace',
+    real = await startRealLauncher({
       ns,
-      '--name',
-      name,
-      '--uid',
-      uid,
-      '--grace-period-seconds',
-      '5',
-      '--hypervisor',
-      'emulation',
-    ]);
-    const paths = launcherConverterPaths(args, new PathMap({ '/var/run/kubevirt-private': priv }));
-    launcher = new VirtLauncher({
-      namespace: ns,
       name,
       uid,
+      rootPrefix: 'kvts-sevmig-',
       gracePeriodSeconds: 5,
-      socketDir: sockets,
-      connectDriver: () =>
-        launcherDriverFactories.emulation({
-          paths,
-          imageRoot: images,
-          env: { KUBEVIRT_TS_LIBVIRT_URI: URI },
-        }),
       // Started paused: a real QEMU process, no guest CPU time spent.
       syncOptions: { useEmulation: true, paused: true },
       migrationPollMs: 50,
-      log: () => {},
     });
-    await launcher.start();
-    client = new LauncherClient(join(sockets, 'launcher-sock'), { timeoutMs: 60_000 });
+    client = real.client;
   }, 60_000);
 
   afterAll(async () => {
-    client?.close();
-    await launcher?.exit(0);
-    spawnSync('virsh', ['-c', URI, 'destroy', dom], { stdio: 'ignore' });
-    spawnSync('virsh', ['-c', URI, 'undefine', dom], { stdio: 'ignore' });
-    if (root) rmSync(root, { recursive: true, force: true });
+    await real?.close();
   });
 
   it('GetSEVInfo: libvirt says QEMU has no SEV; the launcher answers FAILED_PRECONDITION naming the VMI', async () => {
