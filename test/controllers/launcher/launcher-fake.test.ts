@@ -4,27 +4,16 @@
  * powered off is never started again, DeleteVirtualMachine ends the process, SIGTERM-style
  * stop shuts the guest down gracefully, and a VMI that is not the launcher's is refused.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { VirtualMachineInstance } from '../../../src/api';
-import { type LauncherDomain, NOTIFY_PIPE_SOCKET } from '../../../src/controllers/launcher/domain-report';
-import { VirtLauncher } from '../../../src/controllers/launcher/launcher';
-import {
-  type DomainEventNotification,
-  LauncherClient,
-  type NotifyServer,
-  serveNotify,
-} from '../../../src/controllers/launcher-protocol';
-import { FakeDriver, FakeHost } from '../../../src/drivers';
+import type { LauncherDomain } from '../../../src/controllers/launcher/domain-report';
+import type { VirtLauncher } from '../../../src/controllers/launcher/launcher';
+import type { DomainEventNotification, LauncherClient } from '../../../src/controllers/launcher-protocol';
+import type { FakeHost } from '../../../src/drivers';
+import { type FakeLauncher, fakeLauncherVmi, startFakeLauncher } from './fake-launcher';
 
-const vmi = (uid = 'uid-1'): VirtualMachineInstance => ({
-  apiVersion: 'kubevirt.io/v1',
-  kind: 'VirtualMachineInstance',
-  metadata: { name: 'vm1', namespace: 'ns1', uid },
-  spec: { domain: { devices: {}, resources: { requests: { memory: '64Mi' } } } },
-});
+const vmi = (uid = 'uid-1') => fakeLauncherVmi({ uid });
 
 async function until<T>(
   what: string,
@@ -40,41 +29,23 @@ async function until<T>(
 }
 
 describe('VirtLauncher on the fake driver', () => {
+  let fake: FakeLauncher;
   let dir: string;
   let host: FakeHost;
   let launcher: VirtLauncher;
   let client: LauncherClient;
-  let notify: NotifyServer;
   let events: DomainEventNotification[];
 
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'kvts-launcher-'));
-    host = new FakeHost();
-    events = [];
-    notify = await serveNotify(join(dir, NOTIFY_PIPE_SOCKET), { onDomainEvent: (e) => events.push(e) });
-    launcher = new VirtLauncher({
-      namespace: 'ns1',
-      name: 'vm1',
-      uid: 'uid-1',
-      gracePeriodSeconds: 5,
-      socketDir: dir,
-      connectDriver: async () => new FakeDriver({ host }),
-      syncOptions: { useEmulation: true },
-      finalWaitMs: 60_000,
-      log: () => {},
-    });
-    await launcher.start();
-    client = new LauncherClient(join(dir, 'launcher-sock'), { timeoutMs: 5_000 });
+    fake = await startFakeLauncher({ notify: true, launcher: { finalWaitMs: 60_000 } });
+    ({ dir, host, launcher, client, events } = fake);
   });
 
   afterEach(async () => {
-    client.close();
-    await launcher.exit(0);
-    await notify.close();
-    rmSync(dir, { recursive: true, force: true });
+    await fake.close();
   });
 
-  const domain = async () => (await client.getDomain()) as LauncherDomain | undefined;
+  const domain = () => fake.domain();
 
   it('serves launcher-sock with mode 0600 and answers Info and Ping', async () => {
     expect(statSync(join(dir, 'launcher-sock')).mode & 0o777).toBe(0o600);

@@ -3,67 +3,37 @@
  * report carries the agent's connection state and what it reports, the change reaches the
  * notify pipe, and GetGuestInfo answers upstream's VirtualMachineInstanceGuestAgentInfo.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { VirtualMachineInstance } from '../../../src/api';
-import { type LauncherDomain, NOTIFY_PIPE_SOCKET } from '../../../src/controllers/launcher/domain-report';
+import type { LauncherDomain } from '../../../src/controllers/launcher/domain-report';
 import { toGuestAgentInfo } from '../../../src/controllers/launcher/guest-agent-report';
-import { VirtLauncher } from '../../../src/controllers/launcher/launcher';
-import {
-  type DomainEventNotification,
-  LauncherClient,
-  type NotifyServer,
-  serveNotify,
-} from '../../../src/controllers/launcher-protocol';
-import { FakeDriver, FakeHost, fakeGuestInfo } from '../../../src/drivers';
+import type { DomainEventNotification, LauncherClient } from '../../../src/controllers/launcher-protocol';
+import { FakeDriver, type FakeHost, fakeGuestInfo } from '../../../src/drivers';
 import { waitFor } from '../../support/wait';
+import { type FakeLauncher, fakeLauncherVmi, startFakeLauncher } from './fake-launcher';
 
 const ref = { namespace: 'ns1', name: 'vm1' };
-const vmi: VirtualMachineInstance = {
-  apiVersion: 'kubevirt.io/v1',
-  kind: 'VirtualMachineInstance',
-  metadata: { name: 'vm1', namespace: 'ns1', uid: 'uid-1' },
-  spec: { domain: { devices: {}, resources: { requests: { memory: '64Mi' } } } },
-};
+const vmi = fakeLauncherVmi();
 
 describe('VirtLauncher guest agent (fake driver)', () => {
-  let dir: string;
+  let fake: FakeLauncher;
   let host: FakeHost;
-  let launcher: VirtLauncher;
   let client: LauncherClient;
-  let notify: NotifyServer;
   let events: DomainEventNotification[];
 
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'kvts-launcher-ga-'));
-    host = new FakeHost();
-    events = [];
-    notify = await serveNotify(join(dir, NOTIFY_PIPE_SOCKET), { onDomainEvent: (e) => events.push(e) });
-    launcher = new VirtLauncher({
-      ...ref,
-      uid: 'uid-1',
-      gracePeriodSeconds: 5,
-      socketDir: dir,
-      connectDriver: async () => new FakeDriver({ host }),
-      syncOptions: { useEmulation: true },
-      agentPollMs: 20,
-      agentConnectPollMs: 20,
-      log: () => {},
+    fake = await startFakeLauncher({
+      notify: true,
+      dirPrefix: 'kvts-launcher-ga-',
+      launcher: { agentPollMs: 20, agentConnectPollMs: 20 },
     });
-    await launcher.start();
-    client = new LauncherClient(join(dir, 'launcher-sock'), { timeoutMs: 5_000 });
+    ({ host, client, events } = fake);
   });
 
   afterEach(async () => {
-    client.close();
-    await launcher.exit(0);
-    await notify.close();
-    rmSync(dir, { recursive: true, force: true });
+    await fake.close();
   });
 
-  const domain = async () => (await client.getDomain()) as LauncherDomain | undefined;
+  const domain = () => fake.domain();
   const lastEvent = () => events.at(-1)?.domain as LauncherDomain | undefined;
 
   it('reports no agent until one connects, then its OS, hostname and interfaces; GetGuestInfo answers', async () => {

@@ -7,15 +7,13 @@
  * ProgressTimeout, an unreachable target fails the migration, and what cannot be done
  * is refused with a gRPC status naming the VMI.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api';
 import type { LauncherDomain } from '../../../src/controllers/launcher/domain-report';
-import { MIGRATION_TARGET_XML, VirtLauncher } from '../../../src/controllers/launcher/launcher';
-import { LauncherClient, type LauncherCommandError } from '../../../src/controllers/launcher-protocol';
+import { MIGRATION_TARGET_XML } from '../../../src/controllers/launcher/launcher';
 import {
   FakeDriver,
   type FakeDriverOptions,
@@ -24,58 +22,27 @@ import {
   registerFakeHost,
 } from '../../../src/drivers';
 import { waitFor } from '../../support/wait';
+import { type FakeLauncher, fakeLauncherVmi, startFakeLauncher } from './fake-launcher';
+import { failure } from './rpc-failure';
 
 const vmi = (migrationUid = 'mig-1'): VirtualMachineInstance => ({
-  apiVersion: 'kubevirt.io/v1',
-  kind: 'VirtualMachineInstance',
-  metadata: { name: 'vm1', namespace: 'ns1', uid: 'uid-1' },
-  spec: { domain: { devices: {}, resources: { requests: { memory: '64Mi' } } } },
+  ...fakeLauncherVmi(),
   status: { migrationState: { migrationUid, targetNodeAddress: 'node2' } },
 });
 
-async function failure(p: Promise<unknown>): Promise<LauncherCommandError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as LauncherCommandError;
-  }
-  throw new Error('expected the call to fail');
-}
-
-interface Side {
-  dir: string;
-  host: FakeHost;
-  launcher: VirtLauncher;
-  client: LauncherClient;
-}
-
 describe('launcher live migration (fake hosts)', () => {
-  const sides: Side[] = [];
+  const sides: FakeLauncher[] = [];
   let unregister: () => void;
-  let source: Side;
-  let target: Side;
+  let source: FakeLauncher;
+  let target: FakeLauncher;
 
-  async function side(host: FakeHost, driver: () => HypervisorDriver): Promise<Side> {
-    const dir = mkdtempSync(join(tmpdir(), 'kvts-mig-'));
-    const launcher = new VirtLauncher({
-      namespace: 'ns1',
-      name: 'vm1',
-      uid: 'uid-1',
-      gracePeriodSeconds: 5,
-      socketDir: dir,
-      connectDriver: async () => driver(),
-      syncOptions: { useEmulation: true },
-      finalWaitMs: 60_000,
-      migrationPollMs: 20,
-      log: () => {},
-    });
-    await launcher.start();
-    const s = {
-      dir,
+  async function side(host: FakeHost, driver: () => HypervisorDriver): Promise<FakeLauncher> {
+    const s = await startFakeLauncher({
       host,
-      launcher,
-      client: new LauncherClient(join(dir, 'launcher-sock'), { timeoutMs: 5_000 }),
-    };
+      driver,
+      dirPrefix: 'kvts-mig-',
+      launcher: { finalWaitMs: 60_000, migrationPollMs: 20 },
+    });
     sides.push(s);
     return s;
   }
@@ -89,7 +56,7 @@ describe('launcher live migration (fake hosts)', () => {
     await source.client.syncVirtualMachine(vmi());
   }
 
-  const report = async (s: Side) => (await s.client.getDomain()) as LauncherDomain;
+  const report = async (s: FakeLauncher) => (await s.client.getDomain()) as LauncherDomain;
 
   beforeEach(() => {
     sides.length = 0;
@@ -97,11 +64,7 @@ describe('launcher live migration (fake hosts)', () => {
 
   afterEach(async () => {
     unregister?.();
-    for (const s of sides) {
-      s.client.close();
-      await s.launcher.exit(0);
-      rmSync(s.dir, { recursive: true, force: true });
-    }
+    for (const s of sides) await s.close();
   });
 
   it('moves the running guest to the prepared target without a reboot; both sides report the migration', async () => {

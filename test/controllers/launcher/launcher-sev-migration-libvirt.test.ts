@@ -9,23 +9,15 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LauncherDomain } from '../../../src/controllers/launcher/domain-report';
-import type { LauncherClient, LauncherCommandError } from '../../../src/controllers/launcher-protocol';
+import type { LauncherClient } from '../../../src/controllers/launcher-protocol';
 import { integration } from '../../support/integration';
 import { waitFor } from '../../support/wait';
 import { type RealLauncher, realLauncherBlocker, startRealLauncher } from './real-launcher';
+import { failure } from './rpc-failure';
 import { tinyGuestLauncherVmi as tinyGuestVmi } from './tiny-guest-vmi';
 
 const blocker = realLauncherBlocker();
 const run = integration('launcher SEV/migration against libvirtd', !blocker, blocker ?? '');
-
-async function failure(p: Promise<unknown>): Promise<LauncherCommandError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as LauncherCommandError;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe.runIf(run)('launcher SEV and migration RPCs on the real libvirtd (no SEV here)', () => {
   const ns = 'kvts-it';

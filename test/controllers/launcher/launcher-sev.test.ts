@@ -5,15 +5,13 @@
  * driver without SEV answered with UNIMPLEMENTED naming the VMI.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api';
-import { VirtLauncher } from '../../../src/controllers/launcher/launcher';
-import { LauncherClient, type LauncherCommandError } from '../../../src/controllers/launcher-protocol';
-import { defaultFakeCapabilities, FakeDriver, FakeHost } from '../../../src/drivers';
+import type { LauncherClient } from '../../../src/controllers/launcher-protocol';
+import { defaultFakeCapabilities, FakeHost } from '../../../src/drivers';
+import { type FakeLauncher, startFakeLauncher } from './fake-launcher';
+import { failure } from './rpc-failure';
 
 const vmi: VirtualMachineInstance = {
   apiVersion: 'kubevirt.io/v1',
@@ -37,41 +35,24 @@ const sevHost = () =>
     },
   });
 
-async function failure(p: Promise<unknown>): Promise<LauncherCommandError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as LauncherCommandError;
-  }
-  throw new Error('expected the call to fail');
-}
-
 describe('launcher SEV RPCs', () => {
-  let dir: string;
-  let launcher: VirtLauncher;
+  let fake: FakeLauncher | undefined;
   let client: LauncherClient;
 
   async function start(host: FakeHost): Promise<void> {
-    dir = mkdtempSync(join(tmpdir(), 'kvts-sev-'));
-    launcher = new VirtLauncher({
-      namespace: 'ns1',
+    fake = await startFakeLauncher({
       name: 'conf1',
       uid: 'uid-sev',
-      gracePeriodSeconds: 5,
-      socketDir: dir,
-      connectDriver: async () => new FakeDriver({ host }),
-      syncOptions: { useEmulation: true },
-      finalWaitMs: 60_000,
-      log: () => {},
+      host,
+      dirPrefix: 'kvts-sev-',
+      launcher: { finalWaitMs: 60_000 },
     });
-    await launcher.start();
-    client = new LauncherClient(join(dir, 'launcher-sock'), { timeoutMs: 5_000 });
+    client = fake.client;
   }
 
   afterEach(async () => {
-    client?.close();
-    await launcher?.exit(0);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await fake?.close();
+    fake = undefined;
   });
 
   it('GetSEVInfo answers upstream SEVPlatformInfo JSON (pdh, certChain)', async () => {
