@@ -9,11 +9,14 @@ import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
+  truncateSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -123,8 +126,32 @@ describe.runIf(run)('kubevirt-ts up and virtctl with a real guest', () => {
     const vm = parse(readFileSync(path.resolve(repoRoot, 'examples/vm-tiny.yaml'), 'utf8'));
     vm.metadata.name = name;
     vm.spec.template.metadata.labels['kubevirt.io/vm'] = name;
+    // A data disk from a PersistentVolumeClaim, listed after the VM: the claim is bound by
+    // local mode's volume binder and the pod waits for it, as with a real control plane.
+    const pvDir = path.join(state, 'pv-data');
+    mkdirSync(pvDir, { mode: 0o777 });
+    chmodSync(pvDir, 0o777);
+    writeFileSync(path.join(pvDir, 'disk.img'), Buffer.alloc(0), { mode: 0o666 });
+    truncateSync(path.join(pvDir, 'disk.img'), 16 * 1024 * 1024);
+    chmodSync(path.join(pvDir, 'disk.img'), 0o666);
+    vm.spec.template.spec.domain.devices.disks = [
+      { name: 'data', serial: 'pvcdata', disk: { bus: 'virtio' } },
+    ];
+    vm.spec.template.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: `${name}-data` } }];
+    const claim = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: `${name}-data`, namespace: 'default' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '16Mi' } } },
+    };
+    const volume = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: `${name}-pv` },
+      spec: { capacity: { storage: '16Mi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: pvDir } },
+    };
     manifest = path.join(state, 'vm.yaml');
-    writeFileSync(manifest, stringify(vm));
+    writeFileSync(manifest, [vm, claim, volume].map((d) => stringify(d)).join('---\n'));
   });
 
   afterAll(async () => {
@@ -155,6 +182,10 @@ describe.runIf(run)('kubevirt-ts up and virtctl with a real guest', () => {
     await waitFor('VM Running', () => vmStatus() === 'Running');
     const table = ctl('get', 'vms').out;
     expect(table).toMatch(new RegExp(`^${name}\\s+\\d+s\\s+Running\\s+True$`, 'm'));
+    // The claim's disk reaches the domain through the pod's mount of the bound volume.
+    const source = /<source file='([^']*vmi-disks\/data\/disk\.img)'/.exec(virsh('dumpxml', domain))?.[1];
+    expect(source).toBeDefined();
+    expect(realpathSync(source ?? '')).toBe(path.join(realpathSync(state), 'pv-data', 'disk.img'));
   }, 180_000);
 
   it('console: reads the boot marker and runs a command in the guest shell; Ctrl-] leaves', async () => {

@@ -14,6 +14,7 @@ import { IMAGE_ROOT_ENV } from '../../controllers/launcher/image-dirs';
 import { defaultCliEntry, PodRuntime } from '../../controllers/podruntime/pod-runtime';
 import { type EmbeddedServer, serveEmbeddedStore } from '../../controllers/runtime/embedded/server';
 import { EmbeddedStore } from '../../controllers/runtime/embedded/store';
+import { PvBinder } from '../../controllers/storage/pv-binder';
 import { VirtController } from '../../controllers/virt-controller';
 import { LibvirtDriver } from '../../drivers/libvirt-driver/libvirt-driver';
 import { type LocalApiServer, serveLocalApi } from './local-api';
@@ -45,6 +46,8 @@ export class LocalNode {
   controller!: VirtController;
   runtime!: PodRuntime;
   handler!: VirtHandler;
+  /** kube-controller-manager's static volume binding, so PVC disks can start here. */
+  binder!: PvBinder;
   private storeServer: EmbeddedServer | undefined;
   private apiServer: LocalApiServer | undefined;
   readonly nodeName: string;
@@ -68,8 +71,11 @@ export class LocalNode {
         launcherImage: 'kubevirt-ts/virt-launcher:local',
         hypervisor: this.o.allowKvm ? 'kvm' : 'emulation',
       },
+      // Claims are served and bound here (the binder below): VMIs wait for theirs.
+      volumes: true,
       onError: (c, key, e) => log('virt-controller', `${c} ${key}: ${e.message}`),
     });
+    this.binder = new PvBinder({ client: this.store, log: (m) => log('pv-binder', m) });
     this.runtime = new PodRuntime({
       client: this.store,
       nodeName: this.nodeName,
@@ -96,6 +102,7 @@ export class LocalNode {
       },
       log: (m) => log('virt-handler', m),
     });
+    await this.binder.start();
     await this.controller.start();
     await this.runtime.start();
     await this.handler.start();
@@ -108,6 +115,7 @@ export class LocalNode {
     await this.handler?.stop().catch(() => undefined);
     await this.runtime?.stop().catch(() => undefined);
     await this.controller?.stop().catch(() => undefined);
+    await this.binder?.stop().catch(() => undefined);
     await this.storeServer?.close().catch(() => undefined);
     await this.store?.close?.();
   }
