@@ -1,15 +1,20 @@
 #!/usr/bin/env node
 /**
  * A thin virt-controller composed from the public package: a Kubernetes client from a
- * kubeconfig (or the embedded store's socket), the cluster configuration, and the
- * controllers, bound in an inversify container without decorators.
+ * kubeconfig (or the embedded store's socket), the cluster configuration followed from
+ * the KubeVirt resource in `--kubevirt-namespace`, and the controllers, bound in an
+ * inversify container without decorators.
  *
  *   npx tsx examples/bin/virt-controller.ts [--kubeconfig FILE | --store-socket PATH] [--leader-elect]
  */
 import { parseArgs } from 'node:util';
 import { Container } from 'inversify';
-import { type ClusterConfig, createClusterConfig } from 'kubevirt-ts/api';
-import { KubeClient, type ObjectClient, VirtController } from 'kubevirt-ts/controllers';
+import {
+  KubeClient,
+  KubeVirtConfigWatcher,
+  type ObjectClient,
+  VirtController,
+} from 'kubevirt-ts/controllers';
 
 const { values } = parseArgs({
   options: {
@@ -17,6 +22,7 @@ const { values } = parseArgs({
     'store-socket': { type: 'string' },
     'leader-elect': { type: 'boolean', default: false },
     emulation: { type: 'boolean', default: true },
+    'kubevirt-namespace': { type: 'string', default: 'kubevirt' },
   },
 });
 
@@ -30,15 +36,25 @@ container
       : KubeClient.fromKubeconfig(values.kubeconfig),
   );
 container
-  .bind<ClusterConfig>(T.config)
-  .toConstantValue(createClusterConfig({ developerConfiguration: { useEmulation: values.emulation } }));
+  .bind<KubeVirtConfigWatcher>(T.config)
+  .toResolvedValue(
+    (client: ObjectClient) =>
+      new KubeVirtConfigWatcher({
+        client,
+        namespace: values['kubevirt-namespace'],
+        overrides: { developerConfiguration: { useEmulation: values.emulation } },
+        log: (m) => process.stderr.write(`virt-controller: ${m}\n`),
+      }),
+    [T.client],
+  )
+  .inSingletonScope();
 container
   .bind<VirtController>(T.controller)
   .toResolvedValue(
-    (client: ObjectClient, config: ClusterConfig) =>
+    (client: ObjectClient, config: KubeVirtConfigWatcher) =>
       new VirtController({
         client,
-        config,
+        config: () => config.current(),
         launcher: {
           launcherImage: 'kubevirt-ts/virt-launcher:dev',
           hypervisor: values.emulation ? 'emulation' : 'kvm',
@@ -51,6 +67,7 @@ container
   )
   .inSingletonScope();
 
+await container.get<KubeVirtConfigWatcher>(T.config).start();
 const controller = container.get<VirtController>(T.controller);
 await controller.start();
 process.stderr.write('virt-controller: running\n');

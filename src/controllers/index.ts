@@ -3,6 +3,12 @@
 /** The node side: virt-handler, virt-launcher, the local pod runtime, and their composition. */
 export { createLauncherContainer, LauncherTokens } from './composition/launcher-container';
 export { createNodeContainer, NodeTokens } from './composition/node-container';
+export {
+  KubeVirtConfigWatcher,
+  type KubeVirtConfigWatcherOptions,
+  pickKubeVirt,
+  withOverrides,
+} from './config/kubevirt-config';
 export * as handler from './handler/index';
 export * as launcher from './launcher/index';
 export { MigrationController, MigrationLabels } from './migration/controller';
@@ -30,6 +36,7 @@ export {
   renderLauncherPod,
 } from './services/pod-renderer';
 export { parseQuantity, QuantityError } from './services/quantity';
+export { PvBinder, type PvBinderOptions } from './storage/pv-binder';
 export {
   LAUNCHER_POD_SELECTOR,
   VirtController,

@@ -13,7 +13,7 @@ import type { Command } from 'commander';
 import type { VirtualMachineInstance } from '../../api/generated/types';
 import type { KubeObject, ObjectClient } from '../../controllers/runtime/types';
 import { VmiResource } from '../../controllers/vmi/controller';
-import { type AppliedObject, applyObjects, loadAndAdmit } from '../local/apply';
+import { type AppliedObject, applyObjects, loadAndAdmit, storedKubeVirt } from '../local/apply';
 import { attachConsole, connectConsole } from '../local/console-stream';
 import { ImageStore } from '../local/images';
 import { LocalClient, localRequest, runningUpPid } from '../local/local-client';
@@ -60,12 +60,12 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
   const paths = statePaths(opts.stateDir ?? defaultStateDir());
   const progress = new ProgressPrinter();
   const images = new ImageStore(paths.images);
-  // Check manifests first: a bad manifest or a missing image fails before anything starts.
-  const objects = await loadAndAdmit(manifests, images, !opts.kvm);
   const running = runningUpPid(paths);
   if (running) {
     const client = new LocalClient(paths);
     try {
+      // Admitted with the configuration the running local mode has (its KubeVirt resource).
+      const objects = await loadAndAdmit(manifests, images, !opts.kvm, await storedKubeVirt(client.store));
       progress.line(`local mode already running (pid ${running}, ${paths.root}): applying to it`);
       printApplied(progress, await applyObjects(client.store, objects));
       if (opts.console) await streamFirstConsole(client.store, paths, objects, progress);
@@ -74,6 +74,8 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
     }
     return;
   }
+  // Check manifests first: a bad manifest or a missing image fails before anything starts.
+  const objects = await loadAndAdmit(manifests, images, !opts.kvm);
   if (opts.detach) return detach(paths, manifests, opts, progress);
 
   ensureStateDirs(paths);
@@ -140,7 +142,12 @@ async function detach(paths: StatePaths, manifests: string[], opts: UpOptions, p
   progress.line(`local mode running in the background (pid ${child.pid}); log ${paths.logFile}`);
   const client = new LocalClient(paths);
   try {
-    const objects = await loadAndAdmit(manifests, new ImageStore(paths.images), !opts.kvm);
+    const objects = await loadAndAdmit(
+      manifests,
+      new ImageStore(paths.images),
+      !opts.kvm,
+      await storedKubeVirt(client.store),
+    );
     printApplied(progress, await applyObjects(client.store, objects));
     if (opts.console) await streamFirstConsole(client.store, paths, objects, progress);
   } finally {

@@ -22,6 +22,7 @@ interface HandlerFlags {
   bindPending?: boolean;
   imageRoot?: string;
   migrationAddress?: string;
+  kubevirtNamespace: string;
 }
 
 const NODE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
@@ -49,6 +50,11 @@ export function registerVirtHandlerCommand(program: Command): void {
     .option('--bind-pending', 'with --pod-runtime: bind unscheduled pods to this node (no scheduler)')
     .option('--image-root <dir>', 'local image store root handed to launchers')
     .option(
+      '--kubevirt-namespace <ns>',
+      'namespace of the KubeVirt resource to take the configuration from',
+      'kubevirt',
+    )
+    .option(
       '--migration-address <address>',
       "what migration sources use to reach this node's libvirtd: host[:port] of its TCP listener, or a libvirt URI (without it this node is no migration target)",
     )
@@ -74,6 +80,14 @@ export function registerVirtHandlerCommand(program: Command): void {
         : KubeClient.fromKubeconfig(f.kubeconfig);
       const env: Record<string, string> = { KUBEVIRT_TS_LIBVIRT_URI: f.libvirtUri };
       if (f.imageRoot) env.KUBEVIRT_TS_IMAGE_ROOT = f.imageRoot;
+      const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
+      // Migration settings (bandwidth, timeouts, ...) follow the KubeVirt resource, as upstream's.
+      const config = new KubeVirtConfigWatcher({
+        client,
+        namespace: f.kubevirtNamespace,
+        log: (m) => process.stderr.write(`virt-handler ${f.nodeName}: ${m}\n`),
+      });
+      await config.start();
       const container = createNodeContainer({
         client,
         drivers: {
@@ -89,6 +103,7 @@ export function registerVirtHandlerCommand(program: Command): void {
           podsRoot: f.podsRoot,
           notifySocket: f.notifySocket,
           migrationAddress: f.migrationAddress,
+          migrationConfig: () => config.current().migrations,
         },
         podRuntime: f.podRuntime ? { root: f.podsRoot, bindPending: f.bindPending, env } : undefined,
       });
@@ -103,6 +118,7 @@ export function registerVirtHandlerCommand(program: Command): void {
       });
       await handler.stop();
       await runtime?.stop();
+      await config.stop();
       client.close();
       process.exit(0);
     });

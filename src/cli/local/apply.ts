@@ -6,10 +6,11 @@
  */
 import { createClusterConfig } from '../../api/config/cluster-config';
 import { formatFieldError } from '../../api/errors';
-import type { VirtualMachine, VirtualMachineInstance } from '../../api/generated/types';
+import type { KubeVirt, VirtualMachine, VirtualMachineInstance } from '../../api/generated/types';
 import { loadManifestFile } from '../../api/manifest/load';
 import { type ApiObject, admit } from '../../api/validation/admission';
-import { builtinTypes, kubevirtTypes } from '../../controllers/runtime/resources';
+import { pickKubeVirt, withOverrides } from '../../controllers/config/kubevirt-config';
+import { builtinTypes, KubeVirtType, kubevirtTypes } from '../../controllers/runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../controllers/runtime/types';
 import type { ImageStore } from './images';
 
@@ -25,19 +26,36 @@ function typeOf(kind: string): ResourceType | undefined {
   return [...kubevirtTypes, ...builtinTypes].find((t) => t.kind === kind);
 }
 
-/** Loads and admits every object of `files`; throws one error listing every problem. */
+/**
+ * Loads and admits every object of `files`; throws one error listing every problem.
+ * Admission uses the cluster configuration of a KubeVirt resource among `files` (taken as
+ * upstream's components take it), else of `current` (the one local mode already runs
+ * with), else upstream's defaults; emulation always follows `useEmulation`. KubeVirt
+ * resources come first in the result, so the configuration is in place before the VMs.
+ */
 export async function loadAndAdmit(
   files: string[],
   images: ImageStore,
   useEmulation = true,
+  current?: KubeVirt,
 ): Promise<ApiObject[]> {
-  const config = createClusterConfig({ developerConfiguration: { useEmulation } });
   const problems: string[] = [];
-  const out: ApiObject[] = [];
+  const loadedFiles = [];
   for (const file of files) {
     const loaded = await loadManifestFile(file);
     problems.push(...loaded.errors.map((e) => e.message));
-    for (const o of loaded.objects) {
+    loadedFiles.push({ file, objects: loaded.objects });
+  }
+  const batch = loadedFiles.flatMap((f) =>
+    f.objects.filter((o) => o.kind === 'KubeVirt').map((o) => o.object),
+  );
+  const kv = pickKubeVirt(batch as KubeVirt[]) ?? current;
+  const config = createClusterConfig(
+    withOverrides(kv?.spec?.configuration, { developerConfiguration: { useEmulation } }),
+  );
+  const out: ApiObject[] = [];
+  for (const { file, objects } of loadedFiles) {
+    for (const o of objects) {
       const obj = o.object as ApiObject;
       const id = `${o.kind}/${obj.metadata?.name ?? '<unnamed>'}`;
       if (!typeOf(o.kind)) {
@@ -63,7 +81,13 @@ export async function loadAndAdmit(
     }
   }
   if (problems.length > 0) throw new Error(problems.join('\n'));
-  return out;
+  return [...out.filter((o) => o.kind === 'KubeVirt'), ...out.filter((o) => o.kind !== 'KubeVirt')];
+}
+
+/** The KubeVirt resource a running local mode takes its configuration from, if any. */
+export async function storedKubeVirt(client: ObjectClient): Promise<KubeVirt | undefined> {
+  const list = await client.list<KubeVirt & KubeObject>(KubeVirtType).catch(() => undefined);
+  return pickKubeVirt(list?.items ?? []);
 }
 
 /** Creates each object, or replaces the spec (labels, annotations) of an existing one. */

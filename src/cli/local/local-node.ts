@@ -8,7 +8,8 @@
  */
 
 import { join } from 'node:path';
-import { createClusterConfig } from '../../api/config/cluster-config';
+import type { KubeVirtConfiguration } from '../../api/generated/types';
+import { KubeVirtConfigWatcher } from '../../controllers/config/kubevirt-config';
 import { VirtHandler } from '../../controllers/handler/handler';
 import { IMAGE_ROOT_ENV } from '../../controllers/launcher/image-dirs';
 import { defaultCliEntry, PodRuntime } from '../../controllers/podruntime/pod-runtime';
@@ -40,12 +41,19 @@ export interface LocalNodeOptions {
   log?: (component: string, message: string) => void;
 }
 
+/** What local mode lays over the KubeVirt resource's configuration: emulation per the host. */
+export function localConfigOverrides(allowKvm: boolean): KubeVirtConfiguration {
+  return { developerConfiguration: { useEmulation: !allowKvm } };
+}
+
 /** The running local system. */
 export class LocalNode {
   store!: EmbeddedStore;
   controller!: VirtController;
   runtime!: PodRuntime;
   handler!: VirtHandler;
+  /** The cluster configuration, from the KubeVirt resource in the store. */
+  config!: KubeVirtConfigWatcher;
   /** kube-controller-manager's static volume binding, so PVC disks can start here. */
   binder!: PvBinder;
   private storeServer: EmbeddedServer | undefined;
@@ -62,11 +70,22 @@ export class LocalNode {
     const uri = this.o.libvirtUri ?? 'qemu:///system';
     const log = this.o.log ?? (() => {});
     ensureStateDirs(paths);
-    this.store = await EmbeddedStore.open({ dir: paths.store });
+    this.store = await EmbeddedStore.open({
+      dir: paths.store,
+      // `kubevirt` too, as KubeVirt's install creates it: the KubeVirt resource lives there.
+      namespaces: ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'kubevirt'],
+    });
     this.storeServer = await serveEmbeddedStore(this.store, paths.storeSocket);
+    // The KubeVirt resource configures local mode as it does a cluster (feature gates,
+    // migrations, ...); only emulation follows the host and --kvm.
+    this.config = new KubeVirtConfigWatcher({
+      client: this.store,
+      overrides: localConfigOverrides(this.o.allowKvm ?? false),
+      log: (m) => log('config', m),
+    });
     this.controller = new VirtController({
       client: this.store,
-      config: createClusterConfig({ developerConfiguration: { useEmulation: !this.o.allowKvm } }),
+      config: () => this.config.current(),
       launcher: {
         launcherImage: 'kubevirt-ts/virt-launcher:local',
         hypervisor: this.o.allowKvm ? 'kvm' : 'emulation',
@@ -100,8 +119,10 @@ export class LocalNode {
           await d.close();
         }
       },
+      migrationConfig: () => this.config.current().migrations,
       log: (m) => log('virt-handler', m),
     });
+    await this.config.start();
     await this.binder.start();
     await this.controller.start();
     await this.runtime.start();
@@ -116,6 +137,7 @@ export class LocalNode {
     await this.runtime?.stop().catch(() => undefined);
     await this.controller?.stop().catch(() => undefined);
     await this.binder?.stop().catch(() => undefined);
+    await this.config?.stop().catch(() => undefined);
     await this.storeServer?.close().catch(() => undefined);
     await this.store?.close?.();
   }
