@@ -26,28 +26,27 @@ import type { LauncherDomain } from '../../src/controllers/launcher/domain-repor
 import { shortDir } from '../../src/controllers/launcher/short-dir';
 import { LauncherClient, launcherSocketPath } from '../../src/controllers/launcher-protocol';
 import { serveEmbeddedStore } from '../../src/controllers/runtime/embedded/server';
-import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
+import type { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import { VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import { available, BOOT_MARKER, guestDir, kernelVersion, unavailableReason } from '../support/guest';
-import { integration } from '../support/integration';
-import { cliBuilt, cliEntry, libvirtAnswers, NodeHarness, tinyGuestVm, waitFor } from './node-harness';
+import { BOOT_MARKER, guestDir, kernelVersion } from '../support/guest';
+import {
+  cliEntry,
+  type EmbeddedNode,
+  e2eRun,
+  type NodeHarness,
+  startEmbeddedNode,
+  tinyGuestVm,
+  waitFor,
+} from './node-harness';
 
 const osReleasePath = join(guestDir, 'os-release');
-const ready = available() && existsSync(osReleasePath) && libvirtAnswers() && cliBuilt();
-const run = integration(
-  'guest agent end to end (embedded store, qemu-ga in the guest)',
-  ready,
-  !available()
-    ? unavailableReason
-    : !existsSync(osReleasePath)
-      ? `the test guest predates qemu-ga (no ${osReleasePath}): run scripts/guest/build.sh`
-      : !cliBuilt()
-        ? `the CLI is not built (${cliEntry()}): npm run build`
-        : 'libvirtd does not answer',
+const run = e2eRun('guest agent end to end (embedded store, qemu-ga in the guest)', () =>
+  existsSync(osReleasePath)
+    ? undefined
+    : `the test guest predates qemu-ga (no ${osReleasePath}): run scripts/guest/build.sh`,
 );
 
-/** The guest's /etc/os-release, as scripts/guest/build.sh wrote it. */
 function osRelease(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const line of readFileSync(osReleasePath, 'utf8').split('\n')) {
@@ -62,20 +61,19 @@ describe.runIf(run)('guest agent end to end with a real qemu-ga', () => {
   const name = `e2e-ga-${process.pid}`;
   const domain = `${ns}_${name}`;
   let store: EmbeddedStore;
+  let embedded: EmbeddedNode | undefined;
   let node: NodeHarness;
   let podUid = '';
   let launcher: LauncherClient | undefined;
 
   beforeAll(async () => {
-    store = await EmbeddedStore.open();
-    node = new NodeHarness({ client: store, nodeName: `node-ga-${process.pid}` });
-    await node.start();
+    embedded = await startEmbeddedNode(`node-ga-${process.pid}`);
+    ({ store, node } = embedded);
   }, 60_000);
 
   afterAll(async () => {
     launcher?.close();
-    await node?.close(domain);
-    await store?.close?.();
+    await embedded?.close(domain);
   }, 60_000);
 
   it('the agent connects: AgentConnected True, guestOSInfo from the guest, lo with 127.0.0.1 in the launcher report', async () => {

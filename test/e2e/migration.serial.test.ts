@@ -31,18 +31,11 @@ import {
   startSecondLibvirtd,
 } from '../support/second-libvirtd';
 import { waitFor } from '../support/wait';
+import { processAlive as isAlive } from './node-harness';
 
 const blocker = realLauncherBlocker() ?? secondLibvirtdUnavailable();
 const run = integration('live migration between two libvirtds', !blocker, blocker ?? '');
 
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 const pidIn = (file: string) => Number(readFileSync(file, 'utf8').trim());
 
 describe.runIf(run)('live migration of a running guest to a second libvirtd on this host', () => {

@@ -17,13 +17,15 @@ import { imageDir } from '../../src/controllers/launcher/image-dirs';
 import { shortDir } from '../../src/controllers/launcher/short-dir';
 import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
 import { defaultCliEntry, PodRuntime } from '../../src/controllers/podruntime/pod-runtime';
+import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import { PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject, ObjectClient } from '../../src/controllers/runtime/types';
 import type { Pod } from '../../src/controllers/services/pod';
 import { VirtController, type WriteRecord } from '../../src/controllers/virt-controller';
 import { VmiResource } from '../../src/controllers/vmi/controller';
 import { LibvirtDriver } from '../../src/drivers/libvirt-driver/libvirt-driver';
-import { guestDir, KERNEL_CMDLINE, SerialConsole } from '../support/guest';
+import { available, guestDir, KERNEL_CMDLINE, SerialConsole, unavailableReason } from '../support/guest';
+import { integration } from '../support/integration';
 import { waitFor as pollUntil } from '../support/wait';
 
 export const LIBVIRT_URI = 'qemu:///system';
@@ -81,6 +83,19 @@ export interface NodeHarnessOptions {
   controller?: boolean;
   /** The Node is registered by someone else (e.g. a test's real kubelet stand-in). Default true: the runtime does it. */
   manageNode?: boolean;
+  /** Feature gates of the cluster config virt-controller runs with (e.g. HostDisk). */
+  featureGates?: string[];
+  /** virt-controller handles volumes (PVC claims). Default false. */
+  volumes?: boolean;
+  /** A libvirtd socket to use instead of the system daemon's, for launchers and the handler (a second "host"). */
+  libvirtSocket?: string;
+  /** The handler's migration address (the libvirt URI migration targets on this node are reached at). */
+  migrationAddress?: string;
+}
+
+/** A component's log: printed with `prefix` under KUBEVIRT_TS_NODE_LOG, else dropped. */
+function nodeLog(prefix: string): (message: string) => void {
+  return process.env.KUBEVIRT_TS_NODE_LOG ? (m) => console.log(`${prefix}: ${m}`) : () => {};
 }
 
 /** Polls `fn` until it returns a truthy value (node flows are slow: 120 s by default). */
@@ -119,7 +134,12 @@ export class NodeHarness {
     return new VirtController({
       client: this.o.client,
       config: createClusterConfig(
-        { developerConfiguration: { useEmulation: true } },
+        {
+          developerConfiguration: {
+            useEmulation: true,
+            ...(this.o.featureGates ? { featureGates: this.o.featureGates } : {}),
+          },
+        },
         { hostArchitecture: 'amd64' },
       ),
       launcher: { launcherImage: 'kubevirt-ts/virt-launcher:dev', hypervisor: 'emulation' },
@@ -127,6 +147,7 @@ export class NodeHarness {
       onError: process.env.KUBEVIRT_TS_NODE_LOG
         ? (c, k, e) => console.log(`controller ${c} ${k}: ${e.message}`)
         : () => {},
+      ...(this.o.volumes ? { volumes: true } : {}),
     });
   }
 
@@ -138,8 +159,12 @@ export class NodeHarness {
       bindPending: this.o.bindPending ?? true,
       manageNode: this.o.manageNode ?? true,
       commands: { 'kubevirt-ts': [process.execPath, cliEntry()] },
-      env: { KUBEVIRT_TS_IMAGE_ROOT: this.images, KUBEVIRT_TS_LIBVIRT_URI: LIBVIRT_URI },
-      log: process.env.KUBEVIRT_TS_NODE_LOG ? (m) => console.log(`pod runtime: ${m}`) : () => {},
+      env: {
+        KUBEVIRT_TS_IMAGE_ROOT: this.images,
+        KUBEVIRT_TS_LIBVIRT_URI: LIBVIRT_URI,
+        ...(this.o.libvirtSocket ? { KUBEVIRT_TS_LIBVIRT_SOCKET: this.o.libvirtSocket } : {}),
+      },
+      log: nodeLog(`pod runtime ${this.o.nodeName}`),
     });
   }
 
@@ -150,19 +175,30 @@ export class NodeHarness {
       podsRoot: this.podsRoot,
       notifySocket: join(this.root, 'handler', 'domain-notify.sock'),
       capabilities: async () => {
-        const d = await LibvirtDriver.connect({ name: 'emulation', allowKvm: false, uri: LIBVIRT_URI });
+        const d = await this.connectLibvirt();
         try {
           return await d.probe();
         } finally {
           await d.close();
         }
       },
-      orphanDriver: () => LibvirtDriver.connect({ name: 'emulation', allowKvm: false, uri: LIBVIRT_URI }),
+      orphanDriver: () => this.connectLibvirt(),
       resyncMs: 1_000,
+      ...(this.o.migrationAddress ? { migrationAddress: this.o.migrationAddress } : {}),
       onWrite: (kind, name) => {
         if (kind === 'VirtualMachineInstance') this.handlerWrites.push(name);
       },
-      log: process.env.KUBEVIRT_TS_NODE_LOG ? (m) => console.log(`handler: ${m}`) : () => {},
+      log: nodeLog(`handler ${this.o.nodeName}`),
+    });
+  }
+
+  /** The emulation driver on this node's libvirtd. */
+  private connectLibvirt(): Promise<LibvirtDriver> {
+    return LibvirtDriver.connect({
+      name: 'emulation',
+      allowKvm: false,
+      uri: LIBVIRT_URI,
+      ...(this.o.libvirtSocket ? { socketPath: this.o.libvirtSocket } : {}),
     });
   }
 
@@ -230,4 +266,63 @@ export function libvirtAnswers(): boolean {
 /** Whether libvirt has a domain by that name. */
 export function domainExists(name: string): boolean {
   return spawnSync('virsh', ['-c', LIBVIRT_URI, 'domstate', name], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * Why a node end-to-end test cannot run here, or undefined: the test guest, the CLI build
+ * and the system libvirtd are checked in that order, then `extra` (a further requirement).
+ */
+export function e2eBlocker(extra?: () => string | undefined): string | undefined {
+  if (!available()) return unavailableReason;
+  if (!cliBuilt()) return `the CLI is not built (${cliEntry()}): npm run build`;
+  if (!libvirtAnswers()) return `libvirtd does not answer on ${LIBVIRT_URI}`;
+  return extra?.();
+}
+
+/** The integration gating of an end-to-end test `name`: true to run; see {@link e2eBlocker}. */
+export function e2eRun(name: string, extra?: () => string | undefined): boolean {
+  const blocker = e2eBlocker(extra);
+  return integration(name, !blocker, blocker ?? '');
+}
+
+/** Whether a process with that pid exists. */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A started {@link NodeHarness} on a fresh embedded store; see {@link startEmbeddedNode}. */
+export interface EmbeddedNode {
+  store: EmbeddedStore;
+  node: NodeHarness;
+  /** Closes the node (destroying domains named with `domainPrefix`), then the store. */
+  close(domainPrefix?: string): Promise<void>;
+}
+
+/** Opens an embedded store and starts a node on it named `nodeName` (further harness options in `options`). */
+export async function startEmbeddedNode(
+  nodeName: string,
+  options: Omit<NodeHarnessOptions, 'client' | 'nodeName'> = {},
+): Promise<EmbeddedNode> {
+  const store = await EmbeddedStore.open();
+  const node = new NodeHarness({ ...options, client: store, nodeName });
+  try {
+    await node.start();
+  } catch (e) {
+    await node.close();
+    await store.close?.();
+    throw e;
+  }
+  return {
+    store,
+    node,
+    async close(domainPrefix?: string) {
+      await node.close(domainPrefix);
+      await store.close?.();
+    },
+  };
 }

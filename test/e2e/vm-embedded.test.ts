@@ -7,48 +7,24 @@
  * shutdown, VMI Succeeded, pod deleted, launcher gone, domain gone, VM Stopped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
+import type { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import { PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import type { Pod } from '../../src/controllers/services/pod';
 import { VmiResource } from '../../src/controllers/vmi/controller';
+import { BOOT_MARKER, POWEROFF_MARKER, type SerialConsole } from '../support/guest';
 import {
-  available,
-  BOOT_MARKER,
-  POWEROFF_MARKER,
-  type SerialConsole,
-  unavailableReason,
-} from '../support/guest';
-import { integration } from '../support/integration';
-import {
-  cliBuilt,
-  cliEntry,
   domainExists,
-  libvirtAnswers,
-  NodeHarness,
+  type EmbeddedNode,
+  e2eRun,
+  processAlive as isAlive,
+  type NodeHarness,
+  startEmbeddedNode,
   tinyGuestVm,
   waitFor,
 } from './node-harness';
 
-const ready = available() && libvirtAnswers() && cliBuilt();
-const run = integration(
-  'node end to end (embedded store)',
-  ready,
-  !available()
-    ? unavailableReason
-    : !cliBuilt()
-      ? `the CLI is not built (${cliEntry()}): npm run build`
-      : 'libvirtd does not answer',
-);
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const run = e2eRun('node end to end (embedded store)');
 
 describe.runIf(run)('VM end to end on the embedded store with a real guest', () => {
   const ns = 'default';
@@ -60,16 +36,16 @@ describe.runIf(run)('VM end to end on the embedded store with a real guest', () 
   let pod: Pod;
   let launcherPid = 0;
 
+  let embedded: EmbeddedNode | undefined;
+
   beforeAll(async () => {
-    store = await EmbeddedStore.open();
-    node = new NodeHarness({ client: store, nodeName: `node-emb-${process.pid}` });
-    await node.start();
+    embedded = await startEmbeddedNode(`node-emb-${process.pid}`);
+    ({ store, node } = embedded);
   }, 60_000);
 
   afterAll(async () => {
     console_?.close();
-    await node?.close(domain);
-    await store?.close?.();
+    await embedded?.close(domain);
   }, 60_000);
 
   it('registers the Node with capability labels and device resources', async () => {

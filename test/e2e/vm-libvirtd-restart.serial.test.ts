@@ -9,48 +9,25 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
+import type { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import { VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import type { Pod } from '../../src/controllers/services/pod';
+import { BOOT_MARKER, POWEROFF_MARKER, type SerialConsole } from '../support/guest';
 import {
-  available,
-  BOOT_MARKER,
-  POWEROFF_MARKER,
-  type SerialConsole,
-  unavailableReason,
-} from '../support/guest';
-import { integration } from '../support/integration';
-import {
-  cliBuilt,
-  cliEntry,
   domainExists,
+  type EmbeddedNode,
+  e2eRun,
+  processAlive as isAlive,
   LIBVIRT_URI,
   libvirtAnswers,
-  NodeHarness,
+  type NodeHarness,
+  startEmbeddedNode,
   tinyGuestVm,
   waitFor,
 } from './node-harness';
 
-const ready = available() && libvirtAnswers() && cliBuilt();
-const run = integration(
-  'libvirtd restart (embedded store)',
-  ready,
-  !available()
-    ? unavailableReason
-    : !cliBuilt()
-      ? `the CLI is not built (${cliEntry()}): npm run build`
-      : 'libvirtd does not answer',
-);
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const run = e2eRun('libvirtd restart (embedded store)');
 
 const libvirtdRunning = () => spawnSync('pgrep', ['-x', 'libvirtd'], { stdio: 'ignore' }).status === 0;
 
@@ -72,6 +49,7 @@ describe.runIf(run)('a libvirtd restart with a guest running', () => {
   const name = `e2e-lvd-${process.pid}`;
   const domain = `${ns}_${name}`;
   let store: EmbeddedStore;
+  let embedded: EmbeddedNode | undefined;
   let node: NodeHarness;
   let console_: SerialConsole | undefined;
   let pod: Pod;
@@ -79,9 +57,8 @@ describe.runIf(run)('a libvirtd restart with a guest running', () => {
   let qemu = 0;
 
   beforeAll(async () => {
-    store = await EmbeddedStore.open();
-    node = new NodeHarness({ client: store, nodeName: `node-lvd-${process.pid}` });
-    await node.start();
+    embedded = await startEmbeddedNode(`node-lvd-${process.pid}`);
+    ({ store, node } = embedded);
     await store.create(VirtualMachineType, tinyGuestVm(name, ns) as KubeObject);
     const vmi = await waitFor('the VMI scheduled to the node', async () => {
       const v = await node.getVmi(ns, name);
@@ -99,8 +76,7 @@ describe.runIf(run)('a libvirtd restart with a guest running', () => {
     // Whatever failed, the shared daemon runs again before anything is cleaned up.
     await ensureLibvirtd().catch(() => undefined);
     console_?.close();
-    await node?.close(domain);
-    await store?.close?.();
+    await embedded?.close(domain);
   }, 120_000);
 
   it('the guest survives, the launcher reconnects, pause/unpause work, statuses converge', async () => {

@@ -23,9 +23,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClusterConfig } from '../../src/api/config/cluster-config';
 import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
-import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
+import type { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import {
   ConfigMapType,
   PersistentVolumeClaimType,
@@ -35,50 +34,20 @@ import {
 } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import type { Pod } from '../../src/controllers/services/pod';
-import { VirtController } from '../../src/controllers/virt-controller';
-import { available, BOOT_MARKER, type SerialConsole, unavailableReason } from '../support/guest';
-import { integration } from '../support/integration';
+import { BOOT_MARKER, type SerialConsole } from '../support/guest';
 import {
-  cliBuilt,
-  cliEntry,
+  type EmbeddedNode,
+  e2eRun,
   LIBVIRT_URI,
-  libvirtAnswers,
-  NodeHarness,
+  type NodeHarness,
+  startEmbeddedNode,
   tinyGuestVm,
   waitFor,
 } from './node-harness';
 
-const ready = available() && libvirtAnswers() && cliBuilt();
-const run = integration(
-  'VM volumes end to end (embedded store)',
-  ready,
-  !available()
-    ? unavailableReason
-    : !cliBuilt()
-      ? `the CLI is not built (${cliEntry()}): npm run build`
-      : 'libvirtd does not answer',
-);
+const run = e2eRun('VM volumes end to end (embedded store)');
 
 const MiB = 1024 * 1024;
-
-/** The node harness with the HostDisk feature gate on (upstream gates hostDisk volumes). */
-class HostDiskNode extends NodeHarness {
-  override newController(): VirtController {
-    return new VirtController({
-      client: this.o.client,
-      config: createClusterConfig(
-        { developerConfiguration: { useEmulation: true, featureGates: ['HostDisk'] } },
-        { hostArchitecture: 'amd64' },
-      ),
-      launcher: { launcherImage: 'kubevirt-ts/virt-launcher:dev', hypervisor: 'emulation' },
-      onWrite: (w) => this.controllerWrites.push(w),
-      onError: process.env.KUBEVIRT_TS_NODE_LOG
-        ? (c, k, e) => console.log(`controller ${c} ${k}: ${e.message}`)
-        : () => {},
-      volumes: true,
-    });
-  }
-}
 
 interface DomainDisk {
   dev: string;
@@ -106,7 +75,8 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
   const secretMarker = `kvtssec${process.pid}value`;
   const labelMarker = `kvtsdapi${process.pid}value`;
   let store: EmbeddedStore;
-  let node: HostDiskNode;
+  let embedded: EmbeddedNode | undefined;
+  let node: NodeHarness;
   let hostDir: string;
   let hostFile: string;
   let pvDir: string;
@@ -116,9 +86,11 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
   let guestDisks: Record<string, { dev: string; sectors: number }> = {};
 
   beforeAll(async () => {
-    store = await EmbeddedStore.open();
-    node = new HostDiskNode({ client: store, nodeName: `node-vol-${process.pid}` });
-    await node.start();
+    embedded = await startEmbeddedNode(`node-vol-${process.pid}`, {
+      featureGates: ['HostDisk'],
+      volumes: true,
+    });
+    ({ store, node } = embedded);
     // QEMU runs as libvirt-qemu: the host disk's directory must be reachable.
     hostDir = mkdtempSync(join(tmpdir(), 'kvts-e2e-hostdisk-'));
     chmodSync(hostDir, 0o755);
@@ -149,8 +121,7 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
 
   afterAll(async () => {
     console_?.close();
-    await node?.close(domain);
-    await store?.close?.();
+    await embedded?.close(domain);
     if (hostDir) rmSync(hostDir, { recursive: true, force: true });
   }, 60_000);
 

@@ -10,11 +10,8 @@
  * source QEMU and launcher are gone. Serial: it starts its own libvirtd.
  */
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/generated/types';
-import { VirtHandler } from '../../src/controllers/handler/handler';
-import { PodRuntime } from '../../src/controllers/podruntime/pod-runtime';
 import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import {
   PodType,
@@ -23,96 +20,15 @@ import {
 } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import type { Pod } from '../../src/controllers/services/pod';
-import { LibvirtDriver } from '../../src/drivers/libvirt-driver/libvirt-driver';
-import { available, BOOT_MARKER, type SerialConsole, unavailableReason } from '../support/guest';
-import { integration } from '../support/integration';
+import { BOOT_MARKER, type SerialConsole } from '../support/guest';
 import {
   type SecondLibvirtd,
   secondLibvirtdUnavailable,
   startSecondLibvirtd,
 } from '../support/second-libvirtd';
-import {
-  cliBuilt,
-  cliEntry,
-  domainExists,
-  LIBVIRT_URI,
-  libvirtAnswers,
-  NodeHarness,
-  type NodeHarnessOptions,
-  tinyGuestVm,
-  waitFor,
-} from './node-harness';
+import { domainExists, e2eRun, NodeHarness, tinyGuestVm, waitFor } from './node-harness';
 
-const blocker = !available()
-  ? unavailableReason
-  : !cliBuilt()
-    ? `the CLI is not built (${cliEntry()}): npm run build`
-    : !libvirtAnswers()
-      ? `libvirtd does not answer on ${LIBVIRT_URI}`
-      : secondLibvirtdUnavailable();
-const run = integration('VirtualMachineInstanceMigration end to end', !blocker, blocker ?? '');
-
-const debug = process.env.KUBEVIRT_TS_NODE_LOG ? (m: string) => console.log(m) : () => {};
-
-/** A node whose launchers and handler use the second libvirtd. */
-class SecondDaemonNode extends NodeHarness {
-  constructor(
-    o: NodeHarnessOptions,
-    private readonly daemon: SecondLibvirtd,
-  ) {
-    super(o);
-  }
-
-  private connect() {
-    return LibvirtDriver.connect({
-      name: 'emulation',
-      allowKvm: false,
-      uri: LIBVIRT_URI,
-      socketPath: this.daemon.socketPath,
-    });
-  }
-
-  override newRuntime(): PodRuntime {
-    return new PodRuntime({
-      client: this.o.client,
-      nodeName: this.o.nodeName,
-      root: this.podsRoot,
-      bindPending: false,
-      manageNode: true,
-      commands: { 'kubevirt-ts': [process.execPath, cliEntry()] },
-      env: {
-        KUBEVIRT_TS_IMAGE_ROOT: this.images,
-        KUBEVIRT_TS_LIBVIRT_URI: LIBVIRT_URI,
-        KUBEVIRT_TS_LIBVIRT_SOCKET: this.daemon.socketPath,
-      },
-      log: (m) => debug(`pod runtime ${this.o.nodeName}: ${m}`),
-    });
-  }
-
-  override newHandler(): VirtHandler {
-    return new VirtHandler({
-      client: this.o.client,
-      nodeName: this.o.nodeName,
-      podsRoot: this.podsRoot,
-      notifySocket: join(this.root, 'handler', 'domain-notify.sock'),
-      capabilities: async () => {
-        const d = await this.connect();
-        try {
-          return await d.probe();
-        } finally {
-          await d.close();
-        }
-      },
-      orphanDriver: () => this.connect(),
-      resyncMs: 1_000,
-      migrationAddress: this.daemon.uri,
-      onWrite: (kind, name) => {
-        if (kind === 'VirtualMachineInstance') this.handlerWrites.push(name);
-      },
-      log: (m) => debug(`handler ${this.o.nodeName}: ${m}`),
-    });
-  }
-}
+const run = e2eRun('VirtualMachineInstanceMigration end to end', secondLibvirtdUnavailable);
 
 describe.runIf(run)('VirtualMachineInstanceMigration of a running tiny guest between two nodes', () => {
   const ns = 'default';
@@ -121,7 +37,7 @@ describe.runIf(run)('VirtualMachineInstanceMigration of a running tiny guest bet
   let store: EmbeddedStore;
   let daemon: SecondLibvirtd | undefined;
   let source: NodeHarness | undefined;
-  let target: SecondDaemonNode | undefined;
+  let target: NodeHarness | undefined;
   let scheduler: NodeJS.Timeout | undefined;
   const consoles: SerialConsole[] = [];
 
@@ -131,10 +47,15 @@ describe.runIf(run)('VirtualMachineInstanceMigration of a running tiny guest bet
     store = await EmbeddedStore.open();
     daemon = await startSecondLibvirtd();
     source = new NodeHarness({ client: store, nodeName: `src-${process.pid}`, bindPending: false });
-    target = new SecondDaemonNode(
-      { client: store, nodeName: `tgt-${process.pid}`, bindPending: false, controller: false },
-      daemon,
-    );
+    // The target node's launchers and handler use the second libvirtd.
+    target = new NodeHarness({
+      client: store,
+      nodeName: `tgt-${process.pid}`,
+      bindPending: false,
+      controller: false,
+      libvirtSocket: daemon.socketPath,
+      migrationAddress: daemon.uri,
+    });
     await source.start();
     await target.start();
     // The scheduler's part: migration targets to the target node, the rest to the source.
