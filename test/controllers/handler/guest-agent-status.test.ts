@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
 import { interfacesOf } from '../../../src/controllers/handler/guest-agent-status';
 import { nextHandlerStatus } from '../../../src/controllers/handler/vmi-status';
-import type { LauncherDomain } from '../../../src/controllers/launcher/domain-report';
 import type { LauncherGuestAgent } from '../../../src/controllers/launcher/guest-agent-report';
+import { runningDomain } from './running-domain';
 
 const vmi = (
   interfaces: NonNullable<VirtualMachineInstance['spec']['domain']['devices']>['interfaces'] = [],
@@ -13,18 +13,7 @@ const vmi = (
     spec: { domain: { devices: { interfaces } } },
     status: { phase: 'Scheduled', nodeName: 'n1' },
   }) as VirtualMachineInstance;
-const dom = (guestAgent?: LauncherGuestAgent): LauncherDomain => ({
-  name: 'ns_v',
-  uuid: 'x',
-  state: 'running',
-  reason: 'booted',
-  bootId: 'x/1',
-  vcpus: 1,
-  memoryKiB: 1,
-  vmiUid: 'u',
-  finished: false,
-  guestAgent,
-});
+const dom = (guestAgent?: LauncherGuestAgent) => runningDomain({ guestAgent });
 const os = {
   id: 'kubevirt-ts-guest',
   name: 'kubevirt-ts tiny guest',

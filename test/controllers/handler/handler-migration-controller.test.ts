@@ -7,19 +7,14 @@
  * Succeeded; deleting one while the guest moves cancels it (abortRequested, the source
  * aborts, the migration Failed and released) with the guest still on node1.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../src/api/config/cluster-config';
 import type {
   VirtualMachineInstance,
   VirtualMachineInstanceMigration,
 } from '../../../src/api/generated/types';
-import { VirtHandler } from '../../../src/controllers/handler/handler';
-import { VirtLauncher } from '../../../src/controllers/launcher/launcher';
-import { shortDir } from '../../../src/controllers/launcher/short-dir';
-import { podEmptyDirPath } from '../../../src/controllers/launcher-protocol/paths';
+import type { VirtLauncher } from '../../../src/controllers/launcher/launcher';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { NotFoundError } from '../../../src/controllers/runtime/errors';
 import { PodType, VirtualMachineInstanceMigrationType } from '../../../src/controllers/runtime/resources';
@@ -27,16 +22,13 @@ import type { KubeObject } from '../../../src/controllers/runtime/types';
 import type { Pod } from '../../../src/controllers/services/pod';
 import { VirtController } from '../../../src/controllers/virt-controller';
 import { VmiResource } from '../../../src/controllers/vmi/controller';
-import { FakeDriver, type FakeDriverOptions, FakeHost, registerFakeHost } from '../../../src/drivers';
+import { FakeDriver, type FakeDriverOptions, registerFakeHost } from '../../../src/drivers';
 import { waitFor } from '../../support/wait';
+import { type FakeNode, podLauncher, startFakeNode } from './fake-node';
 
 const NS = 'default';
 
-interface Node {
-  name: string;
-  root: string;
-  host: FakeHost;
-  handler: VirtHandler;
+interface Node extends FakeNode {
   migration: FakeDriverOptions['migration'];
 }
 
@@ -61,23 +53,14 @@ describe('migration controller and virt-handlers (embedded store, fake hosts)', 
   });
 
   async function node(name: string, migration: FakeDriverOptions['migration'] = {}): Promise<Node> {
-    const root = mkdtempSync(join(tmpdir(), `kvts-hmigc-${name}-`));
-    const host = new FakeHost();
-    cleanups.push(registerFakeHost(`fake://${name}`, host));
-    const handler = new VirtHandler({
-      client: store,
-      nodeName: name,
-      podsRoot: join(root, 'pods'),
-      notifySocket: join(root, 'handler', 'domain-notify.sock'),
-      capabilities: () => new FakeDriver({ host }).probe(),
-      registerNode: false,
-      resyncMs: 200,
-      launcherTimeoutMs: 5_000,
-      migrationAddress: `fake://${name}`,
-      log: () => {},
-    });
-    await handler.start();
-    const n = { name, root, host, handler, migration };
+    const n = {
+      ...(await startFakeNode(store, name, {
+        rootPrefix: 'kvts-hmigc-',
+        migrationAddress: `fake://${name}`,
+      })),
+      migration,
+    };
+    cleanups.push(registerFakeHost(`fake://${name}`, n.host));
     nodes.push(n);
     return n;
   }
@@ -96,21 +79,13 @@ describe('migration controller and virt-handlers (embedded store, fake hosts)', 
       if (launchers.has(uid) || p.status?.phase === 'Succeeded') continue;
       const n = nodes.find((x) => x.name === p.spec?.nodeName);
       if (!n) continue;
-      const real = podEmptyDirPath(join(n.root, 'pods'), uid, 'sockets');
-      mkdirSync(real, { recursive: true });
       const owner = p.metadata?.ownerReferences?.find((r) => r.kind === 'VirtualMachineInstance');
-      const launcher = new VirtLauncher({
-        namespace: NS,
-        name: owner?.name ?? '',
-        uid: owner?.uid ?? '',
-        gracePeriodSeconds: 5,
-        socketDir: shortDir(real),
-        connectDriver: async () => new FakeDriver({ host: n.host, migration: n.migration }),
-        syncOptions: { useEmulation: true },
-        finalWaitMs: 60_000,
-        migrationPollMs: 20,
-        log: () => {},
-      });
+      const { launcher } = podLauncher(
+        n,
+        uid,
+        { namespace: NS, name: owner?.name ?? '', uid: owner?.uid ?? '' },
+        () => new FakeDriver({ host: n.host, migration: n.migration }),
+      );
       launchers.set(uid, launcher);
       await launcher.start();
       const running = (c: { name: string }) => ({ name: c.name, ready: true, state: { running: {} } });

@@ -7,16 +7,12 @@
  * migration with the cluster's options, follow the report, hand the VMI over, fail and
  * clean up, cancel on abortRequested.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MigrationConfiguration, VirtualMachineInstance } from '../../../src/api/generated/types';
-import { VirtHandler } from '../../../src/controllers/handler/handler';
 import { TARGET_DOMAIN_ANNOTATION } from '../../../src/controllers/handler/migration-sync';
-import { MIGRATION_TARGET_XML, VirtLauncher } from '../../../src/controllers/launcher/launcher';
-import { shortDir } from '../../../src/controllers/launcher/short-dir';
-import { podEmptyDirPath } from '../../../src/controllers/launcher-protocol/paths';
+import { MIGRATION_TARGET_XML, type VirtLauncher } from '../../../src/controllers/launcher/launcher';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { PodType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
@@ -25,22 +21,15 @@ import { VmiResource } from '../../../src/controllers/vmi/controller';
 import {
   FakeDriver,
   type FakeDriverOptions,
-  FakeHost,
   type MigrationOptions,
   type MigrationSupport,
   registerFakeHost,
 } from '../../../src/drivers';
 import { waitFor } from '../../support/wait';
+import { type FakeNode, podLauncher, startFakeNode } from './fake-node';
 
 const NS = 'default';
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
-
-interface Node {
-  name: string;
-  root: string;
-  host: FakeHost;
-  handler: VirtHandler;
-}
 
 interface MigrateCall {
   targetUri: string;
@@ -50,7 +39,7 @@ interface MigrateCall {
 
 describe('virt-handler live migration (two nodes, fake hosts)', () => {
   let store: EmbeddedStore;
-  const nodes: Node[] = [];
+  const nodes: FakeNode[] = [];
   const launchers: VirtLauncher[] = [];
   const cleanups: Array<() => void> = [];
   const calls: MigrateCall[] = [];
@@ -69,31 +58,15 @@ describe('virt-handler live migration (two nodes, fake hosts)', () => {
   async function node(
     name: string,
     o: { migrationAddress?: string; migrationConfig?: () => MigrationConfiguration } = {},
-  ): Promise<Node> {
-    const root = mkdtempSync(join(tmpdir(), `kvts-hmig-${name}-`));
-    const host = new FakeHost();
-    const handler = new VirtHandler({
-      client: store,
-      nodeName: name,
-      podsRoot: join(root, 'pods'),
-      notifySocket: join(root, 'handler', 'domain-notify.sock'),
-      capabilities: () => new FakeDriver({ host }).probe(),
-      registerNode: false,
-      resyncMs: 200,
-      launcherTimeoutMs: 5_000,
-      migrationAddress: o.migrationAddress,
-      migrationConfig: o.migrationConfig,
-      log: process.env.KVTS_DEBUG ? (m) => console.log(`handler ${name}: ${m}`) : () => {},
-    });
-    await handler.start();
-    const n = { name, root, host, handler };
+  ): Promise<FakeNode> {
+    const n = await startFakeNode(store, name, { rootPrefix: 'kvts-hmig-', ...o });
     nodes.push(n);
     return n;
   }
 
   /** A launcher pod on `n` (Running, as the kubelet would report it) and its launcher. */
   async function launcherPod(
-    n: Node,
+    n: FakeNode,
     vmi: VirtualMachineInstance,
     podName: string,
     extraLabels: Record<string, string> = {},
@@ -129,9 +102,6 @@ describe('virt-handler live migration (two nodes, fake hosts)', () => {
         containerStatuses: [{ name: 'compute', ready: true, state: { running: {} } }],
       },
     } as Pod & KubeObject);
-    const real = podEmptyDirPath(join(n.root, 'pods'), pod.metadata?.uid ?? '', 'sockets');
-    mkdirSync(real, { recursive: true });
-    const dir = shortDir(real);
     const driver = new FakeDriver({ host: n.host, migration });
     const orig = driver.migration;
     // Record what the source's driver is asked to do.
@@ -142,18 +112,13 @@ describe('virt-handler live migration (two nodes, fake hosts)', () => {
         return orig.migrateSource(ref, targetUri, cookie, options);
       },
     };
-    const launcher = new VirtLauncher({
-      namespace: NS,
-      name: vmi.metadata?.name ?? '',
-      uid: vmi.metadata?.uid ?? '',
-      gracePeriodSeconds: 5,
-      socketDir: dir,
-      connectDriver: async () => driver,
-      syncOptions: { useEmulation: true },
-      finalWaitMs: 60_000,
-      migrationPollMs: 20,
-      log: process.env.KVTS_DEBUG ? (m) => console.log(`launcher ${podName}: ${m}`) : () => {},
-    });
+    const { launcher, dir } = podLauncher(
+      n,
+      pod.metadata?.uid ?? '',
+      { namespace: NS, name: vmi.metadata?.name ?? '', uid: vmi.metadata?.uid ?? '' },
+      () => driver,
+      podName,
+    );
     await launcher.start();
     launchers.push(launcher);
     return { pod, launcher, dir };
@@ -162,7 +127,7 @@ describe('virt-handler live migration (two nodes, fake hosts)', () => {
   const getVmi = () => store.get<VirtualMachineInstance & KubeObject>(VmiResource, 'vm1', NS);
 
   /** A VMI scheduled to node1 (as the VMI controller leaves it); node1's handler boots it. */
-  async function runningVmi(n1: Node, migration: FakeDriverOptions['migration'] = {}) {
+  async function runningVmi(n1: FakeNode, migration: FakeDriverOptions['migration'] = {}) {
     const created = await store.create<VirtualMachineInstance & KubeObject>(VmiResource, {
       apiVersion: 'kubevirt.io/v1',
       kind: 'VirtualMachineInstance',
@@ -179,7 +144,7 @@ describe('virt-handler live migration (two nodes, fake hosts)', () => {
   }
 
   /** The migration controller's hand-off: target pod on node2 and migrationState on the VMI. */
-  async function handOff(n2: Node, migrationUid: string, podName = 'virt-launcher-vm1-tgt') {
+  async function handOff(n2: FakeNode, migrationUid: string, podName = 'virt-launcher-vm1-tgt') {
     const vmi = await getVmi();
     const target = await launcherPod(n2, vmi, podName, {
       'kubevirt.io/migrationJobUID': migrationUid,

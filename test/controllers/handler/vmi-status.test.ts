@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
 import { nodeDeviceResources, nodeLabelsFor } from '../../../src/controllers/handler/node-labels';
 import { finalPhaseOf, nextHandlerStatus } from '../../../src/controllers/handler/vmi-status';
-import type { LauncherDomain } from '../../../src/controllers/launcher/domain-report';
 import type { HostCapabilities } from '../../../src/drivers/driver';
+import { runningDomain } from './running-domain';
 
 const now = '2026-01-01T00:00:00Z';
 const vmi = (phase: string): VirtualMachineInstance => ({
@@ -11,18 +11,7 @@ const vmi = (phase: string): VirtualMachineInstance => ({
   spec: { domain: { devices: {} } },
   status: { phase, nodeName: 'n1', phaseTransitionTimestamps: [{ phase, phaseTransitionTimestamp: now }] },
 });
-const dom = (d: Partial<LauncherDomain>): LauncherDomain => ({
-  name: 'ns_v',
-  uuid: 'x',
-  state: 'running',
-  reason: 'booted',
-  bootId: 'x/1',
-  vcpus: 1,
-  memoryKiB: 1,
-  vmiUid: 'u',
-  finished: false,
-  ...d,
-});
+const dom = runningDomain;
 
 describe('nextHandlerStatus', () => {
   it('Scheduled + running domain -> Running with Ready, stamped once; unchanged on a second pass', () => {
