@@ -15,22 +15,9 @@ import { PathMap } from '../../../src/controllers/launcher/path-map';
 import { VolumePreparer } from '../../../src/controllers/launcher/volume-prep';
 import { writeAtomic } from '../../../src/controllers/podruntime/pod-volumes';
 import { type ConverterPaths, upstreamPaths } from '../../../src/converter';
-import { integration } from '../../support/integration';
+import { imageToolsRun } from './image-tools';
 
-function has(bin: string): boolean {
-  try {
-    execFileSync('which', [bin], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const run = integration(
-  'qemu-img and xorriso',
-  has('qemu-img') && has('xorriso'),
-  'install qemu-utils and xorriso',
-);
+const run = imageToolsRun();
 
 type Volumes = NonNullable<VirtualMachineInstance['spec']['volumes']>;
 

@@ -7,22 +7,9 @@ import type { VirtualMachineInstance } from '../../../src/api';
 import { imageDir } from '../../../src/controllers/launcher/image-dirs';
 import { VolumePreparer } from '../../../src/controllers/launcher/volume-prep';
 import { type ConverterPaths, upstreamPaths } from '../../../src/converter';
-import { integration } from '../../support/integration';
+import { imageToolsRun } from './image-tools';
 
-function has(bin: string): boolean {
-  try {
-    execFileSync('which', [bin], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const run = integration(
-  'qemu-img and xorriso',
-  has('qemu-img') && has('xorriso'),
-  'install qemu-utils and xorriso',
-);
+const run = imageToolsRun();
 
 function info(file: string): {
   format: string;
