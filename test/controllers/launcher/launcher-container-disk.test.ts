@@ -9,8 +9,6 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClusterConfig } from '../../../src/api/config/cluster-config';
-import { defaultVirtualMachineInstance } from '../../../src/api/defaults/vmi-defaults';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
 import {
   createLauncherContainer,
@@ -29,6 +27,7 @@ import {
   realLauncherBlocker,
   SYSTEM_URI as URI,
 } from './real-launcher';
+import { defaultedLauncherVmi } from './tiny-guest-vmi';
 
 const blocker = realLauncherBlocker();
 const run = integration('launcher containerDisk boot', !blocker, blocker ?? '');
@@ -36,32 +35,23 @@ const run = integration('launcher containerDisk boot', !blocker, blocker ?? '');
 const IMAGE = 'kubevirt-ts/tiny-boot:1';
 
 function bootVmi(namespace: string, name: string, uid: string): VirtualMachineInstance {
-  const vmi: VirtualMachineInstance = {
-    apiVersion: 'kubevirt.io/v1',
-    kind: 'VirtualMachineInstance',
-    metadata: { namespace, name, uid },
-    spec: {
-      domain: {
-        devices: {
-          autoattachPodInterface: false,
-          disks: [
-            { name: 'root', disk: { bus: 'virtio' }, bootOrder: 1 },
-            { name: 'cloudinit', disk: { bus: 'virtio' } },
-          ],
-        },
-        resources: { requests: { memory: '128Mi' } },
+  return defaultedLauncherVmi(namespace, name, uid, {
+    domain: {
+      devices: {
+        autoattachPodInterface: false,
+        disks: [
+          { name: 'root', disk: { bus: 'virtio' }, bootOrder: 1 },
+          { name: 'cloudinit', disk: { bus: 'virtio' } },
+        ],
       },
-      volumes: [
-        { name: 'root', containerDisk: { image: IMAGE } },
-        { name: 'cloudinit', cloudInitNoCloud: { userData: '#cloud-config\n' } },
-      ],
-      terminationGracePeriodSeconds: 30,
+      resources: { requests: { memory: '128Mi' } },
     },
-  };
-  return defaultVirtualMachineInstance(
-    vmi,
-    createClusterConfig({ developerConfiguration: { useEmulation: true } }, { hostArchitecture: 'amd64' }),
-  );
+    volumes: [
+      { name: 'root', containerDisk: { image: IMAGE } },
+      { name: 'cloudinit', cloudInitNoCloud: { userData: '#cloud-config\n' } },
+    ],
+    terminationGracePeriodSeconds: 30,
+  });
 }
 
 describe.runIf(run)('virt-launcher boots a containerDisk from the local image store', () => {
