@@ -213,6 +213,9 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
     expect(statSync(hostFile).size).toBe(32 * MiB);
   }, 240_000);
 
+  /** The ISO 9660 volume id on guest device `dev`: the primary volume descriptor's (sector 16), offset 40, 32 bytes. */
+  const isoLabel = async (dev: string) =>
+    (await console_!.run(`dd if=${dev} bs=1 skip=32808 count=32 2>/dev/null; echo`)).trim();
   /** The first word `<prefix><digits>value` on a raw device, read in the guest. */
   const rawWord = async (dev: string, prefix: string) =>
     (await console_!.run(`tr -c 'a-z0-9' '\\n' < ${dev} | grep -m1 '^${prefix}[0-9]*value$'`)).trim();
@@ -250,16 +253,13 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
 
   it('gives the guest the configMap value on an ISO labelled cfgdata', async () => {
     const dev = `/dev/${guestDisks.cfgdisk.dev}`;
-    // The primary volume descriptor's volume id: sector 16, offset 40, 32 bytes.
-    const label = await console_!.run(`dd if=${dev} bs=1 skip=32808 count=32 2>/dev/null; echo`);
-    expect(label.trim()).toBe('cfgdata');
+    expect(await isoLabel(dev)).toBe('cfgdata');
     expect(await rawWord(dev, 'kvtscfg')).toBe(marker);
   }, 60_000);
 
   it('gives the guest the secret on an ISO labelled OEMDRV and the pod labels through downwardAPI', async () => {
     const sec = `/dev/${guestDisks.secdisk.dev}`;
-    const label = await console_!.run(`dd if=${sec} bs=1 skip=32808 count=32 2>/dev/null; echo`);
-    expect(label.trim()).toBe('OEMDRV');
+    expect(await isoLabel(sec)).toBe('OEMDRV');
     expect(await rawWord(sec, 'kvtssec')).toBe(secretMarker);
     // The downwardAPI file holds the launcher pod's labels (`kvts-dapi="<marker>"` among them).
     expect(await rawWord(`/dev/${guestDisks.dapidisk.dev}`, 'kvtsdapi')).toBe(labelMarker);
