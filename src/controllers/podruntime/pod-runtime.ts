@@ -20,6 +20,7 @@ import { WorkQueue } from '../runtime/workqueue';
 import type { Pod } from '../services/pod';
 import { NodeStatusKeeper } from './node-status';
 import { podDir, preparePodDirs, removePodDirs } from './pod-dirs';
+import { creatingStatus, runningStatus, terminatedStatus } from './pod-status';
 import {
   isAlive,
   logTail,
@@ -69,8 +70,6 @@ const MOUNT_RETRY_MAX_MS = 30_000;
 
 /** Grace of a pod whose object vanished before its process stopped. */
 const DEFAULT_GRACE_MS = 30_000;
-
-const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** This package's CLI entry (`dist/cli/kubevirt-ts.js`), found from this module's location. */
 export function defaultCliEntry(): string {
@@ -220,10 +219,10 @@ export class PodRuntime {
     const done = r.exited !== undefined || r.lost;
     if (done) {
       const message = r.exited ? await logTail(podDir(this.o.root, uid)) : '';
-      await this.writeStatus(pod, this.terminatedStatus(pod, r, message));
+      await this.writeStatus(pod, terminatedStatus(pod, r.exited, r.record.startedAt, message));
       return undefined;
     }
-    if (phase !== 'Running') await this.writeStatus(pod, this.runningStatus(pod, r.record));
+    if (phase !== 'Running') await this.writeStatus(pod, runningStatus(pod, r.record));
     return undefined;
   }
 
@@ -306,7 +305,7 @@ export class PodRuntime {
       }
       const waiting = pod.status?.containerStatuses?.find((c) => c.name === 'compute')?.state?.waiting;
       if (pod.status?.phase !== 'Pending' || waiting?.reason !== 'ContainerCreating') {
-        await this.writeStatus(pod, this.creatingStatus(pod));
+        await this.writeStatus(pod, creatingStatus(pod));
       }
       return Math.min(MOUNT_RETRY_MAX_MS, MOUNT_RETRY_FIRST_MS * 2 ** (attempts - 1));
     }
@@ -322,116 +321,7 @@ export class PodRuntime {
       this.log(`${key}: process ${started.record.pid} exited with ${code}${tail}`);
       this.requeueUid(uid);
     });
-    await this.writeStatus(pod, this.runningStatus(pod, started.record));
-  }
-
-  /** Kubelet's status of a bound pod whose volumes are not set up yet. */
-  private creatingStatus(pod: Pod): Pod['status'] {
-    const now = stamp();
-    return {
-      phase: 'Pending',
-      hostIP: '127.0.0.1',
-      qosClass: 'Burstable',
-      conditions: [
-        { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: now },
-        { type: 'Initialized', status: 'True', lastProbeTime: null, lastTransitionTime: now },
-        {
-          type: 'ContainersReady',
-          status: 'False',
-          reason: 'ContainersNotReady',
-          lastProbeTime: null,
-          lastTransitionTime: now,
-        },
-        {
-          type: 'Ready',
-          status: 'False',
-          reason: 'ContainersNotReady',
-          lastProbeTime: null,
-          lastTransitionTime: now,
-        },
-      ],
-      containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
-        name: c.name,
-        image: c.image,
-        imageID: '',
-        ready: false,
-        started: false,
-        restartCount: 0,
-        state: { waiting: { reason: 'ContainerCreating' } },
-      })),
-    } as Pod['status'];
-  }
-
-  private runningStatus(pod: Pod, rec: ProcessRecord): Pod['status'] {
-    const now = stamp();
-    const cond = (type: string) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: now });
-    return {
-      phase: 'Running',
-      hostIP: '127.0.0.1',
-      startTime: rec.startedAt,
-      qosClass: 'Burstable',
-      conditions: [
-        cond('PodScheduled'),
-        cond('Initialized'),
-        cond('kubevirt.io/virtual-machine-unpaused'),
-        cond('ContainersReady'),
-        cond('Ready'),
-      ],
-      containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
-        name: c.name,
-        image: c.image,
-        imageID: '',
-        ready: true,
-        started: true,
-        restartCount: 0,
-        state: { running: { startedAt: rec.startedAt } },
-      })),
-    } as Pod['status'];
-  }
-
-  private terminatedStatus(pod: Pod, r: Running, message: string): Pod['status'] {
-    const now = stamp();
-    const code = r.exited;
-    const ok = code === 0;
-    const terminated =
-      code === undefined
-        ? {
-            exitCode: 137,
-            reason: 'ContainerStatusUnknown',
-            message: 'the process ended while the runtime was down',
-            finishedAt: now,
-          }
-        : {
-            exitCode: code,
-            reason: ok ? 'Completed' : 'Error',
-            startedAt: r.record.startedAt,
-            finishedAt: now,
-          };
-    const cond = (type: string) => ({
-      type,
-      status: 'False',
-      lastProbeTime: null,
-      lastTransitionTime: now,
-      reason: 'PodCompleted',
-    });
-    return {
-      ...pod.status,
-      phase: ok ? 'Succeeded' : 'Failed',
-      conditions: [
-        { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: now },
-        cond('ContainersReady'),
-        cond('Ready'),
-      ],
-      containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
-        name: c.name,
-        image: c.image,
-        imageID: '',
-        ready: false,
-        started: false,
-        restartCount: 0,
-        state: { terminated },
-      })),
-    } as Pod['status'];
+    await this.writeStatus(pod, runningStatus(pod, started.record));
   }
 
   /** Stops a deleted pod's process (SIGTERM, SIGKILL after its grace), then removes the pod object. */
