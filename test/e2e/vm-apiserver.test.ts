@@ -15,27 +15,19 @@ import { NodeType, PodType, VirtualMachineType } from '../../src/controllers/run
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import type { Pod } from '../../src/controllers/services/pod';
 import { VmiResource } from '../../src/controllers/vmi/controller';
-import {
-  BOOT_MARKER,
-  available as guestAvailable,
-  POWEROFF_MARKER,
-  type SerialConsole,
-} from '../support/guest';
-import { integration } from '../support/integration';
+import { BOOT_MARKER, POWEROFF_MARKER, type SerialConsole } from '../support/guest';
 import {
   type ControlPlane,
   available as kubeAvailable,
   kubeBinDir,
+  unavailableReason as kubeUnavailableReason,
   startControlPlane,
 } from '../support/kube';
-import { cliBuilt, domainExists, libvirtAnswers, NodeHarness, tinyGuestVm, waitFor } from './node-harness';
+import { domainExists, e2eRun, NodeHarness, tinyGuestVm, waitFor } from './node-harness';
 
 const kubectl = path.join(kubeBinDir, 'kubectl');
-const ready = kubeAvailable() && existsSync(kubectl) && guestAvailable() && libvirtAnswers() && cliBuilt();
-const run = integration(
-  'node end to end (real control plane)',
-  ready,
-  'needs the Kubernetes binaries, the test guest, libvirtd and the CLI build',
+const run = e2eRun('node end to end (real control plane)', () =>
+  !kubeAvailable() ? kubeUnavailableReason : !existsSync(kubectl) ? `no kubectl at ${kubectl}` : undefined,
 );
 
 describe.runIf(run)('VM end to end on a real control plane with a real guest', () => {
