@@ -48,6 +48,8 @@ import {
 const run = e2eRun('VM volumes end to end (embedded store)');
 
 const MiB = 1024 * 1024;
+/** The serials of the VM's six disks, sorted: what the domain and the guest must both show. */
+const DISK_SERIALS = ['cfgdisk', 'dapidisk', 'hostdisk', 'pvcdisk', 'scratch', 'secdisk'];
 
 interface DomainDisk {
   dev: string;
@@ -182,14 +184,7 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
     const uid = pod.metadata?.uid ?? '';
     const disks = domainDisks(domain);
     const bySerial = Object.fromEntries(disks.map((d) => [d.serial, d]));
-    expect(Object.keys(bySerial).sort()).toEqual([
-      'cfgdisk',
-      'dapidisk',
-      'hostdisk',
-      'pvcdisk',
-      'scratch',
-      'secdisk',
-    ]);
+    expect(Object.keys(bySerial).sort()).toEqual(DISK_SERIALS);
     expect(bySerial.scratch).toMatchObject({
       source: join(podEmptyDirPath(node.podsRoot, uid, 'libvirt-runtime'), 'empty-disks', 'scratch.qcow2'),
       format: 'qcow2',
@@ -232,14 +227,7 @@ describe.runIf(run)('VM with emptyDisk, hostDisk and configMap disks (real guest
         .filter((f) => f.length === 3)
         .map(([serial, dev, size]) => [serial, { dev, sectors: Number(size) }]),
     );
-    expect(Object.keys(guestDisks).sort()).toEqual([
-      'cfgdisk',
-      'dapidisk',
-      'hostdisk',
-      'pvcdisk',
-      'scratch',
-      'secdisk',
-    ]);
+    expect(Object.keys(guestDisks).sort()).toEqual(DISK_SERIALS);
     expect(guestDisks.pvcdisk.sectors).toBe((16 * MiB) / 512);
     expect(guestDisks.scratch.sectors).toBe((64 * MiB) / 512);
     expect(guestDisks.hostdisk.sectors).toBe((32 * MiB) / 512);
