@@ -184,7 +184,7 @@ describe.runIf(run)('kubevirt-ts up and virtctl with a real guest', () => {
     expect(table).toMatch(new RegExp(`^${name}\\s+\\d+s\\s+Running\\s+True$`, 'm'));
     // The claim's disk reaches the domain through the pod's mount of the bound volume.
     const source = /<source file='([^']*vmi-disks\/data\/disk\.img)'/.exec(virsh('dumpxml', domain))?.[1];
-    expect(source).toBeDefined();
+    expect(source).toMatch(/\/volumes\/kubernetes\.io~empty-dir\/private\/vmi-disks\/data\/disk\.img$/);
     expect(realpathSync(source ?? '')).toBe(path.join(realpathSync(state), 'pv-data', 'disk.img'));
   }, 180_000);
 

@@ -92,7 +92,7 @@ describe.runIf(run)('live migration of a running guest to a second libvirtd on t
   it('the daemons are two hosts to libvirt: different host UUIDs', () => {
     const caps = spawnSync('virsh', ['-c', URI, 'capabilities'], { encoding: 'utf8' }).stdout;
     const systemUuid = /<host>\s*<uuid>([^<]+)<\/uuid>/.exec(caps)?.[1];
-    expect(systemUuid).toBeTruthy();
+    expect(systemUuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(daemon?.hostUuid).not.toBe(systemUuid);
   });
 

@@ -94,7 +94,7 @@ describe.runIf(run)('VirtualMachineInstanceMigration of a running tiny guest bet
     });
     expect(running.status?.nodeName).toBe(source!.o.nodeName);
     const sourcePod = await source!.podOf(running);
-    expect(sourcePod).toBeDefined();
+    expect(sourcePod?.spec?.nodeName).toBe(source!.o.nodeName);
     const sourceConsole = await source!.console(sourcePod!);
     consoles.push(sourceConsole);
     await sourceConsole.waitFor(BOOT_MARKER, 180_000);
