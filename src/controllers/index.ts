@@ -7,7 +7,6 @@ export {
   KubeVirtConfigWatcher,
   type KubeVirtConfigWatcherOptions,
   pickKubeVirt,
-  withOverrides,
 } from './config/kubevirt-config';
 export * as handler from './handler/index';
 export * as launcher from './launcher/index';

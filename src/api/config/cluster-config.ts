@@ -128,6 +128,17 @@ function mergeOver<T>(base: T, override: unknown): T {
   return out as T;
 }
 
+/**
+ * `override` laid over `base` the way a KubeVirt CR's configuration is laid over the
+ * defaults: objects merged field by field, anything else (lists included) replaced.
+ */
+export function mergeConfiguration(
+  base: KubeVirtConfiguration | undefined,
+  override: KubeVirtConfiguration | undefined,
+): KubeVirtConfiguration {
+  return mergeOver(base ?? {}, override ?? {});
+}
+
 /** The typed, defaulted cluster configuration. Immutable; build a new one to change it. */
 export interface ClusterConfig {
   /** `spec.configuration` merged over upstream's defaults. */

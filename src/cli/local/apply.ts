@@ -4,12 +4,12 @@
  * webhooks, its container images are checked against the local image store, then it is
  * created, or its spec replaced when it exists.
  */
-import { createClusterConfig } from '../../api/config/cluster-config';
+import { createClusterConfig, mergeConfiguration } from '../../api/config/cluster-config';
 import { formatFieldError } from '../../api/errors';
 import type { KubeVirt, VirtualMachine, VirtualMachineInstance } from '../../api/generated/types';
 import { loadManifestFile } from '../../api/manifest/load';
 import { type ApiObject, admit } from '../../api/validation/admission';
-import { pickKubeVirt, withOverrides } from '../../controllers/config/kubevirt-config';
+import { pickKubeVirt } from '../../controllers/config/kubevirt-config';
 import { builtinTypes, KubeVirtType, kubevirtTypes } from '../../controllers/runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../controllers/runtime/types';
 import type { ImageStore } from './images';
@@ -51,7 +51,7 @@ export async function loadAndAdmit(
   );
   const kv = pickKubeVirt(batch as KubeVirt[]) ?? current;
   const config = createClusterConfig(
-    withOverrides(kv?.spec?.configuration, { developerConfiguration: { useEmulation } }),
+    mergeConfiguration(kv?.spec?.configuration, { developerConfiguration: { useEmulation } }),
   );
   const out: ApiObject[] = [];
   for (const { file, objects } of loadedFiles) {

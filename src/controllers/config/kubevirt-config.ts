@@ -11,6 +11,7 @@ import {
   type ClusterConfig,
   type ClusterConfigOptions,
   createClusterConfig,
+  mergeConfiguration,
 } from '../../api/config/cluster-config';
 import { validateKubeVirtConfiguration } from '../../api/config/validate-configuration';
 import type { KubeVirt, KubeVirtConfiguration } from '../../api/generated/types';
@@ -25,22 +26,6 @@ export function pickKubeVirt<T extends KubeVirt>(objects: readonly T[]): T | und
     .sort((a, b) =>
       String(a.metadata?.creationTimestamp ?? '').localeCompare(String(b.metadata?.creationTimestamp ?? '')),
     )[0];
-}
-
-/** `overrides` laid over `configuration`, one level deep (each sub-configuration merged). */
-export function withOverrides(
-  configuration: KubeVirtConfiguration | undefined,
-  overrides: KubeVirtConfiguration | undefined,
-): KubeVirtConfiguration {
-  const out: Record<string, unknown> = { ...(configuration ?? {}) };
-  for (const [k, v] of Object.entries(overrides ?? {})) {
-    const cur = out[k];
-    out[k] =
-      v && typeof v === 'object' && !Array.isArray(v) && cur && typeof cur === 'object' && !Array.isArray(cur)
-        ? { ...cur, ...v }
-        : v;
-  }
-  return out as KubeVirtConfiguration;
 }
 
 /** Options of {@link KubeVirtConfigWatcher}. */
@@ -63,7 +48,7 @@ export class KubeVirtConfigWatcher {
   private lastJson = '';
 
   constructor(private readonly o: KubeVirtConfigWatcherOptions) {
-    const initial = withOverrides(undefined, o.overrides);
+    const initial = mergeConfiguration(undefined, o.overrides);
     this.config = createClusterConfig(initial, o.options);
     this.lastJson = JSON.stringify(initial);
     this.informers = new SharedInformerFactory(o.client);
@@ -99,7 +84,7 @@ export class KubeVirtConfigWatcher {
       );
       return;
     }
-    const merged = withOverrides(configuration, this.o.overrides);
+    const merged = mergeConfiguration(configuration, this.o.overrides);
     const json = JSON.stringify(merged);
     if (json === this.lastJson) return;
     this.lastJson = json;

@@ -1,10 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mergeConfiguration } from '../../../src/api/config/cluster-config';
 import type { KubeVirt } from '../../../src/api/generated/types';
-import {
-  KubeVirtConfigWatcher,
-  pickKubeVirt,
-  withOverrides,
-} from '../../../src/controllers/config/kubevirt-config';
+import { KubeVirtConfigWatcher, pickKubeVirt } from '../../../src/controllers/config/kubevirt-config';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { KubeVirtType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
@@ -32,7 +29,7 @@ describe('choosing and merging', () => {
 
   it('lays overrides over each sub-configuration', () => {
     expect(
-      withOverrides(
+      mergeConfiguration(
         { developerConfiguration: { featureGates: ['HostDisk'], useEmulation: false }, cpuModel: 'x' },
         { developerConfiguration: { useEmulation: true } },
       ),
