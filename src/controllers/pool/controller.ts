@@ -13,6 +13,7 @@ import { VirtualMachineType } from '../runtime/resources';
 import { formatLabelSelector, type LabelSelectorSpec, parseLabelSelector } from '../runtime/selectors';
 import type { KubeObject, ResourceType } from '../runtime/types';
 import { deleteOwned } from '../services/delete-owned';
+import { controllerRef } from '../services/owner-ref';
 import {
   type ControllerDeps,
   type Expectations,
@@ -172,16 +173,7 @@ export class PoolController implements KeyReconciler {
         namespace: pool.metadata?.namespace,
         labels: { ...(t.metadata?.labels ?? {}) },
         annotations: { ...(t.metadata?.annotations ?? {}) },
-        ownerReferences: [
-          {
-            apiVersion: 'pool.kubevirt.io/v1beta1',
-            kind: 'VirtualMachinePool',
-            name: pool.metadata?.name ?? '',
-            uid: pool.metadata?.uid ?? '',
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
+        ownerReferences: [controllerRef('pool.kubevirt.io/v1beta1', 'VirtualMachinePool', pool)],
       },
       spec: structuredClone(t.spec ?? ({ template: {} } as VirtualMachine['spec'])),
     };

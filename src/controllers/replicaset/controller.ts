@@ -19,6 +19,7 @@ import { VirtualMachineInstanceReplicaSetType } from '../runtime/resources';
 import { formatLabelSelector, type LabelSelectorSpec, parseLabelSelector } from '../runtime/selectors';
 import type { KubeObject } from '../runtime/types';
 import { deleteOwned } from '../services/delete-owned';
+import { controllerRef } from '../services/owner-ref';
 import {
   type ControllerDeps,
   type Expectations,
@@ -192,16 +193,7 @@ export class ReplicaSetController implements KeyReconciler {
         namespace: rs.metadata?.namespace,
         labels: { ...(t.metadata?.labels ?? {}) },
         annotations: { ...(t.metadata?.annotations ?? {}) },
-        ownerReferences: [
-          {
-            apiVersion: 'kubevirt.io/v1',
-            kind: 'VirtualMachineInstanceReplicaSet',
-            name: rs.metadata?.name ?? '',
-            uid: rs.metadata?.uid ?? '',
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
+        ownerReferences: [controllerRef('kubevirt.io/v1', 'VirtualMachineInstanceReplicaSet', rs)],
       },
       spec: structuredClone(t.spec ?? { domain: { devices: {} } }) as VirtualMachineInstance['spec'],
     };

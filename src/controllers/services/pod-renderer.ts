@@ -10,6 +10,7 @@ import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../api/generated/types';
 import { LAUNCHER_COMMAND, LAUNCHER_DIRS, renderLauncherArgs } from './launcher-args';
 import { hasTpm, isCpuDedicated, isSev, memoryOverhead, vcpuCount } from './memory-overhead';
+import { controllerRef } from './owner-ref';
 import type { Pod, PodContainer, PodVolume, ResourceList } from './pod';
 import { formatBytes, formatMilliCPU, parseQuantity, quantityMilliValue, quantityValue } from './quantity';
 
@@ -531,16 +532,7 @@ export function renderLauncherPod(
       namespace,
       labels: launcherPodLabels(vmi),
       annotations: launcherPodAnnotations(vmi),
-      ownerReferences: [
-        {
-          apiVersion: 'kubevirt.io/v1',
-          kind: 'VirtualMachineInstance',
-          name,
-          uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [controllerRef('kubevirt.io/v1', 'VirtualMachineInstance', vmi)],
     },
     spec: {
       hostname: sanitizeHostname(vmi),

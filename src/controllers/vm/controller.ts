@@ -20,6 +20,7 @@ import { Finalizers } from '../../api/labels';
 import { validateVirtualMachineInstanceSpec } from '../../api/validation/vmi-spec';
 import { ConflictError, NotFoundError } from '../runtime/errors';
 import { VirtualMachineType } from '../runtime/resources';
+import { controllerRef } from '../services/owner-ref';
 import {
   type ControllerDeps,
   type Expectations,
@@ -212,16 +213,7 @@ export class VmController implements KeyReconciler {
           ...(template.metadata?.annotations ?? {}),
           [VM_GENERATION_ANNOTATION]: String(vm.metadata?.generation ?? 1),
         },
-        ownerReferences: [
-          {
-            apiVersion: 'kubevirt.io/v1',
-            kind: 'VirtualMachine',
-            name,
-            uid: vm.metadata?.uid ?? '',
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
+        ownerReferences: [controllerRef('kubevirt.io/v1', 'VirtualMachine', vm)],
         finalizers: [Finalizers.virtualMachineController],
       },
       spec: structuredClone(template.spec ?? { domain: { devices: {} } }) as VirtualMachineInstance['spec'],
