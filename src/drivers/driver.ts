@@ -108,7 +108,9 @@ export type DomainEvent =
   | { type: 'stopped'; domain: string; reason: string }
   | { type: 'crashed'; domain: string; reason: string }
   | { type: 'rebooted'; domain: string }
-  | { type: 'pmsuspended'; domain: string; reason: string };
+  | { type: 'pmsuspended'; domain: string; reason: string }
+  /** The guest agent's channel connected or disconnected (drivers with a `guestAgent`). */
+  | { type: 'agent'; domain: string; connected: boolean };
 
 /** The event type names. */
 export type DomainEventType = DomainEvent['type'];

@@ -1,9 +1,11 @@
 /**
- * The launcher's guest-agent poller. While the guest runs it asks the driver whether the
- * agent's channel is connected every `connectPollMs` (2 s: cheap, one domain XML read,
- * so AgentConnected appears soon after the agent starts), and once connected reads the
- * agent every `pollMs` (10 s, upstream's agent poll period: OS info and interfaces
- * change rarely, and each read is seven agent round trips). It calls `onChange` only when
+ * The launcher's guest-agent poller. The launcher calls {@link poll} when the driver
+ * reports the agent's channel connecting or disconnecting (libvirt's agent-lifecycle
+ * event), so AgentConnected follows the agent at once. Besides, while the guest runs, it
+ * looks every `connectPollMs` (30 s: a backstop for an event missed while the launcher
+ * reconnected; a guest without an agent costs one domain XML read per period) and, once
+ * connected, reads the agent every `pollMs` (10 s, upstream's agent poll period: OS info
+ * and interfaces change rarely, and each read is seven agent round trips). It calls `onChange` only when
  * the report changes, so a steady guest causes no notify events and no VMI writes.
  */
 import type { DomainRef, HypervisorDriver } from '../../drivers/driver';
@@ -21,7 +23,7 @@ export interface GuestAgentPollerOptions {
   onChange: () => void;
   /** Period while the agent is connected, ms (default 10 000). */
   pollMs?: number;
-  /** Period while it is not, ms (default 2 000). */
+  /** Period while it is not, ms (default 30 000; the agent event triggers a poll at once). */
   connectPollMs?: number;
   log?: (message: string) => void;
 }
@@ -76,7 +78,7 @@ export class GuestAgentPoller {
     this.timer = setTimeout(() => {
       void this.poll().then(() => {
         const connected = this.current?.connected === true;
-        this.schedule(connected ? (this.o.pollMs ?? 10_000) : (this.o.connectPollMs ?? 2_000));
+        this.schedule(connected ? (this.o.pollMs ?? 10_000) : (this.o.connectPollMs ?? 30_000));
       });
     }, ms);
     this.timer.unref?.();

@@ -62,7 +62,7 @@ export interface VirtLauncherOptions {
   finalWaitMs?: number;
   /** How often a connected guest agent is read, ms (default 10 s, as upstream). */
   agentPollMs?: number;
-  /** How often an unconnected agent channel is looked at, ms (default 2 s). */
+  /** How often an unconnected agent channel is looked at besides the agent events, ms (default 30 s). */
   agentConnectPollMs?: number;
   /** Where progress and errors go (default: stderr). */
   log?: (message: string) => void;
@@ -477,7 +477,10 @@ export class VirtLauncher implements LauncherService {
   private async watchEvents(driver: HypervisorDriver): Promise<void> {
     try {
       for await (const ev of driver.events()) {
-        if (ev.domain === this.domainName) void this.refresh();
+        if (ev.domain !== this.domainName) continue;
+        // The agent's channel changed: read it now rather than at the next backstop poll.
+        if (ev.type === 'agent') void this.agent.poll();
+        else void this.refresh();
       }
     } catch (e) {
       this.log(`events: ${(e as Error).message}`);

@@ -61,11 +61,14 @@ export class FakeGuestAgent implements GuestAgentSupport {
   /** Puts an agent in the domain's guest answering `info` (default {@link fakeGuestInfo}). */
   connect(ref: DomainRef, info: GuestInfo = fakeGuestInfo(ref)): void {
     this.agents.set(domainName(ref), structuredClone(info));
+    this.host.emit({ type: 'agent', domain: domainName(ref), connected: true });
   }
 
   /** Takes the agent away (the guest stopped it, or it never had one). */
   disconnect(ref: DomainRef): void {
-    this.agents.delete(domainName(ref));
+    if (this.agents.delete(domainName(ref))) {
+      this.host.emit({ type: 'agent', domain: domainName(ref), connected: false });
+    }
   }
 
   /** The channel stays connected while the guest is paused, as a real one does. */

@@ -147,9 +147,12 @@ export class LibvirtDriver implements HypervisorDriver {
     try {
       const lifecycle = await client.domainEvents('lifecycle');
       const reboot = await client.domainEvents('reboot');
-      const driver = new LibvirtDriver(client, options, [lifecycle, reboot]);
+      const agent = await client.domainEvents('agent-lifecycle');
+      const driver = new LibvirtDriver(client, options, [lifecycle, reboot, agent]);
       void driver.pump(lifecycle, (ev) => lifecycleToEvent(ev.dom.name, ev.event, ev.detail));
       void driver.pump(reboot, (ev) => ({ type: 'rebooted', domain: ev.dom.name }));
+      // VIR_CONNECT_DOMAIN_EVENT_AGENT_LIFECYCLE_STATE_CONNECTED = 1, DISCONNECTED = 2.
+      void driver.pump(agent, (ev) => ({ type: 'agent', domain: ev.dom.name, connected: ev.state === 1 }));
       return driver;
     } catch (e) {
       await client.close();

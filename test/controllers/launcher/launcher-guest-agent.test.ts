@@ -107,3 +107,39 @@ describe('VirtLauncher guest agent (fake driver)', () => {
     expect(out.timezone).toBe('');
   });
 });
+
+describe('VirtLauncher guest agent events (fake driver)', () => {
+  it('reads the agent when the driver reports its channel, without waiting for the backstop poll', async () => {
+    // A backstop far beyond the test's timeout: only the agent event can bring the report.
+    const fake = await startFakeLauncher({
+      dirPrefix: 'kvts-launcher-ga-ev-',
+      launcher: { agentPollMs: 600_000, agentConnectPollMs: 600_000 },
+    });
+    try {
+      await fake.client.syncVirtualMachine(vmi);
+      await waitFor(
+        'agent reported disconnected',
+        async () => (await fake.domain())?.guestAgent?.connected === false,
+      );
+      const agent = new FakeDriver({ host: fake.host }).guestAgent;
+      agent.connect(ref, fakeGuestInfo(ref, { hostname: 'by-event' }));
+      const d = await waitFor(
+        'agent reported connected',
+        async () => {
+          const x = await fake.domain();
+          return x?.guestAgent?.connected ? x : undefined;
+        },
+        5_000,
+      );
+      expect(d.guestAgent?.hostname).toBe('by-event');
+      agent.disconnect(ref);
+      await waitFor(
+        'agent reported gone',
+        async () => (await fake.domain())?.guestAgent?.connected === false,
+        5_000,
+      );
+    } finally {
+      await fake.close();
+    }
+  });
+});
