@@ -8,12 +8,12 @@ import { createClusterConfig } from '../../../src/api/config/cluster-config';
 import { createInstancetypeCatalog } from '../../../src/api/instancetype/catalog';
 import { expandVirtualMachine } from '../../../src/api/instancetype/expand';
 import { admit } from '../../../src/api/validation/admission';
-import { exampleFiles, exampleObjects } from './examples';
+import { fixtureFiles, fixtureObjects } from '../../support/fixtures';
 
 // biome-ignore lint/suspicious/noExplicitAny: the fuzzer writes arbitrary values anywhere
 type Any = any;
 
-const objects = exampleFiles().flatMap((f) => exampleObjects(f).map((o) => o.object));
+const objects = fixtureFiles().flatMap((f) => fixtureObjects(f).map((o) => o.object));
 const catalog = createInstancetypeCatalog(objects);
 const hostile: unknown[] = [
   null,
