@@ -1,34 +1,40 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadManifestFile, loadManifests, objectsOfKind } from '../../../src/api/manifest';
+import { fixtureFiles, fixtureText, fixturesDir } from '../../support/fixtures';
+import { needsUpstream, noUpstream, upstreamExamplesDir } from '../../support/upstream';
 
-const examplesDir = path.resolve(__dirname, '../../../../shared/kubevirt/examples');
-const example = (f: string) => readFileSync(path.join(examplesDir, f), 'utf8');
+const example = (f: string) => fixtureText(f);
 
-describe('upstream examples', () => {
-  it('all 47 files load with no error or warning, every object accounted for', async () => {
-    const files = readdirSync(examplesDir).filter((f) => f.endsWith('.yaml'));
-    expect(files).toHaveLength(47);
-    const counts: Record<string, number> = {};
-    let foreign = 0;
-    for (const f of files) {
-      const r = await loadManifestFile(path.join(examplesDir, f));
-      expect(
-        r.errors.map((e) => e.message),
-        f,
-      ).toEqual([]);
-      expect(
-        r.warnings.map((e) => e.message),
-        f,
-      ).toEqual([]);
-      expect(r.objects.length, f).toBeGreaterThan(0);
-      for (const o of r.objects) {
-        if (o.known) counts[o.kind] = (counts[o.kind] ?? 0) + 1;
-        else foreign++;
-      }
+/** Loads every manifest of a folder, expecting no error or warning; counts the objects by kind. */
+async function loadAll(dir: string): Promise<{ files: number; counts: Record<string, number>; foreign: number }> {
+  const files = fixtureFiles(dir);
+  const counts: Record<string, number> = {};
+  let foreign = 0;
+  for (const f of files) {
+    const r = await loadManifestFile(path.join(dir, f));
+    expect(
+      r.errors.map((e) => e.message),
+      f,
+    ).toEqual([]);
+    expect(
+      r.warnings.map((e) => e.message),
+      f,
+    ).toEqual([]);
+    expect(r.objects.length, f).toBeGreaterThan(0);
+    for (const o of r.objects) {
+      if (o.known) counts[o.kind] = (counts[o.kind] ?? 0) + 1;
+      else foreign++;
     }
+  }
+  return { files: files.length, counts, foreign };
+}
+
+describe.skipIf(noUpstream)(`upstream examples ${needsUpstream}`, () => {
+  it('all 47 files load with no error or warning, every object accounted for', async () => {
+    const { files, counts, foreign } = await loadAll(upstreamExamplesDir()!);
+    expect(files).toBe(47);
     expect(counts).toEqual({
       MigrationPolicy: 1,
       VirtualMachine: 12,
@@ -44,9 +50,30 @@ describe('upstream examples', () => {
     // Two PriorityClasses and a ResourceClaimTemplate pass through as Kubernetes built-ins.
     expect(foreign).toBe(3);
   });
+});
+
+describe('fixture manifests', () => {
+  it('every file loads with no error or warning, every object accounted for', async () => {
+    const { files, counts, foreign } = await loadAll(fixturesDir);
+    expect(files).toBe(45);
+    expect(counts).toEqual({
+      MigrationPolicy: 1,
+      VirtualMachine: 10,
+      VirtualMachineClusterInstancetype: 1,
+      VirtualMachineInstance: 25,
+      VirtualMachineInstanceMigration: 1,
+      VirtualMachineInstancePreset: 1,
+      VirtualMachineInstanceReplicaSet: 1,
+      VirtualMachineInstancetype: 2,
+      VirtualMachinePool: 1,
+      VirtualMachinePreference: 2,
+    });
+    // A PriorityClass and a ResourceClaimTemplate pass through as Kubernetes built-ins.
+    expect(foreign).toBe(2);
+  });
 
   it('gives typed objects with their source position', async () => {
-    const r = await loadManifestFile(path.join(examplesDir, 'vm-containerdisk.yaml'));
+    const r = await loadManifestFile(path.join(fixturesDir, 'vm-containerdisk.yaml'));
     const [vm] = objectsOfKind(r, 'VirtualMachine');
     expect(vm.spec.runStrategy).toBe('Halted');
     expect(vm.spec.template.spec?.domain.devices.disks?.map((d) => d.name)).toEqual([
@@ -55,7 +82,7 @@ describe('upstream examples', () => {
     ]);
     expect(vm.spec.template.spec?.domain.memory?.guest).toBe('128Mi');
     expect(r.objects[0].source).toEqual({
-      filename: path.join(examplesDir, 'vm-containerdisk.yaml'),
+      filename: path.join(fixturesDir, 'vm-containerdisk.yaml'),
       document: 1,
       line: 2,
       column: 1,
@@ -73,8 +100,8 @@ describe('formats and documents', () => {
     expect(r.errors).toEqual([]);
     expect(r.objects.map((o) => [o.kind, o.source.document, o.source.line])).toEqual([
       ['VirtualMachineInstance', 1, 2],
-      // vm-containerdisk.yaml itself starts with `---`, so an empty document 3 precedes it.
-      ['VirtualMachine', 4, 27],
+      // Document 2 holds only a comment and is skipped; the VM's apiVersion follows its comment line.
+      ['VirtualMachine', 3, 27],
     ]);
   });
 
@@ -132,12 +159,12 @@ describe('unknown fields and wrong types', () => {
     expect(r.warnings[0]).toMatchObject({
       code: 'unknown-field',
       path: 'spec.template.spec.domain.devices.diskz',
-      line: 17,
+      line: 21,
       kind: 'VirtualMachine',
       name: 'vm-containerdisk',
     });
     expect(r.warnings[0].message).toBe(
-      'vm.yaml:17:18: document 1 (VirtualMachine/vm-containerdisk): spec.template.spec.domain.devices.diskz: unknown field',
+      'vm.yaml:21:18: document 1 (VirtualMachine/vm-containerdisk): spec.template.spec.domain.devices.diskz: unknown field',
     );
     const [vm] = objectsOfKind(r, 'VirtualMachine');
     expect((vm.spec.template.spec!.domain.devices as Record<string, unknown>).diskz).toEqual([]);
@@ -158,7 +185,7 @@ describe('unknown fields and wrong types', () => {
     const r = loadManifests(text, { filename: 'vmi.yaml' });
     expect(r.objects).toEqual([]);
     expect(r.errors.map((e) => e.message)).toEqual([
-      'vmi.yaml:18:34: document 1 (VirtualMachineInstance/vmi-containerdisk): spec.terminationGracePeriodSeconds: expected integer, got string "soon"',
+      'vmi.yaml:9:34: document 1 (VirtualMachineInstance/vmi-containerdisk): spec.terminationGracePeriodSeconds: expected integer, got string "soon"',
     ]);
   });
 
@@ -168,11 +195,11 @@ describe('unknown fields and wrong types', () => {
         '  terminationGracePeriodSeconds: 0',
         '  dnsPolicy: Sometimes\n  terminationGracePeriodSeconds: 0',
       )
-      .replace('        name: containerdisk\n    memory', '    memory');
+      .replace('        - name: containerdisk\n          disk:', '        - disk:');
     const r = loadManifests(text, { filename: 'vmi.yaml' });
     expect(r.errors.map((e) => `${e.path}: ${e.detail}`)).toEqual([
-      'spec.domain.devices.disks[0].name: required field is missing',
       'spec.dnsPolicy: unsupported value "Sometimes": supported values: "ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"',
+      'spec.domain.devices.disks[0].name: required field is missing',
     ]);
   });
 
@@ -334,7 +361,7 @@ describe('bad input never throws', () => {
   it('reports an unreadable file as an error', async () => {
     const r = await loadManifestFile('/nonexistent/vm.yaml');
     expect(r.errors.map((e) => e.message)).toEqual(['/nonexistent/vm.yaml: cannot read: no such file']);
-    const dir = await loadManifestFile(examplesDir);
-    expect(dir.errors.map((e) => e.message)).toEqual([`${examplesDir}: cannot read: is a directory`]);
+    const dir = await loadManifestFile(fixturesDir);
+    expect(dir.errors.map((e) => e.message)).toEqual([`${fixturesDir}: cannot read: is a directory`]);
   });
 });

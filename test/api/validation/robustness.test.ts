@@ -1,5 +1,5 @@
 /**
- * Admission never throws on hostile input: seeded random mutations of the upstream
+ * Admission never throws on hostile input: seeded random mutations of the fixture
  * examples (nulls, wrong types, empty values, deletions) must come back as field errors
  * or a defaulted object, never as an exception.
  */
@@ -52,7 +52,7 @@ function pathsOf(
 }
 
 describe('admission robustness', () => {
-  it('never throws on 3000 seeded random mutations of the examples', () => {
+  it('never throws on 3000 seeded random mutations of the fixture manifests', () => {
     let seed = 2026;
     const rnd = () => {
       seed = (seed * 1103515245 + 12345) % 2147483648;
