@@ -10,6 +10,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { describe, it } from 'vitest';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 
@@ -44,12 +45,32 @@ export function upstreamSwaggerPath(): string | undefined {
 /** True when the upstream suites must skip. */
 export const noUpstream = upstreamDir() === undefined;
 
-/**
- * The suffix every upstream suite's name carries, so a skipped one says what it needs.
- * Use as `describe.skipIf(noUpstream)(`upstream examples ${needsUpstream}`, ...)`.
- */
+/** The suffix every upstream suite's name carries, so a skipped one says what it needs. */
 export const needsUpstream =
   "(needs upstream KubeVirt's swagger.json and examples/: set KUBEVIRT_TS_UPSTREAM_DIR or place them at ../shared/kubevirt)";
+
+/** Upstream's files, as the suites get them. */
+export interface Upstream {
+  dir: string;
+  examplesDir: string;
+  swaggerPath: string;
+}
+
+/**
+ * An upstream-compatibility suite: `fn` declares its tests with upstream's paths where the
+ * files are present; elsewhere the suite is reported skipped, its name saying what it needs.
+ */
+export function describeUpstream(name: string, fn: (upstream: Upstream) => void): void {
+  const dir = upstreamDir();
+  const title = `${name} ${needsUpstream}`;
+  if (dir) {
+    describe(title, () => fn({ dir, examplesDir: path.join(dir, 'examples'), swaggerPath: path.join(dir, 'swagger.json') }));
+  } else {
+    describe.skip(title, () => {
+      it('runs where upstream KubeVirt\'s files are present', () => {});
+    });
+  }
+}
 
 if (noUpstream) {
   console.warn(`skipping upstream-compatibility suites: no swagger.json and examples/ in ${upstreamCandidate()}`);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadManifestFile, loadManifests, objectsOfKind } from '../../../src/api/manifest';
 import { fixtureFiles, fixtureText, fixturesDir } from '../../support/fixtures';
-import { needsUpstream, noUpstream, upstreamExamplesDir } from '../../support/upstream';
+import { describeUpstream } from '../../support/upstream';
 
 const example = (f: string) => fixtureText(f);
 
@@ -31,9 +31,9 @@ async function loadAll(dir: string): Promise<{ files: number; counts: Record<str
   return { files: files.length, counts, foreign };
 }
 
-describe.skipIf(noUpstream)(`upstream examples ${needsUpstream}`, () => {
+describeUpstream('upstream examples', (upstream) => {
   it('all 47 files load with no error or warning, every object accounted for', async () => {
-    const { files, counts, foreign } = await loadAll(upstreamExamplesDir()!);
+    const { files, counts, foreign } = await loadAll(upstream.examplesDir);
     expect(files).toBe(47);
     expect(counts).toEqual({
       MigrationPolicy: 1,
