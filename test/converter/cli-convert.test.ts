@@ -41,7 +41,7 @@ spec:
 );
 
 describe('convertFile', () => {
-  it('converts an example VMI after admission', async () => {
+  it('converts a fixture VMI after admission', async () => {
     const r = await convertFile(path.join(fixturesDir, 'vmi-pod-masquerade.yaml'), { emulation: true });
     expect(r.errors).toEqual([]);
     const d = decodeDomain(r.xml[0]);
