@@ -55,7 +55,9 @@ describe('kubevirt-ts validate (spawned)', { timeout: 180_000 }, () => {
     const docs = parseAllDocuments(r.stdout).map((d) => d.toJS());
     // 45 KubeVirt objects and 2 Kubernetes built-ins, in 45 files.
     expect(docs).toHaveLength(47);
-    const vmi = docs.find((d) => d.kind === 'VirtualMachineInstance' && d.metadata.name === 'vmi-containerdisk');
+    const vmi = docs.find(
+      (d) => d.kind === 'VirtualMachineInstance' && d.metadata.name === 'vmi-containerdisk',
+    );
     expect(vmi.spec.domain.machine).toEqual({ type: 'q35' });
     expect(vmi.spec.domain.cpu.model).toBe('host-model');
     expect(vmi.metadata.finalizers).toEqual(['kubevirt.io/foregroundDeleteVirtualMachine']);

@@ -24,7 +24,11 @@ const runLibvirt = integration(
   libvirtToolsAvailable,
   'virt-xml-validate (libvirt-clients, libxml2-utils) or virsh missing',
 );
-const runQemu = integration('libvirtd (qemu:///system)', qemuDriverAvailable, 'the system libvirtd does not answer');
+const runQemu = integration(
+  'libvirtd (qemu:///system)',
+  qemuDriverAvailable,
+  'the system libvirtd does not answer',
+);
 
 interface Expected {
   VirtualMachine: number;
@@ -62,11 +66,16 @@ function conversionSuite(dir: string | undefined, expected: Expected) {
     expect(verdicts.size).toBe(new Set(converted.map((e) => e.file)).size);
   });
 
-  it.runIf(runQemu)('the QEMU driver defines every converted manifest (type qemu, as under emulation)', () => {
-    const emulated = testContext({ kvmAvailable: false, allowEmulation: true });
-    const failures = defineOnQemu(examples.map((e) => ({ name: e.file, xml: convertVMIToXML(e.vmi, emulated) })));
-    expect([...failures]).toEqual([]);
-  });
+  it.runIf(runQemu)(
+    'the QEMU driver defines every converted manifest (type qemu, as under emulation)',
+    () => {
+      const emulated = testContext({ kvmAvailable: false, allowEmulation: true });
+      const failures = defineOnQemu(
+        examples.map((e) => ({ name: e.file, xml: convertVMIToXML(e.vmi, emulated) })),
+      );
+      expect([...failures]).toEqual([]);
+    },
+  );
 
   return converted;
 }
@@ -79,23 +88,26 @@ describe('fixture manifests', () => {
     VirtualMachineInstanceReplicaSet: 1,
   });
 
-  it.runIf(runLibvirt)('the libvirt checks reject what libvirt rejects (the harness is not vacuous)', async () => {
-    const good = converted[0].xml;
-    const verdicts = await checkWithLibvirt([
-      { name: 'unknown-element', xml: good.replace('<devices>', '<devices>\n    <bogus/>') },
-      { name: 'no-os-type', xml: good.replace(/<os>[\s\S]*<\/os>/, '') },
-    ]);
-    expect(verdicts.get('unknown-element')).toMatchObject({ valid: false });
-    // The schema allows a domain without <os>; libvirt's parser does not.
-    expect(verdicts.get('no-os-type')).toMatchObject({ valid: true, defined: false });
-    if (qemuDriverAvailable) {
-      const bad = good.replace(
-        '<controller type="usb" index="0" model="none"/>',
-        '<controller type="usb" index="0" model="no-such-model"/>',
-      );
-      expect(defineOnQemu([{ name: 'bad-model', xml: bad }]).has('bad-model')).toBe(true);
-    }
-  });
+  it.runIf(runLibvirt)(
+    'the libvirt checks reject what libvirt rejects (the harness is not vacuous)',
+    async () => {
+      const good = converted[0].xml;
+      const verdicts = await checkWithLibvirt([
+        { name: 'unknown-element', xml: good.replace('<devices>', '<devices>\n    <bogus/>') },
+        { name: 'no-os-type', xml: good.replace(/<os>[\s\S]*<\/os>/, '') },
+      ]);
+      expect(verdicts.get('unknown-element')).toMatchObject({ valid: false });
+      // The schema allows a domain without <os>; libvirt's parser does not.
+      expect(verdicts.get('no-os-type')).toMatchObject({ valid: true, defined: false });
+      if (qemuDriverAvailable) {
+        const bad = good.replace(
+          '<controller type="usb" index="0" model="none"/>',
+          '<controller type="usb" index="0" model="no-such-model"/>',
+        );
+        expect(defineOnQemu([{ name: 'bad-model', xml: bad }]).has('bad-model')).toBe(true);
+      }
+    },
+  );
 });
 
 describeUpstream('upstream examples', (upstream) => {

@@ -18,7 +18,10 @@ export function fixtureFiles(dir = fixturesDir): string[] {
 }
 
 /** The kubevirt objects of one manifest file (fresh copies each call). */
-export function fixtureObjects(file: string, dir = fixturesDir): { kind: string; object: Record<string, unknown> }[] {
+export function fixtureObjects(
+  file: string,
+  dir = fixturesDir,
+): { kind: string; object: Record<string, unknown> }[] {
   const text = readFileSync(path.join(dir, file), 'utf8');
   const result = loadManifests(text, { filename: file });
   if (result.errors.length > 0) throw new Error(result.errors.map((e) => e.message).join('\n'));

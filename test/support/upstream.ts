@@ -64,14 +64,18 @@ export function describeUpstream(name: string, fn: (upstream: Upstream) => void)
   const dir = upstreamDir();
   const title = `${name} ${needsUpstream}`;
   if (dir) {
-    describe(title, () => fn({ dir, examplesDir: path.join(dir, 'examples'), swaggerPath: path.join(dir, 'swagger.json') }));
+    describe(title, () =>
+      fn({ dir, examplesDir: path.join(dir, 'examples'), swaggerPath: path.join(dir, 'swagger.json') }),
+    );
   } else {
     describe.skip(title, () => {
-      it('runs where upstream KubeVirt\'s files are present', () => {});
+      it("runs where upstream KubeVirt's files are present", () => {});
     });
   }
 }
 
 if (noUpstream) {
-  console.warn(`skipping upstream-compatibility suites: no swagger.json and examples/ in ${upstreamCandidate()}`);
+  console.warn(
+    `skipping upstream-compatibility suites: no swagger.json and examples/ in ${upstreamCandidate()}`,
+  );
 }

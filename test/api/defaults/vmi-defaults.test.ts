@@ -136,9 +136,9 @@ describe('VMI defaulting on the fixture manifests', () => {
     ).toEqual({
       cpu: '250m',
     });
-    expect(defaultVirtualMachineInstanceSpec(vmi('vmi-containerdisk.yaml').spec, amd64).domain.resources).toEqual(
-      {},
-    );
+    expect(
+      defaultVirtualMachineInstanceSpec(vmi('vmi-containerdisk.yaml').spec, amd64).domain.resources,
+    ).toEqual({});
   });
 
   it('the cluster CPU model wins over host-model', () => {
@@ -254,8 +254,8 @@ describe('VMI defaulting on the fixture manifests', () => {
       { vmRolloutStrategy: 'LiveUpdate', liveUpdateConfiguration: { maxGuest: '2Gi' } },
       { hostArchitecture: 'amd64' },
     );
-    expect(
-      defaultVirtualMachineInstance(vmi('vmi-efi.yaml'), capped).spec.domain.memory?.maxGuest,
-    ).toBe('2Gi');
+    expect(defaultVirtualMachineInstance(vmi('vmi-efi.yaml'), capped).spec.domain.memory?.maxGuest).toBe(
+      '2Gi',
+    );
   });
 });

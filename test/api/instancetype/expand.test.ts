@@ -7,9 +7,13 @@ import { validateVirtualMachine } from '../../../src/api/validation/vm';
 import { fixture, fixtureObjects } from '../../support/fixtures';
 
 const catalog = createInstancetypeCatalog(
-  ['instancetype-large.yaml', 'instancetype-small.yaml', 'cluster-instancetype-small.yaml', 'preference-virtio.yaml', 'preference-windows.yaml'].flatMap((f) =>
-    fixtureObjects(f).map((o) => o.object),
-  ),
+  [
+    'instancetype-large.yaml',
+    'instancetype-small.yaml',
+    'cluster-instancetype-small.yaml',
+    'preference-virtio.yaml',
+    'preference-windows.yaml',
+  ].flatMap((f) => fixtureObjects(f).map((o) => o.object)),
 );
 
 /** The example VM with the template memory removed, so the instance type can provide it. */
@@ -132,9 +136,9 @@ describe('instance type and preference expansion', () => {
     expect(validateVirtualMachine(vm, cfg, { instancetypes: catalog }).map((e) => e.path)).toEqual([
       'spec.template.spec.domain.memory',
     ]);
-    expect(
-      validateVirtualMachine(vmWithoutMemory('vm-small.yaml'), cfg, { instancetypes: catalog }),
-    ).toEqual([]);
+    expect(validateVirtualMachine(vmWithoutMemory('vm-small.yaml'), cfg, { instancetypes: catalog })).toEqual(
+      [],
+    );
   });
 });
 

@@ -2,13 +2,15 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadManifestFile, loadManifests, objectsOfKind } from '../../../src/api/manifest';
-import { fixtureFiles, fixtureText, fixturesDir } from '../../support/fixtures';
+import { fixtureFiles, fixturesDir, fixtureText } from '../../support/fixtures';
 import { describeUpstream } from '../../support/upstream';
 
 const example = (f: string) => fixtureText(f);
 
 /** Loads every manifest of a folder, expecting no error or warning; counts the objects by kind. */
-async function loadAll(dir: string): Promise<{ files: number; counts: Record<string, number>; foreign: number }> {
+async function loadAll(
+  dir: string,
+): Promise<{ files: number; counts: Record<string, number>; foreign: number }> {
   const files = fixtureFiles(dir);
   const counts: Record<string, number> = {};
   let foreign = 0;

@@ -21,7 +21,11 @@ const admitted = [
 ];
 
 /** Admits every object of a folder, each file with the gates its fields need. */
-function admissionSuite(dir: string, gatesByFile: Record<string, string[]>, expected: { files: number; objects: number }) {
+function admissionSuite(
+  dir: string,
+  gatesByFile: Record<string, string[]>,
+  expected: { files: number; objects: number },
+) {
   const files = fixtureFiles(dir);
 
   it(`are all present (${expected.files} manifests)`, () => {
@@ -51,7 +55,10 @@ function admissionSuite(dir: string, gatesByFile: Record<string, string[]>, expe
   });
 
   it.each(cases)('$file ($kind) defaults and validates with no error', ({ file }) => {
-    const config = createClusterConfig({}, { hostArchitecture: 'amd64', featureGates: gatesByFile[file] ?? [] });
+    const config = createClusterConfig(
+      {},
+      { hostArchitecture: 'amd64', featureGates: gatesByFile[file] ?? [] },
+    );
     for (const o of fixtureObjects(file, dir)) {
       const result = admit(o.object, config);
       expect(result.errors).toEqual([]);

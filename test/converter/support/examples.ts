@@ -6,10 +6,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { fixturesDir } from '../../support/fixtures';
 import { createClusterConfig } from '../../../src/api/config/cluster-config';
 import { defaultVirtualMachineInstance } from '../../../src/api/defaults';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../src/api/generated/types';
+import { fixturesDir } from '../../support/fixtures';
 
 export { fixturesDir } from '../../support/fixtures';
 
@@ -36,7 +36,9 @@ export function vmiFromVM(vm: VirtualMachine): VirtualMachineInstance {
  * Every VM and VMI in a folder of manifests (and the VM/VMI templates of pools and replica
  * sets), as defaulted VMIs.
  */
-export function manifestVMIs(dir = fixturesDir): { file: string; kind: string; vmi: VirtualMachineInstance }[] {
+export function manifestVMIs(
+  dir = fixturesDir,
+): { file: string; kind: string; vmi: VirtualMachineInstance }[] {
   const out: { file: string; kind: string; vmi: VirtualMachineInstance }[] = [];
   for (const file of readdirSync(dir).sort()) {
     if (!file.endsWith('.yaml')) continue;
