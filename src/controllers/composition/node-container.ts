@@ -12,8 +12,8 @@ import {
   type DriverRegistry,
   DriverTokens,
 } from '../../drivers/registry';
-import { VirtHandler, type VirtHandlerOptions } from '../handler/handler';
-import { PodRuntime, type PodRuntimeOptions } from '../podruntime/pod-runtime';
+import { VirtHandler, type VirtHandlerOptions } from '../virt-handler/handler';
+import { PodRuntime, type PodRuntimeOptions } from '../local/pod-runtime/pod-runtime';
 import type { ObjectClient } from '../runtime/types';
 
 /** Service identifiers of the node composition. */
