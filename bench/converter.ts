@@ -1,7 +1,7 @@
 /**
  * Converter throughput: conversions per second (VMI -> domain model -> XML string) on one
- * core for a small VMI (upstream's vmi-ephemeral), upstream's vmi-windows, and a large VMI
- * with 16 disks and 8 NICs. Admission (defaulting) runs once, outside the timed loop, as
+ * core for a small VMI (the vmi-containerdisk fixture), the vmi-windows fixture, and a
+ * large VMI with 16 disks and 8 NICs. Admission (defaulting) runs once, outside the timed loop, as
  * in the launcher, which receives an already admitted VMI.
  *
  * Run: npm run bench:converter
@@ -14,7 +14,7 @@ import { defaultVirtualMachineInstance } from '../src/api/defaults';
 import type { VirtualMachineInstance } from '../src/api/generated/types';
 import { convertVMIToXML, defaultConverterContext } from '../src/converter';
 
-const examples = path.resolve(import.meta.dirname, '../../shared/kubevirt/examples');
+const examples = path.resolve(import.meta.dirname, '../test/fixtures/manifests');
 const config = createClusterConfig({}, { hostArchitecture: 'amd64' });
 const admit = (v: VirtualMachineInstance) => defaultVirtualMachineInstance(v, config);
 const example = (f: string) =>
@@ -56,7 +56,7 @@ function large(): VirtualMachineInstance {
 
 const ctx = defaultConverterContext();
 const cases: [string, VirtualMachineInstance][] = [
-  ['small', example('vmi-ephemeral.yaml')],
+  ['small', example('vmi-containerdisk.yaml')],
   ['windows', example('vmi-windows.yaml')],
   ['large', large()],
 ];

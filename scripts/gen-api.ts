@@ -1,15 +1,16 @@
 /**
  * Generates the kubevirt.io API types and the compact field schemas from upstream
- * KubeVirt's OpenAPI v2 document (../shared/kubevirt/swagger.json):
+ * KubeVirt's OpenAPI v2 document (swagger.json in $KUBEVIRT_TS_UPSTREAM_DIR, else in
+ * ../shared/kubevirt next to the clone):
  *
  *   src/api/generated/types.ts    one exported interface (or alias) per definition
  *   src/api/generated/schemas.ts  a compact field tree per definition, used by the
  *                                 manifest loader to report unknown fields and wrong types
  *
- * Usage: `npm run gen:api [-- path/to/swagger.json]`. Output is deterministic; a test
+ * Usage: `npm run gen:api [-- path/to/swagger.json]` (default: see upstreamKubevirtDir). Output is deterministic; a test
  * regenerates it and compares with the committed files.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -34,11 +35,23 @@ export interface SwaggerDocument {
 }
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** Upstream reference data, outside the repository (never copied in). */
-export const sharedKubevirtDir = path.resolve(repoRoot, '../shared/kubevirt');
-export const defaultSwaggerPath = path.join(sharedKubevirtDir, 'swagger.json');
+/**
+ * Upstream reference data, outside the repository (never copied in): the directory
+ * named by KUBEVIRT_TS_UPSTREAM_DIR, else ../shared/kubevirt next to the clone.
+ */
+export const upstreamKubevirtDir = process.env.KUBEVIRT_TS_UPSTREAM_DIR
+  ? path.resolve(process.env.KUBEVIRT_TS_UPSTREAM_DIR)
+  : path.resolve(repoRoot, '../shared/kubevirt');
+export const defaultSwaggerPath = path.join(upstreamKubevirtDir, 'swagger.json');
 
+/** Reads an OpenAPI v2 document; a missing file is an error saying where to put it. */
 export function readSwagger(file = defaultSwaggerPath): SwaggerDocument {
+  if (!existsSync(file)) {
+    throw new Error(
+      `${file}: no such file. The generators read upstream KubeVirt's swagger.json: pass its path, ` +
+        'set KUBEVIRT_TS_UPSTREAM_DIR to a directory holding it, or place it at ../shared/kubevirt/swagger.json',
+    );
+  }
   return JSON.parse(readFileSync(file, 'utf8')) as SwaggerDocument;
 }
 
@@ -284,4 +297,12 @@ function main(): void {
   console.log(`wrote ${path.relative(repoRoot, schemasOutPath)}`);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  try {
+    main();
+  } catch (err) {
+    // A missing or unreadable input is the user's to fix: say so, without a stack trace.
+    console.error(`gen-api: ${(err as Error).message}`);
+    process.exit(1);
+  }
+}

@@ -3,7 +3,8 @@
  * src/api/groups.ts, with structural OpenAPI v3 schemas derived from upstream KubeVirt's
  * swagger.json, into crds/<group>_<plural>.yaml plus crds/all.yaml.
  *
- * Usage: `npm run gen:crds [-- path/to/swagger.json]`; then `kubectl apply -f crds/`.
+ * Usage: `npm run gen:crds [-- path/to/swagger.json]` (default: swagger.json in
+ * $KUBEVIRT_TS_UPSTREAM_DIR, else ../shared/kubevirt); then `kubectl apply -f crds/`.
  * Output is deterministic; a test regenerates it and compares with the committed files.
  */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -255,4 +256,12 @@ function main(): void {
   console.log(`wrote ${files.size} files to ${path.relative(repoRoot, crdsDir)}/`);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  try {
+    main();
+  } catch (err) {
+    // A missing or unreadable input is the user's to fix: say so, without a stack trace.
+    console.error(`gen-crds: ${(err as Error).message}`);
+    process.exit(1);
+  }
+}

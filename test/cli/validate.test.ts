@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { validateFiles } from '../../src/cli/commands/validate';
 import { buildProgram } from '../../src/cli/program';
-import { exampleFiles, examplesDir } from '../api/validation/examples';
+import { fixtureFiles, fixturesDir } from '../support/fixtures';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const built = path.join(repoRoot, 'dist/cli/kubevirt-ts.js');
@@ -38,7 +38,7 @@ function run(...args: string[]) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-const ex = (f: string) => path.join(examplesDir, f);
+const ex = (f: string) => path.join(fixturesDir, f);
 const tmp = mkdtempSync(path.join(tmpdir(), 'kubevirt-ts-validate-'));
 function tmpFile(name: string, text: string): string {
   const p = path.join(tmp, name);
@@ -48,27 +48,30 @@ function tmpFile(name: string, text: string): string {
 
 // Spawning is cheap in CPU but slow in wall time on a loaded host; allow for that.
 describe('kubevirt-ts validate (spawned)', { timeout: 180_000 }, () => {
-  it('prints all 47 examples defaulted and exits 0 with the gates they need', () => {
-    const r = run('--feature-gates', 'HostDisk,HostDevices,Sidecar,GPUsWithDRA', ...exampleFiles().map(ex));
+  it('prints every fixture defaulted and exits 0 with the gates they need', () => {
+    const r = run('--feature-gates', 'HostDisk,HostDevices,Sidecar,GPUsWithDRA', ...fixtureFiles().map(ex));
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const docs = parseAllDocuments(r.stdout).map((d) => d.toJS());
+    // 45 KubeVirt objects and 2 Kubernetes built-ins, in 45 files.
     expect(docs).toHaveLength(47);
-    const vmi = docs.find((d) => d.kind === 'VirtualMachineInstance' && d.metadata.name === 'vmi-ephemeral');
+    const vmi = docs.find(
+      (d) => d.kind === 'VirtualMachineInstance' && d.metadata.name === 'vmi-containerdisk',
+    );
     expect(vmi.spec.domain.machine).toEqual({ type: 'q35' });
     expect(vmi.spec.domain.cpu.model).toBe('host-model');
     expect(vmi.metadata.finalizers).toEqual(['kubevirt.io/foregroundDeleteVirtualMachine']);
-    const pc = docs.find((d) => d.kind === 'PriorityClass' && d.metadata.name === 'preemtible');
-    expect(pc.value).toBe(1000000);
+    const pc = docs.find((d) => d.kind === 'PriorityClass' && d.metadata.name === 'fixture-low-priority');
+    expect(pc.value).toBe(1000);
   });
 
   it('prints one error line per problem and exits 1 without the gates', () => {
-    const r = run(ex('vmi-host-disk.yaml'), ex('vmi-usb.yaml'));
+    const r = run(ex('vmi-hostdisk.yaml'), ex('vmi-hostdevice.yaml'));
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim().split('\n')).toEqual([
-      'VirtualMachineInstance/vmi-host-disk: spec.volumes[0]: HostDisk feature gate is not enabled',
-      'VirtualMachineInstance/vmi-usb: spec.HostDevices: Host Devices feature gate is not enabled in kubevirt-config',
+      'VirtualMachineInstance/vmi-hostdisk: spec.volumes[0]: HostDisk feature gate is not enabled',
+      'VirtualMachineInstance/vmi-hostdevice: spec.HostDevices: Host Devices feature gate is not enabled in kubevirt-config',
     ]);
   });
 
@@ -106,10 +109,10 @@ describe('validateFiles (in process)', () => {
       'kubevirt-cr.yaml',
       'apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata:\n  name: kubevirt\n  namespace: kubevirt\nspec:\n  configuration:\n    developerConfiguration:\n      featureGates: [HostDisk]\n',
     );
-    const r = await validateFiles([ex('vmi-host-disk.yaml')], { config: cr });
+    const r = await validateFiles([ex('vmi-hostdisk.yaml')], { config: cr });
     expect(r.errors).toEqual([]);
     expect(r.ok).toBe(true);
-    expect(r.output).toContain('name: vmi-host-disk');
+    expect(r.output).toContain('name: vmi-hostdisk');
   });
 
   it('reports a missing file clearly', async () => {
@@ -131,24 +134,24 @@ describe('validateFiles (in process)', () => {
   });
 
   it('warns about unknown feature gates', async () => {
-    const r = await validateFiles([ex('vmi-ephemeral.yaml')], { featureGates: 'HostDisk,NoSuchGate' });
+    const r = await validateFiles([ex('vmi-containerdisk.yaml')], { featureGates: 'HostDisk,NoSuchGate' });
     expect(r.ok).toBe(true);
     expect(r.warnings).toEqual(['warning: unknown feature gate NoSuchGate']);
   });
 
   it('rejects a --config file without a KubeVirt object', async () => {
-    const r = await validateFiles([ex('vmi-ephemeral.yaml')], { config: ex('vmi-ephemeral.yaml') });
+    const r = await validateFiles([ex('vmi-containerdisk.yaml')], { config: ex('vmi-containerdisk.yaml') });
     expect(r.ok).toBe(false);
     expect(r.errors).toEqual([
-      `${ex('vmi-ephemeral.yaml')}: --config needs exactly one KubeVirt object, found 0`,
+      `${ex('vmi-containerdisk.yaml')}: --config needs exactly one KubeVirt object, found 0`,
     ]);
   });
 
   it('--expand applies instance types from the inputs and reports upstream conflicts', async () => {
-    const r = await validateFiles([ex('clarge.yaml'), ex('vm-cirros-clarge.yaml')], { expand: true });
+    const r = await validateFiles([ex('instancetype-large.yaml'), ex('vm-large.yaml')], { expand: true });
     expect(r.ok).toBe(false);
     expect(r.errors).toEqual([
-      'VirtualMachine/vm-cirros-clarge: spec.template.spec.domain.memory: VM field spec.template.spec.domain.memory conflicts with selected instance type',
+      'VirtualMachine/vm-large: spec.template.spec.domain.memory: VM field spec.template.spec.domain.memory conflicts with selected instance type',
     ]);
   });
 
@@ -169,7 +172,7 @@ describe('validateFiles (in process)', () => {
       'kv-masq.yaml',
       'apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata:\n  name: kubevirt\nspec:\n  configuration:\n    network:\n      defaultNetworkInterface: masquerade\n',
     );
-    const r = await validateFiles([ex('vmi-ephemeral.yaml')], { config: cr });
+    const r = await validateFiles([ex('vmi-containerdisk.yaml')], { config: cr });
     expect(r.ok).toBe(true);
     const doc = parseAllDocuments(r.output)[0].toJS();
     expect(doc.spec.domain.devices.interfaces).toEqual([{ name: 'default', masquerade: {} }]);
@@ -182,7 +185,7 @@ describe('validateFiles --config checks', () => {
       'kv-bad.yaml',
       'apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata:\n  name: kubevirt\nspec:\n  configuration:\n    developerConfiguration:\n      memoryOvercommit: 0\n',
     );
-    const r = await validateFiles([ex('vmi-ephemeral.yaml')], { config: cr });
+    const r = await validateFiles([ex('vmi-containerdisk.yaml')], { config: cr });
     expect(r.ok).toBe(false);
     expect(r.errors).toEqual([
       `${cr}: KubeVirt/kubevirt: spec.configuration.developerConfiguration.memoryOvercommit: Invalid value: 0: must be greater than 0`,
@@ -194,7 +197,7 @@ describe('validateFiles --config checks', () => {
       'kv-gates.yaml',
       'apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata:\n  name: kubevirt\nspec:\n  configuration:\n    developerConfiguration:\n      featureGates: [HostDisk, Hostdisk]\n',
     );
-    const r = await validateFiles([ex('vmi-host-disk.yaml')], { config: cr });
+    const r = await validateFiles([ex('vmi-hostdisk.yaml')], { config: cr });
     expect(r.ok).toBe(true);
     expect(r.warnings).toEqual([`warning: ${cr}: unknown feature gate Hostdisk`]);
   });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { convertFile } from '../../src/cli/commands/convert';
 import { decodeDomain } from '../../src/converter';
-import { examplesDir } from './support/examples';
+import { fixturesDir } from '../support/fixtures';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const tmp = mkdtempSync(path.join(tmpdir(), 'kvts-cli-'));
@@ -41,16 +41,16 @@ spec:
 );
 
 describe('convertFile', () => {
-  it('converts an example VMI after admission', async () => {
-    const r = await convertFile(path.join(examplesDir, 'vmi-fedora.yaml'), { emulation: true });
+  it('converts a fixture VMI after admission', async () => {
+    const r = await convertFile(path.join(fixturesDir, 'vmi-pod-masquerade.yaml'), { emulation: true });
     expect(r.errors).toEqual([]);
     const d = decodeDomain(r.xml[0]);
-    expect(d.name).toBe('default_vmi-fedora');
+    expect(d.name).toBe('default_vmi-pod-masquerade');
     expect(d.type).toBe(kvm ? 'kvm' : 'qemu');
   });
 
   it('resolves host devices given on the command line', async () => {
-    const r = await convertFile(path.join(examplesDir, 'vmi-gpu.yaml'), {
+    const r = await convertFile(path.join(fixturesDir, 'vmi-gpu-device-plugin.yaml'), {
       emulation: true,
       hostDevice: ['gpu1=0000:81:00.0'],
     });
@@ -88,9 +88,9 @@ describe('kubevirt-ts convert (process)', () => {
     );
 
   it('prints domain XML and exits 0, or prints field-path errors and exits 1', () => {
-    const ok = cli('--emulation', path.join(examplesDir, 'vmi-ephemeral.yaml'));
+    const ok = cli('--emulation', path.join(fixturesDir, 'vmi-containerdisk.yaml'));
     expect(ok.status).toBe(0);
-    expect(ok.stdout).toMatch(/^<domain type="(kvm|qemu)">\n {2}<name>default_vmi-ephemeral<\/name>/);
+    expect(ok.stdout).toMatch(/^<domain type="(kvm|qemu)">\n {2}<name>default_vmi-containerdisk<\/name>/);
     const bad = cli(invalid);
     expect(bad.status).toBe(1);
     expect(bad.stdout).toBe('');

@@ -1,9 +1,9 @@
 /**
  * The generated CRDs (crds/*.yaml) on the real kube-apiserver, through the SDK's own
  * client library (@kubernetes/client-node, not kubectl): every CRD is created and becomes
- * Established, every document of upstream's examples is created object by object exactly
- * as written (no loader in between), and each object read back from the server still
- * holds every field the example set, so the server neither rejected nor pruned anything
+ * Established, every document of the fixture manifests (and of upstream's examples, where
+ * present) is created object by object exactly as written (no loader in between), and
+ * each object read back from the server still holds every field the manifest set, so the server neither rejected nor pruned anything
  * our schemas should allow. An object our schema must refuse is refused with its field
  * path. test/api/crds/apply.test.ts covers the kubectl path, short names and columns.
  */
@@ -21,12 +21,13 @@ import {
 } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { fixtureFiles, fixturesDir } from '../support/fixtures';
 import { integration } from '../support/integration';
 import { available, sharedControlPlane, unavailableReason } from '../support/kube';
+import { describeUpstream } from '../support/upstream';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const crdsDir = path.join(repoRoot, 'crds');
-const examplesDir = path.resolve(repoRoot, '../shared/kubevirt/examples');
 
 function crdFiles(): string[] {
   if (!existsSync(crdsDir)) return [];
@@ -48,12 +49,11 @@ interface Example {
   object: KubernetesObject & Record<string, unknown>;
 }
 
-function loadExamples(): Example[] {
+/** Every document of a folder of manifests, parsed as plain YAML. */
+function loadExamples(dir: string): Example[] {
   const out: Example[] = [];
-  for (const file of readdirSync(examplesDir)
-    .filter((f) => f.endsWith('.yaml'))
-    .sort()) {
-    parseAllDocuments(readFileSync(path.join(examplesDir, file), 'utf8')).forEach((doc, index) => {
+  for (const file of fixtureFiles(dir)) {
+    parseAllDocuments(readFileSync(path.join(dir, file), 'utf8')).forEach((doc, index) => {
       if (doc.errors.length > 0) throw new Error(`${file} document ${index}: ${doc.errors[0].message}`);
       const object = doc.toJS() as Example['object'] | null;
       if (object) out.push({ file, index, object });
@@ -143,22 +143,23 @@ describe.runIf(run)('generated CRDs on a real kube-apiserver (client-node)', () 
     expect(crdNames.length).toBe(18);
   });
 
-  it('admits every upstream example object unchanged, without pruning a field', async () => {
-    const examples = loadExamples();
+  /** Creates every document of a folder in a namespace; returns what went missing or failed. */
+  const admitsAll = async (dir: string, namespace: string) => {
+    const examples = loadExamples(dir);
     const failures: string[] = [];
     let kubevirtObjects = 0;
     const seen = new Set<string>();
     for (const ex of examples) {
       const where = `${ex.file}#${ex.index} ${ex.object.kind} ${ex.object.metadata?.name}`;
       const body = structuredClone(ex.object);
-      // One namespace (cluster-scoped kinds ignore it). Two examples share a name
-      // (vmi-fedora): the later one gets a suffix, the rest is sent as written.
+      // One namespace (cluster-scoped kinds ignore it). Two of upstream's examples share
+      // a name (vmi-fedora): the later one gets a suffix, the rest is sent as written.
       const key = `${ex.object.kind}/${ex.object.metadata?.name}`;
       const name = seen.has(key)
         ? `${ex.object.metadata?.name}-${ex.index}-${seen.size}`
         : ex.object.metadata?.name;
       seen.add(key);
-      body.metadata = { ...body.metadata, name, namespace: ns };
+      body.metadata = { ...body.metadata, name, namespace };
       try {
         const created = (await objects.create(body)) as Record<string, unknown>;
         if (String(ex.object.apiVersion).includes('kubevirt.io')) kubevirtObjects++;
@@ -178,12 +179,28 @@ describe.runIf(run)('generated CRDs on a real kube-apiserver (client-node)', () 
         failures.push(`${where}: ${errorText(err)}`);
       }
     }
-    expect(failures).toEqual([]);
-    // Every VM, VMI and other KubeVirt kind among the examples went through the CRDs.
-    expect(kubevirtObjects).toBe(
-      examples.filter((e) => String(e.object.apiVersion).includes('kubevirt.io')).length,
+    return { examples, failures, kubevirtObjects };
+  };
+
+  /** Every object arrived intact, and every KubeVirt one went through the CRDs. */
+  const expectAllAdmitted = (r: Awaited<ReturnType<typeof admitsAll>>, minimum: number) => {
+    expect(r.failures).toEqual([]);
+    expect(r.kubevirtObjects).toBe(
+      r.examples.filter((e) => String(e.object.apiVersion).includes('kubevirt.io')).length,
     );
-    expect(kubevirtObjects).toBeGreaterThanOrEqual(44);
+    expect(r.kubevirtObjects).toBeGreaterThanOrEqual(minimum);
+  };
+
+  it('admits every fixture object unchanged, without pruning a field', async () => {
+    expectAllAdmitted(await admitsAll(fixturesDir, ns), 45);
+  });
+
+  describeUpstream('upstream examples on the API server', (upstream) => {
+    it('admits every upstream example object unchanged, without pruning a field', async () => {
+      const upstreamNs = `${ns}-upstream`;
+      await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: upstreamNs } } });
+      expectAllAdmitted(await admitsAll(upstream.examplesDir, upstreamNs), 44);
+    });
   });
 
   it('would notice pruning: an unknown field is dropped by the server and reported missing', async () => {

@@ -1,17 +1,17 @@
 /**
  * The generated CRDs on a real kube-apiserver: `kubectl apply -f crds/` (client-side, so
- * the size budget matters), then every KubeVirt object among upstream's examples created
- * with strict server-side field validation (an unknown or pruned field fails), plus short
- * names, printer columns, embedded-metadata preservation and the scale subresource.
+ * the size budget matters), then every KubeVirt object among the fixture manifests (and
+ * upstream's examples, where present) created with strict server-side field validation
+ * (an unknown or pruned field fails), plus short names, printer columns, embedded-metadata preservation and the scale subresource.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sharedKubevirtDir } from '../../../scripts/gen-api';
 import { crdsDir } from '../../../scripts/gen-crds';
 import { kinds } from '../../../src/api/groups';
 import { loadManifests } from '../../../src/api/manifest';
+import { fixtureFiles, fixturesDir } from '../../support/fixtures';
 import { integration } from '../../support/integration';
 import {
   available,
@@ -20,11 +20,12 @@ import {
   startControlPlane,
   unavailableReason,
 } from '../../support/kube';
+import { describeUpstream } from '../../support/upstream';
 
 const kubectlPath = path.join(kubeBinDir, 'kubectl');
 const ready = available() && existsSync(kubectlPath);
 const run = integration('kube-apiserver (CRD apply)', ready, ready ? '' : unavailableReason);
-const ns = 'crd-examples';
+const ns = 'crd-fixtures';
 
 describe.skipIf(!run)('CRDs on a real kube-apiserver', () => {
   let kubeconfig = '';
@@ -77,24 +78,30 @@ describe.skipIf(!run)('CRDs on a real kube-apiserver', () => {
     }
   });
 
-  it('creates all 44 KubeVirt objects of the upstream examples with strict field validation', () => {
-    const dir = path.join(sharedKubevirtDir, 'examples');
+  /** The KubeVirt objects of a folder of manifests, as one v1 List. */
+  const listOf = (dir: string): unknown[] => {
     const items: unknown[] = [];
     const seen = new Set<string>();
-    for (const f of readdirSync(dir).filter((x) => x.endsWith('.yaml'))) {
+    for (const f of fixtureFiles(dir)) {
       const r = loadManifests(readFileSync(path.join(dir, f), 'utf8'), { filename: f });
       for (const o of r.objects) {
         if (!o.known) continue;
-        // Two examples share a VMI name: keep both by renaming the second.
+        // Upstream's examples share a VMI name: keep both by renaming the second.
         const meta = o.object.metadata!;
         while (seen.has(`${o.kind}/${meta.name}`)) meta.name = `${meta.name}-2`;
         seen.add(`${o.kind}/${meta.name}`);
         items.push(o.object);
       }
     }
-    expect(items).toHaveLength(44);
+    return items;
+  };
+
+  /** Creates every object of a folder in a namespace with strict field validation. */
+  const createAll = (dir: string, namespace: string, count: number) => {
+    const items = listOf(dir);
+    expect(items).toHaveLength(count);
     const r = kubectl(
-      ['create', '-n', ns, '--validate=strict', '-o', 'name', '-f', '-'],
+      ['create', '-n', namespace, '--validate=strict', '-o', 'name', '-f', '-'],
       JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
     );
     // The one warning is upstream's own deprecation of presets (the CRD's deprecationWarning).
@@ -102,7 +109,11 @@ describe.skipIf(!run)('CRDs on a real kube-apiserver', () => {
       'Warning: kubevirt.io/v1 VirtualMachineInstancePresets is now deprecated and will be removed in v2.\n',
     );
     expect(r.status).toBe(0);
-    expect(r.stdout.trim().split('\n')).toHaveLength(44);
+    expect(r.stdout.trim().split('\n')).toHaveLength(count);
+  };
+
+  it('creates all 45 KubeVirt objects of the fixture manifests with strict field validation', () => {
+    createAll(fixturesDir, ns, 45);
   });
 
   it('keeps embedded template metadata (labels) instead of pruning it', () => {
@@ -111,11 +122,11 @@ describe.skipIf(!run)('CRDs on a real kube-apiserver', () => {
       '-n',
       ns,
       'vm',
-      'vm-cirros',
+      'vm-containerdisk',
       '-o',
       'jsonpath={.spec.template.metadata.labels}',
     ]);
-    expect(JSON.parse(r.stdout)).toEqual({ 'kubevirt.io/vm': 'vm-cirros' });
+    expect(JSON.parse(r.stdout)).toEqual({ 'kubevirt.io/vm': 'vm-containerdisk' });
   });
 
   it('serves short names and upstream printer columns', () => {
@@ -128,7 +139,7 @@ describe.skipIf(!run)('CRDs on a real kube-apiserver', () => {
       'NODENAME',
       'READY',
     ]);
-    const vm = kubectl(['get', '-n', ns, 'vm', 'vm-cirros']);
+    const vm = kubectl(['get', '-n', ns, 'vm', 'vm-containerdisk']);
     expect(vm.stdout.split('\n')[0].split(/\s+/).filter(Boolean)).toEqual(['NAME', 'AGE', 'STATUS', 'READY']);
   });
 
@@ -151,5 +162,12 @@ describe.skipIf(!run)('CRDs on a real kube-apiserver', () => {
     expect(scaled.stderr).toBe('');
     const r = kubectl(['get', '-n', ns, 'vmirs', name, '-o', 'jsonpath={.spec.replicas}']);
     expect(r.stdout).toBe('5');
+  });
+
+  describeUpstream('upstream examples on the API server', (upstream) => {
+    it('creates all 44 KubeVirt objects of the upstream examples with strict field validation', () => {
+      execFileSync(kubectlPath, ['--kubeconfig', kubeconfig, 'create', 'namespace', 'crd-upstream-examples']);
+      createAll(upstream.examplesDir, 'crd-upstream-examples', 44);
+    });
   });
 });

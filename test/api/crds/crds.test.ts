@@ -3,7 +3,7 @@ import path from 'node:path';
 import Ajv from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { readSwagger, sharedKubevirtDir } from '../../../scripts/gen-api';
+import { readSwagger } from '../../../scripts/gen-api';
 import {
   CRD_JSON_BUDGET,
   type CrdSchema,
@@ -12,6 +12,8 @@ import {
   generateCrdFiles,
 } from '../../../scripts/gen-crds';
 import { kinds, lookupKind } from '../../../src/api/groups';
+import { fixtureFiles, fixturesDir } from '../../support/fixtures';
+import { describeUpstream } from '../../support/upstream';
 import { structuralErrors } from './structural';
 
 interface CrdVersion {
@@ -33,8 +35,6 @@ interface Crd {
   };
 }
 
-const doc = readSwagger();
-const generated = generateCrdFiles(doc);
 const committed = new Map(
   readdirSync(crdsDir)
     .filter((f) => f.endsWith('.yaml'))
@@ -43,12 +43,15 @@ const committed = new Map(
 const crds: Crd[] = kinds.map((k) => parse(committed.get(crdFileName(k)) ?? 'null') as Crd);
 const crdByName = new Map(crds.map((c) => [c.spec.names.kind, c]));
 
-describe('gen-crds output', () => {
+describeUpstream("gen-crds output from upstream's swagger.json", (upstream) => {
   it('committed crds/ equals the generator output (run `npm run gen:crds` on drift)', () => {
+    const generated = generateCrdFiles(readSwagger(upstream.swaggerPath));
     expect([...committed.keys()].sort()).toEqual([...generated.keys()].sort());
     for (const [name, content] of generated) expect(committed.get(name), name).toBe(content);
   });
+});
 
+describe('committed CRDs', () => {
   it('all.yaml holds every CRD once', () => {
     const all = parseAllDocuments(committed.get('all.yaml')!).map((d) => d.toJSON() as Crd);
     expect(all.map((c) => c.metadata.name).sort()).toEqual(crds.map((c) => c.metadata.name).sort());
@@ -196,19 +199,20 @@ describe('CRD schemas are structural', () => {
   });
 });
 
-describe('CRD schemas accept the upstream examples (ajv)', () => {
-  const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
-  const examplesDir = path.join(sharedKubevirtDir, 'examples');
-  const files = readdirSync(examplesDir).filter((f) => f.endsWith('.yaml'));
-  const validatorFor = (kind: string, version: string) => {
-    const v = crdByName.get(kind)!.spec.versions.find((x) => x.name === version)!;
-    return ajv.compile(v.schema.openAPIV3Schema);
-  };
+const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+const validatorFor = (kind: string, version: string) => {
+  const v = crdByName.get(kind)!.spec.versions.find((x) => x.name === version)!;
+  return ajv.compile(v.schema.openAPIV3Schema);
+};
+
+/** Checks every KubeVirt object of a folder of manifests against its CRD schema. */
+function schemaSuite(dir: string, expected: { files: number; objects: number }) {
+  const files = fixtureFiles(dir);
   let checked = 0;
 
   for (const file of files) {
     it(file, () => {
-      const docs = parseAllDocuments(readFileSync(path.join(examplesDir, file), 'utf8'));
+      const docs = parseAllDocuments(readFileSync(path.join(dir, file), 'utf8'));
       for (const d of docs) {
         const obj = d.toJSON() as { apiVersion: string; kind: string } | null;
         if (!obj) continue;
@@ -222,13 +226,17 @@ describe('CRD schemas accept the upstream examples (ajv)', () => {
     });
   }
 
-  it('checked the 44 KubeVirt objects among the examples', () => {
-    expect(files).toHaveLength(47);
-    expect(checked).toBe(44);
+  it(`checked the ${expected.objects} KubeVirt objects among the manifests`, () => {
+    expect(files).toHaveLength(expected.files);
+    expect(checked).toBe(expected.objects);
   });
+}
 
-  it('rejects an example with a wrong type, naming the field', () => {
-    const vmi = parse(readFileSync(path.join(examplesDir, 'vmi-fedora.yaml'), 'utf8'));
+describe('CRD schemas accept the fixture manifests (ajv)', () => {
+  schemaSuite(fixturesDir, { files: 45, objects: 45 });
+
+  it('rejects a manifest with a wrong type, naming the field', () => {
+    const vmi = parse(readFileSync(path.join(fixturesDir, 'vmi-pod-masquerade.yaml'), 'utf8'));
     vmi.spec.domain.devices.disks[0].bootOrder = 'first';
     const validate = validatorFor('VirtualMachineInstance', 'v1');
     expect(validate(vmi)).toBe(false);
@@ -236,4 +244,8 @@ describe('CRD schemas accept the upstream examples (ajv)', () => {
       '/spec/domain/devices/disks/0/bootOrder must be integer',
     );
   });
+});
+
+describeUpstream('CRD schemas accept the upstream examples (ajv)', (upstream) => {
+  schemaSuite(upstream.examplesDir, { files: 47, objects: 44 });
 });

@@ -4,13 +4,13 @@ import { defaultVirtualMachineInstanceMigration } from '../../../src/api/default
 import { defaultVirtualMachine } from '../../../src/api/defaults/vm-defaults';
 import type { VirtualMachine, VirtualMachineInstanceMigration } from '../../../src/api/generated/types';
 import { createInstancetypeCatalog } from '../../../src/api/instancetype/catalog';
-import { example, exampleObjects } from '../validation/examples';
+import { fixture, fixtureObjects } from '../../support/fixtures';
 
 const cfg = createClusterConfig({}, { hostArchitecture: 'amd64' });
 
 describe('VM defaulting', () => {
   it('sets architecture and machine type on the template, nothing else', () => {
-    const out = defaultVirtualMachine(example<VirtualMachine>('vm-cirros.yaml'), cfg);
+    const out = defaultVirtualMachine(fixture<VirtualMachine>('vm-containerdisk.yaml'), cfg);
     expect(out.spec.template.spec?.architecture).toBe('amd64');
     expect(out.spec.template.spec?.domain.machine).toEqual({ type: 'q35' });
     expect(out.spec.template.spec?.domain.cpu).toBeUndefined();
@@ -18,7 +18,7 @@ describe('VM defaulting', () => {
   });
 
   it('turns running into runStrategy', () => {
-    const vm = example<VirtualMachine>('vm-cirros.yaml');
+    const vm = fixture<VirtualMachine>('vm-containerdisk.yaml');
     delete vm.spec.runStrategy;
     vm.spec.running = true;
     const out = defaultVirtualMachine(vm, cfg);
@@ -29,7 +29,7 @@ describe('VM defaulting', () => {
   });
 
   it('leaves both running and runStrategy for validation to reject', () => {
-    const vm = example<VirtualMachine>('vm-cirros.yaml');
+    const vm = fixture<VirtualMachine>('vm-containerdisk.yaml');
     vm.spec.running = true;
     const out = defaultVirtualMachine(vm, cfg);
     expect(out.spec.running).toBe(true);
@@ -37,7 +37,7 @@ describe('VM defaulting', () => {
   });
 
   it('defaults instancetype and preference kinds to the cluster kinds', () => {
-    const vm = example<VirtualMachine>('vm-cirros-clarge-virtio.yaml');
+    const vm = fixture<VirtualMachine>('vm-large-virtio.yaml');
     delete vm.spec.instancetype?.kind;
     delete vm.spec.preference?.kind;
     const out = defaultVirtualMachine(vm, cfg);
@@ -46,10 +46,10 @@ describe('VM defaulting', () => {
   });
 
   it("takes the preference's machine type and architecture", () => {
-    const pref = exampleObjects('windows.yaml')[0].object as { spec: Record<string, unknown> };
+    const pref = fixtureObjects('preference-windows.yaml')[0].object as { spec: Record<string, unknown> };
     pref.spec.machine = { preferredMachineType: 'pc-q35-7.2' };
     const catalog = createInstancetypeCatalog([pref]);
-    const out = defaultVirtualMachine(example<VirtualMachine>('vm-cirros-clarge-windows.yaml'), cfg, {
+    const out = defaultVirtualMachine(fixture<VirtualMachine>('vm-large-windows.yaml'), cfg, {
       instancetypes: catalog,
     });
     expect(out.spec.template.spec?.domain.machine?.type).toBe('pc-q35-7.2');
@@ -59,7 +59,7 @@ describe('VM defaulting', () => {
 describe('migration defaulting', () => {
   it('adds the VMI selector label and the finalizer', () => {
     const out = defaultVirtualMachineInstanceMigration(
-      example<VirtualMachineInstanceMigration>('migration-job.yaml'),
+      fixture<VirtualMachineInstanceMigration>('migration.yaml'),
     );
     expect(out.metadata?.labels).toEqual({ 'kubevirt.io/vmi-name': 'vmi-migratable' });
     expect(out.metadata?.finalizers).toEqual(['kubevirt.io/migrationJobFinalize']);

@@ -7,14 +7,14 @@ import {
   defaultVirtualMachineInstanceSpec,
 } from '../../../src/api/defaults/vmi-defaults';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
-import { example } from '../validation/examples';
+import { fixture } from '../../support/fixtures';
 
 const amd64 = createClusterConfig({}, { hostArchitecture: 'amd64' });
-const vmi = (file: string) => example<VirtualMachineInstance>(file);
+const vmi = (file: string) => fixture<VirtualMachineInstance>(file);
 
-describe('VMI defaulting on upstream examples', () => {
-  it('vmi-ephemeral: machine, CPU, topology, pod network, finalizer, pull policy, status', () => {
-    const input = vmi('vmi-ephemeral.yaml');
+describe('VMI defaulting on the fixture manifests', () => {
+  it('vmi-containerdisk: machine, CPU, topology, pod network, finalizer, pull policy, status', () => {
+    const input = vmi('vmi-containerdisk.yaml');
     const before = structuredClone(input);
     const out = defaultVirtualMachineInstance(input, amd64);
     expect(input).toEqual(before); // pure: the input is untouched
@@ -33,16 +33,16 @@ describe('VMI defaulting on upstream examples', () => {
       guestRequested: '128Mi',
     });
     expect(out.status?.currentCPUTopology).toEqual({ sockets: 1, cores: 1, threads: 1 });
-    expect(s.domain.firmware?.uuid).toBe(firmwareUUIDForName('vmi-ephemeral'));
+    expect(s.domain.firmware?.uuid).toBe(firmwareUUIDForName('vmi-containerdisk'));
   });
 
-  it('vmi-sata: a SATA disk for every volume without one on amd64', () => {
-    const out = defaultVirtualMachineInstance(vmi('vmi-sata.yaml'), amd64);
+  it('vmi-autodisk: a SATA disk for every volume without one on amd64', () => {
+    const out = defaultVirtualMachineInstance(vmi('vmi-autodisk.yaml'), amd64);
     expect(out.spec.domain.devices.disks).toEqual([{ name: 'containerdisk', disk: { bus: 'sata' } }]);
   });
 
-  it('vmi-arm on arm64: virtio bus, host-passthrough, UEFI without secure boot, virt machine', () => {
-    const input = vmi('vmi-arm.yaml');
+  it('vmi-arm64 on arm64: virtio bus, host-passthrough, UEFI without secure boot, virt machine', () => {
+    const input = vmi('vmi-arm64.yaml');
     input.spec.architecture = 'arm64';
     input.spec.domain.devices.disks = [{ name: 'containerdisk' }, { name: 'cloudinitdisk', cdrom: {} }];
     const out = defaultVirtualMachineInstance(input, createClusterConfig({}, { hostArchitecture: 'arm64' }));
@@ -68,19 +68,19 @@ describe('VMI defaulting on upstream examples', () => {
     const t = out.spec.domain.clock?.timer;
     expect(t?.hpet).toEqual({ present: false });
     expect(t?.pit).toEqual({ tickPolicy: 'delay', present: true });
-    expect(out.spec.domain.firmware?.uuid).toBe('5d307ca9-b3ef-428c-8861-06e72d69f223');
+    expect(out.spec.domain.firmware?.uuid).toBe('0b9c2a58-7d1e-4f36-8e2a-55c1f3a9d4b7');
     expect(out.spec.domain.devices.disks).toEqual([{ name: 'pvcdisk', disk: { bus: 'sata' } }]);
     // cores set: topology left alone, as upstream
     expect(out.spec.domain.cpu).toEqual({ cores: 2, model: 'host-model' });
   });
 
-  it('vmi-alpine-efi keeps secureBoot false; EFI without secureBoot gets true', () => {
+  it('vmi-efi keeps secureBoot false; EFI without secureBoot gets true', () => {
     expect(
-      defaultVirtualMachineInstance(vmi('vmi-alpine-efi.yaml'), amd64).spec.domain.firmware?.bootloader,
+      defaultVirtualMachineInstance(vmi('vmi-efi.yaml'), amd64).spec.domain.firmware?.bootloader,
     ).toEqual({
       efi: { secureBoot: false },
     });
-    const input = vmi('vmi-alpine-efi.yaml');
+    const input = vmi('vmi-efi.yaml');
     input.spec.domain.firmware = { bootloader: { efi: {} } };
     expect(
       defaultVirtualMachineInstance(input, amd64).spec.domain.firmware?.bootloader?.efi?.secureBoot,
@@ -99,7 +99,7 @@ describe('VMI defaulting on upstream examples', () => {
   });
 
   it('watchdog gets the i6300esb model and the reset action', () => {
-    const input = vmi('vmi-ephemeral.yaml');
+    const input = vmi('vmi-containerdisk.yaml');
     input.spec.domain.devices.watchdog = { name: 'wd' };
     expect(defaultVirtualMachineInstance(input, amd64).spec.domain.devices.watchdog).toEqual({
       name: 'wd',
@@ -108,13 +108,13 @@ describe('VMI defaulting on upstream examples', () => {
   });
 
   it('grace period defaults to 30 seconds when unset', () => {
-    const input = vmi('vmi-ephemeral.yaml');
+    const input = vmi('vmi-containerdisk.yaml');
     delete input.spec.terminationGracePeriodSeconds;
     expect(defaultVirtualMachineInstance(input, amd64).spec.terminationGracePeriodSeconds).toBe(30);
   });
 
   it('topology and guest memory come from limits', () => {
-    const input = vmi('vmi-ephemeral.yaml');
+    const input = vmi('vmi-containerdisk.yaml');
     delete input.spec.domain.memory;
     input.spec.domain.resources = { limits: { cpu: '3', memory: '512Mi' } };
     const s = defaultVirtualMachineInstance(input, amd64).spec;
@@ -124,7 +124,7 @@ describe('VMI defaulting on upstream examples', () => {
   });
 
   it('guest memory falls back to the hugepage size', () => {
-    const input = vmi('vmi-ephemeral.yaml');
+    const input = vmi('vmi-containerdisk.yaml');
     input.spec.domain.memory = { hugepages: { pageSize: '2Mi' } };
     expect(defaultVirtualMachineInstanceSpec(input.spec, amd64).domain.memory?.guest).toBe('2Mi');
   });
@@ -132,18 +132,18 @@ describe('VMI defaulting on upstream examples', () => {
   it('a cluster CPU request other than 100m is written to the VMI', () => {
     const cfg = createClusterConfig({ cpuRequest: '250m' }, { hostArchitecture: 'amd64' });
     expect(
-      defaultVirtualMachineInstanceSpec(vmi('vmi-ephemeral.yaml').spec, cfg).domain.resources?.requests,
+      defaultVirtualMachineInstanceSpec(vmi('vmi-containerdisk.yaml').spec, cfg).domain.resources?.requests,
     ).toEqual({
       cpu: '250m',
     });
-    expect(defaultVirtualMachineInstanceSpec(vmi('vmi-ephemeral.yaml').spec, amd64).domain.resources).toEqual(
-      {},
-    );
+    expect(
+      defaultVirtualMachineInstanceSpec(vmi('vmi-containerdisk.yaml').spec, amd64).domain.resources,
+    ).toEqual({});
   });
 
   it('the cluster CPU model wins over host-model', () => {
     const cfg = createClusterConfig({ cpuModel: 'Skylake-Server' }, { hostArchitecture: 'amd64' });
-    expect(defaultVirtualMachineInstance(vmi('vmi-ephemeral.yaml'), cfg).spec.domain.cpu?.model).toBe(
+    expect(defaultVirtualMachineInstance(vmi('vmi-containerdisk.yaml'), cfg).spec.domain.cpu?.model).toBe(
       'Skylake-Server',
     );
   });
@@ -151,18 +151,18 @@ describe('VMI defaulting on upstream examples', () => {
   it('masquerade default interface when the cluster asks for it; none with autoattachPodInterface false', () => {
     const cfg = createClusterConfig({ network: { defaultNetworkInterface: 'masquerade' } });
     expect(
-      defaultVirtualMachineInstance(vmi('vmi-ephemeral.yaml'), cfg).spec.domain.devices.interfaces,
+      defaultVirtualMachineInstance(vmi('vmi-containerdisk.yaml'), cfg).spec.domain.devices.interfaces,
     ).toEqual([{ name: 'default', masquerade: {} }]);
-    const input = vmi('vmi-ephemeral.yaml');
+    const input = vmi('vmi-containerdisk.yaml');
     input.spec.domain.devices.autoattachPodInterface = false;
     expect(defaultVirtualMachineInstance(input, amd64).spec.networks).toBeUndefined();
   });
 
   it('refuses a bridge default when bridge on the pod network is not permitted', () => {
     const cfg = createClusterConfig({ network: { permitBridgeInterfaceOnPodNetwork: false } });
-    expect(() => defaultVirtualMachineInstance(vmi('vmi-ephemeral.yaml'), cfg)).toThrow(DefaultingError);
+    expect(() => defaultVirtualMachineInstance(vmi('vmi-containerdisk.yaml'), cfg)).toThrow(DefaultingError);
     try {
-      defaultVirtualMachineInstance(vmi('vmi-ephemeral.yaml'), cfg);
+      defaultVirtualMachineInstance(vmi('vmi-containerdisk.yaml'), cfg);
     } catch (e) {
       expect((e as DefaultingError).errors).toEqual([
         {
@@ -175,7 +175,7 @@ describe('VMI defaulting on upstream examples', () => {
   });
 
   it('probes get timing defaults; inputs become USB tablets', () => {
-    const input = vmi('vmi-fedora.yaml');
+    const input = vmi('vmi-pod-masquerade.yaml');
     input.spec.readinessProbe = { guestAgentPing: {} };
     input.spec.domain.devices.inputs = [{ name: 'tablet', type: '' }];
     const s = defaultVirtualMachineInstance(input, amd64).spec;
@@ -191,48 +191,48 @@ describe('VMI defaulting on upstream examples', () => {
 
   it('CPU hotplug headroom under the LiveUpdate rollout strategy', () => {
     const cfg = createClusterConfig({ vmRolloutStrategy: 'LiveUpdate' }, { hostArchitecture: 'amd64' });
-    const input = vmi('vmi-ephemeral.yaml');
+    const input = vmi('vmi-containerdisk.yaml');
     input.spec.domain.cpu = { sockets: 2 };
     expect(defaultVirtualMachineInstance(input, cfg).spec.domain.cpu?.maxSockets).toBe(8);
   });
 
   it('firmware UUIDs follow upstream: SHA-1 UUIDv5 of the name', () => {
-    expect(firmwareUUIDForName('vmi-ephemeral')).toMatch(
+    expect(firmwareUUIDForName('vmi-containerdisk')).toMatch(
       /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     );
     expect(firmwareUUIDForName('a')).not.toBe(firmwareUUIDForName('b'));
   });
 
   it('marks the VMI Pending and non-root; records the phase time only when given', () => {
-    const out = defaultVirtualMachineInstance(vmi('vmi-ephemeral.yaml'), amd64);
+    const out = defaultVirtualMachineInstance(vmi('vmi-containerdisk.yaml'), amd64);
     expect(out.status?.phase).toBe('Pending');
     expect(out.status?.runtimeUser).toBe(107);
     expect(out.status?.phaseTransitionTimestamps).toBeUndefined();
     const at = new Date('2026-01-02T03:04:05Z');
     expect(
-      defaultVirtualMachineInstance(vmi('vmi-ephemeral.yaml'), amd64, { now: at }).status
+      defaultVirtualMachineInstance(vmi('vmi-containerdisk.yaml'), amd64, { now: at }).status
         ?.phaseTransitionTimestamps,
     ).toEqual([{ phase: 'Pending', phaseTransitionTimestamp: '2026-01-02T03:04:05.000Z' }]);
     const root = createClusterConfig({}, { hostArchitecture: 'amd64', featureGates: ['Root'] });
     expect(
-      defaultVirtualMachineInstance(vmi('vmi-ephemeral.yaml'), root).status?.runtimeUser,
+      defaultVirtualMachineInstance(vmi('vmi-containerdisk.yaml'), root).status?.runtimeUser,
     ).toBeUndefined();
   });
 
   it('adds node selectors for SEV, SEV-ES, SNP and realtime guests', () => {
-    const sev = vmi('vmi-alpine-efi.yaml');
+    const sev = vmi('vmi-efi.yaml');
     sev.spec.domain.launchSecurity = { sev: { policy: { encryptedState: true } } };
     expect(defaultVirtualMachineInstance(sev, amd64).spec.nodeSelector).toEqual({
       'kubevirt.io/sev': '',
       'kubevirt.io/sev-es': '',
     });
-    const snp = vmi('vmi-alpine-efi.yaml');
+    const snp = vmi('vmi-efi.yaml');
     snp.spec.domain.launchSecurity = { snp: {} };
     expect(defaultVirtualMachineInstance(snp, amd64).spec.nodeSelector).toEqual({
       'kubevirt.io/sev': '',
       'kubevirt.io/sev-snp': '',
     });
-    const rt = vmi('vmi-fedora-isolated.yaml');
+    const rt = vmi('vmi-dedicated-cpu.yaml');
     rt.spec.domain.cpu!.realtime = {};
     rt.spec.nodeSelector = { zone: 'a' };
     expect(defaultVirtualMachineInstance(rt, amd64).spec.nodeSelector).toEqual({
@@ -243,19 +243,19 @@ describe('VMI defaulting on upstream examples', () => {
 
   it('memory hotplug headroom under LiveUpdate only for eligible guests', () => {
     const cfg = createClusterConfig({ vmRolloutStrategy: 'LiveUpdate' }, { hostArchitecture: 'amd64' });
-    const big = vmi('vmi-alpine-efi.yaml'); // 1Gi guest
+    const big = vmi('vmi-efi.yaml'); // 1Gi guest
     expect(defaultVirtualMachineInstance(big, cfg).spec.domain.memory).toEqual({
       guest: '1Gi',
       maxGuest: '4Gi',
     });
-    const small = vmi('vmi-ephemeral.yaml'); // 128Mi guest: below the 1Gi minimum
+    const small = vmi('vmi-containerdisk.yaml'); // 128Mi guest: below the 1Gi minimum
     expect(defaultVirtualMachineInstance(small, cfg).spec.domain.memory).toEqual({ guest: '128Mi' });
     const capped = createClusterConfig(
       { vmRolloutStrategy: 'LiveUpdate', liveUpdateConfiguration: { maxGuest: '2Gi' } },
       { hostArchitecture: 'amd64' },
     );
-    expect(
-      defaultVirtualMachineInstance(vmi('vmi-alpine-efi.yaml'), capped).spec.domain.memory?.maxGuest,
-    ).toBe('2Gi');
+    expect(defaultVirtualMachineInstance(vmi('vmi-efi.yaml'), capped).spec.domain.memory?.maxGuest).toBe(
+      '2Gi',
+    );
   });
 });

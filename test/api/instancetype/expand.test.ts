@@ -4,39 +4,43 @@ import type { VirtualMachine } from '../../../src/api/generated/types';
 import { createInstancetypeCatalog } from '../../../src/api/instancetype/catalog';
 import { expandVirtualMachine } from '../../../src/api/instancetype/expand';
 import { validateVirtualMachine } from '../../../src/api/validation/vm';
-import { example, exampleObjects } from '../validation/examples';
+import { fixture, fixtureObjects } from '../../support/fixtures';
 
 const catalog = createInstancetypeCatalog(
-  ['clarge.yaml', 'csmall.yaml', 'cluster-csmall.yaml', 'virtio.yaml', 'windows.yaml'].flatMap((f) =>
-    exampleObjects(f).map((o) => o.object),
-  ),
+  [
+    'instancetype-large.yaml',
+    'instancetype-small.yaml',
+    'cluster-instancetype-small.yaml',
+    'preference-virtio.yaml',
+    'preference-windows.yaml',
+  ].flatMap((f) => fixtureObjects(f).map((o) => o.object)),
 );
 
 /** The example VM with the template memory removed, so the instance type can provide it. */
 function vmWithoutMemory(file: string): VirtualMachine {
-  const vm = example<VirtualMachine>(file);
+  const vm = fixture<VirtualMachine>(file);
   delete vm.spec.template.spec?.domain.memory;
   return vm;
 }
 
 describe('instance type and preference expansion', () => {
-  it('applies clarge (4 vCPUs as sockets, 2Gi) and drops the matcher', () => {
-    const { vm, errors } = expandVirtualMachine(vmWithoutMemory('vm-cirros-clarge.yaml'), catalog);
+  it('applies large (4 vCPUs as sockets, 2Gi) and drops the matcher', () => {
+    const { vm, errors } = expandVirtualMachine(vmWithoutMemory('vm-large.yaml'), catalog);
     expect(errors).toEqual([]);
     expect(vm.spec.instancetype).toBeUndefined();
     expect(vm.spec.template.spec?.domain.cpu).toEqual({ sockets: 4, cores: 1, threads: 1 });
     expect(vm.spec.template.spec?.domain.memory).toEqual({ guest: '2Gi' });
   });
 
-  it('resolves the cluster kind for cluster-csmall', () => {
-    const { vm, errors } = expandVirtualMachine(vmWithoutMemory('vm-cirros-cluster-csmall.yaml'), catalog);
+  it('resolves the cluster kind for cluster-small', () => {
+    const { vm, errors } = expandVirtualMachine(vmWithoutMemory('vm-cluster-small.yaml'), catalog);
     expect(errors).toEqual([]);
     expect(vm.spec.template.spec?.domain.memory?.guest).toBe('128Mi');
     expect(vm.spec.template.spec?.domain.cpu).toEqual({ sockets: 1, cores: 1, threads: 1 });
   });
 
   it('applies the virtio preference to disks without a bus', () => {
-    const { vm, errors } = expandVirtualMachine(vmWithoutMemory('vm-cirros-clarge-virtio.yaml'), catalog);
+    const { vm, errors } = expandVirtualMachine(vmWithoutMemory('vm-large-virtio.yaml'), catalog);
     expect(errors).toEqual([]);
     expect(vm.spec.preference).toBeUndefined();
     expect(vm.spec.template.spec?.domain.devices.disks?.map((d) => d.disk?.bus)).toEqual([
@@ -46,7 +50,7 @@ describe('instance type and preference expansion', () => {
   });
 
   it('applies the windows preference: SATA, e1000, TPM, features, EFI, clock', () => {
-    const source = vmWithoutMemory('vm-windows-clarge-windows.yaml');
+    const source = vmWithoutMemory('vm-windows-large.yaml');
     source.spec.template.spec!.domain.devices.interfaces = [{ name: 'default', masquerade: {} }];
     source.spec.template.spec!.networks = [{ name: 'default', pod: {} }];
     const { vm, errors } = expandVirtualMachine(source, catalog);
@@ -58,7 +62,7 @@ describe('instance type and preference expansion', () => {
     expect(d.features?.smm).toEqual({});
     expect(d.features?.hyperv?.spinlocks).toEqual({ spinlocks: 8191 });
     expect(d.firmware?.bootloader).toEqual({ efi: { secureBoot: true } });
-    expect(d.firmware?.uuid).toBe('5d307ca9-b3ef-428c-8861-06e72d69f223');
+    expect(d.firmware?.uuid).toBe('0b9c2a58-7d1e-4f36-8e2a-55c1f3a9d4b7');
     expect(d.clock?.utc).toEqual({});
     expect(d.clock?.timer?.hpet).toEqual({ present: false });
     expect(d.cpu).toEqual({ sockets: 4, cores: 1, threads: 1 });
@@ -66,8 +70,8 @@ describe('instance type and preference expansion', () => {
     expect(validateVirtualMachine(vm, createClusterConfig({}, { hostArchitecture: 'amd64' }))).toEqual([]);
   });
 
-  it('reports the template memory of the unmodified example as a conflict, as upstream does', () => {
-    const { errors } = expandVirtualMachine(example<VirtualMachine>('vm-cirros-clarge.yaml'), catalog);
+  it('reports the template memory of the unmodified fixture as a conflict, as upstream does', () => {
+    const { errors } = expandVirtualMachine(fixture<VirtualMachine>('vm-large.yaml'), catalog);
     expect(errors).toEqual([
       {
         path: 'spec.template.spec.domain.memory',
@@ -78,7 +82,7 @@ describe('instance type and preference expansion', () => {
   });
 
   it('reports CPU conflicts field by field', () => {
-    const vm = vmWithoutMemory('vm-cirros-csmall.yaml');
+    const vm = vmWithoutMemory('vm-small.yaml');
     vm.spec.template.spec!.domain.cpu = { sockets: 2, cores: 2 };
     const { errors } = expandVirtualMachine(vm, catalog);
     expect(errors.map((e) => e.path)).toEqual([
@@ -88,7 +92,7 @@ describe('instance type and preference expansion', () => {
   });
 
   it('reports a missing instance type', () => {
-    const vm = vmWithoutMemory('vm-cirros-csmall.yaml');
+    const vm = vmWithoutMemory('vm-small.yaml');
     vm.spec.instancetype!.name = 'cxlarge';
     expect(expandVirtualMachine(vm, catalog).errors).toEqual([
       {
@@ -101,21 +105,21 @@ describe('instance type and preference expansion', () => {
   });
 
   it('reports a namespaced instance type looked up in another namespace as missing', () => {
-    const vm = vmWithoutMemory('vm-cirros-csmall.yaml');
+    const vm = vmWithoutMemory('vm-small.yaml');
     vm.metadata!.namespace = 'other';
     expect(expandVirtualMachine(vm, catalog).errors[0].path).toBe('spec.instancetype');
   });
 
   it('rejects a spread preference that does not divide the vCPUs', () => {
     const spread = createInstancetypeCatalog([
-      ...exampleObjects('clarge.yaml').map((o) => o.object),
+      ...fixtureObjects('instancetype-large.yaml').map((o) => o.object),
       {
         kind: 'VirtualMachinePreference',
         metadata: { name: 'virtio' },
         spec: { cpu: { preferredCPUTopology: 'spread', spreadOptions: { ratio: 3 } } },
       },
     ]);
-    expect(expandVirtualMachine(vmWithoutMemory('vm-cirros-clarge-virtio.yaml'), spread).errors).toEqual([
+    expect(expandVirtualMachine(vmWithoutMemory('vm-large-virtio.yaml'), spread).errors).toEqual([
       {
         path: 'instancetype.spec.cpu.guest',
         message:
@@ -127,14 +131,14 @@ describe('instance type and preference expansion', () => {
 
   it('VM validation with a catalog expands first and reports conflicts', () => {
     const cfg = createClusterConfig({}, { hostArchitecture: 'amd64' });
-    const vm = example<VirtualMachine>('vm-cirros-csmall.yaml');
+    const vm = fixture<VirtualMachine>('vm-small.yaml');
     expect(validateVirtualMachine(vm, cfg)).toEqual([]);
     expect(validateVirtualMachine(vm, cfg, { instancetypes: catalog }).map((e) => e.path)).toEqual([
       'spec.template.spec.domain.memory',
     ]);
-    expect(
-      validateVirtualMachine(vmWithoutMemory('vm-cirros-csmall.yaml'), cfg, { instancetypes: catalog }),
-    ).toEqual([]);
+    expect(validateVirtualMachine(vmWithoutMemory('vm-small.yaml'), cfg, { instancetypes: catalog })).toEqual(
+      [],
+    );
   });
 });
 
@@ -142,12 +146,12 @@ describe('preference requirements', () => {
   const cfg = createClusterConfig({}, { hostArchitecture: 'amd64' });
   const withRequirements = (requirements: Record<string, unknown>) =>
     createInstancetypeCatalog([
-      ...exampleObjects('csmall.yaml').map((o) => o.object),
+      ...fixtureObjects('instancetype-small.yaml').map((o) => o.object),
       { kind: 'VirtualMachinePreference', metadata: { name: 'virtio' }, spec: { requirements } },
     ]);
 
   it('rejects an instance type with fewer vCPUs than the preference requires', () => {
-    const vm = vmWithoutMemory('vm-cirros-csmall.yaml');
+    const vm = vmWithoutMemory('vm-small.yaml');
     vm.spec.preference = { kind: 'VirtualMachinePreference', name: 'virtio' };
     expect(
       validateVirtualMachine(vm, cfg, { instancetypes: withRequirements({ cpu: { guest: 2 } }) }),
@@ -162,7 +166,7 @@ describe('preference requirements', () => {
   });
 
   it('rejects an instance type with less memory than the preference requires', () => {
-    const vm = vmWithoutMemory('vm-cirros-csmall.yaml');
+    const vm = vmWithoutMemory('vm-small.yaml');
     vm.spec.preference = { kind: 'VirtualMachinePreference', name: 'virtio' };
     expect(
       validateVirtualMachine(vm, cfg, { instancetypes: withRequirements({ memory: { guest: '1Gi' } }) }).map(
@@ -174,7 +178,7 @@ describe('preference requirements', () => {
   });
 
   it('checks the VM itself when there is no instance type', () => {
-    const vm = example<VirtualMachine>('vm-cirros.yaml');
+    const vm = fixture<VirtualMachine>('vm-containerdisk.yaml');
     vm.spec.preference = { kind: 'VirtualMachinePreference', name: 'virtio' };
     expect(
       validateVirtualMachine(vm, cfg, { instancetypes: withRequirements({ cpu: { guest: 2 } }) }),

@@ -1,34 +1,42 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadManifestFile, loadManifests, objectsOfKind } from '../../../src/api/manifest';
+import { fixtureFiles, fixturesDir, fixtureText } from '../../support/fixtures';
+import { describeUpstream } from '../../support/upstream';
 
-const examplesDir = path.resolve(__dirname, '../../../../shared/kubevirt/examples');
-const example = (f: string) => readFileSync(path.join(examplesDir, f), 'utf8');
+const example = (f: string) => fixtureText(f);
 
-describe('upstream examples', () => {
-  it('all 47 files load with no error or warning, every object accounted for', async () => {
-    const files = readdirSync(examplesDir).filter((f) => f.endsWith('.yaml'));
-    expect(files).toHaveLength(47);
-    const counts: Record<string, number> = {};
-    let foreign = 0;
-    for (const f of files) {
-      const r = await loadManifestFile(path.join(examplesDir, f));
-      expect(
-        r.errors.map((e) => e.message),
-        f,
-      ).toEqual([]);
-      expect(
-        r.warnings.map((e) => e.message),
-        f,
-      ).toEqual([]);
-      expect(r.objects.length, f).toBeGreaterThan(0);
-      for (const o of r.objects) {
-        if (o.known) counts[o.kind] = (counts[o.kind] ?? 0) + 1;
-        else foreign++;
-      }
+/** Loads every manifest of a folder, expecting no error or warning; counts the objects by kind. */
+async function loadAll(
+  dir: string,
+): Promise<{ files: number; counts: Record<string, number>; foreign: number }> {
+  const files = fixtureFiles(dir);
+  const counts: Record<string, number> = {};
+  let foreign = 0;
+  for (const f of files) {
+    const r = await loadManifestFile(path.join(dir, f));
+    expect(
+      r.errors.map((e) => e.message),
+      f,
+    ).toEqual([]);
+    expect(
+      r.warnings.map((e) => e.message),
+      f,
+    ).toEqual([]);
+    expect(r.objects.length, f).toBeGreaterThan(0);
+    for (const o of r.objects) {
+      if (o.known) counts[o.kind] = (counts[o.kind] ?? 0) + 1;
+      else foreign++;
     }
+  }
+  return { files: files.length, counts, foreign };
+}
+
+describeUpstream('upstream examples', (upstream) => {
+  it('all 47 files load with no error or warning, every object accounted for', async () => {
+    const { files, counts, foreign } = await loadAll(upstream.examplesDir);
+    expect(files).toBe(47);
     expect(counts).toEqual({
       MigrationPolicy: 1,
       VirtualMachine: 12,
@@ -44,9 +52,30 @@ describe('upstream examples', () => {
     // Two PriorityClasses and a ResourceClaimTemplate pass through as Kubernetes built-ins.
     expect(foreign).toBe(3);
   });
+});
+
+describe('fixture manifests', () => {
+  it('every file loads with no error or warning, every object accounted for', async () => {
+    const { files, counts, foreign } = await loadAll(fixturesDir);
+    expect(files).toBe(45);
+    expect(counts).toEqual({
+      MigrationPolicy: 1,
+      VirtualMachine: 10,
+      VirtualMachineClusterInstancetype: 1,
+      VirtualMachineInstance: 25,
+      VirtualMachineInstanceMigration: 1,
+      VirtualMachineInstancePreset: 1,
+      VirtualMachineInstanceReplicaSet: 1,
+      VirtualMachineInstancetype: 2,
+      VirtualMachinePool: 1,
+      VirtualMachinePreference: 2,
+    });
+    // A PriorityClass and a ResourceClaimTemplate pass through as Kubernetes built-ins.
+    expect(foreign).toBe(2);
+  });
 
   it('gives typed objects with their source position', async () => {
-    const r = await loadManifestFile(path.join(examplesDir, 'vm-cirros.yaml'));
+    const r = await loadManifestFile(path.join(fixturesDir, 'vm-containerdisk.yaml'));
     const [vm] = objectsOfKind(r, 'VirtualMachine');
     expect(vm.spec.runStrategy).toBe('Halted');
     expect(vm.spec.template.spec?.domain.devices.disks?.map((d) => d.name)).toEqual([
@@ -55,7 +84,7 @@ describe('upstream examples', () => {
     ]);
     expect(vm.spec.template.spec?.domain.memory?.guest).toBe('128Mi');
     expect(r.objects[0].source).toEqual({
-      filename: path.join(examplesDir, 'vm-cirros.yaml'),
+      filename: path.join(fixturesDir, 'vm-containerdisk.yaml'),
       document: 1,
       line: 2,
       column: 1,
@@ -65,16 +94,16 @@ describe('upstream examples', () => {
 });
 
 describe('formats and documents', () => {
-  const vmi = example('vmi-ephemeral.yaml');
+  const vmi = example('vmi-containerdisk.yaml');
 
   it('loads multi-document YAML, numbering documents and skipping empty ones', () => {
-    const text = `${vmi}---\n# only a comment\n---\n${example('vm-cirros.yaml')}`;
+    const text = `${vmi}---\n# only a comment\n---\n${example('vm-containerdisk.yaml')}`;
     const r = loadManifests(text, { filename: 'multi.yaml' });
     expect(r.errors).toEqual([]);
     expect(r.objects.map((o) => [o.kind, o.source.document, o.source.line])).toEqual([
       ['VirtualMachineInstance', 1, 2],
-      // vm-cirros.yaml itself starts with `---`, so an empty document 3 precedes it.
-      ['VirtualMachine', 4, 27],
+      // Document 2 holds only a comment and is skipped; the VM's apiVersion follows its comment line.
+      ['VirtualMachine', 3, 27],
     ]);
   });
 
@@ -115,14 +144,14 @@ describe('formats and documents', () => {
     });
     expect(r.objects[0].object.apiVersion).toBe('kubevirt.io/v1');
     expect(r.warnings.map((w) => w.message)).toEqual([
-      'old.yaml:2:13: document 1 (VirtualMachineInstance/vmi-ephemeral): apiVersion: kubevirt.io/v1alpha3 is deprecated; converted to kubevirt.io/v1 (same schema)',
+      'old.yaml:2:13: document 1 (VirtualMachineInstance/vmi-containerdisk): apiVersion: kubevirt.io/v1alpha3 is deprecated; converted to kubevirt.io/v1 (same schema)',
     ]);
   });
 });
 
 describe('unknown fields and wrong types', () => {
   it('warns about an unknown field with its full path and line, keeping it in the object', () => {
-    const text = example('vm-cirros.yaml').replace(
+    const text = example('vm-containerdisk.yaml').replace(
       '          disks:\n',
       '          diskz: []\n          disks:\n',
     );
@@ -132,52 +161,52 @@ describe('unknown fields and wrong types', () => {
     expect(r.warnings[0]).toMatchObject({
       code: 'unknown-field',
       path: 'spec.template.spec.domain.devices.diskz',
-      line: 17,
+      line: 21,
       kind: 'VirtualMachine',
-      name: 'vm-cirros',
+      name: 'vm-containerdisk',
     });
     expect(r.warnings[0].message).toBe(
-      'vm.yaml:17:18: document 1 (VirtualMachine/vm-cirros): spec.template.spec.domain.devices.diskz: unknown field',
+      'vm.yaml:21:18: document 1 (VirtualMachine/vm-containerdisk): spec.template.spec.domain.devices.diskz: unknown field',
     );
     const [vm] = objectsOfKind(r, 'VirtualMachine');
     expect((vm.spec.template.spec!.domain.devices as Record<string, unknown>).diskz).toEqual([]);
   });
 
   it('reports unknown content inside an empty marker struct such as masquerade: {}', () => {
-    const text = example('vmi-masquerade.yaml').replace('masquerade: {}', 'masquerade: {portz: [80]}');
+    const text = example('vmi-masquerade-ports.yaml').replace('masquerade: {}', 'masquerade: {portz: [80]}');
     const r = loadManifests(text, { filename: 'vmi.yaml' });
     expect(r.errors).toEqual([]);
     expect(r.warnings.map((w) => w.path)).toEqual(['spec.domain.devices.interfaces[0].masquerade.portz']);
   });
 
   it('rejects a wrong JSON type naming the field and position, and drops that object', () => {
-    const text = example('vmi-ephemeral.yaml').replace(
+    const text = example('vmi-containerdisk.yaml').replace(
       'terminationGracePeriodSeconds: 0',
       'terminationGracePeriodSeconds: soon',
     );
     const r = loadManifests(text, { filename: 'vmi.yaml' });
     expect(r.objects).toEqual([]);
     expect(r.errors.map((e) => e.message)).toEqual([
-      'vmi.yaml:18:34: document 1 (VirtualMachineInstance/vmi-ephemeral): spec.terminationGracePeriodSeconds: expected integer, got string "soon"',
+      'vmi.yaml:9:34: document 1 (VirtualMachineInstance/vmi-containerdisk): spec.terminationGracePeriodSeconds: expected integer, got string "soon"',
     ]);
   });
 
   it('rejects values outside a swagger enum and missing required fields', () => {
-    const text = example('vmi-ephemeral.yaml')
+    const text = example('vmi-containerdisk.yaml')
       .replace(
         '  terminationGracePeriodSeconds: 0',
         '  dnsPolicy: Sometimes\n  terminationGracePeriodSeconds: 0',
       )
-      .replace('        name: containerdisk\n    memory', '    memory');
+      .replace('        - name: containerdisk\n          disk:', '        - disk:');
     const r = loadManifests(text, { filename: 'vmi.yaml' });
     expect(r.errors.map((e) => `${e.path}: ${e.detail}`)).toEqual([
-      'spec.domain.devices.disks[0].name: required field is missing',
       'spec.dnsPolicy: unsupported value "Sometimes": supported values: "ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"',
+      'spec.domain.devices.disks[0].name: required field is missing',
     ]);
   });
 
   it('hints at YAML 1.1 booleans, which YAML 1.2 reads as strings', () => {
-    const text = example('vm-cirros.yaml').replace('runStrategy: Halted', 'running: yes');
+    const text = example('vm-containerdisk.yaml').replace('runStrategy: Halted', 'running: yes');
     const r = loadManifests(text, { filename: 'vm.yaml' });
     expect(r.errors.map((e) => `${e.path}: ${e.detail}`)).toEqual([
       'spec.running: expected boolean (YAML 1.2 reads yes/no/on/off as strings: write true or false), got string "yes"',
@@ -208,7 +237,7 @@ describe('unknown fields and wrong types', () => {
   });
 
   it('names map keys in brackets', () => {
-    const text = example('vmi-ephemeral.yaml').replace('special: vmi-ephemeral', 'special: 7');
+    const text = example('vmi-containerdisk.yaml').replace('special: vmi-containerdisk', 'special: 7');
     const r = loadManifests(text, { filename: 'vmi.yaml' });
     expect(r.errors.map((e) => `${e.path}: ${e.detail}`)).toEqual([
       'metadata.labels[special]: expected string, got integer 7',
@@ -278,7 +307,7 @@ describe('bad input never throws', () => {
     expect(msg).toContain('"Virtual\\u001b[31mMachine\\n"');
     expect(msg.startsWith('"evil\\n.yaml":')).toBe(true);
 
-    const vmi = example('vmi-ephemeral.yaml').replace(
+    const vmi = example('vmi-containerdisk.yaml').replace(
       'spec:\n',
       'spec:\n  __proto__: {polluted: true}\n  constructor: 1\n  "we\\u0007ird.key": 2\n',
     );
@@ -334,7 +363,7 @@ describe('bad input never throws', () => {
   it('reports an unreadable file as an error', async () => {
     const r = await loadManifestFile('/nonexistent/vm.yaml');
     expect(r.errors.map((e) => e.message)).toEqual(['/nonexistent/vm.yaml: cannot read: no such file']);
-    const dir = await loadManifestFile(examplesDir);
-    expect(dir.errors.map((e) => e.message)).toEqual([`${examplesDir}: cannot read: is a directory`]);
+    const dir = await loadManifestFile(fixturesDir);
+    expect(dir.errors.map((e) => e.message)).toEqual([`${fixturesDir}: cannot read: is a directory`]);
   });
 });

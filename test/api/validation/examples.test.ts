@@ -1,17 +1,12 @@
+/**
+ * Every admitted object defaults and validates with no error: the project's fixtures
+ * always, and upstream KubeVirt's 47 examples where they are present.
+ */
 import { describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../src/api/config/cluster-config';
 import { admit } from '../../../src/api/validation/admission';
-import { exampleFiles, exampleObjects } from './examples';
-
-/** The feature gates the examples' fields need. */
-const gatesByFile: Record<string, string[]> = {
-  'vmi-host-disk.yaml': ['HostDisk'],
-  'vmi-usb.yaml': ['HostDevices'],
-  'vmi-dra-pgpu.yaml': ['GPUsWithDRA'],
-  'vmi-with-sidecar-hook.yaml': ['Sidecar'],
-  'vmi-with-sidecar-hook-configmap.yaml': ['Sidecar'],
-  'vm-cirros-with-sidecar-hook-configmap.yaml': ['Sidecar'],
-};
+import { fixtureFiles, fixtureObjects, fixturesDir } from '../../support/fixtures';
+import { describeUpstream } from '../../support/upstream';
 
 const admitted = [
   'VirtualMachine',
@@ -25,15 +20,20 @@ const admitted = [
   'VirtualMachineClusterPreference',
 ];
 
-describe('upstream examples', () => {
-  const files = exampleFiles();
+/** Admits every object of a folder, each file with the gates its fields need. */
+function admissionSuite(
+  dir: string,
+  gatesByFile: Record<string, string[]>,
+  expected: { files: number; objects: number },
+) {
+  const files = fixtureFiles(dir);
 
-  it('are all present (47 manifests)', () => {
-    expect(files).toHaveLength(47);
+  it(`are all present (${expected.files} manifests)`, () => {
+    expect(files).toHaveLength(expected.files);
   });
 
   const cases = files.flatMap((file) =>
-    exampleObjects(file)
+    fixtureObjects(file, dir)
       .filter((o) => admitted.includes(o.kind))
       .map((o) => ({ file, kind: o.kind })),
   );
@@ -51,7 +51,7 @@ describe('upstream examples', () => {
         'VirtualMachinePreference',
       ]),
     );
-    expect(cases.length).toBe(42);
+    expect(cases.length).toBe(expected.objects);
   });
 
   it.each(cases)('$file ($kind) defaults and validates with no error', ({ file }) => {
@@ -59,7 +59,7 @@ describe('upstream examples', () => {
       {},
       { hostArchitecture: 'amd64', featureGates: gatesByFile[file] ?? [] },
     );
-    for (const o of exampleObjects(file)) {
+    for (const o of fixtureObjects(file, dir)) {
       const result = admit(o.object, config);
       expect(result.errors).toEqual([]);
     }
@@ -67,8 +67,37 @@ describe('upstream examples', () => {
 
   it.each(Object.entries(gatesByFile))('%s is rejected without the %s gate', (file) => {
     const config = createClusterConfig({}, { hostArchitecture: 'amd64' });
-    const errors = exampleObjects(file).flatMap((o) => admit(o.object, config).errors);
+    const errors = fixtureObjects(file, dir).flatMap((o) => admit(o.object, config).errors);
     expect(errors.length).toBeGreaterThan(0);
     expect(errors.every((e) => /feature gate is not enabled/.test(e.message))).toBe(true);
   });
+}
+
+describe('fixture manifests', () => {
+  admissionSuite(
+    fixturesDir,
+    {
+      'vmi-hostdisk.yaml': ['HostDisk'],
+      'vmi-hostdevice.yaml': ['HostDevices'],
+      'vmi-gpu-dra.yaml': ['GPUsWithDRA'],
+      'vmi-sidecar-hook.yaml': ['Sidecar'],
+      'vm-sidecar-hook-configmap.yaml': ['Sidecar'],
+    },
+    { files: 45, objects: 43 },
+  );
+});
+
+describeUpstream('upstream examples', (upstream) => {
+  admissionSuite(
+    upstream.examplesDir,
+    {
+      'vmi-host-disk.yaml': ['HostDisk'],
+      'vmi-usb.yaml': ['HostDevices'],
+      'vmi-dra-pgpu.yaml': ['GPUsWithDRA'],
+      'vmi-with-sidecar-hook.yaml': ['Sidecar'],
+      'vmi-with-sidecar-hook-configmap.yaml': ['Sidecar'],
+      'vm-cirros-with-sidecar-hook-configmap.yaml': ['Sidecar'],
+    },
+    { files: 47, objects: 42 },
+  );
 });

@@ -1,12 +1,12 @@
 /**
  * VM, ReplicaSet, Pool, Migration, instance type and preference admission rules: each case
- * mutates an upstream example and expects the exact field path and message.
+ * mutates a fixture manifest (test/fixtures/manifests) and expects the exact field path and message.
  */
 import { describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../src/api/config/cluster-config';
 import { admit } from '../../../src/api/validation/admission';
 import { validateVirtualMachine } from '../../../src/api/validation/vm';
-import { example } from './examples';
+import { fixture } from '../../support/fixtures';
 
 // biome-ignore lint/suspicious/noExplicitAny: the cases edit arbitrary example fields
 type Obj = any;
@@ -24,7 +24,7 @@ const cases: Case[] = [
   // VirtualMachine
   {
     name: 'running and runStrategy together',
-    file: 'vm-cirros.yaml',
+    file: 'vm-containerdisk.yaml',
     mutate: (vm) => {
       vm.spec.running = false;
     },
@@ -34,7 +34,7 @@ const cases: Case[] = [
   },
   {
     name: 'neither running nor runStrategy',
-    file: 'vm-cirros.yaml',
+    file: 'vm-containerdisk.yaml',
     mutate: (vm) => {
       delete vm.spec.runStrategy;
     },
@@ -43,7 +43,7 @@ const cases: Case[] = [
   },
   {
     name: 'unknown run strategy',
-    file: 'vm-cirros.yaml',
+    file: 'vm-containerdisk.yaml',
     mutate: (vm) => {
       vm.spec.runStrategy = 'Sometimes';
     },
@@ -52,7 +52,7 @@ const cases: Case[] = [
   },
   {
     name: 'WaitAsReceiver without decentralized migration',
-    file: 'vm-cirros.yaml',
+    file: 'vm-containerdisk.yaml',
     mutate: (vm) => {
       vm.spec.runStrategy = 'WaitAsReceiver';
     },
@@ -61,7 +61,7 @@ const cases: Case[] = [
   },
   {
     name: 'missing template',
-    file: 'vm-cirros.yaml',
+    file: 'vm-containerdisk.yaml',
     mutate: (vm) => {
       delete vm.spec.template;
     },
@@ -70,7 +70,7 @@ const cases: Case[] = [
   },
   {
     name: 'invalid template disk bus, reported at the template path',
-    file: 'vm-cirros.yaml',
+    file: 'vm-containerdisk.yaml',
     mutate: (vm) => {
       vm.spec.template.spec.domain.devices.disks[0].disk.bus = 'ide';
     },
@@ -79,7 +79,7 @@ const cases: Case[] = [
   },
   {
     name: 'template machine type outside the allow-list',
-    file: 'vm-cirros.yaml',
+    file: 'vm-containerdisk.yaml',
     mutate: (vm) => {
       vm.spec.template.spec.domain.machine = { type: 'pc' };
     },
@@ -88,7 +88,7 @@ const cases: Case[] = [
   },
   {
     name: 'template sidecar annotation without the gate',
-    file: 'vm-cirros-with-sidecar-hook-configmap.yaml',
+    file: 'vm-sidecar-hook-configmap.yaml',
     mutate: () => {},
     path: 'spec.template.metadata.annotations',
     message:
@@ -96,7 +96,7 @@ const cases: Case[] = [
   },
   {
     name: 'data volume template not used by any volume',
-    file: 'vm-alpine-datavolume.yaml',
+    file: 'vm-datavolume.yaml',
     mutate: (vm) => {
       vm.spec.template.spec.volumes[0].dataVolume.name = 'other-dv';
     },
@@ -106,7 +106,7 @@ const cases: Case[] = [
   },
   {
     name: 'data volume template without a name',
-    file: 'vm-alpine-datavolume.yaml',
+    file: 'vm-datavolume.yaml',
     mutate: (vm) => {
       delete vm.spec.dataVolumeTemplates[0].metadata.name;
     },
@@ -115,7 +115,7 @@ const cases: Case[] = [
   },
   {
     name: 'data volume template without storage',
-    file: 'vm-alpine-datavolume.yaml',
+    file: 'vm-datavolume.yaml',
     mutate: (vm) => {
       delete vm.spec.dataVolumeTemplates[0].spec.pvc;
     },
@@ -124,7 +124,7 @@ const cases: Case[] = [
   },
   {
     name: 'data volume template with two sources',
-    file: 'vm-alpine-datavolume.yaml',
+    file: 'vm-datavolume.yaml',
     mutate: (vm) => {
       vm.spec.dataVolumeTemplates[0].spec.source.http = { url: 'http://example.com/disk.img' };
     },
@@ -133,7 +133,7 @@ const cases: Case[] = [
   },
   {
     name: 'data volume template without a source',
-    file: 'vm-alpine-datavolume.yaml',
+    file: 'vm-datavolume.yaml',
     mutate: (vm) => {
       delete vm.spec.dataVolumeTemplates[0].spec.source;
     },
@@ -142,7 +142,7 @@ const cases: Case[] = [
   },
   {
     name: 'VM name with upper case',
-    file: 'vm-cirros.yaml',
+    file: 'vm-containerdisk.yaml',
     mutate: (vm) => {
       vm.metadata.name = 'VM-Cirros';
     },
@@ -152,7 +152,7 @@ const cases: Case[] = [
   },
   {
     name: 'namespace that is not a DNS label',
-    file: 'vm-cirros.yaml',
+    file: 'vm-containerdisk.yaml',
     mutate: (vm) => {
       vm.metadata.namespace = 'my.namespace';
     },
@@ -163,7 +163,7 @@ const cases: Case[] = [
   // VirtualMachineInstanceReplicaSet
   {
     name: 'replica set selector not matching the template',
-    file: 'vmi-replicaset-cirros.yaml',
+    file: 'vmirs-containerdisk.yaml',
     mutate: (rs) => {
       rs.spec.selector.matchLabels['kubevirt.io/vmReplicaSet'] = 'other';
     },
@@ -172,7 +172,7 @@ const cases: Case[] = [
   },
   {
     name: 'replica set selector with an unknown operator',
-    file: 'vmi-replicaset-cirros.yaml',
+    file: 'vmirs-containerdisk.yaml',
     mutate: (rs) => {
       rs.spec.selector.matchExpressions = [{ key: 'app', operator: 'Like', values: ['x'] }];
     },
@@ -181,7 +181,7 @@ const cases: Case[] = [
   },
   {
     name: 'replica set without a template',
-    file: 'vmi-replicaset-cirros.yaml',
+    file: 'vmirs-containerdisk.yaml',
     mutate: (rs) => {
       delete rs.spec.template;
     },
@@ -190,7 +190,7 @@ const cases: Case[] = [
   },
   {
     name: 'replica set template with a bad volume',
-    file: 'vmi-replicaset-cirros.yaml',
+    file: 'vmirs-containerdisk.yaml',
     mutate: (rs) => {
       rs.spec.template.spec.volumes[0].emptyDisk = { capacity: '1Gi' };
     },
@@ -199,7 +199,7 @@ const cases: Case[] = [
   },
   {
     name: 'replica set with negative replicas',
-    file: 'vmi-replicaset-cirros.yaml',
+    file: 'vmirs-containerdisk.yaml',
     mutate: (rs) => {
       rs.spec.replicas = -1;
     },
@@ -209,7 +209,7 @@ const cases: Case[] = [
   // VirtualMachinePool
   {
     name: 'pool selector not matching the VM template',
-    file: 'vm-pool-cirros.yaml',
+    file: 'vmpool-containerdisk.yaml',
     mutate: (p) => {
       p.spec.virtualMachineTemplate.metadata.labels = { app: 'other' };
     },
@@ -218,7 +218,7 @@ const cases: Case[] = [
   },
   {
     name: 'pool without a VM template',
-    file: 'vm-pool-cirros.yaml',
+    file: 'vmpool-containerdisk.yaml',
     mutate: (p) => {
       delete p.spec.virtualMachineTemplate;
     },
@@ -227,7 +227,7 @@ const cases: Case[] = [
   },
   {
     name: 'pool VM template with an invalid run strategy',
-    file: 'vm-pool-cirros.yaml',
+    file: 'vmpool-containerdisk.yaml',
     mutate: (p) => {
       p.spec.virtualMachineTemplate.spec.runStrategy = 'Forever';
     },
@@ -236,7 +236,7 @@ const cases: Case[] = [
   },
   {
     name: 'pool VMI template with an IDE disk',
-    file: 'vm-pool-cirros.yaml',
+    file: 'vmpool-containerdisk.yaml',
     mutate: (p) => {
       p.spec.virtualMachineTemplate.spec.template.spec.domain.devices.disks[0].disk.bus = 'ide';
     },
@@ -246,7 +246,7 @@ const cases: Case[] = [
   // VirtualMachineInstanceMigration
   {
     name: 'migration without a VMI name',
-    file: 'migration-job.yaml',
+    file: 'migration.yaml',
     mutate: (m) => {
       delete m.spec.vmiName;
     },
@@ -255,7 +255,7 @@ const cases: Case[] = [
   },
   {
     name: 'migration with a sendTo target but no decentralized migration',
-    file: 'migration-job.yaml',
+    file: 'migration.yaml',
     mutate: (m) => {
       m.spec.sendTo = { connectURL: 'https://remote:8443', migrationID: 'abc' };
     },
@@ -265,7 +265,7 @@ const cases: Case[] = [
   // Instance types and preferences
   {
     name: 'instance type with zero vCPUs',
-    file: 'clarge.yaml',
+    file: 'instancetype-large.yaml',
     mutate: (it) => {
       it.spec.cpu.guest = 0;
     },
@@ -274,7 +274,7 @@ const cases: Case[] = [
   },
   {
     name: 'instance type with bad memory',
-    file: 'csmall.yaml',
+    file: 'instancetype-small.yaml',
     mutate: (it) => {
       it.spec.memory.guest = 'lots';
     },
@@ -283,7 +283,7 @@ const cases: Case[] = [
   },
   {
     name: 'instance type overcommit with hugepages',
-    file: 'clarge.yaml',
+    file: 'instancetype-large.yaml',
     mutate: (it) => {
       it.spec.memory.overcommitPercent = 20;
       it.spec.memory.hugepages = { pageSize: '2Mi' };
@@ -293,7 +293,7 @@ const cases: Case[] = [
   },
   {
     name: 'instance type overcommit above 100 percent',
-    file: 'clarge.yaml',
+    file: 'instancetype-large.yaml',
     mutate: (it) => {
       it.spec.memory.overcommitPercent = 150;
     },
@@ -302,7 +302,7 @@ const cases: Case[] = [
   },
   {
     name: 'preference spreading over cores and threads with a ratio other than 2',
-    file: 'virtio.yaml',
+    file: 'preference-virtio.yaml',
     mutate: (p) => {
       p.spec.cpu = { preferredCPUTopology: 'spread', spreadOptions: { across: 'CoresThreads', ratio: 4 } };
     },
@@ -311,7 +311,7 @@ const cases: Case[] = [
   },
   {
     name: 'cluster instance type with a namespace',
-    file: 'cluster-csmall.yaml',
+    file: 'cluster-instancetype-small.yaml',
     mutate: (it) => {
       it.metadata.namespace = 'default';
     },
@@ -320,7 +320,7 @@ const cases: Case[] = [
   },
   {
     name: 'preference with an unknown CPU topology',
-    file: 'windows.yaml',
+    file: 'preference-windows.yaml',
     mutate: (p) => {
       p.spec.cpu.preferredCPUTopology = 'numa';
     },
@@ -329,7 +329,7 @@ const cases: Case[] = [
   },
   {
     name: 'preference with an unknown spread axis',
-    file: 'virtio.yaml',
+    file: 'preference-virtio.yaml',
     mutate: (p) => {
       p.spec.cpu = { preferredCPUTopology: 'spread', spreadOptions: { across: 'Dies' } };
     },
@@ -341,7 +341,7 @@ const cases: Case[] = [
 
 describe('VM, ReplicaSet, Pool, Migration, instance type and preference rules', () => {
   it.each(cases)('$name ($file)', (c) => {
-    const obj = example<Obj>(c.file);
+    const obj = fixture<Obj>(c.file);
     c.mutate(obj);
     const config = createClusterConfig({}, { hostArchitecture: 'amd64', featureGates: c.gates ?? [] });
     const { errors } = admit(obj, config);
@@ -353,7 +353,7 @@ describe('objects of the wrong shape', () => {
   const cfg = createClusterConfig({}, { hostArchitecture: 'amd64' });
 
   it('reports a list given as a string at its path, without defaulting', () => {
-    const vmi = example<Obj>('vmi-ephemeral.yaml');
+    const vmi = fixture<Obj>('vmi-containerdisk.yaml');
     vmi.spec.domain.devices.disks = 'containerdisk';
     const result = admit(vmi, cfg);
     expect(result.errors).toEqual([
@@ -367,7 +367,7 @@ describe('objects of the wrong shape', () => {
   });
 
   it('reports a missing spec as a required field', () => {
-    const vm = example<Obj>('vm-cirros.yaml');
+    const vm = fixture<Obj>('vm-containerdisk.yaml');
     delete vm.spec;
     expect(admit(vm, cfg).errors).toEqual([
       { path: 'spec', message: 'Required value', type: 'FieldValueRequired' },
@@ -375,7 +375,7 @@ describe('objects of the wrong shape', () => {
   });
 
   it('reports a quantity given as an object', () => {
-    const vmi = example<Obj>('vmi-ephemeral.yaml');
+    const vmi = fixture<Obj>('vmi-containerdisk.yaml');
     vmi.spec.domain.memory.guest = { size: 128 };
     expect(admit(vmi, cfg).errors.map((e) => [e.path, e.message])).toEqual([
       ['spec.domain.memory.guest', 'expected integer or string, got object'],
@@ -383,7 +383,7 @@ describe('objects of the wrong shape', () => {
   });
 
   it('reports a malformed quantity string with its path', () => {
-    const vmi = example<Obj>('vmi-ephemeral.yaml');
+    const vmi = fixture<Obj>('vmi-containerdisk.yaml');
     vmi.spec.domain.memory.guest = '128 megs';
     expect(admit(vmi, cfg).errors.map((e) => [e.path, e.message])).toContainEqual([
       'spec.domain.memory.guest',
@@ -396,7 +396,7 @@ describe('webhook rules behind the schema check', () => {
   const cfg = createClusterConfig({}, { hostArchitecture: 'amd64' });
 
   it("validateVirtualMachine itself reports upstream's template message", () => {
-    const vm = example<Obj>('vm-cirros.yaml');
+    const vm = fixture<Obj>('vm-containerdisk.yaml');
     delete vm.spec.template;
     expect(validateVirtualMachine(vm, cfg)).toEqual([
       { path: 'spec.template', message: 'missing virtual machine template.', type: 'FieldValueRequired' },
@@ -412,7 +412,7 @@ describe('LiveUpdate rollout rules', () => {
     ['1Gi', '512Mi', 'Guest memory is greater than the configured maxGuest memory'],
     ['128Mi', '1Gi', 'Memory hotplug is only available for VMs with at least 1Gi of guest memory'],
   ])('guest %s with maxGuest %s: %s', (guest, maxGuest, message) => {
-    const vm = example<Obj>('vm-cirros.yaml');
+    const vm = fixture<Obj>('vm-containerdisk.yaml');
     vm.spec.template.spec.domain.memory = { guest, maxGuest };
     expect(admit(vm, cfg).errors.map((e) => [e.path, e.message])).toContainEqual([
       'spec.template.spec.domain.memory.guest',

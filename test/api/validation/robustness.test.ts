@@ -1,5 +1,5 @@
 /**
- * Admission never throws on hostile input: seeded random mutations of the upstream
+ * Admission never throws on hostile input: seeded random mutations of the fixture
  * examples (nulls, wrong types, empty values, deletions) must come back as field errors
  * or a defaulted object, never as an exception.
  */
@@ -8,12 +8,12 @@ import { createClusterConfig } from '../../../src/api/config/cluster-config';
 import { createInstancetypeCatalog } from '../../../src/api/instancetype/catalog';
 import { expandVirtualMachine } from '../../../src/api/instancetype/expand';
 import { admit } from '../../../src/api/validation/admission';
-import { exampleFiles, exampleObjects } from './examples';
+import { fixtureFiles, fixtureObjects } from '../../support/fixtures';
 
 // biome-ignore lint/suspicious/noExplicitAny: the fuzzer writes arbitrary values anywhere
 type Any = any;
 
-const objects = exampleFiles().flatMap((f) => exampleObjects(f).map((o) => o.object));
+const objects = fixtureFiles().flatMap((f) => fixtureObjects(f).map((o) => o.object));
 const catalog = createInstancetypeCatalog(objects);
 const hostile: unknown[] = [
   null,
@@ -52,7 +52,7 @@ function pathsOf(
 }
 
 describe('admission robustness', () => {
-  it('never throws on 3000 seeded random mutations of the examples', () => {
+  it('never throws on 3000 seeded random mutations of the fixture manifests', () => {
     let seed = 2026;
     const rnd = () => {
       seed = (seed * 1103515245 + 12345) % 2147483648;

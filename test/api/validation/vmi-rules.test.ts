@@ -1,5 +1,5 @@
 /**
- * VMI admission rules: each case mutates an upstream example and expects the exact field
+ * VMI admission rules: each case mutates a fixture manifest (test/fixtures/manifests) and expects the exact field
  * path and message upstream's admitter reports.
  */
 import { describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { createClusterConfig } from '../../../src/api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
 import { admit } from '../../../src/api/validation/admission';
 import { validateVirtualMachineInstance } from '../../../src/api/validation/vmi';
-import { example } from './examples';
+import { fixture } from '../../support/fixtures';
 
 interface Case {
   name: string;
@@ -26,7 +26,7 @@ const cases: Case[] = [
   // Disks and volumes
   {
     name: 'disk without a matching volume',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.disks?.push({ name: 'orphan', disk: { bus: 'virtio' } });
     },
@@ -35,7 +35,7 @@ const cases: Case[] = [
   },
   {
     name: 'duplicate disk names',
-    file: 'vmi-nocloud.yaml',
+    file: 'vmi-cloudinit-nocloud.yaml',
     mutate: (v) => {
       v.spec.domain.devices.disks![2].name = 'containerdisk';
     },
@@ -44,7 +44,7 @@ const cases: Case[] = [
   },
   {
     name: 'duplicate volume names',
-    file: 'vmi-nocloud.yaml',
+    file: 'vmi-cloudinit-nocloud.yaml',
     mutate: (v) => {
       v.spec.volumes![2].name = 'containerdisk';
     },
@@ -53,7 +53,7 @@ const cases: Case[] = [
   },
   {
     name: 'two targets on one disk',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.disks![0].cdrom = { bus: 'sata' };
     },
@@ -62,7 +62,7 @@ const cases: Case[] = [
   },
   {
     name: 'IDE bus',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.disks![0].disk = { bus: 'ide' };
     },
@@ -71,7 +71,7 @@ const cases: Case[] = [
   },
   {
     name: 'unknown bus',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.disks![0].disk = { bus: 'floppy' };
     },
@@ -81,7 +81,7 @@ const cases: Case[] = [
   },
   {
     name: 'virtio CD-ROM',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.disks![0] = { name: 'containerdisk', cdrom: { bus: 'virtio' } };
     },
@@ -90,7 +90,7 @@ const cases: Case[] = [
   },
   {
     name: 'read-only SATA disk',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.disks![0].disk = { bus: 'sata', readonly: true };
     },
@@ -99,7 +99,7 @@ const cases: Case[] = [
   },
   {
     name: 'boot order zero',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.disks![0].bootOrder = 0;
     },
@@ -108,7 +108,7 @@ const cases: Case[] = [
   },
   {
     name: 'duplicate boot order',
-    file: 'vmi-nocloud.yaml',
+    file: 'vmi-cloudinit-nocloud.yaml',
     mutate: (v) => {
       v.spec.domain.devices.disks![0].bootOrder = 1;
       v.spec.domain.devices.disks![1].bootOrder = 1;
@@ -196,7 +196,7 @@ const cases: Case[] = [
   },
   {
     name: 'LUN on a container disk',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.disks![0] = { name: 'containerdisk', lun: {} };
     },
@@ -226,7 +226,7 @@ const cases: Case[] = [
   },
   {
     name: 'cloud-init without user or network data',
-    file: 'vmi-nocloud.yaml',
+    file: 'vmi-cloudinit-nocloud.yaml',
     mutate: (v) => {
       v.spec.volumes![1].cloudInitNoCloud = {};
     },
@@ -236,7 +236,7 @@ const cases: Case[] = [
   },
   {
     name: 'cloud-init with two user data sources',
-    file: 'vmi-nocloud.yaml',
+    file: 'vmi-cloudinit-nocloud.yaml',
     mutate: (v) => {
       v.spec.volumes![1].cloudInitNoCloud!.userDataBase64 = 'I2Nsb3VkLWNvbmZpZwo=';
     },
@@ -245,7 +245,7 @@ const cases: Case[] = [
   },
   {
     name: 'cloud-init user data over 2 KiB',
-    file: 'vmi-nocloud.yaml',
+    file: 'vmi-cloudinit-nocloud.yaml',
     mutate: (v) => {
       v.spec.volumes![1].cloudInitNoCloud!.userData = `#!/bin/sh\n${'x'.repeat(2100)}`;
     },
@@ -255,7 +255,7 @@ const cases: Case[] = [
   },
   {
     name: 'cloud-init invalid base64',
-    file: 'vmi-nocloud.yaml',
+    file: 'vmi-cloudinit-nocloud.yaml',
     mutate: (v) => {
       v.spec.volumes![1].cloudInitNoCloud = { userDataBase64: 'not base64!' };
     },
@@ -265,7 +265,7 @@ const cases: Case[] = [
   },
   {
     name: 'host disk type',
-    file: 'vmi-host-disk.yaml',
+    file: 'vmi-hostdisk.yaml',
     gates: ['HostDisk'],
     mutate: (v) => {
       v.spec.volumes![0].hostDisk!.type = 'Directory';
@@ -276,7 +276,7 @@ const cases: Case[] = [
   },
   {
     name: 'host disk capacity with type Disk',
-    file: 'vmi-host-disk.yaml',
+    file: 'vmi-hostdisk.yaml',
     gates: ['HostDisk'],
     mutate: (v) => {
       v.spec.volumes![0].hostDisk!.type = 'Disk';
@@ -287,7 +287,7 @@ const cases: Case[] = [
   },
   {
     name: 'host disk relative path',
-    file: 'vmi-host-disk.yaml',
+    file: 'vmi-hostdisk.yaml',
     gates: ['HostDisk'],
     mutate: (v) => {
       v.spec.volumes![0].hostDisk!.path = '/var/data/../etc/shadow';
@@ -297,14 +297,14 @@ const cases: Case[] = [
   },
   {
     name: 'host disk without the gate',
-    file: 'vmi-host-disk.yaml',
+    file: 'vmi-hostdisk.yaml',
     mutate: () => {},
     path: 'spec.volumes[0]',
     message: 'HostDisk feature gate is not enabled',
   },
   {
     name: 'container disk path to root',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.volumes![0].containerDisk!.path = '/';
     },
@@ -314,7 +314,7 @@ const cases: Case[] = [
   // Memory and CPU
   {
     name: 'no memory at all',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       delete v.spec.domain.memory;
     },
@@ -324,7 +324,7 @@ const cases: Case[] = [
   },
   {
     name: 'memory request below 1M',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.resources = { requests: { memory: '512k' } };
     },
@@ -333,7 +333,7 @@ const cases: Case[] = [
   },
   {
     name: 'memory request above limit',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       delete v.spec.domain.memory;
       v.spec.domain.resources = { requests: { memory: '256Mi' }, limits: { memory: '128Mi' } };
@@ -344,7 +344,7 @@ const cases: Case[] = [
   },
   {
     name: 'guest memory above limit',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.resources = { limits: { memory: '64Mi' } };
     },
@@ -354,7 +354,7 @@ const cases: Case[] = [
   },
   {
     name: 'negative CPU request',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.resources = { requests: { cpu: '-1' } };
     },
@@ -363,7 +363,7 @@ const cases: Case[] = [
   },
   {
     name: 'CPU request above limit',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.resources = { requests: { cpu: '2' }, limits: { cpu: '1' } };
     },
@@ -372,7 +372,7 @@ const cases: Case[] = [
   },
   {
     name: 'hugepages larger than memory',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.memory = { guest: '128Mi', hugepages: { pageSize: '1Gi' } };
       v.spec.domain.resources = { requests: { memory: '128Mi' } };
@@ -383,7 +383,7 @@ const cases: Case[] = [
   },
   {
     name: 'memory not a multiple of the page size',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.memory = { guest: '129Mi', hugepages: { pageSize: '2Mi' } };
       v.spec.domain.resources = { requests: { memory: '129Mi' } };
@@ -394,7 +394,7 @@ const cases: Case[] = [
   },
   {
     name: 'dedicated CPUs with fractional request',
-    file: 'vmi-fedora-isolated.yaml',
+    file: 'vmi-dedicated-cpu.yaml',
     mutate: (v) => {
       v.spec.domain.resources = { requests: { cpu: '1500m' } };
     },
@@ -403,7 +403,7 @@ const cases: Case[] = [
   },
   {
     name: 'dedicated CPUs with request different from limit',
-    file: 'vmi-fedora-isolated.yaml',
+    file: 'vmi-dedicated-cpu.yaml',
     mutate: (v) => {
       v.spec.domain.cpu = { dedicatedCpuPlacement: true };
       v.spec.domain.resources = { requests: { cpu: '1' }, limits: { cpu: '2' } };
@@ -414,7 +414,7 @@ const cases: Case[] = [
   },
   {
     name: 'dedicated CPUs with more than two threads',
-    file: 'vmi-fedora-isolated.yaml',
+    file: 'vmi-dedicated-cpu.yaml',
     mutate: (v) => {
       v.spec.domain.cpu!.threads = 4;
     },
@@ -424,7 +424,7 @@ const cases: Case[] = [
   },
   {
     name: 'isolated emulator thread without dedicated CPUs',
-    file: 'vmi-fedora-isolated.yaml',
+    file: 'vmi-dedicated-cpu.yaml',
     mutate: (v) => {
       v.spec.domain.cpu!.dedicatedCpuPlacement = false;
     },
@@ -433,7 +433,7 @@ const cases: Case[] = [
   },
   {
     name: 'NUMA passthrough without dedicated CPUs',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.cpu = { numa: { guestMappingPassthrough: {} } };
       v.spec.domain.memory = { guest: '128Mi', hugepages: { pageSize: '2Mi' } };
@@ -444,7 +444,7 @@ const cases: Case[] = [
   },
   {
     name: 'realtime without NUMA passthrough',
-    file: 'vmi-fedora-isolated.yaml',
+    file: 'vmi-dedicated-cpu.yaml',
     mutate: (v) => {
       v.spec.domain.cpu!.realtime = {};
     },
@@ -454,7 +454,7 @@ const cases: Case[] = [
   },
   {
     name: 'unsupported CPU feature policy',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.cpu = { features: [{ name: 'vmx', policy: 'maybe' }] };
     },
@@ -463,7 +463,7 @@ const cases: Case[] = [
   },
   {
     name: 'sockets above maxSockets',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.cpu = { sockets: 4, maxSockets: 2 };
     },
@@ -472,7 +472,7 @@ const cases: Case[] = [
   },
   {
     name: 'machine type outside the allow-list',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.machine = { type: 'pc-i440fx-7.2' };
     },
@@ -481,7 +481,7 @@ const cases: Case[] = [
   },
   {
     name: 'machine type matching the pattern only as a substring',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.machine = { type: 'xq35' };
     },
@@ -490,7 +490,7 @@ const cases: Case[] = [
   },
   {
     name: 'architecture other than the cluster default',
-    file: 'vmi-arm.yaml',
+    file: 'vmi-arm64.yaml',
     mutate: (v) => {
       v.spec.architecture = 'arm64';
     },
@@ -500,7 +500,7 @@ const cases: Case[] = [
   },
   {
     name: 'unknown architecture',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.architecture = 'riscv64';
     },
@@ -510,7 +510,7 @@ const cases: Case[] = [
   // Names
   {
     name: 'hostname that is not a DNS label',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.hostname = 'My_Host';
     },
@@ -520,7 +520,7 @@ const cases: Case[] = [
   },
   {
     name: 'subdomain that is not a DNS subdomain',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.subdomain = 'bad..domain';
     },
@@ -530,17 +530,17 @@ const cases: Case[] = [
   },
   {
     name: 'object name with upper case',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
-      v.metadata!.name = 'VMI-Ephemeral';
+      v.metadata!.name = 'VMI-Containerdisk';
     },
     path: 'metadata.name',
     message:
-      "Invalid value: \"VMI-Ephemeral\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+      "Invalid value: \"VMI-Containerdisk\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
   },
   {
     name: 'object without a name',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       delete v.metadata!.name;
     },
@@ -549,7 +549,7 @@ const cases: Case[] = [
   },
   {
     name: 'name longer than 253 characters',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.metadata!.name = 'a'.repeat(254);
     },
@@ -558,7 +558,7 @@ const cases: Case[] = [
   },
   {
     name: 'reserved kubevirt.io label',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.metadata!.labels = { 'kubevirt.io/nodeName': 'node01' };
     },
@@ -567,7 +567,7 @@ const cases: Case[] = [
   },
   {
     name: 'invalid label value',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.metadata!.labels = { special: 'has spaces' };
     },
@@ -577,7 +577,7 @@ const cases: Case[] = [
   },
   {
     name: 'sidecar annotation without the gate',
-    file: 'vmi-with-sidecar-hook.yaml',
+    file: 'vmi-sidecar-hook.yaml',
     mutate: () => {},
     path: 'metadata.annotations',
     message:
@@ -585,7 +585,7 @@ const cases: Case[] = [
   },
   {
     name: 'ignition annotation without the gate',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.metadata!.annotations = { 'kubevirt.io/ignitiondata': '{}' };
     },
@@ -595,7 +595,7 @@ const cases: Case[] = [
   },
   {
     name: 'migration thread count of one',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.metadata!.annotations = { 'kubevirt.io/multiThreadedQemuMigration': '1' };
     },
@@ -606,7 +606,7 @@ const cases: Case[] = [
   // Networks and interfaces
   {
     name: 'interface without a network',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       v.spec.networks![0].name = 'other';
     },
@@ -615,7 +615,7 @@ const cases: Case[] = [
   },
   {
     name: 'network without an interface',
-    file: 'vmi-multus-multiple-net.yaml',
+    file: 'vmi-multus-secondary.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces!.pop();
     },
@@ -624,7 +624,7 @@ const cases: Case[] = [
   },
   {
     name: 'duplicate network names',
-    file: 'vmi-multus-multiple-net.yaml',
+    file: 'vmi-multus-secondary.yaml',
     mutate: (v) => {
       v.spec.networks![1].name = 'default';
       v.spec.domain.devices.interfaces![1].name = 'default';
@@ -634,7 +634,7 @@ const cases: Case[] = [
   },
   {
     name: 'two interfaces on one network',
-    file: 'vmi-multus-ptp.yaml',
+    file: 'vmi-multus-bridge.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces!.push({ name: 'ptp', bridge: {} });
     },
@@ -643,7 +643,7 @@ const cases: Case[] = [
   },
   {
     name: 'masquerade on a multus network',
-    file: 'vmi-multus-ptp.yaml',
+    file: 'vmi-multus-bridge.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0] = { name: 'ptp', masquerade: {} };
     },
@@ -652,7 +652,7 @@ const cases: Case[] = [
   },
   {
     name: 'two binding methods on one interface',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0].bridge = {};
     },
@@ -661,7 +661,7 @@ const cases: Case[] = [
   },
   {
     name: 'binding plugin plus a binding method',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0].binding = { name: 'passt' };
     },
@@ -670,7 +670,7 @@ const cases: Case[] = [
   },
   {
     name: 'discontinued slirp binding',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0] = { name: 'testmasquerade', slirp: {} };
     },
@@ -679,7 +679,7 @@ const cases: Case[] = [
   },
   {
     name: 'discontinued macvtap binding',
-    file: 'vmi-multus-ptp.yaml',
+    file: 'vmi-multus-bridge.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0] = { name: 'ptp', macvtap: {} };
     },
@@ -688,7 +688,7 @@ const cases: Case[] = [
   },
   {
     name: 'bridge on the pod network when the cluster forbids it',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0] = { name: 'testmasquerade', bridge: {} };
     },
@@ -697,7 +697,7 @@ const cases: Case[] = [
   },
   {
     name: 'masquerade with the reserved MAC address',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0].macAddress = '02:00:00:00:00:00';
     },
@@ -706,7 +706,7 @@ const cases: Case[] = [
   },
   {
     name: 'malformed MAC address',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0].macAddress = 'de:ad:be:ef';
     },
@@ -715,7 +715,7 @@ const cases: Case[] = [
   },
   {
     name: 'unsupported interface model',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0].model = 'vmxnet3';
     },
@@ -724,7 +724,7 @@ const cases: Case[] = [
   },
   {
     name: 'interface name with a dot',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0].name = 'test.masq';
       v.spec.networks![0].name = 'test.masq';
@@ -735,7 +735,7 @@ const cases: Case[] = [
   },
   {
     name: 'port protocol',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0].ports![0].protocol = 'SCTP';
     },
@@ -744,7 +744,7 @@ const cases: Case[] = [
   },
   {
     name: 'duplicate port names',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0].ports!.push({ name: 'http', port: 8080 });
     },
@@ -753,7 +753,7 @@ const cases: Case[] = [
   },
   {
     name: 'port out of range',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0].ports![0].port = 70000;
     },
@@ -762,7 +762,7 @@ const cases: Case[] = [
   },
   {
     name: 'network with two types',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       v.spec.networks![0].multus = { networkName: 'ptp-conf' };
     },
@@ -771,7 +771,7 @@ const cases: Case[] = [
   },
   {
     name: 'multus network without a name',
-    file: 'vmi-multus-ptp.yaml',
+    file: 'vmi-multus-bridge.yaml',
     mutate: (v) => {
       v.spec.networks![0].multus!.networkName = '';
     },
@@ -780,7 +780,7 @@ const cases: Case[] = [
   },
   {
     name: 'two pod interfaces',
-    file: 'vmi-multus-multiple-net.yaml',
+    file: 'vmi-multus-secondary.yaml',
     mutate: (v) => {
       v.spec.networks![1] = { name: 'ptp', pod: {} };
     },
@@ -790,7 +790,7 @@ const cases: Case[] = [
   // Probes and start strategy
   {
     name: 'probe with two handlers',
-    file: 'vmi-fedora.yaml',
+    file: 'vmi-pod-masquerade.yaml',
     mutate: (v) => {
       v.spec.readinessProbe = { guestAgentPing: {}, tcpSocket: { port: 22 } };
     },
@@ -799,7 +799,7 @@ const cases: Case[] = [
   },
   {
     name: 'probe with no handler',
-    file: 'vmi-fedora.yaml',
+    file: 'vmi-pod-masquerade.yaml',
     mutate: (v) => {
       v.spec.livenessProbe = { initialDelaySeconds: 10 };
     },
@@ -809,7 +809,7 @@ const cases: Case[] = [
   },
   {
     name: 'HTTP probe without a pod network',
-    file: 'vmi-multus-ptp.yaml',
+    file: 'vmi-multus-bridge.yaml',
     mutate: (v) => {
       v.spec.readinessProbe = { httpGet: { port: 80 } };
     },
@@ -818,7 +818,7 @@ const cases: Case[] = [
   },
   {
     name: 'unknown start strategy',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.startStrategy = 'Later';
     },
@@ -827,7 +827,7 @@ const cases: Case[] = [
   },
   {
     name: 'paused start with a liveness probe',
-    file: 'vmi-fedora.yaml',
+    file: 'vmi-pod-masquerade.yaml',
     mutate: (v) => {
       v.spec.startStrategy = 'Paused';
       v.spec.livenessProbe = { guestAgentPing: {} };
@@ -838,7 +838,7 @@ const cases: Case[] = [
   },
   {
     name: 'unknown eviction strategy',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.evictionStrategy = 'Pray';
     },
@@ -866,7 +866,7 @@ const cases: Case[] = [
   },
   {
     name: 'EFI and BIOS together',
-    file: 'vmi-alpine-efi.yaml',
+    file: 'vmi-efi.yaml',
     mutate: (v) => {
       v.spec.domain.firmware!.bootloader!.bios = {};
     },
@@ -876,7 +876,7 @@ const cases: Case[] = [
   },
   {
     name: 'firmware serial with forbidden characters',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.firmware = { serial: 'serial#1' };
     },
@@ -911,7 +911,7 @@ const cases: Case[] = [
       v.spec.volumes = [
         {
           name: 'containerdisk',
-          containerDisk: { image: 'registry:5000/kubevirt/cirros-container-disk-demo:devel' },
+          containerDisk: { image: 'quay.io/kubevirt/cirros-container-disk-demo:v1.5.0' },
         },
       ];
     },
@@ -931,7 +931,7 @@ const cases: Case[] = [
   },
   {
     name: 'launchSecurity without the gate',
-    file: 'vmi-alpine-efi.yaml',
+    file: 'vmi-efi.yaml',
     mutate: (v) => {
       v.spec.domain.launchSecurity = { sev: {} };
     },
@@ -940,7 +940,7 @@ const cases: Case[] = [
   },
   {
     name: 'two launchSecurity types',
-    file: 'vmi-alpine-efi.yaml',
+    file: 'vmi-efi.yaml',
     gates: ['WorkloadEncryptionSEV'],
     mutate: (v) => {
       v.spec.domain.launchSecurity = { sev: {}, snp: {} };
@@ -950,7 +950,7 @@ const cases: Case[] = [
   },
   {
     name: 'SEV without EFI',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     gates: ['WorkloadEncryptionSEV'],
     mutate: (v) => {
       v.spec.domain.launchSecurity = { sev: {} };
@@ -970,7 +970,7 @@ const cases: Case[] = [
   },
   {
     name: 'SNP with persistent EFI variables',
-    file: 'vmi-alpine-efi.yaml',
+    file: 'vmi-efi.yaml',
     gates: ['WorkloadEncryptionSEV'],
     mutate: (v) => {
       v.spec.domain.launchSecurity = { snp: {} };
@@ -981,7 +981,7 @@ const cases: Case[] = [
   },
   {
     name: 'SEV attestation without a paused start',
-    file: 'vmi-alpine-efi.yaml',
+    file: 'vmi-efi.yaml',
     gates: ['WorkloadEncryptionSEV'],
     mutate: (v) => {
       v.spec.domain.launchSecurity = { sev: { attestation: {} } };
@@ -991,7 +991,7 @@ const cases: Case[] = [
   },
   {
     name: 'SEV with a bootable NIC',
-    file: 'vmi-alpine-efi.yaml',
+    file: 'vmi-efi.yaml',
     gates: ['WorkloadEncryptionSEV'],
     mutate: (v) => {
       v.spec.domain.launchSecurity = { sev: {} };
@@ -1004,21 +1004,21 @@ const cases: Case[] = [
   // Devices behind feature gates
   {
     name: 'host devices without the gate',
-    file: 'vmi-usb.yaml',
+    file: 'vmi-hostdevice.yaml',
     mutate: () => {},
     path: 'spec.HostDevices',
     message: 'Host Devices feature gate is not enabled in kubevirt-config',
   },
   {
     name: 'DRA GPU without the gate',
-    file: 'vmi-dra-pgpu.yaml',
+    file: 'vmi-gpu-dra.yaml',
     mutate: () => {},
     path: 'spec.domain.devices.gpus[0]',
     message: 'GPUsWithDRA feature gate is not enabled in kubevirt-config',
   },
   {
     name: 'DRA GPU naming an unknown claim',
-    file: 'vmi-dra-pgpu.yaml',
+    file: 'vmi-gpu-dra.yaml',
     gates: ['GPUsWithDRA'],
     mutate: (v) => {
       v.spec.domain.devices.gpus![0].claimName = 'missing-claim';
@@ -1028,7 +1028,7 @@ const cases: Case[] = [
   },
   {
     name: 'VSOCK without the gate',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.autoattachVSOCK = true;
     },
@@ -1037,7 +1037,7 @@ const cases: Case[] = [
   },
   {
     name: 'downward metrics device without the gate',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.downwardMetrics = {};
     },
@@ -1046,7 +1046,7 @@ const cases: Case[] = [
   },
   {
     name: 'input device with a PS/2 bus',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.inputs = [{ name: 'tablet', type: 'tablet', bus: 'ps2' }];
     },
@@ -1055,7 +1055,7 @@ const cases: Case[] = [
   },
   {
     name: 'input device that is a keyboard',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.inputs = [{ name: 'kbd', type: 'keyboard', bus: 'usb' }];
     },
@@ -1064,7 +1064,7 @@ const cases: Case[] = [
   },
   {
     name: 'sound device model',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.sound = { name: 'audio', model: 'sb16' };
     },
@@ -1073,7 +1073,7 @@ const cases: Case[] = [
   },
   {
     name: 'invalid IO threads policy',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.ioThreadsPolicy = 'dedicated';
     },
@@ -1082,7 +1082,7 @@ const cases: Case[] = [
   },
   {
     name: 'DNS policy None without a config',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.dnsPolicy = 'None';
     },
@@ -1091,7 +1091,7 @@ const cases: Case[] = [
   },
   {
     name: 'DNS nameserver that is not an IP',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.dnsConfig = { nameservers: ['dns.example.com'] };
     },
@@ -1100,7 +1100,7 @@ const cases: Case[] = [
   },
   {
     name: 'access credential without a type',
-    file: 'vmi-nocloud.yaml',
+    file: 'vmi-cloudinit-nocloud.yaml',
     mutate: (v) => {
       v.spec.accessCredentials = [{}];
     },
@@ -1109,7 +1109,7 @@ const cases: Case[] = [
   },
   {
     name: 'SSH key through configDrive without such a volume',
-    file: 'vmi-nocloud.yaml',
+    file: 'vmi-cloudinit-nocloud.yaml',
     mutate: (v) => {
       v.spec.accessCredentials = [
         {
@@ -1137,7 +1137,7 @@ const cases: Case[] = [
   // Scheduling
   {
     name: 'required node affinity without terms',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.affinity = {
         nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } },
@@ -1149,7 +1149,7 @@ const cases: Case[] = [
   },
   {
     name: 'node affinity In without values',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.affinity = {
         nodeAffinity: {
@@ -1165,7 +1165,7 @@ const cases: Case[] = [
   },
   {
     name: 'pod anti-affinity weight out of range',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.affinity = {
         podAntiAffinity: {
@@ -1181,7 +1181,7 @@ const cases: Case[] = [
   },
   {
     name: 'pod affinity without a topology key',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.affinity = {
         podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: '' }] },
@@ -1194,7 +1194,7 @@ const cases: Case[] = [
   // Per-architecture rules
   {
     name: 'arm64 with BIOS boot',
-    file: 'vmi-arm.yaml',
+    file: 'vmi-arm64.yaml',
     arch: 'arm64',
     mutate: (v) => {
       v.spec.domain.firmware = { bootloader: { bios: {} } };
@@ -1204,7 +1204,7 @@ const cases: Case[] = [
   },
   {
     name: 'arm64 with UEFI secure boot',
-    file: 'vmi-arm.yaml',
+    file: 'vmi-arm64.yaml',
     arch: 'arm64',
     mutate: (v) => {
       v.spec.domain.firmware = { bootloader: { efi: { secureBoot: true } } };
@@ -1215,7 +1215,7 @@ const cases: Case[] = [
   },
   {
     name: 'arm64 with a named CPU model',
-    file: 'vmi-arm.yaml',
+    file: 'vmi-arm64.yaml',
     arch: 'arm64',
     mutate: (v) => {
       v.spec.domain.cpu = { model: 'cortex-a72' };
@@ -1225,7 +1225,7 @@ const cases: Case[] = [
   },
   {
     name: 'arm64 with a SATA disk',
-    file: 'vmi-arm.yaml',
+    file: 'vmi-arm64.yaml',
     arch: 'arm64',
     mutate: (v) => {
       v.spec.domain.devices.disks![0].disk = { bus: 'sata' };
@@ -1235,7 +1235,7 @@ const cases: Case[] = [
   },
   {
     name: 'arm64 with a watchdog',
-    file: 'vmi-arm.yaml',
+    file: 'vmi-arm64.yaml',
     arch: 'arm64',
     mutate: (v) => {
       v.spec.domain.devices.watchdog = { name: 'wd', i6300esb: {} };
@@ -1245,7 +1245,7 @@ const cases: Case[] = [
   },
   {
     name: 'amd64 with a diag288 watchdog',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.watchdog = { name: 'wd', diag288: {} };
     },
@@ -1254,7 +1254,7 @@ const cases: Case[] = [
   },
   {
     name: 'amd64 with an unsupported video model',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.video = { type: 'qxl' };
     },
@@ -1263,7 +1263,7 @@ const cases: Case[] = [
   },
   {
     name: 'empty CD-ROM with declarative hotplug disabled',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     disabledGates: ['DeclarativeHotplugVolumes'],
     mutate: (v) => {
       v.spec.domain.devices.disks!.push({ name: 'installer', cdrom: { bus: 'sata' } });
@@ -1300,7 +1300,7 @@ const cases: Case[] = [
   },
   {
     name: 'video device without a graphics device',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.video = { type: 'virtio' };
       v.spec.domain.devices.autoattachGraphicsDevice = false;
@@ -1310,7 +1310,7 @@ const cases: Case[] = [
   },
   {
     name: 'invalid panic device model',
-    file: 'vmi-ephemeral.yaml',
+    file: 'vmi-containerdisk.yaml',
     mutate: (v) => {
       v.spec.domain.devices.panicDevices = [{ model: 'isa-debug' }];
     },
@@ -1328,9 +1328,9 @@ const cases: Case[] = [
   },
 ];
 
-describe('VMI validation rules on mutated upstream examples', () => {
+describe('VMI validation rules on mutated fixture manifests', () => {
   it.each(cases)('$name ($file)', (c) => {
-    const vmi = example<VirtualMachineInstance>(c.file);
+    const vmi = fixture<VirtualMachineInstance>(c.file);
     c.mutate(vmi);
     const config = createClusterConfig(
       {
@@ -1347,26 +1347,26 @@ describe('VMI validation rules on mutated upstream examples', () => {
 
   it('versioned q35 machine types match the glob allow-list', () => {
     for (const type of ['q35', 'pc-q35-7.2', 'pc-q35-rhel9.4.0']) {
-      const vmi = example<VirtualMachineInstance>('vmi-ephemeral.yaml');
+      const vmi = fixture<VirtualMachineInstance>('vmi-containerdisk.yaml');
       vmi.spec.domain.machine = { type };
       expect(admit(vmi as never, createClusterConfig({}, { hostArchitecture: 'amd64' })).errors).toEqual([]);
     }
   });
 
   it('hugepages with only guest memory are checked against the guest size', () => {
-    const vmi = example<VirtualMachineInstance>('vmi-ephemeral.yaml');
+    const vmi = fixture<VirtualMachineInstance>('vmi-containerdisk.yaml');
     vmi.spec.domain.memory = { guest: '128Mi', hugepages: { pageSize: '2Mi' } };
     expect(admit(vmi as never, createClusterConfig({}, { hostArchitecture: 'amd64' })).errors).toEqual([]);
   });
 
   it('an empty CD-ROM is accepted while DeclarativeHotplugVolumes (Beta) is on', () => {
-    const vmi = example<VirtualMachineInstance>('vmi-ephemeral.yaml');
+    const vmi = fixture<VirtualMachineInstance>('vmi-containerdisk.yaml');
     vmi.spec.domain.devices.disks!.push({ name: 'installer', cdrom: { bus: 'sata' } });
     expect(admit(vmi as never, createClusterConfig({}, { hostArchitecture: 'amd64' })).errors).toEqual([]);
   });
 
   it('a volume no disk uses is rejected when validating an undefaulted VMI', () => {
-    const vmi = example<VirtualMachineInstance>('vmi-nocloud.yaml');
+    const vmi = fixture<VirtualMachineInstance>('vmi-cloudinit-nocloud.yaml');
     vmi.spec.domain.devices.disks!.pop();
     const errors = validateVirtualMachineInstance(
       vmi,
@@ -1379,7 +1379,7 @@ describe('VMI validation rules on mutated upstream examples', () => {
   });
 
   it('reports every error of an object at once', () => {
-    const vmi = example<VirtualMachineInstance>('vmi-nocloud.yaml');
+    const vmi = fixture<VirtualMachineInstance>('vmi-cloudinit-nocloud.yaml');
     vmi.spec.domain.devices.disks![0].disk = { bus: 'ide' };
     vmi.spec.domain.devices.disks![1].cache = 'unsafe';
     vmi.spec.hostname = 'Bad_Host';

@@ -1,6 +1,7 @@
 /**
- * Test support: upstream's example VMs and VMIs (read from ../shared/kubevirt/examples,
- * never copied), defaulted by the API layer as admission would, as VMIs ready to convert.
+ * Test support: the VMs and VMIs of a folder of manifests (the project's fixtures, or
+ * upstream's examples for the upstream suites), defaulted by the API layer as admission
+ * would, as VMIs ready to convert.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,10 +9,9 @@ import { parseAllDocuments } from 'yaml';
 import { createClusterConfig } from '../../../src/api/config/cluster-config';
 import { defaultVirtualMachineInstance } from '../../../src/api/defaults';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../src/api/generated/types';
+import { fixturesDir } from '../../support/fixtures';
 
-const repoRoot = path.resolve(import.meta.dirname, '../../..');
-/** Upstream reference data, outside the repository. */
-export const examplesDir = path.resolve(repoRoot, '../shared/kubevirt/examples');
+export { fixturesDir } from '../../support/fixtures';
 
 /** The cluster configuration the tests default with: upstream's defaults on amd64. */
 export const testClusterConfig = createClusterConfig({}, { hostArchitecture: 'amd64' });
@@ -32,12 +32,17 @@ export function vmiFromVM(vm: VirtualMachine): VirtualMachineInstance {
   };
 }
 
-/** Every VM and VMI among the examples (and the VM/VMI templates of pools and replica sets), as defaulted VMIs. */
-export function exampleVMIs(): { file: string; kind: string; vmi: VirtualMachineInstance }[] {
+/**
+ * Every VM and VMI in a folder of manifests (and the VM/VMI templates of pools and replica
+ * sets), as defaulted VMIs.
+ */
+export function manifestVMIs(
+  dir = fixturesDir,
+): { file: string; kind: string; vmi: VirtualMachineInstance }[] {
   const out: { file: string; kind: string; vmi: VirtualMachineInstance }[] = [];
-  for (const file of readdirSync(examplesDir).sort()) {
+  for (const file of readdirSync(dir).sort()) {
     if (!file.endsWith('.yaml')) continue;
-    for (const doc of parseAllDocuments(readFileSync(path.join(examplesDir, file), 'utf8'))) {
+    for (const doc of parseAllDocuments(readFileSync(path.join(dir, file), 'utf8'))) {
       // biome-ignore lint/suspicious/noExplicitAny: raw manifests, narrowed by kind below
       const obj = doc.toJS() as any;
       if (!obj?.kind) continue;

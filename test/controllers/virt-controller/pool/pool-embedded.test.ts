@@ -1,24 +1,19 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import type { VirtualMachine, VirtualMachinePool } from '../../../../src/api/generated/types';
 import { VirtualMachineType } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
 import { VirtualMachinePoolType } from '../../../../src/controllers/virt-controller/pool/controller';
+import { fixture } from '../../../support/fixtures';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
 
-const repoRoot = path.resolve(__dirname, '../../../..');
-const examples = path.join(path.resolve(repoRoot, '../shared/kubevirt'), 'examples');
-
-/** Upstream's pool example, in the default namespace. */
+/** The pool fixture, in the default namespace. */
 function examplePool(): VirtualMachinePool {
-  const pool = parse(readFileSync(path.join(examples, 'vm-pool-cirros.yaml'), 'utf8')) as VirtualMachinePool;
+  const pool = fixture<VirtualMachinePool>('vmpool-containerdisk.yaml');
   pool.metadata = { ...pool.metadata, namespace: 'default' };
   return pool;
 }
 
-describe('VirtualMachinePool controller on the embedded store (upstream vm-pool-cirros example)', () => {
+describe('VirtualMachinePool controller on the embedded store (the vmpool-containerdisk fixture)', () => {
   let h: Harness;
   beforeEach(async () => {
     h = await startHarness({ pools: true, types: [VirtualMachinePoolType] });
@@ -28,7 +23,7 @@ describe('VirtualMachinePool controller on the embedded store (upstream vm-pool-
   });
 
   const getPool = () =>
-    h.store.get<VirtualMachinePool & KubeObject>(VirtualMachinePoolType, 'vm-pool-cirros', 'default');
+    h.store.get<VirtualMachinePool & KubeObject>(VirtualMachinePoolType, 'vmpool-containerdisk', 'default');
   const vms = async () =>
     (
       await h.store.list<VirtualMachine & KubeObject>(VirtualMachineType, { namespace: 'default' })
@@ -43,14 +38,14 @@ describe('VirtualMachinePool controller on the embedded store (upstream vm-pool-
     expect(st).toMatchObject({
       replicas: 3,
       readyReplicas: 3,
-      labelSelector: 'kubevirt.io/vmpool=vm-pool-cirros',
+      labelSelector: 'kubevirt.io/vmpool=vmpool-containerdisk',
     });
     const names = (await vms()).map((v) => v.metadata!.name).sort();
-    expect(names).toEqual(['vm-pool-cirros-0', 'vm-pool-cirros-1', 'vm-pool-cirros-2']);
+    expect(names).toEqual(['vmpool-containerdisk-0', 'vmpool-containerdisk-1', 'vmpool-containerdisk-2']);
     for (const v of await vms()) {
       expect(v.metadata!.ownerReferences![0]).toMatchObject({
         kind: 'VirtualMachinePool',
-        name: 'vm-pool-cirros',
+        name: 'vmpool-containerdisk',
         controller: true,
       });
       expect(v.status!.printableStatus).toBe('Running');
@@ -64,7 +59,7 @@ describe('VirtualMachinePool controller on the embedded store (upstream vm-pool-
       '1 left',
       async () => (await vms()).length === 1 && (await getPool()).status?.replicas === 1,
     );
-    expect((await vms()).map((v) => v.metadata!.name)).toEqual(['vm-pool-cirros-0']);
+    expect((await vms()).map((v) => v.metadata!.name)).toEqual(['vmpool-containerdisk-0']);
   });
 
   it('pushes a template change into its VMs, which then ask for a restart', async () => {
