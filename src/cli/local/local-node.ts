@@ -15,6 +15,7 @@ import { IMAGE_ROOT_ENV } from '../../controllers/launcher/image-dirs';
 import { defaultCliEntry, PodRuntime } from '../../controllers/podruntime/pod-runtime';
 import { type EmbeddedServer, serveEmbeddedStore } from '../../controllers/runtime/embedded/server';
 import { EmbeddedStore } from '../../controllers/runtime/embedded/store';
+import type { LauncherPodOptions } from '../../controllers/services/pod-renderer';
 import { PvBinder } from '../../controllers/storage/pv-binder';
 import { VirtController } from '../../controllers/virt-controller';
 import { LibvirtDriver } from '../../drivers/libvirt-driver/libvirt-driver';
@@ -45,6 +46,13 @@ export interface LocalNodeOptions {
 export function localConfigOverrides(allowKvm: boolean): KubeVirtConfiguration {
   return { developerConfiguration: { useEmulation: !allowKvm } };
 }
+
+/**
+ * Launcher pods of local mode. No driver name: the pod renderer derives it from
+ * useEmulation (the overrides above), `libvirt` (domain type kvm) with --kvm and
+ * `emulation` (TCG only) without, so it is always one the launcher has.
+ */
+export const LOCAL_LAUNCHER: LauncherPodOptions = { launcherImage: 'kubevirt-ts/virt-launcher:local' };
 
 /** The running local system. */
 export class LocalNode {
@@ -86,10 +94,7 @@ export class LocalNode {
     this.controller = new VirtController({
       client: this.store,
       config: () => this.config.current(),
-      launcher: {
-        launcherImage: 'kubevirt-ts/virt-launcher:local',
-        hypervisor: this.o.allowKvm ? 'kvm' : 'emulation',
-      },
+      launcher: LOCAL_LAUNCHER,
       // Claims are served and bound here (the binder below): VMIs wait for theirs.
       volumes: true,
       onError: (c, key, e) => log('virt-controller', `${c} ${key}: ${e.message}`),
