@@ -35,7 +35,10 @@ export interface LocalNodeOptions {
   nodeName?: string;
   /** libvirt URI the launchers and the host probe use (default qemu:///system). */
   libvirtUri?: string;
-  /** Let the driver use KVM when /dev/kvm works (default false: software emulation). */
+  /**
+   * Run guests with KVM (default false: software emulation). Turns useEmulation off, so a
+   * host where /dev/kvm does not work refuses VMIs, saying so, instead of emulating.
+   */
   allowKvm?: boolean;
   /** The CLI entry launchers run (default this package's dist/cli/kubevirt-ts.js). */
   cliEntry?: string;
