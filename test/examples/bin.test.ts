@@ -8,7 +8,7 @@
  * covers them too.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,7 +120,7 @@ describe('examples/bin start for real', () => {
   );
 
   it('virt-launcher serves its socket on the fake driver, then exits on SIGTERM', async () => {
-    const share = join(dir, 'share');
+    const share = join(dir, 'a-share-dir-deep-enough-for-a-short-link');
     const args = renderLauncherArgs({
       namespace: 'default',
       name: 'example-launcher',
@@ -135,8 +135,8 @@ describe('examples/bin start for real', () => {
       keepAfterFailure: false,
       runAsNonRoot: false,
     });
-    // The pod's sockets emptyDir, which the kubelet (or the local pod runtime) creates.
-    mkdirSync(join(share, 'sockets'), { recursive: true });
+    // No sockets dir yet, and deep enough that the launcher reaches it through a
+    // shortDir() link: the launcher creates the link's target itself.
     const s = start('virt-launcher', args);
     await runUntil(s, () => existsSync(join(share, 'sockets', LAUNCHER_SOCKET)), 'the launcher socket');
   }, 150_000);
