@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAUNCHER_SOCKET } from '../../src/controllers/launcher-protocol/paths';
 import { type EmbeddedServer, serveEmbeddedStore } from '../../src/controllers/runtime/embedded/server';
 import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
-import { renderLauncherArgs } from '../../src/controllers/services/launcher-args';
+import { renderLauncherArgs } from '../../src/controllers/shared/launcher-args';
 import { daemonAvailable, daemonMissing } from '../drivers/libvirt-driver/support';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
