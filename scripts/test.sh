@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The one test command (README, .ci/run): sets the host up, then lints, type-checks,
+# The one test command (README, .ci/run): sets the host up (with the Kubernetes binaries
+# the real-API-server tests need), then lints, type-checks,
 # builds and runs every test, ending with a plain "N passed, N failed, N skipped" line.
 # Every stage runs even when an earlier one fails, so one run shows every problem; the
 # exit status is non-zero when any stage failed.
@@ -7,7 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export KUBEVIRT_TS_CACHE="${KUBEVIRT_TS_CACHE:-/var/cache/kubevirt-ts}"
 
-scripts/setup-host.sh || exit 1
+scripts/setup-host.sh --with-kube || exit 1
 if [ ! -d node_modules ]; then npm ci || exit 1; fi
 # From here on, integration tests must find what setup prepared: they fail, not skip.
 export KUBEVIRT_TS_REQUIRE_INTEGRATION=1

@@ -5,7 +5,11 @@
  * the KubeVirt resource in `--kubevirt-namespace`, and the controllers, bound in an
  * inversify container without decorators.
  *
- *   npx tsx examples/bin/virt-controller.ts [--kubeconfig FILE | --store-socket PATH] [--leader-elect]
+ *   npx tsx examples/bin/virt-controller.ts [--kubeconfig FILE | --store-socket PATH] [--leader-elect] [--kvm]
+ *
+ * Launchers run under software emulation unless --kvm: then the configuration's
+ * useEmulation is off and launcher pods select the `libvirt` driver (domain type kvm),
+ * asking for the devices.kubevirt.io/kvm resource.
  */
 import { parseArgs } from 'node:util';
 import { Container } from 'inversify';
@@ -21,10 +25,18 @@ const { values } = parseArgs({
     kubeconfig: { type: 'string' },
     'store-socket': { type: 'string' },
     'leader-elect': { type: 'boolean', default: false },
-    emulation: { type: 'boolean', default: true },
+    kvm: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
     'kubevirt-namespace': { type: 'string', default: 'kubevirt' },
   },
 });
+
+if (values.help) {
+  process.stdout.write(
+    'usage: virt-controller [--kubeconfig FILE | --store-socket PATH] [--leader-elect] [--kvm] [--kubevirt-namespace NS]\n',
+  );
+  process.exit(0);
+}
 
 const T = { client: Symbol('client'), config: Symbol('config'), controller: Symbol('controller') };
 const container = new Container();
@@ -42,7 +54,7 @@ container
       new KubeVirtConfigWatcher({
         client,
         namespace: values['kubevirt-namespace'],
-        overrides: { developerConfiguration: { useEmulation: values.emulation } },
+        overrides: { developerConfiguration: { useEmulation: !values.kvm } },
         log: (m) => process.stderr.write(`virt-controller: ${m}\n`),
       }),
     [T.client],
@@ -55,10 +67,8 @@ container
       new VirtController({
         client,
         config: () => config.current(),
-        launcher: {
-          launcherImage: 'kubevirt-ts/virt-launcher:dev',
-          hypervisor: values.emulation ? 'emulation' : 'kvm',
-        },
+        // The driver follows useEmulation: `emulation`, or `libvirt` with --kvm.
+        launcher: { launcherImage: 'kubevirt-ts/virt-launcher:dev' },
         leaderElection: values['leader-elect']
           ? { namespace: 'kubevirt', name: 'virt-controller' }
           : undefined,

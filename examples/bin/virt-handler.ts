@@ -26,8 +26,16 @@ const { values } = parseArgs({
     'libvirt-uri': { type: 'string', default: 'qemu:///system' },
     kvm: { type: 'boolean', default: false },
     'pod-runtime': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+if (values.help) {
+  process.stdout.write(
+    'usage: virt-handler --node-name N [--kubeconfig FILE | --store-socket PATH] [--pods-root DIR] ' +
+      '[--notify-socket PATH] [--libvirt-uri URI] [--kvm] [--pod-runtime]\n',
+  );
+  process.exit(0);
+}
 const nodeName = values['node-name'];
 if (!nodeName) throw new Error('--node-name is required');
 const driver = values.kvm ? 'libvirt' : 'emulation';

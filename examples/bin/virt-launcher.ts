@@ -14,6 +14,14 @@ import {
   parseLauncherArgs,
 } from 'kubevirt-ts/controllers';
 
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  process.stdout.write(
+    'usage: virt-launcher --namespace NS --name NAME --uid UID [--hypervisor libvirt|emulation|fake] ' +
+      '[--kubevirt-share-dir DIR] [--grace-period-seconds N] [--allow-emulation] ...\n' +
+      '(the flags the VMI controller renders into the launcher Pod)\n',
+  );
+  process.exit(0);
+}
 const args = parseLauncherArgs(process.argv.slice(2));
 const container = createLauncherContainer({ args });
 const vl = container.get<launcher.VirtLauncher>(LauncherTokens.launcher);

@@ -87,7 +87,8 @@ flock 9
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-log "downloading $kpkg, syslinux, syslinux-common, mtools, qemu-guest-agent"
+log "building the tiny guest into $out"
+log "  downloads $kpkg, syslinux, syslinux-common, mtools, qemu-guest-agent (about 75 MB): about 1 min on a fresh host"
 mkdir -p "$work/debs"
 if ! (cd "$work/debs" && apt-get download "$kpkg" syslinux syslinux-common mtools qemu-guest-agent >/dev/null 2>"$work/apt.log"); then
   cat "$work/apt.log" >&2

@@ -9,8 +9,13 @@ import { integration } from '../support/integration';
 // project, where the subpath exports load on this Node. Needs `dist/` (the test command
 // builds before it runs the tests) and the npm registry for the dependencies.
 const root = resolve(__dirname, '../..');
-const built = existsSync(join(root, 'dist/api/index.js'));
-const run = integration('package tarball', built, 'dist/ is not built: run `npm run build` first');
+// `npm run build:run` (what `npm run up` builds) leaves the type declarations out.
+const built = existsSync(join(root, 'dist/api/index.js')) && existsSync(join(root, 'dist/api/index.d.ts'));
+const run = integration(
+  'package tarball',
+  built,
+  'dist/ is not built with type declarations: run `npm run build` first',
+);
 
 describe.runIf(run)('npm pack', () => {
   const work = mkdtempSync(join(tmpdir(), 'kvts-pack-'));

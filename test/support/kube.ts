@@ -27,7 +27,7 @@ export function available(): boolean {
 }
 
 /** Why the control-plane tests skip when {@link available} is false. */
-export const unavailableReason = `the Kubernetes control plane is not built (${kubeBinDir}): run scripts/kube/build.sh (needs Go)`;
+export const unavailableReason = `the Kubernetes control plane is not built (${kubeBinDir}): run scripts/setup-host.sh --with-kube (needs Go)`;
 
 /** Where a control plane listens and the files to reach it; plain data, shared across processes. */
 export interface ControlPlaneEndpoint {

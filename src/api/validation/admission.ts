@@ -1,7 +1,8 @@
 /**
  * Admission in one call: default an object of any kubevirt.io kind the way upstream's
- * mutating webhooks do, then validate it the way the validating webhooks do. The same
- * pure functions back the webhooks in a cluster and direct calls in local mode.
+ * mutating webhooks do, then validate it the way the validating webhooks do. Local mode
+ * and `kubevirt-ts validate` call these pure functions directly; they will back the
+ * admission webhooks of a cluster deployment, which do not exist yet.
  */
 import type { ClusterConfig } from '../config/cluster-config';
 import { validateKubeVirtConfiguration } from '../config/validate-configuration';

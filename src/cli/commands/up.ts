@@ -1,7 +1,7 @@
 /**
  * `kubevirt-ts up [MANIFEST...] [--console] [-d] [--state-dir DIR]`: local mode. Starts
  * the embedded store, virt-controller, one node (virt-handler and the local pod runtime)
- * and the libvirt driver (software emulation unless --kvm), applies the manifests and
+ * and the libvirt driver (software emulation; KVM with --kvm), applies the manifests and
  * prints phase transitions; `--console` streams the first VM's serial console. Runs until
  * Ctrl-C, or in the background with `-d`. Stopping `up` leaves guests running; the next
  * `up` on the same state directory adopts them. When an `up` already runs on the state
@@ -41,7 +41,10 @@ export function registerUpCommand(program: Command): void {
     .option('--console', "stream the first VM's serial console")
     .option('-d, --detach', 'run in the background, serving the local sockets the CLI talks to')
     .option('--state-dir <dir>', 'state directory', defaultStateDir())
-    .option('--kvm', 'use KVM when /dev/kvm works (default: software emulation)')
+    .option(
+      '--kvm',
+      'run guests with KVM (domain type kvm; needs a working /dev/kvm; default: software emulation)',
+    )
     .option('--libvirt-uri <uri>', 'libvirt URI', 'qemu:///system')
     .option('-v, --verbose', 'print component logs')
     .action(async (manifests: string[], opts: UpOptions) => {

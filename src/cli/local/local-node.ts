@@ -14,6 +14,7 @@ import { defaultCliEntry, PodRuntime } from '../../controllers/local/pod-runtime
 import { PvBinder } from '../../controllers/local/pv-binder';
 import { type EmbeddedServer, serveEmbeddedStore } from '../../controllers/runtime/embedded/server';
 import { EmbeddedStore } from '../../controllers/runtime/embedded/store';
+import type { LauncherPodOptions } from '../../controllers/virt-controller/services/pod-renderer';
 import { VirtController } from '../../controllers/virt-controller/virt-controller';
 import { VirtHandler } from '../../controllers/virt-handler/handler';
 import { IMAGE_ROOT_ENV } from '../../controllers/virt-launcher/image-dirs';
@@ -34,7 +35,10 @@ export interface LocalNodeOptions {
   nodeName?: string;
   /** libvirt URI the launchers and the host probe use (default qemu:///system). */
   libvirtUri?: string;
-  /** Let the driver use KVM when /dev/kvm works (default false: software emulation). */
+  /**
+   * Run guests with KVM (default false: software emulation). Turns useEmulation off, so a
+   * host where /dev/kvm does not work refuses VMIs, saying so, instead of emulating.
+   */
   allowKvm?: boolean;
   /** The CLI entry launchers run (default this package's dist/cli/kubevirt-ts.js). */
   cliEntry?: string;
@@ -45,6 +49,13 @@ export interface LocalNodeOptions {
 export function localConfigOverrides(allowKvm: boolean): KubeVirtConfiguration {
   return { developerConfiguration: { useEmulation: !allowKvm } };
 }
+
+/**
+ * Launcher pods of local mode. No driver name: the pod renderer derives it from
+ * useEmulation (the overrides above), `libvirt` (domain type kvm) with --kvm and
+ * `emulation` (TCG only) without, so it is always one the launcher has.
+ */
+export const LOCAL_LAUNCHER: LauncherPodOptions = { launcherImage: 'kubevirt-ts/virt-launcher:local' };
 
 /** The running local system. */
 export class LocalNode {
@@ -86,10 +97,7 @@ export class LocalNode {
     this.controller = new VirtController({
       client: this.store,
       config: () => this.config.current(),
-      launcher: {
-        launcherImage: 'kubevirt-ts/virt-launcher:local',
-        hypervisor: this.o.allowKvm ? 'kvm' : 'emulation',
-      },
+      launcher: LOCAL_LAUNCHER,
       // Claims are served and bound here (the binder below): VMIs wait for theirs.
       volumes: true,
       onError: (c, key, e) => log('virt-controller', `${c} ${key}: ${e.message}`),

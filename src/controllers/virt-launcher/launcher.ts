@@ -5,8 +5,8 @@
  * unix sockets next to its command socket, and exits once the domain is gone. A guest
  * that powered off is never started again by the same launcher.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readlink, writeFile } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '../../api';
 import {
@@ -138,7 +138,10 @@ export class VirtLauncher implements LauncherService {
    * is ready.
    */
   async start(): Promise<void> {
-    await mkdir(this.opts.socketDir, { recursive: true, mode: 0o700 });
+    // socketDir may be shortDir()'s link to a directory that does not exist yet (a pod
+    // root without its emptyDir): mkdir through a dangling link fails, so make the target.
+    const target = await readlink(this.opts.socketDir).catch(() => this.opts.socketDir);
+    await mkdir(isAbsolute(target) ? target : this.opts.socketDir, { recursive: true, mode: 0o700 });
     this.driver = await this.opts.connectDriver();
     await this.console.listen();
     void this.watchEvents(this.driver);

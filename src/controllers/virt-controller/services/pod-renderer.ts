@@ -48,7 +48,11 @@ export const NON_ROOT_UID = 107;
 export interface LauncherPodOptions {
   /** Image of the launcher container. */
   launcherImage: string;
-  /** Hypervisor driver the launcher selects (default `libvirt`). */
+  /**
+   * Launcher driver name (`--hypervisor`, a key of the launcher's driver factories).
+   * Default: `emulation` (TCG only) when the configuration's useEmulation is on, else
+   * `libvirt` (domain type kvm where /dev/kvm works). Set it only for a driver of your own.
+   */
   hypervisor?: string;
   /** Device resource of the hypervisor (default `kvm`, i.e. devices.kubevirt.io/kvm). */
   hypervisorDevice?: string;
