@@ -26,7 +26,7 @@ describe('VMI defaulting on the fixture manifests', () => {
     expect(s.networks).toEqual([{ name: 'default', pod: {} }]);
     expect(s.volumes?.[0].containerDisk?.imagePullPolicy).toBe('IfNotPresent');
     expect(out.metadata?.finalizers).toEqual(['kubevirt.io/foregroundDeleteVirtualMachine']);
-    expect(s.terminationGracePeriodSeconds).toBe(0); // set by the example, kept
+    expect(s.terminationGracePeriodSeconds).toBe(0); // set by the fixture, kept
     expect(out.status?.memory).toEqual({
       guestAtBoot: '128Mi',
       guestCurrent: '128Mi',

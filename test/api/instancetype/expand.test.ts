@@ -16,7 +16,7 @@ const catalog = createInstancetypeCatalog(
   ].flatMap((f) => fixtureObjects(f).map((o) => o.object)),
 );
 
-/** The example VM with the template memory removed, so the instance type can provide it. */
+/** The fixture VM with the template memory removed, so the instance type can provide it. */
 function vmWithoutMemory(file: string): VirtualMachine {
   const vm = fixture<VirtualMachine>(file);
   delete vm.spec.template.spec?.domain.memory;

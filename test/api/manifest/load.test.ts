@@ -5,8 +5,6 @@ import { loadManifestFile, loadManifests, objectsOfKind } from '../../../src/api
 import { fixtureFiles, fixturesDir, fixtureText } from '../../support/fixtures';
 import { describeUpstream } from '../../support/upstream';
 
-const example = (f: string) => fixtureText(f);
-
 /** Loads every manifest of a folder, expecting no error or warning; counts the objects by kind. */
 async function loadAll(
   dir: string,
@@ -94,10 +92,10 @@ describe('fixture manifests', () => {
 });
 
 describe('formats and documents', () => {
-  const vmi = example('vmi-containerdisk.yaml');
+  const vmi = fixtureText('vmi-containerdisk.yaml');
 
   it('loads multi-document YAML, numbering documents and skipping empty ones', () => {
-    const text = `${vmi}---\n# only a comment\n---\n${example('vm-containerdisk.yaml')}`;
+    const text = `${vmi}---\n# only a comment\n---\n${fixtureText('vm-containerdisk.yaml')}`;
     const r = loadManifests(text, { filename: 'multi.yaml' });
     expect(r.errors).toEqual([]);
     expect(r.objects.map((o) => [o.kind, o.source.document, o.source.line])).toEqual([
@@ -151,7 +149,7 @@ describe('formats and documents', () => {
 
 describe('unknown fields and wrong types', () => {
   it('warns about an unknown field with its full path and line, keeping it in the object', () => {
-    const text = example('vm-containerdisk.yaml').replace(
+    const text = fixtureText('vm-containerdisk.yaml').replace(
       '          disks:\n',
       '          diskz: []\n          disks:\n',
     );
@@ -173,14 +171,17 @@ describe('unknown fields and wrong types', () => {
   });
 
   it('reports unknown content inside an empty marker struct such as masquerade: {}', () => {
-    const text = example('vmi-masquerade-ports.yaml').replace('masquerade: {}', 'masquerade: {portz: [80]}');
+    const text = fixtureText('vmi-masquerade-ports.yaml').replace(
+      'masquerade: {}',
+      'masquerade: {portz: [80]}',
+    );
     const r = loadManifests(text, { filename: 'vmi.yaml' });
     expect(r.errors).toEqual([]);
     expect(r.warnings.map((w) => w.path)).toEqual(['spec.domain.devices.interfaces[0].masquerade.portz']);
   });
 
   it('rejects a wrong JSON type naming the field and position, and drops that object', () => {
-    const text = example('vmi-containerdisk.yaml').replace(
+    const text = fixtureText('vmi-containerdisk.yaml').replace(
       'terminationGracePeriodSeconds: 0',
       'terminationGracePeriodSeconds: soon',
     );
@@ -192,7 +193,7 @@ describe('unknown fields and wrong types', () => {
   });
 
   it('rejects values outside a swagger enum and missing required fields', () => {
-    const text = example('vmi-containerdisk.yaml')
+    const text = fixtureText('vmi-containerdisk.yaml')
       .replace(
         '  terminationGracePeriodSeconds: 0',
         '  dnsPolicy: Sometimes\n  terminationGracePeriodSeconds: 0',
@@ -206,7 +207,7 @@ describe('unknown fields and wrong types', () => {
   });
 
   it('hints at YAML 1.1 booleans, which YAML 1.2 reads as strings', () => {
-    const text = example('vm-containerdisk.yaml').replace('runStrategy: Halted', 'running: yes');
+    const text = fixtureText('vm-containerdisk.yaml').replace('runStrategy: Halted', 'running: yes');
     const r = loadManifests(text, { filename: 'vm.yaml' });
     expect(r.errors.map((e) => `${e.path}: ${e.detail}`)).toEqual([
       'spec.running: expected boolean (YAML 1.2 reads yes/no/on/off as strings: write true or false), got string "yes"',
@@ -237,7 +238,7 @@ describe('unknown fields and wrong types', () => {
   });
 
   it('names map keys in brackets', () => {
-    const text = example('vmi-containerdisk.yaml').replace('special: vmi-containerdisk', 'special: 7');
+    const text = fixtureText('vmi-containerdisk.yaml').replace('special: vmi-containerdisk', 'special: 7');
     const r = loadManifests(text, { filename: 'vmi.yaml' });
     expect(r.errors.map((e) => `${e.path}: ${e.detail}`)).toEqual([
       'metadata.labels[special]: expected string, got integer 7',
@@ -307,7 +308,7 @@ describe('bad input never throws', () => {
     expect(msg).toContain('"Virtual\\u001b[31mMachine\\n"');
     expect(msg.startsWith('"evil\\n.yaml":')).toBe(true);
 
-    const vmi = example('vmi-containerdisk.yaml').replace(
+    const vmi = fixtureText('vmi-containerdisk.yaml').replace(
       'spec:\n',
       'spec:\n  __proto__: {polluted: true}\n  constructor: 1\n  "we\\u0007ird.key": 2\n',
     );

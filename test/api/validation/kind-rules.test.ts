@@ -8,7 +8,7 @@ import { admit } from '../../../src/api/validation/admission';
 import { validateVirtualMachine } from '../../../src/api/validation/vm';
 import { fixture } from '../../support/fixtures';
 
-// biome-ignore lint/suspicious/noExplicitAny: the cases edit arbitrary example fields
+// biome-ignore lint/suspicious/noExplicitAny: the cases edit arbitrary fixture fields
 type Obj = any;
 
 interface Case {
