@@ -252,7 +252,7 @@ export function destroyDomains(prefix: string): void {
   const list =
     spawnSync('virsh', ['-c', LIBVIRT_URI, 'list', '--all', '--name'], { encoding: 'utf8' }).stdout ?? '';
   for (const name of list.split('\n').map((s) => s.trim())) {
-    if (!name || !name.startsWith(prefix)) continue;
+    if (!name?.startsWith(prefix)) continue;
     spawnSync('virsh', ['-c', LIBVIRT_URI, 'destroy', name], { stdio: 'ignore' });
     spawnSync('virsh', ['-c', LIBVIRT_URI, 'undefine', '--nvram', name], { stdio: 'ignore' });
   }
