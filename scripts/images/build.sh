@@ -42,7 +42,7 @@ if [ "$(id -u)" != 0 ]; then
   log "needs root (debootstrap, chroot, image file ownership)"
   exit 1
 fi
-for tool in debootstrap umoci jq gcc unshare; do
+for tool in debootstrap umoci jq gcc unshare flock; do
   command -v "$tool" >/dev/null || {
     log "$tool is missing: run scripts/cluster/setup.sh"
     exit 1
@@ -62,60 +62,65 @@ mkdir -p "$IMAGES"
 exec 9>"$IMAGES/.lock"
 flock 9
 t0=$SECONDS
-stage=$(mktemp -d "$IMAGES/.stage.XXXXXX")
-trap 'rm -rf "$stage"' EXIT
+rm -rf "$IMAGES"/.stage-*
 
 # The host's Node (20; Debian 12's nodejs is 18, older than the project's engines field),
 # a single executable that needs only libc, libstdc++ and libgcc from the image.
 node_bin=$(readlink -f "$(command -v node)")
-install_app() {
-  local dest=$1 with_modules=$2
+# The production dependency tree as npm resolved it for this checkout (no download).
+# (npm ls exits non-zero over extraneous packages; the list it prints is still right.)
+prod_modules=$(cd "$repo" && npm ls --omit=dev --all --parseable 2>/dev/null || true)
+dist_key=$(tree_key "$repo/dist")
+node_key=$(sha256sum "$node_bin" | cut -c1-16)
+modules_key=$(key_of "$prod_modules" "$(sha256sum "$repo/package-lock.json")")
+
+# Node, dist/ (no source maps), package.json, and `kubevirt-ts`/`virtctl` on PATH.
+stage_app() {
+  local dest=$1
   install -D -m 0755 "$node_bin" "$dest/usr/bin/node"
-  mkdir -p "$dest/opt/kubevirt-ts"
+  mkdir -p "$dest/opt/kubevirt-ts" "$dest/usr/bin"
   cp -a "$repo/dist" "$dest/opt/kubevirt-ts/"
   find "$dest/opt/kubevirt-ts/dist" -name '*.map' -delete
   cp "$repo/package.json" "$dest/opt/kubevirt-ts/"
   ln -s /opt/kubevirt-ts/dist/cli/kubevirt-ts.js "$dest/usr/bin/kubevirt-ts"
   ln -s /opt/kubevirt-ts/dist/cli/virtctl.js "$dest/usr/bin/virtctl"
   chmod 0755 "$dest/opt/kubevirt-ts/dist/cli/"*.js
-  if [ "$with_modules" = yes ]; then
-    # The production dependency tree, as npm resolved it for this checkout (no download).
-    (cd "$repo" && npm ls --omit=dev --all --parseable 2>/dev/null) | while read -r p; do
-      case "$p" in "$repo/node_modules/"*)
-        rel=${p#"$repo/"}
-        mkdir -p "$dest/opt/kubevirt-ts/$(dirname "$rel")"
-        [ -e "$dest/opt/kubevirt-ts/$rel" ] || cp -a "$(readlink -f "$p")" "$dest/opt/kubevirt-ts/$rel"
-        ;;
-      esac
-    done
-  fi
+}
+stage_components() {
+  local dest=$1 p rel
+  stage_app "$dest"
+  while read -r p; do
+    case "$p" in "$repo/node_modules/"*)
+      rel=${p#"$repo/"}
+      mkdir -p "$dest/opt/kubevirt-ts/$(dirname "$rel")"
+      [ -e "$dest/opt/kubevirt-ts/$rel" ] || cp -a "$(readlink -f "$p")" "$dest/opt/kubevirt-ts/$rel"
+      ;;
+    esac
+  done <<<"$prod_modules"
+}
+stage_pause() {
+  gcc -static -O2 -s -o "$1/pause" "$repo/images/pause/pause.c"
+}
+# Upstream's containerDisk layout: the disk under /disk/, owned by qemu (107).
+stage_containerdisk() {
+  mkdir -p "$1/disk"
+  cp "$guest_disk" "$1/disk/disk.qcow2"
+  chown -R 107:107 "$1/disk"
+  chmod 0755 "$1/disk"
+  chmod 0644 "$1/disk/disk.qcow2"
 }
 
-# pause
-mkdir -p "$stage/pause"
-gcc -static -O2 -s -o "$stage/pause/pause" "$repo/images/pause/pause.c"
-touch -d @0 "$stage/pause/pause" # gcc's output is byte-identical run to run; its mtime is not
-oci_image pause scratch "$stage/pause" --config.entrypoint /pause --config.user 65535:65535
+oci_image pause scratch "$(sha256sum "$repo/images/pause/pause.c")" stage_pause \
+  --config.entrypoint /pause --config.user 65535:65535
+oci_image tiny-guest-containerdisk scratch "$(sha256sum "$guest_disk")" stage_containerdisk
 
-# tiny-guest-containerdisk: upstream's layout, the disk under /disk/, owned by qemu (107).
-mkdir -p "$stage/containerdisk/disk"
-cp "$guest_disk" "$stage/containerdisk/disk/disk.qcow2"
-chown -R 107:107 "$stage/containerdisk/disk"
-chmod 0755 "$stage/containerdisk/disk"
-chmod 0644 "$stage/containerdisk/disk/disk.qcow2"
-oci_image tiny-guest-containerdisk scratch "$stage/containerdisk"
-
-# virt-launcher
 launcher_root=$(debian_rootfs virt-launcher "$repo/images/virt-launcher/packages")
 launcher_base=$(oci_base virt-launcher "$launcher_root")
-install_app "$stage/launcher" no
-oci_image virt-launcher "$launcher_base" "$stage/launcher" \
+oci_image virt-launcher "$launcher_base" "$node_key $dist_key" stage_app \
   --config.entrypoint /usr/bin/kubevirt-ts --config.cmd virt-launcher --config.workingdir /
 
-# kubevirt-ts (components)
 components_base=$(oci_base minbase "$(debian_minbase)")
-install_app "$stage/components" yes
-oci_image kubevirt-ts "$components_base" "$stage/components" \
+oci_image kubevirt-ts "$components_base" "$node_key $dist_key $modules_key" stage_components \
   --config.entrypoint /usr/bin/kubevirt-ts --config.workingdir /
 
 jq -n --arg dir "$IMAGES/current" \

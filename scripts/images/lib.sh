@@ -108,22 +108,25 @@ oci_base() {
   echo "$dir"
 }
 
-# oci_image NAME BASE_LAYOUT|scratch APP_DIR [umoci config flags...]
-# The image BASE + one layer holding APP_DIR's tree (inserted at /) + the given config,
-# named localhost/kubevirt-ts/NAME:<key> (the key covers the base, the layer's content and
-# the config). Writes $IMAGES/NAME.ref (the reference) and $IMAGES/current/NAME (a
-# symlink to the layout). Older layouts of NAME are removed.
+# oci_image NAME BASE_LAYOUT|scratch INPUT_KEY STAGE_FN [umoci config flags...]
+# The image BASE + one layer (inserted at /) holding what `STAGE_FN <dir>` puts in <dir>
+# + the given config, named localhost/kubevirt-ts/NAME:<key>. INPUT_KEY must change
+# whenever STAGE_FN's output would: the key covers it, the base and the config, and a
+# warm build with an unchanged key stages nothing. Writes $IMAGES/NAME.ref (the
+# reference) and $IMAGES/current/NAME (a symlink to the layout); older layouts of NAME
+# are removed.
 oci_image() {
-  local name=$1 base=$2 app=$3
-  shift 3
-  local key dir ref tag
-  key=$(key_of "$CACHE_REV" "$base" "$(tree_key "$app")" "$@")
-  tag=$key
-  ref="localhost/kubevirt-ts/$name:$tag"
+  local name=$1 base=$2 input=$3 stage_fn=$4
+  shift 4
+  local key dir ref app
+  key=$(key_of "$CACHE_REV" "$base" "$input" "$(declare -f "$stage_fn")" "$@")
+  ref="localhost/kubevirt-ts/$name:$key"
   dir="$IMAGES/oci/$name-$key"
   if [ ! -f "$dir/.done" ]; then
     log "image $ref"
     rm -rf "$dir"
+    app=$(mktemp -d "$IMAGES/.stage-$name.XXXXXX")
+    "$stage_fn" "$app"
     if [ "$base" = scratch ]; then
       umoci init --layout "$dir"
       umoci new --image "$dir:base"
@@ -134,7 +137,8 @@ oci_image() {
       cp "$base/index.json" "$base/oci-layout" "$dir/"
     fi
     umoci insert --image "$dir:base" "$app" /
-    umoci config --image "$dir:base" --tag "$tag" --author kubevirt-ts "$@"
+    rm -rf "$app"
+    umoci config --image "$dir:base" --tag "$key" --author kubevirt-ts "$@"
     umoci rm --image "$dir:base"
     umoci gc --layout "$dir"
     # ctr image import names the image after this annotation.
