@@ -71,7 +71,8 @@ export function ctr(paths: ClusterPaths, args: string[], input?: string): string
 /** Starts containerd and waits until it answers. */
 export async function startContainerd(paths: ClusterPaths, sandboxImage: string): Promise<void> {
   const config = writeContainerdConfig(paths, sandboxImage);
-  if (daemonPid(paths, 'containerd', CONTAINERD_BIN)) throw new Error('containerd already runs for this cluster');
+  if (daemonPid(paths, 'containerd', CONTAINERD_BIN))
+    throw new Error('containerd already runs for this cluster');
   const proc = startDaemon(paths, 'containerd', CONTAINERD_BIN, ['--config', config, '--log-level', 'warn']);
   await waitFor(
     'containerd',
@@ -129,6 +130,7 @@ export function importImage(paths: ClusterPaths, ref: string, layout: string, pr
     containerdSocket(paths),
     K8S_NAMESPACE,
   ]);
-  if (!imageRefs(paths).has(ref)) throw new Error(`importing ${layout}: ${ref} did not appear (${tar.trim()})`);
+  if (!imageRefs(paths).has(ref))
+    throw new Error(`importing ${layout}: ${ref} did not appear (${tar.trim()})`);
   return true;
 }

@@ -58,7 +58,9 @@ export async function down(opts: DownOptions): Promise<string[]> {
     try {
       await deleteAllPods(info.kubeconfigPath, log);
     } catch (err) {
-      log(`could not delete the pods through the API (${(err as Error).message.split('\n')[0]}): killing them`);
+      log(
+        `could not delete the pods through the API (${(err as Error).message.split('\n')[0]}): killing them`,
+      );
     }
     lap('pods deleted', t);
   }

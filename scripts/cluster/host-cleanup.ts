@@ -17,7 +17,11 @@ export function mountsUnder(dir: string): string[] {
   return readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((line) => line.split(' ')[4].replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8))))
+    .map((line) =>
+      line
+        .split(' ')[4]
+        .replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8))),
+    )
     .filter((m) => m === dir || m.startsWith(prefix))
     .sort((a, b) => b.length - a.length);
 }

@@ -89,7 +89,12 @@ export function daemonPid(paths: ClusterPaths, name: string, binary: string): nu
 }
 
 /** Stops daemon `name` (SIGTERM, SIGKILL after `graceMs`) if it runs. */
-export async function stopDaemon(paths: ClusterPaths, name: string, binary: string, graceMs = 10_000): Promise<void> {
+export async function stopDaemon(
+  paths: ClusterPaths,
+  name: string,
+  binary: string,
+  graceMs = 10_000,
+): Promise<void> {
   const pid = daemonPid(paths, name, binary);
   if (pid) await terminate(pid, graceMs);
 }
@@ -97,7 +102,10 @@ export async function stopDaemon(paths: ClusterPaths, name: string, binary: stri
 /** The last lines of a daemon's log, for error messages. */
 export function logTail(paths: ClusterPaths, name: string, lines = 20): string {
   try {
-    return readFileSync(join(paths.logs, `${name}.log`), 'utf8').split('\n').slice(-lines).join('\n');
+    return readFileSync(join(paths.logs, `${name}.log`), 'utf8')
+      .split('\n')
+      .slice(-lines)
+      .join('\n');
   } catch {
     return '(no log)';
   }
@@ -117,7 +125,12 @@ export async function waitFor(
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (await Promise.resolve().then(check).catch(() => false)) return;
+    if (
+      await Promise.resolve()
+        .then(check)
+        .catch(() => false)
+    )
+      return;
     if (Date.now() > deadline) throw new Error(`${what}: not done after ${timeoutMs} ms\n${why()}`);
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -6,13 +6,25 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { accessTo, available as controlPlaneBuilt, kubeBinDir, startControlPlane } from '../../test/support/kube';
 import { cacheDir } from '../../test/support/integration';
+import {
+  accessTo,
+  available as controlPlaneBuilt,
+  kubeBinDir,
+  startControlPlane,
+} from '../../test/support/kube';
 import { CONTAINERD_BIN, containerdSocket, ctr, imageRefs, importImage, startContainerd } from './containerd';
 import { down } from './down';
 import { leftovers } from './host-cleanup';
 import { checkNodeName, kubeletBin, startKubelet } from './kubelet';
-import { CNI_BIN_DIR, bridgeAddress, checkBridgeName, createBridge, interfaceIPv4, writeCniConfig } from './network';
+import {
+  bridgeAddress,
+  CNI_BIN_DIR,
+  checkBridgeName,
+  createBridge,
+  interfaceIPv4,
+  writeCniConfig,
+} from './network';
 import { type ClusterInfo, clusterPaths, daemonPid, readInfo } from './state';
 
 /** Options of {@link up}; every one has a default. */
@@ -44,9 +56,15 @@ export const defaultImagesFile = () => join(cacheDir, 'images', 'images.json');
 /** What the cluster needs from the host; an empty list when everything is there. */
 export function missingPieces(imagesFile = defaultImagesFile()): string[] {
   const missing: string[] = [];
-  if (!controlPlaneBuilt()) missing.push(`the Kubernetes control plane (${kubeBinDir}): run scripts/kube/build.sh`);
+  if (!controlPlaneBuilt())
+    missing.push(`the Kubernetes control plane (${kubeBinDir}): run scripts/kube/build.sh`);
   if (!existsSync(kubeletBin())) missing.push(`the kubelet (${kubeletBin()}): run scripts/kube/build.sh`);
-  for (const bin of [CONTAINERD_BIN, '/usr/sbin/runc', join(CNI_BIN_DIR, 'bridge'), join(CNI_BIN_DIR, 'host-local')]) {
+  for (const bin of [
+    CONTAINERD_BIN,
+    '/usr/sbin/runc',
+    join(CNI_BIN_DIR, 'bridge'),
+    join(CNI_BIN_DIR, 'host-local'),
+  ]) {
     if (!existsSync(bin)) missing.push(`${bin}: run scripts/cluster/setup.sh (Debian packages)`);
   }
   if (!existsSync(imagesFile)) missing.push(`the images (${imagesFile}): run scripts/images/build.sh`);
@@ -105,7 +123,13 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
     // A stable name for manifests, next to the content-keyed one.
     ctr(paths, ['images', 'tag', '--force', image.ref, `localhost/kubevirt-ts/${name}:latest`]);
   }
-  lap(`images (imported: ${imported.join(', ') || 'none, all present'})`, t);
+  // Older builds of the project's images: drop them (containerd then frees their content).
+  const current = new Set(Object.values(images).map((i) => i.ref));
+  const stale = [...present].filter(
+    (r) => /^localhost\/kubevirt-ts\/[^:]+:[0-9a-f]{16}$/.test(r) && !current.has(r),
+  );
+  if (stale.length) ctr(paths, ['images', 'remove', ...stale]);
+  lap(`images (imported: ${imported.join(', ') || 'none, all present'}; ${stale.length} stale removed)`, t);
 
   t = performance.now();
   const cp = await startControlPlane({ dir: paths.controlPlane, detached: true, realNodes: true });

@@ -228,7 +228,14 @@ function makePki(pki: string, realNodes: boolean): void {
   issueCert(pki, 'controller-manager', 'system:kube-controller-manager', [], CLIENT_EXT);
   issueCert(pki, 'scheduler', 'system:kube-scheduler', [], CLIENT_EXT);
   // The apiserver's identity towards kubelets (logs, exec, port-forward).
-  if (realNodes) issueCert(pki, 'apiserver-kubelet-client', 'kube-apiserver-kubelet-client', ['system:masters'], CLIENT_EXT);
+  if (realNodes)
+    issueCert(
+      pki,
+      'apiserver-kubelet-client',
+      'kube-apiserver-kubelet-client',
+      ['system:masters'],
+      CLIENT_EXT,
+    );
   // The service-account token signing key pair.
   openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'sa.key'], pki);
   openssl(['ec', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], pki);
