@@ -44,7 +44,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 for tool in debootstrap umoci jq gcc unshare flock; do
   command -v "$tool" >/dev/null || {
-    log "$tool is missing: run scripts/cluster/setup.sh"
+    log "$tool is missing: run scripts/cluster/setup.sh --packages-only"
     exit 1
   }
 done
