@@ -4,7 +4,7 @@
  * imported images stay), a client certificate as system:node:<name>, and the containerd
  * of this cluster as its runtime.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ControlPlaneAccess, kubeBinDir } from '../../test/support/kube';
 import { containerdSocket } from './containerd';
@@ -92,6 +92,23 @@ export async function startKubelet(
     },
     () => logTail(paths, 'kubelet'),
   );
+}
+
+/**
+ * The pid of a kubelet running on this machine, any kubelet (one per machine: its ports,
+ * device-plugin socket and kubepods cgroups are fixed), or undefined.
+ */
+export function runningKubelet(): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv0 = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0];
+      if (argv0 === 'kubelet' || argv0.endsWith('/kubelet')) return Number(entry);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return undefined;
 }
 
 /** Stops the kubelet (containers keep running; `killTasks` ends them). */

@@ -16,7 +16,7 @@ import {
 import { CONTAINERD_BIN, containerdSocket, ctr, imageRefs, importImage, startContainerd } from './containerd';
 import { down } from './down';
 import { leftovers } from './host-cleanup';
-import { checkNodeName, kubeletBin, startKubelet } from './kubelet';
+import { checkNodeName, kubeletBin, runningKubelet, startKubelet } from './kubelet';
 import {
   bridgeAddress,
   CNI_BIN_DIR,
@@ -96,6 +96,9 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
   if (previous && daemonPid(paths, 'kubelet', kubeletBin())) {
     throw new Error(`a cluster already runs in ${opts.stateDir} (node ${previous.nodeName}): run down first`);
   }
+  const other = runningKubelet();
+  if (other)
+    throw new Error(`a kubelet already runs on this machine (pid ${other}): one kubelet per machine`);
   // Remains of a cluster that was not brought down (a crash): clean them first.
   if (previous || leftovers(opts.stateDir, bridge).length) {
     log('cleaning up the remains of an earlier cluster');

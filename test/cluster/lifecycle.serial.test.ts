@@ -40,7 +40,12 @@ describe.skipIf(!enabled)('one-node cluster up and down', () => {
       expect(node.status?.addresses).toContainEqual({ type: 'InternalIP', address: info.nodeIP });
       expect(node.status?.nodeInfo?.containerRuntimeVersion).toMatch(/^containerd:\/\/1\.6\./);
 
-      await waitFor('default service account', () => core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }), 60_000, 200);
+      await waitFor(
+        'default service account',
+        () => core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }),
+        60_000,
+        200,
+      );
       await core.createNamespacedPod({
         namespace: 'default',
         body: {
@@ -61,7 +66,9 @@ describe.skipIf(!enabled)('one-node cluster up and down', () => {
       });
       await waitFor(
         'pod sleeper Running',
-        async () => (await core.readNamespacedPod({ name: 'sleeper', namespace: 'default' })).status?.phase === 'Running',
+        async () =>
+          (await core.readNamespacedPod({ name: 'sleeper', namespace: 'default' })).status?.phase ===
+          'Running',
         120_000,
         250,
       );
