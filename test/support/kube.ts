@@ -25,6 +25,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { cacheDir } from './integration';
+import { isOurProcess, terminate } from './processes';
+
+export { isOurProcess, terminate };
 
 /** Where scripts/kube/build.sh puts the binaries (`current` points at the pinned version). */
 export const kubeBinDir = process.env.KUBEVIRT_TS_KUBE_BIN ?? join(cacheDir, 'kube', 'current', 'bin');
@@ -485,44 +488,6 @@ export async function stopDetachedControlPlane(dir: string, only?: string[]): Pr
     const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
     if (isOurProcess(pid, join(kubeBinDir, name))) await terminate(pid);
     rmSync(file, { force: true });
-  }
-}
-
-/** True when `pid` runs `binary` (a pid file may outlive its process, and pids are reused). */
-export function isOurProcess(pid: number, binary: string): boolean {
-  if (!Number.isInteger(pid) || pid <= 1) return false;
-  try {
-    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
-    return argv0 === binary;
-  } catch {
-    return false;
-  }
-}
-
-/** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
-export async function terminate(pid: number, graceMs = 3_000): Promise<void> {
-  const gone = () => {
-    try {
-      process.kill(pid, 0);
-      // A zombie (an exited child of this process not yet reaped) counts as gone.
-      return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-    } catch {
-      return true;
-    }
-  };
-  try {
-    process.kill(pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  const deadline = Date.now() + graceMs;
-  while (!gone()) {
-    if (Date.now() > deadline) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {}
-    }
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
