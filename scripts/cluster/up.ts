@@ -105,6 +105,22 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
     await down({ stateDir: opts.stateDir, bridge, log });
   }
 
+  try {
+    return await bringUp(opts.stateDir, { nodeName, nodeIP, bridge, podSubnet, imagesFile, log });
+  } catch (err) {
+    // Leave nothing half-started behind (logs/ stays for the post-mortem).
+    log('up failed: bringing down what it started');
+    await down({ stateDir: opts.stateDir, bridge, log }).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function bringUp(
+  stateDir: string,
+  o: Required<Pick<UpOptions, 'nodeName' | 'nodeIP' | 'bridge' | 'podSubnet' | 'imagesFile' | 'log'>>,
+): Promise<ClusterInfo> {
+  const { nodeName, nodeIP, bridge, podSubnet, imagesFile, log } = o;
+  const paths = clusterPaths(stateDir);
   const t0 = performance.now();
   const lap = (what: string, since: number) => log(`${what}: ${Math.round(performance.now() - since)} ms`);
   let t = performance.now();
@@ -143,7 +159,7 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
   lap(`kubelet (node ${nodeName} Ready)`, t);
 
   const info: ClusterInfo = {
-    stateDir: opts.stateDir,
+    stateDir,
     nodeName,
     nodeIP,
     server: cp.server,
