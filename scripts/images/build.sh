@@ -71,8 +71,9 @@ node_bin=$(readlink -f "$(command -v node)")
 # (npm ls exits non-zero over extraneous packages; the list it prints is still right.)
 prod_modules=$(cd "$repo" && npm ls --omit=dev --all --parseable 2>/dev/null || true)
 dist_key=$(tree_key "$repo/dist")
-node_key=$(sha256sum "$node_bin" | cut -c1-16)
-modules_key=$(key_of "$prod_modules" "$(sha256sum "$repo/package-lock.json")")
+node_key=$(sha256sum <"$node_bin" | cut -c1-16)
+# Keys never contain the checkout's path: two clones share one cache.
+modules_key=$(key_of "${prod_modules//"$repo"/}" "$(sha256sum <"$repo/package-lock.json")")
 
 # Node, dist/ (no source maps), package.json, and `kubevirt-ts`/`virtctl` on PATH.
 stage_app() {
@@ -110,9 +111,9 @@ stage_containerdisk() {
   chmod 0644 "$1/disk/disk.qcow2"
 }
 
-oci_image pause scratch "$(sha256sum "$repo/images/pause/pause.c")" stage_pause \
+oci_image pause scratch "$(sha256sum <"$repo/images/pause/pause.c")" stage_pause \
   --config.entrypoint /pause --config.user 65535:65535
-oci_image tiny-guest-containerdisk scratch "$(sha256sum "$guest_disk")" stage_containerdisk
+oci_image tiny-guest-containerdisk scratch "$(sha256sum <"$guest_disk")" stage_containerdisk
 
 launcher_root=$(debian_rootfs virt-launcher "$repo/images/virt-launcher/packages")
 launcher_base=$(oci_base virt-launcher "$launcher_root")
