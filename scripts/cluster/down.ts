@@ -67,7 +67,7 @@ export async function down(opts: DownOptions): Promise<string[]> {
   t = performance.now();
   await stopKubelet(paths);
   const killed = killTasks(paths);
-  lap(`kubelet stopped${killed ? `, ${killed} leftover container(s) killed` : ''}`, t);
+  lap(`kubelet stopped${killed ? `, ${killed} container(s) it left removed with ctr` : ''}`, t);
   t = performance.now();
   await stopDetachedControlPlane(paths.controlPlane);
   lap('control plane stopped', t);
