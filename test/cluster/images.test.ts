@@ -96,6 +96,21 @@ describe.skipIf(!enabled)('the one-node cluster runs the project images', () => 
     );
   });
 
+  it('runs the components image: kubevirt-ts with its production dependencies', async () => {
+    await runToCompletion({
+      metadata: { name: 'components-help' },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [
+          { name: 'help', image: info.images['kubevirt-ts'], imagePullPolicy: 'Never', args: ['--help'] },
+        ],
+      },
+    });
+    const out = await logs('components-help', 'help');
+    expect(out).toMatch(/^Usage: kubevirt-ts \[options\] \[command\]$/m);
+    expect(out).toMatch(/^ {2}virt-handler \[options\] +run the node agent/m);
+  });
+
   it("mounts a containerDisk image's /disk and reads the qcow2 there", async () => {
     const hostDisk = join(cacheDir, 'guest', 'current', 'boot.qcow2');
     const hostInfo = JSON.parse(
