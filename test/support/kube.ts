@@ -1,5 +1,6 @@
 /**
- * A real Kubernetes control plane for integration tests: etcd, kube-apiserver (RBAC on),
+ * A real Kubernetes control plane for integration tests and for the one-node cluster of
+ * scripts/cluster (the one way the project starts one): etcd, kube-apiserver (RBAC on),
  * kube-controller-manager (garbage collector on) and kube-scheduler, built by
  * scripts/kube/build.sh and started on loopback with freshly generated certificates.
  *
