@@ -20,8 +20,9 @@ export default defineConfig({
         ? ['test/**/*.serial.test.ts']
         : ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     exclude: process.env.VITEST_SERIAL === '1' ? [] : ['**/*.serial.test.ts', '**/node_modules/**'],
-    // Brokers one shared Kubernetes control plane per run, started on first use.
-    globalSetup: ['test/support/kube-global-setup.ts'],
+    // Brokers one shared Kubernetes control plane per run, and one real one-node cluster
+    // (test/cluster), each started on first use only.
+    globalSetup: ['test/support/kube-global-setup.ts', 'test/support/cluster-global-setup.ts'],
     // Integration tests talk to real libvirtd, QEMU and kube-apiserver: give them room.
     testTimeout: 60_000,
     hookTimeout: 180_000,

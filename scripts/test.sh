@@ -26,6 +26,9 @@ stage() {
 stage lint npm run lint
 stage typecheck npm run typecheck
 stage build npm run build
+# The one-node cluster's Debian packages and the container images (scripts/images/build.sh,
+# cached by content: seconds when warm). They need dist/, so they come after the build.
+stage cluster-setup scripts/cluster/setup.sh
 rm -f test-results.json test-results-serial.json
 stage tests npx vitest run --reporter=default --reporter=json --outputFile.json=test-results.json
 # Tests that restart shared host services or start their own (a second libvirtd for

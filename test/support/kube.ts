@@ -1,5 +1,6 @@
 /**
- * A real Kubernetes control plane for integration tests: etcd, kube-apiserver (RBAC on),
+ * A real Kubernetes control plane for integration tests and for the one-node cluster of
+ * scripts/cluster (the one way the project starts one): etcd, kube-apiserver (RBAC on),
  * kube-controller-manager (garbage collector on) and kube-scheduler, built by
  * scripts/kube/build.sh and started on loopback with freshly generated certificates.
  *
@@ -8,13 +9,26 @@
  * or breaks the API server starts its own with {@link startControlPlane}.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { cacheDir } from './integration';
+import { isOurProcess, terminate } from './processes';
+
+export { isOurProcess, terminate };
 
 /** Where scripts/kube/build.sh puts the binaries (`current` points at the pinned version). */
 export const kubeBinDir = process.env.KUBEVIRT_TS_KUBE_BIN ?? join(cacheDir, 'kube', 'current', 'bin');
@@ -69,6 +83,19 @@ export interface ControlPlaneOptions {
   keepDir?: boolean;
   /** How long to wait for each component to become ready (default 120 s). */
   readyTimeoutMs?: number;
+  /**
+   * Start the components as daemons that outlive this process (the one-node cluster of
+   * scripts/cluster): each writes `<dir>/pids/<name>.pid`; {@link stopDetachedControlPlane}
+   * stops them from any process. Default false: they die with this process.
+   */
+  detached?: boolean;
+  /**
+   * Serve real kubelets (default false): the apiserver gets a client certificate for the
+   * kubelets' APIs and reaches them by InternalIP, the ServiceAccount and NodeRestriction
+   * admission plugins are on, and the controller manager runs the node lifecycle
+   * controller. Off, Nodes registered by {@link registerReadyNode} stand in for kubelets.
+   */
+  realNodes?: boolean;
 }
 
 async function freePort(): Promise<number> {
@@ -170,7 +197,7 @@ current-context: kubevirt-ts-test
   );
 }
 
-function makePki(pki: string): void {
+function makePki(pki: string, realNodes: boolean): void {
   mkdirSync(pki, { recursive: true });
   openssl(
     [
@@ -204,6 +231,15 @@ function makePki(pki: string): void {
   issueCert(pki, 'admin', 'kubevirt-ts-admin', ['system:masters'], CLIENT_EXT);
   issueCert(pki, 'controller-manager', 'system:kube-controller-manager', [], CLIENT_EXT);
   issueCert(pki, 'scheduler', 'system:kube-scheduler', [], CLIENT_EXT);
+  // The apiserver's identity towards kubelets (logs, exec, port-forward).
+  if (realNodes)
+    issueCert(
+      pki,
+      'apiserver-kubelet-client',
+      'kube-apiserver-kubelet-client',
+      ['system:masters'],
+      CLIENT_EXT,
+    );
   // The service-account token signing key pair.
   openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'sa.key'], pki);
   openssl(['ec', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], pki);
@@ -223,11 +259,19 @@ process.once('exit', () => {
   for (const c of liveComponents) c.proc?.kill('SIGKILL');
 });
 
-function startComponent(c: Component, logDir: string): void {
+function startComponent(c: Component, logDir: string, detached = false): void {
   const log = openSync(join(logDir, `${c.name}.log`), 'a');
-  const proc = spawn(join(kubeBinDir, c.name), c.args, { stdio: ['ignore', log, log] });
+  const proc = spawn(join(kubeBinDir, c.name), c.args, { stdio: ['ignore', log, log], detached });
+  closeSync(log);
   c.proc = proc;
-  liveComponents.add(c);
+  if (detached) {
+    proc.unref();
+    const pids = join(logDir, '..', 'pids');
+    mkdirSync(pids, { recursive: true });
+    writeFileSync(join(pids, `${c.name}.pid`), `${proc.pid}\n`);
+  } else {
+    liveComponents.add(c);
+  }
   c.exited = new Promise((resolve) =>
     proc.once('exit', () => {
       liveComponents.delete(c);
@@ -286,8 +330,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const readyTimeoutMs = opts.readyTimeoutMs ?? 120_000;
   const pki = join(dir, 'pki');
   const logs = join(dir, 'logs');
+  const realNodes = opts.realNodes === true;
+  const detached = opts.detached === true;
   mkdirSync(logs, { recursive: true });
-  makePki(pki);
+  makePki(pki, realNodes);
 
   const [etcdPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const server = `https://127.0.0.1:${apiPort}`;
@@ -329,9 +375,16 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       '--service-cluster-ip-range=10.0.0.0/24',
       '--authorization-mode=Node,RBAC',
       '--allow-privileged=true',
-      // Pods here never reach a kubelet: the ServiceAccount admission plugin would only
-      // race the controller manager's creation of each namespace's default account.
-      '--disable-admission-plugins=ServiceAccount',
+      ...(realNodes
+        ? [
+            '--enable-admission-plugins=NodeRestriction',
+            `--kubelet-client-certificate=${join(pki, 'apiserver-kubelet-client.crt')}`,
+            `--kubelet-client-key=${join(pki, 'apiserver-kubelet-client.key')}`,
+            '--kubelet-preferred-address-types=InternalIP,Hostname',
+          ]
+        : // Pods here never reach a kubelet: the ServiceAccount admission plugin would only
+          // race the controller manager's creation of each namespace's default account.
+          ['--disable-admission-plugins=ServiceAccount']),
       '--profiling=false',
       '--v=1',
     ],
@@ -348,9 +401,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       '--use-service-account-credentials=true',
       `--service-account-private-key-file=${join(pki, 'sa.key')}`,
       `--root-ca-file=${tls.ca}`,
-      // Every default controller (garbage collector included) except node lifecycle:
-      // tests register Nodes with no kubelet, which it would taint unreachable and evict.
-      '--controllers=*,-node-lifecycle-controller',
+      // Every default controller (garbage collector included); without real kubelets not
+      // node lifecycle: tests register Nodes with no kubelet, which it would taint
+      // unreachable and evict.
+      realNodes ? '--controllers=*' : '--controllers=*,-node-lifecycle-controller',
       '--v=1',
     ],
   };
@@ -385,10 +439,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     if (!opts.keepDir && !opts.dir) rmSync(dir, { recursive: true, force: true });
   };
   try {
-    startComponent(etcd, logs);
-    startComponent(apiserver, logs);
+    startComponent(etcd, logs, detached);
+    startComponent(apiserver, logs, detached);
     await waitApiReady();
-    for (const c of components.slice(2)) startComponent(c, logs);
+    for (const c of components.slice(2)) startComponent(c, logs, detached);
     if (opts.controllerManager !== false) {
       await waitUntil(
         'kube-controller-manager (default service account)',
@@ -406,11 +460,36 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     ...accessTo({ kubeconfigPath, server, dir, tls }),
     async restartApiServer() {
       await stopComponent(apiserver);
-      startComponent(apiserver, logs);
+      startComponent(apiserver, logs, detached);
       await waitApiReady();
     },
     stop,
   };
+}
+
+/** The components in start order, as their pid files name them. */
+const COMPONENT_ORDER = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'];
+
+/**
+ * Stops the components of a control plane started with `detached: true` in `dir` (from any
+ * process): SIGTERM in reverse start order, SIGKILL after 3 s, then removes the pid files.
+ * `only` limits it to some components (e.g. the controller manager before pods are
+ * deleted, so no controller re-creates them).
+ */
+export async function stopDetachedControlPlane(dir: string, only?: string[]): Promise<void> {
+  const pidDir = join(dir, 'pids');
+  if (!existsSync(pidDir)) return;
+  const names = readdirSync(pidDir)
+    .filter((f) => f.endsWith('.pid'))
+    .map((f) => f.slice(0, -4))
+    .filter((n) => !only || only.includes(n))
+    .sort((a, b) => COMPONENT_ORDER.indexOf(b) - COMPONENT_ORDER.indexOf(a));
+  for (const name of names) {
+    const file = join(pidDir, `${name}.pid`);
+    const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
+    if (isOurProcess(pid, join(kubeBinDir, name))) await terminate(pid);
+    rmSync(file, { force: true });
+  }
 }
 
 /** Helpers (admin GET, per-user kubeconfigs) for a control plane known by its endpoint. */

@@ -1,0 +1,118 @@
+/**
+ * `npm run cluster -- up|down|status [options]`: a real one-node Kubernetes cluster on
+ * this machine (see docs/cluster.md). State lives in --state-dir (default
+ * $KUBEVIRT_TS_CLUSTER_DIR or /var/lib/kubevirt-ts-cluster).
+ *
+ *   up      [--node-name N] [--node-ip IP] [--bridge NAME] [--pod-subnet A.B.C.0/24]
+ *   down    [--purge]   (--purge also drops containerd's image store)
+ *   status
+ */
+
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { accessTo } from '../../test/support/kube';
+import { CONTAINERD_BIN, containerdSocket } from './containerd';
+import { down } from './down';
+import { leftovers } from './host-cleanup';
+import { kubeletBin } from './kubelet';
+import { clusterPaths, DEFAULT_STATE_DIR, daemonPid, readInfo } from './state';
+import { up } from './up';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    'state-dir': { type: 'string' },
+    'node-name': { type: 'string' },
+    'node-ip': { type: 'string' },
+    bridge: { type: 'string' },
+    'pod-subnet': { type: 'string' },
+    purge: { type: 'boolean' },
+  },
+});
+const stateDir = values['state-dir'] ?? process.env.KUBEVIRT_TS_CLUSTER_DIR ?? DEFAULT_STATE_DIR;
+const log = (line: string) => console.log(`[cluster] ${line}`);
+
+async function status(): Promise<number> {
+  const info = readInfo(stateDir);
+  const paths = clusterPaths(stateDir);
+  if (!info) {
+    const left = leftovers(stateDir, 'kvts-br0');
+    console.log(`no cluster in ${stateDir}${left.length ? `; leftovers: ${left.join(', ')}` : ''}`);
+    return 1;
+  }
+  const cp = accessTo({
+    kubeconfigPath: info.kubeconfigPath,
+    server: info.server,
+    dir: paths.controlPlane,
+    tls: {
+      ca: join(paths.controlPlane, 'pki', 'ca.crt'),
+      cert: join(paths.controlPlane, 'pki', 'admin.crt'),
+      key: join(paths.controlPlane, 'pki', 'admin.key'),
+    },
+  });
+  const ready = await cp.get('/readyz').then(
+    (r) => r.status === 200,
+    () => false,
+  );
+  const node = await cp.get(`/api/v1/nodes/${info.nodeName}`).then(
+    (r) =>
+      r.status === 200
+        ? (JSON.parse(r.body) as { status?: { conditions?: { type: string; status: string }[] } })
+        : undefined,
+    () => undefined,
+  );
+  const nodeReady = node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  const daemons = {
+    containerd: daemonPid(paths, 'containerd', CONTAINERD_BIN),
+    kubelet: daemonPid(paths, 'kubelet', kubeletBin()),
+  };
+  console.log(`state dir:   ${stateDir}`);
+  console.log(`server:      ${info.server} (${ready ? 'ready' : 'NOT ready'})`);
+  console.log(`kubeconfig:  ${info.kubeconfigPath}`);
+  console.log(`node:        ${info.nodeName} ${info.nodeIP} (${nodeReady ? 'Ready' : 'NOT Ready'})`);
+  console.log(
+    `containerd:  ${containerdSocket(paths)} (${daemons.containerd ? `pid ${daemons.containerd}` : 'NOT running'})`,
+  );
+  console.log(`kubelet:     ${daemons.kubelet ? `pid ${daemons.kubelet}` : 'NOT running'}`);
+  console.log(`pod network: ${info.bridge} ${info.podSubnet}`);
+  for (const [name, ref] of Object.entries(info.images)) console.log(`image:       ${name} = ${ref}`);
+  return ready && nodeReady && daemons.containerd && daemons.kubelet ? 0 : 1;
+}
+
+async function main(): Promise<number> {
+  switch (positionals[0]) {
+    case 'up': {
+      const info = await up({
+        stateDir,
+        nodeName: values['node-name'],
+        nodeIP: values['node-ip'],
+        bridge: values.bridge,
+        podSubnet: values['pod-subnet'],
+        log,
+      });
+      console.log(`export KUBECONFIG=${info.kubeconfigPath}`);
+      return 0;
+    }
+    case 'down': {
+      const left = await down({ stateDir, bridge: values.bridge, purge: values.purge, log });
+      if (left.length) {
+        console.error(`left behind:\n  ${left.join('\n  ')}`);
+        return 1;
+      }
+      return 0;
+    }
+    case 'status':
+      return status();
+    default:
+      console.error('usage: npm run cluster -- up|down|status [--state-dir DIR] (see docs/cluster.md)');
+      return 2;
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`[cluster] error: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,117 @@
+/**
+ * The node's kubelet: its KubeletConfiguration for these machines (cgroup v1 with the
+ * cgroupfs driver, oomScoreAdj 0 for want of CAP_SYS_RESOURCE, image GC off so the
+ * imported images stay), a client certificate as system:node:<name>, and the containerd
+ * of this cluster as its runtime.
+ */
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ControlPlaneAccess, kubeBinDir } from '../../test/support/kube';
+import { containerdSocket } from './containerd';
+import { type ClusterPaths, daemonPid, logTail, startDaemon, stopDaemon, waitFor } from './state';
+
+export const kubeletBin = () => join(kubeBinDir, 'kubelet');
+
+/** Checks a node name (it reaches certificates, flags and the API). */
+export function checkNodeName(name: string): void {
+  if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(name)) {
+    throw new Error(`node name ${JSON.stringify(name)}: must be a DNS-1123 label`);
+  }
+}
+
+/** Writes kubelet.yaml (a KubeletConfiguration, JSON being valid YAML). */
+export function writeKubeletConfig(paths: ClusterPaths, caFile: string, nodeIP: string): string {
+  mkdirSync(paths.kubelet, { recursive: true });
+  const config = {
+    apiVersion: 'kubelet.config.k8s.io/v1beta1',
+    kind: 'KubeletConfiguration',
+    address: nodeIP,
+    port: 10250,
+    readOnlyPort: 0,
+    healthzBindAddress: '127.0.0.1',
+    healthzPort: 10248,
+    authentication: {
+      anonymous: { enabled: false },
+      webhook: { enabled: true },
+      x509: { clientCAFile: caFile },
+    },
+    authorization: { mode: 'Webhook' },
+    containerRuntimeEndpoint: `unix://${containerdSocket(paths)}`,
+    // cgroup v1 (hybrid) hosts with no systemd.
+    cgroupDriver: 'cgroupfs',
+    failCgroupV1: false,
+    // runc cannot set a negative oom_score_adj without CAP_SYS_RESOURCE.
+    oomScoreAdj: 0,
+    // Images come from `ctr image import` and cannot be pulled again: never collect them.
+    imageGCHighThresholdPercent: 100,
+    imageGCLowThresholdPercent: 99,
+    // A shared build machine's disk is often fuller than the defaults allow.
+    evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
+    failSwapOn: false,
+    podLogsDir: join(paths.kubelet, 'pod-logs'),
+    clusterDomain: 'cluster.local',
+    resolvConf: '/etc/resolv.conf',
+    rotateCertificates: false,
+    serverTLSBootstrap: false,
+  };
+  const file = join(paths.kubelet, 'kubelet.yaml');
+  writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
+  return file;
+}
+
+/** Starts the kubelet as `nodeName` and waits until its Node reports Ready. */
+export async function startKubelet(
+  paths: ClusterPaths,
+  cp: ControlPlaneAccess,
+  nodeName: string,
+  nodeIP: string,
+  readyTimeoutMs = 120_000,
+): Promise<void> {
+  checkNodeName(nodeName);
+  if (daemonPid(paths, 'kubelet', kubeletBin())) throw new Error('the kubelet already runs for this cluster');
+  const kubeconfig = cp.kubeconfigFor(`system:node:${nodeName}`, ['system:nodes']);
+  const config = writeKubeletConfig(paths, cp.tls.ca, nodeIP);
+  const proc = startDaemon(paths, 'kubelet', kubeletBin(), [
+    `--config=${config}`,
+    `--kubeconfig=${kubeconfig}`,
+    `--root-dir=${paths.kubelet}`,
+    `--cert-dir=${join(paths.kubelet, 'pki')}`,
+    `--hostname-override=${nodeName}`,
+    `--node-ip=${nodeIP}`,
+    '--v=1',
+  ]);
+  await waitFor(
+    `kubelet (node ${nodeName} Ready)`,
+    readyTimeoutMs,
+    async () => {
+      if (proc.exitCode !== null) throw new Error(`the kubelet exited: ${logTail(paths, 'kubelet')}`);
+      const { status, body } = await cp.get(`/api/v1/nodes/${nodeName}`);
+      if (status !== 200) return false;
+      const node = JSON.parse(body) as { status?: { conditions?: { type: string; status: string }[] } };
+      return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+    },
+    () => logTail(paths, 'kubelet'),
+  );
+}
+
+/**
+ * The pid of a kubelet running on this machine, any kubelet (one per machine: its ports,
+ * device-plugin socket and kubepods cgroups are fixed), or undefined.
+ */
+export function runningKubelet(): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv0 = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0];
+      if (argv0 === 'kubelet' || argv0.endsWith('/kubelet')) return Number(entry);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return undefined;
+}
+
+/** Stops the kubelet (containers keep running; `killTasks` ends them). */
+export async function stopKubelet(paths: ClusterPaths): Promise<void> {
+  await stopDaemon(paths, 'kubelet', kubeletBin());
+}

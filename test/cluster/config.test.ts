@@ -1,0 +1,88 @@
+/**
+ * What the one-node cluster writes for containerd, the kubelet and CNI, and the checks on
+ * its user-given names (they reach `ip`, certificates and file paths). No root needed.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { writeContainerdConfig } from '../../scripts/cluster/containerd';
+import { checkNodeName, writeKubeletConfig } from '../../scripts/cluster/kubelet';
+import { bridgeAddress, checkBridgeName, writeCniConfig } from '../../scripts/cluster/network';
+import { clusterPaths } from '../../scripts/cluster/state';
+
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'kvts-cluster-config-'));
+  dirs.push(d);
+  return d;
+};
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe('cluster configuration files', () => {
+  it('containerd: the CRI settings these hosts need, everything under the state dir', () => {
+    const paths = clusterPaths(tmp());
+    const toml = readFileSync(
+      writeContainerdConfig(paths, 'localhost/kubevirt-ts/pause:0123456789abcdef'),
+      'utf8',
+    );
+    expect(toml).toContain(`root = "${paths.containerd}/root"`);
+    expect(toml).toContain(`state = "${paths.containerd}/state"`);
+    expect(toml).toContain(`address = "${paths.containerd}/containerd.sock"`);
+    expect(toml).toMatch(/^oom_score = 0$/m);
+    expect(toml).toMatch(/^ {2}restrict_oom_score_adj = true$/m);
+    expect(toml).toMatch(/^ {8}SystemdCgroup = false$/m);
+    expect(toml).toContain('sandbox_image = "localhost/kubevirt-ts/pause:0123456789abcdef"');
+    expect(toml).toContain(`conf_dir = "${paths.cni}/net.d"`);
+    expect(toml).toContain('bin_dir = "/usr/lib/cni"');
+  });
+
+  it('kubelet: cgroupfs, cgroup v1 allowed, oomScoreAdj 0, image GC off, webhook auth', () => {
+    const paths = clusterPaths(tmp());
+    const config = JSON.parse(readFileSync(writeKubeletConfig(paths, '/pki/ca.crt', '192.0.2.2'), 'utf8'));
+    expect(config).toMatchObject({
+      kind: 'KubeletConfiguration',
+      address: '192.0.2.2',
+      cgroupDriver: 'cgroupfs',
+      failCgroupV1: false,
+      oomScoreAdj: 0,
+      imageGCHighThresholdPercent: 100,
+      containerRuntimeEndpoint: `unix://${paths.containerd}/containerd.sock`,
+      authentication: {
+        anonymous: { enabled: false },
+        webhook: { enabled: true },
+        x509: { clientCAFile: '/pki/ca.crt' },
+      },
+      authorization: { mode: 'Webhook' },
+      readOnlyPort: 0,
+    });
+  });
+
+  it('CNI: the bridge plugin with host-local IPAM, no gateway, no masquerading', () => {
+    const dir = tmp();
+    const netd = writeCniConfig(dir, 'kvts-br0', '10.244.0.0/24');
+    const conf = JSON.parse(readFileSync(join(netd, '10-kubevirt-ts.conflist'), 'utf8'));
+    expect(conf.plugins).toEqual([
+      {
+        type: 'bridge',
+        bridge: 'kvts-br0',
+        isGateway: false,
+        ipMasq: false,
+        hairpinMode: true,
+        ipam: { type: 'host-local', subnet: '10.244.0.0/24', dataDir: join(dir, 'ipam') },
+      },
+    ]);
+  });
+
+  it('rejects subnets, bridge and node names it cannot use safely', () => {
+    expect(bridgeAddress('10.244.0.0/24')).toBe('10.244.0.1/24');
+    expect(() => bridgeAddress('10.244.0.0/16')).toThrow('pod subnet "10.244.0.0/16": expected an IPv4 /24');
+    expect(() => bridgeAddress('10.300.0.0/24')).toThrow('pod subnet "10.300.0.0/24"');
+    expect(() => checkBridgeName('br0; rm -rf /')).toThrow('bridge name "br0; rm -rf /"');
+    expect(() => checkBridgeName('a-name-longer-than-15')).toThrow('at most 15 characters');
+    expect(() => checkNodeName('Node_1')).toThrow('node name "Node_1": must be a DNS-1123 label');
+    expect(() => checkNodeName('node-1')).not.toThrow();
+  });
+});

@@ -1,0 +1,43 @@
+/**
+ * Daemons known by pid (pid files of detached control planes and of scripts/cluster):
+ * checking that a pid still runs what it was started as, and stopping it.
+ */
+import { readFileSync } from 'node:fs';
+
+/** True when `pid` runs `binary` (a pid file may outlive its process, and pids are reused). */
+export function isOurProcess(pid: number, binary: string): boolean {
+  if (!Number.isInteger(pid) || pid <= 1) return false;
+  try {
+    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
+    return argv0 === binary;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+export async function terminate(pid: number, graceMs = 3_000): Promise<void> {
+  const gone = () => {
+    try {
+      process.kill(pid, 0);
+      // A zombie (an exited child of this process not yet reaped) counts as gone.
+      return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      return true;
+    }
+  };
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const deadline = Date.now() + graceMs;
+  while (!gone()) {
+    if (Date.now() > deadline) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {}
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
