@@ -45,6 +45,11 @@ describe('vsock configurator', () => {
       run([vsockConfigurator], devices({ autoattachVSOCK: true }), testContext({ vsockCID: undefined })),
     ).toThrow(/autoattachVSOCK: VSOCK needs a context id/);
   });
+
+  it('stays virtio-non-transitional with useVirtioTransitional (upstream VSOCKDomainConfigurator)', () => {
+    const d = run([vsockConfigurator], devices({ autoattachVSOCK: true, useVirtioTransitional: true }));
+    expect(d.devices.vsock!.model).toBe('virtio-non-transitional');
+  });
 });
 
 describe('channels configurator', () => {
