@@ -246,6 +246,21 @@ describe('cpu configurator', () => {
     expect(run([cpuConfigurator], passthrough).cpu!.mode).toBe('host-passthrough');
   });
 
+  it('disables mpx on named x86 models unless the VMI states it (upstream CPUDomainConfigurator)', () => {
+    const named = (features?: object[]) => vmi({ domain: { cpu: { model: 'Skylake-Server', features } } });
+    expect(run([cpuConfigurator], named()).cpu!.feature).toEqual([{ policy: 'disable', name: 'mpx' }]);
+    expect(run([cpuConfigurator], named([{ name: 'vmx', policy: 'require' }])).cpu!.feature).toEqual([
+      { policy: 'require', name: 'vmx' },
+      { policy: 'disable', name: 'mpx' },
+    ]);
+    expect(run([cpuConfigurator], named([{ name: 'mpx', policy: 'require' }])).cpu!.feature).toEqual([
+      { policy: 'require', name: 'mpx' },
+    ]);
+    expect(run([cpuConfigurator], vmi({ domain: { cpu: { model: 'host-model' } } })).cpu!.feature).toBeUndefined();
+    const arm = testContext({ arch: 'aarch64' });
+    expect(run([cpuConfigurator], named(), arm).cpu!.feature).toBeUndefined();
+  });
+
   it('pins dedicated vCPUs and the emulator thread, and needs enough pinned CPUs', () => {
     const spec = vmi({
       domain: { cpu: { cores: 2, dedicatedCpuPlacement: true, isolateEmulatorThread: true } },
