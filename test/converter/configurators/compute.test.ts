@@ -247,7 +247,7 @@ describe('cpu configurator', () => {
   });
 
   it('disables mpx on named x86 models unless the VMI states it (upstream CPUDomainConfigurator)', () => {
-    const named = (features?: object[]) => vmi({ domain: { cpu: { model: 'Skylake-Server', features } } });
+    const named = (features?: { name: string; policy?: string }[]) => vmi({ domain: { cpu: { model: 'Skylake-Server', features } } });
     expect(run([cpuConfigurator], named()).cpu!.feature).toEqual([{ policy: 'disable', name: 'mpx' }]);
     expect(run([cpuConfigurator], named([{ name: 'vmx', policy: 'require' }])).cpu!.feature).toEqual([
       { policy: 'require', name: 'vmx' },
