@@ -99,8 +99,12 @@ export interface ConverterContext {
   freePageReporting: boolean;
   /** VSOCK context id allocated by the controller (falls back to `status.VSOCKCID`). */
   vsockCID?: number;
-  /** Use the bochs display for EFI guests on x86 (upstream's cluster option), else vga. */
-  useBochsForEFIGuests?: boolean;
+  /**
+   * Use the bochs display for EFI guests on x86 (upstream's BochsDisplayForEFIGuests, GA
+   * since v1.4, so the default), else vga: upstream's clusters opt out with the
+   * `kubevirt.io/vga-display-efi-x86` annotation on the KubeVirt CR.
+   */
+  useBochsForEFIGuests: boolean;
   /** Default machine type when the VMI names none (cluster config). */
   defaultMachineType: string;
 }
@@ -148,6 +152,7 @@ export function defaultConverterContext(overrides: Partial<ConverterContext> = {
     interfaceMACs: {},
     memBalloonStatsPeriod: 10,
     freePageReporting: true,
+    useBochsForEFIGuests: true,
     defaultMachineType: 'q35',
     ...overrides,
   };

@@ -126,6 +126,14 @@ describe('graphics configurator', () => {
       run([graphicsConfigurator], devices({ autoattachGraphicsDevice: false })).devices.graphics,
     ).toBeUndefined();
   });
+
+  it('gives EFI guests on x86 the bochs display unless the context opts out (upstream BochsDisplayForEFIGuests, GA)', () => {
+    const efi = vmi({ domain: { firmware: { bootloader: { efi: {} } } } });
+    expect(run([graphicsConfigurator], efi).devices.video).toEqual([{ model: { type: 'bochs', heads: 1 } }]);
+    expect(
+      run([graphicsConfigurator], efi, testContext({ useBochsForEFIGuests: false })).devices.video,
+    ).toEqual([{ model: { type: 'vga', heads: 1, vram: 16384 } }]);
+  });
 });
 
 describe('sound configurator', () => {
