@@ -97,6 +97,11 @@ export interface ConverterContext {
   memBalloonStatsPeriod: number;
   /** Free page reporting on the balloon (upstream: on unless dedicated CPUs or hugepages). */
   freePageReporting: boolean;
+  /**
+   * The cluster turned serial console logging off (`virtualMachineOptions.disableSerialConsoleLog`):
+   * only VMIs that set `logSerialConsole: true` get the log then.
+   */
+  serialConsoleLogDisabled: boolean;
   /** VSOCK context id allocated by the controller (falls back to `status.VSOCKCID`). */
   vsockCID?: number;
   /**
@@ -152,6 +157,7 @@ export function defaultConverterContext(overrides: Partial<ConverterContext> = {
     interfaceMACs: {},
     memBalloonStatsPeriod: 10,
     freePageReporting: true,
+    serialConsoleLogDisabled: false,
     useBochsForEFIGuests: true,
     defaultMachineType: 'q35',
     ...overrides,

@@ -178,6 +178,22 @@ describe('console configurator', () => {
       run([consoleConfigurator], devices({ autoattachSerialConsole: false })).devices.serial,
     ).toBeUndefined();
   });
+
+  it('logs the serial console by default unless the VMI or the cluster turns it off (upstream isSerialConsoleLogEnabled)', () => {
+    const log = (logSerialConsole: boolean | undefined, serialConsoleLogDisabled = false) =>
+      run([consoleConfigurator], devices({ logSerialConsole }), testContext({ serialConsoleLogDisabled }))
+        .devices.serial![0].log;
+    expect(log(undefined)).toEqual({
+      file: '/var/run/kubevirt-private/default_t/virt-serial0-log',
+      append: 'on',
+    });
+    expect(log(false)).toBeUndefined();
+    expect(log(undefined, true)).toBeUndefined();
+    expect(log(true, true)).toEqual({
+      file: '/var/run/kubevirt-private/default_t/virt-serial0-log',
+      append: 'on',
+    });
+  });
 });
 
 describe('usb redirection configurator', () => {
