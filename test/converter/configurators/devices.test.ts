@@ -60,11 +60,19 @@ describe('channels configurator', () => {
   });
 });
 
-describe('channels configurator: unsupported devices', () => {
-  it('refuses the downward metrics device rather than dropping it', () => {
-    expect(() => run([channelsConfigurator], devices({ downwardMetrics: {} }))).toThrow(
-      'spec.domain.devices.downwardMetrics: the downward metrics device is not supported by this converter yet',
-    );
+describe('channels configurator: downward metrics', () => {
+  it("adds upstream's vhostmd virtio-serial port (convertDownwardMetricsChannel) after the agent's", () => {
+    expect(run([channelsConfigurator], devices({ downwardMetrics: {} })).devices.channel).toEqual([
+      { type: 'unix', target: { type: 'virtio', name: 'org.qemu.guest_agent.0' } },
+      {
+        type: 'unix',
+        source: {
+          mode: 'bind',
+          path: '/var/run/kubevirt-private/downwardmetrics-channel/downwardmetrics.sock',
+        },
+        target: { type: 'virtio', name: 'org.github.vhostmd.1' },
+      },
+    ]);
   });
 });
 
