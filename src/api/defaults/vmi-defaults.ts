@@ -91,8 +91,11 @@ function setPullPolicies(spec: VirtualMachineInstanceSpec): void {
   }
 }
 
-/** Upstream's `SetDefaultNetworkInterface`: a pod network and one interface when none are given. */
-function setDefaultNetworkInterface(spec: VirtualMachineInstanceSpec, config: ClusterConfig): void {
+/**
+ * Upstream's `SetDefaultNetworkInterface`: a pod network and one interface when none are
+ * given. The VM defaulting applies it to a VM's template too, as upstream's VM mutator.
+ */
+export function setDefaultNetworkInterface(spec: VirtualMachineInstanceSpec, config: ClusterConfig): void {
   const devices = spec.domain.devices;
   if (devices.autoattachPodInterface === false) return;
   if ((spec.networks?.length ?? 0) > 0 || (devices.interfaces?.length ?? 0) > 0) return;
