@@ -2,12 +2,13 @@
  * VirtualMachine defaulting, as upstream's VM mutating webhook (SetVirtualMachineDefaults):
  * the instance type and preference kinds, the template's architecture and machine type
  * (from the preference if it has one), its default pod network and interface (so a
- * preference's interface model reaches that interface when the VM is expanded), and the
- * deprecated `running` flag turned into `runStrategy`.
+ * preference's interface model reaches that interface when the VM is expanded), its
+ * firmware serial, and the deprecated `running` flag turned into `runStrategy`.
  */
 import type { ClusterConfig } from '../config/cluster-config';
 import type { VirtualMachine, VirtualMachinePreferenceSpec } from '../generated/types';
 import { type InstancetypeCatalog, InstancetypeKinds } from '../instancetype/catalog';
+import { firmwareSerialForVM } from './firmware-uuid';
 import { setDefaultNetworkInterface } from './vmi-defaults';
 
 /** Options for {@link defaultVirtualMachine}. */

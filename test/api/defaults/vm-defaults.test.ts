@@ -54,6 +54,17 @@ describe('VM defaulting', () => {
     ]);
   });
 
+  it('gives a new VM a stable firmware serial, keeping one the VM sets (upstream generates one per new VM)', () => {
+    const vm = example<VirtualMachine>('vm-cirros.yaml');
+    const serial = defaultVirtualMachine(vm, cfg).spec.template.spec!.domain.firmware!.serial!;
+    expect(serial).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(defaultVirtualMachine(vm, cfg).spec.template.spec!.domain.firmware!.serial).toBe(serial);
+    const other = { ...vm, metadata: { ...vm.metadata, name: 'other' } };
+    expect(defaultVirtualMachine(other, cfg).spec.template.spec!.domain.firmware!.serial).not.toBe(serial);
+    vm.spec.template.spec!.domain.firmware = { serial: 'MINE-1' };
+    expect(defaultVirtualMachine(vm, cfg).spec.template.spec!.domain.firmware!.serial).toBe('MINE-1');
+  });
+
   it('turns running into runStrategy', () => {
     const vm = example<VirtualMachine>('vm-cirros.yaml');
     delete vm.spec.runStrategy;
