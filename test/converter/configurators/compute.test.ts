@@ -178,20 +178,22 @@ describe('os configurator', () => {
     expect(d.os.bootmenu).toEqual({ enable: 'yes', timeout: 10000 });
   });
 
-  it('boots SEV-SNP guests from stateless ROM firmware without NVRAM', () => {
-    const d = run(
-      [osConfigurator],
-      vmi({
-        domain: { launchSecurity: { snp: {} }, firmware: { bootloader: { efi: { secureBoot: false } } } },
-      }),
-    );
+  it("boots SEV-SNP guests from upstream's stateless OVMF.amdsev.fd ROM without NVRAM", () => {
+    const snp = vmi({
+      domain: { launchSecurity: { snp: {} }, firmware: { bootloader: { efi: { secureBoot: false } } } },
+    });
+    const d = run([osConfigurator], snp);
     expect(d.os.loader).toEqual({
       readonly: 'yes',
       secure: 'no',
       type: 'rom',
-      value: '/usr/share/OVMF/OVMF_CODE_4M.fd',
+      value: '/usr/share/OVMF/OVMF.amdsev.fd',
     });
     expect(d.os.nvram).toBeUndefined();
+    const own = testContext({
+      firmware: { ...testContext().firmware, efiCodeSNP: '/opt/edk2/OVMF.amdsev.fd' },
+    });
+    expect(run([osConfigurator], snp, own).os.loader!.value).toBe('/opt/edk2/OVMF.amdsev.fd');
   });
 
   it('uses the SecureBoot OVMF pair and requires SMM for it', () => {
