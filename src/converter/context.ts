@@ -42,6 +42,11 @@ export interface FirmwarePaths {
   efiVarsSecureBoot: string;
   /** Firmware for SEV guests (no SMM); defaults to `efiCode`. */
   efiCodeSEV?: string;
+  /**
+   * Stateless firmware for SEV-SNP guests, upstream's `OVMF.amdsev.fd` (edk2's
+   * OvmfPkg/AmdSev build); defaults to `efiCodeSEV`, then `efiCode`.
+   */
+  efiCodeSNP?: string;
 }
 
 /** A host device resolved by the device plugin / DRA driver for one VMI device name. */
@@ -97,10 +102,19 @@ export interface ConverterContext {
   memBalloonStatsPeriod: number;
   /** Free page reporting on the balloon (upstream: on unless dedicated CPUs or hugepages). */
   freePageReporting: boolean;
+  /**
+   * The cluster turned serial console logging off (`virtualMachineOptions.disableSerialConsoleLog`):
+   * only VMIs that set `logSerialConsole: true` get the log then.
+   */
+  serialConsoleLogDisabled: boolean;
   /** VSOCK context id allocated by the controller (falls back to `status.VSOCKCID`). */
   vsockCID?: number;
-  /** Use the bochs display for EFI guests on x86 (upstream's cluster option), else vga. */
-  useBochsForEFIGuests?: boolean;
+  /**
+   * Use the bochs display for EFI guests on x86 (upstream's BochsDisplayForEFIGuests, GA
+   * since v1.4, so the default), else vga: upstream's clusters opt out with the
+   * `kubevirt.io/vga-display-efi-x86` annotation on the KubeVirt CR.
+   */
+  useBochsForEFIGuests: boolean;
   /** Default machine type when the VMI names none (cluster config). */
   defaultMachineType: string;
 }
@@ -122,12 +136,15 @@ export const upstreamPaths: Readonly<ConverterPaths> = Object.freeze({
   persistentStateDir: '/var/lib/libvirt',
 });
 
-/** Debian 12's OVMF 4M images (package `ovmf`). */
+/** Debian 12's OVMF 4M images (package `ovmf`), and upstream's SEV-SNP image name. */
 export const debianOVMF: Readonly<FirmwarePaths> = Object.freeze({
   efiCode: '/usr/share/OVMF/OVMF_CODE_4M.fd',
   efiVars: '/usr/share/OVMF/OVMF_VARS_4M.fd',
   efiCodeSecureBoot: '/usr/share/OVMF/OVMF_CODE_4M.secboot.fd',
   efiVarsSecureBoot: '/usr/share/OVMF/OVMF_VARS_4M.ms.fd',
+  // Debian 12's ovmf has no AMD SEV build: this file must be installed by hand
+  // (docs/converter.md), at upstream's name in the same directory.
+  efiCodeSNP: '/usr/share/OVMF/OVMF.amdsev.fd',
 });
 
 /** A context for an x86_64 KVM host with upstream's paths; override what the host differs in. */
@@ -148,6 +165,8 @@ export function defaultConverterContext(overrides: Partial<ConverterContext> = {
     interfaceMACs: {},
     memBalloonStatsPeriod: 10,
     freePageReporting: true,
+    serialConsoleLogDisabled: false,
+    useBochsForEFIGuests: true,
     defaultMachineType: 'q35',
     ...overrides,
   };

@@ -4,7 +4,7 @@ import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { convertFile } from '../../src/cli/commands/convert';
+import { convertFile, parseSEVHost } from '../../src/cli/commands/convert';
 import { decodeDomain } from '../../src/converter';
 import { fixturesDir } from '../support/fixtures';
 
@@ -61,6 +61,47 @@ describe('convertFile', () => {
       slot: '0x00',
       function: '0x0',
     });
+  });
+
+  it('previews a SEV-SNP VMI with the SEV host facts given by --sev', async () => {
+    const snp = write(
+      'snp.yaml',
+      `apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: { name: snp }
+spec:
+  domain:
+    launchSecurity: { snp: {} }
+    firmware: { bootloader: { efi: { secureBoot: false } } }
+    memory: { guest: 1Gi }
+    devices: {}
+`,
+    );
+    const opts = { emulation: true, featureGates: 'WorkloadEncryptionSEV' };
+    // Without host facts the converter says why, naming the field.
+    expect((await convertFile(snp, opts)).errors[0]).toMatch(
+      /spec\.domain\.launchSecurity: the host does not support AMD SEV/,
+    );
+    const r = await convertFile(snp, { ...opts, sev: 'cbitpos=51,reduced-phys-bits=1,es,snp' });
+    expect(r.errors).toEqual([]);
+    expect(decodeDomain(r.xml[0]).launchSecurity).toMatchObject({
+      type: 'sev-snp',
+      cbitpos: 51,
+      reducedPhysBits: 1,
+    });
+    expect((await convertFile(snp, { ...opts, sev: 'cbitpos=51,reduced-phys-bits=1' })).errors[0]).toMatch(
+      /launchSecurity\.snp: the host does not support SEV-SNP/,
+    );
+  });
+
+  it('parses --sev strictly', () => {
+    expect(parseSEVHost('cbitpos=47,reduced-phys-bits=5,es')).toEqual({
+      sev: { cbitpos: 47, reducedPhysBits: 5, es: true, snp: false },
+    });
+    expect(parseSEVHost('cbitpos=47').error).toBe(
+      "--sev: 'cbitpos=47' is not cbitpos=<n>,reduced-phys-bits=<n>[,es][,snp]",
+    );
+    expect(parseSEVHost('cbitpos=47,reduced-phys-bits=1,tdx').error).toMatch(/^--sev: /);
   });
 
   it('reports admission errors with field paths and produces no XML', async () => {

@@ -27,7 +27,7 @@ export const ConfigDefaults = {
   imagePullPolicy: 'IfNotPresent',
   memBalloonStatsPeriod: 10,
   maxHotplugRatio: 4,
-  vmRolloutStrategy: 'Stage',
+  vmRolloutStrategy: 'LiveUpdate',
   parallelMigrationsPerCluster: 5,
   parallelOutboundMigrationsPerNode: 2,
   bandwidthPerMigration: '0Mi',
@@ -169,7 +169,7 @@ export interface ClusterConfig {
   readonly permitSlirpInterface: boolean;
   /** Cluster-wide eviction strategy, if any. */
   readonly evictionStrategy: string | undefined;
-  /** `Stage` (default) or `LiveUpdate`. */
+  /** `LiveUpdate` (upstream's default: CPU and memory hotplug headroom) or `Stage`. */
   readonly vmRolloutStrategy: string;
   readonly maxHotplugRatio: number;
   readonly maximumCpuSockets: number;

@@ -1,7 +1,8 @@
 /**
  * Firmware UUIDs. Upstream's VM controller derives a VMI's firmware UUID from the VM name
  * (UUIDv5 over a fixed namespace) so it is stable across restarts; defaulting uses the same
- * derivation for VMIs so that the pure defaulting functions stay deterministic.
+ * derivation for VMIs so that the pure defaulting functions stay deterministic. VMs also get
+ * an SMBIOS serial, derived the same way.
  */
 import { createHash } from 'node:crypto';
 
@@ -22,4 +23,14 @@ export function uuidV5(namespace: string, name: string): string {
 /** The firmware UUID upstream gives the VMI of a VM named `vmName`. */
 export function firmwareUUIDForName(vmName: string): string {
   return uuidV5(firmwareUUIDNamespace, vmName);
+}
+
+/**
+ * The SMBIOS system serial given to a new VM's template that sets none. Upstream's VM
+ * mutator generates one for every new VM, as it does the firmware UUID; here it is derived
+ * from the VM's namespace and name (UUIDv5, like {@link firmwareUUIDForName}) so pure
+ * defaulting stays deterministic and re-applying a manifest keeps the same serial.
+ */
+export function firmwareSerialForVM(namespace: string, vmName: string): string {
+  return uuidV5(firmwareUUIDNamespace, `serial/${namespace}/${vmName}`);
 }

@@ -3,7 +3,7 @@
  * rollout strategy a VMI gets `maxGuest` headroom only when its memory layout allows
  * virtio-mem hotplug.
  */
-import { compareQuantities, formatQuantity, quantityValue } from '../config/quantity';
+import { compareQuantities, formatQuantity, parseQuantity, quantityValue } from '../config/quantity';
 import type { Quantity, VirtualMachineInstanceSpec } from '../generated/types';
 
 const blockAlignment = 0x200000; // 2Mi, QEMU's recommended virtio-mem block
@@ -24,6 +24,9 @@ export function liveUpdateMemoryProblem(
   const guest = d.memory?.guest;
   if (guest === undefined) return 'Guest memory must be configured when memory hotplug is enabled';
   if (maxGuest === undefined) return 'Max guest memory must be configured when memory hotplug is enabled';
+  // Malformed quantities are validation's to report; defaulting must not throw on them.
+  if (!parseQuantity(guest)) return 'Guest memory is not a valid quantity';
+  if (!parseQuantity(maxGuest)) return 'Max guest memory is not a valid quantity';
   if (compareQuantities(guest, maxGuest) > 0)
     return 'Guest memory is greater than the configured maxGuest memory';
   if (quantityValue(guest) % align !== 0) return `Guest memory must be ${formatQuantity(align)} aligned`;

@@ -1,11 +1,15 @@
 /**
- * VirtualMachine defaulting, as upstream's VM mutating webhook: the instance type and
- * preference kinds, the template's architecture and machine type (from the preference if
- * it has one), and the deprecated `running` flag turned into `runStrategy`.
+ * VirtualMachine defaulting, as upstream's VM mutating webhook (SetVirtualMachineDefaults):
+ * the instance type and preference kinds, the template's architecture and machine type
+ * (from the preference if it has one), its default pod network and interface (so a
+ * preference's interface model reaches that interface when the VM is expanded), its
+ * firmware serial, and the deprecated `running` flag turned into `runStrategy`.
  */
 import type { ClusterConfig } from '../config/cluster-config';
 import type { VirtualMachine, VirtualMachinePreferenceSpec } from '../generated/types';
 import { type InstancetypeCatalog, InstancetypeKinds } from '../instancetype/catalog';
+import { firmwareSerialForVM } from './firmware-uuid';
+import { setDefaultNetworkInterface } from './vmi-defaults';
 
 /** Options for {@link defaultVirtualMachine}. */
 export interface VirtualMachineDefaultingOptions {
@@ -13,7 +17,10 @@ export interface VirtualMachineDefaultingOptions {
   instancetypes?: InstancetypeCatalog;
 }
 
-/** Defaults a VirtualMachine and returns the new object. */
+/**
+ * Defaults a VirtualMachine and returns the new object. Throws DefaultingError when the
+ * configured default interface is not permitted.
+ */
 export function defaultVirtualMachine(
   vm: VirtualMachine,
   config: ClusterConfig,
@@ -49,5 +56,12 @@ export function defaultVirtualMachine(
       type: preference?.machine?.preferredMachineType || config.machineType(t.architecture),
     };
   }
+  t.domain.devices ??= {};
+  setDefaultNetworkInterface(t, config);
+  t.domain.firmware ??= {};
+  t.domain.firmware.serial ||= firmwareSerialForVM(
+    out.metadata?.namespace || 'default',
+    out.metadata?.name ?? '',
+  );
   return out;
 }

@@ -91,8 +91,11 @@ function setPullPolicies(spec: VirtualMachineInstanceSpec): void {
   }
 }
 
-/** Upstream's `SetDefaultNetworkInterface`: a pod network and one interface when none are given. */
-function setDefaultNetworkInterface(spec: VirtualMachineInstanceSpec, config: ClusterConfig): void {
+/**
+ * Upstream's `SetDefaultNetworkInterface`: a pod network and one interface when none are
+ * given. The VM defaulting applies it to a VM's template too, as upstream's VM mutator.
+ */
+export function setDefaultNetworkInterface(spec: VirtualMachineInstanceSpec, config: ClusterConfig): void {
   const devices = spec.domain.devices;
   if (devices.autoattachPodInterface === false) return;
   if ((spec.networks?.length ?? 0) > 0 || (devices.interfaces?.length ?? 0) > 0) return;
@@ -169,7 +172,8 @@ export function defaultVirtualMachineInstanceSpec(
 function setupCPUHotplug(spec: VirtualMachineInstanceSpec, config: ClusterConfig): void {
   const cpu = spec.domain.cpu;
   if (!cpu || cpu.maxSockets) return;
-  const sockets = cpu.sockets ?? 1;
+  // Unset sockets count as 0, as in upstream's Go struct: no headroom then.
+  const sockets = cpu.sockets ?? 0;
   let maxSockets = config.maximumCpuSockets;
   if (maxSockets !== 0 && sockets > maxSockets) maxSockets = sockets;
   if (maxSockets === 0) {
@@ -177,7 +181,7 @@ function setupCPUHotplug(spec: VirtualMachineInstanceSpec, config: ClusterConfig
     const perSocket = (cpu.cores ?? 1) * (cpu.threads ?? 1);
     if (maxSockets * perSocket > 512) maxSockets = Math.max(Math.floor(512 / perSocket), sockets);
   }
-  cpu.maxSockets = maxSockets;
+  if (maxSockets > 0) cpu.maxSockets = maxSockets;
 }
 
 /** Memory hotplug headroom when the rollout strategy is LiveUpdate (upstream's `setupMemoryHotplug`). */

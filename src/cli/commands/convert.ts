@@ -1,5 +1,6 @@
 /**
- * `kubevirt-ts convert [--emulation] [--arch x86_64] [--feature-gates A,B] FILE`: prints
+ * `kubevirt-ts convert [--emulation] [--arch x86_64] [--feature-gates A,B] [--host-device
+ * name=addr] [--cpu-set 2,3] [--sev cbitpos=51,reduced-phys-bits=1,es,snp] FILE`: prints
  * the libvirt domain XML of each VirtualMachineInstance (or VirtualMachine template) in
  * FILE after admission (defaulting and validation). Instance types and preferences in the
  * same file are applied to VMs that reference them. Invalid input prints every field-path
@@ -20,6 +21,7 @@ import {
   convertVMIToXML,
   defaultConverterContext,
   type ResolvedHostDevice,
+  type SEVHost,
 } from '../../converter';
 
 /** Kubernetes architecture names and the libvirt names the converter uses. */
@@ -42,6 +44,25 @@ export interface ConvertOptions {
   cpuSet?: string;
   /** Extra manifests holding instance types and preferences. */
   instancetypes?: string[];
+  /** The host's SEV facts, `cbitpos=<n>,reduced-phys-bits=<n>[,es][,snp]` (virsh domcapabilities). */
+  sev?: string;
+}
+
+/** Parses `--sev` into the converter context's SEV host facts. */
+export function parseSEVHost(value: string): { sev?: SEVHost; error?: string } {
+  const usage = `--sev: '${JSON.stringify(value).slice(1, -1)}' is not cbitpos=<n>,reduced-phys-bits=<n>[,es][,snp]`;
+  const sev: Partial<SEVHost> = { es: false, snp: false };
+  for (const part of value.split(',')) {
+    const m = /^(cbitpos|reduced-phys-bits)=([0-9]{1,2})$/.exec(part);
+    if (m) {
+      if (m[1] === 'cbitpos') sev.cbitpos = Number(m[2]);
+      else sev.reducedPhysBits = Number(m[2]);
+    } else if (part === 'es') sev.es = true;
+    else if (part === 'snp') sev.snp = true;
+    else return { error: usage };
+  }
+  if (sev.cbitpos === undefined || sev.reducedPhysBits === undefined) return { error: usage };
+  return { sev: sev as SEVHost };
 }
 
 /** Parses `--host-device` values into the converter context's map. */
@@ -117,6 +138,12 @@ export async function convertFile(file: string, opts: ConvertOptions = {}): Prom
     if (cpuSet.some((n) => !Number.isInteger(n) || n < 0))
       return { xml: [], errors: ['--cpu-set: expected a comma-separated list of CPU numbers'] };
   }
+  let sev: SEVHost | undefined;
+  if (opts.sev !== undefined) {
+    const parsed = parseSEVHost(opts.sev);
+    if (parsed.error) return { xml: [], errors: [parsed.error] };
+    sev = parsed.sev;
+  }
   const loaded = await loadManifestFile(file);
   const extra = await Promise.all((opts.instancetypes ?? []).map((f) => loadManifestFile(f)));
   const loadErrors = [loaded, ...extra].flatMap((r) => r.errors.map((e) => e.message));
@@ -130,6 +157,7 @@ export async function convertFile(file: string, opts: ConvertOptions = {}): Prom
     allowEmulation: config.useEmulation,
     hostDevices: hostDevices.devices,
     cpuSet,
+    sev,
   });
   const out: ConvertResult = { xml: [], errors: [] };
   const fail = (kind: string, name: string, errs: FieldError[]) =>
@@ -194,6 +222,10 @@ export function registerConvertCommand(program: Command): void {
       [],
     )
     .option('--cpu-set <cpus>', 'host CPUs pinned for dedicated CPU placement, e.g. 2,3,4')
+    .option(
+      '--sev <facts>',
+      "the host's AMD SEV facts for SEV/SNP VMIs: cbitpos=<n>,reduced-phys-bits=<n>[,es][,snp] (virsh domcapabilities)",
+    )
     .option('--instancetypes <file...>', 'manifests with instance types and preferences for VMs', collect, [])
     .action(async (file: string, opts: ConvertOptions) => {
       const result = await convertFile(file, opts);

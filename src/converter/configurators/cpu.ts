@@ -1,5 +1,6 @@
 /**
- * CPU: mode and model (host-model by default, as upstream, which TCG supports too;
+ * CPU: mode and model (host-model by default, as upstream, which TCG supports too; named
+ * x86 models get mpx disabled, as upstream;
  * host-passthrough becomes `maximum` under software emulation, where it cannot work), topology, features, vCPU count, dedicated-CPU pinning
  * with an isolated emulator thread, and guest NUMA cells mirroring the host's (NUMA
  * passthrough).
@@ -83,6 +84,12 @@ export const cpuConfigurator: Configurator = {
         );
       return { policy: policy as CPUFeature['policy'], name: f.name };
     });
+    // libvirt refuses a named model whose cpu_map lists the deprecated mpx feature the
+    // host CPU lacks (libvirt issues 304 and 608): upstream's CPU configurator disables
+    // mpx on every custom x86 model unless the VMI states mpx itself.
+    if (cpu.mode === 'custom' && c.ctx.arch === 'x86_64' && !features.some((f) => f.name === 'mpx')) {
+      features.push({ policy: 'disable', name: 'mpx' });
+    }
     if (features.length) cpu.feature = features;
     const maxVCPUs = maxSockets * cores * threads;
     c.domain.vcpu = { placement: 'static', value: maxVCPUs };

@@ -1,6 +1,7 @@
 /**
  * VNC on a unix socket plus the video device: the requested type, else vga on x86 (bochs
- * for EFI guests when the cluster prefers it) and virtio elsewhere.
+ * for EFI guests unless the context opts out, as upstream's GraphicsDomainConfigurator)
+ * and virtio elsewhere.
  */
 import type { Configurator, Conversion } from '../conversion';
 

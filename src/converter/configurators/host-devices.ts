@@ -2,13 +2,23 @@
  * GPUs and host devices: each VMI device is matched by name to the host device the device
  * plugin or DRA driver allocated (converter context), and becomes a `<hostdev>`: PCI
  * passthrough, a mediated device (vGPU, with display and ramfb when asked) or USB.
+ * Aliases carry upstream's per-kind prefixes (`ua-gpu-`, `ua-dra-gpu-`, `ua-hostdevice-`,
+ * `ua-usb-host-`: the AliasPrefix constants of upstream's device/hostdevice packages), so
+ * tools that find a device by its alias see the names upstream's launcher writes.
  */
 import type { GPU, HostDevice } from '../../api/generated/types';
-import { type Configurator, type Conversion, userAlias } from '../conversion';
+import type { Configurator, Conversion } from '../conversion';
 import type { HostDev } from '../domain/types';
 import { hostPCISource } from '../pci';
 
 const HEX4 = /^[0-9a-fA-F]{4}$/;
+
+/** Upstream's alias prefix for a host device of this kind. */
+function hostDevAliasPrefix(resolved: { type: string }, isGPU: boolean, dra: boolean): string {
+  if (resolved.type === 'usb') return 'usb-host-';
+  if (isGPU) return dra ? 'dra-gpu-' : 'gpu-';
+  return 'hostdevice-';
+}
 
 function toHostDev(c: Conversion, dev: GPU | HostDevice, path: string, isGPU: boolean): HostDev {
   c.segment(dev.name, `${path}.name`);
@@ -19,7 +29,7 @@ function toHostDev(c: Conversion, dev: GPU | HostDevice, path: string, isGPU: bo
       `device '${dev.name}' (${dev.deviceName ?? dev.claimName ?? 'no resource'}) has no host device resolved in the converter context (hostDevices)`,
     );
   }
-  const alias = userAlias(dev.name);
+  const alias = { name: `ua-${hostDevAliasPrefix(resolved, isGPU, dev.claimName !== undefined)}${dev.name}` };
   switch (resolved.type) {
     case 'pci': {
       const address = hostPCISource(resolved.address);

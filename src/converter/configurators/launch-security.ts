@@ -1,7 +1,10 @@
 /**
  * Confidential guests: SEV, SEV-ES and SEV-SNP `<launchSecurity>`. Policy bits follow
  * upstream: SEV NoDebug (0x1), plus ES (0x4); SNP uses the default guest policy 0x30000
- * (SMT allowed, reserved bit 17). Memory is locked, as encrypted pages cannot be swapped.
+ * (SMT allowed, reserved bit 17). No `<memoryBacking><locked/>`, as upstream's
+ * LaunchSecurity configurator: KVM pins an SEV guest's encrypted pages itself (so they are
+ * never swapped), and QEMU mlocking all guest memory on top only raises the memlock limit
+ * the pod needs (docs/converter.md).
  */
 import type { Configurator, Conversion } from '../conversion';
 
@@ -36,7 +39,5 @@ export const launchSecurityConfigurator: Configurator = {
       dhCert: spec?.dhCert ? c.line(spec.dhCert, `${path}.sev.dhCert`) : undefined,
       session: spec?.session ? c.line(spec.session, `${path}.sev.session`) : undefined,
     };
-    c.domain.memoryBacking ??= {};
-    c.domain.memoryBacking.locked = {};
   },
 };

@@ -24,8 +24,8 @@ function efi(c: Conversion, os: OS): void {
   const code = c.launchSecurity ? (fw.efiCodeSEV ?? fw.efiCode) : secure ? fw.efiCodeSecureBoot : fw.efiCode;
   const vars = secure ? fw.efiVarsSecureBoot : fw.efiVars;
   if (c.launchSecurity === 'sev-snp') {
-    // SNP guests boot stateless firmware: a ROM and no NVRAM (upstream).
-    os.loader = { readonly: 'yes', secure: 'no', type: 'rom', value: code };
+    // SNP guests boot upstream's stateless AMD SEV firmware: a ROM and no NVRAM.
+    os.loader = { readonly: 'yes', secure: 'no', type: 'rom', value: fw.efiCodeSNP ?? code };
     return;
   }
   os.loader = { readonly: 'yes', secure: secure ? 'yes' : 'no', type: 'pflash', value: code };

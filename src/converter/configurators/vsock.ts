@@ -1,4 +1,8 @@
-/** VSOCK: a virtio socket device with the context id the controller allocated. */
+/**
+ * VSOCK: a virtio socket device with the context id the controller allocated. Always
+ * `virtio-non-transitional`, even with useVirtioTransitional: QEMU's vhost-vsock-pci only
+ * works as virtio 1.0 (upstream's VSOCKDomainConfigurator forces the same model).
+ */
 import type { Configurator, Conversion } from '../conversion';
 
 export const vsockConfigurator: Configurator = {
@@ -15,7 +19,7 @@ export const vsockConfigurator: Configurator = {
     if (!Number.isInteger(cid) || cid < 3)
       c.fail('status.VSOCKCID', `${cid} is not a valid guest CID (>= 3)`);
     c.domain.devices.vsock = {
-      model: c.virtioModel(),
+      model: 'virtio-non-transitional',
       cid: { auto: 'no', address: cid },
       driver: c.iommu ? { iommu: 'on' } : undefined,
       alias: { name: 'ua-vsock' },

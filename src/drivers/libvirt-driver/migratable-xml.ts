@@ -5,7 +5,7 @@
  * with the host paths swapped for the target pod's. The target's paths come from the
  * domain the target driver rendered for its own pod (`prepareTarget`): files and sockets
  * at the same place in both documents (kernel, initrd, loader, NVRAM, disk sources,
- * serial/console/channel sockets, graphics sockets) are paired up, and each source path
+ * serial/console/channel sockets and logs, graphics sockets) are paired up, and each source path
  * is replaced by its target counterpart wherever it appears in the live XML.
  */
 import { XMLParser } from 'fast-xml-parser';
@@ -46,7 +46,10 @@ export function domainPaths(xml: string): Map<string, string> {
     put(`disk[${i}].dev`, attr(src, 'dev'));
   });
   for (const kind of ['serial', 'console', 'channel']) {
-    for (const [i, c] of list(devices[kind]).entries()) put(`${kind}[${i}].path`, attr(c.source, 'path'));
+    for (const [i, c] of list(devices[kind]).entries()) {
+      put(`${kind}[${i}].path`, attr(c.source, 'path'));
+      put(`${kind}[${i}].log`, attr(c.log, 'file'));
+    }
   }
   list(devices.graphics).forEach((g, i) => {
     put(`graphics[${i}].socket`, attr(g, 'socket'));

@@ -18,7 +18,8 @@ describe('cluster configuration', () => {
     expect(c.useEmulation).toBe(false);
     expect(c.defaultNetworkInterface).toBe('bridge');
     expect(c.permitBridgeInterfaceOnPodNetwork).toBe(true);
-    expect(c.vmRolloutStrategy).toBe('Stage');
+    // Upstream's DefaultVMRolloutStrategy (pkg/virt-config) is LiveUpdate.
+    expect(c.vmRolloutStrategy).toBe('LiveUpdate');
     expect(c.migrations.parallelMigrationsPerCluster).toBe(5);
     expect(c.migrations.parallelOutboundMigrationsPerNode).toBe(2);
   });

@@ -4,6 +4,7 @@ import { defaultVirtualMachineInstanceMigration } from '../../../src/api/default
 import { defaultVirtualMachine } from '../../../src/api/defaults/vm-defaults';
 import type { VirtualMachine, VirtualMachineInstanceMigration } from '../../../src/api/generated/types';
 import { createInstancetypeCatalog } from '../../../src/api/instancetype/catalog';
+import { expandVirtualMachine } from '../../../src/api/instancetype/expand';
 import { fixture, fixtureObjects } from '../../support/fixtures';
 
 const cfg = createClusterConfig({}, { hostArchitecture: 'amd64' });
@@ -15,6 +16,53 @@ describe('VM defaulting', () => {
     expect(out.spec.template.spec?.domain.machine).toEqual({ type: 'q35' });
     expect(out.spec.template.spec?.domain.cpu).toBeUndefined();
     expect(out.spec.runStrategy).toBe('Halted');
+  });
+
+  it("gives the template upstream's default pod interface and network (SetVirtualMachineDefaults)", () => {
+    const vm: VirtualMachine = {
+      metadata: { name: 'bare', namespace: 'ns' },
+      spec: { template: { spec: { domain: { devices: {} } } } },
+    } as VirtualMachine;
+    const t = defaultVirtualMachine(vm, cfg).spec.template.spec!;
+    expect(t.domain.devices.interfaces).toEqual([{ name: 'default', bridge: {} }]);
+    expect(t.networks).toEqual([{ name: 'default', pod: {} }]);
+  });
+
+  it('applies the preferred interface model to the auto-added pod interface once the VM is expanded', () => {
+    // Upstream adds the interface at VM admission, before the preference is applied.
+    const pref = {
+      apiVersion: 'instancetype.kubevirt.io/v1beta1',
+      kind: 'VirtualMachineClusterPreference',
+      metadata: { name: 'e1000-pref' },
+      spec: { devices: { preferredInterfaceModel: 'e1000' } },
+    };
+    const catalog = createInstancetypeCatalog([pref]);
+    const vm = {
+      metadata: { name: 'p', namespace: 'ns' },
+      spec: {
+        preference: { name: 'e1000-pref' },
+        template: { spec: { domain: { devices: {} } } },
+      },
+    } as VirtualMachine;
+    const expanded = expandVirtualMachine(
+      defaultVirtualMachine(vm, cfg, { instancetypes: catalog }),
+      catalog,
+    );
+    expect(expanded.errors).toEqual([]);
+    expect(expanded.vm.spec.template.spec!.domain.devices.interfaces).toEqual([
+      { name: 'default', bridge: {}, model: 'e1000' },
+    ]);
+  });
+
+  it('gives a new VM a stable firmware serial, keeping one the VM sets (upstream generates one per new VM)', () => {
+    const vm = fixture<VirtualMachine>('vm-containerdisk.yaml');
+    const serial = defaultVirtualMachine(vm, cfg).spec.template.spec!.domain.firmware!.serial!;
+    expect(serial).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(defaultVirtualMachine(vm, cfg).spec.template.spec!.domain.firmware!.serial).toBe(serial);
+    const other = { ...vm, metadata: { ...vm.metadata, name: 'other' } };
+    expect(defaultVirtualMachine(other, cfg).spec.template.spec!.domain.firmware!.serial).not.toBe(serial);
+    vm.spec.template.spec!.domain.firmware = { serial: 'MINE-1' };
+    expect(defaultVirtualMachine(vm, cfg).spec.template.spec!.domain.firmware!.serial).toBe('MINE-1');
   });
 
   it('turns running into runStrategy', () => {

@@ -70,7 +70,8 @@ describe('VMI defaulting on the fixture manifests', () => {
     expect(t?.pit).toEqual({ tickPolicy: 'delay', present: true });
     expect(out.spec.domain.firmware?.uuid).toBe('0b9c2a58-7d1e-4f36-8e2a-55c1f3a9d4b7');
     expect(out.spec.domain.devices.disks).toEqual([{ name: 'pvcdisk', disk: { bus: 'sata' } }]);
-    // cores set: topology left alone, as upstream
+    // cores set: topology left alone, and no sockets means no CPU hotplug headroom
+    // (upstream's setupCPUHotplug multiplies the unset sockets, 0)
     expect(out.spec.domain.cpu).toEqual({ cores: 2, model: 'host-model' });
   });
 
@@ -194,6 +195,25 @@ describe('VMI defaulting on the fixture manifests', () => {
     const input = vmi('vmi-containerdisk.yaml');
     input.spec.domain.cpu = { sockets: 2 };
     expect(defaultVirtualMachineInstance(input, cfg).spec.domain.cpu?.maxSockets).toBe(8);
+  });
+
+  it('gives CPU and memory headroom by default: upstream defaults vmRolloutStrategy to LiveUpdate', () => {
+    // setupCPUHotplug: 4 x sockets, capped at 512 vCPUs (but never below the sockets);
+    // setupMemoryHotplug: 4 x guest for guests of 1Gi and more.
+    const input = vmi('vmi-efi.yaml'); // 1Gi guest, no CPU topology
+    const out = defaultVirtualMachineInstance(input, amd64);
+    expect(out.spec.domain.cpu).toMatchObject({ sockets: 1, cores: 1, threads: 1, maxSockets: 4 });
+    expect(out.spec.domain.memory).toEqual({ guest: '1Gi', maxGuest: '4Gi' });
+    const wide = vmi('vmi-containerdisk.yaml');
+    wide.spec.domain.cpu = { sockets: 4, cores: 32, threads: 2 };
+    expect(defaultVirtualMachineInstance(wide, amd64).spec.domain.cpu?.maxSockets).toBe(8);
+    const huge = vmi('vmi-containerdisk.yaml');
+    huge.spec.domain.cpu = { sockets: 16, cores: 64, threads: 1 };
+    expect(defaultVirtualMachineInstance(huge, amd64).spec.domain.cpu?.maxSockets).toBe(16);
+    const stage = createClusterConfig({ vmRolloutStrategy: 'Stage' }, { hostArchitecture: 'amd64' });
+    const staged = defaultVirtualMachineInstance(vmi('vmi-efi.yaml'), stage).spec.domain;
+    expect(staged.cpu?.maxSockets).toBeUndefined();
+    expect(staged.memory?.maxGuest).toBeUndefined();
   });
 
   it('firmware UUIDs follow upstream: SHA-1 UUIDv5 of the name', () => {

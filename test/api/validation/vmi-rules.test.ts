@@ -20,6 +20,8 @@ interface Case {
   arch?: string;
   /** Feature gates listed in `disabledFeatureGates`. */
   disabledGates?: string[];
+  /** The cluster's vmRolloutStrategy (upstream's default, LiveUpdate, unless set). */
+  rollout?: 'Stage' | 'LiveUpdate';
 }
 
 const cases: Case[] = [
@@ -343,8 +345,10 @@ const cases: Case[] = [
       "spec.domain.resources.requests.memory '256Mi' is greater than spec.domain.resources.limits.memory '128Mi'",
   },
   {
+    // Upstream's validateGuestMemoryLimit only applies under the Stage rollout strategy.
     name: 'guest memory above limit',
     file: 'vmi-containerdisk.yaml',
+    rollout: 'Stage',
     mutate: (v) => {
       v.spec.domain.resources = { limits: { memory: '64Mi' } };
     },
@@ -1335,6 +1339,7 @@ describe('VMI validation rules on mutated fixture manifests', () => {
     const config = createClusterConfig(
       {
         developerConfiguration: { disabledFeatureGates: c.disabledGates ?? [] },
+        ...(c.rollout ? { vmRolloutStrategy: c.rollout } : {}),
         ...(c.name.includes('cluster forbids')
           ? { network: { permitBridgeInterfaceOnPodNetwork: false } }
           : {}),

@@ -178,20 +178,22 @@ describe('os configurator', () => {
     expect(d.os.bootmenu).toEqual({ enable: 'yes', timeout: 10000 });
   });
 
-  it('boots SEV-SNP guests from stateless ROM firmware without NVRAM', () => {
-    const d = run(
-      [osConfigurator],
-      vmi({
-        domain: { launchSecurity: { snp: {} }, firmware: { bootloader: { efi: { secureBoot: false } } } },
-      }),
-    );
+  it("boots SEV-SNP guests from upstream's stateless OVMF.amdsev.fd ROM without NVRAM", () => {
+    const snp = vmi({
+      domain: { launchSecurity: { snp: {} }, firmware: { bootloader: { efi: { secureBoot: false } } } },
+    });
+    const d = run([osConfigurator], snp);
     expect(d.os.loader).toEqual({
       readonly: 'yes',
       secure: 'no',
       type: 'rom',
-      value: '/usr/share/OVMF/OVMF_CODE_4M.fd',
+      value: '/usr/share/OVMF/OVMF.amdsev.fd',
     });
     expect(d.os.nvram).toBeUndefined();
+    const own = testContext({
+      firmware: { ...testContext().firmware, efiCodeSNP: '/opt/edk2/OVMF.amdsev.fd' },
+    });
+    expect(run([osConfigurator], snp, own).os.loader!.value).toBe('/opt/edk2/OVMF.amdsev.fd');
   });
 
   it('uses the SecureBoot OVMF pair and requires SMM for it', () => {
@@ -244,6 +246,24 @@ describe('cpu configurator', () => {
     const passthrough = vmi({ domain: { cpu: { model: 'host-passthrough' } } });
     expect(run([cpuConfigurator], passthrough, tcg).cpu!.mode).toBe('maximum');
     expect(run([cpuConfigurator], passthrough).cpu!.mode).toBe('host-passthrough');
+  });
+
+  it('disables mpx on named x86 models unless the VMI states it (upstream CPUDomainConfigurator)', () => {
+    const named = (features?: { name: string; policy?: string }[]) =>
+      vmi({ domain: { cpu: { model: 'Skylake-Server', features } } });
+    expect(run([cpuConfigurator], named()).cpu!.feature).toEqual([{ policy: 'disable', name: 'mpx' }]);
+    expect(run([cpuConfigurator], named([{ name: 'vmx', policy: 'require' }])).cpu!.feature).toEqual([
+      { policy: 'require', name: 'vmx' },
+      { policy: 'disable', name: 'mpx' },
+    ]);
+    expect(run([cpuConfigurator], named([{ name: 'mpx', policy: 'require' }])).cpu!.feature).toEqual([
+      { policy: 'require', name: 'mpx' },
+    ]);
+    expect(
+      run([cpuConfigurator], vmi({ domain: { cpu: { model: 'host-model' } } })).cpu!.feature,
+    ).toBeUndefined();
+    const arm = testContext({ arch: 'aarch64' });
+    expect(run([cpuConfigurator], named(), arm).cpu!.feature).toBeUndefined();
   });
 
   it('pins dedicated vCPUs and the emulator thread, and needs enough pinned CPUs', () => {
@@ -312,6 +332,60 @@ describe('iothreads configurator', () => {
     expect(auto.devices.disk!.map((d) => d.driver!.iothread)).toEqual([1, 2, 1]);
     expect(run([disksConfigurator, iothreadsConfigurator], disks(undefined)).iothreads).toBeUndefined();
   });
+  it('sizes the auto pool from the pod CPU request, not the vCPU count (upstream getThreadPoolLimit)', () => {
+    const many = (resources?: object, cpu: object = { sockets: 16 }) =>
+      vmi({
+        volumes: Array.from({ length: 16 }, (_, i) => ({ name: `d${i}`, emptyDisk: { capacity: '1Gi' } })),
+        domain: {
+          ioThreadsPolicy: 'auto',
+          cpu,
+          resources,
+          devices: {
+            disks: Array.from({ length: 16 }, (_, i) => ({ name: `d${i}`, disk: { bus: 'virtio' } })),
+          },
+        },
+      });
+    // No request: one CPU, so two threads for 16 disks on 16 vCPUs.
+    expect(run([disksConfigurator, iothreadsConfigurator], many()).iothreads).toBe(2);
+    // A request of 2.5 CPUs rounds up to 3: six threads.
+    expect(
+      run([disksConfigurator, iothreadsConfigurator], many({ requests: { cpu: '2500m' } })).iothreads,
+    ).toBe(6);
+    expect(run([disksConfigurator, iothreadsConfigurator], many({ limits: { cpu: '4' } })).iothreads).toBe(8);
+    // An isolated emulator thread takes the one shared IO thread.
+    const isolated = many(undefined, { cores: 2, dedicatedCpuPlacement: true, isolateEmulatorThread: true });
+    const d = run([disksConfigurator, cpuConfigurator, iothreadsConfigurator], isolated);
+    expect(d.iothreads).toBe(1);
+    expect(d.cputune!.iothreadpin).toEqual([{ iothread: 1, cpuset: '4' }]);
+  });
+
+  it('pins only IO thread 1 beside an isolated emulator thread, else spreads threads over the vCPU CPUs (upstream FormatDomainIOThreadPin)', () => {
+    const dedicated = (isolate: boolean) =>
+      vmi({
+        volumes: ['a', 'b', 'c'].map((n) => ({ name: n, emptyDisk: { capacity: '1Gi' } })),
+        domain: {
+          ioThreadsPolicy: 'shared',
+          cpu: { cores: 4, dedicatedCpuPlacement: true, isolateEmulatorThread: isolate },
+          devices: {
+            disks: [
+              { name: 'a', disk: { bus: 'virtio' } },
+              { name: 'b', disk: { bus: 'virtio' }, dedicatedIOThread: true },
+              { name: 'c', disk: { bus: 'virtio' }, dedicatedIOThread: true },
+            ],
+          },
+        },
+      });
+    const pins = (v: ReturnType<typeof vmi>) =>
+      run([disksConfigurator, cpuConfigurator, iothreadsConfigurator], v).cputune!.iothreadpin;
+    expect(pins(dedicated(true))).toEqual([{ iothread: 1, cpuset: '6' }]);
+    // Three threads over vCPU CPUs 2,3,4,5: 2,3 / 4 / 5.
+    expect(pins(dedicated(false))).toEqual([
+      { iothread: 1, cpuset: '2,3' },
+      { iothread: 2, cpuset: '4' },
+      { iothread: 3, cpuset: '5' },
+    ]);
+  });
+
   it('rejects an unknown policy', () => {
     expect(() => run([disksConfigurator, iothreadsConfigurator], disks('many'))).toThrow(
       "spec.domain.ioThreadsPolicy: 'many' is not one of shared, auto, supplementalPool",
@@ -365,10 +439,11 @@ describe('reboot policy and hypervisor configurators', () => {
 });
 
 describe('launch security configurator', () => {
-  it('encodes SEV, SEV-ES and SEV-SNP policies and locks memory', () => {
+  it('encodes SEV, SEV-ES and SEV-SNP policies and leaves memory unlocked, as upstream', () => {
     const sev = run([launchSecurityConfigurator], vmi({ domain: { launchSecurity: { sev: {} } } }));
     expect(sev.launchSecurity).toEqual({ type: 'sev', cbitpos: 51, reducedPhysBits: 1, policy: '0x1' });
-    expect(sev.memoryBacking).toEqual({ locked: {} });
+    // Upstream's LaunchSecurity configurator adds no <memoryBacking><locked/>.
+    expect(sev.memoryBacking).toBeUndefined();
     expect(
       run(
         [launchSecurityConfigurator],
@@ -413,18 +488,26 @@ describe('controllers configurator', () => {
     expect(usb.devices.controller).toEqual([{ type: 'usb', index: 0, model: 'qemu-xhci' }]);
   });
 
-  it('gives a SCSI controller serving SCSI disks an IO thread and a queue per vCPU', () => {
-    const d = run(
-      [disksConfigurator, controllersConfigurator, iothreadsConfigurator],
-      vmi({
-        volumes: [{ name: 's', emptyDisk: { capacity: '1Gi' } }],
-        domain: {
-          ioThreadsPolicy: 'shared',
-          cpu: { cores: 2 },
-          devices: { disks: [{ name: 's', disk: { bus: 'scsi' } }] },
-        },
-      }),
-    );
-    expect(d.devices.controller!.find((c) => c.type === 'scsi')!.driver).toEqual({ queues: 2, iothread: 1 });
+  it('gives the SCSI controller an IO thread and a queue per vCPU only for a dedicated-IO-thread SCSI disk (upstream shouldConfigSCSIThread)', () => {
+    const scsi = (dedicated: boolean) =>
+      run(
+        [disksConfigurator, controllersConfigurator, iothreadsConfigurator],
+        vmi({
+          volumes: ['v', 's'].map((name) => ({ name, emptyDisk: { capacity: '1Gi' } })),
+          domain: {
+            ioThreadsPolicy: 'shared',
+            cpu: { cores: 2 },
+            devices: {
+              disks: [
+                { name: 'v', disk: { bus: 'virtio' } },
+                { name: 's', disk: { bus: 'scsi' }, dedicatedIOThread: dedicated },
+              ],
+            },
+          },
+        }),
+      ).devices.controller!.find((c) => c.type === 'scsi')!.driver;
+    expect(scsi(false)).toBeUndefined();
+    // The thread after the shared virtio disks' round robin: one pool thread, so thread 1.
+    expect(scsi(true)).toEqual({ queues: 2, iothread: 1 });
   });
 });

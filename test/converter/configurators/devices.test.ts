@@ -45,6 +45,11 @@ describe('vsock configurator', () => {
       run([vsockConfigurator], devices({ autoattachVSOCK: true }), testContext({ vsockCID: undefined })),
     ).toThrow(/autoattachVSOCK: VSOCK needs a context id/);
   });
+
+  it('stays virtio-non-transitional with useVirtioTransitional (upstream VSOCKDomainConfigurator)', () => {
+    const d = run([vsockConfigurator], devices({ autoattachVSOCK: true, useVirtioTransitional: true }));
+    expect(d.devices.vsock!.model).toBe('virtio-non-transitional');
+  });
 });
 
 describe('channels configurator', () => {
@@ -55,11 +60,19 @@ describe('channels configurator', () => {
   });
 });
 
-describe('channels configurator: unsupported devices', () => {
-  it('refuses the downward metrics device rather than dropping it', () => {
-    expect(() => run([channelsConfigurator], devices({ downwardMetrics: {} }))).toThrow(
-      'spec.domain.devices.downwardMetrics: the downward metrics device is not supported by this converter yet',
-    );
+describe('channels configurator: downward metrics', () => {
+  it("adds upstream's vhostmd virtio-serial port (convertDownwardMetricsChannel) after the agent's", () => {
+    expect(run([channelsConfigurator], devices({ downwardMetrics: {} })).devices.channel).toEqual([
+      { type: 'unix', target: { type: 'virtio', name: 'org.qemu.guest_agent.0' } },
+      {
+        type: 'unix',
+        source: {
+          mode: 'bind',
+          path: '/var/run/kubevirt-private/downwardmetrics-channel/downwardmetrics.sock',
+        },
+        target: { type: 'virtio', name: 'org.github.vhostmd.1' },
+      },
+    ]);
   });
 });
 
@@ -121,6 +134,14 @@ describe('graphics configurator', () => {
       run([graphicsConfigurator], devices({ autoattachGraphicsDevice: false })).devices.graphics,
     ).toBeUndefined();
   });
+
+  it('gives EFI guests on x86 the bochs display unless the context opts out (upstream BochsDisplayForEFIGuests, GA)', () => {
+    const efi = vmi({ domain: { firmware: { bootloader: { efi: {} } } } });
+    expect(run([graphicsConfigurator], efi).devices.video).toEqual([{ model: { type: 'bochs', heads: 1 } }]);
+    expect(
+      run([graphicsConfigurator], efi, testContext({ useBochsForEFIGuests: false })).devices.video,
+    ).toEqual([{ model: { type: 'vga', heads: 1, vram: 16384 } }]);
+  });
 });
 
 describe('sound configurator', () => {
@@ -164,6 +185,22 @@ describe('console configurator', () => {
     expect(
       run([consoleConfigurator], devices({ autoattachSerialConsole: false })).devices.serial,
     ).toBeUndefined();
+  });
+
+  it('logs the serial console by default unless the VMI or the cluster turns it off (upstream isSerialConsoleLogEnabled)', () => {
+    const log = (logSerialConsole: boolean | undefined, serialConsoleLogDisabled = false) =>
+      run([consoleConfigurator], devices({ logSerialConsole }), testContext({ serialConsoleLogDisabled }))
+        .devices.serial![0].log;
+    expect(log(undefined)).toEqual({
+      file: '/var/run/kubevirt-private/default_t/virt-serial0-log',
+      append: 'on',
+    });
+    expect(log(false)).toBeUndefined();
+    expect(log(undefined, true)).toBeUndefined();
+    expect(log(true, true)).toEqual({
+      file: '/var/run/kubevirt-private/default_t/virt-serial0-log',
+      append: 'on',
+    });
   });
 });
 

@@ -28,7 +28,7 @@ describe('host devices configurator', () => {
         type: 'pci',
         managed: 'no',
         source: { address: { domain: '0x0000', bus: '0x81', slot: '0x00', function: '0x0' } },
-        alias: { name: 'ua-gpu1' },
+        alias: { name: 'ua-gpu-gpu1' },
       },
       {
         mode: 'subsystem',
@@ -37,15 +37,39 @@ describe('host devices configurator', () => {
         managed: 'no',
         display: 'on',
         source: { address: { uuid: 'c2177883-f1bb-47f0-914d-32a22e3a8804' } },
-        alias: { name: 'ua-vgpu' },
+        alias: { name: 'ua-gpu-vgpu' },
       },
       {
         mode: 'subsystem',
         type: 'usb',
         managed: 'no',
         source: { vendor: { id: '0x46f4' }, product: { id: '0x0001' } },
-        alias: { name: 'ua-node-usb-to-vmi-storage' },
+        alias: { name: 'ua-usb-host-node-usb-to-vmi-storage' },
       },
+    ]);
+  });
+
+  it("names devices with upstream's per-kind alias prefixes (gpu-, dra-gpu-, hostdevice-, usb-host-)", () => {
+    // Upstream: gpu.AliasPrefix, dra gpu.AliasPrefix, generic.AliasPrefix and the USB
+    // host device's NewUserDefinedAlias("usb-host-" + name).
+    const d = run(
+      [hostDevicesConfigurator],
+      vmi({
+        domain: {
+          devices: {
+            gpus: [{ name: 'gpu1', claimName: 'gpu-claim', requestName: 'gpu' }],
+            hostDevices: [
+              { name: 'nvme', deviceName: 'x.io/nvme' },
+              { name: 'node-usb-to-vmi-storage', deviceName: 'kubevirt.io/storage' },
+            ],
+          },
+        },
+      }),
+    );
+    expect(d.devices.hostdev!.map((h) => h.alias!.name)).toEqual([
+      'ua-dra-gpu-gpu1',
+      'ua-hostdevice-nvme',
+      'ua-usb-host-node-usb-to-vmi-storage',
     ]);
   });
 
