@@ -34,6 +34,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# VM networking's packages (CNI plugins, nftables, iproute2, passt): their own script.
+"$here/setup-network.sh"
+
 # /dev/kvm as Debian's udev rules leave it (root:kvm 0660). Where it is root-only 0600,
 # libvirt 9.0 sees KVM appear and vanish between probes and re-probes QEMU's capabilities
 # on nearly every call (a `virsh create` then takes minutes).

@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import type { KubeVirtConfiguration } from '../../api/generated/types';
 import { KubeVirtConfigWatcher } from '../../controllers/config/kubevirt-config';
+import { DEFAULT_POD_NETWORK } from '../../controllers/local/pod-runtime/pod-network';
 import { defaultCliEntry, PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime';
 import { PvBinder } from '../../controllers/local/pv-binder';
 import { type EmbeddedServer, serveEmbeddedStore } from '../../controllers/runtime/embedded/server';
@@ -36,6 +37,11 @@ export interface LocalNodeOptions {
   libvirtUri?: string;
   /** Let the driver use KVM when /dev/kvm works (default false: software emulation). */
   allowKvm?: boolean;
+  /**
+   * The pod network (own namespace per launcher pod on bridge kvts0, see pod-network.ts):
+   * its subnet, or false for none. Default: on, subnet 10.244.77.0/24.
+   */
+  podNetwork?: { subnet?: string; bridge?: string } | false;
   /** The CLI entry launchers run (default this package's dist/cli/kubevirt-ts.js). */
   cliEntry?: string;
   log?: (component: string, message: string) => void;
@@ -103,6 +109,14 @@ export class LocalNode {
       manageNode: true,
       commands: { 'kubevirt-ts': [process.execPath, this.o.cliEntry ?? thisCliEntry()] },
       env: { [IMAGE_ROOT_ENV]: paths.images, KUBEVIRT_TS_LIBVIRT_URI: uri },
+      network:
+        this.o.podNetwork === false
+          ? undefined
+          : {
+              ...DEFAULT_POD_NETWORK,
+              ...this.o.podNetwork,
+              dataDir: join(paths.root, 'cni'),
+            },
       log: (m) => log('pod runtime', m),
     });
     const allowKvm = this.o.allowKvm ?? false;
