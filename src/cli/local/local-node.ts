@@ -134,6 +134,7 @@ export class LocalNode {
         }
       },
       migrationConfig: () => this.config.current().migrations,
+      podNetns: (uid) => this.runtime.networkOf(uid)?.netns,
       log: (m) => log('virt-handler', m),
     });
     await this.config.start();

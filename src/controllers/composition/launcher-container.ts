@@ -9,6 +9,7 @@ import { Container } from 'inversify';
 import type { LauncherArgs } from '../shared/launcher-args';
 import { type LauncherDriverFactory, launcherDriverFactories } from '../virt-launcher/drivers';
 import { IMAGE_ROOT_ENV } from '../virt-launcher/image-dirs';
+import { GuestNetwork } from '../virt-launcher/guest-network';
 import { VirtLauncher } from '../virt-launcher/launcher';
 import { launcherConverterPaths } from '../virt-launcher/launcher-paths';
 import { type PathMap, pathMapFromEnv } from '../virt-launcher/path-map';
@@ -65,12 +66,14 @@ export function createLauncherContainer(c: LauncherComposition): Container {
       paths.libvirtRunDir = shortDir(paths.libvirtRunDir, 90);
       const imageRoot = e[IMAGE_ROOT_ENV] || undefined;
       const volumes = new VolumePreparer({ paths, imageRoot, pathMap: map });
+      const socketDir = shortDir(map.toHost(join(args.shareDir, 'sockets')));
+      const network = new GuestNetwork(socketDir, (m) => process.stderr.write(`virt-launcher: ${m}\n`));
       return new VirtLauncher({
         namespace: args.namespace,
         name: args.name,
         uid: args.uid,
         gracePeriodSeconds: args.gracePeriodSeconds,
-        socketDir: shortDir(map.toHost(join(args.shareDir, 'sockets'))),
+        socketDir,
         connectDriver: () => factory({ paths, imageRoot, env: e, backingFormats: volumes.backingFormats }),
         // The in-memory fake driver runs no QEMU: it needs no disk files.
         prepareVolumes:
@@ -79,6 +82,8 @@ export function createLauncherContainer(c: LauncherComposition): Container {
             : async (vmi) => {
                 await volumes.prepare(vmi);
               },
+        // The fake driver runs no guest: no DHCP server, no taps.
+        prepareNetwork: args.hypervisor === 'fake' ? undefined : (vmi) => network.prepare(vmi),
         syncOptions: { useEmulation: args.allowEmulation },
         finalWaitMs: c.finalWaitMs,
       });

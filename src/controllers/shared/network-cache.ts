@@ -6,6 +6,7 @@
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Interface, VirtualMachineInstance } from '../../api/generated/types';
 
 export const NETWORK_CACHE_FILE = 'network-cache.json';
 
@@ -52,3 +53,12 @@ export async function readNetworkCache(socketDir: string): Promise<NetworkCache 
     return undefined;
   }
 }
+
+/** The VMI's interfaces on the pod network, with their index (the field path). */
+export function podNetworkInterfaces(vmi: VirtualMachineInstance): { iface: Interface; index: number }[] {
+  const pod = new Set((vmi.spec.networks ?? []).filter((n) => n.pod).map((n) => n.name));
+  return (vmi.spec.domain.devices.interfaces ?? [])
+    .map((iface, index) => ({ iface, index }))
+    .filter(({ iface }) => pod.has(iface.name) && iface.state !== 'absent' && !iface.sriov);
+}
+

@@ -56,6 +56,8 @@ export interface VirtLauncherOptions {
   connectDriver: () => Promise<HypervisorDriver>;
   /** Creates the files the domain points at (overlays, ISO images) before each sync. */
   prepareVolumes?: (vmi: VirtualMachineInstance) => Promise<void>;
+  /** Network setup phase 2 before each sync: the VMI to convert (MACs), the DHCP server. */
+  prepareNetwork?: (vmi: VirtualMachineInstance) => Promise<VirtualMachineInstance>;
   /** How `sync` treats the VMI (emulation allowed, ...). */
   syncOptions?: SyncOptions;
   /** After the domain is gone, how long to wait for the node agent's DeleteVirtualMachine before exiting (default 30 s). */
@@ -224,7 +226,8 @@ export class VirtLauncher implements LauncherService {
   // --- LauncherService ---
 
   async syncVirtualMachine(req: VMIRequest): Promise<void> {
-    const vmi = this.parseVmi(req);
+    const parsed = this.parseVmi(req);
+    const vmi = this.opts.prepareNetwork ? await this.opts.prepareNetwork(parsed) : parsed;
     if (this.finished || this.stopping) return; // never start a guest again once it ended
     // A migration target gets its guest from the source, never by starting it here.
     if (this.incoming && !this.incoming.completed) return;

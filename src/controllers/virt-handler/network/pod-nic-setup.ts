@@ -7,8 +7,13 @@
  * reads. Every step is real iproute2/nft/sysctl run with argument arrays inside the
  * namespace (nsenter --net), and idempotent: a second run changes nothing.
  */
-import type { Interface, VirtualMachineInstance } from '../../../api/generated/types';
-import { type CachedInterface, readNetworkCache, writeNetworkCache } from '../../shared/network-cache';
+import type { VirtualMachineInstance } from '../../../api/generated/types';
+import {
+  type CachedInterface,
+  podNetworkInterfaces,
+  readNetworkCache,
+  writeNetworkCache,
+} from '../../shared/network-cache';
 import { runInNetns } from '../../shared/run-tool';
 import { guestMAC } from './guest-mac';
 import { MASQUERADE, masqueradeRuleset } from './masquerade-rules';
@@ -35,14 +40,6 @@ interface LinkInfo {
   ifname: string;
   mtu: number;
   addr_info?: { family: string; local: string; prefixlen: number }[];
-}
-
-/** The VMI's interfaces on the pod network, with their index (the field path). */
-export function podNetworkInterfaces(vmi: VirtualMachineInstance): { iface: Interface; index: number }[] {
-  const pod = new Set((vmi.spec.networks ?? []).filter((n) => n.pod).map((n) => n.name));
-  return (vmi.spec.domain.devices.interfaces ?? [])
-    .map((iface, index) => ({ iface, index }))
-    .filter(({ iface }) => pod.has(iface.name) && iface.state !== 'absent' && !iface.sriov);
 }
 
 /** What of the VMI's networks this setup cannot do yet: a field-path message, or undefined. */
