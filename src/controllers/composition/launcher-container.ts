@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { Container } from 'inversify';
 import type { LauncherArgs } from '../shared/launcher-args';
 import { type LauncherDriverFactory, launcherDriverFactories } from '../virt-launcher/drivers';
-import { IMAGE_ROOT_ENV } from '../virt-launcher/image-dirs';
 import { GuestNetwork } from '../virt-launcher/guest-network';
+import { IMAGE_ROOT_ENV } from '../virt-launcher/image-dirs';
 import { VirtLauncher } from '../virt-launcher/launcher';
 import { launcherConverterPaths } from '../virt-launcher/launcher-paths';
 import { type PathMap, pathMapFromEnv } from '../virt-launcher/path-map';
@@ -84,6 +84,7 @@ export function createLauncherContainer(c: LauncherComposition): Container {
               },
         // The fake driver runs no guest: no DHCP server, no taps.
         prepareNetwork: args.hypervisor === 'fake' ? undefined : (vmi) => network.prepare(vmi),
+        networkReport: () => network.report(),
         syncOptions: { useEmulation: args.allowEmulation },
         finalWaitMs: c.finalWaitMs,
       });

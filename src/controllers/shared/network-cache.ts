@@ -61,4 +61,3 @@ export function podNetworkInterfaces(vmi: VirtualMachineInstance): { iface: Inte
     .map((iface, index) => ({ iface, index }))
     .filter(({ iface }) => pod.has(iface.name) && iface.state !== 'absent' && !iface.sriov);
 }
-

@@ -23,8 +23,8 @@ import type { LauncherDomain } from '../virt-launcher/domain-report';
 import { MIGRATION_TARGET_XML } from '../virt-launcher/launcher';
 import { LauncherConnections } from './launcher-connections';
 import { MigrationSync, migrationRole } from './migration-sync';
-import { nodeDeviceResources, nodeLabelsFor } from './node-labels';
 import { NetworkPhase1 } from './network/phase1';
+import { nodeDeviceResources, nodeLabelsFor } from './node-labels';
 import { NodeRegistrar } from './node-registrar';
 import { type LauncherView, nextHandlerStatus } from './vmi-status';
 

@@ -5,12 +5,14 @@
  * DHCP server for the guest in the pod's network namespace (the launcher runs inside it).
  */
 import type { VirtualMachineInstance } from '../../api/generated/types';
-import { podNetworkInterfaces, readNetworkCache } from '../shared/network-cache';
+import { type CachedInterface, podNetworkInterfaces, readNetworkCache } from '../shared/network-cache';
 import { dhcpBindings } from './dhcp/bindings';
 import { DhcpServer } from './dhcp/server';
+import type { LauncherInterface } from './domain-report';
 
 export class GuestNetwork {
   private dhcp: DhcpServer | undefined;
+  private cached: CachedInterface[] = [];
 
   constructor(
     private readonly socketDir: string,
@@ -23,7 +25,9 @@ export class GuestNetwork {
     const subject = `VirtualMachineInstance ${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
     const cache = await readNetworkCache(this.socketDir);
     if (!cache || cache.interfaces.length === 0) {
-      throw new Error(`${subject}: spec.networks: the pod network is not set up yet (no network cache from the node agent)`);
+      throw new Error(
+        `${subject}: spec.networks: the pod network is not set up yet (no network cache from the node agent)`,
+      );
     }
     if (!this.dhcp) {
       const server = new DhcpServer(dhcpBindings(cache), this.log);
@@ -31,16 +35,33 @@ export class GuestNetwork {
       this.dhcp = server;
       this.log(`dhcp: serving ${cache.interfaces.map((i) => `${i.guestIP} to ${i.mac}`).join(', ')}`);
     }
+    this.cached = cache.interfaces;
     const macs = new Map(cache.interfaces.map((i) => [i.name, i.mac]));
     const interfaces = (vmi.spec.domain.devices.interfaces ?? []).map((i) =>
       macs.has(i.name) ? { ...i, macAddress: macs.get(i.name) } : i,
     );
-    return { ...vmi, spec: { ...vmi.spec, domain: { ...vmi.spec.domain, devices: { ...vmi.spec.domain.devices, interfaces } } } };
+    return {
+      ...vmi,
+      spec: {
+        ...vmi.spec,
+        domain: { ...vmi.spec.domain, devices: { ...vmi.spec.domain.devices, interfaces } },
+      },
+    };
   }
 
-  /** The lease the DHCP server acknowledged for `mac`, if any (status without a guest agent). */
-  leasedIP(mac: string): string | undefined {
-    return this.dhcp?.stats.leased.get(mac.toLowerCase());
+  /** The interfaces for the domain report: MAC, pod IP, and the guest's lease once acknowledged. */
+  report(): LauncherInterface[] | undefined {
+    if (this.cached.length === 0) return undefined;
+    return this.cached.map((i) => {
+      const leasedIP = this.dhcp?.stats.leased.get(i.mac);
+      return {
+        name: i.name,
+        binding: i.binding,
+        mac: i.mac,
+        podIP: i.podIP,
+        ...(leasedIP ? { leasedIP } : {}),
+      };
+    });
   }
 
   async stop(): Promise<void> {

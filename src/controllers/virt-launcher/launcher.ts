@@ -31,6 +31,7 @@ import { ConsoleRelay } from './console-relay';
 import {
   CONSOLE_SOCKET,
   type LauncherDomain,
+  type LauncherInterface,
   type LauncherMigrationState,
   NOTIFY_PIPE_SOCKET,
   VNC_SOCKET,
@@ -58,6 +59,8 @@ export interface VirtLauncherOptions {
   prepareVolumes?: (vmi: VirtualMachineInstance) => Promise<void>;
   /** Network setup phase 2 before each sync: the VMI to convert (MACs), the DHCP server. */
   prepareNetwork?: (vmi: VirtualMachineInstance) => Promise<VirtualMachineInstance>;
+  /** The network setup's interfaces for the domain report. */
+  networkReport?: () => LauncherInterface[] | undefined;
   /** How `sync` treats the VMI (emulation allowed, ...). */
   syncOptions?: SyncOptions;
   /** After the domain is gone, how long to wait for the node agent's DeleteVirtualMachine before exiting (default 30 s). */
@@ -174,6 +177,7 @@ export class VirtLauncher implements LauncherService {
       guestAgent: this.agent.report,
       console: this.console.attached ? CONSOLE_SOCKET : undefined,
       vnc: this.vnc ? VNC_SOCKET : undefined,
+      interfaces: this.opts.networkReport?.(),
       ...this.migrationReport(d),
     };
   }

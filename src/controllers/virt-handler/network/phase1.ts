@@ -29,7 +29,10 @@ export class NetworkPhase1 {
       return `${subject}: spec.networks: the launcher pod ${podUid} has no network namespace this node knows (is the pod network enabled?)`;
     }
     try {
-      await setUpPodNetwork(vmi, { netns, socketDir: podEmptyDirPath(this.o.podsRoot, podUid, SOCKETS_VOLUME) });
+      await setUpPodNetwork(vmi, {
+        netns,
+        socketDir: podEmptyDirPath(this.o.podsRoot, podUid, SOCKETS_VOLUME),
+      });
       this.done.add(podUid);
       if (this.done.size > 4096) this.done.clear();
       return undefined;

@@ -51,6 +51,9 @@ export function unsupportedNetwork(vmi: VirtualMachineInstance): string | undefi
     const path = `spec.domain.devices.interfaces[${i}]`;
     if (!pod.has(iface.name))
       return `${subject}: ${path}: secondary (multus) networks are not set up by this node yet`;
+    if (iface.dhcpOptions) {
+      return `${subject}: ${path}.dhcpOptions: extra DHCP options are not served by this launcher's DHCP server yet`;
+    }
     if (!iface.masquerade) {
       const kind = iface.bridge ? 'bridge' : iface.passtBinding ? 'passtBinding' : 'binding';
       return `${subject}: ${path}.${kind}: only the masquerade binding is set up on the pod network yet`;

@@ -7,7 +7,7 @@
  * IP and the declared port; the guest reaches a server in the peer pod and is seen there
  * with the launcher's pod IP. Nothing is left behind.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,51 +18,11 @@ import { readNetworkCache } from '../../../../src/controllers/shared/network-cac
 import { masqueradeRuleset } from '../../../../src/controllers/virt-handler/network/masquerade-rules';
 import { setUpPodNetwork } from '../../../../src/controllers/virt-handler/network/pod-nic-setup';
 import { canTestNetworking, netSnapshot } from '../../../support/net-snapshot';
+import { ECHO_CLIENT, ECHO_SERVER, inNs, startInNs } from '../../../support/netns-process';
 
-const here = new URL('.', import.meta.url).pathname;
-const repo = join(here, '../../../..');
-const inNs = (ns: string, cmd: string, args: string[]) =>
-  execFileSync('nsenter', [`--net=/run/netns/${ns}`, '--', cmd, ...args], {
-    encoding: 'utf8',
-    timeout: 20_000,
-  });
-
-/** Starts `node -e script` in a namespace and resolves with the process once it prints `marker`. */
-function nodeIn(
-  ns: string,
-  args: string[],
-  marker: string,
-): Promise<{ child: ChildProcess; out: () => string }> {
-  const child = spawn('nsenter', [`--net=/run/netns/${ns}`, '--', process.execPath, ...args], {
-    cwd: repo,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    out += d;
-  });
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no ${marker} from ${args.join(' ')}: ${out}`)), 20_000);
-    const check = () => {
-      if (out.includes(marker)) {
-        clearTimeout(t);
-        resolve({ child, out: () => out });
-      } else setTimeout(check, 20);
-    };
-    check();
-    child.once('exit', (c) => {
-      if (!out.includes(marker)) reject(new Error(`exited ${c}: ${out}`));
-    });
-  });
-}
-
-// Echo server: prints `ready`, and per connection `from <address> got <bytes>`.
-const ECHO = `require('net').createServer(s=>{let n=0;s.on('data',d=>{n+=d.length;s.write(d)});s.on('end',()=>{console.log('from '+s.remoteAddress+' got '+n);s.end()})}).listen(+process.argv[1],'0.0.0.0',()=>console.log('ready'))`;
-// Client: sends N bytes to host:port, prints `echoed <bytes>`.
-const CLIENT = `const [h,p,n]=process.argv.slice(1);const c=require('net').connect(+p,h,()=>c.end(Buffer.alloc(+n,1)));let r=0;c.on('data',d=>r+=d.length);c.on('close',()=>console.log('echoed '+r));c.on('error',e=>console.log('error '+e.message))`;
+const ECHO = ECHO_SERVER;
+const CLIENT = ECHO_CLIENT;
+const nodeIn = (ns: string, args: string[], marker: string) => startInNs(ns, process.execPath, args, marker);
 
 describe.skipIf(!canTestNetworking())('masquerade binding (phase 1 + DHCP + NAT, stand-in guest)', () => {
   const tag = process.pid % 10000;
