@@ -46,7 +46,10 @@ export function registerUpCommand(program: Command): void {
     .option('-d, --detach', 'run in the background, serving the local sockets the CLI talks to')
     .option('--state-dir <dir>', 'state directory', defaultStateDir())
     .option('--kvm', 'use KVM when /dev/kvm works (default: software emulation)')
-    .option('--libvirt-uri <uri>', 'libvirt URI', 'qemu:///system')
+    .option(
+      '--libvirt-uri <uri>',
+      'one shared libvirt daemon for every launcher, e.g. qemu:///system (default: each launcher runs its own)',
+    )
     .option(
       '--pod-subnet <cidr>',
       "pod network subnet (IPv4, on local mode's bridge kvts0)",

@@ -13,6 +13,11 @@ export interface NetworkPhase1Options {
   podsRoot: string;
   /** The network namespace path of a launcher pod, if known. */
   netnsOf?: (podUid: string) => string | undefined;
+  /**
+   * Owner of the taps: the account QEMU's libvirt runs as, which opens the tap itself
+   * (default 107:107, upstream's qemu user, as the launcher's own virtqemud runs).
+   */
+  tapOwner?: { uid: number; gid: number };
 }
 
 export class NetworkPhase1 {
