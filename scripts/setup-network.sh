@@ -19,3 +19,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# /dev/net/tun as Debian's udev rules leave it (0666): the launcher's own virtqemud runs
+# as qemu (107) and opens the pod's tap, which the node agent created owned by 107
+# (upstream's devices.kubevirt.io/tun gives the launcher the same access). Containers
+# often leave it root-only 0600.
+if [ -c /dev/net/tun ] && [ "$(id -u)" = 0 ] && [ "$(stat -c %a /dev/net/tun)" != 666 ]; then
+  chmod 0666 /dev/net/tun
+fi
