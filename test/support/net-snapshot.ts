@@ -3,6 +3,8 @@
  * nftables tables, listed before and after so a test can show nothing was left.
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 export interface NetSnapshot {
   links: string[];
@@ -35,4 +37,29 @@ export function canTestNetworking(): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * A tiny-guest build with networking (recipe 7 or later: udhcpc, echo server,
+ * kvts.connect), found by its own directory: the shared `current` link may point at an
+ * older recipe another checkout built.
+ */
+export function networkGuestDir(
+  cache = process.env.KUBEVIRT_TS_CACHE || '/var/cache/kubevirt-ts',
+): string | undefined {
+  const root = join(cache, 'guest');
+  if (!existsSync(root)) return undefined;
+  const dirs = readdirSync(root)
+    .map((d) => join(root, d))
+    .filter((d) => {
+      try {
+        return (
+          Number(readFileSync(join(d, 'recipe'), 'utf8').trim()) >= 7 && existsSync(join(d, 'initrd.img'))
+        );
+      } catch {
+        return false;
+      }
+    })
+    .sort();
+  return dirs.at(-1);
 }

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../../src/api/generated/types';
 import { netnsName, PodNetwork } from '../../../../src/controllers/local/pod-runtime/pod-network';
 import { setUpPodNetwork } from '../../../../src/controllers/virt-handler/network/pod-nic-setup';
-import { canTestNetworking, netSnapshot } from '../../../support/net-snapshot';
+import { canTestNetworking, netSnapshot, networkGuestDir } from '../../../support/net-snapshot';
 import { ECHO_CLIENT, ECHO_SERVER, inNs, startInNs } from '../../../support/netns-process';
 
 const GUEST = '/var/cache/kubevirt-ts/guest/current';
