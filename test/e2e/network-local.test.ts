@@ -31,7 +31,7 @@ import type { Pod } from '../../src/controllers/shared/pod';
 import { CONSOLE_SOCKET } from '../../src/controllers/virt-launcher/domain-report';
 import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
 import { SerialConsole } from '../support/guest';
-import { canTestNetworking, netSnapshot, networkGuestDir } from '../support/net-snapshot';
+import { canTestNetworking, netSnapshot, networkGuestDir, scopedSnapshot } from '../support/net-snapshot';
 import { ECHO_CLIENT, ECHO_SERVER, inNs, type NsProcess, startInNs } from '../support/netns-process';
 import { cliBuilt, e2eRun, waitFor } from './node-harness';
 
@@ -56,10 +56,11 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
   let peerNet: PodNetwork;
   const peerUid = `eeee${tag.toString(16).padStart(4, '0')}-0000-4000-8000-000000000002`;
   let peerServer: NsProcess | undefined;
-  let before: ReturnType<typeof netSnapshot>;
+  let before: ReturnType<typeof scopedSnapshot>;
+  let launcherNs = '';
 
   beforeAll(async () => {
-    before = netSnapshot();
+    before = scopedSnapshot([], bridge);
     state = mkdtempSync(join(tmpdir(), 'kvts-net-'));
     chmodSync(state, 0o755);
     const paths = statePaths(state);
@@ -93,7 +94,7 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
       // never made
     }
     rmSync(state, { recursive: true, force: true });
-    expect(netSnapshot()).toEqual(before);
+    expect(scopedSnapshot([launcherNs, netnsName(peerUid)], bridge)).toEqual(before);
   }, 120_000);
 
   it('boots with a network, takes its DHCP lease and carries TCP both ways', {
@@ -192,6 +193,7 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
     // Deleting the VM removes the pod's namespace.
     await node.store.delete(VirtualMachineType, name, { namespace: 'default' });
     const ns = netnsName(pod.metadata?.uid ?? '');
+    launcherNs = ns;
     await waitFor('the launcher pod namespace to go', () => !netSnapshot().netns.includes(ns), 120_000);
   });
 });

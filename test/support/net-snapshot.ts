@@ -63,3 +63,30 @@ export function networkGuestDir(
     .sort();
   return dirs.at(-1);
 }
+
+/**
+ * What one test may leave behind, scoped so tests running in parallel do not see each
+ * other: which of `netns` exist, the ports of `bridge` (veths of pods on it), whether the
+ * bridge exists, and the host's nftables tables (no test adds host tables).
+ */
+export function scopedSnapshot(netns: string[], bridge: string) {
+  const all = netSnapshot();
+  let ports: string[] = [];
+  try {
+    ports = (
+      JSON.parse(execFileSync('ip', ['-j', 'link', 'show', 'master', bridge], { encoding: 'utf8' })) as {
+        ifname: string;
+      }[]
+    )
+      .map((l) => l.ifname)
+      .sort();
+  } catch {
+    // no bridge: no ports
+  }
+  return {
+    netns: all.netns.filter((n) => netns.includes(n)),
+    bridge: all.links.includes(bridge),
+    bridgePorts: ports,
+    nftTables: all.nftTables,
+  };
+}

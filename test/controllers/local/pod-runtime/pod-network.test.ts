@@ -15,7 +15,7 @@ import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/stor
 import { EventType, PodType } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
 import type { Pod } from '../../../../src/controllers/shared/pod';
-import { canTestNetworking, netSnapshot } from '../../../support/net-snapshot';
+import { canTestNetworking, netSnapshot, scopedSnapshot } from '../../../support/net-snapshot';
 
 async function until<T>(
   what: string,
@@ -114,8 +114,7 @@ describe.skipIf(!canTestNetworking())('pod network (CNI bridge + host-local)', (
     );
     expect(addr[0].addr_info.map((a: { local: string }) => a.local)).toContain(ip);
     expect(execFileSync('ip', ['-n', ns, 'route', 'show', 'default'], { encoding: 'utf8' }).trim()).toBe('');
-    const snapWith = netSnapshot();
-    expect(snapWith.netns).toContain(ns);
+    expect(scopedSnapshot([ns], bridge).netns).toEqual([ns]);
 
     await store.create(PodType, nodePod('client', CLIENT, { PEER: ip }) as KubeObject);
     const client = await until('client Running', async () =>
@@ -137,7 +136,8 @@ describe.skipIf(!canTestNetworking())('pod network (CNI bridge + host-local)', (
     expect(got).toBe('65536');
     expect(echoed).toBe('65536');
 
-    const before = netSnapshot();
+    const before = scopedSnapshot([ns, netnsName(cuid)], bridge);
+    expect(before.bridgePorts).toHaveLength(2);
     for (const name of ['server', 'client']) await store.delete(PodType, name, { namespace: 'default' });
     await until('pods gone', async () => {
       try {
@@ -153,12 +153,12 @@ describe.skipIf(!canTestNetworking())('pod network (CNI bridge + host-local)', (
       }
     });
     const after = await until('namespaces gone', () => {
-      const s = netSnapshot();
-      return !s.netns.includes(ns) && !s.netns.includes(netnsName(cuid)) ? s : undefined;
+      const s = scopedSnapshot([ns, netnsName(cuid)], bridge);
+      return s.netns.length === 0 ? s : undefined;
     });
     // The two veths went with the namespaces; the node bridge stays (as kubelet's cni0 does).
-    expect(before.links.length - after.links.length).toBe(2);
-    expect(after.links).toContain(bridge);
+    expect(after.bridgePorts).toEqual([]);
+    expect(after.bridge).toBe(true);
     expect(after.nftTables).toEqual(before.nftTables);
     // host-local released both addresses.
     const leases = execFileSync('ls', [join(root, 'cni', 'kubevirt-ts')], { encoding: 'utf8' }).split('\n');
@@ -170,7 +170,7 @@ describe.skipIf(!canTestNetworking())('pod network (CNI bridge + host-local)', (
     const plugins = join(root, 'plugins');
     mkdirSync(plugins);
     symlinkSync('/usr/lib/cni/bridge', join(plugins, 'bridge'));
-    const before = netSnapshot();
+    const tablesBefore = netSnapshot().nftTables;
     rt = newRuntime(plugins);
     await rt.start();
     await store.create(PodType, nodePod('p', SERVER) as KubeObject);
@@ -189,12 +189,11 @@ describe.skipIf(!canTestNetworking())('pod network (CNI bridge + host-local)', (
     // Stopping the runtime lets an attempt in flight (the status write requeues the pod) finish.
     await rt.stop();
     rt = undefined;
-    const after = netSnapshot();
-    // Only the node bridge may be new.
-    expect(after.links.filter((l) => !before.links.includes(l))).toEqual(
-      before.links.includes(bridge) ? [] : after.links.includes(bridge) ? [bridge] : [],
-    );
-    expect(after.netns).toEqual(before.netns);
-    expect(after.nftTables).toEqual(before.nftTables);
+    const uid = p.metadata?.uid ?? '';
+    const after = scopedSnapshot([netnsName(uid)], bridge);
+    // No namespace, no veth on the bridge, no host nftables table: only the bridge itself may exist.
+    expect(after.netns).toEqual([]);
+    expect(after.bridgePorts).toEqual([]);
+    expect(after.nftTables).toEqual(tablesBefore);
   });
 });

@@ -14,13 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../../src/api/generated/types';
 import { netnsName, PodNetwork } from '../../../../src/controllers/local/pod-runtime/pod-network';
 import { setUpPodNetwork } from '../../../../src/controllers/virt-handler/network/pod-nic-setup';
-import { canTestNetworking, netSnapshot, networkGuestDir } from '../../../support/net-snapshot';
+import { canTestNetworking, networkGuestDir, scopedSnapshot } from '../../../support/net-snapshot';
 import { ECHO_CLIENT, ECHO_SERVER, inNs, startInNs } from '../../../support/netns-process';
 
-const GUEST = '/var/cache/kubevirt-ts/guest/current';
-const guestReady =
-  existsSync(join(GUEST, 'vmlinuz.bzImage')) &&
-  Number(execFileSync('cat', [join(GUEST, 'recipe')], { encoding: 'utf8' }).trim()) >= 7;
+// Its own recipe-7 directory: the shared `current` link may point at an older recipe.
+const GUEST = networkGuestDir() ?? '';
+const guestReady = GUEST !== '' && existsSync(join(GUEST, 'vmlinuz.bzImage'));
 
 describe.skipIf(!canTestNetworking() || !guestReady)(
   'tiny guest under QEMU on the masquerade binding',
@@ -32,7 +31,7 @@ describe.skipIf(!canTestNetworking() || !guestReady)(
     const launcherUid = `cccc${tag.toString(16).padStart(4, '0')}-0000-4000-8000-000000000001`;
     const peerUid = `dddd${tag.toString(16).padStart(4, '0')}-0000-4000-8000-000000000002`;
     const children: ChildProcess[] = [];
-    let before: ReturnType<typeof netSnapshot>;
+    let before: ReturnType<typeof scopedSnapshot>;
     const vmi = {
       apiVersion: 'kubevirt.io/v1',
       kind: 'VirtualMachineInstance',
@@ -44,7 +43,7 @@ describe.skipIf(!canTestNetworking() || !guestReady)(
     } as VirtualMachineInstance;
 
     beforeAll(() => {
-      before = netSnapshot();
+      before = scopedSnapshot([netnsName(launcherUid), netnsName(peerUid)], bridge);
       root = mkdtempSync(join(tmpdir(), 'kvts-gq-'));
       net = new PodNetwork({
         bridge,
@@ -66,7 +65,7 @@ describe.skipIf(!canTestNetworking() || !guestReady)(
         // not made
       }
       rmSync(root, { recursive: true, force: true });
-      expect(netSnapshot()).toEqual(before);
+      expect(scopedSnapshot([netnsName(launcherUid), netnsName(peerUid)], bridge)).toEqual(before);
     });
 
     it('boots, takes its DHCP lease, and carries TCP both ways', { timeout: 240_000 }, async () => {

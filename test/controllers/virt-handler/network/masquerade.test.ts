@@ -17,7 +17,7 @@ import { netnsName, PodNetwork } from '../../../../src/controllers/local/pod-run
 import { readNetworkCache } from '../../../../src/controllers/shared/network-cache';
 import { masqueradeRuleset } from '../../../../src/controllers/virt-handler/network/masquerade-rules';
 import { setUpPodNetwork } from '../../../../src/controllers/virt-handler/network/pod-nic-setup';
-import { canTestNetworking, netSnapshot } from '../../../support/net-snapshot';
+import { canTestNetworking, scopedSnapshot } from '../../../support/net-snapshot';
 import { ECHO_CLIENT, ECHO_SERVER, inNs, startInNs } from '../../../support/netns-process';
 
 const ECHO = ECHO_SERVER;
@@ -33,7 +33,7 @@ describe.skipIf(!canTestNetworking())('masquerade binding (phase 1 + DHCP + NAT,
   const launcherUid = `aaaa${tag.toString(16).padStart(4, '0')}-0000-4000-8000-000000000001`;
   const peerUid = `bbbb${tag.toString(16).padStart(4, '0')}-0000-4000-8000-000000000002`;
   const children: ChildProcess[] = [];
-  let before: ReturnType<typeof netSnapshot>;
+  let before: ReturnType<typeof scopedSnapshot>;
 
   const vmi: VirtualMachineInstance = {
     apiVersion: 'kubevirt.io/v1',
@@ -48,7 +48,7 @@ describe.skipIf(!canTestNetworking())('masquerade binding (phase 1 + DHCP + NAT,
   } as VirtualMachineInstance;
 
   beforeAll(() => {
-    before = netSnapshot();
+    before = scopedSnapshot([netnsName(launcherUid), netnsName(peerUid), guestNs], bridge);
     root = mkdtempSync(join(tmpdir(), 'kvts-masq-'));
     net = new PodNetwork({
       bridge,
@@ -74,8 +74,7 @@ describe.skipIf(!canTestNetworking())('masquerade binding (phase 1 + DHCP + NAT,
       // not made
     }
     rmSync(root, { recursive: true, force: true });
-    const after = netSnapshot();
-    expect(after).toEqual(before);
+    expect(scopedSnapshot([netnsName(launcherUid), netnsName(peerUid), guestNs], bridge)).toEqual(before);
   });
 
   it('renders only declared ports, and all when none are', () => {
