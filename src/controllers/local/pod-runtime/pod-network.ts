@@ -70,12 +70,12 @@ export function checkPodNetworkOptions(o: PodNetworkOptions): void {
   }
 }
 
-/** Namespace name of a pod: `kvts-` plus the first 16 hex digits of its uid. */
+/** Namespace name of a pod: `kvts-` plus its uid's 32 hex digits (unique per uid). */
 export function netnsName(podUid: string): string {
   const hex = podUid.toLowerCase().replace(/[^0-9a-f]/g, '');
-  if (hex.length < 10)
+  if (hex.length < 16)
     throw new Error(`pod uid ${JSON.stringify(podUid)} has too few hex digits for a namespace name`);
-  return `kvts-${hex.slice(0, 16)}`;
+  return `kvts-${hex.slice(0, 32)}`;
 }
 
 /** Attaches and detaches pods; one per pod runtime. */
