@@ -186,6 +186,15 @@ describe.runIf(run)('kubevirt-ts up and virtctl with a real guest', () => {
     virsh('undefine', '--nvram', domain);
     // Launchers exit once their domain is gone; give them a moment before removing their dirs.
     await new Promise((r) => setTimeout(r, 1_000));
+    // `up` is stopped, so no pod runtime tears the pods' networks down: remove the
+    // namespaces the state directory records (their veths go with them) before it goes.
+    const pods = path.join(state, 'pods');
+    for (const uid of existsSync(pods) ? readdirSync(pods) : []) {
+      const file = path.join(pods, uid, 'network.json');
+      if (!existsSync(file)) continue;
+      const netns = (JSON.parse(readFileSync(file, 'utf8')) as { netns: string }).netns;
+      spawnSync('ip', ['netns', 'delete', path.basename(netns)], { stdio: 'ignore' });
+    }
     rmSync(state, { recursive: true, force: true });
   }, 120_000);
 
