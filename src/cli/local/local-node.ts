@@ -20,6 +20,7 @@ import { VirtHandler } from '../../controllers/virt-handler/handler';
 import { IMAGE_ROOT_ENV } from '../../controllers/virt-launcher/image-dirs';
 import { LibvirtDriver } from '../../drivers/libvirt-driver/libvirt-driver';
 import { type LocalApiServer, serveLocalApi } from './local-api';
+import { localConfigDefaults } from './local-config';
 import { ensureStateDirs, type StatePaths } from './state-dir';
 
 /** The CLI running now when it is a build of kubevirt-ts (launchers then match it), else the package's. */
@@ -87,6 +88,7 @@ export class LocalNode {
     this.config = new KubeVirtConfigWatcher({
       client: this.store,
       overrides: localConfigOverrides(this.o.allowKvm ?? false),
+      defaults: localConfigDefaults(),
       log: (m) => log('config', m),
     });
     this.controller = new VirtController({
