@@ -1,7 +1,7 @@
 /**
  * VM networking in local mode end to end: `LocalNode` (what `kubevirt-ts up` runs) with its
- * pod network on a test bridge, a VM with the default pod network and the masquerade
- * binding (port 8080 declared). The pod runtime gives the launcher pod a namespace (CNI
+ * pod network on a test bridge, examples/vm-tiny-net.yaml (no interfaces given: local
+ * mode's default, masquerade on the pod network, every port forwarded). The pod runtime gives the launcher pod a namespace (CNI
  * bridge + host-local), the launcher and its own virtqemud and QEMU run in it, the node
  * agent's phase 1 makes k6t-eth0/tap0/NAT, the launcher's DHCP server leases 10.0.2.2 to
  * the tiny guest's udhcpc. Real TCP: the guest sends 64 KiB to a server in another pod's
@@ -9,11 +9,11 @@
  * 8080 that the other pod reaches through the launcher's pod IP. VMI status carries the
  * pod IP and the MAC. Deleting the VM removes the namespace and veth.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import type { VirtualMachineInstance } from '../../src/api/generated/types';
 import { applyObjects, loadAndAdmit } from '../../src/cli/local/apply';
 import { ImageStore } from '../../src/cli/local/images';
@@ -32,7 +32,14 @@ import { CONSOLE_SOCKET } from '../../src/controllers/virt-launcher/domain-repor
 import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
 import { SerialConsole } from '../support/guest';
 import { canTestNetworking, netSnapshot, networkGuestDir, scopedSnapshot } from '../support/net-snapshot';
-import { ECHO_CLIENT, ECHO_SERVER, inNs, type NsProcess, startInNs } from '../support/netns-process';
+import {
+  ECHO_CLIENT,
+  ECHO_SERVER,
+  inNs,
+  type NsProcess,
+  repoRoot,
+  startInNs,
+} from '../support/netns-process';
 import { cliBuilt, e2eRun, waitFor } from './node-harness';
 
 const guest = networkGuestDir();
@@ -103,38 +110,13 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
     const peer = await peerNet.setUp(peerUid, join(state, 'peer'));
     peerServer = await startInNs(netnsName(peerUid), process.execPath, ['-e', ECHO_SERVER, '7070'], 'ready');
 
-    const vm = {
-      apiVersion: 'kubevirt.io/v1',
-      kind: 'VirtualMachine',
-      metadata: { name, namespace: 'default' },
-      spec: {
-        runStrategy: 'Always',
-        template: {
-          metadata: { labels: { 'kubevirt.io/vm': name } },
-          spec: {
-            terminationGracePeriodSeconds: 5,
-            domain: {
-              devices: {
-                autoattachGraphicsDevice: false,
-                interfaces: [{ name: 'default', masquerade: {}, ports: [{ name: 'echo', port: 8080 }] }],
-              },
-              firmware: {
-                kernelBoot: {
-                  kernelArgs: `console=ttyS0 quiet panic=-1 kvts.connect=${peer.ip}:7070`,
-                  container: {
-                    image: 'kubevirt-ts/tiny-guest',
-                    kernelPath: '/vmlinuz',
-                    initrdPath: '/initrd.img',
-                  },
-                },
-              },
-              resources: { requests: { memory: '128Mi' } },
-            },
-            networks: [{ name: 'default', pod: {} }],
-          },
-        },
-      },
-    };
+    // examples/vm-tiny-net.yaml: no interfaces given, so the VMI gets local mode's default
+    // (masquerade on the pod network, all ports forwarded); the guest also sends to the peer.
+    const vm = parse(readFileSync(join(repoRoot, 'examples', 'vm-tiny-net.yaml'), 'utf8'));
+    vm.metadata.name = name;
+    vm.spec.template.metadata.labels['kubevirt.io/vm'] = name;
+    vm.spec.template.spec.terminationGracePeriodSeconds = 5;
+    vm.spec.template.spec.domain.firmware.kernelBoot.kernelArgs += ` kvts.connect=${peer.ip}:7070`;
     const file = join(state, 'vm.yaml');
     writeFileSync(file, stringify(vm));
     const objects = await loadAndAdmit([file], new ImageStore(statePaths(state).images), true);
@@ -185,6 +167,7 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
     expect(echoed.trim()).toBe('echoed 200000');
     const iface = vmi.status?.interfaces?.[0];
     expect(iface).toMatchObject({ name: 'default', ipAddress: podIP });
+    expect(vmi.spec.domain.devices.interfaces).toEqual([{ name: 'default', masquerade: {} }]);
     expect(iface?.mac).toMatch(/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/);
     process.stdout.write(
       `local mode VM ${name}: pod IP ${podIP}, MAC ${iface?.mac}, guest 10.0.2.2 -> ${peer.ip}:7070 sent 65536 echoed 65536 (seen from ${podIP}); ${peer.ip} -> ${podIP}:8080 sent 200000 echoed 200000\n`,

@@ -74,7 +74,12 @@ export function scopedSnapshot(netns: string[], bridge: string) {
   let ports: string[] = [];
   try {
     ports = (
-      JSON.parse(execFileSync('ip', ['-j', 'link', 'show', 'master', bridge], { encoding: 'utf8' })) as {
+      JSON.parse(
+        execFileSync('ip', ['-j', 'link', 'show', 'master', bridge], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }),
+      ) as {
         ifname: string;
       }[]
     )
