@@ -30,13 +30,19 @@ export function netSnapshot(): NetSnapshot {
   return { links, netns, nftTables };
 }
 
-/** Whether this process may create network namespaces and run the CNI plugins. */
+/**
+ * Whether this process may create network namespaces and run the CNI plugins; when not,
+ * says why on stderr (the network tests are then skipped).
+ */
 export function canTestNetworking(): boolean {
-  try {
-    return process.getuid?.() === 0 && execFileSync('ls', ['/usr/lib/cni/bridge']).length > 0;
-  } catch {
-    return false;
-  }
+  const why =
+    process.getuid?.() !== 0
+      ? 'they need root (network namespaces, CNI plugins, nftables)'
+      : !existsSync('/usr/lib/cni/bridge') || !existsSync('/usr/lib/cni/host-local')
+        ? 'the CNI plugins are missing (/usr/lib/cni: run scripts/setup-network.sh)'
+        : undefined;
+  if (why) process.stderr.write(`skipping network tests: ${why}\n`);
+  return why === undefined;
 }
 
 /**
