@@ -74,11 +74,23 @@ if [ "$with_kube" = 1 ]; then
   install_packages "the tests" "about 15 packages, 13 MB, under a minute" "${TEST_PACKAGES[@]}"
 fi
 
+# VM networking's packages (CNI plugins, nftables, iproute2, passt): their own script.
+"$here/setup-network.sh"
+
 # /dev/kvm as Debian's udev rules leave it (root:kvm 0660). Where it is root-only 0600,
 # libvirt 9.0 sees KVM appear and vanish between probes and re-probes QEMU's capabilities
 # on nearly every call (a `virsh create` then takes minutes).
 if [ -c /dev/kvm ] && [ "$(id -u)" = 0 ] && getent group kvm >/dev/null; then
   chgrp kvm /dev/kvm && chmod 0660 /dev/kvm
+fi
+
+# The non-root user 107 (upstream's `qemu` account) that each launcher's own libvirt
+# daemons and QEMU run as: libvirt refuses to start a domain for a uid without a passwd
+# entry ("Failed to find user record for uid '107'").
+if [ "$(id -u)" = 0 ] && ! getent passwd 107 >/dev/null; then
+  getent group 107 >/dev/null || groupadd --system --gid 107 kubevirt-qemu
+  useradd --system --uid 107 --gid 107 --no-create-home --home-dir /nonexistent \
+    --shell /usr/sbin/nologin kubevirt-qemu
 fi
 
 # libvirtd: this host has no systemd, so start the daemons directly when their

@@ -31,8 +31,9 @@ DISK_MARKER="KUBEVIRT-TS-DISK-MOUNTED"
 MODULES=(button evdev virtio_pci virtio_blk virtio_console virtio_net)
 DISK_MODULES=(crc32c_generic ext4)
 # Bump when the recipe changes so cached artifacts of an older recipe are rebuilt
-# (it is part of the cache directory's name). 6: qemu-ga in the initramfs.
-RECIPE=6
+# (it is part of the cache directory's name). 6: qemu-ga in the initramfs. 7: networking
+# (udhcpc on eth0, a TCP echo server, kvts.connect= client; see /etc/start-network).
+RECIPE=7
 # What the guest's /etc/os-release says (guest-get-osinfo reads it).
 OS_ID="kubevirt-ts-guest"
 OS_NAME="kubevirt-ts tiny guest"
@@ -210,6 +211,49 @@ done
 SH
 chmod 755 "$root/etc/start-qemu-ga"
 
+# Networking, when the guest has a NIC: DHCP on eth0 with busybox udhcpc (the lease is
+# applied by /etc/udhcpc.script), the address printed on the console, a TCP echo server
+# on port 8080 (busybox nc -ll -e cat), and with `kvts.connect=IP:PORT` on the kernel
+# command line one 65536-byte send to that server, its outcome printed.
+cat >"$root/etc/udhcpc.script" <<'SH'
+#!/bin/sh
+[ "$1" = bound ] || [ "$1" = renew ] || exit 0
+ip addr flush dev "$interface"
+ip addr add "$ip/$mask" dev "$interface"
+[ -n "$mtu" ] && ip link set "$interface" mtu "$mtu"
+[ -n "$router" ] && ip route replace default via "${router%% *}"
+: >/etc/resolv.conf
+for d in $dns; do echo "nameserver $d" >>/etc/resolv.conf; done
+echo "KUBEVIRT-TS-GUEST-NET $interface=$ip/$mask router=${router:-none} mtu=${mtu:-none} dns=${dns:-none}" >/dev/console
+SH
+chmod 755 "$root/etc/udhcpc.script"
+cat >"$root/etc/start-network" <<'SH'
+#!/bin/sh
+# Waits (up to ~5 s) for eth0 (virtio_net probes after the marker on a busy host).
+i=0
+while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+[ -e /sys/class/net/eth0 ] || exit 0
+ip link set eth0 up
+if ! udhcpc -i eth0 -n -q -t 10 -T 1 -s /etc/udhcpc.script >/dev/null 2>&1; then
+  echo "KUBEVIRT-TS-GUEST-NET eth0=none (no DHCP answer)" >/dev/console
+  exit 0
+fi
+nc -ll -p 8080 -e /bin/cat </dev/null >/dev/null 2>&1 &
+echo "KUBEVIRT-TS-GUEST-LISTENING tcp/8080 echo" >/dev/console
+for arg in $(cat /proc/cmdline); do
+  case "$arg" in
+    kvts.connect=*)
+      target="${arg#kvts.connect=}"
+      host="${target%:*}"
+      port="${target##*:}"
+      got="$(dd if=/dev/zero bs=1024 count=64 2>/dev/null | nc -w 10 "$host" "$port" | wc -c)"
+      echo "KUBEVIRT-TS-GUEST-SENT bytes=65536 to=$target reply_bytes=$got" >/dev/console
+      ;;
+  esac
+done
+SH
+chmod 755 "$root/etc/start-network"
+
 cat >"$root/etc/rc" <<SH
 #!/bin/sh
 # Early userspace of the kubevirt-ts test guest.
@@ -223,10 +267,10 @@ while read -r ko; do insmod "/lib/modules/\$ko" 2>/dev/null; done </etc/modules.
 # Power button -> poweroff. acpid reads every /dev/input/event* device.
 acpid -l /dev/null -a /etc/acpid.conf -c /etc/acpi
 ip link set lo up
-[ -e /sys/class/net/eth0 ] && ip link set eth0 up
 echo "$MARKER kernel=\$(uname -r) uptime=\$(cut -d' ' -f1 /proc/uptime)" >/dev/console
-# The guest agent, in the background, after the marker: it never delays the boot.
+# The guest agent and the network, in the background, after the marker: they never delay the boot.
 /etc/start-qemu-ga </dev/null >/dev/null 2>&1 &
+/etc/start-network </dev/null >/dev/null 2>&1 &
 # A virtio disk with the project's ext4 filesystem: mount it and show its marker.
 if [ -b /dev/vda ]; then
   while read -r ko; do insmod "/lib/modules/\$ko" 2>/dev/null; done </etc/modules-disk.order

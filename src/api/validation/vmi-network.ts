@@ -177,8 +177,21 @@ function validateInterface(
   }
   if (net?.pod) {
     const names = new Set<string>();
+    // kubevirt-ts also refuses the same port and protocol forwarded twice (one DNAT rule each).
+    const forwarded = new Set<string>();
     (iface.ports ?? []).forEach((port, pIdx) => {
       const portPath = ifPath.child('ports').index(pIdx);
+      const key = `${port.port}/${port.protocol ?? 'TCP'}`;
+      if (forwarded.has(key)) {
+        errs.push(
+          fieldError(
+            portPath.child('port'),
+            `Duplicate port ${key} on interface ${iface.name}`,
+            'FieldValueDuplicate',
+          ),
+        );
+      }
+      forwarded.add(key);
       if (!port.port) errs.push(fieldError(portPath, 'Port field is mandatory.', 'FieldValueRequired'));
       if (port.port < 0 || port.port > 65536)
         errs.push(fieldError(portPath, 'Port field must be in range 0 < x < 65536.'));

@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { openSync, rmSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { VirtualMachineInstance } from '../../api/generated/types';
+import { DEFAULT_POD_NETWORK } from '../../controllers/local/pod-runtime/pod-network';
 import type { KubeObject, ObjectClient } from '../../controllers/runtime/types';
 import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
 import { type AppliedObject, applyObjects, loadAndAdmit, storedKubeVirt } from '../local/apply';
@@ -28,6 +29,9 @@ export interface UpOptions {
   stateDir?: string;
   kvm?: boolean;
   libvirtUri?: string;
+  /** The pod network's subnet; `podNetwork: false` (`--no-pod-network`) gives pods none. */
+  podSubnet?: string;
+  podNetwork?: boolean;
   verbose?: boolean;
 }
 
@@ -45,7 +49,19 @@ export function registerUpCommand(program: Command): void {
       '--kvm',
       'run guests with KVM (domain type kvm; needs a working /dev/kvm; default: software emulation)',
     )
-    .option('--libvirt-uri <uri>', 'libvirt URI', 'qemu:///system')
+    .option(
+      '--libvirt-uri <uri>',
+      'one shared libvirt daemon for every launcher, e.g. qemu:///system (default: each launcher runs its own)',
+    )
+    .option(
+      '--pod-subnet <cidr>',
+      "pod network subnet (IPv4, on local mode's bridge kvts0)",
+      DEFAULT_POD_NETWORK.subnet,
+    )
+    .option(
+      '--no-pod-network',
+      'give launcher pods no network namespace (VMs then need autoattachPodInterface: false)',
+    )
     .option('-v, --verbose', 'print component logs')
     .action(async (manifests: string[], opts: UpOptions) => {
       await up(manifests, opts);
@@ -87,6 +103,7 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
     paths,
     allowKvm: opts.kvm,
     libvirtUri: opts.libvirtUri,
+    podNetwork: opts.podNetwork === false ? false : { subnet: opts.podSubnet ?? DEFAULT_POD_NETWORK.subnet },
     log: opts.verbose ? (c, m) => progress.line(`${c}: ${m}`) : undefined,
   });
   let stopping = false;
@@ -121,6 +138,8 @@ async function detach(paths: StatePaths, manifests: string[], opts: UpOptions, p
   const args = [process.argv[1] ?? '', 'up', '--state-dir', paths.root];
   if (opts.kvm) args.push('--kvm');
   if (opts.libvirtUri) args.push('--libvirt-uri', opts.libvirtUri);
+  if (opts.podSubnet) args.push('--pod-subnet', opts.podSubnet);
+  if (opts.podNetwork === false) args.push('--no-pod-network');
   if (opts.verbose) args.push('--verbose');
   const child = spawn(process.execPath, [...process.execArgv, ...args], {
     detached: true,

@@ -18,6 +18,7 @@ interface HandlerFlags {
   notifySocket: string;
   driver: string;
   libvirtUri: string;
+  sharedLibvirt?: boolean;
   podRuntime?: boolean;
   bindPending?: boolean;
   imageRoot?: string;
@@ -45,7 +46,11 @@ export function registerVirtHandlerCommand(program: Command): void {
       '/var/run/kubevirt/domain-notify.sock',
     )
     .option('--driver <name>', 'hypervisor driver to probe the host with (libvirt or emulation)', 'emulation')
-    .option('--libvirt-uri <uri>', 'libvirt connection URI', 'qemu:///system')
+    .option('--libvirt-uri <uri>', 'libvirt connection URI the host is probed on', 'qemu:///system')
+    .option(
+      '--shared-libvirt',
+      'with --pod-runtime: launchers use the daemon at --libvirt-uri instead of each running its own',
+    )
     .option('--pod-runtime', 'also run launcher pods as local processes (no kubelet on this node)')
     .option('--bind-pending', 'with --pod-runtime: bind unscheduled pods to this node (no scheduler)')
     .option('--image-root <dir>', 'local image store root handed to launchers')
@@ -78,7 +83,7 @@ export function registerVirtHandlerCommand(program: Command): void {
       const client = f.storeSocket
         ? KubeClient.fromSocket(f.storeSocket)
         : KubeClient.fromKubeconfig(f.kubeconfig);
-      const env: Record<string, string> = { KUBEVIRT_TS_LIBVIRT_URI: f.libvirtUri };
+      const env: Record<string, string> = f.sharedLibvirt ? { KUBEVIRT_TS_LIBVIRT_URI: f.libvirtUri } : {};
       if (f.imageRoot) env.KUBEVIRT_TS_IMAGE_ROOT = f.imageRoot;
       const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
       // Migration settings (bandwidth, timeouts, ...) follow the KubeVirt resource, as upstream's.

@@ -13,6 +13,7 @@ import { pickKubeVirt } from '../../controllers/config/kubevirt-config';
 import { builtinTypes, KubeVirtType, kubevirtTypes } from '../../controllers/runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../controllers/runtime/types';
 import type { ImageStore } from './images';
+import { localConfigDefaults } from './local-config';
 
 /** One applied object. */
 export interface AppliedObject {
@@ -51,7 +52,9 @@ export async function loadAndAdmit(
   );
   const kv = pickKubeVirt(batch as KubeVirt[]) ?? current;
   const config = createClusterConfig(
-    mergeConfiguration(kv?.spec?.configuration, { developerConfiguration: { useEmulation } }),
+    mergeConfiguration(mergeConfiguration(localConfigDefaults(), kv?.spec?.configuration), {
+      developerConfiguration: { useEmulation },
+    }),
   );
   const out: ApiObject[] = [];
   for (const { file, objects } of loadedFiles) {

@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import type { KubeVirtConfiguration } from '../../api/generated/types';
 import { KubeVirtConfigWatcher } from '../../controllers/config/kubevirt-config';
+import { DEFAULT_POD_NETWORK } from '../../controllers/local/pod-runtime/pod-network';
 import { defaultCliEntry, PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime';
 import { PvBinder } from '../../controllers/local/pv-binder';
 import { type EmbeddedServer, serveEmbeddedStore } from '../../controllers/runtime/embedded/server';
@@ -20,6 +21,7 @@ import { VirtHandler } from '../../controllers/virt-handler/handler';
 import { IMAGE_ROOT_ENV } from '../../controllers/virt-launcher/image-dirs';
 import { LibvirtDriver } from '../../drivers/libvirt-driver/libvirt-driver';
 import { type LocalApiServer, serveLocalApi } from './local-api';
+import { localConfigDefaults } from './local-config';
 import { ensureStateDirs, type StatePaths } from './state-dir';
 
 /** The CLI running now when it is a build of kubevirt-ts (launchers then match it), else the package's. */
@@ -33,13 +35,18 @@ export interface LocalNodeOptions {
   paths: StatePaths;
   /** Node name (default `local`): keep it stable, the next start adopts its pods. */
   nodeName?: string;
-  /** libvirt URI the launchers and the host probe use (default qemu:///system). */
+  /** A shared libvirt daemon for every launcher (default: each runs its own); the host probe uses it, else qemu:///system. */
   libvirtUri?: string;
   /**
    * Run guests with KVM (default false: software emulation). Turns useEmulation off, so a
    * host where /dev/kvm does not work refuses VMIs, saying so, instead of emulating.
    */
   allowKvm?: boolean;
+  /**
+   * The pod network (own namespace per launcher pod on bridge kvts0, see pod-network.ts):
+   * its subnet, or false for none. Default: on, subnet 10.244.77.0/24.
+   */
+  podNetwork?: { subnet?: string; bridge?: string } | false;
   /** The CLI entry launchers run (default this package's dist/cli/kubevirt-ts.js). */
   cliEntry?: string;
   log?: (component: string, message: string) => void;
@@ -92,6 +99,7 @@ export class LocalNode {
     this.config = new KubeVirtConfigWatcher({
       client: this.store,
       overrides: localConfigOverrides(this.o.allowKvm ?? false),
+      defaults: localConfigDefaults(),
       log: (m) => log('config', m),
     });
     this.controller = new VirtController({
@@ -110,7 +118,16 @@ export class LocalNode {
       bindPending: true,
       manageNode: true,
       commands: { 'kubevirt-ts': [process.execPath, this.o.cliEntry ?? thisCliEntry()] },
-      env: { [IMAGE_ROOT_ENV]: paths.images, KUBEVIRT_TS_LIBVIRT_URI: uri },
+      // Each launcher runs its own libvirt daemons unless a shared one was asked for.
+      env: { [IMAGE_ROOT_ENV]: paths.images, ...(this.o.libvirtUri ? { KUBEVIRT_TS_LIBVIRT_URI: uri } : {}) },
+      network:
+        this.o.podNetwork === false
+          ? undefined
+          : {
+              ...DEFAULT_POD_NETWORK,
+              ...this.o.podNetwork,
+              dataDir: join(paths.root, 'cni'),
+            },
       log: (m) => log('pod runtime', m),
     });
     const allowKvm = this.o.allowKvm ?? false;
@@ -128,6 +145,7 @@ export class LocalNode {
         }
       },
       migrationConfig: () => this.config.current().migrations,
+      podNetns: (uid) => this.runtime.networkOf(uid)?.netns,
       log: (m) => log('virt-handler', m),
     });
     await this.config.start();

@@ -34,6 +34,8 @@ export interface KubeVirtConfigWatcherOptions {
   /** Watch KubeVirt resources in this namespace only (default: all, as in local mode). */
   namespace?: string;
   overrides?: KubeVirtConfiguration;
+  /** Laid under whatever the resource says (local mode's own defaults; the resource wins). */
+  defaults?: KubeVirtConfiguration;
   options?: ClusterConfigOptions;
   /** Called after the configuration changed. */
   onChange?: (config: ClusterConfig) => void;
@@ -48,7 +50,7 @@ export class KubeVirtConfigWatcher {
   private lastJson = '';
 
   constructor(private readonly o: KubeVirtConfigWatcherOptions) {
-    const initial = mergeConfiguration(undefined, o.overrides);
+    const initial = mergeConfiguration(o.defaults, o.overrides);
     this.config = createClusterConfig(initial, o.options);
     this.lastJson = JSON.stringify(initial);
     this.informers = new SharedInformerFactory(o.client);
@@ -84,7 +86,7 @@ export class KubeVirtConfigWatcher {
       );
       return;
     }
-    const merged = mergeConfiguration(configuration, this.o.overrides);
+    const merged = mergeConfiguration(mergeConfiguration(this.o.defaults, configuration), this.o.overrides);
     const json = JSON.stringify(merged);
     if (json === this.lastJson) return;
     this.lastJson = json;

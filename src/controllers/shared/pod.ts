@@ -111,12 +111,14 @@ export interface Pod {
     priorityClassName?: string;
     dnsConfig?: unknown;
     dnsPolicy?: string;
+    hostNetwork?: boolean;
   };
   status?: {
     phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
     conditions?: PodCondition[];
     containerStatuses?: ContainerStatus[];
     podIP?: string;
+    podIPs?: Array<{ ip: string }>;
     hostIP?: string;
     qosClass?: string;
     reason?: string;

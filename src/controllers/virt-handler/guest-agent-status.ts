@@ -19,6 +19,7 @@ import type {
   VirtualMachineInstanceSpec,
 } from '../../api/generated/types';
 import type { GuestInterface } from '../../drivers/guest-agent';
+import type { LauncherInterface } from '../virt-launcher/domain-report';
 import type { LauncherGuestAgent } from '../virt-launcher/guest-agent-report';
 
 /** Upstream's condition type for a connected guest agent. */
@@ -90,16 +91,27 @@ function ips(i: GuestInterface): { ipAddress?: string; ipAddresses?: string[] } 
 export function interfacesOf(
   spec: VirtualMachineInstanceSpec | undefined,
   agent: LauncherGuestAgent | undefined,
+  network: LauncherInterface[] = [],
 ): VirtualMachineInstanceNetworkInterface[] {
   const out: VirtualMachineInstanceNetworkInterface[] = [];
+  // Masquerade interfaces whose address is the pod's (upstream reports the pod IP for them).
+  const podIPs = new Map<VirtualMachineInstanceNetworkInterface, string>();
   for (const iface of spec?.domain?.devices?.interfaces ?? []) {
     if (iface.state === 'absent') continue;
     const entry: VirtualMachineInstanceNetworkInterface = {
       name: iface.name,
       infoSource: INFO_SOURCE_DOMAIN,
     };
-    const mac = normMac(iface.macAddress);
+    const net = network.find((n) => n.name === iface.name);
+    const mac = normMac(iface.macAddress) ?? net?.mac;
     if (mac) entry.mac = mac;
+    if (net?.binding === 'masquerade') {
+      podIPs.set(entry, net.podIP);
+      Object.assign(entry, { ipAddress: net.podIP, ipAddresses: [net.podIP] });
+    } else if (net?.leasedIP) {
+      // Without a guest agent, the address the DHCP server gave the guest.
+      Object.assign(entry, { ipAddress: net.leasedIP, ipAddresses: [net.leasedIP] });
+    }
     out.push(entry);
   }
   const guest = agent?.connected ? (agent.interfaces ?? []) : [];
@@ -108,7 +120,9 @@ export function interfacesOf(
     const mac = normMac(gi.mac);
     const match = mac ? out.find((o) => o.mac === mac && o.infoSource === INFO_SOURCE_DOMAIN) : undefined;
     if (match) {
-      Object.assign(match, { interfaceName: gi.name, ...ips(gi), infoSource: INFO_SOURCE_DOMAIN_AND_GA });
+      const podIP = podIPs.get(match);
+      const addresses = podIP ? { ipAddress: podIP, ipAddresses: [podIP] } : ips(gi);
+      Object.assign(match, { interfaceName: gi.name, ...addresses, infoSource: INFO_SOURCE_DOMAIN_AND_GA });
     } else {
       out.push({
         interfaceName: gi.name,
@@ -127,8 +141,9 @@ export function applyGuestAgentStatus(
   spec: VirtualMachineInstanceSpec | undefined,
   agent: LauncherGuestAgent | undefined,
   now: string,
+  network?: LauncherInterface[],
 ): void {
   st.conditions = agentConditions(st.conditions ?? [], agent, now);
   st.guestOSInfo = guestOSInfoOf(st.guestOSInfo, agent);
-  st.interfaces = interfacesOf(spec, agent);
+  st.interfaces = interfacesOf(spec, agent, network);
 }

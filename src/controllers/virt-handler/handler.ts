@@ -23,6 +23,7 @@ import type { LauncherDomain } from '../virt-launcher/domain-report';
 import { MIGRATION_TARGET_XML } from '../virt-launcher/launcher';
 import { LauncherConnections } from './launcher-connections';
 import { MigrationSync, migrationRole } from './migration-sync';
+import { NetworkPhase1 } from './network/phase1';
 import { nodeDeviceResources, nodeLabelsFor } from './node-labels';
 import { NodeRegistrar } from './node-registrar';
 import { type LauncherView, nextHandlerStatus } from './vmi-status';
@@ -62,6 +63,11 @@ export interface VirtHandlerOptions {
   migrationAddress?: string;
   /** The cluster's migration configuration (upstream defaults when absent). */
   migrationConfig?: () => MigrationConfiguration;
+  /**
+   * The network namespace of a launcher pod (the local pod runtime's `networkOf(uid).netns`),
+   * for network setup phase 1; without it VMIs with pod-network interfaces wait, saying so.
+   */
+  podNetns?: (podUid: string) => string | undefined;
   /** Called for every write the handler makes. */
   onWrite?: (kind: 'VirtualMachineInstance' | 'Node', name: string) => void;
   log?: (message: string) => void;
@@ -83,6 +89,7 @@ export class VirtHandler {
   private readonly migration: MigrationSync;
   private readonly queue = new WorkQueue<string>();
   private readonly conns: LauncherConnections;
+  private readonly network: NetworkPhase1;
   private registrar: NodeRegistrar | undefined;
   private notify: NotifyServer | undefined;
   private workers: Promise<void>[] = [];
@@ -115,6 +122,7 @@ export class VirtHandler {
       const v = p.metadata?.labels?.[CREATED_BY];
       return v ? [v] : [];
     });
+    this.network = new NetworkPhase1({ podsRoot: o.podsRoot, netnsOf: o.podNetns });
     this.conns = new LauncherConnections(o.podsRoot, o.notifySocket, o.launcherTimeoutMs);
     const enqueue = (obj: KubeObject) => this.queue.add(objectKey(obj));
     this.vmis.addEventHandler({ onAdd: enqueue, onUpdate: (_a, b) => enqueue(b), onDelete: enqueue });
@@ -339,6 +347,11 @@ export class VirtHandler {
           return 1_000;
         }
       } else if (!domain || (!domain.finished && domain.state === 'shutoff')) {
+        const netError = await this.network.ensure(vmi, podUid);
+        if (netError) {
+          this.log(`${key}: ${netError}`);
+          return 2_000;
+        }
         const synced = await this.call(podUid, uid, (c) => c.syncVirtualMachine(vmi));
         if (!synced.ok) {
           this.log(`${key}: sync: ${synced.error.message}`);

@@ -76,7 +76,8 @@ export function nextHandlerStatus(
     conds = setCond(conds, { type: 'Ready', status: 'True' }, now);
     // AgentConnected, guestOSInfo and interfaces from the guest agent's report.
     st.conditions = conds;
-    applyGuestAgentStatus(st, vmi.spec, view.kind === 'domain' ? view.domain?.guestAgent : undefined, now);
+    const d = view.kind === 'domain' ? view.domain : undefined;
+    applyGuestAgentStatus(st, vmi.spec, d?.guestAgent, now, d?.interfaces);
     conds = st.conditions;
   } else if (next === 'Succeeded' || next === 'Failed') {
     conds = without(conds, 'Paused');

@@ -37,6 +37,20 @@ export interface LauncherDomain {
   guestAgent?: LauncherGuestAgent;
   /** The live migration this launcher takes part in (upstream's domain migration metadata). */
   migration?: LauncherMigrationState;
+  /** The guest's pod-network interfaces as the network setup made them. */
+  interfaces?: LauncherInterface[];
+}
+
+/** One interface the launcher's network setup serves (status.interfaces reads it). */
+export interface LauncherInterface {
+  /** The VMI interface name. */
+  name: string;
+  binding: 'masquerade' | 'bridge';
+  mac: string;
+  /** The pod's address on the network (what masquerade exposes). */
+  podIP: string;
+  /** The address the DHCP server acknowledged to the guest, once it did. */
+  leasedIP?: string;
 }
 
 /**

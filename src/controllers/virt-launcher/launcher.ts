@@ -31,6 +31,7 @@ import { ConsoleRelay } from './console-relay';
 import {
   CONSOLE_SOCKET,
   type LauncherDomain,
+  type LauncherInterface,
   type LauncherMigrationState,
   NOTIFY_PIPE_SOCKET,
   VNC_SOCKET,
@@ -56,6 +57,10 @@ export interface VirtLauncherOptions {
   connectDriver: () => Promise<HypervisorDriver>;
   /** Creates the files the domain points at (overlays, ISO images) before each sync. */
   prepareVolumes?: (vmi: VirtualMachineInstance) => Promise<void>;
+  /** Network setup phase 2 before each sync: the VMI to convert (MACs), the DHCP server. */
+  prepareNetwork?: (vmi: VirtualMachineInstance) => Promise<VirtualMachineInstance>;
+  /** The network setup's interfaces for the domain report. */
+  networkReport?: () => LauncherInterface[] | undefined;
   /** How `sync` treats the VMI (emulation allowed, ...). */
   syncOptions?: SyncOptions;
   /** After the domain is gone, how long to wait for the node agent's DeleteVirtualMachine before exiting (default 30 s). */
@@ -68,6 +73,8 @@ export interface VirtLauncherOptions {
   log?: (message: string) => void;
   /** How often an outgoing migration's job is looked at, ms (default 400, as upstream). */
   migrationPollMs?: number;
+  /** Runs last on exit, after the driver is closed (stops the launcher's own libvirt daemons). */
+  onExit?: () => Promise<void>;
 }
 
 /** The file a migration target launcher writes the domain XML it prepared to, in its sockets dir. */
@@ -175,6 +182,7 @@ export class VirtLauncher implements LauncherService {
       guestAgent: this.agent.report,
       console: this.console.attached ? CONSOLE_SOCKET : undefined,
       vnc: this.vnc ? VNC_SOCKET : undefined,
+      interfaces: this.opts.networkReport?.(),
       ...this.migrationReport(d),
     };
   }
@@ -227,7 +235,8 @@ export class VirtLauncher implements LauncherService {
   // --- LauncherService ---
 
   async syncVirtualMachine(req: VMIRequest): Promise<void> {
-    const vmi = this.parseVmi(req);
+    const parsed = this.parseVmi(req);
+    const vmi = this.opts.prepareNetwork ? await this.opts.prepareNetwork(parsed) : parsed;
     if (this.finished || this.stopping) return; // never start a guest again once it ended
     // A migration target gets its guest from the source, never by starting it here.
     if (this.incoming && !this.incoming.completed) return;
@@ -585,6 +594,7 @@ export class VirtLauncher implements LauncherService {
     await this.vnc?.close().catch(() => undefined);
     this.notify.close();
     await this.driver?.close().catch(() => undefined);
+    await this.opts.onExit?.().catch((e) => this.log(`exit: ${(e as Error).message}`));
     this.resolveExit(code);
   }
 }

@@ -747,6 +747,16 @@ const cases: Case[] = [
     message: 'Unknown protocol, only TCP or UDP allowed',
   },
   {
+    name: 'the same port forwarded twice (kubevirt-ts)',
+    file: 'vmi-masquerade.yaml',
+    mutate: (v) => {
+      const ports = v.spec.domain.devices.interfaces![0].ports!;
+      ports.push({ ...ports[0], name: 'again' });
+    },
+    path: `spec.domain.devices.interfaces[0].ports[1].port`,
+    message: 'Duplicate port 80/TCP on interface testmasquerade',
+  },
+  {
     name: 'duplicate port names',
     file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {

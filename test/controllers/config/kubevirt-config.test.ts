@@ -101,3 +101,22 @@ describe('KubeVirtConfigWatcher on the embedded store', () => {
     expect(watcher.current().isFeatureGateEnabled('HostDisk')).toBe(true);
   });
 });
+
+describe('KubeVirtConfigWatcher defaults', () => {
+  it('lays defaults under the resource: used until a resource sets the field', async () => {
+    const store = await EmbeddedStore.open({ namespaces: ['kubevirt'] });
+    const watcher = new KubeVirtConfigWatcher({
+      client: store,
+      defaults: { network: { defaultNetworkInterface: 'masquerade' } },
+    });
+    try {
+      await watcher.start();
+      expect(watcher.current().defaultNetworkInterface).toBe('masquerade');
+      await store.create(KubeVirtType, kv('kubevirt', { network: { defaultNetworkInterface: 'bridge' } }));
+      await waitFor('bridge', () => watcher.current().defaultNetworkInterface === 'bridge');
+    } finally {
+      await watcher.stop();
+      await store.close?.();
+    }
+  });
+});

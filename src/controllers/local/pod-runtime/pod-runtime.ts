@@ -20,6 +20,7 @@ import type { Pod } from '../../shared/pod';
 import { MOUNTS_ENV } from '../../virt-launcher/path-map';
 import { NodeStatusKeeper } from './node-status';
 import { podDir, preparePodDirs, removePodDirs } from './pod-dirs';
+import { PodNetwork, type PodNetworkInfo, type PodNetworkOptions } from './pod-network';
 import { creatingStatus, runningStatus, terminatedStatus } from './pod-status';
 import {
   isAlive,
@@ -50,6 +51,11 @@ export interface PodRuntimeOptions {
   manageNode?: boolean;
   /** How often adopted processes are checked for exit, ms (default 500). */
   pollMs?: number;
+  /**
+   * Give every pod (not `hostNetwork`) its own network namespace attached with the CNI
+   * bridge plugin (see pod-network.ts), and run its process inside it. Off by default.
+   */
+  network?: PodNetworkOptions;
   onWrite?: (kind: 'Pod' | 'Node' | 'Lease', name: string) => void;
   log?: (message: string) => void;
 }
@@ -62,6 +68,7 @@ interface Running {
   /** Set when the process was found gone without a known exit code. */
   lost?: boolean;
   killTimer?: NodeJS.Timeout;
+  net?: PodNetworkInfo;
 }
 
 /** Retry of a pod whose volumes cannot be set up yet: 1 s, doubling up to 30 s. */
@@ -97,8 +104,10 @@ export class PodRuntime {
   private poll: NodeJS.Timeout | undefined;
   private readonly log: (m: string) => void;
   private readonly events: EventRecorder;
+  private readonly network: PodNetwork | undefined;
 
   constructor(private readonly o: PodRuntimeOptions) {
+    this.network = o.network ? new PodNetwork(o.network) : undefined;
     this.log = o.log ?? ((m) => process.stderr.write(`pod runtime ${o.nodeName}: ${m}\n`));
     this.events = new EventRecorder(o.client, { component: 'kubelet', host: o.nodeName }, (e) =>
       this.log(`event: ${e.message}`),
@@ -144,6 +153,11 @@ export class PodRuntime {
   pidOf(podUid: string): number | undefined {
     const r = this.running.get(podUid);
     return r && isAlive(r.record) ? r.record.pid : undefined;
+  }
+
+  /** Network namespace path and IP of a pod, when the runtime gave it a network. */
+  networkOf(podUid: string): PodNetworkInfo | undefined {
+    return this.running.get(podUid)?.net;
   }
 
   /** Kills every process of this runtime at once (teardown of tests). */
@@ -207,6 +221,7 @@ export class PodRuntime {
       const rec = await readProcessRecord(podDir(this.o.root, uid));
       if (rec) {
         r = isAlive(rec) ? { record: rec } : { record: rec, lost: true };
+        r.net = await this.network?.read(podDir(this.o.root, uid));
         this.running.set(uid, r);
         if (r.lost) this.log(`${cacheKey}: its process ${rec.pid} ended while the runtime was down`);
         else this.log(`${cacheKey}: adopted process ${rec.pid}`);
@@ -222,7 +237,7 @@ export class PodRuntime {
       await this.writeStatus(pod, terminatedStatus(pod, r.exited, r.record.startedAt, message));
       return undefined;
     }
-    if (phase !== 'Running') await this.writeStatus(pod, runningStatus(pod, r.record));
+    if (phase !== 'Running') await this.writeStatus(pod, runningStatus(pod, r.record, r.net?.ip));
     return undefined;
   }
 
@@ -310,8 +325,26 @@ export class PodRuntime {
       return Math.min(MOUNT_RETRY_MAX_MS, MOUNT_RETRY_FIRST_MS * 2 ** (attempts - 1));
     }
     this.mountFailures.delete(uid);
+    let net: PodNetworkInfo | undefined;
+    if (this.network && !pod.spec?.hostNetwork) {
+      try {
+        net = await this.network.setUp(uid, podDir(this.o.root, uid));
+      } catch (err) {
+        // As kubelet: the sandbox could not be made; an event, then a retry (setUp cleaned up).
+        this.events.event(
+          { apiVersion: 'v1', kind: 'Pod', ...pod } as KubeObject,
+          'Warning',
+          'FailedCreatePodSandBox',
+          `Failed to create pod sandbox: ${(err as Error).message}`,
+        );
+        if (pod.status?.phase !== 'Pending') await this.writeStatus(pod, creatingStatus(pod));
+        return MOUNT_RETRY_MAX_MS;
+      }
+      // The container's process lives in the pod's network namespace (nsenter switches only that).
+      argv = ['nsenter', `--net=${net.netns}`, '--', ...argv];
+    }
     const started = await startProcess(podDir(this.o.root, uid), argv, this.env(pod, mounts));
-    const r: Running = { record: started.record, exit: started.exit };
+    const r: Running = { record: started.record, exit: started.exit, net };
     this.running.set(uid, r);
     this.log(`${key}: started process ${started.record.pid}`);
     void started.exit.then(async (code) => {
@@ -321,7 +354,7 @@ export class PodRuntime {
       this.log(`${key}: process ${started.record.pid} exited with ${code}${tail}`);
       this.requeueUid(uid);
     });
-    await this.writeStatus(pod, runningStatus(pod, started.record));
+    await this.writeStatus(pod, runningStatus(pod, started.record, net?.ip));
   }
 
   /** Stops a deleted pod's process (SIGTERM, SIGKILL after its grace), then removes the pod object. */
@@ -371,6 +404,9 @@ export class PodRuntime {
       clearTimeout(kill);
     }
     try {
+      await this.network
+        ?.tearDown(uid, podDir(this.o.root, uid))
+        .catch((e: Error) => this.log(`pod ${uid}: network teardown: ${e.message}`));
       await removeProcessRecord(podDir(this.o.root, uid));
       await removePodDirs(this.o.root, uid);
     } catch {

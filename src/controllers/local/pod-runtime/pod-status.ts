@@ -48,12 +48,13 @@ export function creatingStatus(pod: Pod): PodStatus {
   } as PodStatus;
 }
 
-/** A pod whose process `rec` runs. */
-export function runningStatus(pod: Pod, rec: ProcessRecord): PodStatus {
+/** A pod whose process `rec` runs, with its pod IP when it has a network of its own. */
+export function runningStatus(pod: Pod, rec: ProcessRecord, podIP?: string): PodStatus {
   const now = stamp();
   return {
     phase: 'Running',
     hostIP: '127.0.0.1',
+    ...(podIP ? { podIP, podIPs: [{ ip: podIP }] } : {}),
     startTime: rec.startedAt,
     qosClass: 'Burstable',
     conditions: [

@@ -1,0 +1,173 @@
+/**
+ * Local mode's pod network, the part of kubelet + container runtime that gives a pod its
+ * network: each pod gets its own network namespace (`ip netns add kvts-<uid prefix>`),
+ * attached by the real CNI `bridge` plugin with `host-local` IPAM (Debian's
+ * containernetworking-plugins) to a node bridge kubevirt-ts owns. The bridge has no
+ * address and there is no gateway, masquerading or default route: pods reach each other
+ * on the bridge and nothing leaves the machine. The ADD result is kept in the pod's
+ * directory (`network.json`) so a restarted runtime knows the pod IP; teardown is CNI DEL
+ * and removal of the namespace, also after a failed start.
+ */
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runTool } from '../../shared/run-tool';
+import { type CniConfig, type CniResult, invokeCni } from './cni';
+
+/** Options of the pod network (local mode's defaults in {@link DEFAULT_POD_NETWORK}). */
+export interface PodNetworkOptions {
+  /** Node bridge the pods' veths join (created by the bridge plugin). */
+  bridge: string;
+  /** IPv4 subnet pods get addresses from, CIDR. */
+  subnet: string;
+  /** CNI plugin directory. */
+  pluginDir: string;
+  /** host-local's allocation directory. */
+  dataDir: string;
+  /** MTU of the pods' eth0 (default: the bridge plugin's, 1500). */
+  mtu?: number;
+}
+
+/** Defaults: a subnet unlikely to clash with a host's, Debian's plugin directory. */
+export const DEFAULT_POD_NETWORK = {
+  bridge: 'kvts0',
+  subnet: '10.244.77.0/24',
+  pluginDir: '/usr/lib/cni',
+} as const;
+
+/** What a pod's network is: its namespace, address and interface. */
+export interface PodNetworkInfo {
+  /** Path of the network namespace (`/run/netns/<name>`). */
+  netns: string;
+  /** Pod IP without prefix length. */
+  ip: string;
+  /** Address with prefix length, e.g. `10.244.77.2/24`. */
+  cidr: string;
+  ifName: 'eth0';
+  mac?: string;
+}
+
+const NETWORK_FILE = 'network.json';
+const NAME = /^[a-z][a-z0-9-]{0,14}$/;
+const CIDR4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
+
+/** Checks the options at the boundary: they reach process arguments and the CNI config. */
+export function checkPodNetworkOptions(o: PodNetworkOptions): void {
+  if (!NAME.test(o.bridge)) {
+    throw new Error(
+      `pod network: bridge ${JSON.stringify(o.bridge)} is not an interface name (a-z, 0-9, -, at most 15)`,
+    );
+  }
+  const m = CIDR4.exec(o.subnet);
+  const octets = m ? m.slice(1, 5).map(Number) : [];
+  const prefix = m ? Number(m[5]) : -1;
+  if (!m || octets.some((x) => x > 255) || prefix < 8 || prefix > 30) {
+    throw new Error(
+      `pod network: subnet ${JSON.stringify(o.subnet)} is not an IPv4 CIDR with a prefix of 8 to 30`,
+    );
+  }
+  if (o.mtu !== undefined && (!Number.isInteger(o.mtu) || o.mtu < 576 || o.mtu > 65535)) {
+    throw new Error(`pod network: mtu ${o.mtu} is not between 576 and 65535`);
+  }
+}
+
+/** Namespace name of a pod: `kvts-` plus its uid's 32 hex digits (unique per uid). */
+export function netnsName(podUid: string): string {
+  const hex = podUid.toLowerCase().replace(/[^0-9a-f]/g, '');
+  if (hex.length < 16)
+    throw new Error(`pod uid ${JSON.stringify(podUid)} has too few hex digits for a namespace name`);
+  return `kvts-${hex.slice(0, 32)}`;
+}
+
+/** Attaches and detaches pods; one per pod runtime. */
+export class PodNetwork {
+  constructor(private readonly o: PodNetworkOptions) {
+    checkPodNetworkOptions(o);
+  }
+
+  private config(): CniConfig {
+    return {
+      cniVersion: '1.0.0',
+      name: 'kubevirt-ts',
+      type: 'bridge',
+      bridge: this.o.bridge,
+      isGateway: false,
+      ipMasq: false,
+      hairpinMode: false,
+      ...(this.o.mtu ? { mtu: this.o.mtu } : {}),
+      ipam: { type: 'host-local', ranges: [[{ subnet: this.o.subnet }]], dataDir: this.o.dataDir },
+    };
+  }
+
+  private call(command: 'ADD' | 'DEL', podUid: string) {
+    return invokeCni(this.config(), {
+      command,
+      containerId: podUid,
+      netns: `/run/netns/${netnsName(podUid)}`,
+      ifName: 'eth0',
+      pluginDir: this.o.pluginDir,
+    });
+  }
+
+  /**
+   * Creates the pod's namespace and attaches it; the info is also written to
+   * `<podDir>/network.json`. On any failure what was made is removed again.
+   */
+  async setUp(podUid: string, podDir: string): Promise<PodNetworkInfo> {
+    const existing = await this.read(podDir);
+    if (existing) return existing;
+    const name = netnsName(podUid);
+    await runTool('ip', ['netns', 'add', name]);
+    try {
+      await runTool('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
+      const result = await this.call('ADD', podUid);
+      const info = podInfo(`/run/netns/${name}`, result);
+      await writeFile(join(podDir, NETWORK_FILE), JSON.stringify(info), { mode: 0o644 });
+      return info;
+    } catch (err) {
+      await this.tearDown(podUid, podDir).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** The recorded network of a pod (after a runtime restart), if any. */
+  async read(podDir: string): Promise<PodNetworkInfo | undefined> {
+    try {
+      return JSON.parse(await readFile(join(podDir, NETWORK_FILE), 'utf8')) as PodNetworkInfo;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** CNI DEL (releases the address, removes the veth) and removal of the namespace; idempotent. */
+  async tearDown(podUid: string, podDir: string): Promise<void> {
+    const name = netnsName(podUid);
+    const present = (await runTool('ip', ['netns', 'list']))
+      .split('\n')
+      .some((l) => l.split(' ')[0] === name);
+    if (!present && !(await this.read(podDir))) return;
+    let delError: Error | undefined;
+    // DEL must be tolerated for a sandbox that was never (fully) added (CNI spec).
+    await this.call('DEL', podUid).catch((e: Error) => {
+      delError = e;
+    });
+    if (present) await runTool('ip', ['netns', 'delete', name]);
+    await rm(join(podDir, NETWORK_FILE), { force: true });
+    if (delError && present) throw delError;
+  }
+}
+
+function podInfo(netns: string, result: CniResult): PodNetworkInfo {
+  const sandboxIdx = result.interfaces?.findIndex((i) => i.sandbox !== undefined) ?? -1;
+  const ip =
+    result.ips?.find((x) => x.interface === sandboxIdx && !x.address.includes(':')) ?? result.ips?.[0];
+  if (!ip) throw new Error('CNI ADD returned no IP address for eth0');
+  return {
+    netns,
+    ip: ip.address.split('/')[0],
+    cidr: ip.address,
+    ifName: 'eth0',
+    ...(sandboxIdx >= 0 && result.interfaces?.[sandboxIdx]?.mac
+      ? { mac: result.interfaces[sandboxIdx].mac }
+      : {}),
+  };
+}

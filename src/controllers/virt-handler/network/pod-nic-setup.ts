@@ -1,0 +1,154 @@
+/**
+ * Network setup phase 1 (upstream's virt-handler pkg/network/setup): privileged, in the
+ * launcher pod's network namespace, before the launcher defines the domain. For the
+ * masquerade binding on the pod network: an in-pod bridge `k6t-eth0` (10.0.2.1/24, the
+ * reserved MAC, the pod interface's MTU), a tap `tap0` on it for QEMU, IPv4 forwarding,
+ * and the NAT ruleset (masquerade-rules.ts). Then the cache the launcher's DHCP server
+ * reads. Every step is real iproute2/nft/sysctl run with argument arrays inside the
+ * namespace (nsenter --net), and idempotent: a second run changes nothing.
+ */
+import type { VirtualMachineInstance } from '../../../api/generated/types';
+import {
+  type CachedInterface,
+  podNetworkInterfaces,
+  readNetworkCache,
+  writeNetworkCache,
+} from '../../shared/network-cache';
+import { runInNetns } from '../../shared/run-tool';
+import { guestMAC } from './guest-mac';
+import { MASQUERADE, masqueradeRuleset } from './masquerade-rules';
+import { readResolvConf } from './resolv-conf';
+
+/** The pod-network interface names (upstream's: the pod side `eth0`, the in-pod bridge and tap). */
+export const POD_IF = 'eth0';
+export const MASQUERADE_BRIDGE = 'k6t-eth0';
+export const POD_TAP = 'tap0';
+
+/** Options of {@link setUpPodNetwork}. */
+export interface PodNicSetupOptions {
+  /** The launcher pod's network namespace (`/run/netns/<name>` or `/proc/<pid>/ns/net`). */
+  netns: string;
+  /** The pod's sockets directory on the host (where the cache for the launcher goes). */
+  socketDir: string;
+  /** The pod's resolv.conf (default /etc/resolv.conf: local mode's pods share the host's). */
+  resolvConf?: string;
+  /** Owner uid/gid of the tap, for a QEMU that opens it itself (default: root only). */
+  tapOwner?: { uid: number; gid: number };
+}
+
+interface LinkInfo {
+  ifname: string;
+  mtu: number;
+  addr_info?: { family: string; local: string; prefixlen: number }[];
+}
+
+/** What of the VMI's networks this setup cannot do yet: a field-path message, or undefined. */
+export function unsupportedNetwork(vmi: VirtualMachineInstance): string | undefined {
+  const subject = `VirtualMachineInstance ${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
+  const pod = new Set((vmi.spec.networks ?? []).filter((n) => n.pod).map((n) => n.name));
+  for (const [i, iface] of (vmi.spec.domain.devices.interfaces ?? []).entries()) {
+    if (iface.state === 'absent' || iface.sriov) continue;
+    const path = `spec.domain.devices.interfaces[${i}]`;
+    if (!pod.has(iface.name))
+      return `${subject}: ${path}: secondary (multus) networks are not set up by this node yet`;
+    if (iface.dhcpOptions) {
+      return `${subject}: ${path}.dhcpOptions: extra DHCP options are not served by this launcher's DHCP server yet`;
+    }
+    if (!iface.masquerade) {
+      const kind = iface.bridge ? 'bridge' : iface.passtBinding ? 'passtBinding' : 'binding';
+      return `${subject}: ${path}.${kind}: only the masquerade binding is set up on the pod network yet`;
+    }
+  }
+  return undefined;
+}
+
+async function link(netns: string, name: string): Promise<LinkInfo | undefined> {
+  try {
+    const out = await runInNetns(netns, 'ip', ['-j', 'addr', 'show', 'dev', name]);
+    return (JSON.parse(out) as LinkInfo[])[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Sets up every pod-network interface of `vmi` and writes the cache; returns it. Throws
+ * with the VMI and field path on what it cannot do.
+ */
+export async function setUpPodNetwork(
+  vmi: VirtualMachineInstance,
+  o: PodNicSetupOptions,
+): Promise<CachedInterface[]> {
+  const subject = `VirtualMachineInstance ${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
+  const bad = unsupportedNetwork(vmi);
+  if (bad) throw new Error(bad);
+  const existing = await readNetworkCache(o.socketDir);
+  const ifaces = podNetworkInterfaces(vmi);
+  if (existing && existing.interfaces.length === ifaces.length) return existing.interfaces;
+  if (ifaces.length === 0) {
+    await writeNetworkCache(o.socketDir, { interfaces: [] });
+    return [];
+  }
+  if (ifaces.length > 1)
+    throw new Error(`${subject}: spec.domain.devices.interfaces: only one interface may use the pod network`);
+  const { iface, index } = ifaces[0];
+  const path = `spec.domain.devices.interfaces[${index}]`;
+  const pod = await link(o.netns, POD_IF);
+  const podAddr = pod?.addr_info?.find((a) => a.family === 'inet');
+  if (!pod || !podAddr)
+    throw new Error(
+      `${subject}: the launcher pod's namespace ${o.netns} has no ${POD_IF} with an IPv4 address`,
+    );
+  const mtu = pod.mtu;
+  const ns = (cmd: string, args: string[], input?: string) => runInNetns(o.netns, cmd, args, input);
+
+  if (!(await link(o.netns, MASQUERADE_BRIDGE))) {
+    await ns('ip', ['link', 'add', MASQUERADE_BRIDGE, 'type', 'bridge']);
+    await ns('ip', ['link', 'set', MASQUERADE_BRIDGE, 'address', MASQUERADE.bridgeMAC, 'mtu', String(mtu)]);
+    await ns('ip', [
+      'addr',
+      'add',
+      `${MASQUERADE.gatewayIP}/${MASQUERADE.prefixLength}`,
+      'dev',
+      MASQUERADE_BRIDGE,
+    ]);
+    await ns('ip', ['link', 'set', MASQUERADE_BRIDGE, 'up']);
+  }
+  if (!(await link(o.netns, POD_TAP))) {
+    const owner = o.tapOwner ? ['user', String(o.tapOwner.uid), 'group', String(o.tapOwner.gid)] : [];
+    const multiQueue = vmi.spec.domain.devices.networkInterfaceMultiqueue ? ['multi_queue'] : [];
+    await ns('ip', ['tuntap', 'add', 'dev', POD_TAP, 'mode', 'tap', ...owner, ...multiQueue]);
+    await ns('ip', ['link', 'set', POD_TAP, 'mtu', String(mtu), 'master', MASQUERADE_BRIDGE, 'up']);
+  }
+  await ns('sysctl', ['-q', '-w', 'net.ipv4.ip_forward=1']);
+  await ns(
+    'nft',
+    ['-f', '-'],
+    masqueradeRuleset({
+      podIf: POD_IF,
+      bridge: MASQUERADE_BRIDGE,
+      ports: iface.ports,
+      subject: `${subject}: ${path}`,
+    }),
+  );
+
+  const dns = await readResolvConf(o.resolvConf);
+  const cached: CachedInterface = {
+    name: iface.name,
+    binding: 'masquerade',
+    tap: POD_TAP,
+    bridge: MASQUERADE_BRIDGE,
+    mac: guestMAC(iface.macAddress, vmi.metadata?.uid ?? '', iface.name, path),
+    guestIP: MASQUERADE.guestIP,
+    prefixLength: MASQUERADE.prefixLength,
+    gateway: MASQUERADE.gatewayIP,
+    serverIP: MASQUERADE.gatewayIP,
+    mtu,
+    dns: dns.nameservers,
+    searchDomains: dns.search,
+    hostname: (vmi.spec.hostname ?? vmi.metadata?.name ?? 'vm').slice(0, 63),
+    podIP: podAddr.local,
+  };
+  await writeNetworkCache(o.socketDir, { interfaces: [cached] });
+  return [cached];
+}

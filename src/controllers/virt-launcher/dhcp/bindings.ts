@@ -1,0 +1,23 @@
+/** The DHCP server's leases from the network setup's cache (one per prepared interface). */
+import type { NetworkCache } from '../../shared/network-cache';
+import type { DhcpBinding } from './server';
+
+/** Upstream offers an infinite lease: the address never changes while the pod lives. */
+const INFINITE = 0xffffffff;
+
+export function dhcpBindings(cache: NetworkCache): DhcpBinding[] {
+  return cache.interfaces.map((i) => ({
+    mac: i.mac,
+    lease: {
+      ip: i.guestIP,
+      prefixLength: i.prefixLength,
+      serverIP: i.serverIP,
+      router: i.gateway,
+      dns: i.dns,
+      domain: i.searchDomains[0],
+      hostname: i.hostname,
+      mtu: i.mtu,
+      leaseSeconds: INFINITE,
+    },
+  }));
+}

@@ -1,0 +1,68 @@
+/**
+ * status.interfaces from the launcher's network report: the generated MAC, the pod IP for
+ * masquerade (kept when the guest agent reports the guest's own 10.0.2.2), the DHCP lease
+ * for other bindings without an agent.
+ */
+import { describe, expect, it } from 'vitest';
+import type { VirtualMachineInstanceSpec } from '../../../../src/api/generated/types';
+import { interfacesOf } from '../../../../src/controllers/virt-handler/guest-agent-status';
+
+const spec = (binding: 'masquerade' | 'bridge') =>
+  ({
+    domain: { devices: { interfaces: [{ name: 'default', [binding]: {} }] } },
+    networks: [{ name: 'default', pod: {} }],
+  }) as VirtualMachineInstanceSpec;
+const report = (binding: 'masquerade' | 'bridge', leasedIP?: string) => [
+  {
+    name: 'default',
+    binding,
+    mac: '02:aa:bb:cc:dd:ee',
+    podIP: '10.244.77.5',
+    ...(leasedIP ? { leasedIP } : {}),
+  },
+];
+
+describe('interface status from the network setup', () => {
+  it('masquerade: the generated MAC and the pod IP, infoSource domain', () => {
+    expect(interfacesOf(spec('masquerade'), undefined, report('masquerade', '10.0.2.2'))).toEqual([
+      {
+        name: 'default',
+        infoSource: 'domain',
+        mac: '02:aa:bb:cc:dd:ee',
+        ipAddress: '10.244.77.5',
+        ipAddresses: ['10.244.77.5'],
+      },
+    ]);
+  });
+
+  it('masquerade with a guest agent: interfaceName from the agent, the pod IP kept', () => {
+    const agent = {
+      connected: true,
+      interfaces: [
+        {
+          name: 'eth0',
+          mac: '02:AA:BB:CC:DD:EE',
+          ipAddresses: [{ address: '10.0.2.2', type: 'ipv4' as const, prefix: 24 }],
+        },
+      ],
+    };
+    expect(interfacesOf(spec('masquerade'), agent as never, report('masquerade', '10.0.2.2'))).toEqual([
+      {
+        name: 'default',
+        infoSource: 'domain, guest-agent',
+        mac: '02:aa:bb:cc:dd:ee',
+        interfaceName: 'eth0',
+        ipAddress: '10.244.77.5',
+        ipAddresses: ['10.244.77.5'],
+      },
+    ]);
+  });
+
+  it('another binding without an agent: the DHCP lease, once acknowledged', () => {
+    expect(interfacesOf(spec('bridge'), undefined, report('bridge'))[0]).not.toHaveProperty('ipAddress');
+    expect(interfacesOf(spec('bridge'), undefined, report('bridge', '10.244.77.5'))[0]).toMatchObject({
+      ipAddress: '10.244.77.5',
+      mac: '02:aa:bb:cc:dd:ee',
+    });
+  });
+});
