@@ -6,10 +6,8 @@
  * to launcher pods that request them.
  */
 import type { HostCapabilities } from '../../../drivers/driver';
+import { SHARED_DEVICE_COUNT } from '../node-labels';
 import { DevicePlugin, type DevicePluginOptions_, type SharedDevice } from './device-plugin';
-
-/** How many pods may share one of the shared devices (upstream's default). */
-export const SHARED_DEVICE_COUNT = 1000;
 
 /** The shared devices of a node with these capabilities. */
 export function nodeSharedDevices(caps: Pick<HostCapabilities, 'sev'>): SharedDevice[] {
