@@ -27,6 +27,8 @@ import { launcherSocketPath } from '../src/controllers/launcher-protocol/paths';
 import { EmbeddedStore } from '../src/controllers/runtime/embedded/store';
 import { VirtualMachineType } from '../src/controllers/runtime/resources';
 import type { KubeObject } from '../src/controllers/runtime/types';
+import { findLibvirtDaemon } from '../src/controllers/virt-launcher/libvirt-daemons';
+import { shortDir } from '../src/controllers/virt-launcher/short-dir';
 import {
   cliBuilt,
   cliEntry,
@@ -79,19 +81,45 @@ function guestUptime(output: string): number {
 /** The whole marker line (the guest prints its uptime after the marker). */
 const MARKER_LINE = new RegExp(`${BOOT_MARKER}[^\\n]*uptime=[0-9.]+\\s`);
 
-const qemuPidFile = (domain: string) => `/run/libvirt/qemu/${domain}.pid`;
+/** Launchers run their own libvirt daemons (the default), or with BENCH_NODE_LIBVIRT=shared the system one. */
+const OWN = process.env.BENCH_NODE_LIBVIRT !== 'shared';
+
+/** The pod's libvirt-runtime directory (its own daemons' home), through the launcher's short link. */
+const runtimeDir = (podsRoot: string, podUid: string) =>
+  shortDir(join(podsRoot, podUid, 'volumes', 'kubernetes.io~empty-dir', 'libvirt-runtime'), 48);
+
+const qemuPidFile = (domain: string, podsRoot: string, podUid: string) =>
+  OWN
+    ? join(runtimeDir(podsRoot, podUid), 'run', 'libvirt', 'qemu', 'run', `${domain}.pid`)
+    : `/run/libvirt/qemu/${domain}.pid`;
+
+/** The libvirt URI the stack's domain is on. */
+const stackUri = (podsRoot: string, podUid: string) =>
+  OWN
+    ? `qemu+unix:///session?socket=${runtimeDir(podsRoot, podUid)}/run/libvirt/${findLibvirtDaemon().socket}`
+    : LIBVIRT_URI;
+
+/** RSS (MiB) of the launcher's own daemons (its children libvirtd/virtqemud and virtlogd). */
+function daemonsRss(launcherPid: number): number {
+  const out = execFileSync('ps', ['-o', 'rss=,comm=', '--ppid', String(launcherPid)], { encoding: 'utf8' });
+  return out
+    .trim()
+    .split('\n')
+    .filter((l) => /libvirtd|virtqemud|virtlogd/.test(l))
+    .reduce((sum, l) => sum + Number(l.trim().split(/\s+/)[0]) / 1024, 0);
+}
 
 /** One VM through the whole stack: created, booted to the marker, stopped again. */
 async function stackRun(
   store: EmbeddedStore,
   node: NodeHarness,
   name: string,
-): Promise<{ timeline: Timeline; memory: Memory; xml: string }> {
+): Promise<{ timeline: Timeline; memory: Memory; xml: string; daemons: number }> {
   const t0 = performance.now();
   let podUid = '';
   const stop = sampler(t0, {
     'launcher-socket': () => podUid !== '' && existsSync(launcherSocketPath(node.podsRoot, podUid)),
-    qemu: () => existsSync(qemuPidFile(`default_${name}`)),
+    qemu: () => podUid !== '' && existsSync(qemuPidFile(`default_${name}`, node.podsRoot, podUid)),
   });
   await store.create(VirtualMachineType, tinyGuestVm(name, 'default') as KubeObject);
   const vmi = await waitFor('VMI on node', async () => {
@@ -110,9 +138,14 @@ async function stackRun(
   };
   con.close();
   const memory = memoryOf(pid);
-  const xml = execFileSync('virsh', ['-c', LIBVIRT_URI, 'dumpxml', '--inactive', `default_${name}`], {
-    encoding: 'utf8',
-  });
+  const daemons = OWN ? daemonsRss(pid) : 0;
+  const xml = execFileSync(
+    'virsh',
+    ['-c', stackUri(node.podsRoot, podUid), 'dumpxml', '--inactive', `default_${name}`],
+    {
+      encoding: 'utf8',
+    },
+  );
   const vm = await node.getVm('default', name);
   await store.update(VirtualMachineType, {
     ...vm,
@@ -123,7 +156,7 @@ async function stackRun(
     async () => (await node.getVm('default', name)).status?.printableStatus === 'Stopped',
     180_000,
   );
-  return { timeline, memory, xml };
+  return { timeline, memory, xml, daemons };
 }
 
 /** The same domain through `virsh create`: renamed, no UUID, sockets under a fresh dir. */
@@ -146,7 +179,7 @@ async function virshRun(xml: string, name: string): Promise<Timeline> {
   writeFileSync(file, x);
   try {
     const t0 = performance.now();
-    const stop = sampler(t0, { qemu: () => existsSync(qemuPidFile(name)) });
+    const stop = sampler(t0, { qemu: () => existsSync(`/run/libvirt/qemu/${name}.pid`) });
     const virsh = spawn('virsh', ['-c', LIBVIRT_URI, 'create', file], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -181,11 +214,12 @@ async function main(): Promise<void> {
   if (!cliBuilt()) throw new Error(`the CLI is not built (${cliEntry()}): run npm run build`);
   const runs = Number(process.env.BENCH_NODE_RUNS ?? 5);
   const store = await EmbeddedStore.open();
-  const node = new NodeHarness({ client: store, nodeName: `bench-node-${process.pid}` });
+  const node = new NodeHarness({ client: store, nodeName: `bench-node-${process.pid}`, ownLibvirt: OWN });
   await node.start();
   const stack: Timeline[] = [];
   const virsh: Timeline[] = [];
   const mem: Memory[] = [];
+  const daemons: number[] = [];
   try {
     // A first, unmeasured start warms the page cache and libvirt's capabilities cache.
     const warm = await stackRun(store, node, `bench-${process.pid}-warm`);
@@ -193,6 +227,7 @@ async function main(): Promise<void> {
       const s = await stackRun(store, node, `bench-${process.pid}-${i}`);
       stack.push(s.timeline);
       mem.push(s.memory);
+      daemons.push(s.daemons);
       virsh.push(await virshRun(warm.xml, `kvts-bench-virsh-${process.pid}-${i}`));
     }
   } finally {
@@ -206,7 +241,9 @@ async function main(): Promise<void> {
   const wq = median(col(virsh, 'qemu'));
   const boot = (ts: Timeline[]) => median(ts.map((t) => t.marker - t.qemu));
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  console.log(`runs: ${runs}, stack and virsh alternating (medians); load average ${load}`);
+  console.log(
+    `runs: ${runs}, stack and virsh alternating (medians); load average ${load}; libvirt: ${OWN ? "each launcher's own daemons" : 'the shared system daemon'}`,
+  );
   console.log(`VM created -> boot marker (whole stack): ${col(stack, 'marker').join(', ')} ms`);
   console.log(`virsh create -> boot marker (same domain): ${col(virsh, 'marker').join(', ')} ms`);
   console.log(
@@ -220,7 +257,12 @@ async function main(): Promise<void> {
     `launcher memory with its guest running: RSS ${mem.map((m) => m.rss.toFixed(1)).join(', ')} MiB; PSS ${median(mem.map((m) => m.pss)).toFixed(1)} MiB; private (USS) ${median(mem.map((m) => m.uss)).toFixed(1)} MiB`,
   );
   const rss = median(mem.map((m) => m.rss));
-  console.log(`BENCH node create_to_marker_ms=${c} virsh_ms=${w} launcher_rss_mb=${rss.toFixed(1)}`);
+  const drss = median(daemons);
+  if (OWN)
+    console.log(`the launcher's own libvirt daemons: RSS ${daemons.map((d) => d.toFixed(1)).join(', ')} MiB`);
+  console.log(
+    `BENCH node create_to_marker_ms=${c} virsh_ms=${w} launcher_rss_mb=${rss.toFixed(1)}${OWN ? ` launcher_daemons_rss_mb=${drss.toFixed(1)}` : ''}`,
+  );
 }
 
 main().catch((e) => {

@@ -89,6 +89,8 @@ export interface NodeHarnessOptions {
   volumes?: boolean;
   /** A libvirtd socket to use instead of the system daemon's, for launchers and the handler (a second "host"). */
   libvirtSocket?: string;
+  /** Launchers run their own libvirt daemons (the default outside tests) instead of the system daemon. */
+  ownLibvirt?: boolean;
   /** The handler's migration address (the libvirt URI migration targets on this node are reached at). */
   migrationAddress?: string;
 }
@@ -161,7 +163,7 @@ export class NodeHarness {
       commands: { 'kubevirt-ts': [process.execPath, cliEntry()] },
       env: {
         KUBEVIRT_TS_IMAGE_ROOT: this.images,
-        KUBEVIRT_TS_LIBVIRT_URI: LIBVIRT_URI,
+        ...(this.o.ownLibvirt ? {} : { KUBEVIRT_TS_LIBVIRT_URI: LIBVIRT_URI }),
         ...(this.o.libvirtSocket ? { KUBEVIRT_TS_LIBVIRT_SOCKET: this.o.libvirtSocket } : {}),
       },
       log: nodeLog(`pod runtime ${this.o.nodeName}`),

@@ -9,6 +9,8 @@ import type { VirtHandler } from '../../controllers/virt-handler/handler';
 
 /** kubelet's pod root (launcher-protocol/paths; not imported, so the CLI starts without gRPC). */
 const KUBELET_PODS_ROOT = '/var/lib/kubelet/pods';
+/** kubelet's device-plugin directory (device-plugin.ts; not imported, for the same reason). */
+const DEVICE_PLUGIN_DIR = '/var/lib/kubelet/device-plugins';
 
 interface HandlerFlags {
   nodeName: string;
@@ -19,6 +21,7 @@ interface HandlerFlags {
   driver: string;
   libvirtUri: string;
   sharedLibvirt?: boolean;
+  devicePlugins?: string | boolean;
   podRuntime?: boolean;
   bindPending?: boolean;
   imageRoot?: string;
@@ -50,6 +53,10 @@ export function registerVirtHandlerCommand(program: Command): void {
     .option(
       '--shared-libvirt',
       'with --pod-runtime: launchers use the daemon at --libvirt-uri instead of each running its own',
+    )
+    .option(
+      '--device-plugins [dir]',
+      'serve devices.kubevirt.io/kvm, tun, vhost-net (and sev) as kubelet device plugins (default dir /var/lib/kubelet/device-plugins); the kubelet then reports them',
     )
     .option('--pod-runtime', 'also run launcher pods as local processes (no kubelet on this node)')
     .option('--bind-pending', 'with --pod-runtime: bind unscheduled pods to this node (no scheduler)')
@@ -109,6 +116,12 @@ export function registerVirtHandlerCommand(program: Command): void {
           notifySocket: f.notifySocket,
           migrationAddress: f.migrationAddress,
           migrationConfig: () => config.current().migrations,
+          devicePluginDir:
+            f.devicePlugins === undefined || f.devicePlugins === false
+              ? undefined
+              : f.devicePlugins === true
+                ? DEVICE_PLUGIN_DIR
+                : f.devicePlugins,
         },
         podRuntime: f.podRuntime ? { root: f.podsRoot, bindPending: f.bindPending, env } : undefined,
       });

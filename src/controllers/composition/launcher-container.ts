@@ -134,9 +134,14 @@ function ownLibvirt(args: LauncherArgs, env: NodeJS.ProcessEnv, map: PathMap): L
   // under the config dir the deepest QEMU socket paths, hence the shorter link.
   const runtimeDir = shortDir(real, 48);
   const configDir = shortDir(join(real, 'config'), CONFIG_SOCKET_BUDGET, 8);
+  // Launchers of one host share QEMU's probed capabilities (local mode: a root launcher).
+  const capsCacheDir =
+    env.KUBEVIRT_TS_LIBVIRT_CAPS_CACHE ||
+    (process.getuid?.() === 0 ? '/var/cache/kubevirt-ts/libvirt-qemu-caps' : undefined);
   return new LibvirtDaemons({
     runtimeDir,
     configDir,
+    capsCacheDir,
     daemon: env.KUBEVIRT_TS_LIBVIRT_DAEMON || undefined,
   });
 }

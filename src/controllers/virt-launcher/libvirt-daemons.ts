@@ -12,6 +12,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chownSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { chown, copyFile, mkdir, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Upstream's non-root user and group (the `qemu` account of its images). */
@@ -33,6 +34,14 @@ export interface LibvirtDaemonsOptions {
   daemon?: string;
   /** `virtlogd`'s path (default /usr/sbin/virtlogd). */
   virtlogd?: string;
+  /**
+   * A directory of QEMU capabilities files shared by the launchers of this host: copied
+   * into the new daemon's cache before it starts and filled from it when it stops. A
+   * fresh daemon otherwise probes QEMU (runs it and queries it over QMP) before its first
+   * domain, seconds under TCG on a loaded host; libvirt re-probes by itself when a cached
+   * file no longer matches (another QEMU or libvirt binary, kernel, /dev/kvm access).
+   */
+  capsCacheDir?: string;
   /** How long to wait for the daemon's socket, ms (default 15 s). */
   readyTimeoutMs?: number;
   log?: (message: string) => void;
@@ -126,11 +135,57 @@ export class LibvirtDaemons {
       XDG_CONFIG_HOME: dirs.config,
       XDG_CACHE_HOME: dirs.cache,
     };
+    await this.seedCapabilities(dirs.cache);
     // Both at once: the QEMU daemon needs virtlogd only when a domain starts.
     this.supervise('virtlogd', this.opts.virtlogd ?? '/usr/sbin/virtlogd', env);
     this.supervise('qemu-daemon', this.daemon.path, env);
     await this.waitForSocket(this.opts.readyTimeoutMs ?? 15_000);
     return { uri: 'qemu:///session', socketPath: this.socketPath, qemuUser: this.qemuUser };
+  }
+
+  /** The daemon's QEMU capabilities cache directory. */
+  private capsDir(cache = daemonDirs(this.opts.runtimeDir, this.opts.configDir).cache): string {
+    return join(cache, 'libvirt', 'qemu', 'cache', 'capabilities');
+  }
+
+  private async seedCapabilities(cache: string): Promise<void> {
+    const shared = this.opts.capsCacheDir;
+    if (!shared) return;
+    const files = await readdir(shared).catch(() => [] as string[]);
+    if (!files.some((f) => f.endsWith('.xml'))) return;
+    const own = this.capsDir(cache);
+    for (const d of [
+      join(cache, 'libvirt'),
+      join(cache, 'libvirt', 'qemu'),
+      join(cache, 'libvirt', 'qemu', 'cache'),
+      own,
+    ]) {
+      await mkdir(d, { recursive: true, mode: 0o700 });
+      await chown(d, this.user.uid, this.user.gid).catch(() => undefined);
+    }
+    for (const f of files.filter((n) => /^[0-9a-f]{64}\.xml$/.test(n))) {
+      await copyFile(join(shared, f), join(own, f));
+      await chown(join(own, f), this.user.uid, this.user.gid).catch(() => undefined);
+    }
+  }
+
+  /** Puts the daemon's capabilities files into the shared cache where it lacks them. */
+  private async shareCapabilities(): Promise<void> {
+    const shared = this.opts.capsCacheDir;
+    if (!shared) return;
+    const own = this.capsDir();
+    const files = (await readdir(own).catch(() => [] as string[])).filter((n) =>
+      /^[0-9a-f]{64}\.xml$/.test(n),
+    );
+    if (files.length === 0) return;
+    await mkdir(shared, { recursive: true, mode: 0o755 });
+    const have = new Set(await readdir(shared).catch(() => [] as string[]));
+    for (const f of files.filter((n) => !have.has(n))) {
+      // Written under a temporary name and renamed: a launcher starting meanwhile never reads half a file.
+      const tmp = join(shared, `.${f}.${process.pid}`);
+      await copyFile(join(own, f), tmp);
+      await rename(tmp, join(shared, f));
+    }
   }
 
   private supervise(key: string, bin: string, env: NodeJS.ProcessEnv): void {
@@ -189,5 +244,6 @@ export class LibvirtDaemons {
         }),
     );
     await Promise.all(waits);
+    await this.shareCapabilities().catch((e) => this.log(`capabilities cache: ${(e as Error).message}`));
   }
 }

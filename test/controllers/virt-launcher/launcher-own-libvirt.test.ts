@@ -5,10 +5,10 @@
  * user 107 with every socket and state file in the pod's libvirt-runtime directory, boots
  * the tiny guest there (QEMU started by that daemon as user 107, in this process's
  * cgroups), the host's libvirtd never sees the domain, and stopping the launcher stops
- * the guest and both daemons.
+ * the guest and both daemons and leaves QEMU's probed capabilities in the shared cache.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -95,7 +95,12 @@ describe.runIf(run)('virt-launcher runs its own libvirt daemons', () => {
     const args = emulationLauncherArgs({ ns, name, uid, gracePeriodSeconds: 30, allowEmulation: true });
     launcher = createLauncherContainer({
       args,
-      env: { PATH: process.env.PATH, [MOUNTS_ENV]: JSON.stringify(mounts), [IMAGE_ROOT_ENV]: images },
+      env: {
+        PATH: process.env.PATH,
+        [MOUNTS_ENV]: JSON.stringify(mounts),
+        [IMAGE_ROOT_ENV]: images,
+        KUBEVIRT_TS_LIBVIRT_CAPS_CACHE: join(root, 'caps-cache'),
+      },
       finalWaitMs: 1_000,
     }).get<VirtLauncher>(LauncherTokens.launcher);
     void launcher.exited.then((c) => {
@@ -156,5 +161,9 @@ describe.runIf(run)('virt-launcher runs its own libvirt daemons', () => {
     const code = await launcher.stop(10);
     expect(code).toBe(0);
     for (const p of daemons) expect(existsSync(`/proc/${p.pid}/status`) && uidOf(p.pid) === 107).toBe(false);
+    // The QEMU capabilities the daemon probed are shared with the next launcher of the host.
+    expect(
+      readdirSync(join(root, 'caps-cache')).filter((f) => /^[0-9a-f]{64}\.xml$/.test(f)).length,
+    ).toBeGreaterThan(0);
   }, 60_000);
 });
