@@ -70,11 +70,14 @@ export function parseAdmissionReview(body: Buffer): AdmissionRequest {
   if (!isObject(r)) throw new BadReviewError('request: an object is required');
   if (typeof r.uid !== 'string' || r.uid === '') throw new BadReviewError('request.uid: required');
   if (typeof r.operation !== 'string' || !OPERATIONS.has(r.operation)) {
-    throw new BadReviewError(`request.operation: ${JSON.stringify(r.operation)} is not CREATE, UPDATE, DELETE or CONNECT`);
+    throw new BadReviewError(
+      `request.operation: ${JSON.stringify(r.operation)} is not CREATE, UPDATE, DELETE or CONNECT`,
+    );
   }
   gvk(r.kind, 'kind', 'kind');
   gvk(r.resource, 'resource', 'resource');
-  if (r.userInfo !== undefined && !isObject(r.userInfo)) throw new BadReviewError('request.userInfo: an object is required');
+  if (r.userInfo !== undefined && !isObject(r.userInfo))
+    throw new BadReviewError('request.userInfo: an object is required');
   for (const k of ['object', 'oldObject'] as const) {
     if (r[k] !== undefined && r[k] !== null && !isObject(r[k])) {
       throw new BadReviewError(`request.${k}: an object is required`);
@@ -102,7 +105,9 @@ export function toCauses(errors: readonly FieldError[]): StatusCause[] {
 /** The AdmissionReview answering `uid`: allowed (with an optional patch) or refused with causes. */
 export function admissionResponse(
   uid: string,
-  outcome: { allowed: true; patch?: JsonPatchOperation[]; warnings?: string[] } | { allowed: false; causes: StatusCause[] },
+  outcome:
+    | { allowed: true; patch?: JsonPatchOperation[]; warnings?: string[] }
+    | { allowed: false; causes: StatusCause[] },
 ): Record<string, unknown> {
   const response: Record<string, unknown> = { uid, allowed: outcome.allowed };
   if (outcome.allowed) {

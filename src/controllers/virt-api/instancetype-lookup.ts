@@ -26,7 +26,11 @@ export const InstancetypeResources: Record<string, ResourceType> = {
     false,
   ),
   VirtualMachinePreference: it('VirtualMachinePreference', 'virtualmachinepreferences', true),
-  VirtualMachineClusterPreference: it('VirtualMachineClusterPreference', 'virtualmachineclusterpreferences', false),
+  VirtualMachineClusterPreference: it(
+    'VirtualMachineClusterPreference',
+    'virtualmachineclusterpreferences',
+    false,
+  ),
 };
 
 interface Matcher {

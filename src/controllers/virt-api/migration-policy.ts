@@ -15,7 +15,8 @@ function isObject(v: unknown): v is Record<string, unknown> {
 export function validateMigrationPolicy(obj: Record<string, unknown>): FieldError[] {
   const errors: FieldError[] = [...validateObjectMeta(obj.metadata as never)];
   const spec = obj.spec;
-  if (!isObject(spec)) return [...errors, { path: 'spec', message: 'Required value', type: 'FieldValueRequired' }];
+  if (!isObject(spec))
+    return [...errors, { path: 'spec', message: 'Required value', type: 'FieldValueRequired' }];
   const bw = spec.bandwidthPerMigration;
   if (bw !== undefined) {
     let parsed: ReturnType<typeof parseQuantity> | undefined;
@@ -25,23 +26,40 @@ export function validateMigrationPolicy(obj: Record<string, unknown>): FieldErro
       parsed = undefined;
     }
     if (!parsed) {
-      errors.push({ path: 'spec.bandwidthPerMigration', message: `${JSON.stringify(bw)} is not a quantity`, type: 'FieldValueInvalid' });
+      errors.push({
+        path: 'spec.bandwidthPerMigration',
+        message: `${JSON.stringify(bw)} is not a quantity`,
+        type: 'FieldValueInvalid',
+      });
     } else if (String(bw).trim().startsWith('-')) {
-      errors.push({ path: 'spec.bandwidthPerMigration', message: 'must not be negative', type: 'FieldValueInvalid' });
+      errors.push({
+        path: 'spec.bandwidthPerMigration',
+        message: 'must not be negative',
+        type: 'FieldValueInvalid',
+      });
     }
   }
   const t = spec.completionTimeoutPerGiB;
   if (t !== undefined && (typeof t !== 'number' || !Number.isInteger(t) || t < 0)) {
-    errors.push({ path: 'spec.completionTimeoutPerGiB', message: 'must be a whole number >= 0', type: 'FieldValueInvalid' });
+    errors.push({
+      path: 'spec.completionTimeoutPerGiB',
+      message: 'must be a whole number >= 0',
+      type: 'FieldValueInvalid',
+    });
   }
   const sel = spec.selectors;
   if (sel !== undefined) {
-    if (!isObject(sel)) errors.push({ path: 'spec.selectors', message: 'an object is required', type: 'FieldValueInvalid' });
+    if (!isObject(sel))
+      errors.push({ path: 'spec.selectors', message: 'an object is required', type: 'FieldValueInvalid' });
     else {
       for (const k of ['namespaceSelector', 'virtualMachineInstanceSelector']) {
         const m = sel[k];
         if (m !== undefined && (!isObject(m) || Object.values(m).some((v) => typeof v !== 'string'))) {
-          errors.push({ path: `spec.selectors.${k}`, message: 'a map of label values is required', type: 'FieldValueInvalid' });
+          errors.push({
+            path: `spec.selectors.${k}`,
+            message: 'a map of label values is required',
+            type: 'FieldValueInvalid',
+          });
         }
       }
     }

@@ -27,12 +27,21 @@ export interface WebhookContext {
 
 type Webhook = (req: AdmissionRequest, ctx: WebhookContext) => Promise<WebhookOutcome>;
 
-const refuse = (errors: readonly FieldError[]): WebhookOutcome => ({ allowed: false, causes: toCauses(errors) });
+const refuse = (errors: readonly FieldError[]): WebhookOutcome => ({
+  allowed: false,
+  causes: toCauses(errors),
+});
 const allow: WebhookOutcome = { allowed: true };
 
 function expectKind(req: AdmissionRequest, kinds: readonly string[]): FieldError[] {
   if (kinds.includes(req.kind.kind)) return [];
-  return [{ path: 'kind', message: `expected ${kinds.join(' or ')}, got ${JSON.stringify(req.kind.kind)}`, type: 'FieldValueInvalid' }];
+  return [
+    {
+      path: 'kind',
+      message: `expected ${kinds.join(' or ')}, got ${JSON.stringify(req.kind.kind)}`,
+      type: 'FieldValueInvalid',
+    },
+  ];
 }
 
 /** The object as admitted: with kind and apiVersion (the API server sends them, but be sure). */
@@ -47,8 +56,7 @@ function objectOf(req: AdmissionRequest): Record<string, unknown> {
 
 async function admitted(req: AdmissionRequest, ctx: WebhookContext) {
   const object = objectOf(req);
-  const instancetypes =
-    object.kind === 'VirtualMachine' ? await catalogForVm(ctx.client, object) : undefined;
+  const instancetypes = object.kind === 'VirtualMachine' ? await catalogForVm(ctx.client, object) : undefined;
   return admit(object, ctx.config(), { instancetypes, kubevirtServiceAccount: ctx.privileged(req) });
 }
 
@@ -92,7 +100,9 @@ function vmiUpdate(req: AdmissionRequest, ctx: WebhookContext): FieldError[] {
 /** A migration's spec never changes after create (upstream's migration update admitter). */
 function migrationUpdate(req: AdmissionRequest): FieldError[] {
   if (req.operation !== 'UPDATE' || same(req.object?.spec, req.oldObject?.spec)) return [];
-  return [{ path: 'spec', message: "update of Migration object's spec is restricted", type: 'FieldValueForbidden' }];
+  return [
+    { path: 'spec', message: "update of Migration object's spec is restricted", type: 'FieldValueForbidden' },
+  ];
 }
 
 const policy: Webhook = async (req) => {

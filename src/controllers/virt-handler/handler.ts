@@ -404,7 +404,10 @@ export class VirtHandler {
    */
   async launcherOf(namespace: string, name: string) {
     const vmi = this.vmi(`${namespace}/${name}`);
-    if (!vmi) throw new VmiNotOnNodeError(`VirtualMachineInstance ${namespace}/${name} is not on node ${this.o.nodeName}`);
+    if (!vmi)
+      throw new VmiNotOnNodeError(
+        `VirtualMachineInstance ${namespace}/${name} is not on node ${this.o.nodeName}`,
+      );
     const podUid = this.podOf(vmi)?.metadata?.uid;
     if (!podUid || !this.conns.socketExists(podUid)) {
       throw new Error(`VirtualMachineInstance ${namespace}/${name}: its launcher is not running`);

@@ -20,7 +20,10 @@ import { VmiNotOnNodeError } from './handler';
 
 /** What the server needs of the node agent. */
 export interface NodeLaunchers {
-  launcherOf(namespace: string, name: string): Promise<{ vmi: unknown; client: LauncherClient; socketsDir: string }>;
+  launcherOf(
+    namespace: string,
+    name: string,
+  ): Promise<{ vmi: unknown; client: LauncherClient; socketsDir: string }>;
 }
 
 /** Options of {@link serveHandlerRest}. */
@@ -69,7 +72,8 @@ const OPS: Record<string, Op> = {
   'GET guestosinfo': ({ client }) => guestInfo(client),
   'GET userlist': async ({ client }) => ({ items: (await guestInfo(client)).userList ?? [] }),
   'GET filesystemlist': async ({ client }) => ({ items: (await guestInfo(client)).fsInfo?.disks ?? [] }),
-  'GET sev/fetchcertchain': async ({ client }) => JSON.parse(Buffer.from(await client.getSevInfo()).toString('utf8')),
+  'GET sev/fetchcertchain': async ({ client }) =>
+    JSON.parse(Buffer.from(await client.getSevInfo()).toString('utf8')),
   'GET sev/querylaunchmeasurement': async ({ vmi, client }) =>
     JSON.parse(Buffer.from(await client.getLaunchMeasurement(vmi)).toString('utf8')),
 };
@@ -147,14 +151,22 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
       (body) => send(res, 200, body),
       (e: unknown) => {
         const code = statusOf(e);
-        send(res, code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, message: (e as Error).message });
+        send(res, code, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          code,
+          message: (e as Error).message,
+        });
       },
     );
   });
 
   server.on('upgrade', (req, socket: Duplex, head) => {
     const refuse = (code: number, msg: string) => {
-      socket.end(`HTTP/1.1 ${code} ${code === 404 ? 'Not Found' : 'Bad Request'}\r\ncontent-type: text/plain\r\n\r\n${msg}\n`);
+      socket.end(
+        `HTTP/1.1 ${code} ${code === 404 ? 'Not Found' : 'Bad Request'}\r\ncontent-type: text/plain\r\n\r\n${msg}\n`,
+      );
     };
     let r: ReturnType<typeof route>;
     try {
