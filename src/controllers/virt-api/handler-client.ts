@@ -27,6 +27,11 @@ export interface HandlerClientOptions {
   port?: number;
   /** Common name the handler's certificate must have (default {@link HANDLER_SERVER_CN}). */
   serverName?: string;
+  /**
+   * Where the handler of a node listens (host or IP), instead of its pod's IP: for
+   * handlers that run as plain processes (tests, hosts without a kubelet).
+   */
+  resolveHandler?: (nodeName: string) => Promise<string | undefined>;
 }
 
 type Pod = KubeObject & { status?: { podIP?: string; phase?: string }; spec?: { nodeName?: string } };
@@ -71,6 +76,8 @@ export class HandlerClient {
   /** The handler's base URL for the node a VMI runs on. */
   async baseUrl(nodeName: string | undefined): Promise<string> {
     if (!nodeName) throw new HttpError(409, 'the VMI is not scheduled to a node yet');
+    const override = await this.o.resolveHandler?.(nodeName);
+    if (override) return `https://${override.includes(':') ? `[${override}]` : override}:${this.o.port ?? 8186}`;
     const pods = await this.o.client.list<Pod>(PodType, {
       namespace: this.o.namespace,
       labelSelector: 'kubevirt.io=virt-handler',
