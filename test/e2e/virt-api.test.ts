@@ -209,16 +209,11 @@ describe.runIf(run)('virt-api on a real control plane', () => {
     };
     const c = await apply([vmi]);
     expect(c.status, c.stderr).toBe(0);
-    const p = await k([
-      'patch',
-      'vmi',
-      `${name}-vmi`,
-      '-n',
-      ns,
-      '--type=merge',
-      '-p',
-      '{"spec":{"hostname":"changed"}}',
-    ]);
+    const alice = cp!.kubeconfigFor('alice', ['system:masters']);
+    const p = await k(
+      ['patch', 'vmi', `${name}-vmi`, '-n', ns, '--type=merge', '-p', '{"spec":{"hostname":"changed"}}'],
+      alice,
+    );
     expect(p.status).not.toBe(0);
     expect(p.stderr).toContain('spec: update of VMI object is restricted');
     await k(['delete', 'vmi', `${name}-vmi`, '-n', ns, '--wait=false']);
@@ -338,10 +333,37 @@ describe.runIf(run)('virt-api on a real control plane', () => {
         ),
       60_000,
     );
-    // The tiny guest has no agent: the launcher's answer comes back through both hops.
+    // The tiny guest runs qemu-ga: once it is connected, its answers come back through both hops.
+    await waitFor(
+      'AgentConnected',
+      async () =>
+        (await node!.getVmi(ns, name)).status?.conditions?.some(
+          (c) => c.type === 'AgentConnected' && c.status === 'True',
+        ),
+      120_000,
+    );
     const info = await k(['get', '--raw', `${base}/guestosinfo`]);
-    expect(info.status).not.toBe(0);
-    expect(info.stderr).toMatch(/guest agent is not connected/);
+    expect(info.status, info.stderr).toBe(0);
+    expect((JSON.parse(info.stdout) as { hostname?: string }).hostname).toBe('kubevirt-ts-guest');
+    const fs = await k(['get', '--raw', `${base}/filesystemlist`]);
+    expect(fs.status, fs.stderr).toBe(0);
+    expect(Array.isArray((JSON.parse(fs.stdout) as { items?: unknown[] }).items)).toBe(true);
+    // kubevirt-ts's own virtctl against the cluster speaks the same API.
+    const vc = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const args = [cliEntry(), 'virtctl', 'guestosinfo', name, '-n', ns, '--kubeconfig', cp!.kubeconfigPath];
+      const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+      });
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
+    expect(vc.status, vc.stderr).toBe(0);
+    expect(vc.stdout).toContain('"hostname": "kubevirt-ts-guest"');
   }, 600_000);
 
   it('virt-handler refuses a caller without a client certificate', async () => {
