@@ -15,6 +15,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { connect } from 'node:net';
 import path, { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -364,6 +365,60 @@ describe.runIf(run)('virt-api on a real control plane', () => {
     });
     expect(vc.status, vc.stderr).toBe(0);
     expect(vc.stdout).toContain('"hostname": "kubevirt-ts-guest"');
+
+    // virtctl console over the cluster's websocket: stdin (not a terminal) goes to the guest.
+    const con = spawn(
+      process.execPath,
+      [cliEntry(), 'virtctl', 'console', name, '-n', ns, '--kubeconfig', cp!.kubeconfigPath],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
+    let conOut = '';
+    con.stdout.on('data', (d: Buffer) => {
+      conOut += d.toString();
+    });
+    try {
+      const until = Date.now() + 120_000;
+      while (!conOut.includes('VIRTCTL-42')) {
+        if (Date.now() > until)
+          throw new Error(`virtctl console: no answer; got ${JSON.stringify(conOut.slice(-300))}`);
+        con.stdin.write('echo VIRTCTL-$((6*7))\n');
+        await new Promise((r) => setTimeout(r, 2_000));
+      }
+    } finally {
+      con.kill('SIGTERM');
+    }
+    // virtctl vnc --proxy-only: a loopback port whose first bytes are QEMU's RFB greeting.
+    const vnc = spawn(
+      process.execPath,
+      [cliEntry(), 'virtctl', 'vnc', name, '--proxy-only', '-n', ns, '--kubeconfig', cp!.kubeconfigPath],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        let t = '';
+        vnc.stdout.on('data', (d: Buffer) => {
+          t += d.toString();
+          const m = /"port": (\d+)/.exec(t);
+          if (m) resolve(Number(m[1]));
+        });
+        vnc.once('exit', (c) => reject(new Error(`virtctl vnc exited ${c}`)));
+      });
+      const greeting = await new Promise<string>((resolve, reject) => {
+        const sock = connect(port, '127.0.0.1');
+        sock.once('data', (d: Buffer) => {
+          resolve(d.toString('latin1'));
+          sock.destroy();
+        });
+        sock.once('error', reject);
+      });
+      expect(greeting).toMatch(/^RFB 003\.00\d\n/);
+    } finally {
+      vnc.kill('SIGTERM');
+    }
   }, 600_000);
 
   it('virt-handler refuses a caller without a client certificate', async () => {

@@ -14,6 +14,9 @@ import type { ObjectClient } from '../../../controllers/runtime/types';
 import { LocalClient } from '../../local/local-client';
 import { defaultStateDir, statePaths } from '../../local/state-dir';
 
+/** The cluster does not serve `subresources.kubevirt.io` (no virt-api). */
+export class NotServedError extends Error {}
+
 /** Options every virtctl command takes. */
 export interface TargetOptions {
   kubeconfig?: string;
@@ -38,6 +41,7 @@ export interface Target {
     name: string,
     sub: string,
     body?: unknown,
+    resource?: 'virtualmachineinstances' | 'virtualmachines',
   ): Promise<T>;
   close(): void;
 }
@@ -71,8 +75,9 @@ export function openTarget(o: TargetOptions): Target {
         name: string,
         sub: string,
         body?: unknown,
+        resource = 'virtualmachineinstances',
       ) => {
-        const path = `/apis/subresources.kubevirt.io/v1/namespaces/${encodeURIComponent(ns)}/virtualmachineinstances/${encodeURIComponent(name)}/${sub}`;
+        const path = `/apis/subresources.kubevirt.io/v1/namespaces/${encodeURIComponent(ns)}/${resource}/${encodeURIComponent(name)}/${sub}`;
         const res = await transport.request({
           method,
           path,
@@ -80,7 +85,7 @@ export function openTarget(o: TargetOptions): Target {
           contentType: body ? 'application/json' : undefined,
         });
         if (res.status === 404 && /page not found|the server could not find/i.test(res.body)) {
-          throw new Error(
+          throw new NotServedError(
             `${sub}: the cluster does not serve subresources.kubevirt.io (install virt-api: kubevirt-ts virt-api or upstream's)`,
           );
         }
