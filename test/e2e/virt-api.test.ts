@@ -172,7 +172,11 @@ describe.runIf(run)('virt-api on a real control plane', () => {
   }, 120_000);
 
   it('kubectl apply goes through the webhooks: a defaulted field reads back', async () => {
-    const vm = tinyGuestVm(name, ns, 'Halted');
+    const vm = tinyGuestVm(name, ns, 'Halted') as {
+      spec: { template: { spec: { domain: { devices: Record<string, unknown> } } } };
+    };
+    // A VNC display too, for virtctl vnc below.
+    vm.spec.template.spec.domain.devices.autoattachGraphicsDevice = true;
     const r = await apply([vm]);
     expect(r.status, r.stderr).toBe(0);
     const back = await client.get<
@@ -414,6 +418,7 @@ describe.runIf(run)('virt-api on a real control plane', () => {
           sock.destroy();
         });
         sock.once('error', reject);
+        sock.once('close', () => reject(new Error('the VNC proxy closed the connection without a greeting')));
       });
       expect(greeting).toMatch(/^RFB 003\.00\d\n/);
     } finally {

@@ -84,7 +84,10 @@ export function registerConsoleCommands(program: Command): void {
             up.on('error', () => c.destroy());
             c.on('error', () => up.destroy());
           },
-          () => c.destroy(),
+          (e: Error) => {
+            process.stderr.write(`${e.message}\n`);
+            c.destroy();
+          },
         );
       });
       await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
