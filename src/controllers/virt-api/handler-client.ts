@@ -77,7 +77,8 @@ export class HandlerClient {
   async baseUrl(nodeName: string | undefined): Promise<string> {
     if (!nodeName) throw new HttpError(409, 'the VMI is not scheduled to a node yet');
     const override = await this.o.resolveHandler?.(nodeName);
-    if (override) return `https://${override.includes(':') ? `[${override}]` : override}:${this.o.port ?? 8186}`;
+    if (override)
+      return `https://${override.includes(':') ? `[${override}]` : override}:${this.o.port ?? 8186}`;
     const pods = await this.o.client.list<Pod>(PodType, {
       namespace: this.o.namespace,
       labelSelector: 'kubevirt.io=virt-handler',

@@ -27,7 +27,11 @@ const launcher = {
   pauseVirtualMachine: async (vmi: { metadata: { name: string } }) => {
     calls.push(`pause ${vmi.metadata.name}`);
   },
-  getGuestInfo: async () => ({ hostname: 'tiny', userList: [{ userName: 'root' }], fsInfo: { disks: [{ diskName: 'vda' }] } }),
+  getGuestInfo: async () => ({
+    hostname: 'tiny',
+    userList: [{ userName: 'root' }],
+    fsInfo: { disks: [{ diskName: 'vda' }] },
+  }),
 } as unknown as LauncherClient;
 
 function call(path: string, method: string, cert?: CertFiles) {
@@ -71,7 +75,8 @@ beforeAll(async () => {
     tls: { ...serving, ca: ca.cert },
     launchers: {
       launcherOf: async (ns, name) => {
-        if (name !== 'vmi1') throw new VmiNotOnNodeError(`VirtualMachineInstance ${ns}/${name} is not on node n1`);
+        if (name !== 'vmi1')
+          throw new VmiNotOnNodeError(`VirtualMachineInstance ${ns}/${name} is not on node n1`);
         return { vmi: { metadata: { name, namespace: ns } }, client: launcher, socketsDir: dir };
       },
     },
@@ -87,8 +92,12 @@ const base = '/v1/namespaces/default/virtualmachineinstances';
 
 describe('virt-handler REST server', () => {
   it('refuses a caller without a client certificate, and one from another CA', async () => {
-    await expect(call(`${base}/vmi1/guestosinfo`, 'GET')).rejects.toThrow(/certificate|socket hang up|ECONNRESET|alert/i);
-    await expect(call(`${base}/vmi1/guestosinfo`, 'GET', stranger)).rejects.toThrow(/certificate|socket hang up|ECONNRESET|alert|unknown ca/i);
+    await expect(call(`${base}/vmi1/guestosinfo`, 'GET')).rejects.toThrow(
+      /certificate|socket hang up|ECONNRESET|alert/i,
+    );
+    await expect(call(`${base}/vmi1/guestosinfo`, 'GET', stranger)).rejects.toThrow(
+      /certificate|socket hang up|ECONNRESET|alert|unknown ca/i,
+    );
     expect(calls).toEqual([]);
   });
 
@@ -98,8 +107,12 @@ describe('virt-handler REST server', () => {
     expect(calls).toEqual(['pause vmi1']);
     const info = await call(`${base}/vmi1/guestosinfo`, 'GET', good);
     expect(info.body.hostname).toBe('tiny');
-    expect((await call(`${base}/vmi1/userlist`, 'GET', good)).body).toEqual({ items: [{ userName: 'root' }] });
-    expect((await call(`${base}/vmi1/filesystemlist`, 'GET', good)).body).toEqual({ items: [{ diskName: 'vda' }] });
+    expect((await call(`${base}/vmi1/userlist`, 'GET', good)).body).toEqual({
+      items: [{ userName: 'root' }],
+    });
+    expect((await call(`${base}/vmi1/filesystemlist`, 'GET', good)).body).toEqual({
+      items: [{ diskName: 'vda' }],
+    });
     const missing = await call(`${base}/other/pause`, 'PUT', good);
     expect(missing.status).toBe(404);
     expect(missing.body.message).toMatch(/not on node n1/);
