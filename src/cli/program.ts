@@ -5,6 +5,7 @@ import { registerGetCommand } from './commands/get';
 import { registerImageCommand } from './commands/image';
 import { registerUpCommand } from './commands/up';
 import { registerValidateCommand } from './commands/validate';
+import { registerVirtApiCommand } from './commands/virt-api';
 import { registerVirtControllerCommand } from './commands/virt-controller';
 import { registerVirtHandlerCommand } from './commands/virt-handler';
 import { registerVirtLauncherCommand } from './commands/virt-launcher';
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerConvertCommand(program);
   registerValidateCommand(program);
   registerVirtControllerCommand(program);
+  registerVirtApiCommand(program);
   registerVirtHandlerCommand(program);
   registerVirtLauncherCommand(program);
   registerUpCommand(program);

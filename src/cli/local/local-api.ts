@@ -1,6 +1,7 @@
 /**
  * The local subresource API: the part of upstream's virt-api that reaches a node
- * (`subresources.kubevirt.io/v1` pause, unpause, softreboot, guestosinfo) served by
+ * (`subresources.kubevirt.io/v1` pause, unpause, softreboot, reset, guestosinfo, userlist,
+ * filesystemlist) served by
  * `kubevirt-ts up` on a unix socket (mode 0600), plus `console` and `vnc`, which answer
  * with the host path of the guest's unix socket instead of upgrading to a websocket (the
  * CLI runs on the same host). Paths follow upstream:
@@ -8,10 +9,9 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { VirtualMachineInstance } from '../../api/generated/types';
-import { LauncherClient } from '../../controllers/launcher-protocol/client';
-import { launcherSocketPath, podEmptyDirPath } from '../../controllers/launcher-protocol/paths';
+import { podEmptyDirPath } from '../../controllers/launcher-protocol/paths';
 import { PodType } from '../../controllers/runtime/resources';
 import type { KubeObject } from '../../controllers/runtime/types';
 import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
@@ -106,19 +106,17 @@ async function handle(node: LocalNode, req: http.IncomingMessage): Promise<unkno
       if (!put) break;
       await node.handler.softReboot(ns, name);
       return {};
-    case 'guestosinfo': {
-      // Through the same short link the launcher binds by: the real path is too long for a socket.
-      const sock = launcherSocketPath(node.o.paths.pods, await podUid(node, vmi));
-      const client = new LauncherClient(join(shortDir(dirname(sock)), basename(sock)));
-      try {
-        const info = await client.getGuestInfo();
-        if (!info)
-          throw new HttpError(409, `VirtualMachineInstance ${ns}/${name}: the guest agent is not connected`);
-        return info;
-      } finally {
-        client.close();
-      }
+    case 'reset':
+      if (!put) break;
+      await resetGuest(node, ns, name);
+      return {};
+    case 'userlist':
+    case 'filesystemlist': {
+      const info = (await guestInfo(node, vmi)) as { userList?: unknown[]; fsInfo?: { disks?: unknown[] } };
+      return { items: sub === 'userlist' ? (info.userList ?? []) : (info.fsInfo?.disks ?? []) };
     }
+    case 'guestosinfo':
+      return guestInfo(node, vmi);
     case 'console':
     case 'vnc': {
       const dir = podEmptyDirPath(node.o.paths.pods, await podUid(node, vmi), 'sockets');
@@ -129,6 +127,22 @@ async function handle(node: LocalNode, req: http.IncomingMessage): Promise<unkno
     }
   }
   throw new HttpError(405, `${req.method} ${sub}: not supported`);
+}
+
+async function resetGuest(node: LocalNode, ns: string, name: string): Promise<void> {
+  const { vmi, client } = await node.handler.launcherOf(ns, name);
+  await client.resetVirtualMachine(vmi);
+}
+
+async function guestInfo(node: LocalNode, vmi: VirtualMachineInstance): Promise<unknown> {
+  const { client } = await node.handler.launcherOf(vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '');
+  const info = await client.getGuestInfo();
+  if (!info)
+    throw new HttpError(
+      409,
+      `VirtualMachineInstance ${vmi.metadata?.name}: the guest agent is not connected`,
+    );
+  return info;
 }
 
 async function podUid(node: LocalNode, vmi: VirtualMachineInstance): Promise<string> {

@@ -3,13 +3,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { restartVm, startVm, stopVm } from '../../../src/cli/commands/virtctl/lifecycle';
 import type { Target } from '../../../src/cli/commands/virtctl/target';
 import { applyObjects, loadAndAdmit } from '../../../src/cli/local/apply';
 import { ImageStore } from '../../../src/cli/local/images';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { VirtualMachineType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
+import { restartVm, startVm, stopVm } from '../../../src/controllers/virt-api/vm-lifecycle';
 import { VmiResource } from '../../../src/controllers/virt-controller/vmi/controller';
 
 const manifest = (runStrategy: string) => `apiVersion: kubevirt.io/v1
@@ -59,18 +59,22 @@ describe('virtctl start/stop/restart', () => {
 
   it('start turns Halted into Always; stop turns it back into Halted', async () => {
     const { t, vm } = await setup('Halted');
-    await startVm(t, 'default', 't1');
+    await startVm(t.client, 'default', 't1');
     expect((await vm()).spec.runStrategy).toBe('Always');
-    await stopVm(t, 'default', 't1');
+    await stopVm(t.client, 'default', 't1');
     expect((await vm()).spec.runStrategy).toBe('Halted');
-    await expect(stopVm(t, 'default', 't1')).rejects.toThrow('VirtualMachine default/t1 is not running');
+    await expect(stopVm(t.client, 'default', 't1')).rejects.toThrow(
+      'VirtualMachine default/t1 is not running',
+    );
   });
 
   it('Manual VMs get stateChangeRequests; restart asks Stop(uid of the VMI) then Start', async () => {
     const { store, t, vm } = await setup('Manual');
-    await startVm(t, 'default', 't1');
+    await startVm(t.client, 'default', 't1');
     expect((await vm()).status?.stateChangeRequests).toEqual([{ action: 'Start' }]);
-    await expect(startVm(t, 'default', 't1')).rejects.toThrow('a previous Start request is still pending');
+    await expect(startVm(t.client, 'default', 't1')).rejects.toThrow(
+      'a previous Start request is still pending',
+    );
     // As the VM controller would: carry the request out, create the VMI.
     const cur = await vm();
     await store.updateStatus(VirtualMachineType, { ...cur, status: {} });
@@ -80,8 +84,10 @@ describe('virtctl start/stop/restart', () => {
       metadata: { name: 't1', namespace: 'default' },
       spec: { domain: { devices: {} } },
     } as KubeObject);
-    await expect(startVm(t, 'default', 't1')).rejects.toThrow('VirtualMachine default/t1 is already running');
-    await restartVm(t, 'default', 't1');
+    await expect(startVm(t.client, 'default', 't1')).rejects.toThrow(
+      'VirtualMachine default/t1 is already running',
+    );
+    await restartVm(t.client, 'default', 't1');
     expect((await vm()).status?.stateChangeRequests).toEqual([
       { action: 'Stop', uid: vmi.metadata?.uid },
       { action: 'Start' },
@@ -96,7 +102,7 @@ describe('virtctl start/stop/restart', () => {
       metadata: { name: 't1', namespace: 'default' },
       spec: { domain: { devices: {} }, terminationGracePeriodSeconds: 30 },
     } as KubeObject);
-    await stopVm(t, 'default', 't1', 0);
+    await stopVm(t.client, 'default', 't1', { gracePeriod: 0 });
     const vmi = await store.get<KubeObject & { spec: { terminationGracePeriodSeconds?: number } }>(
       VmiResource,
       't1',

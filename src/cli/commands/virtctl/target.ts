@@ -1,10 +1,10 @@
 /**
  * Where a virtctl command acts: the running local mode (its store socket and local
  * subresource API), or a real cluster through a kubeconfig. On a cluster, VMI
- * subresources (pause, unpause, softreboot, guestosinfo) go to KubeVirt's
- * `subresources.kubevirt.io` API, which upstream's virt-api serves (kubevirt-ts's own
- * components do not serve it yet); start, stop and restart patch the VM instead, the
- * fallback upstream documents (runStrategy and status.stateChangeRequests).
+ * subresources (pause, unpause, softreboot, guestosinfo, console, vnc) go to KubeVirt's
+ * `subresources.kubevirt.io` API, which virt-api serves (`kubevirt-ts virt-api` or
+ * upstream's); start, stop and restart patch the VM instead, the change virt-api's
+ * handlers make (runStrategy and status.stateChangeRequests).
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Command } from 'commander';
@@ -13,6 +13,9 @@ import { HttpTransport } from '../../../controllers/runtime/kube/transport';
 import type { ObjectClient } from '../../../controllers/runtime/types';
 import { LocalClient } from '../../local/local-client';
 import { defaultStateDir, statePaths } from '../../local/state-dir';
+
+/** The cluster does not serve `subresources.kubevirt.io` (no virt-api). */
+export class NotServedError extends Error {}
 
 /** Options every virtctl command takes. */
 export interface TargetOptions {
@@ -29,6 +32,8 @@ export interface Target {
   /** `local` or the cluster's URL, for messages. */
   where: string;
   local?: LocalClient;
+  /** The cluster's kubeconfig (websocket subresources need its credentials). */
+  kubeConfig?: KubeConfig;
   /** Calls a VMI subresource of `subresources.kubevirt.io/v1`. */
   subresource<T = unknown>(
     method: 'GET' | 'PUT',
@@ -36,6 +41,7 @@ export interface Target {
     name: string,
     sub: string,
     body?: unknown,
+    resource?: 'virtualmachineinstances' | 'virtualmachines',
   ): Promise<T>;
   close(): void;
 }
@@ -61,6 +67,7 @@ export function openTarget(o: TargetOptions): Target {
     return {
       client,
       namespace,
+      kubeConfig: kc,
       where: transport.describe(),
       subresource: async <T>(
         method: 'GET' | 'PUT',
@@ -68,8 +75,9 @@ export function openTarget(o: TargetOptions): Target {
         name: string,
         sub: string,
         body?: unknown,
+        resource = 'virtualmachineinstances',
       ) => {
-        const path = `/apis/subresources.kubevirt.io/v1/namespaces/${encodeURIComponent(ns)}/virtualmachineinstances/${encodeURIComponent(name)}/${sub}`;
+        const path = `/apis/subresources.kubevirt.io/v1/namespaces/${encodeURIComponent(ns)}/${resource}/${encodeURIComponent(name)}/${sub}`;
         const res = await transport.request({
           method,
           path,
@@ -77,8 +85,8 @@ export function openTarget(o: TargetOptions): Target {
           contentType: body ? 'application/json' : undefined,
         });
         if (res.status === 404 && /page not found|the server could not find/i.test(res.body)) {
-          throw new Error(
-            `${sub}: the cluster does not serve subresources.kubevirt.io (install KubeVirt's virt-api; kubevirt-ts's components do not serve it yet)`,
+          throw new NotServedError(
+            `${sub}: the cluster does not serve subresources.kubevirt.io (install virt-api: kubevirt-ts virt-api or upstream's)`,
           );
         }
         if (res.status >= 300) {

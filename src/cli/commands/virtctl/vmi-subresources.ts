@@ -1,5 +1,6 @@
 /**
- * `virtctl pause|unpause vm|vmi NAME`, `soft-reboot NAME`, `guestosinfo NAME`: calls of
+ * `virtctl pause|unpause vm|vmi NAME`, `soft-reboot`, `reset`, `guestosinfo`, `userlist`,
+ * `fslist NAME`: calls of
  * the VMI's `subresources.kubevirt.io/v1` subresources (a VM's VMI has the VM's name).
  */
 import type { Command } from 'commander';
@@ -13,7 +14,7 @@ function kindArg(kind: string): 'vm' | 'vmi' {
   throw new Error(`${JSON.stringify(kind)}: expected vm or vmi`);
 }
 
-/** Registers pause, unpause, soft-reboot and guestosinfo. */
+/** Registers pause, unpause, soft-reboot, reset, userlist, fslist and guestosinfo. */
 export function registerVmiSubresourceCommands(program: Command): void {
   for (const verb of ['pause', 'unpause'] as const) {
     withTargetOptions(
@@ -38,6 +39,27 @@ export function registerVmiSubresourceCommands(program: Command): void {
       process.stdout.write(`VMI ${printable(name)} was scheduled to soft reboot\n`);
     }),
   );
+  withTargetOptions(
+    program.command('reset').description('reset the guest (a hard reboot)').argument('<vmi>'),
+  ).action((name: string, o: TargetOptions) =>
+    withTarget(o, async (t) => {
+      await t.subresource('PUT', t.namespace, name, 'reset', {});
+      process.stdout.write(`VMI ${printable(name)} was reset\n`);
+    }),
+  );
+  for (const [cmd, sub, what] of [
+    ['userlist', 'userlist', 'users logged in to the guest'],
+    ['fslist', 'filesystemlist', "the guest's filesystems"],
+  ] as const) {
+    withTargetOptions(
+      program.command(cmd).description(`${what}, from the guest agent (JSON)`).argument('<vmi>'),
+    ).action((name: string, o: TargetOptions) =>
+      withTarget(o, async (t) => {
+        const list = await t.subresource('GET', t.namespace, name, sub);
+        process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+      }),
+    );
+  }
   withTargetOptions(
     program.command('guestosinfo').description("the guest agent's OS information (JSON)").argument('<vmi>'),
   ).action((name: string, o: TargetOptions) =>
