@@ -12,6 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { ApiError, badRequest, type Status } from '../errors';
 import type { DeleteOptions, KubeObject, PatchType, ResourceType } from '../types';
 import type { EmbeddedStore } from './store';
+import { pathSegmentProblem } from './validation';
 
 /** The largest request body accepted, as the API server (3 MiB). */
 const MAX_BODY = 3 * 1024 * 1024;
@@ -128,8 +129,32 @@ function parseJson(text: string, what: string): unknown {
   }
 }
 
-function route(store: EmbeddedStore, pathname: string): Route {
-  const segs = pathname.split('/').filter(Boolean).map(decodeURIComponent);
+/**
+ * Splits the request path into its raw segments and decodes each one. The WHATWG URL parser
+ * would normalise `..`, `%2e%2e` and `.` away first (so `configmaps/..` became the namespace
+ * itself): routing runs on the raw segments instead, and a segment that decodes to `.`, `..`
+ * or a name holding `/` or `%` is refused, as the API server refuses such path names.
+ */
+function pathSegments(rawPath: string): string[] {
+  const segs: string[] = [];
+  for (const raw of rawPath.split('/')) {
+    if (raw === '') continue;
+    let seg: string;
+    try {
+      seg = decodeURIComponent(raw);
+    } catch {
+      throw badRequest(`invalid percent-encoding in the request path segment ${JSON.stringify(raw)}`);
+    }
+    const bad = pathSegmentProblem(seg);
+    if (bad) throw badRequest(`invalid request path segment ${JSON.stringify(seg)}: ${bad}`);
+    segs.push(seg);
+  }
+  return segs;
+}
+
+function route(store: EmbeddedStore, rawPath: string): Route {
+  const segs = pathSegments(rawPath);
+  const pathname = `/${segs.join('/')}`;
   let group = '';
   let version: string;
   let rest: string[];
@@ -163,8 +188,12 @@ async function handle(
   res: http.ServerResponse,
   watches: Set<() => void>,
 ): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://embedded');
-  const q = url.searchParams;
+  const rawUrl = req.url ?? '/';
+  const qAt = rawUrl.indexOf('?');
+  // Only the query goes through URL parsing: the path is routed raw (see pathSegments).
+  const rawPath = qAt < 0 ? rawUrl : rawUrl.slice(0, qAt);
+  const q = new URLSearchParams(qAt < 0 ? '' : rawUrl.slice(qAt + 1));
+  const url = { pathname: rawPath };
   if (['/healthz', '/readyz', '/livez'].includes(url.pathname)) {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('ok');
@@ -179,7 +208,7 @@ async function handle(
     });
     return;
   }
-  const r = route(store, url.pathname);
+  const r = route(store, rawPath);
   const method = req.method ?? 'GET';
   const dryRun = q.get('dryRun') === 'All';
   const fieldManager = q.get('fieldManager') ?? undefined;

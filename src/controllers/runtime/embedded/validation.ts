@@ -84,3 +84,15 @@ export function validateMetadata(type: ResourceType, obj: KubeObject): StatusCau
   }
   return causes;
 }
+
+/**
+ * Why a name may not appear as one segment of a REST path (upstream's
+ * IsValidPathSegmentName): `.` and `..` would be resolved into the parent path, `/` and `%`
+ * would split or re-encode it.
+ */
+export function pathSegmentProblem(seg: string): string | undefined {
+  if (seg === '.' || seg === '..') return 'may not be "." or ".."';
+  if (seg.includes('/')) return 'may not contain "/"';
+  if (seg.includes('%')) return 'may not contain "%"';
+  return undefined;
+}
