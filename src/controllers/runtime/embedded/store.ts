@@ -128,11 +128,12 @@ export class EmbeddedStore implements ObjectClient {
   private dispatching = false;
   private historyStart = 0;
   private rv = 0;
-  private pending: JournalRecord[] = [];
+  private pending: string[] = [];
+  /** Set after a failed journal write: the next flush rewrites the disk from memory (a snapshot). */
+  private resync = false;
   private waiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   private flushScheduled = false;
   private syncing?: Promise<void>;
-  private failed?: Error;
   private closed = false;
   private readonly gc: GarbageCollector;
   private readonly watchHistory: number;
@@ -207,8 +208,7 @@ export class EmbeddedStore implements ObjectClient {
     // Everything acknowledged or queued reaches the disk before the files close.
     while (this.syncing || this.pending.length || this.waiters.length) {
       if (this.syncing) await this.syncing;
-      else this.flush();
-      if (this.failed) break;
+      else if (!this.flush()) break;
     }
     this.journal?.close();
   }
@@ -695,17 +695,20 @@ export class EmbeddedStore implements ObjectClient {
   }
 
   private put(kind: string, obj: StoredObj, type: 'ADDED' | 'MODIFIED', old?: StoredObj): Promise<void> {
-    this.rv++;
-    obj.metadata.resourceVersion = String(this.rv);
+    const rv = this.rv + 1;
+    obj.metadata.resourceVersion = String(rv);
     const stored = obj;
     const typ = this.typesByKind.get(kind)!;
     stored.apiVersion = apiVersionOf(typ);
     stored.kind = typ.kind;
+    // Serialized (and its size checked) before anything changes: a refused write changes nothing.
+    const line = serializeRecord(typ, { rv, op: 'put', kind, object: stored });
+    this.rv = rv;
     if (old) this.unindex(kind, old);
     this.objects.get(kind)!.set(keyOfObj(stored), stored);
     this.index(kind, stored);
     this.record({ rv: this.rv, kind, type, obj: stored, old });
-    return this.commit({ rv: this.rv, op: 'put', kind, object: stored });
+    return this.commit(line);
   }
 
   private remove(kind: string, obj: StoredObj, old?: StoredObj): { obj: StoredObj; done: Promise<void> } {
@@ -723,13 +726,15 @@ export class EmbeddedStore implements ObjectClient {
       const nsObj = this.find(storageKind(builtinTypes[0]), undefined, current.metadata.namespace);
       if (nsObj?.metadata.deletionTimestamp) this.gc.enqueue(nsObj.metadata.uid);
     }
-    const done = this.commit({
-      rv: this.rv,
-      op: 'del',
-      kind,
-      namespace: current.metadata.namespace,
-      name: current.metadata.name,
-    });
+    const done = this.commit(
+      JSON.stringify({
+        rv: this.rv,
+        op: 'del',
+        kind,
+        namespace: current.metadata.namespace,
+        name: current.metadata.name,
+      } satisfies JournalRecord),
+    );
     return { obj: last, done };
   }
 
@@ -815,9 +820,9 @@ export class EmbeddedStore implements ObjectClient {
     for (let i = lo; i < this.history.length; i++) yield this.history[i];
   }
 
-  private commit(rec: JournalRecord): Promise<void> {
+  private commit(line: string): Promise<void> {
     if (!this.journal) return Promise.resolve();
-    this.pending.push(rec);
+    this.pending.push(line);
     const p = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
     if (!this.flushScheduled) {
       this.flushScheduled = true;
@@ -829,31 +834,40 @@ export class EmbeddedStore implements ObjectClient {
   /**
    * Group commit: writes every record queued this turn, then fsyncs off the event loop;
    * writes arriving meanwhile form the next batch, flushed when that fsync completes.
+   * A failed write or fsync rejects its batch (500: its outcome is unknown, as after an etcd
+   * timeout, since memory already holds it) and the next batch first rewrites the whole
+   * state as a snapshot, which also drops a torn journal line: the store stays writable.
+   * Returns false when there was nothing to do.
    */
-  private flush(): void {
+  private flush(): boolean {
     this.flushScheduled = false;
     const journal = this.journal;
-    if (!journal || this.syncing || (this.pending.length === 0 && this.waiters.length === 0)) return;
-    const recs = this.pending;
+    if (!journal || this.syncing || (this.pending.length === 0 && this.waiters.length === 0)) return false;
+    const lines = this.pending;
     const waiters = this.waiters;
     this.pending = [];
     this.waiters = [];
     const fail = (err: unknown) => {
-      // Memory is ahead of disk now: refuse further writes rather than diverge silently.
-      this.failed ??= new Error(`embedded store: writing ${journal.dir} failed: ${(err as Error).message}`);
-      for (const w of waiters) w.reject(this.failed);
+      this.resync = true;
+      const e = new ApiError(
+        500,
+        'InternalError',
+        `embedded store: writing ${journal.dir} failed: ${(err as Error).message}`,
+      );
+      for (const w of waiters) w.reject(e);
     };
     try {
-      journal.write(recs);
-      if (journal.wantsSnapshot()) {
+      if (this.resync || journal.wantsSnapshot()) {
+        // Memory holds every queued record already, so the snapshot covers this batch too.
         const all: StoredObject[] = [];
         for (const [kind, objs] of this.objects)
           for (const object of objs.values()) all.push({ kind, object });
         journal.snapshot(this.rv, all);
-      }
+        this.resync = false;
+      } else journal.write(lines);
     } catch (err) {
       fail(err);
-      return;
+      return true;
     }
     this.syncing = journal
       .sync()
@@ -864,10 +878,10 @@ export class EmbeddedStore implements ObjectClient {
         this.syncing = undefined;
         this.flush();
       });
+    return true;
   }
 
   private assertWritable(): void {
-    if (this.failed) throw this.failed;
     if (this.closed) throw new ApiError(503, 'ServiceUnavailable', 'the embedded store is closed');
   }
 
@@ -924,6 +938,35 @@ export class EmbeddedStore implements ObjectClient {
     o.kind = type.kind;
     return o;
   }
+}
+
+/**
+ * The largest stored object (its serialized JSON), as etcd's default request limit
+ * (1.5 MiB) bounds an object on a cluster.
+ */
+export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
+
+/** One journal line; 413 for an object over `MAX_OBJECT_BYTES`. */
+function serializeRecord(type: ResourceType, rec: JournalRecord & { op: 'put' }): string {
+  let line: string;
+  try {
+    line = JSON.stringify(rec);
+  } catch (err) {
+    throw new ApiError(
+      413,
+      'RequestEntityTooLarge',
+      `${type.kind} "${rec.object.metadata.name}": ${(err as Error).message}`,
+    );
+  }
+  const bytes = Buffer.byteLength(line);
+  if (bytes > MAX_OBJECT_BYTES) {
+    throw new ApiError(
+      413,
+      'RequestEntityTooLarge',
+      `${type.kind} "${rec.object.metadata.name}" is too large: ${bytes} bytes serialized, the limit is ${MAX_OBJECT_BYTES}`,
+    );
+  }
+  return line;
 }
 
 function keyOfObj(obj: StoredObj): string {
