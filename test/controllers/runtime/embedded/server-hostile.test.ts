@@ -8,6 +8,7 @@ import {
   ConfigMapType,
   type EmbeddedServer,
   EmbeddedStore,
+  type KubeObject,
   NamespaceType,
   serveEmbeddedStore,
 } from '../../../../src/controllers/runtime';
@@ -71,7 +72,7 @@ describe('embedded REST server: path segments', () => {
     const ns = await store.get(NamespaceType, 'victim');
     expect(ns.metadata?.deletionTimestamp).toBeUndefined();
     expect(ns.metadata?.labels).toBeUndefined();
-    expect((await store.get(ConfigMapType, 'keep', 'victim')).data).toEqual({
+    expect((await store.get<KubeObject & { data: object }>(ConfigMapType, 'keep', 'victim')).data).toEqual({
       a: '1',
     });
   });
