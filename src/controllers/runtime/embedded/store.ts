@@ -55,7 +55,7 @@ import type {
 } from '../types';
 import { GarbageCollector } from './garbage-collector';
 import { Journal, type JournalRecord, type StoredObject } from './journal';
-import { validateMetadata } from './validation';
+import { metadataShapeCauses, validateMetadata } from './validation';
 
 /** A stored object: metadata always has name, uid and resourceVersion. */
 export type StoredObj = Record<string, unknown> & {
@@ -96,6 +96,8 @@ interface Watcher {
 }
 
 const FOREGROUND = 'foregroundDeletion';
+/** The longest delay a Node timer takes (2^31-1 ms); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 const ORPHAN = 'orphan';
 
 function storageKind(type: ResourceType): string {
@@ -330,9 +332,18 @@ export class EmbeddedStore implements ObjectClient {
       timers.push(t);
     }
     if (options.timeoutSeconds) {
-      const t = setTimeout(() => watcher.close(), options.timeoutSeconds * 1000);
-      t.unref();
-      timers.push(t);
+      // A Node timer fires at once past 2^31-1 ms (24.8 days): longer timeouts re-arm until due.
+      const due = Date.now() + options.timeoutSeconds * 1000;
+      const arm = () => {
+        const left = due - Date.now();
+        if (left <= 0) return watcher.close();
+        const t = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+        t.unref();
+        timers[timerSlot] = t;
+      };
+      const timerSlot = timers.length;
+      timers.push(undefined as unknown as NodeJS.Timeout);
+      arm();
     }
     return handle;
   }
@@ -397,8 +408,13 @@ export class EmbeddedStore implements ObjectClient {
           },
         ]);
       }
+      if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) {
+        throw badRequest('an apply patch must be an object');
+      }
       const body = patch as KubeObject;
-      if (body?.metadata?.name && body.metadata.name !== name) {
+      const shape = metadataShapeCauses(body);
+      if (shape.length) throw invalid(type.kind, name, shape);
+      if (body.metadata?.name && body.metadata.name !== name) {
         throw badRequest(
           `the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`,
         );
@@ -916,6 +932,11 @@ export class EmbeddedStore implements ObjectClient {
   }
 
   private checkKind(type: ResourceType, obj: Record<string, unknown>): void {
+    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
+      throw badRequest(`the ${type.kind} must be a JSON object`);
+    }
+    const shape = metadataShapeCauses(obj as KubeObject);
+    if (shape.length) throw invalid(type.kind, '', shape);
     if (obj.kind !== undefined && obj.kind !== type.kind) {
       throw badRequest(
         `the kind of the object (${String(obj.kind)}) does not match the resource (${type.kind})`,
