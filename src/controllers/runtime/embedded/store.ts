@@ -27,6 +27,7 @@ import {
   invalid,
   NotFoundError,
   notFound,
+  type StatusCause,
 } from '../errors';
 import { jsonEqual, jsonPatch, mergePatch } from '../patch';
 import {
@@ -120,6 +121,8 @@ export class EmbeddedStore implements ObjectClient {
   private readonly objects = new Map<string, Map<string, StoredObj>>();
   private readonly typesByPath = new Map<string, ResourceType>();
   private readonly typesByKind = new Map<string, ResourceType>();
+  /** `group/plural` and `group/Kind` of the kinds served without a CRD: no CRD may take them over. */
+  private readonly reserved = new Set<string>();
   /** uid -> [storage kind, object key] */
   private readonly byUid = new Map<string, { kind: string; key: string }>();
   /** owner uid -> keys of dependents (`kind|ns|name`) */
@@ -147,7 +150,10 @@ export class EmbeddedStore implements ObjectClient {
   ) {
     this.watchHistory = options.watchHistory ?? 10_000;
     this.bookmarkIntervalMs = options.bookmarkIntervalMs ?? 5000;
-    for (const t of [...builtinTypes, ...kubevirtTypes, ...(options.types ?? [])]) this.registerType(t);
+    for (const t of [...builtinTypes, ...kubevirtTypes, ...(options.types ?? [])]) {
+      this.registerType(t);
+      this.reserved.add(`${t.group}/${t.plural}`).add(`${t.group}/${t.kind}`);
+    }
     this.gc = new GarbageCollector(this);
   }
 
@@ -687,6 +693,17 @@ export class EmbeddedStore implements ObjectClient {
         },
       ]);
     }
+    const causes = crdNameCauses(obj, types[0]);
+    const t = types[0];
+    // As the API server, a CRD cannot serve a kind the server already serves itself.
+    if (this.reserved.has(`${t.group}/${t.plural}`) || this.reserved.has(`${t.group}/${t.kind}`)) {
+      causes.push({
+        reason: 'FieldValueForbidden',
+        field: 'spec.names',
+        message: `Forbidden: ${t.plural}.${t.group} (kind ${t.kind}) is served by a built-in API`,
+      });
+    }
+    if (causes.length) throw invalid('CustomResourceDefinition', obj.metadata.name, causes);
     for (const t of types) this.registerType(t);
     const status = (obj.status ?? {}) as { conditions?: unknown[] };
     obj.status = {
@@ -706,8 +723,12 @@ export class EmbeddedStore implements ObjectClient {
     if (!this.objects.has(o.kind)) this.objects.set(o.kind, new Map());
     this.objects.get(o.kind)!.set(key, obj);
     this.index(o.kind, obj);
-    if (o.kind === storageKind(CustomResourceDefinitionType))
-      for (const t of typesFromCrd(obj)) this.registerType(t);
+    if (o.kind === storageKind(CustomResourceDefinitionType)) {
+      // A CRD stored before built-in kinds were reserved must not take one over on restart.
+      for (const t of typesFromCrd(obj))
+        if (!this.reserved.has(`${t.group}/${t.plural}`) && !this.reserved.has(`${t.group}/${t.kind}`))
+          this.registerType(t);
+    }
   }
 
   private put(kind: string, obj: StoredObj, type: 'ADDED' | 'MODIFIED', old?: StoredObj): Promise<void> {
@@ -988,6 +1009,26 @@ function serializeRecord(type: ResourceType, rec: JournalRecord & { op: 'put' })
     );
   }
   return line;
+}
+
+/** The API server's rules for a CRD's name and group: `<plural>.<group>`, a group with a dot. */
+function crdNameCauses(obj: StoredObj, t: ResourceType): StatusCause[] {
+  const causes: StatusCause[] = [];
+  if (obj.metadata.name !== `${t.plural}.${t.group}`) {
+    causes.push({
+      reason: 'FieldValueInvalid',
+      field: 'metadata.name',
+      message: `Invalid value: must be spec.names.plural+"."+spec.group (${t.plural}.${t.group})`,
+    });
+  }
+  if (!t.group.includes('.')) {
+    causes.push({
+      reason: 'FieldValueInvalid',
+      field: 'spec.group',
+      message: 'Invalid value: should be a domain with at least one dot',
+    });
+  }
+  return causes;
 }
 
 function keyOfObj(obj: StoredObj): string {

@@ -3,7 +3,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ConfigMapType, EmbeddedStore, type KubeObject } from '../../../../src/controllers/runtime';
+import {
+  ConfigMapType,
+  CustomResourceDefinitionType,
+  EmbeddedStore,
+  type KubeObject,
+  VirtualMachineType,
+} from '../../../../src/controllers/runtime';
 import { Journal } from '../../../../src/controllers/runtime/embedded/journal';
 
 const dirs: string[] = [];
@@ -110,5 +116,68 @@ describe('EmbeddedStore: a failed journal write', () => {
     expect((await s2.get<KubeObject & { data: object }>(ConfigMapType, 'b', 'default')).data).toEqual({
       k: 'B',
     });
+  });
+});
+
+const crd = (
+  group: string,
+  plural: string,
+  kind: string,
+  name = `${plural}.${group}`,
+  versions = ['v1', 'v2'],
+) =>
+  ({
+    metadata: { name },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { kind, plural },
+      versions: versions.map((v) => ({ name: v, served: true, storage: v === versions[0] })),
+    },
+  }) as KubeObject;
+
+describe('EmbeddedStore: CRDs cannot take over a built-in kind', () => {
+  it('refuses a CRD for a built-in plural or kind, in any version, by create or update', async () => {
+    const s = await open();
+    await s.create(VirtualMachineType, {
+      metadata: { name: 'vm', namespace: 'default' },
+      spec: {},
+    } as KubeObject);
+    for (const c of [
+      crd('kubevirt.io', 'virtualmachines', 'Hijack'),
+      crd('kubevirt.io', 'hijacks', 'VirtualMachine'),
+      crd('kubevirt.io', 'virtualmachines', 'VirtualMachine', 'virtualmachines.kubevirt.io', ['v9']),
+      crd('coordination.k8s.io', 'leases', 'Lease'),
+    ]) {
+      const err = await s.create(CustomResourceDefinitionType, c).catch((e) => e);
+      expect([c.metadata?.name, err.code]).toEqual([c.metadata?.name, 422]);
+      expect(err.message).toMatch(/served by a built-in API/);
+    }
+    // A legitimate CRD cannot be turned into a takeover by an update either.
+    const ok = await s.create(CustomResourceDefinitionType, crd('example.com', 'things', 'Thing'));
+    const spec = ok.spec as { names: { plural: string } };
+    const err = await s
+      .update(CustomResourceDefinitionType, {
+        ...ok,
+        spec: { ...spec, group: 'kubevirt.io', names: { kind: 'VirtualMachine', plural: 'virtualmachines' } },
+      })
+      .catch((e) => e);
+    expect(err.code).toBe(422);
+    expect(s.resolveType('kubevirt.io', 'v1', 'virtualmachines')).toBe(VirtualMachineType);
+    expect(s.resolveType('kubevirt.io', 'v9', 'virtualmachines')).toBeUndefined();
+    expect(
+      (await s.list(VirtualMachineType, { namespace: 'default' })).items.map((o) => o.metadata?.name),
+    ).toEqual(['vm']);
+  });
+
+  it('requires the name <plural>.<group> and a group with a dot, as the API server', async () => {
+    const s = await open();
+    for (const c of [
+      crd('example.com', 'things', 'Thing', 'other.example.com'),
+      crd('nodot', 'things', 'Thing'),
+    ]) {
+      const err = await s.create(CustomResourceDefinitionType, c).catch((e) => e);
+      expect(err.code).toBe(422);
+    }
   });
 });
