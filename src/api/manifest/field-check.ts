@@ -9,7 +9,7 @@ import { type ApiSchemaNode, apiSchemas } from '../generated/schemas';
 export type FieldSegments = readonly (string | number)[];
 
 /** What a field check found. */
-export type FieldProblemCode = 'unknown-field' | 'wrong-type' | 'bad-enum' | 'missing-field';
+export type FieldProblemCode = 'unknown-field' | 'wrong-type' | 'bad-enum' | 'missing-field' | 'out-of-range';
 
 /** One problem at one field. */
 export interface FieldProblem {
@@ -57,6 +57,17 @@ export function describeValue(v: unknown): string {
   const text = JSON.stringify(v) ?? String(v);
   return `${t} ${text.length > 60 ? `${text.slice(0, 57)}...` : text}`;
 }
+
+/**
+ * The ranges upstream's Go integer types decode; a value outside is refused at decode
+ * there. int64 stops at JavaScript's exact-integer range (2^53-1): beyond it a number is
+ * no longer the value written.
+ */
+export const INTEGER_RANGES: Record<'int32' | 'int64' | 'uint32', readonly [number, number]> = {
+  int32: [-(2 ** 31), 2 ** 31 - 1],
+  uint32: [0, 2 ** 32 - 1],
+  int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+};
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -121,9 +132,22 @@ function walk(
         });
       }
       return;
-    case 'integer':
-      if (actual !== 'integer') wrong('integer');
+    case 'integer': {
+      if (actual !== 'integer') {
+        wrong('integer');
+        return;
+      }
+      const [min, max] = INTEGER_RANGES[node.f ?? 'int64'];
+      if ((value as number) < min || (value as number) > max) {
+        out.push({
+          code: 'out-of-range',
+          path: [...path],
+          mapKeys: [...mapKeys],
+          detail: `${describeValue(value)} is out of range for ${node.f ?? 'int64'}: must be from ${min} to ${max}`,
+        });
+      }
       return;
+    }
     case 'number':
       if (actual !== 'integer' && actual !== 'number') wrong('number');
       return;
