@@ -74,7 +74,7 @@ import {
   writeString,
   writeTypedParams,
 } from './protocol/types';
-import { DEFAULT_SOCKET_PATH, RpcTransport } from './transport';
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_SOCKET_PATH, RpcTransport } from './transport';
 import { XdrReader, type XdrWriter } from './xdr';
 
 /** Reconnection policy after the connection to the daemon is lost. */
@@ -101,6 +101,12 @@ export interface LibvirtClientOptions {
   keepalive?: KeepAliveOptions | false;
   /** Reconnect with backoff when the daemon goes away (default: off, calls then fail). */
   reconnect?: ReconnectOptions | boolean;
+  /**
+   * Longest wait for one call's reply, in ms (default 5 min; 0: none). A migration waits
+   * without limit (it returns when the migration ends); an agent command waits its own
+   * timeout plus this.
+   */
+  callTimeoutMs?: number;
 }
 
 /** Connection state reported to `onStateChange`. */
@@ -198,6 +204,8 @@ const QEMU_PROC_NAMES: Record<number, string> = Object.fromEntries(
 
 /** Events whose callbackID is not known yet (they can beat the registration reply). */
 const MAX_ORPHAN_EVENTS = 256;
+/** Wire bytes of events kept for a subscription not yet registered. */
+const MAX_ORPHAN_BYTES = 1024 * 1024;
 
 const AUTH_NAMES: Record<number, string> = {
   [REMOTE_AUTH_NONE]: 'none',
@@ -206,6 +214,12 @@ const AUTH_NAMES: Record<number, string> = {
 };
 
 /** Rejects user strings libvirt would refuse anyway, before they reach the wire. */
+/** How long an agent command's call may wait: the agent's own timeout on top of the call bound. */
+function agentCallTimeout(callTimeoutMs: number, timeoutSec: number): number {
+  if (callTimeoutMs === 0 || timeoutSec === -2) return 0;
+  return callTimeoutMs + Math.max(0, timeoutSec) * 1000;
+}
+
 function checkText(what: string, s: string): void {
   if (typeof s !== 'string') throw new TypeError(`${what}: expected a string, got ${typeof s}`);
   if (s.includes('\0')) {
@@ -235,7 +249,8 @@ export class LibvirtClient {
   private reconnecting: Promise<void> | null = null;
   private finalError: LibvirtError | null = null;
   private readonly subs = new Set<Subscription>();
-  private orphanEvents: Array<{ callbackId: number; ev: DomainEvent }> = [];
+  private orphanEvents: Array<{ callbackId: number; ev: DomainEvent; bytes: number }> = [];
+  private orphanBytes = 0;
   private readonly stateListeners: Array<(s: ClientState, err?: LibvirtError) => void> = [];
 
   private constructor(
@@ -268,6 +283,7 @@ export class LibvirtClient {
       socketPath: opts.socketPath,
       connectTimeoutMs: opts.connectTimeoutMs,
       keepalive: opts.keepalive,
+      callTimeoutMs: opts.callTimeoutMs,
     });
     try {
       const auth = await t.call(
@@ -432,6 +448,7 @@ export class LibvirtClient {
     procedure: number,
     encode?: (w: XdrWriter) => void,
     decode?: (r: XdrReader) => T,
+    timeoutMs?: number,
   ): Promise<T> {
     const t = this.state === 'open' ? this.transport : await this.ready();
     return t.call(
@@ -442,6 +459,7 @@ export class LibvirtClient {
       decode,
       undefined,
       PROC_NAMES[procedure],
+      timeoutMs,
     );
   }
 
@@ -449,6 +467,7 @@ export class LibvirtClient {
     procedure: number,
     encode: (w: XdrWriter) => void,
     decode: (r: XdrReader) => T,
+    timeoutMs?: number,
   ): Promise<T> {
     const t = this.state === 'open' ? this.transport : await this.ready();
     return t.call(
@@ -459,6 +478,7 @@ export class LibvirtClient {
       decode,
       undefined,
       QEMU_PROC_NAMES[procedure],
+      timeoutMs,
     );
   }
 
@@ -851,6 +871,7 @@ export class LibvirtClient {
         w.uint(flags, 'flags');
       },
       (r) => r.opaque(REMOTE_MIGRATE_COOKIE_MAX),
+      0, // returns when the migration ends, however long that takes
     );
   }
 
@@ -912,6 +933,8 @@ export class LibvirtClient {
         w.uint(flags, 'flags');
       },
       readOptString,
+      // Blocking (-2) waits for the agent without limit; a timeout in seconds extends ours.
+      agentCallTimeout(this.opts.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, timeoutSec),
     );
   }
 
@@ -974,12 +997,16 @@ export class LibvirtClient {
     const early = this.orphanEvents.filter((o) => o.callbackId === id);
     if (early.length > 0) {
       this.orphanEvents = this.orphanEvents.filter((o) => o.callbackId !== id);
-      for (const o of early) sub.stream.push(o.ev);
+      for (const o of early) {
+        this.orphanBytes -= o.bytes;
+        sub.stream.push(o.ev, o.bytes);
+      }
     }
   }
 
   private async resubscribe(t: RpcTransport): Promise<void> {
     this.orphanEvents = [];
+    this.orphanBytes = 0;
     for (const s of this.subs) await this.register(s, t);
   }
 
@@ -1011,11 +1038,14 @@ export class LibvirtClient {
     }
     for (const s of this.subs) {
       if (s.callbackId === ev.callbackId) {
-        s.stream.push(ev);
+        s.stream.push(ev, m.payload.length);
         return;
       }
     }
-    this.orphanEvents.push({ callbackId: ev.callbackId, ev });
-    if (this.orphanEvents.length > MAX_ORPHAN_EVENTS) this.orphanEvents.shift();
+    this.orphanEvents.push({ callbackId: ev.callbackId, ev, bytes: m.payload.length });
+    this.orphanBytes += m.payload.length;
+    while (this.orphanEvents.length > MAX_ORPHAN_EVENTS || this.orphanBytes > MAX_ORPHAN_BYTES) {
+      this.orphanBytes -= this.orphanEvents.shift()!.bytes;
+    }
   }
 }
