@@ -65,7 +65,7 @@ describe('libvirt client against a hostile daemon', () => {
       timers.push(t);
     });
     const t = await RpcTransport.connect({ socketPath: srv.path, keepalive: { intervalMs: 30, count: 3 } });
-    const err = await t.call(PROG, 1, 4).catch((e) => e);
+    const err = (await t.call(PROG, 1, 4).catch((e) => e)) as LibvirtError;
     expect(err).toBeInstanceOf(LibvirtConnectionError);
     expect((err as LibvirtConnectionError).reason).toBe('keepalive-timeout');
     srv.close();
@@ -80,7 +80,9 @@ describe('libvirt client against a hostile daemon', () => {
       keepalive: { intervalMs: 20, count: 3 },
       callTimeoutMs: 150,
     });
-    const err = await t.call(PROG, 1, 4, undefined, undefined, undefined, 'CONNECT_GET_TYPE').catch((e) => e);
+    const err = (await t
+      .call(PROG, 1, 4, undefined, undefined, undefined, 'CONNECT_GET_TYPE')
+      .catch((e) => e)) as LibvirtError;
     expect(err).toBeInstanceOf(LibvirtError);
     expect(err.code).toBe(VIR_ERR_OPERATION_TIMEOUT);
     expect(err.message).toMatch(/CONNECT_GET_TYPE: no reply .* within 150 ms/);
@@ -103,7 +105,7 @@ describe('libvirt client against a hostile daemon', () => {
         sock.write(reply(call, over)),
       );
       const t = await RpcTransport.connect({ socketPath: srv.path, keepalive: false });
-      const err = await t.call(PROG, 1, 4).catch((e) => e);
+      const err = (await t.call(PROG, 1, 4).catch((e) => e)) as LibvirtError;
       expect([what, err instanceof LibvirtProtocolError]).toEqual([what, true]);
       expect(err.message).toMatch(
         what === 'status' ? /unexpected reply status/ : /unexpected reply \(program/,
@@ -116,7 +118,7 @@ describe('libvirt client against a hostile daemon', () => {
   it('drops the connection on a reply with a status outside the protocol', async () => {
     const srv = await daemon('status9.sock', (sock, call) => sock.write(reply(call, { status: 9 })));
     const t = await RpcTransport.connect({ socketPath: srv.path, keepalive: false });
-    const err = await t.call(PROG, 1, 4).catch((e) => e);
+    const err = (await t.call(PROG, 1, 4).catch((e) => e)) as LibvirtError;
     expect(err).toBeInstanceOf(LibvirtConnectionError);
     expect(t.isOpen).toBe(false);
     srv.close();
