@@ -3,13 +3,20 @@
  * not define (kept in the object, reported as warnings), JSON types that the API server
  * would refuse to decode, enum values, and missing required fields.
  */
+import { quantityProblem } from '../config/quantity';
 import { type ApiSchemaNode, apiSchemas } from '../generated/schemas';
 
 /** A path from the object root: property names and list indexes. */
 export type FieldSegments = readonly (string | number)[];
 
 /** What a field check found. */
-export type FieldProblemCode = 'unknown-field' | 'wrong-type' | 'bad-enum' | 'missing-field' | 'out-of-range';
+export type FieldProblemCode =
+  | 'unknown-field'
+  | 'wrong-type'
+  | 'bad-enum'
+  | 'missing-field'
+  | 'out-of-range'
+  | 'bad-quantity';
 
 /** One problem at one field. */
 export interface FieldProblem {
@@ -105,6 +112,32 @@ function walk(
 ): void {
   // JSON null decodes to the zero value upstream: treat as absent.
   if (value === null || value === undefined) return;
+  if (schemaNode.t === 'ref' && schemaNode.ref === 'Quantity') {
+    // Every quantity field, checked before any defaulting or comparison reads it.
+    if (typeof value !== 'string' && typeof value !== 'number') {
+      out.push({
+        code: 'wrong-type',
+        path: [...path],
+        mapKeys: [...mapKeys],
+        detail: `expected integer or string, got ${describeValue(value)}`,
+      });
+      return;
+    }
+    // Negative values in resource lists are left to the kind's rules, which word them as upstream.
+    const inMap = mapKeys.length > 0 && mapKeys[mapKeys.length - 1] === path.length - 1;
+    const problem = quantityProblem(value, inMap);
+    if (problem) {
+      const text = String(value);
+      const shown = text.length > 60 ? `${text.slice(0, 57)}...` : text;
+      out.push({
+        code: 'bad-quantity',
+        path: [...path],
+        mapKeys: [...mapKeys],
+        detail: `${formatFieldPath(path, mapKeys)} '${shown}': ${problem}`,
+      });
+    }
+    return;
+  }
   const node = resolve(schemaNode);
   const actual = jsonType(value);
   const wrong = (expected: string): void => {
