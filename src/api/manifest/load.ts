@@ -6,7 +6,7 @@
  * Bad input never throws: it comes back as errors.
  */
 import { open } from 'node:fs/promises';
-import { type Document, LineCounter, parseAllDocuments } from 'yaml';
+import { CST, type Document, isMap, isScalar, Lexer, LineCounter, parseAllDocuments, visit } from 'yaml';
 import {
   apiVersionOf,
   findKind,
@@ -99,6 +99,12 @@ export interface LoadOptions {
   /** Reject larger input outright (default 16 MiB). */
   maxBytes?: number;
   /**
+   * Reject input with more YAML nodes (scalars, collections, items; counted by a lexing
+   * pass before anything is built) than this (default 100,000): the parsed document costs
+   * about 1 KB per node, so bytes alone do not bound memory.
+   */
+  maxNodes?: number;
+  /**
    * API groups passed through unchecked as foreign objects. Default: Kubernetes built-in
    * groups (core `v1`, `apps`, `batch`, `policy`, `autoscaling`, `*.k8s.io`).
    */
@@ -113,6 +119,30 @@ export function isKubernetesBuiltinGroup(group: string): boolean {
 }
 
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+/** Default bound on YAML nodes in one input (see LoadOptions.maxNodes). */
+export const DEFAULT_MAX_NODES = 100_000;
+
+const NODE_TOKENS = new Set([
+  'scalar',
+  'single-quoted-scalar',
+  'double-quoted-scalar',
+  'block-scalar-header',
+  'flow-map-start',
+  'flow-seq-start',
+  'seq-item-ind',
+]);
+
+/**
+ * Counts the nodes of `text` with the YAML lexer alone (linear, no tree), stopping past
+ * `max`; an implicit null value is not counted (it builds no node).
+ */
+function countNodes(text: string, max: number): number {
+  let n = 0;
+  for (const tok of new Lexer().lex(text)) {
+    if (NODE_TOKENS.has(CST.tokenType(tok) ?? '') && ++n > max) break;
+  }
+  return n;
+}
 
 /** A value safe to print inside a message (quotes, escapes control characters, truncates). */
 function quote(v: string): string {
@@ -182,6 +212,19 @@ export function loadManifests(text: string, options: LoadOptions = {}): LoadResu
     );
     return result;
   }
+  const maxNodes = options.maxNodes ?? DEFAULT_MAX_NODES;
+  if (countNodes(text, maxNodes) > maxNodes) {
+    result.errors.push(
+      issue({
+        severity: 'error',
+        code: 'too-large',
+        filename,
+        document: 0,
+        detail: `input has more than ${maxNodes} YAML nodes (values, lists and maps), over the limit`,
+      }),
+    );
+    return result;
+  }
   const isForeign = options.isForeignGroup ?? isKubernetesBuiltinGroup;
   for (const raw of parseDocuments(text, filename, result)) {
     for (const item of expandLists(raw, filename, result)) loadOne(item, filename, isForeign, result);
@@ -245,21 +288,25 @@ function sanitizeFilename(name: string): string {
 function parseDocuments(text: string, filename: string, result: LoadResult): RawDoc[] {
   // JSON input is held to JSON's grammar (YAML would accept `{"kind": }` as null).
   if (/^\s*[[{]/.test(text)) {
-    const jsonError = checkJson(text);
-    if (jsonError) {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      const jsonError = checkJson(text) ?? { detail: 'JSON syntax error' };
       result.errors.push(issue({ severity: 'error', code: 'syntax', filename, document: 1, ...jsonError }));
       return [];
     }
+    return jsonDocument(text, value, filename, result);
   }
   const lineCounter = new LineCounter();
   let docs: Document.Parsed[];
   try {
-    // uniqueKeys: a repeated key is an error upstream's decoder reports too; merge: `<<`
-    // merge keys work in kubectl's YAML, so they work here.
+    // merge: `<<` merge keys work in kubectl's YAML, so they work here. Repeated keys are
+    // found by duplicateKey below: the library's own check compares every pair (quadratic).
     docs = parseAllDocuments(text, {
       lineCounter,
       prettyErrors: false,
-      uniqueKeys: true,
+      uniqueKeys: false,
       merge: true,
     }) as Document.Parsed[];
   } catch (e) {
@@ -293,6 +340,22 @@ function parseDocuments(text: string, filename: string, result: LoadResult): Raw
           }),
         );
       }
+      return;
+    }
+    const dup = duplicateKey(doc);
+    if (dup !== undefined) {
+      const pos = lineCounter.linePos(dup);
+      result.errors.push(
+        issue({
+          severity: 'error',
+          code: 'syntax',
+          filename,
+          document,
+          line: pos.line,
+          column: pos.col,
+          detail: 'YAML syntax error: Map keys must be unique',
+        }),
+      );
       return;
     }
     let value: unknown;
@@ -329,6 +392,98 @@ function parseDocuments(text: string, filename: string, result: LoadResult): Raw
     });
   });
   return out;
+}
+
+/**
+ * The offset of the first repeated key in any map of `doc` (a repeated key is an error
+ * upstream's decoder reports too), in one pass with a set per map.
+ */
+function duplicateKey(doc: Document.Parsed): number | undefined {
+  let found: number | undefined;
+  visit(doc, {
+    Map(_, map) {
+      if (!isMap(map)) return;
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        const k = pair.key;
+        // Non-scalar keys cannot be Kubernetes field names; `<<` merges may repeat.
+        if (!isScalar(k) || typeof k.value === 'symbol' || k.source === '<<') continue;
+        const text = String(k.value);
+        if (seen.has(text)) {
+          found = k.range?.[0] ?? 0;
+          return visit.BREAK;
+        }
+        seen.add(text);
+      }
+    },
+  });
+  return found;
+}
+
+/**
+ * JSON input is parsed once, by JSON.parse; the YAML tree that maps field paths to
+ * positions is built only if an issue needs a position.
+ */
+function jsonDocument(text: string, value: unknown, filename: string, result: LoadResult): RawDoc[] {
+  const dup = duplicateJsonKey(text);
+  if (dup !== undefined) {
+    const before = text.slice(0, dup);
+    result.errors.push(
+      issue({
+        severity: 'error',
+        code: 'syntax',
+        filename,
+        document: 1,
+        line: before.split('\n').length,
+        column: dup - before.lastIndexOf('\n'),
+        detail: 'JSON syntax error: Map keys must be unique',
+      }),
+    );
+    return [];
+  }
+  let located: RawDoc['locate'] | undefined;
+  const locate: RawDoc['locate'] = (path) => {
+    if (!located) {
+      const lineCounter = new LineCounter();
+      const [doc] = parseAllDocuments(text, { lineCounter, uniqueKeys: false }) as Document.Parsed[];
+      located = (p) => {
+        const node = p.length === 0 ? doc?.contents : doc?.getIn(p, true);
+        const range = (node as { range?: [number, number, number] } | undefined)?.range;
+        if (!range) return undefined;
+        const pos = lineCounter.linePos(range[0]);
+        return { line: pos.line, column: pos.col };
+      };
+    }
+    return located(path);
+  };
+  return [{ value, document: 1, locate }];
+}
+
+/** The offset of the first repeated key of any object in valid JSON `text`, in one pass. */
+function duplicateJsonKey(text: string): number | undefined {
+  const stack: { keys?: Set<string>; expectKey: boolean }[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '{') stack.push({ keys: new Set(), expectKey: true });
+    else if (c === '[') stack.push({ expectKey: false });
+    else if (c === '}' || c === ']') stack.pop();
+    else if (c === ',') {
+      const top = stack[stack.length - 1];
+      if (top?.keys) top.expectKey = true;
+    } else if (c === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      const top = stack[stack.length - 1];
+      if (top?.keys && top.expectKey) {
+        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        if (top.keys.has(key)) return i;
+        top.keys.add(key);
+        top.expectKey = false;
+      }
+      i = j;
+    }
+  }
+  return undefined;
 }
 
 /** A JSON syntax error with its 1-based position, or undefined when `text` is valid JSON. */
