@@ -1,3 +1,4 @@
+/** What callers pass to `LibvirtClient`: connection options and the flag sets of its calls. */
 import type { KeepAliveOptions } from './keepalive';
 
 /** Reconnection policy after the connection to the daemon is lost. */

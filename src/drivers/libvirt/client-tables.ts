@@ -1,3 +1,4 @@
+/** The client's lookup tables (event ids and readers, procedure and auth names) and argument checks. */
 import { LibvirtError, VIR_ERR_ERROR, VIR_ERR_INVALID_ARG, VIR_FROM_REMOTE } from './errors';
 import type { EventStream } from './events';
 import {
@@ -21,6 +22,7 @@ import type { XdrReader } from './xdr';
 /** Which events a subscription delivers. */
 export type DomainEventKind = DomainEvent['kind'];
 
+/** The event id of each event kind (VIR_DOMAIN_EVENT_ID_*). */
 export const EVENT_IDS: Record<DomainEventKind, number> = {
   lifecycle: DomainEventId.LIFECYCLE,
   reboot: DomainEventId.REBOOT,
@@ -28,6 +30,7 @@ export const EVENT_IDS: Record<DomainEventKind, number> = {
   'agent-lifecycle': DomainEventId.AGENT_LIFECYCLE,
 };
 
+/** The decoder of each event message procedure. */
 export const EVENT_READERS: Record<number, (r: XdrReader) => DomainEvent> = {
   [RemoteProc.DOMAIN_EVENT_CALLBACK_LIFECYCLE]: readLifecycleEvent,
   [RemoteProc.DOMAIN_EVENT_CALLBACK_REBOOT]: readRebootEvent,
@@ -49,6 +52,7 @@ export interface Subscription {
 export const PROC_NAMES: Record<number, string> = Object.fromEntries(
   Object.entries(RemoteProc).map(([k, v]) => [v, `REMOTE_PROC_${k}`]),
 );
+/** QEMU program procedure names for error messages. */
 export const QEMU_PROC_NAMES: Record<number, string> = Object.fromEntries(
   Object.entries(QemuProc).map(([k, v]) => [v, `QEMU_PROC_${k}`]),
 );
@@ -58,6 +62,7 @@ export const MAX_ORPHAN_EVENTS = 256;
 /** Wire bytes of events kept for a subscription not yet registered. */
 export const MAX_ORPHAN_BYTES = 1024 * 1024;
 
+/** Names of the daemon's auth types, for the authentication error. */
 export const AUTH_NAMES: Record<number, string> = {
   [REMOTE_AUTH_NONE]: 'none',
   [REMOTE_AUTH_SASL]: 'sasl',
@@ -71,6 +76,7 @@ export function agentCallTimeout(callTimeoutMs: number, timeoutSec: number): num
   return callTimeoutMs + Math.max(0, timeoutSec) * 1000;
 }
 
+/** Refuses a string the wire cannot carry as given (NUL bytes). */
 export function checkText(what: string, s: string): void {
   if (typeof s !== 'string') throw new TypeError(`${what}: expected a string, got ${typeof s}`);
   if (s.includes('\0')) {
