@@ -27,7 +27,6 @@ import {
   invalid,
   NotFoundError,
   notFound,
-  type StatusCause,
 } from '../errors';
 import { jsonEqual, jsonPatch, mergePatch } from '../patch';
 import {
@@ -56,29 +55,20 @@ import type {
 } from '../types';
 import { GarbageCollector } from './garbage-collector';
 import { Journal, type JournalRecord, type StoredObject } from './journal';
+import {
+  applyMerge,
+  crdNameCauses,
+  keyOfObj,
+  now,
+  serializeRecord,
+  specPart,
+  storageKind,
+} from './store-rules';
+import type { EmbeddedStoreOptions, StoredObj } from './store-types';
 import { metadataShapeCauses, validateMetadata } from './validation';
 
-/** A stored object: metadata always has name, uid and resourceVersion. */
-export type StoredObj = Record<string, unknown> & {
-  metadata: ObjectMeta & { name: string; uid: string; resourceVersion: string };
-};
-
-export interface EmbeddedStoreOptions {
-  /** Directory to persist to; omitted keeps everything in memory. */
-  dir?: string;
-  /** Kinds known besides the built-ins and KubeVirt's (more arrive with CRD objects). */
-  types?: ResourceType[];
-  /** Watch events kept for resuming watches; older resourceVersions get 410 Gone (default 10000). */
-  watchHistory?: number;
-  /** Interval of BOOKMARK events to watches that asked for them (default 5000 ms). */
-  bookmarkIntervalMs?: number;
-  /** Journal lines between snapshots (default 10000). */
-  snapshotEvery?: number;
-  /** fsync each batch (default true). */
-  fsync?: boolean;
-  /** Namespaces created when missing (default: default, kube-system, kube-public, kube-node-lease). */
-  namespaces?: string[];
-}
+export { MAX_OBJECT_BYTES } from './store-rules';
+export type { EmbeddedStoreOptions, StoredObj } from './store-types';
 
 interface HistoryEvent {
   rv: number;
@@ -100,21 +90,6 @@ const FOREGROUND = 'foregroundDeletion';
 /** The longest delay a Node timer takes (2^31-1 ms); a longer one fires at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const ORPHAN = 'orphan';
-
-function storageKind(type: ResourceType): string {
-  return `${type.group}/${type.plural}`;
-}
-
-function now(): string {
-  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-/** Everything of an object but metadata (and status when it is a subresource): what bumps generation. */
-function specPart(obj: Record<string, unknown>, type: ResourceType): Record<string, unknown> {
-  const { metadata: _m, apiVersion: _a, kind: _k, ...rest } = obj;
-  if (type.statusSubresource) delete rest.status;
-  return rest;
-}
 
 /** The embedded store; it implements `ObjectClient`, so controllers use it like an API server. */
 export class EmbeddedStore implements ObjectClient {
@@ -980,71 +955,4 @@ export class EmbeddedStore implements ObjectClient {
     o.kind = type.kind;
     return o;
   }
-}
-
-/**
- * The largest stored object (its serialized JSON), as etcd's default request limit
- * (1.5 MiB) bounds an object on a cluster.
- */
-export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
-
-/** One journal line; 413 for an object over `MAX_OBJECT_BYTES`. */
-function serializeRecord(type: ResourceType, rec: JournalRecord & { op: 'put' }): string {
-  let line: string;
-  try {
-    line = JSON.stringify(rec);
-  } catch (err) {
-    throw new ApiError(
-      413,
-      'RequestEntityTooLarge',
-      `${type.kind} "${rec.object.metadata.name}": ${(err as Error).message}`,
-    );
-  }
-  const bytes = Buffer.byteLength(line);
-  if (bytes > MAX_OBJECT_BYTES) {
-    throw new ApiError(
-      413,
-      'RequestEntityTooLarge',
-      `${type.kind} "${rec.object.metadata.name}" is too large: ${bytes} bytes serialized, the limit is ${MAX_OBJECT_BYTES}`,
-    );
-  }
-  return line;
-}
-
-/** The API server's rules for a CRD's name and group: `<plural>.<group>`, a group with a dot. */
-function crdNameCauses(obj: StoredObj, t: ResourceType): StatusCause[] {
-  const causes: StatusCause[] = [];
-  if (obj.metadata.name !== `${t.plural}.${t.group}`) {
-    causes.push({
-      reason: 'FieldValueInvalid',
-      field: 'metadata.name',
-      message: `Invalid value: must be spec.names.plural+"."+spec.group (${t.plural}.${t.group})`,
-    });
-  }
-  if (!t.group.includes('.')) {
-    causes.push({
-      reason: 'FieldValueInvalid',
-      field: 'spec.group',
-      message: 'Invalid value: should be a domain with at least one dot',
-    });
-  }
-  return causes;
-}
-
-function keyOfObj(obj: StoredObj): string {
-  return `${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
-}
-
-/**
- * The simplified server-side apply of the embedded store: maps merge recursively, lists
- * and scalars in the applied configuration replace the live ones. Field ownership is not
- * tracked, so fields a manager stops applying are kept rather than removed.
- */
-function applyMerge(live: unknown, applied: unknown): unknown {
-  if (applied === null || typeof applied !== 'object' || Array.isArray(applied))
-    return structuredClone(applied);
-  const out: Record<string, unknown> =
-    live && typeof live === 'object' && !Array.isArray(live) ? { ...(live as Record<string, unknown>) } : {};
-  for (const [k, v] of Object.entries(applied)) out[k] = applyMerge(out[k], v);
-  return out;
 }
