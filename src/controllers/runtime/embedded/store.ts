@@ -54,6 +54,7 @@ import type {
   WriteOptions,
 } from '../types';
 import { GarbageCollector } from './garbage-collector';
+import { GroupCommit } from './group-commit';
 import { Journal, type JournalRecord, type StoredObject } from './journal';
 import {
   applyMerge,
@@ -108,12 +109,7 @@ export class EmbeddedStore implements ObjectClient {
   private dispatching = false;
   private historyStart = 0;
   private rv = 0;
-  private pending: string[] = [];
-  /** Set after a failed journal write: the next flush rewrites the disk from memory (a snapshot). */
-  private resync = false;
-  private waiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
-  private flushScheduled = false;
-  private syncing?: Promise<void>;
+  private readonly commits?: GroupCommit;
   private closed = false;
   private readonly gc: GarbageCollector;
   private readonly watchHistory: number;
@@ -130,6 +126,9 @@ export class EmbeddedStore implements ObjectClient {
       this.reserved.add(`${t.group}/${t.plural}`).add(`${t.group}/${t.kind}`);
     }
     this.gc = new GarbageCollector(this);
+    if (journal) {
+      this.commits = new GroupCommit(journal, () => ({ rv: this.rv, objects: this.allObjects() }));
+    }
   }
 
   /** Opens (and recovers) a store; with `dir` it is persisted there. */
@@ -189,10 +188,7 @@ export class EmbeddedStore implements ObjectClient {
     this.gc.stop();
     for (const w of [...this.watchers]) (w as Watcher & { close(): void }).close();
     // Everything acknowledged or queued reaches the disk before the files close.
-    while (this.syncing || this.pending.length || this.waiters.length) {
-      if (this.syncing) await this.syncing;
-      else if (!this.flush()) break;
-    }
+    await this.commits?.drain();
     this.journal?.close();
   }
 
@@ -833,64 +829,12 @@ export class EmbeddedStore implements ObjectClient {
   }
 
   private commit(line: string): Promise<void> {
-    if (!this.journal) return Promise.resolve();
-    this.pending.push(line);
-    const p = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
-    }
-    return p;
+    return this.commits ? this.commits.commit(line) : Promise.resolve();
   }
 
-  /**
-   * Group commit: writes every record queued this turn, then fsyncs off the event loop;
-   * writes arriving meanwhile form the next batch, flushed when that fsync completes.
-   * A failed write or fsync rejects its batch (500: its outcome is unknown, as after an etcd
-   * timeout, since memory already holds it) and the next batch first rewrites the whole
-   * state as a snapshot, which also drops a torn journal line: the store stays writable.
-   * Returns false when there was nothing to do.
-   */
-  private flush(): boolean {
-    this.flushScheduled = false;
-    const journal = this.journal;
-    if (!journal || this.syncing || (this.pending.length === 0 && this.waiters.length === 0)) return false;
-    const lines = this.pending;
-    const waiters = this.waiters;
-    this.pending = [];
-    this.waiters = [];
-    const fail = (err: unknown) => {
-      this.resync = true;
-      const e = new ApiError(
-        500,
-        'InternalError',
-        `embedded store: writing ${journal.dir} failed: ${(err as Error).message}`,
-      );
-      for (const w of waiters) w.reject(e);
-    };
-    try {
-      if (this.resync || journal.wantsSnapshot()) {
-        // Memory holds every queued record already, so the snapshot covers this batch too.
-        const all: StoredObject[] = [];
-        for (const [kind, objs] of this.objects)
-          for (const object of objs.values()) all.push({ kind, object });
-        journal.snapshot(this.rv, all);
-        this.resync = false;
-      } else journal.write(lines);
-    } catch (err) {
-      fail(err);
-      return true;
-    }
-    this.syncing = journal
-      .sync()
-      .then(() => {
-        for (const w of waiters) w.resolve();
-      }, fail)
-      .finally(() => {
-        this.syncing = undefined;
-        this.flush();
-      });
-    return true;
+  /** Every stored object with its storage kind (what a snapshot holds). */
+  private *allObjects(): Iterable<StoredObject> {
+    for (const [kind, objs] of this.objects) for (const object of objs.values()) yield { kind, object };
   }
 
   private assertWritable(): void {
