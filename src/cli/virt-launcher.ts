@@ -7,9 +7,9 @@
  * full CLI's (which pulls in the Kubernetes client). Figures: docs/benchmarks.md.
  */
 import { createLauncherContainer, LauncherTokens } from '../controllers/composition/launcher-container';
-import type { VirtLauncher } from '../controllers/launcher/launcher';
-import { runVirtLauncher } from '../controllers/launcher/main';
-import { LauncherArgsError, parseLauncherArgs } from '../controllers/services/launcher-args';
+import { LauncherArgsError, parseLauncherArgs } from '../controllers/shared/launcher-args';
+import type { VirtLauncher } from '../controllers/virt-launcher/launcher';
+import { runVirtLauncher } from '../controllers/virt-launcher/main';
 
 /**
  * Runs one launcher from the words after `virt-launcher` and exits the process with its

@@ -8,13 +8,8 @@ export {
   type KubeVirtConfigWatcherOptions,
   pickKubeVirt,
 } from './config/kubevirt-config';
-export * as handler from './handler/index';
-export * as launcher from './launcher/index';
-export { MigrationController, MigrationLabels } from './migration/controller';
-export { MigrationPhase, nextMigrationStep } from './migration/phases';
-export * as podruntime from './podruntime/index';
-export { PoolController, VirtualMachinePoolType } from './pool/controller';
-export { ReplicaSetController } from './replicaset/controller';
+export * as podruntime from './local/pod-runtime/index';
+export { PvBinder, type PvBinderOptions } from './local/pv-binder';
 export * from './runtime';
 export {
   LAUNCHER_COMMAND,
@@ -24,27 +19,37 @@ export {
   LauncherArgsError,
   parseLauncherArgs,
   renderLauncherArgs,
-} from './services/launcher-args';
-export { memoryOverhead, type OverheadOptions } from './services/memory-overhead';
-export type { Pod } from './services/pod';
+} from './shared/launcher-args';
+export type { Pod } from './shared/pod';
+export { parseQuantity, QuantityError } from './shared/quantity';
+export { MigrationController, MigrationLabels } from './virt-controller/migration/controller';
+export { MigrationPhase, nextMigrationStep } from './virt-controller/migration/phases';
+export { PoolController, VirtualMachinePoolType } from './virt-controller/pool/controller';
+export { ReplicaSetController } from './virt-controller/replicaset/controller';
+export { memoryOverhead, type OverheadOptions } from './virt-controller/services/memory-overhead';
 export {
   DeviceResources as LauncherDeviceResources,
   type LauncherPodOptions,
   launcherResources,
   PodRenderError,
   renderLauncherPod,
-} from './services/pod-renderer';
-export { parseQuantity, QuantityError } from './services/quantity';
-export { PvBinder, type PvBinderOptions } from './storage/pv-binder';
+} from './virt-controller/services/pod-renderer';
 export {
   LAUNCHER_POD_SELECTOR,
   VirtController,
   type VirtControllerOptions,
   type WriteRecord,
-} from './virt-controller';
-export { VM_GENERATION_ANNOTATION, VmController, VmEventReason } from './vm/controller';
-export { PrintableStatus, printableStatus } from './vm/printable-status';
-export { decideRunStrategy, effectiveRunStrategy, RunStrategy, RunStrategyError } from './vm/run-strategy';
-export { nextStartFailure, startBackoffSeconds } from './vm/start-backoff';
-export { VmiController, VmiEventReason, VmiResource } from './vmi/controller';
-export { nextVmiStatus, VmiPhase } from './vmi/status';
+} from './virt-controller/virt-controller';
+export { VM_GENERATION_ANNOTATION, VmController, VmEventReason } from './virt-controller/vm/controller';
+export { PrintableStatus, printableStatus } from './virt-controller/vm/printable-status';
+export {
+  decideRunStrategy,
+  effectiveRunStrategy,
+  RunStrategy,
+  RunStrategyError,
+} from './virt-controller/vm/run-strategy';
+export { nextStartFailure, startBackoffSeconds } from './virt-controller/vm/start-backoff';
+export { VmiController, VmiEventReason, VmiResource } from './virt-controller/vmi/controller';
+export { nextVmiStatus, VmiPhase } from './virt-controller/vmi/status';
+export * as handler from './virt-handler/index';
+export * as launcher from './virt-launcher/index';

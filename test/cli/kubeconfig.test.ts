@@ -10,7 +10,7 @@ import { crdsDir } from '../../scripts/gen-crds';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { NamespaceType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import { VmiResource } from '../../src/controllers/vmi/controller';
+import { VmiResource } from '../../src/controllers/virt-controller/vmi/controller';
 import { integration } from '../support/integration';
 import {
   available,

@@ -24,7 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { defaultCliEntry } from '../../src/controllers/podruntime/pod-runtime';
+import { defaultCliEntry } from '../../src/controllers/local/pod-runtime/pod-runtime';
 import { available, BOOT_MARKER, guestDir, unavailableReason } from '../support/guest';
 import { integration } from '../support/integration';
 import { PtySession, ptyAvailable } from './pty-bridge';

@@ -12,8 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSOLE_SOCKET, type LauncherDomain } from '../../src/controllers/launcher/domain-report';
-import { MIGRATION_TARGET_XML } from '../../src/controllers/launcher/launcher';
+import { CONSOLE_SOCKET, type LauncherDomain } from '../../src/controllers/virt-launcher/domain-report';
+import { MIGRATION_TARGET_XML } from '../../src/controllers/virt-launcher/launcher';
 import {
   makeLauncherRoot,
   type RealLauncher,
@@ -21,8 +21,8 @@ import {
   startRealLauncher,
   tinyGuestImageStore,
   SYSTEM_URI as URI,
-} from '../controllers/launcher/real-launcher';
-import { tinyGuestLauncherVmi } from '../controllers/launcher/tiny-guest-vmi';
+} from '../controllers/virt-launcher/real-launcher';
+import { tinyGuestLauncherVmi } from '../controllers/virt-launcher/tiny-guest-vmi';
 import { BOOT_MARKER, SerialConsole } from '../support/guest';
 import { integration } from '../support/integration';
 import {

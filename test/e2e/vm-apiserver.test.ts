@@ -13,8 +13,8 @@ import type { VirtualMachineInstance } from '../../src/api/generated/types';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { NodeType, PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import type { Pod } from '../../src/controllers/services/pod';
-import { VmiResource } from '../../src/controllers/vmi/controller';
+import type { Pod } from '../../src/controllers/shared/pod';
+import { VmiResource } from '../../src/controllers/virt-controller/vmi/controller';
 import { BOOT_MARKER, POWEROFF_MARKER, type SerialConsole } from '../support/guest';
 import {
   type ControlPlane,

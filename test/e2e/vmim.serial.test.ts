@@ -19,7 +19,7 @@ import {
   VirtualMachineType,
 } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import type { Pod } from '../../src/controllers/services/pod';
+import type { Pod } from '../../src/controllers/shared/pod';
 import { BOOT_MARKER, type SerialConsole } from '../support/guest';
 import {
   type SecondLibvirtd,

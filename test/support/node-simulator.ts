@@ -10,9 +10,9 @@ import { ConflictError, NotFoundError } from '../../src/controllers/runtime/erro
 import { type Informer, SharedInformerFactory } from '../../src/controllers/runtime/informer';
 import { objectKey, PodType } from '../../src/controllers/runtime/resources';
 import type { KubeObject, ObjectClient } from '../../src/controllers/runtime/types';
-import type { Pod } from '../../src/controllers/services/pod';
-import { LAUNCHER_POD_SELECTOR } from '../../src/controllers/virt-controller';
-import { VmiResource } from '../../src/controllers/vmi/controller';
+import type { Pod } from '../../src/controllers/shared/pod';
+import { LAUNCHER_POD_SELECTOR } from '../../src/controllers/virt-controller/virt-controller';
+import { VmiResource } from '../../src/controllers/virt-controller/vmi/controller';
 
 export type SimRole = 'scheduler' | 'kubelet' | 'handler';
 

@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 import type { VirtualMachine, VirtualMachineInstance } from '../../api/generated/types';
 import { VirtualMachineType } from '../../controllers/runtime/resources';
 import type { KubeObject, ResourceType } from '../../controllers/runtime/types';
-import { VmiResource } from '../../controllers/vmi/controller';
+import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
 import { printable } from '../local/progress';
 import { type TargetOptions, withTarget, withTargetOptions } from './virtctl/target';
 

@@ -12,7 +12,7 @@ import { openSync, rmSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { VirtualMachineInstance } from '../../api/generated/types';
 import type { KubeObject, ObjectClient } from '../../controllers/runtime/types';
-import { VmiResource } from '../../controllers/vmi/controller';
+import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
 import { type AppliedObject, applyObjects, loadAndAdmit, storedKubeVirt } from '../local/apply';
 import { attachConsole, connectConsole } from '../local/console-stream';
 import { ImageStore } from '../local/images';

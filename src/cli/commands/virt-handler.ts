@@ -4,8 +4,8 @@
  * Thin: build the client, compose, start, stop on SIGTERM/SIGINT (guests keep running).
  */
 import type { Command } from 'commander';
-import type { VirtHandler } from '../../controllers/handler/handler';
-import type { PodRuntime } from '../../controllers/podruntime/pod-runtime';
+import type { PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime';
+import type { VirtHandler } from '../../controllers/virt-handler/handler';
 
 /** kubelet's pod root (launcher-protocol/paths; not imported, so the CLI starts without gRPC). */
 const KUBELET_PODS_ROOT = '/var/lib/kubelet/pods';

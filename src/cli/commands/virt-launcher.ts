@@ -6,7 +6,7 @@
  * command in `--help` and serves programs that embed `buildProgram` (program.ts).
  */
 import type { Command } from 'commander';
-import { LAUNCHER_SUBCOMMAND } from '../../controllers/services/launcher-args';
+import { LAUNCHER_SUBCOMMAND } from '../../controllers/shared/launcher-args';
 
 /** Registers `virt-launcher` on the program. */
 export function registerVirtLauncherCommand(program: Command): void {

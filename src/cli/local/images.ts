@@ -10,7 +10,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { VirtualMachine, VirtualMachineInstance } from '../../api/generated/types';
-import { imageDir, imageDirName } from '../../controllers/launcher/image-dirs';
+import { imageDir, imageDirName } from '../../controllers/virt-launcher/image-dirs';
 
 /** One image of the store. */
 export interface LocalImage {

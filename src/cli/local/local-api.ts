@@ -10,13 +10,13 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import type { VirtualMachineInstance } from '../../api/generated/types';
-import { CONSOLE_SOCKET, VNC_SOCKET } from '../../controllers/launcher/domain-report';
-import { shortDir } from '../../controllers/launcher/short-dir';
 import { LauncherClient } from '../../controllers/launcher-protocol/client';
 import { launcherSocketPath, podEmptyDirPath } from '../../controllers/launcher-protocol/paths';
 import { PodType } from '../../controllers/runtime/resources';
 import type { KubeObject } from '../../controllers/runtime/types';
-import { VmiResource } from '../../controllers/vmi/controller';
+import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
+import { CONSOLE_SOCKET, VNC_SOCKET } from '../../controllers/virt-launcher/domain-report';
+import { shortDir } from '../../controllers/virt-launcher/short-dir';
 import type { LocalNode } from './local-node';
 
 export interface LocalApiServer {

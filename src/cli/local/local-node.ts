@@ -10,13 +10,13 @@
 import { join } from 'node:path';
 import type { KubeVirtConfiguration } from '../../api/generated/types';
 import { KubeVirtConfigWatcher } from '../../controllers/config/kubevirt-config';
-import { VirtHandler } from '../../controllers/handler/handler';
-import { IMAGE_ROOT_ENV } from '../../controllers/launcher/image-dirs';
-import { defaultCliEntry, PodRuntime } from '../../controllers/podruntime/pod-runtime';
+import { defaultCliEntry, PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime';
+import { PvBinder } from '../../controllers/local/pv-binder';
 import { type EmbeddedServer, serveEmbeddedStore } from '../../controllers/runtime/embedded/server';
 import { EmbeddedStore } from '../../controllers/runtime/embedded/store';
-import { PvBinder } from '../../controllers/storage/pv-binder';
-import { VirtController } from '../../controllers/virt-controller';
+import { VirtController } from '../../controllers/virt-controller/virt-controller';
+import { VirtHandler } from '../../controllers/virt-handler/handler';
+import { IMAGE_ROOT_ENV } from '../../controllers/virt-launcher/image-dirs';
 import { LibvirtDriver } from '../../drivers/libvirt-driver/libvirt-driver';
 import { type LocalApiServer, serveLocalApi } from './local-api';
 import { ensureStateDirs, type StatePaths } from './state-dir';

@@ -7,7 +7,7 @@ import type { VirtualMachine, VirtualMachineInstance } from '../../api/generated
 import { Informer } from '../../controllers/runtime/informer';
 import { VirtualMachineType } from '../../controllers/runtime/resources';
 import type { KubeObject, ObjectClient } from '../../controllers/runtime/types';
-import { VmiResource } from '../../controllers/vmi/controller';
+import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 

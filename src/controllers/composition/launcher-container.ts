@@ -6,14 +6,14 @@
 
 import { join } from 'node:path';
 import { Container } from 'inversify';
-import { type LauncherDriverFactory, launcherDriverFactories } from '../launcher/drivers';
-import { IMAGE_ROOT_ENV } from '../launcher/image-dirs';
-import { VirtLauncher } from '../launcher/launcher';
-import { launcherConverterPaths } from '../launcher/launcher-paths';
-import { type PathMap, pathMapFromEnv } from '../launcher/path-map';
-import { shortDir } from '../launcher/short-dir';
-import { VolumePreparer } from '../launcher/volume-prep';
-import type { LauncherArgs } from '../services/launcher-args';
+import type { LauncherArgs } from '../shared/launcher-args';
+import { type LauncherDriverFactory, launcherDriverFactories } from '../virt-launcher/drivers';
+import { IMAGE_ROOT_ENV } from '../virt-launcher/image-dirs';
+import { VirtLauncher } from '../virt-launcher/launcher';
+import { launcherConverterPaths } from '../virt-launcher/launcher-paths';
+import { type PathMap, pathMapFromEnv } from '../virt-launcher/path-map';
+import { shortDir } from '../virt-launcher/short-dir';
+import { VolumePreparer } from '../virt-launcher/volume-prep';
 
 /** Service identifiers of the launcher composition. */
 export const LauncherTokens = {

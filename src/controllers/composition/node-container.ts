@@ -12,9 +12,9 @@ import {
   type DriverRegistry,
   DriverTokens,
 } from '../../drivers/registry';
-import { VirtHandler, type VirtHandlerOptions } from '../handler/handler';
-import { PodRuntime, type PodRuntimeOptions } from '../podruntime/pod-runtime';
+import { PodRuntime, type PodRuntimeOptions } from '../local/pod-runtime/pod-runtime';
 import type { ObjectClient } from '../runtime/types';
+import { VirtHandler, type VirtHandlerOptions } from '../virt-handler/handler';
 
 /** Service identifiers of the node composition. */
 export const NodeTokens = {

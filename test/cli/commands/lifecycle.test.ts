@@ -10,7 +10,7 @@ import { ImageStore } from '../../../src/cli/local/images';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { VirtualMachineType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
-import { VmiResource } from '../../../src/controllers/vmi/controller';
+import { VmiResource } from '../../../src/controllers/virt-controller/vmi/controller';
 
 const manifest = (runStrategy: string) => `apiVersion: kubevirt.io/v1
 kind: VirtualMachine

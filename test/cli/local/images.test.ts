@@ -9,7 +9,7 @@ import {
   ImageStore,
   imageReferences,
 } from '../../../src/cli/local/images';
-import { imageDir } from '../../../src/controllers/launcher/image-dirs';
+import { imageDir } from '../../../src/controllers/virt-launcher/image-dirs';
 
 const vm = (image: string, disk?: string): VirtualMachine => ({
   apiVersion: 'kubevirt.io/v1',

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../api/generated/types';
 import { VirtualMachineType } from '../../../controllers/runtime/resources';
 import type { KubeObject } from '../../../controllers/runtime/types';
-import { VmiResource } from '../../../controllers/vmi/controller';
+import { VmiResource } from '../../../controllers/virt-controller/vmi/controller';
 import { printable } from '../../local/progress';
 import { type Target, type TargetOptions, withTarget, withTargetOptions } from './target';
 

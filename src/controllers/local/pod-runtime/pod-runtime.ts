@@ -1,0 +1,390 @@
+/**
+ * The local pod runtime: a kubelet for nodes without one (local mode, tests against a real
+ * API server). It runs each Pod bound to its node as a child process with the compute
+ * container's command and environment, creates the pod's emptyDirs in kubelet's layout,
+ * keeps Pod status (phase, container statuses), binds pending pods when told to (no
+ * scheduler), and on deletion stops the process (SIGTERM, SIGKILL after the grace
+ * period) and removes the pod. Processes run detached with pid files: a restarted
+ * runtime adopts them, so guests are not restarted with it.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConflictError, NotFoundError } from '../../runtime/errors';
+import { EventRecorder } from '../../runtime/event-recorder';
+import { type Informer, SharedInformerFactory } from '../../runtime/informer';
+import { objectKey, PodType } from '../../runtime/resources';
+import type { KubeObject, ObjectClient } from '../../runtime/types';
+import { WorkQueue } from '../../runtime/workqueue';
+import type { Pod } from '../../shared/pod';
+import { MOUNTS_ENV } from '../../virt-launcher/path-map';
+import { NodeStatusKeeper } from './node-status';
+import { podDir, preparePodDirs, removePodDirs } from './pod-dirs';
+import { creatingStatus, runningStatus, terminatedStatus } from './pod-status';
+import {
+  isAlive,
+  logTail,
+  type ProcessRecord,
+  readProcessRecord,
+  removeProcessRecord,
+  signalGroup,
+  startProcess,
+} from './processes';
+
+/** Options of {@link PodRuntime}. */
+export interface PodRuntimeOptions {
+  client: ObjectClient;
+  nodeName: string;
+  /** Root of pod directories (kubelet's layout under it). */
+  root: string;
+  /** Bind unscheduled pods to this node (no scheduler runs). Default false. */
+  bindPending?: boolean;
+  /**
+   * Commands by name: the first word of a container's command is looked up here (default:
+   * `kubevirt-ts` -> `node <this package>/dist/cli/kubevirt-ts.js`).
+   */
+  commands?: Record<string, string[]>;
+  /** Environment added to every container (e.g. the image store root, the libvirt URI). */
+  env?: Record<string, string>;
+  /** Register the Node, keep it Ready and its Lease renewed (default true). */
+  manageNode?: boolean;
+  /** How often adopted processes are checked for exit, ms (default 500). */
+  pollMs?: number;
+  onWrite?: (kind: 'Pod' | 'Node' | 'Lease', name: string) => void;
+  log?: (message: string) => void;
+}
+
+interface Running {
+  record: ProcessRecord;
+  /** Set for processes this runtime started (their exit code is known). */
+  exit?: Promise<number>;
+  exited?: number;
+  /** Set when the process was found gone without a known exit code. */
+  lost?: boolean;
+  killTimer?: NodeJS.Timeout;
+}
+
+/** Retry of a pod whose volumes cannot be set up yet: 1 s, doubling up to 30 s. */
+const MOUNT_RETRY_FIRST_MS = 1_000;
+const MOUNT_RETRY_MAX_MS = 30_000;
+
+/** Grace of a pod whose object vanished before its process stopped. */
+const DEFAULT_GRACE_MS = 30_000;
+
+/** This package's CLI entry (`dist/cli/kubevirt-ts.js`), found from this module's location. */
+export function defaultCliEntry(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'dist', 'cli', 'kubevirt-ts.js'))) {
+      return join(dir, 'dist', 'cli', 'kubevirt-ts.js');
+    }
+    dir = dirname(dir);
+  }
+  return resolve('dist/cli/kubevirt-ts.js');
+}
+
+/** Runs the pods of one node. */
+export class PodRuntime {
+  private readonly informers: SharedInformerFactory;
+  private readonly pods: Informer<KubeObject>;
+  private readonly unbound: Informer<KubeObject> | undefined;
+  private readonly queue = new WorkQueue<string>();
+  private readonly running = new Map<string, Running>();
+  /** Pods whose volumes could not be set up: the last reason and how often it was tried. */
+  private readonly mountFailures = new Map<string, { message: string; attempts: number }>();
+  private readonly node: NodeStatusKeeper;
+  private workers: Promise<void>[] = [];
+  private poll: NodeJS.Timeout | undefined;
+  private readonly log: (m: string) => void;
+  private readonly events: EventRecorder;
+
+  constructor(private readonly o: PodRuntimeOptions) {
+    this.log = o.log ?? ((m) => process.stderr.write(`pod runtime ${o.nodeName}: ${m}\n`));
+    this.events = new EventRecorder(o.client, { component: 'kubelet', host: o.nodeName }, (e) =>
+      this.log(`event: ${e.message}`),
+    );
+    this.informers = new SharedInformerFactory(o.client);
+    this.pods = this.informers.informerFor(PodType, { fieldSelector: `spec.nodeName=${o.nodeName}` });
+    if (o.bindPending)
+      this.unbound = this.informers.informerFor(PodType, { fieldSelector: 'spec.nodeName=' });
+    const enqueue = (p: KubeObject) =>
+      this.queue.add(`${p.metadata?.namespace}/${p.metadata?.name}/${p.metadata?.uid}`);
+    for (const inf of [this.pods, this.unbound]) {
+      inf?.addEventHandler({ onAdd: enqueue, onUpdate: (_a, b) => enqueue(b), onDelete: enqueue });
+    }
+    this.node = new NodeStatusKeeper({
+      client: o.client,
+      nodeName: o.nodeName,
+      root: o.root,
+      onWrite: (k) => o.onWrite?.(k, o.nodeName),
+    });
+  }
+
+  /** Registers the node, adopts processes left by a previous runtime, starts watching pods. */
+  async start(): Promise<void> {
+    if (this.o.manageNode !== false) await this.node.start();
+    this.informers.start();
+    await this.informers.waitForCacheSync();
+    for (let i = 0; i < 4; i++) this.workers.push(this.work());
+    this.poll = setInterval(() => this.checkProcesses(), this.o.pollMs ?? 500);
+    this.poll.unref?.();
+  }
+
+  /** Stops watching; the processes keep running for the next runtime to adopt. */
+  async stop(): Promise<void> {
+    if (this.poll) clearInterval(this.poll);
+    await this.node.stop();
+    this.queue.shutDown();
+    await Promise.all(this.workers);
+    await this.informers.shutdown();
+    for (const r of this.running.values()) if (r.killTimer) clearTimeout(r.killTimer);
+  }
+
+  /** Pid of a pod's process, if it runs (tests, diagnostics). */
+  pidOf(podUid: string): number | undefined {
+    const r = this.running.get(podUid);
+    return r && isAlive(r.record) ? r.record.pid : undefined;
+  }
+
+  /** Kills every process of this runtime at once (teardown of tests). */
+  killAll(): void {
+    for (const r of this.running.values()) signalGroup(r.record, 'SIGKILL');
+  }
+
+  private checkProcesses(): void {
+    for (const [uid, r] of this.running) {
+      if (r.exited === undefined && !r.exit && !r.lost && !isAlive(r.record)) {
+        r.lost = true;
+        this.requeueUid(uid);
+      }
+    }
+  }
+
+  private requeueUid(uid: string): void {
+    const pod = this.pods.indexer.list().find((p) => p.metadata?.uid === uid);
+    if (pod) this.queue.add(`${pod.metadata?.namespace}/${pod.metadata?.name}/${uid}`);
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        const again = await this.reconcile(key);
+        this.queue.forget(key);
+        if (again !== undefined) this.queue.addAfter(key, again);
+      } catch (err) {
+        if (!(err instanceof ConflictError)) this.log(`${key}: ${(err as Error).message}`);
+        this.queue.addRateLimited(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private async reconcile(key: string): Promise<number | undefined> {
+    const [namespace, name, uid] = key.split('/');
+    const cacheKey = `${namespace}/${name}`;
+    let pod = this.pods.indexer.get(cacheKey) as Pod | undefined;
+    if (pod && pod.metadata?.uid !== uid) pod = undefined;
+    if (!pod) {
+      const pending = this.unbound?.indexer.get(cacheKey) as Pod | undefined;
+      if (
+        pending &&
+        pending.metadata?.uid === uid &&
+        !pending.spec?.nodeName &&
+        !pending.metadata?.deletionTimestamp
+      ) {
+        await this.bind(pending);
+        return undefined;
+      }
+      // Gone from the API: make sure nothing of it runs (in the background: it may take the grace period).
+      void this.forget(uid, true);
+      return undefined;
+    }
+    let r = this.running.get(uid);
+    if (!r) {
+      const rec = await readProcessRecord(podDir(this.o.root, uid));
+      if (rec) {
+        r = isAlive(rec) ? { record: rec } : { record: rec, lost: true };
+        this.running.set(uid, r);
+        if (r.lost) this.log(`${cacheKey}: its process ${rec.pid} ended while the runtime was down`);
+        else this.log(`${cacheKey}: adopted process ${rec.pid}`);
+      }
+    }
+    if (pod.metadata?.deletionTimestamp) return this.terminate(pod, r);
+    const phase = pod.status?.phase;
+    if (phase === 'Succeeded' || phase === 'Failed') return undefined;
+    if (!r) return this.startPod(pod);
+    const done = r.exited !== undefined || r.lost;
+    if (done) {
+      const message = r.exited ? await logTail(podDir(this.o.root, uid)) : '';
+      await this.writeStatus(pod, terminatedStatus(pod, r.exited, r.record.startedAt, message));
+      return undefined;
+    }
+    if (phase !== 'Running') await this.writeStatus(pod, runningStatus(pod, r.record));
+    return undefined;
+  }
+
+  private async bind(pod: Pod): Promise<void> {
+    await this.o.client.update(PodType, {
+      ...pod,
+      spec: { ...pod.spec, nodeName: this.o.nodeName },
+    } as KubeObject);
+    this.o.onWrite?.('Pod', pod.metadata?.name ?? '');
+  }
+
+  private argv(pod: Pod): string[] {
+    const c = pod.spec?.containers?.[0];
+    const cmd = [...(c?.command ?? []), ...(c?.args ?? [])];
+    if (cmd.length === 0)
+      throw new Error(`Pod ${objectKey(pod as KubeObject)}: spec.containers[0] has no command`);
+    const commands = this.o.commands ?? { 'kubevirt-ts': [process.execPath, defaultCliEntry()] };
+    const mapped = commands[cmd[0]];
+    if (!mapped) {
+      throw new Error(
+        `Pod ${objectKey(pod as KubeObject)}: spec.containers[0].command[0]: ${JSON.stringify(cmd[0])} is not a command this runtime runs (known: ${Object.keys(commands).join(', ')})`,
+      );
+    }
+    return [...mapped, ...cmd.slice(1)];
+  }
+
+  private env(pod: Pod, mounts: Record<string, string>): NodeJS.ProcessEnv {
+    const fields: Record<string, string | undefined> = {
+      'metadata.name': pod.metadata?.name,
+      'metadata.namespace': pod.metadata?.namespace,
+      'metadata.uid': pod.metadata?.uid,
+      'spec.nodeName': pod.spec?.nodeName,
+    };
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...this.o.env,
+      [MOUNTS_ENV]: JSON.stringify(mounts),
+    };
+    for (const e of pod.spec?.containers?.[0]?.env ?? []) {
+      const v = e.value ?? (e.valueFrom?.fieldRef ? fields[e.valueFrom.fieldRef.fieldPath] : undefined);
+      if (v !== undefined) env[e.name] = v;
+    }
+    return env;
+  }
+
+  /** Starts the pod's process; returns ms to try again when its volumes are not ready. */
+  private async startPod(pod: Pod): Promise<number | undefined> {
+    const uid = pod.metadata?.uid ?? '';
+    const key = objectKey(pod as KubeObject);
+    let argv: string[];
+    let mounts: Record<string, string>;
+    try {
+      argv = this.argv(pod);
+    } catch (err) {
+      await this.writeStatus(pod, {
+        phase: 'Failed',
+        reason: 'CreateContainerError',
+        message: (err as Error).message,
+      });
+      return;
+    }
+    try {
+      mounts = await preparePodDirs(this.o.root, pod, this.o.client);
+    } catch (err) {
+      // A volume that cannot be set up yet (a configMap or claim applied after the VM, an
+      // unbound claim, a bad key) keeps the pod Pending in ContainerCreating and is retried
+      // with backoff, as kubelet's volume manager does; each new reason is a FailedMount event.
+      const message = (err as Error).message;
+      const prior = this.mountFailures.get(uid);
+      const attempts = (prior?.attempts ?? 0) + 1;
+      this.mountFailures.set(uid, { message, attempts });
+      if (prior?.message !== message) {
+        this.events.event(
+          { apiVersion: 'v1', kind: 'Pod', ...pod } as KubeObject,
+          'Warning',
+          'FailedMount',
+          message,
+        );
+      }
+      const waiting = pod.status?.containerStatuses?.find((c) => c.name === 'compute')?.state?.waiting;
+      if (pod.status?.phase !== 'Pending' || waiting?.reason !== 'ContainerCreating') {
+        await this.writeStatus(pod, creatingStatus(pod));
+      }
+      return Math.min(MOUNT_RETRY_MAX_MS, MOUNT_RETRY_FIRST_MS * 2 ** (attempts - 1));
+    }
+    this.mountFailures.delete(uid);
+    const started = await startProcess(podDir(this.o.root, uid), argv, this.env(pod, mounts));
+    const r: Running = { record: started.record, exit: started.exit };
+    this.running.set(uid, r);
+    this.log(`${key}: started process ${started.record.pid}`);
+    void started.exit.then(async (code) => {
+      r.exited = code;
+      r.exit = undefined;
+      const tail = `: ${await logTail(podDir(this.o.root, uid), 1500)}`;
+      this.log(`${key}: process ${started.record.pid} exited with ${code}${tail}`);
+      this.requeueUid(uid);
+    });
+    await this.writeStatus(pod, runningStatus(pod, started.record));
+  }
+
+  /** Stops a deleted pod's process (SIGTERM, SIGKILL after its grace), then removes the pod object. */
+  private async terminate(pod: Pod, r: Running | undefined): Promise<number | undefined> {
+    const uid = pod.metadata?.uid ?? '';
+    if (r && r.exited === undefined && !r.lost && isAlive(r.record)) {
+      if (!r.killTimer) {
+        const grace =
+          pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+        signalGroup(r.record, 'SIGTERM');
+        r.killTimer = setTimeout(() => signalGroup(r.record, 'SIGKILL'), grace * 1000);
+        r.killTimer.unref?.();
+      }
+      return 500;
+    }
+    try {
+      await this.o.client.delete(PodType, pod.metadata?.name ?? '', {
+        namespace: pod.metadata?.namespace,
+        gracePeriodSeconds: 0,
+        preconditions: { uid },
+      });
+      this.o.onWrite?.('Pod', pod.metadata?.name ?? '');
+    } catch (err) {
+      if (!(err instanceof NotFoundError || err instanceof ConflictError)) throw err;
+    }
+    await this.forget(uid, false);
+    return undefined;
+  }
+
+  /**
+   * Drops a pod: with `stop`, a process still running gets SIGTERM (as for a deleted pod
+   * whose object is already gone) and SIGKILL after the default grace; its directories go
+   * once it has exited.
+   */
+  private async forget(uid: string, stop: boolean): Promise<void> {
+    const r = this.running.get(uid);
+    this.running.delete(uid);
+    this.mountFailures.delete(uid);
+    if (r?.killTimer) clearTimeout(r.killTimer);
+    if (!uid) return;
+    if (r && stop && r.exited === undefined && isAlive(r.record)) {
+      signalGroup(r.record, 'SIGTERM');
+      const kill = setTimeout(() => signalGroup(r.record, 'SIGKILL'), DEFAULT_GRACE_MS);
+      kill.unref?.();
+      const deadline = Date.now() + DEFAULT_GRACE_MS + 5_000;
+      while (isAlive(r.record) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 200));
+      clearTimeout(kill);
+    }
+    try {
+      await removeProcessRecord(podDir(this.o.root, uid));
+      await removePodDirs(this.o.root, uid);
+    } catch {
+      // A uid that is not a plain token has no directory of ours.
+    }
+  }
+
+  private async writeStatus(pod: Pod, status: Pod['status']): Promise<void> {
+    try {
+      await this.o.client.updateStatus(PodType, { ...pod, status } as KubeObject);
+      this.o.onWrite?.('Pod', pod.metadata?.name ?? '');
+    } catch (err) {
+      if (err instanceof NotFoundError) return;
+      throw err;
+    }
+  }
+}

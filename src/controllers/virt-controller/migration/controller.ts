@@ -1,0 +1,279 @@
+/**
+ * The migration controller (upstream pkg/virt-controller/watch/migration): for a
+ * VirtualMachineInstanceMigration, renders and creates the target launcher pod on another
+ * node, hands the migration to the node agents by writing `status.migrationState` onto
+ * the VMI once the target pod runs, and follows what the agents report through the
+ * phases PreparingTarget, TargetReady, Running, Succeeded or Failed. The data path (the
+ * actual memory copy) is the node side's.
+ */
+import type { ClusterConfig } from '../../../api/config/cluster-config';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../api/generated/types';
+import { Finalizers } from '../../../api/labels';
+import { ConflictError, NotFoundError } from '../../runtime/errors';
+import { PodType, VirtualMachineInstanceMigrationType } from '../../runtime/resources';
+import type { KubeObject } from '../../runtime/types';
+import type { Pod } from '../../shared/pod';
+import { type LauncherPodOptions, renderLauncherPod } from '../services/pod-renderer';
+import {
+  type ControllerDeps,
+  type Expectations,
+  type KeyReconciler,
+  type Lister,
+  type PodsByVmi,
+  type ReconcileResult,
+  timestamp,
+} from '../services/ports';
+import { VmiResource } from '../vmi/controller';
+import { setCondition } from '../vmi/status';
+import { isMigrationFinal, MigrationPhase, nextMigrationStep } from './phases';
+
+/** Labels of migration target pods and migrating VMIs (upstream values). */
+export const MigrationLabels = {
+  jobUid: 'kubevirt.io/migrationJobUID',
+  targetNode: 'kubevirt.io/migrationTargetNodeName',
+  vmiName: 'kubevirt.io/vmi-name',
+} as const;
+
+/** Event reasons (upstream values). */
+export const MigrationEventReason = {
+  SuccessfulCreate: 'SuccessfulCreate',
+  FailedCreate: 'FailedCreate',
+  SuccessfulHandOver: 'SuccessfulHandOver',
+  SuccessfulMigration: 'SuccessfulMigration',
+  FailedMigration: 'FailedMigration',
+} as const;
+
+export interface MigrationControllerDeps extends ControllerDeps {
+  migrations: Lister<VirtualMachineInstanceMigration>;
+  vmis: Lister<VirtualMachineInstance>;
+  pods: PodsByVmi<Pod>;
+  expectations: Expectations;
+  config: () => ClusterConfig;
+  podOptions: LauncherPodOptions;
+  onWrite?: (kind: string, verb: 'create' | 'update' | 'delete') => void;
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+export class MigrationController implements KeyReconciler {
+  constructor(private readonly d: MigrationControllerDeps) {}
+
+  private now(): string {
+    return timestamp(this.d.now?.() ?? new Date());
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult | undefined> {
+    const m = this.d.migrations.get(key);
+    if (!m) {
+      this.d.expectations.delete(key);
+      return undefined;
+    }
+    if (!this.d.expectations.satisfied(key)) return undefined;
+    const ns = m.metadata?.namespace;
+    const vmi = m.spec.vmiName ? this.d.vmis.get(`${ns}/${m.spec.vmiName}`) : undefined;
+    const targetPod = vmi
+      ? this.d.pods
+          .byVmiUid(vmi.metadata?.uid ?? '')
+          .find((p) => p.metadata?.labels?.[MigrationLabels.jobUid] === m.metadata?.uid)
+      : undefined;
+
+    const phase = m.status?.phase ?? '';
+    if (isMigrationFinal(phase)) {
+      await this.dropFinalizer(m);
+      return undefined;
+    }
+    if (
+      phase === '' &&
+      !m.metadata?.finalizers?.includes(Finalizers.migration) &&
+      !m.metadata?.deletionTimestamp
+    ) {
+      await this.update(m, {
+        ...m,
+        metadata: {
+          ...m.metadata,
+          finalizers: [...(m.metadata?.finalizers ?? []), Finalizers.migration],
+          labels: { ...(m.metadata?.labels ?? {}), [MigrationLabels.vmiName]: m.spec.vmiName ?? '' },
+        },
+      });
+      return undefined;
+    }
+
+    const step = nextMigrationStep({ migration: m, vmi, targetPod });
+    switch (step.kind) {
+      case 'none':
+        return undefined;
+      case 'createTargetPod':
+        await this.createTargetPod(key, m, vmi!);
+        await this.setPhase(m, MigrationPhase.Scheduling);
+        return undefined;
+      case 'handOff':
+        await this.handOff(m, vmi!, step.targetPod);
+        await this.setPhase(m, MigrationPhase.PreparingTarget);
+        return undefined;
+      case 'abort':
+        await this.requestAbort(vmi!);
+        return undefined;
+      case 'phase':
+        if (step.phase === MigrationPhase.Failed) {
+          if (
+            targetPod &&
+            !targetPod.metadata?.deletionTimestamp &&
+            !vmi?.status?.migrationState?.startTimestamp
+          ) {
+            await this.d.client
+              .delete(PodType, targetPod.metadata?.name ?? '', { namespace: ns })
+              .catch(() => undefined);
+          }
+          this.d.recorder.event(
+            m,
+            'Warning',
+            MigrationEventReason.FailedMigration,
+            `Migration failed: ${step.reason ?? ''}`,
+          );
+        }
+        if (step.phase === MigrationPhase.Succeeded) {
+          this.d.recorder.event(
+            m,
+            'Normal',
+            MigrationEventReason.SuccessfulMigration,
+            'Source node reported migration succeeded',
+          );
+        }
+        await this.setPhase(m, step.phase, step.reason);
+        return undefined;
+    }
+  }
+
+  private async createTargetPod(
+    key: string,
+    m: VirtualMachineInstanceMigration,
+    vmi: VirtualMachineInstance,
+  ): Promise<void> {
+    const pod = renderLauncherPod(vmi, this.d.config(), this.d.podOptions);
+    pod.metadata!.labels = { ...pod.metadata!.labels, [MigrationLabels.jobUid]: m.metadata?.uid ?? '' };
+    if (m.spec.addedNodeSelector)
+      pod.spec!.nodeSelector = { ...pod.spec!.nodeSelector, ...m.spec.addedNodeSelector };
+    // Never on the source node: not next to any other launcher of this VMI.
+    pod.spec!.affinity = {
+      ...((pod.spec!.affinity as object) ?? {}),
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          {
+            labelSelector: { matchLabels: { 'kubevirt.io/created-by': vmi.metadata?.uid ?? '' } },
+            topologyKey: 'kubernetes.io/hostname',
+          },
+        ],
+      },
+    };
+    this.d.expectations.expectCreations(key, 1);
+    try {
+      const created = await this.d.client.create<KubeObject>(PodType, pod as KubeObject);
+      this.d.onWrite?.('Pod', 'create');
+      this.d.recorder.event(
+        m,
+        'Normal',
+        MigrationEventReason.SuccessfulCreate,
+        `Created migration target pod ${created.metadata?.name}`,
+      );
+    } catch (err) {
+      this.d.expectations.creationObserved(key);
+      this.d.recorder.event(
+        m,
+        'Warning',
+        MigrationEventReason.FailedCreate,
+        `Error creating migration target pod: ${(err as Error).message}`,
+      );
+      throw err;
+    }
+  }
+
+  /** Writes migrationState onto the VMI: the node agents take over from here. */
+  private async handOff(
+    m: VirtualMachineInstanceMigration,
+    vmi: VirtualMachineInstance,
+    target: Pod,
+  ): Promise<void> {
+    const next = structuredClone(vmi);
+    next.metadata = {
+      ...next.metadata,
+      labels: { ...(next.metadata?.labels ?? {}), [MigrationLabels.targetNode]: target.spec?.nodeName ?? '' },
+    };
+    next.status = {
+      ...next.status,
+      migrationState: {
+        migrationUid: m.metadata?.uid,
+        sourceNode: vmi.status?.nodeName,
+        targetNode: target.spec?.nodeName,
+        targetPod: target.metadata?.name,
+        mode: 'PreCopy',
+      },
+    };
+    await this.d.client.update(VmiResource, next as never);
+    this.d.onWrite?.('VirtualMachineInstance', 'update');
+    this.d.recorder.event(
+      m,
+      'Normal',
+      MigrationEventReason.SuccessfulHandOver,
+      'Migration target pod is ready for preparation by virt-handler.',
+    );
+  }
+
+  /** Asks the source node to abort (upstream markMigrationAbortInVmiStatus). */
+  private async requestAbort(vmi: VirtualMachineInstance): Promise<void> {
+    const next = structuredClone(vmi);
+    next.status = {
+      ...next.status,
+      migrationState: { ...next.status?.migrationState, abortRequested: true },
+    };
+    await this.d.client.update(VmiResource, next as never);
+    this.d.onWrite?.('VirtualMachineInstance', 'update');
+  }
+
+  private async setPhase(m: VirtualMachineInstanceMigration, phase: string, reason?: string): Promise<void> {
+    if ((m.status?.phase ?? '') === phase) return;
+    const now = this.now();
+    const status = structuredClone(m.status ?? {});
+    status.phase = phase;
+    status.phaseTransitionTimestamps = [
+      ...(status.phaseTransitionTimestamps ?? []),
+      { phase, phaseTransitionTimestamp: now },
+    ];
+    if (phase === MigrationPhase.Failed && reason) {
+      status.conditions = setCondition(
+        (status.conditions ?? []) as never,
+        { type: 'Failed', status: 'True', reason: 'MigrationFailed', message: reason },
+        now,
+      ) as never;
+    }
+    try {
+      await this.d.client.updateStatus(VirtualMachineInstanceMigrationType, { ...m, status } as never);
+      this.d.onWrite?.('VirtualMachineInstanceMigration', 'update');
+    } catch (err) {
+      if (err instanceof ConflictError || err instanceof NotFoundError) return;
+      throw err;
+    }
+  }
+
+  private async dropFinalizer(m: VirtualMachineInstanceMigration): Promise<void> {
+    const f = m.metadata?.finalizers ?? [];
+    if (!f.includes(Finalizers.migration)) return;
+    await this.update(m, {
+      ...m,
+      metadata: { ...m.metadata, finalizers: f.filter((x) => x !== Finalizers.migration) },
+    });
+  }
+
+  private async update(
+    old: VirtualMachineInstanceMigration,
+    next: VirtualMachineInstanceMigration,
+  ): Promise<void> {
+    if (sameJson(old.metadata, next.metadata)) return;
+    try {
+      await this.d.client.update(VirtualMachineInstanceMigrationType, next as never);
+      this.d.onWrite?.('VirtualMachineInstanceMigration', 'update');
+    } catch (err) {
+      if (err instanceof ConflictError || err instanceof NotFoundError) return;
+      throw err;
+    }
+  }
+}

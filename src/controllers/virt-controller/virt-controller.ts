@@ -1,0 +1,400 @@
+/**
+ * virt-controller: the cluster-wide controllers (VM, VMI, ReplicaSet, Pool, Migration)
+ * composed on the reconcile primitives: shared informers feed rate-limited work queues,
+ * each drained by a few workers calling a reconciler; informer handlers record the
+ * expectations the reconcilers wait for. Runs against any `ObjectClient`: the embedded
+ * store of local mode or a real API server.
+ */
+import type { ClusterConfig } from '../../api/config/cluster-config';
+import { createClusterConfig } from '../../api/config/cluster-config';
+import type {
+  VirtualMachine,
+  VirtualMachineInstance,
+  VirtualMachineInstanceMigration,
+  VirtualMachineInstanceReplicaSet,
+  VirtualMachinePool,
+} from '../../api/generated/types';
+import { kinds } from '../../api/groups';
+import {
+  createInstancetypeCatalog,
+  type InstancetypeCatalog,
+  InstancetypeKinds,
+} from '../../api/instancetype/catalog';
+import type { Controller } from '../runtime/controller';
+import { Expectations } from '../runtime/expectations';
+import type { Informer, SharedInformerFactory } from '../runtime/informer';
+import type { LeaderElectionOptions } from '../runtime/leader-election';
+import { Manager } from '../runtime/manager';
+import type { Reconciler } from '../runtime/reconciler';
+import {
+  objectKey,
+  PodType,
+  VirtualMachineInstanceMigrationType,
+  VirtualMachineInstanceReplicaSetType,
+  VirtualMachineType,
+} from '../runtime/resources';
+import type { KubeObject, ObjectClient, OwnerReference, ResourceType } from '../runtime/types';
+import type { WorkQueue } from '../runtime/workqueue';
+import type { Pod } from '../shared/pod';
+import { MigrationController } from './migration/controller';
+import { PoolController, VirtualMachinePoolType } from './pool/controller';
+import { ReplicaSetController } from './replicaset/controller';
+import type { LauncherPodOptions } from './services/pod-renderer';
+import type { EventRecorder, KeyReconciler, Lister } from './services/ports';
+import { type Claim, claimNames, PersistentVolumeClaimType } from './services/volumes';
+import { VmController } from './vm/controller';
+import { VmiController, VmiResource } from './vmi/controller';
+
+/** Label selecting launcher pods. */
+export const LAUNCHER_POD_SELECTOR = 'kubevirt.io=virt-launcher';
+const CREATED_BY_INDEX = 'createdBy';
+const UID_INDEX = 'uid';
+const VMI_NAME_INDEX = 'vmiName';
+
+/** A write made by a controller, for tests and benchmarks that count them. */
+export interface WriteRecord {
+  controller: string;
+  kind: string;
+  verb: 'create' | 'update' | 'delete';
+}
+
+export interface VirtControllerOptions {
+  client: ObjectClient;
+  /** The cluster configuration (a function to follow KubeVirt CR changes). */
+  config?: ClusterConfig | (() => ClusterConfig);
+  /** Launcher image and hypervisor choices for launcher pods. */
+  launcher: LauncherPodOptions;
+  /** Workers per controller (default 4). */
+  workers?: number;
+  /** Restrict to one namespace (default: all). */
+  namespace?: string;
+  /** Event recorder (default: core/v1 Events through `client`, component virt-controller). */
+  recorder?: EventRecorder;
+  /** Instance types and preferences for VMs that reference them (overrides `instancetypes`). */
+  catalog?: () => InstancetypeCatalog;
+  /**
+   * Watch the instancetype.kubevirt.io kinds and expand VMs with them (default false: the
+   * kinds must be served, i.e. their CRDs installed or the embedded store told about them).
+   */
+  instancetypes?: boolean;
+  /**
+   * Run the VirtualMachinePool controller (default false: the pool.kubevirt.io kind must
+   * be served, i.e. its CRD installed or the embedded store told about it).
+   */
+  pools?: boolean;
+  /**
+   * Watch PersistentVolumeClaims (default false: the kind must be served): VMIs wait for
+   * missing claims (FailedPvcNotFound) and VMs show WaitingForVolumeBinding.
+   */
+  volumes?: boolean;
+  /** Run only while holding this coordination.k8s.io Lease (several replicas, one active). */
+  leaderElection?: Omit<LeaderElectionOptions, 'identity'> & { identity?: string };
+  /** Called for every write the controllers make. */
+  onWrite?: (w: WriteRecord) => void;
+  /** Reports reconcile errors (default console.warn). */
+  onError?: (controller: string, key: string, err: Error) => void;
+}
+
+function controllerOf(obj: KubeObject): OwnerReference | undefined {
+  return obj.metadata?.ownerReferences?.find((r) => r.controller);
+}
+
+function ownerKey(obj: KubeObject, kind: string): string | undefined {
+  const ref = controllerOf(obj);
+  if (!ref || ref.kind !== kind) return undefined;
+  return `${obj.metadata?.namespace}/${ref.name}`;
+}
+
+function lister<T>(inf: Informer<KubeObject>): Lister<T> {
+  return {
+    get: (key) => inf.indexer.get(key) as T | undefined,
+    list: (ns) => (ns ? inf.indexer.byIndex('namespace', ns) : inf.indexer.list()) as T[],
+  };
+}
+
+/** Adapts a key reconciler to the runtime's Reconciler. */
+function asReconciler(r: KeyReconciler): Reconciler {
+  return {
+    reconcile: async (req) =>
+      (await r.reconcile(req.namespace ? `${req.namespace}/${req.name}` : req.name)) ?? undefined,
+  };
+}
+
+/** The virt-controller: start() it, stop() it. */
+export class VirtController {
+  /** The Manager running the controllers (informers, workers, leader election). */
+  readonly manager: Manager;
+  readonly informers: SharedInformerFactory;
+  readonly vmExpectations = new Expectations();
+  readonly vmiExpectations = new Expectations();
+  readonly rsExpectations = new Expectations();
+  readonly migrationExpectations = new Expectations();
+  readonly poolExpectations = new Expectations();
+  private readonly recorder: EventRecorder & { flush?: () => Promise<void> };
+  private readonly vmInformer: Informer<KubeObject>;
+  private readonly vmiInformer: Informer<KubeObject>;
+  private readonly podInformer: Informer<KubeObject>;
+  private readonly vmLoop: Controller;
+  private readonly vmiLoop: Controller;
+  private readonly rsInformer: Informer<KubeObject>;
+  private readonly rsLoop: Controller;
+  private readonly migrationInformer: Informer<KubeObject>;
+  private readonly migrationLoop: Controller;
+  private poolInformer?: Informer<KubeObject>;
+  private readonly claimInformer?: Informer<KubeObject>;
+  private poolLoop?: Controller;
+
+  constructor(readonly opts: VirtControllerOptions) {
+    const client = opts.client;
+    const cfg = opts.config;
+    const config =
+      typeof cfg === 'function'
+        ? cfg
+        : (() => {
+            const c = cfg ?? createClusterConfig();
+            return () => c;
+          })();
+    const onError = opts.onError ?? ((c, k, e) => console.warn(`${c} ${k}: ${e.message}`));
+    this.manager = new Manager({ client, namespace: opts.namespace, leaderElection: opts.leaderElection });
+    this.recorder = opts.recorder ?? this.manager.eventRecorder('virt-controller');
+    this.informers = this.manager.informers;
+    const workers = opts.workers ?? 4;
+    const register = (name: string, forType: ResourceType, r: KeyReconciler) =>
+      this.manager.addController({
+        name,
+        forType,
+        reconciler: asReconciler(r),
+        workers,
+        onError: (req, err) => onError(name, req.namespace ? `${req.namespace}/${req.name}` : req.name, err),
+      });
+    this.vmInformer = this.informers.informerFor(VirtualMachineType);
+    this.vmiInformer = this.informers.informerFor(VmiResource);
+    this.podInformer = this.informers.informerFor(PodType, { labelSelector: LAUNCHER_POD_SELECTOR });
+    this.podInformer.indexer.addIndex(CREATED_BY_INDEX, (p) => {
+      const v = p.metadata?.labels?.['kubevirt.io/created-by'];
+      return v ? [v] : [];
+    });
+    const record = (controller: string) => (kind: string, verb: WriteRecord['verb']) =>
+      opts.onWrite?.({ controller, kind, verb });
+
+    const vmis = lister<VirtualMachineInstance>(this.vmiInformer);
+    this.claimInformer = opts.volumes ? this.informers.informerFor(PersistentVolumeClaimType) : undefined;
+    const claims = this.claimInformer ? lister<Claim>(this.claimInformer) : undefined;
+    this.vmiLoop = register(
+      'vmi',
+      VmiResource,
+      new VmiController({
+        client,
+        recorder: this.recorder,
+        vmis,
+        pods: { byVmiUid: (uid) => this.podInformer.indexer.byIndex(CREATED_BY_INDEX, uid) as Pod[] },
+        expectations: this.vmiExpectations,
+        config,
+        claims,
+        podOptions: opts.launcher,
+        onWrite: record('vmi'),
+      }),
+    );
+    this.vmLoop = register(
+      'vm',
+      VirtualMachineType,
+      new VmController({
+        client,
+        recorder: this.recorder,
+        vms: lister<VirtualMachine>(this.vmInformer),
+        vmis,
+        expectations: this.vmExpectations,
+        config,
+        claims,
+        catalog: opts.catalog ?? (opts.instancetypes ? this.instancetypeCatalog() : undefined),
+        onWrite: record('vm'),
+      }),
+    );
+    this.rsInformer = this.informers.informerFor(VirtualMachineInstanceReplicaSetType);
+    this.rsLoop = register(
+      'replicaset',
+      VirtualMachineInstanceReplicaSetType,
+      new ReplicaSetController({
+        client,
+        recorder: this.recorder,
+        replicaSets: lister<VirtualMachineInstanceReplicaSet>(this.rsInformer),
+        vmis,
+        expectations: this.rsExpectations,
+        config,
+        onWrite: record('replicaset'),
+      }),
+    );
+    this.migrationInformer = this.informers.informerFor(VirtualMachineInstanceMigrationType);
+    this.migrationInformer.indexer.addIndex(UID_INDEX, (m) => (m.metadata?.uid ? [m.metadata.uid] : []));
+    this.migrationInformer.indexer.addIndex(VMI_NAME_INDEX, (m) => {
+      const name = (m as VirtualMachineInstanceMigration).spec?.vmiName;
+      return name ? [`${m.metadata?.namespace}/${name}`] : [];
+    });
+    this.migrationLoop = register(
+      'migration',
+      VirtualMachineInstanceMigrationType,
+      new MigrationController({
+        client,
+        recorder: this.recorder,
+        migrations: lister<VirtualMachineInstanceMigration>(this.migrationInformer),
+        vmis,
+        pods: { byVmiUid: (uid) => this.podInformer.indexer.byIndex(CREATED_BY_INDEX, uid) as Pod[] },
+        expectations: this.migrationExpectations,
+        config,
+        podOptions: opts.launcher,
+        onWrite: record('migration'),
+      }),
+    );
+    if (opts.pools) {
+      this.poolInformer = this.informers.informerFor(VirtualMachinePoolType);
+      this.poolLoop = register(
+        'pool',
+        VirtualMachinePoolType,
+        new PoolController({
+          client,
+          recorder: this.recorder,
+          pools: lister<VirtualMachinePool>(this.poolInformer),
+          vms: lister<VirtualMachine>(this.vmInformer),
+          expectations: this.poolExpectations,
+          onWrite: record('pool'),
+        }),
+      );
+    }
+    this.wire();
+  }
+
+  /** A catalog over informers of the four instancetype kinds (built on use). */
+  private instancetypeCatalog(): () => InstancetypeCatalog {
+    const wanted = Object.values(InstancetypeKinds) as string[];
+    const infs = kinds
+      .filter((k) => k.group === 'instancetype.kubevirt.io' && wanted.includes(k.kind))
+      .map((k) =>
+        this.informers.informerFor(
+          {
+            group: k.group,
+            version: k.version,
+            kind: k.kind,
+            plural: k.plural,
+            namespaced: k.namespaced,
+            statusSubresource: false,
+          },
+          {},
+        ),
+      );
+    // List items from an API server carry no kind: the catalog needs it.
+    return () =>
+      createInstancetypeCatalog(
+        infs.flatMap((inf) => inf.indexer.list().map((o) => ({ ...o, kind: inf.type.kind }))),
+      );
+  }
+
+  private wire(): void {
+    const vmQ = this.vmLoop.queue;
+    const vmiQ = this.vmiLoop.queue;
+    // Each controller's own kind is wired by the Manager; here: children to owners.
+    if (this.claimInformer) {
+      // A claim appearing or binding: the VMIs and VMs that use it look again.
+      const onClaim = (c: KubeObject) => {
+        const ns = c.metadata?.namespace;
+        const name = c.metadata?.name ?? '';
+        for (const v of this.vmiInformer.indexer.byIndex('namespace', ns ?? '')) {
+          if (claimNames((v as VirtualMachineInstance).spec).includes(name)) vmiQ.add(objectKey(v));
+        }
+        for (const v of this.vmInformer.indexer.byIndex('namespace', ns ?? '')) {
+          if (claimNames((v as VirtualMachine).spec?.template?.spec).includes(name)) vmQ.add(objectKey(v));
+        }
+      };
+      this.claimInformer.addEventHandler({
+        onAdd: onClaim,
+        onUpdate: (_a, b) => onClaim(b),
+        onDelete: onClaim,
+      });
+    }
+    if (this.poolInformer && this.poolLoop) {
+      const poolQ = this.poolLoop.queue;
+      const toPool = (vm: KubeObject, observed?: 'creation' | 'deletion') => {
+        const k = ownerKey(vm, 'VirtualMachinePool');
+        if (!k) return;
+        if (observed === 'creation') this.poolExpectations.creationObserved(k);
+        if (observed === 'deletion') this.poolExpectations.deletionObserved(k);
+        poolQ.add(k);
+      };
+      this.vmInformer.addEventHandler({
+        onAdd: (o) => toPool(o, 'creation'),
+        onUpdate: (_a, b) => toPool(b),
+        onDelete: (o) => toPool(o, 'deletion'),
+      });
+    }
+    // VMI owners: their controller reconciles on every VMI change and counts its creates/deletes.
+    const owners: Array<{ kind: string; queue: WorkQueue<string>; expectations: Expectations }> = [
+      { kind: 'VirtualMachine', queue: vmQ, expectations: this.vmExpectations },
+      {
+        kind: 'VirtualMachineInstanceReplicaSet',
+        queue: this.rsLoop.queue,
+        expectations: this.rsExpectations,
+      },
+    ];
+    const toOwner = (o: KubeObject, observed?: 'creation' | 'deletion') => {
+      for (const ow of owners) {
+        const k = ownerKey(o, ow.kind);
+        if (!k) continue;
+        if (observed === 'creation') ow.expectations.creationObserved(k);
+        if (observed === 'deletion') ow.expectations.deletionObserved(k);
+        ow.queue.add(k);
+      }
+    };
+    const migQ = this.migrationLoop.queue;
+    const toMigrations = (vmi: KubeObject) => {
+      for (const m of this.migrationInformer.indexer.byIndex(VMI_NAME_INDEX, objectKey(vmi)))
+        migQ.add(objectKey(m));
+    };
+    this.vmiInformer.addEventHandler({
+      onAdd: (o) => {
+        vmiQ.add(objectKey(o));
+        toOwner(o, 'creation');
+        toMigrations(o);
+      },
+      onUpdate: (_a, b) => {
+        vmiQ.add(objectKey(b));
+        toOwner(b);
+        toMigrations(b);
+      },
+      onDelete: (o) => {
+        vmiQ.add(objectKey(o));
+        toOwner(o, 'deletion');
+      },
+    });
+    // Launcher pods: their VMI reconciles; migration target pods also their migration.
+    const podEvent = (p: KubeObject, observed?: 'creation' | 'deletion') => {
+      const vmiKey = ownerKey(p, 'VirtualMachineInstance');
+      const jobUid = p.metadata?.labels?.['kubevirt.io/migrationJobUID'];
+      if (jobUid) {
+        for (const m of this.migrationInformer.indexer.byIndex(UID_INDEX, jobUid)) {
+          const k = objectKey(m);
+          if (observed === 'creation') this.migrationExpectations.creationObserved(k);
+          migQ.add(k);
+        }
+      } else if (vmiKey) {
+        if (observed === 'creation') this.vmiExpectations.creationObserved(vmiKey);
+        if (observed === 'deletion') this.vmiExpectations.deletionObserved(vmiKey);
+      }
+      if (vmiKey) vmiQ.add(vmiKey);
+    };
+    this.podInformer.addEventHandler({
+      onAdd: (p) => podEvent(p, 'creation'),
+      onUpdate: (_a, p) => podEvent(p),
+      onDelete: (p) => podEvent(p, 'deletion'),
+    });
+  }
+
+  /** Starts the informers, waits for their caches (and the Lease, if any), then the workers. */
+  async start(): Promise<void> {
+    await this.manager.start();
+  }
+
+  /** Stops workers and informers, flushes events and releases the Lease. */
+  async stop(): Promise<void> {
+    await this.manager.stop();
+    await this.recorder.flush?.();
+  }
+}

@@ -1,0 +1,460 @@
+/**
+ * The VM controller (upstream pkg/virt-controller/watch/vm): keeps a VirtualMachine's
+ * VMI in the state its runStrategy and state change requests ask for, creating it from
+ * the template (instance type and preference expanded, defaulted, validated) and owned by
+ * the VM, deleting it to stop, backing off crash loops, and mirroring the VMI into the
+ * VM's status (printableStatus, conditions, created, ready, generations).
+ */
+import type { ClusterConfig } from '../../../api/config/cluster-config';
+import { defaultVirtualMachineInstance } from '../../../api/defaults/vmi-defaults';
+import { FieldPath } from '../../../api/errors';
+import type {
+  VirtualMachine,
+  VirtualMachineCondition,
+  VirtualMachineInstance,
+  VirtualMachineStatus,
+} from '../../../api/generated/types';
+import type { InstancetypeCatalog } from '../../../api/instancetype/catalog';
+import { expandVirtualMachine } from '../../../api/instancetype/expand';
+import { Finalizers } from '../../../api/labels';
+import { validateVirtualMachineInstanceSpec } from '../../../api/validation/vmi-spec';
+import { ConflictError, NotFoundError } from '../../runtime/errors';
+import { VirtualMachineType } from '../../runtime/resources';
+import { controllerRef } from '../services/owner-ref';
+import {
+  type ControllerDeps,
+  type Expectations,
+  type KeyReconciler,
+  type Lister,
+  type ReconcileResult,
+  timestamp,
+} from '../services/ports';
+import { type Claim, hasUnboundClaim } from '../services/volumes';
+import { VmiResource } from '../vmi/controller';
+import { removeCondition, setCondition } from '../vmi/status';
+import { type PrintableStatusInput, printableStatus } from './printable-status';
+import {
+  decideRunStrategy,
+  effectiveRunStrategy,
+  firstRequestDone,
+  isSetToStart,
+  RunStrategyError,
+  type VmiState,
+} from './run-strategy';
+import { backoffSecondsLeft, nextStartFailure } from './start-backoff';
+
+/** Event reasons of the VM controller (upstream values). */
+export const VmEventReason = {
+  SuccessfulCreate: 'SuccessfulCreate',
+  FailedCreate: 'FailedCreate',
+  SuccessfulDelete: 'SuccessfulDelete',
+  FailedDelete: 'FailedDelete',
+} as const;
+
+/** The VMI annotation recording the VM generation it was created from (upstream). */
+export const VM_GENERATION_ANNOTATION = 'kubevirt.io/vm-generation';
+
+export interface VmControllerDeps extends ControllerDeps {
+  vms: Lister<VirtualMachine>;
+  vmis: Lister<VirtualMachineInstance>;
+  expectations: Expectations;
+  config: () => ClusterConfig;
+  /** Instance types and preferences to expand VMs with; none means VMs must not reference any. */
+  catalog?: () => InstancetypeCatalog;
+  /** PersistentVolumeClaims, when watched: unbound claims show as WaitingForVolumeBinding. */
+  claims?: Lister<Claim>;
+  onWrite?: (kind: 'VirtualMachineInstance' | 'VirtualMachine', verb: 'create' | 'update' | 'delete') => void;
+}
+
+/** A failure of the last sync, surfaced as the VM's Failure condition. */
+interface SyncError {
+  reason: string;
+  message: string;
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
+
+function vmiState(vmi: VirtualMachineInstance | undefined): VmiState | undefined {
+  if (!vmi) return undefined;
+  return {
+    uid: vmi.metadata?.uid ?? '',
+    phase: vmi.status?.phase,
+    deleting: vmi.metadata?.deletionTimestamp !== undefined,
+  };
+}
+
+function ownedBy(vmi: VirtualMachineInstance, vm: VirtualMachine): boolean {
+  return (vmi.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === vm.metadata?.uid);
+}
+
+export class VmController implements KeyReconciler {
+  constructor(private readonly d: VmControllerDeps) {}
+
+  private now(): Date {
+    return this.d.now?.() ?? new Date();
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult | undefined> {
+    const vm = this.d.vms.get(key);
+    let vmi = this.d.vmis.get(key);
+    if (!vm) {
+      this.d.expectations.delete(key);
+      // The VM is gone: release our finalizer so the VMI can go too.
+      if (vmi) await this.releaseVmi(vmi);
+      return undefined;
+    }
+    if (vmi && !ownedBy(vmi, vm)) {
+      await this.writeStatus(
+        vm,
+        this.computeStatus(vm, undefined, {
+          reason: 'FailedCreate',
+          message: `VirtualMachineInstance ${key} exists and is not controlled by this VirtualMachine`,
+        }),
+      );
+      return undefined;
+    }
+
+    let syncError: SyncError | undefined;
+    let requeueAfterMs: number | undefined;
+    let vmAfterSync = vm;
+    if (this.d.expectations.satisfied(key)) {
+      try {
+        const r = await this.sync(key, vm, vmi);
+        requeueAfterMs = r.requeueAfterMs;
+        if (r.vm) vmAfterSync = r.vm;
+        if (r.created) vmi = r.created; // as the API server returned it; the cache may lag
+      } catch (err) {
+        syncError = {
+          reason: err instanceof RunStrategyError ? 'FailedRunStrategy' : 'FailedCreate',
+          message: (err as Error).message,
+        };
+      }
+    }
+    if (vmAfterSync !== vm) return { requeueAfterMs };
+
+    const status = this.computeStatus(vm, vmi, syncError);
+    await this.writeStatus(vm, status);
+
+    // Once the VMI is final and recorded on the VM, let it go.
+    if (vmi && (vmi.status?.phase === 'Succeeded' || vmi.status?.phase === 'Failed'))
+      await this.releaseVmi(vmi);
+    return syncError
+      ? { requeueAfterMs: requeueAfterMs ?? 5000 }
+      : requeueAfterMs !== undefined
+        ? { requeueAfterMs }
+        : undefined;
+  }
+
+  /** Carries out the run strategy's decision. */
+  private async sync(
+    key: string,
+    vm: VirtualMachine,
+    vmi: VirtualMachineInstance | undefined,
+  ): Promise<{ requeueAfterMs?: number; created?: VirtualMachineInstance; vm?: VirtualMachine }> {
+    if (vm.metadata?.deletionTimestamp) {
+      if (vmi && !vmi.metadata?.deletionTimestamp) await this.stopVmi(key, vm, vmi);
+      return {};
+    }
+    const decision = decideRunStrategy({
+      runStrategy: vm.spec.runStrategy,
+      running: vm.spec.running,
+      statusRunStrategy: vm.status?.runStrategy,
+      stateChangeRequests: vm.status?.stateChangeRequests,
+      vmi: vmiState(vmi),
+      backoffSecondsLeft: backoffSecondsLeft(vm.status?.startFailure, this.now()),
+    });
+    switch (decision.action) {
+      case 'none':
+        return {};
+      case 'wait':
+        return { requeueAfterMs: decision.retryAfterSeconds * 1000 };
+      case 'start':
+        return { created: await this.startVmi(key, vm, decision.paused) };
+      case 'stop':
+        if (vmi) await this.stopVmi(key, vm, vmi);
+        if (decision.thenRequestStart) {
+          const reqs = [...(vm.status?.stateChangeRequests ?? []), { action: 'Start' }];
+          await this.writeStatus(vm, { ...(vm.status ?? {}), stateChangeRequests: reqs });
+        }
+        return {};
+      case 'setRunStrategyAlways': {
+        const next = structuredClone(vm);
+        if (next.spec.running !== undefined) next.spec.running = true;
+        else next.spec.runStrategy = 'Always';
+        const written = await this.d.client.update(VirtualMachineType, next as never);
+        this.d.onWrite?.('VirtualMachine', 'update');
+        return { vm: written as VirtualMachine };
+      }
+    }
+  }
+
+  /** Builds the VMI this VM would start now: template expanded, defaulted, owned by the VM. */
+  buildVmi(vm: VirtualMachine, paused: boolean): { vmi?: VirtualMachineInstance; errors: string[] } {
+    const catalog = this.d.catalog?.();
+    let expanded = vm;
+    if (vm.spec.instancetype || vm.spec.preference) {
+      if (!catalog) return { errors: ['spec.instancetype: no instance type catalog is configured'] };
+      const r = expandVirtualMachine(vm, catalog);
+      if (r.errors.length) return { errors: r.errors.map((e) => `${e.path}: ${e.message}`) };
+      expanded = r.vm;
+    }
+    const template = expanded.spec.template;
+    const name = vm.metadata?.name ?? '';
+    const raw: VirtualMachineInstance = {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachineInstance',
+      metadata: {
+        ...(structuredClone(template.metadata ?? {}) as VirtualMachineInstance['metadata']),
+        name,
+        namespace: vm.metadata?.namespace,
+        labels: { ...(template.metadata?.labels ?? {}) },
+        annotations: {
+          ...(template.metadata?.annotations ?? {}),
+          [VM_GENERATION_ANNOTATION]: String(vm.metadata?.generation ?? 1),
+        },
+        ownerReferences: [controllerRef('kubevirt.io/v1', 'VirtualMachine', vm)],
+        finalizers: [Finalizers.virtualMachineController],
+      },
+      spec: structuredClone(template.spec ?? { domain: { devices: {} } }) as VirtualMachineInstance['spec'],
+    };
+    delete raw.metadata?.generateName;
+    delete (raw.metadata as Record<string, unknown>).creationTimestamp;
+    if (paused) raw.spec.startStrategy = 'Paused';
+    const config = this.d.config();
+    const vmi = defaultVirtualMachineInstance(raw, config);
+    const errors = validateVirtualMachineInstanceSpec(
+      FieldPath.of('spec', 'template', 'spec'),
+      vmi.spec,
+      config,
+    );
+    if (errors.length) return { errors: errors.map((e) => `${e.path}: ${e.message}`) };
+    return { vmi, errors: [] };
+  }
+
+  private async startVmi(key: string, vm: VirtualMachine, paused: boolean): Promise<VirtualMachineInstance> {
+    const { vmi, errors } = this.buildVmi(vm, paused);
+    if (!vmi) {
+      const message = `Error creating virtual machine instance: ${errors.join('; ')}`;
+      this.d.recorder.event(vm, 'Warning', VmEventReason.FailedCreate, message);
+      throw new Error(message);
+    }
+    this.d.expectations.expectCreations(key, 1);
+    let created: VirtualMachineInstance;
+    try {
+      created = (await this.d.client.create(VmiResource, vmi as never)) as VirtualMachineInstance;
+      this.d.onWrite?.('VirtualMachineInstance', 'create');
+    } catch (err) {
+      this.d.expectations.creationObserved(key);
+      this.d.recorder.event(
+        vm,
+        'Warning',
+        VmEventReason.FailedCreate,
+        `Error creating virtual machine instance: ${(err as Error).message}`,
+      );
+      throw err;
+    }
+    this.d.recorder.event(
+      vm,
+      'Normal',
+      VmEventReason.SuccessfulCreate,
+      `Started the virtual machine by creating the new virtual machine instance ${vmi.metadata?.name}`,
+    );
+    return created;
+  }
+
+  private async stopVmi(key: string, vm: VirtualMachine, vmi: VirtualMachineInstance): Promise<void> {
+    if (vmi.metadata?.deletionTimestamp) return;
+    const uid = vmi.metadata?.uid ?? '';
+    this.d.expectations.expectDeletions(key, 1);
+    try {
+      await this.d.client.delete(VmiResource, vmi.metadata?.name ?? '', {
+        namespace: vmi.metadata?.namespace,
+        preconditions: { uid },
+      });
+      this.d.onWrite?.('VirtualMachineInstance', 'delete');
+    } catch (err) {
+      this.d.expectations.deletionObserved(key);
+      if (err instanceof NotFoundError) return;
+      this.d.recorder.event(
+        vm,
+        'Warning',
+        VmEventReason.FailedDelete,
+        `Error deleting virtual machine instance ${vmi.metadata?.name}: ${(err as Error).message}`,
+      );
+      throw err;
+    }
+    this.d.recorder.event(
+      vm,
+      'Normal',
+      VmEventReason.SuccessfulDelete,
+      `Stopped the virtual machine by deleting the virtual machine instance ${uid}`,
+    );
+  }
+
+  /** Removes the VM controller's finalizer from a VMI. */
+  private async releaseVmi(vmi: VirtualMachineInstance): Promise<void> {
+    const f = vmi.metadata?.finalizers ?? [];
+    if (!f.includes(Finalizers.virtualMachineController)) return;
+    const next = structuredClone(vmi);
+    next.metadata = {
+      ...next.metadata,
+      finalizers: f.filter((x) => x !== Finalizers.virtualMachineController),
+    };
+    try {
+      await this.d.client.update(VmiResource, next as never);
+      this.d.onWrite?.('VirtualMachineInstance', 'update');
+    } catch (err) {
+      if (err instanceof ConflictError || err instanceof NotFoundError) return;
+      throw err;
+    }
+  }
+
+  /** The VM's status as upstream's updateStatus computes it. */
+  computeStatus(
+    vm: VirtualMachine,
+    vmi: VirtualMachineInstance | undefined,
+    syncError?: SyncError,
+  ): VirtualMachineStatus {
+    const key = keyOf(vm.metadata?.namespace, vm.metadata?.name);
+    const now = timestamp(this.now());
+    const status: VirtualMachineStatus = structuredClone(vm.status ?? {});
+    let strategy: string;
+    try {
+      strategy = effectiveRunStrategy(vm.spec);
+    } catch (err) {
+      strategy = 'Unknown';
+      syncError ??= { reason: 'FailedRunStrategy', message: (err as Error).message };
+    }
+    status.runStrategy = strategy;
+    status.created = vmi !== undefined;
+    const vmiReady = vmi?.status?.conditions?.find((c) => c.type === 'Ready');
+    status.ready = vmi !== undefined && vmiReady?.status === 'True' && vmi.status?.phase === 'Running';
+    status.desiredGeneration = vm.metadata?.generation;
+    const vmiGen = Number(vmi?.metadata?.annotations?.[VM_GENERATION_ANNOTATION]);
+    if (Number.isFinite(vmiGen) && vmiGen > 0) status.observedGeneration = vmiGen;
+
+    // stateChangeRequests: drop the first one once carried out.
+    if (firstRequestDone(status.stateChangeRequests, vmiState(vmi))) {
+      status.stateChangeRequests = status.stateChangeRequests?.slice(1);
+      if (status.stateChangeRequests?.length === 0) delete status.stateChangeRequests;
+    }
+
+    // Crash-loop backoff bookkeeping.
+    const everRunning = (vmi?.status?.phaseTransitionTimestamps ?? []).some((t) => t.phase === 'Running');
+    const failure = nextStartFailure(
+      status.startFailure,
+      strategy,
+      vmi ? { uid: vmi.metadata?.uid ?? '', phase: vmi.status?.phase, everRunning } : undefined,
+      this.now(),
+    );
+    if (failure) status.startFailure = failure;
+    else delete status.startFailure;
+
+    // Conditions: Ready from the VMI, the VMI's other conditions mirrored, Failure, RestartRequired.
+    let conds = (status.conditions ?? []) as VirtualMachineCondition[];
+    const ready: VirtualMachineCondition = !vmi
+      ? { type: 'Ready', status: 'False', reason: 'VMINotExists', message: 'VMI does not exist' }
+      : vmiReady
+        ? { type: 'Ready', status: vmiReady.status, reason: vmiReady.reason, message: vmiReady.message }
+        : {
+            type: 'Ready',
+            status: 'False',
+            reason: 'VMIConditionMissing',
+            message: 'VMI is missing the Ready condition',
+          };
+    if (ready.reason === undefined) delete ready.reason;
+    if (ready.message === undefined) delete ready.message;
+    conds = setCondition(conds, ready, now);
+    const ignore = new Set(['Ready', 'Failure', 'RestartRequired']);
+    if (vmi) {
+      const seen = new Set<string>();
+      for (const c of vmi.status?.conditions ?? []) {
+        if (ignore.has(c.type)) continue;
+        seen.add(c.type);
+        conds = setCondition(
+          conds,
+          { type: c.type, status: c.status, reason: c.reason, message: c.message },
+          now,
+        );
+      }
+      conds = conds.filter((c) => ignore.has(c.type) || seen.has(c.type));
+    }
+    conds = syncError
+      ? setCondition(
+          conds,
+          { type: 'Failure', status: 'True', reason: syncError.reason, message: syncError.message },
+          now,
+        )
+      : removeCondition(conds, 'Failure');
+    conds = this.restartRequired(vm, vmi)
+      ? setCondition(
+          conds,
+          {
+            type: 'RestartRequired',
+            status: 'True',
+            reason: 'RestartRequired',
+            message: 'a non-live-updatable field was changed in the template spec',
+          },
+          now,
+        )
+      : vmi
+        ? conds
+        : removeCondition(conds, 'RestartRequired');
+    status.conditions = conds;
+
+    const input: PrintableStatusInput = {
+      vmDeleting: vm.metadata?.deletionTimestamp !== undefined,
+      runStrategy: strategy,
+      setToStart: (() => {
+        try {
+          return isSetToStart({
+            ...vm.spec,
+            stateChangeRequests: status.stateChangeRequests,
+            vmi: vmiState(vmi),
+          });
+        } catch {
+          return false;
+        }
+      })(),
+      startExpected: (this.d.expectations.pending(key)?.add ?? 0) > 0,
+      stopExpected: (this.d.expectations.pending(key)?.del ?? 0) > 0,
+      consecutiveFailCount: status.startFailure?.consecutiveFailCount ?? 0,
+      unboundPvc: this.d.claims
+        ? hasUnboundClaim(vm.spec.template.spec, vm.metadata?.namespace ?? '', this.d.claims)
+        : false,
+      vmi: vmi && {
+        phase: vmi.status?.phase,
+        deleting: vmi.metadata?.deletionTimestamp !== undefined,
+        conditions: vmi.status?.conditions,
+        migrating:
+          vmi.status?.migrationState !== undefined &&
+          !vmi.status.migrationState.completed &&
+          !vmi.status.migrationState.failed,
+      },
+    };
+    status.printableStatus = printableStatus(input);
+    return status;
+  }
+
+  /** The template changed since the running VMI was created from it (defaulted specs differ). */
+  private restartRequired(vm: VirtualMachine, vmi: VirtualMachineInstance | undefined): boolean {
+    if (!vmi || vmi.metadata?.deletionTimestamp) return false;
+    if (vmi.metadata?.annotations?.[VM_GENERATION_ANNOTATION] === String(vm.metadata?.generation ?? 1))
+      return false;
+    const { vmi: wanted } = this.buildVmi(vm, vmi.spec.startStrategy === 'Paused');
+    if (!wanted) return false;
+    return !sameJson({ ...wanted.spec, startStrategy: undefined }, { ...vmi.spec, startStrategy: undefined });
+  }
+
+  private async writeStatus(vm: VirtualMachine, status: VirtualMachineStatus): Promise<void> {
+    if (sameJson(vm.status ?? {}, status)) return;
+    try {
+      await this.d.client.updateStatus(VirtualMachineType, { ...vm, status } as never);
+      this.d.onWrite?.('VirtualMachine', 'update');
+    } catch (err) {
+      if (err instanceof ConflictError || err instanceof NotFoundError) return;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * The VMI controller (upstream pkg/virt-controller/watch/vmi): renders and creates the
+ * launcher pod of each VMI, moves the VMI through Pending, Scheduling and Scheduled as the
+ * pod progresses, fails it when the pod fails or vanishes, deletes the pod when the VMI is
+ * final or being deleted, and removes the VMI finalizer once no pod is left.
+ */
+import type { ClusterConfig } from '../../../api/config/cluster-config';
+import type { VirtualMachineInstance } from '../../../api/generated/types';
+import { Finalizers } from '../../../api/labels';
+import { ConflictError, NotFoundError } from '../../runtime/errors';
+import { PodType, VirtualMachineInstanceType } from '../../runtime/resources';
+import type { ResourceType } from '../../runtime/types';
+import type { Pod } from '../../shared/pod';
+import { type LauncherPodOptions, renderLauncherPod } from '../services/pod-renderer';
+import {
+  type ControllerDeps,
+  type Expectations,
+  type KeyReconciler,
+  type Lister,
+  type PodsByVmi,
+  type ReconcileResult,
+  timestamp,
+  withStatusSubresource,
+} from '../services/ports';
+import { type Claim, missingClaim } from '../services/volumes';
+import { isFinalPhase, nextVmiStatus, VmiPhase } from './status';
+
+/** Event reasons of the VMI controller (upstream values). */
+export const VmiEventReason = {
+  SuccessfulCreate: 'SuccessfulCreate',
+  FailedCreate: 'FailedCreate',
+  SuccessfulDelete: 'SuccessfulDelete',
+  FailedDelete: 'FailedDelete',
+} as const;
+
+/**
+ * The VMI resource as upstream's CRD defines it: no status subresource, so one update
+ * writes status and labels together.
+ */
+export const VmiResource: ResourceType = withStatusSubresource(VirtualMachineInstanceType, false);
+
+export interface VmiControllerDeps extends ControllerDeps {
+  vmis: Lister<VirtualMachineInstance>;
+  pods: PodsByVmi<Pod>;
+  expectations: Expectations;
+  config: () => ClusterConfig;
+  podOptions: LauncherPodOptions;
+  /** PersistentVolumeClaims, when watched: a VMI waits for its claims to exist. */
+  claims?: Lister<Claim>;
+  /** Called with the VMI written by this controller (tests count writes through it). */
+  onWrite?: (kind: 'VirtualMachineInstance' | 'Pod', verb: 'create' | 'update' | 'delete') => void;
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+const byNewest = (a: Pod, b: Pod) =>
+  String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? ''));
+
+/**
+ * The VMI's current launcher pod: the one on the VMI's node once it has one (after a
+ * migration that is the former target pod), else the newest that is not a migration
+ * target; pods being deleted only when nothing else is left.
+ */
+function pickPod(pods: Pod[], nodeName: string | undefined): Pod | undefined {
+  const live = pods.filter((p) => !p.metadata?.deletionTimestamp);
+  const list = live.length ? live : pods;
+  if (nodeName) {
+    const onNode = list.filter((p) => p.spec?.nodeName === nodeName).sort(byNewest)[0];
+    if (onNode) return onNode;
+  }
+  return list.filter((p) => !p.metadata?.labels?.['kubevirt.io/migrationJobUID']).sort(byNewest)[0];
+}
+
+export class VmiController implements KeyReconciler {
+  constructor(private readonly d: VmiControllerDeps) {}
+
+  async reconcile(key: string): Promise<ReconcileResult | undefined> {
+    const vmi = this.d.vmis.get(key);
+    if (!vmi) {
+      this.d.expectations.delete(key);
+      return undefined;
+    }
+    // Our own pod create/delete is not in the cache yet: acting now would duplicate it.
+    if (!this.d.expectations.satisfied(key)) return undefined;
+
+    const uid = vmi.metadata?.uid ?? '';
+    const pods = this.d.pods.byVmiUid(uid);
+    const pod = pickPod(pods, vmi.status?.nodeName);
+    const deleting = vmi.metadata?.deletionTimestamp !== undefined;
+    const phase = vmi.status?.phase ?? '';
+
+    // Final, or deleted before a node agent took it: the pods go, then the finalizer.
+    const handedToNode = phase === VmiPhase.Scheduled || phase === VmiPhase.Running;
+    if (isFinalPhase(phase) || (deleting && !handedToNode)) {
+      const live = pods.filter((p) => !p.metadata?.deletionTimestamp);
+      if (live.length) {
+        await this.deletePods(key, vmi, live);
+        if (!isFinalPhase(phase)) await this.writeStatus(vmi, nextVmiStatus({ vmi, pod, now: this.now() }));
+        return undefined;
+      }
+      if (pods.length === 0) {
+        let next = vmi;
+        if (!isFinalPhase(phase)) {
+          next = nextVmiStatus({ vmi, now: this.now() });
+        }
+        next = this.withoutFinalizer(next);
+        await this.writeStatus(vmi, next);
+      }
+      return undefined;
+    }
+
+    let podJustCreated: Pod | undefined;
+    let syncError: { reason: string; message: string } | undefined;
+    const missing = this.d.claims
+      ? missingClaim(vmi.spec, vmi.metadata?.namespace ?? '', this.d.claims)
+      : undefined;
+    if (!pod && missing && !deleting) {
+      // No pod until the claim exists (upstream's FailedPvcNotFound); its creation re-queues us.
+      syncError = { reason: 'FailedPvcNotFound', message: missing };
+    } else if (!pod && (phase === '' || phase === VmiPhase.Pending) && !deleting) {
+      try {
+        podJustCreated = await this.createPod(key, vmi);
+      } catch (err) {
+        syncError = { reason: VmiEventReason.FailedCreate, message: (err as Error).message };
+        this.d.recorder.event(
+          vmi,
+          'Warning',
+          VmiEventReason.FailedCreate,
+          `Error creating pod: ${(err as Error).message}`,
+        );
+      }
+    }
+    const next = nextVmiStatus({ vmi, pod, podJustCreated, syncError, now: this.now() });
+    await this.writeStatus(vmi, next);
+    return syncError && !missing ? { requeueAfterMs: 5000 } : undefined;
+  }
+
+  private now(): string {
+    return timestamp(this.d.now?.() ?? new Date());
+  }
+
+  private async createPod(key: string, vmi: VirtualMachineInstance): Promise<Pod> {
+    const manifest = renderLauncherPod(vmi, this.d.config(), this.d.podOptions);
+    this.d.expectations.expectCreations(key, 1);
+    try {
+      const created = await this.d.client.create<Pod & { metadata: NonNullable<Pod['metadata']> }>(
+        PodType,
+        manifest as never,
+      );
+      this.d.onWrite?.('Pod', 'create');
+      this.d.recorder.event(
+        vmi,
+        'Normal',
+        VmiEventReason.SuccessfulCreate,
+        `Created virtual machine pod ${created.metadata.name}`,
+      );
+      return created;
+    } catch (err) {
+      this.d.expectations.creationObserved(key);
+      throw err;
+    }
+  }
+
+  private async deletePods(key: string, vmi: VirtualMachineInstance, pods: Pod[]): Promise<void> {
+    this.d.expectations.expectDeletions(key, pods.length);
+    for (const p of pods) {
+      try {
+        await this.d.client.delete(PodType, p.metadata?.name ?? '', {
+          namespace: p.metadata?.namespace,
+          preconditions: { uid: p.metadata?.uid },
+        });
+        this.d.onWrite?.('Pod', 'delete');
+        this.d.recorder.event(
+          vmi,
+          'Normal',
+          VmiEventReason.SuccessfulDelete,
+          `Deleted virtual machine pod ${p.metadata?.name}`,
+        );
+      } catch (err) {
+        this.d.expectations.deletionObserved(key);
+        if (err instanceof NotFoundError) continue;
+        this.d.recorder.event(
+          vmi,
+          'Warning',
+          VmiEventReason.FailedDelete,
+          `Error deleting pod ${p.metadata?.name}: ${(err as Error).message}`,
+        );
+        throw err;
+      }
+    }
+  }
+
+  private withoutFinalizer(vmi: VirtualMachineInstance): VirtualMachineInstance {
+    const f = vmi.metadata?.finalizers ?? [];
+    const keep = f.filter(
+      (x) => x !== Finalizers.virtualMachineInstance && x !== Finalizers.deprecatedVirtualMachineInstance,
+    );
+    if (keep.length === f.length) return vmi;
+    return { ...vmi, metadata: { ...vmi.metadata, finalizers: keep } };
+  }
+
+  /** Writes the VMI only if status, labels or finalizers changed: one write per transition. */
+  private async writeStatus(old: VirtualMachineInstance, next: VirtualMachineInstance): Promise<void> {
+    if (
+      sameJson(old.status, next.status) &&
+      sameJson(old.metadata?.labels, next.metadata?.labels) &&
+      sameJson(old.metadata?.finalizers, next.metadata?.finalizers)
+    ) {
+      return;
+    }
+    try {
+      await this.d.client.update(VmiResource, next as never);
+      this.d.onWrite?.('VirtualMachineInstance', 'update');
+    } catch (err) {
+      // A newer VMI is on its way through the informer; it triggers the next reconcile.
+      if (err instanceof ConflictError || err instanceof NotFoundError) return;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * The guest-agent part of the VMI status virt-handler writes, from what the launcher
+ * reports (pure, as upstream's virt-handler does it):
+ * - the `AgentConnected` condition: True while the agent's channel is connected, removed
+ *   otherwise;
+ * - `status.guestOSInfo` from the agent's OS info (kept when the agent goes away, as
+ *   upstream keeps the last one it saw);
+ * - `status.interfaces`: one entry per spec interface (`infoSource: domain`), merged by
+ *   MAC with the agent's interfaces (interfaceName, ipAddress, ipAddresses; `infoSource:
+ *   domain, guest-agent`); agent interfaces that match none are appended with
+ *   `infoSource: guest-agent`. The loopback interface is left out, as upstream's launcher
+ *   leaves it out (its 127.0.0.1 would show as the VMI's IP).
+ */
+import type {
+  VirtualMachineInstance,
+  VirtualMachineInstanceCondition,
+  VirtualMachineInstanceGuestOSInfo,
+  VirtualMachineInstanceNetworkInterface,
+  VirtualMachineInstanceSpec,
+} from '../../api/generated/types';
+import type { GuestInterface } from '../../drivers/guest-agent';
+import type { LauncherGuestAgent } from '../virt-launcher/guest-agent-report';
+
+/** Upstream's condition type for a connected guest agent. */
+export const AGENT_CONNECTED = 'AgentConnected';
+/** Upstream's `infoSource` values. */
+export const INFO_SOURCE_DOMAIN = 'domain';
+export const INFO_SOURCE_GUEST_AGENT = 'guest-agent';
+export const INFO_SOURCE_DOMAIN_AND_GA = 'domain, guest-agent';
+
+type Condition = VirtualMachineInstanceCondition;
+type Status = NonNullable<VirtualMachineInstance['status']>;
+
+/** Conditions with AgentConnected set (True, kept as it was if already True) or removed. */
+export function agentConditions(
+  conds: Condition[],
+  agent: LauncherGuestAgent | undefined,
+  now: string,
+): Condition[] {
+  const connected = agent?.connected === true;
+  const has = conds.some((c) => c.type === AGENT_CONNECTED && c.status === 'True');
+  if (connected && has) return conds;
+  const rest = conds.filter((c) => c.type !== AGENT_CONNECTED);
+  if (!connected) return rest;
+  return [
+    ...rest,
+    {
+      type: AGENT_CONNECTED,
+      status: 'True',
+      lastProbeTime: null as unknown as string,
+      lastTransitionTime: now,
+    },
+  ];
+}
+
+/** The guest OS info to write: the agent's when it reported one, else what is there. */
+export function guestOSInfoOf(
+  current: VirtualMachineInstanceGuestOSInfo | undefined,
+  agent: LauncherGuestAgent | undefined,
+): VirtualMachineInstanceGuestOSInfo {
+  const os = agent?.os;
+  if (!os || Object.keys(os).length === 0) return current ?? {};
+  const out: VirtualMachineInstanceGuestOSInfo = {};
+  for (const k of [
+    'id',
+    'kernelRelease',
+    'kernelVersion',
+    'machine',
+    'name',
+    'prettyName',
+    'version',
+    'versionId',
+  ] as const) {
+    if (os[k] !== undefined) out[k] = os[k];
+  }
+  return out;
+}
+
+const normMac = (m: string | undefined) => m?.replaceAll('-', ':').toLowerCase();
+
+function ips(i: GuestInterface): { ipAddress?: string; ipAddresses?: string[] } {
+  const all = i.ipAddresses.map((a) => a.address);
+  if (all.length === 0) return {};
+  // Upstream prefers the first IPv4 address as the interface's main IP.
+  const main = i.ipAddresses.find((a) => a.type === 'ipv4')?.address ?? all[0];
+  return { ipAddress: main, ipAddresses: all };
+}
+
+/** `status.interfaces` for the spec's interfaces and the agent's report. */
+export function interfacesOf(
+  spec: VirtualMachineInstanceSpec | undefined,
+  agent: LauncherGuestAgent | undefined,
+): VirtualMachineInstanceNetworkInterface[] {
+  const out: VirtualMachineInstanceNetworkInterface[] = [];
+  for (const iface of spec?.domain?.devices?.interfaces ?? []) {
+    if (iface.state === 'absent') continue;
+    const entry: VirtualMachineInstanceNetworkInterface = {
+      name: iface.name,
+      infoSource: INFO_SOURCE_DOMAIN,
+    };
+    const mac = normMac(iface.macAddress);
+    if (mac) entry.mac = mac;
+    out.push(entry);
+  }
+  const guest = agent?.connected ? (agent.interfaces ?? []) : [];
+  for (const gi of guest) {
+    if (gi.name === 'lo') continue;
+    const mac = normMac(gi.mac);
+    const match = mac ? out.find((o) => o.mac === mac && o.infoSource === INFO_SOURCE_DOMAIN) : undefined;
+    if (match) {
+      Object.assign(match, { interfaceName: gi.name, ...ips(gi), infoSource: INFO_SOURCE_DOMAIN_AND_GA });
+    } else {
+      out.push({
+        interfaceName: gi.name,
+        ...(mac ? { mac } : {}),
+        ...ips(gi),
+        infoSource: INFO_SOURCE_GUEST_AGENT,
+      });
+    }
+  }
+  return out;
+}
+
+/** Sets the guest-agent fields of a running VMI's status (a copy the caller owns). */
+export function applyGuestAgentStatus(
+  st: Status,
+  spec: VirtualMachineInstanceSpec | undefined,
+  agent: LauncherGuestAgent | undefined,
+  now: string,
+): void {
+  st.conditions = agentConditions(st.conditions ?? [], agent, now);
+  st.guestOSInfo = guestOSInfoOf(st.guestOSInfo, agent);
+  st.interfaces = interfacesOf(spec, agent);
+}

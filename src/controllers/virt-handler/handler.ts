@@ -1,0 +1,434 @@
+/**
+ * virt-handler, the node agent: watches the VMIs bound to its node and their launcher
+ * pods, drives each launcher over its socket (sync, shutdown on deletion, delete once the
+ * guest is gone), and writes VMI status from what the launcher reports, only when it
+ * changes. A restarted handler re-reads the world and adopts running launchers (a sync of
+ * a running domain is a no-op); a launcher that stops answering fails its VMI.
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { MigrationConfiguration, VirtualMachineInstance } from '../../api/generated/types';
+import type { HostCapabilities, HypervisorDriver } from '../../drivers/driver';
+import { type DomainEventNotification, type NotifyServer, serveNotify } from '../launcher-protocol';
+import { ConflictError, NotFoundError } from '../runtime/errors';
+import { type Informer, SharedInformerFactory } from '../runtime/informer';
+import { objectKey, PodType } from '../runtime/resources';
+import type { KubeObject, ObjectClient } from '../runtime/types';
+import { WorkQueue } from '../runtime/workqueue';
+import type { Pod } from '../shared/pod';
+import { MigrationLabels } from '../virt-controller/migration/controller';
+import { VmiResource } from '../virt-controller/vmi/controller';
+import { NODE_NAME_LABEL } from '../virt-controller/vmi/status';
+import type { LauncherDomain } from '../virt-launcher/domain-report';
+import { MIGRATION_TARGET_XML } from '../virt-launcher/launcher';
+import { LauncherConnections } from './launcher-connections';
+import { MigrationSync, migrationRole } from './migration-sync';
+import { nodeDeviceResources, nodeLabelsFor } from './node-labels';
+import { NodeRegistrar } from './node-registrar';
+import { type LauncherView, nextHandlerStatus } from './vmi-status';
+
+/** Options of {@link VirtHandler}. */
+export interface VirtHandlerOptions {
+  client: ObjectClient;
+  nodeName: string;
+  /** Root of pod directories (kubelet's `/var/lib/kubelet/pods`, or the local pod runtime's). */
+  podsRoot: string;
+  /** Path of the handler's own notify socket (launchers reach it through per-pod pipes). */
+  notifySocket: string;
+  /** The host probe (the driver's `probe()`), for node labels and device resources. */
+  capabilities: () => Promise<HostCapabilities>;
+  /** Extra node labels and device resources for a host's capabilities (the driver plugins'). */
+  extraLabels?: (caps: HostCapabilities) => Record<string, string>;
+  extraResources?: (caps: HostCapabilities) => Record<string, number>;
+  /** Register and heartbeat the Node (default true). */
+  registerNode?: boolean;
+  heartbeatMs?: number;
+  /** How often every VMI on the node is looked at again, catching dead launchers (default 5 s). */
+  resyncMs?: number;
+  /** Launcher call deadline (default 30 s). */
+  launcherTimeoutMs?: number;
+  /**
+   * A driver on this host, used only to remove the domain a dead launcher left behind (in
+   * a real pod QEMU dies with the launcher's cgroup; under a shared libvirtd it would not).
+   */
+  orphanDriver?: () => Promise<HypervisorDriver>;
+  /** Workers (default 4). */
+  workers?: number;
+  /**
+   * What this node offers a migration source as `status.migrationState.targetNodeAddress`:
+   * host[:port] of its libvirtd's TCP listener, or a libvirt URI. Without it this node
+   * cannot be a migration target (such migrations fail, saying so).
+   */
+  migrationAddress?: string;
+  /** The cluster's migration configuration (upstream defaults when absent). */
+  migrationConfig?: () => MigrationConfiguration;
+  /** Called for every write the handler makes. */
+  onWrite?: (kind: 'VirtualMachineInstance' | 'Node', name: string) => void;
+  log?: (message: string) => void;
+}
+
+const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const LAUNCHER_LABEL = 'kubevirt.io=virt-launcher';
+const CREATED_BY = 'kubevirt.io/created-by';
+const FINAL = new Set(['Succeeded', 'Failed']);
+
+/** The node agent. `start()`, then `stop()`. */
+export class VirtHandler {
+  private readonly informers: SharedInformerFactory;
+  private readonly podInformers: SharedInformerFactory;
+  private readonly vmis: Informer<KubeObject>;
+  private readonly pods: Informer<KubeObject>;
+  /** VMIs migrating to this node (upstream's migration target informer). */
+  private readonly targets: Informer<KubeObject>;
+  private readonly migration: MigrationSync;
+  private readonly queue = new WorkQueue<string>();
+  private readonly conns: LauncherConnections;
+  private registrar: NodeRegistrar | undefined;
+  private notify: NotifyServer | undefined;
+  private workers: Promise<void>[] = [];
+  private resync: NodeJS.Timeout | undefined;
+  /** Last domain each VMI's launcher reported, by VMI uid (outlives the launcher). */
+  private readonly lastDomain = new Map<string, LauncherDomain>();
+  /** Consecutive failed calls to a VMI's launcher, by VMI uid. */
+  private readonly failures = new Map<string, number>();
+  /** Final VMIs whose launcher and domain are already dealt with. */
+  private readonly collected = new Set<string>();
+  private readonly log: (m: string) => void;
+  private labels: Record<string, string> = {};
+  private resources: Record<string, string> = {};
+
+  constructor(private readonly o: VirtHandlerOptions) {
+    this.log = o.log ?? ((m) => process.stderr.write(`virt-handler ${o.nodeName}: ${m}\n`));
+    this.informers = new SharedInformerFactory(o.client);
+    this.podInformers = new SharedInformerFactory(o.client);
+    this.vmis = this.informers.informerFor(VmiResource, {
+      labelSelector: `${NODE_NAME_LABEL}=${o.nodeName}`,
+    });
+    this.targets = this.informers.informerFor(VmiResource, {
+      labelSelector: `${MigrationLabels.targetNode}=${o.nodeName}`,
+    });
+    this.pods = this.podInformers.informerFor(PodType, {
+      labelSelector: LAUNCHER_LABEL,
+      fieldSelector: `spec.nodeName=${o.nodeName}`,
+    });
+    this.pods.indexer.addIndex('createdBy', (p) => {
+      const v = p.metadata?.labels?.[CREATED_BY];
+      return v ? [v] : [];
+    });
+    this.conns = new LauncherConnections(o.podsRoot, o.notifySocket, o.launcherTimeoutMs);
+    const enqueue = (obj: KubeObject) => this.queue.add(objectKey(obj));
+    this.vmis.addEventHandler({ onAdd: enqueue, onUpdate: (_a, b) => enqueue(b), onDelete: enqueue });
+    this.targets.addEventHandler({ onAdd: enqueue, onUpdate: (_a, b) => enqueue(b), onDelete: enqueue });
+    this.migration = new MigrationSync({
+      nodeName: o.nodeName,
+      client: o.client,
+      podsOf: (uid) => this.pods.indexer.byIndex('createdBy', uid) as Pod[],
+      launcherReady: (podUid) => this.conns.socketExists(podUid),
+      launcher: (podUid) => this.conns.get(podUid),
+      dropLauncher: (podUid) => this.conns.drop(podUid),
+      readTargetXml: (podUid) =>
+        readFile(join(dirname(this.conns.socketPath(podUid)), MIGRATION_TARGET_XML), 'utf8').catch(
+          () => undefined,
+        ),
+      write: (old, next) => this.write(old, next),
+      migrationAddress: o.migrationAddress,
+      migrationConfig: o.migrationConfig,
+      now: () => new Date(),
+      log: (m) => this.log(m),
+    });
+    const podToVmi = (p: KubeObject) => {
+      const owner = p.metadata?.ownerReferences?.find((r) => r.kind === 'VirtualMachineInstance');
+      if (owner) this.queue.add(`${p.metadata?.namespace}/${owner.name}`);
+    };
+    this.pods.addEventHandler({ onAdd: podToVmi, onUpdate: (_a, b) => podToVmi(b), onDelete: podToVmi });
+  }
+
+  /** The node's labels and device resources as last registered. */
+  get nodeLabels(): Record<string, string> {
+    return { ...this.labels };
+  }
+  get nodeResources(): Record<string, string> {
+    return { ...this.resources };
+  }
+
+  /** Probes the host, registers the Node, serves the notify socket, starts watching. */
+  async start(): Promise<void> {
+    const caps = await this.o.capabilities();
+    this.labels = nodeLabelsFor(caps, this.o.extraLabels?.(caps));
+    this.resources = nodeDeviceResources(caps, this.o.extraResources?.(caps));
+    if (this.o.registerNode !== false) {
+      this.registrar = new NodeRegistrar({
+        client: this.o.client,
+        nodeName: this.o.nodeName,
+        labels: this.labels,
+        resources: this.resources,
+        heartbeatMs: this.o.heartbeatMs,
+        onWrite: () => this.o.onWrite?.('Node', this.o.nodeName),
+      });
+      await this.registrar.register();
+    }
+    this.notify = await serveNotify(this.o.notifySocket, { onDomainEvent: (ev) => this.onDomainEvent(ev) });
+    this.informers.start();
+    this.podInformers.start();
+    await this.informers.waitForCacheSync();
+    await this.podInformers.waitForCacheSync();
+    for (let i = 0; i < (this.o.workers ?? 4); i++) this.workers.push(this.work());
+    const every = this.o.resyncMs ?? 5_000;
+    this.resync = setInterval(() => {
+      for (const v of this.vmis.indexer.list()) this.queue.add(objectKey(v));
+      for (const v of this.targets.indexer.list()) this.queue.add(objectKey(v));
+    }, every);
+    this.resync.unref?.();
+  }
+
+  /** Stops watching; launchers and guests keep running (a new handler adopts them). */
+  async stop(): Promise<void> {
+    if (this.resync) clearInterval(this.resync);
+    await this.registrar?.stop();
+    this.queue.shutDown();
+    await Promise.all(this.workers);
+    await this.informers.shutdown();
+    await this.podInformers.shutdown();
+    await this.notify?.close();
+    await this.conns.closeAll();
+  }
+
+  private onDomainEvent(ev: DomainEventNotification): void {
+    const d = ev.domain as LauncherDomain | null;
+    if (!d?.name) return;
+    const i = d.name.indexOf('_');
+    if (i <= 0) return;
+    if (d.vmiUid) this.lastDomain.set(d.vmiUid, d);
+    this.queue.add(`${d.name.slice(0, i)}/${d.name.slice(i + 1)}`);
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        const again = await this.reconcile(key);
+        this.queue.forget(key);
+        if (again !== undefined) this.queue.addAfter(key, again);
+      } catch (err) {
+        if (!(err instanceof ConflictError)) this.log(`${key}: ${(err as Error).message}`);
+        this.queue.addRateLimited(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private vmi(key: string): VirtualMachineInstance | undefined {
+    return (this.vmis.indexer.get(key) ?? this.targets.indexer.get(key)) as
+      | VirtualMachineInstance
+      | undefined;
+  }
+
+  /**
+   * The VMI's launcher pod on this node: the target pod a migration handed the VMI over
+   * to, else a running pod before a finished one, newest first; never the target of the
+   * migration in flight (a pod that came with an earlier migration is the VMI's own).
+   */
+  private podOf(vmi: VirtualMachineInstance): Pod | undefined {
+    const pods = this.pods.indexer.byIndex('createdBy', vmi.metadata?.uid ?? '') as Pod[];
+    const ms = vmi.status?.migrationState;
+    const adopted =
+      ms?.completed && !ms.failed && vmi.status?.nodeName === this.o.nodeName
+        ? pods.find((p) => p.metadata?.name === ms.targetPod)
+        : undefined;
+    if (adopted) return adopted;
+    const live = (p: Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
+    return pods
+      .filter((p) => {
+        const job = p.metadata?.labels?.[MigrationLabels.jobUid];
+        return !job || job !== ms?.migrationUid;
+      })
+      .sort(
+        (a, b) =>
+          Number(live(b)) - Number(live(a)) ||
+          String(b.metadata?.creationTimestamp ?? '').localeCompare(
+            String(a.metadata?.creationTimestamp ?? ''),
+          ),
+      )[0];
+  }
+
+  /** Runs `fn` on the VMI's launcher client; undefined when the launcher does not answer. */
+  private async call<T>(
+    podUid: string,
+    vmiUid: string,
+    fn: (c: Awaited<ReturnType<LauncherConnections['get']>>) => Promise<T>,
+  ): Promise<{ ok: true; value: T } | { ok: false; error: Error }> {
+    try {
+      const value = await fn(await this.conns.get(podUid));
+      this.failures.delete(vmiUid);
+      return { ok: true, value };
+    } catch (error) {
+      this.failures.set(vmiUid, (this.failures.get(vmiUid) ?? 0) + 1);
+      return { ok: false, error: error as Error };
+    }
+  }
+
+  /** One VMI. Returns ms to look again, or undefined. */
+  async reconcile(key: string): Promise<number | undefined> {
+    const vmi = this.vmi(key);
+    if (!vmi) return undefined;
+    const uid = vmi.metadata?.uid ?? '';
+    const st = vmi.status ?? {};
+    const role = migrationRole(vmi, this.o.nodeName);
+    if (role === 'target') return this.migration.syncTarget(vmi);
+    if (st.nodeName !== this.o.nodeName) return undefined;
+    const phase = st.phase ?? '';
+    const pod = this.podOf(vmi);
+    const podUid = pod?.metadata?.uid;
+
+    if (FINAL.has(phase)) {
+      if (this.collected.has(uid)) return undefined;
+      // The guest is over: tell its launcher to forget the domain and exit.
+      const told =
+        podUid && this.conns.socketExists(podUid)
+          ? (await this.call(podUid, uid, (c) => c.deleteVirtualMachine(vmi))).ok
+          : false;
+      // No launcher to tell: remove what a dead one may have left running.
+      if (!told && this.lastDomain.get(uid)?.finished !== true) await this.removeOrphan(vmi);
+      if (podUid) await this.conns.drop(podUid);
+      this.lastDomain.delete(uid);
+      this.failures.delete(uid);
+      this.collected.add(uid);
+      return undefined;
+    }
+    if (phase !== 'Scheduled' && phase !== 'Running') return undefined;
+
+    const podDown =
+      !pod ||
+      pod.status?.phase === 'Succeeded' ||
+      pod.status?.phase === 'Failed' ||
+      (pod.status?.containerStatuses ?? []).some((c) => c.name === 'compute' && c.state?.terminated);
+    if (!podUid || (!this.conns.socketExists(podUid) && !podDown)) {
+      // The launcher is still starting.
+      return 100;
+    }
+
+    const got = podDown
+      ? ({ ok: false, error: new Error('launcher pod is not running') } as const)
+      : await this.call(podUid, uid, (c) => c.getDomain() as Promise<LauncherDomain | undefined>);
+    let view: LauncherView;
+    let applyMigration: ((next: VirtualMachineInstance) => VirtualMachineInstance) | undefined;
+    if (!got.ok) {
+      const n = this.failures.get(uid) ?? 1;
+      if (!podDown && n < 3) return 1_000;
+      view = {
+        kind: 'gone',
+        lastDomain: this.lastDomain.get(uid),
+        why: `virt-launcher is gone: ${got.error.message}`,
+      };
+      await this.removeOrphan(vmi);
+    } else {
+      let domain = got.value;
+      if (domain) this.lastDomain.set(uid, domain);
+      if (role === 'source') {
+        const step = await this.migration.syncSource(vmi, domain, podUid);
+        if (step.handled) return step.again;
+        applyMigration = step.apply;
+      }
+      const deleting = vmi.metadata?.deletionTimestamp !== undefined;
+      if (deleting) {
+        if (domain && !domain.finished) {
+          const grace = vmi.spec.terminationGracePeriodSeconds ?? 30;
+          await this.call(podUid, uid, (c) => c.shutdownVirtualMachine(vmi, grace));
+          return 1_000;
+        }
+      } else if (!domain || (!domain.finished && domain.state === 'shutoff')) {
+        const synced = await this.call(podUid, uid, (c) => c.syncVirtualMachine(vmi));
+        if (!synced.ok) {
+          this.log(`${key}: sync: ${synced.error.message}`);
+          return 2_000;
+        }
+        const again = await this.call(
+          podUid,
+          uid,
+          (c) => c.getDomain() as Promise<LauncherDomain | undefined>,
+        );
+        domain = again.ok ? again.value : domain;
+        if (domain) this.lastDomain.set(uid, domain);
+      }
+      if (deleting && !domain) {
+        view = {
+          kind: 'gone',
+          lastDomain: { ...(this.lastDomain.get(uid) as LauncherDomain), finished: true },
+          why: 'deleted',
+        };
+      } else {
+        view = { kind: 'domain', domain };
+      }
+    }
+    const next = nextHandlerStatus(vmi, view, stamp());
+    await this.write(vmi, applyMigration ? applyMigration(next) : next);
+    return undefined;
+  }
+
+  private async removeOrphan(vmi: VirtualMachineInstance): Promise<void> {
+    if (!this.o.orphanDriver) return;
+    const ref = { namespace: vmi.metadata?.namespace ?? 'default', name: vmi.metadata?.name ?? '' };
+    try {
+      const d = await this.o.orphanDriver();
+      try {
+        await d.delete(ref);
+      } finally {
+        await d.close();
+      }
+    } catch (e) {
+      this.log(
+        `${ref.namespace}/${ref.name}: removing the domain its dead launcher left: ${(e as Error).message}`,
+      );
+    }
+  }
+
+  private async write(old: VirtualMachineInstance, next: VirtualMachineInstance): Promise<void> {
+    if (JSON.stringify(old.status) === JSON.stringify(next.status)) return;
+    try {
+      await this.o.client.update(VmiResource, next as never);
+      this.o.onWrite?.('VirtualMachineInstance', old.metadata?.name ?? '');
+    } catch (err) {
+      if (err instanceof NotFoundError) return;
+      throw err;
+    }
+  }
+
+  private async launcherOf(namespace: string, name: string) {
+    const vmi = this.vmi(`${namespace}/${name}`);
+    if (!vmi)
+      throw new Error(`VirtualMachineInstance ${namespace}/${name} is not on node ${this.o.nodeName}`);
+    const podUid = this.podOf(vmi)?.metadata?.uid;
+    if (!podUid || !this.conns.socketExists(podUid)) {
+      throw new Error(`VirtualMachineInstance ${namespace}/${name}: its launcher is not running`);
+    }
+    return { vmi, client: await this.conns.get(podUid) };
+  }
+
+  /** Pauses a running guest (the VMI gets the Paused condition). */
+  async pause(namespace: string, name: string): Promise<void> {
+    const { vmi, client } = await this.launcherOf(namespace, name);
+    await client.pauseVirtualMachine(vmi);
+    this.queue.add(`${namespace}/${name}`);
+  }
+
+  /** Resumes a paused guest. */
+  async unpause(namespace: string, name: string): Promise<void> {
+    const { vmi, client } = await this.launcherOf(namespace, name);
+    await client.unpauseVirtualMachine(vmi);
+    this.queue.add(`${namespace}/${name}`);
+  }
+
+  /** Asks the guest to reboot itself (ACPI). */
+  async softReboot(namespace: string, name: string): Promise<void> {
+    const { vmi, client } = await this.launcherOf(namespace, name);
+    await client.softRebootVirtualMachine(vmi);
+  }
+
+  /** Asks the guest to power off (ACPI), killing it after `graceSeconds`. */
+  async shutdown(namespace: string, name: string, graceSeconds?: number): Promise<void> {
+    const { vmi, client } = await this.launcherOf(namespace, name);
+    await client.shutdownVirtualMachine(vmi, graceSeconds ?? vmi.spec.terminationGracePeriodSeconds ?? 30);
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The converter's file layout for one launcher: upstream's container paths, translated
+ * to host paths through the pod's mounts, with the kernel-boot directory pointing at the
+ * kernelBoot container's image in the local image store.
+ */
+import type { VirtualMachineInstance } from '../../api';
+import { type ConverterPaths, upstreamPaths } from '../../converter';
+import type { LauncherArgs } from '../shared/launcher-args';
+import { imageDir } from './image-dirs';
+import type { PathMap } from './path-map';
+
+/** The converter paths of a launcher, before the VMI is known. */
+export function launcherConverterPaths(args: LauncherArgs, map: PathMap): ConverterPaths {
+  const out = {} as ConverterPaths;
+  for (const [k, v] of Object.entries(upstreamPaths) as Array<[keyof ConverterPaths, string]>) {
+    out[k] = map.toHost(v);
+  }
+  out.containerDiskDir = map.toHost(args.containerDiskDir);
+  return out;
+}
+
+/**
+ * `paths` with `kernelBootDir` set for `vmi`: the image directory of its kernelBoot
+ * container under `imageRoot`. Without an image root the container's paths must be host
+ * paths already (the directory stays empty).
+ */
+export function withKernelBootDir(
+  paths: ConverterPaths,
+  vmi: VirtualMachineInstance,
+  imageRoot: string | undefined,
+): ConverterPaths {
+  const image = vmi.spec?.domain?.firmware?.kernelBoot?.container?.image;
+  if (!image) return paths;
+  return { ...paths, kernelBootDir: imageRoot ? imageDir(imageRoot, image) : '' };
+}

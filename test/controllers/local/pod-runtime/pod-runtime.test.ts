@@ -1,0 +1,160 @@
+/**
+ * The local pod runtime on the embedded store with a plain shell command as the
+ * container: binds a pending pod, runs it with the pod's env and emptyDirs in kubelet's
+ * layout, reports Running then Succeeded/Failed with the exit code, adopts a
+ * running process after its own restart (same pid), and stops a deleted pod with SIGTERM.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PodRuntime } from '../../../../src/controllers/local/pod-runtime/pod-runtime';
+import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/store';
+import { NotFoundError } from '../../../../src/controllers/runtime/errors';
+import { NodeType, PodType } from '../../../../src/controllers/runtime/resources';
+import type { KubeObject } from '../../../../src/controllers/runtime/types';
+import type { Pod } from '../../../../src/controllers/shared/pod';
+
+async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+): Promise<T> {
+  const end = Date.now() + 20_000;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch {
+      // retry
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const pod = (name: string, script: string): Pod =>
+  ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 5,
+      containers: [
+        {
+          name: 'compute',
+          image: 'x',
+          command: ['sh'],
+          args: ['-c', script],
+          env: [
+            { name: 'GREETING', value: 'hello' },
+            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          ],
+          volumeMounts: [{ name: 'sockets', mountPath: '/var/run/kubevirt/sockets' }],
+        },
+      ],
+      volumes: [{ name: 'sockets', emptyDir: {} }],
+    },
+  }) as Pod;
+
+describe('PodRuntime on the embedded store', () => {
+  let store: EmbeddedStore;
+  let root: string;
+  let rt: PodRuntime;
+  const newRuntime = () =>
+    new PodRuntime({
+      client: store,
+      nodeName: 'n1',
+      root,
+      bindPending: true,
+      commands: { sh: ['/bin/sh'] },
+      pollMs: 50,
+      log: () => {},
+    });
+  const get = (name: string) => store.get<Pod & KubeObject>(PodType, name, 'default');
+
+  beforeEach(async () => {
+    store = await EmbeddedStore.open();
+    root = mkdtempSync(join(tmpdir(), 'kvts-podrt-'));
+    rt = newRuntime();
+    await rt.start();
+  });
+
+  afterEach(async () => {
+    await rt.stop();
+    rt.killAll();
+    await store.close?.();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('registers a Ready node, binds, runs with env and emptyDirs, and reports Succeeded', async () => {
+    const node = await store.get<
+      KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }
+    >(NodeType, 'n1');
+    expect(node.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: 'Ready', status: 'True' }),
+    );
+    await store.create(
+      PodType,
+      pod('p1', 'echo "$GREETING $POD_NAME $KUBEVIRT_TS_MOUNTS" > out.txt; exit 0') as KubeObject,
+    );
+    const done = await until('p1 Succeeded', async () =>
+      (await get('p1')).status?.phase === 'Succeeded' ? get('p1') : undefined,
+    );
+    expect(done.spec?.nodeName).toBe('n1');
+    expect(done.status?.containerStatuses?.[0].state?.terminated).toMatchObject({
+      exitCode: 0,
+      reason: 'Completed',
+    });
+    const uid = done.metadata?.uid ?? '';
+    const out = readFileSync(join(root, uid, 'out.txt'), 'utf8');
+    const sockets = join(root, uid, 'volumes', 'kubernetes.io~empty-dir', 'sockets');
+    expect(out.trim()).toBe(`hello p1 ${JSON.stringify({ '/var/run/kubevirt/sockets': sockets })}`);
+    expect(existsSync(sockets)).toBe(true);
+  });
+
+  it('reports a failing container as Failed with its exit code', async () => {
+    await store.create(PodType, pod('p2', 'echo boom >&2; exit 3') as KubeObject);
+    const p = await until('p2 Failed', async () =>
+      (await get('p2')).status?.phase === 'Failed' ? get('p2') : undefined,
+    );
+    expect(p.status?.containerStatuses?.[0].state?.terminated).toMatchObject({
+      exitCode: 3,
+      reason: 'Error',
+    });
+  });
+
+  it('adopts a running process after a restart, and stops a deleted pod with SIGTERM', async () => {
+    await store.create(
+      PodType,
+      pod('p3', 'trap "echo term > term.txt; exit 0" TERM; while :; do sleep 0.05; done') as KubeObject,
+    );
+    const p = await until('p3 Running', async () =>
+      (await get('p3')).status?.phase === 'Running' ? get('p3') : undefined,
+    );
+    const uid = p.metadata?.uid ?? '';
+    const pid = await until('a pid', () => rt.pidOf(uid));
+    await rt.stop();
+    rt = newRuntime();
+    await rt.start();
+    expect(await until('adopted', () => rt.pidOf(uid))).toBe(pid);
+    await store.delete(PodType, 'p3', { namespace: 'default' });
+    await until('p3 gone', async () => {
+      try {
+        await get('p3');
+        return false;
+      } catch (e) {
+        return e instanceof NotFoundError;
+      }
+    });
+    await until('the process stopped', () => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    await until('the pod dir removed', () => !existsSync(join(root, uid)));
+  });
+});

@@ -1,0 +1,72 @@
+/**
+ * Test harness: an in-memory embedded store with the virt-controller and the node
+ * simulator running on it, plus helpers to wait for a state and to read writes.
+ */
+import { createClusterConfig } from '../../../../src/api/config/cluster-config';
+import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/store';
+import type { ResourceType } from '../../../../src/controllers/runtime/types';
+import {
+  VirtController,
+  type WriteRecord,
+} from '../../../../src/controllers/virt-controller/virt-controller';
+import { NodeSimulator, type NodeSimulatorOptions, type SimRole } from '../../../support/node-simulator';
+
+export interface Harness {
+  store: EmbeddedStore;
+  ctrl: VirtController;
+  sim: NodeSimulator;
+  writes: WriteRecord[];
+  simWrites: Array<{ role: SimRole; kind: string; name: string }>;
+  errors: string[];
+  stop(): Promise<void>;
+}
+
+export async function startHarness(
+  opts: {
+    sim?: NodeSimulatorOptions;
+    types?: ResourceType[];
+    useEmulation?: boolean;
+    pools?: boolean;
+    instancetypes?: boolean;
+    volumes?: boolean;
+  } = {},
+): Promise<Harness> {
+  const store = await EmbeddedStore.open({ types: opts.types });
+  const writes: WriteRecord[] = [];
+  const simWrites: Harness['simWrites'] = [];
+  const errors: string[] = [];
+  const ctrl = new VirtController({
+    client: store,
+    config: createClusterConfig(
+      { developerConfiguration: { useEmulation: opts.useEmulation ?? false } },
+      { hostArchitecture: 'amd64' },
+    ),
+    launcher: { launcherImage: 'kubevirt-ts/launcher:test' },
+    pools: opts.pools,
+    instancetypes: opts.instancetypes,
+    volumes: opts.volumes,
+    onWrite: (w) => writes.push(w),
+    onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
+  });
+  const sim = new NodeSimulator(store, {
+    ...opts.sim,
+    onWrite: (role, kind, name) => simWrites.push({ role, kind, name }),
+  });
+  await ctrl.start();
+  await sim.start();
+  return {
+    store,
+    ctrl,
+    sim,
+    writes,
+    simWrites,
+    errors,
+    async stop() {
+      await sim.stop();
+      await ctrl.stop();
+      await store.close();
+    },
+  };
+}
+
+export { waitFor } from '../../../support/wait';

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import type { VirtualMachineInstance } from '../../../src/api/generated/types';
+import { nodeDeviceResources, nodeLabelsFor } from '../../../src/controllers/virt-handler/node-labels';
+import { finalPhaseOf, nextHandlerStatus } from '../../../src/controllers/virt-handler/vmi-status';
+import type { HostCapabilities } from '../../../src/drivers/driver';
+import { runningDomain } from './running-domain';
+
+const now = '2026-01-01T00:00:00Z';
+const vmi = (phase: string): VirtualMachineInstance => ({
+  metadata: { name: 'v', namespace: 'ns', uid: 'u' },
+  spec: { domain: { devices: {} } },
+  status: { phase, nodeName: 'n1', phaseTransitionTimestamps: [{ phase, phaseTransitionTimestamp: now }] },
+});
+const dom = runningDomain;
+
+describe('nextHandlerStatus', () => {
+  it('Scheduled + running domain -> Running with Ready, stamped once; unchanged on a second pass', () => {
+    const a = nextHandlerStatus(vmi('Scheduled'), { kind: 'domain', domain: dom({}) }, 'T1');
+    expect(a.status?.phase).toBe('Running');
+    expect(a.status?.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
+    expect(a.status?.phaseTransitionTimestamps?.map((t) => t.phase)).toEqual(['Scheduled', 'Running']);
+    const b = nextHandlerStatus(a, { kind: 'domain', domain: dom({}) }, 'T2');
+    expect(b.status).toEqual(a.status);
+  });
+
+  it('a paused domain adds the Paused condition; resuming removes it', () => {
+    const p = nextHandlerStatus(vmi('Running'), { kind: 'domain', domain: dom({ state: 'paused' }) }, 'T1');
+    expect(p.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: 'Paused', status: 'True', reason: 'PausedByUser' }),
+    );
+    const r = nextHandlerStatus(p, { kind: 'domain', domain: dom({}) }, 'T2');
+    expect(r.status?.conditions?.some((c) => c.type === 'Paused')).toBe(false);
+  });
+
+  it('a finished domain is Succeeded, a crashed one Failed; a dead launcher fails with the reason', () => {
+    const off = dom({ state: 'shutoff', reason: 'shutdown', finished: true });
+    expect(nextHandlerStatus(vmi('Running'), { kind: 'domain', domain: off }, now).status?.phase).toBe(
+      'Succeeded',
+    );
+    expect(finalPhaseOf(dom({ state: 'crashed', finished: true }))).toBe('Failed');
+    const gone = nextHandlerStatus(
+      vmi('Running'),
+      { kind: 'gone', lastDomain: dom({}), why: 'virt-launcher is gone: x' },
+      now,
+    );
+    expect(gone.status).toMatchObject({ phase: 'Failed', reason: 'virt-launcher is gone: x' });
+    const goneAfterOff = nextHandlerStatus(vmi('Running'), { kind: 'gone', lastDomain: off, why: 'x' }, now);
+    expect(goneAfterOff.status?.phase).toBe('Succeeded');
+  });
+});
+
+describe('node labels and device resources', () => {
+  const caps: HostCapabilities = {
+    driver: 'emulation',
+    arch: 'x86_64',
+    kvmUsable: false,
+    emulationAvailable: true,
+    cpuModels: ['Skylake-Client', 'bad model'],
+    cpuFeatures: ['avx2'],
+    maxVcpus: 8,
+    memoryBytes: 1,
+    hugepageSizesKiB: [],
+    machineTypes: ['q35', 'pc-q35-7.2'],
+    sev: { sev: true, sevEs: false, sevSnp: false, maxGuests: 15, maxEsGuests: 0 },
+  };
+
+  it('label schedulable, CPU models/features, machine types and SEV; skip invalid names', () => {
+    const l = nodeLabelsFor(caps, { 'example.com/x': 'y' });
+    expect(l).toMatchObject({
+      'kubevirt.io/schedulable': 'true',
+      'cpu-model.node.kubevirt.io/Skylake-Client': 'true',
+      'cpu-feature.node.kubevirt.io/avx2': 'true',
+      'machine-type.node.kubevirt.io/q35': 'true',
+      'machine-type.node.kubevirt.io/pc-q35-7.2': 'true',
+      'kubevirt.io/sev': 'true',
+      'example.com/x': 'y',
+    });
+    expect(Object.keys(l).some((k) => k.includes(' '))).toBe(false);
+    expect(l['kubevirt.io/sev-es']).toBeUndefined();
+  });
+
+  it('offer no kvm without KVM, shared tun/vhost-net, SEV by ASIDs', () => {
+    expect(nodeDeviceResources(caps)).toEqual({
+      'devices.kubevirt.io/kvm': '0',
+      'devices.kubevirt.io/tun': '1000',
+      'devices.kubevirt.io/vhost-net': '1000',
+      'devices.kubevirt.io/sev': '15',
+    });
+    expect(nodeDeviceResources({ ...caps, kvmUsable: true })['devices.kubevirt.io/kvm']).toBe('1000');
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * virt-launcher against the fake driver, over its real unix-socket gRPC server: sync
+ * starts the domain once, events reach the notify pipe, pause/unpause, a guest that
+ * powered off is never started again, DeleteVirtualMachine ends the process, SIGTERM-style
+ * stop shuts the guest down gracefully, and a VMI that is not the launcher's is refused.
+ */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DomainEventNotification, LauncherClient } from '../../../src/controllers/launcher-protocol';
+import type { LauncherDomain } from '../../../src/controllers/virt-launcher/domain-report';
+import type { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
+import type { FakeHost } from '../../../src/drivers';
+import { type FakeLauncher, fakeLauncherVmi, startFakeLauncher } from './fake-launcher';
+
+const vmi = (uid = 'uid-1') => fakeLauncherVmi({ uid });
+
+async function until<T>(
+  what: string,
+  fn: () => T | undefined | false | Promise<T | undefined | false>,
+): Promise<T> {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('VirtLauncher on the fake driver', () => {
+  let fake: FakeLauncher;
+  let dir: string;
+  let host: FakeHost;
+  let launcher: VirtLauncher;
+  let client: LauncherClient;
+  let events: DomainEventNotification[];
+
+  beforeEach(async () => {
+    fake = await startFakeLauncher({ notify: true, launcher: { finalWaitMs: 60_000 } });
+    ({ dir, host, launcher, client, events } = fake);
+  });
+
+  afterEach(async () => {
+    await fake.close();
+  });
+
+  const domain = () => fake.domain();
+
+  it('serves launcher-sock with mode 0600 and answers Info and Ping', async () => {
+    expect(statSync(join(dir, 'launcher-sock')).mode & 0o777).toBe(0o600);
+    expect((await client.getInfo()).supportedCmdVersions).toEqual(['v1']);
+    await client.ping();
+    expect(await client.getDomain()).toBeUndefined();
+  });
+
+  it('syncs the VMI into a running domain once and reports it to the notify pipe', async () => {
+    await client.syncVirtualMachine(vmi());
+    const d = await domain();
+    expect(d).toMatchObject({ name: 'ns1_vm1', state: 'running', vmiUid: 'uid-1', finished: false });
+    const boot = d!.bootId;
+    expect(boot).not.toBe('');
+    await client.syncVirtualMachine(vmi());
+    expect((await domain())!.bootId).toBe(boot);
+    const ev = await until('a running notification', () =>
+      events.find((e) => (e.domain as LauncherDomain | null)?.state === 'running'),
+    );
+    expect(ev.eventType).toMatch(/ADDED|MODIFIED/);
+  });
+
+  it('pauses and unpauses', async () => {
+    await client.syncVirtualMachine(vmi());
+    await client.pauseVirtualMachine(vmi());
+    expect((await domain())!.state).toBe('paused');
+    await client.unpauseVirtualMachine(vmi());
+    expect((await domain())!.state).toBe('running');
+  });
+
+  it('never restarts a guest that shut down, and exits on DeleteVirtualMachine', async () => {
+    await client.syncVirtualMachine(vmi());
+    await client.shutdownVirtualMachine(vmi(), 5);
+    const off = await until('the domain finished', async () => {
+      const d = await domain();
+      return d?.finished ? d : undefined;
+    });
+    expect(off.state).toBe('shutoff');
+    await until('a shutoff notification', () =>
+      events.some((e) => (e.domain as LauncherDomain | null)?.state === 'shutoff'),
+    );
+    await client.syncVirtualMachine(vmi());
+    expect((await domain())!.state).toBe('shutoff');
+    expect(host.domains.get('ns1_vm1')?.boots).toBe(1);
+    await client.deleteVirtualMachine(vmi());
+    expect(await launcher.exited).toBe(0);
+    expect(host.domains.has('ns1_vm1')).toBe(false);
+  });
+
+  it('stop() shuts the guest down and forgets it', async () => {
+    await client.syncVirtualMachine(vmi());
+    expect(await launcher.stop(5)).toBe(0);
+    expect(host.domains.has('ns1_vm1')).toBe(false);
+  });
+
+  it('refuses a VMI that is not its own, naming both', async () => {
+    await expect(client.syncVirtualMachine(vmi('other-uid'))).rejects.toThrow(
+      /ns1\/vm1 \(uid other-uid\) is not the one this launcher runs \(ns1\/vm1, uid uid-1\)/,
+    );
+    expect(host.domains.size).toBe(0);
+  });
+
+  it('reports driver failures as the command error', async () => {
+    await expect(client.pauseVirtualMachine(vmi())).rejects.toThrow(/PauseVirtualMachine: .*ns1_vm1/);
+  });
+});
