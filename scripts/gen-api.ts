@@ -215,20 +215,43 @@ export function generateTypes(doc: SwaggerDocument): string {
 
 /** Compact field-tree node emitted into schemas.ts (see ApiSchemaNode there). */
 type Node =
-  | { t: 'string' | 'integer' | 'number' | 'boolean' | 'intOrString' | 'any'; enum?: string[] }
+  | { t: 'string' | 'number' | 'boolean' | 'intOrString' | 'any'; enum?: string[] }
+  | { t: 'integer'; f?: 'int32' | 'int64' | 'uint32' }
   | { t: 'ref'; ref: string }
   | { t: 'array'; items: Node }
   | { t: 'map'; values: Node }
   | { t: 'object'; props: Record<string, Node>; required?: string[] };
 
-function compact(s: SwaggerSchema, names: Map<string, string>): Node {
+/**
+ * Integer fields whose Go type is narrower than the swagger format says: openapi-gen
+ * writes Go's uint32 as int64, and upstream decodes (and refuses) by the Go type. bootOrder
+ * is a Go uint, but it becomes QEMU's bootindex, an int32.
+ */
+const GO_INTEGER_FORMATS: Record<string, 'int32' | 'uint32'> = {
+  'v1.CPU.cores': 'uint32',
+  'v1.CPU.sockets': 'uint32',
+  'v1.CPU.threads': 'uint32',
+  'v1.CPU.maxSockets': 'uint32',
+  'v1.CPUTopology.cores': 'uint32',
+  'v1.CPUTopology.sockets': 'uint32',
+  'v1.CPUTopology.threads': 'uint32',
+  'v1beta1.CPUInstancetype.guest': 'uint32',
+  'v1beta1.CPUInstancetype.maxSockets': 'uint32',
+  'v1.Disk.bootOrder': 'int32',
+  'v1.Interface.bootOrder': 'int32',
+};
+
+function compact(s: SwaggerSchema, names: Map<string, string>, where = ''): Node {
   if (s.$ref) return { t: 'ref', ref: names.get(refTarget(s.$ref))! };
   if (Array.isArray(s.type) || s.format === 'int-or-string') return { t: 'intOrString' };
   switch (s.type) {
     case 'string':
       return s.enum ? { t: 'string', enum: [...s.enum] } : { t: 'string' };
-    case 'integer':
-      return { t: 'integer' };
+    case 'integer': {
+      const f =
+        GO_INTEGER_FORMATS[where] ?? (s.format === 'int32' || s.format === 'int64' ? s.format : undefined);
+      return f ? { t: 'integer', f } : { t: 'integer' };
+    }
     case 'number':
       return { t: 'number' };
     case 'boolean':
@@ -238,7 +261,8 @@ function compact(s: SwaggerSchema, names: Map<string, string>): Node {
     default:
       if (s.properties) {
         const props: Record<string, Node> = {};
-        for (const k of Object.keys(s.properties).sort()) props[k] = compact(s.properties[k], names);
+        for (const k of Object.keys(s.properties).sort())
+          props[k] = compact(s.properties[k], names, where ? `${where}.${k}` : '');
         return s.required?.length
           ? { t: 'object', props, required: [...s.required].sort() }
           : { t: 'object', props };
@@ -258,7 +282,8 @@ export function generateSchemas(doc: SwaggerDocument): string {
   let out = HEADER('Compact field schemas per definition, keyed by TypeScript type name.');
   out += `/** A node of the compact field tree: enough to find unknown fields and wrong JSON types. */
 export type ApiSchemaNode =
-  | { t: 'string' | 'integer' | 'number' | 'boolean' | 'intOrString' | 'any'; enum?: string[] }
+  | { t: 'string' | 'number' | 'boolean' | 'intOrString' | 'any'; enum?: string[] }
+  | { t: 'integer'; f?: 'int32' | 'int64' | 'uint32' }
   | { t: 'ref'; ref: string }
   | { t: 'array'; items: ApiSchemaNode }
   | { t: 'map'; values: ApiSchemaNode }
@@ -277,7 +302,7 @@ export type ApiSchemaNode =
     let node: Node;
     if (special?.name === 'Quantity' || special?.name === 'IntOrString') node = { t: 'intOrString' };
     else if (special?.name === 'RawExtension' || special?.name === 'FieldsV1') node = { t: 'any' };
-    else node = compact(schema, names);
+    else node = compact(schema, names, def);
     out += `  ${names.get(def)}: ${JSON.stringify(node)},\n`;
   }
   out += '};\n';

@@ -77,6 +77,28 @@ export function isValidQuantity(q: unknown): boolean {
   return (typeof q === 'string' || typeof q === 'number') && parseQuantity(q as Quantity) !== undefined;
 }
 
+/** The largest magnitude a quantity may have in base units: Go's int64 (Quantity.Value()'s range). */
+export const MAX_QUANTITY = 2n ** 63n - 1n;
+
+/**
+ * Why a value written in a quantity field is not one the API server would store, or
+ * undefined when it is fine: not a string or finite number, surrounding or inner spaces,
+ * not quantity syntax, negative (unless `allowNegative`), or beyond int64 in base units
+ * (`1e400`).
+ */
+export function quantityProblem(q: unknown, allowNegative = false): string | undefined {
+  if (typeof q === 'number') {
+    if (!Number.isFinite(q)) return 'must be a finite number';
+  } else if (typeof q !== 'string') return 'must be a quantity string';
+  else if (q !== q.trim() || q === '') return 'quantities must match the regular expression (no spaces)';
+  const p = parseQuantity(q as Quantity);
+  if (!p)
+    return "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+  if (p.num < 0n && !allowNegative) return 'must be greater than or equal to 0';
+  if (p.num / p.den > MAX_QUANTITY) return 'is too large: at most 2^63-1 in base units';
+  return undefined;
+}
+
 /** Compares two quantities exactly: negative, zero or positive. */
 export function compareQuantities(a: Quantity, b: Quantity): number {
   const pa = parseQuantity(a);

@@ -3,13 +3,20 @@
  * not define (kept in the object, reported as warnings), JSON types that the API server
  * would refuse to decode, enum values, and missing required fields.
  */
+import { quantityProblem } from '../config/quantity';
 import { type ApiSchemaNode, apiSchemas } from '../generated/schemas';
 
 /** A path from the object root: property names and list indexes. */
 export type FieldSegments = readonly (string | number)[];
 
 /** What a field check found. */
-export type FieldProblemCode = 'unknown-field' | 'wrong-type' | 'bad-enum' | 'missing-field';
+export type FieldProblemCode =
+  | 'unknown-field'
+  | 'wrong-type'
+  | 'bad-enum'
+  | 'missing-field'
+  | 'out-of-range'
+  | 'bad-quantity';
 
 /** One problem at one field. */
 export interface FieldProblem {
@@ -58,6 +65,17 @@ export function describeValue(v: unknown): string {
   return `${t} ${text.length > 60 ? `${text.slice(0, 57)}...` : text}`;
 }
 
+/**
+ * The ranges upstream's Go integer types decode; a value outside is refused at decode
+ * there. int64 stops at JavaScript's exact-integer range (2^53-1): beyond it a number is
+ * no longer the value written.
+ */
+export const INTEGER_RANGES: Record<'int32' | 'int64' | 'uint32', readonly [number, number]> = {
+  int32: [-(2 ** 31), 2 ** 31 - 1],
+  uint32: [0, 2 ** 32 - 1],
+  int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+};
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -94,6 +112,32 @@ function walk(
 ): void {
   // JSON null decodes to the zero value upstream: treat as absent.
   if (value === null || value === undefined) return;
+  if (schemaNode.t === 'ref' && schemaNode.ref === 'Quantity') {
+    // Every quantity field, checked before any defaulting or comparison reads it.
+    if (typeof value !== 'string' && typeof value !== 'number') {
+      out.push({
+        code: 'wrong-type',
+        path: [...path],
+        mapKeys: [...mapKeys],
+        detail: `expected integer or string, got ${describeValue(value)}`,
+      });
+      return;
+    }
+    // Negative values in resource lists are left to the kind's rules, which word them as upstream.
+    const inMap = mapKeys.length > 0 && mapKeys[mapKeys.length - 1] === path.length - 1;
+    const problem = quantityProblem(value, inMap);
+    if (problem) {
+      const text = String(value);
+      const shown = text.length > 60 ? `${text.slice(0, 57)}...` : text;
+      out.push({
+        code: 'bad-quantity',
+        path: [...path],
+        mapKeys: [...mapKeys],
+        detail: `${formatFieldPath(path, mapKeys)} '${shown}': ${problem}`,
+      });
+    }
+    return;
+  }
   const node = resolve(schemaNode);
   const actual = jsonType(value);
   const wrong = (expected: string): void => {
@@ -121,9 +165,22 @@ function walk(
         });
       }
       return;
-    case 'integer':
-      if (actual !== 'integer') wrong('integer');
+    case 'integer': {
+      if (actual !== 'integer') {
+        wrong('integer');
+        return;
+      }
+      const [min, max] = INTEGER_RANGES[node.f ?? 'int64'];
+      if ((value as number) < min || (value as number) > max) {
+        out.push({
+          code: 'out-of-range',
+          path: [...path],
+          mapKeys: [...mapKeys],
+          detail: `${describeValue(value)} is out of range for ${node.f ?? 'int64'}: must be from ${min} to ${max}`,
+        });
+      }
       return;
+    }
     case 'number':
       if (actual !== 'integer' && actual !== 'number') wrong('number');
       return;

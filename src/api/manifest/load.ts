@@ -6,104 +6,31 @@
  * Bad input never throws: it comes back as errors.
  */
 import { open } from 'node:fs/promises';
-import { type Document, LineCounter, parseAllDocuments } from 'yaml';
 import {
   apiVersionOf,
   findKind,
-  type KindInfo,
   type KnownKind,
   type KnownKinds,
   lookupKind,
   parseApiVersion,
 } from '../groups';
-import { checkFields, describeValue, type FieldProblemCode, formatFieldPath } from './field-check';
+import { checkFields, describeValue, formatFieldPath } from './field-check';
+import { issue, quote, sanitizeFilename } from './issues';
+import type { LoadedKnownObject, LoadOptions, LoadResult, ManifestIssue } from './manifest-types';
+import { countNodes, DEFAULT_MAX_NODES, parseDocuments, type RawDoc } from './parse';
 
-/** What kind of problem an issue reports. */
-export type ManifestIssueCode =
-  | FieldProblemCode
-  | 'io'
-  | 'too-large'
-  | 'syntax'
-  | 'not-an-object'
-  | 'missing-type-meta'
-  | 'unknown-kind'
-  | 'converted-version'
-  | 'foreign-kind';
-
-/** One error or warning about a manifest. */
-export interface ManifestIssue {
-  severity: 'error' | 'warning';
-  code: ManifestIssueCode;
-  filename: string;
-  /** 1-based index of the document in the file (JSON lists count their items). */
-  document: number;
-  /** 1-based position of the offending node, when known. */
-  line?: number;
-  column?: number;
-  kind?: string;
-  name?: string;
-  /** Field path inside the object, e.g. `spec.template.spec.domain.devices.disks[0].name`. */
-  path?: string;
-  /** The problem alone, e.g. `unknown field`. */
-  detail: string;
-  /** Ready to print: `file:line:col: document N (Kind/name): path: detail`. */
-  message: string;
-}
-
-/** Where a loaded object came from. */
-export interface ManifestSource {
-  filename: string;
-  document: number;
-  line: number;
-  column: number;
-}
-
-/** A loaded object of a kind the project knows, typed by its kind. */
-export type LoadedKnownObject = {
-  [K in KnownKind]: {
-    known: true;
-    kind: K;
-    /** The apiVersion after conversion (the kind's schema version). */
-    apiVersion: string;
-    /** The apiVersion as written in the manifest. */
-    originalApiVersion: string;
-    info: KindInfo;
-    object: KnownKinds[K];
-    source: ManifestSource;
-  };
-}[KnownKind];
-
-/** A Kubernetes built-in object (e.g. a PriorityClass) passed through without schema checks. */
-export interface LoadedForeignObject {
-  known: false;
-  kind: string;
-  apiVersion: string;
-  originalApiVersion: string;
-  info?: undefined;
-  object: Record<string, unknown>;
-  source: ManifestSource;
-}
-
-export type LoadedObject = LoadedKnownObject | LoadedForeignObject;
-
-/** The result of loading: objects without errors, and every issue found. */
-export interface LoadResult {
-  objects: LoadedObject[];
-  warnings: ManifestIssue[];
-  errors: ManifestIssue[];
-}
-
-export interface LoadOptions {
-  /** Name used in messages; default `<input>`. */
-  filename?: string;
-  /** Reject larger input outright (default 16 MiB). */
-  maxBytes?: number;
-  /**
-   * API groups passed through unchecked as foreign objects. Default: Kubernetes built-in
-   * groups (core `v1`, `apps`, `batch`, `policy`, `autoscaling`, `*.k8s.io`).
-   */
-  isForeignGroup?: (group: string) => boolean;
-}
+export { escapeUnsafeChars } from './issues';
+export type {
+  LoadedForeignObject,
+  LoadedKnownObject,
+  LoadedObject,
+  LoadOptions,
+  LoadResult,
+  ManifestIssue,
+  ManifestIssueCode,
+  ManifestSource,
+} from './manifest-types';
+export { DEFAULT_MAX_NODES } from './parse';
 
 const BUILTIN_GROUPS = new Set(['', 'apps', 'batch', 'policy', 'autoscaling']);
 
@@ -114,51 +41,8 @@ export function isKubernetesBuiltinGroup(group: string): boolean {
 
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 
-/** A value safe to print inside a message (quotes, escapes control characters, truncates). */
-function quote(v: string): string {
-  const text = JSON.stringify(v);
-  return text.length > 80 ? `${text.slice(0, 77)}..."` : text;
-}
-
-function formatMessage(i: Omit<ManifestIssue, 'message'>): string {
-  const pos = i.line ? `:${i.line}${i.column ? `:${i.column}` : ''}` : '';
-  const obj = i.kind ? ` (${i.kind}${i.name !== undefined ? `/${i.name}` : ''})` : '';
-  const where = i.document > 0 ? ` document ${i.document}${obj}:` : '';
-  const path = i.path ? ` ${i.path}:` : '';
-  return `${i.filename}${pos}:${where}${path} ${i.detail}`;
-}
-
-/**
- * Characters that must not reach a terminal or log raw: C0/C1 controls, DEL, line and
- * paragraph separators, and bidirectional overrides (which can make text read differently
- * than it is). JSON.stringify leaves all but C0 alone, so every issue string passes here.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
-/** Replaces unsafe characters with `\uXXXX` escapes. */
-export function escapeUnsafeChars(text: string): string {
-  return text.replace(UNSAFE_CHARS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
-function issue(raw: Omit<ManifestIssue, 'message'>): ManifestIssue {
-  const i = { ...raw };
-  for (const k of ['filename', 'kind', 'name', 'path', 'detail'] as const) {
-    const v = i[k];
-    if (typeof v === 'string') i[k] = escapeUnsafeChars(v);
-  }
-  return { ...i, message: formatMessage(i) };
-}
-
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** One decoded value with the means to locate paths inside it. */
-interface RawDoc {
-  value: unknown;
-  document: number;
-  locate: (path: readonly (string | number)[]) => { line: number; column: number } | undefined;
 }
 
 /**
@@ -178,6 +62,19 @@ export function loadManifests(text: string, options: LoadOptions = {}): LoadResu
         filename,
         document: 0,
         detail: `input is ${bytes} bytes, over the ${max}-byte limit`,
+      }),
+    );
+    return result;
+  }
+  const maxNodes = options.maxNodes ?? DEFAULT_MAX_NODES;
+  if (countNodes(text, maxNodes) > maxNodes) {
+    result.errors.push(
+      issue({
+        severity: 'error',
+        code: 'too-large',
+        filename,
+        document: 0,
+        detail: `input has more than ${maxNodes} YAML nodes (values, lists and maps), over the limit`,
       }),
     );
     return result;
@@ -234,149 +131,6 @@ async function readCapped(file: string, max: number): Promise<string> {
   } finally {
     await fh.close();
   }
-}
-
-/** File names reach terminal output: escape control characters. */
-function sanitizeFilename(name: string): string {
-  // Quoted when odd, so the escapes read as such; issue() escapes what JSON leaves raw.
-  return escapeUnsafeChars(name) !== name ? JSON.stringify(name) : name;
-}
-
-function parseDocuments(text: string, filename: string, result: LoadResult): RawDoc[] {
-  // JSON input is held to JSON's grammar (YAML would accept `{"kind": }` as null).
-  if (/^\s*[[{]/.test(text)) {
-    const jsonError = checkJson(text);
-    if (jsonError) {
-      result.errors.push(issue({ severity: 'error', code: 'syntax', filename, document: 1, ...jsonError }));
-      return [];
-    }
-  }
-  const lineCounter = new LineCounter();
-  let docs: Document.Parsed[];
-  try {
-    // uniqueKeys: a repeated key is an error upstream's decoder reports too; merge: `<<`
-    // merge keys work in kubectl's YAML, so they work here.
-    docs = parseAllDocuments(text, {
-      lineCounter,
-      prettyErrors: false,
-      uniqueKeys: true,
-      merge: true,
-    }) as Document.Parsed[];
-  } catch (e) {
-    result.errors.push(
-      issue({
-        severity: 'error',
-        code: 'syntax',
-        filename,
-        document: 0,
-        detail: `cannot parse: ${(e as Error).message}`,
-      }),
-    );
-    return [];
-  }
-  if (!Array.isArray(docs)) docs = [docs];
-  const out: RawDoc[] = [];
-  docs.forEach((doc, i) => {
-    const document = i + 1;
-    if (doc.errors.length > 0) {
-      for (const err of doc.errors) {
-        const pos = lineCounter.linePos(err.pos[0]);
-        result.errors.push(
-          issue({
-            severity: 'error',
-            code: 'syntax',
-            filename,
-            document,
-            line: pos.line,
-            column: pos.col,
-            detail: `YAML syntax error: ${firstLine(err.message)}`,
-          }),
-        );
-      }
-      return;
-    }
-    let value: unknown;
-    try {
-      // maxAliasCount bounds "billion laughs" alias expansion.
-      value = doc.toJS({ maxAliasCount: 100 });
-    } catch (e) {
-      const pos = doc.contents?.range ? lineCounter.linePos(doc.contents.range[0]) : undefined;
-      result.errors.push(
-        issue({
-          severity: 'error',
-          code: 'syntax',
-          filename,
-          document,
-          line: pos?.line,
-          column: pos?.col,
-          detail: `cannot decode: ${firstLine((e as Error).message)}`,
-        }),
-      );
-      return;
-    }
-    // Empty documents (a trailing `---`, comments only) are skipped like kubectl does.
-    if (value === null || value === undefined) return;
-    out.push({
-      value,
-      document,
-      locate: (path) => {
-        const node = path.length === 0 ? doc.contents : doc.getIn(path, true);
-        const range = (node as { range?: [number, number, number] } | undefined)?.range;
-        if (!range) return undefined;
-        const p = lineCounter.linePos(range[0]);
-        return { line: p.line, column: p.col };
-      },
-    });
-  });
-  return out;
-}
-
-/** A JSON syntax error with its 1-based position, or undefined when `text` is valid JSON. */
-function checkJson(text: string): { line?: number; column?: number; detail: string } | undefined {
-  const fails = (t: string): Error | undefined => {
-    try {
-      JSON.parse(t);
-      return undefined;
-    } catch (e) {
-      return e as Error;
-    }
-  };
-  const err = fails(text);
-  if (!err) return undefined;
-  // V8's message quotes the input and repeats the offset: keep only the complaint.
-  const complaint = firstLine(err.message)
-    .replace(/, \.\.\.".*$|, ".*$/, '')
-    .replace(/ in JSON at position \d+.*$/, '');
-  const detail = `JSON syntax error: ${complaint}`;
-  let offset: number | undefined;
-  const m = / at position (\d+)/.exec(err.message);
-  if (m) offset = Number(m[1]);
-  else if (!/end of JSON input/.test(err.message)) {
-    // V8 does not always say where: find the shortest prefix that fails for a reason
-    // other than ending early (prefixes only get worse, so this is monotonic).
-    const bad = (n: number) => {
-      const e = fails(text.slice(0, n));
-      if (!e || /end of JSON input|Unterminated string/.test(e.message)) return false;
-      const at = / at position (\d+)/.exec(e.message);
-      return !at || Number(at[1]) < n;
-    };
-    let lo = 0;
-    let hi = text.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (bad(mid)) hi = mid;
-      else lo = mid + 1;
-    }
-    offset = lo - 1;
-  }
-  if (offset === undefined) return { detail };
-  const before = text.slice(0, offset);
-  const line = before.split('\n').length;
-  return { line, column: offset - before.lastIndexOf('\n'), detail };
-}
-
-function firstLine(s: string): string {
-  return s.split('\n')[0].trim();
 }
 
 /** A top-level JSON/YAML array, or a `kind: List`, contributes each item. */

@@ -5,6 +5,7 @@
  */
 import type { ClusterConfig } from '../config/cluster-config';
 import { FeatureGate } from '../config/feature-gates';
+import { parseQuantity } from '../config/quantity';
 import { liveUpdateMemoryProblem } from '../defaults/memory-hotplug';
 import { DefaultingError, defaultVirtualMachineInstanceSpec } from '../defaults/vmi-defaults';
 import { type FieldError, FieldPath, fieldError } from '../errors';
@@ -76,6 +77,17 @@ function validateDataVolumeTemplate(field: FieldPath, dv: DataVolumeTemplateSpec
     const n = Object.values(spec.source).filter((v) => v !== undefined && v !== null).length;
     if (n === 0) return [fieldError(field.child('source'), 'Missing dataVolume valid source')];
     if (n > 1) return [fieldError(field.child('source'), 'Multiple dataVolume sources')];
+  }
+  // A storage size must be positive (CDI refuses the DataVolume otherwise, long after the VM was accepted).
+  const size = target?.resources?.requests?.storage;
+  const parsed = size === undefined ? undefined : parseQuantity(size);
+  if (parsed && parsed.num <= 0n) {
+    return [
+      fieldError(
+        field.child(spec.pvc ? 'pvc' : 'storage', 'resources', 'requests', 'storage'),
+        `storage size '${String(size)}' must be greater than 0`,
+      ),
+    ];
   }
   return [];
 }

@@ -16,6 +16,8 @@ import { type FieldError, type FieldPath, fieldError } from '../errors';
 import type { Quantity, VirtualMachineInstanceSpec } from '../generated/types';
 
 const validCPUFeaturePolicies = new Set(['', 'force', 'require', 'optional', 'disable', 'forbid']);
+/** The most vCPUs a VMI may have or hotplug up to (upstream's bound on the defaulted maxSockets). */
+export const MAX_VCPUS = 512;
 const knownArchitectures = new Set(['amd64', 'arm64', 's390x', 'ppc64le']);
 
 /** Prints a quantity the way upstream's messages do (its text as given; `0` when unset). */
@@ -320,6 +322,25 @@ function validateCPUOptions(
       fieldError(
         field.child('domain', 'cpu', 'sockets'),
         'Number of sockets in CPU topology is greater than the maximum sockets allowed',
+      ),
+    );
+  }
+  // Upstream caps the defaulted maxSockets so that the possible vCPUs stay within 512
+  // (what libvirt and QEMU accept); a maxSockets or topology written out must keep to it too,
+  // or the domain gets one <vcpu> entry per possible vCPU, unbounded.
+  const perSocket = (cpu.cores || 1) * (cpu.threads || 1);
+  if (perSocket * (cpu.sockets || 1) > MAX_VCPUS) {
+    errs.push(
+      fieldError(
+        field.child('domain', 'cpu'),
+        `sockets * cores * threads (${perSocket * (cpu.sockets || 1)}) exceeds the maximum of ${MAX_VCPUS} vCPUs`,
+      ),
+    );
+  } else if (cpu.maxSockets && perSocket * cpu.maxSockets > MAX_VCPUS) {
+    errs.push(
+      fieldError(
+        field.child('domain', 'cpu', 'maxSockets'),
+        `maxSockets * cores * threads (${perSocket * cpu.maxSockets}) exceeds the maximum of ${MAX_VCPUS} vCPUs`,
       ),
     );
   }

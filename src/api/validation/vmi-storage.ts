@@ -9,6 +9,7 @@ import { FeatureGate } from '../config/feature-gates';
 import { quantityIsZero } from '../config/quantity';
 import { type FieldError, type FieldPath, fieldError } from '../errors';
 import type { Disk, VirtualMachineInstanceSpec, Volume } from '../generated/types';
+import { validateConfigDiskNames } from './config-disk-names';
 import { isDNS1123Label } from './names';
 
 const arrayLenMax = 256;
@@ -437,6 +438,7 @@ export function validateVolumes(
       }
       if (hd.path) errs.push(...validateAbsolutePath(p.child('hostDisk', 'path'), hd.path));
     }
+    errs.push(...validateConfigDiskNames(p, volume));
     if (volume.configMap && !volume.configMap.name) {
       errs.push(
         fieldError(p.child('configMap', 'name'), `${p.child('configMap', 'name')} is a required field`),

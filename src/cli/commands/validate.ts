@@ -15,6 +15,7 @@ import type { KubeVirt } from '../../api/generated/types';
 import { createInstancetypeCatalog } from '../../api/instancetype/catalog';
 import { type LoadResult, loadManifestFile } from '../../api/manifest/load';
 import { type ApiObject, admit } from '../../api/validation/admission';
+import { terminalText } from '../terminal-text';
 
 /** Options of the validate command. */
 export interface ValidateOptions {
@@ -37,15 +38,9 @@ export interface ValidateResult {
   ok: boolean;
 }
 
-/** Escapes control characters so hostile names cannot forge or break output lines. */
+/** Escapes control characters and bidi overrides and cuts long values (see terminalText). */
 function safe(text: string): string {
-  let out = '';
-  for (const ch of text) {
-    const c = ch.codePointAt(0) ?? 0;
-    const control = c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029;
-    out += control ? `\\u${c.toString(16).padStart(4, '0')}` : ch;
-  }
-  return out;
+  return terminalText(text);
 }
 
 async function loadConfig(

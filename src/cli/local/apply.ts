@@ -12,6 +12,7 @@ import { type ApiObject, admit } from '../../api/validation/admission';
 import { pickKubeVirt } from '../../controllers/config/kubevirt-config';
 import { builtinTypes, KubeVirtType, kubevirtTypes } from '../../controllers/runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../controllers/runtime/types';
+import { terminalText } from '../terminal-text';
 import type { ImageStore } from './images';
 import { localConfigDefaults } from './local-config';
 
@@ -83,7 +84,8 @@ export async function loadAndAdmit(
       out.push(object);
     }
   }
-  if (problems.length > 0) throw new Error(problems.join('\n'));
+  // Each problem quotes manifest values: escaped and cut before it reaches a terminal.
+  if (problems.length > 0) throw new Error(problems.map((p) => terminalText(p)).join('\n'));
   return [...out.filter((o) => o.kind === 'KubeVirt'), ...out.filter((o) => o.kind !== 'KubeVirt')];
 }
 

@@ -104,12 +104,33 @@ function deepEqual(a: Json, b: Json): boolean {
   return n === 0;
 }
 
+/** Most operations in one JSON patch, as the API server (maxJSONPatchOperations). */
+export const MAX_JSON_PATCH_OPERATIONS = 10_000;
+/**
+ * Most bytes (serialized JSON) all `copy` operations of one patch may copy, as the API
+ * server's AccumulatedCopySizeLimit (its request size limit, 3 MiB): without it a 2 KB
+ * patch of repeated copies doubles the object each time.
+ */
+export const MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024;
+
 /** RFC 6902 over a deep copy of `doc`; a failing `test` or a bad path throws 422. */
 export function jsonPatch(doc: Json, ops: JsonPatchOp[]): Json {
   if (!Array.isArray(ops)) throw badRequest('a JSON patch must be an array of operations');
+  if (ops.length > MAX_JSON_PATCH_OPERATIONS) {
+    throw new ApiError(
+      413,
+      'RequestEntityTooLarge',
+      `the allowed number of operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${ops.length}`,
+    );
+  }
   let out = structuredClone(doc);
+  let copied = 0;
   for (const [i, op] of ops.entries()) {
-    if (typeof op?.path !== 'string') throw badRequest(`JSON patch operation ${i}: "path" is required`);
+    if (op === null || typeof op !== 'object' || typeof op.path !== 'string')
+      throw badRequest(`JSON patch operation ${i}: "path" is required`);
+    if (op.op === 'move' || op.op === 'copy') {
+      if (typeof op.from !== 'string') throw badRequest(`JSON patch operation ${i}: "from" is required`);
+    }
     const tokens = parsePointer(op.path);
     switch (op.op) {
       case 'add':
@@ -129,7 +150,16 @@ export function jsonPatch(doc: Json, ops: JsonPatchOp[]): Json {
         break;
       }
       case 'copy': {
-        const v = structuredClone(get(out, parsePointer(op.from ?? ''), op.from ?? ''));
+        const src = get(out, parsePointer(op.from ?? ''), op.from ?? '');
+        copied += JSON.stringify(src ?? null).length;
+        if (copied > MAX_JSON_PATCH_COPY_BYTES) {
+          throw new ApiError(
+            413,
+            'RequestEntityTooLarge',
+            `JSON patch operation ${i}: the copy operations copy more than ${MAX_JSON_PATCH_COPY_BYTES} bytes in all`,
+          );
+        }
+        const v = structuredClone(src);
         out = add(out, tokens, v, op.path);
         break;
       }

@@ -4,6 +4,28 @@
  * `test:///default`, ...) through the daemon, delivers domain events as async streams,
  * keeps the connection alive and, when asked, reconnects after the daemon restarts.
  */
+
+import {
+  type ClientState,
+  type LibvirtClientOptions,
+  MigrateFlags,
+  type ReconnectOptions,
+  VIR_CONNECT_RO,
+} from './client-options';
+import {
+  AUTH_NAMES,
+  agentCallTimeout,
+  checkText,
+  type DomainEventKind,
+  EVENT_IDS,
+  EVENT_READERS,
+  type EventOf,
+  MAX_ORPHAN_BYTES,
+  MAX_ORPHAN_EVENTS,
+  PROC_NAMES,
+  QEMU_PROC_NAMES,
+  type Subscription,
+} from './client-tables';
 import { DomainConsole } from './console';
 import {
   LibvirtConnectionError,
@@ -14,14 +36,11 @@ import {
   VIR_FROM_REMOTE,
 } from './errors';
 import { EventStream } from './events';
-import type { KeepAliveOptions } from './keepalive';
 import {
   QEMU_PROGRAM,
   QEMU_PROTOCOL_VERSION,
   QemuProc,
   REMOTE_AUTH_NONE,
-  REMOTE_AUTH_POLKIT,
-  REMOTE_AUTH_SASL,
   REMOTE_DOMAIN_JOB_STATS_MAX,
   REMOTE_DOMAIN_LAUNCH_SECURITY_INFO_PARAMS_MAX,
   REMOTE_DOMAIN_LAUNCH_SECURITY_STATE_PARAMS_MAX,
@@ -39,7 +58,6 @@ import type { Message } from './protocol/packet';
 import {
   type BlockStats,
   type DomainEvent,
-  DomainEventId,
   type DomainInfo,
   type DomainJobInfo,
   type DomainStateInfo,
@@ -47,19 +65,15 @@ import {
   type InterfaceStats,
   type MemoryStat,
   type NodeInfo,
-  readAgentLifecycleEvent,
   readAuthList,
   readBlockStats,
-  readDeviceRemovedEvent,
   readDomainInfo,
   readDomainList,
   readDomainStats,
   readInterfaceStats,
   readJobInfo,
-  readLifecycleEvent,
   readMemoryStats,
   readNodeInfo,
-  readRebootEvent,
 } from './protocol/remote';
 import {
   type DomainRef,
@@ -74,149 +88,23 @@ import {
   writeString,
   writeTypedParams,
 } from './protocol/types';
-import { DEFAULT_SOCKET_PATH, RpcTransport } from './transport';
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_SOCKET_PATH, RpcTransport } from './transport';
 import { XdrReader, type XdrWriter } from './xdr';
 
-/** Reconnection policy after the connection to the daemon is lost. */
-export interface ReconnectOptions {
-  /** First delay before retrying, in ms (default 100). Doubles per attempt. */
-  initialDelayMs?: number;
-  /** Largest delay between attempts, in ms (default 5000). */
-  maxDelayMs?: number;
-  /** Attempts before giving up; the client then fails every call clearly (default 20). */
-  maxAttempts?: number;
-}
-
-/** Options of `LibvirtClient.connect`. */
-export interface LibvirtClientOptions {
-  /** Connection URI to open through the daemon (default `qemu:///system`). */
-  uri?: string;
-  /** Daemon socket (default `/var/run/libvirt/libvirt-sock`). */
-  socketPath?: string;
-  /** Open read-only (VIR_CONNECT_RO). */
-  readOnly?: boolean;
-  /** Connect timeout per attempt, in ms (default 10 s). */
-  connectTimeoutMs?: number;
-  /** Keepalive probing (default 5 s x 5, as libvirt); `false` disables client probes. */
-  keepalive?: KeepAliveOptions | false;
-  /** Reconnect with backoff when the daemon goes away (default: off, calls then fail). */
-  reconnect?: ReconnectOptions | boolean;
-}
-
-/** Connection state reported to `onStateChange`. */
-export type ClientState = 'open' | 'reconnecting' | 'closed';
-
-/** `virConnectOpen` flags. */
-export const VIR_CONNECT_RO = 1;
-
-/** Flags of `domainGetXMLDesc`. */
-export const DomainXMLFlags = { SECURE: 1, INACTIVE: 2, UPDATE_CPU: 4, MIGRATABLE: 8 } as const;
-
-/** Flags of `listAllDomains`. */
-export const ListDomainsFlags = {
-  ACTIVE: 1,
-  INACTIVE: 2,
-  PERSISTENT: 4,
-  TRANSIENT: 8,
-  RUNNING: 16,
-  PAUSED: 32,
-  SHUTOFF: 64,
-} as const;
-
-/** Flags of `domainUndefine`. */
-export const UndefineFlags = {
-  MANAGED_SAVE: 1,
-  SNAPSHOTS_METADATA: 2,
-  NVRAM: 4,
-  KEEP_NVRAM: 8,
-  CHECKPOINTS_METADATA: 16,
-} as const;
-
-/** Flags of `domainCreate` / `domainCreateXML`. */
-export const CreateFlags = {
-  START_PAUSED: 1,
-  START_AUTODESTROY: 2,
-  START_BYPASS_CACHE: 4,
-  START_FORCE_BOOT: 8,
-  START_VALIDATE: 16,
-} as const;
-
-/** Flags of `domainDestroy`. */
-export const DestroyFlags = { DEFAULT: 0, GRACEFUL: 1 } as const;
-
-/** virDomainModificationImpact for device, memory and vcpu changes. */
-export const AffectFlags = { CURRENT: 0, LIVE: 1, CONFIG: 2 } as const;
-
-/** Flags of `domainMigrate` (virDomainMigrateFlags, the ones commonly used). */
-export const MigrateFlags = {
-  LIVE: 1,
-  PEER2PEER: 2,
-  TUNNELLED: 4,
-  PERSIST_DEST: 8,
-  UNDEFINE_SOURCE: 16,
-  PAUSED: 32,
-  NON_SHARED_DISK: 64,
-  NON_SHARED_INC: 128,
-  AUTO_CONVERGE: 8192,
-  POSTCOPY: 32768,
-} as const;
-
-/** Which events a subscription delivers. */
-export type DomainEventKind = DomainEvent['kind'];
-
-const EVENT_IDS: Record<DomainEventKind, number> = {
-  lifecycle: DomainEventId.LIFECYCLE,
-  reboot: DomainEventId.REBOOT,
-  'device-removed': DomainEventId.DEVICE_REMOVED,
-  'agent-lifecycle': DomainEventId.AGENT_LIFECYCLE,
-};
-
-const EVENT_READERS: Record<number, (r: XdrReader) => DomainEvent> = {
-  [RemoteProc.DOMAIN_EVENT_CALLBACK_LIFECYCLE]: readLifecycleEvent,
-  [RemoteProc.DOMAIN_EVENT_CALLBACK_REBOOT]: readRebootEvent,
-  [RemoteProc.DOMAIN_EVENT_CALLBACK_DEVICE_REMOVED]: readDeviceRemovedEvent,
-  [RemoteProc.DOMAIN_EVENT_CALLBACK_AGENT_LIFECYCLE]: readAgentLifecycleEvent,
-};
-
-type EventOf<K extends DomainEventKind> = Extract<DomainEvent, { kind: K }>;
-
-interface Subscription {
-  kind: DomainEventKind;
-  dom: DomainRef | null;
-  stream: EventStream<DomainEvent>;
-  /** The daemon's callbackID on the current connection; -1 while not registered. */
-  callbackId: number;
-}
-
-/** Procedure names for error messages (REMOTE_PROC_ numbers to names). */
-const PROC_NAMES: Record<number, string> = Object.fromEntries(
-  Object.entries(RemoteProc).map(([k, v]) => [v, `REMOTE_PROC_${k}`]),
-);
-const QEMU_PROC_NAMES: Record<number, string> = Object.fromEntries(
-  Object.entries(QemuProc).map(([k, v]) => [v, `QEMU_PROC_${k}`]),
-);
-
-/** Events whose callbackID is not known yet (they can beat the registration reply). */
-const MAX_ORPHAN_EVENTS = 256;
-
-const AUTH_NAMES: Record<number, string> = {
-  [REMOTE_AUTH_NONE]: 'none',
-  [REMOTE_AUTH_SASL]: 'sasl',
-  [REMOTE_AUTH_POLKIT]: 'polkit',
-};
-
-/** Rejects user strings libvirt would refuse anyway, before they reach the wire. */
-function checkText(what: string, s: string): void {
-  if (typeof s !== 'string') throw new TypeError(`${what}: expected a string, got ${typeof s}`);
-  if (s.includes('\0')) {
-    throw new LibvirtError({
-      code: VIR_ERR_INVALID_ARG,
-      domain: VIR_FROM_REMOTE,
-      level: VIR_ERR_ERROR,
-      message: `${what}: contains a NUL byte, which libvirt cannot carry`,
-    });
-  }
-}
+export {
+  AffectFlags,
+  type ClientState,
+  CreateFlags,
+  DestroyFlags,
+  DomainXMLFlags,
+  type LibvirtClientOptions,
+  ListDomainsFlags,
+  MigrateFlags,
+  type ReconnectOptions,
+  UndefineFlags,
+  VIR_CONNECT_RO,
+} from './client-options';
+export type { DomainEventKind } from './client-tables';
 
 /**
  * A connection to libvirt through the daemon's unix socket.
@@ -235,7 +123,8 @@ export class LibvirtClient {
   private reconnecting: Promise<void> | null = null;
   private finalError: LibvirtError | null = null;
   private readonly subs = new Set<Subscription>();
-  private orphanEvents: Array<{ callbackId: number; ev: DomainEvent }> = [];
+  private orphanEvents: Array<{ callbackId: number; ev: DomainEvent; bytes: number }> = [];
+  private orphanBytes = 0;
   private readonly stateListeners: Array<(s: ClientState, err?: LibvirtError) => void> = [];
 
   private constructor(
@@ -268,6 +157,7 @@ export class LibvirtClient {
       socketPath: opts.socketPath,
       connectTimeoutMs: opts.connectTimeoutMs,
       keepalive: opts.keepalive,
+      callTimeoutMs: opts.callTimeoutMs,
     });
     try {
       const auth = await t.call(
@@ -432,6 +322,7 @@ export class LibvirtClient {
     procedure: number,
     encode?: (w: XdrWriter) => void,
     decode?: (r: XdrReader) => T,
+    timeoutMs?: number,
   ): Promise<T> {
     const t = this.state === 'open' ? this.transport : await this.ready();
     return t.call(
@@ -442,6 +333,7 @@ export class LibvirtClient {
       decode,
       undefined,
       PROC_NAMES[procedure],
+      timeoutMs,
     );
   }
 
@@ -449,6 +341,7 @@ export class LibvirtClient {
     procedure: number,
     encode: (w: XdrWriter) => void,
     decode: (r: XdrReader) => T,
+    timeoutMs?: number,
   ): Promise<T> {
     const t = this.state === 'open' ? this.transport : await this.ready();
     return t.call(
@@ -459,6 +352,7 @@ export class LibvirtClient {
       decode,
       undefined,
       QEMU_PROC_NAMES[procedure],
+      timeoutMs,
     );
   }
 
@@ -851,6 +745,7 @@ export class LibvirtClient {
         w.uint(flags, 'flags');
       },
       (r) => r.opaque(REMOTE_MIGRATE_COOKIE_MAX),
+      0, // returns when the migration ends, however long that takes
     );
   }
 
@@ -912,6 +807,8 @@ export class LibvirtClient {
         w.uint(flags, 'flags');
       },
       readOptString,
+      // Blocking (-2) waits for the agent without limit; a timeout in seconds extends ours.
+      agentCallTimeout(this.opts.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, timeoutSec),
     );
   }
 
@@ -974,12 +871,16 @@ export class LibvirtClient {
     const early = this.orphanEvents.filter((o) => o.callbackId === id);
     if (early.length > 0) {
       this.orphanEvents = this.orphanEvents.filter((o) => o.callbackId !== id);
-      for (const o of early) sub.stream.push(o.ev);
+      for (const o of early) {
+        this.orphanBytes -= o.bytes;
+        sub.stream.push(o.ev, o.bytes);
+      }
     }
   }
 
   private async resubscribe(t: RpcTransport): Promise<void> {
     this.orphanEvents = [];
+    this.orphanBytes = 0;
     for (const s of this.subs) await this.register(s, t);
   }
 
@@ -1011,11 +912,14 @@ export class LibvirtClient {
     }
     for (const s of this.subs) {
       if (s.callbackId === ev.callbackId) {
-        s.stream.push(ev);
+        s.stream.push(ev, m.payload.length);
         return;
       }
     }
-    this.orphanEvents.push({ callbackId: ev.callbackId, ev });
-    if (this.orphanEvents.length > MAX_ORPHAN_EVENTS) this.orphanEvents.shift();
+    this.orphanEvents.push({ callbackId: ev.callbackId, ev, bytes: m.payload.length });
+    this.orphanBytes += m.payload.length;
+    while (this.orphanEvents.length > MAX_ORPHAN_EVENTS || this.orphanBytes > MAX_ORPHAN_BYTES) {
+      this.orphanBytes -= this.orphanEvents.shift()!.bytes;
+    }
   }
 }

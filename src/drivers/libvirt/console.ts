@@ -35,7 +35,7 @@ export class DomainConsole implements AsyncIterable<Buffer> {
     onOpen: (serial) => {
       this.serial = serial;
     },
-    onData: (data) => this.output.push(Buffer.from(data)),
+    onData: (data) => this.output.push(Buffer.from(data), data.length),
     onEnd: () => {
       this.finished = true;
       this.output.end();

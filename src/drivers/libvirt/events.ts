@@ -6,7 +6,8 @@
 
 /** An async-iterable queue of events. */
 export class EventStream<T> implements AsyncIterableIterator<T> {
-  private readonly queue: T[] = [];
+  private readonly queue: { ev: T; bytes: number }[] = [];
+  private queuedBytes = 0;
   private waiters: Array<{ resolve: (r: IteratorResult<T>) => void; reject: (e: Error) => void }> = [];
   private ended = false;
   private error: Error | null = null;
@@ -16,28 +17,41 @@ export class EventStream<T> implements AsyncIterableIterator<T> {
    *   the daemon-side callback).
    * @param maxBuffered events kept for a slow consumer; beyond it the oldest are dropped
    *   and counted in `dropped`, so a stalled reader cannot grow memory without bound.
+   * @param maxBufferedBytes the same bound in bytes (as `push` sizes them; default 4 MiB):
+   *   a count alone lets 10,000 large packets pile up.
    */
   constructor(
     private readonly onClose: () => void | Promise<void> = () => {},
     private readonly maxBuffered = 10_000,
+    private readonly maxBufferedBytes = 4 * 1024 * 1024,
   ) {}
 
   /** Events discarded because the consumer fell more than `maxBuffered` behind. */
   dropped = 0;
 
-  /** Delivers an event (called by the client). */
-  push(ev: T): void {
+  /** Delivers an event of `bytes` size (its wire size; called by the client). */
+  push(ev: T, bytes = 0): void {
     if (this.ended) return;
     const w = this.waiters.shift();
     if (w) {
       w.resolve({ value: ev, done: false });
       return;
     }
-    this.queue.push(ev);
-    if (this.queue.length > this.maxBuffered) {
-      this.queue.shift();
+    this.queue.push({ ev, bytes });
+    this.queuedBytes += bytes;
+    // The newest event is always kept, however large; older ones go first.
+    while (
+      this.queue.length > 1 &&
+      (this.queue.length > this.maxBuffered || this.queuedBytes > this.maxBufferedBytes)
+    ) {
+      this.queuedBytes -= this.queue.shift()!.bytes;
       this.dropped++;
     }
+  }
+
+  /** Bytes of the events waiting to be read. */
+  get bufferedBytes(): number {
+    return this.queuedBytes;
   }
 
   /** Ends the stream with an error: readers get it after the buffered events. */
@@ -60,7 +74,11 @@ export class EventStream<T> implements AsyncIterableIterator<T> {
   }
 
   next(): Promise<IteratorResult<T>> {
-    if (this.queue.length > 0) return Promise.resolve({ value: this.queue.shift() as T, done: false });
+    const head = this.queue.shift();
+    if (head) {
+      this.queuedBytes -= head.bytes;
+      return Promise.resolve({ value: head.ev, done: false });
+    }
     if (this.error) return Promise.reject(this.error);
     if (this.ended) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));

@@ -12,6 +12,7 @@ import {
   LibvirtProtocolError,
   VIR_ERR_ERROR,
   VIR_ERR_INVALID_ARG,
+  VIR_ERR_OPERATION_TIMEOUT,
   VIR_FROM_RPC,
 } from './errors';
 import { DEFAULT_KEEPALIVE, KeepAlive, type KeepAliveOptions, PING_FRAME, PONG_FRAME } from './keepalive';
@@ -31,7 +32,16 @@ export interface TransportOptions {
   connectTimeoutMs?: number;
   /** Keepalive probing; `false` disables client-side probes (PINGs are still answered). */
   keepalive?: KeepAliveOptions | false;
+  /**
+   * A call without its reply after this many ms fails with VIR_ERR_OPERATION_TIMEOUT
+   * (default 5 min; 0: no limit). Keepalive only proves the daemon alive, not that it
+   * will ever answer this call.
+   */
+  callTimeoutMs?: number;
 }
+
+/** Default bound on one call's wait for its reply. */
+export const DEFAULT_CALL_TIMEOUT_MS = 5 * 60_000;
 
 interface Pending {
   resolve: (m: Message) => void;
@@ -62,6 +72,7 @@ export class RpcTransport {
   private constructor(
     private readonly socket: net.Socket,
     readonly socketPath: string,
+    private readonly callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS,
   ) {
     socket.on('data', (d: Buffer) => this.onData(d));
     socket.on('error', (e) =>
@@ -108,7 +119,7 @@ export class RpcTransport {
         clearTimeout(timer);
         socket.off('error', onError);
         socket.setNoDelay?.(true);
-        const t = new RpcTransport(socket, socketPath);
+        const t = new RpcTransport(socket, socketPath, opts.callTimeoutMs);
         if (opts.keepalive !== false) t.startKeepAlive(opts.keepalive ?? DEFAULT_KEEPALIVE);
         resolve(t);
       });
@@ -157,7 +168,10 @@ export class RpcTransport {
   /**
    * Sends a CALL and resolves with the decoded reply. Errors from the daemon reject with a
    * `LibvirtError`; a malformed reply with `LibvirtProtocolError`; arguments that do not
-   * fit their wire types with `VIR_ERR_INVALID_ARG` naming the call (`name`).
+   * fit their wire types with `VIR_ERR_INVALID_ARG` naming the call (`name`); no reply
+   * within `timeoutMs` (default: the transport's `callTimeoutMs`; 0: none) with
+   * `VIR_ERR_OPERATION_TIMEOUT`. As libvirt's client, a reply must carry the call's
+   * program, version and procedure and status OK or ERROR.
    */
   async call<T>(
     program: number,
@@ -167,6 +181,7 @@ export class RpcTransport {
     decode?: (r: XdrReader) => T,
     stream?: StreamHandler,
     name = `procedure ${procedure}`,
+    timeoutMs = this.callTimeoutMs,
   ): Promise<T> {
     if (this.closedError) throw this.closedError;
     const serial = this.nextSerial();
@@ -187,13 +202,49 @@ export class RpcTransport {
       });
     }
     const reply = await new Promise<Message>((resolve, reject) => {
-      this.pending.set(serial, { resolve, reject });
+      let timer: NodeJS.Timeout | undefined;
+      if (timeoutMs > 0) {
+        timer = setTimeout(() => {
+          // The call is abandoned: a late reply to its serial is dropped by dispatch.
+          this.pending.delete(serial);
+          this.streams.delete(serial);
+          reject(
+            new LibvirtError({
+              code: VIR_ERR_OPERATION_TIMEOUT,
+              domain: VIR_FROM_RPC,
+              level: VIR_ERR_ERROR,
+              message: `${name}: no reply from libvirt at ${this.socketPath} within ${timeoutMs} ms`,
+            }),
+          );
+        }, timeoutMs);
+      }
+      this.pending.set(serial, {
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
       if (stream) {
         this.streams.set(serial, stream);
         stream.onOpen?.(serial);
       }
       this.write(frame);
     });
+    const h = reply.header;
+    if (h.program !== program || h.version !== version || h.procedure !== procedure) {
+      this.streams.delete(serial);
+      throw new LibvirtProtocolError(
+        `${name}: unexpected reply (program ${h.program} version ${h.version} procedure ${h.procedure}) to a call of program ${program} version ${version} procedure ${procedure}`,
+      );
+    }
+    if (h.status !== MessageStatus.OK && h.status !== MessageStatus.ERROR) {
+      this.streams.delete(serial);
+      throw new LibvirtProtocolError(`${name}: unexpected reply status ${h.status}`);
+    }
     if (reply.header.status === MessageStatus.ERROR) {
       this.streams.delete(serial);
       throw decodeError(
@@ -250,7 +301,6 @@ export class RpcTransport {
   }
 
   private onData(data: Buffer): void {
-    this.keepalive?.touch();
     let frames: Buffer[];
     try {
       frames = this.decoder.push(data);
@@ -282,6 +332,8 @@ export class RpcTransport {
         );
         return;
       }
+      // Only a whole message proves the daemon alive: a byte a second must not hold a call open.
+      this.keepalive?.touch();
       this.dispatch(m);
     }
   }

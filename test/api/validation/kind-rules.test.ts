@@ -279,7 +279,9 @@ const cases: Case[] = [
       it.spec.memory.guest = 'lots';
     },
     path: 'spec.memory.guest',
-    message: 'Invalid value: "lots": must be a positive quantity',
+    // Every quantity field is checked by the schema before the kind's rules run.
+    message:
+      "spec.memory.guest 'lots': quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
   },
   {
     name: 'instance type overcommit with hugepages',

@@ -107,12 +107,15 @@ export class Journal {
     return { rv, objects: [...byKey.values()] };
   }
 
-  /** Appends records (one write; not yet durable: call `sync`). */
-  write(records: JournalRecord[]): void {
-    if (records.length === 0) return;
-    const data = records.map((r) => JSON.stringify(r)).join('\n') + '\n';
-    fs.writeSync(this.fd, data);
-    this.lines += records.length;
+  /**
+   * Appends records, each already serialized by `JSON.stringify` (one write; not yet
+   * durable: call `sync`). The caller serializes before it changes memory, so a record
+   * that cannot be serialized never reaches memory either.
+   */
+  write(lines: string[]): void {
+    if (lines.length === 0) return;
+    fs.writeSync(this.fd, lines.join('\n') + '\n');
+    this.lines += lines.length;
   }
 
   /** Makes everything written so far durable (fsync, off the event loop). */

@@ -9,9 +9,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { parse as parseYaml } from 'yaml';
-import { ApiError, badRequest, type Status } from '../errors';
+import { ApiError, badRequest, invalid, type Status } from '../errors';
 import type { DeleteOptions, KubeObject, PatchType, ResourceType } from '../types';
 import type { EmbeddedStore } from './store';
+import { metadataShapeCauses, pathSegmentProblem } from './validation';
 
 /** The largest request body accepted, as the API server (3 MiB). */
 const MAX_BODY = 3 * 1024 * 1024;
@@ -120,16 +121,75 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * The deepest nesting of arrays and objects a body may have. Structured clone and
+ * JSON.stringify recurse and overflow the stack a little past 2000 levels; Kubernetes
+ * objects (CRD schemas included) stay far below this.
+ */
+export const MAX_BODY_DEPTH = 512;
+
 function parseJson(text: string, what: string): unknown {
+  let v: unknown;
   try {
-    return JSON.parse(text);
+    v = JSON.parse(text);
   } catch (err) {
     throw badRequest(`${what}: the body is not valid JSON: ${(err as Error).message}`);
   }
+  checkDepth(v, what);
+  return v;
 }
 
-function route(store: EmbeddedStore, pathname: string): Route {
-  const segs = pathname.split('/').filter(Boolean).map(decodeURIComponent);
+/** 400 for a body nested deeper than MAX_BODY_DEPTH (walked iteratively: no recursion to overflow). */
+function checkDepth(root: unknown, what: string): void {
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > MAX_BODY_DEPTH) {
+      throw badRequest(`${what}: the body is nested more than ${MAX_BODY_DEPTH} levels deep`);
+    }
+    for (const c of Array.isArray(v) ? v : Object.values(v)) {
+      if (c !== null && typeof c === 'object') stack.push([c, depth + 1]);
+    }
+  }
+}
+
+/** A non-negative integer query parameter, or undefined when absent; 400 otherwise. */
+function intParam(q: URLSearchParams, name: string): number | undefined {
+  const raw = q.get(name);
+  if (raw === null || raw === '') return undefined;
+  if (!/^[0-9]{1,15}$/.test(raw)) {
+    throw badRequest(`invalid ${name} ${JSON.stringify(raw.slice(0, 64))}: must be a non-negative integer`);
+  }
+  return Number(raw);
+}
+
+/**
+ * Splits the request path into its raw segments and decodes each one. The WHATWG URL parser
+ * would normalise `..`, `%2e%2e` and `.` away first (so `configmaps/..` became the namespace
+ * itself): routing runs on the raw segments instead, and a segment that decodes to `.`, `..`
+ * or a name holding `/` or `%` is refused, as the API server refuses such path names.
+ */
+function pathSegments(rawPath: string): string[] {
+  const segs: string[] = [];
+  for (const raw of rawPath.split('/')) {
+    if (raw === '') continue;
+    let seg: string;
+    try {
+      seg = decodeURIComponent(raw);
+    } catch {
+      throw badRequest(`invalid percent-encoding in the request path segment ${JSON.stringify(raw)}`);
+    }
+    const bad = pathSegmentProblem(seg);
+    if (bad) throw badRequest(`invalid request path segment ${JSON.stringify(seg)}: ${bad}`);
+    segs.push(seg);
+  }
+  return segs;
+}
+
+function route(store: EmbeddedStore, rawPath: string): Route {
+  const segs = pathSegments(rawPath);
+  const pathname = `/${segs.join('/')}`;
   let group = '';
   let version: string;
   let rest: string[];
@@ -163,8 +223,12 @@ async function handle(
   res: http.ServerResponse,
   watches: Set<() => void>,
 ): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://embedded');
-  const q = url.searchParams;
+  const rawUrl = req.url ?? '/';
+  const qAt = rawUrl.indexOf('?');
+  // Only the query goes through URL parsing: the path is routed raw (see pathSegments).
+  const rawPath = qAt < 0 ? rawUrl : rawUrl.slice(0, qAt);
+  const q = new URLSearchParams(qAt < 0 ? '' : rawUrl.slice(qAt + 1));
+  const url = { pathname: rawPath };
   if (['/healthz', '/readyz', '/livez'].includes(url.pathname)) {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('ok');
@@ -179,7 +243,7 @@ async function handle(
     });
     return;
   }
-  const r = route(store, url.pathname);
+  const r = route(store, rawPath);
   const method = req.method ?? 'GET';
   const dryRun = q.get('dryRun') === 'All';
   const fieldManager = q.get('fieldManager') ?? undefined;
@@ -194,7 +258,7 @@ async function handle(
       await serveWatch(store, r, q, listOpts, req, res, watches);
       return;
     }
-    const limit = Number(q.get('limit') ?? 0);
+    const limit = intParam(q, 'limit') ?? 0;
     send(
       res,
       200,
@@ -249,13 +313,14 @@ async function handle(
         `the body of the request was in an unknown format: ${ct}`,
       );
     let patch: unknown;
-    try {
-      patch = type === 'apply' ? parseYaml(text) : JSON.parse(text);
-    } catch (err) {
-      throw badRequest(
-        `patch: the body is not valid ${type === 'apply' ? 'YAML' : 'JSON'}: ${(err as Error).message}`,
-      );
-    }
+    if (type === 'apply') {
+      try {
+        patch = parseYaml(text);
+      } catch (err) {
+        throw badRequest(`patch: the body is not valid YAML: ${(err as Error).message}`);
+      }
+      checkDepth(patch, 'patch');
+    } else patch = parseJson(text, 'patch');
     const out = await store.patch(r.type, r.name, patch, {
       type,
       namespace: r.namespace,
@@ -285,7 +350,10 @@ async function handle(
 }
 
 function checkNamespace(r: Route, obj: KubeObject): string | undefined {
-  if (!obj || typeof obj !== 'object') throw badRequest('the body must be a JSON object');
+  if (!obj || typeof obj !== 'object' || Array.isArray(obj))
+    throw badRequest('the body must be a JSON object');
+  const shape = metadataShapeCauses(obj);
+  if (shape.length) throw invalid(r.type.kind, '', shape);
   if (!r.type.namespaced) return undefined;
   const bodyNs = obj.metadata?.namespace;
   if (bodyNs && r.namespace && bodyNs !== r.namespace) {
@@ -303,7 +371,7 @@ async function serveWatch(
   res: http.ServerResponse,
   watches: Set<() => void>,
 ): Promise<void> {
-  const timeout = Number(q.get('timeoutSeconds') ?? 0);
+  const timeout = intParam(q, 'timeoutSeconds') ?? 0;
   const handle = await store.watch(
     r.type,
     {

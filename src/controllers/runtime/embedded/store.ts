@@ -54,30 +54,22 @@ import type {
   WriteOptions,
 } from '../types';
 import { GarbageCollector } from './garbage-collector';
+import { GroupCommit } from './group-commit';
 import { Journal, type JournalRecord, type StoredObject } from './journal';
-import { validateMetadata } from './validation';
+import {
+  applyMerge,
+  crdNameCauses,
+  keyOfObj,
+  now,
+  serializeRecord,
+  specPart,
+  storageKind,
+} from './store-rules';
+import type { EmbeddedStoreOptions, StoredObj } from './store-types';
+import { metadataShapeCauses, validateMetadata } from './validation';
 
-/** A stored object: metadata always has name, uid and resourceVersion. */
-export type StoredObj = Record<string, unknown> & {
-  metadata: ObjectMeta & { name: string; uid: string; resourceVersion: string };
-};
-
-export interface EmbeddedStoreOptions {
-  /** Directory to persist to; omitted keeps everything in memory. */
-  dir?: string;
-  /** Kinds known besides the built-ins and KubeVirt's (more arrive with CRD objects). */
-  types?: ResourceType[];
-  /** Watch events kept for resuming watches; older resourceVersions get 410 Gone (default 10000). */
-  watchHistory?: number;
-  /** Interval of BOOKMARK events to watches that asked for them (default 5000 ms). */
-  bookmarkIntervalMs?: number;
-  /** Journal lines between snapshots (default 10000). */
-  snapshotEvery?: number;
-  /** fsync each batch (default true). */
-  fsync?: boolean;
-  /** Namespaces created when missing (default: default, kube-system, kube-public, kube-node-lease). */
-  namespaces?: string[];
-}
+export { MAX_OBJECT_BYTES } from './store-rules';
+export type { EmbeddedStoreOptions, StoredObj } from './store-types';
 
 interface HistoryEvent {
   rv: number;
@@ -96,28 +88,17 @@ interface Watcher {
 }
 
 const FOREGROUND = 'foregroundDeletion';
+/** The longest delay a Node timer takes (2^31-1 ms); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 const ORPHAN = 'orphan';
-
-function storageKind(type: ResourceType): string {
-  return `${type.group}/${type.plural}`;
-}
-
-function now(): string {
-  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-/** Everything of an object but metadata (and status when it is a subresource): what bumps generation. */
-function specPart(obj: Record<string, unknown>, type: ResourceType): Record<string, unknown> {
-  const { metadata: _m, apiVersion: _a, kind: _k, ...rest } = obj;
-  if (type.statusSubresource) delete rest.status;
-  return rest;
-}
 
 /** The embedded store; it implements `ObjectClient`, so controllers use it like an API server. */
 export class EmbeddedStore implements ObjectClient {
   private readonly objects = new Map<string, Map<string, StoredObj>>();
   private readonly typesByPath = new Map<string, ResourceType>();
   private readonly typesByKind = new Map<string, ResourceType>();
+  /** `group/plural` and `group/Kind` of the kinds served without a CRD: no CRD may take them over. */
+  private readonly reserved = new Set<string>();
   /** uid -> [storage kind, object key] */
   private readonly byUid = new Map<string, { kind: string; key: string }>();
   /** owner uid -> keys of dependents (`kind|ns|name`) */
@@ -128,11 +109,7 @@ export class EmbeddedStore implements ObjectClient {
   private dispatching = false;
   private historyStart = 0;
   private rv = 0;
-  private pending: JournalRecord[] = [];
-  private waiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
-  private flushScheduled = false;
-  private syncing?: Promise<void>;
-  private failed?: Error;
+  private readonly commits?: GroupCommit;
   private closed = false;
   private readonly gc: GarbageCollector;
   private readonly watchHistory: number;
@@ -144,8 +121,14 @@ export class EmbeddedStore implements ObjectClient {
   ) {
     this.watchHistory = options.watchHistory ?? 10_000;
     this.bookmarkIntervalMs = options.bookmarkIntervalMs ?? 5000;
-    for (const t of [...builtinTypes, ...kubevirtTypes, ...(options.types ?? [])]) this.registerType(t);
+    for (const t of [...builtinTypes, ...kubevirtTypes, ...(options.types ?? [])]) {
+      this.registerType(t);
+      this.reserved.add(`${t.group}/${t.plural}`).add(`${t.group}/${t.kind}`);
+    }
     this.gc = new GarbageCollector(this);
+    if (journal) {
+      this.commits = new GroupCommit(journal, () => ({ rv: this.rv, objects: this.allObjects() }));
+    }
   }
 
   /** Opens (and recovers) a store; with `dir` it is persisted there. */
@@ -205,11 +188,7 @@ export class EmbeddedStore implements ObjectClient {
     this.gc.stop();
     for (const w of [...this.watchers]) (w as Watcher & { close(): void }).close();
     // Everything acknowledged or queued reaches the disk before the files close.
-    while (this.syncing || this.pending.length || this.waiters.length) {
-      if (this.syncing) await this.syncing;
-      else this.flush();
-      if (this.failed) break;
-    }
+    await this.commits?.drain();
     this.journal?.close();
   }
 
@@ -330,9 +309,18 @@ export class EmbeddedStore implements ObjectClient {
       timers.push(t);
     }
     if (options.timeoutSeconds) {
-      const t = setTimeout(() => watcher.close(), options.timeoutSeconds * 1000);
-      t.unref();
-      timers.push(t);
+      // A Node timer fires at once past 2^31-1 ms (24.8 days): longer timeouts re-arm until due.
+      const due = Date.now() + options.timeoutSeconds * 1000;
+      const arm = () => {
+        const left = due - Date.now();
+        if (left <= 0) return watcher.close();
+        const t = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+        t.unref();
+        timers[timerSlot] = t;
+      };
+      const timerSlot = timers.length;
+      timers.push(undefined as unknown as NodeJS.Timeout);
+      arm();
     }
     return handle;
   }
@@ -397,8 +385,13 @@ export class EmbeddedStore implements ObjectClient {
           },
         ]);
       }
+      if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) {
+        throw badRequest('an apply patch must be an object');
+      }
       const body = patch as KubeObject;
-      if (body?.metadata?.name && body.metadata.name !== name) {
+      const shape = metadataShapeCauses(body);
+      if (shape.length) throw invalid(type.kind, name, shape);
+      if (body.metadata?.name && body.metadata.name !== name) {
         throw badRequest(
           `the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`,
         );
@@ -671,6 +664,17 @@ export class EmbeddedStore implements ObjectClient {
         },
       ]);
     }
+    const causes = crdNameCauses(obj, types[0]);
+    const t = types[0];
+    // As the API server, a CRD cannot serve a kind the server already serves itself.
+    if (this.reserved.has(`${t.group}/${t.plural}`) || this.reserved.has(`${t.group}/${t.kind}`)) {
+      causes.push({
+        reason: 'FieldValueForbidden',
+        field: 'spec.names',
+        message: `Forbidden: ${t.plural}.${t.group} (kind ${t.kind}) is served by a built-in API`,
+      });
+    }
+    if (causes.length) throw invalid('CustomResourceDefinition', obj.metadata.name, causes);
     for (const t of types) this.registerType(t);
     const status = (obj.status ?? {}) as { conditions?: unknown[] };
     obj.status = {
@@ -690,22 +694,29 @@ export class EmbeddedStore implements ObjectClient {
     if (!this.objects.has(o.kind)) this.objects.set(o.kind, new Map());
     this.objects.get(o.kind)!.set(key, obj);
     this.index(o.kind, obj);
-    if (o.kind === storageKind(CustomResourceDefinitionType))
-      for (const t of typesFromCrd(obj)) this.registerType(t);
+    if (o.kind === storageKind(CustomResourceDefinitionType)) {
+      // A CRD stored before built-in kinds were reserved must not take one over on restart.
+      for (const t of typesFromCrd(obj))
+        if (!this.reserved.has(`${t.group}/${t.plural}`) && !this.reserved.has(`${t.group}/${t.kind}`))
+          this.registerType(t);
+    }
   }
 
   private put(kind: string, obj: StoredObj, type: 'ADDED' | 'MODIFIED', old?: StoredObj): Promise<void> {
-    this.rv++;
-    obj.metadata.resourceVersion = String(this.rv);
+    const rv = this.rv + 1;
+    obj.metadata.resourceVersion = String(rv);
     const stored = obj;
     const typ = this.typesByKind.get(kind)!;
     stored.apiVersion = apiVersionOf(typ);
     stored.kind = typ.kind;
+    // Serialized (and its size checked) before anything changes: a refused write changes nothing.
+    const line = serializeRecord(typ, { rv, op: 'put', kind, object: stored });
+    this.rv = rv;
     if (old) this.unindex(kind, old);
     this.objects.get(kind)!.set(keyOfObj(stored), stored);
     this.index(kind, stored);
     this.record({ rv: this.rv, kind, type, obj: stored, old });
-    return this.commit({ rv: this.rv, op: 'put', kind, object: stored });
+    return this.commit(line);
   }
 
   private remove(kind: string, obj: StoredObj, old?: StoredObj): { obj: StoredObj; done: Promise<void> } {
@@ -723,13 +734,15 @@ export class EmbeddedStore implements ObjectClient {
       const nsObj = this.find(storageKind(builtinTypes[0]), undefined, current.metadata.namespace);
       if (nsObj?.metadata.deletionTimestamp) this.gc.enqueue(nsObj.metadata.uid);
     }
-    const done = this.commit({
-      rv: this.rv,
-      op: 'del',
-      kind,
-      namespace: current.metadata.namespace,
-      name: current.metadata.name,
-    });
+    const done = this.commit(
+      JSON.stringify({
+        rv: this.rv,
+        op: 'del',
+        kind,
+        namespace: current.metadata.namespace,
+        name: current.metadata.name,
+      } satisfies JournalRecord),
+    );
     return { obj: last, done };
   }
 
@@ -815,59 +828,16 @@ export class EmbeddedStore implements ObjectClient {
     for (let i = lo; i < this.history.length; i++) yield this.history[i];
   }
 
-  private commit(rec: JournalRecord): Promise<void> {
-    if (!this.journal) return Promise.resolve();
-    this.pending.push(rec);
-    const p = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
-    }
-    return p;
+  private commit(line: string): Promise<void> {
+    return this.commits ? this.commits.commit(line) : Promise.resolve();
   }
 
-  /**
-   * Group commit: writes every record queued this turn, then fsyncs off the event loop;
-   * writes arriving meanwhile form the next batch, flushed when that fsync completes.
-   */
-  private flush(): void {
-    this.flushScheduled = false;
-    const journal = this.journal;
-    if (!journal || this.syncing || (this.pending.length === 0 && this.waiters.length === 0)) return;
-    const recs = this.pending;
-    const waiters = this.waiters;
-    this.pending = [];
-    this.waiters = [];
-    const fail = (err: unknown) => {
-      // Memory is ahead of disk now: refuse further writes rather than diverge silently.
-      this.failed ??= new Error(`embedded store: writing ${journal.dir} failed: ${(err as Error).message}`);
-      for (const w of waiters) w.reject(this.failed);
-    };
-    try {
-      journal.write(recs);
-      if (journal.wantsSnapshot()) {
-        const all: StoredObject[] = [];
-        for (const [kind, objs] of this.objects)
-          for (const object of objs.values()) all.push({ kind, object });
-        journal.snapshot(this.rv, all);
-      }
-    } catch (err) {
-      fail(err);
-      return;
-    }
-    this.syncing = journal
-      .sync()
-      .then(() => {
-        for (const w of waiters) w.resolve();
-      }, fail)
-      .finally(() => {
-        this.syncing = undefined;
-        this.flush();
-      });
+  /** Every stored object with its storage kind (what a snapshot holds). */
+  private *allObjects(): Iterable<StoredObject> {
+    for (const [kind, objs] of this.objects) for (const object of objs.values()) yield { kind, object };
   }
 
   private assertWritable(): void {
-    if (this.failed) throw this.failed;
     if (this.closed) throw new ApiError(503, 'ServiceUnavailable', 'the embedded store is closed');
   }
 
@@ -902,6 +872,11 @@ export class EmbeddedStore implements ObjectClient {
   }
 
   private checkKind(type: ResourceType, obj: Record<string, unknown>): void {
+    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
+      throw badRequest(`the ${type.kind} must be a JSON object`);
+    }
+    const shape = metadataShapeCauses(obj as KubeObject);
+    if (shape.length) throw invalid(type.kind, '', shape);
     if (obj.kind !== undefined && obj.kind !== type.kind) {
       throw badRequest(
         `the kind of the object (${String(obj.kind)}) does not match the resource (${type.kind})`,
@@ -924,22 +899,4 @@ export class EmbeddedStore implements ObjectClient {
     o.kind = type.kind;
     return o;
   }
-}
-
-function keyOfObj(obj: StoredObj): string {
-  return `${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
-}
-
-/**
- * The simplified server-side apply of the embedded store: maps merge recursively, lists
- * and scalars in the applied configuration replace the live ones. Field ownership is not
- * tracked, so fields a manager stops applying are kept rather than removed.
- */
-function applyMerge(live: unknown, applied: unknown): unknown {
-  if (applied === null || typeof applied !== 'object' || Array.isArray(applied))
-    return structuredClone(applied);
-  const out: Record<string, unknown> =
-    live && typeof live === 'object' && !Array.isArray(live) ? { ...(live as Record<string, unknown>) } : {};
-  for (const [k, v] of Object.entries(applied)) out[k] = applyMerge(out[k], v);
-  return out;
 }
