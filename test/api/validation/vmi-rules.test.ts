@@ -748,7 +748,7 @@ const cases: Case[] = [
   },
   {
     name: 'the same port forwarded twice (kubevirt-ts)',
-    file: 'vmi-masquerade.yaml',
+    file: 'vmi-masquerade-ports.yaml',
     mutate: (v) => {
       const ports = v.spec.domain.devices.interfaces![0].ports!;
       ports.push({ ...ports[0], name: 'again' });
