@@ -1,6 +1,7 @@
 /** Object rules of the embedded store: storage keys, generation, the size bound, CRD names, apply merge. */
 import { ApiError, type StatusCause } from '../errors';
-import type { ResourceType } from '../types';
+import { apiVersionOf } from '../resources';
+import type { KubeObject, ResourceType } from '../types';
 import type { JournalRecord } from './journal';
 import type { StoredObj } from './store-types';
 
@@ -87,4 +88,12 @@ export function applyMerge(live: unknown, applied: unknown): unknown {
     live && typeof live === 'object' && !Array.isArray(live) ? { ...(live as Record<string, unknown>) } : {};
   for (const [k, v] of Object.entries(applied)) out[k] = applyMerge(out[k], v);
   return out;
+}
+
+/** A copy of a stored object for a caller, in `type`'s apiVersion and kind (the store's own copy is never handed out). */
+export function copyOut(type: ResourceType, obj: KubeObject): KubeObject {
+  const o = structuredClone(obj);
+  o.apiVersion = apiVersionOf(type);
+  o.kind = type.kind;
+  return o;
 }

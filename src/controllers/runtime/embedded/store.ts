@@ -23,7 +23,6 @@ import {
   badRequest,
   conflict,
   ForbiddenError,
-  gone,
   invalid,
   NotFoundError,
   notFound,
@@ -58,6 +57,7 @@ import { GroupCommit } from './group-commit';
 import { Journal, type JournalRecord, type StoredObject } from './journal';
 import {
   applyMerge,
+  copyOut,
   crdNameCauses,
   keyOfObj,
   now,
@@ -67,29 +67,12 @@ import {
 } from './store-rules';
 import type { EmbeddedStoreOptions, StoredObj } from './store-types';
 import { metadataShapeCauses, validateMetadata } from './validation';
+import { WatchHub } from './watch-hub';
 
 export { MAX_OBJECT_BYTES } from './store-rules';
 export type { EmbeddedStoreOptions, StoredObj } from './store-types';
 
-interface HistoryEvent {
-  rv: number;
-  kind: string;
-  type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  obj: StoredObj;
-  old?: StoredObj;
-}
-
-interface Watcher {
-  kind: string;
-  type: ResourceType;
-  namespace?: string;
-  matches(obj: StoredObj): boolean;
-  send(ev: WatchEvent): void;
-}
-
 const FOREGROUND = 'foregroundDeletion';
-/** The longest delay a Node timer takes (2^31-1 ms); a longer one fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 const ORPHAN = 'orphan';
 
 /** The embedded store; it implements `ObjectClient`, so controllers use it like an API server. */
@@ -103,24 +86,21 @@ export class EmbeddedStore implements ObjectClient {
   private readonly byUid = new Map<string, { kind: string; key: string }>();
   /** owner uid -> keys of dependents (`kind|ns|name`) */
   private readonly dependents = new Map<string, Set<string>>();
-  private readonly watchers = new Set<Watcher>();
-  private history: HistoryEvent[] = [];
-  private dispatchQueue: HistoryEvent[] = [];
-  private dispatching = false;
-  private historyStart = 0;
+  private readonly watches: WatchHub;
   private rv = 0;
   private readonly commits?: GroupCommit;
   private closed = false;
   private readonly gc: GarbageCollector;
-  private readonly watchHistory: number;
-  private readonly bookmarkIntervalMs: number;
 
   private constructor(
     private readonly journal: Journal | undefined,
     options: EmbeddedStoreOptions,
   ) {
-    this.watchHistory = options.watchHistory ?? 10_000;
-    this.bookmarkIntervalMs = options.bookmarkIntervalMs ?? 5000;
+    this.watches = new WatchHub(
+      { rv: () => this.rv, listNow: (type, opts) => this.listNow(type, opts) },
+      options.watchHistory ?? 10_000,
+      options.bookmarkIntervalMs ?? 5000,
+    );
     for (const t of [...builtinTypes, ...kubevirtTypes, ...(options.types ?? [])]) {
       this.registerType(t);
       this.reserved.add(`${t.group}/${t.plural}`).add(`${t.group}/${t.kind}`);
@@ -141,7 +121,7 @@ export class EmbeddedStore implements ObjectClient {
       const rec = journal.load();
       store.rv = rec.rv;
       for (const o of rec.objects) store.restore(o);
-      store.historyStart = store.rv;
+      store.watches.resetHistory(store.rv);
       // Deletions or garbage collection interrupted by the restart carry on.
       store.gc.enqueueAll();
     }
@@ -177,8 +157,7 @@ export class EmbeddedStore implements ObjectClient {
 
   /** Drops the watch history: watches from any earlier resourceVersion now get 410 Gone. */
   compactHistory(): void {
-    this.history = [];
-    this.historyStart = this.rv;
+    this.watches.resetHistory(this.rv);
   }
 
   /** Stops watches, writes what is pending and releases the directory. */
@@ -186,7 +165,7 @@ export class EmbeddedStore implements ObjectClient {
     if (this.closed) return;
     this.closed = true;
     this.gc.stop();
-    for (const w of [...this.watchers]) (w as Watcher & { close(): void }).close();
+    this.watches.closeAll();
     // Everything acknowledged or queued reaches the disk before the files close.
     await this.commits?.drain();
     this.journal?.close();
@@ -198,7 +177,7 @@ export class EmbeddedStore implements ObjectClient {
     const ns = this.ns(type, namespace);
     const obj = this.find(this.kindOf(type), ns, name);
     if (!obj) throw notFound(type.group, type.plural, name);
-    return this.out(type, obj) as T;
+    return copyOut(type, obj) as T;
   }
 
   async list<T extends KubeObject>(type: ResourceType, options: ListOptions = {}): Promise<KubeList<T>> {
@@ -226,7 +205,7 @@ export class EmbeddedStore implements ObjectClient {
         cont = Buffer.from(keyOfObj(items[items.length - 1] as StoredObj)).toString('base64url');
         break;
       }
-      items.push(this.out(type, obj) as T);
+      items.push(copyOut(type, obj) as T);
     }
     return {
       apiVersion: apiVersionOf(type),
@@ -242,87 +221,7 @@ export class EmbeddedStore implements ObjectClient {
     onEvent: (event: WatchEvent<T>) => void,
   ): Promise<WatchHandle> {
     if (this.closed) throw new ApiError(503, 'ServiceUnavailable', 'the embedded store is closed');
-    const label = parseLabelSelector(options.labelSelector);
-    const field = parseFieldSelector(options.fieldSelector);
-    const kind = this.kindOf(type);
-    const ns = type.namespaced ? options.namespace : undefined;
-    let resolveClosed!: (e: Error | undefined) => void;
-    const closed = new Promise<Error | undefined>((r) => {
-      resolveClosed = r;
-    });
-    const timers: NodeJS.Timeout[] = [];
-    let stopped = false;
-    const watcher: Watcher & { close(err?: Error): void } = {
-      kind,
-      type,
-      namespace: ns,
-      matches: (obj) =>
-        (!ns || obj.metadata.namespace === ns) && label.matches(obj.metadata.labels) && field.matches(obj),
-      send: (ev) => {
-        if (stopped) return;
-        try {
-          onEvent(ev as WatchEvent<T>);
-        } catch (err) {
-          watcher.close(err as Error);
-        }
-      },
-      close: (err) => {
-        if (stopped) return;
-        stopped = true;
-        for (const t of timers) clearInterval(t);
-        this.watchers.delete(watcher);
-        resolveClosed(err);
-      },
-    };
-    const handle: WatchHandle = { stop: () => watcher.close(), closed };
-
-    const rvOpt = options.resourceVersion;
-    if (rvOpt === undefined || rvOpt === '' || rvOpt === '0') {
-      // No await between listing and registering: a write in between would be lost to this watch.
-      const list = this.listNow(type, { ...options, limit: undefined, continue: undefined });
-      this.watchers.add(watcher);
-      for (const item of list.items) watcher.send({ type: 'ADDED', object: item });
-    } else {
-      const from = Number(rvOpt);
-      if (!Number.isInteger(from) || from < 0) throw badRequest(`invalid resourceVersion "${rvOpt}"`);
-      if (from < this.historyStart) {
-        // As the API server: the watch opens, then ends with an Expired status.
-        queueMicrotask(() => watcher.close(gone(`too old resource version: ${from} (${this.historyStart})`)));
-        this.watchers.add(watcher);
-        return handle;
-      }
-      this.watchers.add(watcher);
-      for (const ev of this.historySince(from)) if (ev.kind === kind) this.deliver(watcher, ev);
-    }
-    if (options.allowWatchBookmarks) {
-      const t = setInterval(() => {
-        watcher.send({
-          type: 'BOOKMARK',
-          object: {
-            apiVersion: apiVersionOf(type),
-            kind: type.kind,
-            metadata: { resourceVersion: String(this.rv) },
-          },
-        });
-      }, this.bookmarkIntervalMs);
-      t.unref();
-      timers.push(t);
-    }
-    if (options.timeoutSeconds) {
-      // A Node timer fires at once past 2^31-1 ms (24.8 days): longer timeouts re-arm until due.
-      const due = Date.now() + options.timeoutSeconds * 1000;
-      const arm = () => {
-        const left = due - Date.now();
-        if (left <= 0) return watcher.close();
-        const t = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
-        t.unref();
-        timers[timerSlot] = t;
-      };
-      const timerSlot = timers.length;
-      timers.push(undefined as unknown as NodeJS.Timeout);
-      arm();
-    }
-    return handle;
+    return this.watches.watch(type, this.kindOf(type), options, onEvent);
   }
 
   async create<T extends KubeObject>(type: ResourceType, object: T, options: WriteOptions = {}): Promise<T> {
@@ -348,10 +247,10 @@ export class EmbeddedStore implements ObjectClient {
     if (type.statusSubresource && type.kind !== 'CustomResourceDefinition') delete obj.status;
     if (kind === storageKind(CustomResourceDefinitionType)) this.acceptCrd(obj);
     if (kind === storageKind(builtinTypes[0])) obj.status = { phase: 'Active' };
-    if (options.dryRun) return this.out(type, { ...obj, metadata: { ...meta, resourceVersion: '' } }) as T;
+    if (options.dryRun) return copyOut(type, { ...obj, metadata: { ...meta, resourceVersion: '' } }) as T;
     const done = this.put(kind, obj, 'ADDED');
     await done;
-    return this.out(type, obj) as T;
+    return copyOut(type, obj) as T;
   }
 
   async update<T extends KubeObject>(type: ResourceType, object: T, options: WriteOptions = {}): Promise<T> {
@@ -406,7 +305,7 @@ export class EmbeddedStore implements ObjectClient {
       }
     }
     if (!current) throw notFound(type.group, type.plural, name);
-    const base = this.out(type, current);
+    const base = copyOut(type, current);
     let next: KubeObject;
     switch (options.type) {
       case 'merge':
@@ -472,7 +371,7 @@ export class EmbeddedStore implements ObjectClient {
     // no dependents): the caller sees `pending`, and the garbage collector finishes it.
     const terminatingNamespace =
       type.kind === 'Namespace' && type.group === '' && this.namespaceHasContent(name);
-    if (options.dryRun) return { pending: finalizers.size > 0, object: this.out(type, current) as T };
+    if (options.dryRun) return { pending: finalizers.size > 0, object: copyOut(type, current) as T };
     if (finalizers.size > 0 || terminatingNamespace) {
       const changed =
         !current.metadata.deletionTimestamp ||
@@ -489,11 +388,11 @@ export class EmbeddedStore implements ObjectClient {
         await this.put(kind, next, 'MODIFIED', current);
       }
       this.gc.enqueue(next.metadata.uid);
-      return { pending: true, object: this.out(type, changed ? next : current) as T };
+      return { pending: true, object: copyOut(type, changed ? next : current) as T };
     }
     const removed = this.remove(kind, current);
     await removed.done;
-    return { pending: false, object: this.out(type, removed.obj) as T };
+    return { pending: false, object: copyOut(type, removed.obj) as T };
   }
 
   // ---- internals used by the garbage collector ---------------------------------------
@@ -626,8 +525,8 @@ export class EmbeddedStore implements ObjectClient {
     next.apiVersion = current.apiVersion;
     next.kind = current.kind;
     next.metadata.resourceVersion = current.metadata.resourceVersion;
-    if (jsonEqual(next, current)) return this.out(type, current) as T; // no-op writes do not bump resourceVersion
-    if (options.dryRun) return this.out(type, next) as T;
+    if (jsonEqual(next, current)) return copyOut(type, current) as T; // no-op writes do not bump resourceVersion
+    if (options.dryRun) return copyOut(type, next) as T;
     if (
       next.metadata.deletionTimestamp &&
       !next.metadata.finalizers?.length &&
@@ -635,11 +534,11 @@ export class EmbeddedStore implements ObjectClient {
     ) {
       const removed = this.remove(kind, next, current);
       await removed.done;
-      return this.out(type, removed.obj) as T;
+      return copyOut(type, removed.obj) as T;
     }
     await this.put(kind, next, 'MODIFIED', current);
     if (next.metadata.deletionTimestamp) this.gc.enqueue(next.metadata.uid);
-    return this.out(type, next) as T;
+    return copyOut(type, next) as T;
   }
 
   private namespaceWaits(type: ResourceType, obj: StoredObj): boolean {
@@ -715,7 +614,7 @@ export class EmbeddedStore implements ObjectClient {
     if (old) this.unindex(kind, old);
     this.objects.get(kind)!.set(keyOfObj(stored), stored);
     this.index(kind, stored);
-    this.record({ rv: this.rv, kind, type, obj: stored, old });
+    this.watches.record({ rv: this.rv, kind, type, obj: stored, old });
     return this.commit(line);
   }
 
@@ -726,7 +625,7 @@ export class EmbeddedStore implements ObjectClient {
     last.metadata.resourceVersion = String(this.rv);
     this.unindex(kind, current);
     this.objects.get(kind)!.delete(keyOfObj(current));
-    this.record({ rv: this.rv, kind, type: 'DELETED', obj: last, old: old ?? current });
+    this.watches.record({ rv: this.rv, kind, type: 'DELETED', obj: last, old: old ?? current });
     // Owners waiting for this dependent (foreground), and its own dependents (background).
     for (const ref of current.metadata.ownerReferences ?? []) this.gc.enqueue(ref.uid);
     this.gc.enqueue(current.metadata.uid);
@@ -767,65 +666,6 @@ export class EmbeddedStore implements ObjectClient {
       set?.delete(`${kind}|${key}`);
       if (set?.size === 0) this.dependents.delete(ref.uid);
     }
-  }
-
-  private record(ev: HistoryEvent): void {
-    this.history.push(ev);
-    if (this.history.length > this.watchHistory * 1.25) {
-      const drop = this.history.length - this.watchHistory;
-      this.historyStart = this.history[drop - 1].rv;
-      this.history = this.history.slice(drop);
-    }
-    // A watcher that writes from its callback must not overtake the event being delivered:
-    // events are dispatched strictly in resourceVersion order, re-entrant writes queue up.
-    this.dispatchQueue.push(ev);
-    if (this.dispatching) return;
-    this.dispatching = true;
-    try {
-      for (let i = 0; i < this.dispatchQueue.length; i++) {
-        const e = this.dispatchQueue[i];
-        const copies = new Map<string, KubeObject>();
-        for (const w of this.watchers) if (w.kind === e.kind) this.deliver(w, e, copies);
-      }
-    } finally {
-      this.dispatchQueue = [];
-      this.dispatching = false;
-    }
-  }
-
-  /**
-   * Sends one event to one watcher. Watchers of the same apiVersion share one copy of the
-   * object per event (cached objects are read-only by contract; the store's own copy is
-   * never handed out).
-   */
-  private deliver(w: Watcher, ev: HistoryEvent, copies?: Map<string, KubeObject>): void {
-    const now = w.matches(ev.obj);
-    const before = ev.old ? w.matches(ev.old) : false;
-    let type: WatchEvent['type'] | undefined;
-    if (ev.type === 'ADDED') type = now ? 'ADDED' : undefined;
-    else if (ev.type === 'DELETED') type = before || now ? 'DELETED' : undefined;
-    else if (now && before) type = 'MODIFIED';
-    else if (now) type = 'ADDED';
-    else if (before) type = 'DELETED';
-    if (!type) return;
-    const v = apiVersionOf(w.type);
-    let obj = copies?.get(v);
-    if (!obj) {
-      obj = this.out(w.type, ev.obj);
-      copies?.set(v, obj);
-    }
-    w.send({ type, object: obj });
-  }
-
-  private *historySince(rv: number): Iterable<HistoryEvent> {
-    let lo = 0;
-    let hi = this.history.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.history[mid].rv <= rv) lo = mid + 1;
-      else hi = mid;
-    }
-    for (let i = lo; i < this.history.length; i++) yield this.history[i];
   }
 
   private commit(line: string): Promise<void> {
@@ -891,12 +731,5 @@ export class EmbeddedStore implements ObjectClient {
 
   private find(kind: string, ns: string | undefined, name: string): StoredObj | undefined {
     return this.objects.get(kind)?.get(`${ns ?? ''}/${name}`);
-  }
-
-  private out(type: ResourceType, obj: KubeObject): KubeObject {
-    const o = structuredClone(obj);
-    o.apiVersion = apiVersionOf(type);
-    o.kind = type.kind;
-    return o;
   }
 }
