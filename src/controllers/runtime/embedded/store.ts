@@ -55,6 +55,7 @@ import type {
 import { GarbageCollector } from './garbage-collector';
 import { GroupCommit } from './group-commit';
 import { Journal, type JournalRecord, type StoredObject } from './journal';
+import { ObjectIndex } from './object-index';
 import {
   applyMerge,
   copyOut,
@@ -77,15 +78,11 @@ const ORPHAN = 'orphan';
 
 /** The embedded store; it implements `ObjectClient`, so controllers use it like an API server. */
 export class EmbeddedStore implements ObjectClient {
-  private readonly objects = new Map<string, Map<string, StoredObj>>();
+  private readonly objects = new ObjectIndex();
   private readonly typesByPath = new Map<string, ResourceType>();
   private readonly typesByKind = new Map<string, ResourceType>();
   /** `group/plural` and `group/Kind` of the kinds served without a CRD: no CRD may take them over. */
   private readonly reserved = new Set<string>();
-  /** uid -> [storage kind, object key] */
-  private readonly byUid = new Map<string, { kind: string; key: string }>();
-  /** owner uid -> keys of dependents (`kind|ns|name`) */
-  private readonly dependents = new Map<string, Set<string>>();
   private readonly watches: WatchHub;
   private rv = 0;
   private readonly commits?: GroupCommit;
@@ -107,7 +104,7 @@ export class EmbeddedStore implements ObjectClient {
     }
     this.gc = new GarbageCollector(this);
     if (journal) {
-      this.commits = new GroupCommit(journal, () => ({ rv: this.rv, objects: this.allObjects() }));
+      this.commits = new GroupCommit(journal, () => ({ rv: this.rv, objects: this.objects.all() }));
     }
   }
 
@@ -142,7 +139,7 @@ export class EmbeddedStore implements ObjectClient {
   registerType(type: ResourceType): void {
     this.typesByPath.set(`${type.group}/${type.version}/${type.plural}`, type);
     if (!this.typesByKind.has(storageKind(type))) this.typesByKind.set(storageKind(type), type);
-    if (!this.objects.has(storageKind(type))) this.objects.set(storageKind(type), new Map());
+    this.objects.addKind(storageKind(type));
   }
 
   /** The kind served at `group/version/plural`, if known (used by the REST server). */
@@ -188,7 +185,7 @@ export class EmbeddedStore implements ObjectClient {
   private listNow<T extends KubeObject>(type: ResourceType, options: ListOptions): KubeList<T> {
     const label = parseLabelSelector(options.labelSelector);
     const field = parseFieldSelector(options.fieldSelector);
-    const all = this.objects.get(this.kindOf(type))!;
+    const all = this.objects.ofKind(this.kindOf(type));
     const ns = type.namespaced ? options.namespace : undefined;
     let keys = [...all.keys()].sort();
     if (options.continue) {
@@ -399,31 +396,24 @@ export class EmbeddedStore implements ObjectClient {
 
   /** @internal The object with this uid, and its kind. */
   byUidLookup(uid: string): { type: ResourceType; obj: StoredObj } | undefined {
-    const loc = this.byUid.get(uid);
-    if (!loc) return undefined;
-    const obj = this.objects.get(loc.kind)?.get(loc.key);
-    return obj ? { type: this.typesByKind.get(loc.kind)!, obj } : undefined;
+    const found = this.objects.byUidLookup(uid);
+    return found && { type: this.typesByKind.get(found.kind)!, obj: found.obj };
   }
 
   /** @internal Dependents of an owner uid. */
   dependentsOf(uid: string): { type: ResourceType; obj: StoredObj }[] {
-    const out: { type: ResourceType; obj: StoredObj }[] = [];
-    for (const full of this.dependents.get(uid) ?? []) {
-      const bar = full.indexOf('|');
-      const kind = full.slice(0, bar);
-      const obj = this.objects.get(kind)?.get(full.slice(bar + 1));
-      if (obj) out.push({ type: this.typesByKind.get(kind)!, obj });
-    }
-    return out;
+    return this.objects
+      .dependentsOf(uid)
+      .map(({ kind, obj }) => ({ type: this.typesByKind.get(kind)!, obj }));
   }
 
   /** @internal Every namespaced object in a namespace. */
   contentsOf(namespace: string): { type: ResourceType; obj: StoredObj }[] {
     const out: { type: ResourceType; obj: StoredObj }[] = [];
-    for (const [kind, objs] of this.objects) {
+    for (const { kind, object } of this.objects.all()) {
       const type = this.typesByKind.get(kind)!;
-      if (!type.namespaced) continue;
-      for (const obj of objs.values()) if (obj.metadata.namespace === namespace) out.push({ type, obj });
+      if (type.namespaced && object.metadata.namespace === namespace)
+        out.push({ type, obj: object as StoredObj });
     }
     return out;
   }
@@ -431,10 +421,8 @@ export class EmbeddedStore implements ObjectClient {
   /** @internal uids of objects whose deletion is in progress (for recovery after restart). */
   deletingUids(): string[] {
     const out: string[] = [];
-    for (const objs of this.objects.values()) {
-      for (const o of objs.values()) {
-        if (o.metadata.deletionTimestamp || o.metadata.ownerReferences?.length) out.push(o.metadata.uid);
-      }
+    for (const { obj: o } of this.objects.entries()) {
+      if (o.metadata.deletionTimestamp || o.metadata.ownerReferences?.length) out.push(o.metadata.uid);
     }
     return out;
   }
@@ -546,9 +534,8 @@ export class EmbeddedStore implements ObjectClient {
   }
 
   private namespaceHasContent(ns: string): boolean {
-    for (const [kind, objs] of this.objects) {
-      if (!this.typesByKind.get(kind)?.namespaced) continue;
-      for (const o of objs.values()) if (o.metadata.namespace === ns) return true;
+    for (const { kind, obj } of this.objects.entries()) {
+      if (this.typesByKind.get(kind)?.namespaced && obj.metadata.namespace === ns) return true;
     }
     return false;
   }
@@ -589,10 +576,7 @@ export class EmbeddedStore implements ObjectClient {
 
   private restore(o: StoredObject): void {
     const obj = o.object as StoredObj;
-    const key = keyOfObj(obj);
-    if (!this.objects.has(o.kind)) this.objects.set(o.kind, new Map());
-    this.objects.get(o.kind)!.set(key, obj);
-    this.index(o.kind, obj);
+    this.objects.put(o.kind, obj);
     if (o.kind === storageKind(CustomResourceDefinitionType)) {
       // A CRD stored before built-in kinds were reserved must not take one over on restart.
       for (const t of typesFromCrd(obj))
@@ -611,9 +595,7 @@ export class EmbeddedStore implements ObjectClient {
     // Serialized (and its size checked) before anything changes: a refused write changes nothing.
     const line = serializeRecord(typ, { rv, op: 'put', kind, object: stored });
     this.rv = rv;
-    if (old) this.unindex(kind, old);
-    this.objects.get(kind)!.set(keyOfObj(stored), stored);
-    this.index(kind, stored);
+    this.objects.put(kind, stored, old);
     this.watches.record({ rv: this.rv, kind, type, obj: stored, old });
     return this.commit(line);
   }
@@ -623,8 +605,7 @@ export class EmbeddedStore implements ObjectClient {
     const current = this.find(kind, obj.metadata.namespace, obj.metadata.name)!;
     const last = structuredClone(obj);
     last.metadata.resourceVersion = String(this.rv);
-    this.unindex(kind, current);
-    this.objects.get(kind)!.delete(keyOfObj(current));
+    this.objects.delete(kind, current);
     this.watches.record({ rv: this.rv, kind, type: 'DELETED', obj: last, old: old ?? current });
     // Owners waiting for this dependent (foreground), and its own dependents (background).
     for (const ref of current.metadata.ownerReferences ?? []) this.gc.enqueue(ref.uid);
@@ -645,36 +626,8 @@ export class EmbeddedStore implements ObjectClient {
     return { obj: last, done };
   }
 
-  private index(kind: string, obj: StoredObj): void {
-    const key = keyOfObj(obj);
-    this.byUid.set(obj.metadata.uid, { kind, key });
-    for (const ref of obj.metadata.ownerReferences ?? []) {
-      let set = this.dependents.get(ref.uid);
-      if (!set) {
-        set = new Set();
-        this.dependents.set(ref.uid, set);
-      }
-      set.add(`${kind}|${key}`);
-    }
-  }
-
-  private unindex(kind: string, obj: StoredObj): void {
-    const key = keyOfObj(obj);
-    this.byUid.delete(obj.metadata.uid);
-    for (const ref of obj.metadata.ownerReferences ?? []) {
-      const set = this.dependents.get(ref.uid);
-      set?.delete(`${kind}|${key}`);
-      if (set?.size === 0) this.dependents.delete(ref.uid);
-    }
-  }
-
   private commit(line: string): Promise<void> {
     return this.commits ? this.commits.commit(line) : Promise.resolve();
-  }
-
-  /** Every stored object with its storage kind (what a snapshot holds). */
-  private *allObjects(): Iterable<StoredObject> {
-    for (const [kind, objs] of this.objects) for (const object of objs.values()) yield { kind, object };
   }
 
   private assertWritable(): void {
@@ -730,6 +683,6 @@ export class EmbeddedStore implements ObjectClient {
   }
 
   private find(kind: string, ns: string | undefined, name: string): StoredObj | undefined {
-    return this.objects.get(kind)?.get(`${ns ?? ''}/${name}`);
+    return this.objects.find(kind, ns, name);
   }
 }
