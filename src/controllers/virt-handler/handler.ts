@@ -151,6 +151,32 @@ export class VirtHandler {
     return { ...this.resources };
   }
 
+  /** Whether the handler has started (informers synced, notify socket served) and not stopped. */
+  isReady(): boolean {
+    return this.notify !== undefined && !this.queue.isShuttingDown();
+  }
+
+  /**
+   * The VMIs running on this node with a launcher to ask for domain stats (metrics).
+   * Reads the informer cache only; each `stats()` is one launcher call.
+   */
+  statsTargets(): { namespace: string; name: string; node: string; stats(): Promise<unknown> }[] {
+    const out = [];
+    for (const o of this.vmis.indexer.list()) {
+      const vmi = o as VirtualMachineInstance;
+      if (vmi.status?.phase !== 'Running' || vmi.status.nodeName !== this.o.nodeName) continue;
+      const podUid = this.podOf(vmi)?.metadata?.uid;
+      if (!podUid || !this.conns.socketExists(podUid)) continue;
+      out.push({
+        namespace: vmi.metadata?.namespace ?? 'default',
+        name: vmi.metadata?.name ?? '',
+        node: this.o.nodeName,
+        stats: async () => (await this.conns.get(podUid)).getDomainStats(),
+      });
+    }
+    return out;
+  }
+
   /** Probes the host, registers the Node, serves the notify socket, starts watching. */
   async start(): Promise<void> {
     const caps = await this.o.capabilities();
