@@ -30,7 +30,7 @@ describe.runIf(run)('metrics scraped by a real Prometheus (real guest)', () => {
   let prom: TestPrometheus | undefined;
 
   /** The single value of an instant query, waiting until Prometheus has one that satisfies `ok`. */
-  const valueOf = (q: string, ok: (v: number) => boolean = () => true) =>
+  const promValue = (q: string, ok: (v: number) => boolean = () => true) =>
     waitFor(`${q} in Prometheus`, async () => {
       const r = await prom?.query(q);
       return r?.length === 1 && ok(r[0].value) ? r[0].value : undefined;
@@ -43,8 +43,15 @@ describe.runIf(run)('metrics scraped by a real Prometheus (real guest)', () => {
     const controller = node.controller;
     if (!handler || !controller) throw new Error('the harness started no handler or controller');
     const hm = new HandlerMetrics({ targets: () => handler.statsTargets(), ready: () => handler.isReady() });
-    handlerServer = await serveMetrics({ sources: [hm], ready: () => handler.isReady(), scrapeBudgetMs: 800 });
-    controllerServer = await serveMetrics({ sources: [controller.metrics], ready: () => controller.manager.isReady() });
+    handlerServer = await serveMetrics({
+      sources: [hm],
+      ready: () => handler.isReady(),
+      scrapeBudgetMs: 800,
+    });
+    controllerServer = await serveMetrics({
+      sources: [controller.metrics],
+      ready: () => controller.manager.isReady(),
+    });
     const vm = tinyGuestVm(name, ns);
     const spec = vm.spec.template?.spec;
     if (!spec) throw new Error('tinyGuestVm has no template');
@@ -75,8 +82,8 @@ describe.runIf(run)('metrics scraped by a real Prometheus (real guest)', () => {
 
   it('kubevirt_vmi_vcpu_seconds_total grows between scrapes', async () => {
     const q = `sum(kubevirt_vmi_vcpu_seconds_total{${sel}})`;
-    const first = await valueOf(q, (v) => v > 0);
-    const later = await valueOf(q, (v) => v > first);
+    const first = await promValue(q, (v) => v > 0);
+    const later = await promValue(q, (v) => v > first);
     expect(later).toBeGreaterThan(first);
     console.info(`prometheus: vcpu seconds ${first} then ${later}`);
     const vcpus = await prom?.query(`kubevirt_vmi_vcpu_seconds_total{${sel}}`);
@@ -86,9 +93,9 @@ describe.runIf(run)('metrics scraped by a real Prometheus (real guest)', () => {
   });
 
   it('kubevirt_vmi_memory_resident_bytes is within the guest memory plus the launcher overhead', async () => {
-    const rss = await valueOf(`kubevirt_vmi_memory_resident_bytes{${sel}}`, (v) => v > 0);
-    const overhead = await valueOf(`kubevirt_vmi_launcher_memory_overhead_bytes{${sel}}`);
-    const domain = await valueOf(`kubevirt_vmi_memory_domain_bytes{${sel}}`);
+    const rss = await promValue(`kubevirt_vmi_memory_resident_bytes{${sel}}`, (v) => v > 0);
+    const overhead = await promValue(`kubevirt_vmi_launcher_memory_overhead_bytes{${sel}}`);
+    const domain = await promValue(`kubevirt_vmi_memory_domain_bytes{${sel}}`);
     expect(domain).toBe(128 * 1024 * 1024);
     expect(rss).toBeGreaterThan(0);
     expect(rss).toBeLessThanOrEqual(domain + overhead);
@@ -97,8 +104,11 @@ describe.runIf(run)('metrics scraped by a real Prometheus (real guest)', () => {
 
   it('per-drive storage counters: the guest kernel read the emptyDisk at boot', async () => {
     // The drive is served from the domain's start; the guest reads it once its kernel probes virtio.
-    const reqs = await valueOf(`kubevirt_vmi_storage_iops_read_total{${sel},drive="vda"}`, (v) => v > 0);
-    const bytes = await valueOf(`kubevirt_vmi_storage_read_traffic_bytes_total{${sel},drive="vda"}`, (v) => v > 0);
+    const reqs = await promValue(`kubevirt_vmi_storage_iops_read_total{${sel},drive="vda"}`, (v) => v > 0);
+    const bytes = await promValue(
+      `kubevirt_vmi_storage_read_traffic_bytes_total{${sel},drive="vda"}`,
+      (v) => v > 0,
+    );
     const drives = await prom?.query(`kubevirt_vmi_storage_iops_read_total{${sel}}`);
     expect(drives?.map((s) => s.metric.drive)).toEqual(['vda']);
     expect(bytes).toBeGreaterThanOrEqual(reqs * 512);
@@ -111,10 +121,10 @@ describe.runIf(run)('metrics scraped by a real Prometheus (real guest)', () => {
     const vmis = await embedded?.store.list<KubeObject & { status?: { phase?: string } }>(VmiResource, {});
     const running = vmis?.items.filter((v) => v.status?.phase === 'Running').length ?? 0;
     expect(running).toBe(1);
-    expect(await valueOf('sum(kubevirt_vmi_phase_count{phase="running"})')).toBe(running);
-    expect(await valueOf('kubevirt_virt_controller_leading_status')).toBe(1);
-    expect(await valueOf('kubevirt_virt_handler_ready_status')).toBe(1);
-    expect(await valueOf(`kubevirt_vm_info{${sel},status="Running",status_group="running"}`)).toBe(1);
+    expect(await promValue('sum(kubevirt_vmi_phase_count{phase="running"})')).toBe(running);
+    expect(await promValue('kubevirt_virt_controller_leading_status')).toBe(1);
+    expect(await promValue('kubevirt_virt_handler_ready_status')).toBe(1);
+    expect(await promValue(`kubevirt_vm_info{${sel},status="Running",status_group="running"}`)).toBe(1);
   });
 
   it('every served family is in the catalog with its type and labels', async () => {

@@ -15,7 +15,9 @@ export const PROMTOOL = '/usr/bin/promtool';
 
 /** Why Prometheus cannot run here, or undefined. */
 export function prometheusBlocker(): string | undefined {
-  return existsSync(PROMETHEUS) ? undefined : `${PROMETHEUS} is missing: scripts/setup-host.sh --with-kube installs it`;
+  return existsSync(PROMETHEUS)
+    ? undefined
+    : `${PROMETHEUS} is missing: scripts/setup-host.sh --with-kube installs it`;
 }
 
 /** One instant-query result series. */
@@ -72,7 +74,8 @@ export class TestPrometheus {
     await waitFor(
       `Prometheus ready on port ${port} (${stderr.slice(-300)})`,
       async () => {
-        if (proc.exitCode !== null) throw new Error(`prometheus exited ${proc.exitCode}: ${stderr.slice(-1000)}`);
+        if (proc.exitCode !== null)
+          throw new Error(`prometheus exited ${proc.exitCode}: ${stderr.slice(-1000)}`);
         return (await fetch(`${p.url}/-/ready`).catch(() => undefined))?.ok;
       },
       60_000,
@@ -99,7 +102,11 @@ export class TestPrometheus {
     const body = (await res.json()) as {
       data: { activeTargets: { labels: { job: string }; health: string; lastError: string }[] };
     };
-    return body.data.activeTargets.map((t) => ({ job: t.labels.job, health: t.health, lastError: t.lastError }));
+    return body.data.activeTargets.map((t) => ({
+      job: t.labels.job,
+      health: t.health,
+      lastError: t.lastError,
+    }));
   }
 
   async stop(): Promise<void> {

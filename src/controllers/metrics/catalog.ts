@@ -22,12 +22,13 @@ export interface MetricDef {
 
 const VMI = ['node', 'namespace', 'name'] as const;
 
-const handler = (
-  name: string,
-  type: MetricType,
-  help: string,
-  extra: readonly string[] = [],
-): MetricDef => ({ name, type, help, labels: [...VMI, ...extra], component: 'virt-handler' });
+const handler = (name: string, type: MetricType, help: string, extra: readonly string[] = []): MetricDef => ({
+  name,
+  type,
+  help,
+  labels: [...VMI, ...extra],
+  component: 'virt-handler',
+});
 
 /** virt-handler: per-VMI domain statistics (upstream's domainstats collector). */
 export const HANDLER_DOMAIN_METRICS: readonly MetricDef[] = [
@@ -61,11 +62,7 @@ export const HANDLER_DOMAIN_METRICS: readonly MetricDef[] = [
     'gauge',
     'Resident set size of the process running the domain.',
   ),
-  handler(
-    'kubevirt_vmi_memory_available_bytes',
-    'gauge',
-    'Amount of usable memory as seen by the domain.',
-  ),
+  handler('kubevirt_vmi_memory_available_bytes', 'gauge', 'Amount of usable memory as seen by the domain.'),
   handler(
     'kubevirt_vmi_memory_usable_bytes',
     'gauge',
@@ -107,12 +104,9 @@ export const HANDLER_DOMAIN_METRICS: readonly MetricDef[] = [
     'counter',
     'The number of other page faults, when disk IO was not required.',
   ),
-  handler(
-    'kubevirt_vmi_network_receive_bytes_total',
-    'counter',
-    'Total network traffic received in bytes.',
-    ['interface'],
-  ),
+  handler('kubevirt_vmi_network_receive_bytes_total', 'counter', 'Total network traffic received in bytes.', [
+    'interface',
+  ]),
   handler(
     'kubevirt_vmi_network_transmit_bytes_total',
     'counter',
@@ -131,12 +125,9 @@ export const HANDLER_DOMAIN_METRICS: readonly MetricDef[] = [
     'Total network traffic transmitted packets.',
     ['interface'],
   ),
-  handler(
-    'kubevirt_vmi_network_receive_errors_total',
-    'counter',
-    'Total network received error packets.',
-    ['interface'],
-  ),
+  handler('kubevirt_vmi_network_receive_errors_total', 'counter', 'Total network received error packets.', [
+    'interface',
+  ]),
   handler(
     'kubevirt_vmi_network_transmit_errors_total',
     'counter',
@@ -161,12 +152,9 @@ export const HANDLER_DOMAIN_METRICS: readonly MetricDef[] = [
     'Total number of bytes read from storage.',
     ['drive'],
   ),
-  handler(
-    'kubevirt_vmi_storage_write_traffic_bytes_total',
-    'counter',
-    'Total number of written bytes.',
-    ['drive'],
-  ),
+  handler('kubevirt_vmi_storage_write_traffic_bytes_total', 'counter', 'Total number of written bytes.', [
+    'drive',
+  ]),
   handler('kubevirt_vmi_storage_iops_read_total', 'counter', 'Total number of I/O read operations.', [
     'drive',
   ]),
@@ -185,9 +173,7 @@ export const HANDLER_DOMAIN_METRICS: readonly MetricDef[] = [
     'Total time spent on write operations.',
     ['drive'],
   ),
-  handler('kubevirt_vmi_storage_flush_requests_total', 'counter', 'Total storage flush requests.', [
-    'drive',
-  ]),
+  handler('kubevirt_vmi_storage_flush_requests_total', 'counter', 'Total storage flush requests.', ['drive']),
   handler(
     'kubevirt_vmi_storage_flush_times_seconds_total',
     'counter',
@@ -317,7 +303,17 @@ export const CONTROLLER_METRICS: readonly MetricDef[] = [
     name: 'kubevirt_vm_info',
     type: 'gauge',
     help: 'Information about Virtual Machines.',
-    labels: ['namespace', 'name', 'os', 'workload', 'flavor', 'instance_type', 'preference', 'status', 'status_group'],
+    labels: [
+      'namespace',
+      'name',
+      'os',
+      'workload',
+      'flavor',
+      'instance_type',
+      'preference',
+      'status',
+      'status_group',
+    ],
     component: 'virt-controller',
   },
   {

@@ -11,7 +11,7 @@ import type {
 } from '../../api/generated/types';
 import type { KubeObject } from '../runtime/types';
 import { CONTROLLER_METRICS } from './catalog';
-import { type Labels, ComponentRegistry } from './registry';
+import { ComponentRegistry, type Labels } from './registry';
 import type { MetricsSource } from './server';
 import { WorkQueueMetrics } from './workqueue-metrics';
 
@@ -87,8 +87,16 @@ export class ControllerMetrics implements MetricsSource {
         os: ann(meta.annotations, 'os'),
         workload: ann(meta.annotations, 'workload'),
         flavor: ann(meta.annotations, 'flavor'),
-        instance_type: meta.annotations?.['kubevirt.io/instancetype-name'] ?? meta.annotations?.['kubevirt.io/cluster-instancetype-name'] ? '<other>' : '',
-        preference: meta.annotations?.['kubevirt.io/preference-name'] ?? meta.annotations?.['kubevirt.io/cluster-preference-name'] ? '<other>' : '',
+        instance_type:
+          (meta.annotations?.['kubevirt.io/instancetype-name'] ??
+          meta.annotations?.['kubevirt.io/cluster-instancetype-name'])
+            ? '<other>'
+            : '',
+        preference:
+          (meta.annotations?.['kubevirt.io/preference-name'] ??
+          meta.annotations?.['kubevirt.io/cluster-preference-name'])
+            ? '<other>'
+            : '',
         guest_os_kernel_release: os.kernelRelease ?? '',
         guest_os_machine: st.machine?.type ?? '',
         guest_os_arch: os.machine ?? '',
@@ -164,7 +172,10 @@ export class ControllerMetrics implements MetricsSource {
       1,
     );
     if (meta.creationTimestamp)
-      m.gauge('kubevirt_vm_create_date_timestamp_seconds').set(id, Date.parse(String(meta.creationTimestamp)) / 1000);
+      m.gauge('kubevirt_vm_create_date_timestamp_seconds').set(
+        id,
+        Date.parse(String(meta.creationTimestamp)) / 1000,
+      );
     // upstream: the latest transition of Ready/Failure/Paused, on the current group's metric; 0 on the others.
     let last = -1;
     for (const c of vm.status?.conditions ?? []) {
@@ -173,7 +184,11 @@ export class ControllerMetrics implements MetricsSource {
     }
     const current = group === '<unknown>' ? 'error' : group;
     for (const g of GROUPS)
-      m.setSnapshot(`kubevirt_vm_${g}_status_last_transition_timestamp_seconds`, id, g === current ? last : 0);
+      m.setSnapshot(
+        `kubevirt_vm_${g}_status_last_transition_timestamp_seconds`,
+        id,
+        g === current ? last : 0,
+      );
   }
 
   text(): Promise<string> {

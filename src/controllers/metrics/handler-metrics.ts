@@ -33,10 +33,7 @@ const DURATION = 'kubevirt_ts_virt_handler_domainstats_scrape_duration_seconds';
 
 /** The handler's registry and collector. */
 export class HandlerMetrics implements MetricsSource {
-  readonly metrics = new ComponentRegistry([
-    ...HANDLER_METRICS.map((m) => m.name),
-    ...DOMAIN_NAMES,
-  ]);
+  readonly metrics = new ComponentRegistry([...HANDLER_METRICS.map((m) => m.name), ...DOMAIN_NAMES]);
 
   constructor(private readonly o: HandlerMetricsOptions) {}
 

@@ -36,10 +36,9 @@ export class WorkQueueMetrics {
         { name },
         running.reduce((a, b) => a + b, 0),
       );
-      this.m.gauge('kubevirt_workqueue_longest_running_processor_seconds').set(
-        { name },
-        running.length ? Math.max(...running) : 0,
-      );
+      this.m
+        .gauge('kubevirt_workqueue_longest_running_processor_seconds')
+        .set({ name }, running.length ? Math.max(...running) : 0);
     }
   }
 }

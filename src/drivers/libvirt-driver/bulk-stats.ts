@@ -15,6 +15,7 @@ export async function bulkStats(
 ): Promise<Record<string, number | string | boolean>> {
   const records = await client.getAllDomainStats([dom], STATS);
   const out: Record<string, number | string | boolean> = {};
-  for (const p of records[0]?.params ?? []) out[p.field] = typeof p.value === 'bigint' ? Number(p.value) : p.value;
+  for (const p of records[0]?.params ?? [])
+    out[p.field] = typeof p.value === 'bigint' ? Number(p.value) : p.value;
   return out;
 }
