@@ -29,6 +29,7 @@ export interface UpOptions {
   kvm?: boolean;
   libvirtUri?: string;
   verbose?: boolean;
+  metricsPort?: string;
 }
 
 export function registerUpCommand(program: Command): void {
@@ -47,6 +48,10 @@ export function registerUpCommand(program: Command): void {
     )
     .option('--libvirt-uri <uri>', 'libvirt URI', 'qemu:///system')
     .option('-v, --verbose', 'print component logs')
+    .option(
+      '--metrics-port <port>',
+      "loopback port of virt-handler's /metrics (virt-controller's is the next one; default: free ports, see metrics.json in the state dir)",
+    )
     .action(async (manifests: string[], opts: UpOptions) => {
       await up(manifests, opts);
     });
@@ -87,6 +92,7 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
     paths,
     allowKvm: opts.kvm,
     libvirtUri: opts.libvirtUri,
+    metricsPort: parseMetricsPort(opts.metricsPort),
     log: opts.verbose ? (c, m) => progress.line(`${c}: ${m}`) : undefined,
   });
   let stopping = false;
@@ -106,6 +112,9 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
   await node.start();
   progress.done();
   progress.line(`ready: node ${node.nodeName}, store socket ${paths.storeSocket}`);
+  progress.line(
+    `metrics: virt-handler ${node.metricsUrls['virt-handler']}/metrics, virt-controller ${node.metricsUrls['virt-controller']}/metrics`,
+  );
   await watchPhases(node.store, progress);
   printApplied(progress, await applyObjects(node.store, objects));
   if (opts.console) await streamFirstConsole(node.store, paths, objects, progress);
@@ -122,6 +131,7 @@ async function detach(paths: StatePaths, manifests: string[], opts: UpOptions, p
   if (opts.kvm) args.push('--kvm');
   if (opts.libvirtUri) args.push('--libvirt-uri', opts.libvirtUri);
   if (opts.verbose) args.push('--verbose');
+  if (opts.metricsPort) args.push('--metrics-port', opts.metricsPort);
   const child = spawn(process.execPath, [...process.execArgv, ...args], {
     detached: true,
     stdio: ['ignore', log, log],
@@ -202,4 +212,13 @@ async function streamFirstConsole(
   const sock = await connectConsole(socket);
   await attachConsole(sock, { input: false });
   progress.line(`console of ${id} closed`);
+}
+
+/** `--metrics-port`: a port both it and the next one fit in (1-65534), or undefined. */
+export function parseMetricsPort(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < 1 || n > 65534)
+    throw new Error(`--metrics-port: ${JSON.stringify(v)} is not a port from 1 to 65534`);
+  return n;
 }

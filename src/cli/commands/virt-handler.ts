@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import type { PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime';
 import type { VirtHandler } from '../../controllers/virt-handler/handler';
+import { parseMetricsListen } from '../metrics-flags';
 
 /** kubelet's pod root (launcher-protocol/paths; not imported, so the CLI starts without gRPC). */
 const KUBELET_PODS_ROOT = '/var/lib/kubelet/pods';
@@ -23,6 +24,9 @@ interface HandlerFlags {
   imageRoot?: string;
   migrationAddress?: string;
   kubevirtNamespace: string;
+  metricsListen?: string;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
 }
 
 const NODE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
@@ -58,7 +62,14 @@ export function registerVirtHandlerCommand(program: Command): void {
       '--migration-address <address>',
       "what migration sources use to reach this node's libvirtd: host[:port] of its TCP listener, or a libvirt URI (without it this node is no migration target)",
     )
+    .option(
+      '--metrics-listen <address:port>',
+      'serve /metrics, /healthz and /readyz there (upstream serves them on 0.0.0.0:8443 over HTTPS)',
+    )
+    .option('--tls-cert-file <file>', 'PEM certificate: serve the metrics over HTTPS')
+    .option('--tls-key-file <file>', 'PEM key of --tls-cert-file')
     .action(async (f: HandlerFlags) => {
+      const listen = parseMetricsListen(f);
       // Loaded here, not at the top: every other command (the launcher above all) starts
       // without the Kubernetes client.
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
@@ -111,11 +122,25 @@ export function registerVirtHandlerCommand(program: Command): void {
       const handler = await container.getAsync<VirtHandler>(NodeTokens.handler);
       await runtime?.start();
       await handler.start();
+      let metrics: { url: string; close(): Promise<void> } | undefined;
+      if (listen) {
+        const { serveMetrics } = await import('../../controllers/metrics/server');
+        const { HandlerMetrics } = await import('../../controllers/metrics/handler-metrics');
+        metrics = await serveMetrics({
+          ...listen,
+          sources: [
+            new HandlerMetrics({ targets: () => handler.statsTargets(), ready: () => handler.isReady() }),
+          ],
+          ready: () => handler.isReady(),
+        });
+        process.stderr.write(`virt-handler ${f.nodeName}: metrics on ${metrics.url}/metrics\n`);
+      }
       process.stderr.write(`virt-handler ${f.nodeName}: running\n`);
       await new Promise<void>((resolve) => {
         process.once('SIGTERM', resolve);
         process.once('SIGINT', resolve);
       });
+      await metrics?.close();
       await handler.stop();
       await runtime?.stop();
       await config.stop();
