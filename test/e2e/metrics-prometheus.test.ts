@@ -8,10 +8,11 @@
  * every served family is checked against the catalog (name, type, labels).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeText } from '../../src/cli/commands/describe';
 import { ALL_METRICS, metricDef } from '../../src/controllers/metrics/catalog';
 import { HandlerMetrics } from '../../src/controllers/metrics/handler-metrics';
 import { type MetricsServer, serveMetrics } from '../../src/controllers/metrics/server';
-import { VirtualMachineType } from '../../src/controllers/runtime/resources';
+import { EventType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import { VmiResource } from '../../src/controllers/virt-controller/vmi/controller';
 import { familyOf, parseExposition } from '../support/exposition';
@@ -127,6 +128,24 @@ describe.runIf(run)('metrics scraped by a real Prometheus (real guest)', () => {
     expect(await promValue(`kubevirt_vm_info{${sel},status="Running",status_group="running"}`)).toBe(1);
   });
 
+  /** The VMI's events as `describe vmi` shows them, once `want` reasons are all there. */
+  const vmiEvents = async (uid: string, want: string[]) =>
+    waitFor(`events ${want.join(', ')} on the VMI`, async () => {
+      const all = await embedded?.store.list<
+        KubeObject & { involvedObject?: { uid?: string }; reason?: string }
+      >(EventType, { namespace: ns });
+      const mine = (all?.items ?? []).filter((e) => e.involvedObject?.uid === uid);
+      return want.every((r) => mine.some((e) => e.reason === r)) ? mine : undefined;
+    });
+
+  it('virt-handler records Created and Started on the VMI; describe vmi shows them', async () => {
+    const vmi = await embedded?.node.getVmi(ns, name);
+    const events = await vmiEvents(vmi?.metadata?.uid ?? '', ['Created', 'Started']);
+    const text = describeText(vmi as KubeObject, events as never);
+    expect(text).toMatch(/Normal\s+Created\s+\S+\s+virt-handler\s+VirtualMachineInstance defined\./);
+    expect(text).toMatch(/Normal\s+Started\s+\S+\s+virt-handler\s+VirtualMachineInstance started\./);
+  });
+
   it('every served family is in the catalog with its type and labels', async () => {
     const catalog = new Set(ALL_METRICS.map((m) => m.name));
     for (const server of [handlerServer, controllerServer]) {
@@ -146,5 +165,30 @@ describe.runIf(run)('metrics scraped by a real Prometheus (real guest)', () => {
         expect(got, s.name).toEqual(want);
       }
     }
+  });
+
+  it('stopping records ShuttingDown, Stopped and Deleted on the VMI, and drops its series', async () => {
+    const node = embedded?.node;
+    const vmi = await node?.getVmi(ns, name);
+    const uid = vmi?.metadata?.uid ?? '';
+    const vm = await node?.getVm(ns, name);
+    await embedded?.store.update(VirtualMachineType, {
+      ...vm,
+      spec: { ...vm?.spec, runStrategy: 'Halted' },
+    } as never);
+    const events = await vmiEvents(uid, ['ShuttingDown', 'Stopped', 'Deleted']);
+    const text = describeText(vmi as KubeObject, events as never);
+    expect(text).toMatch(/Normal\s+ShuttingDown\s+\S+\s+virt-handler\s+Signaled Graceful Shutdown/);
+    expect(text).toMatch(
+      /Normal\s+Stopped\s+\S+\s+virt-handler\s+The VirtualMachineInstance was shut down\./,
+    );
+    expect(text).toMatch(/Normal\s+Deleted\s+\S+\s+virt-handler\s+Signaled Deletion/);
+    await waitFor('the VMI series gone from the handler', async () => {
+      const r = await prom?.query(`kubevirt_vmi_vcpu_seconds_total{${sel}}`);
+      return r?.length === 0;
+    });
+    expect(
+      await promValue('sum(kubevirt_vmi_phase_count{phase="running"}) or vector(0)', (v) => v === 0),
+    ).toBe(0);
   });
 });

@@ -11,6 +11,7 @@ import type { MigrationConfiguration, VirtualMachineInstance } from '../../api/g
 import type { HostCapabilities, HypervisorDriver } from '../../drivers/driver';
 import { type DomainEventNotification, type NotifyServer, serveNotify } from '../launcher-protocol';
 import { ConflictError, NotFoundError } from '../runtime/errors';
+import { EventRecorder } from '../runtime/event-recorder';
 import { type Informer, SharedInformerFactory } from '../runtime/informer';
 import { objectKey, PodType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
@@ -25,6 +26,13 @@ import { LauncherConnections } from './launcher-connections';
 import { MigrationSync, migrationRole } from './migration-sync';
 import { nodeDeviceResources, nodeLabelsFor } from './node-labels';
 import { NodeRegistrar } from './node-registrar';
+import {
+  launcherEvent,
+  phaseEvents,
+  VMI_GRACEFUL_SHUTDOWN,
+  VMI_SIGNAL_DELETION,
+  type VmiEvent,
+} from './vmi-events';
 import { type LauncherView, nextHandlerStatus } from './vmi-status';
 
 /** Options of {@link VirtHandler}. */
@@ -94,12 +102,18 @@ export class VirtHandler {
   /** Final VMIs whose launcher and domain are already dealt with. */
   private readonly collected = new Set<string>();
   private readonly log: (m: string) => void;
+  private readonly recorder: EventRecorder;
+  /** VMIs (uid) already told to shut down gracefully: one ShuttingDown event each. */
+  private readonly shutdownSignaled = new Set<string>();
   private labels: Record<string, string> = {};
   private resources: Record<string, string> = {};
 
   constructor(private readonly o: VirtHandlerOptions) {
     this.log = o.log ?? ((m) => process.stderr.write(`virt-handler ${o.nodeName}: ${m}\n`));
     this.informers = new SharedInformerFactory(o.client);
+    this.recorder = new EventRecorder(o.client, { component: 'virt-handler', host: o.nodeName }, (e) =>
+      this.log(`event: ${e.message}`),
+    );
     this.podInformers = new SharedInformerFactory(o.client);
     this.vmis = this.informers.informerFor(VmiResource, {
       labelSelector: `${NODE_NAME_LABEL}=${o.nodeName}`,
@@ -193,7 +207,10 @@ export class VirtHandler {
       });
       await this.registrar.register();
     }
-    this.notify = await serveNotify(this.o.notifySocket, { onDomainEvent: (ev) => this.onDomainEvent(ev) });
+    this.notify = await serveNotify(this.o.notifySocket, {
+      onDomainEvent: (ev) => this.onDomainEvent(ev),
+      onK8sEvent: (ev) => this.onLauncherEvent(ev),
+    });
     this.informers.start();
     this.podInformers.start();
     await this.informers.waitForCacheSync();
@@ -217,6 +234,18 @@ export class VirtHandler {
     await this.podInformers.shutdown();
     await this.notify?.close();
     await this.conns.closeAll();
+    await this.recorder.flush();
+  }
+
+  private record(vmi: VirtualMachineInstance, e: VmiEvent): void {
+    this.recorder.event(vmi as never, e.type, e.reason, e.message);
+  }
+
+  /** A launcher's HandleK8sEvent: recorded on its VMI (only its own). */
+  private onLauncherEvent(raw: unknown): void {
+    const r = launcherEvent(raw, (ns, name) => this.vmi(`${ns}/${name}`));
+    if ('error' in r) throw new Error(`launcher event refused: ${r.error}`);
+    this.record(r.vmi, r.event);
   }
 
   private onDomainEvent(ev: DomainEventNotification): void {
@@ -315,11 +344,13 @@ export class VirtHandler {
         podUid && this.conns.socketExists(podUid)
           ? (await this.call(podUid, uid, (c) => c.deleteVirtualMachine(vmi))).ok
           : false;
+      if (told) this.record(vmi, VMI_SIGNAL_DELETION);
       // No launcher to tell: remove what a dead one may have left running.
       if (!told && this.lastDomain.get(uid)?.finished !== true) await this.removeOrphan(vmi);
       if (podUid) await this.conns.drop(podUid);
       this.lastDomain.delete(uid);
       this.failures.delete(uid);
+      this.shutdownSignaled.delete(uid);
       this.collected.add(uid);
       return undefined;
     }
@@ -361,7 +392,11 @@ export class VirtHandler {
       if (deleting) {
         if (domain && !domain.finished) {
           const grace = vmi.spec.terminationGracePeriodSeconds ?? 30;
-          await this.call(podUid, uid, (c) => c.shutdownVirtualMachine(vmi, grace));
+          const asked = await this.call(podUid, uid, (c) => c.shutdownVirtualMachine(vmi, grace));
+          if (asked.ok && !this.shutdownSignaled.has(uid)) {
+            this.shutdownSignaled.add(uid);
+            this.record(vmi, VMI_GRACEFUL_SHUTDOWN);
+          }
           return 1_000;
         }
       } else if (!domain || (!domain.finished && domain.state === 'shutoff')) {
@@ -415,6 +450,7 @@ export class VirtHandler {
     try {
       await this.o.client.update(VmiResource, next as never);
       this.o.onWrite?.('VirtualMachineInstance', old.metadata?.name ?? '');
+      for (const e of phaseEvents(old, next)) this.record(next, e);
     } catch (err) {
       if (err instanceof NotFoundError) return;
       throw err;
