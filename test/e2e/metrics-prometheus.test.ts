@@ -135,7 +135,8 @@ describe.runIf(run)('metrics scraped by a real Prometheus (real guest)', () => {
         KubeObject & { involvedObject?: { uid?: string }; reason?: string }
       >(EventType, { namespace: ns });
       const mine = (all?.items ?? []).filter((e) => e.involvedObject?.uid === uid);
-      return want.every((r) => mine.some((e) => e.reason === r)) ? mine : undefined;
+      if (want.every((r) => mine.some((e) => e.reason === r))) return mine;
+      throw new Error(`the VMI has ${mine.map((e) => e.reason).join(', ') || 'no events'}`);
     });
 
   it('virt-handler records Created and Started on the VMI; describe vmi shows them', async () => {
@@ -167,7 +168,9 @@ describe.runIf(run)('metrics scraped by a real Prometheus (real guest)', () => {
     }
   });
 
-  it('stopping records ShuttingDown, Stopped and Deleted on the VMI, and drops its series', async () => {
+  // `Deleted` (Signaled Deletion) is recorded only when a launcher is still there to be told
+  // to drop the domain; after a graceful stop the launcher has already exited.
+  it('stopping records ShuttingDown and Stopped on the VMI, and drops its series', async () => {
     const node = embedded?.node;
     const vmi = await node?.getVmi(ns, name);
     const uid = vmi?.metadata?.uid ?? '';
@@ -176,19 +179,23 @@ describe.runIf(run)('metrics scraped by a real Prometheus (real guest)', () => {
       ...vm,
       spec: { ...vm?.spec, runStrategy: 'Halted' },
     } as never);
-    const events = await vmiEvents(uid, ['ShuttingDown', 'Stopped', 'Deleted']);
+    const events = await vmiEvents(uid, ['ShuttingDown', 'Stopped']);
     const text = describeText(vmi as KubeObject, events as never);
     expect(text).toMatch(/Normal\s+ShuttingDown\s+\S+\s+virt-handler\s+Signaled Graceful Shutdown/);
     expect(text).toMatch(
       /Normal\s+Stopped\s+\S+\s+virt-handler\s+The VirtualMachineInstance was shut down\./,
     );
-    expect(text).toMatch(/Normal\s+Deleted\s+\S+\s+virt-handler\s+Signaled Deletion/);
     await waitFor('the VMI series gone from the handler', async () => {
       const r = await prom?.query(`kubevirt_vmi_vcpu_seconds_total{${sel}}`);
       return r?.length === 0;
     });
-    expect(
-      await promValue('sum(kubevirt_vmi_phase_count{phase="running"}) or vector(0)', (v) => v === 0),
-    ).toBe(0);
-  });
+    await waitFor('no running VMI counted', async () => {
+      const r = await prom?.query('kubevirt_vmi_phase_count');
+      const text = await (await fetch(`${controllerServer?.url}/metrics`)).text();
+      const local = text.split('\n').filter((l) => l.startsWith('kubevirt_vmi_phase_count'));
+      if (r?.some((x) => x.metric.phase === 'running' && x.value > 0))
+        throw new Error(`prometheus ${JSON.stringify(r)} served ${JSON.stringify(local)}`);
+      return true;
+    });
+  }, 200_000);
 });
