@@ -76,7 +76,7 @@ export function launcherEvent(
   if (typeof ev.reason !== 'string' || !REASON.test(ev.reason))
     return { error: `reason ${JSON.stringify(ev.reason)} is not a CamelCase word` };
   if (typeof ev.message !== 'string') return { error: 'message must be a string' };
-  if (!o || o.kind !== 'VirtualMachineInstance')
+  if (o?.kind !== 'VirtualMachineInstance')
     return { error: 'involvedObject must be a VirtualMachineInstance' };
   const vmi = vmiOf(String(o.namespace), String(o.name));
   if (!vmi || vmi.metadata?.uid !== o.uid)
