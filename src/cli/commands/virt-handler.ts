@@ -27,6 +27,7 @@ interface HandlerFlags {
   metricsListen?: string;
   tlsCertFile?: string;
   tlsKeyFile?: string;
+  v: string;
 }
 
 const NODE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
@@ -68,8 +69,16 @@ export function registerVirtHandlerCommand(program: Command): void {
     )
     .option('--tls-cert-file <file>', 'PEM certificate: serve the metrics over HTTPS')
     .option('--tls-key-file <file>', 'PEM key of --tls-cert-file')
+    .option(
+      '--v <level>',
+      "log verbosity as upstream's (JSON lines on stderr; 2 = info, 3-4 debug, 5+ trace)",
+      '2',
+    )
     .action(async (f: HandlerFlags) => {
       const listen = parseMetricsListen(f);
+      if (!/^\d+$/.test(f.v)) throw new Error(`--v: ${JSON.stringify(f.v)} is not a verbosity (0 or more)`);
+      const { componentLogger } = await import('../../controllers/logging/logger');
+      const logger = componentLogger('virt-handler', Number(f.v));
       // Loaded here, not at the top: every other command (the launcher above all) starts
       // without the Kubernetes client.
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
@@ -115,6 +124,7 @@ export function registerVirtHandlerCommand(program: Command): void {
           notifySocket: f.notifySocket,
           migrationAddress: f.migrationAddress,
           migrationConfig: () => config.current().migrations,
+          logger,
         },
         podRuntime: f.podRuntime ? { root: f.podsRoot, bindPending: f.bindPending, env } : undefined,
       });

@@ -7,9 +7,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { Logger } from 'pino';
 import type { MigrationConfiguration, VirtualMachineInstance } from '../../api/generated/types';
 import type { HostCapabilities, HypervisorDriver } from '../../drivers/driver';
 import { type DomainEventNotification, type NotifyServer, serveNotify } from '../launcher-protocol';
+import { vmiFields } from '../logging/logger';
 import { ConflictError, NotFoundError } from '../runtime/errors';
 import { EventRecorder } from '../runtime/event-recorder';
 import { type Informer, SharedInformerFactory } from '../runtime/informer';
@@ -73,6 +75,8 @@ export interface VirtHandlerOptions {
   /** Called for every write the handler makes. */
   onWrite?: (kind: 'VirtualMachineInstance' | 'Node', name: string) => void;
   log?: (message: string) => void;
+  /** Structured logs (pino): VMI lines carry the VMI's kind, namespace, name and uid. Overrides `log`. */
+  logger?: Logger;
 }
 
 const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -109,7 +113,10 @@ export class VirtHandler {
   private resources: Record<string, string> = {};
 
   constructor(private readonly o: VirtHandlerOptions) {
-    this.log = o.log ?? ((m) => process.stderr.write(`virt-handler ${o.nodeName}: ${m}\n`));
+    const logger = o.logger;
+    this.log = logger
+      ? (m) => logger.info({ node: o.nodeName }, m)
+      : (o.log ?? ((m) => process.stderr.write(`virt-handler ${o.nodeName}: ${m}\n`)));
     this.informers = new SharedInformerFactory(o.client);
     this.recorder = new EventRecorder(o.client, { component: 'virt-handler', host: o.nodeName }, (e) =>
       this.log(`event: ${e.message}`),
@@ -237,6 +244,15 @@ export class VirtHandler {
     await this.recorder.flush();
   }
 
+  /** A line about the VMI `key`: structured with its fields when a logger is set. */
+  private logVmi(key: string, level: 'warn' | 'error', message: string): void {
+    const logger = this.o.logger;
+    if (!logger) return this.log(`${key}: ${message}`);
+    const [namespace, name] = key.split('/');
+    const vmi = this.vmi(key);
+    logger[level]({ ...vmiFields(vmi ?? { metadata: { namespace, name } }), node: this.o.nodeName }, message);
+  }
+
   private record(vmi: VirtualMachineInstance, e: VmiEvent): void {
     this.recorder.event(vmi as never, e.type, e.reason, e.message);
   }
@@ -266,7 +282,7 @@ export class VirtHandler {
         this.queue.forget(key);
         if (again !== undefined) this.queue.addAfter(key, again);
       } catch (err) {
-        if (!(err instanceof ConflictError)) this.log(`${key}: ${(err as Error).message}`);
+        if (!(err instanceof ConflictError)) this.logVmi(key, 'error', (err as Error).message);
         this.queue.addRateLimited(key);
       } finally {
         this.queue.done(key);
@@ -402,7 +418,7 @@ export class VirtHandler {
       } else if (!domain || (!domain.finished && domain.state === 'shutoff')) {
         const synced = await this.call(podUid, uid, (c) => c.syncVirtualMachine(vmi));
         if (!synced.ok) {
-          this.log(`${key}: sync: ${synced.error.message}`);
+          this.logVmi(key, 'warn', `sync: ${synced.error.message}`);
           return 2_000;
         }
         const again = await this.call(
