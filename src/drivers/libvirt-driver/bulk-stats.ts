@@ -1,7 +1,8 @@
 /**
  * One domain's libvirt bulk statistics (virConnectGetAllDomainStats, what `virsh
  * domstats` prints) as a JSON-safe record: 64-bit counters become numbers (exact up to
- * 2^53, far beyond any counter a guest reaches). Upstream's launcher reads the same call.
+ * 2^53, far beyond any counter a guest reaches). Upstream's launcher reads the same call,
+ * and the job statistics while a migration runs.
  */
 import type { DomainRef, LibvirtClient } from '../libvirt';
 
