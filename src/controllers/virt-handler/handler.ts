@@ -247,7 +247,10 @@ export class VirtHandler {
   /** A line about the VMI `key`: structured with its fields when a logger is set. */
   private logVmi(key: string, level: 'warn' | 'error', message: string): void {
     const logger = this.o.logger;
-    if (!logger) return this.log(`${key}: ${message}`);
+    if (!logger) {
+      this.log(`${key}: ${message}`);
+      return;
+    }
     const [namespace, name] = key.split('/');
     const vmi = this.vmi(key);
     logger[level]({ ...vmiFields(vmi ?? { metadata: { namespace, name } }), node: this.o.nodeName }, message);
