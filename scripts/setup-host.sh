@@ -47,8 +47,10 @@ UP_PACKAGES=(libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils ov
   swtpm swtpm-tools busybox-static cpio)
 # And the tests: libvirt's schema checker virt-xml-validate needs xmllint
 # (libxml2-utils); protobuf-compiler regenerates the gRPC bindings (npm run gen:proto);
-# socat is kept for poking at the local sockets by hand (no test uses it).
-TEST_PACKAGES=(libxml2-utils protobuf-compiler socat)
+# socat is kept for poking at the local sockets by hand (no test uses it); prometheus
+# gives the tests promtool (alert rule checks and unit tests) and a real Prometheus that
+# scrapes the components' /metrics (test/e2e/metrics-prometheus.test.ts).
+TEST_PACKAGES=(libxml2-utils protobuf-compiler socat prometheus)
 # On a fresh Debian 12 (bookworm) with only its required packages, UP_PACKAGES pull in
 # 147 packages, 66 MB of downloads; TEST_PACKAGES 16 more, 13 MB (apt-get --print-uris
 # against a status file of the required set, December 2026). Downloading the 147 took

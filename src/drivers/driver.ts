@@ -89,6 +89,12 @@ export interface DomainStats {
   /** Memory currently given to the guest, KiB. */
   memoryKiB: number;
   vcpus: number;
+  /**
+   * libvirt's bulk statistics of the domain (virConnectGetAllDomainStats, `virsh
+   * domstats` keys such as `vcpu.0.time`, `balloon.rss`, `block.0.rd.bytes`), values as
+   * libvirt gives them (ns, KiB, bytes). Absent when the driver has none.
+   */
+  params?: Record<string, number | string | boolean>;
 }
 
 /** Identifies a domain by its VMI. */

@@ -221,6 +221,29 @@ describe.runIf(run)('kubevirt-ts up and virtctl with a real guest', () => {
     expect(realpathSync(source ?? '')).toBe(path.join(realpathSync(state), 'pv-data', 'disk.img'));
   }, 180_000);
 
+  it('serves virt-handler and virt-controller metrics and health on loopback (metrics.json)', async () => {
+    const urls = JSON.parse(readFileSync(path.join(state, 'metrics.json'), 'utf8')) as Record<string, string>;
+    expect(Object.keys(urls).sort()).toEqual(['virt-controller', 'virt-handler']);
+    for (const u of Object.values(urls)) {
+      expect(u).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect((await fetch(`${u}/healthz`)).status).toBe(200);
+      expect((await fetch(`${u}/readyz`)).status).toBe(200);
+    }
+    const vcpu = await waitFor('the VMI vcpu series', async () => {
+      const text = await (await fetch(`${urls['virt-handler']}/metrics`)).text();
+      return new RegExp(
+        `^kubevirt_vmi_vcpu_seconds_total\\{[^}]*name="${name}"[^}]*\\} ([\\d.e+-]+)$`,
+        'm',
+      ).exec(text)?.[1];
+    });
+    expect(Number(vcpu)).toBeGreaterThan(0);
+    const ctrl = await (await fetch(`${urls['virt-controller']}/metrics`)).text();
+    const info = ctrl
+      .split('\n')
+      .find((l) => l.startsWith('kubevirt_vmi_info{') && l.includes(`,name="${name}"`));
+    expect(info).toContain('phase="running"');
+  }, 60_000);
+
   it('console: reads the boot marker and runs a command in the guest shell; Ctrl-] leaves', async () => {
     const pty = new PtySession([process.execPath, virtctl, 'console', name, '--state-dir', state]);
     await pty.waitFor('The escape sequence is ^]');

@@ -33,6 +33,7 @@ export interface UpOptions {
   podSubnet?: string;
   podNetwork?: boolean;
   verbose?: boolean;
+  metricsPort?: string;
 }
 
 export function registerUpCommand(program: Command): void {
@@ -63,6 +64,10 @@ export function registerUpCommand(program: Command): void {
       'give launcher pods no network namespace (VMs then need autoattachPodInterface: false)',
     )
     .option('-v, --verbose', 'print component logs')
+    .option(
+      '--metrics-port <port>',
+      "loopback port of virt-handler's /metrics (virt-controller's is the next one; default: free ports, see metrics.json in the state dir)",
+    )
     .action(async (manifests: string[], opts: UpOptions) => {
       await up(manifests, opts);
     });
@@ -104,6 +109,7 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
     allowKvm: opts.kvm,
     libvirtUri: opts.libvirtUri,
     podNetwork: opts.podNetwork === false ? false : { subnet: opts.podSubnet ?? DEFAULT_POD_NETWORK.subnet },
+    metricsPort: parseMetricsPort(opts.metricsPort),
     log: opts.verbose ? (c, m) => progress.line(`${c}: ${m}`) : undefined,
   });
   let stopping = false;
@@ -123,6 +129,9 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
   await node.start();
   progress.done();
   progress.line(`ready: node ${node.nodeName}, store socket ${paths.storeSocket}`);
+  progress.line(
+    `metrics: virt-handler ${node.metricsUrls['virt-handler']}/metrics, virt-controller ${node.metricsUrls['virt-controller']}/metrics`,
+  );
   await watchPhases(node.store, progress);
   printApplied(progress, await applyObjects(node.store, objects));
   if (opts.console) await streamFirstConsole(node.store, paths, objects, progress);
@@ -141,6 +150,7 @@ async function detach(paths: StatePaths, manifests: string[], opts: UpOptions, p
   if (opts.podSubnet) args.push('--pod-subnet', opts.podSubnet);
   if (opts.podNetwork === false) args.push('--no-pod-network');
   if (opts.verbose) args.push('--verbose');
+  if (opts.metricsPort) args.push('--metrics-port', opts.metricsPort);
   const child = spawn(process.execPath, [...process.execArgv, ...args], {
     detached: true,
     stdio: ['ignore', log, log],
@@ -221,4 +231,13 @@ async function streamFirstConsole(
   const sock = await connectConsole(socket);
   await attachConsole(sock, { input: false });
   progress.line(`console of ${id} closed`);
+}
+
+/** `--metrics-port`: a port both it and the next one fit in (1-65534), or undefined. */
+export function parseMetricsPort(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < 1 || n > 65534)
+    throw new Error(`--metrics-port: ${JSON.stringify(v)} is not a port from 1 to 65534`);
+  return n;
 }

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import type { PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime';
 import type { VirtHandler } from '../../controllers/virt-handler/handler';
+import { parseMetricsListen } from '../metrics-flags';
 
 /** kubelet's pod root (launcher-protocol/paths; not imported, so the CLI starts without gRPC). */
 const KUBELET_PODS_ROOT = '/var/lib/kubelet/pods';
@@ -32,6 +33,8 @@ interface HandlerFlags {
   tlsCertFile?: string;
   tlsKeyFile?: string;
   kubevirtCa?: string;
+  metricsListen?: string;
+  v: string;
 }
 
 const NODE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
@@ -77,14 +80,34 @@ export function registerVirtHandlerCommand(program: Command): void {
       '8186',
     )
     .option('--rest-host <address>', 'address of the REST server', '0.0.0.0')
-    .option('--tls-cert-file <file>', 'serving certificate of the REST server (without it, no REST server)')
-    .option('--tls-key-file <file>', 'its key')
-    .option('--kubevirt-ca <file>', "CA virt-api's client certificate must chain to")
+    .option(
+      '--tls-cert-file <file>',
+      'PEM serving certificate of the REST server (with --kubevirt-ca) and of the metrics server (HTTPS)',
+    )
+    .option('--tls-key-file <file>', 'PEM key of --tls-cert-file')
+    .option(
+      '--kubevirt-ca <file>',
+      "CA virt-api's client certificate must chain to (turns the REST server on)",
+    )
     .option(
       '--migration-address <address>',
       "what migration sources use to reach this node's libvirtd: host[:port] of its TCP listener, or a libvirt URI (without it this node is no migration target)",
     )
+    .option(
+      '--metrics-listen <address:port>',
+      'serve /metrics, /healthz and /readyz there (upstream serves them on 0.0.0.0:8443 over HTTPS)',
+    )
+    .option(
+      '--v <level>',
+      "log verbosity as upstream's (JSON lines on stderr; 2 = info, 3-4 debug, 5+ trace)",
+      '2',
+    )
     .action(async (f: HandlerFlags) => {
+      // The serving certificate also serves the REST server: metrics use it only when listening.
+      const listen = parseMetricsListen(f.metricsListen ? f : { metricsListen: undefined });
+      if (!/^\d+$/.test(f.v)) throw new Error(`--v: ${JSON.stringify(f.v)} is not a verbosity (0 or more)`);
+      const { componentLogger } = await import('../../controllers/logging/logger');
+      const logger = componentLogger('virt-handler', Number(f.v));
       // Loaded here, not at the top: every other command (the launcher above all) starts
       // without the Kubernetes client.
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
@@ -136,6 +159,7 @@ export function registerVirtHandlerCommand(program: Command): void {
               : f.devicePlugins === true
                 ? DEVICE_PLUGIN_DIR
                 : f.devicePlugins,
+          logger,
         },
         podRuntime: f.podRuntime ? { root: f.podsRoot, bindPending: f.bindPending, env } : undefined,
       });
@@ -146,9 +170,10 @@ export function registerVirtHandlerCommand(program: Command): void {
       const restPort = Number(f.restPort);
       if (!Number.isInteger(restPort) || restPort < 0 || restPort > 65535)
         throw new Error(`--rest-port: ${JSON.stringify(f.restPort)} is not a port`);
-      const tlsFlags = [f.tlsCertFile, f.tlsKeyFile, f.kubevirtCa];
-      if (tlsFlags.some(Boolean) && !tlsFlags.every(Boolean))
-        throw new Error('--tls-cert-file, --tls-key-file and --kubevirt-ca go together');
+      if (f.kubevirtCa && !(f.tlsCertFile && f.tlsKeyFile))
+        throw new Error(
+          '--kubevirt-ca needs --tls-cert-file and --tls-key-file (the REST server needs both)',
+        );
       const rest =
         f.tlsCertFile && f.tlsKeyFile && f.kubevirtCa
           ? await (await import('../../controllers/virt-handler/rest-server')).serveHandlerRest({
@@ -159,6 +184,19 @@ export function registerVirtHandlerCommand(program: Command): void {
               log: (m) => process.stderr.write(`virt-handler ${f.nodeName}: rest: ${m}\n`),
             })
           : undefined;
+      let metrics: { url: string; close(): Promise<void> } | undefined;
+      if (listen) {
+        const { serveMetrics } = await import('../../controllers/metrics/server');
+        const { HandlerMetrics } = await import('../../controllers/metrics/handler-metrics');
+        metrics = await serveMetrics({
+          ...listen,
+          sources: [
+            new HandlerMetrics({ targets: () => handler.statsTargets(), ready: () => handler.isReady() }),
+          ],
+          ready: () => handler.isReady(),
+        });
+        process.stderr.write(`virt-handler ${f.nodeName}: metrics on ${metrics.url}/metrics\n`);
+      }
       process.stderr.write(
         `virt-handler ${f.nodeName}: running${rest ? ` (REST on ${f.restHost}:${rest.port})` : ''}\n`,
       );
@@ -167,6 +205,7 @@ export function registerVirtHandlerCommand(program: Command): void {
         process.once('SIGINT', resolve);
       });
       await rest?.close();
+      await metrics?.close();
       await handler.stop();
       await runtime?.stop();
       await config.stop();

@@ -7,12 +7,15 @@
  * keep running and the next start adopts them.
  */
 
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeVirtConfiguration } from '../../api/generated/types';
 import { KubeVirtConfigWatcher } from '../../controllers/config/kubevirt-config';
 import { DEFAULT_POD_NETWORK } from '../../controllers/local/pod-runtime/pod-network';
 import { defaultCliEntry, PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime';
 import { PvBinder } from '../../controllers/local/pv-binder';
+import { HandlerMetrics } from '../../controllers/metrics/handler-metrics';
+import { type MetricsServer, serveMetrics } from '../../controllers/metrics/server';
 import { type EmbeddedServer, serveEmbeddedStore } from '../../controllers/runtime/embedded/server';
 import { EmbeddedStore } from '../../controllers/runtime/embedded/store';
 import type { LauncherPodOptions } from '../../controllers/virt-controller/services/pod-renderer';
@@ -49,6 +52,11 @@ export interface LocalNodeOptions {
   podNetwork?: { subnet?: string; bridge?: string } | false;
   /** The CLI entry launchers run (default this package's dist/cli/kubevirt-ts.js). */
   cliEntry?: string;
+  /**
+   * Loopback port of virt-handler's /metrics, /healthz, /readyz; virt-controller's is the
+   * next one. Default 0: any free ports (written to the state dir's metrics.json).
+   */
+  metricsPort?: number;
   log?: (component: string, message: string) => void;
 }
 
@@ -76,6 +84,9 @@ export class LocalNode {
   binder!: PvBinder;
   private storeServer: EmbeddedServer | undefined;
   private apiServer: LocalApiServer | undefined;
+  private metricsServers: MetricsServer[] = [];
+  /** Where each component's metrics are served, once started. */
+  metricsUrls: { 'virt-handler'?: string; 'virt-controller'?: string } = {};
   readonly nodeName: string;
 
   constructor(readonly o: LocalNodeOptions) {
@@ -154,11 +165,36 @@ export class LocalNode {
     await this.runtime.start();
     await this.handler.start();
     this.apiServer = await serveLocalApi(this, paths.apiSocket);
+    await this.serveMetrics();
+  }
+
+  /** virt-handler's and virt-controller's metrics and health servers, plain HTTP on loopback. */
+  private async serveMetrics(): Promise<void> {
+    const port = this.o.metricsPort ?? 0;
+    const handler = this.handler;
+    const controller = this.controller;
+    const h = await serveMetrics({
+      sources: [
+        new HandlerMetrics({ targets: () => handler.statsTargets(), ready: () => handler.isReady() }),
+      ],
+      ready: () => handler.isReady(),
+      port,
+    });
+    this.metricsServers.push(h);
+    const c = await serveMetrics({
+      sources: [controller.metrics],
+      ready: () => controller.manager.isReady(),
+      port: port ? port + 1 : 0,
+    });
+    this.metricsServers.push(c);
+    this.metricsUrls = { 'virt-handler': h.url, 'virt-controller': c.url };
+    writeFileSync(this.o.paths.metricsFile, `${JSON.stringify(this.metricsUrls, null, 2)}\n`);
   }
 
   /** Stops the control plane; launchers and guests keep running. */
   async stop(): Promise<void> {
     await this.apiServer?.close().catch(() => undefined);
+    for (const m of this.metricsServers) await m.close().catch(() => undefined);
     await this.handler?.stop().catch(() => undefined);
     await this.runtime?.stop().catch(() => undefined);
     await this.controller?.stop().catch(() => undefined);

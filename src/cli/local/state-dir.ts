@@ -30,6 +30,8 @@ export interface StatePaths {
   pidFile: string;
   /** Log of a background `up`. */
   logFile: string;
+  /** Where the running `up` serves each component's /metrics (JSON: component -> URL). */
+  metricsFile: string;
 }
 
 /** The default state directory: $KUBEVIRT_TS_STATE_DIR, /var/lib/kubevirt-ts for root, else ~/.local/state/kubevirt-ts. */
@@ -52,6 +54,7 @@ export function statePaths(root: string = defaultStateDir()): StatePaths {
     handler: join(r, 'handler'),
     pidFile: join(r, 'up.pid'),
     logFile: join(r, 'up.log'),
+    metricsFile: join(r, 'metrics.json'),
   };
 }
 

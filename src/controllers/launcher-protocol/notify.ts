@@ -17,6 +17,17 @@ export interface DomainEventNotification {
   status?: unknown;
 }
 
+/**
+ * A Kubernetes event the launcher asks the node agent to record (upstream sends a
+ * core/v1 Event with the VMI as involvedObject through HandleK8sEvent).
+ */
+export interface K8sEventNotification {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+  involvedObject: { kind: 'VirtualMachineInstance'; namespace: string; name: string; uid: string };
+}
+
 /** The node agent's notify server, one per node, on a unix socket with mode 0600. */
 export interface NotifyServer {
   readonly socketPath: string;
@@ -75,6 +86,18 @@ export class NotifySender {
   private readonly client: NotifyClient;
   constructor(readonly socketPath: string) {
     this.client = new NotifyClient(`unix:${socketPath}`, credentials.createInsecure());
+  }
+
+  /** Asks the node agent to record a Kubernetes event on the VMI. */
+  sendK8sEvent(ev: K8sEventNotification, timeoutMs = 5_000): Promise<Error | undefined> {
+    return new Promise((resolve) => {
+      this.client.handleK8SEvent(
+        { eventJSON: Buffer.from(JSON.stringify(ev)) },
+        new Metadata(),
+        { deadline: new Date(Date.now() + timeoutMs) },
+        (err) => resolve(err ?? undefined),
+      );
+    });
   }
 
   sendDomainEvent(ev: DomainEventNotification, timeoutMs = 5_000): Promise<Error | undefined> {

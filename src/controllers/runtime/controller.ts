@@ -8,7 +8,7 @@ import type { RateLimiter } from './rate-limiter';
 import type { Reconciler, Request } from './reconciler';
 import { apiVersionOf, objectKey, splitKey } from './resources';
 import type { KubeObject, ResourceType } from './types';
-import { WorkQueue } from './workqueue';
+import { WorkQueue, type WorkQueueMetricsSink } from './workqueue';
 
 export interface ControllerOptions {
   /** Name used in logs and events. */
@@ -27,6 +27,8 @@ export interface ControllerOptions {
   /** Only primary objects matching this label selector. */
   labelSelector?: string;
   rateLimiter?: RateLimiter<string>;
+  /** Where the work queue reports adds, retries and durations (metrics). */
+  queueMetrics?: WorkQueueMetricsSink;
   /** Called when a reconcile throws (default: console.error). */
   onError?: (request: Request, err: Error) => void;
 }
@@ -48,7 +50,7 @@ export class Controller {
     readonly options: ControllerOptions,
     informers: SharedInformerFactory,
   ) {
-    this.queue = new WorkQueue<string>({ rateLimiter: options.rateLimiter });
+    this.queue = new WorkQueue<string>({ rateLimiter: options.rateLimiter, metrics: options.queueMetrics });
     const ns = options.namespace;
     this.informer = informers.informerFor(options.forType, {
       namespace: ns,

@@ -10,6 +10,7 @@ import { EventRecorder } from './event-recorder';
 import { type InformerOptions, SharedInformerFactory } from './informer';
 import { type LeaderElectionOptions, LeaderElector } from './leader-election';
 import type { ObjectClient } from './types';
+import type { WorkQueueMetricsSink } from './workqueue';
 
 export interface ManagerOptions {
   client: ObjectClient;
@@ -21,6 +22,8 @@ export interface ManagerOptions {
   informers?: Omit<InformerOptions, 'namespace' | 'labelSelector' | 'fieldSelector'>;
   /** Called when leadership is lost after being held (default: the manager stops). */
   onLostLeadership?: () => void;
+  /** A metrics sink for each controller's work queue, by controller name. */
+  queueMetrics?: (controller: string) => WorkQueueMetricsSink;
 }
 
 export class Manager {
@@ -32,6 +35,7 @@ export class Manager {
   private readonly abort = new AbortController();
   private running?: Promise<void>;
   private workersStarted = false;
+  private cachesSynced = false;
 
   constructor(private readonly options: ManagerOptions) {
     this.client = options.client;
@@ -51,7 +55,14 @@ export class Manager {
   addController(options: ControllerOptions): Controller {
     if (this.running)
       throw new Error(`manager already started: add controller "${options.name}" before start()`);
-    const c = new Controller({ namespace: this.options.namespace, ...options }, this.informers);
+    const c = new Controller(
+      {
+        namespace: this.options.namespace,
+        queueMetrics: this.options.queueMetrics?.(options.name),
+        ...options,
+      },
+      this.informers,
+    );
     this.controllers.push(c);
     return c;
   }
@@ -61,6 +72,16 @@ export class Manager {
     const r = new EventRecorder(this.client, { component, host: os.hostname() });
     this.recorders.push(r);
     return r;
+  }
+
+  /** The controllers added, in order (their names and work queues, for metrics). */
+  get controllerList(): readonly Controller[] {
+    return this.controllers;
+  }
+
+  /** True once the informers' caches have synced (ready to take the lead). */
+  isReady(): boolean {
+    return this.cachesSynced && !this.abort.signal.aborted;
   }
 
   /** True while workers run (always true without leader election once started). */
@@ -77,6 +98,7 @@ export class Manager {
     this.informers.start();
     await this.informers.waitForCacheSync();
     if (this.abort.signal.aborted) return;
+    this.cachesSynced = true;
     if (!this.elector) {
       this.startWorkers();
       this.running = Promise.resolve();

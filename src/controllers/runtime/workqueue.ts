@@ -7,6 +7,17 @@
  */
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter';
 
+/**
+ * What a queue reports to a metrics provider (client-go's workqueue MetricsProvider):
+ * adds, retries, how long items waited and how long processing took, in seconds.
+ */
+export interface WorkQueueMetricsSink {
+  added(): void;
+  retried(): void;
+  waited(seconds: number): void;
+  worked(seconds: number): void;
+}
+
 export class WorkQueue<K = string> {
   private queue: K[] = [];
   private head = 0;
@@ -17,20 +28,44 @@ export class WorkQueue<K = string> {
   private drained: (() => void)[] = [];
   private shuttingDown = false;
   readonly rateLimiter: RateLimiter<K>;
+  private readonly metrics?: WorkQueueMetricsSink;
+  /** With metrics: when each queued item was added, and when each in-process item was handed out. */
+  private readonly addedAt = new Map<K, number>();
+  private readonly startedAt = new Map<K, number>();
 
-  constructor(options: { rateLimiter?: RateLimiter<K> } = {}) {
+  constructor(options: { rateLimiter?: RateLimiter<K>; metrics?: WorkQueueMetricsSink } = {}) {
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<K>();
+    this.metrics = options.metrics;
+  }
+
+  /** Seconds each item handed out and not yet done has been processed for (metrics). */
+  inProgressSeconds(now = performance.now()): number[] {
+    return [...this.startedAt.values()].map((t) => (now - t) / 1000);
+  }
+
+  private handOut(item: K): void {
+    if (!this.metrics) return;
+    const now = performance.now();
+    const at = this.addedAt.get(item);
+    this.addedAt.delete(item);
+    if (at !== undefined) this.metrics.waited((now - at) / 1000);
+    this.startedAt.set(item, now);
   }
 
   /** Queues `item` unless it is already queued. */
   add(item: K): void {
     if (this.shuttingDown || this.dirty.has(item)) return;
     this.dirty.add(item);
+    if (this.metrics) {
+      this.metrics.added();
+      if (!this.addedAt.has(item)) this.addedAt.set(item, performance.now());
+    }
     if (this.processing.has(item)) return; // re-queued by done()
     const g = this.getters.shift();
     if (g) {
       this.dirty.delete(item);
       this.processing.add(item);
+      this.handOut(item);
       g(item);
     } else this.queue.push(item);
   }
@@ -55,6 +90,7 @@ export class WorkQueue<K = string> {
 
   /** Queues `item` after the rate limiter's delay (a failure is counted). */
   addRateLimited(item: K): void {
+    this.metrics?.retried();
     this.addAfter(item, this.rateLimiter.when(item));
   }
 
@@ -82,6 +118,7 @@ export class WorkQueue<K = string> {
       }
       this.dirty.delete(item);
       this.processing.add(item);
+      this.handOut(item);
       return Promise.resolve(item);
     }
     if (this.shuttingDown) return Promise.resolve(undefined);
@@ -91,6 +128,11 @@ export class WorkQueue<K = string> {
   /** Marks `item` processed; if it was added meanwhile, it is queued again. */
   done(item: K): void {
     this.processing.delete(item);
+    const started = this.startedAt.get(item);
+    if (started !== undefined) {
+      this.startedAt.delete(item);
+      this.metrics?.worked((performance.now() - started) / 1000);
+    }
     if (this.dirty.has(item)) {
       this.dirty.delete(item);
       this.add(item);
@@ -113,6 +155,7 @@ export class WorkQueue<K = string> {
     this.queue = [];
     this.head = 0;
     this.dirty.clear();
+    this.addedAt.clear();
     for (const g of this.getters) g(undefined);
     this.getters = [];
   }

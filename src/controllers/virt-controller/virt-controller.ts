@@ -20,6 +20,7 @@ import {
   type InstancetypeCatalog,
   InstancetypeKinds,
 } from '../../api/instancetype/catalog';
+import { ControllerMetrics } from '../metrics/controller-metrics';
 import type { Controller } from '../runtime/controller';
 import { Expectations } from '../runtime/expectations';
 import type { Informer, SharedInformerFactory } from '../runtime/informer';
@@ -39,6 +40,7 @@ import type { Pod } from '../shared/pod';
 import { MigrationController } from './migration/controller';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
+import { memoryOverhead } from './services/memory-overhead';
 import type { LauncherPodOptions } from './services/pod-renderer';
 import type { EventRecorder, KeyReconciler, Lister } from './services/ports';
 import { type Claim, claimNames, PersistentVolumeClaimType } from './services/volumes';
@@ -126,6 +128,8 @@ function asReconciler(r: KeyReconciler): Reconciler {
 export class VirtController {
   /** The Manager running the controllers (informers, workers, leader election). */
   readonly manager: Manager;
+  /** The controller's metrics (a source for `serveMetrics`), read from its caches on scrape. */
+  readonly metrics = new ControllerMetrics();
   readonly informers: SharedInformerFactory;
   readonly vmExpectations = new Expectations();
   readonly vmiExpectations = new Expectations();
@@ -162,6 +166,7 @@ export class VirtController {
       namespace: opts.namespace,
       leaderElection: opts.leaderElection,
       onLostLeadership: opts.onLostLeadership,
+      queueMetrics: (name) => this.metrics.workqueues.sink(name),
     });
     this.recorder = opts.recorder ?? this.manager.eventRecorder('virt-controller');
     this.informers = this.manager.informers;
@@ -267,7 +272,7 @@ export class VirtController {
         }),
       );
     }
-    this.wire();
+    this.wire(config);
   }
 
   /** A catalog over informers of the four instancetype kinds (built on use). */
@@ -295,7 +300,7 @@ export class VirtController {
       );
   }
 
-  private wire(): void {
+  private wire(config: () => ClusterConfig): void {
     const vmQ = this.vmLoop.queue;
     const vmiQ = this.vmiLoop.queue;
     // Each controller's own kind is wired by the Manager; here: children to owners.
@@ -391,6 +396,32 @@ export class VirtController {
       onAdd: (p) => podEvent(p, 'creation'),
       onUpdate: (_a, p) => podEvent(p),
       onDelete: (p) => podEvent(p, 'deletion'),
+    });
+    this.metrics.observe({
+      vms: () => this.vmInformer.indexer.list(),
+      vmis: () => this.vmiInformer.indexer.list(),
+      migrations: () => this.migrationInformer.indexer.list(),
+      podOf: (vmi) => {
+        const pods = this.podInformer.indexer.byIndex(CREATED_BY_INDEX, vmi.metadata?.uid ?? '') as Pod[];
+        return pods.find((p) => p.status?.phase === 'Running' && p.spec?.nodeName === vmi.status?.nodeName)
+          ?.metadata?.name;
+      },
+      overhead: (vmi) => {
+        try {
+          const c = config();
+          return Number(
+            memoryOverhead(vmi, {
+              arch: vmi.spec.architecture || c.defaultArchitecture,
+              additionalOverheadRatio: c.configuration.additionalGuestMemoryOverheadRatio,
+            }),
+          );
+        } catch {
+          return undefined;
+        }
+      },
+      leading: () => this.manager.isLeader(),
+      ready: () => this.manager.isReady(),
+      queues: () => this.manager.controllerList.map((c) => ({ name: c.name, queue: c.queue })),
     });
   }
 

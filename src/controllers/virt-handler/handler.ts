@@ -7,10 +7,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { Logger } from 'pino';
 import type { MigrationConfiguration, VirtualMachineInstance } from '../../api/generated/types';
 import type { HostCapabilities, HypervisorDriver } from '../../drivers/driver';
 import { type DomainEventNotification, type NotifyServer, serveNotify } from '../launcher-protocol';
+import { vmiFields } from '../logging/logger';
 import { ConflictError, NotFoundError } from '../runtime/errors';
+import { EventRecorder } from '../runtime/event-recorder';
 import { type Informer, SharedInformerFactory } from '../runtime/informer';
 import { objectKey, PodType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
@@ -28,6 +31,13 @@ import { MigrationSync, migrationRole } from './migration-sync';
 import { NetworkPhase1 } from './network/phase1';
 import { nodeDeviceResources, nodeLabelsFor } from './node-labels';
 import { NodeRegistrar } from './node-registrar';
+import {
+  launcherEvent,
+  phaseEvents,
+  VMI_GRACEFUL_SHUTDOWN,
+  VMI_SIGNAL_DELETION,
+  type VmiEvent,
+} from './vmi-events';
 import { type LauncherView, nextHandlerStatus } from './vmi-status';
 
 /** Options of {@link VirtHandler}. */
@@ -80,6 +90,8 @@ export interface VirtHandlerOptions {
   /** Called for every write the handler makes. */
   onWrite?: (kind: 'VirtualMachineInstance' | 'Node', name: string) => void;
   log?: (message: string) => void;
+  /** Structured logs (pino): VMI lines carry the VMI's kind, namespace, name and uid. Overrides `log`. */
+  logger?: Logger;
 }
 
 const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -114,12 +126,21 @@ export class VirtHandler {
   /** Final VMIs whose launcher and domain are already dealt with. */
   private readonly collected = new Set<string>();
   private readonly log: (m: string) => void;
+  private readonly recorder: EventRecorder;
+  /** VMIs (uid) already told to shut down gracefully: one ShuttingDown event each. */
+  private readonly shutdownSignaled = new Set<string>();
   private labels: Record<string, string> = {};
   private resources: Record<string, string> = {};
 
   constructor(private readonly o: VirtHandlerOptions) {
-    this.log = o.log ?? ((m) => process.stderr.write(`virt-handler ${o.nodeName}: ${m}\n`));
+    const logger = o.logger;
+    this.log = logger
+      ? (m) => logger.info({ node: o.nodeName }, m)
+      : (o.log ?? ((m) => process.stderr.write(`virt-handler ${o.nodeName}: ${m}\n`)));
     this.informers = new SharedInformerFactory(o.client);
+    this.recorder = new EventRecorder(o.client, { component: 'virt-handler', host: o.nodeName }, (e) =>
+      this.log(`event: ${e.message}`),
+    );
     this.podInformers = new SharedInformerFactory(o.client);
     this.vmis = this.informers.informerFor(VmiResource, {
       labelSelector: `${NODE_NAME_LABEL}=${o.nodeName}`,
@@ -172,6 +193,32 @@ export class VirtHandler {
     return { ...this.resources };
   }
 
+  /** Whether the handler has started (informers synced, notify socket served) and not stopped. */
+  isReady(): boolean {
+    return this.notify !== undefined && !this.queue.isShuttingDown();
+  }
+
+  /**
+   * The VMIs running on this node with a launcher to ask for domain stats (metrics).
+   * Reads the informer cache only; each `stats()` is one launcher call.
+   */
+  statsTargets(): { namespace: string; name: string; node: string; stats(): Promise<unknown> }[] {
+    const out = [];
+    for (const o of this.vmis.indexer.list()) {
+      const vmi = o as VirtualMachineInstance;
+      if (vmi.status?.phase !== 'Running' || vmi.status.nodeName !== this.o.nodeName) continue;
+      const podUid = this.podOf(vmi)?.metadata?.uid;
+      if (!podUid || !this.conns.socketExists(podUid)) continue;
+      out.push({
+        namespace: vmi.metadata?.namespace ?? 'default',
+        name: vmi.metadata?.name ?? '',
+        node: this.o.nodeName,
+        stats: async () => (await this.conns.get(podUid)).getDomainStats(),
+      });
+    }
+    return out;
+  }
+
   /** Probes the host, registers the Node, serves the notify socket, starts watching. */
   async start(): Promise<void> {
     const caps = await this.o.capabilities();
@@ -197,7 +244,10 @@ export class VirtHandler {
       });
       await this.registrar.register();
     }
-    this.notify = await serveNotify(this.o.notifySocket, { onDomainEvent: (ev) => this.onDomainEvent(ev) });
+    this.notify = await serveNotify(this.o.notifySocket, {
+      onDomainEvent: (ev) => this.onDomainEvent(ev),
+      onK8sEvent: (ev) => this.onLauncherEvent(ev),
+    });
     this.informers.start();
     this.podInformers.start();
     await this.informers.waitForCacheSync();
@@ -222,6 +272,30 @@ export class VirtHandler {
     await this.podInformers.shutdown();
     await this.notify?.close();
     await this.conns.closeAll();
+    await this.recorder.flush();
+  }
+
+  /** A line about the VMI `key`: structured with its fields when a logger is set. */
+  private logVmi(key: string, level: 'warn' | 'error', message: string): void {
+    const logger = this.o.logger;
+    if (!logger) {
+      this.log(`${key}: ${message}`);
+      return;
+    }
+    const [namespace, name] = key.split('/');
+    const vmi = this.vmi(key);
+    logger[level]({ ...vmiFields(vmi ?? { metadata: { namespace, name } }), node: this.o.nodeName }, message);
+  }
+
+  private record(vmi: VirtualMachineInstance, e: VmiEvent): void {
+    this.recorder.event(vmi as never, e.type, e.reason, e.message);
+  }
+
+  /** A launcher's HandleK8sEvent: recorded on its VMI (only its own). */
+  private onLauncherEvent(raw: unknown): void {
+    const r = launcherEvent(raw, (ns, name) => this.vmi(`${ns}/${name}`));
+    if ('error' in r) throw new Error(`launcher event refused: ${r.error}`);
+    this.record(r.vmi, r.event);
   }
 
   private onDomainEvent(ev: DomainEventNotification): void {
@@ -242,7 +316,7 @@ export class VirtHandler {
         this.queue.forget(key);
         if (again !== undefined) this.queue.addAfter(key, again);
       } catch (err) {
-        if (!(err instanceof ConflictError)) this.log(`${key}: ${(err as Error).message}`);
+        if (!(err instanceof ConflictError)) this.logVmi(key, 'error', (err as Error).message);
         this.queue.addRateLimited(key);
       } finally {
         this.queue.done(key);
@@ -320,11 +394,13 @@ export class VirtHandler {
         podUid && this.conns.socketExists(podUid)
           ? (await this.call(podUid, uid, (c) => c.deleteVirtualMachine(vmi))).ok
           : false;
+      if (told) this.record(vmi, VMI_SIGNAL_DELETION);
       // No launcher to tell: remove what a dead one may have left running.
       if (!told && this.lastDomain.get(uid)?.finished !== true) await this.removeOrphan(vmi);
       if (podUid) await this.conns.drop(podUid);
       this.lastDomain.delete(uid);
       this.failures.delete(uid);
+      this.shutdownSignaled.delete(uid);
       this.collected.add(uid);
       return undefined;
     }
@@ -366,7 +442,11 @@ export class VirtHandler {
       if (deleting) {
         if (domain && !domain.finished) {
           const grace = vmi.spec.terminationGracePeriodSeconds ?? 30;
-          await this.call(podUid, uid, (c) => c.shutdownVirtualMachine(vmi, grace));
+          const asked = await this.call(podUid, uid, (c) => c.shutdownVirtualMachine(vmi, grace));
+          if (asked.ok && !this.shutdownSignaled.has(uid)) {
+            this.shutdownSignaled.add(uid);
+            this.record(vmi, VMI_GRACEFUL_SHUTDOWN);
+          }
           return 1_000;
         }
       } else if (!domain || (!domain.finished && domain.state === 'shutoff')) {
@@ -377,7 +457,7 @@ export class VirtHandler {
         }
         const synced = await this.call(podUid, uid, (c) => c.syncVirtualMachine(vmi));
         if (!synced.ok) {
-          this.log(`${key}: sync: ${synced.error.message}`);
+          this.logVmi(key, 'warn', `sync: ${synced.error.message}`);
           return 2_000;
         }
         const again = await this.call(
@@ -425,6 +505,7 @@ export class VirtHandler {
     try {
       await this.o.client.update(VmiResource, next as never);
       this.o.onWrite?.('VirtualMachineInstance', old.metadata?.name ?? '');
+      for (const e of phaseEvents(old, next)) this.record(next, e);
     } catch (err) {
       if (err instanceof NotFoundError) return;
       throw err;

@@ -493,6 +493,9 @@ export class VirtLauncher implements LauncherService {
         // The agent's channel changed: read it now rather than at the next backstop poll.
         if (ev.type === 'agent') void this.agent.poll();
         else void this.refresh();
+        // upstream's launcher reports an I/O-error pause as a Warning event on the VMI.
+        if (ev.type === 'paused' && ev.reason === 'ioerror')
+          this.sendK8sEvent('Warning', 'IOerror', 'VM Paused due to IO error');
       }
     } catch (e) {
       this.log(`events: ${(e as Error).message}`);
@@ -569,6 +572,21 @@ export class VirtLauncher implements LauncherService {
     const changed = JSON.stringify(info) !== JSON.stringify(this.last) || !this.reported;
     this.last = info;
     if (changed) this.send(info ? (this.reported ? 'MODIFIED' : 'ADDED') : 'DELETED');
+  }
+
+  /** A Kubernetes event on the VMI, recorded by the node agent (HandleK8sEvent). */
+  private sendK8sEvent(type: 'Normal' | 'Warning', reason: string, message: string): void {
+    const involvedObject = {
+      kind: 'VirtualMachineInstance' as const,
+      namespace: this.opts.namespace,
+      name: this.opts.name,
+      uid: this.opts.uid,
+    };
+    this.notifyChain = this.notifyChain.then(() =>
+      this.notify.sendK8sEvent({ type, reason, message, involvedObject }, 2_000).then((err) => {
+        if (err && process.env.KUBEVIRT_TS_DEBUG) this.log(`notify event: ${err.message}`);
+      }),
+    );
   }
 
   private send(eventType: DomainEventNotification['eventType']): void {

@@ -61,6 +61,31 @@ export interface FakeDriverOptions {
 const MiB = 1024 * 1024;
 
 /** An in-memory `HypervisorDriver`. */
+/**
+ * Deterministic `virsh domstats`-style keys for a fake domain: CPU time split evenly over
+ * the vCPUs, resident memory = the guest's memory, one drive `vda` read once at boot.
+ */
+function fakeBulkStats(cpuTimeNs: number, memoryKiB: number, vcpus: number): Record<string, number | string> {
+  const p: Record<string, number | string> = {
+    'cpu.time': cpuTimeNs,
+    'vcpu.current': vcpus,
+    'vcpu.maximum': vcpus,
+    'balloon.current': memoryKiB,
+    'balloon.maximum': memoryKiB,
+    'balloon.rss': memoryKiB,
+    'block.count': 1,
+    'block.0.name': 'vda',
+    'block.0.rd.reqs': 16,
+    'block.0.rd.bytes': 65_536,
+    'net.count': 0,
+  };
+  for (let i = 0; i < vcpus; i++) {
+    p[`vcpu.${i}.state`] = 1;
+    p[`vcpu.${i}.time`] = Math.floor(cpuTimeNs / Math.max(1, vcpus));
+  }
+  return p;
+}
+
 export class FakeDriver implements HypervisorDriver {
   readonly name = 'fake';
   readonly host: FakeHost;
@@ -226,6 +251,7 @@ export class FakeDriver implements HypervisorDriver {
       cpuTimeNs: dom.cpuTimeNs,
       memoryKiB: isActive(dom) ? dom.info.memoryKiB : 0,
       vcpus: dom.info.vcpus,
+      params: fakeBulkStats(dom.cpuTimeNs, dom.info.memoryKiB, dom.info.vcpus),
     };
   }
 

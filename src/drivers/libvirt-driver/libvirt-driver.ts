@@ -61,6 +61,7 @@ import {
 import { applyDomainMutations, type HypervisorPlugin } from '../plugin';
 import { SevAttestation } from '../sev-snp/attestation';
 import { probeSevCapabilities } from '../sev-snp/capabilities';
+import { bulkStats } from './bulk-stats';
 import { libvirtGuestAgent } from './guest-agent';
 import { parseDomainCapabilities, parseHostCapabilities, toHostCapabilities } from './host-probe';
 import { migratableXmlForTarget } from './migratable-xml';
@@ -512,7 +513,8 @@ export class LibvirtDriver implements HypervisorDriver {
   async getStats(ref: DomainRef): Promise<DomainStats> {
     const dom = await this.mustLookup(ref);
     const info = await this.call(dom.name, 'stats', () => this.client.domainGetInfo(dom));
-    return { name: dom.name, cpuTimeNs: info.cpuTime, memoryKiB: info.memory, vcpus: info.nrVirtCpu };
+    const params = await this.call(dom.name, 'stats', () => bulkStats(this.client, dom));
+    return { name: dom.name, cpuTimeNs: info.cpuTime, memoryKiB: info.memory, vcpus: info.nrVirtCpu, params };
   }
 
   events(): AsyncIterable<DomainEvent> {

@@ -1,0 +1,83 @@
+/**
+ * virt-handler's metrics: per-VMI domain statistics gathered on scrape from each running
+ * launcher (GetDomainStats, answered from libvirt's bulk stats), all launchers asked at
+ * once and the scrape given up on at its deadline; a launcher that errs or is late adds
+ * to the scrape-errors counter and its VMI is left out of that scrape. Nothing here runs
+ * on the handler's reconcile path.
+ */
+import { HANDLER_DOMAIN_METRICS, HANDLER_METRICS } from './catalog';
+import { domainSamples, type StatsParams } from './domain-stats';
+import { ComponentRegistry } from './registry';
+import type { MetricsSource } from './server';
+
+/** A running VMI whose launcher can be asked for stats. */
+export interface StatsTarget {
+  namespace: string;
+  name: string;
+  node: string;
+  /** The launcher's GetDomainStats answer (`{..., params}`), undefined when it has no domain. */
+  stats(): Promise<unknown>;
+}
+
+/** Options of {@link HandlerMetrics}. */
+export interface HandlerMetricsOptions {
+  /** The VMIs running on this node now. */
+  targets: () => StatsTarget[];
+  /** Whether the handler is ready (informers synced, notify socket served). */
+  ready: () => boolean;
+}
+
+const DOMAIN_NAMES = HANDLER_DOMAIN_METRICS.map((m) => m.name);
+const ERRORS = 'kubevirt_ts_virt_handler_domainstats_scrape_errors_total';
+const DURATION = 'kubevirt_ts_virt_handler_domainstats_scrape_duration_seconds';
+
+/** The handler's registry and collector. */
+export class HandlerMetrics implements MetricsSource {
+  readonly metrics = new ComponentRegistry([...HANDLER_METRICS.map((m) => m.name), ...DOMAIN_NAMES]);
+
+  constructor(private readonly o: HandlerMetricsOptions) {}
+
+  async collect(deadline: number): Promise<void> {
+    const started = performance.now();
+    const m = this.metrics;
+    m.gauge('kubevirt_virt_handler_ready_status').set(this.o.ready() ? 1 : 0);
+    const targets = this.o.targets();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((r) => {
+      timer = setTimeout(() => r('late'), Math.max(0, deadline - Date.now()));
+    });
+    const results = await Promise.all(
+      targets.map((t) =>
+        Promise.race([
+          t.stats().then(
+            (v) => ({ ok: true as const, v }),
+            (e: Error) => ({ ok: false as const, e }),
+          ),
+          late,
+        ]),
+      ),
+    );
+    clearTimeout(timer);
+    m.reset(DOMAIN_NAMES);
+    for (const [i, r] of results.entries()) {
+      const t = targets[i];
+      if (r === 'late') {
+        m.counter(ERRORS).inc({ reason: 'timeout' });
+        continue;
+      }
+      if (!r.ok) {
+        m.counter(ERRORS).inc({ reason: 'launcher' });
+        continue;
+      }
+      const params = (r.v as { params?: StatsParams } | undefined)?.params;
+      if (!params) continue;
+      const base = { node: t.node, namespace: t.namespace, name: t.name };
+      for (const s of domainSamples(params)) m.setSnapshot(s.name, { ...base, ...s.labels }, s.value);
+    }
+    m.gauge(DURATION).set((performance.now() - started) / 1000);
+  }
+
+  text(): Promise<string> {
+    return this.metrics.text();
+  }
+}
