@@ -399,7 +399,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
       `--service-account-key-file=${join(pki, 'sa.pub')}`,
       `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
+      // ClusterIPs from the loopback range: with no kube-proxy, the API server dials a
+      // webhook's or an aggregated API's Service at its ClusterIP, and an address from a
+      // private range would leave this machine; on loopback a call with nothing behind it
+      // is refused right here.
+      '--service-cluster-ip-range=127.100.0.0/24',
       '--authorization-mode=Node,RBAC',
       '--allow-privileged=true',
       ...(realNodes
