@@ -5,6 +5,7 @@ import { registerGetCommand } from './commands/get';
 import { registerImageCommand } from './commands/image';
 import { registerUpCommand } from './commands/up';
 import { registerValidateCommand } from './commands/validate';
+import { registerVirtApiCommand } from './commands/virt-api';
 import { registerVirtHandlerCommand } from './commands/virt-handler';
 import { registerVirtLauncherCommand } from './commands/virt-launcher';
 import { registerVirtctlCommands } from './commands/virtctl';
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
     .showHelpAfterError();
   registerConvertCommand(program);
   registerValidateCommand(program);
+  registerVirtApiCommand(program);
   registerVirtHandlerCommand(program);
   registerVirtLauncherCommand(program);
   registerUpCommand(program);

@@ -169,6 +169,8 @@ function issueCert(pki: string, name: string, cn: string, orgs: string[], ext: s
 }
 
 const CLIENT_EXT = 'keyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n';
+/** Common name of the front proxy's client certificate (the only allowed request-header name). */
+const FRONT_PROXY_CLIENT = 'front-proxy-client';
 
 function writeKubeconfig(path: string, server: string, pki: string, name: string): void {
   // Paths are ours (a temp dir), so they are safe to place in YAML as quoted strings.
@@ -240,6 +242,31 @@ function makePki(pki: string, realNodes: boolean): void {
       ['system:masters'],
       CLIENT_EXT,
     );
+  // The aggregation layer's front proxy: its own CA (requestheader-client-ca) and the
+  // client certificate kube-apiserver presents to aggregated API servers such as virt-api.
+  const fp = join(pki, 'front-proxy');
+  mkdirSync(fp, { recursive: true });
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '3650',
+      '-subj',
+      '/CN=kubevirt-ts-test-front-proxy-ca',
+    ],
+    fp,
+  );
+  issueCert(fp, 'front-proxy-client', FRONT_PROXY_CLIENT, [], CLIENT_EXT);
   // The service-account token signing key pair.
   openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'sa.key'], pki);
   openssl(['ec', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], pki);
@@ -386,6 +413,14 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           // race the controller manager's creation of each namespace's default account.
           ['--disable-admission-plugins=ServiceAccount']),
       '--profiling=false',
+      // The aggregation layer, for aggregated API servers (virt-api's subresources.kubevirt.io).
+      `--requestheader-client-ca-file=${join(pki, 'front-proxy', 'ca.crt')}`,
+      `--requestheader-allowed-names=${FRONT_PROXY_CLIENT}`,
+      '--requestheader-username-headers=X-Remote-User',
+      '--requestheader-group-headers=X-Remote-Group',
+      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+      `--proxy-client-cert-file=${join(pki, 'front-proxy', 'front-proxy-client.crt')}`,
+      `--proxy-client-key-file=${join(pki, 'front-proxy', 'front-proxy-client.key')}`,
       '--v=1',
     ],
   };

@@ -23,6 +23,11 @@ interface HandlerFlags {
   imageRoot?: string;
   migrationAddress?: string;
   kubevirtNamespace: string;
+  restPort: string;
+  restHost: string;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  kubevirtCa?: string;
 }
 
 const NODE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
@@ -54,6 +59,15 @@ export function registerVirtHandlerCommand(program: Command): void {
       'namespace of the KubeVirt resource to take the configuration from',
       'kubevirt',
     )
+    .option(
+      '--rest-port <port>',
+      "port of the REST server virt-api calls (mutual TLS; upstream's 8186)",
+      '8186',
+    )
+    .option('--rest-host <address>', 'address of the REST server', '0.0.0.0')
+    .option('--tls-cert-file <file>', 'serving certificate of the REST server (without it, no REST server)')
+    .option('--tls-key-file <file>', 'its key')
+    .option('--kubevirt-ca <file>', "CA virt-api's client certificate must chain to")
     .option(
       '--migration-address <address>',
       "what migration sources use to reach this node's libvirtd: host[:port] of its TCP listener, or a libvirt URI (without it this node is no migration target)",
@@ -111,11 +125,30 @@ export function registerVirtHandlerCommand(program: Command): void {
       const handler = await container.getAsync<VirtHandler>(NodeTokens.handler);
       await runtime?.start();
       await handler.start();
-      process.stderr.write(`virt-handler ${f.nodeName}: running\n`);
+      const restPort = Number(f.restPort);
+      if (!Number.isInteger(restPort) || restPort < 0 || restPort > 65535)
+        throw new Error(`--rest-port: ${JSON.stringify(f.restPort)} is not a port`);
+      const tlsFlags = [f.tlsCertFile, f.tlsKeyFile, f.kubevirtCa];
+      if (tlsFlags.some(Boolean) && !tlsFlags.every(Boolean))
+        throw new Error('--tls-cert-file, --tls-key-file and --kubevirt-ca go together');
+      const rest =
+        f.tlsCertFile && f.tlsKeyFile && f.kubevirtCa
+          ? await (await import('../../controllers/virt-handler/rest-server')).serveHandlerRest({
+              launchers: handler,
+              tls: { cert: f.tlsCertFile, key: f.tlsKeyFile, ca: f.kubevirtCa },
+              host: f.restHost,
+              port: restPort,
+              log: (m) => process.stderr.write(`virt-handler ${f.nodeName}: rest: ${m}\n`),
+            })
+          : undefined;
+      process.stderr.write(
+        `virt-handler ${f.nodeName}: running${rest ? ` (REST on ${f.restHost}:${rest.port})` : ''}\n`,
+      );
       await new Promise<void>((resolve) => {
         process.once('SIGTERM', resolve);
         process.once('SIGINT', resolve);
       });
+      await rest?.close();
       await handler.stop();
       await runtime?.stop();
       await config.stop();

@@ -4,6 +4,7 @@
  * upstream `virtctl console`. Without a terminal on stdin it only copies input through.
  */
 import { connect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 /** The escape byte: Ctrl-]. */
 export const ESCAPE = 0x1d;
@@ -39,7 +40,7 @@ export async function connectConsole(path: string, timeoutMs = 30_000): Promise<
  * Attaches the terminal to the console socket; resolves when the user escapes (Ctrl-]),
  * stdin ends, or the socket closes.
  */
-export function attachConsole(sock: Socket, o: AttachOptions = {}): Promise<'escape' | 'closed'> {
+export function attachConsole(sock: Duplex, o: AttachOptions = {}): Promise<'escape' | 'closed'> {
   const out = o.out ?? process.stdout;
   const stdin = o.in ?? process.stdin;
   const raw = Boolean(stdin.isTTY) && o.input !== false;

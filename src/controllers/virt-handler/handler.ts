@@ -72,6 +72,9 @@ const LAUNCHER_LABEL = 'kubevirt.io=virt-launcher';
 const CREATED_BY = 'kubevirt.io/created-by';
 const FINAL = new Set(['Succeeded', 'Failed']);
 
+/** A VMI this handler does not know (not on its node, or not yet seen). */
+export class VmiNotOnNodeError extends Error {}
+
 /** The node agent. `start()`, then `stop()`. */
 export class VirtHandler {
   private readonly informers: SharedInformerFactory;
@@ -395,15 +398,21 @@ export class VirtHandler {
     }
   }
 
-  private async launcherOf(namespace: string, name: string) {
+  /**
+   * The launcher of a VMI on this node: its client and the pod's sockets directory (where
+   * the console and VNC sockets are). For the node's REST server and local mode.
+   */
+  async launcherOf(namespace: string, name: string) {
     const vmi = this.vmi(`${namespace}/${name}`);
     if (!vmi)
-      throw new Error(`VirtualMachineInstance ${namespace}/${name} is not on node ${this.o.nodeName}`);
+      throw new VmiNotOnNodeError(
+        `VirtualMachineInstance ${namespace}/${name} is not on node ${this.o.nodeName}`,
+      );
     const podUid = this.podOf(vmi)?.metadata?.uid;
     if (!podUid || !this.conns.socketExists(podUid)) {
       throw new Error(`VirtualMachineInstance ${namespace}/${name}: its launcher is not running`);
     }
-    return { vmi, client: await this.conns.get(podUid) };
+    return { vmi, client: await this.conns.get(podUid), socketsDir: dirname(this.conns.socketPath(podUid)) };
   }
 
   /** Pauses a running guest (the VMI gets the Paused condition). */

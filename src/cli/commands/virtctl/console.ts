@@ -2,23 +2,27 @@
  * `virtctl console VMI` and `virtctl vnc VMI`. In local mode both are unix sockets the
  * launcher serves: console attaches this terminal to the serial console (escape with
  * Ctrl-]); vnc prints the socket path, or with --proxy-only --port serves it on a
- * loopback TCP port for a VNC viewer. On a cluster they need upstream's websocket
- * subresources, which are not implemented here.
+ * loopback TCP port for a VNC viewer. On a cluster (`--kubeconfig`) both are virt-api's
+ * websocket subresources (`plain.kubevirt.io`), as upstream's virtctl opens them.
  */
 import { createServer } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Command } from 'commander';
 import { attachConsole, connectConsole } from '../../local/console-stream';
 import { printable } from '../../local/progress';
+import { openClusterStream } from './cluster-stream';
 import { type Target, type TargetOptions, withTarget, withTargetOptions } from './target';
 
 async function socketOf(t: Target, name: string, sub: 'console' | 'vnc'): Promise<string> {
-  if (!t.local) {
-    throw new Error(
-      `${sub} over a kubeconfig needs KubeVirt's websocket subresource, which this CLI does not speak yet`,
-    );
-  }
+  if (!t.local) throw new Error(`${sub}: not in local mode`);
   const r = await t.local.subresource<{ socket: string }>('GET', t.namespace, name, sub);
   return r.socket;
+}
+
+/** A byte stream to the VMI's console or VNC: the local socket, or the cluster's websocket. */
+function openStream(t: Target, name: string, sub: 'console' | 'vnc', timeoutMs: number): Promise<Duplex> {
+  if (t.kubeConfig) return openClusterStream(t.kubeConfig, t.namespace, name, sub);
+  return socketOf(t, name, sub).then((p) => connectConsole(p, timeoutMs));
 }
 
 /** Registers console and vnc. */
@@ -36,17 +40,16 @@ export function registerConsoleCommands(program: Command): void {
         throw new Error(`--timeout: ${o.timeout} is not a number of seconds`);
       // As upstream, wait for the VMI to get its console (it may still be starting).
       const end = Date.now() + timeoutMs;
-      let path: string;
+      let sock: Duplex;
       for (;;) {
         try {
-          path = await socketOf(t, name, 'console');
+          sock = await openStream(t, name, 'console', Math.max(1_000, end - Date.now()));
           break;
         } catch (e) {
-          if (Date.now() > end || !t.local) throw e;
+          if (Date.now() > end) throw e;
           await new Promise((r) => setTimeout(r, 250));
         }
       }
-      const sock = await connectConsole(path, Math.max(1_000, end - Date.now()));
       process.stderr.write(
         `Successfully connected to ${printable(name)} console. The escape sequence is ^]\n`,
       );
@@ -64,16 +67,17 @@ export function registerConsoleCommands(program: Command): void {
       .option('--port <port>', 'loopback port for --proxy-only (default: any free)', '0'),
   ).action((name: string, o: TargetOptions & { proxyOnly?: boolean; port: string }) =>
     withTarget(o, async (t) => {
-      const path = await socketOf(t, name, 'vnc');
       if (!o.proxyOnly) {
-        process.stdout.write(`${path}\n`);
+        if (t.kubeConfig)
+          throw new Error('vnc on a cluster: use --proxy-only and point a VNC viewer at the port');
+        process.stdout.write(`${await socketOf(t, name, 'vnc')}\n`);
         return;
       }
       const port = Number(o.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new Error(`--port: ${o.port} is not a port`);
       const server = createServer((c) => {
-        const s = connectConsole(path, 5_000);
+        const s = openStream(t, name, 'vnc', 5_000);
         s.then(
           (up) => {
             c.pipe(up).pipe(c);

@@ -1,10 +1,10 @@
 /**
  * Where a virtctl command acts: the running local mode (its store socket and local
  * subresource API), or a real cluster through a kubeconfig. On a cluster, VMI
- * subresources (pause, unpause, softreboot, guestosinfo) go to KubeVirt's
- * `subresources.kubevirt.io` API, which upstream's virt-api serves (kubevirt-ts's own
- * components do not serve it yet); start, stop and restart patch the VM instead, the
- * fallback upstream documents (runStrategy and status.stateChangeRequests).
+ * subresources (pause, unpause, softreboot, guestosinfo, console, vnc) go to KubeVirt's
+ * `subresources.kubevirt.io` API, which virt-api serves (`kubevirt-ts virt-api` or
+ * upstream's); start, stop and restart patch the VM instead, the change virt-api's
+ * handlers make (runStrategy and status.stateChangeRequests).
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Command } from 'commander';
@@ -29,6 +29,8 @@ export interface Target {
   /** `local` or the cluster's URL, for messages. */
   where: string;
   local?: LocalClient;
+  /** The cluster's kubeconfig (websocket subresources need its credentials). */
+  kubeConfig?: KubeConfig;
   /** Calls a VMI subresource of `subresources.kubevirt.io/v1`. */
   subresource<T = unknown>(
     method: 'GET' | 'PUT',
@@ -61,6 +63,7 @@ export function openTarget(o: TargetOptions): Target {
     return {
       client,
       namespace,
+      kubeConfig: kc,
       where: transport.describe(),
       subresource: async <T>(
         method: 'GET' | 'PUT',
@@ -78,7 +81,7 @@ export function openTarget(o: TargetOptions): Target {
         });
         if (res.status === 404 && /page not found|the server could not find/i.test(res.body)) {
           throw new Error(
-            `${sub}: the cluster does not serve subresources.kubevirt.io (install KubeVirt's virt-api; kubevirt-ts's components do not serve it yet)`,
+            `${sub}: the cluster does not serve subresources.kubevirt.io (install virt-api: kubevirt-ts virt-api or upstream's)`,
           );
         }
         if (res.status >= 300) {

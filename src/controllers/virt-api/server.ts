@@ -1,0 +1,269 @@
+/**
+ * virt-api: one HTTPS server (TLS only) for the admission webhooks the API server calls
+ * and the aggregated `subresources.kubevirt.io` API it proxies. The serving certificate is
+ * re-read when its files change; the front proxy's CA comes from the API server's
+ * `extension-apiserver-authentication` ConfigMap and is refreshed.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { Duplex } from 'node:stream';
+import type { ClusterConfig } from '../../api/config/cluster-config';
+import type { VirtualMachine } from '../../api/generated/types';
+import type { KubeObject, ObjectClient } from '../runtime/types';
+import { readTlsFiles, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../shared/tls-files';
+import {
+  type AdmissionRequest,
+  admissionResponse,
+  BadReviewError,
+  MAX_REVIEW_BYTES,
+  parseAdmissionReview,
+} from './admission-review';
+import {
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  SUBRESOURCE_GROUP,
+  SUBRESOURCE_VERSIONS,
+  versionInfo,
+} from './discovery';
+import {
+  authenticate,
+  loadRequestHeaderConfig,
+  type RequestHeaderConfig,
+  UnauthenticatedError,
+} from './front-proxy-auth';
+import { HandlerClient, type HandlerClientOptions } from './handler-client';
+import { HttpError, sendError, sendJson } from './http-error';
+import { isStream, refuseUpgrade, StreamRelay } from './streams';
+import { expandSpec, expandVm, migrateVm, restartVm, startVm, stopVm } from './vm-lifecycle';
+import { isVmiOperation, vmiOperation } from './vmi-subresources';
+import { Webhooks } from './webhooks';
+
+/** Options of {@link startVirtApi}. */
+export interface VirtApiOptions {
+  client: ObjectClient;
+  /** Serving certificate and key. */
+  tls: Pick<TlsFiles, 'cert' | 'key'>;
+  host?: string;
+  /** Default 8443, upstream's. */
+  port?: number;
+  /** The KubeVirt configuration in force (the webhooks default and validate by it). */
+  config: () => ClusterConfig;
+  /** KubeVirt's namespace: its service accounts may change VMI specs, its handlers are found there. */
+  kubevirtNamespace: string;
+  /** How virt-api reaches the handlers (mutual TLS). */
+  handler: Omit<HandlerClientOptions, 'client' | 'namespace'>;
+  /** Request-header settings; default: read from the API server's ConfigMap. */
+  requestHeader?: RequestHeaderConfig;
+  /** Users treated as KubeVirt components besides its service accounts. */
+  privilegedUsers?: string[];
+  version?: string;
+  log?: (m: string) => void;
+}
+
+/** A running virt-api. */
+export interface VirtApi {
+  port: number;
+  close(): Promise<void>;
+}
+
+const COMPONENT_ACCOUNTS = [
+  'kubevirt-apiserver',
+  'kubevirt-controller',
+  'kubevirt-handler',
+  'kubevirt-operator',
+];
+const NS_ROUTE = new RegExp(
+  `^/apis/${SUBRESOURCE_GROUP.replace(/\./g, '\\.')}/(${SUBRESOURCE_VERSIONS.join('|')})/namespaces/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)/(?:(virtualmachines|virtualmachineinstances)/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)/([a-z0-9/-]+)|(expand-vm-spec))$`,
+);
+
+function readBody(req: IncomingMessage, limit: number, what: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        reject(new HttpError(400, `${what} exceeds ${limit} bytes`));
+        req.resume();
+      } else chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+async function jsonBody(req: IncomingMessage): Promise<unknown> {
+  const body = await readBody(req, 1 << 20, 'request body');
+  if (body.length === 0) return {};
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (e) {
+    throw new HttpError(400, `request body is not JSON: ${(e as Error).message}`);
+  }
+}
+
+/** Starts virt-api. */
+export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
+  const log = o.log ?? (() => {});
+  let requestHeader = o.requestHeader ?? (await loadRequestHeaderConfig(o.client).catch(() => undefined));
+  let serving: TlsMaterial = readTlsFiles(o.tls);
+  const contextOptions = () => ({
+    cert: serving.cert,
+    key: serving.key,
+    ...(requestHeader ? { ca: requestHeader.clientCA } : {}),
+  });
+  const server = https.createServer({
+    ...contextOptions(),
+    // Webhook calls come without a client certificate; the aggregator's carry one.
+    requestCert: true,
+    rejectUnauthorized: false,
+    minVersion: 'TLSv1.2',
+  });
+  const stopWatch = watchTlsFiles(o.tls, (m) => {
+    serving = m;
+    server.setSecureContext(contextOptions());
+    log('serving certificate reloaded');
+  });
+  const refresh = o.requestHeader
+    ? undefined
+    : setInterval(() => {
+        loadRequestHeaderConfig(o.client)
+          .then((cfg) => {
+            if (cfg && JSON.stringify(cfg) !== JSON.stringify(requestHeader)) {
+              requestHeader = cfg;
+              server.setSecureContext(contextOptions());
+            }
+          })
+          .catch(() => undefined);
+      }, 30_000);
+  refresh?.unref();
+
+  const handlers = new HandlerClient({ ...o.handler, client: o.client, namespace: o.kubevirtNamespace });
+  const relay = new StreamRelay(o.client, handlers);
+  const privileged = (r: AdmissionRequest) => {
+    const u = r.userInfo.username ?? '';
+    if (o.privilegedUsers?.includes(u)) return true;
+    return COMPONENT_ACCOUNTS.some((a) => u === `system:serviceaccount:${o.kubevirtNamespace}:${a}`);
+  };
+  const gitVersion = o.version ?? 'v0.0.0-kubevirt-ts';
+  const authn = (req: IncomingMessage) => {
+    if (!requestHeader)
+      throw new HttpError(
+        401,
+        'virt-api has no front-proxy configuration (extension-apiserver-authentication)',
+      );
+    try {
+      return authenticate(req, requestHeader);
+    } catch (e) {
+      if (e instanceof UnauthenticatedError) throw new HttpError(401, e.message);
+      throw e;
+    }
+  };
+
+  const webhook = async (req: IncomingMessage, res: ServerResponse, path: string) => {
+    const hook = Webhooks[path];
+    if (!hook) throw new HttpError(404, `no webhook at ${path}`);
+    if (req.method !== 'POST') throw new HttpError(405, `${req.method} ${path}: use POST`);
+    const ct = String(req.headers['content-type'] ?? '');
+    if (!ct.startsWith('application/json'))
+      throw new HttpError(400, `content-type ${JSON.stringify(ct)}: expected application/json`);
+    let review: AdmissionRequest;
+    try {
+      review = parseAdmissionReview(await readBody(req, MAX_REVIEW_BYTES, 'AdmissionReview'));
+    } catch (e) {
+      if (e instanceof BadReviewError) throw new HttpError(400, e.message);
+      throw e;
+    }
+    const outcome = await hook(review, { config: o.config, client: o.client, privileged });
+    sendJson(res, 200, admissionResponse(review.uid, outcome));
+  };
+
+  const api = async (req: IncomingMessage, path: string): Promise<unknown> => {
+    const base = `/apis/${SUBRESOURCE_GROUP}`;
+    if (req.method === 'GET') {
+      if (path === '/apis') return apiGroupList();
+      if (path === base) return apiGroup();
+      for (const v of SUBRESOURCE_VERSIONS) {
+        if (path === `${base}/${v}`) return apiResourceList(v);
+        if (path === `${base}/${v}/version`) return versionInfo(gitVersion);
+        if (path === `${base}/${v}/healthz`) return { apiserver: 'ok', restapi: 'ok' };
+      }
+    }
+    const m = NS_ROUTE.exec(path);
+    if (!m)
+      throw new HttpError(404, `the server could not find the requested resource (${path.slice(0, 200)})`);
+    authn(req);
+    const [, , ns, , kind, name, , op, expandNs] = m as unknown as string[];
+    if (expandNs) {
+      if (req.method !== 'PUT') throw new HttpError(405, 'expand-vm-spec: use PUT');
+      const vm = (await jsonBody(req)) as VirtualMachine & KubeObject;
+      if (typeof vm !== 'object' || vm === null || (vm.kind && vm.kind !== 'VirtualMachine')) {
+        throw new HttpError(400, 'expand-vm-spec: the body must be a VirtualMachine');
+      }
+      if (vm.metadata?.namespace && vm.metadata.namespace !== ns) {
+        throw new HttpError(400, `expand-vm-spec: metadata.namespace ${vm.metadata.namespace} is not ${ns}`);
+      }
+      return expandVm(o.client, { ...vm, metadata: { ...vm.metadata, namespace: ns } });
+    }
+    if (kind === 'virtualmachines') {
+      if (op === 'expand-spec') {
+        if (req.method !== 'GET') throw new HttpError(405, 'expand-spec: use GET');
+        return expandSpec(o.client, ns, name);
+      }
+      const fns = { start: startVm, stop: stopVm, restart: restartVm, migrate: migrateVm } as const;
+      const fn = fns[op as keyof typeof fns];
+      if (!fn) throw new HttpError(404, `subresource ${op} not found`);
+      if (req.method !== 'PUT') throw new HttpError(405, `${op}: use PUT`);
+      const body = (await jsonBody(req)) as Record<string, unknown>;
+      await fn(o.client, ns, name, body);
+      return {};
+    }
+    if (!isVmiOperation(op)) {
+      throw new HttpError(
+        isStream(op) ? 400 : 404,
+        isStream(op) ? `${op} is a websocket: upgrade the connection` : `subresource ${op} not found`,
+      );
+    }
+    const body = req.method === 'PUT' ? await jsonBody(req) : undefined;
+    return vmiOperation(o.client, handlers, req.method ?? 'GET', ns, name, op, body);
+  };
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? '/', 'https://virt-api').pathname;
+    const work = path.startsWith('/apis')
+      ? api(req, path).then((b) => sendJson(res, 200, b ?? {}))
+      : webhook(req, res, path);
+    work.catch((e: unknown) => {
+      if (!(e instanceof HttpError)) log(`${req.method} ${path}: ${(e as Error).message}`);
+      if (!res.headersSent) sendError(res, e);
+    });
+  });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = new URL(req.url ?? '/', 'https://virt-api').pathname;
+    (async () => {
+      const m = NS_ROUTE.exec(path);
+      if (m?.[4] !== 'virtualmachineinstances' || !isStream(m[7] ?? ''))
+        throw new HttpError(404, `no stream at ${path.slice(0, 200)}`);
+      authn(req);
+      await relay.handle(req, socket, head, m[2] as string, m[5] as string, m[7] as string);
+    })().catch((e: unknown) => refuseUpgrade(socket, e));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port ?? 8443, o.host ?? '0.0.0.0', () => resolve());
+  });
+  const addr = server.address();
+  return {
+    port: typeof addr === 'object' && addr ? addr.port : 0,
+    close: async () => {
+      stopWatch();
+      if (refresh) clearInterval(refresh);
+      relay.close();
+      handlers.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * The streaming VMI subresources: `console` and `vnc` (websockets relayed to the
+ * virt-handler of the VMI's node, which streams the guest's unix socket) and
+ * `portforward/{port}[/{protocol}]` (a websocket to a TCP port of the guest's first
+ * interface address, dialed by virt-api). All speak upstream's `plain.kubevirt.io`:
+ * binary messages carrying the raw bytes.
+ */
+import type { IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import type { ObjectClient } from '../runtime/types';
+import { PLAIN_STREAM_PROTOCOL, pipeWebSocket, pipeWebSockets } from '../shared/ws-stream';
+import type { HandlerClient } from './handler-client';
+import { HttpError, statusBody } from './http-error';
+import { fetchVmi, requireRunning } from './vmi-subresources';
+
+const PORT_FORWARD = /^portforward\/(\d{1,5})(?:\/(tcp|udp))?$/;
+
+/** Whether `op` is a stream this server serves. */
+export function isStream(op: string): boolean {
+  return op === 'console' || op === 'vnc' || PORT_FORWARD.test(op);
+}
+
+/** Answers an upgrade that cannot be served with a Status body. */
+export function refuseUpgrade(socket: Duplex, e: unknown): void {
+  const code = e instanceof HttpError ? e.code : 500;
+  const body = JSON.stringify(statusBody(code, e instanceof Error ? e.message : String(e)));
+  socket.end(
+    `HTTP/1.1 ${code} Error\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** Serves stream upgrades. */
+export class StreamRelay {
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    handleProtocols: (p) => (p.has(PLAIN_STREAM_PROTOCOL) ? PLAIN_STREAM_PROTOCOL : false),
+  });
+
+  constructor(
+    private readonly client: ObjectClient,
+    private readonly handlers: HandlerClient,
+  ) {}
+
+  /** Opens the server side first, so a failure is still an HTTP answer; then upgrades. */
+  async handle(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    ns: string,
+    name: string,
+    op: string,
+  ): Promise<void> {
+    const protocols = String(req.headers['sec-websocket-protocol'] ?? '')
+      .split(',')
+      .map((s) => s.trim());
+    if (!protocols.includes(PLAIN_STREAM_PROTOCOL)) {
+      throw new HttpError(400, `websocket subprotocol ${PLAIN_STREAM_PROTOCOL} is required`);
+    }
+    const vmi = await fetchVmi(this.client, ns, name);
+    requireRunning(vmi);
+    const pf = PORT_FORWARD.exec(op);
+    if (pf) {
+      const port = Number(pf[1]);
+      if (port < 1 || port > 65535) throw new HttpError(400, `port ${pf[1]} out of range`);
+      if (pf[2] === 'udp') throw new HttpError(400, 'portforward: only tcp is supported');
+      const ip = vmi.status?.interfaces?.find((i) => i.ipAddress)?.ipAddress;
+      if (!ip) throw new HttpError(400, `VMI ${name} has no interface with an IP address`);
+      const tcp = connect({ host: ip, port });
+      await new Promise<void>((resolve, reject) => {
+        tcp.once('connect', resolve);
+        tcp.once('error', (e) => reject(new HttpError(502, `dialing VM ${ip}:${port}: ${e.message}`)));
+      });
+      this.wss.handleUpgrade(req, socket, head, (ws) => void pipeWebSocket(ws, tcp));
+      return;
+    }
+    const upstream = await this.handlers.stream(vmi.status?.nodeName, ns, name, op);
+    this.wss.handleUpgrade(req, socket, head, (ws) => void pipeWebSockets(ws, upstream));
+  }
+
+  close(): void {
+    for (const c of this.wss.clients) c.terminate();
+  }
+}

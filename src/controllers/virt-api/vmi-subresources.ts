@@ -1,0 +1,111 @@
+/**
+ * The VirtualMachineInstance subresources of virt-api: checks on the VMI (it exists, it
+ * runs, it is or is not paused), then the call goes to the virt-handler of its node
+ * (pause, unpause, softreboot, reset, guest info, SEV), except `sev/setupsession`, which
+ * records the session on the VMI as upstream does.
+ */
+import type { VirtualMachineInstance } from '../../api/generated/types';
+import { VirtualMachineInstanceType } from '../runtime/resources';
+import type { KubeObject, ObjectClient } from '../runtime/types';
+import type { HandlerClient } from './handler-client';
+import { HttpError } from './http-error';
+
+type Vmi = VirtualMachineInstance & KubeObject;
+
+/** Reads a VMI or answers 404. */
+export async function fetchVmi(client: ObjectClient, ns: string, name: string): Promise<Vmi> {
+  try {
+    return await client.get<Vmi>(VirtualMachineInstanceType, name, ns);
+  } catch {
+    throw new HttpError(404, `virtualmachineinstance.kubevirt.io "${name}" not found`);
+  }
+}
+
+/** Refuses a VMI that is not running (upstream: 409 Conflict, "VMI is not running"). */
+export function requireRunning(vmi: Vmi): void {
+  if (vmi.status?.phase !== 'Running') throw new HttpError(409, `VMI ${vmi.metadata?.name} is not running`);
+}
+
+const isPaused = (vmi: Vmi) =>
+  (vmi.status?.conditions ?? []).some((c) => c.type === 'Paused' && c.status === 'True');
+
+/** Handler operations by method and subresource path. */
+const FORWARDED: Record<string, { method: 'GET' | 'PUT'; check?: (vmi: Vmi) => void }> = {
+  pause: {
+    method: 'PUT',
+    check: (vmi) => {
+      if (isPaused(vmi)) throw new HttpError(409, `VMI ${vmi.metadata?.name} is already paused`);
+    },
+  },
+  unpause: {
+    method: 'PUT',
+    check: (vmi) => {
+      if (!isPaused(vmi)) throw new HttpError(409, `VMI ${vmi.metadata?.name} is not paused`);
+    },
+  },
+  softreboot: {
+    method: 'PUT',
+    check: (vmi) => {
+      if (isPaused(vmi)) throw new HttpError(409, `VMI ${vmi.metadata?.name} is paused`);
+    },
+  },
+  reset: { method: 'PUT' },
+  guestosinfo: { method: 'GET' },
+  userlist: { method: 'GET' },
+  filesystemlist: { method: 'GET' },
+  'sev/fetchcertchain': { method: 'GET' },
+  'sev/querylaunchmeasurement': { method: 'GET' },
+  'sev/injectlaunchsecret': { method: 'PUT' },
+};
+
+/** Whether `op` is a non-streaming VMI subresource this server answers. */
+export function isVmiOperation(op: string): boolean {
+  return op in FORWARDED || op === 'sev/setupsession';
+}
+
+/** Runs a non-streaming VMI subresource. */
+export async function vmiOperation(
+  client: ObjectClient,
+  handlers: HandlerClient,
+  method: string,
+  ns: string,
+  name: string,
+  op: string,
+  body: unknown,
+): Promise<unknown> {
+  if (op === 'sev/setupsession') {
+    if (method !== 'PUT') throw new HttpError(405, `${method} ${op}: use PUT`);
+    const vmi = await fetchVmi(client, ns, name);
+    const b = (body ?? {}) as { session?: unknown; dhCert?: unknown };
+    if (typeof b.session !== 'string' || typeof b.dhCert !== 'string') {
+      throw new HttpError(400, 'sev/setupsession: body needs string fields session and dhCert');
+    }
+    if (!vmi.spec?.domain?.launchSecurity?.sev) throw new HttpError(400, `VMI ${name} is not an SEV guest`);
+    if (vmi.status?.phase && !['Pending', 'Scheduling', 'Scheduled'].includes(vmi.status.phase)) {
+      throw new HttpError(409, `VMI ${name}: the SEV session is set before the guest starts`);
+    }
+    await client.patch(
+      VirtualMachineInstanceType,
+      name,
+      { spec: { domain: { launchSecurity: { sev: { session: b.session, dhCert: b.dhCert } } } } },
+      { namespace: ns, type: 'merge' },
+    );
+    return {};
+  }
+  const f = FORWARDED[op];
+  if (!f) throw new HttpError(404, `subresource ${op} not found`);
+  if (method !== f.method) throw new HttpError(405, `${method} ${op}: use ${f.method}`);
+  const vmi = await fetchVmi(client, ns, name);
+  requireRunning(vmi);
+  f.check?.(vmi);
+  const dry = (body as { dryRun?: unknown } | undefined)?.dryRun;
+  if (Array.isArray(dry) && dry.includes('All')) return {};
+  return handlers.call(
+    vmi.status?.nodeName,
+    f.method,
+    ns,
+    name,
+    op,
+    f.method === 'PUT' ? (body ?? {}) : undefined,
+  );
+}

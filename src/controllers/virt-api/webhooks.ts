@@ -1,0 +1,134 @@
+/**
+ * virt-api's admission webhooks, by upstream's paths: mutating ones answer the defaults as a
+ * JSONPatch, validating ones refuse with field-path causes. Both call the same pure
+ * `admit` local mode calls, so a cluster and `kubevirt-ts up` accept the same objects.
+ */
+import type { ClusterConfig } from '../../api/config/cluster-config';
+import type { FieldError } from '../../api/errors';
+import { admit } from '../../api/validation/admission';
+import type { ObjectClient } from '../runtime/types';
+import { type AdmissionRequest, type StatusCause, toCauses } from './admission-review';
+import { catalogForVm } from './instancetype-lookup';
+import { type JsonPatchOperation, jsonPatch } from './json-patch';
+import { validateMigrationPolicy } from './migration-policy';
+
+/** What a webhook decides. */
+export type WebhookOutcome =
+  | { allowed: true; patch?: JsonPatchOperation[]; warnings?: string[] }
+  | { allowed: false; causes: StatusCause[] };
+
+/** What the webhooks need from their server. */
+export interface WebhookContext {
+  config: () => ClusterConfig;
+  client: ObjectClient;
+  /** Whether the request comes from one of KubeVirt's own service accounts. */
+  privileged: (req: AdmissionRequest) => boolean;
+}
+
+type Webhook = (req: AdmissionRequest, ctx: WebhookContext) => Promise<WebhookOutcome>;
+
+const refuse = (errors: readonly FieldError[]): WebhookOutcome => ({
+  allowed: false,
+  causes: toCauses(errors),
+});
+const allow: WebhookOutcome = { allowed: true };
+
+function expectKind(req: AdmissionRequest, kinds: readonly string[]): FieldError[] {
+  if (kinds.includes(req.kind.kind)) return [];
+  return [
+    {
+      path: 'kind',
+      message: `expected ${kinds.join(' or ')}, got ${JSON.stringify(req.kind.kind)}`,
+      type: 'FieldValueInvalid',
+    },
+  ];
+}
+
+/** The object as admitted: with kind and apiVersion (the API server sends them, but be sure). */
+function objectOf(req: AdmissionRequest): Record<string, unknown> {
+  const o = req.object ?? {};
+  return {
+    ...o,
+    kind: o.kind ?? req.kind.kind,
+    apiVersion: o.apiVersion ?? (req.kind.group ? `${req.kind.group}/${req.kind.version}` : req.kind.version),
+  };
+}
+
+async function admitted(req: AdmissionRequest, ctx: WebhookContext) {
+  const object = objectOf(req);
+  const instancetypes = object.kind === 'VirtualMachine' ? await catalogForVm(ctx.client, object) : undefined;
+  return admit(object, ctx.config(), { instancetypes, kubevirtServiceAccount: ctx.privileged(req) });
+}
+
+/** Defaults as a patch; an object that cannot be defaulted is left to the validator to refuse. */
+const mutate =
+  (kinds: readonly string[]): Webhook =>
+  async (req, ctx) => {
+    const wrong = expectKind(req, kinds);
+    if (wrong.length) return refuse(wrong);
+    if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return allow;
+    const { object, errors } = await admitted(req, ctx);
+    if (errors.length > 0) return allow;
+    return { allowed: true, patch: jsonPatch(req.object, object) };
+  };
+
+const validate =
+  (kinds: readonly string[], extra?: (req: AdmissionRequest, ctx: WebhookContext) => FieldError[]): Webhook =>
+  async (req, ctx) => {
+    const wrong = expectKind(req, kinds);
+    if (wrong.length) return refuse(wrong);
+    if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return allow;
+    const more = extra?.(req, ctx) ?? [];
+    if (more.length) return refuse(more);
+    const { errors } = await admitted(req, ctx);
+    return errors.length ? refuse(errors) : allow;
+  };
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+/**
+ * Upstream's VMI update rule: only KubeVirt's components change a VMI's spec (users go
+ * through the VM, or hotplug subresources); everything else about the update is validated
+ * as on create.
+ */
+function vmiUpdate(req: AdmissionRequest, ctx: WebhookContext): FieldError[] {
+  if (req.operation !== 'UPDATE' || ctx.privileged(req)) return [];
+  if (same(req.object?.spec, req.oldObject?.spec)) return [];
+  return [{ path: 'spec', message: 'update of VMI object is restricted', type: 'FieldValueForbidden' }];
+}
+
+/** A migration's spec never changes after create (upstream's migration update admitter). */
+function migrationUpdate(req: AdmissionRequest): FieldError[] {
+  if (req.operation !== 'UPDATE' || same(req.object?.spec, req.oldObject?.spec)) return [];
+  return [
+    { path: 'spec', message: "update of Migration object's spec is restricted", type: 'FieldValueForbidden' },
+  ];
+}
+
+const policy: Webhook = async (req) => {
+  const wrong = expectKind(req, ['MigrationPolicy']);
+  if (wrong.length) return refuse(wrong);
+  if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return allow;
+  const errors = validateMigrationPolicy(req.object ?? {});
+  return errors.length ? refuse(errors) : allow;
+};
+
+/** Webhooks by path. */
+export const Webhooks: Readonly<Record<string, Webhook>> = {
+  '/virtualmachineinstances-mutate': mutate(['VirtualMachineInstance']),
+  '/virtualmachines-mutate': mutate(['VirtualMachine']),
+  '/migration-mutate-create': mutate(['VirtualMachineInstanceMigration']),
+  '/virtualmachineinstances-validate-create': validate(['VirtualMachineInstance']),
+  '/virtualmachineinstances-validate-update': validate(['VirtualMachineInstance'], vmiUpdate),
+  '/virtualmachines-validate': validate(['VirtualMachine']),
+  '/virtualmachinereplicaset-validate': validate(['VirtualMachineInstanceReplicaSet']),
+  '/virtualmachinepool-validate': validate(['VirtualMachinePool']),
+  '/migration-validate-create': validate(['VirtualMachineInstanceMigration']),
+  '/migration-validate-update': validate(['VirtualMachineInstanceMigration'], migrationUpdate),
+  '/virtualmachineinstancetypes-validate': validate(['VirtualMachineInstancetype']),
+  '/virtualmachineclusterinstancetypes-validate': validate(['VirtualMachineClusterInstancetype']),
+  '/virtualmachinepreferences-validate': validate(['VirtualMachinePreference']),
+  '/virtualmachineclusterpreferences-validate': validate(['VirtualMachineClusterPreference']),
+  '/migration-policy-validate': policy,
+  '/kubevirt-validate': validate(['KubeVirt']),
+};

@@ -1,0 +1,210 @@
+/**
+ * virt-handler's REST server (upstream's on port 8186): the per-VMI operations virt-api
+ * forwards, over mutual TLS. Only a caller with a client certificate from the cluster's
+ * KubeVirt CA gets in (virt-api); authorization of the end user already happened in the
+ * API server. Console and VNC are websockets streaming the guest's unix sockets; the rest
+ * are launcher RPCs over the existing gRPC connection.
+ * Paths: `/v1/namespaces/{ns}/virtualmachineinstances/{name}/{op}`.
+ */
+import https from 'node:https';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import type { VirtualMachineInstanceGuestAgentInfo } from '../../api/generated/types';
+import type { LauncherClient } from '../launcher-protocol/client';
+import { readTlsFiles, secureContextOptions, type TlsFiles, watchTlsFiles } from '../shared/tls-files';
+import { PLAIN_STREAM_PROTOCOL, pipeWebSocket } from '../shared/ws-stream';
+import { CONSOLE_SOCKET, VNC_SOCKET } from '../virt-launcher/domain-report';
+import { VmiNotOnNodeError } from './handler';
+
+/** What the server needs of the node agent. */
+export interface NodeLaunchers {
+  launcherOf(
+    namespace: string,
+    name: string,
+  ): Promise<{ vmi: unknown; client: LauncherClient; socketsDir: string }>;
+}
+
+/** Options of {@link serveHandlerRest}. */
+export interface HandlerRestOptions {
+  launchers: NodeLaunchers;
+  /** Serving certificate and key, and the CA client certificates must chain to. */
+  tls: Required<TlsFiles>;
+  host?: string;
+  /** Default 8186, upstream's. */
+  port?: number;
+  log?: (m: string) => void;
+}
+
+/** A running server. */
+export interface HandlerRestServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+const ROUTE =
+  /^\/v1\/namespaces\/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)\/virtualmachineinstances\/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)\/([a-z/]+)$/;
+
+class HttpError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Op = (l: { vmi: unknown; client: LauncherClient }) => Promise<unknown>;
+
+async function guestInfo(client: LauncherClient): Promise<VirtualMachineInstanceGuestAgentInfo> {
+  const info = (await client.getGuestInfo()) as VirtualMachineInstanceGuestAgentInfo | undefined;
+  if (!info) throw new HttpError(409, 'the guest agent is not connected');
+  return info;
+}
+
+/** Non-streaming operations by method and path suffix. */
+const OPS: Record<string, Op> = {
+  'PUT pause': ({ vmi, client }) => client.pauseVirtualMachine(vmi),
+  'PUT unpause': ({ vmi, client }) => client.unpauseVirtualMachine(vmi),
+  'PUT softreboot': ({ vmi, client }) => client.softRebootVirtualMachine(vmi),
+  'PUT reset': ({ vmi, client }) => client.resetVirtualMachine(vmi),
+  'GET guestosinfo': ({ client }) => guestInfo(client),
+  'GET userlist': async ({ client }) => ({ items: (await guestInfo(client)).userList ?? [] }),
+  'GET filesystemlist': async ({ client }) => ({ items: (await guestInfo(client)).fsInfo?.disks ?? [] }),
+  'GET sev/fetchcertchain': async ({ client }) =>
+    JSON.parse(Buffer.from(await client.getSevInfo()).toString('utf8')),
+  'GET sev/querylaunchmeasurement': async ({ vmi, client }) =>
+    JSON.parse(Buffer.from(await client.getLaunchMeasurement(vmi)).toString('utf8')),
+};
+const STREAMS: Record<string, string> = { console: CONSOLE_SOCKET, vnc: VNC_SOCKET };
+
+function readBody(req: import('node:http').IncomingMessage, limit = 1 << 20): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        reject(new HttpError(413, `request body over ${limit} bytes`));
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function statusOf(e: unknown): number {
+  if (e instanceof HttpError) return e.code;
+  if (e instanceof VmiNotOnNodeError) return 404;
+  return 500;
+}
+
+/** Starts the server; the serving certificate and CA are re-read when their files change. */
+export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRestServer> {
+  const log = o.log ?? (() => {});
+  const material = readTlsFiles(o.tls);
+  const server = https.createServer({
+    ...secureContextOptions(material),
+    requestCert: true,
+    rejectUnauthorized: true,
+    minVersion: 'TLSv1.2',
+  });
+  const stopWatch = watchTlsFiles(o.tls, (m) => server.setSecureContext(secureContextOptions(m)), {
+    onError: (e) => log(`TLS files not reloaded: ${e.message}`),
+  });
+  const wss = new WebSocketServer({
+    noServer: true,
+    handleProtocols: (protocols) => (protocols.has(PLAIN_STREAM_PROTOCOL) ? PLAIN_STREAM_PROTOCOL : false),
+  });
+  const send = (res: import('node:http').ServerResponse, code: number, body: unknown) => {
+    res.writeHead(code, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  const route = (url: string | undefined) => {
+    const m = ROUTE.exec(new URL(url ?? '/', 'https://handler').pathname);
+    if (!m) throw new HttpError(404, 'no such path');
+    return { ns: m[1] as string, name: m[3] as string, op: m[5] as string };
+  };
+
+  server.on('request', (req, res) => {
+    (async () => {
+      const { ns, name, op } = route(req.url);
+      const fn = OPS[`${req.method} ${op}`];
+      if (op === 'sev/injectlaunchsecret' && req.method === 'PUT') {
+        const body = await readBody(req);
+        const l = await o.launchers.launcherOf(ns, name);
+        let options: unknown;
+        try {
+          options = JSON.parse(body.toString('utf8') || '{}');
+        } catch {
+          throw new HttpError(400, 'body: not JSON');
+        }
+        await l.client.injectLaunchSecret(l.vmi, options);
+        return {};
+      }
+      if (!fn) throw new HttpError(STREAMS[op] ? 400 : 404, `${req.method} ${op}: not served`);
+      await readBody(req);
+      return (await fn(await o.launchers.launcherOf(ns, name))) ?? {};
+    })().then(
+      (body) => send(res, 200, body),
+      (e: unknown) => {
+        const code = statusOf(e);
+        send(res, code, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          code,
+          message: (e as Error).message,
+        });
+      },
+    );
+  });
+
+  server.on('upgrade', (req, socket: Duplex, head) => {
+    const refuse = (code: number, msg: string) => {
+      socket.end(
+        `HTTP/1.1 ${code} ${code === 404 ? 'Not Found' : 'Bad Request'}\r\ncontent-type: text/plain\r\n\r\n${msg}\n`,
+      );
+    };
+    let r: ReturnType<typeof route>;
+    try {
+      r = route(req.url);
+    } catch {
+      return refuse(404, 'no such path');
+    }
+    const sock = STREAMS[r.op];
+    if (!sock) return refuse(404, `${r.op}: not a stream`);
+    o.launchers.launcherOf(r.ns, r.name).then(
+      ({ socketsDir }) => {
+        const guest = connect(join(socketsDir, sock));
+        guest.once('error', (e) => {
+          log(`${r.ns}/${r.name} ${r.op}: ${e.message}`);
+          refuse(404, `${r.op} socket not available`);
+        });
+        guest.once('connect', () => {
+          wss.handleUpgrade(req, socket, head, (ws) => {
+            void pipeWebSocket(ws, guest);
+          });
+        });
+      },
+      (e: unknown) => refuse(statusOf(e) === 404 ? 404 : 400, (e as Error).message),
+    );
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port ?? 8186, o.host ?? '0.0.0.0', () => resolve());
+  });
+  const addr = server.address();
+  return {
+    port: typeof addr === 'object' && addr ? addr.port : 0,
+    close: async () => {
+      stopWatch();
+      for (const c of wss.clients) c.terminate();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}

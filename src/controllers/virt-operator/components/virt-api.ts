@@ -1,0 +1,235 @@
+/**
+ * virt-api's install objects, as upstream's virt-operator renders them: the Deployment,
+ * its Service, the `v1.subresources.kubevirt.io` APIService, the mutating and validating
+ * webhook configurations (caBundle, failurePolicy Fail, sideEffects None, timeouts) and
+ * its RBAC (service account, cluster role, bindings, and reading the API server's
+ * authentication ConfigMap in kube-system).
+ */
+
+/** Options of {@link virtApiComponents}. */
+export interface VirtApiComponentOptions {
+  /** KubeVirt's namespace. */
+  namespace: string;
+  /** The kubevirt-ts image holding `kubevirt-ts virt-api`. */
+  image: string;
+  /** PEM of the CA that signed virt-api's serving certificate (base64-encoded here). */
+  caBundle: string;
+  /** Secrets holding the serving pair (tls.crt/tls.key) and the handler client pair plus ca.crt. */
+  servingSecret?: string;
+  handlerClientSecret?: string;
+  replicas?: number;
+  /** The port virt-api listens on (default 8443) and its Service forwards to. */
+  port?: number;
+  /**
+   * Webhooks and APIService reach virt-api through its Service (default); `url` points the
+   * webhooks at a base URL instead (virt-api running outside the cluster, as in tests).
+   */
+  webhookUrl?: string;
+  /** Webhook timeout in seconds (default 10, upstream's). */
+  timeoutSeconds?: number;
+}
+
+type Obj = Record<string, unknown>;
+
+const NAME = 'virt-api';
+const LABELS = { 'kubevirt.io': 'virt-api', 'app.kubernetes.io/component': 'kubevirt', 'app.kubernetes.io/managed-by': 'virt-operator' };
+
+interface Hook {
+  name: string;
+  path: string;
+  group: string;
+  resources: string[];
+  operations: string[];
+}
+
+const core = (name: string, path: string, resources: string[], operations: string[]): Hook => ({
+  name,
+  path,
+  group: 'kubevirt.io',
+  resources,
+  operations,
+});
+
+const MUTATING: Hook[] = [
+  core('virtualmachines-mutator.kubevirt.io', '/virtualmachines-mutate', ['virtualmachines'], ['CREATE', 'UPDATE']),
+  core('virtualmachineinstances-mutator.kubevirt.io', '/virtualmachineinstances-mutate', ['virtualmachineinstances'], ['CREATE']),
+  core('migrations-mutator.kubevirt.io', '/migration-mutate-create', ['virtualmachineinstancemigrations'], ['CREATE']),
+];
+
+const it = (kind: string): Hook => ({
+  name: `${kind}-validator.instancetype.kubevirt.io`,
+  path: `/${kind}s-validate`,
+  group: 'instancetype.kubevirt.io',
+  resources: [`${kind}s`],
+  operations: ['CREATE', 'UPDATE'],
+});
+
+const VALIDATING: Hook[] = [
+  core('virtualmachineinstances-create-validator.kubevirt.io', '/virtualmachineinstances-validate-create', ['virtualmachineinstances'], ['CREATE']),
+  core('virtualmachineinstances-update-validator.kubevirt.io', '/virtualmachineinstances-validate-update', ['virtualmachineinstances'], ['UPDATE']),
+  core('virtualmachine-validator.kubevirt.io', '/virtualmachines-validate', ['virtualmachines'], ['CREATE', 'UPDATE']),
+  core('virtualmachinereplicaset-validator.kubevirt.io', '/virtualmachinereplicaset-validate', ['virtualmachineinstancereplicasets'], ['CREATE', 'UPDATE']),
+  core('migration-create-validator.kubevirt.io', '/migration-validate-create', ['virtualmachineinstancemigrations'], ['CREATE']),
+  core('migration-update-validator.kubevirt.io', '/migration-validate-update', ['virtualmachineinstancemigrations'], ['UPDATE']),
+  core('kubevirt-validator.kubevirt.io', '/kubevirt-validate', ['kubevirts'], ['CREATE', 'UPDATE']),
+  {
+    name: 'virtualmachinepool-validator.kubevirt.io',
+    path: '/virtualmachinepool-validate',
+    group: 'pool.kubevirt.io',
+    resources: ['virtualmachinepools'],
+    operations: ['CREATE', 'UPDATE'],
+  },
+  {
+    name: 'migration-policy-validator.kubevirt.io',
+    path: '/migration-policy-validate',
+    group: 'migrations.kubevirt.io',
+    resources: ['migrationpolicies'],
+    operations: ['CREATE', 'UPDATE'],
+  },
+  it('virtualmachineinstancetype'),
+  it('virtualmachineclusterinstancetype'),
+  it('virtualmachinepreference'),
+  it('virtualmachineclusterpreference'),
+];
+
+function webhook(h: Hook, o: VirtApiComponentOptions, mutating: boolean): Obj {
+  const caBundle = Buffer.from(o.caBundle).toString('base64');
+  const clientConfig = o.webhookUrl
+    ? { url: `${o.webhookUrl.replace(/\/$/, '')}${h.path}`, caBundle }
+    : { service: { namespace: o.namespace, name: NAME, path: h.path, port: 443 }, caBundle };
+  return {
+    name: h.name,
+    admissionReviewVersions: ['v1'],
+    clientConfig,
+    failurePolicy: 'Fail',
+    sideEffects: 'None',
+    timeoutSeconds: o.timeoutSeconds ?? 10,
+    matchPolicy: 'Equivalent',
+    ...(mutating ? { reinvocationPolicy: 'Never' } : {}),
+    rules: [{ apiGroups: [h.group], apiVersions: ['*'], resources: h.resources, operations: h.operations, scope: '*' }],
+  };
+}
+
+function rbac(o: VirtApiComponentOptions): Obj[] {
+  const ns = o.namespace;
+  const account = 'kubevirt-apiserver';
+  const rules = [
+    { apiGroups: ['kubevirt.io'], resources: ['virtualmachines', 'virtualmachineinstances', 'kubevirts'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: ['kubevirt.io'], resources: ['virtualmachines', 'virtualmachines/status', 'virtualmachineinstances'], verbs: ['patch', 'update'] },
+    { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['delete'] },
+    { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['create', 'get', 'list', 'watch'] },
+    { apiGroups: ['instancetype.kubevirt.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+  ];
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: account, namespace: ns, labels: LABELS } },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: account, labels: LABELS }, rules },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: account, labels: LABELS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: account },
+      subjects: [{ kind: 'ServiceAccount', name: account, namespace: ns }],
+    },
+    {
+      // The aggregation layer's request-header settings (extension-apiserver-authentication).
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: `${account}-auth-reader`, namespace: 'kube-system', labels: LABELS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'extension-apiserver-authentication-reader' },
+      subjects: [{ kind: 'ServiceAccount', name: account, namespace: ns }],
+    },
+  ];
+}
+
+/** Every install object of virt-api. */
+export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
+  const port = o.port ?? 8443;
+  const serving = o.servingSecret ?? 'kubevirt-virt-api-certs';
+  const handlerClient = o.handlerClientSecret ?? 'kubevirt-virt-handler-certs';
+  const deployment: Obj = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: NAME, namespace: o.namespace, labels: LABELS },
+    spec: {
+      replicas: o.replicas ?? 2,
+      selector: { matchLabels: { 'kubevirt.io': 'virt-api' } },
+      template: {
+        metadata: { labels: LABELS },
+        spec: {
+          serviceAccountName: 'kubevirt-apiserver',
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [
+            {
+              name: NAME,
+              image: o.image,
+              command: ['kubevirt-ts', 'virt-api'],
+              args: [
+                `--port=${port}`,
+                '--tls-cert-file=/etc/virt-api/certificates/tls.crt',
+                '--tls-key-file=/etc/virt-api/certificates/tls.key',
+                '--handler-client-cert=/etc/virt-handler/clientcertificates/tls.crt',
+                '--handler-client-key=/etc/virt-handler/clientcertificates/tls.key',
+                '--kubevirt-ca=/etc/virt-handler/clientcertificates/ca.crt',
+                `--kubevirt-namespace=${o.namespace}`,
+              ],
+              ports: [{ name: 'virt-api', containerPort: port, protocol: 'TCP' }],
+              readinessProbe: {
+                httpGet: { scheme: 'HTTPS', port, path: '/apis/subresources.kubevirt.io/v1/healthz' },
+                initialDelaySeconds: 5,
+                periodSeconds: 10,
+              },
+              resources: { requests: { cpu: '5m', memory: '128Mi' } },
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              volumeMounts: [
+                { name: 'kubevirt-virt-api-certs', mountPath: '/etc/virt-api/certificates', readOnly: true },
+                { name: 'kubevirt-virt-handler-certs', mountPath: '/etc/virt-handler/clientcertificates', readOnly: true },
+              ],
+            },
+          ],
+          volumes: [
+            { name: 'kubevirt-virt-api-certs', secret: { secretName: serving, optional: false } },
+            { name: 'kubevirt-virt-handler-certs', secret: { secretName: handlerClient, optional: false } },
+          ],
+        },
+      },
+    },
+  };
+  const service: Obj = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: NAME, namespace: o.namespace, labels: LABELS },
+    spec: { selector: { 'kubevirt.io': 'virt-api' }, ports: [{ port: 443, targetPort: port, protocol: 'TCP' }] },
+  };
+  const apiService: Obj = {
+    apiVersion: 'apiregistration.k8s.io/v1',
+    kind: 'APIService',
+    metadata: { name: 'v1.subresources.kubevirt.io', labels: LABELS },
+    spec: {
+      group: 'subresources.kubevirt.io',
+      version: 'v1',
+      service: { namespace: o.namespace, name: NAME, port: 443 },
+      caBundle: Buffer.from(o.caBundle).toString('base64'),
+      groupPriorityMinimum: 1000,
+      versionPriority: 15,
+    },
+  };
+  return [
+    ...rbac(o),
+    deployment,
+    service,
+    apiService,
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: 'virt-api-mutator', labels: LABELS },
+      webhooks: MUTATING.map((h) => webhook(h, o, true)),
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'virt-api-validator', labels: LABELS },
+      webhooks: VALIDATING.map((h) => webhook(h, o, false)),
+    },
+  ];
+}

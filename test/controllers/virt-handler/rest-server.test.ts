@@ -1,0 +1,125 @@
+/**
+ * virt-handler's REST server: mutual TLS (a caller without a client certificate from the
+ * KubeVirt CA is refused at the handshake), launcher calls by upstream's paths, and the
+ * console stream (a websocket under plain.kubevirt.io relaying the guest's unix socket).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import type { LauncherClient } from '../../../src/controllers/launcher-protocol/client';
+import { VmiNotOnNodeError } from '../../../src/controllers/virt-handler/handler';
+import { type HandlerRestServer, serveHandlerRest } from '../../../src/controllers/virt-handler/rest-server';
+import { type CertFiles, issue, makeCa } from '../../support/tls-certs';
+
+const dir = mkdtempSync(join(tmpdir(), 'kvts-hrest-'));
+let server: HandlerRestServer;
+let guest: Server;
+let ca: CertFiles;
+let good: CertFiles;
+let stranger: CertFiles;
+const calls: string[] = [];
+
+const launcher = {
+  pauseVirtualMachine: async (vmi: { metadata: { name: string } }) => {
+    calls.push(`pause ${vmi.metadata.name}`);
+  },
+  getGuestInfo: async () => ({ hostname: 'tiny', userList: [{ userName: 'root' }], fsInfo: { disks: [{ diskName: 'vda' }] } }),
+} as unknown as LauncherClient;
+
+function call(path: string, method: string, cert?: CertFiles) {
+  return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        path,
+        method,
+        ca: readFileSync(ca.cert),
+        cert: cert ? readFileSync(cert.cert) : undefined,
+        key: cert ? readFileSync(cert.key) : undefined,
+        checkServerIdentity: () => undefined,
+      },
+      (res) => {
+        let t = '';
+        res.on('data', (c: Buffer) => {
+          t += c.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(t) }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+beforeAll(async () => {
+  ca = makeCa(dir, 'kubevirt-ca');
+  const other = makeCa(dir, 'other-ca');
+  const serving = issue(dir, ca, 'handler', 'kubevirt.io:system:node:virt-handler', ['IP:127.0.0.1']);
+  good = issue(dir, ca, 'api', 'kubevirt.io:system:client:virt-handler');
+  stranger = issue(dir, other, 'stranger', 'kubevirt.io:system:client:virt-handler');
+  // The guest's serial console: echoes what it gets, upper-cased.
+  guest = createServer((s) => s.on('data', (d) => s.write(d.toString().toUpperCase())));
+  await new Promise<void>((r) => guest.listen(join(dir, 'virt-serial0'), r));
+  server = await serveHandlerRest({
+    host: '127.0.0.1',
+    port: 0,
+    tls: { ...serving, ca: ca.cert },
+    launchers: {
+      launcherOf: async (ns, name) => {
+        if (name !== 'vmi1') throw new VmiNotOnNodeError(`VirtualMachineInstance ${ns}/${name} is not on node n1`);
+        return { vmi: { metadata: { name, namespace: ns } }, client: launcher, socketsDir: dir };
+      },
+    },
+  });
+});
+afterAll(async () => {
+  await server?.close();
+  guest?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const base = '/v1/namespaces/default/virtualmachineinstances';
+
+describe('virt-handler REST server', () => {
+  it('refuses a caller without a client certificate, and one from another CA', async () => {
+    await expect(call(`${base}/vmi1/guestosinfo`, 'GET')).rejects.toThrow(/certificate|socket hang up|ECONNRESET|alert/i);
+    await expect(call(`${base}/vmi1/guestosinfo`, 'GET', stranger)).rejects.toThrow(/certificate|socket hang up|ECONNRESET|alert|unknown ca/i);
+    expect(calls).toEqual([]);
+  });
+
+  it('with the KubeVirt client certificate: pause reaches the launcher, guest info and user list answer', async () => {
+    const p = await call(`${base}/vmi1/pause`, 'PUT', good);
+    expect(p.status).toBe(200);
+    expect(calls).toEqual(['pause vmi1']);
+    const info = await call(`${base}/vmi1/guestosinfo`, 'GET', good);
+    expect(info.body.hostname).toBe('tiny');
+    expect((await call(`${base}/vmi1/userlist`, 'GET', good)).body).toEqual({ items: [{ userName: 'root' }] });
+    expect((await call(`${base}/vmi1/filesystemlist`, 'GET', good)).body).toEqual({ items: [{ diskName: 'vda' }] });
+    const missing = await call(`${base}/other/pause`, 'PUT', good);
+    expect(missing.status).toBe(404);
+    expect(missing.body.message).toMatch(/not on node n1/);
+  });
+
+  it('streams the console over a plain.kubevirt.io websocket', async () => {
+    const ws = new WebSocket(`wss://127.0.0.1:${server.port}${base}/vmi1/console`, ['plain.kubevirt.io'], {
+      ca: readFileSync(ca.cert),
+      cert: readFileSync(good.cert),
+      key: readFileSync(good.key),
+      rejectUnauthorized: true,
+    });
+    await new Promise((r, j) => {
+      ws.once('open', r);
+      ws.once('error', j);
+    });
+    expect(ws.protocol).toBe('plain.kubevirt.io');
+    const got = new Promise<string>((r) => ws.once('message', (d: Buffer) => r(d.toString())));
+    ws.send(Buffer.from('hello'));
+    expect(await got).toBe('HELLO');
+    ws.close();
+  });
+});
