@@ -32,7 +32,11 @@ export interface VirtApiComponentOptions {
 type Obj = Record<string, unknown>;
 
 const NAME = 'virt-api';
-const LABELS = { 'kubevirt.io': 'virt-api', 'app.kubernetes.io/component': 'kubevirt', 'app.kubernetes.io/managed-by': 'virt-operator' };
+const LABELS = {
+  'kubevirt.io': 'virt-api',
+  'app.kubernetes.io/component': 'kubevirt',
+  'app.kubernetes.io/managed-by': 'virt-operator',
+};
 
 interface Hook {
   name: string;
@@ -51,9 +55,24 @@ const core = (name: string, path: string, resources: string[], operations: strin
 });
 
 const MUTATING: Hook[] = [
-  core('virtualmachines-mutator.kubevirt.io', '/virtualmachines-mutate', ['virtualmachines'], ['CREATE', 'UPDATE']),
-  core('virtualmachineinstances-mutator.kubevirt.io', '/virtualmachineinstances-mutate', ['virtualmachineinstances'], ['CREATE']),
-  core('migrations-mutator.kubevirt.io', '/migration-mutate-create', ['virtualmachineinstancemigrations'], ['CREATE']),
+  core(
+    'virtualmachines-mutator.kubevirt.io',
+    '/virtualmachines-mutate',
+    ['virtualmachines'],
+    ['CREATE', 'UPDATE'],
+  ),
+  core(
+    'virtualmachineinstances-mutator.kubevirt.io',
+    '/virtualmachineinstances-mutate',
+    ['virtualmachineinstances'],
+    ['CREATE'],
+  ),
+  core(
+    'migrations-mutator.kubevirt.io',
+    '/migration-mutate-create',
+    ['virtualmachineinstancemigrations'],
+    ['CREATE'],
+  ),
 ];
 
 const it = (kind: string): Hook => ({
@@ -65,12 +84,42 @@ const it = (kind: string): Hook => ({
 });
 
 const VALIDATING: Hook[] = [
-  core('virtualmachineinstances-create-validator.kubevirt.io', '/virtualmachineinstances-validate-create', ['virtualmachineinstances'], ['CREATE']),
-  core('virtualmachineinstances-update-validator.kubevirt.io', '/virtualmachineinstances-validate-update', ['virtualmachineinstances'], ['UPDATE']),
-  core('virtualmachine-validator.kubevirt.io', '/virtualmachines-validate', ['virtualmachines'], ['CREATE', 'UPDATE']),
-  core('virtualmachinereplicaset-validator.kubevirt.io', '/virtualmachinereplicaset-validate', ['virtualmachineinstancereplicasets'], ['CREATE', 'UPDATE']),
-  core('migration-create-validator.kubevirt.io', '/migration-validate-create', ['virtualmachineinstancemigrations'], ['CREATE']),
-  core('migration-update-validator.kubevirt.io', '/migration-validate-update', ['virtualmachineinstancemigrations'], ['UPDATE']),
+  core(
+    'virtualmachineinstances-create-validator.kubevirt.io',
+    '/virtualmachineinstances-validate-create',
+    ['virtualmachineinstances'],
+    ['CREATE'],
+  ),
+  core(
+    'virtualmachineinstances-update-validator.kubevirt.io',
+    '/virtualmachineinstances-validate-update',
+    ['virtualmachineinstances'],
+    ['UPDATE'],
+  ),
+  core(
+    'virtualmachine-validator.kubevirt.io',
+    '/virtualmachines-validate',
+    ['virtualmachines'],
+    ['CREATE', 'UPDATE'],
+  ),
+  core(
+    'virtualmachinereplicaset-validator.kubevirt.io',
+    '/virtualmachinereplicaset-validate',
+    ['virtualmachineinstancereplicasets'],
+    ['CREATE', 'UPDATE'],
+  ),
+  core(
+    'migration-create-validator.kubevirt.io',
+    '/migration-validate-create',
+    ['virtualmachineinstancemigrations'],
+    ['CREATE'],
+  ),
+  core(
+    'migration-update-validator.kubevirt.io',
+    '/migration-validate-update',
+    ['virtualmachineinstancemigrations'],
+    ['UPDATE'],
+  ),
   core('kubevirt-validator.kubevirt.io', '/kubevirt-validate', ['kubevirts'], ['CREATE', 'UPDATE']),
   {
     name: 'virtualmachinepool-validator.kubevirt.io',
@@ -106,7 +155,15 @@ function webhook(h: Hook, o: VirtApiComponentOptions, mutating: boolean): Obj {
     timeoutSeconds: o.timeoutSeconds ?? 10,
     matchPolicy: 'Equivalent',
     ...(mutating ? { reinvocationPolicy: 'Never' } : {}),
-    rules: [{ apiGroups: [h.group], apiVersions: ['*'], resources: h.resources, operations: h.operations, scope: '*' }],
+    rules: [
+      {
+        apiGroups: [h.group],
+        apiVersions: ['*'],
+        resources: h.resources,
+        operations: h.operations,
+        scope: '*',
+      },
+    ],
   };
 }
 
@@ -114,16 +171,33 @@ function rbac(o: VirtApiComponentOptions): Obj[] {
   const ns = o.namespace;
   const account = 'kubevirt-apiserver';
   const rules = [
-    { apiGroups: ['kubevirt.io'], resources: ['virtualmachines', 'virtualmachineinstances', 'kubevirts'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: ['kubevirt.io'], resources: ['virtualmachines', 'virtualmachines/status', 'virtualmachineinstances'], verbs: ['patch', 'update'] },
+    {
+      apiGroups: ['kubevirt.io'],
+      resources: ['virtualmachines', 'virtualmachineinstances', 'kubevirts'],
+      verbs: ['get', 'list', 'watch'],
+    },
+    {
+      apiGroups: ['kubevirt.io'],
+      resources: ['virtualmachines', 'virtualmachines/status', 'virtualmachineinstances'],
+      verbs: ['patch', 'update'],
+    },
     { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['delete'] },
-    { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['create', 'get', 'list', 'watch'] },
+    {
+      apiGroups: ['kubevirt.io'],
+      resources: ['virtualmachineinstancemigrations'],
+      verbs: ['create', 'get', 'list', 'watch'],
+    },
     { apiGroups: ['instancetype.kubevirt.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
   ];
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: account, namespace: ns, labels: LABELS } },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: account, labels: LABELS }, rules },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: account, labels: LABELS },
+      rules,
+    },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
@@ -136,7 +210,11 @@ function rbac(o: VirtApiComponentOptions): Obj[] {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'RoleBinding',
       metadata: { name: `${account}-auth-reader`, namespace: 'kube-system', labels: LABELS },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'extension-apiserver-authentication-reader' },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'Role',
+        name: 'extension-apiserver-authentication-reader',
+      },
       subjects: [{ kind: 'ServiceAccount', name: account, namespace: ns }],
     },
   ];
@@ -183,7 +261,11 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
               securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
               volumeMounts: [
                 { name: 'kubevirt-virt-api-certs', mountPath: '/etc/virt-api/certificates', readOnly: true },
-                { name: 'kubevirt-virt-handler-certs', mountPath: '/etc/virt-handler/clientcertificates', readOnly: true },
+                {
+                  name: 'kubevirt-virt-handler-certs',
+                  mountPath: '/etc/virt-handler/clientcertificates',
+                  readOnly: true,
+                },
               ],
             },
           ],
@@ -199,7 +281,10 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: NAME, namespace: o.namespace, labels: LABELS },
-    spec: { selector: { 'kubevirt.io': 'virt-api' }, ports: [{ port: 443, targetPort: port, protocol: 'TCP' }] },
+    spec: {
+      selector: { 'kubevirt.io': 'virt-api' },
+      ports: [{ port: 443, targetPort: port, protocol: 'TCP' }],
+    },
   };
   const apiService: Obj = {
     apiVersion: 'apiregistration.k8s.io/v1',
