@@ -81,6 +81,15 @@ if [ -c /dev/kvm ] && [ "$(id -u)" = 0 ] && getent group kvm >/dev/null; then
   chgrp kvm /dev/kvm && chmod 0660 /dev/kvm
 fi
 
+# The non-root user 107 (upstream's `qemu` account) that each launcher's own libvirt
+# daemons and QEMU run as: libvirt refuses to start a domain for a uid without a passwd
+# entry ("Failed to find user record for uid '107'").
+if [ "$(id -u)" = 0 ] && ! getent passwd 107 >/dev/null; then
+  getent group 107 >/dev/null || groupadd --system --gid 107 kubevirt-qemu
+  useradd --system --uid 107 --gid 107 --no-create-home --home-dir /nonexistent \
+    --shell /usr/sbin/nologin kubevirt-qemu
+fi
+
 # libvirtd: this host has no systemd, so start the daemons directly when their
 # sockets do not answer.
 if ! virsh -c qemu:///system version >/dev/null 2>&1; then

@@ -6,6 +6,7 @@ import { registerImageCommand } from './commands/image';
 import { registerUpCommand } from './commands/up';
 import { registerValidateCommand } from './commands/validate';
 import { registerVirtApiCommand } from './commands/virt-api';
+import { registerVirtControllerCommand } from './commands/virt-controller';
 import { registerVirtHandlerCommand } from './commands/virt-handler';
 import { registerVirtLauncherCommand } from './commands/virt-launcher';
 import { registerVirtctlCommands } from './commands/virtctl';
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerConvertCommand(program);
   registerValidateCommand(program);
   registerVirtApiCommand(program);
+  registerVirtControllerCommand(program);
   registerVirtHandlerCommand(program);
   registerVirtLauncherCommand(program);
   registerUpCommand(program);

@@ -3,7 +3,8 @@
  * examples/vm-tiny.yaml; `virtctl console` in a pseudo-terminal reads the guest's boot
  * marker and types a command into its shell; pause and unpause; `up` is stopped and
  * started again with the guest running (same domain id, no second boot marker, statuses
- * converge); then stop and start.
+ * converge); then stop and start. Each launcher runs its own libvirt daemons (the
+ * default): the test looks at the domain through the launcher's daemon socket.
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -25,6 +26,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { defaultCliEntry } from '../../src/controllers/local/pod-runtime/pod-runtime';
+import { findLibvirtDaemon } from '../../src/controllers/virt-launcher/libvirt-daemons';
+import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
 import { available, BOOT_MARKER, guestDir, unavailableReason } from '../support/guest';
 import { integration } from '../support/integration';
 import { PtySession, ptyAvailable } from './pty-bridge';
@@ -63,8 +66,28 @@ const run = integration(
 const name = `cli-${process.pid}`;
 const domain = `default_${name}`;
 
+/** The state directory of the running test (set in beforeAll). */
+let stateRoot = '';
+
+/**
+ * The libvirt URIs of the launchers' own daemons (each launcher runs one, in its pod's
+ * libvirt-runtime directory, reached through the short link the launcher made).
+ */
+function launcherUris(): string[] {
+  const pods = path.join(stateRoot, 'pods');
+  if (!stateRoot || !existsSync(pods)) return [];
+  const sock = findLibvirtDaemon().socket;
+  return readdirSync(pods)
+    .map((uid) => path.join(pods, uid, 'volumes', 'kubernetes.io~empty-dir', 'libvirt-runtime'))
+    .filter((rt) => existsSync(path.join(rt, 'run', 'libvirt', sock)))
+    .map((rt) => `qemu+unix:///session?socket=${shortDir(rt, 48)}/run/libvirt/${sock}`);
+}
+
+/** virsh on the launcher's daemon that has the test's domain (list: the union of all). */
 function virsh(...args: string[]): string {
-  return spawnSync('virsh', ['-c', LIBVIRT, ...args], { encoding: 'utf8' }).stdout?.trim() ?? '';
+  const outs = launcherUris().map((uri) => spawnSync('virsh', ['-c', uri, ...args], { encoding: 'utf8' }));
+  if (args[0] === 'list') return outs.map((o) => o.stdout?.trim() ?? '').join('\n');
+  return outs.find((o) => o.status === 0)?.stdout?.trim() ?? '';
 }
 
 async function waitFor<T>(what: string, fn: () => T | undefined | false, timeoutMs = 120_000): Promise<T> {
@@ -121,6 +144,7 @@ describe.runIf(run)('kubevirt-ts up and virtctl with a real guest', () => {
 
   beforeAll(() => {
     state = mkdtempSync(path.join(tmpdir(), 'kvts-cli-'));
+    stateRoot = state;
     // QEMU runs as its own account and reads the kernel from the image store.
     chmodSync(state, 0o755);
     const vm = parse(readFileSync(path.resolve(repoRoot, 'examples/vm-tiny.yaml'), 'utf8'));

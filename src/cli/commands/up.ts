@@ -41,11 +41,11 @@ export function registerUpCommand(program: Command): void {
     .option('--console', "stream the first VM's serial console")
     .option('-d, --detach', 'run in the background, serving the local sockets the CLI talks to')
     .option('--state-dir <dir>', 'state directory', defaultStateDir())
+    .option('--kvm', 'use KVM when /dev/kvm works (default: software emulation)')
     .option(
-      '--kvm',
-      'run guests with KVM (domain type kvm; needs a working /dev/kvm; default: software emulation)',
+      '--libvirt-uri <uri>',
+      'one shared libvirt daemon for every launcher, e.g. qemu:///system (default: each launcher runs its own)',
     )
-    .option('--libvirt-uri <uri>', 'libvirt URI', 'qemu:///system')
     .option('-v, --verbose', 'print component logs')
     .action(async (manifests: string[], opts: UpOptions) => {
       await up(manifests, opts);

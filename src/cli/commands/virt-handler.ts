@@ -9,6 +9,8 @@ import type { VirtHandler } from '../../controllers/virt-handler/handler';
 
 /** kubelet's pod root (launcher-protocol/paths; not imported, so the CLI starts without gRPC). */
 const KUBELET_PODS_ROOT = '/var/lib/kubelet/pods';
+/** kubelet's device-plugin directory (device-plugin.ts; not imported, for the same reason). */
+const DEVICE_PLUGIN_DIR = '/var/lib/kubelet/device-plugins';
 
 interface HandlerFlags {
   nodeName: string;
@@ -18,6 +20,8 @@ interface HandlerFlags {
   notifySocket: string;
   driver: string;
   libvirtUri: string;
+  sharedLibvirt?: boolean;
+  devicePlugins?: string | boolean;
   podRuntime?: boolean;
   bindPending?: boolean;
   imageRoot?: string;
@@ -50,7 +54,15 @@ export function registerVirtHandlerCommand(program: Command): void {
       '/var/run/kubevirt/domain-notify.sock',
     )
     .option('--driver <name>', 'hypervisor driver to probe the host with (libvirt or emulation)', 'emulation')
-    .option('--libvirt-uri <uri>', 'libvirt connection URI', 'qemu:///system')
+    .option('--libvirt-uri <uri>', 'libvirt connection URI the host is probed on', 'qemu:///system')
+    .option(
+      '--shared-libvirt',
+      'with --pod-runtime: launchers use the daemon at --libvirt-uri instead of each running its own',
+    )
+    .option(
+      '--device-plugins [dir]',
+      'serve devices.kubevirt.io/kvm, tun, vhost-net (and sev) as kubelet device plugins (default dir /var/lib/kubelet/device-plugins); the kubelet then reports them',
+    )
     .option('--pod-runtime', 'also run launcher pods as local processes (no kubelet on this node)')
     .option('--bind-pending', 'with --pod-runtime: bind unscheduled pods to this node (no scheduler)')
     .option('--image-root <dir>', 'local image store root handed to launchers')
@@ -92,7 +104,7 @@ export function registerVirtHandlerCommand(program: Command): void {
       const client = f.storeSocket
         ? KubeClient.fromSocket(f.storeSocket)
         : KubeClient.fromKubeconfig(f.kubeconfig);
-      const env: Record<string, string> = { KUBEVIRT_TS_LIBVIRT_URI: f.libvirtUri };
+      const env: Record<string, string> = f.sharedLibvirt ? { KUBEVIRT_TS_LIBVIRT_URI: f.libvirtUri } : {};
       if (f.imageRoot) env.KUBEVIRT_TS_IMAGE_ROOT = f.imageRoot;
       const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
       // Migration settings (bandwidth, timeouts, ...) follow the KubeVirt resource, as upstream's.
@@ -118,6 +130,12 @@ export function registerVirtHandlerCommand(program: Command): void {
           notifySocket: f.notifySocket,
           migrationAddress: f.migrationAddress,
           migrationConfig: () => config.current().migrations,
+          devicePluginDir:
+            f.devicePlugins === undefined || f.devicePlugins === false
+              ? undefined
+              : f.devicePlugins === true
+                ? DEVICE_PLUGIN_DIR
+                : f.devicePlugins,
         },
         podRuntime: f.podRuntime ? { root: f.podsRoot, bindPending: f.bindPending, env } : undefined,
       });

@@ -33,7 +33,7 @@ export interface LocalNodeOptions {
   paths: StatePaths;
   /** Node name (default `local`): keep it stable, the next start adopts its pods. */
   nodeName?: string;
-  /** libvirt URI the launchers and the host probe use (default qemu:///system). */
+  /** A shared libvirt daemon for every launcher (default: each runs its own); the host probe uses it, else qemu:///system. */
   libvirtUri?: string;
   /**
    * Run guests with KVM (default false: software emulation). Turns useEmulation off, so a
@@ -110,7 +110,8 @@ export class LocalNode {
       bindPending: true,
       manageNode: true,
       commands: { 'kubevirt-ts': [process.execPath, this.o.cliEntry ?? thisCliEntry()] },
-      env: { [IMAGE_ROOT_ENV]: paths.images, KUBEVIRT_TS_LIBVIRT_URI: uri },
+      // Each launcher runs its own libvirt daemons unless a shared one was asked for.
+      env: { [IMAGE_ROOT_ENV]: paths.images, ...(this.o.libvirtUri ? { KUBEVIRT_TS_LIBVIRT_URI: uri } : {}) },
       log: (m) => log('pod runtime', m),
     });
     const allowKvm = this.o.allowKvm ?? false;

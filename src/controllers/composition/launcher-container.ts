@@ -4,14 +4,18 @@
  * (its own driver factory, a different path map) before resolving the launcher.
  */
 
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Container } from 'inversify';
-import type { LauncherArgs } from '../shared/launcher-args';
+import type { VirtualMachineInstance } from '../../api';
+import { LAUNCHER_DIRS, type LauncherArgs } from '../shared/launcher-args';
 import { type LauncherDriverFactory, launcherDriverFactories } from '../virt-launcher/drivers';
 import { IMAGE_ROOT_ENV } from '../virt-launcher/image-dirs';
 import { VirtLauncher } from '../virt-launcher/launcher';
 import { launcherConverterPaths } from '../virt-launcher/launcher-paths';
+import { CONFIG_SOCKET_BUDGET, LibvirtDaemons } from '../virt-launcher/libvirt-daemons';
 import { type PathMap, pathMapFromEnv } from '../virt-launcher/path-map';
+import { chownFiles, chownTree, guestDiskFiles } from '../virt-launcher/qemu-ownership';
 import { shortDir } from '../virt-launcher/short-dir';
 import { VolumePreparer } from '../virt-launcher/volume-prep';
 
@@ -65,24 +69,68 @@ export function createLauncherContainer(c: LauncherComposition): Container {
       paths.libvirtRunDir = shortDir(paths.libvirtRunDir, 90);
       const imageRoot = e[IMAGE_ROOT_ENV] || undefined;
       const volumes = new VolumePreparer({ paths, imageRoot, pathMap: map });
+      const daemons = ownLibvirt(args, e, map);
+      const qemu = daemons?.qemuUser;
+      // A root launcher (local pod runtime) runs QEMU as 107: hand it the pod's own files.
+      const podDirs = [
+        LAUNCHER_DIRS.private,
+        LAUNCHER_DIRS.ephemeralDisks,
+        LAUNCHER_DIRS.libvirtRuntime,
+        args.containerDiskDir,
+      ].map((d) => map.toHost(d));
+      const handOver =
+        qemu && qemu.uid !== (process.getuid?.() ?? 0)
+          ? async (vmi: VirtualMachineInstance) => {
+              for (const d of podDirs) await chownTree(d, qemu.uid, qemu.gid);
+              await chownFiles(guestDiskFiles(vmi, map), qemu.uid, qemu.gid);
+            }
+          : async () => {};
       return new VirtLauncher({
         namespace: args.namespace,
         name: args.name,
         uid: args.uid,
         gracePeriodSeconds: args.gracePeriodSeconds,
         socketDir: shortDir(map.toHost(join(args.shareDir, 'sockets'))),
-        connectDriver: () => factory({ paths, imageRoot, env: e, backingFormats: volumes.backingFormats }),
+        connectDriver: () =>
+          factory({
+            paths,
+            imageRoot,
+            env: e,
+            backingFormats: volumes.backingFormats,
+            libvirt: daemons ? () => daemons.start() : undefined,
+          }),
         // The in-memory fake driver runs no QEMU: it needs no disk files.
         prepareVolumes:
           args.hypervisor === 'fake'
             ? undefined
             : async (vmi) => {
                 await volumes.prepare(vmi);
+                await handOver(vmi);
               },
+        onExit: daemons ? () => daemons.stop() : undefined,
         syncOptions: { useEmulation: args.allowEmulation },
         finalWaitMs: c.finalWaitMs,
       });
     })
     .inSingletonScope();
   return container;
+}
+
+/**
+ * The launcher's own virtqemud/libvirtd and virtlogd (the default), or none: with the
+ * fake driver, or when `KUBEVIRT_TS_LIBVIRT_URI` names a shared daemon to use instead.
+ */
+function ownLibvirt(args: LauncherArgs, env: NodeJS.ProcessEnv, map: PathMap): LibvirtDaemons | undefined {
+  if (args.hypervisor === 'fake' || env.KUBEVIRT_TS_LIBVIRT_URI) return undefined;
+  const real = map.toHost(LAUNCHER_DIRS.libvirtRuntime);
+  mkdirSync(join(real, 'config'), { recursive: true });
+  // Sockets under the runtime dir: run/libvirt/virtlogd-sock, qemu/run/... (short);
+  // under the config dir the deepest QEMU socket paths, hence the shorter link.
+  const runtimeDir = shortDir(real, 48);
+  const configDir = shortDir(join(real, 'config'), CONFIG_SOCKET_BUDGET, 8);
+  return new LibvirtDaemons({
+    runtimeDir,
+    configDir,
+    daemon: env.KUBEVIRT_TS_LIBVIRT_DAEMON || undefined,
+  });
 }

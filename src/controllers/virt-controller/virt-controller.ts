@@ -89,6 +89,8 @@ export interface VirtControllerOptions {
   volumes?: boolean;
   /** Run only while holding this coordination.k8s.io Lease (several replicas, one active). */
   leaderElection?: Omit<LeaderElectionOptions, 'identity'> & { identity?: string };
+  /** Called when the Lease is lost after being held (default: the controllers stop). */
+  onLostLeadership?: () => void;
   /** Called for every write the controllers make. */
   onWrite?: (w: WriteRecord) => void;
   /** Reports reconcile errors (default console.warn). */
@@ -155,7 +157,12 @@ export class VirtController {
             return () => c;
           })();
     const onError = opts.onError ?? ((c, k, e) => console.warn(`${c} ${k}: ${e.message}`));
-    this.manager = new Manager({ client, namespace: opts.namespace, leaderElection: opts.leaderElection });
+    this.manager = new Manager({
+      client,
+      namespace: opts.namespace,
+      leaderElection: opts.leaderElection,
+      onLostLeadership: opts.onLostLeadership,
+    });
     this.recorder = opts.recorder ?? this.manager.eventRecorder('virt-controller');
     this.informers = this.manager.informers;
     const workers = opts.workers ?? 4;

@@ -21,6 +21,8 @@ import { VmiResource } from '../virt-controller/vmi/controller';
 import { NODE_NAME_LABEL } from '../virt-controller/vmi/status';
 import type { LauncherDomain } from '../virt-launcher/domain-report';
 import { MIGRATION_TARGET_XML } from '../virt-launcher/launcher';
+import type { DevicePlugin } from './device-plugin/device-plugin';
+import { nodeSharedDevices, startDevicePlugins } from './device-plugin/node-devices';
 import { LauncherConnections } from './launcher-connections';
 import { MigrationSync, migrationRole } from './migration-sync';
 import { nodeDeviceResources, nodeLabelsFor } from './node-labels';
@@ -42,6 +44,13 @@ export interface VirtHandlerOptions {
   extraResources?: (caps: HostCapabilities) => Record<string, number>;
   /** Register and heartbeat the Node (default true). */
   registerNode?: boolean;
+  /**
+   * Serve kvm, tun, vhost-net (and sev) as kubelet device plugins in this directory
+   * (the kubelet's /var/lib/kubelet/device-plugins) instead of writing them into the
+   * Node's capacity: on a node with a kubelet, which then owns capacity and hands the
+   * device nodes to launcher pods.
+   */
+  devicePluginDir?: string;
   heartbeatMs?: number;
   /** How often every VMI on the node is looked at again, catching dead launchers (default 5 s). */
   resyncMs?: number;
@@ -87,6 +96,7 @@ export class VirtHandler {
   private readonly queue = new WorkQueue<string>();
   private readonly conns: LauncherConnections;
   private registrar: NodeRegistrar | undefined;
+  private devicePlugins: DevicePlugin[] = [];
   private notify: NotifyServer | undefined;
   private workers: Promise<void>[] = [];
   private resync: NodeJS.Timeout | undefined;
@@ -159,6 +169,15 @@ export class VirtHandler {
     const caps = await this.o.capabilities();
     this.labels = nodeLabelsFor(caps, this.o.extraLabels?.(caps));
     this.resources = nodeDeviceResources(caps, this.o.extraResources?.(caps));
+    if (this.o.devicePluginDir !== undefined) {
+      const shared = nodeSharedDevices(caps);
+      this.devicePlugins = await startDevicePlugins(shared, {
+        pluginDir: this.o.devicePluginDir,
+        log: this.log,
+      });
+      // The kubelet reports these in the Node's capacity now.
+      for (const name of Object.keys(nodeDeviceResources(caps))) delete this.resources[name];
+    }
     if (this.o.registerNode !== false) {
       this.registrar = new NodeRegistrar({
         client: this.o.client,
@@ -188,6 +207,7 @@ export class VirtHandler {
   async stop(): Promise<void> {
     if (this.resync) clearInterval(this.resync);
     await this.registrar?.stop();
+    await Promise.all(this.devicePlugins.map((p) => p.stop()));
     this.queue.shutDown();
     await Promise.all(this.workers);
     await this.informers.shutdown();

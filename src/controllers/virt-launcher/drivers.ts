@@ -10,6 +10,7 @@ import type { HypervisorDriver } from '../../drivers/driver';
 import { FakeDriver } from '../../drivers/fake/index';
 import { LibvirtDriver } from '../../drivers/libvirt-driver/index';
 import { withKernelBootDir } from './launcher-paths';
+import type { LibvirtEndpoint } from './libvirt-daemons';
 
 /** What a launcher driver factory gets. */
 export interface LauncherDriverContext {
@@ -24,21 +25,29 @@ export interface LauncherDriverContext {
   imageRoot?: string;
   /** The process environment (KUBEVIRT_TS_LIBVIRT_URI, KUBEVIRT_TS_LIBVIRT_SOCKET). */
   env: NodeJS.ProcessEnv;
+  /**
+   * The launcher's own libvirt daemon (started on first call); without it the driver
+   * connects to `KUBEVIRT_TS_LIBVIRT_URI` (a shared daemon, default qemu:///system).
+   */
+  libvirt?: () => Promise<LibvirtEndpoint>;
 }
 
 /** Builds a driver for one launcher. */
 export type LauncherDriverFactory = (ctx: LauncherDriverContext) => Promise<HypervisorDriver>;
 
 function libvirt(name: string, allowKvm: boolean): LauncherDriverFactory {
-  return (ctx) =>
-    LibvirtDriver.connect({
+  return async (ctx) => {
+    const own = ctx.libvirt ? await ctx.libvirt() : undefined;
+    return LibvirtDriver.connect({
       name,
       allowKvm,
-      uri: ctx.env.KUBEVIRT_TS_LIBVIRT_URI || 'qemu:///system',
-      socketPath: ctx.env.KUBEVIRT_TS_LIBVIRT_SOCKET || undefined,
+      uri: own?.uri ?? (ctx.env.KUBEVIRT_TS_LIBVIRT_URI || 'qemu:///system'),
+      socketPath: own?.socketPath ?? (ctx.env.KUBEVIRT_TS_LIBVIRT_SOCKET || undefined),
+      qemuUser: own?.qemuUser,
       converterContext: { paths: ctx.paths, backingFormats: ctx.backingFormats ?? {} },
       render: (vmi, c) => convertVMI(vmi, { ...c, paths: withKernelBootDir(c.paths, vmi, ctx.imageRoot) }),
     });
+  };
 }
 
 /** The built-in launcher drivers. */

@@ -68,6 +68,8 @@ export interface VirtLauncherOptions {
   log?: (message: string) => void;
   /** How often an outgoing migration's job is looked at, ms (default 400, as upstream). */
   migrationPollMs?: number;
+  /** Runs last on exit, after the driver is closed (stops the launcher's own libvirt daemons). */
+  onExit?: () => Promise<void>;
 }
 
 /** The file a migration target launcher writes the domain XML it prepared to, in its sockets dir. */
@@ -585,6 +587,7 @@ export class VirtLauncher implements LauncherService {
     await this.vnc?.close().catch(() => undefined);
     this.notify.close();
     await this.driver?.close().catch(() => undefined);
+    await this.opts.onExit?.().catch((e) => this.log(`exit: ${(e as Error).message}`));
     this.resolveExit(code);
   }
 }

@@ -20,12 +20,13 @@ export function socketLinkRoot(): string {
 
 /**
  * `dir` itself when sockets of up to `nameBudget` bytes fit under it, else a symlink to
- * it in {@link socketLinkRoot} (created if needed; the same for every caller).
+ * it in {@link socketLinkRoot} (created if needed; the same for every caller), named by
+ * the first `hashChars` hex digits of the directory's sha256.
  */
-export function shortDir(dir: string, nameBudget = 64): string {
+export function shortDir(dir: string, nameBudget = 64, hashChars = 16): string {
   if (dir.length + 1 + nameBudget <= SOCKET_PATH_MAX) return dir;
   const root = socketLinkRoot();
-  const link = join(root, createHash('sha256').update(dir).digest('hex').slice(0, 16));
+  const link = join(root, createHash('sha256').update(dir).digest('hex').slice(0, hashChars));
   mkdirSync(root, { recursive: true, mode: 0o755 });
   chmodSync(root, 0o1777);
   try {
@@ -43,9 +44,9 @@ export function shortDir(dir: string, nameBudget = 64): string {
   return link;
 }
 
-/** Removes the link {@link shortDir} made for `dir`, if any. */
-export function removeShortDir(dir: string): void {
-  const link = join(socketLinkRoot(), createHash('sha256').update(dir).digest('hex').slice(0, 16));
+/** Removes the link {@link shortDir} made for `dir` (with the same `hashChars`), if any. */
+export function removeShortDir(dir: string, hashChars = 16): void {
+  const link = join(socketLinkRoot(), createHash('sha256').update(dir).digest('hex').slice(0, hashChars));
   try {
     if (readlinkSync(link) === dir) rmSync(link, { force: true });
   } catch {

@@ -89,6 +89,12 @@ export interface LibvirtDriverOptions {
   sysfsRoot?: string;
   /** How often to look at a domain during a graceful shutdown, ms (default 100). */
   shutdownPollMs?: number;
+  /**
+   * The account QEMU runs as, which must own the directories of its sockets: a
+   * session-mode daemon's user (a launcher's own daemon). Default: the system daemon's
+   * `libvirt-qemu` when we are root.
+   */
+  qemuUser?: { uid: number; gid: number };
 }
 
 /** VIR_MIGRATE_UNSAFE: migrate even where libvirt thinks it unsafe (e.g. disk cache modes). */
@@ -279,7 +285,7 @@ export class LibvirtDriver implements HypervisorDriver {
     const { domain } = await this.render(vmi, options);
     // Redefining a stopped domain must keep its UUID, or libvirt refuses the new definition.
     if (dom) domain.uuid = dom.uuid;
-    await ensureSocketDirs(domain);
+    await ensureSocketDirs(domain, this.options.qemuUser);
     let text: string;
     try {
       text = encodeDomain(domain);
@@ -315,7 +321,7 @@ export class LibvirtDriver implements HypervisorDriver {
   readonly migration: MigrationSupport = {
     prepareTarget: async (vmi, options = {}) => {
       const { domain } = await this.render(vmi, options);
-      await ensureSocketDirs(domain);
+      await ensureSocketDirs(domain, this.options.qemuUser);
       return encodeDomain(domain);
     },
     migrateSource: async (ref, targetUri, cookie, options = {}) => {
@@ -671,7 +677,10 @@ async function qemuAccount(): Promise<{ uid: number; gid: number } | undefined> 
  * VNC), owned by QEMU's account when we run as root, so QEMU (not root under the
  * system daemon) can create its sockets there and nobody else can.
  */
-export async function ensureSocketDirs(domain: Domain): Promise<void> {
+export async function ensureSocketDirs(
+  domain: Domain,
+  qemuUser?: { uid: number; gid: number },
+): Promise<void> {
   const d = domain.devices;
   const sources = [...(d.serial ?? []), ...(d.console ?? []), ...(d.channel ?? [])]
     .filter((c) => c.type === 'unix' && c.source?.mode === 'bind' && c.source.path)
@@ -682,7 +691,14 @@ export async function ensureSocketDirs(domain: Domain): Promise<void> {
   }
   const dirs = new Set(sources.map((p) => dirname(p)));
   if (dirs.size === 0) return;
-  const owner = process.getuid?.() === 0 ? await qemuAccount() : undefined;
+  const me = process.getuid?.() ?? 0;
+  const owner = qemuUser
+    ? qemuUser.uid === me
+      ? undefined
+      : qemuUser
+    : me === 0
+      ? await qemuAccount()
+      : undefined;
   for (const dir of dirs) {
     await mkdir(dir, { recursive: true });
     if (owner) {

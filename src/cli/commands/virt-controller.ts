@@ -1,0 +1,167 @@
+/**
+ * `kubevirt-ts virt-controller --launcher-image IMAGE [--kubeconfig FILE]`: the cluster
+ * controllers (VM, VMI, ReplicaSet, Pool, Migration) against an API server, as upstream's
+ * virt-controller binary. Several replicas run; leader election on a
+ * coordination.k8s.io Lease (`virt-controller` in the KubeVirt namespace) keeps one of
+ * them reconciling (on by default, as upstream). A small HTTP server on `--port` answers
+ * `/healthz` (the process serves) and `/leader` (200 only on the replica holding the
+ * Lease: upstream's readiness probe, so only the leader is Ready). A replica that loses
+ * the Lease exits, as upstream's does, and its pod restarts as a candidate.
+ */
+import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
+import type { Command } from 'commander';
+
+interface ControllerFlags {
+  kubeconfig?: string;
+  launcherImage: string;
+  hypervisor: string;
+  kubevirtNamespace: string;
+  leaderElect: boolean;
+  leaderElectLeaseDuration: string;
+  leaderElectRenewDeadline: string;
+  leaderElectRetryPeriod: string;
+  port: string;
+  listenAddress: string;
+  workers: string;
+}
+
+/** An image reference a pod spec can carry: registry/path[:tag][@digest], no spaces or control characters. */
+const IMAGE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@]{0,254}$/;
+const HYPERVISOR = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** A positive whole number of seconds from flag `name`, as milliseconds. */
+function seconds(name: string, v: string): number {
+  if (!/^\d+$/.test(v) || Number(v) < 1)
+    throw new Error(`${name}: ${JSON.stringify(v)} is not a whole number of seconds >= 1`);
+  return Number(v) * 1000;
+}
+
+/** The flags, checked; errors name the flag. */
+export function checkControllerFlags(f: ControllerFlags) {
+  if (!IMAGE.test(f.launcherImage))
+    throw new Error(`--launcher-image: ${JSON.stringify(f.launcherImage)} is not an image reference`);
+  if (!HYPERVISOR.test(f.hypervisor))
+    throw new Error(`--hypervisor: ${JSON.stringify(f.hypervisor)} is not a driver name`);
+  if (!NAMESPACE.test(f.kubevirtNamespace))
+    throw new Error(`--kubevirt-namespace: ${JSON.stringify(f.kubevirtNamespace)} is not a DNS-1123 label`);
+  if (!/^\d{1,5}$/.test(f.port) || Number(f.port) > 65535)
+    throw new Error(`--port: ${JSON.stringify(f.port)} is not a port (0 turns the health server off)`);
+  if (!/^\d+$/.test(f.workers) || Number(f.workers) < 1 || Number(f.workers) > 64)
+    throw new Error(`--workers: ${JSON.stringify(f.workers)} is not a number from 1 to 64`);
+  const lease = {
+    leaseDurationMs: seconds('--leader-elect-lease-duration', f.leaderElectLeaseDuration),
+    renewDeadlineMs: seconds('--leader-elect-renew-deadline', f.leaderElectRenewDeadline),
+    retryPeriodMs: seconds('--leader-elect-retry-period', f.leaderElectRetryPeriod),
+  };
+  if (lease.renewDeadlineMs >= lease.leaseDurationMs)
+    throw new Error('--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration');
+  return { lease, port: Number(f.port), workers: Number(f.workers) };
+}
+
+/** Serves /healthz and /leader on `port`. */
+function healthServer(port: number, address: string, isLeader: () => boolean): Promise<Server> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    } else if (path === '/leader') {
+      const leader = isLeader();
+      res
+        .writeHead(leader ? 200 : 503, { 'content-type': 'text/plain' })
+        .end(leader ? 'leader\n' : 'not the leader\n');
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, address, () => resolve(server));
+  });
+}
+
+/** Registers `virt-controller` on the program. */
+export function registerVirtControllerCommand(program: Command): void {
+  program
+    .command('virt-controller')
+    .description('run the cluster controllers (VM, VMI, ReplicaSet, Pool, Migration) against an API server')
+    .requiredOption('--launcher-image <image>', 'image of the virt-launcher pods it creates')
+    .option(
+      '--kubeconfig <file>',
+      'kubeconfig of the API server (default: $KUBECONFIG, ~/.kube/config, in-cluster)',
+    )
+    .option('--hypervisor <name>', "the launchers' hypervisor driver (libvirt, emulation)", 'libvirt')
+    .option(
+      '--kubevirt-namespace <ns>',
+      'namespace of the KubeVirt install (Lease, KubeVirt resource)',
+      'kubevirt',
+    )
+    .option('--no-leader-elect', 'reconcile without holding the Lease (one replica only)')
+    .option('--leader-elect-lease-duration <s>', 'seconds a Lease holds without renewal', '15')
+    .option(
+      '--leader-elect-renew-deadline <s>',
+      'seconds the leader may fail to renew before it steps down',
+      '10',
+    )
+    .option('--leader-elect-retry-period <s>', 'seconds between Lease attempts', '2')
+    .option('--port <port>', 'port of /healthz and /leader (0: none)', '8182')
+    .option('--listen-address <addr>', 'address of the health server', '0.0.0.0')
+    .option('--workers <n>', 'workers per controller', '4')
+    .action(async (f: ControllerFlags) => {
+      const checked = checkControllerFlags(f);
+      // Loaded here so the other commands start without the Kubernetes client.
+      const { KubeClient } = await import('../../controllers/runtime/kube/client');
+      const { VirtController } = await import('../../controllers/virt-controller/virt-controller');
+      const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
+      const log = (m: string) => process.stderr.write(`virt-controller: ${m}\n`);
+      const client = KubeClient.fromKubeconfig(f.kubeconfig);
+      const config = new KubeVirtConfigWatcher({ client, namespace: f.kubevirtNamespace, log });
+      await config.start();
+      let exitCode = 0;
+      let done: () => void = () => {};
+      const finished = new Promise<void>((r) => {
+        done = r;
+      });
+      const controller = new VirtController({
+        client,
+        config: () => config.current(),
+        launcher: { launcherImage: f.launcherImage, hypervisor: f.hypervisor },
+        workers: checked.workers,
+        instancetypes: true,
+        pools: true,
+        volumes: true,
+        leaderElection: f.leaderElect
+          ? {
+              name: 'virt-controller',
+              namespace: f.kubevirtNamespace,
+              // The pod name (the Deployment's hostname), as upstream's identity.
+              identity: `${process.env.POD_NAME || hostname()}_${process.pid}`,
+              ...checked.lease,
+            }
+          : undefined,
+        onLostLeadership: () => {
+          log('lost the leader Lease: exiting so the pod restarts as a candidate');
+          exitCode = 1;
+          done();
+        },
+        onError: (c, key, e) => log(`${c} ${key}: ${e.message}`),
+      });
+      const health =
+        checked.port > 0
+          ? await healthServer(checked.port, f.listenAddress, () => controller.manager.isLeader())
+          : undefined;
+      process.once('SIGTERM', done);
+      process.once('SIGINT', done);
+      log(f.leaderElect ? 'waiting for the leader Lease' : 'starting (no leader election)');
+      void controller.start().then(() => {
+        if (controller.manager.isLeader()) log('leading: controllers running');
+      });
+      await finished;
+      health?.close();
+      await controller.stop();
+      await config.stop();
+      client.close();
+      process.exit(exitCode);
+    });
+}

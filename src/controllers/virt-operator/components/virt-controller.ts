@@ -1,0 +1,140 @@
+/**
+ * virt-controller's install objects: its ServiceAccount; a ClusterRole with what its
+ * controllers read and write (upstream's virt-controller ClusterRole as reference,
+ * trimmed to what these controllers use: launcher pods, the kubevirt.io workloads and
+ * their status, claims, nodes, events); a Role for its leader Lease; and a Deployment
+ * of `kubevirt-ts virt-controller` with two replicas, one leading, only the leader Ready.
+ */
+import type { KubeObject } from '../../runtime/types';
+import { componentEnv, componentLabels, devClusterPodFields, type InstallOptions } from './install-options';
+import { clusterRoleFor, type Rule, roleFor, serviceAccount } from './rbac';
+
+const NAME = 'virt-controller';
+/** Port of /healthz and /leader. */
+export const VIRT_CONTROLLER_PORT = 8182;
+
+const ALL = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+const READ = ['get', 'list', 'watch'];
+
+/** What virt-controller may do cluster-wide. */
+export const virtControllerRules: Rule[] = [
+  {
+    apiGroups: [''],
+    resources: ['pods'],
+    verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch', 'update'],
+  },
+  { apiGroups: [''], resources: ['persistentvolumeclaims', 'nodes', 'namespaces'], verbs: READ },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+  {
+    apiGroups: ['kubevirt.io'],
+    resources: [
+      'virtualmachines',
+      'virtualmachines/status',
+      'virtualmachines/finalizers',
+      'virtualmachineinstances',
+      'virtualmachineinstances/status',
+      'virtualmachineinstances/finalizers',
+      'virtualmachineinstancereplicasets',
+      'virtualmachineinstancereplicasets/status',
+      'virtualmachineinstancemigrations',
+      'virtualmachineinstancemigrations/status',
+    ],
+    verbs: ALL,
+  },
+  { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: READ },
+  {
+    apiGroups: ['pool.kubevirt.io'],
+    resources: ['virtualmachinepools', 'virtualmachinepools/status'],
+    verbs: ALL,
+  },
+  {
+    apiGroups: ['instancetype.kubevirt.io'],
+    resources: [
+      'virtualmachineinstancetypes',
+      'virtualmachineclusterinstancetypes',
+      'virtualmachinepreferences',
+      'virtualmachineclusterpreferences',
+    ],
+    verbs: READ,
+  },
+  { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: READ },
+];
+
+/** Its leader Lease, in the install namespace only. */
+export const virtControllerLeaseRules: Rule[] = [
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
+  },
+];
+
+/** The command line of its container. */
+export function virtControllerArgs(o: InstallOptions): string[] {
+  const args = ['virt-controller', '--launcher-image', o.launcherImage, '--kubevirt-namespace', o.namespace];
+  // On the host network two replicas cannot share a port: no health server there.
+  args.push('--port', o.devCluster ? '0' : String(VIRT_CONTROLLER_PORT));
+  return args;
+}
+
+/** The Deployment. */
+export function virtControllerDeployment(o: InstallOptions): KubeObject {
+  const labels = componentLabels(NAME);
+  const probes = o.devCluster
+    ? {}
+    : {
+        ports: [{ name: 'health', containerPort: VIRT_CONTROLLER_PORT, protocol: 'TCP' }],
+        livenessProbe: {
+          httpGet: { path: '/healthz', port: VIRT_CONTROLLER_PORT },
+          initialDelaySeconds: 15,
+          periodSeconds: 10,
+        },
+        readinessProbe: { httpGet: { path: '/leader', port: VIRT_CONTROLLER_PORT }, periodSeconds: 5 },
+      };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: NAME, namespace: o.namespace, labels },
+    spec: {
+      replicas: o.controllerReplicas,
+      selector: { matchLabels: { 'kubevirt.io': NAME } },
+      // Both replicas stay up during a rollout; one leads at a time.
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: NAME,
+          priorityClassName: 'system-cluster-critical',
+          ...devClusterPodFields(o),
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 1001,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          containers: [
+            {
+              name: NAME,
+              image: o.image,
+              imagePullPolicy: o.imagePullPolicy,
+              args: virtControllerArgs(o),
+              env: componentEnv(o),
+              ...probes,
+              resources: { requests: { cpu: '10m', memory: '150Mi' } },
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            },
+          ],
+        },
+      },
+    },
+  } as KubeObject;
+}
+
+/** Everything virt-controller needs. */
+export function virtControllerObjects(o: InstallOptions): KubeObject[] {
+  return [
+    serviceAccount(NAME, o.namespace),
+    ...clusterRoleFor(NAME, o.namespace, virtControllerRules),
+    ...roleFor(NAME, o.namespace, virtControllerLeaseRules),
+    virtControllerDeployment(o),
+  ];
+}

@@ -1,0 +1,114 @@
+/**
+ * virt-handler's install objects: its ServiceAccount, a ClusterRole with what the node
+ * agent reads and writes (VMIs on its node and their status, launcher pods, its Node,
+ * migrations, events), and a DaemonSet of `kubevirt-ts virt-handler --device-plugins`
+ * on every node: privileged, because it reads launcher sockets in the kubelet's pods
+ * directory, serves the kubelet's device plugins and gives non-root VMIs their files;
+ * launcher pods themselves stay unprivileged.
+ */
+import type { KubeObject } from '../../runtime/types';
+import { componentEnv, componentLabels, devClusterPodFields, type InstallOptions } from './install-options';
+import { clusterRoleFor, type Rule, serviceAccount } from './rbac';
+
+const NAME = 'virt-handler';
+const READ = ['get', 'list', 'watch'];
+
+/** What virt-handler may do cluster-wide. */
+export const virtHandlerRules: Rule[] = [
+  {
+    apiGroups: ['kubevirt.io'],
+    resources: ['virtualmachineinstances', 'virtualmachineinstances/status'],
+    verbs: ['get', 'list', 'watch', 'update', 'patch'],
+  },
+  {
+    apiGroups: ['kubevirt.io'],
+    resources: ['virtualmachineinstancemigrations', 'virtualmachineinstancemigrations/status'],
+    verbs: ['get', 'list', 'watch', 'update', 'patch'],
+  },
+  { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: READ },
+  { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: READ },
+  { apiGroups: [''], resources: ['pods'], verbs: READ },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+];
+
+/** Host directories the DaemonSet mounts at the same paths. */
+function hostDirs(o: InstallOptions): Array<{ name: string; path: string; propagation?: string }> {
+  return [
+    // Launcher sockets: <pods>/<uid>/volumes/kubernetes.io~empty-dir/sockets/launcher-sock.
+    { name: 'kubelet-pods', path: `${o.kubeletRootDir}/pods`, propagation: 'HostToContainer' },
+    // Fixed in the kubelet, whatever its --root-dir.
+    { name: 'device-plugins', path: '/var/lib/kubelet/device-plugins' },
+    // The handler's notify socket and per-node state.
+    { name: 'virt-share-dir', path: '/var/run/kubevirt' },
+  ];
+}
+
+/** The command line of its container (NODE_NAME from the downward API). */
+export function virtHandlerArgs(o: InstallOptions): string[] {
+  return [
+    'virt-handler',
+    '--node-name',
+    '$(NODE_NAME)',
+    '--pods-root',
+    `${o.kubeletRootDir}/pods`,
+    '--device-plugins',
+    '--kubevirt-namespace',
+    o.namespace,
+  ];
+}
+
+/** The DaemonSet. */
+export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
+  const labels = componentLabels(NAME);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: NAME, namespace: o.namespace, labels },
+    spec: {
+      selector: { matchLabels: { 'kubevirt.io': NAME } },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: NAME,
+          priorityClassName: 'system-node-critical',
+          ...devClusterPodFields(o),
+          hostPID: true,
+          containers: [
+            {
+              name: NAME,
+              image: o.image,
+              imagePullPolicy: o.imagePullPolicy,
+              args: virtHandlerArgs(o),
+              env: [
+                { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+                ...componentEnv(o),
+              ],
+              securityContext: { privileged: true },
+              resources: { requests: { cpu: '10m', memory: '230Mi' } },
+              volumeMounts: hostDirs(o).map((d) => ({
+                name: d.name,
+                mountPath: d.path,
+                ...(d.propagation ? { mountPropagation: d.propagation } : {}),
+              })),
+            },
+          ],
+          volumes: hostDirs(o).map((d) => ({
+            name: d.name,
+            hostPath: { path: d.path, type: 'DirectoryOrCreate' },
+          })),
+        },
+      },
+    },
+  } as KubeObject;
+}
+
+/** Everything virt-handler needs. */
+export function virtHandlerObjects(o: InstallOptions): KubeObject[] {
+  return [
+    serviceAccount(NAME, o.namespace),
+    ...clusterRoleFor(NAME, o.namespace, virtHandlerRules),
+    virtHandlerDaemonSet(o),
+  ];
+}

@@ -1,0 +1,166 @@
+/**
+ * The install manifests: manifests/*.yaml are exactly what the component renderers give
+ * (drift), and what they hold: least-privilege roles per component, two leader-electing
+ * virt-controller replicas, a privileged virt-handler DaemonSet serving device plugins,
+ * the aggregated user roles, every CRD of crds/; the dev-cluster render (host network,
+ * API server on 127.0.0.1) only when asked for.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { crdsDir } from '../../../scripts/gen-crds';
+import { manifestFiles, manifestsDir } from '../../../scripts/gen-manifests';
+import {
+  defaultInstallOptions,
+  renderInstall,
+} from '../../../src/controllers/virt-operator/components/index';
+
+// biome-ignore lint/suspicious/noExplicitAny: the test walks arbitrary Kubernetes objects
+type Obj = Record<string, any>;
+const byKind = (objs: Obj[], kind: string, name?: string) =>
+  objs.filter((o) => o.kind === kind && (name === undefined || o.metadata?.name === name));
+
+describe('install manifests', () => {
+  it('manifests/ is what scripts/gen-manifests.ts renders (run npm run gen:manifests after a change)', () => {
+    const files = manifestFiles();
+    expect(
+      readdirSync(manifestsDir)
+        .filter((f) => f.endsWith('.yaml'))
+        .sort(),
+    ).toEqual([...files.keys()].sort());
+    for (const [name, text] of files)
+      expect(readFileSync(path.join(manifestsDir, name), 'utf8'), name).toBe(text);
+  });
+
+  const files = renderInstall(defaultInstallOptions(), crdsDir);
+  const all = Object.values(files).flat() as Obj[];
+
+  it('holds the namespace, every CRD of crds/, and the aggregated view/edit/admin roles', () => {
+    expect(byKind(all, 'Namespace').map((n) => n.metadata.name)).toEqual(['kubevirt']);
+    const crdFiles = readdirSync(crdsDir).filter((f) => f.endsWith('.yaml') && f !== 'all.yaml');
+    expect(byKind(all, 'CustomResourceDefinition')).toHaveLength(crdFiles.length);
+    expect(byKind(all, 'CustomResourceDefinition', 'virtualmachines.kubevirt.io')).toHaveLength(1);
+    const agg = byKind(all, 'ClusterRole').filter((r) => r.metadata.name.startsWith('kubevirt.io:'));
+    expect(
+      agg.map((r) => [
+        r.metadata.name,
+        Object.keys(r.metadata.labels).find((l) => l.includes('aggregate-to')),
+      ]),
+    ).toEqual([
+      ['kubevirt.io:admin', 'rbac.authorization.k8s.io/aggregate-to-admin'],
+      ['kubevirt.io:edit', 'rbac.authorization.k8s.io/aggregate-to-edit'],
+      ['kubevirt.io:view', 'rbac.authorization.k8s.io/aggregate-to-view'],
+    ]);
+    const view = agg[2];
+    expect(
+      view.rules.every((r: Obj) => r.verbs.every((v: string) => ['get', 'list', 'watch'].includes(v))),
+    ).toBe(true);
+    const edit = agg[1];
+    expect(edit.rules).toContainEqual({
+      apiGroups: ['subresources.kubevirt.io'],
+      resources: expect.arrayContaining(['virtualmachines/start', 'virtualmachines/stop']),
+      verbs: ['update'],
+    });
+  });
+
+  it('virt-controller: two replicas electing a leader, only the leader Ready, non-root, its own role and Lease role', () => {
+    const d = byKind(all, 'Deployment', 'virt-controller')[0];
+    expect(d.spec.replicas).toBe(2);
+    const c = d.spec.template.spec.containers[0];
+    expect(c.image).toBe('localhost/kubevirt-ts/kubevirt-ts:latest');
+    expect(c.args).toEqual([
+      'virt-controller',
+      '--launcher-image',
+      'localhost/kubevirt-ts/virt-launcher:latest',
+      '--kubevirt-namespace',
+      'kubevirt',
+      '--port',
+      '8182',
+    ]);
+    expect(c.readinessProbe.httpGet).toEqual({ path: '/leader', port: 8182 });
+    expect(d.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
+    expect(d.spec.template.spec.hostNetwork).toBeUndefined();
+    expect(c.env.map((e: Obj) => e.name)).toEqual(['POD_NAME', 'POD_NAMESPACE']);
+    const role = byKind(all, 'ClusterRole', 'kubevirt-ts-virt-controller')[0];
+    // Least privilege: no wildcard, no secrets.
+    expect(JSON.stringify(role.rules)).not.toContain('*');
+    expect(JSON.stringify(role.rules)).not.toContain('secrets');
+    const lease = byKind(all, 'Role', 'virt-controller')[0];
+    expect(lease.metadata.namespace).toBe('kubevirt');
+    expect(lease.rules).toEqual([
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
+      },
+    ]);
+    const binding = byKind(all, 'ClusterRoleBinding', 'kubevirt-ts-virt-controller')[0];
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'virt-controller', namespace: 'kubevirt' },
+    ]);
+  });
+
+  it('virt-handler: a privileged DaemonSet with the kubelet pods and device-plugin dirs, serving device plugins', () => {
+    const ds = byKind(all, 'DaemonSet', 'virt-handler')[0];
+    const c = ds.spec.template.spec.containers[0];
+    expect(c.securityContext).toEqual({ privileged: true });
+    expect(c.args).toContain('--device-plugins');
+    expect(c.args.slice(1, 5)).toEqual([
+      '--node-name',
+      '$(NODE_NAME)',
+      '--pods-root',
+      '/var/lib/kubelet/pods',
+    ]);
+    expect(c.volumeMounts.map((m: Obj) => m.mountPath)).toEqual([
+      '/var/lib/kubelet/pods',
+      '/var/lib/kubelet/device-plugins',
+      '/var/run/kubevirt',
+    ]);
+    const role = byKind(all, 'ClusterRole', 'kubevirt-ts-virt-handler')[0];
+    expect(JSON.stringify(role.rules)).not.toContain('*');
+    // It never creates or deletes pods or VMIs.
+    for (const r of role.rules.filter(
+      (r: Obj) => r.resources.includes('pods') || r.resources.includes('virtualmachineinstances'),
+    ))
+      expect(r.verbs).not.toContain('create');
+  });
+
+  it('dev cluster render: host network and the API server on 127.0.0.1, never pulling', () => {
+    const dev = Object.values(
+      renderInstall(
+        defaultInstallOptions({ devCluster: { apiServerPort: 6443 }, kubeletRootDir: '/tmp/k' }),
+        crdsDir,
+      ),
+    ).flat() as Obj[];
+    for (const w of [byKind(dev, 'Deployment')[0], byKind(dev, 'DaemonSet')[0]]) {
+      const spec = w.spec.template.spec;
+      expect(spec.hostNetwork).toBe(true);
+      expect(spec.containers[0].imagePullPolicy).toBe('Never');
+      expect(spec.containers[0].env).toContainEqual({ name: 'KUBERNETES_SERVICE_HOST', value: '127.0.0.1' });
+      expect(spec.containers[0].env).toContainEqual({ name: 'KUBERNETES_SERVICE_PORT', value: '6443' });
+    }
+    // Two replicas on one host network cannot share a port: no health server there.
+    expect(byKind(dev, 'Deployment')[0].spec.template.spec.containers[0].args.slice(-2)).toEqual([
+      '--port',
+      '0',
+    ]);
+    expect(byKind(dev, 'DaemonSet')[0].spec.template.spec.volumes[0].hostPath.path).toBe('/tmp/k/pods');
+  });
+
+  it('refuses options that would not make valid objects, naming the field', () => {
+    expect(() => renderInstall(defaultInstallOptions({ namespace: 'Bad_NS' }), crdsDir)).toThrow(
+      'install: namespace "Bad_NS" is not a DNS-1123 label',
+    );
+    expect(() => renderInstall(defaultInstallOptions({ kubeletRootDir: '/var/../etc' }), crdsDir)).toThrow(
+      'kubeletRootDir "/var/../etc" is not a plain absolute path',
+    );
+  });
+
+  it('every manifest file parses as YAML into the rendered objects', () => {
+    for (const [name, text] of manifestFiles()) {
+      const docs = parseAllDocuments(text).map((d) => d.toJS());
+      expect(docs, name).toEqual(files[name]);
+    }
+  });
+});
