@@ -56,14 +56,17 @@ export function checkKubeVirt(kv: KubeVirt, d: ImageDefaults): { spec?: InstallS
   for (const e of adm.errors) errors.push(`${e.path}: ${e.message}`);
   const registry = s.imageRegistry ?? d.registry;
   const tag = s.imageTag ?? d.tag;
-  if (!REGISTRY.test(registry)) errors.push(`spec.imageRegistry: ${JSON.stringify(registry)} is not a registry`);
+  if (!REGISTRY.test(registry))
+    errors.push(`spec.imageRegistry: ${JSON.stringify(registry)} is not a registry`);
   if (!TAG.test(tag)) errors.push(`spec.imageTag: ${JSON.stringify(tag)} is not an image tag`);
   const pullPolicy = s.imagePullPolicy ?? d.pullPolicy;
   if (!['Always', 'IfNotPresent', 'Never'].includes(pullPolicy))
     errors.push(`spec.imagePullPolicy: ${JSON.stringify(pullPolicy)} is not Always, IfNotPresent or Never`);
   const uninstallStrategy = (s.uninstallStrategy ?? '') as InstallSpec['uninstallStrategy'];
   if (!UNINSTALL_STRATEGIES.includes(uninstallStrategy))
-    errors.push(`spec.uninstallStrategy: ${JSON.stringify(s.uninstallStrategy)} is not RemoveWorkloads or BlockUninstallIfWorkloadsExist`);
+    errors.push(
+      `spec.uninstallStrategy: ${JSON.stringify(s.uninstallStrategy)} is not RemoveWorkloads or BlockUninstallIfWorkloadsExist`,
+    );
   for (const [k, c] of [
     ['infra', s.infra],
     ['workloads', s.workloads],
@@ -72,7 +75,9 @@ export function checkKubeVirt(kv: KubeVirt, d: ImageDefaults): { spec?: InstallS
       errors.push(`spec.${k}.replicas: ${c.replicas} is not a whole number >= 1`);
   }
   if (s.workloads?.replicas !== undefined)
-    errors.push('spec.workloads.replicas: virt-handler runs on every selected node; replicas applies to spec.infra only');
+    errors.push(
+      'spec.workloads.replicas: virt-handler runs on every selected node; replicas applies to spec.infra only',
+    );
   let certs: CertDurations | undefined;
   try {
     certs = certDurations(s);

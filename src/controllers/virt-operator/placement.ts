@@ -25,7 +25,11 @@ function place(podSpec: PodSpec, c: ComponentConfig | undefined): PodSpec {
 }
 
 /** A copy of `obj` with the placement that applies to it. */
-export function withPlacement(obj: KubeObject, infra?: ComponentConfig, workloads?: ComponentConfig): KubeObject {
+export function withPlacement(
+  obj: KubeObject,
+  infra?: ComponentConfig,
+  workloads?: ComponentConfig,
+): KubeObject {
   if (obj.kind !== 'Deployment' && obj.kind !== 'DaemonSet') return obj;
   const c = obj.kind === 'Deployment' ? infra : workloads;
   const spec = obj.spec as { replicas?: number; template: { spec: PodSpec } };

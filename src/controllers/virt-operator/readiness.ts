@@ -32,7 +32,8 @@ export function notReadyReason(obj: KubeObject, version: string): string | undef
     return undefined;
   }
   const want = st.desiredNumberScheduled ?? 0;
-  if ((st.updatedNumberScheduled ?? 0) < want) return `${name} (${st.updatedNumberScheduled ?? 0}/${want} updated)`;
+  if ((st.updatedNumberScheduled ?? 0) < want)
+    return `${name} (${st.updatedNumberScheduled ?? 0}/${want} updated)`;
   if ((st.numberReady ?? 0) < want) return `${name} (${st.numberReady ?? 0}/${want} ready)`;
   return undefined;
 }
