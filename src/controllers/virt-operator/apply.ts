@@ -31,7 +31,9 @@ export async function listManaged(
     namespace: type.namespaced ? namespace : undefined,
     labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
   });
-  return list.items;
+  // List items come without kind and apiVersion: put them back, callers tell kinds apart.
+  const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
+  return list.items.map((o) => ({ ...o, apiVersion, kind: type.kind }));
 }
 
 /** Fields the server sets once and refuses to have changed or cleared. */
