@@ -16,7 +16,9 @@ import { DaemonSetType, DeploymentType } from './resource-types';
 /** Options of {@link VirtOperator}. */
 export interface VirtOperatorOptions extends OperatorContext {
   /** Leader election on a Lease in the namespace (default on, as upstream). */
-  leaderElection?: boolean | { leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  leaderElection?:
+    | boolean
+    | { identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   onError?: (name: string, err: Error) => void;
   onLostLeadership?: () => void;
 }
