@@ -2,7 +2,8 @@
  * The objects one KubeVirt CR asks for: the component renderers of `components/` (the
  * same that write manifests/, so the operator and the manifests cannot disagree) for
  * the CRDs, aggregated roles, virt-controller, virt-handler and virt-api; the
- * certificate Secrets and the CA bundle ConfigMap; node placement laid over; each
+ * certificate Secrets and the CA bundle ConfigMap; pull policy, dev-cluster fields
+ * (overlays.ts) and node placement laid over; each
  * stamped with the operator's label and install-strategy annotations. The namespace
  * and the KubeVirt CRD are the operator manifest's and are left out.
  */
@@ -12,6 +13,7 @@ import { CA_BUNDLE_KEY, CA_NAME, type CertPlan } from './cert-rotation';
 import { defaultInstallOptions, renderInstall } from './components/index';
 import { virtApiComponents } from './components/virt-api';
 import type { InstallSpec } from './kubevirt-spec';
+import { withInstallOverlays } from './overlays';
 import { withPlacement } from './placement';
 
 /** The operator's part of the rendering. */
@@ -82,5 +84,7 @@ export function renderInstallObjects(ctx: RenderContext, spec: InstallSpec, cert
   );
   objects.push(...certObjects(ctx.namespace, certs));
   const s: InstallStrategy = { version: spec.tag, registry, generation: ctx.generation };
-  return objects.map((obj) => stamp(withPlacement(obj, spec.infra, spec.workloads), s));
+  return objects.map((obj) =>
+    stamp(withPlacement(withInstallOverlays(obj, o), spec.infra, spec.workloads), s),
+  );
 }

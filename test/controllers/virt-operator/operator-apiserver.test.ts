@@ -172,6 +172,7 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
       }
     ).template.spec;
     expect(pod.containers[0]!.image).toBe('localhost/kubevirt-ts/kubevirt-ts:v1');
+    expect((pod.containers[0] as { imagePullPolicy?: string }).imagePullPolicy).toBe('IfNotPresent');
     expect(pod.nodeSelector['node-role.kubernetes.io/infra']).toBe('');
     const handler = await client.get<KubeObject>(DaemonSetType, 'virt-handler', NS);
     expect(

@@ -4,8 +4,10 @@ import type { KubeVirt } from '../../../src/api/generated/types';
 import { certDurations } from '../../../src/controllers/virt-operator/cert-config';
 import { planCertificates } from '../../../src/controllers/virt-operator/cert-rotation';
 import { certInfo, signedBy, splitBundle } from '../../../src/controllers/virt-operator/certificates';
+import { defaultInstallOptions } from '../../../src/controllers/virt-operator/components/install-options';
 import { parseDuration } from '../../../src/controllers/virt-operator/duration';
 import { checkKubeVirt } from '../../../src/controllers/virt-operator/kubevirt-spec';
+import { withInstallOverlays } from '../../../src/controllers/virt-operator/overlays';
 import { withPlacement } from '../../../src/controllers/virt-operator/placement';
 import { notReadyReason } from '../../../src/controllers/virt-operator/readiness';
 import { nextStatus } from '../../../src/controllers/virt-operator/status';
@@ -168,6 +170,30 @@ describe('placement and readiness', () => {
       a: 'b',
       w: '1',
     });
+  });
+
+  it('sets the pull policy where a renderer left none, and the dev cluster fields on pods without host network', () => {
+    const d = {
+      ...deployment,
+      spec: { template: { spec: { containers: [{ name: 'a' }, { name: 'b', imagePullPolicy: 'Always' }] } } },
+    };
+    const o = withInstallOverlays(
+      d,
+      defaultInstallOptions({ imagePullPolicy: 'Never', devCluster: { apiServerPort: 6443 } }),
+    );
+    const pod = (
+      o.spec as {
+        template: {
+          spec: { hostNetwork?: boolean; containers: { imagePullPolicy: string; env: unknown[] }[] };
+        };
+      }
+    ).template.spec;
+    expect(pod.containers.map((c) => c.imagePullPolicy)).toEqual(['Never', 'Always']);
+    expect(pod.hostNetwork).toBe(true);
+    expect(pod.containers[0]!.env).toEqual([
+      { name: 'KUBERNETES_SERVICE_HOST', value: '127.0.0.1' },
+      { name: 'KUBERNETES_SERVICE_PORT', value: '6443' },
+    ]);
   });
 
   it('a Deployment is ready at its version once rolled out with a ready replica', () => {
