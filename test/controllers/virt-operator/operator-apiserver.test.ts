@@ -19,6 +19,7 @@ import {
   KubeVirtType,
   NamespaceType,
   SecretType,
+  ServiceType,
 } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import { VERSION_ANNOTATION } from '../../../src/controllers/virt-operator/bookkeeping';
@@ -57,8 +58,8 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
   const kubectl = (...args: string[]) =>
     spawnSync(kubectlPath, ['--kubeconfig', cp!.kubeconfigPath, ...args], { encoding: 'utf8' });
 
-  const startOperator = async () => {
-    op = new VirtOperator({
+  const newOperator = () =>
+    new VirtOperator({
       client,
       namespace: NS,
       crdsDir,
@@ -67,6 +68,8 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
       leaderElection: { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 },
       onError: (n, e) => errors.push(`${n}: ${e.message}`),
     });
+  const startOperator = async () => {
+    op = newOperator();
     await op.start();
   };
 
@@ -305,6 +308,27 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
     );
     expect(apisvc).toBeDefined();
   }, 120_000);
+
+  it('a second replica waits for the virt-operator Lease and takes over when the leader stops', async () => {
+    const standby = newOperator();
+    const started = standby.start();
+    // The standby's informers sync, but it does not reconcile without the Lease.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(standby.manager.isLeader()).toBe(false);
+    expect(op!.manager.isLeader()).toBe(true);
+    await op!.stop();
+    await started;
+    expect(standby.manager.isLeader()).toBe(true);
+    op = standby;
+    // The new leader reconciles: a deleted Service comes back.
+    await client.delete(ServiceType, 'virt-api', { namespace: NS });
+    await waitFor(
+      'virt-api Service re-created by the new leader',
+      async () => client.get(ServiceType, 'virt-api', NS),
+      30_000,
+      200,
+    );
+  }, 60_000);
 
   it('refuses a second KubeVirt CR with ExistingDeployment', async () => {
     // virt-api's webhook on kubevirts would answer this create; virt-api does not run here.
