@@ -1,7 +1,9 @@
 /**
  * Writes the install manifests, rendered by src/controllers/virt-operator/components
  * (the one source of truth), to manifests/*.yaml: `kubectl apply -f manifests/` installs
- * kubevirt-ts (namespace, CRDs, aggregated roles, virt-controller, virt-handler).
+ * kubevirt-ts (namespace, CRDs, aggregated roles, virt-controller, virt-handler);
+ * `kubevirt-ts-operator.yaml` alone installs virt-operator, which installs the rest from a
+ * KubeVirt CR.
  *
  * Usage: `npm run gen:manifests` (the committed default: images
  * localhost/kubevirt-ts/...:latest, pulled if not present); for the project's dev cluster
@@ -19,6 +21,7 @@ import {
   type InstallOptions,
   renderInstall,
 } from '../src/controllers/virt-operator/components/index';
+import { virtOperatorObjects } from '../src/controllers/virt-operator/components/virt-operator';
 import { repoRoot } from './gen-api';
 import { crdsDir } from './gen-crds';
 
@@ -31,7 +34,12 @@ const HEADER =
 /** The manifest files for `opts`, file name -> YAML text. */
 export function manifestFiles(opts: InstallOptions = defaultInstallOptions()): Map<string, string> {
   const out = new Map<string, string>();
-  for (const [file, objects] of Object.entries(renderInstall(opts, crdsDir))) {
+  // The operator manifest: applied alone, then a KubeVirt CR, it installs the rest.
+  const files = {
+    ...renderInstall(opts, crdsDir),
+    'kubevirt-ts-operator.yaml': virtOperatorObjects(opts, crdsDir),
+  };
+  for (const [file, objects] of Object.entries(files)) {
     out.set(
       file,
       HEADER +

@@ -70,12 +70,13 @@ node_bin=$(readlink -f "$(command -v node)")
 # The production dependency tree as npm resolved it for this checkout (no download).
 # (npm ls exits non-zero over extraneous packages; the list it prints is still right.)
 prod_modules=$(cd "$repo" && npm ls --omit=dev --all --parseable 2>/dev/null || true)
-dist_key=$(tree_key "$repo/dist")
+# crds/ travels with dist/: virt-operator installs the CRDs from it.
+dist_key=$(key_of "$(tree_key "$repo/dist")" "$(tree_key "$repo/crds")")
 node_key=$(sha256sum <"$node_bin" | cut -c1-16)
 # Keys never contain the checkout's path: two clones share one cache.
 modules_key=$(key_of "${prod_modules//"$repo"/}" "$(sha256sum <"$repo/package-lock.json")")
 
-# Node, dist/ (no source maps), package.json, and `kubevirt-ts`/`virtctl` on PATH.
+# Node, dist/ (no source maps), package.json, crds/, and `kubevirt-ts`/`virtctl` on PATH.
 stage_app() {
   local dest=$1
   install -D -m 0755 "$node_bin" "$dest/usr/bin/node"
@@ -83,6 +84,7 @@ stage_app() {
   cp -a "$repo/dist" "$dest/opt/kubevirt-ts/"
   find "$dest/opt/kubevirt-ts/dist" -name '*.map' -delete
   cp "$repo/package.json" "$dest/opt/kubevirt-ts/"
+  cp -a "$repo/crds" "$dest/opt/kubevirt-ts/"
   ln -s /opt/kubevirt-ts/dist/cli/kubevirt-ts.js "$dest/usr/bin/kubevirt-ts"
   ln -s /opt/kubevirt-ts/dist/cli/virtctl.js "$dest/usr/bin/virtctl"
   chmod 0755 "$dest/opt/kubevirt-ts/dist/cli/"*.js

@@ -9,6 +9,7 @@ import { registerVirtApiCommand } from './commands/virt-api';
 import { registerVirtControllerCommand } from './commands/virt-controller';
 import { registerVirtHandlerCommand } from './commands/virt-handler';
 import { registerVirtLauncherCommand } from './commands/virt-launcher';
+import { registerVirtOperatorCommand } from './commands/virt-operator';
 import { registerVirtctlCommands } from './commands/virtctl';
 
 /**
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerVirtApiCommand(program);
   registerVirtHandlerCommand(program);
   registerVirtLauncherCommand(program);
+  registerVirtOperatorCommand(program);
   registerUpCommand(program);
   registerImageCommand(program);
   registerGetCommand(program);

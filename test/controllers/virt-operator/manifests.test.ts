@@ -11,10 +11,12 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { crdsDir } from '../../../scripts/gen-crds';
 import { manifestFiles, manifestsDir } from '../../../scripts/gen-manifests';
+import type { KubeObject } from '../../../src/controllers/runtime/types';
 import {
   defaultInstallOptions,
   renderInstall,
 } from '../../../src/controllers/virt-operator/components/index';
+import { virtOperatorObjects } from '../../../src/controllers/virt-operator/components/virt-operator';
 
 // biome-ignore lint/suspicious/noExplicitAny: the test walks arbitrary Kubernetes objects
 type Obj = Record<string, any>;
@@ -33,8 +35,14 @@ describe('install manifests', () => {
       expect(readFileSync(path.join(manifestsDir, name), 'utf8'), name).toBe(text);
   });
 
-  const files = renderInstall(defaultInstallOptions(), crdsDir);
-  const all = Object.values(files).flat() as Obj[];
+  const files: Record<string, KubeObject[]> = {
+    ...renderInstall(defaultInstallOptions(), crdsDir),
+    'kubevirt-ts-operator.yaml': virtOperatorObjects(defaultInstallOptions(), crdsDir),
+  };
+  // The direct install (the operator manifest repeats the namespace and the KubeVirt CRD).
+  const all = Object.entries(files)
+    .filter(([f]) => f !== 'kubevirt-ts-operator.yaml')
+    .flatMap(([, o]) => o) as Obj[];
 
   it('holds the namespace, every CRD of crds/, and the aggregated view/edit/admin roles', () => {
     expect(byKind(all, 'Namespace').map((n) => n.metadata.name)).toEqual(['kubevirt']);
@@ -162,5 +170,36 @@ describe('install manifests', () => {
       const docs = parseAllDocuments(text).map((d) => d.toJS());
       expect(docs, name).toEqual(files[name]);
     }
+  });
+
+  it('the operator manifest: namespace, the KubeVirt CRD only, its RBAC and a two-replica Deployment of virt-operator', () => {
+    const objs = files['kubevirt-ts-operator.yaml']!;
+    expect(objs.map((o) => `${o.kind}/${o.metadata?.name}`)).toEqual([
+      'Namespace/kubevirt',
+      'CustomResourceDefinition/kubevirts.kubevirt.io',
+      'ServiceAccount/kubevirt-operator',
+      'ClusterRole/kubevirt-ts-kubevirt-operator',
+      'ClusterRoleBinding/kubevirt-ts-kubevirt-operator',
+      'Role/kubevirt-operator',
+      'RoleBinding/kubevirt-operator',
+      'Deployment/virt-operator',
+    ]);
+    const d = objs.at(-1)!.spec as {
+      replicas: number;
+      template: { spec: { serviceAccountName: string; containers: { command: string[]; args: string[] }[] } };
+    };
+    expect(d.replicas).toBe(2);
+    expect(d.template.spec.serviceAccountName).toBe('kubevirt-operator');
+    expect(d.template.spec.containers[0]!.command).toEqual(['kubevirt-ts', 'virt-operator']);
+    expect(d.template.spec.containers[0]!.args).toEqual([
+      '--namespace',
+      'kubevirt',
+      '--image-registry',
+      'localhost/kubevirt-ts',
+      '--image-tag',
+      'latest',
+      '--image-pull-policy',
+      'IfNotPresent',
+    ]);
   });
 });

@@ -1,0 +1,134 @@
+/**
+ * Makes the cluster hold exactly the desired install objects: missing ones are created,
+ * ones whose `install-strategy-identifier` differs from the rendering are replaced (the
+ * live resourceVersion kept, and what the server assigns that cannot change, such as a
+ * Service's clusterIP), and objects carrying the operator's label that the rendering no
+ * longer has are deleted. Objects are listed by the label, so the operator finds what it
+ * created even after a restart.
+ */
+import { AlreadyExistsError, NotFoundError } from '../runtime/errors';
+import { objectKey } from '../runtime/resources';
+import type { KubeObject, ObjectClient, ResourceType } from '../runtime/types';
+import { MANAGED_BY, MANAGED_BY_LABEL, upToDate } from './bookkeeping';
+import { installedTypes, typeOf } from './resource-types';
+
+/** What one pass changed, as `Kind namespace/name`. */
+export interface ApplyResult {
+  created: string[];
+  updated: string[];
+  deleted: string[];
+}
+
+const id = (t: ResourceType, o: KubeObject) => `${t.kind} ${objectKey(o)}`;
+
+/** Every object of `type` the operator manages (in `namespace` for namespaced kinds). */
+export async function listManaged(
+  client: ObjectClient,
+  type: ResourceType,
+  namespace: string,
+): Promise<KubeObject[]> {
+  const list = await client.list(type, {
+    namespace: type.namespaced ? namespace : undefined,
+    labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
+  });
+  // List items come without kind and apiVersion: put them back, callers tell kinds apart.
+  const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
+  return list.items.map((o) => ({ ...o, apiVersion, kind: type.kind }));
+}
+
+/** Fields the server sets once and refuses to have changed or cleared. */
+function keepImmutable(type: ResourceType, live: KubeObject, desired: KubeObject): KubeObject {
+  if (type.kind !== 'Service') return desired;
+  const ls = (live.spec ?? {}) as Record<string, unknown>;
+  const ds = { ...((desired.spec ?? {}) as Record<string, unknown>) };
+  for (const k of ['clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy'])
+    if (ds[k] === undefined && ls[k] !== undefined) ds[k] = ls[k];
+  return { ...desired, spec: ds };
+}
+
+/** Creates or replaces one desired object; returns what it did. */
+export async function applyOne(
+  client: ObjectClient,
+  desired: KubeObject,
+  live: KubeObject | undefined,
+): Promise<'created' | 'updated' | 'unchanged'> {
+  const type = typeOf(desired);
+  if (!live) {
+    try {
+      await client.create(type, desired);
+      return 'created';
+    } catch (e) {
+      if (!(e instanceof AlreadyExistsError)) throw e;
+      // Made by someone else or before a restart without our label: adopt it.
+      live = await client.get(type, desired.metadata!.name!, desired.metadata?.namespace);
+    }
+  }
+  if (upToDate(live, desired)) return 'unchanged';
+  const next = keepImmutable(type, live, desired);
+  await client.update(type, {
+    ...next,
+    metadata: { ...next.metadata, resourceVersion: live.metadata?.resourceVersion },
+  });
+  return 'updated';
+}
+
+/**
+ * One pass over every installed kind in creation order. `hold(obj)` returns true for a
+ * desired object that must keep its current version for now (virt-handler during an
+ * upgrade, until virt-api and virt-controller are ready); a held object that does not
+ * exist yet is still created.
+ */
+export async function applyAll(
+  client: ObjectClient,
+  namespace: string,
+  desired: KubeObject[],
+  hold: (obj: KubeObject) => boolean = () => false,
+): Promise<ApplyResult> {
+  const result: ApplyResult = { created: [], updated: [], deleted: [] };
+  for (const type of installedTypes) {
+    const want = desired.filter((o) => typeOf(o) === type);
+    const live = await listManaged(client, type, namespace);
+    const byKey = new Map(live.map((o) => [objectKey(o), o]));
+    for (const d of want) {
+      const l = byKey.get(objectKey(d));
+      if (l && hold(d)) continue;
+      const r = await applyOne(client, d, l);
+      if (r !== 'unchanged') result[r].push(id(type, d));
+    }
+    const wanted = new Set(want.map(objectKey));
+    for (const l of live) {
+      if (wanted.has(objectKey(l))) continue;
+      await deleteQuietly(client, type, l);
+      result.deleted.push(id(type, l));
+    }
+  }
+  return result;
+}
+
+/** Deletes an object, ignoring one already gone. */
+export async function deleteQuietly(
+  client: ObjectClient,
+  type: ResourceType,
+  obj: KubeObject,
+): Promise<void> {
+  try {
+    await client.delete(type, obj.metadata!.name!, {
+      namespace: obj.metadata?.namespace,
+      propagationPolicy: 'Background',
+    });
+  } catch (e) {
+    if (!(e instanceof NotFoundError)) throw e;
+  }
+}
+
+/** Deletes every managed object, in reverse creation order; returns how many were left to delete. */
+export async function deleteAll(client: ObjectClient, namespace: string): Promise<string[]> {
+  const deleted: string[] = [];
+  for (const type of [...installedTypes].reverse()) {
+    for (const l of await listManaged(client, type, namespace)) {
+      await deleteQuietly(client, type, l);
+      deleted.push(id(type, l));
+    }
+  }
+  return deleted;
+}
