@@ -25,8 +25,8 @@ describe.skipIf(!canTestNetworking())('bridge binding (pod IP moved to the guest
   const guestNs = `kvts-bguest-${tag}`;
   let root: string;
   let net: PodNetwork;
-  const launcherUid = `cccc${tag.toString(16).padStart(4, '0')}-0000-4000-8000-000000000001`;
-  const peerUid = `dddd${tag.toString(16).padStart(4, '0')}-0000-4000-8000-000000000002`;
+  const launcherUid = `eeee${tag.toString(16).padStart(4, '0')}-0000-4000-8000-000000000001`;
+  const peerUid = `ffff${tag.toString(16).padStart(4, '0')}-0000-4000-8000-000000000002`;
   const children: ChildProcess[] = [];
   let before: ReturnType<typeof scopedSnapshot>;
 
@@ -45,7 +45,7 @@ describe.skipIf(!canTestNetworking())('bridge binding (pod IP moved to the guest
     root = mkdtempSync(join(tmpdir(), 'kvts-brb-'));
     net = new PodNetwork({
       bridge,
-      subnet: '10.244.81.0/24',
+      subnet: '10.244.82.0/24',
       pluginDir: '/usr/lib/cni',
       dataDir: join(root, 'cni'),
     });
