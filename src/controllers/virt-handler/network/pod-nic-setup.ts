@@ -25,6 +25,8 @@ import { readResolvConf } from './resolv-conf';
 export const POD_IF = 'eth0';
 export const MASQUERADE_BRIDGE = 'k6t-eth0';
 export const POD_TAP = 'tap0';
+/** The account passt runs as (QEMU's, upstream's 107). */
+const PASST_USER = 107;
 
 /** Options of {@link setUpPodNetwork}. */
 export interface PodNicSetupOptions {
@@ -50,9 +52,8 @@ export function unsupportedNetwork(vmi: VirtualMachineInstance): string | undefi
     if (iface.dhcpOptions) {
       return `${subject}: ${path}.dhcpOptions: extra DHCP options are not served by this launcher's DHCP server yet`;
     }
-    if (!iface.masquerade && !iface.bridge) {
-      const kind = iface.passtBinding ? 'passtBinding' : 'binding';
-      return `${subject}: ${path}.${kind}: only the masquerade and bridge bindings are set up on the pod network yet`;
+    if (!iface.masquerade && !iface.bridge && !iface.passtBinding) {
+      return `${subject}: ${path}.binding: network binding plugins are not set up on the pod network yet (masquerade, bridge and passtBinding are)`;
     }
   }
   return undefined;
@@ -88,6 +89,33 @@ export async function setUpPodNetwork(
     );
   const dns = await readResolvConf(o.resolvConf);
   const hostname = (vmi.spec.hostname ?? vmi.metadata?.name ?? 'vm').slice(0, 63);
+  if (iface.passtBinding) {
+    // passt (started by libvirt as QEMU's user) answers pings and binds the forwarded
+    // ports in the pod: upstream's sysctls for it.
+    await runInNetns(o.netns, 'sysctl', [
+      '-q',
+      '-w',
+      `net.ipv4.ping_group_range=${PASST_USER} ${PASST_USER}`,
+    ]);
+    await runInNetns(o.netns, 'sysctl', ['-q', '-w', 'net.ipv4.ip_unprivileged_port_start=0']);
+    const cached: CachedInterface = {
+      name: iface.name,
+      binding: 'passt',
+      tap: '',
+      bridge: '',
+      mac: guestMAC(iface.macAddress, vmi.metadata?.uid ?? '', iface.name, path),
+      guestIP: podAddr.local,
+      prefixLength: podAddr.prefixlen,
+      serverIP: podAddr.local,
+      mtu: pod.mtu,
+      dns: dns.nameservers,
+      searchDomains: dns.search,
+      hostname,
+      podIP: podAddr.local,
+    };
+    await writeNetworkCache(o.socketDir, { interfaces: [cached] });
+    return [cached];
+  }
   if (iface.bridge) {
     const cached = await setUpBridgeBinding({
       netns: o.netns,

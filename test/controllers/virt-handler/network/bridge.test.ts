@@ -45,7 +45,7 @@ describe.skipIf(!canTestNetworking())('bridge binding (pod IP moved to the guest
     root = mkdtempSync(join(tmpdir(), 'kvts-brb-'));
     net = new PodNetwork({
       bridge,
-      subnet: '10.244.82.0/24',
+      subnet: '10.244.86.0/24',
       pluginDir: '/usr/lib/cni',
       dataDir: join(root, 'cni'),
     });
