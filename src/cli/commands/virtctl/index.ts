@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { registerConsoleCommands } from './console';
+import { registerExposeCommand } from './expose';
 import { registerLifecycleCommands } from './lifecycle';
 import { registerVersionCommand } from './version';
 import { registerVmiSubresourceCommands } from './vmi-subresources';
@@ -13,6 +14,7 @@ export function registerVirtctlCommands(program: Command): Command {
   registerLifecycleCommands(program);
   registerVmiSubresourceCommands(program);
   registerConsoleCommands(program);
+  registerExposeCommand(program);
   registerVersionCommand(program);
   return program;
 }
