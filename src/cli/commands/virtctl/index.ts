@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { registerConsoleCommands } from './console';
 import { registerExposeCommand } from './expose';
 import { registerLifecycleCommands } from './lifecycle';
+import { registerPortForwardCommand } from './port-forward';
 import { registerVersionCommand } from './version';
 import { registerVmiSubresourceCommands } from './vmi-subresources';
 
@@ -15,6 +16,7 @@ export function registerVirtctlCommands(program: Command): Command {
   registerVmiSubresourceCommands(program);
   registerConsoleCommands(program);
   registerExposeCommand(program);
+  registerPortForwardCommand(program);
   registerVersionCommand(program);
   return program;
 }
