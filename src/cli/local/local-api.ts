@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import type { VirtualMachineInstance } from '../../api/generated/types';
 import { podEmptyDirPath } from '../../controllers/launcher-protocol/paths';
 import { PodType } from '../../controllers/runtime/resources';
@@ -18,6 +19,7 @@ import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
 import { CONSOLE_SOCKET, VNC_SOCKET } from '../../controllers/virt-launcher/domain-report';
 import { shortDir } from '../../controllers/virt-launcher/short-dir';
 import type { LocalNode } from './local-node';
+import { guestAddressFor, relayIntoNetns } from './pod-port-relay';
 
 export interface LocalApiServer {
   close(): Promise<void>;
@@ -25,6 +27,12 @@ export interface LocalApiServer {
 
 const ROUTE =
   /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([a-z0-9-]{1,63})\/virtualmachineinstances\/([a-z0-9.-]{1,253})\/([a-z]+)$/;
+
+const PORT_FORWARD =
+  /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([a-z0-9-]{1,63})\/virtualmachineinstances\/([a-z0-9.-]{1,253})\/portforward\/(\d{1,5})(?:\/(tcp))?$/;
+
+/** The upgrade token of the local port-forward stream (raw TCP bytes after the 101). */
+export const PORT_FORWARD_UPGRADE = 'kubevirt-ts-tcp';
 
 /** An error with an HTTP status, sent as a Kubernetes Status. */
 class HttpError extends Error {
@@ -52,6 +60,15 @@ export async function serveLocalApi(node: LocalNode, socketPath: string): Promis
           message: e instanceof Error ? e.message : String(e),
         });
       });
+  });
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex) => {
+    portForward(node, req, socket).catch((e: unknown) => {
+      const code = e instanceof HttpError ? e.code : 500;
+      const msg = (e instanceof Error ? e.message : String(e)).replace(/[\r\n]/g, ' ');
+      socket.end(
+        `HTTP/1.1 ${code} Port Forward Failed\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${msg}`,
+      );
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -143,6 +160,34 @@ async function guestInfo(node: LocalNode, vmi: VirtualMachineInstance): Promise<
       `VirtualMachineInstance ${vmi.metadata?.name}: the guest agent is not connected`,
     );
   return info;
+}
+
+/** `portforward/{port}[/tcp]` upgraded to a raw stream relayed to the guest's port. */
+async function portForward(node: LocalNode, req: http.IncomingMessage, socket: Duplex): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://local');
+  const m = PORT_FORWARD.exec(url.pathname);
+  if (!m || req.headers.upgrade !== PORT_FORWARD_UPGRADE)
+    throw new HttpError(404, `no such upgrade path ${JSON.stringify(url.pathname.slice(0, 200))}`);
+  const [, ns, name, portText] = m as unknown as [string, string, string, string];
+  const port = Number(portText);
+  if (port < 1 || port > 65535) throw new HttpError(400, `port ${port} is not 1-65535`);
+  const subject = `VirtualMachineInstance ${ns}/${name}`;
+  const vmi = await node.store.get<VirtualMachineInstance & KubeObject>(VmiResource, name, ns).catch(() => {
+    throw new HttpError(404, `${subject} not found`);
+  });
+  if (vmi.status?.phase !== 'Running') throw new HttpError(409, `${subject} is not running`);
+  const uid = await podUid(node, vmi);
+  const netns = node.podNetns(uid);
+  if (!netns) throw new HttpError(409, `${subject}: its launcher pod has no network namespace`);
+  const host = await guestAddressFor(podEmptyDirPath(node.o.paths.pods, uid, 'sockets'), subject).catch(
+    (e) => {
+      throw new HttpError(409, (e as Error).message);
+    },
+  );
+  socket.write(
+    `HTTP/1.1 101 Switching Protocols\r\nupgrade: ${PORT_FORWARD_UPGRADE}\r\nconnection: Upgrade\r\n\r\n`,
+  );
+  await relayIntoNetns(netns, host, port, socket);
 }
 
 async function podUid(node: LocalNode, vmi: VirtualMachineInstance): Promise<string> {

@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import { KubeClient } from '../../controllers/runtime/kube/client';
 import type { StatePaths } from './state-dir';
 
@@ -68,6 +69,41 @@ export function localRequest<T>(socketPath: string, method: string, path: string
       });
     });
     req.on('error', (e) => reject(new Error(`${socketPath}: ${e.message}`)));
+    req.end();
+  });
+}
+
+/**
+ * Opens one port-forward stream to `port` of the VMI's guest through the local API at
+ * `apiSocket` (an HTTP upgrade; raw TCP bytes after it). Rejects with the server's message.
+ */
+export function openPortForward(
+  apiSocket: string,
+  namespace: string,
+  name: string,
+  port: number,
+): Promise<Duplex> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      socketPath: apiSocket,
+      method: 'GET',
+      path: `/apis/subresources.kubevirt.io/v1/namespaces/${encodeURIComponent(namespace)}/virtualmachineinstances/${encodeURIComponent(name)}/portforward/${port}/tcp`,
+      headers: { connection: 'Upgrade', upgrade: 'kubevirt-ts-tcp' },
+    });
+    req.on('upgrade', (_res, socket, head) => {
+      if (head.length > 0) socket.unshift(head);
+      resolve(socket);
+    });
+    req.on('response', (res) => {
+      let body = '';
+      res.on('data', (d) => {
+        body += d;
+      });
+      res.on('end', () =>
+        reject(new Error(`port-forward ${namespace}/${name}:${port}: ${body || res.statusCode}`)),
+      );
+    });
+    req.on('error', (e) => reject(new Error(`${apiSocket}: ${e.message}`)));
     req.end();
   });
 }

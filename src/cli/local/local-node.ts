@@ -93,6 +93,11 @@ export class LocalNode {
     this.nodeName = o.nodeName ?? 'local';
   }
 
+  /** The network namespace path of a running pod, if it has one. */
+  podNetns(podUid: string): string | undefined {
+    return this.runtime?.networkOf(podUid)?.netns;
+  }
+
   /** Opens the store and starts every component (resolves once all are started). */
   async start(): Promise<void> {
     const { paths } = this.o;

@@ -14,8 +14,8 @@ export const NETWORK_CACHE_FILE = 'network-cache.json';
 export interface CachedInterface {
   /** The VMI interface (and network) name. */
   name: string;
-  binding: 'masquerade' | 'bridge';
-  /** The tap in the pod's namespace the domain's interface uses. */
+  binding: 'masquerade' | 'bridge' | 'passt';
+  /** The tap in the pod's namespace the domain's interface uses (none for passt: a socket). */
   tap: string;
   /** The in-pod bridge the tap is a port of. */
   bridge: string;

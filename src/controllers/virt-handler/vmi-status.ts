@@ -6,6 +6,7 @@
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition } from '../../api/generated/types';
 import type { LauncherDomain } from '../virt-launcher/domain-report';
 import { AGENT_CONNECTED, applyGuestAgentStatus } from './guest-agent-status';
+import { networkNotMigratable } from './network/live-migratable';
 
 /** What the handler knows about one VMI's launcher. */
 export type LauncherView =
@@ -74,6 +75,8 @@ export function nextHandlerStatus(
   if (next === 'Running') {
     // Written with the phase, so the VMI controller (which mirrors the pod's Ready) has nothing left to write.
     conds = setCond(conds, { type: 'Ready', status: 'True' }, now);
+    const notMigratable = networkNotMigratable(vmi);
+    if (notMigratable) conds = setCond(conds, notMigratable, now);
     // AgentConnected, guestOSInfo and interfaces from the guest agent's report.
     st.conditions = conds;
     const d = view.kind === 'domain' ? view.domain : undefined;

@@ -45,7 +45,7 @@ export interface LauncherDomain {
 export interface LauncherInterface {
   /** The VMI interface name. */
   name: string;
-  binding: 'masquerade' | 'bridge';
+  binding: 'masquerade' | 'bridge' | 'passt';
   mac: string;
   /** The pod's address on the network (what masquerade exposes). */
   podIP: string;

@@ -29,8 +29,9 @@ export class GuestNetwork {
         `${subject}: spec.networks: the pod network is not set up yet (no network cache from the node agent)`,
       );
     }
-    if (!this.dhcp) {
-      const server = new DhcpServer(dhcpBindings(cache), this.log);
+    const bindings = dhcpBindings(cache);
+    if (!this.dhcp && bindings.length > 0) {
+      const server = new DhcpServer(bindings, this.log);
       await server.start();
       this.dhcp = server;
       this.log(`dhcp: serving ${cache.interfaces.map((i) => `${i.guestIP} to ${i.mac}`).join(', ')}`);

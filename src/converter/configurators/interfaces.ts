@@ -64,6 +64,43 @@ function guestPCI(c: Conversion, text: string, path: string) {
   return address;
 }
 
+/**
+ * The passt binding as upstream's passt plugin renders it: libvirt's user interface with
+ * the passt backend on the pod's eth0, forwarding the declared ports (TCP and UDP whole
+ * when none are declared). QEMU reaches passt over a socket; no tap, no DHCP server of
+ * ours (passt answers the guest's DHCP with the pod's own address).
+ */
+function passtInterface(c: Conversion, iface: VMIInterface, path: string): Interface {
+  const tcp: { start: number }[] = [];
+  const udp: { start: number }[] = [];
+  (iface.ports ?? []).forEach((p, i) => {
+    const proto = (p.protocol ?? 'TCP').toUpperCase();
+    if (!Number.isInteger(p.port) || p.port < 1 || p.port > 65535)
+      c.fail(`${path}.ports[${i}].port`, `${JSON.stringify(p.port)} is not a port number (1-65535)`);
+    if (proto === 'TCP') tcp.push({ start: p.port });
+    else if (proto === 'UDP') udp.push({ start: p.port });
+    else c.fail(`${path}.ports[${i}].protocol`, 'passt forwards TCP and UDP only');
+  });
+  const forwards: NonNullable<Interface['portForward']> =
+    tcp.length + udp.length === 0
+      ? [
+          { proto: 'tcp', dev: 'eth0' },
+          { proto: 'udp', dev: 'eth0' },
+        ]
+      : [
+          ...(tcp.length ? [{ proto: 'tcp' as const, dev: 'eth0', range: tcp }] : []),
+          ...(udp.length ? [{ proto: 'udp' as const, dev: 'eth0', range: udp }] : []),
+        ];
+  return {
+    type: 'user',
+    source: { dev: 'eth0' },
+    model: { type: nicModel(c, iface, path) },
+    backend: { type: 'passt' },
+    portForward: forwards,
+    alias: userAlias(iface.name),
+  };
+}
+
 export const interfacesConfigurator: Configurator = {
   name: 'interfaces',
   configure(c: Conversion) {
@@ -84,22 +121,20 @@ export const interfacesConfigurator: Configurator = {
       if (iface.slirp || iface.macvtap || iface.passt) {
         c.fail(path, 'the slirp, macvtap and passt bindings were removed upstream; use masquerade or bridge');
       }
-      if (iface.passtBinding) {
-        // Needs libvirt's passt backend (<interface type="user"><backend type="passt"/>), not modelled yet.
-        c.fail(
-          `${path}.passtBinding`,
-          'the passt binding is not supported by this converter yet; use masquerade or bridge',
-        );
+      if (iface.passtBinding && network.pod === undefined) {
+        c.fail(`${path}.passtBinding`, 'the passt binding is only supported on the pod network');
       }
-      if (!iface.masquerade && !iface.bridge && !iface.binding) {
-        c.fail(path, 'needs a binding (masquerade, bridge, sriov or binding)');
+      if (!iface.masquerade && !iface.bridge && !iface.binding && !iface.passtBinding) {
+        c.fail(path, 'needs a binding (masquerade, bridge, passtBinding, sriov or binding)');
       }
-      const dom: Interface = {
-        type: 'ethernet',
-        target: { dev: tapName(network.name, network.pod !== undefined), managed: 'no' },
-        model: { type: nicModel(c, iface, path) },
-        alias: userAlias(iface.name),
-      };
+      const dom: Interface = iface.passtBinding
+        ? passtInterface(c, iface, path)
+        : {
+            type: 'ethernet',
+            target: { dev: tapName(network.name, network.pod !== undefined), managed: 'no' },
+            model: { type: nicModel(c, iface, path) },
+            alias: userAlias(iface.name),
+          };
       const mac = iface.macAddress ?? c.ctx.interfaceMACs[iface.name];
       if (mac !== undefined) {
         if (!MAC.test(mac))

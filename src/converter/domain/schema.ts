@@ -184,9 +184,11 @@ export const domainSpec: ElementSpec = el('type', {
     interface: many(
       el('type managed trustGuestRxFilters', {
         mac: el('address'),
-        source: el('bridge network', { address }),
+        source: el('bridge network dev', { address }),
         target: el('dev managed'),
         model: el('type'),
+        backend: el('type logFile'),
+        portForward: many(el('proto dev', { range: many(el('start# end# exclude')) })),
         driver: el('name queues# iommu'),
         mtu: el('size#'),
         link: el('state'),

@@ -275,9 +275,17 @@ export interface Interface {
   managed?: YesNo;
   trustGuestRxFilters?: YesNo;
   mac?: { address: string };
-  source?: { bridge?: string; network?: string; address?: Address };
+  source?: { bridge?: string; network?: string; dev?: string; address?: Address };
   target?: { dev: string; managed?: YesNo };
   model?: { type: string };
+  /** `type="user"` with libvirt's passt backend (the passt binding). */
+  backend?: { type: 'passt'; logFile?: string };
+  /** Ports passt forwards to the guest (none: passt's default, every port). */
+  portForward?: {
+    proto: 'tcp' | 'udp';
+    dev?: string;
+    range?: { start: number; end?: number; exclude?: YesNo }[];
+  }[];
   driver?: { name?: string; queues?: number; iommu?: OnOff };
   mtu?: { size: number };
   link?: { state: 'up' | 'down' };

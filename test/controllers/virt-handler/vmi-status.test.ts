@@ -23,6 +23,30 @@ describe('nextHandlerStatus', () => {
     expect(b.status).toEqual(a.status);
   });
 
+  it('a bridge binding on the pod network makes the VMI not live-migratable unless annotated', () => {
+    const bridged = (annotations?: Record<string, string>): VirtualMachineInstance => ({
+      ...vmi('Scheduled'),
+      metadata: { name: 'v', namespace: 'ns', uid: 'u', annotations },
+      spec: {
+        domain: { devices: { interfaces: [{ name: 'default', bridge: {} }] } },
+        networks: [{ name: 'default', pod: {} }],
+      },
+    });
+    const a = nextHandlerStatus(bridged(), { kind: 'domain', domain: dom({}) }, 'T1');
+    expect(a.status?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: 'LiveMigratable',
+        status: 'False',
+        reason: 'InterfaceNotLiveMigratable',
+      }),
+    );
+    const allowed = bridged({ 'kubevirt.io/allow-pod-bridge-network-live-migration': '' });
+    const b = nextHandlerStatus(allowed, { kind: 'domain', domain: dom({}) }, 'T1');
+    expect(b.status?.conditions?.some((c) => c.type === 'LiveMigratable')).toBe(false);
+    const c = nextHandlerStatus(vmi('Scheduled'), { kind: 'domain', domain: dom({}) }, 'T1');
+    expect(c.status?.conditions?.some((x) => x.type === 'LiveMigratable')).toBe(false);
+  });
+
   it('a paused domain adds the Paused condition; resuming removes it', () => {
     const p = nextHandlerStatus(vmi('Running'), { kind: 'domain', domain: dom({ state: 'paused' }) }, 'T1');
     expect(p.status?.conditions).toContainEqual(

@@ -53,7 +53,7 @@ describe('interfaces configurator', () => {
     expect(sev.devices.interface![0].driver).toEqual({ iommu: 'on' });
   });
 
-  it('gives virtio NICs one queue per vCPU with networkInterfaceMultiqueue, and refuses passt', () => {
+  it('gives virtio NICs one queue per vCPU with networkInterfaceMultiqueue', () => {
     const d = run(
       [interfacesConfigurator],
       vmi({
@@ -65,16 +65,45 @@ describe('interfaces configurator', () => {
       }),
     );
     expect(d.devices.interface![0].driver).toEqual({ name: 'vhost', queues: 4 });
-    expect(() =>
+  });
+
+  it("renders passtBinding as libvirt's passt backend on eth0, as upstream's passt plugin", () => {
+    const passt = (ports?: { port: number; protocol?: string }[], networks: object[] = [pod]) =>
       run(
         [interfacesConfigurator],
         vmi({
-          networks: [pod],
-          domain: { devices: { interfaces: [{ name: 'default', passtBinding: {} }] } },
-        }),
-      ),
-    ).toThrow(
-      'spec.domain.devices.interfaces[0].passtBinding: the passt binding is not supported by this converter yet; use masquerade or bridge',
+          networks,
+          domain: {
+            devices: {
+              interfaces: [{ name: 'default', passtBinding: {}, macAddress: '02:00:00:aa:bb:cc', ports }],
+            },
+          },
+        } as never),
+      ).devices.interface;
+    expect(passt()).toEqual([
+      {
+        type: 'user',
+        source: { dev: 'eth0' },
+        model: { type: 'virtio-non-transitional' },
+        backend: { type: 'passt' },
+        portForward: [
+          { proto: 'tcp', dev: 'eth0' },
+          { proto: 'udp', dev: 'eth0' },
+        ],
+        alias: { name: 'ua-default' },
+        mac: { address: '02:00:00:aa:bb:cc' },
+        rom: { enabled: 'no' },
+      },
+    ]);
+    expect(passt([{ port: 8080 }, { port: 53, protocol: 'UDP' }, { port: 22 }])?.[0].portForward).toEqual([
+      { proto: 'tcp', dev: 'eth0', range: [{ start: 8080 }, { start: 22 }] },
+      { proto: 'udp', dev: 'eth0', range: [{ start: 53 }] },
+    ]);
+    expect(() => passt([{ port: 1, protocol: 'SCTP' }])).toThrow(
+      'spec.domain.devices.interfaces[0].ports[0].protocol: passt forwards TCP and UDP only',
+    );
+    expect(() => passt(undefined, [{ name: 'default', multus: { networkName: 'n' } }])).toThrow(
+      'spec.domain.devices.interfaces[0].passtBinding: the passt binding is only supported on the pod network',
     );
   });
 

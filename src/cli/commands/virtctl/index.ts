@@ -4,7 +4,9 @@
  */
 import type { Command } from 'commander';
 import { registerConsoleCommands } from './console';
+import { registerExposeCommand } from './expose';
 import { registerLifecycleCommands } from './lifecycle';
+import { registerPortForwardCommand } from './port-forward';
 import { registerVersionCommand } from './version';
 import { registerVmiSubresourceCommands } from './vmi-subresources';
 
@@ -13,6 +15,8 @@ export function registerVirtctlCommands(program: Command): Command {
   registerLifecycleCommands(program);
   registerVmiSubresourceCommands(program);
   registerConsoleCommands(program);
+  registerExposeCommand(program);
+  registerPortForwardCommand(program);
   registerVersionCommand(program);
   return program;
 }

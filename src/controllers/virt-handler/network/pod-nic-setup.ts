@@ -15,14 +15,18 @@ import {
   writeNetworkCache,
 } from '../../shared/network-cache';
 import { runInNetns } from '../../shared/run-tool';
+import { setUpBridgeBinding } from './bridge-binding';
 import { guestMAC } from './guest-mac';
 import { MASQUERADE, masqueradeRuleset } from './masquerade-rules';
+import { link } from './netns-links';
 import { readResolvConf } from './resolv-conf';
 
 /** The pod-network interface names (upstream's: the pod side `eth0`, the in-pod bridge and tap). */
 export const POD_IF = 'eth0';
 export const MASQUERADE_BRIDGE = 'k6t-eth0';
 export const POD_TAP = 'tap0';
+/** The account passt runs as (QEMU's, upstream's 107). */
+const PASST_USER = 107;
 
 /** Options of {@link setUpPodNetwork}. */
 export interface PodNicSetupOptions {
@@ -34,12 +38,6 @@ export interface PodNicSetupOptions {
   resolvConf?: string;
   /** Owner uid/gid of the tap, for a QEMU that opens it itself (default: root only). */
   tapOwner?: { uid: number; gid: number };
-}
-
-interface LinkInfo {
-  ifname: string;
-  mtu: number;
-  addr_info?: { family: string; local: string; prefixlen: number }[];
 }
 
 /** What of the VMI's networks this setup cannot do yet: a field-path message, or undefined. */
@@ -54,21 +52,11 @@ export function unsupportedNetwork(vmi: VirtualMachineInstance): string | undefi
     if (iface.dhcpOptions) {
       return `${subject}: ${path}.dhcpOptions: extra DHCP options are not served by this launcher's DHCP server yet`;
     }
-    if (!iface.masquerade) {
-      const kind = iface.bridge ? 'bridge' : iface.passtBinding ? 'passtBinding' : 'binding';
-      return `${subject}: ${path}.${kind}: only the masquerade binding is set up on the pod network yet`;
+    if (!iface.masquerade && !iface.bridge && !iface.passtBinding) {
+      return `${subject}: ${path}.binding: network binding plugins are not set up on the pod network yet (masquerade, bridge and passtBinding are)`;
     }
   }
   return undefined;
-}
-
-async function link(netns: string, name: string): Promise<LinkInfo | undefined> {
-  try {
-    const out = await runInNetns(netns, 'ip', ['-j', 'addr', 'show', 'dev', name]);
-    return (JSON.parse(out) as LinkInfo[])[0];
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -99,6 +87,51 @@ export async function setUpPodNetwork(
     throw new Error(
       `${subject}: the launcher pod's namespace ${o.netns} has no ${POD_IF} with an IPv4 address`,
     );
+  const dns = await readResolvConf(o.resolvConf);
+  const hostname = (vmi.spec.hostname ?? vmi.metadata?.name ?? 'vm').slice(0, 63);
+  if (iface.passtBinding) {
+    // passt (started by libvirt as QEMU's user) answers pings and binds the forwarded
+    // ports in the pod: upstream's sysctls for it.
+    await runInNetns(o.netns, 'sysctl', [
+      '-q',
+      '-w',
+      `net.ipv4.ping_group_range=${PASST_USER} ${PASST_USER}`,
+    ]);
+    await runInNetns(o.netns, 'sysctl', ['-q', '-w', 'net.ipv4.ip_unprivileged_port_start=0']);
+    const cached: CachedInterface = {
+      name: iface.name,
+      binding: 'passt',
+      tap: '',
+      bridge: '',
+      mac: guestMAC(iface.macAddress, vmi.metadata?.uid ?? '', iface.name, path),
+      guestIP: podAddr.local,
+      prefixLength: podAddr.prefixlen,
+      serverIP: podAddr.local,
+      mtu: pod.mtu,
+      dns: dns.nameservers,
+      searchDomains: dns.search,
+      hostname,
+      podIP: podAddr.local,
+    };
+    await writeNetworkCache(o.socketDir, { interfaces: [cached] });
+    return [cached];
+  }
+  if (iface.bridge) {
+    const cached = await setUpBridgeBinding({
+      netns: o.netns,
+      pod,
+      podAddr,
+      name: iface.name,
+      mac: iface.macAddress ? guestMAC(iface.macAddress, '', iface.name, path) : undefined,
+      tapOwner: o.tapOwner,
+      multiQueue: vmi.spec.domain.devices.networkInterfaceMultiqueue === true,
+      dns,
+      hostname,
+      subject: `${subject}: ${path}`,
+    });
+    await writeNetworkCache(o.socketDir, { interfaces: [cached] });
+    return [cached];
+  }
   const mtu = pod.mtu;
   const ns = (cmd: string, args: string[], input?: string) => runInNetns(o.netns, cmd, args, input);
 
@@ -132,7 +165,6 @@ export async function setUpPodNetwork(
     }),
   );
 
-  const dns = await readResolvConf(o.resolvConf);
   const cached: CachedInterface = {
     name: iface.name,
     binding: 'masquerade',
@@ -146,7 +178,7 @@ export async function setUpPodNetwork(
     mtu,
     dns: dns.nameservers,
     searchDomains: dns.search,
-    hostname: (vmi.spec.hostname ?? vmi.metadata?.name ?? 'vm').slice(0, 63),
+    hostname,
     podIP: podAddr.local,
   };
   await writeNetworkCache(o.socketDir, { interfaces: [cached] });

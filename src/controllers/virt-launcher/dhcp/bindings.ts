@@ -6,18 +6,21 @@ import type { DhcpBinding } from './server';
 const INFINITE = 0xffffffff;
 
 export function dhcpBindings(cache: NetworkCache): DhcpBinding[] {
-  return cache.interfaces.map((i) => ({
-    mac: i.mac,
-    lease: {
-      ip: i.guestIP,
-      prefixLength: i.prefixLength,
-      serverIP: i.serverIP,
-      router: i.gateway,
-      dns: i.dns,
-      domain: i.searchDomains[0],
-      hostname: i.hostname,
-      mtu: i.mtu,
-      leaseSeconds: INFINITE,
-    },
-  }));
+  // passt answers its guest's DHCP itself.
+  return cache.interfaces
+    .filter((i) => i.binding !== 'passt')
+    .map((i) => ({
+      mac: i.mac,
+      lease: {
+        ip: i.guestIP,
+        prefixLength: i.prefixLength,
+        serverIP: i.serverIP,
+        router: i.gateway,
+        dns: i.dns,
+        domain: i.searchDomains[0],
+        hostname: i.hostname,
+        mtu: i.mtu,
+        leaseSeconds: INFINITE,
+      },
+    }));
 }

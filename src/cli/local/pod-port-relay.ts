@@ -1,0 +1,51 @@
+/**
+ * Port forwarding into a launcher pod in local mode (upstream's VMI `portforward`
+ * subresource, served by virt-handler on a cluster). The host has no route to the pod
+ * network (the node bridge has no address), so each forwarded connection is relayed by a
+ * small node process started inside the pod's network namespace (`nsenter --net`), which
+ * connects to the guest from there: for masquerade the guest's address behind the pod's
+ * bridge (10.0.2.2), reached directly, as upstream's handler dials the guest.
+ */
+import { spawn } from 'node:child_process';
+import type { Duplex } from 'node:stream';
+import { readNetworkCache } from '../../controllers/shared/network-cache';
+
+// Runs in the pod's namespace: stdin -> the guest's port -> stdout, half-closes passed on.
+// No process.exit: it would drop stdout not yet flushed; the process ends when both sides have.
+const RELAY =
+  "const [h,p]=process.argv.slice(1);const c=require('net').connect(+p,h);process.stdin.pipe(c);c.pipe(process.stdout);c.on('error',e=>{process.stderr.write(e.message);process.exitCode=1;process.stdin.destroy()})";
+
+/** Where in the pod a forwarded port reaches the guest; throws when the binding has no way yet. */
+export async function guestAddressFor(socketDir: string, subject: string): Promise<string> {
+  const cache = await readNetworkCache(socketDir);
+  const iface = cache?.interfaces[0];
+  if (!iface) throw new Error(`${subject}: the VMI has no pod network interface set up to forward to`);
+  if (iface.binding === 'masquerade') return iface.guestIP;
+  throw new Error(
+    `${subject}: port-forward to a VMI on the ${iface.binding} binding is not supported in local mode yet (masquerade is)`,
+  );
+}
+
+/** Pipes `conn` to `host:port` inside the network namespace `netns`; resolves when both sides closed. */
+export function relayIntoNetns(netns: string, host: string, port: number, conn: Duplex): Promise<void> {
+  const child = spawn(
+    'nsenter',
+    [`--net=${netns}`, '--', process.execPath, '-e', RELAY, host, String(port)],
+    {
+      stdio: ['pipe', 'pipe', 'ignore'],
+    },
+  );
+  conn.pipe(child.stdin);
+  child.stdout.pipe(conn);
+  const done = new Promise<void>((resolve) => {
+    child.on('close', () => {
+      conn.end();
+      resolve();
+    });
+  });
+  conn.on('error', () => child.kill('SIGKILL'));
+  conn.on('close', () => {
+    if (child.exitCode === null) child.stdin.end();
+  });
+  return done;
+}
