@@ -100,8 +100,9 @@ fi
 if ! virsh -c qemu:///system version >/dev/null 2>&1; then
   need_root
   log "starting virtlogd and libvirtd"
-  pgrep -x virtlogd >/dev/null || virtlogd -d
-  pgrep -x libvirtd >/dev/null || libvirtd -d
+  # Only root's daemons: launchers run their own libvirtd and virtlogd as user 107.
+  pgrep -x -u root virtlogd >/dev/null || virtlogd -d
+  pgrep -x -u root libvirtd >/dev/null || libvirtd -d
   for _ in $(seq 1 50); do
     virsh -c qemu:///system version >/dev/null 2>&1 && break
     sleep 0.2

@@ -29,7 +29,9 @@ import {
 
 const run = e2eRun('libvirtd restart (embedded store)');
 
-const libvirtdRunning = () => spawnSync('pgrep', ['-x', 'libvirtd'], { stdio: 'ignore' }).status === 0;
+// The host's system daemon runs as root; launchers' own libvirtd (session mode) run as 107.
+const libvirtdRunning = () =>
+  spawnSync('pgrep', ['-x', '-u', 'root', 'libvirtd'], { stdio: 'ignore' }).status === 0;
 
 /** Starts libvirtd if it is not running, and waits until it answers. */
 async function ensureLibvirtd(): Promise<void> {
@@ -81,7 +83,7 @@ describe.runIf(run)('a libvirtd restart with a guest running', () => {
 
   it('the guest survives, the launcher reconnects, pause/unpause work, statuses converge', async () => {
     try {
-      expect(spawnSync('pkill', ['-x', 'libvirtd']).status).toBe(0);
+      expect(spawnSync('pkill', ['-x', '-u', 'root', 'libvirtd']).status).toBe(0);
       await waitFor('libvirtd gone', () => !libvirtdRunning(), 30_000);
     } finally {
       await ensureLibvirtd();
