@@ -1,22 +1,5 @@
-/**
- * The libvirt driver: runs VMIs as libvirt domains through the project's own libvirt
- * client (no native addon). `sync` converts the VMI (the converter), lets the enabled
- * plugins adjust the domain, defines and starts it; lifecycle calls map one-to-one to
- * libvirt's; events come from one daemon-side lifecycle subscription. The daemon is
- * chosen by URI and socket: the shared system daemon (`qemu:///system` on
- * `/var/run/libvirt/libvirt-sock`) or a per-VM daemon (its own socket path).
- */
-import { chmod, chown, mkdir, readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { XMLParser } from 'fast-xml-parser';
 import type { VirtualMachineInstance } from '../../api';
-import {
-  type ConverterContext,
-  convertVMI,
-  type Domain,
-  defaultConverterContext,
-  encodeDomain,
-} from '../../converter';
+import { convertVMI, type Domain, defaultConverterContext, encodeDomain } from '../../converter';
 import {
   type ConsoleEndpoint,
   type DomainEvent,
@@ -34,104 +17,41 @@ import {
   type VncEndpoint,
 } from '../driver';
 import { chooseVirtType, type VirtType } from '../emulation/virt-type';
-import { DriverError, type DriverErrorCode } from '../errors';
+import { DriverError } from '../errors';
 import { EventHub } from '../event-hub';
 import type { GuestAgentSupport } from '../guest-agent';
 import {
   CreateFlags,
-  DomainXMLFlags,
   LibvirtClient,
   type DomainRef as LibvirtDomain,
   LibvirtError,
-  MigrateFlags,
-  type TypedParam,
-  tp,
-  typedParamsToRecord,
   UndefineFlags,
   VIR_ERR_ARGUMENT_UNSUPPORTED,
-  VIR_ERR_CONFIG_UNSUPPORTED,
   VIR_ERR_INVALID_ARG,
   VIR_ERR_NO_DOMAIN,
   VIR_ERR_NO_SUPPORT,
   VIR_ERR_OPERATION_INVALID,
-  VIR_ERR_OPERATION_UNSUPPORTED,
-  VIR_ERR_XML_DETAIL,
-  VIR_ERR_XML_ERROR,
 } from '../libvirt';
-import { applyDomainMutations, type HypervisorPlugin } from '../plugin';
+import { applyDomainMutations } from '../plugin';
 import { SevAttestation } from '../sev-snp/attestation';
 import { probeSevCapabilities } from '../sev-snp/capabilities';
 import { bulkStats } from './bulk-stats';
+import { mapLibvirtError } from './error-map';
 import { libvirtGuestAgent } from './guest-agent';
 import { parseDomainCapabilities, parseHostCapabilities, toHostCapabilities } from './host-probe';
-import { migratableXmlForTarget } from './migratable-xml';
+import { consoleOf, vncOf } from './live-devices';
+import { libvirtMigration } from './migration';
+import type { LibvirtDriverOptions } from './options';
+import { ensureSocketDirs } from './socket-dirs';
 import { lifecycleToEvent, reasonName, stateName } from './states';
 
-/** Turns a VMI into a domain model: the converter, or a replacement. */
-export type DomainRenderer = (vmi: VirtualMachineInstance, context: ConverterContext) => Domain;
-
-/** Options of `LibvirtDriver.connect`. */
-export interface LibvirtDriverOptions {
-  /** Driver name reported by `name` and `probe()` (default `libvirt`). */
-  name?: string;
-  /** Connection URI (default `qemu:///system`). `test:///default` runs libvirt's test driver. */
-  uri?: string;
-  /** The daemon's socket: the system daemon by default; a per-VM daemon's socket otherwise. */
-  socketPath?: string;
-  /** Whether KVM may be used where the host offers it (default true); false always emulates. */
-  allowKvm?: boolean;
-  /** Plugins whose `mutateDomain` runs on every converted domain, in order. */
-  plugins?: readonly HypervisorPlugin[];
-  /** VMI -> domain (default: the converter's `convertVMI`). */
-  render?: DomainRenderer;
-  /** Converter context fields that override what the probe found (paths, firmware, ...). */
-  converterContext?: Partial<ConverterContext>;
-  /** Root of sysfs for kvm_amd parameters (default `/sys`). */
-  sysfsRoot?: string;
-  /** How often to look at a domain during a graceful shutdown, ms (default 100). */
-  shutdownPollMs?: number;
-  /**
-   * The account QEMU runs as, which must own the directories of its sockets: a
-   * session-mode daemon's user (a launcher's own daemon). Default: the system daemon's
-   * `libvirt-qemu` when we are root.
-   */
-  qemuUser?: { uid: number; gid: number };
-}
-
-/** VIR_MIGRATE_UNSAFE: migrate even where libvirt thinks it unsafe (e.g. disk cache modes). */
-const MIGRATE_UNSAFE = 512;
-/** VIR_MIGRATE_PARALLEL: memory over several connections (`parallel.connections`). */
-const MIGRATE_PARALLEL = 131072;
+export type { DomainRenderer, LibvirtDriverOptions } from './options';
+export { ensureSocketDirs } from './socket-dirs';
 
 /** Extra launcher memory the driver asks for when a guest runs under TCG: QEMU's translation cache. */
 const TCG_OVERHEAD_BYTES = 128 * 1024 * 1024;
 
 const DOMAIN_NAME_RE = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)_(.+)$/;
-
-const xml = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@_',
-  isArray: (name) => ['serial', 'console', 'graphics', 'listen'].includes(name),
-});
-
-/** The parts of a live domain's `<devices>` the console and VNC lookups read (fast-xml-parser shape). */
-interface LiveChar {
-  '@_type'?: string;
-  '@_tty'?: string;
-  source?: { '@_path'?: string };
-}
-interface LiveGraphics {
-  '@_type'?: string;
-  '@_port'?: string;
-  '@_listen'?: string;
-  '@_socket'?: string;
-  listen?: Array<{ '@_type'?: string; '@_socket'?: string }>;
-}
-interface LiveDevices {
-  serial?: LiveChar[];
-  console?: LiveChar[];
-  graphics?: LiveGraphics[];
-}
 
 /** A `HypervisorDriver` over libvirt. Build it with `LibvirtDriver.connect`. */
 export class LibvirtDriver implements HypervisorDriver {
@@ -309,103 +229,19 @@ export class LibvirtDriver implements HypervisorDriver {
     return this.info(dom);
   }
 
-  /**
-   * Live migration, peer to peer, as upstream's launcher does it: the source daemon
-   * connects to the target daemon itself (`virDomainMigrateToURI3` with LIVE | PEER2PEER
-   * | PERSIST_DEST | UNDEFINE_SOURCE, plus AUTO_CONVERGE / POSTCOPY / UNSAFE as the
-   * options ask). The target's driver renders the domain for its own pod in
-   * `prepareTarget`; that XML travels as the cookie, and the source sends its own
-   * migratable live XML with the target's paths swapped in (`destination_xml` and
-   * `persistent_xml`), so the guest ABI is unchanged and its sockets land in the target
-   * pod's directories.
-   */
-  readonly migration: MigrationSupport = {
-    prepareTarget: async (vmi, options = {}) => {
+  /** Live migration, peer to peer (see ./migration). */
+  readonly migration: MigrationSupport = libvirtMigration({
+    client: () => this.client,
+    prepare: async (vmi, options) => {
       const { domain } = await this.render(vmi, options);
       await ensureSocketDirs(domain, this.options.qemuUser);
       return encodeDomain(domain);
     },
-    migrateSource: async (ref, targetUri, cookie, options = {}) => {
-      if (!/^[a-z][a-z0-9+.-]*:\/\/[^\s]*$/.test(targetUri)) {
-        throw new DriverError(
-          'Invalid',
-          `migration of ${domainName(ref)}: target URI ${JSON.stringify(targetUri)} is not a libvirt URI (e.g. qemu+tcp://node2/system)`,
-        );
-      }
-      const bandwidth = options.bandwidthMiBps ?? 0;
-      if (!Number.isInteger(bandwidth) || bandwidth < 0) {
-        throw new DriverError(
-          'Invalid',
-          `migration of ${domainName(ref)}: bandwidth ${bandwidth} MiB/s must be a non-negative integer`,
-        );
-      }
-      const dom = await this.mustLookupActive(ref, 'migrate');
-      const params: TypedParam[] = [];
-      if (cookie) {
-        const live = await this.call(dom.name, 'read migratable XML', () =>
-          this.client.domainGetXMLDesc(dom, DomainXMLFlags.SECURE | DomainXMLFlags.MIGRATABLE),
-        );
-        let xmlForTarget: string;
-        try {
-          xmlForTarget = migratableXmlForTarget(live, cookie);
-        } catch (e) {
-          throw new DriverError(
-            'Invalid',
-            `migration of ${dom.name}: the target's prepared domain XML is unusable: ${(e as Error).message}`,
-          );
-        }
-        params.push(tp.string('destination_xml', xmlForTarget), tp.string('persistent_xml', xmlForTarget));
-      }
-      if (bandwidth > 0) params.push(tp.ullong('bandwidth', bandwidth));
-      if (options.migrateUri) {
-        if (!/^(tcp|unix|rdma):\/\/[^\s]+$/.test(options.migrateUri)) {
-          throw new DriverError(
-            'Invalid',
-            `migration of ${domainName(ref)}: migrate URI ${JSON.stringify(options.migrateUri)} is not a tcp://, unix:// or rdma:// URI`,
-          );
-        }
-        params.push(tp.string('migrate_uri', options.migrateUri));
-      }
-      let flags =
-        MigrateFlags.LIVE | MigrateFlags.PEER2PEER | MigrateFlags.PERSIST_DEST | MigrateFlags.UNDEFINE_SOURCE;
-      if (options.allowAutoConverge) flags |= MigrateFlags.AUTO_CONVERGE;
-      if (options.allowPostCopy) flags |= MigrateFlags.POSTCOPY;
-      if (options.unsafe) flags |= MIGRATE_UNSAFE;
-      if (options.parallelConnections !== undefined) {
-        const n = options.parallelConnections;
-        if (!Number.isInteger(n) || n < 1) {
-          throw new DriverError(
-            'Invalid',
-            `migration of ${domainName(ref)}: parallel connections ${n} must be a positive integer`,
-          );
-        }
-        flags |= MIGRATE_PARALLEL;
-        params.push(tp.int('parallel.connections', n));
-      }
-      await this.call(dom.name, `migrate to ${targetUri}`, () =>
-        this.client.domainMigrateToURI3(dom, targetUri, params, flags),
-      );
-    },
-    progress: async (ref) => {
-      const dom = await this.mustLookup(ref);
-      const job = await this.call(dom.name, 'read migration job', () => this.client.domainGetJobStats(dom));
-      // virDomainJobType: 1 bounded, 2 unbounded (a migration); anything else: no job running.
-      if (job.type !== 1 && job.type !== 2) return undefined;
-      const p = typedParamsToRecord(job.params);
-      const n = (k: string) => Number(p[k] ?? 0);
-      return {
-        dataTotal: n('data_total'),
-        dataProcessed: n('data_processed'),
-        dataRemaining: n('data_remaining'),
-        elapsedMs: n('time_elapsed'),
-      };
-    },
-    cancel: async (ref) => {
-      const dom = await this.mustLookup(ref);
-      await this.call(dom.name, 'abort migration job', () => this.client.domainAbortJob(dom));
-    },
-    abortTarget: (ref) => this.delete(ref),
-  };
+    lookup: (ref) => this.mustLookup(ref),
+    lookupActive: (ref, op) => this.mustLookupActive(ref, op),
+    call: (name, op, fn) => this.call(name, op, fn),
+    delete: (ref) => this.delete(ref),
+  });
 
   /** SEV attestation through libvirt's SEV calls (the daemon refuses on hosts without SEV). */
   get sev(): SevSupport {
@@ -523,25 +359,11 @@ export class LibvirtDriver implements HypervisorDriver {
   }
 
   async consoleEndpoint(ref: DomainRef): Promise<ConsoleEndpoint> {
-    const { name, devices } = await this.liveDevices(ref);
-    for (const s of [...(devices.serial ?? []), ...(devices.console ?? [])]) {
-      const path = s.source?.['@_path'];
-      if (s['@_type'] === 'unix' && path) return { kind: 'unix', path };
-      if (s['@_type'] === 'pty' && (path || s['@_tty'])) return { kind: 'pty', path: path || s['@_tty'] };
-    }
-    throw new DriverError('NotFound', `domain ${name}: has no unix or pty serial console`);
+    return consoleOf(await this.liveXml(ref));
   }
 
   async vncEndpoint(ref: DomainRef): Promise<VncEndpoint> {
-    const { name, devices } = await this.liveDevices(ref);
-    const g = (devices.graphics ?? []).find((x) => x['@_type'] === 'vnc');
-    if (!g) throw new DriverError('NotFound', `domain ${name}: has no VNC graphics device`);
-    const sock = g['@_socket'] ?? g.listen?.find((l) => l['@_type'] === 'socket')?.['@_socket'];
-    if (sock) return { kind: 'unix', path: sock };
-    const port = Number(g['@_port']);
-    if (!(port > 0))
-      throw new DriverError('InvalidState', `domain ${name}: VNC has no port yet (is it running?)`);
-    return { kind: 'tcp', host: g['@_listen'] ?? '127.0.0.1', port };
+    return vncOf(await this.liveXml(ref));
   }
 
   memoryOverhead(_vmi: VirtualMachineInstance): number {
@@ -563,11 +385,12 @@ export class LibvirtDriver implements HypervisorDriver {
     await this.client.close();
   }
 
-  private async liveDevices(ref: DomainRef): Promise<{ name: string; devices: LiveDevices }> {
+  private async liveXml(ref: DomainRef): Promise<{ name: string; text: string }> {
     const dom = await this.mustLookup(ref);
-    const text = await this.call(dom.name, 'read XML', () => this.client.domainGetXMLDesc(dom));
-    const devices = xml.parse(text)?.domain?.devices ?? {};
-    return { name: dom.name, devices };
+    return {
+      name: dom.name,
+      text: await this.call(dom.name, 'read XML', () => this.client.domainGetXMLDesc(dom)),
+    };
   }
 
   private async info(dom: LibvirtDomain): Promise<DomainInfo> {
@@ -635,77 +458,6 @@ export class LibvirtDriver implements HypervisorDriver {
   }
 
   private mapError(e: unknown, name: string, op: string): DriverError {
-    if (e instanceof DriverError) return e;
-    const subject = name === 'host' ? `${this.name} driver` : `domain ${name}`;
-    if (!(e instanceof LibvirtError)) {
-      return new DriverError('Hypervisor', `${subject}: ${op} failed: ${(e as Error)?.message ?? e}`, {
-        cause: e,
-      });
-    }
-    let code: DriverErrorCode = 'Hypervisor';
-    if (e.code === VIR_ERR_NO_DOMAIN) code = 'NotFound';
-    else if (e.code === VIR_ERR_OPERATION_INVALID) code = 'InvalidState';
-    else if (
-      [
-        VIR_ERR_NO_SUPPORT,
-        VIR_ERR_OPERATION_UNSUPPORTED,
-        VIR_ERR_CONFIG_UNSUPPORTED,
-        VIR_ERR_ARGUMENT_UNSUPPORTED,
-      ].includes(e.code)
-    )
-      code = 'Unsupported';
-    else if (e.code === VIR_ERR_XML_ERROR || e.code === VIR_ERR_XML_DETAIL) code = 'Invalid';
-    // virCheckFlags: this hypervisor driver does not implement a flag we passed.
-    else if (e.code === VIR_ERR_INVALID_ARG && e.str2 === 'flags') code = 'Unsupported';
-    return new DriverError(code, `${subject}: ${op} failed: ${e.message}`, { cause: e });
-  }
-}
-
-/** The account QEMU runs as under the system daemon (Debian: `libvirt-qemu`), if it exists. */
-async function qemuAccount(): Promise<{ uid: number; gid: number } | undefined> {
-  try {
-    const passwd = await readFile('/etc/passwd', 'utf8');
-    const line = passwd.split('\n').find((l) => l.startsWith('libvirt-qemu:'));
-    if (!line) return undefined;
-    const [, , uid, gid] = line.split(':');
-    return { uid: Number(uid), gid: Number(gid) };
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Creates the directories of the unix sockets QEMU binds (serial console, channels,
- * VNC), owned by QEMU's account when we run as root, so QEMU (not root under the
- * system daemon) can create its sockets there and nobody else can.
- */
-export async function ensureSocketDirs(
-  domain: Domain,
-  qemuUser?: { uid: number; gid: number },
-): Promise<void> {
-  const d = domain.devices;
-  const sources = [...(d.serial ?? []), ...(d.console ?? []), ...(d.channel ?? [])]
-    .filter((c) => c.type === 'unix' && c.source?.mode === 'bind' && c.source.path)
-    .map((c) => c.source?.path as string);
-  for (const g of d.graphics ?? []) {
-    if (g.socket) sources.push(g.socket);
-    for (const l of g.listen ?? []) if (l.type === 'socket' && l.socket) sources.push(l.socket);
-  }
-  const dirs = new Set(sources.map((p) => dirname(p)));
-  if (dirs.size === 0) return;
-  const me = process.getuid?.() ?? 0;
-  const owner = qemuUser
-    ? qemuUser.uid === me
-      ? undefined
-      : qemuUser
-    : me === 0
-      ? await qemuAccount()
-      : undefined;
-  for (const dir of dirs) {
-    await mkdir(dir, { recursive: true });
-    if (owner) {
-      await chown(dir, owner.uid, owner.gid);
-      await chmod(dir, 0o700);
-    }
+    return mapLibvirtError(e, name === 'host' ? `${this.name} driver` : `domain ${name}`, op);
   }
 }
