@@ -5,9 +5,8 @@
  * unix sockets next to its command socket, and exits once the domain is gone. A guest
  * that powered off is never started again by the same launcher.
  */
-import { mkdir, readlink, writeFile } from 'node:fs/promises';
+import { mkdir, readlink } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { status } from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '../../api';
 import {
   type DomainInfo,
@@ -19,7 +18,6 @@ import {
 import {
   type DomainEventNotification,
   type InjectLaunchSecretRequest,
-  LauncherRpcError,
   type LauncherServer,
   type LauncherService,
   type MigrationRequest,
@@ -32,15 +30,12 @@ import {
   CONSOLE_SOCKET,
   type LauncherDomain,
   type LauncherInterface,
-  type LauncherMigrationState,
   NOTIFY_PIPE_SOCKET,
   VNC_SOCKET,
 } from './domain-report';
-import { driverRpcError } from './driver-rpc-error';
 import { GuestAgentPoller } from './guest-agent-poller';
 import { toGuestAgentInfo } from './guest-agent-report';
-import { SourceMigration } from './migration-job';
-import { parseMigrationRequest } from './migration-options';
+import { LauncherMigrations } from './migration-rpcs';
 import * as sevRpcs from './sev-rpcs';
 import { type SocketProxy, serveSocketProxy } from './socket-proxy';
 
@@ -77,8 +72,7 @@ export interface VirtLauncherOptions {
   onExit?: () => Promise<void>;
 }
 
-/** The file a migration target launcher writes the domain XML it prepared to, in its sockets dir. */
-export const MIGRATION_TARGET_XML = 'migration-target-domain.xml';
+export { MIGRATION_TARGET_XML } from './migration-rpcs';
 
 const ACTIVE = new Set(['running', 'blocked', 'paused', 'pmsuspended', 'shutdown']);
 
@@ -121,12 +115,7 @@ export class VirtLauncher implements LauncherService {
     });
     return this.agentPoller;
   }
-  /** The outgoing migration (this launcher is the source). */
-  private outgoing: SourceMigration | undefined;
-  /** The incoming migration (this launcher is the target). */
-  private incoming: LauncherMigrationState | undefined;
-  /** The domain XML prepared for the incoming guest. */
-  private incomingXml: string | undefined;
+  private readonly migrations: LauncherMigrations;
 
   constructor(private readonly opts: VirtLauncherOptions) {
     this.ref = { namespace: opts.namespace, name: opts.name };
@@ -137,6 +126,18 @@ export class VirtLauncher implements LauncherService {
     this.console = new ConsoleRelay({ listenPath: join(opts.socketDir, CONSOLE_SOCKET) });
     this.notify = new NotifySender(join(opts.socketDir, NOTIFY_PIPE_SOCKET));
     this.log = opts.log ?? ((m) => process.stderr.write(`virt-launcher ${this.domainName}: ${m}\n`));
+    this.migrations = new LauncherMigrations({
+      ref: this.ref,
+      subject: this.subject,
+      socketDir: opts.socketDir,
+      driver: () => this.mustDriver(),
+      parseVmi: (req) => this.parseVmi(req),
+      prepareVolumes: opts.prepareVolumes,
+      syncOptions: () => opts.syncOptions ?? {},
+      pollMs: opts.migrationPollMs ?? 400,
+      refresh: () => this.refresh(),
+      log: (m) => this.log(m),
+    });
   }
 
   /**
@@ -183,21 +184,13 @@ export class VirtLauncher implements LauncherService {
       console: this.console.attached ? CONSOLE_SOCKET : undefined,
       vnc: this.vnc ? VNC_SOCKET : undefined,
       interfaces: this.opts.networkReport?.(),
-      ...this.migrationReport(d),
+      ...this.migrations.report(d),
     };
-  }
-
-  /** The migration part of the report; a source whose guest left reports reason `migrated`. */
-  private migrationReport(d: DomainInfo | undefined): Partial<LauncherDomain> {
-    const migration = this.outgoing?.state ?? this.incoming;
-    if (!migration) return {};
-    const left = !d && migration.role === 'source' && migration.completed;
-    return left ? { migration: { ...migration }, reason: 'migrated' } : { migration: { ...migration } };
   }
 
   /** The domain XML a migration target prepared (SyncMigrationTarget), if any. */
   get preparedMigrationXml(): string | undefined {
-    return this.incomingXml;
+    return this.migrations.preparedXml;
   }
 
   /** The serial output so far (tests, and the console's replay). */
@@ -239,7 +232,7 @@ export class VirtLauncher implements LauncherService {
     const vmi = this.opts.prepareNetwork ? await this.opts.prepareNetwork(parsed) : parsed;
     if (this.finished || this.stopping) return; // never start a guest again once it ended
     // A migration target gets its guest from the source, never by starting it here.
-    if (this.incoming && !this.incoming.completed) return;
+    if (this.migrations.incoming && !this.migrations.incoming.completed) return;
     await this.opts.prepareVolumes?.(vmi);
     const info = await this.mustDriver().sync(vmi, this.opts.syncOptions);
     if (ACTIVE.has(info.state)) this.everRan = true;
@@ -299,99 +292,19 @@ export class VirtLauncher implements LauncherService {
     return `VirtualMachineInstance ${this.opts.namespace}/${this.opts.name}`;
   }
 
-  private requireMigration() {
-    const m = this.mustDriver().migration;
-    if (!m) {
-      throw new LauncherRpcError(
-        status.UNIMPLEMENTED,
-        `${this.subject}: live migration is not available: the ${this.mustDriver().name} driver cannot migrate`,
-      );
-    }
-    return m;
+  /** Source side: starts sending the guest to the target (see ./migration-rpcs). */
+  migrateVirtualMachine(req: MigrationRequest): Promise<void> {
+    return this.migrations.migrate(req);
   }
 
-  /**
-   * Source side: starts sending the guest to the target and returns at once (as
-   * upstream); progress and the result appear in the domain report's `migration`.
-   */
-  async migrateVirtualMachine(req: MigrationRequest): Promise<void> {
-    const vmi = this.parseVmi(req);
-    this.requireMigration();
-    const plan = parseMigrationRequest(req.options, vmi, this.subject);
-    const current = this.outgoing;
-    if (current?.state.uid === plan.uid) {
-      if (current.running) return; // the handler asked again: it is under way
-      throw new LauncherRpcError(
-        status.FAILED_PRECONDITION,
-        `${this.subject}: migration job ${plan.uid} already executed, finished at ${current.state.endTimestamp}, failed: ${!!current.state.failed}, abortStatus: ${current.state.abortStatus ?? ''}`,
-      );
-    }
-    if (current?.running) {
-      throw new LauncherRpcError(
-        status.FAILED_PRECONDITION,
-        `${this.subject}: migration ${current.state.uid} is still running`,
-      );
-    }
-    const d = await this.mustDriver().getDomain(this.ref);
-    if (!d || !ACTIVE.has(d.state)) {
-      throw new LauncherRpcError(
-        status.FAILED_PRECONDITION,
-        `${this.subject}: cannot migrate, the domain is ${d ? d.state : 'not defined'}`,
-      );
-    }
-    this.outgoing = new SourceMigration(plan, {
-      ref: this.ref,
-      subject: this.subject,
-      migration: () => this.requireMigration(),
-      pause: () => this.mustDriver().pause(this.ref),
-      unpause: () => this.mustDriver().unpause(this.ref),
-      guestMemoryBytes: d.memoryKiB * 1024,
-      pollMs: this.opts.migrationPollMs ?? 400,
-      onChange: () => void this.refresh(),
-      log: this.log,
-    });
-    this.outgoing.start();
-    await this.refresh();
-  }
-
-  /**
-   * Target side: renders the domain for this pod's paths and prepares the host for it
-   * (upstream's PrepareMigrationTarget). The XML is kept for the source (see
-   * `MigrationRequestOptions.TargetDomainXML`) and written to {@link MIGRATION_TARGET_XML}.
-   */
-  async syncMigrationTarget(req: VMIRequest): Promise<void> {
-    const vmi = this.parseVmi(req);
-    const migration = this.requireMigration();
-    const uid = vmi.status?.migrationState?.migrationUid;
-    if (!uid) {
-      throw new LauncherRpcError(
-        status.INVALID_ARGUMENT,
-        `${this.subject}: status.migrationState.migrationUid: required to prepare a migration target`,
-      );
-    }
-    if (this.incoming?.uid === uid && this.incomingXml) return;
-    await this.opts.prepareVolumes?.(vmi);
-    try {
-      this.incomingXml = await migration.prepareTarget(vmi, this.opts.syncOptions ?? {});
-    } catch (e) {
-      throw driverRpcError(e, this.subject, 'failed to prepare migration target pod');
-    }
-    await writeFile(join(this.opts.socketDir, MIGRATION_TARGET_XML), this.incomingXml, { mode: 0o600 });
-    this.incoming = { uid, role: 'target', startTimestamp: new Date().toISOString(), mode: 'PreCopy' };
-    this.log(`prepared as the target of migration ${uid}`);
+  /** Target side: prepares this pod for the incoming guest (see ./migration-rpcs). */
+  syncMigrationTarget(req: VMIRequest): Promise<void> {
+    return this.migrations.prepareTarget(req);
   }
 
   /** Source side: aborts the running migration; the guest keeps running here. */
-  async cancelVirtualMachineMigration(req: VMIRequest): Promise<void> {
-    this.parseVmi(req);
-    this.requireMigration();
-    if (!this.outgoing) {
-      throw new LauncherRpcError(
-        status.FAILED_PRECONDITION,
-        `${this.subject}: failed to cancel migration - vmi is not migrating`,
-      );
-    }
-    await this.outgoing.cancel();
+  cancelVirtualMachineMigration(req: VMIRequest): Promise<void> {
+    return this.migrations.cancel(req);
   }
 
   async getDomain(): Promise<string | undefined> {
@@ -545,13 +458,14 @@ export class VirtLauncher implements LauncherService {
     const info = await this.driver.getDomain(this.ref);
     // A migration target sees the incoming domain (paused) come and, when the migration
     // fails, go: neither is this guest running or ending here.
-    const receiving = !!this.incoming && !this.incoming.endTimestamp && info?.state !== 'running';
+    const receiving =
+      !!this.migrations.incoming && !this.migrations.incoming.endTimestamp && info?.state !== 'running';
     if (info && ACTIVE.has(info.state) && !receiving) {
       this.everRan = true;
       // The incoming guest runs here: the migration is over for this (target) side.
-      if (this.incoming && !this.incoming.endTimestamp) {
-        this.incoming.completed = true;
-        this.incoming.endTimestamp = new Date().toISOString();
+      if (this.migrations.incoming && !this.migrations.incoming.endTimestamp) {
+        this.migrations.incoming.completed = true;
+        this.migrations.incoming.endTimestamp = new Date().toISOString();
       }
       // Re-attach in the background: while a guest powers off, its console socket is
       // already gone and attaching retries for up to 30 s, which must not hold up the
