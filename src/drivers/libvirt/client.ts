@@ -5,43 +5,14 @@
  * keeps the connection alive and, when asked, reconnects after the daemon restarts.
  */
 
-import {
-  type ClientState,
-  type LibvirtClientOptions,
-  MigrateFlags,
-  type ReconnectOptions,
-  VIR_CONNECT_RO,
-} from './client-options';
-import {
-  AUTH_NAMES,
-  agentCallTimeout,
-  checkText,
-  type DomainEventKind,
-  EVENT_IDS,
-  EVENT_READERS,
-  type EventOf,
-  MAX_ORPHAN_BYTES,
-  MAX_ORPHAN_EVENTS,
-  PROC_NAMES,
-  QEMU_PROC_NAMES,
-  type Subscription,
-} from './client-tables';
+import { type LibvirtClientOptions, MigrateFlags } from './client-options';
+import { agentCallTimeout, checkText } from './client-tables';
+import { LibvirtConnection } from './connection';
 import { DomainConsole } from './console';
+import { LibvirtDomainCalls } from './domain-calls';
+import { LibvirtError, VIR_ERR_ERROR, VIR_ERR_INVALID_ARG, VIR_FROM_REMOTE } from './errors';
 import {
-  LibvirtConnectionError,
-  LibvirtError,
-  VIR_ERR_AUTH_FAILED,
-  VIR_ERR_ERROR,
-  VIR_ERR_INVALID_ARG,
-  VIR_FROM_REMOTE,
-} from './errors';
-import { EventStream } from './events';
-import {
-  QEMU_PROGRAM,
-  QEMU_PROTOCOL_VERSION,
   QemuProc,
-  REMOTE_AUTH_NONE,
-  REMOTE_DOMAIN_JOB_STATS_MAX,
   REMOTE_DOMAIN_LAUNCH_SECURITY_INFO_PARAMS_MAX,
   REMOTE_DOMAIN_LAUNCH_SECURITY_STATE_PARAMS_MAX,
   REMOTE_DOMAIN_LIST_MAX,
@@ -51,45 +22,26 @@ import {
   REMOTE_PROGRAM,
   REMOTE_PROTOCOL_VERSION,
   RemoteProc,
-  VIR_DRV_FEATURE_PROGRAM_KEEPALIVE,
-  VIR_UUID_BUFLEN,
 } from './protocol/constants';
-import type { Message } from './protocol/packet';
 import {
-  type BlockStats,
-  type DomainEvent,
-  type DomainInfo,
-  type DomainJobInfo,
-  type DomainStateInfo,
   type DomainStatsRecord,
-  type InterfaceStats,
-  type MemoryStat,
   type NodeInfo,
-  readAuthList,
-  readBlockStats,
-  readDomainInfo,
   readDomainList,
   readDomainStats,
-  readInterfaceStats,
-  readJobInfo,
-  readMemoryStats,
   readNodeInfo,
 } from './protocol/remote';
 import {
   type DomainRef,
-  readDomain,
   readOptString,
   readString,
   readTypedParams,
   type TypedParam,
-  uuidToBytes,
   writeDomain,
   writeOptString,
   writeString,
   writeTypedParams,
 } from './protocol/types';
-import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_SOCKET_PATH, RpcTransport } from './transport';
-import { XdrReader, type XdrWriter } from './xdr';
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_SOCKET_PATH } from './transport';
 
 export {
   AffectFlags,
@@ -105,7 +57,6 @@ export {
   VIR_CONNECT_RO,
 } from './client-options';
 export type { DomainEventKind } from './client-tables';
-
 /**
  * A connection to libvirt through the daemon's unix socket.
  *
@@ -117,24 +68,7 @@ export type { DomainEventKind } from './client-tables';
  * await c.close();
  * ```
  */
-export class LibvirtClient {
-  private transport: RpcTransport;
-  private state: ClientState = 'open';
-  private reconnecting: Promise<void> | null = null;
-  private finalError: LibvirtError | null = null;
-  private readonly subs = new Set<Subscription>();
-  private orphanEvents: Array<{ callbackId: number; ev: DomainEvent; bytes: number }> = [];
-  private orphanBytes = 0;
-  private readonly stateListeners: Array<(s: ClientState, err?: LibvirtError) => void> = [];
-
-  private constructor(
-    transport: RpcTransport,
-    private readonly opts: Required<Pick<LibvirtClientOptions, 'uri' | 'socketPath'>> & LibvirtClientOptions,
-  ) {
-    this.transport = transport;
-    this.attach(transport);
-  }
-
+export class LibvirtClient extends LibvirtDomainCalls {
   /**
    * Connects to the daemon, checks that no authentication is required (root over the unix
    * socket), and opens `uri`. Fails with `LibvirtConnectionError` when the socket cannot
@@ -148,231 +82,8 @@ export class LibvirtClient {
       socketPath: opts.socketPath ?? DEFAULT_SOCKET_PATH,
     };
     checkText('uri', full.uri);
-    const transport = await LibvirtClient.openTransport(full);
+    const transport = await LibvirtConnection.openTransport(full);
     return new LibvirtClient(transport, full);
-  }
-
-  private static async openTransport(opts: LibvirtClientOptions & { uri: string; socketPath: string }) {
-    const t = await RpcTransport.connect({
-      socketPath: opts.socketPath,
-      connectTimeoutMs: opts.connectTimeoutMs,
-      keepalive: opts.keepalive,
-      callTimeoutMs: opts.callTimeoutMs,
-    });
-    try {
-      const auth = await t.call(
-        REMOTE_PROGRAM,
-        REMOTE_PROTOCOL_VERSION,
-        RemoteProc.AUTH_LIST,
-        undefined,
-        readAuthList,
-      );
-      if (auth.length > 0 && !auth.includes(REMOTE_AUTH_NONE)) {
-        const names = auth.map((a) => AUTH_NAMES[a] ?? `type ${a}`).join(', ');
-        throw new LibvirtError({
-          code: VIR_ERR_AUTH_FAILED,
-          domain: VIR_FROM_REMOTE,
-          level: VIR_ERR_ERROR,
-          message: `libvirt at ${opts.socketPath} requires authentication (${names}); this client supports only unauthenticated unix-socket access (connect as root, or configure auth_unix_rw = "none")`,
-        });
-      }
-      // Tell the daemon we speak keepalive, so it probes us too and notices a dead client.
-      await t.call(
-        REMOTE_PROGRAM,
-        REMOTE_PROTOCOL_VERSION,
-        RemoteProc.CONNECT_SUPPORTS_FEATURE,
-        (w) => w.int(VIR_DRV_FEATURE_PROGRAM_KEEPALIVE),
-        (r) => r.int(),
-      );
-      await t.call(REMOTE_PROGRAM, REMOTE_PROTOCOL_VERSION, RemoteProc.CONNECT_OPEN, (w) => {
-        writeOptString(w, opts.uri);
-        w.uint(opts.readOnly ? VIR_CONNECT_RO : 0);
-      });
-      return t;
-    } catch (e) {
-      t.close();
-      throw e;
-    }
-  }
-
-  private attach(t: RpcTransport): void {
-    t.onMessage((m) => this.onMessage(m));
-    t.onClose((err) => this.onTransportClosed(t, err));
-  }
-
-  /** The URI this client opened. */
-  get uri(): string {
-    return this.opts.uri;
-  }
-
-  /** `open`, `reconnecting` or `closed`. */
-  get connectionState(): ClientState {
-    return this.state;
-  }
-
-  /** Calls currently waiting for a reply. */
-  get inFlight(): number {
-    return this.transport.inFlight;
-  }
-
-  /** Registers a listener for connection state changes (lost, reconnected, closed). */
-  onStateChange(fn: (state: ClientState, err?: LibvirtError) => void): void {
-    this.stateListeners.push(fn);
-  }
-
-  private setState(s: ClientState, err?: LibvirtError): void {
-    this.state = s;
-    for (const fn of this.stateListeners) fn(s, err);
-  }
-
-  private reconnectPolicy(): Required<ReconnectOptions> | null {
-    const r = this.opts.reconnect;
-    if (!r) return null;
-    const o = r === true ? {} : r;
-    return {
-      initialDelayMs: o.initialDelayMs ?? 100,
-      maxDelayMs: o.maxDelayMs ?? 5000,
-      maxAttempts: o.maxAttempts ?? 20,
-    };
-  }
-
-  private onTransportClosed(t: RpcTransport, err: LibvirtConnectionError): void {
-    // While reconnecting, the loop itself handles a transport that dies mid-way.
-    if (t !== this.transport || this.state !== 'open') return;
-    for (const s of this.subs) s.callbackId = -1;
-    const policy = this.reconnectPolicy();
-    if (err.reason === 'client-closed' || !policy) {
-      this.shutdown(err);
-      return;
-    }
-    this.setState('reconnecting', err);
-    this.reconnecting = this.reconnectLoop(policy, err).finally(() => {
-      this.reconnecting = null;
-    });
-    // Failures are reported through state and to callers waiting on `ready()`.
-    this.reconnecting.catch(() => {});
-  }
-
-  private async reconnectLoop(policy: Required<ReconnectOptions>, cause: LibvirtError): Promise<void> {
-    let delay = policy.initialDelayMs;
-    let last: unknown = cause;
-    for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
-      await new Promise((r) => setTimeout(r, delay));
-      if (this.isClosed()) throw this.finalError ?? cause;
-      let t: RpcTransport;
-      try {
-        t = await LibvirtClient.openTransport(this.opts);
-      } catch (e) {
-        last = e;
-        delay = Math.min(delay * 2, policy.maxDelayMs);
-        continue;
-      }
-      if (this.isClosed()) {
-        t.close();
-        throw this.finalError ?? cause;
-      }
-      try {
-        this.transport = t;
-        this.attach(t);
-        await this.resubscribe(t);
-        // A connection that died while resubscribing is not a reconnection.
-        if (!t.isOpen)
-          throw new LibvirtConnectionError('closed', 'connection lost again while resubscribing');
-        this.setState('open');
-        return;
-      } catch (e) {
-        t.close();
-        last = e;
-        delay = Math.min(delay * 2, policy.maxDelayMs);
-      }
-    }
-    const err = new LibvirtConnectionError(
-      'closed',
-      `lost the libvirt connection to ${this.opts.socketPath} (${cause.message}) and could not reconnect after ${policy.maxAttempts} attempts: ${(last as Error)?.message ?? last}`,
-      { cause: last },
-    );
-    this.shutdown(err);
-    throw err;
-  }
-
-  private isClosed(): boolean {
-    return this.state === 'closed';
-  }
-
-  private shutdown(err: LibvirtError): void {
-    if (this.state === 'closed') return;
-    this.finalError = err;
-    for (const s of this.subs) {
-      if (err instanceof LibvirtConnectionError && err.reason === 'client-closed') s.stream.end();
-      else s.stream.fail(err);
-    }
-    this.subs.clear();
-    this.setState('closed', err);
-  }
-
-  /** Resolves when the client is usable; waits for a reconnection in progress. */
-  private async ready(): Promise<RpcTransport> {
-    if (this.state === 'closed')
-      throw this.finalError ?? new LibvirtConnectionError('client-closed', 'client closed');
-    if (this.reconnecting) await this.reconnecting;
-    return this.transport;
-  }
-
-  private async rpc<T>(
-    procedure: number,
-    encode?: (w: XdrWriter) => void,
-    decode?: (r: XdrReader) => T,
-    timeoutMs?: number,
-  ): Promise<T> {
-    const t = this.state === 'open' ? this.transport : await this.ready();
-    return t.call(
-      REMOTE_PROGRAM,
-      REMOTE_PROTOCOL_VERSION,
-      procedure,
-      encode,
-      decode,
-      undefined,
-      PROC_NAMES[procedure],
-      timeoutMs,
-    );
-  }
-
-  private async qemuRpc<T>(
-    procedure: number,
-    encode: (w: XdrWriter) => void,
-    decode: (r: XdrReader) => T,
-    timeoutMs?: number,
-  ): Promise<T> {
-    const t = this.state === 'open' ? this.transport : await this.ready();
-    return t.call(
-      QEMU_PROGRAM,
-      QEMU_PROTOCOL_VERSION,
-      procedure,
-      encode,
-      decode,
-      undefined,
-      QEMU_PROC_NAMES[procedure],
-      timeoutMs,
-    );
-  }
-
-  /** Closes the libvirt connection (CONNECT_CLOSE) and the socket. Idempotent. */
-  async close(): Promise<void> {
-    if (this.state === 'closed') return;
-    const t = this.transport;
-    const err = new LibvirtConnectionError('client-closed', 'libvirt client closed');
-    this.shutdown(err);
-    if (t.isOpen) {
-      try {
-        await Promise.race([
-          t.call(REMOTE_PROGRAM, REMOTE_PROTOCOL_VERSION, RemoteProc.CONNECT_CLOSE),
-          new Promise((r) => setTimeout(r, 2000).unref()),
-        ]);
-      } catch {
-        // The daemon may already be gone; closing the socket is what matters.
-      }
-    }
-    t.close();
   }
 
   // ---- connection and host ----
@@ -467,254 +178,6 @@ export class LibvirtClient {
 
   // ---- domain lifecycle ----
 
-  /** Defines (or redefines) a persistent domain from XML. */
-  async domainDefineXML(xml: string, flags = 0): Promise<DomainRef> {
-    checkText('domain XML', xml);
-    return this.rpc(
-      RemoteProc.DOMAIN_DEFINE_XML_FLAGS,
-      (w) => {
-        writeString(w, xml);
-        w.uint(flags, 'flags');
-      },
-      readDomain,
-    );
-  }
-
-  /** Removes a domain's persistent definition (UndefineFlags). */
-  async domainUndefine(dom: DomainRef, flags = 0): Promise<void> {
-    await this.rpc(RemoteProc.DOMAIN_UNDEFINE_FLAGS, (w) => {
-      writeDomain(w, dom);
-      w.uint(flags, 'flags');
-    });
-  }
-
-  /** Starts a defined domain (CreateFlags); returns it with its new id. */
-  async domainCreate(dom: DomainRef, flags = 0): Promise<DomainRef> {
-    return this.rpc(
-      RemoteProc.DOMAIN_CREATE_WITH_FLAGS,
-      (w) => {
-        writeDomain(w, dom);
-        w.uint(flags, 'flags');
-      },
-      readDomain,
-    );
-  }
-
-  /** Creates and starts a transient domain from XML. */
-  async domainCreateXML(xml: string, flags = 0): Promise<DomainRef> {
-    checkText('domain XML', xml);
-    return this.rpc(
-      RemoteProc.DOMAIN_CREATE_XML,
-      (w) => {
-        writeString(w, xml);
-        w.uint(flags, 'flags');
-      },
-      readDomain,
-    );
-  }
-
-  /** Finds a domain by name; rejects with code 42 (`VIR_ERR_NO_DOMAIN`) when absent. */
-  async domainLookupByName(name: string): Promise<DomainRef> {
-    checkText('domain name', name);
-    return this.rpc(RemoteProc.DOMAIN_LOOKUP_BY_NAME, (w) => writeString(w, name), readDomain);
-  }
-
-  /** Finds a domain by UUID; rejects with code 42 when absent. */
-  async domainLookupByUUID(uuid: string): Promise<DomainRef> {
-    const bytes = uuidToBytes(uuid);
-    return this.rpc(
-      RemoteProc.DOMAIN_LOOKUP_BY_UUID,
-      (w) => w.fixedOpaque(bytes, VIR_UUID_BUFLEN),
-      readDomain,
-    );
-  }
-
-  /** Finds a running domain by id. */
-  async domainLookupByID(id: number): Promise<DomainRef> {
-    return this.rpc(RemoteProc.DOMAIN_LOOKUP_BY_ID, (w) => w.int(id, 'id'), readDomain);
-  }
-
-  /** Domain XML (DomainXMLFlags). */
-  async domainGetXMLDesc(dom: DomainRef, flags = 0): Promise<string> {
-    return this.rpc(
-      RemoteProc.DOMAIN_GET_XML_DESC,
-      (w) => {
-        writeDomain(w, dom);
-        w.uint(flags, 'flags');
-      },
-      readString,
-    );
-  }
-
-  async domainGetInfo(dom: DomainRef): Promise<DomainInfo> {
-    return this.rpc(RemoteProc.DOMAIN_GET_INFO, (w) => writeDomain(w, dom), readDomainInfo);
-  }
-
-  /** State (virDomainState, see `DomainState`) and reason. */
-  async domainGetState(dom: DomainRef, flags = 0): Promise<DomainStateInfo> {
-    return this.rpc(
-      RemoteProc.DOMAIN_GET_STATE,
-      (w) => {
-        writeDomain(w, dom);
-        w.uint(flags, 'flags');
-      },
-      (r) => ({ state: r.int(), reason: r.int() }),
-    );
-  }
-
-  async domainIsActive(dom: DomainRef): Promise<boolean> {
-    return this.rpc(
-      RemoteProc.DOMAIN_IS_ACTIVE,
-      (w) => writeDomain(w, dom),
-      (r) => r.int() !== 0,
-    );
-  }
-
-  /** Hard stop (DestroyFlags). */
-  async domainDestroy(dom: DomainRef, flags = 0): Promise<void> {
-    await this.rpc(RemoteProc.DOMAIN_DESTROY_FLAGS, (w) => {
-      writeDomain(w, dom);
-      w.uint(flags, 'flags');
-    });
-  }
-
-  /** Asks the guest to shut down (ACPI or agent, per flags). */
-  async domainShutdown(dom: DomainRef, flags = 0): Promise<void> {
-    await this.rpc(RemoteProc.DOMAIN_SHUTDOWN_FLAGS, (w) => {
-      writeDomain(w, dom);
-      w.uint(flags, 'flags');
-    });
-  }
-
-  async domainReboot(dom: DomainRef, flags = 0): Promise<void> {
-    await this.rpc(RemoteProc.DOMAIN_REBOOT, (w) => {
-      writeDomain(w, dom);
-      w.uint(flags, 'flags');
-    });
-  }
-
-  /** Hard reset, like pressing the reset button. */
-  async domainReset(dom: DomainRef, flags = 0): Promise<void> {
-    await this.rpc(RemoteProc.DOMAIN_RESET, (w) => {
-      writeDomain(w, dom);
-      w.uint(flags, 'flags');
-    });
-  }
-
-  async domainSuspend(dom: DomainRef): Promise<void> {
-    await this.rpc(RemoteProc.DOMAIN_SUSPEND, (w) => writeDomain(w, dom));
-  }
-
-  async domainResume(dom: DomainRef): Promise<void> {
-    await this.rpc(RemoteProc.DOMAIN_RESUME, (w) => writeDomain(w, dom));
-  }
-
-  /** Sets memory in KiB (AffectFlags). */
-  async domainSetMemory(dom: DomainRef, memoryKiB: number, flags = 0): Promise<void> {
-    await this.rpc(RemoteProc.DOMAIN_SET_MEMORY_FLAGS, (w) => {
-      writeDomain(w, dom);
-      w.uhyper(memoryKiB, 'memoryKiB');
-      w.uint(flags, 'flags');
-    });
-  }
-
-  /** Sets the vCPU count (AffectFlags, plus 4 = MAXIMUM, 8 = GUEST). */
-  async domainSetVcpus(dom: DomainRef, nvcpus: number, flags = 0): Promise<void> {
-    await this.rpc(RemoteProc.DOMAIN_SET_VCPUS_FLAGS, (w) => {
-      writeDomain(w, dom);
-      w.uint(nvcpus, 'nvcpus');
-      w.uint(flags, 'flags');
-    });
-  }
-
-  private async deviceOp(proc: number, dom: DomainRef, xml: string, flags: number): Promise<void> {
-    checkText('device XML', xml);
-    await this.rpc(proc, (w) => {
-      writeDomain(w, dom);
-      writeString(w, xml);
-      w.uint(flags, 'flags');
-    });
-  }
-
-  /** Hot-plugs (or adds to the config) a device given as XML (AffectFlags). */
-  async domainAttachDevice(dom: DomainRef, xml: string, flags = 0): Promise<void> {
-    await this.deviceOp(RemoteProc.DOMAIN_ATTACH_DEVICE_FLAGS, dom, xml, flags);
-  }
-
-  /** Unplugs a device given as XML; completion arrives as a `device-removed` event. */
-  async domainDetachDevice(dom: DomainRef, xml: string, flags = 0): Promise<void> {
-    await this.deviceOp(RemoteProc.DOMAIN_DETACH_DEVICE_FLAGS, dom, xml, flags);
-  }
-
-  /** Changes a device in place (e.g. media change) (AffectFlags). */
-  async domainUpdateDevice(dom: DomainRef, xml: string, flags = 0): Promise<void> {
-    await this.deviceOp(RemoteProc.DOMAIN_UPDATE_DEVICE_FLAGS, dom, xml, flags);
-  }
-
-  // ---- statistics and jobs ----
-
-  /** Balloon/memory statistics (virDomainMemoryStatTags). */
-  async domainMemoryStats(dom: DomainRef, maxStats = 16, flags = 0): Promise<MemoryStat[]> {
-    return this.rpc(
-      RemoteProc.DOMAIN_MEMORY_STATS,
-      (w) => {
-        writeDomain(w, dom);
-        w.uint(maxStats, 'maxStats');
-        w.uint(flags, 'flags');
-      },
-      readMemoryStats,
-    );
-  }
-
-  /** Block device counters for a disk target (e.g. `vda`) or source path. */
-  async domainBlockStats(dom: DomainRef, disk: string): Promise<BlockStats> {
-    checkText('disk', disk);
-    return this.rpc(
-      RemoteProc.DOMAIN_BLOCK_STATS,
-      (w) => {
-        writeDomain(w, dom);
-        writeString(w, disk);
-      },
-      readBlockStats,
-    );
-  }
-
-  /** Interface counters for a host-side device name or MAC. */
-  async domainInterfaceStats(dom: DomainRef, device: string): Promise<InterfaceStats> {
-    checkText('interface', device);
-    return this.rpc(
-      RemoteProc.DOMAIN_INTERFACE_STATS,
-      (w) => {
-        writeDomain(w, dom);
-        writeString(w, device);
-      },
-      readInterfaceStats,
-    );
-  }
-
-  async domainGetJobInfo(dom: DomainRef): Promise<DomainJobInfo> {
-    return this.rpc(RemoteProc.DOMAIN_GET_JOB_INFO, (w) => writeDomain(w, dom), readJobInfo);
-  }
-
-  /**
-   * Statistics of the domain's current job (or, with flags = 1 `COMPLETED`, the last one):
-   * `type` is virDomainJobType; `params` hold e.g. `memory_processed`, `time_elapsed`.
-   */
-  async domainGetJobStats(dom: DomainRef, flags = 0): Promise<{ type: number; params: TypedParam[] }> {
-    return this.rpc(
-      RemoteProc.DOMAIN_GET_JOB_STATS,
-      (w) => {
-        writeDomain(w, dom);
-        w.uint(flags, 'flags');
-      },
-      (r) => ({ type: r.int(), params: readTypedParams(r, REMOTE_DOMAIN_JOB_STATS_MAX) }),
-    );
-  }
-
-  async domainAbortJob(dom: DomainRef): Promise<void> {
-    await this.rpc(RemoteProc.DOMAIN_ABORT_JOB, (w) => writeDomain(w, dom));
-  }
-
   /**
    * Peer-to-peer migration with typed parameters (virDomainMigrateToURI3 with
    * VIR_MIGRATE_PEER2PEER): the source daemon connects to `destUri` itself. The call
@@ -758,7 +221,7 @@ export class LibvirtClient {
    */
   async domainOpenConsole(dom: DomainRef, devName: string | null = null, flags = 0): Promise<DomainConsole> {
     if (devName !== null) checkText('console device name', devName);
-    const t = this.state === 'open' ? this.transport : await this.ready();
+    const t = await this.usableTransport();
     const con = new DomainConsole(t);
     await t.call(
       REMOTE_PROGRAM,
@@ -836,90 +299,4 @@ export class LibvirtClient {
   }
 
   // ---- events ----
-
-  /**
-   * Subscribes to domain events of one kind, for one domain or (without `dom`) all. The
-   * returned stream is async-iterable; `close()` deregisters it. After a reconnection the
-   * subscription is registered again automatically (events during the outage are lost).
-   */
-  async domainEvents<K extends DomainEventKind>(kind: K, dom?: DomainRef): Promise<EventStream<EventOf<K>>> {
-    if (!(kind in EVENT_IDS)) throw new TypeError(`domainEvents: unknown event kind "${kind}"`);
-    const sub: Subscription = {
-      kind,
-      dom: dom ?? null,
-      callbackId: -1,
-      stream: new EventStream<DomainEvent>(() => this.unsubscribe(sub)),
-    };
-    await this.register(sub, this.state === 'open' ? this.transport : await this.ready());
-    this.subs.add(sub);
-    return sub.stream as unknown as EventStream<EventOf<K>>;
-  }
-
-  private async register(sub: Subscription, t: RpcTransport): Promise<void> {
-    const id = await t.call(
-      REMOTE_PROGRAM,
-      REMOTE_PROTOCOL_VERSION,
-      RemoteProc.CONNECT_DOMAIN_EVENT_CALLBACK_REGISTER_ANY,
-      (w) => {
-        w.int(EVENT_IDS[sub.kind]);
-        w.optional(sub.dom, writeDomain);
-      },
-      (r) => r.int(),
-    );
-    sub.callbackId = id;
-    // Deliver events that arrived before the registration reply was processed.
-    const early = this.orphanEvents.filter((o) => o.callbackId === id);
-    if (early.length > 0) {
-      this.orphanEvents = this.orphanEvents.filter((o) => o.callbackId !== id);
-      for (const o of early) {
-        this.orphanBytes -= o.bytes;
-        sub.stream.push(o.ev, o.bytes);
-      }
-    }
-  }
-
-  private async resubscribe(t: RpcTransport): Promise<void> {
-    this.orphanEvents = [];
-    this.orphanBytes = 0;
-    for (const s of this.subs) await this.register(s, t);
-  }
-
-  private async unsubscribe(sub: Subscription): Promise<void> {
-    this.subs.delete(sub);
-    const id = sub.callbackId;
-    sub.callbackId = -1;
-    if (id < 0 || this.state !== 'open') return;
-    try {
-      await this.rpc(RemoteProc.CONNECT_DOMAIN_EVENT_CALLBACK_DEREGISTER_ANY, (w) => w.int(id, 'id'));
-    } catch (e) {
-      // Deregistering on a connection that just died is moot; anything else is real.
-      if (!(e instanceof LibvirtConnectionError)) throw e;
-    }
-  }
-
-  private onMessage(m: Message): void {
-    if (m.header.program !== REMOTE_PROGRAM) return;
-    const read = EVENT_READERS[m.header.procedure];
-    if (!read) return;
-    let ev: DomainEvent;
-    try {
-      const r = new XdrReader(m.payload, 0, m.payload.length, `event ${m.header.procedure}`);
-      ev = read(r);
-      r.done();
-    } catch {
-      // A malformed event cannot be attributed to a subscriber; drop it.
-      return;
-    }
-    for (const s of this.subs) {
-      if (s.callbackId === ev.callbackId) {
-        s.stream.push(ev, m.payload.length);
-        return;
-      }
-    }
-    this.orphanEvents.push({ callbackId: ev.callbackId, ev, bytes: m.payload.length });
-    this.orphanBytes += m.payload.length;
-    while (this.orphanEvents.length > MAX_ORPHAN_EVENTS || this.orphanBytes > MAX_ORPHAN_BYTES) {
-      this.orphanBytes -= this.orphanEvents.shift()!.bytes;
-    }
-  }
 }
