@@ -131,6 +131,10 @@ describe.skipIf(!canTestNetworking() || !guestReady).each([
       200_000,
     );
     children.push(qemu.child);
+    // The marker can arrive before the rest of its line: wait for the whole line.
+    await expect
+      .poll(() => qemu.out(), { timeout: 30_000 })
+      .toMatch(/KUBEVIRT-TS-GUEST-SENT [^\n]*reply_bytes=\d+\r?\n/);
     const consoleOut = qemu.out();
     expect(consoleOut).toContain(
       binding === 'masquerade'
