@@ -16,6 +16,7 @@ interface ControllerFlags {
   kubeconfig?: string;
   launcherImage: string;
   hypervisor: string;
+  containerDisks: string;
   kubevirtNamespace: string;
   leaderElect: boolean;
   leaderElectLeaseDuration: string;
@@ -42,6 +43,10 @@ function seconds(name: string, v: string): number {
 export function checkControllerFlags(f: ControllerFlags) {
   if (!IMAGE.test(f.launcherImage))
     throw new Error(`--launcher-image: ${JSON.stringify(f.launcherImage)} is not an image reference`);
+  if (f.containerDisks !== 'init-containers' && f.containerDisks !== 'image-store')
+    throw new Error(
+      `--container-disks: ${JSON.stringify(f.containerDisks)} is neither init-containers nor image-store`,
+    );
   if (!HYPERVISOR.test(f.hypervisor))
     throw new Error(`--hypervisor: ${JSON.stringify(f.hypervisor)} is not a driver name`);
   if (!NAMESPACE.test(f.kubevirtNamespace))
@@ -93,6 +98,11 @@ export function registerVirtControllerCommand(program: Command): void {
     )
     .option('--hypervisor <name>', "the launchers' hypervisor driver (libvirt, emulation)", 'libvirt')
     .option(
+      '--container-disks <source>',
+      'where launchers get containerDisk volumes: init-containers (from each image, by the kubelet) or image-store (a local image store)',
+      'init-containers',
+    )
+    .option(
       '--kubevirt-namespace <ns>',
       'namespace of the KubeVirt install (Lease, KubeVirt resource)',
       'kubevirt',
@@ -126,7 +136,11 @@ export function registerVirtControllerCommand(program: Command): void {
       const controller = new VirtController({
         client,
         config: () => config.current(),
-        launcher: { launcherImage: f.launcherImage, hypervisor: f.hypervisor },
+        launcher: {
+          launcherImage: f.launcherImage,
+          hypervisor: f.hypervisor,
+          containerDisks: f.containerDisks as 'init-containers' | 'image-store',
+        },
         workers: checked.workers,
         instancetypes: true,
         pools: true,

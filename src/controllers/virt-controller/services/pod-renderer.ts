@@ -10,6 +10,7 @@ import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
 import { LAUNCHER_COMMAND, LAUNCHER_DIRS, renderLauncherArgs } from '../../shared/launcher-args';
 import type { Pod, PodContainer } from '../../shared/pod';
+import { containerDiskInitContainers } from './container-disk-containers';
 import { isCpuDedicated, memoryOverhead } from './memory-overhead';
 import { controllerRef } from './owner-ref';
 import { PodRenderError } from './pod-render-error';
@@ -56,6 +57,13 @@ export interface LauncherPodOptions {
   hypervisor?: string;
   /** Device resource of the hypervisor (default `kvm`, i.e. devices.kubevirt.io/kvm). */
   hypervisorDevice?: string;
+  /**
+   * Where containerDisk volumes come from: `image-store` (default; the launcher resolves
+   * the image in its local image store, the local pod runtime's way) or `init-containers`
+   * (a kubelet node: init containers from each containerDisk image copy its disk into the
+   * pod, container-disk-containers.ts).
+   */
+  containerDisks?: 'image-store' | 'init-containers';
 }
 
 /** The grace period of the VMI (spec.terminationGracePeriodSeconds or 30). */
@@ -217,6 +225,15 @@ export function renderLauncherPod(
         : { fsGroup: NON_ROOT_UID, runAsUser: 0 },
       terminationGracePeriodSeconds: killAfter,
       restartPolicy: 'Never',
+      initContainers:
+        opts.containerDisks === 'init-containers'
+          ? containerDiskInitContainers(vmi, opts.launcherImage, compute.imagePullPolicy ?? 'IfNotPresent', {
+              runAsUser: NON_ROOT_UID,
+              runAsNonRoot: true,
+              privileged: false,
+              capabilities: { drop: ['ALL'] },
+            })
+          : undefined,
       containers: [compute],
       nodeSelector: launcherNodeSelector(vmi, config),
       volumes,
