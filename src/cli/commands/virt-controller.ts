@@ -16,7 +16,7 @@ interface ControllerFlags {
   kubeconfig?: string;
   launcherImage: string;
   hypervisor: string;
-  containerDisks: string;
+  podRuntime: string;
   kubevirtNamespace: string;
   leaderElect: boolean;
   leaderElectLeaseDuration: string;
@@ -43,10 +43,8 @@ function seconds(name: string, v: string): number {
 export function checkControllerFlags(f: ControllerFlags) {
   if (!IMAGE.test(f.launcherImage))
     throw new Error(`--launcher-image: ${JSON.stringify(f.launcherImage)} is not an image reference`);
-  if (f.containerDisks !== 'init-containers' && f.containerDisks !== 'image-store')
-    throw new Error(
-      `--container-disks: ${JSON.stringify(f.containerDisks)} is neither init-containers nor image-store`,
-    );
+  if (f.podRuntime !== 'kubelet' && f.podRuntime !== 'local')
+    throw new Error(`--pod-runtime: ${JSON.stringify(f.podRuntime)} is neither kubelet nor local`);
   if (!HYPERVISOR.test(f.hypervisor))
     throw new Error(`--hypervisor: ${JSON.stringify(f.hypervisor)} is not a driver name`);
   if (!NAMESPACE.test(f.kubevirtNamespace))
@@ -98,9 +96,9 @@ export function registerVirtControllerCommand(program: Command): void {
     )
     .option('--hypervisor <name>', "the launchers' hypervisor driver (libvirt, emulation)", 'libvirt')
     .option(
-      '--container-disks <source>',
-      'where launchers get containerDisk volumes: init-containers (from each image, by the kubelet) or image-store (a local image store)',
-      'init-containers',
+      '--pod-runtime <runtime>',
+      "what runs launcher pods: kubelet (containerDisks from init containers) or local (kubevirt-ts's local pod runtime and image store)",
+      'kubelet',
     )
     .option(
       '--kubevirt-namespace <ns>',
@@ -139,7 +137,7 @@ export function registerVirtControllerCommand(program: Command): void {
         launcher: {
           launcherImage: f.launcherImage,
           hypervisor: f.hypervisor,
-          containerDisks: f.containerDisks as 'init-containers' | 'image-store',
+          podRuntime: f.podRuntime as 'kubelet' | 'local',
         },
         workers: checked.workers,
         instancetypes: true,

@@ -58,12 +58,12 @@ export interface LauncherPodOptions {
   /** Device resource of the hypervisor (default `kvm`, i.e. devices.kubevirt.io/kvm). */
   hypervisorDevice?: string;
   /**
-   * Where containerDisk volumes come from: `image-store` (default; the launcher resolves
-   * the image in its local image store, the local pod runtime's way) or `init-containers`
-   * (a kubelet node: init containers from each containerDisk image copy its disk into the
-   * pod, container-disk-containers.ts).
+   * What runs launcher pods: `local` (default; the local pod runtime, which resolves
+   * containerDisk images in its image store) or `kubelet` (a container runtime: init
+   * containers from each containerDisk image copy its disk into the pod,
+   * container-disk-containers.ts, and the pod shares one PID namespace).
    */
-  containerDisks?: 'image-store' | 'init-containers';
+  podRuntime?: 'local' | 'kubelet';
 }
 
 /** The grace period of the VMI (spec.terminationGracePeriodSeconds or 30). */
@@ -225,8 +225,13 @@ export function renderLauncherPod(
         : { fsGroup: NON_ROOT_UID, runAsUser: 0 },
       terminationGracePeriodSeconds: killAfter,
       restartPolicy: 'Never',
+      // libvirt daemonizes QEMU (its capability probes too), so QEMU is reparented to PID 1;
+      // in a container that would be the launcher (Node, which reaps no orphans), and the
+      // daemon waits forever on the zombies. Upstream's virt-launcher-monitor is PID 1 for
+      // that; here the pod shares one PID namespace and the pause container, PID 1, reaps.
+      shareProcessNamespace: opts.podRuntime === 'kubelet' ? true : undefined,
       initContainers:
-        opts.containerDisks === 'init-containers'
+        opts.podRuntime === 'kubelet'
           ? containerDiskInitContainers(vmi, opts.launcherImage, compute.imagePullPolicy ?? 'IfNotPresent', {
               runAsUser: NON_ROOT_UID,
               runAsNonRoot: true,

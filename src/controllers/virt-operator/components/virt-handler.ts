@@ -29,6 +29,8 @@ export const virtHandlerRules: Rule[] = [
   { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: READ },
   { apiGroups: [''], resources: ['pods'], verbs: READ },
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
+  // Heartbeat and device resources where no device plugin reports them (node-registrar.ts).
+  { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch', 'update'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
 ];
 
