@@ -12,7 +12,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  type V1Lease,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { ClusterInfo } from '../../scripts/cluster/state';
@@ -37,6 +44,9 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
   let dir: string;
   let launcher: V1Pod;
   let qemuPid: number;
+  let coordination: CoordinationV1Api;
+  const kubeLease = (): Promise<V1Lease> =>
+    coordination.readNamespacedLease({ name: 'virt-controller', namespace: 'kubevirt' });
   const kubectl = (...args: string[]) =>
     execFileSync(kubectlBin, ['--kubeconfig', info.kubeconfigPath, ...args], { encoding: 'utf8' });
 
@@ -46,6 +56,7 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     kc.loadFromFile(info.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
     custom = kc.makeApiClient(CustomObjectsApi);
+    coordination = kc.makeApiClient(CoordinationV1Api);
     dir = mkdtempSync(join(tmpdir(), 'kvts-vm-tiny-'));
     const opts = defaultInstallOptions({
       devCluster: { apiServerPort: Number(new URL(info.server).port) },
@@ -208,6 +219,70 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     );
     expect(count).toBe(1);
   }, 600_000);
+
+  it('keeps the guest through a new virt-handler pod and a new leading virt-controller', async () => {
+    expect(launcher, 'the boot test ran').toBeDefined();
+    const lease = await kubeLease();
+    const leader = lease.spec?.holderIdentity ?? '';
+    expect(leader).toMatch(/^virt-controller-/);
+    const handlers = (
+      await core.listNamespacedPod({ namespace: 'kubevirt', labelSelector: 'kubevirt.io=virt-handler' })
+    ).items;
+    kubectl(
+      'delete',
+      'pod',
+      '-n',
+      'kubevirt',
+      '--wait=true',
+      handlers[0].metadata?.name ?? '',
+      leader.split('_')[0],
+    );
+    await waitFor(
+      'a new virt-handler Ready and a new leader',
+      async () => {
+        const pods = (await core.listNamespacedPod({ namespace: 'kubevirt' })).items;
+        const fresh = pods.filter(
+          (p) =>
+            p.metadata?.labels?.['kubevirt.io'] === 'virt-handler' &&
+            p.metadata?.uid !== handlers[0].metadata?.uid &&
+            p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+        );
+        const l = (await kubeLease()).spec?.holderIdentity;
+        return fresh.length === 1 && l && l !== leader;
+      },
+      180_000,
+      1_000,
+    );
+    // Same QEMU, booted once, the launcher pod untouched, the VMI still Running.
+    expect(readFileSync(`/proc/${qemuPid}/cmdline`, 'utf8')).toContain(`guest=${NS}_${VM},`);
+    const vmiUid = launcher.metadata?.labels?.['kubevirt.io/created-by'];
+    const n = kubectl(
+      'exec',
+      '-n',
+      NS,
+      launcher.metadata?.name ?? '',
+      '-c',
+      'compute',
+      '--',
+      'busybox',
+      'grep',
+      '-c',
+      MARKER,
+      `/var/run/kubevirt-private/${vmiUid}/virt-serial0-log`,
+    );
+    expect(n.trim()).toBe('1');
+    const pods = (await core.listNamespacedPod({ namespace: NS, labelSelector: 'kubevirt.io=virt-launcher' }))
+      .items;
+    expect(pods.map((p) => p.metadata?.uid)).toEqual([launcher.metadata?.uid]);
+    const vmi = (await custom.getNamespacedCustomObject({
+      group: 'kubevirt.io',
+      version: 'v1',
+      namespace: NS,
+      plural: 'virtualmachineinstances',
+      name: VM,
+    })) as { status?: { phase?: string } };
+    expect(vmi.status?.phase).toBe('Running');
+  }, 400_000);
 
   it('virtctl stop stops it: the launcher pod and QEMU are gone, the VM is Stopped', async () => {
     expect(launcher, 'the boot test ran').toBeDefined();
