@@ -22,7 +22,15 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import type { ClusterInfo } from '../../scripts/cluster/state';
+import { CONTAINERD_BIN } from '../../scripts/cluster/containerd';
+import { kubeletBin } from '../../scripts/cluster/kubelet';
+import {
+  type ClusterInfo,
+  clusterPaths,
+  daemonPid,
+  startDaemon,
+  stopDaemon,
+} from '../../scripts/cluster/state';
 import { repoRoot } from '../../scripts/gen-api';
 import { manifestFiles } from '../../scripts/gen-manifests';
 import { defaultInstallOptions } from '../../src/controllers/virt-operator/components/index';
@@ -283,6 +291,61 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     })) as { status?: { phase?: string } };
     expect(vmi.status?.phase).toBe('Running');
   }, 400_000);
+
+  it('keeps the guest through a kubelet restart and a containerd restart', async () => {
+    expect(launcher, 'the boot test ran').toBeDefined();
+    const paths = clusterPaths(info.stateDir);
+    // Each daemon again with its own command line (config and kubeconfig files stay).
+    const restart = async (name: string, binary: string) => {
+      const pid = daemonPid(paths, name, binary);
+      expect(pid, `${name} runs`).toBeDefined();
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      await stopDaemon(paths, name, binary);
+      startDaemon(paths, name, binary, argv.slice(1));
+    };
+    for (const [name, binary] of [
+      ['kubelet', kubeletBin()],
+      ['containerd', CONTAINERD_BIN],
+    ] as const) {
+      await restart(name, binary);
+      await waitFor(
+        `Node Ready and the launcher's containers seen after the ${name} restart`,
+        async () => {
+          const n = await core.readNode({ name: info.nodeName });
+          const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+          const p = await core.readNamespacedPod({ name: launcher.metadata?.name ?? '', namespace: NS });
+          const running = p.status?.containerStatuses?.find((c) => c.name === 'compute')?.state?.running;
+          // The kubelet lists the pod's containers again through the restarted containerd.
+          if (!ready || !running) return undefined;
+          return (
+            kubectl('exec', '-n', NS, p.metadata?.name ?? '', '-c', 'compute', '--', 'busybox', 'true') === ''
+          );
+        },
+        180_000,
+        1_000,
+      );
+      // The same QEMU, booted once.
+      expect(readFileSync(`/proc/${qemuPid}/cmdline`, 'utf8')).toContain(`guest=${NS}_${VM},`);
+      const vmiUid = launcher.metadata?.labels?.['kubevirt.io/created-by'];
+      const n = kubectl(
+        'exec',
+        '-n',
+        NS,
+        launcher.metadata?.name ?? '',
+        '-c',
+        'compute',
+        '--',
+        'busybox',
+        'grep',
+        '-c',
+        MARKER,
+        `/var/run/kubevirt-private/${vmiUid}/virt-serial0-log`,
+      );
+      expect(n.trim(), `boot marker count after the ${name} restart`).toBe('1');
+      const status = await core.readNamespacedPod({ name: launcher.metadata?.name ?? '', namespace: NS });
+      expect(status.status?.containerStatuses?.find((c) => c.name === 'compute')?.restartCount).toBe(0);
+    }
+  }, 600_000);
 
   it('virtctl stop stops it: the launcher pod and QEMU are gone, the VM is Stopped', async () => {
     expect(launcher, 'the boot test ran').toBeDefined();
