@@ -16,6 +16,7 @@ interface ControllerFlags {
   kubeconfig?: string;
   launcherImage: string;
   hypervisor: string;
+  podRuntime: string;
   kubevirtNamespace: string;
   leaderElect: boolean;
   leaderElectLeaseDuration: string;
@@ -42,6 +43,8 @@ function seconds(name: string, v: string): number {
 export function checkControllerFlags(f: ControllerFlags) {
   if (!IMAGE.test(f.launcherImage))
     throw new Error(`--launcher-image: ${JSON.stringify(f.launcherImage)} is not an image reference`);
+  if (f.podRuntime !== 'kubelet' && f.podRuntime !== 'local')
+    throw new Error(`--pod-runtime: ${JSON.stringify(f.podRuntime)} is neither kubelet nor local`);
   if (!HYPERVISOR.test(f.hypervisor))
     throw new Error(`--hypervisor: ${JSON.stringify(f.hypervisor)} is not a driver name`);
   if (!NAMESPACE.test(f.kubevirtNamespace))
@@ -93,6 +96,11 @@ export function registerVirtControllerCommand(program: Command): void {
     )
     .option('--hypervisor <name>', "the launchers' hypervisor driver (libvirt, emulation)", 'libvirt')
     .option(
+      '--pod-runtime <runtime>',
+      "what runs launcher pods: kubelet (containerDisks from init containers) or local (kubevirt-ts's local pod runtime and image store)",
+      'kubelet',
+    )
+    .option(
       '--kubevirt-namespace <ns>',
       'namespace of the KubeVirt install (Lease, KubeVirt resource)',
       'kubevirt',
@@ -126,7 +134,11 @@ export function registerVirtControllerCommand(program: Command): void {
       const controller = new VirtController({
         client,
         config: () => config.current(),
-        launcher: { launcherImage: f.launcherImage, hypervisor: f.hypervisor },
+        launcher: {
+          launcherImage: f.launcherImage,
+          hypervisor: f.hypervisor,
+          podRuntime: f.podRuntime as 'kubelet' | 'local',
+        },
         workers: checked.workers,
         instancetypes: true,
         pools: true,

@@ -21,6 +21,7 @@ interface HandlerFlags {
   notifySocket: string;
   driver: string;
   libvirtUri: string;
+  libvirtSocket?: string;
   sharedLibvirt?: boolean;
   devicePlugins?: string | boolean;
   podRuntime?: boolean;
@@ -58,6 +59,10 @@ export function registerVirtHandlerCommand(program: Command): void {
     )
     .option('--driver <name>', 'hypervisor driver to probe the host with (libvirt or emulation)', 'emulation')
     .option('--libvirt-uri <uri>', 'libvirt connection URI the host is probed on', 'qemu:///system')
+    .option(
+      '--libvirt-socket <path>',
+      "the daemon's unix socket for --libvirt-uri (default libvirt's, /var/run/libvirt/libvirt-sock)",
+    )
     .option(
       '--shared-libvirt',
       'with --pod-runtime: launchers use the daemon at --libvirt-uri instead of each running its own',
@@ -144,7 +149,7 @@ export function registerVirtHandlerCommand(program: Command): void {
           config: {
             driver: f.driver,
             useEmulation: f.driver === 'emulation',
-            settings: { [f.driver]: { uri: f.libvirtUri } },
+            settings: { [f.driver]: { uri: f.libvirtUri, socketPath: f.libvirtSocket } },
           },
         },
         handler: {

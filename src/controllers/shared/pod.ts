@@ -97,6 +97,7 @@ export interface Pod {
     terminationGracePeriodSeconds?: number;
     containers: PodContainer[];
     initContainers?: PodContainer[];
+    shareProcessNamespace?: boolean;
     nodeSelector?: Record<string, string>;
     affinity?: unknown;
     tolerations?: unknown[];

@@ -1,7 +1,7 @@
 /**
  * Creates the files a VMI's domain points at before the launcher defines it: for each
  * containerDisk volume, the backing file (`<containerDiskDir>/disk_<i>.img`, a symlink to
- * the disk in the local image store) and its qcow2 overlay (`qemu-img create`); for each
+ * the disk in the local image store, or the copy the pod's init container made there) and its qcow2 overlay (`qemu-img create`); for each
  * cloud-init volume, its ISO image (secretRef data read from the mounted secret); for
  * each emptyDisk a fresh qcow2 (empty-disk.ts); for each hostDisk a check or a sparse file
  * (host-disk.ts); for each config volume a disk uses, its ISO image (config-disk.ts); for
@@ -181,16 +181,19 @@ export class VolumePreparer {
     // Re-syncs of a prepared volume cost no qemu-img run.
     const overlayPath = volumePaths.overlay(this.opts.paths, vol.name);
     if (this.backingFormats[vol.name] && (await exists(overlayPath))) return false;
-    const source = await this.containerDiskFile(vmi, i);
-    this.backingFormats[vol.name] = await this.detectFormat(source, field);
     const backing = volumePaths.containerDiskBacking(this.opts.paths, i);
+    // On a kubelet node the pod's init container copied the image's disk to the backing
+    // file itself (virt-controller container-disk-containers.ts): a regular file, no link.
+    const copied = !this.opts.imageRoot && (await lstat(backing).catch(() => undefined))?.isFile();
+    const source = copied ? backing : await this.containerDiskFile(vmi, i);
+    this.backingFormats[vol.name] = await this.detectFormat(source, field);
     const overlay = volumePaths.overlay(this.opts.paths, vol.name);
     for (const p of [backing, overlay]) {
       if (!isAbsolute(p) || normalize(p) !== p)
         throw new Error(`${field}: launcher path ${p} is not absolute`);
     }
     await mkdir(dirname(backing), { recursive: true });
-    const current = await readlink(backing).catch(() => undefined);
+    const current = copied ? source : await readlink(backing).catch(() => undefined);
     if (current !== source) {
       if (await exists(overlay)) {
         // The overlay is kept (idempotent); its backing link must already be what it was made on.

@@ -124,7 +124,24 @@ describe('install manifests', () => {
       '/var/lib/kubelet/pods',
       '/var/lib/kubelet/device-plugins',
       '/var/run/kubevirt',
+      '/var/run/kubevirt-libvirt-probe',
     ]);
+    // The host probe's libvirtd: the launcher image's, unprivileged as 107, on a shared emptyDir.
+    expect(c.args.slice(c.args.indexOf('--libvirt-uri'), c.args.indexOf('--libvirt-uri') + 4)).toEqual([
+      '--libvirt-uri',
+      'qemu:///session',
+      '--libvirt-socket',
+      '/var/run/kubevirt-libvirt-probe/run/libvirt/libvirt-sock',
+    ]);
+    const probe = ds.spec.template.spec.containers[1];
+    expect(probe.name).toBe('virt-handler-libvirt');
+    expect(probe.image).toBe('localhost/kubevirt-ts/virt-launcher:latest');
+    expect(probe.command).toEqual(['/usr/sbin/libvirtd']);
+    expect(probe.securityContext).toMatchObject({ privileged: false, runAsUser: 107, runAsNonRoot: true });
+    expect(probe.volumeMounts).toEqual([
+      { name: 'libvirt-probe', mountPath: '/var/run/kubevirt-libvirt-probe' },
+    ]);
+    expect(ds.spec.template.spec.volumes).toContainEqual({ name: 'libvirt-probe', emptyDir: {} });
     const role = byKind(all, 'ClusterRole', 'kubevirt-ts-virt-handler')[0];
     expect(JSON.stringify(role.rules)).not.toContain('*');
     // It never creates or deletes pods or VMIs.

@@ -10,6 +10,7 @@ import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
 import { LAUNCHER_COMMAND, LAUNCHER_DIRS, renderLauncherArgs } from '../../shared/launcher-args';
 import type { Pod, PodContainer } from '../../shared/pod';
+import { containerDiskInitContainers } from './container-disk-containers';
 import { isCpuDedicated, memoryOverhead } from './memory-overhead';
 import { controllerRef } from './owner-ref';
 import { PodRenderError } from './pod-render-error';
@@ -56,6 +57,13 @@ export interface LauncherPodOptions {
   hypervisor?: string;
   /** Device resource of the hypervisor (default `kvm`, i.e. devices.kubevirt.io/kvm). */
   hypervisorDevice?: string;
+  /**
+   * What runs launcher pods: `local` (default; the local pod runtime, which resolves
+   * containerDisk images in its image store) or `kubelet` (a container runtime: init
+   * containers from each containerDisk image copy its disk into the pod,
+   * container-disk-containers.ts, and the pod shares one PID namespace).
+   */
+  podRuntime?: 'local' | 'kubelet';
 }
 
 /** The grace period of the VMI (spec.terminationGracePeriodSeconds or 30). */
@@ -217,6 +225,20 @@ export function renderLauncherPod(
         : { fsGroup: NON_ROOT_UID, runAsUser: 0 },
       terminationGracePeriodSeconds: killAfter,
       restartPolicy: 'Never',
+      // libvirt daemonizes QEMU (its capability probes too), so QEMU is reparented to PID 1;
+      // in a container that would be the launcher (Node, which reaps no orphans), and the
+      // daemon waits forever on the zombies. Upstream's virt-launcher-monitor is PID 1 for
+      // that; here the pod shares one PID namespace and the pause container, PID 1, reaps.
+      shareProcessNamespace: opts.podRuntime === 'kubelet' ? true : undefined,
+      initContainers:
+        opts.podRuntime === 'kubelet'
+          ? containerDiskInitContainers(vmi, opts.launcherImage, compute.imagePullPolicy ?? 'IfNotPresent', {
+              runAsUser: NON_ROOT_UID,
+              runAsNonRoot: true,
+              privileged: false,
+              capabilities: { drop: ['ALL'] },
+            })
+          : undefined,
       containers: [compute],
       nodeSelector: launcherNodeSelector(vmi, config),
       volumes,

@@ -29,6 +29,8 @@ export const virtHandlerRules: Rule[] = [
   { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: READ },
   { apiGroups: [''], resources: ['pods'], verbs: READ },
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
+  // Heartbeat and device resources where no device plugin reports them (node-registrar.ts).
+  { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch', 'update'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
 ];
 
@@ -53,9 +55,54 @@ export function virtHandlerArgs(o: InstallOptions): string[] {
     '--pods-root',
     `${o.kubeletRootDir}/pods`,
     '--device-plugins',
+    '--driver',
+    'emulation',
+    '--libvirt-uri',
+    'qemu:///session',
+    '--libvirt-socket',
+    PROBE_LIBVIRT_SOCKET,
     '--kubevirt-namespace',
     o.namespace,
   ];
+}
+
+/** The probe daemon's runtime directory (an emptyDir both containers of the pod mount). */
+const PROBE_RUN_MOUNT = { name: 'libvirt-probe', mountPath: '/var/run/kubevirt-libvirt-probe' };
+/** Its socket there (session mode: `$XDG_RUNTIME_DIR/libvirt/libvirt-sock`). */
+export const PROBE_LIBVIRT_SOCKET = `${PROBE_RUN_MOUNT.mountPath}/run/libvirt/libvirt-sock`;
+
+/**
+ * The handler probes the host (CPU models, machine types, KVM, emulation) through libvirt.
+ * The components image has no libvirt and a node need not run one (upstream's handler
+ * has none on the host either: its node-labeller asks a libvirtd from the launcher
+ * image): this sidecar runs the launcher image's libvirtd in the handler's pod the way a
+ * launcher runs its own, in session mode as the qemu user (107), unprivileged, every
+ * socket and state file in an emptyDir the handler mounts too. No guest runs there.
+ */
+function probeLibvirtContainer(o: InstallOptions): Record<string, unknown> {
+  const dir = PROBE_RUN_MOUNT.mountPath;
+  return {
+    name: 'virt-handler-libvirt',
+    image: o.launcherImage,
+    imagePullPolicy: o.imagePullPolicy,
+    command: ['/usr/sbin/libvirtd'],
+    env: [
+      { name: 'HOME', value: dir },
+      { name: 'XDG_RUNTIME_DIR', value: `${dir}/run` },
+      { name: 'XDG_CONFIG_HOME', value: `${dir}/config` },
+      { name: 'XDG_CACHE_HOME', value: `${dir}/cache` },
+    ],
+    securityContext: {
+      privileged: false,
+      runAsUser: 107,
+      runAsGroup: 107,
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    },
+    resources: { requests: { cpu: '5m', memory: '60Mi' } },
+    volumeMounts: [PROBE_RUN_MOUNT],
+  };
 }
 
 /** The DaemonSet. */
@@ -87,17 +134,24 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
               ],
               securityContext: { privileged: true },
               resources: { requests: { cpu: '10m', memory: '230Mi' } },
-              volumeMounts: hostDirs(o).map((d) => ({
-                name: d.name,
-                mountPath: d.path,
-                ...(d.propagation ? { mountPropagation: d.propagation } : {}),
-              })),
+              volumeMounts: [
+                ...hostDirs(o).map((d) => ({
+                  name: d.name,
+                  mountPath: d.path,
+                  ...(d.propagation ? { mountPropagation: d.propagation } : {}),
+                })),
+                PROBE_RUN_MOUNT,
+              ],
             },
+            probeLibvirtContainer(o),
           ],
-          volumes: hostDirs(o).map((d) => ({
-            name: d.name,
-            hostPath: { path: d.path, type: 'DirectoryOrCreate' },
-          })),
+          volumes: [
+            ...hostDirs(o).map((d) => ({
+              name: d.name,
+              hostPath: { path: d.path, type: 'DirectoryOrCreate' },
+            })),
+            { name: PROBE_RUN_MOUNT.name, emptyDir: {} },
+          ],
         },
       },
     },
