@@ -147,7 +147,7 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
     );
     const console_ = await SerialConsole.connect(join(shortDir(sockets), CONSOLE_SOCKET), 60_000);
     try {
-      const out = await console_.waitFor('KUBEVIRT-TS-GUEST-SENT', 240_000);
+      const out = await console_.waitFor(/KUBEVIRT-TS-GUEST-SENT [^\n]*reply_bytes=\d+\r?\n/, 240_000);
       expect(out).toMatch(/KUBEVIRT-TS-GUEST-NET eth0=10\.0\.2\.2\/24 router=10\.0\.2\.1 mtu=1500/);
       expect(out).toContain(`KUBEVIRT-TS-GUEST-SENT bytes=65536 to=${peer.ip}:7070 reply_bytes=65536`);
     } finally {
