@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { LAUNCHER_SUBCOMMAND } from '../controllers/shared/launcher-args';
+import { LAUNCHER_SUBCOMMAND } from '../controllers/common/launcher-args';
 
 if (process.argv[2] === LAUNCHER_SUBCOMMAND) {
   // One launcher runs per VM: skip commander and every other command, and load the

@@ -6,8 +6,9 @@
  * own code and dependencies, from a single module, keeps its heap a fraction of the
  * full CLI's (which pulls in the Kubernetes client). Figures: docs/benchmarks.md.
  */
+
+import { LauncherArgsError, parseLauncherArgs } from '../controllers/common/launcher-args';
 import { createLauncherContainer, LauncherTokens } from '../controllers/composition/launcher-container';
-import { LauncherArgsError, parseLauncherArgs } from '../controllers/shared/launcher-args';
 import type { VirtLauncher } from '../controllers/virt-launcher/launcher';
 import { runVirtLauncher } from '../controllers/virt-launcher/main';
 

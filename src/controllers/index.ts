@@ -1,5 +1,16 @@
 /** Public entry of `kubevirt-ts/controllers`. */
 
+export {
+  LAUNCHER_COMMAND,
+  LAUNCHER_DIRS,
+  LAUNCHER_SUBCOMMAND,
+  type LauncherArgs,
+  LauncherArgsError,
+  parseLauncherArgs,
+  renderLauncherArgs,
+} from './common/launcher-args';
+export type { Pod } from './common/pod';
+export { parseQuantity, QuantityError } from './common/quantity';
 /** The node side: virt-handler, virt-launcher, the local pod runtime, and their composition. */
 export { createLauncherContainer, LauncherTokens } from './composition/launcher-container';
 export { createNodeContainer, NodeTokens } from './composition/node-container';
@@ -11,17 +22,6 @@ export {
 export * as podruntime from './local/pod-runtime/index';
 export { PvBinder, type PvBinderOptions } from './local/pv-binder';
 export * from './runtime';
-export {
-  LAUNCHER_COMMAND,
-  LAUNCHER_DIRS,
-  LAUNCHER_SUBCOMMAND,
-  type LauncherArgs,
-  LauncherArgsError,
-  parseLauncherArgs,
-  renderLauncherArgs,
-} from './shared/launcher-args';
-export type { Pod } from './shared/pod';
-export { parseQuantity, QuantityError } from './shared/quantity';
 export { MigrationController, MigrationLabels } from './virt-controller/migration/controller';
 export { MigrationPhase, nextMigrationStep } from './virt-controller/migration/phases';
 export { PoolController, VirtualMachinePoolType } from './virt-controller/pool/controller';

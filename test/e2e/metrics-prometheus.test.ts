@@ -116,7 +116,10 @@ describe.runIf(run)('metrics scraped by a real Prometheus (real guest)', () => {
     console.info(`prometheus: vda ${reqs} read requests, ${bytes} bytes`);
   });
 
-  it.skip('per-interface network counters: skipped, the tiny guest has no NIC (local mode has no pod network yet)', () => {});
+  // Waits for issue 18: this test's guest opts out of the pod network, so it has no NIC to count.
+  it.todo(
+    'per-interface network counters move when the guest sends (issue 18: needs a guest with a pod network interface here)',
+  );
 
   it('kubevirt_vmi_phase_count{phase="running"} equals the Running VMIs', async () => {
     const vmis = await embedded?.store.list<KubeObject & { status?: { phase?: string } }>(VmiResource, {});

@@ -19,6 +19,7 @@ import { applyObjects, loadAndAdmit } from '../../src/cli/local/apply';
 import { ImageStore } from '../../src/cli/local/images';
 import { LocalNode } from '../../src/cli/local/local-node';
 import { statePaths } from '../../src/cli/local/state-dir';
+import type { Pod } from '../../src/controllers/common/pod';
 import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
 import { netnsName, PodNetwork } from '../../src/controllers/local/pod-runtime/pod-network';
 import {
@@ -27,7 +28,6 @@ import {
   VirtualMachineType,
 } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import type { Pod } from '../../src/controllers/shared/pod';
 import { CONSOLE_SOCKET } from '../../src/controllers/virt-launcher/domain-report';
 import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
 import { SerialConsole } from '../support/guest';

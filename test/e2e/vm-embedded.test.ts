@@ -7,10 +7,10 @@
  * shutdown, VMI Succeeded, pod deleted, launcher gone, domain gone, VM Stopped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pod } from '../../src/controllers/common/pod';
 import type { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import { PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import type { Pod } from '../../src/controllers/shared/pod';
 import { VmiResource } from '../../src/controllers/virt-controller/vmi/controller';
 import { BOOT_MARKER, POWEROFF_MARKER, type SerialConsole } from '../support/guest';
 import {

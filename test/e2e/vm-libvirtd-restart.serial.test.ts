@@ -9,10 +9,10 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pod } from '../../src/controllers/common/pod';
 import type { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import { VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import type { Pod } from '../../src/controllers/shared/pod';
 import { BOOT_MARKER, POWEROFF_MARKER, type SerialConsole } from '../support/guest';
 import {
   domainExists,

@@ -23,6 +23,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pod } from '../../src/controllers/common/pod';
 import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
 import type { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import {
@@ -33,7 +34,6 @@ import {
   VirtualMachineType,
 } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import type { Pod } from '../../src/controllers/shared/pod';
 import { BOOT_MARKER, type SerialConsole } from '../support/guest';
 import {
   type EmbeddedNode,

@@ -12,6 +12,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/generated/types';
+import type { Pod } from '../../src/controllers/common/pod';
 import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import {
   PodType,
@@ -19,7 +20,6 @@ import {
   VirtualMachineType,
 } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import type { Pod } from '../../src/controllers/shared/pod';
 import { BOOT_MARKER, type SerialConsole } from '../support/guest';
 import {
   type SecondLibvirtd,

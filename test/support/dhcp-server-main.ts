@@ -3,7 +3,7 @@
  * pod's network namespace (`nsenter --net=<ns> node --import tsx this-file <socketDir>`):
  * node cannot enter a namespace itself. Prints `ready` once bound, `ACK <ip> <mac>` per lease.
  */
-import { readNetworkCache } from '../../src/controllers/shared/network-cache';
+import { readNetworkCache } from '../../src/controllers/common/network-cache';
 import { dhcpBindings } from '../../src/controllers/virt-launcher/dhcp/bindings';
 import { DhcpServer } from '../../src/controllers/virt-launcher/dhcp/server';
 

@@ -1,12 +1,12 @@
 /**
  * `kubevirt-ts virt-launcher --namespace NS --name NAME --uid UID ...`: the launcher
  * entry point the launcher Pod's compute container runs (flags as
- * controllers/shared/launcher-args renders them). The `kubevirt-ts` binary takes a
+ * controllers/common/launcher-args renders them). The `kubevirt-ts` binary takes a
  * shorter path to the same code (see ../kubevirt-ts.ts); this registration lists the
  * command in `--help` and serves programs that embed `buildProgram` (program.ts).
  */
 import type { Command } from 'commander';
-import { LAUNCHER_SUBCOMMAND } from '../../controllers/shared/launcher-args';
+import { LAUNCHER_SUBCOMMAND } from '../../controllers/common/launcher-args';
 
 /** Registers `virt-launcher` on the program. */
 export function registerVirtLauncherCommand(program: Command): void {

@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { Duplex } from 'node:stream';
-import { readNetworkCache } from '../../controllers/shared/network-cache';
+import { readNetworkCache } from '../../controllers/common/network-cache';
 
 // Runs in the pod's namespace: stdin -> the guest's port -> stdout, half-closes passed on.
 // No process.exit: it would drop stdout not yet flushed; the process ends when both sides have.

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Container } from 'inversify';
 import type { VirtualMachineInstance } from '../../api';
-import { LAUNCHER_DIRS, type LauncherArgs } from '../shared/launcher-args';
+import { LAUNCHER_DIRS, type LauncherArgs } from '../common/launcher-args';
 import { type LauncherDriverFactory, launcherDriverFactories } from '../virt-launcher/drivers';
 import { GuestNetwork } from '../virt-launcher/guest-network';
 import { IMAGE_ROOT_ENV } from '../virt-launcher/image-dirs';

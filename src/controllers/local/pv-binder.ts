@@ -11,12 +11,13 @@
  * statuses (Bound), so a volume is never given to two claims. No dynamic provisioning:
  * a claim nothing fits stays Pending until a volume that fits appears.
  */
+
+import { bytesOf } from '../common/quantity';
 import { NotFoundError } from '../runtime/errors';
 import type { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
 import { PersistentVolumeClaimType, PersistentVolumeType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
-import { bytesOf } from '../shared/quantity';
 
 /** The fields of a claim the binder reads and writes. */
 export interface ClaimObject extends KubeObject {

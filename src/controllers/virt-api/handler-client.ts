@@ -7,10 +7,10 @@
 import https from 'node:https';
 import type { PeerCertificate } from 'node:tls';
 import { type ClientOptions, WebSocket } from 'ws';
+import { readTlsFiles, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../common/tls-files';
+import { PLAIN_STREAM_PROTOCOL } from '../common/ws-stream';
 import { PodType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
-import { readTlsFiles, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../shared/tls-files';
-import { PLAIN_STREAM_PROTOCOL } from '../shared/ws-stream';
 import { HttpError } from './http-error';
 
 /** Upstream's common name of virt-handler's serving certificate. */

@@ -9,8 +9,8 @@ import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { VirtualMachine } from '../../api/generated/types';
+import { readTlsFiles, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../common/tls-files';
 import type { KubeObject, ObjectClient } from '../runtime/types';
-import { readTlsFiles, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../shared/tls-files';
 import {
   type AdmissionRequest,
   admissionResponse,

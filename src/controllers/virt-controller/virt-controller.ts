@@ -20,6 +20,7 @@ import {
   type InstancetypeCatalog,
   InstancetypeKinds,
 } from '../../api/instancetype/catalog';
+import type { Pod } from '../common/pod';
 import { ControllerMetrics } from '../metrics/controller-metrics';
 import type { Controller } from '../runtime/controller';
 import { Expectations } from '../runtime/expectations';
@@ -36,7 +37,6 @@ import {
 } from '../runtime/resources';
 import type { KubeObject, ObjectClient, OwnerReference, ResourceType } from '../runtime/types';
 import type { WorkQueue } from '../runtime/workqueue';
-import type { Pod } from '../shared/pod';
 import { MigrationController } from './migration/controller';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';

@@ -24,11 +24,11 @@ import type {
   VirtualMachineInstance,
   VirtualMachineInstanceMigrationState,
 } from '../../api/generated/types';
+import type { Pod } from '../common/pod';
 import { LauncherCommandError } from '../launcher-protocol/client';
 import { NotFoundError } from '../runtime/errors';
 import { PodType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
-import type { Pod } from '../shared/pod';
 import { MigrationLabels } from '../virt-controller/migration/controller';
 import { NODE_NAME_LABEL } from '../virt-controller/vmi/status';
 import type { LauncherDomain, LauncherMigrationState } from '../virt-launcher/domain-report';

@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { VirtualMachineInstanceGuestAgentInfo } from '../../api/generated/types';
+import { readTlsFiles, secureContextOptions, type TlsFiles, watchTlsFiles } from '../common/tls-files';
+import { PLAIN_STREAM_PROTOCOL, pipeWebSocket } from '../common/ws-stream';
 import type { LauncherClient } from '../launcher-protocol/client';
-import { readTlsFiles, secureContextOptions, type TlsFiles, watchTlsFiles } from '../shared/tls-files';
-import { PLAIN_STREAM_PROTOCOL, pipeWebSocket } from '../shared/ws-stream';
 import { CONSOLE_SOCKET, VNC_SOCKET } from '../virt-launcher/domain-report';
 import { VmiNotOnNodeError } from './handler';
 

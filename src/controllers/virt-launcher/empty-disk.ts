@@ -10,7 +10,7 @@ import { dirname, isAbsolute, normalize } from 'node:path';
 import { promisify } from 'node:util';
 import type { VirtualMachineInstance } from '../../api';
 import { type ConverterPaths, volumePaths } from '../../converter';
-import { parseQuantity, quantityValue } from '../shared/quantity';
+import { parseQuantity, quantityValue } from '../common/quantity';
 
 const run = promisify(execFile);
 const MIB = 1024n * 1024n;

@@ -5,7 +5,7 @@
  * DHCP server for the guest in the pod's network namespace (the launcher runs inside it).
  */
 import type { VirtualMachineInstance } from '../../api/generated/types';
-import { type CachedInterface, podNetworkInterfaces, readNetworkCache } from '../shared/network-cache';
+import { type CachedInterface, podNetworkInterfaces, readNetworkCache } from '../common/network-cache';
 import { dhcpBindings } from './dhcp/bindings';
 import { DhcpServer } from './dhcp/server';
 import type { LauncherInterface } from './domain-report';

@@ -8,8 +8,8 @@
 import { mkdir, open, stat, statfs } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { VirtualMachineInstance } from '../../api';
-import { hostDiskPathProblem } from '../shared/host-disk-path';
-import { parseQuantity, quantityValue } from '../shared/quantity';
+import { hostDiskPathProblem } from '../common/host-disk-path';
+import { parseQuantity, quantityValue } from '../common/quantity';
 import type { PathMap } from './path-map';
 import { mountedDiskDir } from './volume-sources';
 

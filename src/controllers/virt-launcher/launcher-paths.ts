@@ -5,7 +5,7 @@
  */
 import type { VirtualMachineInstance } from '../../api';
 import { type ConverterPaths, upstreamPaths } from '../../converter';
-import type { LauncherArgs } from '../shared/launcher-args';
+import type { LauncherArgs } from '../common/launcher-args';
 import { imageDir } from './image-dirs';
 import type { PathMap } from './path-map';
 

@@ -87,7 +87,8 @@ describe.skipIf(!canTestNetworking())('virtctl port-forward (local mode, real ne
   // Skipped: fails. The relay started by the local API in the pod's namespace gets
   // ECONNREFUSED from 10.0.2.2:8080 although a node client started by the test in the same
   // namespace connects; not diagnosed before the session's deadline (see docs/network.md).
-  it.skip('carries 65536 bytes both ways to the guest port, and says why it cannot forward', async () => {
+  // Waits for issue 16 (port-forward).
+  it.skip('carries 65536 bytes both ways to the guest port, and says why it cannot forward (issue 16: the relay gets ECONNREFUSED, not yet diagnosed)', async () => {
     store = await EmbeddedStore.open();
     const vmi = (await store.create(VmiResource, {
       apiVersion: 'kubevirt.io/v1',

@@ -14,11 +14,11 @@ import type {
   VirtualMachineInstance,
   VirtualMachineInstanceMigration,
 } from '../../../src/api/generated/types';
+import type { Pod } from '../../../src/controllers/common/pod';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { NotFoundError } from '../../../src/controllers/runtime/errors';
 import { PodType, VirtualMachineInstanceMigrationType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
-import type { Pod } from '../../../src/controllers/shared/pod';
 import { VirtController } from '../../../src/controllers/virt-controller/virt-controller';
 import { VmiResource } from '../../../src/controllers/virt-controller/vmi/controller';
 import type { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
+import type { Pod } from '../../../src/controllers/common/pod';
 import { LauncherCommandError } from '../../../src/controllers/launcher-protocol/client';
 import type { ObjectClient } from '../../../src/controllers/runtime/types';
-import type { Pod } from '../../../src/controllers/shared/pod';
 import {
   type MigrationLauncher,
   MigrationSync,

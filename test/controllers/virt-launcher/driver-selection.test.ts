@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../src/api/config/cluster-config';
 import { LOCAL_LAUNCHER, localConfigOverrides } from '../../../src/cli/local/local-node';
-import { parseLauncherArgs } from '../../../src/controllers/shared/launcher-args';
+import { parseLauncherArgs } from '../../../src/controllers/common/launcher-args';
 import { renderLauncherPod } from '../../../src/controllers/virt-controller/services/pod-renderer';
 import { launcherDriverFactories } from '../../../src/controllers/virt-launcher/drivers';
 import { upstreamPaths } from '../../../src/converter';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseLauncherArgs } from '../../../src/controllers/shared/launcher-args';
+import { parseLauncherArgs } from '../../../src/controllers/common/launcher-args';
 import { imageDirName } from '../../../src/controllers/virt-launcher/image-dirs';
 import {
   launcherConverterPaths,

@@ -5,9 +5,9 @@
  */
 import { chmod, lstat, mkdir, rm, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { Pod } from '../../common/pod';
 import { podEmptyDirPath, SOCKETS_VOLUME } from '../../launcher-protocol/paths';
 import type { ObjectClient } from '../../runtime/types';
-import type { Pod } from '../../shared/pod';
 import { removeShortDir } from '../../virt-launcher/short-dir';
 import { hostPathProblem, materializeVolume, payloadPathProblem, quoted } from './pod-volumes';
 

@@ -10,7 +10,7 @@
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runTool } from '../../shared/run-tool';
+import { runTool } from '../../common/run-tool';
 import { type CniConfig, type CniResult, invokeCni } from './cni';
 
 /** Options of the pod network (local mode's defaults in {@link DEFAULT_POD_NETWORK}). */

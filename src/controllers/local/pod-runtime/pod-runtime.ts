@@ -10,13 +10,13 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Pod } from '../../common/pod';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { EventRecorder } from '../../runtime/event-recorder';
 import { type Informer, SharedInformerFactory } from '../../runtime/informer';
 import { objectKey, PodType } from '../../runtime/resources';
 import type { KubeObject, ObjectClient } from '../../runtime/types';
 import { WorkQueue } from '../../runtime/workqueue';
-import type { Pod } from '../../shared/pod';
 import { MOUNTS_ENV } from '../../virt-launcher/path-map';
 import { NodeStatusKeeper } from './node-status';
 import { podDir, preparePodDirs, removePodDirs } from './pod-dirs';

@@ -2,7 +2,7 @@
  * The Pod statuses the local pod runtime writes, in kubelet's shape: a bound pod whose
  * volumes are not ready yet (Pending, ContainerCreating), a running one, a finished one.
  */
-import type { Pod } from '../../shared/pod';
+import type { Pod } from '../../common/pod';
 import type { ProcessRecord } from './processes';
 
 type PodStatus = NonNullable<Pod['status']>;

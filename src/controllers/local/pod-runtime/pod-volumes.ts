@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { DownwardAPIFile, KeyToPath, Pod, PodVolume } from '../../common/pod';
 import { NotFoundError } from '../../runtime/errors';
 import {
   ConfigMapType,
@@ -19,7 +20,6 @@ import {
   SecretType,
 } from '../../runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../runtime/types';
-import type { DownwardAPIFile, KeyToPath, Pod, PodVolume } from '../../shared/pod';
 
 /** Kubelet's default file mode of configMap, secret, downwardAPI and projected volumes (0644). */
 export const DEFAULT_VOLUME_FILE_MODE = 0o644;

@@ -5,7 +5,7 @@
  * the node agents write into the VMI. Pure.
  */
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../api/generated/types';
-import type { Pod } from '../../shared/pod';
+import type { Pod } from '../../common/pod';
 import { podDownOrGoingDown, podReadyForVmi, unschedulableCondition } from '../vmi/pod-state';
 
 /** Migration phases (upstream VirtualMachineInstanceMigrationPhase). */

@@ -12,8 +12,8 @@
  */
 import { normalize } from 'node:path';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
-import { LAUNCHER_DIRS } from '../../shared/launcher-args';
-import type { PodContainer } from '../../shared/pod';
+import { LAUNCHER_DIRS } from '../../common/launcher-args';
+import type { PodContainer } from '../../common/pod';
 import { PodRenderError } from './pod-render-error';
 
 /** Where `container-disk-binary` puts busybox (the `virt-bin-share-dir` emptyDir). */

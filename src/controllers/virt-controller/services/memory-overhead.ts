@@ -4,7 +4,7 @@
  * backend (`pkg/hypervisor/kvm/hypervisorbackend.go`, GetMemoryOverhead, commit
  * 03ede70a), so a pod we render requests exactly what upstream's would.
  */
-import { bytesOf, parseQuantity, quantityScaledValue, quantityValue } from '../../shared/quantity';
+import { bytesOf, parseQuantity, quantityScaledValue, quantityValue } from '../../common/quantity';
 
 const Mi = 1n << 20n;
 const Gi = 1n << 30n;

@@ -8,8 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
-import { LAUNCHER_COMMAND, LAUNCHER_DIRS, renderLauncherArgs } from '../../shared/launcher-args';
-import type { Pod, PodContainer } from '../../shared/pod';
+import { LAUNCHER_COMMAND, LAUNCHER_DIRS, renderLauncherArgs } from '../../common/launcher-args';
+import type { Pod, PodContainer } from '../../common/pod';
 import { containerDiskInitContainers } from './container-disk-containers';
 import { isCpuDedicated, memoryOverhead } from './memory-overhead';
 import { controllerRef } from './owner-ref';

@@ -1,13 +1,13 @@
 import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
-import type { ResourceList } from '../../shared/pod';
+import type { ResourceList } from '../../common/pod';
 import {
   formatBytes,
   formatMilliCPU,
   parseQuantity,
   quantityMilliValue,
   quantityValue,
-} from '../../shared/quantity';
+} from '../../common/quantity';
 import { isCpuDedicated, isSev, vcpuCount } from './memory-overhead';
 import type { LauncherPodOptions } from './pod-renderer';
 

@@ -1,7 +1,7 @@
 import type { VirtualMachineInstance } from '../../../api/generated/types';
-import { hostDiskPathProblem } from '../../shared/host-disk-path';
-import { LAUNCHER_DIRS } from '../../shared/launcher-args';
-import type { PodContainer, PodVolume } from '../../shared/pod';
+import { hostDiskPathProblem } from '../../common/host-disk-path';
+import { LAUNCHER_DIRS } from '../../common/launcher-args';
+import type { PodContainer, PodVolume } from '../../common/pod';
 import { hasTpm } from './memory-overhead';
 import { PodRenderError } from './pod-render-error';
 

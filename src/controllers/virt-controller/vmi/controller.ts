@@ -7,10 +7,10 @@
 import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
 import { Finalizers } from '../../../api/labels';
+import type { Pod } from '../../common/pod';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { PodType, VirtualMachineInstanceType } from '../../runtime/resources';
 import type { ResourceType } from '../../runtime/types';
-import type { Pod } from '../../shared/pod';
 import { type LauncherPodOptions, renderLauncherPod } from '../services/pod-renderer';
 import {
   type ControllerDeps,

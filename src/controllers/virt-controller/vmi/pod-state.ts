@@ -3,7 +3,7 @@
  * pkg/virt-controller/watch/vmi (isPodReady, isPodDownOrGoingDown, image pull errors,
  * unschedulable conditions).
  */
-import type { Pod, PodCondition } from '../../shared/pod';
+import type { Pod, PodCondition } from '../../common/pod';
 
 /** The pod finished (Succeeded or Failed). */
 export function podIsDown(pod: Pod): boolean {

@@ -5,7 +5,7 @@
  * it differs, so a VMI is written once per real transition.
  */
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition } from '../../../api/generated/types';
-import type { Pod } from '../../shared/pod';
+import type { Pod } from '../../common/pod';
 import {
   imagePullError,
   podCondition,

@@ -13,8 +13,8 @@
  * holding the subnet would take. A half-done setup (eth0 already renamed, no cache) is
  * reported, not repaired: the pod's address is gone from the namespace by then.
  */
-import type { CachedInterface } from '../../shared/network-cache';
-import { runInNetns } from '../../shared/run-tool';
+import type { CachedInterface } from '../../common/network-cache';
+import { runInNetns } from '../../common/run-tool';
 import type { LinkInfo } from './netns-links';
 import { link, routesVia } from './netns-links';
 

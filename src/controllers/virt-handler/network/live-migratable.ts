@@ -5,7 +5,7 @@
  * migratable unless the VMI carries upstream's opt-in annotation.
  */
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition } from '../../../api/generated/types';
-import { podNetworkInterfaces } from '../../shared/network-cache';
+import { podNetworkInterfaces } from '../../common/network-cache';
 
 /** Upstream's annotation allowing migration of a VMI with a bridge binding on the pod network. */
 export const ALLOW_POD_BRIDGE_MIGRATION = 'kubevirt.io/allow-pod-bridge-network-live-migration';

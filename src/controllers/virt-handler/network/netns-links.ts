@@ -1,5 +1,5 @@
 /** Reading links and routes of a pod's network namespace with iproute2's JSON output. */
-import { runInNetns } from '../../shared/run-tool';
+import { runInNetns } from '../../common/run-tool';
 
 /** One link as `ip -j addr show` reports it (the fields the setup uses). */
 export interface LinkInfo {

@@ -5,8 +5,8 @@
  * pod-network interfaces needs nothing.
  */
 import type { VirtualMachineInstance } from '../../../api/generated/types';
+import { podNetworkInterfaces } from '../../common/network-cache';
 import { podEmptyDirPath, SOCKETS_VOLUME } from '../../launcher-protocol/paths';
-import { podNetworkInterfaces } from '../../shared/network-cache';
 import { setUpPodNetwork } from './pod-nic-setup';
 
 export interface NetworkPhase1Options {

@@ -13,8 +13,8 @@ import {
   podNetworkInterfaces,
   readNetworkCache,
   writeNetworkCache,
-} from '../../shared/network-cache';
-import { runInNetns } from '../../shared/run-tool';
+} from '../../common/network-cache';
+import { runInNetns } from '../../common/run-tool';
 import { setUpBridgeBinding } from './bridge-binding';
 import { guestMAC } from './guest-mac';
 import { MASQUERADE, masqueradeRuleset } from './masquerade-rules';

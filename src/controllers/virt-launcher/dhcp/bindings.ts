@@ -1,5 +1,5 @@
 /** The DHCP server's leases from the network setup's cache (one per prepared interface). */
-import type { NetworkCache } from '../../shared/network-cache';
+import type { NetworkCache } from '../../common/network-cache';
 import type { DhcpBinding } from './server';
 
 /** Upstream offers an infinite lease: the address never changes while the pod lives. */

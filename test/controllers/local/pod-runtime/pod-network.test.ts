@@ -9,12 +9,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Pod } from '../../../../src/controllers/common/pod';
 import { netnsName } from '../../../../src/controllers/local/pod-runtime/pod-network';
 import { PodRuntime } from '../../../../src/controllers/local/pod-runtime/pod-runtime';
 import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/store';
 import { EventType, PodType } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
-import type { Pod } from '../../../../src/controllers/shared/pod';
 import { canTestNetworking, netSnapshot, scopedSnapshot } from '../../../support/net-snapshot';
 
 async function until<T>(

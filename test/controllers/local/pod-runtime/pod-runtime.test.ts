@@ -8,12 +8,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Pod } from '../../../../src/controllers/common/pod';
 import { PodRuntime } from '../../../../src/controllers/local/pod-runtime/pod-runtime';
 import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/store';
 import { NotFoundError } from '../../../../src/controllers/runtime/errors';
 import { NodeType, PodType } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
-import type { Pod } from '../../../../src/controllers/shared/pod';
 
 async function until<T>(
   what: string,

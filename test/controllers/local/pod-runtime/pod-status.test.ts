@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import type { Pod } from '../../../../src/controllers/common/pod';
 import {
   creatingStatus,
   runningStatus,
   terminatedStatus,
 } from '../../../../src/controllers/local/pod-runtime/pod-status';
-import type { Pod } from '../../../../src/controllers/shared/pod';
 
 const pod: Pod = {
   metadata: { name: 'virt-launcher-v-x', namespace: 'default', uid: 'u' },

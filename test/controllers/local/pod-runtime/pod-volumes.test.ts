@@ -19,6 +19,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Pod, PodVolume } from '../../../../src/controllers/common/pod';
 import {
   podDir,
   preparePodDirs,
@@ -39,7 +40,6 @@ import {
   SecretType,
 } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
-import type { Pod, PodVolume } from '../../../../src/controllers/shared/pod';
 import { waitFor } from '../../../support/wait';
 
 const mode = (p: string) => statSync(p).mode & 0o777;

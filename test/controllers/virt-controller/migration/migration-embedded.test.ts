@@ -3,13 +3,13 @@ import type {
   VirtualMachineInstance,
   VirtualMachineInstanceMigration,
 } from '../../../../src/api/generated/types';
+import type { Pod } from '../../../../src/controllers/common/pod';
 import {
   EventType,
   PodType,
   VirtualMachineInstanceMigrationType,
 } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
-import type { Pod } from '../../../../src/controllers/shared/pod';
 import { VmiResource } from '../../../../src/controllers/virt-controller/vmi/controller';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
 

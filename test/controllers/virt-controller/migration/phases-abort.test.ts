@@ -9,7 +9,7 @@ import type {
   VirtualMachineInstanceMigration,
   VirtualMachineInstanceMigrationState,
 } from '../../../../src/api/generated/types';
-import type { Pod } from '../../../../src/controllers/shared/pod';
+import type { Pod } from '../../../../src/controllers/common/pod';
 import { nextMigrationStep } from '../../../../src/controllers/virt-controller/migration/phases';
 
 const deleted = (phase: string): VirtualMachineInstanceMigration => ({

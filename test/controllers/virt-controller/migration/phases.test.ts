@@ -3,7 +3,7 @@ import type {
   VirtualMachineInstance,
   VirtualMachineInstanceMigration,
 } from '../../../../src/api/generated/types';
-import type { Pod } from '../../../../src/controllers/shared/pod';
+import type { Pod } from '../../../../src/controllers/common/pod';
 import {
   type MigrationStep,
   nextMigrationStep,

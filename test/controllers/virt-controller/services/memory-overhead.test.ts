@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { QuantityError } from '../../../../src/controllers/shared/quantity';
+import { QuantityError } from '../../../../src/controllers/common/quantity';
 import {
   memoryOverhead,
   type OverheadInput,

@@ -5,8 +5,8 @@ import {
   LAUNCHER_COMMAND,
   LauncherArgsError,
   parseLauncherArgs,
-} from '../../../../src/controllers/shared/launcher-args';
-import { parseQuantity, quantityValue } from '../../../../src/controllers/shared/quantity';
+} from '../../../../src/controllers/common/launcher-args';
+import { parseQuantity, quantityValue } from '../../../../src/controllers/common/quantity';
 import { memoryOverhead } from '../../../../src/controllers/virt-controller/services/memory-overhead';
 import {
   PodRenderError,

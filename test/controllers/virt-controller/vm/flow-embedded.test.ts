@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../../src/api/config/cluster-config';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../../src/api/generated/types';
+import type { Pod } from '../../../../src/controllers/common/pod';
 import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/store';
 import { NotFoundError } from '../../../../src/controllers/runtime/errors';
 import { EventType, PodType, VirtualMachineType } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
-import type { Pod } from '../../../../src/controllers/shared/pod';
 import {
   VirtController,
   type WriteRecord,

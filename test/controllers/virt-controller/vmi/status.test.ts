@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../../src/api/generated/types';
-import type { Pod } from '../../../../src/controllers/shared/pod';
+import type { Pod } from '../../../../src/controllers/common/pod';
 import {
   NODE_NAME_LABEL,
   nextVmiStatus,

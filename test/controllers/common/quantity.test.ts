@@ -7,7 +7,7 @@ import {
   quantityMilliValue,
   quantityScaledValue,
   quantityValue,
-} from '../../../src/controllers/shared/quantity';
+} from '../../../src/controllers/common/quantity';
 
 describe('parseQuantity / quantityValue', () => {
   it.each([
