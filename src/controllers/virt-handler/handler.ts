@@ -7,30 +7,32 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Logger } from 'pino';
-import type { MigrationConfiguration, VirtualMachineInstance } from '../../api/generated/types';
-import type { HostCapabilities, HypervisorDriver } from '../../drivers/driver';
+import type { VirtualMachineInstance } from '../../api/generated/types';
 import type { Pod } from '../common/pod';
 import { type DomainEventNotification, type NotifyServer, serveNotify } from '../launcher-protocol';
 import { vmiFields } from '../logging/logger';
 import { ConflictError, NotFoundError } from '../runtime/errors';
 import { EventRecorder } from '../runtime/event-recorder';
-import { type Informer, SharedInformerFactory } from '../runtime/informer';
-import { objectKey, PodType } from '../runtime/resources';
-import type { KubeObject, ObjectClient } from '../runtime/types';
+import type { Informer, SharedInformerFactory } from '../runtime/informer';
+import { objectKey } from '../runtime/resources';
+import type { KubeObject } from '../runtime/types';
 import { WorkQueue } from '../runtime/workqueue';
-import { MigrationLabels } from '../virt-controller/migration/controller';
 import { VmiResource } from '../virt-controller/vmi/controller';
-import { NODE_NAME_LABEL } from '../virt-controller/vmi/status';
 import type { LauncherDomain } from '../virt-launcher/domain-report';
 import { MIGRATION_TARGET_XML } from '../virt-launcher/launcher';
 import type { DevicePlugin } from './device-plugin/device-plugin';
-import { nodeSharedDevices, startDevicePlugins } from './device-plugin/node-devices';
+import type { VirtHandlerOptions } from './handler-options';
+
+export type { VirtHandlerOptions } from './handler-options';
+
 import { LauncherConnections } from './launcher-connections';
+import { launcherPodOf } from './launcher-pod';
 import { MigrationSync, migrationRole } from './migration-sync';
 import { NetworkPhase1 } from './network/phase1';
-import { nodeDeviceResources, nodeLabelsFor } from './node-labels';
-import { NodeRegistrar } from './node-registrar';
+import { BY_CREATOR, nodeInformers } from './node-informers';
+import type { NodeRegistrar } from './node-registrar';
+import { setUpNode } from './node-setup';
+import { removeOrphanDomain } from './orphan-domain';
 import {
   launcherEvent,
   phaseEvents,
@@ -40,63 +42,7 @@ import {
 } from './vmi-events';
 import { type LauncherView, nextHandlerStatus } from './vmi-status';
 
-/** Options of {@link VirtHandler}. */
-export interface VirtHandlerOptions {
-  client: ObjectClient;
-  nodeName: string;
-  /** Root of pod directories (kubelet's `/var/lib/kubelet/pods`, or the local pod runtime's). */
-  podsRoot: string;
-  /** Path of the handler's own notify socket (launchers reach it through per-pod pipes). */
-  notifySocket: string;
-  /** The host probe (the driver's `probe()`), for node labels and device resources. */
-  capabilities: () => Promise<HostCapabilities>;
-  /** Extra node labels and device resources for a host's capabilities (the driver plugins'). */
-  extraLabels?: (caps: HostCapabilities) => Record<string, string>;
-  extraResources?: (caps: HostCapabilities) => Record<string, number>;
-  /** Register and heartbeat the Node (default true). */
-  registerNode?: boolean;
-  /**
-   * Serve kvm, tun, vhost-net (and sev) as kubelet device plugins in this directory
-   * (the kubelet's /var/lib/kubelet/device-plugins) instead of writing them into the
-   * Node's capacity: on a node with a kubelet, which then owns capacity and hands the
-   * device nodes to launcher pods.
-   */
-  devicePluginDir?: string;
-  heartbeatMs?: number;
-  /** How often every VMI on the node is looked at again, catching dead launchers (default 5 s). */
-  resyncMs?: number;
-  /** Launcher call deadline (default 30 s). */
-  launcherTimeoutMs?: number;
-  /**
-   * A driver on this host, used only to remove the domain a dead launcher left behind (in
-   * a real pod QEMU dies with the launcher's cgroup; under a shared libvirtd it would not).
-   */
-  orphanDriver?: () => Promise<HypervisorDriver>;
-  /** Workers (default 4). */
-  workers?: number;
-  /**
-   * What this node offers a migration source as `status.migrationState.targetNodeAddress`:
-   * host[:port] of its libvirtd's TCP listener, or a libvirt URI. Without it this node
-   * cannot be a migration target (such migrations fail, saying so).
-   */
-  migrationAddress?: string;
-  /** The cluster's migration configuration (upstream defaults when absent). */
-  migrationConfig?: () => MigrationConfiguration;
-  /**
-   * The network namespace of a launcher pod (the local pod runtime's `networkOf(uid).netns`),
-   * for network setup phase 1; without it VMIs with pod-network interfaces wait, saying so.
-   */
-  podNetns?: (podUid: string) => string | undefined;
-  /** Called for every write the handler makes. */
-  onWrite?: (kind: 'VirtualMachineInstance' | 'Node', name: string) => void;
-  log?: (message: string) => void;
-  /** Structured logs (pino): VMI lines carry the VMI's kind, namespace, name and uid. Overrides `log`. */
-  logger?: Logger;
-}
-
 const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-const LAUNCHER_LABEL = 'kubevirt.io=virt-launcher';
-const CREATED_BY = 'kubevirt.io/created-by';
 const FINAL = new Set(['Succeeded', 'Failed']);
 
 /** A VMI this handler does not know (not on its node, or not yet seen). */
@@ -137,25 +83,15 @@ export class VirtHandler {
     this.log = logger
       ? (m) => logger.info({ node: o.nodeName }, m)
       : (o.log ?? ((m) => process.stderr.write(`virt-handler ${o.nodeName}: ${m}\n`)));
-    this.informers = new SharedInformerFactory(o.client);
     this.recorder = new EventRecorder(o.client, { component: 'virt-handler', host: o.nodeName }, (e) =>
       this.log(`event: ${e.message}`),
     );
-    this.podInformers = new SharedInformerFactory(o.client);
-    this.vmis = this.informers.informerFor(VmiResource, {
-      labelSelector: `${NODE_NAME_LABEL}=${o.nodeName}`,
-    });
-    this.targets = this.informers.informerFor(VmiResource, {
-      labelSelector: `${MigrationLabels.targetNode}=${o.nodeName}`,
-    });
-    this.pods = this.podInformers.informerFor(PodType, {
-      labelSelector: LAUNCHER_LABEL,
-      fieldSelector: `spec.nodeName=${o.nodeName}`,
-    });
-    this.pods.indexer.addIndex('createdBy', (p) => {
-      const v = p.metadata?.labels?.[CREATED_BY];
-      return v ? [v] : [];
-    });
+    const w = nodeInformers(o.client, o.nodeName);
+    this.informers = w.informers;
+    this.podInformers = w.podInformers;
+    this.vmis = w.vmis;
+    this.targets = w.targets;
+    this.pods = w.pods;
     this.network = new NetworkPhase1({ podsRoot: o.podsRoot, netnsOf: o.podNetns });
     this.conns = new LauncherConnections(o.podsRoot, o.notifySocket, o.launcherTimeoutMs);
     const enqueue = (obj: KubeObject) => this.queue.add(objectKey(obj));
@@ -164,7 +100,7 @@ export class VirtHandler {
     this.migration = new MigrationSync({
       nodeName: o.nodeName,
       client: o.client,
-      podsOf: (uid) => this.pods.indexer.byIndex('createdBy', uid) as Pod[],
+      podsOf: (uid) => this.pods.indexer.byIndex(BY_CREATOR, uid) as Pod[],
       launcherReady: (podUid) => this.conns.socketExists(podUid),
       launcher: (podUid) => this.conns.get(podUid),
       dropLauncher: (podUid) => this.conns.drop(podUid),
@@ -221,29 +157,11 @@ export class VirtHandler {
 
   /** Probes the host, registers the Node, serves the notify socket, starts watching. */
   async start(): Promise<void> {
-    const caps = await this.o.capabilities();
-    this.labels = nodeLabelsFor(caps, this.o.extraLabels?.(caps));
-    this.resources = nodeDeviceResources(caps, this.o.extraResources?.(caps));
-    if (this.o.devicePluginDir !== undefined) {
-      const shared = nodeSharedDevices(caps);
-      this.devicePlugins = await startDevicePlugins(shared, {
-        pluginDir: this.o.devicePluginDir,
-        log: this.log,
-      });
-      // The kubelet reports these in the Node's capacity now.
-      for (const name of Object.keys(nodeDeviceResources(caps))) delete this.resources[name];
-    }
-    if (this.o.registerNode !== false) {
-      this.registrar = new NodeRegistrar({
-        client: this.o.client,
-        nodeName: this.o.nodeName,
-        labels: this.labels,
-        resources: this.resources,
-        heartbeatMs: this.o.heartbeatMs,
-        onWrite: () => this.o.onWrite?.('Node', this.o.nodeName),
-      });
-      await this.registrar.register();
-    }
+    const node = await setUpNode(this.o, this.log);
+    this.labels = node.labels;
+    this.resources = node.resources;
+    this.devicePlugins = node.devicePlugins;
+    this.registrar = node.registrar;
     this.notify = await serveNotify(this.o.notifySocket, {
       onDomainEvent: (ev) => this.onDomainEvent(ev),
       onK8sEvent: (ev) => this.onLauncherEvent(ev),
@@ -330,32 +248,12 @@ export class VirtHandler {
       | undefined;
   }
 
-  /**
-   * The VMI's launcher pod on this node: the target pod a migration handed the VMI over
-   * to, else a running pod before a finished one, newest first; never the target of the
-   * migration in flight (a pod that came with an earlier migration is the VMI's own).
-   */
   private podOf(vmi: VirtualMachineInstance): Pod | undefined {
-    const pods = this.pods.indexer.byIndex('createdBy', vmi.metadata?.uid ?? '') as Pod[];
-    const ms = vmi.status?.migrationState;
-    const adopted =
-      ms?.completed && !ms.failed && vmi.status?.nodeName === this.o.nodeName
-        ? pods.find((p) => p.metadata?.name === ms.targetPod)
-        : undefined;
-    if (adopted) return adopted;
-    const live = (p: Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
-    return pods
-      .filter((p) => {
-        const job = p.metadata?.labels?.[MigrationLabels.jobUid];
-        return !job || job !== ms?.migrationUid;
-      })
-      .sort(
-        (a, b) =>
-          Number(live(b)) - Number(live(a)) ||
-          String(b.metadata?.creationTimestamp ?? '').localeCompare(
-            String(a.metadata?.creationTimestamp ?? ''),
-          ),
-      )[0];
+    return launcherPodOf(
+      this.pods.indexer.byIndex(BY_CREATOR, vmi.metadata?.uid ?? '') as Pod[],
+      vmi,
+      this.o.nodeName,
+    );
   }
 
   /** Runs `fn` on the VMI's launcher client; undefined when the launcher does not answer. */
@@ -484,20 +382,7 @@ export class VirtHandler {
   }
 
   private async removeOrphan(vmi: VirtualMachineInstance): Promise<void> {
-    if (!this.o.orphanDriver) return;
-    const ref = { namespace: vmi.metadata?.namespace ?? 'default', name: vmi.metadata?.name ?? '' };
-    try {
-      const d = await this.o.orphanDriver();
-      try {
-        await d.delete(ref);
-      } finally {
-        await d.close();
-      }
-    } catch (e) {
-      this.log(
-        `${ref.namespace}/${ref.name}: removing the domain its dead launcher left: ${(e as Error).message}`,
-      );
-    }
+    if (this.o.orphanDriver) await removeOrphanDomain(vmi, this.o.orphanDriver, this.log);
   }
 
   private async write(old: VirtualMachineInstance, next: VirtualMachineInstance): Promise<void> {

@@ -8,70 +8,26 @@
 import { mkdir, readlink } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { VirtualMachineInstance } from '../../api';
-import {
-  type DomainInfo,
-  type DomainRef,
-  domainName,
-  type HypervisorDriver,
-  type SyncOptions,
-} from '../../drivers/driver';
+import { type DomainInfo, type DomainRef, domainName, type HypervisorDriver } from '../../drivers/driver';
 import {
   type DomainEventNotification,
   type InjectLaunchSecretRequest,
   type LauncherServer,
   type LauncherService,
   type MigrationRequest,
-  NotifySender,
   serveLauncher,
   type VMIRequest,
 } from '../launcher-protocol';
-import { ConsoleRelay } from './console-relay';
-import {
-  CONSOLE_SOCKET,
-  type LauncherDomain,
-  type LauncherInterface,
-  NOTIFY_PIPE_SOCKET,
-  VNC_SOCKET,
-} from './domain-report';
+import { type LauncherDomain, NOTIFY_PIPE_SOCKET } from './domain-report';
 import { GuestAgentPoller } from './guest-agent-poller';
 import { toGuestAgentInfo } from './guest-agent-report';
+import { GuestEndpoints } from './guest-endpoints';
+import type { VirtLauncherOptions } from './launcher-options';
 import { LauncherMigrations } from './migration-rpcs';
+import { NodeNotifier } from './node-notifier';
 import * as sevRpcs from './sev-rpcs';
-import { type SocketProxy, serveSocketProxy } from './socket-proxy';
 
-/** Options of {@link VirtLauncher}. */
-export interface VirtLauncherOptions {
-  namespace: string;
-  name: string;
-  uid: string;
-  /** Seconds a graceful stop (SIGTERM) gives the guest before killing it. */
-  gracePeriodSeconds: number;
-  /** Host directory of the pod's `sockets` volume. */
-  socketDir: string;
-  /** Builds (and after a lost connection, rebuilds) the driver. */
-  connectDriver: () => Promise<HypervisorDriver>;
-  /** Creates the files the domain points at (overlays, ISO images) before each sync. */
-  prepareVolumes?: (vmi: VirtualMachineInstance) => Promise<void>;
-  /** Network setup phase 2 before each sync: the VMI to convert (MACs), the DHCP server. */
-  prepareNetwork?: (vmi: VirtualMachineInstance) => Promise<VirtualMachineInstance>;
-  /** The network setup's interfaces for the domain report. */
-  networkReport?: () => LauncherInterface[] | undefined;
-  /** How `sync` treats the VMI (emulation allowed, ...). */
-  syncOptions?: SyncOptions;
-  /** After the domain is gone, how long to wait for the node agent's DeleteVirtualMachine before exiting (default 30 s). */
-  finalWaitMs?: number;
-  /** How often a connected guest agent is read, ms (default 10 s, as upstream). */
-  agentPollMs?: number;
-  /** How often an unconnected agent channel is looked at besides the agent events, ms (default 30 s). */
-  agentConnectPollMs?: number;
-  /** Where progress and errors go (default: stderr). */
-  log?: (message: string) => void;
-  /** How often an outgoing migration's job is looked at, ms (default 400, as upstream). */
-  migrationPollMs?: number;
-  /** Runs last on exit, after the driver is closed (stops the launcher's own libvirt daemons). */
-  onExit?: () => Promise<void>;
-}
-
+export type { VirtLauncherOptions } from './launcher-options';
 export { MIGRATION_TARGET_XML } from './migration-rpcs';
 
 const ACTIVE = new Set(['running', 'blocked', 'paused', 'pmsuspended', 'shutdown']);
@@ -85,10 +41,8 @@ export class VirtLauncher implements LauncherService {
   private resolveExit!: (code: number) => void;
   private driver: HypervisorDriver | undefined;
   private server: LauncherServer | undefined;
-  private readonly console: ConsoleRelay;
-  private vnc: SocketProxy | undefined;
-  private readonly notify: NotifySender;
-  private notifyChain: Promise<unknown> = Promise.resolve();
+  private readonly endpoints: GuestEndpoints;
+  private readonly notify: NodeNotifier;
   private last: DomainInfo | undefined;
   private reported = false;
   private everRan = false;
@@ -123,8 +77,12 @@ export class VirtLauncher implements LauncherService {
     this.exited = new Promise((r) => {
       this.resolveExit = r;
     });
-    this.console = new ConsoleRelay({ listenPath: join(opts.socketDir, CONSOLE_SOCKET) });
-    this.notify = new NotifySender(join(opts.socketDir, NOTIFY_PIPE_SOCKET));
+    this.endpoints = new GuestEndpoints(opts.socketDir, (m) => this.log(m));
+    this.notify = new NodeNotifier(
+      join(opts.socketDir, NOTIFY_PIPE_SOCKET),
+      { kind: 'VirtualMachineInstance', namespace: opts.namespace, name: opts.name, uid: opts.uid },
+      (m) => this.log(m),
+    );
     this.log = opts.log ?? ((m) => process.stderr.write(`virt-launcher ${this.domainName}: ${m}\n`));
     this.migrations = new LauncherMigrations({
       ref: this.ref,
@@ -151,7 +109,7 @@ export class VirtLauncher implements LauncherService {
     const target = await readlink(this.opts.socketDir).catch(() => this.opts.socketDir);
     await mkdir(isAbsolute(target) ? target : this.opts.socketDir, { recursive: true, mode: 0o700 });
     this.driver = await this.opts.connectDriver();
-    await this.console.listen();
+    await this.endpoints.listen();
     void this.watchEvents(this.driver);
     // Launcher pods never restart (restartPolicy Never), so a domain of this name that is
     // already there was left by the launcher of an earlier VMI that died with it running:
@@ -181,8 +139,7 @@ export class VirtLauncher implements LauncherService {
       vmiUid: this.opts.uid,
       finished: this.finished,
       guestAgent: this.agent.report,
-      console: this.console.attached ? CONSOLE_SOCKET : undefined,
-      vnc: this.vnc ? VNC_SOCKET : undefined,
+      ...this.endpoints.report(),
       interfaces: this.opts.networkReport?.(),
       ...this.migrations.report(d),
     };
@@ -195,7 +152,7 @@ export class VirtLauncher implements LauncherService {
 
   /** The serial output so far (tests, and the console's replay). */
   get consoleOutput(): string {
-    return this.console.output;
+    return this.endpoints.consoleOutput;
   }
 
   private mustDriver(): HypervisorDriver {
@@ -376,26 +333,8 @@ export class VirtLauncher implements LauncherService {
     })();
   }
 
-  private async attachDevices(): Promise<void> {
-    const driver = this.mustDriver();
-    if (!this.console.attached) {
-      try {
-        const ep = await driver.consoleEndpoint(this.ref);
-        if (ep.kind === 'unix' && ep.path) await this.console.attach(ep.path);
-      } catch (e) {
-        this.log(`console: ${(e as Error).message}`);
-      }
-    }
-    if (!this.vnc) {
-      try {
-        const ep = await driver.vncEndpoint(this.ref);
-        if (ep.kind === 'unix' && ep.path) {
-          this.vnc = await serveSocketProxy(join(this.opts.socketDir, VNC_SOCKET), ep.path);
-        }
-      } catch {
-        // No VNC device (autoattachGraphicsDevice: false) or not running yet.
-      }
-    }
+  private attachDevices(): Promise<void> {
+    return this.endpoints.attach(this.mustDriver(), this.ref);
   }
 
   /** Follows the driver's events; reconnects when the daemon goes away. */
@@ -470,7 +409,7 @@ export class VirtLauncher implements LauncherService {
       // Re-attach in the background: while a guest powers off, its console socket is
       // already gone and attaching retries for up to 30 s, which must not hold up the
       // refresh that reports the shutoff (and every RPC waiting on it).
-      if (!this.console.attached && !this.attaching) {
+      if (!this.endpoints.consoleAttached && !this.attaching) {
         this.attaching = this.attachDevices().finally(() => {
           this.attaching = undefined;
         });
@@ -490,28 +429,12 @@ export class VirtLauncher implements LauncherService {
 
   /** A Kubernetes event on the VMI, recorded by the node agent (HandleK8sEvent). */
   private sendK8sEvent(type: 'Normal' | 'Warning', reason: string, message: string): void {
-    const involvedObject = {
-      kind: 'VirtualMachineInstance' as const,
-      namespace: this.opts.namespace,
-      name: this.opts.name,
-      uid: this.opts.uid,
-    };
-    this.notifyChain = this.notifyChain.then(() =>
-      this.notify.sendK8sEvent({ type, reason, message, involvedObject }, 2_000).then((err) => {
-        if (err && process.env.KUBEVIRT_TS_DEBUG) this.log(`notify event: ${err.message}`);
-      }),
-    );
+    this.notify.k8sEvent(type, reason, message);
   }
 
   private send(eventType: DomainEventNotification['eventType']): void {
     this.reported = true;
-    const domain = this.domain();
-    this.notifyChain = this.notifyChain.then(() =>
-      this.notify.sendDomainEvent({ eventType, domain }, 2_000).then((err) => {
-        // The node agent may not be there (restarting); it re-reads with GetDomain.
-        if (err && process.env.KUBEVIRT_TS_DEBUG) this.log(`notify: ${err.message}`);
-      }),
-    );
+    this.notify.domainEvent(eventType, this.domain());
   }
 
   /** Stops serving and releases everything; the domain is left as it is. */
@@ -520,10 +443,9 @@ export class VirtLauncher implements LauncherService {
     this.exiting = true;
     if (this.finalTimer) clearTimeout(this.finalTimer);
     this.agent.stop();
-    await Promise.race([this.notifyChain, new Promise((r) => setTimeout(r, 2_000))]);
+    await this.notify.flush(2_000);
     await this.server?.close().catch(() => undefined);
-    await this.console.close().catch(() => undefined);
-    await this.vnc?.close().catch(() => undefined);
+    await this.endpoints.close();
     this.notify.close();
     await this.driver?.close().catch(() => undefined);
     await this.opts.onExit?.().catch((e) => this.log(`exit: ${(e as Error).message}`));

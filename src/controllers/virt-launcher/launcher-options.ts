@@ -1,0 +1,37 @@
+/** What a `VirtLauncher` (launcher.ts) is given: the VMI it runs, its sockets directory, its driver and hooks. */
+import type { VirtualMachineInstance } from '../../api';
+import type { HypervisorDriver, SyncOptions } from '../../drivers/driver';
+import type { LauncherInterface } from './domain-report';
+
+/** Options of `VirtLauncher`. */
+export interface VirtLauncherOptions {
+  namespace: string;
+  name: string;
+  uid: string;
+  /** Seconds a graceful stop (SIGTERM) gives the guest before killing it. */
+  gracePeriodSeconds: number;
+  /** Host directory of the pod's `sockets` volume. */
+  socketDir: string;
+  /** Builds (and after a lost connection, rebuilds) the driver. */
+  connectDriver: () => Promise<HypervisorDriver>;
+  /** Creates the files the domain points at (overlays, ISO images) before each sync. */
+  prepareVolumes?: (vmi: VirtualMachineInstance) => Promise<void>;
+  /** Network setup phase 2 before each sync: the VMI to convert (MACs), the DHCP server. */
+  prepareNetwork?: (vmi: VirtualMachineInstance) => Promise<VirtualMachineInstance>;
+  /** The network setup's interfaces for the domain report. */
+  networkReport?: () => LauncherInterface[] | undefined;
+  /** How `sync` treats the VMI (emulation allowed, ...). */
+  syncOptions?: SyncOptions;
+  /** After the domain is gone, how long to wait for the node agent's DeleteVirtualMachine before exiting (default 30 s). */
+  finalWaitMs?: number;
+  /** How often a connected guest agent is read, ms (default 10 s, as upstream). */
+  agentPollMs?: number;
+  /** How often an unconnected agent channel is looked at besides the agent events, ms (default 30 s). */
+  agentConnectPollMs?: number;
+  /** Where progress and errors go (default: stderr). */
+  log?: (message: string) => void;
+  /** How often an outgoing migration's job is looked at, ms (default 400, as upstream). */
+  migrationPollMs?: number;
+  /** Runs last on exit, after the driver is closed (stops the launcher's own libvirt daemons). */
+  onExit?: () => Promise<void>;
+}
