@@ -176,6 +176,18 @@ export function validateDisks(
   const volumes = new Map<string, Volume>();
   for (const v of spec.volumes ?? []) volumes.set(v.name, v);
   const bootOrders = new Set<number>();
+  /** Boot orders are unique across disks and interfaces. */
+  const claimBootOrder = (p: FieldPath, order: number) => {
+    if (bootOrders.has(order)) {
+      errs.push(
+        fieldError(
+          p.child('bootOrder'),
+          `Boot order for ${p.child('bootOrder')} already set for a different device.`,
+        ),
+      );
+    }
+    bootOrders.add(order);
+  };
   disks.forEach((disk, idx) => {
     errs.push(...validateDisk(disksPath, idx, disk, firstIndex));
     const p = disksPath.index(idx);
@@ -218,17 +230,7 @@ export function validateDisks(
         );
       }
     }
-    if (disk.bootOrder !== undefined && disk.bootOrder >= 1) {
-      if (bootOrders.has(disk.bootOrder)) {
-        errs.push(
-          fieldError(
-            p.child('bootOrder'),
-            `Boot order for ${p.child('bootOrder')} already set for a different device.`,
-          ),
-        );
-      }
-      bootOrders.add(disk.bootOrder);
-    }
+    if (disk.bootOrder !== undefined && disk.bootOrder >= 1) claimBootOrder(p, disk.bootOrder);
   });
   const ifacesPath = field.child('domain', 'devices', 'interfaces');
   (spec.domain.devices.interfaces ?? []).forEach((iface, idx) => {
@@ -236,17 +238,7 @@ export function validateDisks(
     const p = ifacesPath.index(idx);
     if (iface.bootOrder < 1) {
       errs.push(fieldError(p.child('bootOrder'), `${p} must have a boot order > 0, if supplied`));
-    } else {
-      if (bootOrders.has(iface.bootOrder)) {
-        errs.push(
-          fieldError(
-            p.child('bootOrder'),
-            `Boot order for ${p.child('bootOrder')} already set for a different device.`,
-          ),
-        );
-      }
-      bootOrders.add(iface.bootOrder);
-    }
+    } else claimBootOrder(p, iface.bootOrder);
   });
   return errs;
 }

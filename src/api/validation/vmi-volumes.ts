@@ -38,37 +38,59 @@ function isBase64(s: string): boolean {
   return /^[A-Za-z0-9+/]*={0,2}$/.test(s) && s.length % 4 === 0;
 }
 
+/** How upstream's messages name each kind of cloud-init data, and its size limit. */
+const CLOUD_INIT_DATA = {
+  user: {
+    base64: 'userDataBase64',
+    oneOnly: 'userdatasource',
+    text: 'userdata',
+    secretRef: 'UserDataSecretRef',
+    maxLen: cloudInitUserMaxLen,
+  },
+  network: {
+    base64: 'networkDataBase64',
+    oneOnly: 'networkdata source',
+    text: 'networkdata',
+    secretRef: 'NetworkDataSecretRef',
+    maxLen: cloudInitNetworkMaxLen,
+  },
+} as const;
+
 /**
- * How many sources of one kind of cloud-init data (user or network) are set and how many
- * bytes the data has (decoded); invalid base64 is reported at `<tp>.<b64Field>`.
+ * Checks one kind of cloud-init data (user or network): valid base64, at most one source,
+ * the decoded size within its limit. Returns the errors and how many sources are set.
  */
-function dataSources(
+function checkDataSources(
   tp: FieldPath,
   type: string,
-  b64Field: 'userDataBase64' | 'networkDataBase64',
-  secretRef: boolean,
-  base64: string | undefined,
-  plain: string | undefined,
-): { count: number; bytes: number; errs: FieldError[] } {
+  kind: keyof typeof CLOUD_INIT_DATA,
+  src: { secretRef: boolean; base64?: string; plain?: string },
+): { count: number; errs: FieldError[] } {
+  const names = CLOUD_INIT_DATA[kind];
   const errs: FieldError[] = [];
-  let count = secretRef ? 1 : 0;
+  let count = src.secretRef ? 1 : 0;
   let bytes = 0;
-  if (base64) {
+  if (src.base64) {
     count++;
-    if (!isBase64(base64)) {
-      errs.push(
-        fieldError(
-          tp.child(b64Field),
-          `${tp.child(b64Field)}.${type}.${b64Field} is not a valid base64 value.`,
-        ),
-      );
-    } else bytes = Buffer.from(base64, 'base64').length;
+    if (!isBase64(src.base64)) {
+      const bp = tp.child(names.base64);
+      errs.push(fieldError(bp, `${bp}.${type}.${names.base64} is not a valid base64 value.`));
+    } else bytes = Buffer.from(src.base64, 'base64').length;
   }
-  if (plain) {
+  if (src.plain) {
     count++;
-    bytes = Buffer.byteLength(plain, 'utf8');
+    bytes = Buffer.byteLength(src.plain, 'utf8');
   }
-  return { count, bytes, errs };
+  if (count > 1) errs.push(fieldError(tp, `${tp} must have only one ${names.oneOnly} set.`));
+  if (bytes > names.maxLen) {
+    errs.push(
+      fieldError(
+        tp,
+        `${tp} ${names.text} exceeds ${names.maxLen} byte limit. Should use ${names.secretRef} for larger data.`,
+      ),
+    );
+  }
+  return { count, errs };
 }
 
 function validateCloudInit(p: FieldPath, volume: Volume): FieldError[] {
@@ -76,43 +98,17 @@ function validateCloudInit(p: FieldPath, volume: Volume): FieldError[] {
   if (!src) return [];
   const type = volume.cloudInitNoCloud ? 'cloudInitNoCloud' : 'cloudInitConfigDrive';
   const tp = p.child(type);
-  const errs: FieldError[] = [];
-  const user = dataSources(
-    tp,
-    type,
-    'userDataBase64',
-    !!src.secretRef?.name,
-    src.userDataBase64,
-    src.userData,
-  );
-  errs.push(...user.errs);
-  if (user.count > 1) errs.push(fieldError(tp, `${tp} must have only one userdatasource set.`));
-  if (user.bytes > cloudInitUserMaxLen) {
-    errs.push(
-      fieldError(
-        tp,
-        `${tp} userdata exceeds ${cloudInitUserMaxLen} byte limit. Should use UserDataSecretRef for larger data.`,
-      ),
-    );
-  }
-  const net = dataSources(
-    tp,
-    type,
-    'networkDataBase64',
-    !!src.networkDataSecretRef?.name,
-    src.networkDataBase64,
-    src.networkData,
-  );
-  errs.push(...net.errs);
-  if (net.count > 1) errs.push(fieldError(tp, `${tp} must have only one networkdata source set.`));
-  if (net.bytes > cloudInitNetworkMaxLen) {
-    errs.push(
-      fieldError(
-        tp,
-        `${tp} networkdata exceeds ${cloudInitNetworkMaxLen} byte limit. Should use NetworkDataSecretRef for larger data.`,
-      ),
-    );
-  }
+  const user = checkDataSources(tp, type, 'user', {
+    secretRef: !!src.secretRef?.name,
+    base64: src.userDataBase64,
+    plain: src.userData,
+  });
+  const net = checkDataSources(tp, type, 'network', {
+    secretRef: !!src.networkDataSecretRef?.name,
+    base64: src.networkDataBase64,
+    plain: src.networkData,
+  });
+  const errs = [...user.errs, ...net.errs];
   if (user.count === 0 && net.count === 0) {
     errs.push(fieldError(tp, `${tp} must have at least one userdatasource or one networkdatasource set.`));
   }
