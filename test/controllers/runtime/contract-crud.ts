@@ -199,30 +199,23 @@ export function crudContract(s: ContractSuite): void {
       .patch(WidgetType, 'nope', {}, { namespace: s.ns, type: 'merge' })
       .catch((e) => e);
     expect(missing).toBeInstanceOf(NotFoundError);
-    const applied = await s.c.patch<Widget>(
-      WidgetType,
-      'p2',
-      {
-        apiVersion: 'contract.kubevirt-ts.io/v1',
-        kind: 'Widget',
-        metadata: { name: 'p2', namespace: s.ns },
-        spec: { size: 5 },
-      },
-      { namespace: s.ns, type: 'apply', fieldManager: 'contract' },
-    );
+    // Server-side apply of p2 with `size`: creates it, then changes it.
+    const apply = (size: number) =>
+      s.c.patch<Widget>(
+        WidgetType,
+        'p2',
+        {
+          apiVersion: 'contract.kubevirt-ts.io/v1',
+          kind: 'Widget',
+          metadata: { name: 'p2', namespace: s.ns },
+          spec: { size },
+        },
+        { namespace: s.ns, type: 'apply', fieldManager: 'contract' },
+      );
+    const applied = await apply(5);
     expect(applied.spec).toEqual({ size: 5 });
     expect(applied.metadata?.generation).toBe(1);
-    const reapplied = await s.c.patch<Widget>(
-      WidgetType,
-      'p2',
-      {
-        apiVersion: 'contract.kubevirt-ts.io/v1',
-        kind: 'Widget',
-        metadata: { name: 'p2', namespace: s.ns },
-        spec: { size: 6 },
-      },
-      { namespace: s.ns, type: 'apply', fieldManager: 'contract' },
-    );
+    const reapplied = await apply(6);
     expect(reapplied.spec?.size).toBe(6);
     expect(reapplied.metadata?.generation).toBe(2);
   });
