@@ -16,6 +16,8 @@ export interface StatsTarget {
   namespace: string;
   name: string;
   node: string;
+  /** The guest's tap devices' VMI interface names (upstream labels NICs by alias). */
+  interfaces?: Record<string, string>;
   /** The launcher's GetDomainStats answer (`{..., params}`), undefined when it has no domain. */
   stats(): Promise<unknown>;
 }
@@ -75,7 +77,10 @@ export class HandlerMetrics implements MetricsSource {
       }
       const params = (r.v as { params?: StatsParams } | undefined)?.params;
       if (!params) continue;
-      snapshots.push({ base: baseLabels(t.node, t.namespace, t.name), samples: domainSamples(params) });
+      snapshots.push({
+        base: baseLabels(t.node, t.namespace, t.name),
+        samples: domainSamples(params, t.interfaces),
+      });
     }
     this.snapshots = snapshots;
     m.gauge(DURATION).set((performance.now() - started) / 1000);

@@ -11,6 +11,7 @@ import type { VirtualMachineInstance } from '../../api/generated/types';
 import type { Pod } from '../common/pod';
 import { type DomainEventNotification, type NotifyServer, serveNotify } from '../launcher-protocol';
 import { vmiFields } from '../logging/logger';
+import type { StatsTarget } from '../metrics/handler-metrics';
 import { ConflictError, NotFoundError } from '../runtime/errors';
 import { EventRecorder } from '../runtime/event-recorder';
 import type { Informer, SharedInformerFactory } from '../runtime/informer';
@@ -33,6 +34,7 @@ import { BY_CREATOR, nodeInformers } from './node-informers';
 import type { NodeRegistrar } from './node-registrar';
 import { setUpNode } from './node-setup';
 import { removeOrphanDomain } from './orphan-domain';
+import { statsTargets } from './stats-targets';
 import {
   launcherEvent,
   phaseEvents,
@@ -134,25 +136,10 @@ export class VirtHandler {
     return this.notify !== undefined && !this.queue.isShuttingDown();
   }
 
-  /**
-   * The VMIs running on this node with a launcher to ask for domain stats (metrics).
-   * Reads the informer cache only; each `stats()` is one launcher call.
-   */
-  statsTargets(): { namespace: string; name: string; node: string; stats(): Promise<unknown> }[] {
-    const out = [];
-    for (const o of this.vmis.indexer.list()) {
-      const vmi = o as VirtualMachineInstance;
-      if (vmi.status?.phase !== 'Running' || vmi.status.nodeName !== this.o.nodeName) continue;
-      const podUid = this.podOf(vmi)?.metadata?.uid;
-      if (!podUid || !this.conns.socketExists(podUid)) continue;
-      out.push({
-        namespace: vmi.metadata?.namespace ?? 'default',
-        name: vmi.metadata?.name ?? '',
-        node: this.o.nodeName,
-        stats: async () => (await this.conns.get(podUid)).getDomainStats(),
-      });
-    }
-    return out;
+  /** The VMIs running here with a launcher to ask for domain stats (metrics); see stats-targets.ts. */
+  statsTargets(): StatsTarget[] {
+    const vmis = this.vmis.indexer.list() as VirtualMachineInstance[];
+    return statsTargets(vmis, this.o.nodeName, (v) => this.podOf(v), this.conns);
   }
 
   /** Probes the host, registers the Node, serves the notify socket, starts watching. */
