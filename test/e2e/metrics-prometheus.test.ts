@@ -226,6 +226,20 @@ describe.runIf(run)('metrics scraped by a real Prometheus (local mode, real gues
     const served = (await (await fetch(`${node?.metricsUrls['virt-handler']}/metrics`)).text())
       .split('\n')
       .filter((l) => l.startsWith('kubevirt_vmi_network_'));
+    // Every per-interface family, on the one NIC; no errors on a local bridge.
+    expect(served.map((l) => l.replace(/\{.*\}/, '{}'))).toEqual(
+      [
+        'receive_bytes_total',
+        'transmit_bytes_total',
+        'receive_packets_total',
+        'transmit_packets_total',
+        'receive_errors_total',
+        'transmit_errors_total',
+        'receive_packets_dropped_total',
+        'transmit_packets_dropped_total',
+      ].map((f) => expect.stringMatching(new RegExp(`^kubevirt_vmi_network_${f}\\{\\} \\d+$`))),
+    );
+    expect(served.filter((l) => /_errors_total/.test(l)).map((l) => l.split(' ')[1])).toEqual(['0', '0']);
     console.info(`the handler serves:\n${served.join('\n')}`);
     console.info(
       `prometheus: interface default rx ${rx0} -> ${rx1} bytes, tx ${tx0} -> ${tx1} bytes, rx packets ${pkts0} -> ${pkts1} (echo of ${sent} bytes from ${podIP}'s peer)`,
