@@ -109,8 +109,8 @@ export function registerVirtHandlerCommand(program: Command): void {
       const listen = parseMetricsListen(f.metricsListen ? f : { metricsListen: undefined });
       const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
       const logs = new ComponentLog('virt-handler', parseVerbosity(f.v));
-      const logger = logs.logger.child({ node: f.nodeName });
-      const log = (m: string) => logger.info(m);
+      const logger = logs.logger;
+      const log = (m: string) => logger.info({ node: f.nodeName }, m);
       // Loaded here, not at the top: every other command (the launcher above all) starts
       // without the Kubernetes client.
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
@@ -172,7 +172,7 @@ export function registerVirtHandlerCommand(program: Command): void {
               root: f.podsRoot,
               bindPending: f.bindPending,
               env,
-              log: (m) => logger.info({ part: 'pod-runtime' }, m),
+              log: (m) => logger.info({ node: f.nodeName, part: 'pod-runtime' }, m),
             }
           : undefined,
       });
@@ -194,7 +194,7 @@ export function registerVirtHandlerCommand(program: Command): void {
               tls: { cert: f.tlsCertFile, key: f.tlsKeyFile, ca: f.kubevirtCa },
               host: f.restHost,
               port: restPort,
-              log: (m) => logger.info({ part: 'rest' }, m),
+              log: (m) => logger.info({ node: f.nodeName, part: 'rest' }, m),
             })
           : undefined;
       let metrics: { url: string; close(): Promise<void> } | undefined;

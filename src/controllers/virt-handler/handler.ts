@@ -38,6 +38,7 @@ import { statsTargets } from './stats-targets';
 import {
   launcherEvent,
   phaseEvents,
+  recordVmiEvent,
   VMI_GRACEFUL_SHUTDOWN,
   VMI_SIGNAL_DELETION,
   type VmiEvent,
@@ -193,7 +194,7 @@ export class VirtHandler {
   }
 
   private record(vmi: VirtualMachineInstance, e: VmiEvent): void {
-    this.recorder.event(vmi as never, e.type, e.reason, e.message);
+    recordVmiEvent(this.recorder, this.o.logger?.child({ node: this.o.nodeName }), vmi, e);
   }
 
   /** A launcher's HandleK8sEvent: recorded on its VMI (only its own). */
