@@ -12,6 +12,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { describeText } from '../../src/cli/commands/describe';
@@ -21,7 +22,9 @@ import { LocalNode } from '../../src/cli/local/local-node';
 import { statePaths } from '../../src/cli/local/state-dir';
 import type { Pod } from '../../src/controllers/common/pod';
 import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
+import { podDir } from '../../src/controllers/local/pod-runtime/pod-dirs';
 import { netnsName, PodNetwork } from '../../src/controllers/local/pod-runtime/pod-network';
+import { ComponentLog } from '../../src/controllers/logging/component-log';
 import { ALL_METRICS, metricDef } from '../../src/controllers/metrics/catalog';
 import { EventType, PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
@@ -66,6 +69,9 @@ describe.runIf(run)('metrics scraped by a real Prometheus (local mode, real gues
   let peerServer: NsProcess | undefined;
   let podIP = '';
   let prom: TestPrometheus | undefined;
+  let launcherLog = '';
+  /** Every component's JSON lines (LocalNode's loggers), as `up --v 4` writes them. */
+  const componentLines: string[] = [];
 
   /** The single value of an instant query, waiting until Prometheus has one that satisfies `ok`. */
   const promValue = (q: string, ok: (v: number) => boolean = () => true) =>
@@ -83,7 +89,18 @@ describe.runIf(run)('metrics scraped by a real Prometheus (local mode, real gues
       paths,
       nodeName,
       podNetwork: { subnet, bridge },
-      log: process.env.KUBEVIRT_TS_NODE_LOG ? (c, m) => console.log(`${c}: ${m}`) : undefined,
+      loggers: (c) =>
+        new ComponentLog(
+          c,
+          4,
+          new Writable({
+            write(chunk, _e, cb) {
+              componentLines.push(...String(chunk).split('\n').filter(Boolean));
+              if (process.env.KUBEVIRT_TS_NODE_LOG) process.stdout.write(chunk);
+              cb();
+            },
+          }),
+        ).logger,
     });
     await node.start();
     new ImageStore(paths.images).import('kubevirt-ts/tiny-guest', guest ?? '');
@@ -110,6 +127,7 @@ describe.runIf(run)('metrics scraped by a real Prometheus (local mode, real gues
       return pods?.items.find((p) => p.metadata?.name?.includes(name) && p.status?.podIP);
     });
     podIP = pod.status?.podIP ?? '';
+    launcherLog = join(podDir(paths.pods, pod.metadata?.uid ?? ''), 'compute.log');
     // The guest is on the network once it has sent to the peer (its boot-time client).
     const sockets = podEmptyDirPath(paths.pods, pod.metadata?.uid ?? '', 'sockets');
     const serial = await SerialConsole.connect(join(shortDir(sockets), CONSOLE_SOCKET), 60_000);
@@ -274,6 +292,28 @@ describe.runIf(run)('metrics scraped by a real Prometheus (local mode, real gues
     const text = describeText(vmi as KubeObject, events as never);
     expect(text).toMatch(/Normal\s+Created\s+\S+\s+virt-handler\s+VirtualMachineInstance defined\./);
     expect(text).toMatch(/Normal\s+Started\s+\S+\s+virt-handler\s+VirtualMachineInstance started\./);
+  });
+
+  it("JSON log lines: virt-handler's and the launcher's lines about the VMI carry its namespace, name and uid", async () => {
+    const uid = (await getVmi())?.metadata?.uid;
+    const vmiLine = { kind: 'VirtualMachineInstance', namespace: ns, name, uid };
+    const handler = componentLines.map((l) => JSON.parse(l)).filter((l) => l.component === 'virt-handler');
+    expect(handler.find((l) => l.reason === 'Started')).toMatchObject({
+      ...vmiLine,
+      level: 'info',
+      node: nodeName,
+      msg: 'VirtualMachineInstance started.',
+    });
+    // The launcher's stderr (the pod's log): every line of its own is JSON naming its VMI.
+    const own = readFileSync(launcherLog, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.component === 'virt-launcher');
+    expect(own.length).toBeGreaterThan(0);
+    for (const l of own)
+      expect(l).toMatchObject({ ...vmiLine, level: expect.any(String), msg: expect.any(String) });
+    console.info(`launcher log: ${own.length} JSON lines, e.g. ${JSON.stringify(own[0])}`);
   });
 
   it('every served family is in the catalog with its type and labels', async () => {
