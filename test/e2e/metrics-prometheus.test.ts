@@ -60,7 +60,7 @@ describe.runIf(run)('metrics scraped by a real Prometheus (local mode, real gues
   const sel = `namespace="${ns}",name="${name}"`;
   const tag = process.pid % 10000;
   const bridge = `kvtsm${tag}`;
-  const subnet = '10.244.83.0/24';
+  const subnet = '10.244.91.0/24';
   const nodeName = `node-prom-${process.pid}`;
   const peerUid = `dddd${tag.toString(16).padStart(4, '0')}-0000-4000-8000-000000000003`;
   let state = '';
@@ -337,9 +337,9 @@ describe.runIf(run)('metrics scraped by a real Prometheus (local mode, real gues
     }
   });
 
-  // `Deleted` (Signaled Deletion) is recorded only when a launcher is still there to be told
-  // to drop the domain; after a graceful stop the launcher has already exited.
-  it('stopping records ShuttingDown and Stopped on the VMI, and drops its series', async () => {
+  // upstream's stop: the handler signals the graceful shutdown, the guest powers off (Stopped),
+  // the handler tells the launcher, which waits for it, to drop the domain (Deleted).
+  it('stopping records ShuttingDown, Stopped and Deleted on the VMI, and drops its series', async () => {
     const vmi = await getVmi();
     const uid = vmi?.metadata?.uid ?? '';
     const vm = await node?.store.get<KubeObject & { spec?: object }>(VirtualMachineType, name, ns);
@@ -347,13 +347,14 @@ describe.runIf(run)('metrics scraped by a real Prometheus (local mode, real gues
       ...vm,
       spec: { ...vm?.spec, runStrategy: 'Halted' },
     } as never);
-    const events = await vmiEvents(uid, ['ShuttingDown', 'Stopped']);
+    const events = await vmiEvents(uid, ['ShuttingDown', 'Stopped', 'Deleted']);
     console.info(`events on the VMI: ${events.map((e) => e.reason).join(', ')}`);
     const text = describeText(vmi as KubeObject, events as never);
     expect(text).toMatch(/Normal\s+ShuttingDown\s+\S+\s+virt-handler\s+Signaled Graceful Shutdown/);
     expect(text).toMatch(
       /Normal\s+Stopped\s+\S+\s+virt-handler\s+The VirtualMachineInstance was shut down\./,
     );
+    expect(text).toMatch(/Normal\s+Deleted\s+\S+\s+virt-handler\s+Signaled Deletion/);
     await waitFor('the VMI series gone from the handler', async () => {
       const r = await prom?.query(`kubevirt_vmi_vcpu_seconds_total{${sel}}`);
       return r?.length === 0;

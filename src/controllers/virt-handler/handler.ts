@@ -78,6 +78,8 @@ export class VirtHandler {
   private readonly recorder: EventRecorder;
   /** VMIs (uid) already told to shut down gracefully: one ShuttingDown event each. */
   private readonly shutdownSignaled = new Set<string>();
+  /** VMIs (uid) whose launcher was told to drop the domain: one Deleted event each. */
+  private readonly deletionSignaled = new Set<string>();
   private labels: Record<string, string> = {};
   private resources: Record<string, string> = {};
 
@@ -276,17 +278,14 @@ export class VirtHandler {
     if (FINAL.has(phase)) {
       if (this.collected.has(uid)) return undefined;
       // The guest is over: tell its launcher to forget the domain and exit.
-      const told =
-        podUid && this.conns.socketExists(podUid)
-          ? (await this.call(podUid, uid, (c) => c.deleteVirtualMachine(vmi))).ok
-          : false;
-      if (told) this.record(vmi, VMI_SIGNAL_DELETION);
+      const told = podUid && this.conns.socketExists(podUid) ? await this.signalDeletion(vmi, podUid) : false;
       // No launcher to tell: remove what a dead one may have left running.
       if (!told && this.lastDomain.get(uid)?.finished !== true) await this.removeOrphan(vmi);
       if (podUid) await this.conns.drop(podUid);
       this.lastDomain.delete(uid);
       this.failures.delete(uid);
       this.shutdownSignaled.delete(uid);
+      this.deletionSignaled.delete(uid);
       this.collected.add(uid);
       return undefined;
     }
@@ -335,6 +334,8 @@ export class VirtHandler {
           }
           return 1_000;
         }
+        // upstream's processVmDelete: the guest is down, so the launcher drops the domain now.
+        if (domain?.finished) await this.signalDeletion(vmi, podUid);
       } else if (!domain || (!domain.finished && domain.state === 'shutoff')) {
         const netError = await this.network.ensure(vmi, podUid);
         if (netError) {
@@ -367,6 +368,17 @@ export class VirtHandler {
     const next = nextHandlerStatus(vmi, view, stamp());
     await this.write(vmi, applyMigration ? applyMigration(next) : next);
     return undefined;
+  }
+
+  /** Tells the launcher to drop the domain and exit (upstream's DeleteDomain): `Deleted` once. */
+  private async signalDeletion(vmi: VirtualMachineInstance, podUid: string): Promise<boolean> {
+    const uid = vmi.metadata?.uid ?? '';
+    const told = (await this.call(podUid, uid, (c) => c.deleteVirtualMachine(vmi))).ok;
+    if (told && !this.deletionSignaled.has(uid)) {
+      this.deletionSignaled.add(uid);
+      this.record(vmi, VMI_SIGNAL_DELETION);
+    }
+    return told;
   }
 
   private async removeOrphan(vmi: VirtualMachineInstance): Promise<void> {
