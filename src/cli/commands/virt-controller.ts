@@ -11,6 +11,7 @@
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
+import { parseMetricsListen } from '../metrics-flags';
 import { VERBOSITY_HELP } from '../verbosity-flag';
 
 interface ControllerFlags {
@@ -27,6 +28,9 @@ interface ControllerFlags {
   listenAddress: string;
   workers: string;
   v: string;
+  metricsListen?: string;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
 }
 
 /** An image reference a pod spec can carry: registry/path[:tag][@digest], no spaces or control characters. */
@@ -119,8 +123,15 @@ export function registerVirtControllerCommand(program: Command): void {
     .option('--listen-address <addr>', 'address of the health server', '0.0.0.0')
     .option('--workers <n>', 'workers per controller', '4')
     .option('--v <level>', VERBOSITY_HELP, '2')
+    .option(
+      '--metrics-listen <address:port>',
+      'serve /metrics, /healthz and /readyz there (upstream serves them on 0.0.0.0:8443 over HTTPS)',
+    )
+    .option('--tls-cert-file <file>', 'PEM certificate of the metrics server (HTTPS)')
+    .option('--tls-key-file <file>', 'PEM key of --tls-cert-file')
     .action(async (f: ControllerFlags) => {
       const checked = checkControllerFlags(f);
+      const listen = parseMetricsListen(f);
       const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
       const logs = new ComponentLog('virt-controller', parseVerbosity(f.v));
       // Loaded here so the other commands start without the Kubernetes client.
@@ -180,6 +191,14 @@ export function registerVirtControllerCommand(program: Command): void {
         checked.port > 0
           ? await healthServer(checked.port, f.listenAddress, () => controller.manager.isLeader())
           : undefined;
+      const metrics = listen
+        ? await (await import('../../controllers/metrics/server')).serveMetrics({
+            ...listen,
+            sources: [controller.metrics],
+            ready: () => controller.manager.isReady(),
+          })
+        : undefined;
+      if (metrics) log(`metrics on ${metrics.url}/metrics`);
       process.once('SIGTERM', done);
       process.once('SIGINT', done);
       log(f.leaderElect ? 'waiting for the leader Lease' : 'starting (no leader election)');
@@ -188,6 +207,7 @@ export function registerVirtControllerCommand(program: Command): void {
       });
       await finished;
       health?.close();
+      await metrics?.close();
       await controller.stop();
       await config.stop();
       client.close();
