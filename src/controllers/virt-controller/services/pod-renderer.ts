@@ -10,6 +10,7 @@ import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
 import { LAUNCHER_COMMAND, LAUNCHER_DIRS, renderLauncherArgs } from '../../common/launcher-args';
 import type { Pod, PodContainer } from '../../common/pod';
+import { launcherVerbosityEnv } from '../../logging/launcher-verbosity';
 import { containerDiskInitContainers } from './container-disk-containers';
 import { isCpuDedicated, memoryOverhead } from './memory-overhead';
 import { controllerRef } from './owner-ref';
@@ -193,7 +194,10 @@ export function renderLauncherPod(
     imagePullPolicy: config.configuration.imagePullPolicy ?? 'IfNotPresent',
     command: [LAUNCHER_COMMAND],
     args,
-    env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+    env: [
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      ...launcherVerbosityEnv(config),
+    ],
     resources,
     volumeMounts: mounts,
     securityContext: nonRoot
