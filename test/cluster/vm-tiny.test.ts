@@ -44,10 +44,10 @@ import { CONSOLE_SOCKET } from '../../src/controllers/virt-launcher/domain-repor
 import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
 import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
-import { HOLD_CLIENT, kubectlExecAsync, kubectlWith, runPod } from '../support/cluster-pods';
+import { kubectlExecAsync, kubectlWith, runPod } from '../support/cluster-pods';
 import { SerialConsole } from '../support/guest';
 import { integration } from '../support/integration';
-import { ECHO_CLIENT, ECHO_SERVER } from '../support/netns-process';
+import { ECHO_CLIENT, ECHO_SERVER, HOLD_CLIENT } from '../support/netns-process';
 import { waitFor } from '../support/wait';
 
 const why = clusterUnavailableReason();
@@ -274,7 +274,9 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     });
     expect(byName.get('tap0')?.master).toBe('k6t-eth0');
     const nat = inPod('nft', 'list', 'table', 'ip', 'kubevirt_nat');
-    expect(nat).toMatch(new RegExp(`tcp dport \\{? ?${GUEST_PORT} ?\\}? dnat to 10\\.0\\.2\\.2`));
+    expect(nat).toMatch(
+      new RegExp(`tcp dport ${GUEST_PORT} (counter packets \\d+ bytes \\d+ )?dnat to 10\\.0\\.2\\.2`),
+    );
 
     // The boot marker on the serial console's log file in the launcher pod.
     const vmiUid = launcher.metadata?.labels?.['kubevirt.io/created-by'];

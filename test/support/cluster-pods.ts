@@ -94,11 +94,3 @@ export async function runPod(
     500,
   );
 }
-
-/**
- * A client that holds one connection open across a disruption: connects to host:port,
- * sends N bytes and prints `first <echoed>` once they are echoed, then waits for the file
- * argv[4] to appear, sends N more and prints `second <echoed>` (the total) before closing;
- * `error <message>` on a failure, `closed` at the end.
- */
-export const HOLD_CLIENT = `const [h,p,n,go]=process.argv.slice(1);const fs=require('fs');const c=require('net').connect(+p,h,()=>c.write(Buffer.alloc(+n,2)));let r=0,phase=1;c.on('data',d=>{r+=d.length;if(phase===1&&r>=+n){phase=2;console.log('first '+r);const t=setInterval(()=>{if(fs.existsSync(go)){clearInterval(t);c.write(Buffer.alloc(+n,3))}},100)}else if(phase===2&&r>=2*+n){phase=3;console.log('second '+r);c.end()}});c.on('error',e=>console.log('error '+e.message));c.on('close',()=>console.log('closed'))`;
