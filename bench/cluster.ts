@@ -147,6 +147,7 @@ async function virshRun(xml: string): Promise<number> {
     p.startsWith('/dev') ? `path='${p}'` : `path='${dir}/s${n++}'`,
   );
   x = x.replace(/socket='([^']+)'/g, () => `socket='${dir}/s${n++}'`);
+  x = x.replace(/<log file='[^']+'/g, `<log file='${dir}/serial.log'`);
   const serial = /<serial type='unix'>\s*<source mode='bind' path='([^']+)'/.exec(x)?.[1];
   if (!serial) throw new Error('no unix serial console in the domain XML');
   const file = join(dir, 'domain.xml');
@@ -161,7 +162,10 @@ async function virshRun(xml: string): Promise<number> {
       err += d;
     });
     const code = await new Promise<number | null>((r) => virsh.once('exit', r));
-    if (code !== 0) throw new Error(`virsh create: ${err}`);
+    if (code !== 0) {
+      writeFileSync(join(tmpdir(), 'kvts-bench-cluster-virsh.xml'), x);
+      throw new Error(`virsh create (domain in ${join(tmpdir(), 'kvts-bench-cluster-virsh.xml')}): ${err}`);
+    }
     const con = await SerialConsole.connect(serial, 60_000);
     try {
       await con.waitFor(MARKER_LINE, 300_000);
@@ -170,7 +174,11 @@ async function virshRun(xml: string): Promise<number> {
       con.close();
     }
   } finally {
-    execFileSync('virsh', ['-c', 'qemu:///system', 'destroy', name], { stdio: 'ignore' });
+    try {
+      execFileSync('virsh', ['-c', 'qemu:///system', 'destroy', name], { stdio: 'ignore' });
+    } catch {
+      // never started
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -281,6 +289,7 @@ async function main(): Promise<void> {
   log(`local: ${local.ms} ms; virsh create`);
   const virsh = await virshRun(local.xml);
   log(`virsh: ${virsh} ms; the cluster`);
+  if (process.env.BENCH_CLUSTER_SKIP === '1') return; // local mode and virsh only (no kubelet)
   const stateDir = testStateDir();
   const info = await up({ stateDir, bridge: TEST_BRIDGE, podSubnet: TEST_POD_SUBNET, log });
   let cluster: Awaited<ReturnType<typeof clusterRun>>;
