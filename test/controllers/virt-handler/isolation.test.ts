@@ -15,6 +15,7 @@ import {
   containerPid,
   detectLauncherIsolation,
 } from '../../../src/controllers/virt-handler/isolation/launcher-process';
+import { readResolvConf } from '../../../src/controllers/virt-handler/network/resolv-conf';
 
 const ID = 'a'.repeat(64);
 const OTHER = 'b'.repeat(64);
@@ -118,5 +119,34 @@ describe.runIf(process.getuid?.() === 0)('device ownership in a container root (
     symlinkSync('/', join(other, 'dev'));
     await expect(claimDeviceOwnership(other, 'null')).rejects.toThrow('not a directory');
     await expect(claimDeviceOwnership(root, '../null')).rejects.toThrow('not a device name');
+  });
+});
+
+describe("a container's resolv.conf", () => {
+  it('is read in place, never through a symlink of the file or its directory', async () => {
+    const root = tmp();
+    mkdirSync(join(root, 'etc'));
+    writeFileSync(join(root, 'etc', 'resolv.conf'), 'nameserver 10.96.0.10\nsearch ns.svc.cluster.local\n');
+    expect(await readResolvConf(join(root, 'etc', 'resolv.conf'), true)).toEqual({
+      nameservers: ['10.96.0.10'],
+      search: ['ns.svc.cluster.local'],
+    });
+    const host = tmp();
+    writeFileSync(join(host, 'resolv.conf'), 'nameserver 192.0.2.1\n');
+    const linked = tmp();
+    mkdirSync(join(linked, 'etc'));
+    symlinkSync(join(host, 'resolv.conf'), join(linked, 'etc', 'resolv.conf'));
+    expect(await readResolvConf(join(linked, 'etc', 'resolv.conf'), true)).toEqual({
+      nameservers: [],
+      search: [],
+    });
+    const dirLinked = tmp();
+    symlinkSync(host, join(dirLinked, 'etc'));
+    expect(await readResolvConf(join(dirLinked, 'etc', 'resolv.conf'), true)).toEqual({
+      nameservers: [],
+      search: [],
+    });
+    // Without noFollow (local mode's host file) a link is followed.
+    expect((await readResolvConf(join(linked, 'etc', 'resolv.conf'))).nameservers).toEqual(['192.0.2.1']);
   });
 });

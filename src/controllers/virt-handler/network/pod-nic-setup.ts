@@ -34,7 +34,10 @@ export interface PodNicSetupOptions {
   netns: string;
   /** The pod's sockets directory on the host (where the cache for the launcher goes). */
   socketDir: string;
-  /** The pod's resolv.conf (default /etc/resolv.conf: local mode's pods share the host's). */
+  /**
+   * The pod's resolv.conf (default /etc/resolv.conf: local mode's pods share the host's),
+   * read without following symlinks when it is inside a container's root.
+   */
   resolvConf?: string;
   /** Owner uid/gid of the tap, for a QEMU that opens it itself (default: root only). */
   tapOwner?: { uid: number; gid: number };
@@ -95,7 +98,7 @@ export async function setUpPodNetwork(
     throw new Error(
       `${subject}: the launcher pod's namespace ${o.netns} has no ${POD_IF} with an IPv4 address`,
     );
-  const dns = await readResolvConf(o.resolvConf);
+  const dns = await readResolvConf(o.resolvConf, o.resolvConf !== undefined);
   const hostname = (vmi.spec.hostname ?? vmi.metadata?.name ?? 'vm').slice(0, 63);
   if (iface.passtBinding) {
     // passt (started by libvirt as QEMU's user) answers pings and binds the forwarded
