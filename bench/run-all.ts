@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: runs every `bench:*` npm script one after another, collects the
  * `BENCH <name> key=value...` line each ends with, and rewrites docs/benchmarks.md with
- * a table of the figures and the machine they came from. A benchmark that fails or prints
+ * a table of the figures and the machine they came from (hand-written notes after
+ * {@link NOTES_MARKER} are kept). A benchmark that fails or prints
  * no BENCH line is listed as such (the run goes on) and makes the exit code non-zero.
  * `npm run bench -- converter runtime` runs only those.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +16,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
   scripts: Record<string, string>;
 };
+
+/** docs/benchmarks.md from this line on is written by hand and kept by every run. */
+export const NOTES_MARKER = '<!-- notes: kept by bench/run-all.ts -->';
 
 interface Outcome {
   name: string;
@@ -122,7 +126,12 @@ async function main(): Promise<void> {
     });
   }
   lines.push('');
-  if (only.length === 0) writeFileSync(path.join(root, 'docs', 'benchmarks.md'), lines.join('\n'));
+  // Hand-written notes after the marker (what a figure means, runs by hand) are kept.
+  const doc = path.join(root, 'docs', 'benchmarks.md');
+  const old = existsSync(doc) ? readFileSync(doc, 'utf8') : '';
+  const notes = old.indexOf(NOTES_MARKER);
+  if (notes >= 0) lines.push(old.slice(notes).trimEnd(), '');
+  if (only.length === 0) writeFileSync(doc, lines.join('\n'));
   else process.stdout.write(`${lines.join('\n')}\n(partial run: docs/benchmarks.md left unchanged)\n`);
   const failed = outcomes.filter((o) => o.error);
   process.stderr.write(

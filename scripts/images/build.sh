@@ -6,7 +6,8 @@
 #   pause                     the pod sandbox (a static C binary, images/pause/pause.c)
 #   virt-launcher             Debian 12 + libvirt/QEMU/OVMF/swtpm/xorriso (images/virt-launcher/packages)
 #                             + Node + dist/ (`kubevirt-ts virt-launcher ...`)
-#   kubevirt-ts               Debian 12 minbase + Node + dist/ + production node_modules
+#   kubevirt-ts               Debian 12 minbase + images/kubevirt-ts/packages (iproute2, nftables,
+#                             procps) + Node + dist/ + production node_modules
 #                             (entry point dist/cli/kubevirt-ts.js: virt-handler, ...)
 #   tiny-guest-containerdisk  the tiny guest's bootable disk at /disk/disk.qcow2 (107:107),
 #                             upstream's containerDisk layout
@@ -122,7 +123,8 @@ launcher_base=$(oci_base virt-launcher "$launcher_root")
 oci_image virt-launcher "$launcher_base" "$node_key $dist_key" stage_app \
   --config.entrypoint /usr/bin/kubevirt-ts --config.cmd virt-launcher --config.workingdir /
 
-components_base=$(oci_base minbase "$(debian_minbase)")
+components_root=$(debian_rootfs kubevirt-ts "$repo/images/kubevirt-ts/packages")
+components_base=$(oci_base kubevirt-ts "$components_root")
 oci_image kubevirt-ts "$components_base" "$node_key $dist_key $modules_key" stage_components \
   --config.entrypoint /usr/bin/kubevirt-ts --config.workingdir /
 

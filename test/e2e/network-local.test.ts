@@ -35,6 +35,7 @@ import { canTestNetworking, netSnapshot, networkGuestDir, scopedSnapshot } from 
 import {
   ECHO_CLIENT,
   ECHO_SERVER,
+  HOLD_CLIENT,
   inNs,
   type NsProcess,
   repoRoot,
@@ -60,6 +61,7 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
   const name = `net-${process.pid}`;
   let state: string;
   let node: LocalNode;
+  let nodeOptions: ConstructorParameters<typeof LocalNode>[0];
   let peerNet: PodNetwork;
   const peerUid = `eeee${tag.toString(16).padStart(4, '0')}-0000-4000-8000-000000000002`;
   let peerServer: NsProcess | undefined;
@@ -71,11 +73,12 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
     state = mkdtempSync(join(tmpdir(), 'kvts-net-'));
     chmodSync(state, 0o755);
     const paths = statePaths(state);
-    node = new LocalNode({
+    nodeOptions = {
       paths,
       podNetwork: { subnet, bridge },
       log: process.env.KUBEVIRT_TS_NODE_LOG ? (c, m) => console.log(`${c}: ${m}`) : undefined,
-    });
+    };
+    node = new LocalNode(nodeOptions);
     await node.start();
     new ImageStore(paths.images).import('kubevirt-ts/tiny-guest', guest ?? '');
     // The other pod: a namespace on the same bridge and IPAM as local mode's pods.
@@ -171,6 +174,33 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
     expect(iface?.mac).toMatch(/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/);
     process.stdout.write(
       `local mode VM ${name}: pod IP ${podIP}, MAC ${iface?.mac}, guest 10.0.2.2 -> ${peer.ip}:7070 sent 65536 echoed 65536 (seen from ${podIP}); ${peer.ip} -> ${podIP}:8080 sent 200000 echoed 200000\n`,
+    );
+
+    // A connection held open while the node agent (with the whole of `up`) stops and a
+    // new one starts and adopts the launcher: the guest's network is the pod's, untouched.
+    const go = join(state, 'go');
+    const hold = await startInNs(
+      netnsName(peerUid),
+      process.execPath,
+      ['-e', HOLD_CLIENT, podIP, '8080', '4096', go],
+      'first 4096',
+      120_000,
+    );
+    await node.stop();
+    node = new LocalNode(nodeOptions);
+    await node.start();
+    await waitFor(
+      'the new node agent to adopt the launcher (VMI Running, status written again)',
+      async () =>
+        node.handler.isReady() && (await node.handler.launcherOf('default', name).catch(() => undefined)),
+      120_000,
+    );
+    writeFileSync(go, '');
+    await waitFor('the held connection to finish', () => hold.out().includes('closed'), 60_000);
+    expect(hold.out()).toContain('second 8192');
+    expect(hold.out()).not.toContain('error');
+    process.stdout.write(
+      `held connection through a node agent restart: ${hold.out().replace(/\n/g, '; ')}\n`,
     );
 
     // Deleting the VM removes the pod's namespace.

@@ -64,3 +64,11 @@ export function startInNs(
 export const ECHO_SERVER = `require('net').createServer(s=>{let n=0;s.on('data',d=>{n+=d.length;s.write(d)});s.on('end',()=>{console.log('from '+s.remoteAddress+' got '+n);s.end()})}).listen(+process.argv[1],'0.0.0.0',()=>console.log('ready'))`;
 /** Client: sends N bytes to host:port, prints `echoed <bytes>` (or `error ...`). */
 export const ECHO_CLIENT = `const [h,p,n]=process.argv.slice(1);const c=require('net').connect(+p,h,()=>c.end(Buffer.alloc(+n,1)));let r=0;c.on('data',d=>r+=d.length);c.on('close',()=>console.log('echoed '+r));c.on('error',e=>console.log('error '+e.message))`;
+
+/**
+ * A client that holds one connection open across a disruption: connects to host:port,
+ * sends N bytes and prints `first <echoed>` once they are echoed, then waits for the file
+ * argv[4] to appear, sends N more and prints `second <echoed>` (the total) before closing;
+ * `error <message>` on a failure, `closed` at the end.
+ */
+export const HOLD_CLIENT = `const [h,p,n,go]=process.argv.slice(1);const fs=require('fs');const c=require('net').connect(+p,h,()=>c.write(Buffer.alloc(+n,2)));let r=0,phase=1;c.on('data',d=>{r+=d.length;if(phase===1&&r>=+n){phase=2;console.log('first '+r);const t=setInterval(()=>{if(fs.existsSync(go)){clearInterval(t);c.write(Buffer.alloc(+n,3))}},100)}else if(phase===2&&r>=2*+n){phase=3;console.log('second '+r);c.end()}});c.on('error',e=>console.log('error '+e.message));c.on('close',()=>console.log('closed'))`;

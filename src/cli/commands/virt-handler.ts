@@ -166,6 +166,8 @@ export function registerVirtHandlerCommand(program: Command): void {
                 ? DEVICE_PLUGIN_DIR
                 : f.devicePlugins,
           logger,
+          // A kubelet's launcher pods: found through the host's /proc (hostPID).
+          procRoot: f.podRuntime ? undefined : '/proc',
         },
         podRuntime: f.podRuntime
           ? {

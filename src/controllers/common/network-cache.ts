@@ -4,7 +4,7 @@
  * interface, as upstream's interface cache files in the launcher pod. Written as
  * `network-cache.json` in the pod's sockets directory, which both reach.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { chown, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Interface, VirtualMachineInstance } from '../../api/generated/types';
 
@@ -40,9 +40,18 @@ export interface NetworkCache {
   interfaces: CachedInterface[];
 }
 
-export async function writeNetworkCache(socketDir: string, cache: NetworkCache): Promise<void> {
+/**
+ * Writes the cache (mode 0600), owned by `owner` when given: the launcher's account, so a
+ * non-root launcher (107) reads what the root node agent wrote.
+ */
+export async function writeNetworkCache(
+  socketDir: string,
+  cache: NetworkCache,
+  owner?: { uid: number; gid: number },
+): Promise<void> {
   const file = join(socketDir, NETWORK_CACHE_FILE);
   await writeFile(`${file}.tmp`, JSON.stringify(cache), { mode: 0o600 });
+  if (owner) await chown(`${file}.tmp`, owner.uid, owner.gid);
   await rename(`${file}.tmp`, file);
 }
 

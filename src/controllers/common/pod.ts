@@ -77,6 +77,8 @@ export interface ContainerStatus {
   name: string;
   ready?: boolean;
   restartCount?: number;
+  /** The runtime's ID of the container (`containerd://<hex>`), once it was created. */
+  containerID?: string;
   state?: {
     waiting?: { reason?: string; message?: string };
     running?: { startedAt?: string };

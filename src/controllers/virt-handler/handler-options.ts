@@ -48,9 +48,16 @@ export interface VirtHandlerOptions {
   migrationConfig?: () => MigrationConfiguration;
   /**
    * The network namespace of a launcher pod (the local pod runtime's `networkOf(uid).netns`),
-   * for network setup phase 1; without it VMIs with pod-network interfaces wait, saying so.
+   * for network setup phase 1, in local mode; without it (and without `procRoot`) VMIs
+   * with pod-network interfaces wait, saying so.
    */
   podNetns?: (podUid: string) => string | undefined;
+  /**
+   * On a node with a kubelet: the host's /proc (`/proc` with hostPID), where the handler
+   * finds each launcher pod's compute container process and sets up its network namespace
+   * and devices (launcher-pod-setup.ts). Wins over `podNetns`.
+   */
+  procRoot?: string;
   /** Called for every write the handler makes. */
   onWrite?: (kind: 'VirtualMachineInstance' | 'Node', name: string) => void;
   log?: (message: string) => void;

@@ -28,8 +28,8 @@ export type { VirtHandlerOptions } from './handler-options';
 
 import { LauncherConnections } from './launcher-connections';
 import { launcherPodOf } from './launcher-pod';
+import { LauncherPodSetup } from './launcher-pod-setup';
 import { MigrationSync, migrationRole } from './migration-sync';
-import { NetworkPhase1 } from './network/phase1';
 import { BY_CREATOR, nodeInformers } from './node-informers';
 import type { NodeRegistrar } from './node-registrar';
 import { setUpNode } from './node-setup';
@@ -62,7 +62,7 @@ export class VirtHandler {
   private readonly migration: MigrationSync;
   private readonly queue = new WorkQueue<string>();
   private readonly conns: LauncherConnections;
-  private readonly network: NetworkPhase1;
+  private readonly podSetup: LauncherPodSetup;
   private registrar: NodeRegistrar | undefined;
   private devicePlugins: DevicePlugin[] = [];
   private notify: NotifyServer | undefined;
@@ -97,7 +97,7 @@ export class VirtHandler {
     this.vmis = w.vmis;
     this.targets = w.targets;
     this.pods = w.pods;
-    this.network = new NetworkPhase1({ podsRoot: o.podsRoot, netnsOf: o.podNetns });
+    this.podSetup = new LauncherPodSetup({ podsRoot: o.podsRoot, netnsOf: o.podNetns, procRoot: o.procRoot });
     this.conns = new LauncherConnections(o.podsRoot, o.notifySocket, o.launcherTimeoutMs);
     const enqueue = (obj: KubeObject) => this.queue.add(objectKey(obj));
     this.vmis.addEventHandler({ onAdd: enqueue, onUpdate: (_a, b) => enqueue(b), onDelete: enqueue });
@@ -337,9 +337,9 @@ export class VirtHandler {
         // upstream's processVmDelete: the guest is down, so the launcher drops the domain now.
         if (domain?.finished) await this.signalDeletion(vmi, podUid);
       } else if (!domain || (!domain.finished && domain.state === 'shutoff')) {
-        const netError = await this.network.ensure(vmi, podUid);
-        if (netError) {
-          this.log(`${key}: ${netError}`);
+        const setupError = pod ? await this.podSetup.ensure(vmi, pod) : undefined;
+        if (setupError) {
+          this.log(`${key}: ${setupError}`);
           return 2_000;
         }
         const synced = await this.call(podUid, uid, (c) => c.syncVirtualMachine(vmi));

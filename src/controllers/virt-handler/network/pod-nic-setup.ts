@@ -34,10 +34,21 @@ export interface PodNicSetupOptions {
   netns: string;
   /** The pod's sockets directory on the host (where the cache for the launcher goes). */
   socketDir: string;
-  /** The pod's resolv.conf (default /etc/resolv.conf: local mode's pods share the host's). */
+  /**
+   * The pod's resolv.conf (default /etc/resolv.conf: local mode's pods share the host's),
+   * read without following symlinks when it is inside a container's root.
+   */
   resolvConf?: string;
   /** Owner uid/gid of the tap, for a QEMU that opens it itself (default: root only). */
   tapOwner?: { uid: number; gid: number };
+  /**
+   * The launcher's account when it is not root (a kubelet's launcher pod runs as 107): the
+   * cache is made its own, and ports from 67 up may be bound by it in the pod's namespace
+   * (the DHCP server's port 67; a container's added capabilities do not reach a non-root
+   * process, and upstream's launcher binary carries CAP_NET_BIND_SERVICE as a file
+   * capability, which a Node script cannot).
+   */
+  launcherUser?: { uid: number; gid: number };
 }
 
 /** What of the VMI's networks this setup cannot do yet: a field-path message, or undefined. */
@@ -74,7 +85,7 @@ export async function setUpPodNetwork(
   const ifaces = podNetworkInterfaces(vmi);
   if (existing && existing.interfaces.length === ifaces.length) return existing.interfaces;
   if (ifaces.length === 0) {
-    await writeNetworkCache(o.socketDir, { interfaces: [] });
+    await writeNetworkCache(o.socketDir, { interfaces: [] }, o.launcherUser);
     return [];
   }
   if (ifaces.length > 1)
@@ -87,7 +98,7 @@ export async function setUpPodNetwork(
     throw new Error(
       `${subject}: the launcher pod's namespace ${o.netns} has no ${POD_IF} with an IPv4 address`,
     );
-  const dns = await readResolvConf(o.resolvConf);
+  const dns = await readResolvConf(o.resolvConf, o.resolvConf !== undefined);
   const hostname = (vmi.spec.hostname ?? vmi.metadata?.name ?? 'vm').slice(0, 63);
   if (iface.passtBinding) {
     // passt (started by libvirt as QEMU's user) answers pings and binds the forwarded
@@ -113,9 +124,10 @@ export async function setUpPodNetwork(
       hostname,
       podIP: podAddr.local,
     };
-    await writeNetworkCache(o.socketDir, { interfaces: [cached] });
+    await writeNetworkCache(o.socketDir, { interfaces: [cached] }, o.launcherUser);
     return [cached];
   }
+  if (o.launcherUser) await allowDhcpPort(o.netns);
   if (iface.bridge) {
     const cached = await setUpBridgeBinding({
       netns: o.netns,
@@ -129,7 +141,7 @@ export async function setUpPodNetwork(
       hostname,
       subject: `${subject}: ${path}`,
     });
-    await writeNetworkCache(o.socketDir, { interfaces: [cached] });
+    await writeNetworkCache(o.socketDir, { interfaces: [cached] }, o.launcherUser);
     return [cached];
   }
   const mtu = pod.mtu;
@@ -181,6 +193,13 @@ export async function setUpPodNetwork(
     hostname,
     podIP: podAddr.local,
   };
-  await writeNetworkCache(o.socketDir, { interfaces: [cached] });
+  await writeNetworkCache(o.socketDir, { interfaces: [cached] }, o.launcherUser);
   return [cached];
+}
+
+/** The first port the pod's namespace lets any account bind: 67, DHCP's, where it is higher. */
+async function allowDhcpPort(netns: string): Promise<void> {
+  const key = 'net.ipv4.ip_unprivileged_port_start';
+  const now = Number((await runInNetns(netns, 'sysctl', ['-n', key])).trim());
+  if (!(now <= 67)) await runInNetns(netns, 'sysctl', ['-q', '-w', `${key}=67`]);
 }

@@ -1,5 +1,7 @@
 /** Nameservers and search domains of a resolv.conf (what the DHCP server offers the guest, as upstream). */
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 const DOMAIN = /^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*\.?$/;
@@ -16,9 +18,21 @@ export function parseResolvConf(text: string): { nameservers: string[]; search: 
   return { nameservers: nameservers.slice(0, 3), search: search.slice(0, 6) };
 }
 
-export async function readResolvConf(path = '/etc/resolv.conf') {
+/**
+ * Reads and parses `path` (none: no servers). With `noFollow` (a file inside a container's
+ * root, `/proc/<pid>/root/...`) neither its directory nor the file may be a symlink: an
+ * absolute link there would resolve on the host.
+ */
+export async function readResolvConf(path = '/etc/resolv.conf', noFollow = false) {
   try {
-    return parseResolvConf(await readFile(path, 'utf8'));
+    if (!noFollow) return parseResolvConf(await readFile(path, 'utf8'));
+    if (!(await lstat(dirname(path))).isDirectory()) throw new Error(`${dirname(path)}: not a directory`);
+    const fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      return parseResolvConf(await fh.readFile('utf8'));
+    } finally {
+      await fh.close();
+    }
   } catch {
     return { nameservers: [], search: [] };
   }

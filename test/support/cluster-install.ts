@@ -1,0 +1,43 @@
+/**
+ * kubevirt-ts installed on the test cluster the way a user installs it: the component
+ * manifests rendered for the dev cluster applied with `kubectl apply -f`, and a KubeVirt
+ * resource with TCG guests (KVM is unusable for a guest on these machines, see
+ * docs/cluster.md).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { ClusterInfo } from '../../scripts/cluster/state';
+import { manifestFiles } from '../../scripts/gen-manifests';
+import { defaultInstallOptions } from '../../src/controllers/virt-operator/components/index';
+
+/**
+ * Writes the manifests into `dir` and applies them (and the KubeVirt resource); `kubectl
+ * delete -f dir` undoes it. The operator's manifest is left out: this installs the
+ * components by hand (the operator would add virt-api, whose certificates the dev
+ * cluster lacks).
+ */
+export function installComponents(
+  info: ClusterInfo,
+  dir: string,
+  kubectl: (...args: string[]) => string,
+): void {
+  const opts = defaultInstallOptions({
+    devCluster: { apiServerPort: Number(new URL(info.server).port) },
+    kubeletRootDir: join(info.stateDir, 'kubelet'),
+  });
+  for (const [name, text] of manifestFiles(opts)) {
+    if (name !== 'kubevirt-ts-operator.yaml') writeFileSync(join(dir, name), text);
+  }
+  kubectl('apply', '-f', dir);
+  writeFileSync(
+    join(dir, 'kubevirt-cr.yaml'),
+    stringify({
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'KubeVirt',
+      metadata: { name: 'kubevirt', namespace: 'kubevirt' },
+      spec: { configuration: { developerConfiguration: { useEmulation: true } } },
+    }),
+  );
+  kubectl('apply', '-f', join(dir, 'kubevirt-cr.yaml'));
+}
