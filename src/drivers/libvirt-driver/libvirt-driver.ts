@@ -7,10 +7,12 @@ import {
   type DomainRef,
   type DomainStats,
   domainName,
+  type FsFreezeSupport,
   type HostCapabilities,
   type HypervisorDriver,
   type MigrationSupport,
   refOf,
+  type Screenshot,
   type SevSupport,
   type ShutdownOptions,
   type SyncOptions,
@@ -37,11 +39,13 @@ import { SevAttestation } from '../sev-snp/attestation';
 import { probeSevCapabilities } from '../sev-snp/capabilities';
 import { bulkStats } from './bulk-stats';
 import { mapLibvirtError } from './error-map';
+import { libvirtFsFreeze } from './fs-freeze';
 import { libvirtGuestAgent } from './guest-agent';
 import { parseDomainCapabilities, parseHostCapabilities, toHostCapabilities } from './host-probe';
 import { consoleOf, vncOf } from './live-devices';
 import { libvirtMigration } from './migration';
 import type { LibvirtDriverOptions } from './options';
+import { libvirtScreenshot } from './screenshot';
 import { ensureSocketDirs } from './socket-dirs';
 import { lifecycleToEvent, reasonName, stateName } from './states';
 
@@ -376,6 +380,16 @@ export class LibvirtDriver implements HypervisorDriver {
     liveXml: (dom) => this.call(dom.name, 'read XML', () => this.client.domainGetXMLDesc(dom)),
     agentCommand: (dom, cmd, timeoutSec) => this.client.qemuAgentCommand(dom, cmd, timeoutSec),
   });
+
+  /** Guest filesystem freeze through the agent (see ./fs-freeze). */
+  readonly fsFreeze: FsFreezeSupport = libvirtFsFreeze({
+    client: () => this.client,
+    lookupActive: (ref, op) => this.mustLookupActive(ref, op),
+  });
+
+  screenshot(ref: DomainRef): Promise<Screenshot> {
+    return libvirtScreenshot(this.client, (r, op) => this.mustLookupActive(r, op), ref);
+  }
 
   async close(): Promise<void> {
     if (this.closed) return;
