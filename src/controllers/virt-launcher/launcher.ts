@@ -456,6 +456,7 @@ export class VirtLauncher implements LauncherService {
     this.exiting = true;
     if (this.finalTimer) clearTimeout(this.finalTimer);
     this.agent.stop();
+    this.guestOps.close();
     await this.notify.flush(2_000);
     await this.server?.close().catch(() => undefined);
     await this.endpoints.close();

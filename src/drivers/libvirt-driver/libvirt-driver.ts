@@ -225,8 +225,9 @@ export class LibvirtDriver implements HypervisorDriver {
     }
     try {
       dom = await this.client.domainDefineXML(text);
-      if (!options.paused) dom = await this.client.domainCreate(dom);
-      else dom = await this.client.domainCreate(dom, CreateFlags.START_PAUSED);
+      // spec.startStrategy Paused: the guest's vCPUs wait for an unpause, as upstream's launcher starts it.
+      const paused = options.paused || vmi.spec?.startStrategy === 'Paused';
+      dom = await this.client.domainCreate(dom, paused ? CreateFlags.START_PAUSED : 0);
     } catch (e) {
       throw this.mapError(e, name, 'define and start');
     }
