@@ -122,6 +122,17 @@ describe.runIf(run)('upstream virtctl requests against kubevirt-ts virt-api', ()
     };
     // A display for VNC and the screenshot.
     vm.spec.template.spec.domain.devices.autoattachGraphicsDevice = true;
+    // And a block filesystem for qemu-ga to freeze: the guest image's ext4 disk, which the
+    // guest's init mounts at /mnt/disk. Without one (the initramfs alone) qemu-ga's
+    // guest-fsfreeze-freeze freezes nothing, answers 0 and stays thawed.
+    const spec = vm.spec.template.spec as unknown as {
+      volumes?: unknown[];
+      domain: { devices: { disks?: unknown[] } };
+    };
+    spec.domain.devices.disks = [{ name: 'data', disk: { bus: 'virtio' } }];
+    spec.volumes = [
+      { name: 'data', containerDisk: { image: 'kubevirt-ts/tiny-guest', path: '/disk.qcow2' } },
+    ];
     const r = await c.apply([vm]);
     expect(r.status, r.stderr).toBe(0);
   }, 300_000);

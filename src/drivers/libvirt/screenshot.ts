@@ -1,9 +1,9 @@
 /**
  * virDomainScreenshot over libvirt's stream protocol (DOMAIN_SCREENSHOT, a read stream):
  * the call's reply carries the image's MIME type (QEMU's screendump: a PPM), then the
- * daemon sends the image as STREAM packets with status CONTINUE and ends with status OK;
- * the client then finishes the stream with an OK packet of its own, as libvirt's
- * virStreamFinish does, so the daemon releases it.
+ * daemon sends the image as STREAM packets with status CONTINUE and ends it with an empty
+ * CONTINUE packet; the client then finishes the stream with an OK packet, as libvirt's
+ * virStreamFinish does, and the daemon confirms with OK and releases it.
  */
 import {
   LibvirtConnectionError,
@@ -68,6 +68,11 @@ export async function captureScreenshot(
       serial = s;
     },
     onData: (d) => {
+      // The daemon ends the data with an empty CONTINUE packet (libvirt's stream EOF).
+      if (d.length === 0) {
+        settle?.resolve();
+        return;
+      }
       size += d.length;
       if (size > maxBytes) {
         abort(new LibvirtConnectionError('closed', `screenshot of ${dom.name} exceeds ${maxBytes} bytes`));
