@@ -68,16 +68,18 @@ export function registerConsoleCommands(program: Command): void {
       .argument('<vmi>')
       .requiredOption('-f, --file <file>', "where to write the PNG ('-': stdout)")
       .option('-m, --move-cursor', 'move the pointer first, to wake a screensaver'),
-  ).action((name: string, o: TargetOptions & { file: string; moveCursor?: boolean }) =>
-    withTarget(o, async (t) => {
+  ).action((name: string, own: TargetOptions & { file: string; moveCursor?: boolean }, cmd: Command) => {
+    // `vnc` has the same target options: commander gives them to it when they follow the verb.
+    const o = { ...own, ...cmd.optsWithGlobals() } as typeof own;
+    return withTarget(o, async (t) => {
       if (!t.subresourceBytes) throw new Error('vnc screenshot: only on a cluster (--kubeconfig)');
       const shot = await t.subresourceBytes(t.namespace, name, 'vnc/screenshot', {
         moveCursor: o.moveCursor ? 'true' : 'false',
       });
       if (o.file === '-') process.stdout.write(shot.body);
       else writeFileSync(o.file, shot.body);
-    }),
-  );
+    });
+  });
   withTargetOptions(
     vnc
       .description("print a VMI's VNC socket, or proxy it on a loopback port")
