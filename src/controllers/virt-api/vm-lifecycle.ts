@@ -156,6 +156,18 @@ export async function restartVm(
   name: string,
   o: LifecycleOptions = {},
 ): Promise<void> {
+  // upstream's restart takes only a forced one (0), and refuses a grace period otherwise.
+  const g = o.gracePeriodSeconds;
+  if (g !== undefined && (!Number.isInteger(g) || g < 0))
+    throw new HttpError(
+      400,
+      'restartOptions.gracePeriodSeconds: gracePeriod has to be greater or equal to 0',
+    );
+  if (g !== undefined && g > 0)
+    throw new HttpError(
+      400,
+      'restartOptions.gracePeriodSeconds: for force restart, only gracePeriod=0 is supported',
+    );
   const vm = await getVm(client, ns, name);
   const vmi = await getVmi(client, ns, name);
   if (runStrategyOf(vm) === 'Halted' || !vmi)

@@ -108,6 +108,10 @@ describe('virtctl start/stop/restart', () => {
     await expect(startVm(t.client, 'default', 't1')).rejects.toThrow(
       'VirtualMachine default/t1 is already running',
     );
+    // upstream's RestartOptions: only a forced restart (0) takes a grace period.
+    await expect(restartVm(t.client, 'default', 't1', { gracePeriodSeconds: 30 })).rejects.toThrow(
+      'only gracePeriod=0 is supported',
+    );
     await restartVm(t.client, 'default', 't1');
     expect((await vm()).status?.stateChangeRequests).toEqual([
       { action: 'Stop', uid: vmi.metadata?.uid },
