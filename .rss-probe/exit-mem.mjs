@@ -1,1 +1,0 @@
-process.on('exit', () => { globalThis.gc?.(); const m = process.memoryUsage(); process.stderr.write(`EXITMEM rss=${(m.rss/1048576).toFixed(1)} heapUsed=${(m.heapUsed/1048576).toFixed(1)} heapTotal=${(m.heapTotal/1048576).toFixed(1)} external=${(m.external/1048576).toFixed(1)}\n`); });
