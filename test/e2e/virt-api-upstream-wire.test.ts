@@ -208,12 +208,23 @@ describe.runIf(run)('upstream virtctl requests against kubevirt-ts virt-api', ()
     const freeze = await call('PUT', `${vmiBase()}/freeze`, JSON.stringify({ unfreezeTimeout: '5m0s' }));
     expect(freeze.status, freeze.body.toString()).toBeLessThan(300);
     expect((await agent('guest-fsfreeze-status')).return).toBe('frozen');
+    // upstream's VMI status.fsFreezeStatus, from the launcher's report through virt-handler.
+    await waitFor(
+      'status.fsFreezeStatus frozen',
+      async () => (await vmi()).status?.fsFreezeStatus === 'frozen',
+      60_000,
+    );
     // Idempotent, as upstream's launcher: a second freeze of a frozen guest succeeds.
     const again = await call('PUT', `${vmiBase()}/freeze`, JSON.stringify({ unfreezeTimeout: '5m0s' }));
     expect(again.status, again.body.toString()).toBeLessThan(300);
     const unfreeze = await call('PUT', `${vmiBase()}/unfreeze`);
     expect(unfreeze.status, unfreeze.body.toString()).toBeLessThan(300);
     expect((await agent('guest-fsfreeze-status')).return).toBe('thawed');
+    await waitFor(
+      'status.fsFreezeStatus unset',
+      async () => (await vmi()).status?.fsFreezeStatus === undefined,
+      60_000,
+    );
 
     // The launcher's safety thaw: nobody unfreezes, the guest is thawed after the timeout.
     const short = await virtctl(['freeze', name, '--unfreeze-timeout', '2s']);
@@ -222,6 +233,11 @@ describe.runIf(run)('upstream virtctl requests against kubevirt-ts virt-api', ()
     await waitFor(
       'the safety thaw',
       async () => (await agent('guest-fsfreeze-status')).return === 'thawed',
+      60_000,
+    );
+    await waitFor(
+      'status.fsFreezeStatus unset',
+      async () => (await vmi()).status?.fsFreezeStatus === undefined,
       60_000,
     );
     // kubevirt-ts's virtctl both ways.

@@ -18,12 +18,26 @@ import { driverRpcError } from './driver-rpc-error';
 /** One launcher's freeze state and its safety thaw. */
 export class LauncherGuestOps {
   private thawTimer: NodeJS.Timeout | undefined;
+  private isFrozen = false;
 
   constructor(
     private readonly driver: () => HypervisorDriver,
     private readonly ref: () => DomainRef,
     private readonly log: (m: string) => void,
+    /** Called when {@link frozen} changes (the launcher reports its domain again). */
+    private readonly onChange: () => void = () => {},
   ) {}
+
+  /** A freeze was requested and no thaw since: upstream's VMI `status.fsFreezeStatus: frozen`. */
+  get frozen(): boolean {
+    return this.isFrozen;
+  }
+
+  private setFrozen(v: boolean): void {
+    if (v === this.isFrozen) return;
+    this.isFrozen = v;
+    this.onChange();
+  }
 
   private get subject(): string {
     const r = this.ref();
@@ -57,12 +71,16 @@ export class LauncherGuestOps {
     const fs = this.fs();
     const ref = this.ref();
     try {
-      if ((await fs.status(ref)) === 'frozen') return;
+      if ((await fs.status(ref)) === 'frozen') {
+        this.setFrozen(true);
+        return;
+      }
       const n = await fs.freeze(ref);
       this.log(`froze ${n} guest filesystem(s)`);
     } catch (e) {
       throw driverRpcError(e, this.subject, 'failed to freeze the guest filesystems');
     }
+    this.setFrozen(true);
     this.cancelThaw();
     if (unfreezeTimeoutSeconds > 0) {
       this.thawTimer = setTimeout(() => {
@@ -70,7 +88,10 @@ export class LauncherGuestOps {
         this.log(`Unfreeze was not called within ${unfreezeTimeoutSeconds} s: thawing the guest filesystems`);
         this.fs()
           .thaw(this.ref())
-          .catch((e: Error) => this.log(`safety thaw: ${e.message}`));
+          .then(
+            () => this.setFrozen(false),
+            (e: Error) => this.log(`safety thaw: ${e.message}`),
+          );
       }, unfreezeTimeoutSeconds * 1000);
       this.thawTimer.unref?.();
     }
@@ -82,12 +103,14 @@ export class LauncherGuestOps {
     const fs = this.fs();
     const ref = this.ref();
     try {
-      if ((await fs.status(ref)) === 'thawed') return;
-      const n = await fs.thaw(ref);
-      this.log(`thawed ${n} guest filesystem(s)`);
+      if ((await fs.status(ref)) !== 'thawed') {
+        const n = await fs.thaw(ref);
+        this.log(`thawed ${n} guest filesystem(s)`);
+      }
     } catch (e) {
       throw driverRpcError(e, this.subject, 'failed to thaw the guest filesystems');
     }
+    this.setFrozen(false);
   }
 
   /** GetScreenshot: the display as PNG. */

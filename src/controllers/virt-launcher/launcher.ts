@@ -141,6 +141,7 @@ export class VirtLauncher implements LauncherService {
       vmiUid: this.opts.uid,
       finished: this.finished,
       guestAgent: this.agent.report,
+      ...(this.guestOps.frozen ? { fsFreezeStatus: 'frozen' as const } : {}),
       ...this.endpoints.report(),
       interfaces: this.opts.networkReport?.(),
       ...this.migrations.report(d),
@@ -301,6 +302,7 @@ export class VirtLauncher implements LauncherService {
     () => this.mustDriver(),
     () => this.ref,
     (m) => this.log(m),
+    () => this.reported && !this.exiting && this.send('MODIFIED'),
   );
   freezeVirtualMachine = (r: FreezeRequest) =>
     this.guestOps.freeze(this.parseVmi(r), r.unfreezeTimeoutSeconds);
