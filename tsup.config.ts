@@ -36,6 +36,22 @@ export default defineConfig([
     clean: false,
     shims: false,
   },
+  // virt-api: one server process, the same way; client-node stays external (it is loaded
+  // only for kubeconfig exec/auth-provider users, see controllers/runtime/kube/kubeconfig.ts).
+  {
+    entry: { 'cli/virt-api': 'src/cli/virt-api.ts' },
+    format: ['esm'],
+    target: 'node20',
+    platform: 'node',
+    splitting: false,
+    noExternal: [/^(?!@kubernetes\/client-node)/],
+    minify: true,
+    sourcemap: true,
+    clean: false,
+    banner: {
+      js: "import { createRequire as __kvtsRequire } from 'node:module'; const require = __kvtsRequire(import.meta.url);",
+    },
+  },
   {
     entry: { 'cli/virt-launcher': 'src/cli/virt-launcher.ts' },
     format: ['esm'],

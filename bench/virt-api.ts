@@ -1,12 +1,15 @@
 /**
  * `npm run bench:virt-api`: VMI creates through a real kube-apiserver, 50 concurrent
  * clients, first with no webhooks, then with virt-api's mutating and validating webhooks
- * registered (virt-api as its own process, `kubevirt-ts virt-api` from dist/). One run of
- * each. Ends with
- * `BENCH virt-api admission_p50_ms= admission_p99_ms= create_no_webhook_p50_ms= rss_mib=`
- * (rss: virt-api's resident memory after the run).
+ * registered (virt-api as its own process, `kubevirt-ts virt-api` from dist/, which runs
+ * its own bundle dist/cli/virt-api.js). One run of each. Then the same creates once more
+ * with the webhooks served by a virt-api started through the whole command tree (dist's
+ * program chunk: every command and, through virtctl, @kubernetes/client-node; what
+ * `kubevirt-ts virt-api` loaded before it had its own bundle), for the memory it costs.
+ * Ends with `BENCH virt-api admission_p50_ms= admission_p99_ms= create_no_webhook_p50_ms=
+ * rss_mib= rss_full_cli_mib=` (rss: the virt-api process's resident memory after its run).
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crdsDir } from '../scripts/gen-crds';
@@ -87,59 +90,81 @@ try {
   const ca = makeCa(pki, 'kubevirt-ca');
   const serving = issue(pki, ca, 'virt-api', 'virt-api', ['IP:127.0.0.1']);
   const apiClient = issue(pki, ca, 'api-client', 'kubevirt.io:system:client:virt-handler');
-  const port = 20_000 + (process.pid % 20_000);
-  api = spawn(
-    process.execPath,
-    [
-      cli,
-      'virt-api',
-      '--kubeconfig',
-      cp.kubeconfigPath,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--tls-cert-file',
-      serving.cert,
-      '--tls-key-file',
-      serving.key,
-      '--handler-client-cert',
-      apiClient.cert,
-      '--handler-client-key',
-      apiClient.key,
-      '--kubevirt-ca',
-      ca.cert,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  await new Promise<void>((resolve, reject) => {
-    let err = '';
-    api?.stderr?.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (err.includes('serving on')) resolve();
+  const flags = (port: number) => [
+    'virt-api',
+    '--kubeconfig',
+    cp.kubeconfigPath,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--tls-cert-file',
+    serving.cert,
+    '--tls-key-file',
+    serving.key,
+    '--handler-client-cert',
+    apiClient.cert,
+    '--handler-client-key',
+    apiClient.key,
+    '--kubevirt-ca',
+    ca.cert,
+  ];
+  const startApi = async (args: string[]): Promise<ChildProcess> => {
+    const p = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    await new Promise<void>((resolve, reject) => {
+      let err = '';
+      p.stderr?.on('data', (d: Buffer) => {
+        err += d.toString();
+        if (err.includes('serving on')) resolve();
+      });
+      p.once('exit', () => reject(new Error(`virt-api exited: ${err}`)));
     });
-    api?.once('exit', () => reject(new Error(`virt-api exited: ${err}`)));
-  });
-  const hooks = virtApiComponents({
-    namespace: 'kubevirt',
-    image: 'x',
-    caBundle: readFileSync(ca.cert, 'utf8'),
-    webhookUrl: `https://127.0.0.1:${port}`,
-  }).filter((o) => String(o.kind).endsWith('WebhookConfiguration'));
-  const file = join(cp.dir, 'hooks.json');
-  writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: hooks }));
-  await run(kubectl, ['--kubeconfig', cp.kubeconfigPath, 'apply', '-f', file]);
-  // The API server picks up webhook configurations from its informer: wait until one answers.
-  for (let i = 0; ; i++) {
-    const o = await client.create(VirtualMachineInstanceType, vmi('probe', i));
-    if ((o as { spec?: { domain?: { machine?: unknown } } }).spec?.domain?.machine) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+    return p;
+  };
+  /** Points the webhooks at `port` and waits until the API server calls them there. */
+  const hookTo = async (port: number, probe: string) => {
+    const hooks = virtApiComponents({
+      namespace: 'kubevirt',
+      image: 'x',
+      caBundle: readFileSync(ca.cert, 'utf8'),
+      webhookUrl: `https://127.0.0.1:${port}`,
+    }).filter((o) => String(o.kind).endsWith('WebhookConfiguration'));
+    const file = join(cp.dir, `hooks-${port}.json`);
+    writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: hooks }));
+    await run(kubectl, ['--kubeconfig', cp.kubeconfigPath, 'apply', '-f', file]);
+    // The API server picks up webhook configurations from its informer: wait until one answers.
+    for (let i = 0; ; i++) {
+      const o = await client.create(VirtualMachineInstanceType, vmi(probe, i)).catch(() => undefined);
+      if ((o as { spec?: { domain?: { machine?: unknown } } } | undefined)?.spec?.domain?.machine) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+  const rssMiB = (p: ChildProcess) =>
+    Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+
+  const port = 20_000 + (process.pid % 20_000);
+  api = await startApi([cli, ...flags(port)]);
+  await hookTo(port, 'probe');
   const hooked = await creates(client, 'hooked');
-  const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${api.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+  const rss = rssMiB(api);
+  api.kill('SIGTERM');
+
+  // The same server through the whole command tree, as `kubevirt-ts virt-api` ran before.
+  const program = /import\("(\.\.\/program-[A-Z0-9]+\.js)"\)/.exec(readFileSync(cli, 'utf8'))?.[1];
+  if (!program) throw new Error(`${cli}: no program chunk import found`);
+  const programUrl = new URL(program, `file://${cli}`).href;
+  api = await startApi([
+    '--input-type=module',
+    '-e',
+    `const { buildProgram } = await import(${JSON.stringify(programUrl)}); await buildProgram().parseAsync(process.argv.slice(1), { from: 'user' });`,
+    ...flags(port + 1),
+  ]);
+  await hookTo(port + 1, 'probe-full');
+  await creates(client, 'hooked-full');
+  const rssFull = rssMiB(api);
   client.close();
   console.log(
-    `BENCH virt-api admission_p50_ms=${pct(hooked, 50).toFixed(1)} admission_p99_ms=${pct(hooked, 99).toFixed(1)} create_no_webhook_p50_ms=${pct(plain, 50).toFixed(1)} rss_mib=${rss.toFixed(0)}`,
+    `BENCH virt-api admission_p50_ms=${pct(hooked, 50).toFixed(1)} admission_p99_ms=${pct(hooked, 99).toFixed(1)} create_no_webhook_p50_ms=${pct(plain, 50).toFixed(1)} rss_mib=${rss.toFixed(0)} rss_full_cli_mib=${rssFull.toFixed(0)}`,
   );
 } finally {
   api?.kill('SIGTERM');

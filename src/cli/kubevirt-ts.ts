@@ -8,6 +8,11 @@ if (process.argv[2] === LAUNCHER_SUBCOMMAND) {
   const entry = new URL('./virt-launcher.js', import.meta.url).href;
   const { launcherMain } = (await import(entry)) as typeof import('./virt-launcher');
   await launcherMain(process.argv.slice(3));
+} else if (process.argv[2] === 'virt-api') {
+  // One server process: its own bundle without the rest of the CLI (see virt-api.ts).
+  const entry = new URL('./virt-api.js', import.meta.url).href;
+  const { virtApiMain } = (await import(entry)) as typeof import('./virt-api');
+  await virtApiMain(process.argv.slice(3));
 } else {
   const { buildProgram } = await import('./program');
   buildProgram()

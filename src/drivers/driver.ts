@@ -254,6 +254,26 @@ export interface SevSupport {
   injectLaunchSecret(ref: DomainRef, secret: SevSecret): Promise<void>;
 }
 
+/** A picture of a guest's display, as the hypervisor gives it (QEMU through libvirt: a PPM). */
+export interface Screenshot {
+  /** MIME type, e.g. `image/x-portable-pixmap` or `image/png`. */
+  mime: string;
+  data: Buffer;
+}
+
+/** Freezing a guest's filesystems (for a consistent snapshot), for drivers whose guest agent can. */
+export interface FsFreezeSupport {
+  /**
+   * Flushes and freezes every freezable guest filesystem; resolves with how many were
+   * frozen. Rejects with the agent's error (e.g. no agent, or already frozen).
+   */
+  freeze(ref: DomainRef): Promise<number>;
+  /** Thaws the frozen filesystems; resolves with how many were thawed. */
+  thaw(ref: DomainRef): Promise<number>;
+  /** Whether the guest's filesystems are frozen, as its agent says. */
+  status(ref: DomainRef): Promise<'frozen' | 'thawed'>;
+}
+
 /**
  * A hypervisor backend. Every method that names a domain takes the VMI's namespace and
  * name. Methods reject with a `DriverError` whose `code` says what went wrong.
@@ -300,6 +320,10 @@ export interface HypervisorDriver {
   readonly guestAgent?: GuestAgentSupport;
   /** Present when the driver can run the SEV attestation flow. */
   readonly sev?: SevSupport;
+  /** Present when the driver can freeze and thaw guest filesystems (through the guest agent). */
+  readonly fsFreeze?: FsFreezeSupport;
+  /** The guest display's current picture; absent when the driver cannot capture it. */
+  screenshot?(ref: DomainRef): Promise<Screenshot>;
   /** Releases connections; running domains keep running. */
   close(): Promise<void>;
 }

@@ -10,34 +10,25 @@
  * service's name directly, while a ClusterIP needs kube-proxy (there is none) and an
  * Endpoints object naming 127.0.0.1 is refused by the API server (loopback). The webhooks
  * use url clientConfigs. The handler runs as a process, not a pod, so virt-api is told its
- * address instead of looking up the virt-handler pod of the node.
+ * address instead of looking up the virt-handler pod of the node. The set-up is
+ * ./virt-api-cluster's, shared with virt-api-upstream-wire.test.ts.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { connect } from 'node:net';
-import path, { join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { crdsDir } from '../../scripts/gen-crds';
-import { createClusterConfig } from '../../src/api/config/cluster-config';
-import { KubeClient } from '../../src/controllers/runtime/kube/client';
+import type { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import { startVirtApi, type VirtApi } from '../../src/controllers/virt-api/server';
-import { type HandlerRestServer, serveHandlerRest } from '../../src/controllers/virt-handler/rest-server';
-import { virtApiComponents } from '../../src/controllers/virt-operator/components/virt-api';
-import {
-  type ControlPlane,
-  available as kubeAvailable,
-  kubeBinDir,
-  unavailableReason as kubeUnavailableReason,
-  startControlPlane,
-} from '../support/kube';
-import { type CertFiles, issue, makeCa } from '../support/tls-certs';
-import { cliEntry, e2eRun, NodeHarness, tinyGuestVm, waitFor } from './node-harness';
+import type { HandlerRestServer } from '../../src/controllers/virt-handler/rest-server';
+import { available as kubeAvailable, unavailableReason as kubeUnavailableReason } from '../support/kube';
+import type { CertFiles } from '../support/tls-certs';
+import { cliEntry, e2eRun, type NodeHarness, tinyGuestVm, waitFor } from './node-harness';
+import { kubectl, startVirtApiCluster, type VirtApiCluster } from './virt-api-cluster';
 
-const kubectl = path.join(kubeBinDir, 'kubectl');
 const run = e2eRun('virt-api end to end (real control plane)', () =>
   !kubeAvailable() ? kubeUnavailableReason : !existsSync(kubectl) ? `no kubectl at ${kubectl}` : undefined,
 );
@@ -45,130 +36,22 @@ const run = e2eRun('virt-api end to end (real control plane)', () =>
 describe.runIf(run)('virt-api on a real control plane', () => {
   const ns = 'default';
   const name = `e2e-virtapi-${process.pid}`;
-  let cp: ControlPlane | undefined;
+  let c: VirtApiCluster | undefined;
+  let cp: VirtApiCluster['cp'] | undefined;
   let client: KubeClient;
-  let api: VirtApi | undefined;
   let rest: HandlerRestServer | undefined;
   let node: NodeHarness | undefined;
   let ca: CertFiles;
-
-  // Asynchronous: virt-api runs in this process and must answer while kubectl waits.
-  const k = (args: string[], kubeconfig = cp?.kubeconfigPath ?? '') =>
-    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(kubectl, ['--kubeconfig', kubeconfig, ...args], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => {
-        stdout += d.toString();
-      });
-      child.stderr.on('data', (d: Buffer) => {
-        stderr += d.toString();
-      });
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-    });
-  const apply = async (objects: unknown[]) => {
-    const file = join(cp?.dir ?? '', `objs-${Math.random().toString(36).slice(2)}.json`);
-    writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
-    return k(['apply', '-f', file]);
-  };
+  const k: VirtApiCluster['k'] = (args, kubeconfig) => c!.k(args, kubeconfig);
+  const apply: VirtApiCluster['apply'] = (objects) => c!.apply(objects);
 
   beforeAll(async () => {
-    cp = await startControlPlane({ controllerManager: true, scheduler: true });
-    const crds = await k(['apply', '-f', crdsDir]);
-    expect(crds.status, crds.stderr).toBe(0);
-    const waited = await k([
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      'crd/virtualmachines.kubevirt.io',
-      'crd/virtualmachineinstances.kubevirt.io',
-    ]);
-    expect(waited.status, waited.stderr).toBe(0);
-    client = KubeClient.fromKubeconfig(cp.kubeconfigPath, { qps: 200, burst: 400 });
-
-    const pki = join(cp.dir, 'kubevirt-pki');
-    ca = makeCa(pki, 'kubevirt-ca');
-    const serving = issue(pki, ca, 'virt-api', 'virt-api', ['IP:127.0.0.1', 'DNS:virt-api.kubevirt.svc']);
-    const handlerServing = issue(pki, ca, 'handler', 'kubevirt.io:system:node:virt-handler', [
-      'IP:127.0.0.1',
-    ]);
-    const apiClient = issue(pki, ca, 'api-client', 'kubevirt.io:system:client:virt-handler');
-
-    node = new NodeHarness({ client, nodeName: `node-virtapi-${process.pid}`, bindPending: false });
-    await node.start();
-    rest = await serveHandlerRest({
-      launchers: node.handler!,
-      host: '127.0.0.1',
-      port: 0,
-      tls: { ...handlerServing, ca: ca.cert },
-    });
-    api = await startVirtApi({
-      client,
-      tls: serving,
-      host: '127.0.0.1',
-      port: 0,
-      config: () =>
-        createClusterConfig(
-          { developerConfiguration: { useEmulation: true } },
-          { hostArchitecture: 'amd64' },
-        ),
-      kubevirtNamespace: 'kubevirt',
-      // The controller and handler here act as the admin (in a cluster: KubeVirt's service accounts).
-      privilegedUsers: ['kubevirt-ts-admin'],
-      handler: {
-        tls: { ...apiClient, ca: ca.cert },
-        port: rest.port,
-        resolveHandler: async () => '127.0.0.1',
-      },
-    });
-
-    const rendered = virtApiComponents({
-      namespace: 'kubevirt',
-      image: 'kubevirt-ts:dev',
-      caBundle: readFileSync(ca.cert, 'utf8'),
-      webhookUrl: `https://127.0.0.1:${api.port}`,
-    });
-    const pick = (kind: string) => rendered.filter((o) => o.kind === kind);
-    const apiService = pick('APIService')[0] as { spec: { service: { port: number } } };
-    apiService.spec.service.port = api.port;
-    const objs = [
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kubevirt' } },
-      {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: { name: 'virt-api', namespace: 'kubevirt' },
-        spec: {
-          type: 'ExternalName',
-          externalName: '127.0.0.1',
-          ports: [{ port: api.port, protocol: 'TCP' }],
-        },
-      },
-      apiService,
-      ...pick('MutatingWebhookConfiguration'),
-      ...pick('ValidatingWebhookConfiguration'),
-    ];
-    const applied = await apply(objs);
-    expect(applied.status, applied.stderr).toBe(0);
-    const avail = await k([
-      'wait',
-      '--for=condition=Available',
-      '--timeout=60s',
-      'apiservice/v1.subresources.kubevirt.io',
-    ]);
-    expect(
-      avail.status,
-      `${avail.stderr}\n${(await k(['get', 'apiservice/v1.subresources.kubevirt.io', '-o', 'yaml'])).stdout}`,
-    ).toBe(0);
+    c = await startVirtApiCluster(`node-virtapi-${process.pid}`);
+    ({ cp, client, rest, node, ca } = c);
   }, 300_000);
 
   afterAll(async () => {
-    await node?.close(`${ns}_${name}`);
-    await api?.close();
-    await rest?.close();
-    client?.close();
-    await cp?.stop();
+    await c?.close(`${ns}_${name}`);
   }, 120_000);
 
   it('kubectl apply goes through the webhooks: a defaulted field reads back', async () => {

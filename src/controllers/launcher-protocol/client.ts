@@ -4,11 +4,13 @@ import {
   CmdClient,
   type DomainResponse,
   type DomainStatsResponse,
+  type FreezeRequest,
   type GuestInfoResponse,
   type InjectLaunchSecretRequest,
   type LaunchMeasurementResponse,
   type MigrationRequest,
   type Response,
+  type ScreenshotResponse,
   type SEVInfoResponse,
   type VirtualMachineOptions,
   type VMIRequest,
@@ -93,6 +95,27 @@ export class LauncherClient {
     return this.command('UnpauseVirtualMachine', (o, cb) =>
       this.cmd.unpauseVirtualMachine(req, meta(), o, cb),
     );
+  }
+  /** Freezes the guest's filesystems; the launcher thaws them after `unfreezeTimeoutSeconds` (0: never). */
+  freezeVirtualMachine(vmi: unknown, unfreezeTimeoutSeconds: number): Promise<void> {
+    const req: FreezeRequest = { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, unfreezeTimeoutSeconds };
+    return this.command('FreezeVirtualMachine', (o, cb) => this.cmd.freezeVirtualMachine(req, meta(), o, cb));
+  }
+  unfreezeVirtualMachine(vmi: unknown): Promise<void> {
+    const req = LauncherClient.request(vmi);
+    return this.command('UnfreezeVirtualMachine', (o, cb) =>
+      this.cmd.unfreezeVirtualMachine(req, meta(), o, cb),
+    );
+  }
+  /** The guest display's picture (PNG from this project's launcher). */
+  async getScreenshot(vmi: unknown): Promise<{ mime: string; data: Buffer }> {
+    const req = LauncherClient.request(vmi);
+    const res = await this.call<ScreenshotResponse>('GetScreenshot', (o, cb) =>
+      this.cmd.getScreenshot(req, meta(), o, cb),
+    );
+    if (res.response && !res.response.success)
+      throw new LauncherCommandError('GetScreenshot', res.response.message);
+    return { mime: res.mime, data: Buffer.from(res.data) };
   }
   resetVirtualMachine(vmi: unknown): Promise<void> {
     const req = LauncherClient.request(vmi);

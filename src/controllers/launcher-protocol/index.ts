@@ -4,6 +4,7 @@
  */
 export * from './client';
 export type {
+  FreezeRequest,
   InjectLaunchSecretRequest,
   MigrationRequest,
   VirtualMachineOptions,

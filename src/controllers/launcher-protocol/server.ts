@@ -7,11 +7,13 @@ import {
   type DomainResponse,
   type DomainStatsResponse,
   type EmptyRequest,
+  type FreezeRequest,
   type GuestInfoResponse,
   type InjectLaunchSecretRequest,
   type LaunchMeasurementResponse,
   type MigrationRequest,
   type Response,
+  type ScreenshotResponse,
   type SEVInfoResponse,
   type VMIRequest,
 } from './generated/kubevirt/cmd/v1/cmd';
@@ -31,6 +33,9 @@ export interface LauncherService {
   syncVirtualMachine(req: VMIRequest): Promise<void>;
   pauseVirtualMachine(req: VMIRequest): Promise<void>;
   unpauseVirtualMachine(req: VMIRequest): Promise<void>;
+  /** Freezes the guest's filesystems; thawed again after `unfreezeTimeoutSeconds` (0: never). */
+  freezeVirtualMachine(req: FreezeRequest): Promise<void>;
+  unfreezeVirtualMachine(req: VMIRequest): Promise<void>;
   resetVirtualMachine(req: VMIRequest): Promise<void>;
   softRebootVirtualMachine(req: VMIRequest): Promise<void>;
   shutdownVirtualMachine(req: VMIRequest): Promise<void>;
@@ -47,6 +52,8 @@ export interface LauncherService {
   getSevInfo(): Promise<Uint8Array>;
   getLaunchMeasurement(req: VMIRequest): Promise<Uint8Array>;
   injectLaunchSecret(req: InjectLaunchSecretRequest): Promise<void>;
+  /** The guest display's picture. */
+  getScreenshot(req: VMIRequest): Promise<{ mime: string; data: Uint8Array }>;
 }
 
 function failure(err: unknown): Response {
@@ -119,6 +126,8 @@ export async function serveLauncher(socketDir: string, impl: LauncherService): P
     syncVirtualMachine: command((r: VMIRequest) => impl.syncVirtualMachine(r)),
     pauseVirtualMachine: command((r: VMIRequest) => impl.pauseVirtualMachine(r)),
     unpauseVirtualMachine: command((r: VMIRequest) => impl.unpauseVirtualMachine(r)),
+    freezeVirtualMachine: command((r: FreezeRequest) => impl.freezeVirtualMachine(r)),
+    unfreezeVirtualMachine: command((r: VMIRequest) => impl.unfreezeVirtualMachine(r)),
     resetVirtualMachine: command((r: VMIRequest) => impl.resetVirtualMachine(r)),
     softRebootVirtualMachine: command((r: VMIRequest) => impl.softRebootVirtualMachine(r)),
     shutdownVirtualMachine: command((r: VMIRequest) => impl.shutdownVirtualMachine(r)),
@@ -144,6 +153,14 @@ export async function serveLauncher(socketDir: string, impl: LauncherService): P
     getSevInfo: withPayload(
       (_: EmptyRequest) => impl.getSevInfo(),
       (response, sevInfo): SEVInfoResponse => ({ response, sevInfo: Buffer.from(sevInfo ?? []) }),
+    ),
+    getScreenshot: withPayload(
+      (r: VMIRequest) => impl.getScreenshot(r),
+      (response, shot): ScreenshotResponse => ({
+        response,
+        mime: shot?.mime ?? '',
+        data: Buffer.from(shot?.data ?? []),
+      }),
     ),
     getLaunchMeasurement: withPayload(
       (r: VMIRequest) => impl.getLaunchMeasurement(r),

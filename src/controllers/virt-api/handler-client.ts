@@ -102,10 +102,28 @@ export class HandlerClient {
     name: string,
     op: string,
     body?: unknown,
-  ) {
+  ): Promise<unknown> {
+    const res = await this.callRaw(nodeName, method, ns, name, op, body);
+    const text = res.body.toString('utf8');
+    try {
+      return text ? JSON.parse(text) : {};
+    } catch {
+      throw new HttpError(502, `virt-handler: ${op}: answer is not JSON`);
+    }
+  }
+
+  /** A call whose answer is returned as bytes (the screenshot); errors as in {@link call}. */
+  async callRaw(
+    nodeName: string | undefined,
+    method: 'GET' | 'PUT',
+    ns: string,
+    name: string,
+    op: string,
+    body?: unknown,
+  ): Promise<{ contentType: string; body: Buffer }> {
     const url = new URL(HandlerClient.path(ns, name, op), await this.baseUrl(nodeName));
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    return new Promise<unknown>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       const req = https.request(
         url,
         {
@@ -118,17 +136,14 @@ export class HandlerClient {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let parsed: unknown = {};
-            try {
-              parsed = text ? JSON.parse(text) : {};
-            } catch {
-              parsed = { message: text };
-            }
+            const data = Buffer.concat(chunks);
             if ((res.statusCode ?? 500) >= 300) {
-              const msg = (parsed as { message?: string }).message ?? text;
+              let msg = data.toString('utf8');
+              try {
+                msg = (JSON.parse(msg) as { message?: string }).message ?? msg;
+              } catch {}
               reject(new HttpError(res.statusCode ?? 500, `virt-handler: ${msg}`));
-            } else resolve(parsed);
+            } else resolve({ contentType: String(res.headers['content-type'] ?? ''), body: data });
           });
         },
       );

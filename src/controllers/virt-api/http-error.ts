@@ -29,6 +29,14 @@ export class HttpError extends Error {
   }
 }
 
+/** A non-JSON answer of a subresource (the screenshot's PNG). */
+export class RawResponse {
+  constructor(
+    readonly contentType: string,
+    readonly body: Buffer,
+  ) {}
+}
+
 /** The Status body of an error. */
 export function statusBody(code: number, message: string): Record<string, unknown> {
   return {

@@ -33,7 +33,7 @@ import {
   UnauthenticatedError,
 } from './front-proxy-auth';
 import { HandlerClient, type HandlerClientOptions } from './handler-client';
-import { HttpError, sendError, sendJson } from './http-error';
+import { HttpError, RawResponse, sendError, sendJson } from './http-error';
 import { isStream, refuseUpgrade, StreamRelay } from './streams';
 import { expandSpec, expandVm, migrateVm, restartVm, startVm, stopVm } from './vm-lifecycle';
 import { isVmiOperation, vmiOperation } from './vmi-subresources';
@@ -179,7 +179,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     sendJson(res, 200, admissionResponse(review.uid, outcome));
   };
 
-  const api = async (req: IncomingMessage, path: string): Promise<unknown> => {
+  const api = async (req: IncomingMessage, path: string, query: URLSearchParams): Promise<unknown> => {
     const base = `/apis/${SUBRESOURCE_GROUP}`;
     if (req.method === 'GET') {
       if (path === '/apis') return apiGroupList();
@@ -226,13 +226,19 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
       );
     }
     const body = req.method === 'PUT' ? await jsonBody(req) : undefined;
-    return vmiOperation(o.client, handlers, req.method ?? 'GET', ns, name, op, body);
+    return vmiOperation(o.client, handlers, req.method ?? 'GET', ns, name, op, body, query);
   };
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const path = new URL(req.url ?? '/', 'https://virt-api').pathname;
+    const url = new URL(req.url ?? '/', 'https://virt-api');
+    const path = url.pathname;
     const work = path.startsWith('/apis')
-      ? api(req, path).then((b) => sendJson(res, 200, b ?? {}))
+      ? api(req, path, url.searchParams).then((b) => {
+          if (b instanceof RawResponse) {
+            res.writeHead(200, { 'content-type': b.contentType, 'content-length': b.body.length });
+            res.end(b.body);
+          } else sendJson(res, 200, b ?? {});
+        })
       : webhook(req, res, path);
     work.catch((e: unknown) => {
       if (!(e instanceof HttpError)) log(`${req.method} ${path}: ${(e as Error).message}`);

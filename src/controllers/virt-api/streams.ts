@@ -13,13 +13,26 @@ import { PLAIN_STREAM_PROTOCOL, pipeWebSocket, pipeWebSockets } from '../common/
 import type { ObjectClient } from '../runtime/types';
 import type { HandlerClient } from './handler-client';
 import { HttpError, statusBody } from './http-error';
-import { fetchVmi, requireRunning } from './vmi-subresources';
+import { fetchVmi, type Vmi } from './vmi-subresources';
 
 const PORT_FORWARD = /^portforward\/(\d{1,5})(?:\/(tcp|udp))?$/;
 
 /** Whether `op` is a stream this server serves. */
 export function isStream(op: string): boolean {
   return op === 'console' || op === 'vnc' || PORT_FORWARD.test(op);
+}
+
+/**
+ * Upstream's checks before a console or VNC connection: the device is there and the VMI
+ * runs, else 400 (upstream's virtctl console retries on 400 while a VMI starts).
+ */
+export function validateForStream(vmi: Vmi, op: string): void {
+  const devices = vmi.spec?.domain?.devices;
+  if (op === 'console' && devices?.autoattachSerialConsole === false)
+    throw new HttpError(400, 'No serial consoles are present.');
+  if (op === 'vnc' && devices?.autoattachGraphicsDevice === false)
+    throw new HttpError(400, 'No graphics devices are present.');
+  if (vmi.status?.phase !== 'Running') throw new HttpError(400, `VMI ${vmi.metadata?.name} is not running`);
 }
 
 /** Answers an upgrade that cannot be served with a Status body. */
@@ -59,7 +72,7 @@ export class StreamRelay {
       throw new HttpError(400, `websocket subprotocol ${PLAIN_STREAM_PROTOCOL} is required`);
     }
     const vmi = await fetchVmi(this.client, ns, name);
-    requireRunning(vmi);
+    validateForStream(vmi, op.startsWith('portforward') ? 'portforward' : op);
     const pf = PORT_FORWARD.exec(op);
     if (pf) {
       const port = Number(pf[1]);

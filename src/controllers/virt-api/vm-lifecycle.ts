@@ -61,7 +61,7 @@ async function setRunStrategy(
 async function addRequests(
   client: ObjectClient,
   vm: Vm,
-  reqs: Array<{ action: string; uid?: string }>,
+  reqs: Array<{ action: string; uid?: string; data?: Record<string, string> }>,
   dryRun: boolean,
 ): Promise<void> {
   const pending = vm.status?.stateChangeRequests ?? [];
@@ -98,8 +98,8 @@ export async function startVm(
   name: string,
   o: LifecycleOptions = {},
 ): Promise<void> {
-  if (o.paused)
-    throw new HttpError(400, 'startOptions.paused: starting paused is not supported by kubevirt-ts');
+  if (o.paused !== undefined && typeof o.paused !== 'boolean')
+    throw new HttpError(400, 'startOptions.paused: must be true or false');
   const vm = await getVm(client, ns, name);
   const strategy = runStrategyOf(vm);
   const vmi = await getVmi(client, ns, name);
@@ -107,9 +107,12 @@ export async function startVm(
   if (vmi && !vmi.metadata?.deletionTimestamp && !FINAL.includes(vmi.status?.phase ?? '')) {
     throw new HttpError(409, `VirtualMachine ${id} is already running`);
   }
-  if (strategy === 'Halted') await setRunStrategy(client, vm, 'Always', isDryRun(o));
-  else if (strategy === 'Manual' || strategy === 'RerunOnFailure')
-    await addRequests(client, vm, [{ action: 'Start' }], isDryRun(o));
+  // Paused, as upstream: a Start request carrying `paused: "true"`, which virt-controller
+  // turns into a VMI with spec.startStrategy Paused (for Halted it flips runStrategy first).
+  const start = o.paused ? { action: 'Start', data: { paused: 'true' } } : { action: 'Start' };
+  if (strategy === 'Halted' && !o.paused) await setRunStrategy(client, vm, 'Always', isDryRun(o));
+  else if (strategy === 'Halted' || strategy === 'Manual' || strategy === 'RerunOnFailure')
+    await addRequests(client, vm, [start], isDryRun(o));
   else throw new HttpError(409, `VirtualMachine ${id}: ${strategy} does not support manual start requests`);
 }
 
@@ -153,6 +156,18 @@ export async function restartVm(
   name: string,
   o: LifecycleOptions = {},
 ): Promise<void> {
+  // upstream's restart takes only a forced one (0), and refuses a grace period otherwise.
+  const g = o.gracePeriodSeconds;
+  if (g !== undefined && (!Number.isInteger(g) || g < 0))
+    throw new HttpError(
+      400,
+      'restartOptions.gracePeriodSeconds: gracePeriod has to be greater or equal to 0',
+    );
+  if (g !== undefined && g > 0)
+    throw new HttpError(
+      400,
+      'restartOptions.gracePeriodSeconds: for force restart, only gracePeriod=0 is supported',
+    );
   const vm = await getVm(client, ns, name);
   const vmi = await getVmi(client, ns, name);
   if (runStrategyOf(vm) === 'Halted' || !vmi)

@@ -1,16 +1,19 @@
 /**
  * The VirtualMachineInstance subresources of virt-api: checks on the VMI (it exists, it
  * runs, it is or is not paused), then the call goes to the virt-handler of its node
- * (pause, unpause, softreboot, reset, guest info, SEV), except `sev/setupsession`, which
- * records the session on the VMI as upstream does.
+ * (pause, unpause, softreboot, reset, freeze, unfreeze, guest info, SEV; the screenshot
+ * in ./vnc-screenshot), except `sev/setupsession`, which records the session on the VMI
+ * as upstream does.
  */
 import type { VirtualMachineInstance } from '../../api/generated/types';
 import { VirtualMachineInstanceType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
 import type { HandlerClient } from './handler-client';
 import { HttpError } from './http-error';
+import { vncScreenshot } from './vnc-screenshot';
 
-type Vmi = VirtualMachineInstance & KubeObject;
+/** A VMI as read from the API server. */
+export type Vmi = VirtualMachineInstance & KubeObject;
 
 /** Reads a VMI or answers 404. */
 export async function fetchVmi(client: ObjectClient, ns: string, name: string): Promise<Vmi> {
@@ -50,6 +53,9 @@ const FORWARDED: Record<string, { method: 'GET' | 'PUT'; check?: (vmi: Vmi) => v
     },
   },
   reset: { method: 'PUT' },
+  // The body (upstream's FreezeUnfreezeTimeout) goes to the handler, which reads it.
+  freeze: { method: 'PUT' },
+  unfreeze: { method: 'PUT' },
   guestosinfo: { method: 'GET' },
   userlist: { method: 'GET' },
   filesystemlist: { method: 'GET' },
@@ -60,7 +66,7 @@ const FORWARDED: Record<string, { method: 'GET' | 'PUT'; check?: (vmi: Vmi) => v
 
 /** Whether `op` is a non-streaming VMI subresource this server answers. */
 export function isVmiOperation(op: string): boolean {
-  return op in FORWARDED || op === 'sev/setupsession';
+  return op in FORWARDED || op === 'sev/setupsession' || op === 'vnc/screenshot';
 }
 
 /** Runs a non-streaming VMI subresource. */
@@ -72,7 +78,9 @@ export async function vmiOperation(
   name: string,
   op: string,
   body: unknown,
+  query: URLSearchParams = new URLSearchParams(),
 ): Promise<unknown> {
+  if (op === 'vnc/screenshot') return vncScreenshot(client, handlers, method, ns, name, query);
   if (op === 'sev/setupsession') {
     if (method !== 'PUT') throw new HttpError(405, `${method} ${op}: use PUT`);
     const vmi = await fetchVmi(client, ns, name);

@@ -12,9 +12,10 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { VirtualMachineInstanceGuestAgentInfo } from '../../api/generated/types';
+import { parseGoDuration } from '../common/go-duration';
 import { readTlsFiles, secureContextOptions, type TlsFiles, watchTlsFiles } from '../common/tls-files';
 import { PLAIN_STREAM_PROTOCOL, pipeWebSocket } from '../common/ws-stream';
-import type { LauncherClient } from '../launcher-protocol/client';
+import { type LauncherClient, LauncherCommandError } from '../launcher-protocol/client';
 import { CONSOLE_SOCKET, VNC_SOCKET } from '../virt-launcher/domain-report';
 import { VmiNotOnNodeError } from './handler';
 
@@ -57,6 +58,14 @@ class HttpError extends Error {
 
 type Op = (l: { vmi: unknown; client: LauncherClient }) => Promise<unknown>;
 
+/** A non-JSON answer (the screenshot). */
+class RawBody {
+  constructor(
+    readonly contentType: string,
+    readonly data: Buffer,
+  ) {}
+}
+
 async function guestInfo(client: LauncherClient): Promise<VirtualMachineInstanceGuestAgentInfo> {
   const info = (await client.getGuestInfo()) as VirtualMachineInstanceGuestAgentInfo | undefined;
   if (!info) throw new HttpError(409, 'the guest agent is not connected');
@@ -78,6 +87,37 @@ const OPS: Record<string, Op> = {
     JSON.parse(Buffer.from(await client.getLaunchMeasurement(vmi)).toString('utf8')),
 };
 const STREAMS: Record<string, string> = { console: CONSOLE_SOCKET, vnc: VNC_SOCKET };
+
+/**
+ * The unfreeze timeout of a freeze body (upstream's FreezeUnfreezeTimeout,
+ * `{"unfreezeTimeout": "5m0s"}`), in whole seconds as upstream's handler passes it on.
+ */
+function unfreezeTimeoutSeconds(body: Buffer): number {
+  let o: unknown;
+  try {
+    o = JSON.parse(body.toString('utf8') || 'null');
+  } catch {
+    throw new HttpError(400, 'failed to unmarshal unfreeze timeout: body is not JSON');
+  }
+  const t = (o as { unfreezeTimeout?: unknown } | null)?.unfreezeTimeout;
+  if (t === undefined || t === null)
+    throw new HttpError(400, 'Unfreeze timeout in freeze request is not set');
+  let ms: number;
+  try {
+    ms = parseGoDuration(t, 'unfreezeTimeout');
+  } catch (e) {
+    throw new HttpError(400, (e as Error).message);
+  }
+  if (ms < 0) throw new HttpError(400, `unfreezeTimeout: ${JSON.stringify(t)} is negative`);
+  return Math.floor(ms / 1000);
+}
+
+/** HTTP status of a launcher failure: by its gRPC code when it has one, else `fallback`. */
+function launcherStatus(e: unknown, fallback: number): number {
+  if (!(e instanceof LauncherCommandError)) return statusOf(e);
+  const byCode: Record<number, number> = { 3: 400, 5: 404, 9: 409, 12: 501 };
+  return (e.code !== undefined ? byCode[e.code] : undefined) ?? fallback;
+}
 
 function readBody(req: import('node:http').IncomingMessage, limit = 1 << 20): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -132,6 +172,31 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
     (async () => {
       const { ns, name, op } = route(req.url);
       const fn = OPS[`${req.method} ${op}`];
+      if (op === 'freeze' && req.method === 'PUT') {
+        const seconds = unfreezeTimeoutSeconds(await readBody(req));
+        const l = await o.launchers.launcherOf(ns, name);
+        // upstream's handler answers a failed freeze with 400.
+        await l.client.freezeVirtualMachine(l.vmi, seconds).catch((e: unknown) => {
+          throw new HttpError(launcherStatus(e, 400), (e as Error).message);
+        });
+        return {};
+      }
+      if (op === 'unfreeze' && req.method === 'PUT') {
+        await readBody(req);
+        const l = await o.launchers.launcherOf(ns, name);
+        await l.client.unfreezeVirtualMachine(l.vmi).catch((e: unknown) => {
+          throw new HttpError(launcherStatus(e, 400), (e as Error).message);
+        });
+        return {};
+      }
+      if (op === 'vnc/screenshot' && req.method === 'GET') {
+        await readBody(req);
+        const l = await o.launchers.launcherOf(ns, name);
+        const shot = await l.client.getScreenshot(l.vmi).catch((e: unknown) => {
+          throw new HttpError(launcherStatus(e, 500), (e as Error).message);
+        });
+        return new RawBody(shot.mime, shot.data);
+      }
       if (op === 'sev/injectlaunchsecret' && req.method === 'PUT') {
         const body = await readBody(req);
         const l = await o.launchers.launcherOf(ns, name);
@@ -148,7 +213,12 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
       await readBody(req);
       return (await fn(await o.launchers.launcherOf(ns, name))) ?? {};
     })().then(
-      (body) => send(res, 200, body),
+      (body) => {
+        if (body instanceof RawBody) {
+          res.writeHead(200, { 'content-type': body.contentType, 'content-length': body.data.length });
+          res.end(body.data);
+        } else send(res, 200, body);
+      },
       (e: unknown) => {
         const code = statusOf(e);
         send(res, code, {

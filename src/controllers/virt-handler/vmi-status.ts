@@ -82,7 +82,11 @@ export function nextHandlerStatus(
     const d = view.kind === 'domain' ? view.domain : undefined;
     applyGuestAgentStatus(st, vmi.spec, d?.guestAgent, now, d?.interfaces);
     conds = st.conditions;
+    // upstream: "frozen" while a freeze was requested and not undone, else unset.
+    if (d?.fsFreezeStatus === 'frozen') st.fsFreezeStatus = 'frozen';
+    else delete st.fsFreezeStatus;
   } else if (next === 'Succeeded' || next === 'Failed') {
+    delete st.fsFreezeStatus;
     conds = without(conds, 'Paused');
     conds = without(conds, AGENT_CONNECTED);
     conds = setCond(

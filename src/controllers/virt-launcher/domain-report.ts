@@ -35,6 +35,8 @@ export interface LauncherDomain {
   vnc?: string;
   /** The guest agent, when the driver can read one. */
   guestAgent?: LauncherGuestAgent;
+  /** `frozen` from a FreezeVirtualMachine until the guest is thawed (upstream's VMI status.fsFreezeStatus). */
+  fsFreezeStatus?: 'frozen';
   /** The live migration this launcher takes part in (upstream's domain migration metadata). */
   migration?: LauncherMigrationState;
   /** The guest's pod-network interfaces as the network setup made them. */

@@ -11,6 +11,7 @@ import type { VirtualMachineInstance } from '../../api';
 import { type DomainInfo, type DomainRef, domainName, type HypervisorDriver } from '../../drivers/driver';
 import {
   type DomainEventNotification,
+  type FreezeRequest,
   type InjectLaunchSecretRequest,
   type LauncherServer,
   type LauncherService,
@@ -19,6 +20,7 @@ import {
   type VMIRequest,
 } from '../launcher-protocol';
 import { type LauncherDomain, NOTIFY_PIPE_SOCKET } from './domain-report';
+import { LauncherGuestOps } from './freeze-screenshot-rpcs';
 import { GuestAgentPoller } from './guest-agent-poller';
 import { toGuestAgentInfo } from './guest-agent-report';
 import { GuestEndpoints } from './guest-endpoints';
@@ -139,6 +141,7 @@ export class VirtLauncher implements LauncherService {
       vmiUid: this.opts.uid,
       finished: this.finished,
       guestAgent: this.agent.report,
+      ...(this.guestOps.frozen ? { fsFreezeStatus: 'frozen' as const } : {}),
       ...this.endpoints.report(),
       interfaces: this.opts.networkReport?.(),
       ...this.migrations.report(d),
@@ -294,6 +297,18 @@ export class VirtLauncher implements LauncherService {
     await sevRpcs.injectLaunchSecret(this.mustDriver(), this.ref, req.options);
   }
 
+  // Filesystem freeze and the screenshot (see ./freeze-screenshot-rpcs).
+  private readonly guestOps = new LauncherGuestOps(
+    () => this.mustDriver(),
+    () => this.ref,
+    (m) => this.log(m),
+    () => this.reported && !this.exiting && this.send('MODIFIED'),
+  );
+  freezeVirtualMachine = (r: FreezeRequest) =>
+    this.guestOps.freeze(this.parseVmi(r), r.unfreezeTimeoutSeconds);
+  unfreezeVirtualMachine = (r: VMIRequest) => this.guestOps.unfreeze(this.parseVmi(r));
+  getScreenshot = (r: VMIRequest) => this.guestOps.screenshot(this.parseVmi(r));
+
   // --- lifecycle ---
 
   /**
@@ -443,6 +458,7 @@ export class VirtLauncher implements LauncherService {
     this.exiting = true;
     if (this.finalTimer) clearTimeout(this.finalTimer);
     this.agent.stop();
+    this.guestOps.close();
     await this.notify.flush(2_000);
     await this.server?.close().catch(() => undefined);
     await this.endpoints.close();

@@ -13,10 +13,12 @@ import {
   type DomainRef,
   type DomainStats,
   domainName,
+  type FsFreezeSupport,
   type HostCapabilities,
   type HypervisorDriver,
   type MigrationSupport,
   refOf,
+  type Screenshot,
   type SevSupport,
   type ShutdownOptions,
   type SyncOptions,
@@ -42,12 +44,14 @@ import { SevAttestation } from '../sev-snp/attestation';
 import { probeSevCapabilities } from '../sev-snp/capabilities';
 import { bulkStats } from './bulk-stats';
 import { DOMAIN_NAME_RE, LibvirtDomains } from './domains';
+import { libvirtFsFreeze } from './fs-freeze';
 import { libvirtGuestAgent } from './guest-agent';
 import { parseDomainCapabilities, parseHostCapabilities, toHostCapabilities } from './host-probe';
 import { consoleOf, vncOf } from './live-devices';
 import { libvirtMigration } from './migration';
 import type { LibvirtDriverOptions } from './options';
 import { invalidVmi, renderDomain } from './render';
+import { libvirtScreenshot } from './screenshot';
 import { ensureSocketDirs } from './socket-dirs';
 import { lifecycleToEvent, stateName } from './states';
 
@@ -181,8 +185,9 @@ export class LibvirtDriver implements HypervisorDriver {
     }
     try {
       dom = await this.client.domainDefineXML(text);
-      if (!options.paused) dom = await this.client.domainCreate(dom);
-      else dom = await this.client.domainCreate(dom, CreateFlags.START_PAUSED);
+      // spec.startStrategy Paused: the guest's vCPUs wait for an unpause, as upstream's launcher starts it.
+      const paused = options.paused || vmi.spec?.startStrategy === 'Paused';
+      dom = await this.client.domainCreate(dom, paused ? CreateFlags.START_PAUSED : 0);
     } catch (e) {
       throw this.domains.mapError(e, name, 'define and start');
     }
@@ -341,6 +346,16 @@ export class LibvirtDriver implements HypervisorDriver {
     liveXml: (dom) => this.domains.call(dom.name, 'read XML', () => this.client.domainGetXMLDesc(dom)),
     agentCommand: (dom, cmd, timeoutSec) => this.client.qemuAgentCommand(dom, cmd, timeoutSec),
   });
+
+  /** Guest filesystem freeze through the agent (see ./fs-freeze). */
+  readonly fsFreeze: FsFreezeSupport = libvirtFsFreeze({
+    client: () => this.client,
+    lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
+  });
+
+  screenshot(ref: DomainRef): Promise<Screenshot> {
+    return libvirtScreenshot(this.client, (r, op) => this.domains.mustLookupActive(r, op), ref);
+  }
 
   async close(): Promise<void> {
     if (this.closed) return;

@@ -41,6 +41,7 @@ import {
   writeString,
   writeTypedParams,
 } from './protocol/types';
+import { captureScreenshot, type DomainScreenshot, type ScreenshotOptions } from './screenshot';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_SOCKET_PATH } from './transport';
 
 export {
@@ -236,6 +237,13 @@ export class LibvirtClient extends LibvirtDomainCalls {
       con.handler,
     );
     return con;
+  }
+
+  // ---- display ----
+
+  /** The guest display's current picture (virDomainScreenshot; QEMU gives a PPM). */
+  async domainScreenshot(dom: DomainRef, o: ScreenshotOptions = {}): Promise<DomainScreenshot> {
+    return captureScreenshot(await this.usableTransport(), dom, o);
   }
 
   // ---- QEMU-specific ----

@@ -2,7 +2,12 @@
 
 import { checkText } from './client-tables';
 import { LibvirtConnection } from './connection';
-import { REMOTE_DOMAIN_JOB_STATS_MAX, RemoteProc, VIR_UUID_BUFLEN } from './protocol/constants';
+import {
+  REMOTE_DOMAIN_FSFREEZE_MOUNTPOINTS_MAX,
+  REMOTE_DOMAIN_JOB_STATS_MAX,
+  RemoteProc,
+  VIR_UUID_BUFLEN,
+} from './protocol/constants';
 import {
   type BlockStats,
   type DomainInfo,
@@ -275,5 +280,35 @@ export abstract class LibvirtDomainCalls extends LibvirtConnection {
 
   async domainAbortJob(dom: DomainRef): Promise<void> {
     await this.rpc(RemoteProc.DOMAIN_ABORT_JOB, (w) => writeDomain(w, dom));
+  }
+  /**
+   * Freezes the guest's filesystems through its agent (virDomainFSFreeze); `mountpoints`
+   * empty: all of them. Resolves with how many filesystems were frozen.
+   */
+  async domainFSFreeze(dom: DomainRef, mountpoints: string[] = [], flags = 0): Promise<number> {
+    for (const m of mountpoints) checkText('mount point', m);
+    return this.rpc(
+      RemoteProc.DOMAIN_FSFREEZE,
+      (w) => {
+        writeDomain(w, dom);
+        w.array(mountpoints, REMOTE_DOMAIN_FSFREEZE_MOUNTPOINTS_MAX, writeString);
+        w.uint(flags, 'flags');
+      },
+      (r) => r.int(),
+    );
+  }
+
+  /** Thaws what `domainFSFreeze` froze (virDomainFSThaw); resolves with how many were thawed. */
+  async domainFSThaw(dom: DomainRef, mountpoints: string[] = [], flags = 0): Promise<number> {
+    for (const m of mountpoints) checkText('mount point', m);
+    return this.rpc(
+      RemoteProc.DOMAIN_FSTHAW,
+      (w) => {
+        writeDomain(w, dom);
+        w.array(mountpoints, REMOTE_DOMAIN_FSFREEZE_MOUNTPOINTS_MAX, writeString);
+        w.uint(flags, 'flags');
+      },
+      (r) => r.int(),
+    );
   }
 }

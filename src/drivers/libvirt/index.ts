@@ -48,4 +48,5 @@ export {
   tp,
   typedParamsToRecord,
 } from './protocol/types';
+export type { DomainScreenshot, ScreenshotOptions } from './screenshot';
 export { DEFAULT_SOCKET_PATH } from './transport';

@@ -68,6 +68,27 @@ describe('virtctl start/stop/restart', () => {
     );
   });
 
+  it('start paused asks Start with paused=true (Halted and Manual alike); dryRun changes nothing', async () => {
+    for (const strategy of ['Halted', 'Manual']) {
+      const { t, vm } = await setup(strategy);
+      await startVm(t.client, 'default', 't1', { paused: true, dryRun: ['All'] });
+      expect((await vm()).status?.stateChangeRequests).toBeUndefined();
+      expect((await vm()).spec.runStrategy).toBe(strategy);
+      await startVm(t.client, 'default', 't1', { paused: true });
+      // virt-controller turns this into a VMI with spec.startStrategy Paused.
+      expect((await vm()).status?.stateChangeRequests).toEqual([
+        { action: 'Start', data: { paused: 'true' } },
+      ]);
+      expect((await vm()).spec.runStrategy).toBe(strategy);
+    }
+    const { t, vm } = await setup('Halted');
+    await startVm(t.client, 'default', 't1', { dryRun: ['All'] });
+    expect((await vm()).spec.runStrategy).toBe('Halted');
+    await expect(startVm(t.client, 'default', 't1', { paused: 'yes' as unknown as boolean })).rejects.toThrow(
+      'startOptions.paused: must be true or false',
+    );
+  });
+
   it('Manual VMs get stateChangeRequests; restart asks Stop(uid of the VMI) then Start', async () => {
     const { store, t, vm } = await setup('Manual');
     await startVm(t.client, 'default', 't1');
@@ -86,6 +107,10 @@ describe('virtctl start/stop/restart', () => {
     } as KubeObject);
     await expect(startVm(t.client, 'default', 't1')).rejects.toThrow(
       'VirtualMachine default/t1 is already running',
+    );
+    // upstream's RestartOptions: only a forced restart (0) takes a grace period.
+    await expect(restartVm(t.client, 'default', 't1', { gracePeriodSeconds: 30 })).rejects.toThrow(
+      'only gracePeriod=0 is supported',
     );
     await restartVm(t.client, 'default', 't1');
     expect((await vm()).status?.stateChangeRequests).toEqual([

@@ -22,6 +22,7 @@ describe('handler-launcher protocol over a unix socket', () => {
   let client: LauncherClient;
   const synced: unknown[] = [];
   const graces: number[] = [];
+  const freezes: number[] = [];
 
   const impl: LauncherService = {
     syncVirtualMachine: async (req) => {
@@ -31,6 +32,13 @@ describe('handler-launcher protocol over a unix socket', () => {
       throw new Error('Requested operation is not valid: domain is not running');
     },
     unpauseVirtualMachine: async () => {},
+    freezeVirtualMachine: async (req) => {
+      freezes.push(req.unfreezeTimeoutSeconds);
+    },
+    unfreezeVirtualMachine: async () => {
+      throw new Error('guest agent is not connected');
+    },
+    getScreenshot: async () => ({ mime: 'image/png', data: Buffer.from([0x89, 0x50, 0x4e, 0x47]) }),
     resetVirtualMachine: async () => {},
     softRebootVirtualMachine: async () => {},
     shutdownVirtualMachine: async (req) => {
@@ -84,6 +92,16 @@ describe('handler-launcher protocol over a unix socket', () => {
   it('passes the grace period of a shutdown', async () => {
     await client.shutdownVirtualMachine({}, 45);
     expect(graces).toEqual([45]);
+  });
+
+  it('carries the unfreeze timeout, a freeze failure, and the screenshot bytes', async () => {
+    await client.freezeVirtualMachine({}, 300);
+    expect(freezes).toEqual([300]);
+    const err = await client.unfreezeVirtualMachine({}).catch((e: unknown) => e);
+    expect((err as Error).message).toBe('UnfreezeVirtualMachine: guest agent is not connected');
+    const shot = await client.getScreenshot({});
+    expect(shot.mime).toBe('image/png');
+    expect([...shot.data]).toEqual([0x89, 0x50, 0x4e, 0x47]);
   });
 
   it('returns the domain and the binary SEV payloads', async () => {

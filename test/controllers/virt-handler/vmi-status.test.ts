@@ -23,6 +23,24 @@ describe('nextHandlerStatus', () => {
     expect(b.status).toEqual(a.status);
   });
 
+  it('fsFreezeStatus is frozen while the launcher reports a freeze, unset after the thaw and when the guest ends', () => {
+    const frozen = nextHandlerStatus(
+      vmi('Running'),
+      { kind: 'domain', domain: dom({ fsFreezeStatus: 'frozen' }) },
+      'T1',
+    );
+    expect(frozen.status?.fsFreezeStatus).toBe('frozen');
+    const thawed = nextHandlerStatus(frozen, { kind: 'domain', domain: dom({}) }, 'T2');
+    expect(thawed.status).not.toHaveProperty('fsFreezeStatus');
+    const ended = nextHandlerStatus(
+      frozen,
+      { kind: 'domain', domain: dom({ state: 'shutoff', finished: true }) },
+      'T3',
+    );
+    expect(ended.status?.phase).toBe('Succeeded');
+    expect(ended.status).not.toHaveProperty('fsFreezeStatus');
+  });
+
   it('a bridge binding on the pod network makes the VMI not live-migratable unless annotated', () => {
     const bridged = (annotations?: Record<string, string>): VirtualMachineInstance => ({
       ...vmi('Scheduled'),

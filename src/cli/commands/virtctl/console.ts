@@ -4,7 +4,9 @@
  * Ctrl-]); vnc prints the socket path, or with --proxy-only --port serves it on a
  * loopback TCP port for a VNC viewer. On a cluster (`--kubeconfig`) both are virt-api's
  * websocket subresources (`plain.kubevirt.io`), as upstream's virtctl opens them.
+ * `vnc screenshot VMI --file F` writes the display as PNG (virt-api's `vnc/screenshot`).
  */
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Command } from 'commander';
@@ -58,9 +60,28 @@ export function registerConsoleCommands(program: Command): void {
       process.stderr.write('\n');
     }),
   );
+  const vnc = program.command('vnc');
   withTargetOptions(
-    program
-      .command('vnc')
+    vnc
+      .command('screenshot')
+      .description("write the VMI's display as PNG")
+      .argument('<vmi>')
+      .requiredOption('-f, --file <file>', "where to write the PNG ('-': stdout)")
+      .option('-m, --move-cursor', 'move the pointer first, to wake a screensaver'),
+  ).action((name: string, own: TargetOptions & { file: string; moveCursor?: boolean }, cmd: Command) => {
+    // `vnc` has the same target options: commander gives them to it when they follow the verb.
+    const o = { ...own, ...cmd.optsWithGlobals() } as typeof own;
+    return withTarget(o, async (t) => {
+      if (!t.subresourceBytes) throw new Error('vnc screenshot: only on a cluster (--kubeconfig)');
+      const shot = await t.subresourceBytes(t.namespace, name, 'vnc/screenshot', {
+        moveCursor: o.moveCursor ? 'true' : 'false',
+      });
+      if (o.file === '-') process.stdout.write(shot.body);
+      else writeFileSync(o.file, shot.body);
+    });
+  });
+  withTargetOptions(
+    vnc
       .description("print a VMI's VNC socket, or proxy it on a loopback port")
       .argument('<vmi>')
       .option('--proxy-only', 'serve the VNC socket on a loopback TCP port until Ctrl-C')

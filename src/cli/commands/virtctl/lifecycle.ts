@@ -41,14 +41,23 @@ export async function lifecycle(
   await DIRECT[verb](t.client, t.namespace, name, o);
 }
 
+/** Upstream's `--dry-run`: the options body's `dryRun: ["All"]`. */
+const dryRun = (o: { dryRun?: boolean }): LifecycleOptions => (o.dryRun ? { dryRun: ['All'] } : {});
+
 /** Registers start, stop, restart and migrate on a virtctl command tree. */
 export function registerLifecycleCommands(program: Command): void {
-  withTargetOptions(program.command('start').description('start a VirtualMachine').argument('<vm>')).action(
-    (name: string, o: TargetOptions) =>
-      withTarget(o, async (t) => {
-        await lifecycle(t, 'start', name);
-        process.stdout.write(`VM ${printable(name)} was scheduled to start\n`);
-      }),
+  withTargetOptions(
+    program
+      .command('start')
+      .description('start a VirtualMachine')
+      .argument('<vm>')
+      .option('--paused', "start it paused (the VMI's startStrategy Paused; unpause to run it)")
+      .option('--dry-run', 'check the request without changing anything'),
+  ).action((name: string, o: TargetOptions & { paused?: boolean; dryRun?: boolean }) =>
+    withTarget(o, async (t) => {
+      await lifecycle(t, 'start', name, { ...(o.paused ? { paused: true } : {}), ...dryRun(o) });
+      process.stdout.write(`VM ${printable(name)} was scheduled to start${o.dryRun ? ' (dry run)' : ''}\n`);
+    }),
   );
   withTargetOptions(
     program
@@ -56,8 +65,9 @@ export function registerLifecycleCommands(program: Command): void {
       .description('stop a VirtualMachine')
       .argument('<vm>')
       .option('--grace-period <seconds>', 'termination grace period (needs --force)')
-      .option('--force', 'allow --grace-period to shorten the graceful shutdown'),
-  ).action((name: string, o: TargetOptions & { gracePeriod?: string; force?: boolean }) => {
+      .option('--force', 'allow --grace-period to shorten the graceful shutdown')
+      .option('--dry-run', 'check the request without changing anything'),
+  ).action((name: string, o: TargetOptions & { gracePeriod?: string; force?: boolean; dryRun?: boolean }) => {
     let grace: number | undefined;
     if (o.gracePeriod !== undefined) {
       if (!o.force) throw new Error('--grace-period needs --force');
@@ -69,7 +79,10 @@ export function registerLifecycleCommands(program: Command): void {
       }
     }
     return withTarget(o, async (t) => {
-      await lifecycle(t, 'stop', name, grace !== undefined ? { gracePeriod: grace } : {});
+      await lifecycle(t, 'stop', name, {
+        ...(grace !== undefined ? { gracePeriod: grace } : {}),
+        ...dryRun(o),
+      });
       process.stdout.write(`VM ${printable(name)} was scheduled to stop\n`);
     });
   });

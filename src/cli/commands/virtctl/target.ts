@@ -43,6 +43,13 @@ export interface Target {
     body?: unknown,
     resource?: 'virtualmachineinstances' | 'virtualmachines',
   ): Promise<T>;
+  /** A VMI subresource GET whose answer is bytes (the screenshot); on a cluster only. */
+  subresourceBytes?(
+    namespace: string,
+    name: string,
+    sub: string,
+    query?: Record<string, string>,
+  ): Promise<{ contentType: string; body: Buffer }>;
   close(): void;
 }
 
@@ -97,6 +104,22 @@ export function openTarget(o: TargetOptions): Target {
           throw new Error(`${sub} ${ns}/${name}: ${msg}`);
         }
         return (res.body ? JSON.parse(res.body) : {}) as T;
+      },
+      subresourceBytes: async (ns, name, sub, query) => {
+        const path = `/apis/subresources.kubevirt.io/v1/namespaces/${encodeURIComponent(ns)}/virtualmachineinstances/${encodeURIComponent(name)}/${sub}`;
+        const { res } = await transport.stream({ method: 'GET', path, query });
+        const chunks: Buffer[] = [];
+        for await (const c of res) chunks.push(c as Buffer);
+        const body = Buffer.concat(chunks);
+        const contentType = String(res.headers['content-type'] ?? '');
+        if ((res.statusCode ?? 0) >= 300) {
+          let msg = body.toString('utf8');
+          try {
+            msg = (JSON.parse(msg) as { message?: string }).message ?? msg;
+          } catch {}
+          throw new Error(`${sub} ${ns}/${name}: ${msg}`);
+        }
+        return { contentType, body };
       },
       close: () => {
         client.close();

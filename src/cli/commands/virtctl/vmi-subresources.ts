@@ -1,9 +1,10 @@
 /**
- * `virtctl pause|unpause vm|vmi NAME`, `soft-reboot`, `reset`, `guestosinfo`, `userlist`,
- * `fslist NAME`: calls of
+ * `virtctl pause|unpause vm|vmi NAME`, `soft-reboot`, `reset`, `freeze`, `unfreeze`,
+ * `guestosinfo`, `userlist`, `fslist NAME`: calls of
  * the VMI's `subresources.kubevirt.io/v1` subresources (a VM's VMI has the VM's name).
  */
 import type { Command } from 'commander';
+import { parseGoDuration } from '../../../controllers/common/go-duration';
 import { printable } from '../../local/progress';
 import { type TargetOptions, withTarget, withTargetOptions } from './target';
 
@@ -14,7 +15,7 @@ function kindArg(kind: string): 'vm' | 'vmi' {
   throw new Error(`${JSON.stringify(kind)}: expected vm or vmi`);
 }
 
-/** Registers pause, unpause, soft-reboot, reset, userlist, fslist and guestosinfo. */
+/** Registers pause, unpause, soft-reboot, reset, freeze, unfreeze, userlist, fslist and guestosinfo. */
 export function registerVmiSubresourceCommands(program: Command): void {
   for (const verb of ['pause', 'unpause'] as const) {
     withTargetOptions(
@@ -45,6 +46,34 @@ export function registerVmiSubresourceCommands(program: Command): void {
     withTarget(o, async (t) => {
       await t.subresource('PUT', t.namespace, name, 'reset', {});
       process.stdout.write(`VMI ${printable(name)} was reset\n`);
+    }),
+  );
+  withTargetOptions(
+    program
+      .command('freeze')
+      .description("freeze the guest's filesystems through its agent (for a consistent backup)")
+      .argument('<vmi>')
+      .option(
+        '--unfreeze-timeout <duration>',
+        'thaw them again after this long if unfreeze is not called (Go duration; 0s: never)',
+        '5m0s',
+      ),
+  ).action((name: string, o: TargetOptions & { unfreezeTimeout: string }) => {
+    // Refuse a bad duration here, before it reaches the cluster.
+    const ms = parseGoDuration(o.unfreezeTimeout, '--unfreeze-timeout');
+    if (ms < 0) throw new Error(`--unfreeze-timeout: ${o.unfreezeTimeout} is negative`);
+    return withTarget(o, async (t) => {
+      // upstream's FreezeUnfreezeTimeout body, the duration as Go writes it.
+      await t.subresource('PUT', t.namespace, name, 'freeze', { unfreezeTimeout: o.unfreezeTimeout });
+      process.stdout.write(`VMI ${printable(name)} was frozen\n`);
+    });
+  });
+  withTargetOptions(
+    program.command('unfreeze').description("thaw the guest's filesystems").argument('<vmi>'),
+  ).action((name: string, o: TargetOptions) =>
+    withTarget(o, async (t) => {
+      await t.subresource('PUT', t.namespace, name, 'unfreeze');
+      process.stdout.write(`VMI ${printable(name)} was unfrozen\n`);
     }),
   );
   for (const [cmd, sub, what] of [

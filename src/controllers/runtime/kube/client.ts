@@ -2,9 +2,10 @@
  * The Kubernetes backend of `ObjectClient`: REST calls to a real API server (or to the
  * embedded store's server over a unix socket), with a QPS/burst token bucket and retries
  * with exponential backoff for answers that mean "try again" (429, 503, connection
- * refused). Authentication and TLS come from `@kubernetes/client-node`'s KubeConfig.
+ * refused). Authentication and TLS come from a kubeconfig: ./kubeconfig's lean reader
+ * for files and the service account (client-node's KubeConfig only for exec and
+ * auth-provider users), or any KubeConfig a caller passes.
  */
-import { KubeConfig } from '@kubernetes/client-node';
 import { Backoff, type BackoffOptions, sleep } from '../backoff';
 import { ApiError, badRequest, errorFromStatus, type Status } from '../errors';
 import { TokenBucket } from '../token-bucket';
@@ -22,6 +23,7 @@ import type {
   WatchOptions,
   WriteOptions,
 } from '../types';
+import { LeanKubeConfig } from './kubeconfig';
 import { type Endpoint, type HttpRequest, type HttpResponse, HttpTransport } from './transport';
 
 export interface KubeClientOptions {
@@ -80,7 +82,7 @@ export class KubeClient implements ObjectClient {
 
   /** From a kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then in-cluster). */
   static fromKubeconfig(file?: string, options?: KubeClientOptions & { context?: string }): KubeClient {
-    const kc = new KubeConfig();
+    const kc = new LeanKubeConfig();
     if (file) kc.loadFromFile(file);
     else kc.loadFromDefault();
     if (options?.context) kc.setCurrentContext(options.context);
@@ -93,7 +95,7 @@ export class KubeClient implements ObjectClient {
    * `pathPrefix`, when given). The token file is re-read as it rotates.
    */
   static inCluster(options?: KubeClientOptions & { pathPrefix?: string }): KubeClient {
-    const kc = new KubeConfig();
+    const kc = new LeanKubeConfig();
     kc.loadFromCluster(options?.pathPrefix);
     return new KubeClient({ kubeConfig: kc }, options);
   }

@@ -1,12 +1,12 @@
 /**
  * HTTP(S) transport to a Kubernetes API server: authentication and TLS come from a
- * `@kubernetes/client-node` KubeConfig (kubeconfig file, in-cluster service account,
- * exec/OIDC plugins); a unix socket (the embedded store's server) is spoken to in plain
+ * kubeconfig (./kubeconfig's reader, or client-node's KubeConfig: files, in-cluster
+ * service account, exec/OIDC plugins); a unix socket (the embedded store's server) is spoken to in plain
  * HTTP. Connections are kept alive.
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigSource } from './kubeconfig';
 
 export interface HttpRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -24,7 +24,7 @@ export interface HttpResponse {
 }
 
 /** Where and how to reach the API server. */
-export type Endpoint = { kubeConfig: KubeConfig } | { socketPath: string };
+export type Endpoint = { kubeConfig: KubeConfigSource } | { socketPath: string };
 
 /** How long authentication headers from the kubeconfig are reused before being refreshed. */
 const AUTH_TTL_MS = 30_000;

@@ -24,9 +24,21 @@ export const protobufPackage = "kubevirt.cmd.v1";
 export const protobufFileName = "kubevirt/cmd/v1/cmd.proto";
 
 /**
- * The handler-to-launcher command protocol. Package and RPC names follow upstream
- * KubeVirt (kubevirt.cmd.v1), so the call surface is the one KubeVirt users know;
- * the messages carry the VMI as JSON exactly as upstream does.
+ * The handler-to-launcher command protocol, modelled on upstream KubeVirt's
+ * pkg/handler-launcher-com/cmd/v1/cmd.proto (package kubevirt.cmd.v1, service Cmd), but
+ * not the same surface: it has 21 of the 37 RPCs of upstream's file (as read at commit
+ * 008b6e6b9c16), with upstream's names and request/response types. Missing:
+ * SignalTargetPodCleanup, FinalizeVirtualMachineMigration, HotplugHostDevices,
+ * GetUsers, GetFilesystems, GetDevices, Exec, GuestPing, VirtualMachineMemoryDump,
+ * GetQemuVersion, SyncVirtualMachineCPUs, SyncVirtualMachineMemory,
+ * GetDomainDirtyRateStats, BackupVirtualMachine, RedefineCheckpoint,
+ * GetVMStats. The VMI travels as JSON in VMI.vmiJson as upstream's does, but two fields
+ * of VirtualMachineOptions mean something else here: field 3 is gracePeriodSeconds
+ * (upstream: repeated string PreallocatedVolumes) and field 4 is clusterConfigJson
+ * (upstream: Topology topology); upstream's fields 5-11 are absent. The JSON inside
+ * DomainResponse.domain and the `options` bytes is this project's own shape, not
+ * upstream's Go structs. So the two are not interchangeable as they stand (nothing here
+ * has been run against upstream's virt-handler or virt-launcher).
  */
 
 /** The VMI, JSON-encoded (kubevirt.io/v1 VirtualMachineInstance). */
@@ -104,6 +116,22 @@ export interface InjectLaunchSecretRequest {
     | undefined;
   /** JSON-encoded secret header, secret and optional set address. */
   options: Buffer;
+}
+
+/**
+ * Freezes the guest's filesystems through its agent; the launcher thaws them itself
+ * after unfreezeTimeoutSeconds (0: never), as upstream's.
+ */
+export interface FreezeRequest {
+  vmi?: VMI | undefined;
+  unfreezeTimeoutSeconds: number;
+}
+
+/** The guest's display: PNG (mime image/png). */
+export interface ScreenshotResponse {
+  response?: Response | undefined;
+  mime: string;
+  data: Buffer;
 }
 
 function createBaseVMI(): VMI {
@@ -1265,6 +1293,196 @@ export const InjectLaunchSecretRequest: MessageFns<InjectLaunchSecretRequest> = 
   },
 };
 
+function createBaseFreezeRequest(): FreezeRequest {
+  return { vmi: undefined, unfreezeTimeoutSeconds: 0 };
+}
+
+export const FreezeRequest: MessageFns<FreezeRequest> = {
+  encode(message: FreezeRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.vmi !== undefined) {
+      VMI.encode(message.vmi, writer.uint32(10).fork()).join();
+    }
+    if (message.unfreezeTimeoutSeconds !== 0) {
+      writer.uint32(16).int32(message.unfreezeTimeoutSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FreezeRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFreezeRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.vmi = VMI.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.unfreezeTimeoutSeconds = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FreezeRequest {
+    return {
+      vmi: isSet(object.vmi) ? VMI.fromJSON(object.vmi) : undefined,
+      unfreezeTimeoutSeconds: isSet(object.unfreezeTimeoutSeconds)
+        ? globalThis.Number(object.unfreezeTimeoutSeconds)
+        : 0,
+    };
+  },
+
+  toJSON(message: FreezeRequest): unknown {
+    const obj: any = {};
+    if (message.vmi !== undefined) {
+      obj.vmi = VMI.toJSON(message.vmi);
+    }
+    if (message.unfreezeTimeoutSeconds !== 0) {
+      obj.unfreezeTimeoutSeconds = Math.round(message.unfreezeTimeoutSeconds);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FreezeRequest>, I>>(base?: I): FreezeRequest {
+    return FreezeRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FreezeRequest>, I>>(object: I): FreezeRequest {
+    const message = createBaseFreezeRequest();
+    message.vmi = (object.vmi !== undefined && object.vmi !== null) ? VMI.fromPartial(object.vmi) : undefined;
+    message.unfreezeTimeoutSeconds = object.unfreezeTimeoutSeconds ?? 0;
+    return message;
+  },
+};
+
+function createBaseScreenshotResponse(): ScreenshotResponse {
+  return { response: undefined, mime: "", data: Buffer.alloc(0) };
+}
+
+export const ScreenshotResponse: MessageFns<ScreenshotResponse> = {
+  encode(message: ScreenshotResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.response !== undefined) {
+      Response.encode(message.response, writer.uint32(10).fork()).join();
+    }
+    if (message.mime !== "") {
+      writer.uint32(18).string(message.mime);
+    }
+    if (message.data.length !== 0) {
+      writer.uint32(26).bytes(message.data);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScreenshotResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScreenshotResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.response = Response.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.mime = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.data = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScreenshotResponse {
+    return {
+      response: isSet(object.response) ? Response.fromJSON(object.response) : undefined,
+      mime: isSet(object.mime) ? globalThis.String(object.mime) : "",
+      data: isSet(object.data) ? Buffer.from(bytesFromBase64(object.data)) : Buffer.alloc(0),
+    };
+  },
+
+  toJSON(message: ScreenshotResponse): unknown {
+    const obj: any = {};
+    if (message.response !== undefined) {
+      obj.response = Response.toJSON(message.response);
+    }
+    if (message.mime !== "") {
+      obj.mime = message.mime;
+    }
+    if (message.data.length !== 0) {
+      obj.data = base64FromBytes(message.data);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ScreenshotResponse>, I>>(base?: I): ScreenshotResponse {
+    return ScreenshotResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ScreenshotResponse>, I>>(object: I): ScreenshotResponse {
+    const message = createBaseScreenshotResponse();
+    message.response = (object.response !== undefined && object.response !== null)
+      ? Response.fromPartial(object.response)
+      : undefined;
+    message.mime = object.mime ?? "";
+    message.data = object.data ?? Buffer.alloc(0);
+    return message;
+  },
+};
+
 export type CmdService = typeof CmdService;
 export const CmdService = {
   syncVirtualMachine: {
@@ -1287,6 +1505,24 @@ export const CmdService = {
   },
   unpauseVirtualMachine: {
     path: "/kubevirt.cmd.v1.Cmd/UnpauseVirtualMachine" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: VMIRequest): Buffer => Buffer.from(VMIRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): VMIRequest => VMIRequest.decode(value),
+    responseSerialize: (value: Response): Buffer => Buffer.from(Response.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Response => Response.decode(value),
+  },
+  freezeVirtualMachine: {
+    path: "/kubevirt.cmd.v1.Cmd/FreezeVirtualMachine" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: FreezeRequest): Buffer => Buffer.from(FreezeRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): FreezeRequest => FreezeRequest.decode(value),
+    responseSerialize: (value: Response): Buffer => Buffer.from(Response.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Response => Response.decode(value),
+  },
+  unfreezeVirtualMachine: {
+    path: "/kubevirt.cmd.v1.Cmd/UnfreezeVirtualMachine" as const,
     requestStream: false as const,
     responseStream: false as const,
     requestSerialize: (value: VMIRequest): Buffer => Buffer.from(VMIRequest.encode(value).finish()),
@@ -1431,12 +1667,23 @@ export const CmdService = {
     responseSerialize: (value: Response): Buffer => Buffer.from(Response.encode(value).finish()),
     responseDeserialize: (value: Buffer): Response => Response.decode(value),
   },
+  getScreenshot: {
+    path: "/kubevirt.cmd.v1.Cmd/GetScreenshot" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: VMIRequest): Buffer => Buffer.from(VMIRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): VMIRequest => VMIRequest.decode(value),
+    responseSerialize: (value: ScreenshotResponse): Buffer => Buffer.from(ScreenshotResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ScreenshotResponse => ScreenshotResponse.decode(value),
+  },
 } as const;
 
 export interface CmdServer extends UntypedServiceImplementation {
   syncVirtualMachine: handleUnaryCall<VMIRequest, Response>;
   pauseVirtualMachine: handleUnaryCall<VMIRequest, Response>;
   unpauseVirtualMachine: handleUnaryCall<VMIRequest, Response>;
+  freezeVirtualMachine: handleUnaryCall<FreezeRequest, Response>;
+  unfreezeVirtualMachine: handleUnaryCall<VMIRequest, Response>;
   resetVirtualMachine: handleUnaryCall<VMIRequest, Response>;
   softRebootVirtualMachine: handleUnaryCall<VMIRequest, Response>;
   shutdownVirtualMachine: handleUnaryCall<VMIRequest, Response>;
@@ -1452,6 +1699,7 @@ export interface CmdServer extends UntypedServiceImplementation {
   getSevInfo: handleUnaryCall<EmptyRequest, SEVInfoResponse>;
   getLaunchMeasurement: handleUnaryCall<VMIRequest, LaunchMeasurementResponse>;
   injectLaunchSecret: handleUnaryCall<InjectLaunchSecretRequest, Response>;
+  getScreenshot: handleUnaryCall<VMIRequest, ScreenshotResponse>;
 }
 
 export interface CmdClient extends Client {
@@ -1495,6 +1743,36 @@ export interface CmdClient extends Client {
     callback: (error: ServiceError | null, response: Response) => void,
   ): ClientUnaryCall;
   unpauseVirtualMachine(
+    request: VMIRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  freezeVirtualMachine(
+    request: FreezeRequest,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  freezeVirtualMachine(
+    request: FreezeRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  freezeVirtualMachine(
+    request: FreezeRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  unfreezeVirtualMachine(
+    request: VMIRequest,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  unfreezeVirtualMachine(
+    request: VMIRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  unfreezeVirtualMachine(
     request: VMIRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
@@ -1721,6 +1999,21 @@ export interface CmdClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  getScreenshot(
+    request: VMIRequest,
+    callback: (error: ServiceError | null, response: ScreenshotResponse) => void,
+  ): ClientUnaryCall;
+  getScreenshot(
+    request: VMIRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ScreenshotResponse) => void,
+  ): ClientUnaryCall;
+  getScreenshot(
+    request: VMIRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ScreenshotResponse) => void,
   ): ClientUnaryCall;
 }
 
