@@ -146,8 +146,22 @@ export class LocalNode {
             },
       log: (m) => log('pod runtime', m),
     });
+    this.handler = this.makeHandler();
+    await this.config.start();
+    await this.binder.start();
+    await this.controller.start();
+    await this.runtime.start();
+    await this.handler.start();
+    this.apiServer = await serveLocalApi(this, paths.apiSocket);
+    await this.serveMetrics();
+  }
+
+  private makeHandler(): VirtHandler {
+    const { paths } = this.o;
+    const uri = this.o.libvirtUri ?? 'qemu:///system';
+    const log = this.o.log ?? (() => {});
     const allowKvm = this.o.allowKvm ?? false;
-    this.handler = new VirtHandler({
+    return new VirtHandler({
       client: this.store,
       nodeName: this.nodeName,
       podsRoot: paths.pods,
@@ -164,19 +178,26 @@ export class LocalNode {
       podNetns: (uid) => this.runtime.networkOf(uid)?.netns,
       log: (m) => log('virt-handler', m),
     });
-    await this.config.start();
-    await this.binder.start();
-    await this.controller.start();
-    await this.runtime.start();
+  }
+
+  /**
+   * Stops virt-handler and starts a new one, as a node agent's restart does; launchers,
+   * guests and their pod networks keep running (the new handler takes them over).
+   */
+  async restartHandler(): Promise<void> {
+    await this.handler.stop();
+    this.handler = this.makeHandler();
     await this.handler.start();
-    this.apiServer = await serveLocalApi(this, paths.apiSocket);
-    await this.serveMetrics();
   }
 
   /** virt-handler's and virt-controller's metrics and health servers, plain HTTP on loopback. */
   private async serveMetrics(): Promise<void> {
     const port = this.o.metricsPort ?? 0;
-    const handler = this.handler;
+    // Through `this`: restartHandler() replaces the handler.
+    const handler = {
+      statsTargets: () => this.handler.statsTargets(),
+      isReady: () => this.handler.isReady(),
+    };
     const controller = this.controller;
     const h = await serveMetrics({
       sources: [

@@ -10,7 +10,7 @@
  *   closes both directions, as upstream's virtctl does.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import { type Duplex, finished } from 'node:stream';
 import type { Command } from 'commander';
 import { openPortForward } from '../../local/local-client';
 import { printable } from '../../local/progress';
@@ -70,25 +70,24 @@ export function parseForwardTarget(
 
 /**
  * Pipes two byte streams both ways; each side's end is passed on alone (half-close) when
- * both are half-open capable. Resolves when both are closed; an error destroys both.
+ * both are half-open capable. Resolves when both are done; an error destroys both. Either
+ * may have ended already (a guest port that refused: the stream is closed on arrival).
  */
 export function pipeStreams(a: Duplex, b: Duplex): Promise<void> {
-  return new Promise((resolve) => {
-    let closed = 0;
-    for (const [x, y] of [
-      [a, b],
-      [b, a],
-    ] as const) {
-      x.on('error', () => y.destroy());
-      x.on('close', () => {
-        if (!y.writableEnded) y.end();
-        closed += 1;
-        if (closed === 2) resolve();
+  const one = (from: Duplex, to: Duplex) =>
+    new Promise<void>((resolve) => {
+      from.pipe(to);
+      // pipe() never ends `to` for a source that ended before it was attached.
+      if (from.readableEnded) to.end();
+      finished(from, (err) => {
+        if (err) {
+          a.destroy();
+          b.destroy();
+        } else if (!to.writableEnded) to.end();
+        resolve();
       });
-    }
-    a.pipe(b);
-    b.pipe(a);
-  });
+    });
+  return Promise.all([one(a, b), one(b, a)]).then(() => undefined);
 }
 
 /** Listens on `address:local` and forwards each connection to the guest; resolves once listening. */
@@ -124,21 +123,15 @@ export async function forwardStdio(
   output: NodeJS.WritableStream,
 ): Promise<void> {
   const up = await open(port);
+  input.pipe(up);
+  up.pipe(output, { end: false });
+  // Done when the guest side has no more to say (also when it had ended on arrival).
   await new Promise<void>((resolve) => {
-    let finished = false;
-    const finish = () => {
-      if (finished) return;
-      finished = true;
+    finished(up, { writable: false }, (err) => {
+      if (err && err.code !== 'ERR_STREAM_PREMATURE_CLOSE')
+        process.stderr.write(`port-forward: ${err.message}\n`);
       input.unpipe(up);
       resolve();
-    };
-    input.pipe(up);
-    up.pipe(output, { end: false });
-    up.on('end', finish);
-    up.on('close', finish);
-    up.on('error', (e: Error) => {
-      process.stderr.write(`port-forward: ${e.message}\n`);
-      finish();
     });
   });
 }
