@@ -298,9 +298,9 @@ for dev in /dev/vd[a-z] /dev/sr[0-9]; do
   umount /mnt/cidata
 done
 keys=$(grep -c . /root/.ssh/authorized_keys)
-dropbearkey -t ed25519 -f /etc/dropbear/dropbear_ed25519_host_key >/var/log/dropbearkey.log 2>&1
+/usr/bin/dropbearkey -t ed25519 -f /etc/dropbear/dropbear_ed25519_host_key >/var/log/dropbearkey.log 2>&1
 # In the foreground of this background script, its log in a file: its death is reported.
-dropbear -F -E -r /etc/dropbear/dropbear_ed25519_host_key -p 22 -s 2>/var/log/dropbear.log &
+/usr/sbin/dropbear -F -E -r /etc/dropbear/dropbear_ed25519_host_key -p 22 -s 2>/var/log/dropbear.log &
 sleep 1
 if kill -0 $! 2>/dev/null; then
   echo "KUBEVIRT-TS-GUEST-SSH dropbear tcp/22 authorized_keys=$keys" >/dev/console

@@ -127,9 +127,12 @@ describe.runIf(run)('ssh, scp, port-forward and a handler restart in local mode 
         .delete(VirtualMachineInstanceType, n, { namespace: 'default' })
         .catch(() => undefined);
     }
+    // The pod objects go at once; their namespaces when the pod runtime has torn them down.
     await waitFor(
-      'launcher pods to go',
-      async () => (await node.store.list(PodType, { namespace: 'default' })).items.length === 0,
+      'launcher pods and their namespaces to go',
+      async () =>
+        (await node.store.list(PodType, { namespace: 'default' })).items.length === 0 &&
+        !netSnapshot().netns.some((n) => launcherNs.includes(n)),
       240_000,
     ).catch(() => undefined);
     await peerNet?.tearDown(peerUid, join(state, 'peer')).catch(() => undefined);
@@ -390,13 +393,8 @@ describe.runIf(run)('ssh, scp, port-forward and a handler restart in local mode 
       () => logs.find((l) => l.includes(`default/${failedName}`) && l.includes('sync:')),
       240_000,
     );
+    expect(failed).toContain('could not open kernel file');
     process.stdout.write(`failed start of ${failedName}: ${failed.slice(0, 300)}\n`);
-    const v = await node.store.get<VirtualMachineInstance & KubeObject>(
-      VirtualMachineInstanceType,
-      failedName,
-      'default',
-    );
-    expect(v.status?.phase).not.toBe('Running');
     await node.store.delete(VirtualMachineInstanceType, failedName, { namespace: 'default' });
     await waitFor('the launcher pod namespace to go', () => !netSnapshot().netns.includes(lns), 120_000);
     expect(scopedSnapshot([lns], bridge)).toMatchObject({ netns: [], bridgePorts: [] });

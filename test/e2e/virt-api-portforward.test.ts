@@ -162,13 +162,14 @@ describe.runIf(run)('virtctl port-forward through kube-apiserver and virt-api', 
     expect(avail.status, avail.stderr).toBe(0);
 
     // The VMI, Running, its interface at the stand-in's address.
+    // (The VMI CRD has no status subresource, as upstream: status is written with the object.)
     const vmi = await client.create<KubeObject>(VirtualMachineInstanceType, {
       apiVersion: 'kubevirt.io/v1',
       kind: 'VirtualMachineInstance',
       metadata: { name, namespace: ns },
       spec: { domain: { devices: {} }, nodeSelector: { nowhere: 'true' } },
     } as KubeObject);
-    await client.updateStatus(VirtualMachineInstanceType, {
+    await client.update(VirtualMachineInstanceType, {
       ...vmi,
       status: { phase: 'Running', interfaces: [{ name: 'default', ipAddress: '127.0.0.1' }] },
     } as KubeObject);
@@ -239,7 +240,7 @@ describe.runIf(run)('virtctl port-forward through kube-apiserver and virt-api', 
 
     // A VMI that is not running: the CLI's stdio forward fails with virt-api's message.
     const stopped = await client.get<KubeObject>(VirtualMachineInstanceType, name, ns);
-    await client.updateStatus(VirtualMachineInstanceType, {
+    await client.update(VirtualMachineInstanceType, {
       ...stopped,
       status: { phase: 'Succeeded' },
     } as KubeObject);
