@@ -146,11 +146,26 @@ describe.runIf(run)('ssh, scp, port-forward and a handler restart in local mode 
     expect(scopedSnapshot([...launcherNs, netnsName(peerUid)], bridge)).toEqual(scopedBefore);
   }, 180_000);
 
+  // Asynchronous: the local API the CLI talks to is served by this process.
   const cli = (args: string[], timeout = 180_000) =>
-    execFileSync(process.execPath, [virtctl, ...args, '--state-dir', state], {
-      encoding: 'utf8',
-      timeout,
-      stdio: ['ignore', 'pipe', 'pipe'],
+    new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, [virtctl, ...args, '--state-dir', state], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      child.stderr.on('data', (d) => {
+        err += d;
+      });
+      const t = setTimeout(() => child.kill('SIGKILL'), timeout);
+      child.on('close', (code) => {
+        clearTimeout(t);
+        if (code === 0) resolve(out);
+        else reject(new Error(`virtctl ${args[0]} exited ${code}: ${err.slice(-1000)}`));
+      });
     });
 
   it('reaches the guest by port-forward, ssh and scp; a held connection survives a handler restart; deletion leaves nothing', {
@@ -246,7 +261,7 @@ describe.runIf(run)('ssh, scp, port-forward and a handler restart in local mode 
       '-t',
       '-o LogLevel=ERROR',
     ];
-    const said = cli([
+    const said = await cli([
       'ssh',
       `root@vmi/${name}`,
       ...sshOpts,
@@ -259,21 +274,21 @@ describe.runIf(run)('ssh, scp, port-forward and a handler restart in local mode 
     // A key the guest does not know is refused.
     const other = join(state, 'other');
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', other]);
-    expect(() => cli(['ssh', `root@vmi/${name}`, ...sshOpts, '-i', other, '-c', 'true'])).toThrow(
+    await expect(cli(['ssh', `root@vmi/${name}`, ...sshOpts, '-i', other, '-c', 'true'])).rejects.toThrow(
       /Permission denied/,
     );
 
     // virtctl scp both ways (OpenSSH's scp speaks SFTP; the guest has sftp-server).
     const up = randomBytes(150_000);
     writeFileSync(join(state, 'up.bin'), up);
-    cli(['scp', ...sshOpts, join(state, 'up.bin'), `root@vmi/${name}:/tmp/up.bin`]);
-    const sum = cli(['ssh', `root@vmi/${name}`, ...sshOpts, '-c', 'sha256sum /tmp/up.bin']);
+    await cli(['scp', ...sshOpts, join(state, 'up.bin'), `root@vmi/${name}:/tmp/up.bin`]);
+    const sum = await cli(['ssh', `root@vmi/${name}`, ...sshOpts, '-c', 'sha256sum /tmp/up.bin']);
     expect(sum.split(' ')[0]).toBe(
       (await import('node:crypto')).createHash('sha256').update(up).digest('hex'),
     );
-    cli(['scp', ...sshOpts, `root@vmi/${name}:/tmp/up.bin`, join(state, 'down.bin')]);
+    await cli(['scp', ...sshOpts, `root@vmi/${name}:/tmp/up.bin`, join(state, 'down.bin')]);
     expect(readFileSync(join(state, 'down.bin')).equals(up)).toBe(true);
-    cli(['scp', ...sshOpts, `root@vmi/${name}:/etc/hostname`, join(state, 'hostname')]);
+    await cli(['scp', ...sshOpts, `root@vmi/${name}:/etc/hostname`, join(state, 'hostname')]);
     expect(readFileSync(join(state, 'hostname'), 'utf8').trim()).toMatch(/^\S+$/);
     process.stdout.write(`scp: 150000 bytes to the guest (sha256 matches there) and back (identical)\n`);
 
@@ -337,6 +352,7 @@ describe.runIf(run)('ssh, scp, port-forward and a handler restart in local mode 
     timeout: 300_000,
   }, async () => {
     const nft0 = netSnapshot().nftTables;
+    const ports0 = scopedSnapshot([], bridge).bridgePorts;
     const vm = parse(readFileSync(join(repoRoot, 'examples', 'vm-tiny-net.yaml'), 'utf8'));
     const vmi = {
       apiVersion: 'kubevirt.io/v1',
@@ -397,7 +413,7 @@ describe.runIf(run)('ssh, scp, port-forward and a handler restart in local mode 
     process.stdout.write(`failed start of ${failedName}: ${failed.slice(0, 300)}\n`);
     await node.store.delete(VirtualMachineInstanceType, failedName, { namespace: 'default' });
     await waitFor('the launcher pod namespace to go', () => !netSnapshot().netns.includes(lns), 120_000);
-    expect(scopedSnapshot([lns], bridge)).toMatchObject({ netns: [], bridgePorts: [] });
+    expect(scopedSnapshot([lns], bridge)).toMatchObject({ netns: [], bridgePorts: ports0 });
     expect(netSnapshot().nftTables).toEqual(nft0);
     expect(existsSync(join(state, 'cni', 'kubevirt-ts', podIP))).toBe(false);
     process.stdout.write(
