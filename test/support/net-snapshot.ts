@@ -61,7 +61,8 @@ export function networkGuestDir(
     .filter((d) => {
       try {
         return (
-          Number(readFileSync(join(d, 'recipe'), 'utf8').trim()) >= minRecipe && existsSync(join(d, 'initrd.img'))
+          Number(readFileSync(join(d, 'recipe'), 'utf8').trim()) >= minRecipe &&
+          existsSync(join(d, 'initrd.img'))
         );
       } catch {
         return false;
