@@ -182,7 +182,7 @@ describe.runIf(run)('virtctl port-forward through kube-apiserver and virt-api', 
     echo?.close();
   }, 120_000);
 
-  it('carries bytes from a loopback port and from --stdio to the guest port, and refuses a VMI that is not running', {
+  it('carries bytes from a loopback port and from --stdio to the guest port, and refuses a paused VMI and one not running', {
     timeout: 120_000,
   }, async () => {
     // Loopback listener: send, wait for the whole echo, then close (a websocket has no half-close).
@@ -237,6 +237,30 @@ describe.runIf(run)('virtctl port-forward through kube-apiserver and virt-api', 
     const code = await new Promise<number | null>((r) => stdio.on('close', r));
     expect(code, err).toBe(0);
     expect(Buffer.concat(chunks).toString()).toBe('hello through the API server\n');
+
+    const refusal = async (args: string[]) => {
+      const p = virtctl(args);
+      let e = '';
+      p.stderr.on('data', (d) => {
+        e += d;
+      });
+      p.stdin.end();
+      const c = await new Promise<number | null>((r) => p.on('close', r));
+      return { code: c, err: e };
+    };
+    // A paused VMI is refused, as upstream's validateVMIForPortForward does.
+    const running = await client.get<KubeObject>(VirtualMachineInstanceType, name, ns);
+    await client.update(VirtualMachineInstanceType, {
+      ...running,
+      status: {
+        phase: 'Running',
+        interfaces: [{ name: 'default', ipAddress: '127.0.0.1' }],
+        conditions: [{ type: 'Paused', status: 'True' }],
+      },
+    } as KubeObject);
+    const paused = await refusal(['port-forward', '--stdio', `vmi/${name}/${ns}`, String(echoPort)]);
+    expect(paused.code).not.toBe(0);
+    expect(paused.err).toContain(`VMI ${name} is paused`);
 
     // A VMI that is not running: the CLI's stdio forward fails with virt-api's message.
     const stopped = await client.get<KubeObject>(VirtualMachineInstanceType, name, ns);
