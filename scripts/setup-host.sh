@@ -42,9 +42,10 @@ need_root() {
 
 # Debian packages `up` needs: libvirt + QEMU (the hypervisor stack), OVMF firmware (EFI
 # guests), xorriso (cloud-init ISOs), swtpm (TPM devices), busybox-static and cpio (the
-# tiny guest's initramfs).
+# tiny guest's initramfs), dropbear-bin (the libraries the guest's SSH server links, which
+# the guest build copies from the host) and openssh-client (`virtctl ssh`/`scp` run it).
 UP_PACKAGES=(libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils ovmf xorriso
-  swtpm swtpm-tools busybox-static cpio)
+  swtpm swtpm-tools busybox-static cpio dropbear-bin openssh-client)
 # And the tests: libvirt's schema checker virt-xml-validate needs xmllint
 # (libxml2-utils); protobuf-compiler regenerates the gRPC bindings (npm run gen:proto);
 # socat is kept for poking at the local sockets by hand (no test uses it); prometheus

@@ -29,11 +29,12 @@ DISK_MARKER="KUBEVIRT-TS-DISK-MOUNTED"
 # Modules the init loads at boot, in this order (dependencies are resolved and loaded
 # first); the ext4 stack is loaded only when a disk is attached, after the boot marker.
 MODULES=(button evdev virtio_pci virtio_blk virtio_console virtio_net)
-DISK_MODULES=(crc32c_generic ext4)
+DISK_MODULES=(crc32c_generic ext4 isofs)
 # Bump when the recipe changes so cached artifacts of an older recipe are rebuilt
 # (it is part of the cache directory's name). 6: qemu-ga in the initramfs. 7: networking
 # (udhcpc on eth0, a TCP echo server, kvts.connect= client; see /etc/start-network).
-RECIPE=7
+# 8: an SSH server (Debian's dropbear, keys from a cloud-init NoCloud disk; /etc/start-ssh).
+RECIPE=8
 # What the guest's /etc/os-release says (guest-get-osinfo reads it).
 OS_ID="kubevirt-ts-guest"
 OS_NAME="kubevirt-ts tiny guest"
@@ -89,9 +90,10 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 log "building the tiny guest into $out"
-log "  downloads $kpkg, syslinux, syslinux-common, mtools, qemu-guest-agent (about 75 MB): about 1 min on a fresh host"
+log "  downloads $kpkg, syslinux, syslinux-common, mtools, qemu-guest-agent, dropbear-bin, openssh-sftp-server (about 75 MB): about 1 min on a fresh host"
 mkdir -p "$work/debs"
-if ! (cd "$work/debs" && apt-get download "$kpkg" syslinux syslinux-common mtools qemu-guest-agent >/dev/null 2>"$work/apt.log"); then
+if ! (cd "$work/debs" && apt-get download "$kpkg" syslinux syslinux-common mtools qemu-guest-agent \
+  dropbear-bin openssh-sftp-server >/dev/null 2>"$work/apt.log"); then
   cat "$work/apt.log" >&2
   rm -f "$out/.build.lock" && rmdir "$out" 2>/dev/null || true
   # Stale apt lists name a kernel the mirror no longer has: keep the guest we have.
@@ -106,6 +108,8 @@ for deb in "$work"/debs/syslinux_*.deb "$work"/debs/syslinux-common_*.deb "$work
   dpkg-deb -x "$deb" "$work/tools"
 done
 dpkg-deb -x "$work"/debs/qemu-guest-agent_*.deb "$work/qga"
+dpkg-deb -x "$work"/debs/dropbear-bin_*.deb "$work/dropbear"
+dpkg-deb -x "$work"/debs/openssh-sftp-server_*.deb "$work/sftp"
 moddir="$work/kernel/lib/modules/$kver"
 
 # --- initramfs tree ----------------------------------------------------------------------
@@ -167,21 +171,35 @@ echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
 echo "root:x:0:" >"$root/etc/group"
 echo "$GUEST_HOSTNAME" >"$root/etc/hostname"
 
-# --- the QEMU guest agent ------------------------------------------------------------------
-# qemu-ga as Debian ships it, with the libraries it links (and their loader) copied from
-# the host at the paths ldd resolves them to, so the loader finds them without a cache.
-mkdir -p "$root/usr/sbin" "$root/var/run" "$root/var/log"
+# --- the QEMU guest agent and the SSH server ---------------------------------------------
+# qemu-ga, dropbear (with dropbearkey) and OpenSSH's sftp-server (what scp speaks by
+# default since OpenSSH 9) as Debian ships them, with the libraries they link (and their
+# loader) copied from the host at the paths ldd resolves them to, so the loader finds
+# them without a cache. The host has them when the packages' dependencies are installed
+# (scripts/setup-host.sh installs dropbear-bin for that).
+copy_libs() {
+  local bin="$1" ldd_out lib
+  ldd_out="$(ldd "$bin")"
+  if grep -q 'not found' <<<"$ldd_out"; then
+    log "$(basename "$bin") needs libraries this host lacks (install its package's dependencies):"
+    grep 'not found' <<<"$ldd_out" >&2
+    exit 1
+  fi
+  for lib in $(awk '/=> \//{print $3} /^[[:space:]]*\/[^ ]+/{print $1}' <<<"$ldd_out"); do
+    mkdir -p "$root$(dirname "$lib")"
+    cp -L "$lib" "$root$lib"
+  done
+}
+mkdir -p "$root/usr/sbin" "$root/usr/bin" "$root/usr/lib" "$root/var/run" "$root/var/log" "$root/etc/dropbear"
 cp "$work/qga/usr/sbin/qemu-ga" "$root/usr/sbin/qemu-ga"
-ldd_out="$(ldd "$root/usr/sbin/qemu-ga")"
-if grep -q 'not found' <<<"$ldd_out"; then
-  log "qemu-ga needs libraries this host lacks (install qemu-guest-agent's dependencies):"
-  grep 'not found' <<<"$ldd_out" >&2
-  exit 1
-fi
-for lib in $(awk '/=> \//{print $3} /^[[:space:]]*\/[^ ]+/{print $1}' <<<"$ldd_out"); do
-  mkdir -p "$root$(dirname "$lib")"
-  cp -L "$lib" "$root$lib"
+cp "$work/dropbear/usr/sbin/dropbear" "$root/usr/sbin/dropbear"
+cp "$work/dropbear/usr/bin/dropbearkey" "$root/usr/bin/dropbearkey"
+# dropbear runs the sftp subsystem from /usr/lib/sftp-server (its compiled-in path).
+cp "$work/sftp/usr/lib/openssh/sftp-server" "$root/usr/lib/sftp-server"
+for bin in usr/sbin/qemu-ga usr/sbin/dropbear usr/bin/dropbearkey usr/lib/sftp-server; do
+  copy_libs "$root/$bin"
 done
+echo /bin/sh >"$root/etc/shells"
 cat >"$root/etc/os-release" <<OS
 NAME="$OS_NAME"
 ID=$OS_ID
@@ -240,6 +258,7 @@ if ! udhcpc -i eth0 -n -q -t 10 -T 1 -s /etc/udhcpc.script >/dev/null 2>&1; then
 fi
 nc -ll -p 8080 -e /bin/cat </dev/null >/dev/null 2>&1 &
 echo "KUBEVIRT-TS-GUEST-LISTENING tcp/8080 echo" >/dev/console
+/etc/start-ssh </dev/null >/dev/null 2>&1 &
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     kvts.connect=*)
@@ -253,6 +272,43 @@ for arg in $(cat /proc/cmdline); do
 done
 SH
 chmod 755 "$root/etc/start-network"
+# SSH, once the guest has an address: root's authorized keys from a cloud-init NoCloud disk
+# (an ISO 9660 virtio disk with user-data; its `ssh_authorized_keys:` lists, top level or
+# under users), a fresh ed25519 host key, dropbear on port 22 with password logins off.
+# No NoCloud disk: no keys, dropbear still listens (and refuses everyone).
+cat >"$root/etc/start-ssh" <<'SH'
+#!/bin/sh
+i=0
+while ! grep -q iso9660 /proc/filesystems && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+mkdir -p /mnt/cidata /root/.ssh
+chmod 700 /root /root/.ssh
+: >/root/.ssh/authorized_keys
+chmod 600 /root/.ssh/authorized_keys
+for dev in /dev/vd[a-z] /dev/sr[0-9]; do
+  [ -b "$dev" ] || continue
+  mount -t iso9660 -o ro "$dev" /mnt/cidata 2>/dev/null || continue
+  if [ -f /mnt/cidata/user-data ]; then
+    awk '/^[[:space:]]*(-[[:space:]]+)?ssh_authorized_keys:/ { on = 1; next }
+      on && /^[[:space:]]*-[[:space:]]/ {
+        sub(/^[[:space:]]*-[[:space:]]*/, ""); gsub(/^["\047]|["\047][[:space:]]*$/, ""); print; next }
+      { on = 0 }' /mnt/cidata/user-data >>/root/.ssh/authorized_keys
+    umount /mnt/cidata
+    break
+  fi
+  umount /mnt/cidata
+done
+keys=$(grep -c . /root/.ssh/authorized_keys)
+/usr/bin/dropbearkey -t ed25519 -f /etc/dropbear/dropbear_ed25519_host_key >/var/log/dropbearkey.log 2>&1
+# In the foreground of this background script, its log in a file: its death is reported.
+/usr/sbin/dropbear -F -E -r /etc/dropbear/dropbear_ed25519_host_key -p 22 -s 2>/var/log/dropbear.log &
+sleep 1
+if kill -0 $! 2>/dev/null; then
+  echo "KUBEVIRT-TS-GUEST-SSH dropbear tcp/22 authorized_keys=$keys" >/dev/console
+else
+  echo "KUBEVIRT-TS-GUEST-SSH failed: $(cat /var/log/dropbearkey.log /var/log/dropbear.log | tr '\n' ' ')" >/dev/console
+fi
+SH
+chmod 755 "$root/etc/start-ssh"
 
 cat >"$root/etc/rc" <<SH
 #!/bin/sh

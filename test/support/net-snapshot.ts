@@ -52,6 +52,7 @@ export function canTestNetworking(): boolean {
  */
 export function networkGuestDir(
   cache = process.env.KUBEVIRT_TS_CACHE || '/var/cache/kubevirt-ts',
+  minRecipe = 7,
 ): string | undefined {
   const root = join(cache, 'guest');
   if (!existsSync(root)) return undefined;
@@ -60,7 +61,8 @@ export function networkGuestDir(
     .filter((d) => {
       try {
         return (
-          Number(readFileSync(join(d, 'recipe'), 'utf8').trim()) >= 7 && existsSync(join(d, 'initrd.img'))
+          Number(readFileSync(join(d, 'recipe'), 'utf8').trim()) >= minRecipe &&
+          existsSync(join(d, 'initrd.img'))
         );
       } catch {
         return false;

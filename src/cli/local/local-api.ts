@@ -187,7 +187,7 @@ async function portForward(node: LocalNode, req: http.IncomingMessage, socket: D
   socket.write(
     `HTTP/1.1 101 Switching Protocols\r\nupgrade: ${PORT_FORWARD_UPGRADE}\r\nconnection: Upgrade\r\n\r\n`,
   );
-  await relayIntoNetns(netns, host, port, socket);
+  await relayIntoNetns(netns, host, port, socket, (m) => node.o.log?.('port-forward', `${subject}: ${m}`));
 }
 
 async function podUid(node: LocalNode, vmi: VirtualMachineInstance): Promise<string> {

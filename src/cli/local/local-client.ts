@@ -91,6 +91,8 @@ export function openPortForward(
       headers: { connection: 'Upgrade', upgrade: 'kubevirt-ts-tcp' },
     });
     req.on('upgrade', (_res, socket, head) => {
+      // The stream carries TCP half-closes: the guest's reply may follow our end.
+      (socket as Duplex & { allowHalfOpen: boolean }).allowHalfOpen = true;
       if (head.length > 0) socket.unshift(head);
       resolve(socket);
     });

@@ -93,6 +93,7 @@ export class LocalNode {
   private storeServer: EmbeddedServer | undefined;
   private apiServer: LocalApiServer | undefined;
   private metricsServers: MetricsServer[] = [];
+  private readonly componentLoggers = new Map<string, Logger>();
   /** Where each component's metrics are served, once started. */
   metricsUrls: { 'virt-handler'?: string; 'virt-controller'?: string } = {};
   readonly nodeName: string;
@@ -110,17 +111,8 @@ export class LocalNode {
   async start(): Promise<void> {
     const { paths } = this.o;
     const uri = this.o.libvirtUri ?? 'qemu:///system';
-    const loggers = this.o.loggers;
-    const byComponent = new Map<string, Logger>();
-    const loggerOf = (c: string) => {
-      let l = byComponent.get(c);
-      if (!l && loggers) {
-        l = loggers(c);
-        byComponent.set(c, l);
-      }
-      return l;
-    };
-    const log = loggers ? (c: string, m: string) => loggerOf(c)?.info(m) : (this.o.log ?? (() => {}));
+    const log = (c: string, m: string) => this.logLine(c, m);
+    const loggerOf = (c: string) => this.loggerOf(c);
     ensureStateDirs(paths);
     this.store = await EmbeddedStore.open({
       dir: paths.store,
@@ -168,8 +160,39 @@ export class LocalNode {
             },
       log: (m) => log('pod runtime', m),
     });
+    this.handler = this.makeHandler();
+    await this.config.start();
+    await this.binder.start();
+    await this.controller.start();
+    await this.runtime.start();
+    await this.handler.start();
+    this.apiServer = await serveLocalApi(this, paths.apiSocket);
+    await this.serveMetrics();
+  }
+
+  /** A component's structured logger, one per component, when `loggers` is set. */
+  private loggerOf(component: string): Logger | undefined {
+    let l = this.componentLoggers.get(component);
+    if (!l && this.o.loggers) {
+      l = this.o.loggers(component);
+      this.componentLoggers.set(component, l);
+    }
+    return l;
+  }
+
+  /** A plain progress line of `component`: to its logger when there are loggers, else to `log`. */
+  private logLine(component: string, message: string): void {
+    if (this.o.loggers) this.loggerOf(component)?.info(message);
+    else this.o.log?.(component, message);
+  }
+
+  private makeHandler(): VirtHandler {
+    const { paths } = this.o;
+    const uri = this.o.libvirtUri ?? 'qemu:///system';
+    const log = (c: string, m: string) => this.logLine(c, m);
+    const loggerOf = (c: string) => this.loggerOf(c);
     const allowKvm = this.o.allowKvm ?? false;
-    this.handler = new VirtHandler({
+    return new VirtHandler({
       client: this.store,
       nodeName: this.nodeName,
       podsRoot: paths.pods,
@@ -187,19 +210,26 @@ export class LocalNode {
       log: (m) => log('virt-handler', m),
       logger: loggerOf('virt-handler'),
     });
-    await this.config.start();
-    await this.binder.start();
-    await this.controller.start();
-    await this.runtime.start();
+  }
+
+  /**
+   * Stops virt-handler and starts a new one, as a node agent's restart does; launchers,
+   * guests and their pod networks keep running (the new handler takes them over).
+   */
+  async restartHandler(): Promise<void> {
+    await this.handler.stop();
+    this.handler = this.makeHandler();
     await this.handler.start();
-    this.apiServer = await serveLocalApi(this, paths.apiSocket);
-    await this.serveMetrics();
   }
 
   /** virt-handler's and virt-controller's metrics and health servers, plain HTTP on loopback. */
   private async serveMetrics(): Promise<void> {
     const port = this.o.metricsPort ?? 0;
-    const handler = this.handler;
+    // Through `this`: restartHandler() replaces the handler.
+    const handler = {
+      statsTargets: () => this.handler.statsTargets(),
+      isReady: () => this.handler.isReady(),
+    };
     const controller = this.controller;
     const h = await serveMetrics({
       sources: [

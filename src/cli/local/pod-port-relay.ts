@@ -10,10 +10,11 @@ import { spawn } from 'node:child_process';
 import type { Duplex } from 'node:stream';
 import { readNetworkCache } from '../../controllers/common/network-cache';
 
-// Runs in the pod's namespace: stdin -> the guest's port -> stdout, half-closes passed on.
+// Runs in the pod's namespace: stdin -> the guest's port -> stdout, half-closes passed on
+// (allowHalfOpen: a guest that closes its side first still gets the rest of stdin).
 // No process.exit: it would drop stdout not yet flushed; the process ends when both sides have.
 const RELAY =
-  "const [h,p]=process.argv.slice(1);const c=require('net').connect(+p,h);process.stdin.pipe(c);c.pipe(process.stdout);c.on('error',e=>{process.stderr.write(e.message);process.exitCode=1;process.stdin.destroy()})";
+  "const [h,p]=process.argv.slice(1);const c=require('net').connect({host:h,port:+p,allowHalfOpen:true});process.stdin.pipe(c);c.pipe(process.stdout);c.on('error',e=>{process.stderr.write(e.message);process.exitCode=1;process.stdin.destroy()})";
 
 /** Where in the pod a forwarded port reaches the guest; throws when the binding has no way yet. */
 export async function guestAddressFor(socketDir: string, subject: string): Promise<string> {
@@ -26,19 +27,35 @@ export async function guestAddressFor(socketDir: string, subject: string): Promi
   );
 }
 
-/** Pipes `conn` to `host:port` inside the network namespace `netns`; resolves when both sides closed. */
-export function relayIntoNetns(netns: string, host: string, port: number, conn: Duplex): Promise<void> {
+/**
+ * Pipes `conn` to `host:port` inside the network namespace `netns`; resolves when both
+ * sides closed. Each direction's end is passed on alone (TCP half-close), so `conn` must be
+ * half-open capable (an http server's upgraded socket is). `log` gets the relay's error.
+ */
+export function relayIntoNetns(
+  netns: string,
+  host: string,
+  port: number,
+  conn: Duplex,
+  log: (m: string) => void = () => {},
+): Promise<void> {
   const child = spawn(
     'nsenter',
     [`--net=${netns}`, '--', process.execPath, '-e', RELAY, host, String(port)],
     {
-      stdio: ['pipe', 'pipe', 'ignore'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     },
   );
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => {
+    if (err.length < 2000) err += d.toString('utf8');
+  });
   conn.pipe(child.stdin);
   child.stdout.pipe(conn);
+  child.stdin.on('error', () => undefined);
   const done = new Promise<void>((resolve) => {
     child.on('close', () => {
+      if (err) log(`${host}:${port}: ${err.trim()}`);
       conn.end();
       resolve();
     });

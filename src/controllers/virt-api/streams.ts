@@ -78,6 +78,9 @@ export class StreamRelay {
       const port = Number(pf[1]);
       if (port < 1 || port > 65535) throw new HttpError(400, `port ${pf[1]} out of range`);
       if (pf[2] === 'udp') throw new HttpError(400, 'portforward: only tcp is supported');
+      // Upstream's validateVMIForPortForward.
+      if ((vmi.status?.conditions ?? []).some((c) => c.type === 'Paused' && c.status === 'True'))
+        throw new HttpError(409, `VMI ${name} is paused`);
       const ip = vmi.status?.interfaces?.find((i) => i.ipAddress)?.ipAddress;
       if (!ip) throw new HttpError(400, `VMI ${name} has no interface with an IP address`);
       const tcp = connect({ host: ip, port });

@@ -1,6 +1,6 @@
 /**
- * The websocket subresources of a cluster (`console`, `vnc`) as upstream's virtctl opens
- * them: `wss://<api server>/apis/subresources.kubevirt.io/v1/namespaces/{ns}/
+ * The websocket subresources of a cluster (`console`, `vnc`, `portforward/{port}/tcp`) as
+ * upstream's virtctl opens them: `wss://<api server>/apis/subresources.kubevirt.io/v1/namespaces/{ns}/
  * virtualmachineinstances/{name}/{sub}` with subprotocol `plain.kubevirt.io`, the
  * kubeconfig's credentials, and the bytes in binary messages. Answered as a byte stream.
  */
@@ -14,7 +14,7 @@ export async function openClusterStream(
   kc: KubeConfig,
   ns: string,
   name: string,
-  sub: 'console' | 'vnc',
+  sub: 'console' | 'vnc' | `portforward/${number}/tcp`,
 ): Promise<Duplex> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');

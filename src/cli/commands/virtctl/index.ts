@@ -7,6 +7,7 @@ import { registerConsoleCommands } from './console';
 import { registerExposeCommand } from './expose';
 import { registerLifecycleCommands } from './lifecycle';
 import { registerPortForwardCommand } from './port-forward';
+import { registerSshCommands } from './ssh';
 import { registerVersionCommand } from './version';
 import { registerVmiSubresourceCommands } from './vmi-subresources';
 
@@ -17,6 +18,7 @@ export function registerVirtctlCommands(program: Command): Command {
   registerConsoleCommands(program);
   registerExposeCommand(program);
   registerPortForwardCommand(program);
+  registerSshCommands(program);
   registerVersionCommand(program);
   return program;
 }
