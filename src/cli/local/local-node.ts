@@ -124,6 +124,8 @@ export class LocalNode {
       launcher: LOCAL_LAUNCHER,
       // Claims are served and bound here (the binder below): VMIs wait for theirs.
       volumes: true,
+      // The embedded store serves NetworkAttachmentDefinitions; the pod runtime attaches them.
+      networkAttachments: true,
       onError: (c, key, e) => log('virt-controller', `${c} ${key}: ${e.message}`),
     });
     this.binder = new PvBinder({ client: this.store, log: (m) => log('pv-binder', m) });
