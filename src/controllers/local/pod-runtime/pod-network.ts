@@ -12,6 +12,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runTool } from '../../common/run-tool';
 import { type CniConfig, type CniResult, invokeCni } from './cni';
+import type { SecondaryAttachment } from './secondary-networks';
 
 /** Options of the pod network (local mode's defaults in {@link DEFAULT_POD_NETWORK}). */
 export interface PodNetworkOptions {
@@ -44,6 +45,19 @@ export interface PodNetworkInfo {
   cidr: string;
   ifName: 'eth0';
   mac?: string;
+  /** Secondary networks attached (Multus's job on a cluster), kept so DEL runs with the same configuration. */
+  secondary?: SecondaryNetworkInfo[];
+  /** Set while the secondary networks are being attached. */
+  partial?: true;
+}
+
+/** A secondary interface of the pod, as attached. */
+export interface SecondaryNetworkInfo {
+  network: string;
+  ifName: string;
+  config: CniConfig;
+  /** Its address with prefix length, when the plugin's IPAM gave one. */
+  cidr?: string;
 }
 
 const NETWORK_FILE = 'network.json';
@@ -98,29 +112,53 @@ export class PodNetwork {
     };
   }
 
-  private call(command: 'ADD' | 'DEL', podUid: string) {
-    return invokeCni(this.config(), {
+  private call(command: 'ADD' | 'DEL', podUid: string, config = this.config(), ifName = 'eth0') {
+    return invokeCni(config, {
       command,
       containerId: podUid,
       netns: `/run/netns/${netnsName(podUid)}`,
-      ifName: 'eth0',
+      ifName,
       pluginDir: this.o.pluginDir,
     });
   }
 
   /**
    * Creates the pod's namespace and attaches it; the info is also written to
-   * `<podDir>/network.json`. On any failure what was made is removed again.
+   * `<podDir>/network.json`. Each of `secondary` is attached after eth0 with its own
+   * plugin and interface name. On any failure what was made is removed again.
    */
-  async setUp(podUid: string, podDir: string): Promise<PodNetworkInfo> {
+  async setUp(
+    podUid: string,
+    podDir: string,
+    secondary: SecondaryAttachment[] = [],
+  ): Promise<PodNetworkInfo> {
     const existing = await this.read(podDir);
-    if (existing) return existing;
+    if (existing && !existing.partial) return existing;
+    // A set-up cut short (the runtime died in it): undo it and start again.
+    if (existing) await this.tearDown(podUid, podDir);
     const name = netnsName(podUid);
     await runTool('ip', ['netns', 'add', name]);
     try {
       await runTool('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
       const result = await this.call('ADD', podUid);
       const info = podInfo(`/run/netns/${name}`, result);
+      const attached: SecondaryNetworkInfo[] = [];
+      // Recorded before each ADD: a failed one is still DELeted by the teardown below.
+      const record = () =>
+        writeFile(
+          join(podDir, NETWORK_FILE),
+          JSON.stringify({ ...info, secondary: attached, partial: true }),
+        );
+      for (const s of secondary) {
+        attached.push({ network: s.network, ifName: s.ifName, config: s.config });
+        await record();
+        const r = await this.call('ADD', podUid, s.config, s.ifName).catch((e: Error) => {
+          throw new Error(`network ${s.network} (${s.ifName}): ${e.message}`);
+        });
+        const ip = r.ips?.find((x) => !x.address.includes(':'));
+        if (ip) attached[attached.length - 1].cidr = ip.address;
+      }
+      if (attached.length) info.secondary = attached;
       await writeFile(join(podDir, NETWORK_FILE), JSON.stringify(info), { mode: 0o644 });
       return info;
     } catch (err) {
@@ -144,8 +182,14 @@ export class PodNetwork {
     const present = (await runTool('ip', ['netns', 'list']))
       .split('\n')
       .some((l) => l.split(' ')[0] === name);
-    if (!present && !(await this.read(podDir))) return;
+    const recorded = await this.read(podDir);
+    if (!present && !recorded) return;
     let delError: Error | undefined;
+    for (const s of [...(recorded?.secondary ?? [])].reverse()) {
+      await this.call('DEL', podUid, s.config, s.ifName).catch((e: Error) => {
+        delError = e;
+      });
+    }
     // DEL must be tolerated for a sandbox that was never (fully) added (CNI spec).
     await this.call('DEL', podUid).catch((e: Error) => {
       delError = e;

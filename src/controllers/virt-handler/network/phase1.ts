@@ -5,7 +5,7 @@
  * pod-network interfaces needs nothing.
  */
 import type { VirtualMachineInstance } from '../../../api/generated/types';
-import { podNetworkInterfaces } from '../../common/network-cache';
+import { boundInterfaces } from '../../common/network-cache';
 import { podEmptyDirPath, SOCKETS_VOLUME } from '../../launcher-protocol/paths';
 import { setUpPodNetwork } from './pod-nic-setup';
 
@@ -27,7 +27,7 @@ export class NetworkPhase1 {
 
   /** Sets the pod's network up if it is not yet; returns an error message to retry on. */
   async ensure(vmi: VirtualMachineInstance, podUid: string): Promise<string | undefined> {
-    if (this.done.has(podUid) || podNetworkInterfaces(vmi).length === 0) return undefined;
+    if (this.done.has(podUid) || boundInterfaces(vmi).length === 0) return undefined;
     const subject = `VirtualMachineInstance ${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
     const netns = this.o.netnsOf?.(podUid);
     if (!netns) {

@@ -9,6 +9,7 @@
  */
 import type { VirtualMachineInstance } from '../../../api/generated/types';
 import {
+  boundInterfaces,
   type CachedInterface,
   podNetworkInterfaces,
   readNetworkCache,
@@ -20,6 +21,7 @@ import { guestMAC } from './guest-mac';
 import { MASQUERADE, masqueradeRuleset } from './masquerade-rules';
 import { link } from './netns-links';
 import { readResolvConf } from './resolv-conf';
+import { setUpSecondaryNetworks, unsupportedSecondary } from './secondary-nic-setup';
 
 /** The pod-network interface names (upstream's: the pod side `eth0`, the in-pod bridge and tap). */
 export const POD_IF = 'eth0';
@@ -44,11 +46,11 @@ export interface PodNicSetupOptions {
 export function unsupportedNetwork(vmi: VirtualMachineInstance): string | undefined {
   const subject = `VirtualMachineInstance ${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
   const pod = new Set((vmi.spec.networks ?? []).filter((n) => n.pod).map((n) => n.name));
+  const secondary = unsupportedSecondary(vmi);
+  if (secondary) return `${subject}: ${secondary}`;
   for (const [i, iface] of (vmi.spec.domain.devices.interfaces ?? []).entries()) {
-    if (iface.state === 'absent' || iface.sriov) continue;
+    if (iface.state === 'absent' || iface.sriov || !pod.has(iface.name)) continue;
     const path = `spec.domain.devices.interfaces[${i}]`;
-    if (!pod.has(iface.name))
-      return `${subject}: ${path}: secondary (multus) networks are not set up by this node yet`;
     if (iface.dhcpOptions) {
       return `${subject}: ${path}.dhcpOptions: extra DHCP options are not served by this launcher's DHCP server yet`;
     }
@@ -60,8 +62,8 @@ export function unsupportedNetwork(vmi: VirtualMachineInstance): string | undefi
 }
 
 /**
- * Sets up every pod-network interface of `vmi` and writes the cache; returns it. Throws
- * with the VMI and field path on what it cannot do.
+ * Sets up every interface of `vmi` on the pod network and on secondary networks and writes
+ * the cache; returns it. Throws with the VMI and field path on what it cannot do.
  */
 export async function setUpPodNetwork(
   vmi: VirtualMachineInstance,
@@ -71,12 +73,32 @@ export async function setUpPodNetwork(
   const bad = unsupportedNetwork(vmi);
   if (bad) throw new Error(bad);
   const existing = await readNetworkCache(o.socketDir);
+  if (existing && existing.interfaces.length === boundInterfaces(vmi).length) return existing.interfaces;
+  const dns = await readResolvConf(o.resolvConf);
+  const hostname = (vmi.spec.hostname ?? vmi.metadata?.name ?? 'vm').slice(0, 63);
+  const primary = await setUpPrimary(vmi, o, dns, hostname);
+  const secondary = await setUpSecondaryNetworks(vmi, {
+    netns: o.netns,
+    tapOwner: o.tapOwner,
+    dns,
+    hostname,
+    subject,
+  });
+  const interfaces = [...primary, ...secondary];
+  await writeNetworkCache(o.socketDir, { interfaces });
+  return interfaces;
+}
+
+/** The pod network's interface (at most one), bound as its spec says. */
+async function setUpPrimary(
+  vmi: VirtualMachineInstance,
+  o: PodNicSetupOptions,
+  dns: { nameservers: string[]; search: string[] },
+  hostname: string,
+): Promise<CachedInterface[]> {
+  const subject = `VirtualMachineInstance ${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
   const ifaces = podNetworkInterfaces(vmi);
-  if (existing && existing.interfaces.length === ifaces.length) return existing.interfaces;
-  if (ifaces.length === 0) {
-    await writeNetworkCache(o.socketDir, { interfaces: [] });
-    return [];
-  }
+  if (ifaces.length === 0) return [];
   if (ifaces.length > 1)
     throw new Error(`${subject}: spec.domain.devices.interfaces: only one interface may use the pod network`);
   const { iface, index } = ifaces[0];
@@ -87,8 +109,6 @@ export async function setUpPodNetwork(
     throw new Error(
       `${subject}: the launcher pod's namespace ${o.netns} has no ${POD_IF} with an IPv4 address`,
     );
-  const dns = await readResolvConf(o.resolvConf);
-  const hostname = (vmi.spec.hostname ?? vmi.metadata?.name ?? 'vm').slice(0, 63);
   if (iface.passtBinding) {
     // passt (started by libvirt as QEMU's user) answers pings and binds the forwarded
     // ports in the pod: upstream's sysctls for it.
@@ -112,8 +132,8 @@ export async function setUpPodNetwork(
       searchDomains: dns.search,
       hostname,
       podIP: podAddr.local,
+      podInterface: POD_IF,
     };
-    await writeNetworkCache(o.socketDir, { interfaces: [cached] });
     return [cached];
   }
   if (iface.bridge) {
@@ -129,7 +149,6 @@ export async function setUpPodNetwork(
       hostname,
       subject: `${subject}: ${path}`,
     });
-    await writeNetworkCache(o.socketDir, { interfaces: [cached] });
     return [cached];
   }
   const mtu = pod.mtu;
@@ -180,7 +199,7 @@ export async function setUpPodNetwork(
     searchDomains: dns.search,
     hostname,
     podIP: podAddr.local,
+    podInterface: POD_IF,
   };
-  await writeNetworkCache(o.socketDir, { interfaces: [cached] });
   return [cached];
 }
