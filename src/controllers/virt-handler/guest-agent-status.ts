@@ -105,6 +105,7 @@ export function interfacesOf(
     const net = network.find((n) => n.name === iface.name);
     const mac = normMac(iface.macAddress) ?? net?.mac;
     if (mac) entry.mac = mac;
+    if (net?.podInterface) entry.podInterfaceName = net.podInterface;
     if (net?.binding === 'masquerade' || net?.binding === 'passt') {
       podIPs.set(entry, net.podIP);
       Object.assign(entry, { ipAddress: net.podIP, ipAddresses: [net.podIP] });

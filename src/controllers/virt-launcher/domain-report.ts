@@ -51,6 +51,8 @@ export interface LauncherInterface {
   podIP: string;
   /** The address the DHCP server acknowledged to the guest, once it did. */
   leasedIP?: string;
+  /** The pod interface it is bound to (upstream's status.interfaces[].podInterfaceName). */
+  podInterface?: string;
 }
 
 /**

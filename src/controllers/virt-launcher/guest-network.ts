@@ -61,6 +61,7 @@ export class GuestNetwork {
         mac: i.mac,
         podIP: i.podIP,
         ...(leasedIP ? { leasedIP } : {}),
+        ...(i.podInterface ? { podInterface: i.podInterface } : {}),
       };
     });
   }
