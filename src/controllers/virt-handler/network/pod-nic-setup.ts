@@ -20,6 +20,7 @@ import { setUpBridgeBinding } from './bridge-binding';
 import { guestMAC } from './guest-mac';
 import { MASQUERADE, masqueradeRuleset } from './masquerade-rules';
 import { link } from './netns-links';
+import { setUpPasst } from './passt-setup';
 import { readResolvConf } from './resolv-conf';
 import { setUpSecondaryNetworks, unsupportedSecondary } from './secondary-nic-setup';
 
@@ -27,8 +28,6 @@ import { setUpSecondaryNetworks, unsupportedSecondary } from './secondary-nic-se
 export const POD_IF = 'eth0';
 export const MASQUERADE_BRIDGE = 'k6t-eth0';
 export const POD_TAP = 'tap0';
-/** The account passt runs as (QEMU's, upstream's 107). */
-const PASST_USER = 107;
 
 /** Options of {@link setUpPodNetwork}. */
 export interface PodNicSetupOptions {
@@ -110,31 +109,8 @@ async function setUpPrimary(
       `${subject}: the launcher pod's namespace ${o.netns} has no ${POD_IF} with an IPv4 address`,
     );
   if (iface.passtBinding) {
-    // passt (started by libvirt as QEMU's user) answers pings and binds the forwarded
-    // ports in the pod: upstream's sysctls for it.
-    await runInNetns(o.netns, 'sysctl', [
-      '-q',
-      '-w',
-      `net.ipv4.ping_group_range=${PASST_USER} ${PASST_USER}`,
-    ]);
-    await runInNetns(o.netns, 'sysctl', ['-q', '-w', 'net.ipv4.ip_unprivileged_port_start=0']);
-    const cached: CachedInterface = {
-      name: iface.name,
-      binding: 'passt',
-      tap: '',
-      bridge: '',
-      mac: guestMAC(iface.macAddress, vmi.metadata?.uid ?? '', iface.name, path),
-      guestIP: podAddr.local,
-      prefixLength: podAddr.prefixlen,
-      serverIP: podAddr.local,
-      mtu: pod.mtu,
-      dns: dns.nameservers,
-      searchDomains: dns.search,
-      hostname,
-      podIP: podAddr.local,
-      podInterface: POD_IF,
-    };
-    return [cached];
+    const mac = guestMAC(iface.macAddress, vmi.metadata?.uid ?? '', iface.name, path);
+    return [await setUpPasst({ netns: o.netns, pod, podAddr, name: iface.name, mac, dns, hostname })];
   }
   if (iface.bridge) {
     const cached = await setUpBridgeBinding({
