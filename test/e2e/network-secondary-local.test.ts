@@ -52,7 +52,7 @@ const run = e2eRun('secondary networks in local mode', () =>
 
 describe.runIf(run)('secondary network in local mode (multus, bridge binding, real guest)', () => {
   const tag = process.pid % 10000;
-  const podBridge = `kvtsf${tag}`;
+  const podBridge = `kvtsg${tag}`;
   const blueBridge = `kvtsy${tag}`;
   const blue = '10.250.92';
   const name = `mul-${process.pid}`;

@@ -34,7 +34,7 @@ const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding:
 
 describe.skipIf(!canTestNetworking())('secondary bridge network from a NetworkAttachmentDefinition', () => {
   const tag = process.pid % 10000;
-  const podBridge = `kvtsm${tag}`;
+  const podBridge = `kvtsw${tag}`;
   const blueBridge = `kvtsn${tag}`;
   const guestNs = `kvts-mguest-${tag}`;
   const blueSubnet = '10.250.91';
