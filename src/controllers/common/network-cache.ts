@@ -34,6 +34,8 @@ export interface CachedInterface {
   hostname: string;
   /** The pod's own address on this network (status reports it for masquerade); '' when it has none. */
   podIP: string;
+  /** Masquerade on a pod with IPv6: the guest's address (fd10:0:2::2/120), its gateway and the pod's IPv6. */
+  ipv6?: { guestIP: string; prefixLength: number; gateway: string; podIP: string };
   /** The pod interface it is bound to (`eth0`, or `pod<hash>` for a secondary network). */
   podInterface?: string;
 }

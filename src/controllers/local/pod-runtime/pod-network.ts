@@ -20,6 +20,8 @@ export interface PodNetworkOptions {
   bridge: string;
   /** IPv4 subnet pods get addresses from, CIDR. */
   subnet: string;
+  /** Optional IPv6 subnet (a unique local one: fd00::/8), for dual-stack pods. */
+  subnet6?: string;
   /** CNI plugin directory. */
   pluginDir: string;
   /** host-local's allocation directory. */
@@ -45,6 +47,8 @@ export interface PodNetworkInfo {
   cidr: string;
   ifName: 'eth0';
   mac?: string;
+  /** The IPv6 address with prefix length, with a dual-stack pod network. */
+  cidr6?: string;
   /** Secondary networks attached (Multus's job on a cluster), kept so DEL runs with the same configuration. */
   secondary?: SecondaryNetworkInfo[];
   /** Set while the secondary networks are being attached. */
@@ -79,6 +83,19 @@ export function checkPodNetworkOptions(o: PodNetworkOptions): void {
       `pod network: subnet ${JSON.stringify(o.subnet)} is not an IPv4 CIDR with a prefix of 8 to 30`,
     );
   }
+  if (o.subnet6 !== undefined) {
+    const [addr, len] = o.subnet6.split('/');
+    if (
+      !/^fd[0-9a-f]{2}:[0-9a-f:]*$/i.test(addr ?? '') ||
+      !/^\d+$/.test(len ?? '') ||
+      Number(len) < 64 ||
+      Number(len) > 120
+    ) {
+      throw new Error(
+        `pod network: subnet6 ${JSON.stringify(o.subnet6)} is not a unique local IPv6 CIDR (fdxx::/64 to /120)`,
+      );
+    }
+  }
   if (o.mtu !== undefined && (!Number.isInteger(o.mtu) || o.mtu < 576 || o.mtu > 65535)) {
     throw new Error(`pod network: mtu ${o.mtu} is not between 576 and 65535`);
   }
@@ -108,7 +125,11 @@ export class PodNetwork {
       ipMasq: false,
       hairpinMode: false,
       ...(this.o.mtu ? { mtu: this.o.mtu } : {}),
-      ipam: { type: 'host-local', ranges: [[{ subnet: this.o.subnet }]], dataDir: this.o.dataDir },
+      ipam: {
+        type: 'host-local',
+        ranges: [[{ subnet: this.o.subnet }], ...(this.o.subnet6 ? [[{ subnet: this.o.subnet6 }]] : [])],
+        dataDir: this.o.dataDir,
+      },
     };
   }
 
@@ -205,7 +226,9 @@ function podInfo(netns: string, result: CniResult): PodNetworkInfo {
   const ip =
     result.ips?.find((x) => x.interface === sandboxIdx && !x.address.includes(':')) ?? result.ips?.[0];
   if (!ip) throw new Error('CNI ADD returned no IP address for eth0');
+  const ip6 = result.ips?.find((x) => x.interface === sandboxIdx && x.address.includes(':'));
   return {
+    ...(ip6 ? { cidr6: ip6.address } : {}),
     netns,
     ip: ip.address.split('/')[0],
     cidr: ip.address,

@@ -18,7 +18,7 @@ import {
 import { runInNetns } from '../../common/run-tool';
 import { setUpBridgeBinding } from './bridge-binding';
 import { guestMAC } from './guest-mac';
-import { MASQUERADE, masqueradeRuleset } from './masquerade-rules';
+import { MASQUERADE, MASQUERADE6, masqueradeRuleset } from './masquerade-rules';
 import { link } from './netns-links';
 import { setUpPasst } from './passt-setup';
 import { readResolvConf } from './resolv-conf';
@@ -160,7 +160,45 @@ async function setUpPrimary(
     }),
   );
 
+  // IPv6 as upstream when the pod has a global IPv6 address: fd10:0:2::1/120 on the bridge
+  // for the guest's fd10:0:2::2, forwarding and the same NAT in an ip6 table. Not offered
+  // by DHCPv6 or router advertisements here: the guest is configured for it (static).
+  const podAddr6 = pod.addr_info?.find((a) => a.family === 'inet6' && a.scope === 'global');
+  if (podAddr6) {
+    await ns('ip', [
+      '-6',
+      'addr',
+      'replace',
+      `${MASQUERADE6.gatewayIP}/${MASQUERADE6.prefixLength}`,
+      'dev',
+      MASQUERADE_BRIDGE,
+      'nodad',
+    ]);
+    await ns('sysctl', ['-q', '-w', 'net.ipv6.conf.all.forwarding=1']);
+    await ns(
+      'nft',
+      ['-f', '-'],
+      masqueradeRuleset({
+        podIf: POD_IF,
+        bridge: MASQUERADE_BRIDGE,
+        ports: iface.ports,
+        subject: `${subject}: ${path}`,
+        family: 'ip6',
+      }),
+    );
+  }
+
   const cached: CachedInterface = {
+    ...(podAddr6
+      ? {
+          ipv6: {
+            guestIP: MASQUERADE6.guestIP,
+            prefixLength: MASQUERADE6.prefixLength,
+            gateway: MASQUERADE6.gatewayIP,
+            podIP: podAddr6.local,
+          },
+        }
+      : {}),
     name: iface.name,
     binding: 'masquerade',
     tap: POD_TAP,
