@@ -49,7 +49,7 @@ export interface LocalNodeOptions {
    * The pod network (own namespace per launcher pod on bridge kvts0, see pod-network.ts):
    * its subnet, or false for none. Default: on, subnet 10.244.77.0/24.
    */
-  podNetwork?: { subnet?: string; bridge?: string } | false;
+  podNetwork?: { subnet?: string; subnet6?: string; bridge?: string } | false;
   /** The CLI entry launchers run (default this package's dist/cli/kubevirt-ts.js). */
   cliEntry?: string;
   /**
