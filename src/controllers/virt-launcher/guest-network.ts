@@ -62,6 +62,7 @@ export class GuestNetwork {
         podIP: i.podIP,
         ...(leasedIP ? { leasedIP } : {}),
         ...(i.podInterface ? { podInterface: i.podInterface } : {}),
+        ...(i.ipv6 ? { podIPv6: i.ipv6.podIP } : {}),
       };
     });
   }

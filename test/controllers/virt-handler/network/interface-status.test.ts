@@ -111,4 +111,12 @@ describe('interface status from the network setup', () => {
       },
     ]);
   });
+
+  it('masquerade on a dual-stack pod: both pod addresses, IPv4 first', () => {
+    const net = [{ ...report('masquerade')[0], podIPv6: 'fd00:244:94::2' }];
+    expect(interfacesOf(spec('masquerade'), undefined, net)[0]).toMatchObject({
+      ipAddress: '10.244.77.5',
+      ipAddresses: ['10.244.77.5', 'fd00:244:94::2'],
+    });
+  });
 });
