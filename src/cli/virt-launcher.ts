@@ -9,6 +9,7 @@
 
 import { LauncherArgsError, parseLauncherArgs } from '../controllers/common/launcher-args';
 import { createLauncherContainer, LauncherTokens } from '../controllers/composition/launcher-container';
+import { ComponentLog } from '../controllers/logging/component-log';
 import type { VirtLauncher } from '../controllers/virt-launcher/launcher';
 import { runVirtLauncher } from '../controllers/virt-launcher/main';
 
@@ -23,7 +24,8 @@ export async function launcherMain(flags: string[]): Promise<never> {
     const launcher = createLauncherContainer({ args }).get<VirtLauncher>(LauncherTokens.launcher);
     code = await runVirtLauncher(launcher);
   } catch (err) {
-    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    // A JSON line like the launcher's others (without the VMI when the flags did not parse).
+    new ComponentLog('virt-launcher').logger.error(err instanceof Error ? err.message : String(err));
     code = err instanceof LauncherArgsError ? 2 : 1;
   }
   // gRPC and libvirt handles are closed; exit now rather than wait for stray timers.

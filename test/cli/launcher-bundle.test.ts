@@ -59,14 +59,22 @@ Module._load = function (r, ...rest) { appendFileSync(${JSON.stringify(log)}, 'c
       encoding: 'utf8',
     });
     expect(r.status).toBe(2);
-    expect(r.stderr.trim()).toBe('error: virt-launcher: unknown flag "--no-such-flag"');
+    // A JSON line like every launcher line (pino: level, component, msg).
+    expect(JSON.parse(r.stderr.trim())).toMatchObject({
+      level: 'error',
+      component: 'virt-launcher',
+      msg: 'virt-launcher: unknown flag "--no-such-flag"',
+    });
   });
 
   it('the bundle also runs on its own, with or without the subcommand word', () => {
     for (const args of [['--name'], ['virt-launcher', '--name']]) {
       const r = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8' });
       expect(r.status).toBe(2);
-      expect(r.stderr.trim()).toBe('error: virt-launcher: --name needs a value');
+      expect(JSON.parse(r.stderr.trim())).toMatchObject({
+        level: 'error',
+        msg: 'virt-launcher: --name needs a value',
+      });
     }
   });
 });

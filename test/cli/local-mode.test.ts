@@ -209,7 +209,8 @@ describe.runIf(run)('kubevirt-ts up and virtctl with a real guest', () => {
 
   it('boots the VM in the background and shows it Running in get', async () => {
     expect(ctl('image', 'import', 'kubevirt-ts/tiny-guest', guestDir).code).toBe(0);
-    const r = ctl('up', '-d', manifest);
+    // --v: the components' JSON lines go to the state dir's up.log (checked below).
+    const r = ctl('up', '-d', '--v', '3', manifest);
     expect(r.err).toContain(`VirtualMachine default/${name} created`);
     expect(r.code).toBe(0);
     await waitFor('VM Running', () => vmStatus() === 'Running');
@@ -243,6 +244,24 @@ describe.runIf(run)('kubevirt-ts up and virtctl with a real guest', () => {
       .find((l) => l.startsWith('kubevirt_vmi_info{') && l.includes(`,name="${name}"`));
     expect(info).toContain('phase="running"');
   }, 60_000);
+
+  it('up --v: the components write JSON lines, the VMI ones with its namespace, name and uid', () => {
+    const uid = getJson('vmi')?.metadata?.uid;
+    const lines = readFileSync(path.join(state, 'up.log'), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const components = new Set(lines.map((l) => l.component));
+    for (const c of ['virt-handler', 'pod runtime']) expect(components).toContain(c);
+    expect(lines.find((l) => l.component === 'virt-handler' && l.reason === 'Started')).toMatchObject({
+      level: 'info',
+      kind: 'VirtualMachineInstance',
+      namespace: 'default',
+      name,
+      uid,
+      msg: 'VirtualMachineInstance started.',
+    });
+  });
 
   it('console: reads the boot marker and runs a command in the guest shell; Ctrl-] leaves', async () => {
     const pty = new PtySession([process.execPath, virtctl, 'console', name, '--state-dir', state]);

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crdsDir } from '../../scripts/gen-crds';
 import type { Pod } from '../../src/controllers/common/pod';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
-import { LeaseType, PodType } from '../../src/controllers/runtime/resources';
+import { KubeVirtType, LeaseType, PodType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import { VmiResource } from '../../src/controllers/virt-controller/vmi/controller';
 import { integration } from '../support/integration';
@@ -125,6 +125,47 @@ describe.runIf(run)('kubevirt-ts virt-controller', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('--launcher-image: "bad image" is not an image reference');
   }, 60_000);
+
+  it('--metrics-listen serves its metrics; --v and the KubeVirt resource set the level of its JSON lines', async () => {
+    const mport = await freePort();
+    const c = await start(['--no-leader-elect', '--v', '3', '--metrics-listen', `127.0.0.1:${mport}`]);
+    const lines = () =>
+      c.log
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const text = await waitFor('/metrics with the controller leading', async () => {
+      const t = await (await fetch(`http://127.0.0.1:${mport}/metrics`)).text();
+      return /^kubevirt_virt_controller_leading_status 1$/m.test(t) ? t : undefined;
+    });
+    expect(text).toMatch(/^# TYPE kubevirt_vmi_migration_succeeded gauge$/m);
+    expect((await fetch(`http://127.0.0.1:${mport}/readyz`)).status).toBe(200);
+    expect(lines().find((l) => String(l.msg).startsWith('metrics on '))).toMatchObject({
+      level: 'info',
+      component: 'virt-controller',
+      msg: `metrics on http://127.0.0.1:${mport}/metrics`,
+    });
+    // The KubeVirt resource's logVerbosity.virtController wins over --v while set...
+    await client.create(KubeVirtType, {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'KubeVirt',
+      metadata: { name: 'kubevirt', namespace: ns },
+      spec: { configuration: { developerConfiguration: { logVerbosity: { virtController: 5 } } } },
+    } as KubeObject);
+    await waitFor('verbosity 5', async () => lines().some((l) => l.verbosity === 5));
+    // ... and --v is back when it goes.
+    await client.delete(KubeVirtType, 'kubevirt', { namespace: ns });
+    await waitFor('verbosity 3 again', async () => lines().some((l) => l.verbosity === 3));
+    expect(
+      lines()
+        .filter((l) => l.msg === 'log verbosity changed')
+        .map((l) => l.verbosity),
+    ).toEqual([5, 3]);
+    for (const l of lines())
+      expect(l).toMatchObject({ component: 'virt-controller', level: expect.any(String) });
+    c.child.kill('SIGKILL');
+  }, 120_000);
 
   it('two replicas: one leader on the Lease; it renders launcher pods with --launcher-image; the other takes over when it dies', async () => {
     const a = await start();

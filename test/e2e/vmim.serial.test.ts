@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/generated/types';
 import type { Pod } from '../../src/controllers/common/pod';
+import { scrape } from '../../src/controllers/metrics/server';
 import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import {
   PodType,
@@ -128,6 +129,12 @@ describe.runIf(run)('VirtualMachineInstanceMigration of a running tiny guest bet
     // On failure, say why (the migration's condition and the VMI's migration state).
     const why = JSON.stringify({ conditions: done.status?.conditions, ms: vmi.status?.migrationState });
     expect(done.status?.phase, why).toBe('Succeeded');
+    // virt-controller's outcome metric (upstream's migrationstats collector) counts it.
+    const scraped = await scrape([source!.controller!.metrics], 5_000);
+    expect(scraped).toContain(
+      `kubevirt_vmi_migration_succeeded{vmi="${name}",vmim="${name}-mig",namespace="${ns}"} 1`,
+    );
+    expect(scraped).not.toMatch(/^kubevirt_vmi_migration_failed\{/m);
     expect(done.status?.phaseTransitionTimestamps?.map((t) => t.phase)).toEqual([
       'Pending',
       'Scheduling',

@@ -121,5 +121,27 @@ export function validateKubeVirtConfiguration(
       ),
     );
   }
+  // Log verbosity (klog's --v): the components take it as their level, so whole numbers 0 or more.
+  const lv = dev?.logVerbosity;
+  const lp = dp.child('logVerbosity');
+  const badVerbosity = (v: unknown) => v !== undefined && !(Number.isInteger(v) && (v as number) >= 0);
+  for (const k of ['virtAPI', 'virtController', 'virtHandler', 'virtLauncher', 'virtOperator'] as const) {
+    if (badVerbosity(lv?.[k]))
+      errs.push(
+        fieldError(
+          lp.child(k),
+          `Invalid value: ${JSON.stringify(lv?.[k])}: must be a whole number 0 or more`,
+        ),
+      );
+  }
+  for (const [node, v] of Object.entries(lv?.nodeVerbosity ?? {})) {
+    if (badVerbosity(v))
+      errs.push(
+        fieldError(
+          lp.child('nodeVerbosity').child(node),
+          `Invalid value: ${JSON.stringify(v)}: must be a whole number 0 or more`,
+        ),
+      );
+  }
   return errs;
 }

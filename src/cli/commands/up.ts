@@ -10,8 +10,10 @@
 import { spawn } from 'node:child_process';
 import { openSync, rmSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import pino, { type Logger } from 'pino';
 import type { VirtualMachineInstance } from '../../api/generated/types';
 import { DEFAULT_POD_NETWORK } from '../../controllers/local/pod-runtime/pod-network';
+import { ComponentLog, parseVerbosity } from '../../controllers/logging/component-log';
 import type { KubeObject, ObjectClient } from '../../controllers/runtime/types';
 import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
 import { type AppliedObject, applyObjects, loadAndAdmit, storedKubeVirt } from '../local/apply';
@@ -21,6 +23,7 @@ import { LocalClient, localRequest, runningUpPid } from '../local/local-client';
 import { LocalNode } from '../local/local-node';
 import { ProgressPrinter, printable, watchPhases } from '../local/progress';
 import { defaultStateDir, ensureStateDirs, type StatePaths, statePaths } from '../local/state-dir';
+import { VERBOSITY_HELP } from '../verbosity-flag';
 
 /** Options of the up command. */
 export interface UpOptions {
@@ -35,6 +38,7 @@ export interface UpOptions {
   podSubnet6?: string;
   podNetwork?: boolean;
   verbose?: boolean;
+  v?: string;
   metricsPort?: string;
 }
 
@@ -69,7 +73,8 @@ export function registerUpCommand(program: Command): void {
       '--no-pod-network',
       'give launcher pods no network namespace (VMs then need autoattachPodInterface: false)',
     )
-    .option('-v, --verbose', 'print component logs')
+    .option('-v, --verbose', 'print component logs (JSON lines on stderr, as with --v 2)')
+    .option('--v <level>', `print component logs at this verbosity: ${VERBOSITY_HELP}`)
     .option(
       '--metrics-port <port>',
       "loopback port of virt-handler's /metrics (virt-controller's is the next one; default: free ports, see metrics.json in the state dir)",
@@ -83,6 +88,19 @@ function printApplied(progress: ProgressPrinter, applied: AppliedObject[]): void
   for (const a of applied) {
     progress.line(`${a.kind} ${printable(`${a.namespace ? `${a.namespace}/` : ''}${a.name}`)} ${a.action}`);
   }
+}
+
+/**
+ * With --verbose or --v: one pino logger per component, JSON lines on stderr with
+ * `component` (virt-controller, virt-handler, pod runtime, ...) and, on VMI lines, the
+ * VMI's kind, namespace, name and uid. The KubeVirt resource's logVerbosity does not
+ * apply here: local mode's components share one process and one `--v`.
+ */
+function componentLoggers(opts: UpOptions): ((component: string) => Logger) | undefined {
+  if (!opts.verbose && opts.v === undefined) return undefined;
+  const v = opts.v === undefined ? 2 : parseVerbosity(opts.v);
+  const dest = pino.destination(2);
+  return (component) => new ComponentLog(component, v, dest).logger;
 }
 
 /** Runs the up command. */
@@ -122,7 +140,7 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
             ...(opts.podSubnet6 ? { subnet6: opts.podSubnet6 } : {}),
           },
     metricsPort: parseMetricsPort(opts.metricsPort),
-    log: opts.verbose ? (c, m) => progress.line(`${c}: ${m}`) : undefined,
+    loggers: componentLoggers(opts),
   });
   let stopping = false;
   const stop = async (why: string) => {
@@ -163,6 +181,7 @@ async function detach(paths: StatePaths, manifests: string[], opts: UpOptions, p
   if (opts.podSubnet6) args.push('--pod-subnet6', opts.podSubnet6);
   if (opts.podNetwork === false) args.push('--no-pod-network');
   if (opts.verbose) args.push('--verbose');
+  if (opts.v !== undefined) args.push('--v', opts.v);
   if (opts.metricsPort) args.push('--metrics-port', opts.metricsPort);
   const child = spawn(process.execPath, [...process.execArgv, ...args], {
     detached: true,

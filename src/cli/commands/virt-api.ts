@@ -5,6 +5,7 @@
  * KubeVirt configuration, serve, stop on SIGTERM/SIGINT.
  */
 import type { Command } from 'commander';
+import { VERBOSITY_HELP } from '../verbosity-flag';
 
 interface ApiFlags {
   kubeconfig?: string;
@@ -18,6 +19,7 @@ interface ApiFlags {
   handlerPort: string;
   kubevirtNamespace: string;
   privilegedUser: string[];
+  v: string;
 }
 
 function port(flag: string, v: string): number {
@@ -52,14 +54,24 @@ export function registerVirtApiCommand(program: Command): void {
       (v: string, acc: string[]) => [...acc, v],
       [] as string[],
     )
+    .option('--v <level>', VERBOSITY_HELP, '2')
     .action(async (f: ApiFlags) => {
+      const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
+      const logs = new ComponentLog('virt-api', parseVerbosity(f.v));
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
       const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
       const { startVirtApi } = await import('../../controllers/virt-api/server');
-      const log = (m: string) => process.stderr.write(`virt-api: ${m}\n`);
+      const log = logs.line;
       const client = KubeClient.fromKubeconfig(f.kubeconfig);
-      const config = new KubeVirtConfigWatcher({ client, namespace: f.kubevirtNamespace, log });
+      const config = new KubeVirtConfigWatcher({
+        client,
+        namespace: f.kubevirtNamespace,
+        log,
+        // upstream: the KubeVirt resource's logVerbosity.virtAPI wins over --v while set.
+        onChange: (c) => logs.followConfig(c.configuration),
+      });
       await config.start();
+      logs.followConfig(config.current().configuration);
       const api = await startVirtApi({
         client,
         tls: { cert: f.tlsCertFile, key: f.tlsKeyFile },

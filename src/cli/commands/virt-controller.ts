@@ -11,6 +11,8 @@
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
+import { parseMetricsListen } from '../metrics-flags';
+import { VERBOSITY_HELP } from '../verbosity-flag';
 
 interface ControllerFlags {
   kubeconfig?: string;
@@ -25,6 +27,10 @@ interface ControllerFlags {
   port: string;
   listenAddress: string;
   workers: string;
+  v: string;
+  metricsListen?: string;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
 }
 
 /** An image reference a pod spec can carry: registry/path[:tag][@digest], no spaces or control characters. */
@@ -116,21 +122,39 @@ export function registerVirtControllerCommand(program: Command): void {
     .option('--port <port>', 'port of /healthz and /leader (0: none)', '8182')
     .option('--listen-address <addr>', 'address of the health server', '0.0.0.0')
     .option('--workers <n>', 'workers per controller', '4')
+    .option('--v <level>', VERBOSITY_HELP, '2')
+    .option(
+      '--metrics-listen <address:port>',
+      'serve /metrics, /healthz and /readyz there (upstream serves them on 0.0.0.0:8443 over HTTPS)',
+    )
+    .option('--tls-cert-file <file>', 'PEM certificate of the metrics server (HTTPS)')
+    .option('--tls-key-file <file>', 'PEM key of --tls-cert-file')
     .action(async (f: ControllerFlags) => {
       const checked = checkControllerFlags(f);
+      const listen = parseMetricsListen(f);
+      const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
+      const logs = new ComponentLog('virt-controller', parseVerbosity(f.v));
       // Loaded here so the other commands start without the Kubernetes client.
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
       const { VirtController } = await import('../../controllers/virt-controller/virt-controller');
       const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
-      const log = (m: string) => process.stderr.write(`virt-controller: ${m}\n`);
+      const log = logs.line;
       const client = KubeClient.fromKubeconfig(f.kubeconfig);
-      const config = new KubeVirtConfigWatcher({ client, namespace: f.kubevirtNamespace, log });
+      const config = new KubeVirtConfigWatcher({
+        client,
+        namespace: f.kubevirtNamespace,
+        log,
+        // upstream: the KubeVirt resource's logVerbosity.virtController wins over --v while set.
+        onChange: (c) => logs.followConfig(c.configuration),
+      });
       await config.start();
+      logs.followConfig(config.current().configuration);
       let exitCode = 0;
       let done: () => void = () => {};
       const finished = new Promise<void>((r) => {
         done = r;
       });
+      let reconcileError: (c: string, key: string, e: Error) => void = () => {};
       const controller = new VirtController({
         client,
         config: () => config.current(),
@@ -159,12 +183,24 @@ export function registerVirtControllerCommand(program: Command): void {
           exitCode = 1;
           done();
         },
-        onError: (c, key, e) => log(`${c} ${key}: ${e.message}`),
+        onError: (c, key, e) => reconcileError(c, key, e),
       });
+      // A failed reconcile, with the object's kind, namespace, name and uid (from the cache).
+      const { reconcileErrorLogger } = await import('../../controllers/logging/reconcile-log');
+      const { cachedUid } = await import('../../controllers/virt-controller/cached-uid');
+      reconcileError = reconcileErrorLogger(logs.logger, (c, key) => cachedUid(controller, c, key));
       const health =
         checked.port > 0
           ? await healthServer(checked.port, f.listenAddress, () => controller.manager.isLeader())
           : undefined;
+      const metrics = listen
+        ? await (await import('../../controllers/metrics/server')).serveMetrics({
+            ...listen,
+            sources: [controller.metrics],
+            ready: () => controller.manager.isReady(),
+          })
+        : undefined;
+      if (metrics) log(`metrics on ${metrics.url}/metrics`);
       process.once('SIGTERM', done);
       process.once('SIGINT', done);
       log(f.leaderElect ? 'waiting for the leader Lease' : 'starting (no leader election)');
@@ -173,6 +209,7 @@ export function registerVirtControllerCommand(program: Command): void {
       });
       await finished;
       health?.close();
+      await metrics?.close();
       await controller.stop();
       await config.stop();
       client.close();

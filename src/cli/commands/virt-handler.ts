@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import type { PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime';
 import type { VirtHandler } from '../../controllers/virt-handler/handler';
 import { parseMetricsListen } from '../metrics-flags';
+import { VERBOSITY_HELP } from '../verbosity-flag';
 
 /** kubelet's pod root (launcher-protocol/paths; not imported, so the CLI starts without gRPC). */
 const KUBELET_PODS_ROOT = '/var/lib/kubelet/pods';
@@ -102,17 +103,14 @@ export function registerVirtHandlerCommand(program: Command): void {
       '--metrics-listen <address:port>',
       'serve /metrics, /healthz and /readyz there (upstream serves them on 0.0.0.0:8443 over HTTPS)',
     )
-    .option(
-      '--v <level>',
-      "log verbosity as upstream's (JSON lines on stderr; 2 = info, 3-4 debug, 5+ trace)",
-      '2',
-    )
+    .option('--v <level>', VERBOSITY_HELP, '2')
     .action(async (f: HandlerFlags) => {
       // The serving certificate also serves the REST server: metrics use it only when listening.
       const listen = parseMetricsListen(f.metricsListen ? f : { metricsListen: undefined });
-      if (!/^\d+$/.test(f.v)) throw new Error(`--v: ${JSON.stringify(f.v)} is not a verbosity (0 or more)`);
-      const { componentLogger } = await import('../../controllers/logging/logger');
-      const logger = componentLogger('virt-handler', Number(f.v));
+      const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
+      const logs = new ComponentLog('virt-handler', parseVerbosity(f.v));
+      const logger = logs.logger;
+      const log = (m: string) => logger.info({ node: f.nodeName }, m);
       // Loaded here, not at the top: every other command (the launcher above all) starts
       // without the Kubernetes client.
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
@@ -139,9 +137,12 @@ export function registerVirtHandlerCommand(program: Command): void {
       const config = new KubeVirtConfigWatcher({
         client,
         namespace: f.kubevirtNamespace,
-        log: (m) => process.stderr.write(`virt-handler ${f.nodeName}: ${m}\n`),
+        log,
+        // upstream: logVerbosity.nodeVerbosity[node], else .virtHandler, wins over --v while set.
+        onChange: (c) => logs.followConfig(c.configuration, f.nodeName),
       });
       await config.start();
+      logs.followConfig(config.current().configuration, f.nodeName);
       const container = createNodeContainer({
         client,
         drivers: {
@@ -166,7 +167,14 @@ export function registerVirtHandlerCommand(program: Command): void {
                 : f.devicePlugins,
           logger,
         },
-        podRuntime: f.podRuntime ? { root: f.podsRoot, bindPending: f.bindPending, env } : undefined,
+        podRuntime: f.podRuntime
+          ? {
+              root: f.podsRoot,
+              bindPending: f.bindPending,
+              env,
+              log: (m) => logger.info({ node: f.nodeName, part: 'pod-runtime' }, m),
+            }
+          : undefined,
       });
       const runtime = f.podRuntime ? await container.getAsync<PodRuntime>(NodeTokens.podRuntime) : undefined;
       const handler = await container.getAsync<VirtHandler>(NodeTokens.handler);
@@ -186,7 +194,7 @@ export function registerVirtHandlerCommand(program: Command): void {
               tls: { cert: f.tlsCertFile, key: f.tlsKeyFile, ca: f.kubevirtCa },
               host: f.restHost,
               port: restPort,
-              log: (m) => process.stderr.write(`virt-handler ${f.nodeName}: rest: ${m}\n`),
+              log: (m) => logger.info({ node: f.nodeName, part: 'rest' }, m),
             })
           : undefined;
       let metrics: { url: string; close(): Promise<void> } | undefined;
@@ -200,11 +208,9 @@ export function registerVirtHandlerCommand(program: Command): void {
           ],
           ready: () => handler.isReady(),
         });
-        process.stderr.write(`virt-handler ${f.nodeName}: metrics on ${metrics.url}/metrics\n`);
+        log(`metrics on ${metrics.url}/metrics`);
       }
-      process.stderr.write(
-        `virt-handler ${f.nodeName}: running${rest ? ` (REST on ${f.restHost}:${rest.port})` : ''}\n`,
-      );
+      log(`running${rest ? ` (REST on ${f.restHost}:${rest.port})` : ''}`);
       await new Promise<void>((resolve) => {
         process.once('SIGTERM', resolve);
         process.once('SIGINT', resolve);

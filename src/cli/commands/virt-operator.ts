@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
+import { VERBOSITY_HELP } from '../verbosity-flag';
 
 interface OperatorFlags {
   kubeconfig?: string;
@@ -19,6 +20,7 @@ interface OperatorFlags {
   imagePullPolicy: string;
   devClusterApiserverPort?: string;
   leaderElect: boolean;
+  v: string;
 }
 
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -56,7 +58,10 @@ export function registerVirtOperatorCommand(program: Command): void {
       "the project's dev cluster (no kube-proxy): components on the host network, API server at 127.0.0.1:<port>",
     )
     .option('--no-leader-elect', 'reconcile without the Lease (one replica only)')
+    .option('--v <level>', VERBOSITY_HELP, '2')
     .action(async (f: OperatorFlags) => {
+      const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
+      const logs = new ComponentLog('virt-operator', parseVerbosity(f.v));
       if (!NAMESPACE.test(f.namespace))
         throw new Error(`--namespace: ${JSON.stringify(f.namespace)} is not a DNS-1123 label`);
       if (!(POLICIES as readonly string[]).includes(f.imagePullPolicy))
@@ -77,8 +82,18 @@ export function registerVirtOperatorCommand(program: Command): void {
         throw new Error(`--crds-dir: ${crdsDir} holds no kubevirt.io_kubevirts.yaml`);
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
       const { VirtOperator } = await import('../../controllers/virt-operator/operator');
-      const log = (m: string) => process.stderr.write(`virt-operator: ${m}\n`);
+      const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
+      const log = logs.line;
       const client = KubeClient.fromKubeconfig(f.kubeconfig);
+      // upstream: the KubeVirt resource's logVerbosity.virtOperator wins over --v while set.
+      const config = new KubeVirtConfigWatcher({
+        client,
+        namespace: f.namespace,
+        log,
+        onChange: (c) => logs.followConfig(c.configuration),
+      });
+      await config.start();
+      logs.followConfig(config.current().configuration);
       let exitCode = 0;
       let done: () => void = () => {};
       const finished = new Promise<void>((r) => {
@@ -105,7 +120,11 @@ export function registerVirtOperatorCommand(program: Command): void {
         onApply: (r) => {
           for (const [what, list] of Object.entries(r)) if (list.length) log(`${what}: ${list.join(', ')}`);
         },
-        onError: (name, e) => log(`KubeVirt ${name}: ${e.message}`),
+        onError: (name, e) =>
+          logs.logger.error(
+            { kind: 'KubeVirt', namespace: f.namespace, name, reason: e.message },
+            'reconcile failed',
+          ),
       });
       process.once('SIGTERM', done);
       process.once('SIGINT', done);
@@ -115,6 +134,7 @@ export function registerVirtOperatorCommand(program: Command): void {
       });
       await finished;
       await op.stop();
+      await config.stop();
       client.close();
       process.exit(exitCode);
     });

@@ -9,15 +9,18 @@
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import type { KubeVirtConfiguration } from '../../api/generated/types';
 import { KubeVirtConfigWatcher } from '../../controllers/config/kubevirt-config';
 import { DEFAULT_POD_NETWORK } from '../../controllers/local/pod-runtime/pod-network';
 import { defaultCliEntry, PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime';
 import { PvBinder } from '../../controllers/local/pv-binder';
+import { reconcileErrorLogger } from '../../controllers/logging/reconcile-log';
 import { HandlerMetrics } from '../../controllers/metrics/handler-metrics';
 import { type MetricsServer, serveMetrics } from '../../controllers/metrics/server';
 import { type EmbeddedServer, serveEmbeddedStore } from '../../controllers/runtime/embedded/server';
 import { EmbeddedStore } from '../../controllers/runtime/embedded/store';
+import { cachedUid } from '../../controllers/virt-controller/cached-uid';
 import type { LauncherPodOptions } from '../../controllers/virt-controller/services/pod-renderer';
 import { VirtController } from '../../controllers/virt-controller/virt-controller';
 import { VirtHandler } from '../../controllers/virt-handler/handler';
@@ -58,6 +61,11 @@ export interface LocalNodeOptions {
    */
   metricsPort?: number;
   log?: (component: string, message: string) => void;
+  /**
+   * Structured logs: each component's pino logger (see controllers/logging); when set, it
+   * takes the place of `log`, VMI lines carry the VMI's kind, namespace, name and uid.
+   */
+  loggers?: (component: string) => Logger;
 }
 
 /** What local mode lays over the KubeVirt resource's configuration: emulation per the host. */
@@ -102,7 +110,17 @@ export class LocalNode {
   async start(): Promise<void> {
     const { paths } = this.o;
     const uri = this.o.libvirtUri ?? 'qemu:///system';
-    const log = this.o.log ?? (() => {});
+    const loggers = this.o.loggers;
+    const byComponent = new Map<string, Logger>();
+    const loggerOf = (c: string) => {
+      let l = byComponent.get(c);
+      if (!l && loggers) {
+        l = loggers(c);
+        byComponent.set(c, l);
+      }
+      return l;
+    };
+    const log = loggers ? (c: string, m: string) => loggerOf(c)?.info(m) : (this.o.log ?? (() => {}));
     ensureStateDirs(paths);
     this.store = await EmbeddedStore.open({
       dir: paths.store,
@@ -126,8 +144,12 @@ export class LocalNode {
       volumes: true,
       // The embedded store serves NetworkAttachmentDefinitions; the pod runtime attaches them.
       networkAttachments: true,
-      onError: (c, key, e) => log('virt-controller', `${c} ${key}: ${e.message}`),
+      onError: (c, key, e) => reconcileError(c, key, e),
     });
+    const controllerLogger = loggerOf('virt-controller');
+    const reconcileError = controllerLogger
+      ? reconcileErrorLogger(controllerLogger, (c, key) => cachedUid(this.controller, c, key))
+      : (c: string, key: string, e: Error) => log('virt-controller', `${c} ${key}: ${e.message}`);
     this.binder = new PvBinder({ client: this.store, log: (m) => log('pv-binder', m) });
     this.runtime = new PodRuntime({
       client: this.store,
@@ -165,6 +187,7 @@ export class LocalNode {
       migrationConfig: () => this.config.current().migrations,
       podNetns: (uid) => this.runtime.networkOf(uid)?.netns,
       log: (m) => log('virt-handler', m),
+      logger: loggerOf('virt-handler'),
     });
     await this.config.start();
     await this.binder.start();

@@ -7,8 +7,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Container } from 'inversify';
+import type { DestinationStream } from 'pino';
 import type { VirtualMachineInstance } from '../../api';
 import { LAUNCHER_DIRS, type LauncherArgs } from '../common/launcher-args';
+import { ComponentLog } from '../logging/component-log';
+import { launcherVerbosity } from '../logging/launcher-verbosity';
 import { type LauncherDriverFactory, launcherDriverFactories } from '../virt-launcher/drivers';
 import { GuestNetwork } from '../virt-launcher/guest-network';
 import { IMAGE_ROOT_ENV } from '../virt-launcher/image-dirs';
@@ -36,6 +39,8 @@ export interface LauncherComposition {
   /** Extra or replacement drivers by `--hypervisor` name. */
   driverFactories?: Record<string, LauncherDriverFactory>;
   finalWaitMs?: number;
+  /** Where the JSON log lines go (default stderr). */
+  logDestination?: DestinationStream;
 }
 
 /** Binds the launcher's parts; `container.get(LauncherTokens.launcher)` builds it. */
@@ -87,7 +92,14 @@ export function createLauncherContainer(c: LauncherComposition): Container {
             }
           : async () => {};
       const socketDir = shortDir(map.toHost(join(args.shareDir, 'sockets')));
-      const network = new GuestNetwork(socketDir, (m) => process.stderr.write(`virt-launcher: ${m}\n`));
+      // JSON lines, each naming the VMI this launcher runs (upstream's log.Log.Object(vmi)).
+      const { v, problem } = launcherVerbosity(e);
+      const logger = new ComponentLog('virt-launcher', v, c.logDestination).forVmi({
+        metadata: { namespace: args.namespace, name: args.name, uid: args.uid },
+      });
+      if (problem) logger.warn(problem);
+      const log = (m: string) => logger.info(m);
+      const network = new GuestNetwork(socketDir, log);
       return new VirtLauncher({
         namespace: args.namespace,
         name: args.name,
@@ -116,6 +128,7 @@ export function createLauncherContainer(c: LauncherComposition): Container {
         onExit: daemons ? () => daemons.stop() : undefined,
         syncOptions: { useEmulation: args.allowEmulation },
         finalWaitMs: c.finalWaitMs,
+        log,
       });
     })
     .inSingletonScope();

@@ -114,6 +114,20 @@ export const CONTROLLER_METRICS: readonly MetricDef[] = [
     }),
   ),
   {
+    name: 'kubevirt_vmi_migration_succeeded',
+    type: 'gauge',
+    help: 'Indicates if the VMI migration succeeded.',
+    labels: ['vmi', 'vmim', 'namespace'],
+    component: 'virt-controller',
+  },
+  {
+    name: 'kubevirt_vmi_migration_failed',
+    type: 'gauge',
+    help: 'Indicates if the VMI migration failed.',
+    labels: ['vmi', 'vmim', 'namespace'],
+    component: 'virt-controller',
+  },
+  {
     name: 'kubevirt_virt_controller_leading_status',
     type: 'gauge',
     help: 'Indication for an operating virt-controller.',

@@ -133,7 +133,18 @@ export class ControllerMetrics implements MetricsSource {
 
     const phases: Record<string, number> = { pending: 0, scheduling: 0, running: 0, unset: 0 };
     for (const o of i.migrations()) {
-      const phase = ((o as VirtualMachineInstanceMigration).status?.phase ?? '').toLowerCase();
+      const mig = o as VirtualMachineInstanceMigration;
+      const phase = (mig.status?.phase ?? '').toLowerCase();
+      // upstream's migrationstats collector: one series per final migration object, value 1.
+      if (phase === 'succeeded' || phase === 'failed') {
+        const who = {
+          vmi: mig.spec?.vmiName ?? '',
+          vmim: mig.metadata?.name ?? '',
+          namespace: mig.metadata?.namespace ?? '',
+        };
+        m.gauge(`kubevirt_vmi_migration_${phase}`).set(who, 1);
+        continue;
+      }
       // upstream counts Scheduled, PreparingTarget and TargetReady as scheduling.
       const bucket =
         phase === ''

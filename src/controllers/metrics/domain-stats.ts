@@ -27,8 +27,8 @@ function num(p: StatsParams, key: string): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
-/** Samples of one domain's stats record. */
-export function domainSamples(p: StatsParams): Sample[] {
+/** Samples of one domain's stats record; `interfaces` maps a NIC's host device to its VMI interface name. */
+export function domainSamples(p: StatsParams, interfaces: Record<string, string> = {}): Sample[] {
   const out: Sample[] = [];
   const push = (name: string, key: string, scale = 1, labels: Record<string, string> = {}) => {
     const v = num(p, key);
@@ -62,7 +62,9 @@ export function domainSamples(p: StatsParams): Sample[] {
 
   const nets = num(p, 'net.count') ?? 0;
   for (let i = 0; i < nets; i++) {
-    const iface = { interface: String(p[`net.${i}.name`] ?? i) };
+    // upstream's label is the interface's alias (the VMI's name for it) when there is one.
+    const dev = String(p[`net.${i}.name`] ?? i);
+    const iface = { interface: Object.hasOwn(interfaces, dev) ? interfaces[dev] : dev };
     push('kubevirt_vmi_network_receive_bytes_total', `net.${i}.rx.bytes`, 1, iface);
     push('kubevirt_vmi_network_transmit_bytes_total', `net.${i}.tx.bytes`, 1, iface);
     push('kubevirt_vmi_network_receive_packets_total', `net.${i}.rx.pkts`, 1, iface);

@@ -5,7 +5,8 @@
  * to the scrape-errors counter and its VMI is left out of that scrape. Nothing here runs
  * on the handler's reconcile path.
  */
-import { HANDLER_DOMAIN_METRICS, HANDLER_METRICS } from './catalog';
+import { HANDLER_METRICS } from './catalog';
+import { baseLabels, type DomainSnapshot, renderDomainFamilies } from './domain-exposition';
 import { domainSamples, type StatsParams } from './domain-stats';
 import { ComponentRegistry } from './registry';
 import type { MetricsSource } from './server';
@@ -15,6 +16,8 @@ export interface StatsTarget {
   namespace: string;
   name: string;
   node: string;
+  /** The guest's tap devices' VMI interface names (upstream labels NICs by alias). */
+  interfaces?: Record<string, string>;
   /** The launcher's GetDomainStats answer (`{..., params}`), undefined when it has no domain. */
   stats(): Promise<unknown>;
 }
@@ -27,13 +30,16 @@ export interface HandlerMetricsOptions {
   ready: () => boolean;
 }
 
-const DOMAIN_NAMES = HANDLER_DOMAIN_METRICS.map((m) => m.name);
 const ERRORS = 'kubevirt_ts_virt_handler_domainstats_scrape_errors_total';
 const DURATION = 'kubevirt_ts_virt_handler_domainstats_scrape_duration_seconds';
 
-/** The handler's registry and collector. */
+/**
+ * The handler's registry (its own metrics) and collector; the per-VMI domain families are
+ * kept as the last scrape's samples and rendered by {@link renderDomainFamilies}.
+ */
 export class HandlerMetrics implements MetricsSource {
-  readonly metrics = new ComponentRegistry([...HANDLER_METRICS.map((m) => m.name), ...DOMAIN_NAMES]);
+  readonly metrics = new ComponentRegistry(HANDLER_METRICS.map((m) => m.name));
+  private snapshots: DomainSnapshot[] = [];
 
   constructor(private readonly o: HandlerMetricsOptions) {}
 
@@ -58,7 +64,7 @@ export class HandlerMetrics implements MetricsSource {
       ),
     );
     clearTimeout(timer);
-    m.reset(DOMAIN_NAMES);
+    const snapshots: DomainSnapshot[] = [];
     for (const [i, r] of results.entries()) {
       const t = targets[i];
       if (r === 'late') {
@@ -71,13 +77,16 @@ export class HandlerMetrics implements MetricsSource {
       }
       const params = (r.v as { params?: StatsParams } | undefined)?.params;
       if (!params) continue;
-      const base = { node: t.node, namespace: t.namespace, name: t.name };
-      for (const s of domainSamples(params)) m.setSnapshot(s.name, { ...base, ...s.labels }, s.value);
+      snapshots.push({
+        base: baseLabels(t.node, t.namespace, t.name),
+        samples: domainSamples(params, t.interfaces),
+      });
     }
+    this.snapshots = snapshots;
     m.gauge(DURATION).set((performance.now() - started) / 1000);
   }
 
-  text(): Promise<string> {
-    return this.metrics.text();
+  async text(): Promise<string> {
+    return (await this.metrics.text()) + renderDomainFamilies(this.snapshots);
   }
 }

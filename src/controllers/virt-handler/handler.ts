@@ -11,6 +11,7 @@ import type { VirtualMachineInstance } from '../../api/generated/types';
 import type { Pod } from '../common/pod';
 import { type DomainEventNotification, type NotifyServer, serveNotify } from '../launcher-protocol';
 import { vmiFields } from '../logging/logger';
+import type { StatsTarget } from '../metrics/handler-metrics';
 import { ConflictError, NotFoundError } from '../runtime/errors';
 import { EventRecorder } from '../runtime/event-recorder';
 import type { Informer, SharedInformerFactory } from '../runtime/informer';
@@ -33,9 +34,11 @@ import { BY_CREATOR, nodeInformers } from './node-informers';
 import type { NodeRegistrar } from './node-registrar';
 import { setUpNode } from './node-setup';
 import { removeOrphanDomain } from './orphan-domain';
+import { statsTargets } from './stats-targets';
 import {
   launcherEvent,
   phaseEvents,
+  recordVmiEvent,
   VMI_GRACEFUL_SHUTDOWN,
   VMI_SIGNAL_DELETION,
   type VmiEvent,
@@ -75,6 +78,8 @@ export class VirtHandler {
   private readonly recorder: EventRecorder;
   /** VMIs (uid) already told to shut down gracefully: one ShuttingDown event each. */
   private readonly shutdownSignaled = new Set<string>();
+  /** VMIs (uid) whose launcher was told to drop the domain: one Deleted event each. */
+  private readonly deletionSignaled = new Set<string>();
   private labels: Record<string, string> = {};
   private resources: Record<string, string> = {};
 
@@ -134,25 +139,10 @@ export class VirtHandler {
     return this.notify !== undefined && !this.queue.isShuttingDown();
   }
 
-  /**
-   * The VMIs running on this node with a launcher to ask for domain stats (metrics).
-   * Reads the informer cache only; each `stats()` is one launcher call.
-   */
-  statsTargets(): { namespace: string; name: string; node: string; stats(): Promise<unknown> }[] {
-    const out = [];
-    for (const o of this.vmis.indexer.list()) {
-      const vmi = o as VirtualMachineInstance;
-      if (vmi.status?.phase !== 'Running' || vmi.status.nodeName !== this.o.nodeName) continue;
-      const podUid = this.podOf(vmi)?.metadata?.uid;
-      if (!podUid || !this.conns.socketExists(podUid)) continue;
-      out.push({
-        namespace: vmi.metadata?.namespace ?? 'default',
-        name: vmi.metadata?.name ?? '',
-        node: this.o.nodeName,
-        stats: async () => (await this.conns.get(podUid)).getDomainStats(),
-      });
-    }
-    return out;
+  /** The VMIs running here with a launcher to ask for domain stats (metrics); see stats-targets.ts. */
+  statsTargets(): StatsTarget[] {
+    const vmis = this.vmis.indexer.list() as VirtualMachineInstance[];
+    return statsTargets(vmis, this.o.nodeName, (v) => this.podOf(v), this.conns);
   }
 
   /** Probes the host, registers the Node, serves the notify socket, starts watching. */
@@ -206,7 +196,7 @@ export class VirtHandler {
   }
 
   private record(vmi: VirtualMachineInstance, e: VmiEvent): void {
-    this.recorder.event(vmi as never, e.type, e.reason, e.message);
+    recordVmiEvent(this.recorder, this.o.logger?.child({ node: this.o.nodeName }), vmi, e);
   }
 
   /** A launcher's HandleK8sEvent: recorded on its VMI (only its own). */
@@ -288,17 +278,14 @@ export class VirtHandler {
     if (FINAL.has(phase)) {
       if (this.collected.has(uid)) return undefined;
       // The guest is over: tell its launcher to forget the domain and exit.
-      const told =
-        podUid && this.conns.socketExists(podUid)
-          ? (await this.call(podUid, uid, (c) => c.deleteVirtualMachine(vmi))).ok
-          : false;
-      if (told) this.record(vmi, VMI_SIGNAL_DELETION);
+      const told = podUid && this.conns.socketExists(podUid) ? await this.signalDeletion(vmi, podUid) : false;
       // No launcher to tell: remove what a dead one may have left running.
       if (!told && this.lastDomain.get(uid)?.finished !== true) await this.removeOrphan(vmi);
       if (podUid) await this.conns.drop(podUid);
       this.lastDomain.delete(uid);
       this.failures.delete(uid);
       this.shutdownSignaled.delete(uid);
+      this.deletionSignaled.delete(uid);
       this.collected.add(uid);
       return undefined;
     }
@@ -347,6 +334,8 @@ export class VirtHandler {
           }
           return 1_000;
         }
+        // upstream's processVmDelete: the guest is down, so the launcher drops the domain now.
+        if (domain?.finished) await this.signalDeletion(vmi, podUid);
       } else if (!domain || (!domain.finished && domain.state === 'shutoff')) {
         const netError = await this.network.ensure(vmi, podUid);
         if (netError) {
@@ -379,6 +368,17 @@ export class VirtHandler {
     const next = nextHandlerStatus(vmi, view, stamp());
     await this.write(vmi, applyMigration ? applyMigration(next) : next);
     return undefined;
+  }
+
+  /** Tells the launcher to drop the domain and exit (upstream's DeleteDomain): `Deleted` once. */
+  private async signalDeletion(vmi: VirtualMachineInstance, podUid: string): Promise<boolean> {
+    const uid = vmi.metadata?.uid ?? '';
+    const told = (await this.call(podUid, uid, (c) => c.deleteVirtualMachine(vmi))).ok;
+    if (told && !this.deletionSignaled.has(uid)) {
+      this.deletionSignaled.add(uid);
+      this.record(vmi, VMI_SIGNAL_DELETION);
+    }
+    return told;
   }
 
   private async removeOrphan(vmi: VirtualMachineInstance): Promise<void> {

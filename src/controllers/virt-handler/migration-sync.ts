@@ -30,12 +30,18 @@ import { NotFoundError } from '../runtime/errors';
 import { PodType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
 import { MigrationLabels } from '../virt-controller/migration/controller';
-import { NODE_NAME_LABEL } from '../virt-controller/vmi/status';
-import type { LauncherDomain, LauncherMigrationState } from '../virt-launcher/domain-report';
-import type { MigrationRequestOptions } from '../virt-launcher/migration-options';
+import type { LauncherDomain } from '../virt-launcher/domain-report';
 
 /** Annotation on a migration target pod: the domain XML its launcher prepared (kubevirt-ts). */
 export const TARGET_DOMAIN_ANNOTATION = 'kubevirt-ts.io/migration-target-domain';
+
+export {
+  handedOver,
+  migrationDataHost,
+  migrationOptions,
+  sourceReport,
+  withSourceReport,
+} from './migration-state';
 
 /** The launcher calls migration needs (a `LauncherClient` has them). */
 export interface MigrationLauncher {
@@ -95,98 +101,11 @@ export function migrationRole(
 }
 
 /** RFC 3339 to the second, as metav1.Time. */
-const rfc3339 = (t: string | Date) => new Date(t).toISOString().replace(/\.\d+Z$/, 'Z');
+import { handedOver, migrationOptions, rfc3339, sourceReport, withSourceReport } from './migration-state';
 
 /** gRPC codes that retrying cannot fix: INVALID_ARGUMENT, FAILED_PRECONDITION, UNIMPLEMENTED. */
 const PERMANENT = new Set([3, 9, 12]);
 const permanent = (e: unknown) => e instanceof LauncherCommandError && PERMANENT.has(e.code ?? -1);
-
-/** The source launcher's report for this migration, if it has one. */
-export function sourceReport(
-  ms: VirtualMachineInstanceMigrationState,
-  domain: LauncherDomain | undefined,
-): LauncherMigrationState | undefined {
-  const m = domain?.migration;
-  return m && m.role === 'source' && m.uid === ms.migrationUid ? m : undefined;
-}
-
-/**
- * `status.migrationState` with what the source launcher reports (upstream
- * setMigrationProgressStatus). `completed` is left to the hand-off (see the file comment),
- * except that a failed migration is completed and failed at once.
- */
-export function withSourceReport(
-  ms: VirtualMachineInstanceMigrationState,
-  report: LauncherMigrationState | undefined,
-): VirtualMachineInstanceMigrationState {
-  const out = { ...ms };
-  if (!report) return out;
-  out.startTimestamp ??= rfc3339(report.startTimestamp);
-  if (report.endTimestamp) out.endTimestamp ??= rfc3339(report.endTimestamp);
-  if (report.abortStatus) out.abortStatus = report.abortStatus;
-  out.mode = report.mode;
-  if (report.failed) {
-    out.failed = true;
-    out.completed = true;
-    if (report.failureReason) out.failureReason = report.failureReason;
-  }
-  return out;
-}
-
-/** MigrateVirtualMachine's options (upstream MigrationOptions) from the migration configuration. */
-export function migrationOptions(
-  cfg: MigrationConfiguration,
-  ms: VirtualMachineInstanceMigrationState,
-  targetXml: string | undefined,
-): MigrationRequestOptions {
-  // A migration policy's configuration (written by the controller) wins over the cluster's.
-  const c = { ...cfg, ...(ms.migrationConfiguration ?? {}) };
-  const o: MigrationRequestOptions = {
-    Bandwidth: c.bandwidthPerMigration,
-    ProgressTimeout: c.progressTimeout,
-    CompletionTimeoutPerGiB: c.completionTimeoutPerGiB,
-    UnsafeMigration: c.unsafeMigrationOverride ?? false,
-    AllowAutoConverge: c.allowAutoConverge ?? false,
-    AllowPostCopy: c.allowPostCopy ?? false,
-    AllowWorkloadDisruption: c.allowWorkloadDisruption ?? false,
-  };
-  const addr = ms.targetNodeAddress ?? '';
-  if (addr.includes('://')) o.TargetURI = addr;
-  const dataHost = migrationDataHost(addr);
-  if (dataHost) o.MigrateURI = `tcp://${dataHost}`;
-  if (targetXml) o.TargetDomainXML = targetXml;
-  return o;
-}
-
-/**
- * Where the migration data stream goes, from the target's address (upstream sends it to
- * targetNodeAddress too): the host of a host[:port] or of a remote libvirt URI, and
- * loopback for a daemon reached through a local unix socket (it runs on this host, and
- * the host name it would offer need not resolve here). Undefined: libvirt's choice.
- */
-export function migrationDataHost(addr: string): string | undefined {
-  if (!addr) return undefined;
-  if (!addr.includes('://')) {
-    const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.exec(addr);
-    return m?.[1];
-  }
-  const m = /^([a-z][a-z0-9.-]*)(?:\+([a-z0-9.-]+))?:\/\/([^/?]*)/.exec(addr);
-  if (!m) return undefined;
-  if (m[2] === 'unix') return '127.0.0.1';
-  const host = m[3].replace(/^[^@]*@/, '').replace(/:\d+$/, '');
-  return /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)$/.test(host) ? host : undefined;
-}
-
-/** The VMI handed to the target node: upstream's migration ACK on the source. */
-export function handedOver(vmi: VirtualMachineInstance, ms: VirtualMachineInstanceMigrationState) {
-  const next = structuredClone(vmi);
-  const target = ms.targetNode ?? '';
-  const labels: Record<string, string> = { ...(next.metadata?.labels ?? {}), [NODE_NAME_LABEL]: target };
-  delete labels[MigrationLabels.targetNode];
-  next.metadata = { ...next.metadata, labels };
-  next.status = { ...next.status, nodeName: target, migrationState: { ...ms, completed: true } };
-  return next;
-}
 
 const ACTIVE_ON_TARGET = (d: LauncherDomain) =>
   d.state === 'running' || (d.state === 'paused' && d.reason === 'user');

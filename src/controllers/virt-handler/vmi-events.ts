@@ -5,8 +5,11 @@
  * the guest ends, `Deleted` when it tells the launcher to drop the domain. Plus the
  * launcher's own events (HandleK8sEvent), checked before they are recorded.
  */
+import type { Logger } from 'pino';
 import type { VirtualMachineInstance } from '../../api/generated/types';
 import type { K8sEventNotification } from '../launcher-protocol';
+import { vmiFields } from '../logging/logger';
+import type { EventRecorder } from '../runtime/event-recorder';
 
 /** One event to record. */
 export interface VmiEvent {
@@ -82,4 +85,18 @@ export function launcherEvent(
   if (!vmi || vmi.metadata?.uid !== o.uid)
     return { error: `VirtualMachineInstance ${o.namespace}/${o.name} (uid ${o.uid}) is not on this node` };
   return { vmi, event: { type: ev.type, reason: ev.reason, message: ev.message } };
+}
+
+/**
+ * Records `e` on the VMI and, with a logger, writes it as a line naming the VMI (kind,
+ * namespace, name, uid) and the event's reason: warnings as warnings, the rest as info.
+ */
+export function recordVmiEvent(
+  recorder: EventRecorder,
+  logger: Logger | undefined,
+  vmi: VirtualMachineInstance,
+  e: VmiEvent,
+): void {
+  recorder.event(vmi as never, e.type, e.reason, e.message);
+  logger?.[e.type === 'Warning' ? 'warn' : 'info']({ ...vmiFields(vmi), reason: e.reason }, e.message);
 }

@@ -1,5 +1,11 @@
+/**
+ * The `HypervisorDriver` over libvirt: connects, subscribes to domain events, probes the
+ * host, defines and starts domains from VMIs, and runs lifecycle, stats, console, migration,
+ * guest-agent and SEV operations on them. Rendering a VMI's domain is ./render, finding and
+ * reading our domains ./domains.
+ */
 import type { VirtualMachineInstance } from '../../api';
-import { convertVMI, type Domain, defaultConverterContext, encodeDomain } from '../../converter';
+import { type Domain, encodeDomain } from '../../converter';
 import {
   type ConsoleEndpoint,
   type DomainEvent,
@@ -16,7 +22,7 @@ import {
   type SyncOptions,
   type VncEndpoint,
 } from '../driver';
-import { chooseVirtType, type VirtType } from '../emulation/virt-type';
+import type { VirtType } from '../emulation/virt-type';
 import { DriverError } from '../errors';
 import { EventHub } from '../event-hub';
 import type { GuestAgentSupport } from '../guest-agent';
@@ -32,18 +38,18 @@ import {
   VIR_ERR_NO_SUPPORT,
   VIR_ERR_OPERATION_INVALID,
 } from '../libvirt';
-import { applyDomainMutations } from '../plugin';
 import { SevAttestation } from '../sev-snp/attestation';
 import { probeSevCapabilities } from '../sev-snp/capabilities';
 import { bulkStats } from './bulk-stats';
-import { mapLibvirtError } from './error-map';
+import { DOMAIN_NAME_RE, LibvirtDomains } from './domains';
 import { libvirtGuestAgent } from './guest-agent';
 import { parseDomainCapabilities, parseHostCapabilities, toHostCapabilities } from './host-probe';
 import { consoleOf, vncOf } from './live-devices';
 import { libvirtMigration } from './migration';
 import type { LibvirtDriverOptions } from './options';
+import { invalidVmi, renderDomain } from './render';
 import { ensureSocketDirs } from './socket-dirs';
-import { lifecycleToEvent, reasonName, stateName } from './states';
+import { lifecycleToEvent, stateName } from './states';
 
 export type { DomainRenderer, LibvirtDriverOptions } from './options';
 export { ensureSocketDirs } from './socket-dirs';
@@ -51,14 +57,13 @@ export { ensureSocketDirs } from './socket-dirs';
 /** Extra launcher memory the driver asks for when a guest runs under TCG: QEMU's translation cache. */
 const TCG_OVERHEAD_BYTES = 128 * 1024 * 1024;
 
-const DOMAIN_NAME_RE = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)_(.+)$/;
-
 /** A `HypervisorDriver` over libvirt. Build it with `LibvirtDriver.connect`. */
 export class LibvirtDriver implements HypervisorDriver {
   readonly name: string;
   private readonly hub = new EventHub<DomainEvent>();
   private capabilities: Promise<HostCapabilities> | undefined;
   private closed = false;
+  private readonly domains: LibvirtDomains;
 
   private constructor(
     private readonly client: LibvirtClient,
@@ -66,6 +71,7 @@ export class LibvirtDriver implements HypervisorDriver {
     private readonly streams: Array<{ close(): Promise<void> }>,
   ) {
     this.name = options.name ?? 'libvirt';
+    this.domains = new LibvirtDomains(client, this.name);
   }
 
   /** Connects to the daemon and subscribes to domain events. */
@@ -138,7 +144,7 @@ export class LibvirtDriver implements HypervisorDriver {
       this.capabilities = Promise.resolve(caps);
       return structuredClone(caps);
     } catch (e) {
-      throw this.mapError(e, 'host', 'probe');
+      throw this.domains.mapError(e, 'host', 'probe');
     }
   }
 
@@ -152,56 +158,16 @@ export class LibvirtDriver implements HypervisorDriver {
     vmi: VirtualMachineInstance,
     options: SyncOptions = {},
   ): Promise<{ domain: Domain; virtType: VirtType }> {
-    const ref = refOf(vmi);
-    const caps = await this.hostCapabilities();
-    const virtType = chooseVirtType({
-      capabilities: caps,
-      useEmulation: options.useEmulation ?? false,
-      subject: `VirtualMachineInstance ${ref.namespace}/${ref.name}`,
-    });
-    const ctx = defaultConverterContext({
-      arch: caps.arch,
-      kvmAvailable: virtType === 'kvm',
-      allowEmulation: virtType === 'qemu',
-      sev: caps.sev?.sev
-        ? {
-            cbitpos: caps.sev.cbitpos ?? 0,
-            reducedPhysBits: caps.sev.reducedPhysBits ?? 0,
-            es: caps.sev.sevEs,
-            snp: caps.sev.sevSnp,
-          }
-        : undefined,
-      ...this.options.converterContext,
-    });
-    let domain: Domain;
-    try {
-      domain = (this.options.render ?? convertVMI)(vmi, ctx);
-    } catch (e) {
-      throw new DriverError(
-        'Invalid',
-        `VirtualMachineInstance ${ref.namespace}/${ref.name}: ${(e as Error).message}`,
-        {
-          cause: e,
-        },
-      );
-    }
-    domain.type = virtType;
-    domain.name = domainName(ref);
-    applyDomainMutations(this.options.plugins ?? [], domain, vmi, {
-      capabilities: caps,
-      options,
-      driver: this.name,
-    });
-    return { domain, virtType };
+    return renderDomain(vmi, await this.hostCapabilities(), this.options, this.name, options);
   }
 
   async sync(vmi: VirtualMachineInstance, options: SyncOptions = {}): Promise<DomainInfo> {
     const ref = refOf(vmi);
     const name = domainName(ref);
-    let dom = await this.lookup(name);
+    let dom = await this.domains.lookup(name);
     if (dom && dom.id >= 0) {
       // Active (running or paused): never restart or redefine a live guest.
-      return this.info(dom);
+      return this.domains.info(dom);
     }
     const { domain } = await this.render(vmi, options);
     // Redefining a stopped domain must keep its UUID, or libvirt refuses the new definition.
@@ -211,22 +177,16 @@ export class LibvirtDriver implements HypervisorDriver {
     try {
       text = encodeDomain(domain);
     } catch (e) {
-      throw new DriverError(
-        'Invalid',
-        `VirtualMachineInstance ${ref.namespace}/${ref.name}: ${(e as Error).message}`,
-        {
-          cause: e,
-        },
-      );
+      throw invalidVmi(vmi, e);
     }
     try {
       dom = await this.client.domainDefineXML(text);
       if (!options.paused) dom = await this.client.domainCreate(dom);
       else dom = await this.client.domainCreate(dom, CreateFlags.START_PAUSED);
     } catch (e) {
-      throw this.mapError(e, name, 'define and start');
+      throw this.domains.mapError(e, name, 'define and start');
     }
-    return this.info(dom);
+    return this.domains.info(dom);
   }
 
   /** Live migration, peer to peer (see ./migration). */
@@ -237,9 +197,9 @@ export class LibvirtDriver implements HypervisorDriver {
       await ensureSocketDirs(domain, this.options.qemuUser);
       return encodeDomain(domain);
     },
-    lookup: (ref) => this.mustLookup(ref),
-    lookupActive: (ref, op) => this.mustLookupActive(ref, op),
-    call: (name, op, fn) => this.call(name, op, fn),
+    lookup: (ref) => this.domains.mustLookup(ref),
+    lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
+    call: (name, op, fn) => this.domains.call(name, op, fn),
     delete: (ref) => this.delete(ref),
   });
 
@@ -251,23 +211,31 @@ export class LibvirtDriver implements HypervisorDriver {
   private sevSupport: SevSupport | undefined;
 
   async pause(ref: DomainRef): Promise<void> {
-    const dom = await this.mustLookupActive(ref, 'pause');
-    await this.call(dom.name, 'pause', () => this.client.domainSuspend(dom));
+    await this.onActive(ref, 'pause', (dom) => this.client.domainSuspend(dom));
   }
 
   async unpause(ref: DomainRef): Promise<void> {
-    const dom = await this.mustLookupActive(ref, 'unpause');
-    await this.call(dom.name, 'unpause', () => this.client.domainResume(dom));
+    await this.onActive(ref, 'unpause', (dom) => this.client.domainResume(dom));
+  }
+
+  /** Looks up the running or paused domain of `ref` and runs `fn` on it as `op`. */
+  private async onActive(
+    ref: DomainRef,
+    op: string,
+    fn: (dom: LibvirtDomain) => Promise<unknown>,
+  ): Promise<void> {
+    const dom = await this.domains.mustLookupActive(ref, op);
+    await this.domains.call(dom.name, op, () => fn(dom));
   }
 
   async shutdown(ref: DomainRef, options: ShutdownOptions): Promise<void> {
-    const dom = await this.mustLookupActive(ref, 'shut down');
+    const dom = await this.domains.mustLookupActive(ref, 'shut down');
     if (options.graceSeconds > 0) {
-      await this.call(dom.name, 'shutdown', () => this.client.domainShutdown(dom));
+      await this.domains.call(dom.name, 'shutdown', () => this.client.domainShutdown(dom));
       const deadline = Date.now() + options.graceSeconds * 1000;
       const poll = this.options.shutdownPollMs ?? 100;
       while (Date.now() < deadline) {
-        const st = await this.call(dom.name, 'shutdown', () => this.client.domainGetState(dom));
+        const st = await this.domains.call(dom.name, 'shutdown', () => this.client.domainGetState(dom));
         if (stateName(st.state) === 'shutoff') return;
         await new Promise((r) => setTimeout(r, poll));
       }
@@ -277,35 +245,32 @@ export class LibvirtDriver implements HypervisorDriver {
     } catch (e) {
       // It may have powered off between the last look and the destroy.
       if (e instanceof LibvirtError && e.code === VIR_ERR_OPERATION_INVALID) return;
-      throw this.mapError(e, dom.name, 'shutdown (kill after grace period)');
+      throw this.domains.mapError(e, dom.name, 'shutdown (kill after grace period)');
     }
   }
 
   async kill(ref: DomainRef): Promise<void> {
-    const dom = await this.mustLookupActive(ref, 'kill');
-    await this.call(dom.name, 'kill', () => this.client.domainDestroy(dom));
+    await this.onActive(ref, 'kill', (dom) => this.client.domainDestroy(dom));
   }
 
   async reset(ref: DomainRef): Promise<void> {
-    const dom = await this.mustLookupActive(ref, 'reset');
-    await this.call(dom.name, 'reset', () => this.client.domainReset(dom));
+    await this.onActive(ref, 'reset', (dom) => this.client.domainReset(dom));
   }
 
   async softReboot(ref: DomainRef): Promise<void> {
-    const dom = await this.mustLookupActive(ref, 'soft reboot');
-    await this.call(dom.name, 'soft reboot', () => this.client.domainReboot(dom));
+    await this.onActive(ref, 'soft reboot', (dom) => this.client.domainReboot(dom));
   }
 
   async delete(ref: DomainRef): Promise<void> {
     const name = domainName(ref);
-    const dom = await this.lookup(name);
+    const dom = await this.domains.lookup(name);
     if (!dom) return;
     try {
       await this.client.domainDestroy(dom);
     } catch (e) {
       const gone =
         e instanceof LibvirtError && (e.code === VIR_ERR_OPERATION_INVALID || e.code === VIR_ERR_NO_DOMAIN);
-      if (!gone) throw this.mapError(e, name, 'delete (stop)');
+      if (!gone) throw this.domains.mapError(e, name, 'delete (stop)');
     }
     try {
       await this.client.domainUndefine(dom, UndefineFlags.NVRAM);
@@ -314,17 +279,17 @@ export class LibvirtDriver implements HypervisorDriver {
       const unsupportedFlag =
         e instanceof LibvirtError &&
         [VIR_ERR_INVALID_ARG, VIR_ERR_ARGUMENT_UNSUPPORTED, VIR_ERR_NO_SUPPORT].includes(e.code);
-      if (!unsupportedFlag) throw this.mapError(e, name, 'delete (undefine)');
+      if (!unsupportedFlag) throw this.domains.mapError(e, name, 'delete (undefine)');
       // Drivers without NVRAM support (libvirt's test driver) refuse the flag.
-      await this.call(name, 'delete (undefine)', () => this.client.domainUndefine(dom));
+      await this.domains.call(name, 'delete (undefine)', () => this.client.domainUndefine(dom));
     }
   }
 
   async getDomain(ref: DomainRef): Promise<DomainInfo | undefined> {
-    const dom = await this.lookup(domainName(ref));
+    const dom = await this.domains.lookup(domainName(ref));
     if (!dom) return undefined;
     try {
-      return await this.info(dom);
+      return await this.domains.info(dom);
     } catch (e) {
       if (e instanceof DriverError && e.code === 'NotFound') return undefined;
       throw e;
@@ -332,12 +297,12 @@ export class LibvirtDriver implements HypervisorDriver {
   }
 
   async listDomains(): Promise<DomainInfo[]> {
-    const all = await this.call('host', 'list domains', () => this.client.listAllDomains());
+    const all = await this.domains.call('host', 'list domains', () => this.client.listAllDomains());
     const out: DomainInfo[] = [];
     for (const d of all) {
       if (!DOMAIN_NAME_RE.test(d.name)) continue;
       try {
-        out.push(await this.info(d));
+        out.push(await this.domains.info(d));
       } catch (e) {
         // Deleted between listing and looking: not ours to report.
         if (!(e instanceof DriverError && e.code === 'NotFound')) throw e;
@@ -347,9 +312,9 @@ export class LibvirtDriver implements HypervisorDriver {
   }
 
   async getStats(ref: DomainRef): Promise<DomainStats> {
-    const dom = await this.mustLookup(ref);
-    const info = await this.call(dom.name, 'stats', () => this.client.domainGetInfo(dom));
-    const params = await this.call(dom.name, 'stats', () => bulkStats(this.client, dom));
+    const dom = await this.domains.mustLookup(ref);
+    const info = await this.domains.call(dom.name, 'stats', () => this.client.domainGetInfo(dom));
+    const params = await this.domains.call(dom.name, 'stats', () => bulkStats(this.client, dom));
     return { name: dom.name, cpuTimeNs: info.cpuTime, memoryKiB: info.memory, vcpus: info.nrVirtCpu, params };
   }
 
@@ -372,8 +337,8 @@ export class LibvirtDriver implements HypervisorDriver {
 
   /** The QEMU guest agent, through libvirt (see ./guest-agent). */
   readonly guestAgent: GuestAgentSupport = libvirtGuestAgent({
-    lookup: (ref) => this.mustLookup(ref),
-    liveXml: (dom) => this.call(dom.name, 'read XML', () => this.client.domainGetXMLDesc(dom)),
+    lookup: (ref) => this.domains.mustLookup(ref),
+    liveXml: (dom) => this.domains.call(dom.name, 'read XML', () => this.client.domainGetXMLDesc(dom)),
     agentCommand: (dom, cmd, timeoutSec) => this.client.qemuAgentCommand(dom, cmd, timeoutSec),
   });
 
@@ -386,78 +351,10 @@ export class LibvirtDriver implements HypervisorDriver {
   }
 
   private async liveXml(ref: DomainRef): Promise<{ name: string; text: string }> {
-    const dom = await this.mustLookup(ref);
+    const dom = await this.domains.mustLookup(ref);
     return {
       name: dom.name,
-      text: await this.call(dom.name, 'read XML', () => this.client.domainGetXMLDesc(dom)),
+      text: await this.domains.call(dom.name, 'read XML', () => this.client.domainGetXMLDesc(dom)),
     };
-  }
-
-  private async info(dom: LibvirtDomain): Promise<DomainInfo> {
-    const [st, info] = await Promise.all([
-      this.call(dom.name, 'read state', () => this.client.domainGetState(dom)),
-      this.call(dom.name, 'read info', () => this.client.domainGetInfo(dom)),
-    ]);
-    const state = stateName(st.state);
-    const m = DOMAIN_NAME_RE.exec(dom.name);
-    // The id changes on every start, so uuid/id names one boot of the domain.
-    const id = state === 'shutoff' || state === 'crashed' ? -1 : dom.id;
-    return {
-      name: dom.name,
-      uuid: dom.uuid,
-      state,
-      reason: reasonName(state, st.reason),
-      vmi: m ? { namespace: m[1], name: m[3] } : undefined,
-      vcpus: info.nrVirtCpu,
-      memoryKiB: info.maxMem,
-      bootId: id >= 0 ? `${dom.uuid}/${id}` : '',
-    };
-  }
-
-  private async lookup(name: string): Promise<LibvirtDomain | undefined> {
-    try {
-      return await this.client.domainLookupByName(name);
-    } catch (e) {
-      if (e instanceof LibvirtError && e.code === VIR_ERR_NO_DOMAIN) return undefined;
-      throw this.mapError(e, name, 'look up');
-    }
-  }
-
-  private async mustLookup(ref: DomainRef): Promise<LibvirtDomain> {
-    const name = domainName(ref);
-    const dom = await this.lookup(name);
-    if (!dom) {
-      throw new DriverError(
-        'NotFound',
-        `VirtualMachineInstance ${ref.namespace}/${ref.name}: no domain ${name} on this host`,
-      );
-    }
-    return dom;
-  }
-
-  /** Looks the domain up and requires it running or paused (drivers differ in how they refuse otherwise). */
-  private async mustLookupActive(ref: DomainRef, op: string): Promise<LibvirtDomain> {
-    const dom = await this.mustLookup(ref);
-    const st = await this.call(dom.name, op, () => this.client.domainGetState(dom));
-    const state = stateName(st.state);
-    if (state === 'shutoff' || state === 'crashed') {
-      throw new DriverError(
-        'InvalidState',
-        `domain ${dom.name}: cannot ${op}, it is ${state} (start it first)`,
-      );
-    }
-    return dom;
-  }
-
-  private async call<T>(name: string, op: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      throw this.mapError(e, name, op);
-    }
-  }
-
-  private mapError(e: unknown, name: string, op: string): DriverError {
-    return mapLibvirtError(e, name === 'host' ? `${this.name} driver` : `domain ${name}`, op);
   }
 }

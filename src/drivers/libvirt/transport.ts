@@ -3,23 +3,25 @@
  * number of them in flight by serial, routes replies, async messages (events) and stream
  * packets, answers and sends keepalive probes, and fails every pending call with a
  * `LibvirtConnectionError` the moment the connection dies, so no caller ever hangs on a
- * dead socket.
+ * dead socket. What a reply or stream packet must be is ./rpc-reply.
  */
 import net from 'node:net';
-import {
-  LibvirtConnectionError,
-  LibvirtError,
-  LibvirtProtocolError,
-  VIR_ERR_ERROR,
-  VIR_ERR_INVALID_ARG,
-  VIR_ERR_OPERATION_TIMEOUT,
-  VIR_FROM_RPC,
-} from './errors';
+import { LibvirtConnectionError, LibvirtError } from './errors';
 import { DEFAULT_KEEPALIVE, KeepAlive, type KeepAliveOptions, PING_FRAME, PONG_FRAME } from './keepalive';
 import { KEEPALIVE_PROC_PING, KEEPALIVE_PROGRAM, MessageStatus, MessageType } from './protocol/constants';
 import { decodeMessage, encodeMessage, FrameDecoder, type Message } from './protocol/packet';
-import { decodeError } from './protocol/types';
-import { XdrReader, type XdrWriter } from './xdr';
+import {
+  type CallId,
+  callTimedOut,
+  checkReply,
+  deliverStreamPacket,
+  invalidArgument,
+  replyValue,
+  type StreamHandler,
+} from './rpc-reply';
+import type { XdrReader, XdrWriter } from './xdr';
+
+export type { StreamHandler } from './rpc-reply';
 
 /** The daemon socket used when none is given. */
 export const DEFAULT_SOCKET_PATH = '/var/run/libvirt/libvirt-sock';
@@ -46,15 +48,6 @@ export const DEFAULT_CALL_TIMEOUT_MS = 5 * 60_000;
 interface Pending {
   resolve: (m: Message) => void;
   reject: (e: Error) => void;
-}
-
-/** Handlers for stream packets (type STREAM) of one call serial. */
-export interface StreamHandler {
-  /** Called with the serial of the call that opens the stream, before it is sent. */
-  onOpen?(serial: number): void;
-  onData(data: Buffer): void;
-  onEnd(): void;
-  onError(err: LibvirtError): void;
 }
 
 /** A connected RPC transport. Create with `RpcTransport.connect`. */
@@ -185,6 +178,7 @@ export class RpcTransport {
   ): Promise<T> {
     if (this.closedError) throw this.closedError;
     const serial = this.nextSerial();
+    const id: CallId = { program, version, procedure, name };
     let frame: Buffer;
     try {
       frame = encodeMessage(
@@ -194,12 +188,7 @@ export class RpcTransport {
     } catch (e) {
       if (e instanceof LibvirtError) throw e;
       // Arguments that do not fit the wire types: say which call and which argument.
-      throw new LibvirtError({
-        code: VIR_ERR_INVALID_ARG,
-        domain: VIR_FROM_RPC,
-        level: VIR_ERR_ERROR,
-        message: `${name}: invalid argument: ${(e as Error).message}`,
-      });
+      throw invalidArgument(id, e as Error);
     }
     const reply = await new Promise<Message>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
@@ -208,14 +197,7 @@ export class RpcTransport {
           // The call is abandoned: a late reply to its serial is dropped by dispatch.
           this.pending.delete(serial);
           this.streams.delete(serial);
-          reject(
-            new LibvirtError({
-              code: VIR_ERR_OPERATION_TIMEOUT,
-              domain: VIR_FROM_RPC,
-              level: VIR_ERR_ERROR,
-              message: `${name}: no reply from libvirt at ${this.socketPath} within ${timeoutMs} ms`,
-            }),
-          );
+          reject(callTimedOut(id, this.socketPath, timeoutMs));
         }, timeoutMs);
       }
       this.pending.set(serial, {
@@ -234,31 +216,13 @@ export class RpcTransport {
       }
       this.write(frame);
     });
-    const h = reply.header;
-    if (h.program !== program || h.version !== version || h.procedure !== procedure) {
+    try {
+      checkReply(reply, id);
+    } catch (e) {
       this.streams.delete(serial);
-      throw new LibvirtProtocolError(
-        `${name}: unexpected reply (program ${h.program} version ${h.version} procedure ${h.procedure}) to a call of program ${program} version ${version} procedure ${procedure}`,
-      );
+      throw e;
     }
-    if (h.status !== MessageStatus.OK && h.status !== MessageStatus.ERROR) {
-      this.streams.delete(serial);
-      throw new LibvirtProtocolError(`${name}: unexpected reply status ${h.status}`);
-    }
-    if (reply.header.status === MessageStatus.ERROR) {
-      this.streams.delete(serial);
-      throw decodeError(
-        new XdrReader(reply.payload, 0, reply.payload.length, `error reply to procedure ${procedure}`),
-      );
-    }
-    const r = new XdrReader(reply.payload, 0, reply.payload.length, `reply to procedure ${procedure}`);
-    if (!decode) {
-      r.done();
-      return undefined as T;
-    }
-    const value = decode(r);
-    r.done();
-    return value;
+    return replyValue(reply, procedure, decode);
   }
 
   /** Sends a packet on an open stream (type STREAM, the serial of the call that opened it). */
@@ -301,19 +265,19 @@ export class RpcTransport {
   }
 
   private onData(data: Buffer): void {
-    let frames: Buffer[];
-    try {
-      frames = this.decoder.push(data);
-    } catch (e) {
+    const dropped = (e: unknown) =>
       this.fail(
         new LibvirtConnectionError(
           'closed',
           `libvirt connection to ${this.socketPath} dropped: ${(e as Error).message}`,
-          {
-            cause: e,
-          },
+          { cause: e },
         ),
       );
+    let frames: Buffer[];
+    try {
+      frames = this.decoder.push(data);
+    } catch (e) {
+      dropped(e);
       return;
     }
     for (const f of frames) {
@@ -321,15 +285,7 @@ export class RpcTransport {
       try {
         m = decodeMessage(f);
       } catch (e) {
-        this.fail(
-          new LibvirtConnectionError(
-            'closed',
-            `libvirt connection to ${this.socketPath} dropped: ${(e as Error).message}`,
-            {
-              cause: e,
-            },
-          ),
-        );
+        dropped(e);
         return;
       }
       // Only a whole message proves the daemon alive: a byte a second must not hold a call open.
@@ -359,20 +315,8 @@ export class RpcTransport {
       case MessageType.STREAM: {
         const s = this.streams.get(h.serial);
         if (!s) return;
-        if (h.status === MessageStatus.CONTINUE) s.onData(m.payload);
-        else if (h.status === MessageStatus.OK) {
-          this.streams.delete(h.serial);
-          s.onEnd();
-        } else {
-          this.streams.delete(h.serial);
-          let err: LibvirtError;
-          try {
-            err = decodeError(new XdrReader(m.payload, 0, m.payload.length, 'stream error'));
-          } catch (e) {
-            err = e instanceof LibvirtError ? e : new LibvirtProtocolError(String(e));
-          }
-          s.onError(err);
-        }
+        if (h.status !== MessageStatus.CONTINUE) this.streams.delete(h.serial);
+        deliverStreamPacket(s, m);
         return;
       }
       default:

@@ -4,22 +4,18 @@
  * `<root>/<pod uid>/volumes/kubernetes.io~<plugin>/<volume>/` with kubelet's atomic-writer
  * layout (a `..<timestamp>` directory holding the files, `..data` linking to it, and one
  * link per top-level name) and file modes (item mode, else the volume's defaultMode, else
- * 0644); hostPath volumes are checked or created by their type; PVCs resolve through their
- * bound PersistentVolume to a hostPath or local directory (filesystem mode only). Everything read from the API (keys,
- * item paths, host paths) is validated before it becomes a file name.
+ * 0644); hostPath volumes and PVCs are resolved in ./host-volumes.ts. Everything read
+ * from the API (keys, item paths, host paths) is validated before it becomes a file name.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DownwardAPIFile, KeyToPath, Pod, PodVolume } from '../../common/pod';
 import { NotFoundError } from '../../runtime/errors';
-import {
-  ConfigMapType,
-  PersistentVolumeClaimType,
-  PersistentVolumeType,
-  SecretType,
-} from '../../runtime/resources';
+import { ConfigMapType, SecretType } from '../../runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../runtime/types';
+import { checkHostPath, claimPath } from './host-volumes';
+import { hostPathProblem, payloadPathProblem, quoted } from './volume-paths';
 
 /** Kubelet's default file mode of configMap, secret, downwardAPI and projected volumes (0644). */
 export const DEFAULT_VOLUME_FILE_MODE = 0o644;
@@ -35,42 +31,7 @@ export interface MaterializedVolume {
   hostPath: string;
 }
 
-const SEGMENT = /^[-._A-Za-z0-9]+$/;
-
-/** Quotes a string for an error message: control characters and quotes escaped. */
-export function quoted(s: string): string {
-  return JSON.stringify(s);
-}
-
-/**
- * Why `p` cannot be a file path inside a volume (kubelet's rules, stricter on characters:
- * relative, segments of letters, digits, `-`, `_`, `.`, no `.`/`..` segment, the first not
- * starting with `..`), or undefined when it can.
- */
-export function payloadPathProblem(p: string): string | undefined {
-  if (p.length === 0) return 'must not be empty';
-  if (p.length > 4096) return 'must be at most 4096 characters';
-  if (p.startsWith('/')) return 'must be a relative path';
-  const parts = p.split('/');
-  for (const s of parts) {
-    if (s === '' || s === '.' || s === '..') return 'must not contain empty, "." or ".." segments';
-    if (s.length > 255) return 'has a segment longer than 255 characters';
-    if (!SEGMENT.test(s)) return 'may only contain letters, digits, "-", "_", "." and "/"';
-  }
-  if (parts[0].startsWith('..')) return 'must not start with ".."';
-  return undefined;
-}
-
-/** Why `p` cannot be a hostPath volume path (absolute, clean, no control characters), or undefined. */
-export function hostPathProblem(p: string): string | undefined {
-  if (!p.startsWith('/')) return 'must be an absolute path';
-  for (const ch of p) {
-    const c = ch.charCodeAt(0);
-    if (c < 0x20 || c === 0x7f) return 'must not contain control characters';
-  }
-  if (p.split('/').some((s) => s === '.' || s === '..')) return 'must not contain "." or ".." segments';
-  return undefined;
-}
+export { hostPathProblem, payloadPathProblem, quoted } from './volume-paths';
 
 function checkMode(mode: number | undefined, field: string): number | undefined {
   if (mode === undefined) return undefined;
@@ -299,94 +260,6 @@ export function podVolumeDir(podDir: string, plugin: string, volume: string): st
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(volume))
     throw new Error(`volume name ${quoted(volume)} is not a DNS-1123 label`);
   return join(podDir, 'volumes', plugin, volume);
-}
-
-async function checkHostPath(path: string, type: string | undefined, field: string): Promise<void> {
-  const st = await stat(path).catch((e: NodeJS.ErrnoException) => {
-    if (e.code === 'ENOENT') return undefined;
-    throw e;
-  });
-  switch (type ?? '') {
-    case '':
-      return;
-    case 'DirectoryOrCreate':
-      if (!st) await mkdir(path, { recursive: true, mode: 0o755 });
-      else if (!st.isDirectory()) throw new Error(`${field}: ${quoted(path)} exists and is not a directory`);
-      return;
-    case 'Directory':
-      if (!st?.isDirectory()) throw new Error(`${field}: ${quoted(path)} is not an existing directory`);
-      return;
-    case 'FileOrCreate':
-      if (!st) {
-        await mkdir(dirname(path), { recursive: true, mode: 0o755 });
-        await writeFile(path, '', { mode: 0o644, flag: 'wx' });
-      } else if (!st.isFile()) throw new Error(`${field}: ${quoted(path)} exists and is not a file`);
-      return;
-    case 'File':
-      if (!st?.isFile()) throw new Error(`${field}: ${quoted(path)} is not an existing file`);
-      return;
-    case 'BlockDevice':
-      if (!st?.isBlockDevice()) throw new Error(`${field}: ${quoted(path)} is not a block device`);
-      return;
-    default:
-      throw new Error(`${field}.type: ${quoted(type ?? '')} is not a hostPath type this runtime supports`);
-  }
-}
-
-interface ClaimObject extends KubeObject {
-  spec?: { volumeName?: string; volumeMode?: string };
-  status?: { phase?: string };
-}
-interface PVObject extends KubeObject {
-  spec?: { hostPath?: { path: string; type?: string }; local?: { path: string }; volumeMode?: string };
-}
-
-/** Resolves a PVC to its bound PV's host path (hostPath or local PVs only). */
-async function claimPath(
-  client: ObjectClient,
-  namespace: string,
-  claimName: string,
-  field: string,
-): Promise<MaterializedVolume> {
-  const pvcKey = quoted(`${namespace}/${claimName}`);
-  let pvc: ClaimObject;
-  try {
-    pvc = await client.get<ClaimObject>(PersistentVolumeClaimType, claimName, namespace);
-  } catch (e) {
-    if (e instanceof NotFoundError) throw new Error(`${field}: PersistentVolumeClaim ${pvcKey} not found`);
-    throw e;
-  }
-  const pvName = pvc.spec?.volumeName;
-  if (pvc.status?.phase !== 'Bound' || !pvName)
-    throw new Error(
-      `${field}: PersistentVolumeClaim ${pvcKey} is not bound (phase ${pvc.status?.phase ?? 'unknown'}); this runtime has no provisioner`,
-    );
-  let pv: PVObject;
-  try {
-    pv = await client.get<PVObject>(PersistentVolumeType, pvName);
-  } catch (e) {
-    if (e instanceof NotFoundError)
-      throw new Error(`${field}: PersistentVolume ${quoted(pvName)} bound to ${pvcKey} not found`);
-    throw e;
-  }
-  const src = pv.spec?.hostPath ?? pv.spec?.local;
-  if (!src)
-    throw new Error(
-      `${field}: PersistentVolume ${quoted(pvName)} bound to ${pvcKey} is neither hostPath nor local; this runtime mounts no other kind`,
-    );
-  const problem = hostPathProblem(src.path);
-  if (problem)
-    throw new Error(`PersistentVolume ${quoted(pvName)}: spec path ${quoted(src.path)} ${problem}`);
-  if ((pv.spec?.volumeMode ?? pvc.spec?.volumeMode) === 'Block')
-    throw new Error(
-      `${field}: PersistentVolumeClaim ${pvcKey} is in Block mode; this runtime mounts filesystem claims only`,
-    );
-  const st = await stat(src.path).catch(() => undefined);
-  if (!st?.isDirectory())
-    throw new Error(
-      `${field}: PersistentVolume ${quoted(pvName)}: ${quoted(src.path)} is not a directory on this node`,
-    );
-  return { hostPath: src.path };
 }
 
 /**

@@ -17,34 +17,16 @@
  * disk (group commit: one fsync per event-loop turn).
  */
 import { randomUUID } from 'node:crypto';
-import {
-  ApiError,
-  alreadyExists,
-  badRequest,
-  conflict,
-  ForbiddenError,
-  invalid,
-  NotFoundError,
-  notFound,
-} from '../errors';
-import { jsonEqual, jsonPatch, mergePatch } from '../patch';
-import {
-  apiVersionOf,
-  builtinTypes,
-  CustomResourceDefinitionType,
-  kubevirtTypes,
-  typesFromCrd,
-} from '../resources';
-import { parseFieldSelector, parseLabelSelector } from '../selectors';
+import { ApiError, alreadyExists, invalid, notFound } from '../errors';
+import { jsonEqual } from '../patch';
+import { apiVersionOf, builtinTypes, CustomResourceDefinitionType, kubevirtTypes } from '../resources';
 import type {
   DeleteOptions,
   DeleteResult,
-  JsonPatchOp,
   KubeList,
   KubeObject,
   ListOptions,
   ObjectClient,
-  ObjectMeta,
   PatchOptions,
   ResourceType,
   WatchEvent,
@@ -52,37 +34,39 @@ import type {
   WatchOptions,
   WriteOptions,
 } from '../types';
+import { acceptCrd, restoredCrdTypes } from './crd-acceptance';
 import { GarbageCollector } from './garbage-collector';
 import { GroupCommit } from './group-commit';
 import { Journal, type JournalRecord, type StoredObject } from './journal';
+import { listPage } from './list-page';
 import { ObjectIndex } from './object-index';
-import {
-  applyMerge,
-  copyOut,
-  crdNameCauses,
-  keyOfObj,
-  now,
-  serializeRecord,
-  specPart,
-  storageKind,
-} from './store-rules';
+import { copyOut, serializeRecord, storageKind } from './store-rules';
 import type { EmbeddedStoreOptions, StoredObj } from './store-types';
-import { metadataShapeCauses, validateMetadata } from './validation';
+import { TypeRegistry } from './type-registry';
+import { validateMetadata } from './validation';
 import { WatchHub } from './watch-hub';
+import {
+  applyBody,
+  checkBody,
+  checkDeletePreconditions,
+  checkNamespaceOpen,
+  checkUpdatePreconditions,
+  deletionFinalizers,
+  markDeleting,
+  namespaceOf,
+  patched,
+  requiredName,
+  stampCreated,
+  updatedObject,
+} from './write-rules';
 
 export { MAX_OBJECT_BYTES } from './store-rules';
 export type { EmbeddedStoreOptions, StoredObj } from './store-types';
 
-const FOREGROUND = 'foregroundDeletion';
-const ORPHAN = 'orphan';
-
 /** The embedded store; it implements `ObjectClient`, so controllers use it like an API server. */
 export class EmbeddedStore implements ObjectClient {
   private readonly objects = new ObjectIndex();
-  private readonly typesByPath = new Map<string, ResourceType>();
-  private readonly typesByKind = new Map<string, ResourceType>();
-  /** `group/plural` and `group/Kind` of the kinds served without a CRD: no CRD may take them over. */
-  private readonly reserved = new Set<string>();
+  private readonly registry = new TypeRegistry((kind) => this.objects.addKind(kind));
   private readonly watches: WatchHub;
   private rv = 0;
   private readonly commits?: GroupCommit;
@@ -98,10 +82,8 @@ export class EmbeddedStore implements ObjectClient {
       options.watchHistory ?? 10_000,
       options.bookmarkIntervalMs ?? 5000,
     );
-    for (const t of [...builtinTypes, ...kubevirtTypes, ...(options.types ?? [])]) {
-      this.registerType(t);
-      this.reserved.add(`${t.group}/${t.plural}`).add(`${t.group}/${t.kind}`);
-    }
+    for (const t of [...builtinTypes, ...kubevirtTypes, ...(options.types ?? [])])
+      this.registry.registerBuiltin(t);
     this.gc = new GarbageCollector(this);
     if (journal) {
       this.commits = new GroupCommit(journal, () => ({ rv: this.rv, objects: this.objects.all() }));
@@ -137,19 +119,17 @@ export class EmbeddedStore implements ObjectClient {
 
   /** Makes a kind known (CRD objects register theirs automatically). */
   registerType(type: ResourceType): void {
-    this.typesByPath.set(`${type.group}/${type.version}/${type.plural}`, type);
-    if (!this.typesByKind.has(storageKind(type))) this.typesByKind.set(storageKind(type), type);
-    this.objects.addKind(storageKind(type));
+    this.registry.register(type);
   }
 
   /** The kind served at `group/version/plural`, if known (used by the REST server). */
   resolveType(group: string, version: string, plural: string): ResourceType | undefined {
-    return this.typesByPath.get(`${group}/${version}/${plural}`);
+    return this.registry.resolve(group, version, plural);
   }
 
   /** Every known kind. */
   types(): ResourceType[] {
-    return [...this.typesByPath.values()];
+    return this.registry.all();
   }
 
   /** Drops the watch history: watches from any earlier resourceVersion now get 410 Gone. */
@@ -171,8 +151,8 @@ export class EmbeddedStore implements ObjectClient {
   // ---- ObjectClient -------------------------------------------------------------------
 
   async get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T> {
-    const ns = this.ns(type, namespace);
-    const obj = this.find(this.kindOf(type), ns, name);
+    const ns = namespaceOf(type, namespace);
+    const obj = this.find(this.registry.kindOf(type), ns, name);
     if (!obj) throw notFound(type.group, type.plural, name);
     return copyOut(type, obj) as T;
   }
@@ -183,33 +163,7 @@ export class EmbeddedStore implements ObjectClient {
 
   /** `list` without a yield: a watch registers in the same turn as its initial list. */
   private listNow<T extends KubeObject>(type: ResourceType, options: ListOptions): KubeList<T> {
-    const label = parseLabelSelector(options.labelSelector);
-    const field = parseFieldSelector(options.fieldSelector);
-    const all = this.objects.ofKind(this.kindOf(type));
-    const ns = type.namespaced ? options.namespace : undefined;
-    let keys = [...all.keys()].sort();
-    if (options.continue) {
-      const after = Buffer.from(options.continue, 'base64url').toString();
-      keys = keys.filter((k) => k > after);
-    }
-    const items: T[] = [];
-    let cont: string | undefined;
-    for (const k of keys) {
-      const obj = all.get(k)!;
-      if (ns && obj.metadata.namespace !== ns) continue;
-      if (!label.matches(obj.metadata.labels) || !field.matches(obj)) continue;
-      if (options.limit && items.length === options.limit) {
-        cont = Buffer.from(keyOfObj(items[items.length - 1] as StoredObj)).toString('base64url');
-        break;
-      }
-      items.push(copyOut(type, obj) as T);
-    }
-    return {
-      apiVersion: apiVersionOf(type),
-      kind: `${type.kind}List`,
-      metadata: { resourceVersion: String(this.rv), ...(cont ? { continue: cont } : {}) },
-      items,
-    };
+    return listPage<T>(type, this.objects.ofKind(this.registry.kindOf(type)), options, this.rv);
   }
 
   async watch<T extends KubeObject>(
@@ -218,30 +172,25 @@ export class EmbeddedStore implements ObjectClient {
     onEvent: (event: WatchEvent<T>) => void,
   ): Promise<WatchHandle> {
     if (this.closed) throw new ApiError(503, 'ServiceUnavailable', 'the embedded store is closed');
-    return this.watches.watch(type, this.kindOf(type), options, onEvent);
+    return this.watches.watch(type, this.registry.kindOf(type), options, onEvent);
   }
 
   async create<T extends KubeObject>(type: ResourceType, object: T, options: WriteOptions = {}): Promise<T> {
     this.assertWritable();
-    const kind = this.kindOf(type);
+    const kind = this.registry.kindOf(type);
     const obj = structuredClone(object) as unknown as StoredObj;
-    this.checkKind(type, obj);
+    checkBody(type, obj);
     if (!obj.metadata) obj.metadata = {} as StoredObj['metadata'];
     const meta = obj.metadata;
     if (!type.namespaced) delete meta.namespace;
-    const ns = this.ns(type, meta.namespace);
+    const ns = namespaceOf(type, meta.namespace);
     if (type.namespaced) meta.namespace = ns;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomUUID().slice(0, 5);
     const causes = validateMetadata(type, obj);
     if (causes.length) throw invalid(type.kind, meta.name ?? '', causes);
-    if (type.namespaced) this.requireNamespace(ns!);
+    if (type.namespaced) checkNamespaceOpen(ns!, this.find(storageKind(builtinTypes[0]), undefined, ns!));
     if (this.find(kind, ns, meta.name)) throw alreadyExists(type.group, type.plural, meta.name);
-    meta.uid = randomUUID();
-    meta.creationTimestamp = now();
-    meta.generation = 1;
-    delete meta.deletionTimestamp;
-    delete (meta as ObjectMeta).resourceVersion;
-    if (type.statusSubresource && type.kind !== 'CustomResourceDefinition') delete obj.status;
+    stampCreated(type, obj);
     if (kind === storageKind(CustomResourceDefinitionType)) this.acceptCrd(obj);
     if (kind === storageKind(builtinTypes[0])) obj.status = { phase: 'Active' };
     if (options.dryRun) return copyOut(type, { ...obj, metadata: { ...meta, resourceVersion: '' } }) as T;
@@ -269,29 +218,10 @@ export class EmbeddedStore implements ObjectClient {
     options: PatchOptions,
   ): Promise<T> {
     this.assertWritable();
-    const ns = this.ns(type, options.namespace);
-    const current = this.find(this.kindOf(type), ns, name);
+    const ns = namespaceOf(type, options.namespace);
+    const current = this.find(this.registry.kindOf(type), ns, name);
     if (options.type === 'apply') {
-      if (!options.fieldManager) {
-        throw invalid('PatchOptions', '', [
-          {
-            reason: 'FieldValueRequired',
-            field: 'fieldManager',
-            message: 'Required value: is required for apply patch',
-          },
-        ]);
-      }
-      if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) {
-        throw badRequest('an apply patch must be an object');
-      }
-      const body = patch as KubeObject;
-      const shape = metadataShapeCauses(body);
-      if (shape.length) throw invalid(type.kind, name, shape);
-      if (body.metadata?.name && body.metadata.name !== name) {
-        throw badRequest(
-          `the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`,
-        );
-      }
+      const body = applyBody(type, name, patch, options);
       if (!current) {
         if (options.subresource === 'status') throw notFound(type.group, type.plural, name);
         return this.create(
@@ -302,24 +232,7 @@ export class EmbeddedStore implements ObjectClient {
       }
     }
     if (!current) throw notFound(type.group, type.plural, name);
-    const base = copyOut(type, current);
-    let next: KubeObject;
-    switch (options.type) {
-      case 'merge':
-        if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) {
-          throw badRequest('a merge patch must be a JSON object');
-        }
-        next = mergePatch(base, patch) as KubeObject;
-        break;
-      case 'apply':
-        next = applyMerge(base, patch) as KubeObject;
-        break;
-      case 'json':
-        next = jsonPatch(base, patch as JsonPatchOp[]) as KubeObject;
-        break;
-      default:
-        throw badRequest(`unsupported patch type "${(options as { type: string }).type}"`);
-    }
+    const next = patched(copyOut(type, current), patch, options.type);
     // A resourceVersion in the patch is a precondition; otherwise the patch applies to the current version.
     return this.replace(type, next, options.subresource === 'status', options, current);
   }
@@ -330,60 +243,24 @@ export class EmbeddedStore implements ObjectClient {
     options: DeleteOptions = {},
   ): Promise<DeleteResult<T>> {
     this.assertWritable();
-    const kind = this.kindOf(type);
-    const ns = this.ns(type, options.namespace);
+    const kind = this.registry.kindOf(type);
+    const ns = namespaceOf(type, options.namespace);
     const current = this.find(kind, ns, name);
     if (!current) throw notFound(type.group, type.plural, name);
-    const pre = options.preconditions;
-    if (pre?.uid && pre.uid !== current.metadata.uid) {
-      throw conflict(
-        type.group,
-        type.plural,
-        name,
-        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`,
-      );
-    }
-    if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
-      throw conflict(
-        type.group,
-        type.plural,
-        name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
-      );
-    }
-    const next = structuredClone(current);
-    const finalizers = new Set(next.metadata.finalizers ?? []);
-    const policy = options.propagationPolicy;
-    if (policy === 'Foreground') {
-      finalizers.delete(ORPHAN);
-      finalizers.add(FOREGROUND);
-    } else if (policy === 'Orphan') {
-      finalizers.delete(FOREGROUND);
-      finalizers.add(ORPHAN);
-    } else if (policy === 'Background') {
-      finalizers.delete(FOREGROUND);
-      finalizers.delete(ORPHAN);
-    }
+    checkDeletePreconditions(type, name, current, options.preconditions);
+    const finalizers = deletionFinalizers(current, options.propagationPolicy);
     // As on a cluster, foreground/orphan deletion always goes through the finalizer (even with
     // no dependents): the caller sees `pending`, and the garbage collector finishes it.
     const terminatingNamespace =
       type.kind === 'Namespace' && type.group === '' && this.namespaceHasContent(name);
     if (options.dryRun) return { pending: finalizers.size > 0, object: copyOut(type, current) as T };
     if (finalizers.size > 0 || terminatingNamespace) {
+      const next = structuredClone(current);
       const changed =
         !current.metadata.deletionTimestamp ||
         !jsonEqual([...finalizers].sort(), [...(current.metadata.finalizers ?? [])].sort());
-      if (changed) {
-        if (!next.metadata.deletionTimestamp) {
-          next.metadata.deletionTimestamp = now();
-          next.metadata.deletionGracePeriodSeconds = 0;
-          next.metadata.generation = (next.metadata.generation ?? 0) + 1;
-          if (terminatingNamespace) next.status = { ...(next.status as object), phase: 'Terminating' };
-        }
-        next.metadata.finalizers = [...finalizers];
-        if (next.metadata.finalizers.length === 0) delete next.metadata.finalizers;
-        await this.put(kind, next, 'MODIFIED', current);
-      }
+      if (changed)
+        await this.put(kind, markDeleting(next, finalizers, terminatingNamespace), 'MODIFIED', current);
       this.gc.enqueue(next.metadata.uid);
       return { pending: true, object: copyOut(type, changed ? next : current) as T };
     }
@@ -397,21 +274,21 @@ export class EmbeddedStore implements ObjectClient {
   /** @internal The object with this uid, and its kind. */
   byUidLookup(uid: string): { type: ResourceType; obj: StoredObj } | undefined {
     const found = this.objects.byUidLookup(uid);
-    return found && { type: this.typesByKind.get(found.kind)!, obj: found.obj };
+    return found && { type: this.registry.ofKind(found.kind)!, obj: found.obj };
   }
 
   /** @internal Dependents of an owner uid. */
   dependentsOf(uid: string): { type: ResourceType; obj: StoredObj }[] {
     return this.objects
       .dependentsOf(uid)
-      .map(({ kind, obj }) => ({ type: this.typesByKind.get(kind)!, obj }));
+      .map(({ kind, obj }) => ({ type: this.registry.ofKind(kind)!, obj }));
   }
 
   /** @internal Every namespaced object in a namespace. */
   contentsOf(namespace: string): { type: ResourceType; obj: StoredObj }[] {
     const out: { type: ResourceType; obj: StoredObj }[] = [];
     for (const { kind, object } of this.objects.all()) {
-      const type = this.typesByKind.get(kind)!;
+      const type = this.registry.ofKind(kind)!;
       if (type.namespaced && object.metadata.namespace === namespace)
         out.push({ type, obj: object as StoredObj });
     }
@@ -443,73 +320,17 @@ export class EmbeddedStore implements ObjectClient {
     expected?: StoredObj,
   ): Promise<T> {
     this.assertWritable();
-    const kind = this.kindOf(type);
+    const kind = this.registry.kindOf(type);
     const input = structuredClone(object) as StoredObj;
-    this.checkKind(type, input);
+    checkBody(type, input);
     const meta = input.metadata ?? ({} as StoredObj['metadata']);
-    const ns = this.ns(type, meta.namespace);
-    const name = meta.name;
-    if (!name) {
-      throw invalid(type.kind, '', [
-        { reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name is required' },
-      ]);
-    }
+    const ns = namespaceOf(type, meta.namespace);
+    const name = requiredName(type, meta);
     const current = this.find(kind, ns, name);
     if (!current) throw notFound(type.group, type.plural, name);
-    if (expected && expected !== current) {
-      throw conflict(
-        type.group,
-        type.plural,
-        name,
-        'the object has been modified; please apply your changes to the latest version and try again',
-      );
-    }
-    if (meta.resourceVersion && meta.resourceVersion !== current.metadata.resourceVersion) {
-      throw conflict(
-        type.group,
-        type.plural,
-        name,
-        'the object has been modified; please apply your changes to the latest version and try again',
-      );
-    }
-    if (meta.uid && meta.uid !== current.metadata.uid) {
-      throw conflict(
-        type.group,
-        type.plural,
-        name,
-        `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${current.metadata.uid}`,
-      );
-    }
-    let next: StoredObj;
-    if (status) {
-      next = { ...structuredClone(current), status: input.status };
-      if (input.status === undefined) delete next.status;
-    } else {
-      next = input;
-      if (type.statusSubresource) {
-        if (current.status === undefined) delete next.status;
-        else next.status = structuredClone(current.status);
-      }
-      const causes = validateMetadata(type, next);
-      if (causes.length) throw invalid(type.kind, name, causes);
-      // Server-owned metadata stays as stored.
-      next.metadata.namespace = current.metadata.namespace;
-      if (!type.namespaced) delete next.metadata.namespace;
-      next.metadata.uid = current.metadata.uid;
-      next.metadata.creationTimestamp = current.metadata.creationTimestamp;
-      next.metadata.generation = current.metadata.generation;
-      if (current.metadata.deletionTimestamp) {
-        next.metadata.deletionTimestamp = current.metadata.deletionTimestamp;
-        next.metadata.deletionGracePeriodSeconds = current.metadata.deletionGracePeriodSeconds;
-      } else {
-        delete next.metadata.deletionTimestamp;
-        delete next.metadata.deletionGracePeriodSeconds;
-      }
-      if (!jsonEqual(specPart(current, type), specPart(next, type))) {
-        next.metadata.generation = (current.metadata.generation ?? 0) + 1;
-      }
-      if (kind === storageKind(CustomResourceDefinitionType)) this.acceptCrd(next);
-    }
+    checkUpdatePreconditions(type, name, current, meta, expected);
+    const next = updatedObject(type, current, input, status);
+    if (!status && kind === storageKind(CustomResourceDefinitionType)) this.acceptCrd(next);
     next.apiVersion = current.apiVersion;
     next.kind = current.kind;
     next.metadata.resourceVersion = current.metadata.resourceVersion;
@@ -535,53 +356,20 @@ export class EmbeddedStore implements ObjectClient {
 
   private namespaceHasContent(ns: string): boolean {
     for (const { kind, obj } of this.objects.entries()) {
-      if (this.typesByKind.get(kind)?.namespaced && obj.metadata.namespace === ns) return true;
+      if (this.registry.ofKind(kind)?.namespaced && obj.metadata.namespace === ns) return true;
     }
     return false;
   }
 
   private acceptCrd(obj: StoredObj): void {
-    const types = typesFromCrd(obj);
-    if (types.length === 0) {
-      throw invalid('CustomResourceDefinition', obj.metadata.name, [
-        {
-          field: 'spec',
-          message: 'Invalid value: group, names.kind, names.plural and versions are required',
-        },
-      ]);
-    }
-    const causes = crdNameCauses(obj, types[0]);
-    const t = types[0];
-    // As the API server, a CRD cannot serve a kind the server already serves itself.
-    if (this.reserved.has(`${t.group}/${t.plural}`) || this.reserved.has(`${t.group}/${t.kind}`)) {
-      causes.push({
-        reason: 'FieldValueForbidden',
-        field: 'spec.names',
-        message: `Forbidden: ${t.plural}.${t.group} (kind ${t.kind}) is served by a built-in API`,
-      });
-    }
-    if (causes.length) throw invalid('CustomResourceDefinition', obj.metadata.name, causes);
-    for (const t of types) this.registerType(t);
-    const status = (obj.status ?? {}) as { conditions?: unknown[] };
-    obj.status = {
-      ...status,
-      conditions: [
-        { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', lastTransitionTime: now() },
-        { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', lastTransitionTime: now() },
-      ],
-      acceptedNames: (obj.spec as { names?: unknown }).names,
-      storedVersions: types.map((t) => t.version).slice(0, 1),
-    };
+    for (const t of acceptCrd(obj, (t) => this.registry.isReserved(t))) this.registerType(t);
   }
 
   private restore(o: StoredObject): void {
     const obj = o.object as StoredObj;
     this.objects.put(o.kind, obj);
     if (o.kind === storageKind(CustomResourceDefinitionType)) {
-      // A CRD stored before built-in kinds were reserved must not take one over on restart.
-      for (const t of typesFromCrd(obj))
-        if (!this.reserved.has(`${t.group}/${t.plural}`) && !this.reserved.has(`${t.group}/${t.kind}`))
-          this.registerType(t);
+      for (const t of restoredCrdTypes(obj, (t) => this.registry.isReserved(t))) this.registerType(t);
     }
   }
 
@@ -589,7 +377,7 @@ export class EmbeddedStore implements ObjectClient {
     const rv = this.rv + 1;
     obj.metadata.resourceVersion = String(rv);
     const stored = obj;
-    const typ = this.typesByKind.get(kind)!;
+    const typ = this.registry.ofKind(kind)!;
     stored.apiVersion = apiVersionOf(typ);
     stored.kind = typ.kind;
     // Serialized (and its size checked) before anything changes: a refused write changes nothing.
@@ -632,54 +420,6 @@ export class EmbeddedStore implements ObjectClient {
 
   private assertWritable(): void {
     if (this.closed) throw new ApiError(503, 'ServiceUnavailable', 'the embedded store is closed');
-  }
-
-  private kindOf(type: ResourceType): string {
-    const kind = storageKind(type);
-    if (!this.typesByPath.has(`${type.group}/${type.version}/${type.plural}`)) {
-      throw new NotFoundError(
-        404,
-        'NotFound',
-        `the server could not find the requested resource (${type.plural}.${type.group || 'core'}/${type.version}); create its CustomResourceDefinition first`,
-      );
-    }
-    return kind;
-  }
-
-  private ns(type: ResourceType, namespace: string | undefined): string | undefined {
-    if (!type.namespaced) return undefined;
-    if (!namespace) throw badRequest(`${type.kind} is namespaced: a namespace is required`);
-    return namespace;
-  }
-
-  private requireNamespace(ns: string): void {
-    const nsObj = this.find(storageKind(builtinTypes[0]), undefined, ns);
-    if (!nsObj) throw notFound('', 'namespaces', ns);
-    if (nsObj.metadata.deletionTimestamp) {
-      throw new ForbiddenError(
-        403,
-        'Forbidden',
-        `unable to create new content in namespace ${ns} because it is being terminated`,
-      );
-    }
-  }
-
-  private checkKind(type: ResourceType, obj: Record<string, unknown>): void {
-    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
-      throw badRequest(`the ${type.kind} must be a JSON object`);
-    }
-    const shape = metadataShapeCauses(obj as KubeObject);
-    if (shape.length) throw invalid(type.kind, '', shape);
-    if (obj.kind !== undefined && obj.kind !== type.kind) {
-      throw badRequest(
-        `the kind of the object (${String(obj.kind)}) does not match the resource (${type.kind})`,
-      );
-    }
-    if (obj.apiVersion !== undefined && obj.apiVersion !== apiVersionOf(type)) {
-      throw badRequest(
-        `the apiVersion of the object (${String(obj.apiVersion)}) does not match the resource (${apiVersionOf(type)})`,
-      );
-    }
   }
 
   private find(kind: string, ns: string | undefined, name: string): StoredObj | undefined {

@@ -11,6 +11,7 @@ import type { VirtualMachineInstance } from '../../../api/generated/types';
 import { LAUNCHER_COMMAND, LAUNCHER_DIRS, renderLauncherArgs } from '../../common/launcher-args';
 import { MULTUS_NETWORKS_ANNOTATION, multusNetworksAnnotation } from '../../common/multus';
 import type { Pod, PodContainer } from '../../common/pod';
+import { launcherVerbosityEnv } from '../../logging/launcher-verbosity';
 import { containerDiskInitContainers } from './container-disk-containers';
 import { isCpuDedicated, memoryOverhead } from './memory-overhead';
 import { controllerRef } from './owner-ref';
@@ -197,7 +198,10 @@ export function renderLauncherPod(
     imagePullPolicy: config.configuration.imagePullPolicy ?? 'IfNotPresent',
     command: [LAUNCHER_COMMAND],
     args,
-    env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+    env: [
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      ...launcherVerbosityEnv(config),
+    ],
     resources,
     volumeMounts: mounts,
     securityContext: nonRoot

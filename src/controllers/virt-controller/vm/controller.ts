@@ -6,8 +6,6 @@
  * VM's status (printableStatus, conditions, created, ready, generations).
  */
 import type { ClusterConfig } from '../../../api/config/cluster-config';
-import { defaultVirtualMachineInstance } from '../../../api/defaults/vmi-defaults';
-import { FieldPath } from '../../../api/errors';
 import type {
   VirtualMachine,
   VirtualMachineCondition,
@@ -15,12 +13,9 @@ import type {
   VirtualMachineStatus,
 } from '../../../api/generated/types';
 import type { InstancetypeCatalog } from '../../../api/instancetype/catalog';
-import { expandVirtualMachine } from '../../../api/instancetype/expand';
 import { Finalizers } from '../../../api/labels';
-import { validateVirtualMachineInstanceSpec } from '../../../api/validation/vmi-spec';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { VirtualMachineType } from '../../runtime/resources';
-import { controllerRef } from '../services/owner-ref';
 import {
   type ControllerDeps,
   type Expectations,
@@ -31,7 +26,6 @@ import {
 } from '../services/ports';
 import { type Claim, hasUnboundClaim } from '../services/volumes';
 import { VmiResource } from '../vmi/controller';
-import { removeCondition, setCondition } from '../vmi/status';
 import { type PrintableStatusInput, printableStatus } from './printable-status';
 import {
   decideRunStrategy,
@@ -42,6 +36,8 @@ import {
   type VmiState,
 } from './run-strategy';
 import { backoffSecondsLeft, nextStartFailure } from './start-backoff';
+import { type SyncFailure, vmConditions } from './vm-conditions';
+import { VM_GENERATION_ANNOTATION, vmiFromTemplate } from './vmi-template';
 
 /** Event reasons of the VM controller (upstream values). */
 export const VmEventReason = {
@@ -51,8 +47,7 @@ export const VmEventReason = {
   FailedDelete: 'FailedDelete',
 } as const;
 
-/** The VMI annotation recording the VM generation it was created from (upstream). */
-export const VM_GENERATION_ANNOTATION = 'kubevirt.io/vm-generation';
+export { VM_GENERATION_ANNOTATION } from './vmi-template';
 
 export interface VmControllerDeps extends ControllerDeps {
   vms: Lister<VirtualMachine>;
@@ -67,10 +62,7 @@ export interface VmControllerDeps extends ControllerDeps {
 }
 
 /** A failure of the last sync, surfaced as the VM's Failure condition. */
-interface SyncError {
-  reason: string;
-  message: string;
-}
+type SyncError = SyncFailure;
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
@@ -191,45 +183,7 @@ export class VmController implements KeyReconciler {
 
   /** Builds the VMI this VM would start now: template expanded, defaulted, owned by the VM. */
   buildVmi(vm: VirtualMachine, paused: boolean): { vmi?: VirtualMachineInstance; errors: string[] } {
-    const catalog = this.d.catalog?.();
-    let expanded = vm;
-    if (vm.spec.instancetype || vm.spec.preference) {
-      if (!catalog) return { errors: ['spec.instancetype: no instance type catalog is configured'] };
-      const r = expandVirtualMachine(vm, catalog);
-      if (r.errors.length) return { errors: r.errors.map((e) => `${e.path}: ${e.message}`) };
-      expanded = r.vm;
-    }
-    const template = expanded.spec.template;
-    const name = vm.metadata?.name ?? '';
-    const raw: VirtualMachineInstance = {
-      apiVersion: 'kubevirt.io/v1',
-      kind: 'VirtualMachineInstance',
-      metadata: {
-        ...(structuredClone(template.metadata ?? {}) as VirtualMachineInstance['metadata']),
-        name,
-        namespace: vm.metadata?.namespace,
-        labels: { ...(template.metadata?.labels ?? {}) },
-        annotations: {
-          ...(template.metadata?.annotations ?? {}),
-          [VM_GENERATION_ANNOTATION]: String(vm.metadata?.generation ?? 1),
-        },
-        ownerReferences: [controllerRef('kubevirt.io/v1', 'VirtualMachine', vm)],
-        finalizers: [Finalizers.virtualMachineController],
-      },
-      spec: structuredClone(template.spec ?? { domain: { devices: {} } }) as VirtualMachineInstance['spec'],
-    };
-    delete raw.metadata?.generateName;
-    delete (raw.metadata as Record<string, unknown>).creationTimestamp;
-    if (paused) raw.spec.startStrategy = 'Paused';
-    const config = this.d.config();
-    const vmi = defaultVirtualMachineInstance(raw, config);
-    const errors = validateVirtualMachineInstanceSpec(
-      FieldPath.of('spec', 'template', 'spec'),
-      vmi.spec,
-      config,
-    );
-    if (errors.length) return { errors: errors.map((e) => `${e.path}: ${e.message}`) };
-    return { vmi, errors: [] };
+    return vmiFromTemplate(vm, paused, this.d.config(), this.d.catalog?.());
   }
 
   private async startVmi(key: string, vm: VirtualMachine, paused: boolean): Promise<VirtualMachineInstance> {
@@ -351,57 +305,13 @@ export class VmController implements KeyReconciler {
     if (failure) status.startFailure = failure;
     else delete status.startFailure;
 
-    // Conditions: Ready from the VMI, the VMI's other conditions mirrored, Failure, RestartRequired.
-    let conds = (status.conditions ?? []) as VirtualMachineCondition[];
-    const ready: VirtualMachineCondition = !vmi
-      ? { type: 'Ready', status: 'False', reason: 'VMINotExists', message: 'VMI does not exist' }
-      : vmiReady
-        ? { type: 'Ready', status: vmiReady.status, reason: vmiReady.reason, message: vmiReady.message }
-        : {
-            type: 'Ready',
-            status: 'False',
-            reason: 'VMIConditionMissing',
-            message: 'VMI is missing the Ready condition',
-          };
-    if (ready.reason === undefined) delete ready.reason;
-    if (ready.message === undefined) delete ready.message;
-    conds = setCondition(conds, ready, now);
-    const ignore = new Set(['Ready', 'Failure', 'RestartRequired']);
-    if (vmi) {
-      const seen = new Set<string>();
-      for (const c of vmi.status?.conditions ?? []) {
-        if (ignore.has(c.type)) continue;
-        seen.add(c.type);
-        conds = setCondition(
-          conds,
-          { type: c.type, status: c.status, reason: c.reason, message: c.message },
-          now,
-        );
-      }
-      conds = conds.filter((c) => ignore.has(c.type) || seen.has(c.type));
-    }
-    conds = syncError
-      ? setCondition(
-          conds,
-          { type: 'Failure', status: 'True', reason: syncError.reason, message: syncError.message },
-          now,
-        )
-      : removeCondition(conds, 'Failure');
-    conds = this.restartRequired(vm, vmi)
-      ? setCondition(
-          conds,
-          {
-            type: 'RestartRequired',
-            status: 'True',
-            reason: 'RestartRequired',
-            message: 'a non-live-updatable field was changed in the template spec',
-          },
-          now,
-        )
-      : vmi
-        ? conds
-        : removeCondition(conds, 'RestartRequired');
-    status.conditions = conds;
+    status.conditions = vmConditions(
+      (status.conditions ?? []) as VirtualMachineCondition[],
+      vmi,
+      syncError,
+      this.restartRequired(vm, vmi),
+      now,
+    );
 
     const input: PrintableStatusInput = {
       vmDeleting: vm.metadata?.deletionTimestamp !== undefined,

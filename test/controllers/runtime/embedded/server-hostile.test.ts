@@ -1,52 +1,17 @@
 /** The embedded REST server against hostile requests: path tricks, malformed bodies. */
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ConfigMapType,
-  type EmbeddedServer,
-  EmbeddedStore,
-  type KubeObject,
-  NamespaceType,
-  serveEmbeddedStore,
-} from '../../../../src/controllers/runtime';
+import { describe, expect, it } from 'vitest';
+import { ConfigMapType, type KubeObject, NamespaceType } from '../../../../src/controllers/runtime';
+import { useEmbeddedServer } from './server-harness';
 
-let dir: string;
-let store: EmbeddedStore;
-let server: EmbeddedServer;
-
-function raw(method: string, p: string, body?: string, headers: Record<string, string> = {}) {
-  return new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = http.request({ socketPath: server.socketPath, method, path: p, headers }, (res) => {
-      let b = '';
-      res.on('data', (d) => {
-        b += d;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
-    });
-    req.on('error', reject);
-    req.on('socket', (sock) => sock.on('error', () => {}));
-    req.end(body);
-  });
-}
-
-beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvts-srvh-'));
-  store = await EmbeddedStore.open();
-  server = await serveEmbeddedStore(store, path.join(dir, 'api.sock'));
+const h = useEmbeddedServer('kvts-srvh-', async (store) => {
   await store.create(NamespaceType, { metadata: { name: 'victim' } });
   await store.create(ConfigMapType, {
     metadata: { name: 'keep', namespace: 'victim' },
     data: { a: '1' },
   } as never);
 });
-afterAll(async () => {
-  await server.close();
-  await store.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+const raw = h.raw;
 
 describe('embedded REST server: path segments', () => {
   const dotNames = ['..', '.', '%2e%2e', '%2E%2e', '%2e', '.%2e', 'a%2fb', 'a%2Fb', '%25', 'x%252e'];
@@ -69,10 +34,10 @@ describe('embedded REST server: path segments', () => {
         expect(JSON.parse(r.body).reason).toBe('BadRequest');
       }
     }
-    const ns = await store.get(NamespaceType, 'victim');
+    const ns = await h.store.get(NamespaceType, 'victim');
     expect(ns.metadata?.deletionTimestamp).toBeUndefined();
     expect(ns.metadata?.labels).toBeUndefined();
-    expect((await store.get<KubeObject & { data: object }>(ConfigMapType, 'keep', 'victim')).data).toEqual({
+    expect((await h.store.get<KubeObject & { data: object }>(ConfigMapType, 'keep', 'victim')).data).toEqual({
       a: '1',
     });
   });
@@ -176,7 +141,7 @@ describe('embedded REST server: malformed bodies and parameters', () => {
       const r = await raw(method, p, body, headers);
       expect([method, p, body, r.status >= 400 && r.status < 500]).toEqual([method, p, body, true]);
     }
-    expect((await store.get<KubeObject & { data: object }>(ConfigMapType, 'keep', 'victim')).data).toEqual({
+    expect((await h.store.get<KubeObject & { data: object }>(ConfigMapType, 'keep', 'victim')).data).toEqual({
       a: '1',
     });
   });
@@ -214,7 +179,7 @@ describe('embedded REST server: malformed bodies and parameters', () => {
     let res!: http.IncomingMessage;
     await new Promise<void>((resolve, reject) => {
       const req = http.request(
-        { socketPath: server.socketPath, path: `${cmPath}?watch=1&timeoutSeconds=3000000` },
+        { socketPath: h.server.socketPath, path: `${cmPath}?watch=1&timeoutSeconds=3000000` },
         (r) => {
           res = r;
           r.setEncoding('utf8');
@@ -223,7 +188,7 @@ describe('embedded REST server: malformed bodies and parameters', () => {
             if (events.some((e) => e.includes('"later"'))) resolve();
           });
           r.on('end', () => reject(new Error('the watch ended')));
-          store
+          h.store
             .create(ConfigMapType, { metadata: { name: 'later', namespace: 'victim' } } as never)
             .catch(reject);
         },

@@ -1,53 +1,24 @@
 /** The embedded store's REST server: its boundary (paths, bodies, socket permissions). */
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   BadRequestError,
   ConfigMapType,
-  type EmbeddedServer,
-  EmbeddedStore,
   KubeClient,
   serveEmbeddedStore,
 } from '../../../../src/controllers/runtime';
+import { useEmbeddedServer } from './server-harness';
 
-let dir: string;
-let store: EmbeddedStore;
-let server: EmbeddedServer;
-
-function raw(method: string, p: string, body?: string, headers: Record<string, string> = {}) {
-  return new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = http.request({ socketPath: server.socketPath, method, path: p, headers }, (res) => {
-      let b = '';
-      res.on('data', (d) => {
-        b += d;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
-    });
-    req.on('error', reject);
-    // The server cuts a too-large upload off after answering 413: the rest of our write fails.
-    req.on('socket', (sock) => sock.on('error', () => {}));
-    req.end(body);
-  });
-}
-
-beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvts-srv-'));
-  store = await EmbeddedStore.open();
-  server = await serveEmbeddedStore(store, path.join(dir, 'api.sock'));
-});
-afterAll(async () => {
-  await server.close();
-  await store.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+const h = useEmbeddedServer('kvts-srv-');
+const raw = h.raw;
 
 describe('embedded REST server', () => {
   it('creates its socket owner-only and refuses to replace a live one', async () => {
-    expect(fs.statSync(server.socketPath).mode & 0o777).toBe(0o600);
-    await expect(serveEmbeddedStore(store, server.socketPath)).rejects.toThrow(/in use by a running server/);
+    expect(fs.statSync(h.server.socketPath).mode & 0o777).toBe(0o600);
+    await expect(serveEmbeddedStore(h.store, h.server.socketPath)).rejects.toThrow(
+      /in use by a running server/,
+    );
   });
 
   it('answers unknown paths, kinds and subresources with a NotFound Status', async () => {
@@ -74,7 +45,7 @@ describe('embedded REST server', () => {
       JSON.stringify({ metadata: { name: 'x', namespace: 'other' } }),
     );
     expect(JSON.parse(ns.body).message).toMatch(/namespace of the provided object does not match/);
-    await store.create(ConfigMapType, { metadata: { name: 'p', namespace: 'default' } });
+    await h.store.create(ConfigMapType, { metadata: { name: 'p', namespace: 'default' } });
     const pt = await raw('PATCH', '/api/v1/namespaces/default/configmaps/p', '{}', {
       'content-type': 'text/plain',
     });
@@ -84,7 +55,7 @@ describe('embedded REST server', () => {
   });
 
   it('KubeClient rejects names that would change the REST path before sending anything', async () => {
-    const c = KubeClient.fromSocket(server.socketPath);
+    const c = KubeClient.fromSocket(h.server.socketPath);
     try {
       for (const name of ['..', '.', 'a/b', '']) {
         await expect(c.get(ConfigMapType, name, 'default')).rejects.toBeInstanceOf(BadRequestError);
@@ -109,7 +80,7 @@ describe('embedded REST server', () => {
     const ended = new Promise<void>((resolve, reject) => {
       const req = http.request(
         {
-          socketPath: server.socketPath,
+          socketPath: h.server.socketPath,
           path: '/api/v1/namespaces/default/configmaps?watch=1&labelSelector=big%3Dyes',
         },
         (res) => {
@@ -134,7 +105,7 @@ describe('embedded REST server', () => {
     await isOpen;
     const blob = 'x'.repeat(1024 * 1024);
     for (let i = 0; i < 20; i++) {
-      await store.create(ConfigMapType, {
+      await h.store.create(ConfigMapType, {
         metadata: { name: `big${i}`, namespace: 'default', labels: { big: 'yes' } },
         data: { blob },
       } as never);
