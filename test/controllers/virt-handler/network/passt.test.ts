@@ -13,7 +13,7 @@
  * exercised here): it drops root for nobody, which needs its socket's directory.
  */
 import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -211,6 +211,26 @@ describe.skipIf(!canTestNetworking())('passt binding (real pod namespace)', () =
       process.stdout.write(
         `guest (QEMU, passt, lease ${launcher.ip}): outbound 65536 bytes to ${peer.ip}:7070 seen there from ${launcher.ip}; inbound ${peer.ip} -> ${launcher.ip}:8080 sent 200000, echoed 200000\n`,
       );
+    },
+  );
+
+  it.skipIf(spawnSync('virsh', ['--version']).status !== 0)(
+    "shows why libvirt cannot start passt here: Debian 12's libvirt 9.0.0 refuses the passt backend",
+    () => {
+      // The interface as the converter renders the passt binding (docs/network.md).
+      const name = `kvts-passt-probe-${tag}`;
+      const xml = `<domain type="qemu"><name>${name}</name><memory unit="MiB">64</memory><os><type arch="x86_64" machine="q35">hvm</type></os><devices><interface type="user"><source dev="eth0"/><model type="virtio-non-transitional"/><backend type="passt"/><portForward proto="tcp" dev="eth0"><range start="8080"/></portForward></interface></devices></domain>`;
+      const file = join(root, 'probe.xml');
+      writeFileSync(file, xml);
+      const r = spawnSync('virsh', ['-c', 'qemu:///system', 'define', file], {
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      if (r.status === 0) spawnSync('virsh', ['-c', 'qemu:///system', 'undefine', name], { timeout: 20_000 });
+      expect(`${r.stdout}${r.stderr}`).toContain(
+        "Invalid value for attribute 'type' in element 'backend': 'passt'",
+      );
+      expect(r.status).not.toBe(0);
     },
   );
 });
