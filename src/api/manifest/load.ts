@@ -33,10 +33,12 @@ export type {
 export { DEFAULT_MAX_NODES } from './parse';
 
 const BUILTIN_GROUPS = new Set(['', 'apps', 'batch', 'policy', 'autoscaling']);
+/** Groups of other projects KubeVirt manifests use: Multus's NetworkAttachmentDefinitions. */
+const COMPANION_GROUPS = new Set(['k8s.cni.cncf.io']);
 
-/** Kubernetes' own API groups: objects of these pass through unchecked. */
+/** Kubernetes' own API groups (and Multus's): objects of these pass through unchecked. */
 export function isKubernetesBuiltinGroup(group: string): boolean {
-  return BUILTIN_GROUPS.has(group) || group.endsWith('.k8s.io');
+  return BUILTIN_GROUPS.has(group) || COMPANION_GROUPS.has(group) || group.endsWith('.k8s.io');
 }
 
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;

@@ -8,12 +8,14 @@ import { FeatureGate } from '../config/feature-gates';
 import { type FieldError, type FieldPath, fieldError } from '../errors';
 import type { Interface, Network, VirtualMachineInstanceSpec } from '../generated/types';
 import { isValidPortName } from './port-name';
+import { validateInterfaceStates } from './vmi-interface-state';
 
 const arrayLenMax = 256;
 const validInterfaceModels = new Set(['e1000', 'e1000e', 'igb', 'ne2k_pci', 'pcnet', 'rtl8139', 'virtio']);
 /** MAC the in-pod bridge uses for masquerade; guests may not take it. */
 const reservedMasqueradeMAC = '02:00:00:00:00:00';
 const macRe = /^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$/;
+const longMacRe = /^([0-9A-Fa-f]{2}[:-]){7}[0-9A-Fa-f]{2}$|^([0-9A-Fa-f]{2}[:-]){19}[0-9A-Fa-f]{2}$/;
 const pciAddressRe = /^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/;
 const ifaceNameRe = /^[A-Za-z0-9-_]+$/;
 
@@ -159,7 +161,15 @@ function validateInterface(
       ),
     );
   }
-  if (iface.macAddress && !macRe.test(iface.macAddress)) {
+  if (iface.macAddress && longMacRe.test(iface.macAddress)) {
+    // EUI-64 and InfiniBand forms parse upstream (net.ParseMAC) but are longer than a NIC's.
+    errs.push(
+      fieldError(
+        ifPath.child('macAddress'),
+        `interface ${namePath} has MAC address (${iface.macAddress}) that is too long.`,
+      ),
+    );
+  } else if (iface.macAddress && !macRe.test(iface.macAddress)) {
     errs.push(
       fieldError(
         ifPath.child('macAddress'),
@@ -262,7 +272,7 @@ export function validateNetworking(
       fieldError(p, `more than one interface is connected to a pod network in ${p}`, 'FieldValueDuplicate'),
     ];
   }
-  const errs = validateNetworks(field, networks);
+  const errs = [...validateNetworks(field, networks), ...validateInterfaceStates(field, spec)];
   const byName = new Map<string, Network>();
   for (const n of networks) byName.set(n.name, n);
   const used = new Set<string>();

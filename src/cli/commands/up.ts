@@ -34,6 +34,8 @@ export interface UpOptions {
   libvirtUri?: string;
   /** The pod network's subnet; `podNetwork: false` (`--no-pod-network`) gives pods none. */
   podSubnet?: string;
+  /** An optional IPv6 (unique local) range for dual-stack pods. */
+  podSubnet6?: string;
   podNetwork?: boolean;
   verbose?: boolean;
   v?: string;
@@ -62,6 +64,10 @@ export function registerUpCommand(program: Command): void {
       '--pod-subnet <cidr>',
       "pod network subnet (IPv4, on local mode's bridge kvts0)",
       DEFAULT_POD_NETWORK.subnet,
+    )
+    .option(
+      '--pod-subnet6 <cidr>',
+      'also give pods IPv6 addresses from this unique local range (fdxx::/64 to /120); masquerade then NATs the guest fd10:0:2::2',
     )
     .option(
       '--no-pod-network',
@@ -126,7 +132,13 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
     paths,
     allowKvm: opts.kvm,
     libvirtUri: opts.libvirtUri,
-    podNetwork: opts.podNetwork === false ? false : { subnet: opts.podSubnet ?? DEFAULT_POD_NETWORK.subnet },
+    podNetwork:
+      opts.podNetwork === false
+        ? false
+        : {
+            subnet: opts.podSubnet ?? DEFAULT_POD_NETWORK.subnet,
+            ...(opts.podSubnet6 ? { subnet6: opts.podSubnet6 } : {}),
+          },
     metricsPort: parseMetricsPort(opts.metricsPort),
     loggers: componentLoggers(opts),
   });
@@ -166,6 +178,7 @@ async function detach(paths: StatePaths, manifests: string[], opts: UpOptions, p
   if (opts.kvm) args.push('--kvm');
   if (opts.libvirtUri) args.push('--libvirt-uri', opts.libvirtUri);
   if (opts.podSubnet) args.push('--pod-subnet', opts.podSubnet);
+  if (opts.podSubnet6) args.push('--pod-subnet6', opts.podSubnet6);
   if (opts.podNetwork === false) args.push('--no-pod-network');
   if (opts.verbose) args.push('--verbose');
   if (opts.v !== undefined) args.push('--v', opts.v);

@@ -167,6 +167,8 @@ export function registerVirtControllerCommand(program: Command): void {
         instancetypes: true,
         pools: true,
         volumes: true,
+        // Its CRD comes with the install (manifests/01-crds.yaml).
+        networkAttachments: true,
         leaderElection: f.leaderElect
           ? {
               name: 'virt-controller',

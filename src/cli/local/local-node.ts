@@ -52,7 +52,7 @@ export interface LocalNodeOptions {
    * The pod network (own namespace per launcher pod on bridge kvts0, see pod-network.ts):
    * its subnet, or false for none. Default: on, subnet 10.244.77.0/24.
    */
-  podNetwork?: { subnet?: string; bridge?: string } | false;
+  podNetwork?: { subnet?: string; subnet6?: string; bridge?: string } | false;
   /** The CLI entry launchers run (default this package's dist/cli/kubevirt-ts.js). */
   cliEntry?: string;
   /**
@@ -134,6 +134,8 @@ export class LocalNode {
       launcher: LOCAL_LAUNCHER,
       // Claims are served and bound here (the binder below): VMIs wait for theirs.
       volumes: true,
+      // The embedded store serves NetworkAttachmentDefinitions; the pod runtime attaches them.
+      networkAttachments: true,
       onError: (c, key, e) => reconcileError(c, key, e),
     });
     const controllerLogger = loggerOf('virt-controller');

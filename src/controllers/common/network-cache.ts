@@ -32,8 +32,12 @@ export interface CachedInterface {
   dns: string[];
   searchDomains: string[];
   hostname: string;
-  /** The pod's own address on this network (status reports it for masquerade). */
+  /** The pod's own address on this network (status reports it for masquerade); '' when it has none. */
   podIP: string;
+  /** Masquerade on a pod with IPv6: the guest's address (fd10:0:2::2/120), its gateway and the pod's IPv6. */
+  ipv6?: { guestIP: string; prefixLength: number; gateway: string; podIP: string };
+  /** The pod interface it is bound to (`eth0`, or `pod<hash>` for a secondary network). */
+  podInterface?: string;
 }
 
 export interface NetworkCache {
@@ -69,4 +73,17 @@ export function podNetworkInterfaces(vmi: VirtualMachineInstance): { iface: Inte
   return (vmi.spec.domain.devices.interfaces ?? [])
     .map((iface, index) => ({ iface, index }))
     .filter(({ iface }) => pod.has(iface.name) && iface.state !== 'absent' && !iface.sriov);
+}
+
+/**
+ * Every interface the node's network setup binds: those on the pod network and those on
+ * secondary multus networks (SR-IOV and absent ones excluded), with their index.
+ */
+export function boundInterfaces(vmi: VirtualMachineInstance): { iface: Interface; index: number }[] {
+  const bound = new Set(
+    (vmi.spec.networks ?? []).filter((n) => n.pod || (n.multus && !n.multus.default)).map((n) => n.name),
+  );
+  return (vmi.spec.domain.devices.interfaces ?? [])
+    .map((iface, index) => ({ iface, index }))
+    .filter(({ iface }) => bound.has(iface.name) && iface.state !== 'absent' && !iface.sriov);
 }

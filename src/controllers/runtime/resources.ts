@@ -83,6 +83,19 @@ export const VirtualMachineInstanceMigrationType = rt(
   true,
 );
 export const KubeVirtType = rt('kubevirt.io', 'v1', 'KubeVirt', 'kubevirts', true, true);
+/**
+ * Multus's NetworkAttachmentDefinition (k8s.cni.cncf.io/v1): a secondary network's CNI
+ * configuration in `spec.config`. Served by its CRD on a cluster (installed with
+ * kubevirt-ts's); built in to the embedded store.
+ */
+export const NetworkAttachmentDefinitionType = rt(
+  'k8s.cni.cncf.io',
+  'v1',
+  'NetworkAttachmentDefinition',
+  'network-attachment-definitions',
+  true,
+  false,
+);
 
 /** Built-in kinds the embedded store knows without a CRD. */
 export const builtinTypes: readonly ResourceType[] = [
@@ -97,6 +110,7 @@ export const builtinTypes: readonly ResourceType[] = [
   PersistentVolumeClaimType,
   PersistentVolumeType,
   CustomResourceDefinitionType,
+  NetworkAttachmentDefinitionType,
 ];
 
 /** The KubeVirt kinds (served by CRDs on a real cluster; built in to the embedded store). */

@@ -29,6 +29,7 @@ import type { LeaderElectionOptions } from '../runtime/leader-election';
 import { Manager } from '../runtime/manager';
 import type { Reconciler } from '../runtime/reconciler';
 import {
+  NetworkAttachmentDefinitionType,
   objectKey,
   PodType,
   VirtualMachineInstanceMigrationType,
@@ -41,6 +42,7 @@ import { MigrationController } from './migration/controller';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
 import { memoryOverhead } from './services/memory-overhead';
+import { type NetworkAttachmentDefinition, networkAttachmentKeys } from './services/network-attachments';
 import type { LauncherPodOptions } from './services/pod-renderer';
 import type { EventRecorder, KeyReconciler, Lister } from './services/ports';
 import { type Claim, claimNames, PersistentVolumeClaimType } from './services/volumes';
@@ -89,6 +91,11 @@ export interface VirtControllerOptions {
    * missing claims (FailedPvcNotFound) and VMs show WaitingForVolumeBinding.
    */
   volumes?: boolean;
+  /**
+   * Watch NetworkAttachmentDefinitions (default false: the kind must be served, by its CRD
+   * or the embedded store): a VMI naming a missing one gets no pod (FailedCreate).
+   */
+  networkAttachments?: boolean;
   /** Run only while holding this coordination.k8s.io Lease (several replicas, one active). */
   leaderElection?: Omit<LeaderElectionOptions, 'identity'> & { identity?: string };
   /** Called when the Lease is lost after being held (default: the controllers stop). */
@@ -148,6 +155,7 @@ export class VirtController {
   private readonly migrationLoop: Controller;
   private poolInformer?: Informer<KubeObject>;
   private readonly claimInformer?: Informer<KubeObject>;
+  private readonly nadInformer?: Informer<KubeObject>;
   private poolLoop?: Controller;
 
   constructor(readonly opts: VirtControllerOptions) {
@@ -192,6 +200,10 @@ export class VirtController {
     const vmis = lister<VirtualMachineInstance>(this.vmiInformer);
     this.claimInformer = opts.volumes ? this.informers.informerFor(PersistentVolumeClaimType) : undefined;
     const claims = this.claimInformer ? lister<Claim>(this.claimInformer) : undefined;
+    this.nadInformer = opts.networkAttachments
+      ? this.informers.informerFor(NetworkAttachmentDefinitionType)
+      : undefined;
+    const nads = this.nadInformer ? lister<NetworkAttachmentDefinition>(this.nadInformer) : undefined;
     this.vmiLoop = register(
       'vmi',
       VmiResource,
@@ -203,6 +215,7 @@ export class VirtController {
         expectations: this.vmiExpectations,
         config,
         claims,
+        nads,
         podOptions: opts.launcher,
         onWrite: record('vmi'),
       }),
@@ -321,6 +334,16 @@ export class VirtController {
         onUpdate: (_a, b) => onClaim(b),
         onDelete: onClaim,
       });
+    }
+    if (this.nadInformer) {
+      // A definition appearing: the VMIs waiting for it render their pods.
+      const onNad = (n: KubeObject) => {
+        const key = objectKey(n);
+        for (const v of this.vmiInformer.indexer.list()) {
+          if (networkAttachmentKeys(v as VirtualMachineInstance).includes(key)) vmiQ.add(objectKey(v));
+        }
+      };
+      this.nadInformer.addEventHandler({ onAdd: onNad, onUpdate: (_a, b) => onNad(b) });
     }
     if (this.poolInformer && this.poolLoop) {
       const poolQ = this.poolLoop.queue;

@@ -95,7 +95,7 @@ export function interfacesOf(
 ): VirtualMachineInstanceNetworkInterface[] {
   const out: VirtualMachineInstanceNetworkInterface[] = [];
   // Masquerade interfaces whose address is the pod's (upstream reports the pod IP for them).
-  const podIPs = new Map<VirtualMachineInstanceNetworkInterface, string>();
+  const podIPs = new Map<VirtualMachineInstanceNetworkInterface, string[]>();
   for (const iface of spec?.domain?.devices?.interfaces ?? []) {
     if (iface.state === 'absent') continue;
     const entry: VirtualMachineInstanceNetworkInterface = {
@@ -105,9 +105,12 @@ export function interfacesOf(
     const net = network.find((n) => n.name === iface.name);
     const mac = normMac(iface.macAddress) ?? net?.mac;
     if (mac) entry.mac = mac;
+    if (net?.podInterface) entry.podInterfaceName = net.podInterface;
     if (net?.binding === 'masquerade' || net?.binding === 'passt') {
-      podIPs.set(entry, net.podIP);
-      Object.assign(entry, { ipAddress: net.podIP, ipAddresses: [net.podIP] });
+      // upstream lists the pod's IPv6 address after its IPv4 one.
+      const addrs = [net.podIP, ...(net.podIPv6 ? [net.podIPv6] : [])];
+      podIPs.set(entry, addrs);
+      Object.assign(entry, { ipAddress: net.podIP, ipAddresses: addrs });
     } else if (net?.leasedIP) {
       // Without a guest agent, the address the DHCP server gave the guest.
       Object.assign(entry, { ipAddress: net.leasedIP, ipAddresses: [net.leasedIP] });
@@ -121,7 +124,7 @@ export function interfacesOf(
     const match = mac ? out.find((o) => o.mac === mac && o.infoSource === INFO_SOURCE_DOMAIN) : undefined;
     if (match) {
       const podIP = podIPs.get(match);
-      const addresses = podIP ? { ipAddress: podIP, ipAddresses: [podIP] } : ips(gi);
+      const addresses = podIP ? { ipAddress: podIP[0], ipAddresses: podIP } : ips(gi);
       Object.assign(match, { interfaceName: gi.name, ...addresses, infoSource: INFO_SOURCE_DOMAIN_AND_GA });
     } else {
       out.push({

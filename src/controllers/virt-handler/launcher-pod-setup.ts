@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import type { VirtualMachineInstance } from '../../api/generated/types';
-import { podNetworkInterfaces } from '../common/network-cache';
+import { boundInterfaces } from '../common/network-cache';
 import type { Pod } from '../common/pod';
 import { podEmptyDirPath, SOCKETS_VOLUME } from '../launcher-protocol/paths';
 import { claimDeviceOwnership, QEMU_OWNER } from './isolation/device-ownership';
@@ -49,7 +49,7 @@ export class LauncherPodSetup {
     const podUid = pod.metadata?.uid ?? '';
     if (this.done.has(podUid)) return undefined;
     const subject = `VirtualMachineInstance ${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
-    const network = podNetworkInterfaces(vmi).length > 0;
+    const network = boundInterfaces(vmi).length > 0;
     try {
       let netns: string | undefined;
       let iso: LauncherIsolation | undefined;

@@ -53,6 +53,10 @@ export interface LauncherInterface {
   podIP: string;
   /** The address the DHCP server acknowledged to the guest, once it did. */
   leasedIP?: string;
+  /** The pod's IPv6 address, when masquerade NATs the guest's IPv6 too. */
+  podIPv6?: string;
+  /** The pod interface it is bound to (upstream's status.interfaces[].podInterfaceName). */
+  podInterface?: string;
 }
 
 /**

@@ -5,7 +5,7 @@
  * DHCP server for the guest in the pod's network namespace (the launcher runs inside it).
  */
 import type { VirtualMachineInstance } from '../../api/generated/types';
-import { type CachedInterface, podNetworkInterfaces, readNetworkCache } from '../common/network-cache';
+import { boundInterfaces, type CachedInterface, readNetworkCache } from '../common/network-cache';
 import { dhcpBindings } from './dhcp/bindings';
 import { DhcpServer } from './dhcp/server';
 import type { LauncherInterface } from './domain-report';
@@ -21,7 +21,7 @@ export class GuestNetwork {
 
   /** The VMI to convert: pod-network interfaces get the cached MACs; the DHCP server runs. */
   async prepare(vmi: VirtualMachineInstance): Promise<VirtualMachineInstance> {
-    if (podNetworkInterfaces(vmi).length === 0) return vmi;
+    if (boundInterfaces(vmi).length === 0) return vmi;
     const subject = `VirtualMachineInstance ${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
     const cache = await readNetworkCache(this.socketDir);
     if (!cache || cache.interfaces.length === 0) {
@@ -61,6 +61,8 @@ export class GuestNetwork {
         mac: i.mac,
         podIP: i.podIP,
         ...(leasedIP ? { leasedIP } : {}),
+        ...(i.podInterface ? { podInterface: i.podInterface } : {}),
+        ...(i.ipv6 ? { podIPv6: i.ipv6.podIP } : {}),
       };
     });
   }

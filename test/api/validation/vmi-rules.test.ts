@@ -801,6 +801,120 @@ const cases: Case[] = [
     path: 'spec.interfaces',
     message: 'more than one interface is connected to a pod network in spec.interfaces',
   },
+  {
+    name: 'passt binding on a multus network',
+    file: 'vmi-multus-bridge.yaml',
+    gates: ['PasstBinding'],
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0] = { name: 'ptp', passtBinding: {} };
+    },
+    path: 'spec.domain.devices.interfaces[0].name',
+    message: 'Passt interface only implemented with pod network',
+  },
+  {
+    name: 'passt binding without its feature gate',
+    file: 'vmi-masquerade-ports.yaml',
+    disabledGates: ['PasstBinding'],
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0] = { name: 'testmasquerade', passtBinding: {} };
+    },
+    path: 'spec.domain.devices.interfaces[0].name',
+    message: 'PasstBinding feature gate is not enabled',
+  },
+  {
+    name: 'binding plugin the cluster does not configure',
+    file: 'vmi-masquerade-ports.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0] = { name: 'testmasquerade', binding: { name: 'mybinding' } };
+    },
+    path: 'spec.domain.devices.interfaces[0].binding.name',
+    message:
+      'logical testmasquerade interface requests a binding plugin mybinding that is not configured in kubevirt-config',
+  },
+  {
+    name: 'two multus default networks',
+    file: 'vmi-multus-bridge.yaml',
+    mutate: (v) => {
+      v.spec.networks![0].multus!.default = true;
+      v.spec.networks!.push({ name: 'other', multus: { networkName: 'other-conf', default: true } });
+      v.spec.domain.devices.interfaces!.push({ name: 'other', bridge: {} });
+    },
+    path: 'spec.networks',
+    message: 'Multus CNI should only have one default network',
+  },
+  {
+    name: 'pod network next to a multus default network',
+    file: 'vmi-multus-secondary.yaml',
+    mutate: (v) => {
+      v.spec.networks![1].multus!.default = true;
+    },
+    path: 'spec.networks',
+    message: 'Pod network cannot be defined when Multus default network is defined',
+  },
+  {
+    name: 'EUI-64 MAC address',
+    file: 'vmi-multus-bridge.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].macAddress = '02:00:5e:10:00:00:00:01';
+    },
+    path: 'spec.domain.devices.interfaces[0].macAddress',
+    message:
+      'interface spec.domain.devices.interfaces[0].name has MAC address (02:00:5e:10:00:00:00:01) that is too long.',
+  },
+  {
+    name: 'malformed PCI address of an interface',
+    file: 'vmi-multus-bridge.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].pciAddress = '0000:81:11';
+    },
+    path: 'spec.domain.devices.interfaces[0].pciAddress',
+    message: 'interface spec.domain.devices.interfaces[0].name has malformed PCI address (0000:81:11).',
+  },
+  {
+    name: 'port zero',
+    file: 'vmi-masquerade-ports.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].ports![0].port = 0;
+    },
+    path: 'spec.domain.devices.interfaces[0].ports[0]',
+    message: 'Port field is mandatory.',
+  },
+  {
+    name: 'unknown interface state',
+    file: 'vmi-multus-bridge.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].state = 'sleeping';
+    },
+    path: 'spec.domain.devices.interfaces[0].state',
+    message: 'logical ptp interface state value is unsupported: sleeping',
+  },
+  {
+    name: 'absent state on a masquerade interface',
+    file: 'vmi-masquerade-ports.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0].state = 'absent';
+    },
+    path: 'spec.domain.devices.interfaces[0].state',
+    message: `"testmasquerade" interface's state "absent" is supported only for bridge binding`,
+  },
+  {
+    name: 'absent state on the default network',
+    file: 'vmi-multus-secondary.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![0] = { name: 'default', bridge: {}, state: 'absent' };
+    },
+    path: 'spec.domain.devices.interfaces[0].state',
+    message: `"default" interface's state "absent" is not supported on default networks`,
+  },
+  {
+    name: 'link state on an SR-IOV interface',
+    file: 'vmi-sriov.yaml',
+    mutate: (v) => {
+      v.spec.domain.devices.interfaces![1].state = 'down';
+    },
+    path: 'spec.domain.devices.interfaces[1].state',
+    message: `"sriov-net" interface's state "down" is not supported for SR-IOV NICs`,
+  },
   // Probes and start strategy
   {
     name: 'probe with two handlers',

@@ -47,7 +47,11 @@ describe('install manifests', () => {
   it('holds the namespace, every CRD of crds/, and the aggregated view/edit/admin roles', () => {
     expect(byKind(all, 'Namespace').map((n) => n.metadata.name)).toEqual(['kubevirt']);
     const crdFiles = readdirSync(crdsDir).filter((f) => f.endsWith('.yaml') && f !== 'all.yaml');
-    expect(byKind(all, 'CustomResourceDefinition')).toHaveLength(crdFiles.length);
+    // crds/ plus Multus's NetworkAttachmentDefinition.
+    expect(byKind(all, 'CustomResourceDefinition')).toHaveLength(crdFiles.length + 1);
+    expect(
+      byKind(all, 'CustomResourceDefinition', 'network-attachment-definitions.k8s.cni.cncf.io'),
+    ).toHaveLength(1);
     expect(byKind(all, 'CustomResourceDefinition', 'virtualmachines.kubevirt.io')).toHaveLength(1);
     const agg = byKind(all, 'ClusterRole').filter((r) => r.metadata.name.startsWith('kubevirt.io:'));
     expect(

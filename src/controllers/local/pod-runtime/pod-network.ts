@@ -12,6 +12,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runTool } from '../../common/run-tool';
 import { type CniConfig, type CniResult, invokeCni } from './cni';
+import type { SecondaryAttachment } from './secondary-networks';
 
 /** Options of the pod network (local mode's defaults in {@link DEFAULT_POD_NETWORK}). */
 export interface PodNetworkOptions {
@@ -19,6 +20,8 @@ export interface PodNetworkOptions {
   bridge: string;
   /** IPv4 subnet pods get addresses from, CIDR. */
   subnet: string;
+  /** Optional IPv6 subnet (a unique local one: fd00::/8), for dual-stack pods. */
+  subnet6?: string;
   /** CNI plugin directory. */
   pluginDir: string;
   /** host-local's allocation directory. */
@@ -44,6 +47,21 @@ export interface PodNetworkInfo {
   cidr: string;
   ifName: 'eth0';
   mac?: string;
+  /** The IPv6 address with prefix length, with a dual-stack pod network. */
+  cidr6?: string;
+  /** Secondary networks attached (Multus's job on a cluster), kept so DEL runs with the same configuration. */
+  secondary?: SecondaryNetworkInfo[];
+  /** Set while the secondary networks are being attached. */
+  partial?: true;
+}
+
+/** A secondary interface of the pod, as attached. */
+export interface SecondaryNetworkInfo {
+  network: string;
+  ifName: string;
+  config: CniConfig;
+  /** Its address with prefix length, when the plugin's IPAM gave one. */
+  cidr?: string;
 }
 
 const NETWORK_FILE = 'network.json';
@@ -64,6 +82,19 @@ export function checkPodNetworkOptions(o: PodNetworkOptions): void {
     throw new Error(
       `pod network: subnet ${JSON.stringify(o.subnet)} is not an IPv4 CIDR with a prefix of 8 to 30`,
     );
+  }
+  if (o.subnet6 !== undefined) {
+    const [addr, len] = o.subnet6.split('/');
+    if (
+      !/^fd[0-9a-f]{2}:[0-9a-f:]*$/i.test(addr ?? '') ||
+      !/^\d+$/.test(len ?? '') ||
+      Number(len) < 64 ||
+      Number(len) > 120
+    ) {
+      throw new Error(
+        `pod network: subnet6 ${JSON.stringify(o.subnet6)} is not a unique local IPv6 CIDR (fdxx::/64 to /120)`,
+      );
+    }
   }
   if (o.mtu !== undefined && (!Number.isInteger(o.mtu) || o.mtu < 576 || o.mtu > 65535)) {
     throw new Error(`pod network: mtu ${o.mtu} is not between 576 and 65535`);
@@ -94,33 +125,61 @@ export class PodNetwork {
       ipMasq: false,
       hairpinMode: false,
       ...(this.o.mtu ? { mtu: this.o.mtu } : {}),
-      ipam: { type: 'host-local', ranges: [[{ subnet: this.o.subnet }]], dataDir: this.o.dataDir },
+      ipam: {
+        type: 'host-local',
+        ranges: [[{ subnet: this.o.subnet }], ...(this.o.subnet6 ? [[{ subnet: this.o.subnet6 }]] : [])],
+        dataDir: this.o.dataDir,
+      },
     };
   }
 
-  private call(command: 'ADD' | 'DEL', podUid: string) {
-    return invokeCni(this.config(), {
+  private call(command: 'ADD' | 'DEL', podUid: string, config = this.config(), ifName = 'eth0') {
+    return invokeCni(config, {
       command,
       containerId: podUid,
       netns: `/run/netns/${netnsName(podUid)}`,
-      ifName: 'eth0',
+      ifName,
       pluginDir: this.o.pluginDir,
     });
   }
 
   /**
    * Creates the pod's namespace and attaches it; the info is also written to
-   * `<podDir>/network.json`. On any failure what was made is removed again.
+   * `<podDir>/network.json`. Each of `secondary` is attached after eth0 with its own
+   * plugin and interface name. On any failure what was made is removed again.
    */
-  async setUp(podUid: string, podDir: string): Promise<PodNetworkInfo> {
+  async setUp(
+    podUid: string,
+    podDir: string,
+    secondary: SecondaryAttachment[] = [],
+  ): Promise<PodNetworkInfo> {
     const existing = await this.read(podDir);
-    if (existing) return existing;
+    if (existing && !existing.partial) return existing;
+    // A set-up cut short (the runtime died in it): undo it and start again.
+    if (existing) await this.tearDown(podUid, podDir);
     const name = netnsName(podUid);
     await runTool('ip', ['netns', 'add', name]);
     try {
       await runTool('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
       const result = await this.call('ADD', podUid);
       const info = podInfo(`/run/netns/${name}`, result);
+      const attached: SecondaryNetworkInfo[] = [];
+      // Recorded before each ADD: a failed one is still DELeted by the teardown below.
+      const record = () =>
+        writeFile(
+          join(podDir, NETWORK_FILE),
+          JSON.stringify({ ...info, secondary: attached, partial: true }),
+        );
+      for (const s of secondary) {
+        attached.push({ network: s.network, ifName: s.ifName, config: s.config });
+        await record();
+        const r = await this.call('ADD', podUid, s.config, s.ifName).catch((e: Error) => {
+          throw new Error(`network ${s.network} (${s.ifName}): ${e.message}`);
+        });
+        const ip = r.ips?.find((x) => !x.address.includes(':'));
+        if (ip) attached[attached.length - 1].cidr = ip.address;
+      }
+      if (attached.length) info.secondary = attached;
       await writeFile(join(podDir, NETWORK_FILE), JSON.stringify(info), { mode: 0o644 });
       return info;
     } catch (err) {
@@ -144,8 +203,14 @@ export class PodNetwork {
     const present = (await runTool('ip', ['netns', 'list']))
       .split('\n')
       .some((l) => l.split(' ')[0] === name);
-    if (!present && !(await this.read(podDir))) return;
+    const recorded = await this.read(podDir);
+    if (!present && !recorded) return;
     let delError: Error | undefined;
+    for (const s of [...(recorded?.secondary ?? [])].reverse()) {
+      await this.call('DEL', podUid, s.config, s.ifName).catch((e: Error) => {
+        delError = e;
+      });
+    }
     // DEL must be tolerated for a sandbox that was never (fully) added (CNI spec).
     await this.call('DEL', podUid).catch((e: Error) => {
       delError = e;
@@ -161,7 +226,9 @@ function podInfo(netns: string, result: CniResult): PodNetworkInfo {
   const ip =
     result.ips?.find((x) => x.interface === sandboxIdx && !x.address.includes(':')) ?? result.ips?.[0];
   if (!ip) throw new Error('CNI ADD returned no IP address for eth0');
+  const ip6 = result.ips?.find((x) => x.interface === sandboxIdx && x.address.includes(':'));
   return {
+    ...(ip6 ? { cidr6: ip6.address } : {}),
     netns,
     ip: ip.address.split('/')[0],
     cidr: ip.address,

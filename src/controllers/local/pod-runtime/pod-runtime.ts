@@ -31,6 +31,7 @@ import {
   signalGroup,
   startProcess,
 } from './processes';
+import { secondaryAttachments } from './secondary-networks';
 
 /** Options of {@link PodRuntime}. */
 export interface PodRuntimeOptions {
@@ -328,7 +329,8 @@ export class PodRuntime {
     let net: PodNetworkInfo | undefined;
     if (this.network && !pod.spec?.hostNetwork) {
       try {
-        net = await this.network.setUp(uid, podDir(this.o.root, uid));
+        const secondary = await secondaryAttachments(pod, this.o.client);
+        net = await this.network.setUp(uid, podDir(this.o.root, uid), secondary);
       } catch (err) {
         // As kubelet: the sandbox could not be made; an event, then a retry (setUp cleaned up).
         this.events.event(

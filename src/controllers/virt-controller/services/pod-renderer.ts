@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
 import { LAUNCHER_COMMAND, LAUNCHER_DIRS, renderLauncherArgs } from '../../common/launcher-args';
+import { MULTUS_NETWORKS_ANNOTATION, multusNetworksAnnotation } from '../../common/multus';
 import type { Pod, PodContainer } from '../../common/pod';
 import { launcherVerbosityEnv } from '../../logging/launcher-verbosity';
 import { containerDiskInitContainers } from './container-disk-containers';
@@ -107,6 +108,9 @@ function launcherPodAnnotations(vmi: VirtualMachineInstance): Record<string, str
       continue;
     out[k] = v;
   }
+  // Secondary networks for Multus (or local mode's pod runtime) to attach (upstream's GenerateCNIAnnotation).
+  const networks = multusNetworksAnnotation(vmi);
+  if (networks) out[MULTUS_NETWORKS_ANNOTATION] = networks;
   out[LauncherPodAnnotations.defaultContainer] = 'compute';
   out[LauncherPodAnnotations.migrationTransportUnix] = 'true';
   out[LauncherPodAnnotations.evictOnly] = '';

@@ -11,7 +11,8 @@ import type { Pod } from '../../common/pod';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { PodType, VirtualMachineInstanceType } from '../../runtime/resources';
 import type { ResourceType } from '../../runtime/types';
-import { type LauncherPodOptions, renderLauncherPod } from '../services/pod-renderer';
+import { missingNetworkAttachment, type NetworkAttachmentDefinition } from '../services/network-attachments';
+import { type LauncherPodOptions, PodRenderError, renderLauncherPod } from '../services/pod-renderer';
 import {
   type ControllerDeps,
   type Expectations,
@@ -47,6 +48,8 @@ export interface VmiControllerDeps extends ControllerDeps {
   podOptions: LauncherPodOptions;
   /** PersistentVolumeClaims, when watched: a VMI waits for its claims to exist. */
   claims?: Lister<Claim>;
+  /** NetworkAttachmentDefinitions, when watched: a VMI's multus networks must exist for its pod. */
+  nads?: Lister<NetworkAttachmentDefinition>;
   /** Called with the VMI written by this controller (tests count writes through it). */
   onWrite?: (kind: 'VirtualMachineInstance' | 'Pod', verb: 'create' | 'update' | 'delete') => void;
 }
@@ -140,6 +143,8 @@ export class VmiController implements KeyReconciler {
   }
 
   private async createPod(key: string, vmi: VirtualMachineInstance): Promise<Pod> {
+    const nad = this.d.nads ? missingNetworkAttachment(vmi, this.d.nads) : undefined;
+    if (nad) throw new PodRenderError(`failed to render launch manifest: ${nad}`);
     const manifest = renderLauncherPod(vmi, this.d.config(), this.d.podOptions);
     this.d.expectations.expectCreations(key, 1);
     try {

@@ -27,11 +27,21 @@ export const BRIDGE_BINDING = {
   fakeIP: '169.254.75.10',
 } as const;
 
+/** The in-pod names of one bridge binding (the pod network's above, or a secondary network's). */
+export interface BridgeNames {
+  bridge: string;
+  podPort: string;
+  tap: string;
+  fakeIP: string;
+}
+
 export interface BridgeBindingInput {
   netns: string;
-  /** The pod's eth0 before the move, and its IPv4 address. */
+  /** The pod interface before the move (eth0, or pod<hash>), and its IPv4 address if any. */
   pod: LinkInfo;
-  podAddr: { local: string; prefixlen: number };
+  podAddr?: { local: string; prefixlen: number };
+  /** Default: the pod network's ({@link BRIDGE_BINDING}). */
+  names?: BridgeNames;
   name: string;
   /** The spec's MAC (normalised); else the guest takes eth0's MAC, as upstream. */
   mac?: string;
@@ -52,7 +62,7 @@ function broadcastOf(ip: string, prefix: number): string {
 /** Moves the pod's interface to the guest's bridge; returns the cache entry for the launcher. */
 export async function setUpBridgeBinding(i: BridgeBindingInput): Promise<CachedInterface> {
   const ns = (cmd: string, args: string[]) => runInNetns(i.netns, cmd, args);
-  const { bridge, podPort, tap, fakeIP } = BRIDGE_BINDING;
+  const { bridge, podPort, tap, fakeIP } = i.names ?? BRIDGE_BINDING;
   const podMAC = i.pod.address;
   if (!podMAC) throw new Error(`${i.subject}: the pod's ${i.pod.ifname} has no MAC address`);
   const mtu = String(i.pod.mtu);
@@ -91,7 +101,34 @@ export async function setUpBridgeBinding(i: BridgeBindingInput): Promise<CachedI
     await ns('ip', ['link', 'set', tap, 'mtu', mtu, 'master', bridge, 'up']);
   }
   // The DHCP server replies to the pod subnet's broadcast: route it out of the bridge.
-  const bcast = broadcastOf(i.podAddr.local, i.podAddr.prefixlen);
+  // An interface without an address (a layer-2 secondary network) gets no DHCP.
+  if (i.podAddr) await broadcastRoute(ns, broadcastOf(i.podAddr.local, i.podAddr.prefixlen), bridge, fakeIP);
+
+  return {
+    name: i.name,
+    binding: 'bridge',
+    tap,
+    bridge,
+    mac: i.mac ?? podMAC.toLowerCase(),
+    guestIP: i.podAddr?.local ?? '',
+    prefixLength: i.podAddr?.prefixlen ?? 0,
+    ...(gateway ? { gateway } : {}),
+    serverIP: fakeIP,
+    mtu: i.pod.mtu,
+    dns: i.dns.nameservers,
+    searchDomains: i.dns.search,
+    hostname: i.hostname,
+    podIP: i.podAddr?.local ?? '',
+    podInterface: i.pod.ifname,
+  };
+}
+
+async function broadcastRoute(
+  ns: (cmd: string, args: string[]) => Promise<string>,
+  bcast: string,
+  bridge: string,
+  fakeIP: string,
+): Promise<void> {
   await ns('ip', [
     'route',
     'replace',
@@ -106,21 +143,4 @@ export async function setUpBridgeBinding(i: BridgeBindingInput): Promise<CachedI
     'src',
     fakeIP,
   ]);
-
-  return {
-    name: i.name,
-    binding: 'bridge',
-    tap,
-    bridge,
-    mac: i.mac ?? podMAC.toLowerCase(),
-    guestIP: i.podAddr.local,
-    prefixLength: i.podAddr.prefixlen,
-    ...(gateway ? { gateway } : {}),
-    serverIP: fakeIP,
-    mtu: i.pod.mtu,
-    dns: i.dns.nameservers,
-    searchDomains: i.dns.search,
-    hostname: i.hostname,
-    podIP: i.podAddr.local,
-  };
 }

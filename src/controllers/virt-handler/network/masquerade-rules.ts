@@ -16,14 +16,21 @@ export const MASQUERADE = {
   bridgeMAC: '02:00:00:00:00:00',
 } as const;
 
+/** IPv6 addresses of the binding (upstream's), used when the pod has an IPv6 address. */
+export const MASQUERADE6 = {
+  guestIP: 'fd10:0:2::2',
+  gatewayIP: 'fd10:0:2::1',
+  prefixLength: 120,
+} as const;
+
 /** The nftables table the binding owns in the pod's namespace. */
 export const NAT_TABLE = 'kubevirt_nat';
 
 const IFNAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,14}$/;
 
 /** One forwarded port group per protocol. */
-function forwards(ports: Port[] | undefined, subject: string): string[] {
-  if (!ports || ports.length === 0) return [`counter dnat to ${MASQUERADE.guestIP}`];
+function forwards(ports: Port[] | undefined, subject: string, guestIP: string): string[] {
+  if (!ports || ports.length === 0) return [`counter dnat to ${guestIP}`];
   const byProto = new Map<string, number[]>();
   ports.forEach((p, i) => {
     const proto = (p.protocol ?? 'TCP').toUpperCase();
@@ -40,7 +47,7 @@ function forwards(ports: Port[] | undefined, subject: string): string[] {
   });
   return [...byProto].map(
     ([proto, list]) =>
-      `${proto.toLowerCase()} dport { ${[...new Set(list)].join(', ')} } counter dnat to ${MASQUERADE.guestIP}`,
+      `${proto.toLowerCase()} dport { ${[...new Set(list)].join(', ')} } counter dnat to ${guestIP}`,
   );
 }
 
@@ -53,21 +60,25 @@ export function masqueradeRuleset(o: {
   bridge: string;
   ports?: Port[];
   subject: string;
+  /** `ip6`: the same rules for the guest's IPv6 address (upstream's dual-stack masquerade). */
+  family?: 'ip' | 'ip6';
 }): string {
   for (const n of [o.podIf, o.bridge])
     if (!IFNAME.test(n)) throw new Error(`${o.subject}: ${JSON.stringify(n)} is not an interface name`);
-  const rules = forwards(o.ports, o.subject);
+  const family = o.family ?? 'ip';
+  const guestIP = family === 'ip6' ? MASQUERADE6.guestIP : MASQUERADE.guestIP;
+  const rules = forwards(o.ports, o.subject, guestIP);
   return [
-    `table ip ${NAT_TABLE}`,
-    `delete table ip ${NAT_TABLE}`,
-    `table ip ${NAT_TABLE} {`,
+    `table ${family} ${NAT_TABLE}`,
+    `delete table ${family} ${NAT_TABLE}`,
+    `table ${family} ${NAT_TABLE} {`,
     '  chain prerouting {',
     '    type nat hook prerouting priority dstnat; policy accept;',
     `    iifname "${o.podIf}" counter jump KUBEVIRT_PREINBOUND`,
     '  }',
     '  chain postrouting {',
     '    type nat hook postrouting priority srcnat; policy accept;',
-    `    ip saddr ${MASQUERADE.guestIP} oifname "${o.podIf}" counter masquerade`,
+    `    ${family} saddr ${guestIP} oifname "${o.podIf}" counter masquerade`,
     '  }',
     '  chain KUBEVIRT_PREINBOUND {',
     ...rules.map((r) => `    ${r}`),

@@ -6,7 +6,7 @@ export interface LinkInfo {
   ifname: string;
   mtu: number;
   address?: string;
-  addr_info?: { family: string; local: string; prefixlen: number }[];
+  addr_info?: { family: string; local: string; prefixlen: number; scope?: string }[];
 }
 
 /** The link `name` in `netns`, or undefined when there is none. */

@@ -9,6 +9,7 @@
  */
 import type { VirtualMachineInstance } from '../../../api/generated/types';
 import {
+  boundInterfaces,
   type CachedInterface,
   podNetworkInterfaces,
   readNetworkCache,
@@ -17,16 +18,16 @@ import {
 import { runInNetns } from '../../common/run-tool';
 import { setUpBridgeBinding } from './bridge-binding';
 import { guestMAC } from './guest-mac';
-import { MASQUERADE, masqueradeRuleset } from './masquerade-rules';
+import { MASQUERADE, MASQUERADE6, masqueradeRuleset } from './masquerade-rules';
 import { link } from './netns-links';
+import { setUpPasst } from './passt-setup';
 import { readResolvConf } from './resolv-conf';
+import { setUpSecondaryNetworks, unsupportedSecondary } from './secondary-nic-setup';
 
 /** The pod-network interface names (upstream's: the pod side `eth0`, the in-pod bridge and tap). */
 export const POD_IF = 'eth0';
 export const MASQUERADE_BRIDGE = 'k6t-eth0';
 export const POD_TAP = 'tap0';
-/** The account passt runs as (QEMU's, upstream's 107). */
-const PASST_USER = 107;
 
 /** Options of {@link setUpPodNetwork}. */
 export interface PodNicSetupOptions {
@@ -55,11 +56,11 @@ export interface PodNicSetupOptions {
 export function unsupportedNetwork(vmi: VirtualMachineInstance): string | undefined {
   const subject = `VirtualMachineInstance ${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
   const pod = new Set((vmi.spec.networks ?? []).filter((n) => n.pod).map((n) => n.name));
+  const secondary = unsupportedSecondary(vmi);
+  if (secondary) return `${subject}: ${secondary}`;
   for (const [i, iface] of (vmi.spec.domain.devices.interfaces ?? []).entries()) {
-    if (iface.state === 'absent' || iface.sriov) continue;
+    if (iface.state === 'absent' || iface.sriov || !pod.has(iface.name)) continue;
     const path = `spec.domain.devices.interfaces[${i}]`;
-    if (!pod.has(iface.name))
-      return `${subject}: ${path}: secondary (multus) networks are not set up by this node yet`;
     if (iface.dhcpOptions) {
       return `${subject}: ${path}.dhcpOptions: extra DHCP options are not served by this launcher's DHCP server yet`;
     }
@@ -71,8 +72,8 @@ export function unsupportedNetwork(vmi: VirtualMachineInstance): string | undefi
 }
 
 /**
- * Sets up every pod-network interface of `vmi` and writes the cache; returns it. Throws
- * with the VMI and field path on what it cannot do.
+ * Sets up every interface of `vmi` on the pod network and on secondary networks and writes
+ * the cache; returns it. Throws with the VMI and field path on what it cannot do.
  */
 export async function setUpPodNetwork(
   vmi: VirtualMachineInstance,
@@ -82,12 +83,34 @@ export async function setUpPodNetwork(
   const bad = unsupportedNetwork(vmi);
   if (bad) throw new Error(bad);
   const existing = await readNetworkCache(o.socketDir);
+  if (existing && existing.interfaces.length === boundInterfaces(vmi).length) return existing.interfaces;
+  const dns = await readResolvConf(o.resolvConf, o.resolvConf !== undefined);
+  // The launcher's DHCP server binds port 67 in the pod's namespace.
+  if (o.launcherUser) await allowDhcpPort(o.netns);
+  const hostname = (vmi.spec.hostname ?? vmi.metadata?.name ?? 'vm').slice(0, 63);
+  const primary = await setUpPrimary(vmi, o, dns, hostname);
+  const secondary = await setUpSecondaryNetworks(vmi, {
+    netns: o.netns,
+    tapOwner: o.tapOwner,
+    dns,
+    hostname,
+    subject,
+  });
+  const interfaces = [...primary, ...secondary];
+  await writeNetworkCache(o.socketDir, { interfaces }, o.launcherUser);
+  return interfaces;
+}
+
+/** The pod network's interface (at most one), bound as its spec says. */
+async function setUpPrimary(
+  vmi: VirtualMachineInstance,
+  o: PodNicSetupOptions,
+  dns: { nameservers: string[]; search: string[] },
+  hostname: string,
+): Promise<CachedInterface[]> {
+  const subject = `VirtualMachineInstance ${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
   const ifaces = podNetworkInterfaces(vmi);
-  if (existing && existing.interfaces.length === ifaces.length) return existing.interfaces;
-  if (ifaces.length === 0) {
-    await writeNetworkCache(o.socketDir, { interfaces: [] }, o.launcherUser);
-    return [];
-  }
+  if (ifaces.length === 0) return [];
   if (ifaces.length > 1)
     throw new Error(`${subject}: spec.domain.devices.interfaces: only one interface may use the pod network`);
   const { iface, index } = ifaces[0];
@@ -98,36 +121,10 @@ export async function setUpPodNetwork(
     throw new Error(
       `${subject}: the launcher pod's namespace ${o.netns} has no ${POD_IF} with an IPv4 address`,
     );
-  const dns = await readResolvConf(o.resolvConf, o.resolvConf !== undefined);
-  const hostname = (vmi.spec.hostname ?? vmi.metadata?.name ?? 'vm').slice(0, 63);
   if (iface.passtBinding) {
-    // passt (started by libvirt as QEMU's user) answers pings and binds the forwarded
-    // ports in the pod: upstream's sysctls for it.
-    await runInNetns(o.netns, 'sysctl', [
-      '-q',
-      '-w',
-      `net.ipv4.ping_group_range=${PASST_USER} ${PASST_USER}`,
-    ]);
-    await runInNetns(o.netns, 'sysctl', ['-q', '-w', 'net.ipv4.ip_unprivileged_port_start=0']);
-    const cached: CachedInterface = {
-      name: iface.name,
-      binding: 'passt',
-      tap: '',
-      bridge: '',
-      mac: guestMAC(iface.macAddress, vmi.metadata?.uid ?? '', iface.name, path),
-      guestIP: podAddr.local,
-      prefixLength: podAddr.prefixlen,
-      serverIP: podAddr.local,
-      mtu: pod.mtu,
-      dns: dns.nameservers,
-      searchDomains: dns.search,
-      hostname,
-      podIP: podAddr.local,
-    };
-    await writeNetworkCache(o.socketDir, { interfaces: [cached] }, o.launcherUser);
-    return [cached];
+    const mac = guestMAC(iface.macAddress, vmi.metadata?.uid ?? '', iface.name, path);
+    return [await setUpPasst({ netns: o.netns, pod, podAddr, name: iface.name, mac, dns, hostname })];
   }
-  if (o.launcherUser) await allowDhcpPort(o.netns);
   if (iface.bridge) {
     const cached = await setUpBridgeBinding({
       netns: o.netns,
@@ -141,7 +138,6 @@ export async function setUpPodNetwork(
       hostname,
       subject: `${subject}: ${path}`,
     });
-    await writeNetworkCache(o.socketDir, { interfaces: [cached] }, o.launcherUser);
     return [cached];
   }
   const mtu = pod.mtu;
@@ -177,7 +173,45 @@ export async function setUpPodNetwork(
     }),
   );
 
+  // IPv6 as upstream when the pod has a global IPv6 address: fd10:0:2::1/120 on the bridge
+  // for the guest's fd10:0:2::2, forwarding and the same NAT in an ip6 table. Not offered
+  // by DHCPv6 or router advertisements here: the guest is configured for it (static).
+  const podAddr6 = pod.addr_info?.find((a) => a.family === 'inet6' && a.scope === 'global');
+  if (podAddr6) {
+    await ns('ip', [
+      '-6',
+      'addr',
+      'replace',
+      `${MASQUERADE6.gatewayIP}/${MASQUERADE6.prefixLength}`,
+      'dev',
+      MASQUERADE_BRIDGE,
+      'nodad',
+    ]);
+    await ns('sysctl', ['-q', '-w', 'net.ipv6.conf.all.forwarding=1']);
+    await ns(
+      'nft',
+      ['-f', '-'],
+      masqueradeRuleset({
+        podIf: POD_IF,
+        bridge: MASQUERADE_BRIDGE,
+        ports: iface.ports,
+        subject: `${subject}: ${path}`,
+        family: 'ip6',
+      }),
+    );
+  }
+
   const cached: CachedInterface = {
+    ...(podAddr6
+      ? {
+          ipv6: {
+            guestIP: MASQUERADE6.guestIP,
+            prefixLength: MASQUERADE6.prefixLength,
+            gateway: MASQUERADE6.gatewayIP,
+            podIP: podAddr6.local,
+          },
+        }
+      : {}),
     name: iface.name,
     binding: 'masquerade',
     tap: POD_TAP,
@@ -192,8 +226,8 @@ export async function setUpPodNetwork(
     searchDomains: dns.search,
     hostname,
     podIP: podAddr.local,
+    podInterface: POD_IF,
   };
-  await writeNetworkCache(o.socketDir, { interfaces: [cached] }, o.launcherUser);
   return [cached];
 }
 

@@ -6,9 +6,9 @@ import type { DhcpBinding } from './server';
 const INFINITE = 0xffffffff;
 
 export function dhcpBindings(cache: NetworkCache): DhcpBinding[] {
-  // passt answers its guest's DHCP itself.
+  // passt answers its guest's DHCP itself; a secondary network without IPAM has nothing to offer.
   return cache.interfaces
-    .filter((i) => i.binding !== 'passt')
+    .filter((i) => i.binding !== 'passt' && i.guestIP !== '')
     .map((i) => ({
       mac: i.mac,
       lease: {

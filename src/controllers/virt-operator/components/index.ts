@@ -7,6 +7,7 @@ import type { KubeObject } from '../../runtime/types';
 import { aggregatedRoleObjects } from './cluster-roles';
 import { crdObjects } from './crds';
 import { checkInstallOptions, type InstallOptions } from './install-options';
+import { networkAttachmentDefinitionCrd } from './nad-crd';
 import { namespaceObjects } from './namespace';
 import { virtControllerObjects } from './virt-controller';
 import { virtHandlerObjects } from './virt-handler';
@@ -18,7 +19,7 @@ export function renderInstall(o: InstallOptions, crdsDir: string): Record<string
   checkInstallOptions(o);
   return {
     '00-namespace.yaml': namespaceObjects(o),
-    '01-crds.yaml': crdObjects(crdsDir),
+    '01-crds.yaml': [...crdObjects(crdsDir), networkAttachmentDefinitionCrd()],
     '02-aggregated-roles.yaml': aggregatedRoleObjects(),
     '10-virt-controller.yaml': virtControllerObjects(o),
     '20-virt-handler.yaml': virtHandlerObjects(o),

@@ -58,6 +58,8 @@ export const virtControllerRules: Rule[] = [
     verbs: READ,
   },
   { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: READ },
+  // A VMI's multus networks must exist before its pod is made (upstream reads them too).
+  { apiGroups: ['k8s.cni.cncf.io'], resources: ['network-attachment-definitions'], verbs: READ },
 ];
 
 /** Its leader Lease, in the install namespace only. */

@@ -29,6 +29,7 @@ export async function startHarness(
     pools?: boolean;
     instancetypes?: boolean;
     volumes?: boolean;
+    networkAttachments?: boolean;
   } = {},
 ): Promise<Harness> {
   const store = await EmbeddedStore.open({ types: opts.types });
@@ -45,6 +46,7 @@ export async function startHarness(
     pools: opts.pools,
     instancetypes: opts.instancetypes,
     volumes: opts.volumes,
+    networkAttachments: opts.networkAttachments,
     onWrite: (w) => writes.push(w),
     onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
   });

@@ -65,4 +65,58 @@ describe('interface status from the network setup', () => {
       mac: '02:aa:bb:cc:dd:ee',
     });
   });
+
+  it('a secondary network on the bridge binding: its lease and its pod interface name', () => {
+    const twoNets = {
+      domain: {
+        devices: {
+          interfaces: [
+            { name: 'default', masquerade: {} },
+            { name: 'blue', bridge: {} },
+          ],
+        },
+      },
+      networks: [
+        { name: 'default', pod: {} },
+        { name: 'blue', multus: { networkName: 'blue-net' } },
+      ],
+    } as VirtualMachineInstanceSpec;
+    const net = [
+      { ...report('masquerade')[0], podInterface: 'eth0' },
+      {
+        name: 'blue',
+        binding: 'bridge' as const,
+        mac: '02:4b:56:00:00:07',
+        podIP: '10.250.91.10',
+        leasedIP: '10.250.91.10',
+        podInterface: 'pod16477688c0e',
+      },
+    ];
+    expect(interfacesOf(twoNets, undefined, net)).toEqual([
+      {
+        name: 'default',
+        infoSource: 'domain',
+        mac: '02:aa:bb:cc:dd:ee',
+        podInterfaceName: 'eth0',
+        ipAddress: '10.244.77.5',
+        ipAddresses: ['10.244.77.5'],
+      },
+      {
+        name: 'blue',
+        infoSource: 'domain',
+        mac: '02:4b:56:00:00:07',
+        podInterfaceName: 'pod16477688c0e',
+        ipAddress: '10.250.91.10',
+        ipAddresses: ['10.250.91.10'],
+      },
+    ]);
+  });
+
+  it('masquerade on a dual-stack pod: both pod addresses, IPv4 first', () => {
+    const net = [{ ...report('masquerade')[0], podIPv6: 'fd00:244:94::2' }];
+    expect(interfacesOf(spec('masquerade'), undefined, net)[0]).toMatchObject({
+      ipAddress: '10.244.77.5',
+      ipAddresses: ['10.244.77.5', 'fd00:244:94::2'],
+    });
+  });
 });
