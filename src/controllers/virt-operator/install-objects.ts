@@ -9,7 +9,7 @@
  */
 import type { KubeObject } from '../runtime/types';
 import { type InstallStrategy, stamp } from './bookkeeping';
-import { CA_BUNDLE_KEY, CA_NAME, type CertPlan } from './cert-rotation';
+import { CA_BUNDLE_KEY, CA_NAME, type CertPlan, HANDLER_SERVER_CERTS } from './cert-rotation';
 import { defaultInstallOptions, renderInstall } from './components/index';
 import { virtApiComponents } from './components/virt-api';
 import type { InstallSpec } from './kubevirt-spec';
@@ -22,6 +22,8 @@ export interface RenderContext {
   crdsDir: string;
   /** The project's dev cluster (no kube-proxy): see InstallOptions.devCluster. */
   devCluster?: { apiServerPort: number };
+  /** The kubelet's --root-dir (default /var/lib/kubelet): virt-handler reads its pods directory. */
+  kubeletRootDir?: string;
   generation: number;
 }
 
@@ -65,6 +67,8 @@ export function renderInstallObjects(ctx: RenderContext, spec: InstallSpec, cert
     imagePullPolicy: spec.pullPolicy,
     ...(spec.infra?.replicas !== undefined ? { controllerReplicas: spec.infra.replicas } : {}),
     ...(ctx.devCluster ? { devCluster: ctx.devCluster } : {}),
+    ...(ctx.kubeletRootDir ? { kubeletRootDir: ctx.kubeletRootDir } : {}),
+    handlerServerCerts: HANDLER_SERVER_CERTS,
   });
   const files = renderInstall(o, ctx.crdsDir);
   const objects: KubeObject[] = [];
@@ -80,6 +84,8 @@ export function renderInstallObjects(ctx: RenderContext, spec: InstallSpec, cert
       image,
       caBundle: certs.state.bundle,
       replicas: spec.infra?.replicas,
+      // On the host network (dev cluster) two virt-api pods cannot share a node's port.
+      ...(ctx.devCluster ? { replicas: spec.infra?.replicas ?? 1, exclusivePort: true } : {}),
     }) as KubeObject[]),
   );
   objects.push(...certObjects(ctx.namespace, certs));

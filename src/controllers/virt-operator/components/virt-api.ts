@@ -18,6 +18,11 @@ export interface VirtApiComponentOptions {
   servingSecret?: string;
   handlerClientSecret?: string;
   replicas?: number;
+  /**
+   * The pods hold the node's port (host network): a rolling update removes the old pod
+   * before it starts the new one (maxSurge 0), which could not bind the port otherwise.
+   */
+  exclusivePort?: boolean;
   /** The port virt-api listens on (default 8443) and its Service forwards to. */
   port?: number;
   /**
@@ -231,6 +236,9 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
     metadata: { name: NAME, namespace: o.namespace, labels: LABELS },
     spec: {
       replicas: o.replicas ?? 2,
+      ...(o.exclusivePort
+        ? { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } } }
+        : {}),
       selector: { matchLabels: { 'kubevirt.io': 'virt-api' } },
       template: {
         metadata: { labels: LABELS },

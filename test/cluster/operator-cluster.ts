@@ -1,0 +1,118 @@
+/**
+ * Helpers of test/cluster/operator.serial.test.ts (and bench/operator-cluster.ts): kubectl
+ * against a cluster, the dev-cluster operator manifest, the KubeVirt CR's conditions, the
+ * addresses the API server's process is connected to, and the pods of the install.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ClusterInfo } from '../../scripts/cluster/state';
+import { manifestFiles } from '../../scripts/gen-manifests';
+import { defaultInstallOptions } from '../../src/controllers/virt-operator/components/index';
+import { cacheDir } from '../support/integration';
+
+export const kubectlBin = join(cacheDir, 'kube', 'current', 'bin', 'kubectl');
+
+/** kubectl with the cluster's admin kubeconfig; throws with its stderr on failure. */
+export function kubectl(info: ClusterInfo, ...args: string[]): string {
+  return execFileSync(kubectlBin, ['--kubeconfig', info.kubeconfigPath, ...args], {
+    encoding: 'utf8',
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+/** kubectl that is expected to fail: its exit status and stderr. */
+export function kubectlResult(
+  info: ClusterInfo,
+  args: string[],
+  input?: string,
+): { code: number; err: string } {
+  const r = spawnSync(kubectlBin, ['--kubeconfig', info.kubeconfigPath, ...args], {
+    encoding: 'utf8',
+    input,
+  });
+  return { code: r.status ?? -1, err: r.stderr };
+}
+
+/** kubectl get -o json, parsed. */
+export function getJson<T = Record<string, unknown>>(info: ClusterInfo, ...args: string[]): T {
+  return JSON.parse(kubectl(info, 'get', '-o', 'json', ...args)) as T;
+}
+
+/** The operator manifest rendered for this cluster (host network, its API server port and kubelet root). */
+export function devOperatorManifest(info: ClusterInfo): string {
+  const opts = defaultInstallOptions({
+    devCluster: { apiServerPort: Number(new URL(info.server).port) },
+    kubeletRootDir: join(info.stateDir, 'kubelet'),
+  });
+  const text = manifestFiles(opts).get('kubevirt-ts-operator.yaml');
+  if (!text) throw new Error('gen-manifests rendered no kubevirt-ts-operator.yaml');
+  return text;
+}
+
+export interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface KubeVirtCR {
+  metadata: { generation?: number; finalizers?: string[]; deletionTimestamp?: string };
+  spec: Record<string, unknown>;
+  status?: {
+    phase?: string;
+    conditions?: Condition[];
+    observedKubeVirtVersion?: string;
+    targetKubeVirtVersion?: string;
+    observedGeneration?: number;
+  };
+}
+
+export const condition = (kv: KubeVirtCR | undefined, type: string): Condition | undefined =>
+  kv?.status?.conditions?.find((c) => c.type === type);
+
+export interface PodInfo {
+  metadata: { name: string; uid: string; labels?: Record<string, string> };
+  spec: { containers: Array<{ name: string; image: string }>; hostNetwork?: boolean };
+  status: {
+    phase?: string;
+    podIP?: string;
+    conditions?: Condition[];
+    containerStatuses?: Array<{ name: string; restartCount: number; containerID?: string }>;
+  };
+}
+
+/** The pods of namespace `ns`, by their `kubevirt.io` label. */
+export function podsByComponent(info: ClusterInfo, ns: string): Map<string, PodInfo[]> {
+  const pods = getJson<{ items: PodInfo[] }>(info, 'pods', '-n', ns).items;
+  const out = new Map<string, PodInfo[]>();
+  for (const p of pods) {
+    const c = p.metadata.labels?.['kubevirt.io'] ?? '';
+    out.set(c, [...(out.get(c) ?? []), p]);
+  }
+  return out;
+}
+
+export const isReady = (p: PodInfo): boolean =>
+  p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+/**
+ * Remote addresses of the established TCP connections of the cluster's kube-apiserver
+ * process (from `ss`): where it dials webhooks, the APIService, kubelets and etcd.
+ */
+export function apiserverPeers(info: ClusterInfo): string[] {
+  const pid = Number(
+    readFileSync(join(info.stateDir, 'control-plane', 'pids', 'kube-apiserver.pid'), 'utf8').trim(),
+  );
+  const out = execFileSync('ss', ['-tnpH', 'state', 'established'], { encoding: 'utf8' });
+  const peers = new Set<string>();
+  for (const line of out.split('\n')) {
+    if (!line.includes(`pid=${pid},`)) continue;
+    // Recv-Q Send-Q Local:Port Peer:Port users:((...))
+    const cols = line.trim().split(/\s+/);
+    const peer = cols[3] ?? '';
+    peers.add(peer.replace(/:\d+$/, '').replace(/^\[|\]$/g, ''));
+  }
+  return [...peers].sort();
+}
