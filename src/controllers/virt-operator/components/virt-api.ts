@@ -244,7 +244,12 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
         metadata: { labels: LABELS },
         spec: {
           serviceAccountName: 'kubevirt-apiserver',
-          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          // The image's default user is root: name a non-root one, as virt-controller's.
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 1001,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           containers: [
             {
               name: NAME,
