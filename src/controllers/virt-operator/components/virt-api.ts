@@ -263,6 +263,12 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
                 '--handler-client-key=/etc/virt-handler/clientcertificates/tls.key',
                 '--kubevirt-ca=/etc/virt-handler/clientcertificates/ca.crt',
                 `--kubevirt-namespace=${o.namespace}`,
+                // kubevirt-ts's component accounts (upstream's kubevirt-controller and
+                // kubevirt-handler are virt-api's built-in list): they set the reserved
+                // kubevirt.io/ labels and fields on VMIs that users may not.
+                ...['virt-controller', 'virt-handler'].map(
+                  (sa) => `--privileged-user=system:serviceaccount:${o.namespace}:${sa}`,
+                ),
               ],
               ports: [{ name: 'virt-api', containerPort: port, protocol: 'TCP' }],
               readinessProbe: {
