@@ -5,6 +5,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import { manifestFiles } from '../../scripts/gen-manifests';
@@ -115,4 +116,36 @@ export function apiserverPeers(info: ClusterInfo): string[] {
     peers.add(peer.replace(/:\d+$/, '').replace(/^\[|\]$/g, ''));
   }
   return [...peers].sort();
+}
+
+/** One request to the API server as its admin (kubectl hides a refusal's message behind its causes). */
+export function apiRequest(
+  info: ClusterInfo,
+  method: string,
+  path: string,
+  body: unknown,
+): Promise<{ code: number; body: { message?: string; details?: { causes?: unknown[] } } }> {
+  const pki = join(info.stateDir, 'control-plane', 'pki');
+  const url = new URL(path, info.server);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method,
+        ca: readFileSync(join(pki, 'ca.crt')),
+        cert: readFileSync(join(pki, 'admin.crt')),
+        key: readFileSync(join(pki, 'admin.key')),
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => {
+          text += c.toString('utf8');
+        });
+        res.on('end', () => resolve({ code: res.statusCode ?? 0, body: JSON.parse(text) }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
 }
