@@ -4,9 +4,11 @@
  * addresses the API server's process is connected to, and the pods of the install.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import { manifestFiles } from '../../scripts/gen-manifests';
 import { defaultInstallOptions } from '../../src/controllers/virt-operator/components/index';
@@ -147,5 +149,37 @@ export function apiRequest(
     );
     req.on('error', reject);
     req.end(JSON.stringify(body));
+  });
+}
+
+/** SHA-256 fingerprint of the certificate in a Secret's `tls.crt`. */
+export function secretCertFingerprint(info: ClusterInfo, ns: string, name: string): string {
+  const s = getJson<{ data: Record<string, string> }>(info, 'secret', name, '-n', ns);
+  return new X509Certificate(Buffer.from(s.data['tls.crt'] ?? '', 'base64')).fingerprint256;
+}
+
+/** A Secret's pair, for a client that presents it. */
+export function secretPair(info: ClusterInfo, ns: string, name: string): { cert: Buffer; key: Buffer } {
+  const s = getJson<{ data: Record<string, string> }>(info, 'secret', name, '-n', ns);
+  return {
+    cert: Buffer.from(s.data['tls.crt'] ?? '', 'base64'),
+    key: Buffer.from(s.data['tls.key'] ?? '', 'base64'),
+  };
+}
+
+/** SHA-256 fingerprint of the certificate a TLS server at host:port presents (optionally to a client pair). */
+export function servedFingerprint(
+  host: string,
+  port: number,
+  client?: { cert: Buffer; key: Buffer },
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = tlsConnect({ host, port, rejectUnauthorized: false, ...client }, () => {
+      const fp = s.getPeerCertificate().fingerprint256;
+      s.destroy();
+      resolve(fp);
+    });
+    s.once('error', reject);
+    s.setTimeout(5_000, () => s.destroy(new Error(`TLS to ${host}:${port} timed out`)));
   });
 }

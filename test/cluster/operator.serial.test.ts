@@ -43,6 +43,9 @@ import {
   kubectlResult,
   type PodInfo,
   podsByComponent,
+  secretCertFingerprint,
+  secretPair,
+  servedFingerprint,
 } from './operator-cluster';
 
 const why = clusterUnavailableReason();
@@ -58,6 +61,7 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
   let info: ClusterInfo;
   let dir: string;
   let qemuPid: number;
+  let firstCerts: { api: string; handler: string } | undefined;
   const k = (...args: string[]) => kubectl(info, ...args);
   const kv = () => getJson<KubeVirtCR>(info, 'kv', 'kubevirt', '-n', KV_NS);
   const kvOrGone = (): KubeVirtCR | undefined => {
@@ -96,6 +100,14 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
         metadata: { name: 'kubevirt', namespace: KV_NS },
         spec: {
           uninstallStrategy: 'BlockUninstallIfWorkloadsExist',
+          // Short-lived server certificates: renewed 90 s after they are made, so during
+          // this run (the CA stays; its rotation is tested on the private API server).
+          certificateRotateStrategy: {
+            selfSigned: {
+              ca: { duration: '24h', renewBefore: '12h' },
+              server: { duration: '4m', renewBefore: '150s' },
+            },
+          },
           // TCG guests: KVM is unusable for a guest on these machines (docs/cluster.md).
           configuration: { developerConfiguration: { useEmulation: true } },
         },
@@ -131,6 +143,10 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
       KV_NS,
     );
     expect(Object.keys(secret.data).sort()).toEqual(['ca.crt', 'tls.crt', 'tls.key']);
+    firstCerts = {
+      api: secretCertFingerprint(info, KV_NS, 'kubevirt-virt-api-certs'),
+      handler: secretCertFingerprint(info, KV_NS, 'kubevirt-virt-handler-server-certs'),
+    };
   }, 600_000);
 
   it('the real API server reaches virt-api at an address of this machine: APIService Available, webhooks called', () => {
@@ -350,6 +366,76 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
         for (const s of p.status.containerStatuses ?? []) expect(s.restartCount, c).toBe(0);
     }
   }, 120_000);
+
+  it('renews the short-lived server certificates: virt-api and virt-handler serve the new ones, no admission fails meanwhile', async () => {
+    expect(firstCerts, 'the install test ran').toBeDefined();
+    const vmi = {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachineInstance',
+      metadata: { name: 'rotation-probe', namespace: 'default' },
+      spec: { domain: { devices: {}, resources: { requests: { memory: '64Mi' } } } },
+    };
+    // Admission calls (mutating and validating webhooks, server-side dry run) all along.
+    const codes: number[] = [];
+    let stop = false;
+    const probe = (async () => {
+      while (!stop) {
+        const r = await apiRequest(
+          info,
+          'POST',
+          '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances?dryRun=All',
+          vmi,
+        );
+        codes.push(r.code);
+        await new Promise((res) => setTimeout(res, 250));
+      }
+    })();
+    try {
+      const handlerClient = () => secretPair(info, KV_NS, 'kubevirt-virt-handler-certs');
+      await waitFor(
+        'virt-api and virt-handler serving renewed certificates',
+        async () => {
+          const api = secretCertFingerprint(info, KV_NS, 'kubevirt-virt-api-certs');
+          const handler = secretCertFingerprint(info, KV_NS, 'kubevirt-virt-handler-server-certs');
+          if (api === firstCerts?.api || handler === firstCerts?.handler) return false;
+          return (
+            (await servedFingerprint(info.nodeIP, 8443)) === api &&
+            (await servedFingerprint(info.nodeIP, 8186, handlerClient())) === handler
+          );
+        },
+        300_000,
+        2_000,
+      );
+    } finally {
+      stop = true;
+      await probe;
+    }
+    log(`admission calls through the rotation: ${codes.length}, answers ${[...new Set(codes)].join(',')}`);
+    expect(codes.length).toBeGreaterThan(10);
+    expect(codes.filter((c) => c !== 201)).toEqual([]);
+    // The handler's new certificate carries virt-api's connection to the guest's console.
+    const pty = new PtySession([
+      process.execPath,
+      virtctl,
+      'console',
+      VM,
+      '-n',
+      'default',
+      '--kubeconfig',
+      info.kubeconfigPath,
+    ]);
+    try {
+      await pty.waitFor('The escape sequence is ^]', 60_000);
+      const from = pty.output.length;
+      pty.type('\r');
+      pty.type('echo $((5*9))Z\r');
+      await pty.waitFor('45Z', 60_000, from);
+      pty.type('\x1d');
+      expect(await pty.exited).toBe(0);
+    } finally {
+      pty.kill();
+    }
+  }, 400_000);
 
   it('upgrades to another image tag with the guest running: every component pod replaced, same QEMU', async () => {
     expect(qemuPid, 'the boot test ran').toBeGreaterThan(0);

@@ -8,7 +8,7 @@
  * and the KubeVirt CRD are the operator manifest's and are left out.
  */
 import type { KubeObject } from '../runtime/types';
-import { type InstallStrategy, stamp } from './bookkeeping';
+import { INSTALL_NAMESPACE_LABEL, type InstallStrategy, stamp } from './bookkeeping';
 import { CA_BUNDLE_KEY, CA_NAME, type CertPlan, HANDLER_SERVER_CERTS } from './cert-rotation';
 import { defaultInstallOptions, renderInstall } from './components/index';
 import { virtApiComponents } from './components/virt-api';
@@ -56,6 +56,16 @@ function certObjects(ns: string, plan: CertPlan): KubeObject[] {
   ];
 }
 
+/** An object outside the install's namespace gets the install's namespace as a label (apply.ts lists by it). */
+function markForeign(obj: KubeObject, namespace: string): KubeObject {
+  const ns = obj.metadata?.namespace;
+  if (!ns || ns === namespace) return obj;
+  return {
+    ...obj,
+    metadata: { ...obj.metadata, labels: { ...obj.metadata?.labels, [INSTALL_NAMESPACE_LABEL]: namespace } },
+  };
+}
+
 /** Every desired object, stamped. */
 export function renderInstallObjects(ctx: RenderContext, spec: InstallSpec, certs: CertPlan): KubeObject[] {
   const registry = spec.registry.replace(/\/$/, '');
@@ -91,6 +101,9 @@ export function renderInstallObjects(ctx: RenderContext, spec: InstallSpec, cert
   objects.push(...certObjects(ctx.namespace, certs));
   const s: InstallStrategy = { version: spec.tag, registry, generation: ctx.generation };
   return objects.map((obj) =>
-    stamp(withPlacement(withInstallOverlays(obj, o), spec.infra, spec.workloads), s),
+    stamp(
+      withPlacement(withInstallOverlays(markForeign(obj, ctx.namespace), o), spec.infra, spec.workloads),
+      s,
+    ),
   );
 }
