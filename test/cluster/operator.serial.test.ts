@@ -395,13 +395,16 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
       await waitFor(
         'virt-api and virt-handler serving renewed certificates',
         async () => {
-          const api = secretCertFingerprint(info, KV_NS, 'kubevirt-virt-api-certs');
-          const handler = secretCertFingerprint(info, KV_NS, 'kubevirt-virt-handler-server-certs');
-          if (api === firstCerts?.api || handler === firstCerts?.handler) return false;
-          return (
-            (await servedFingerprint(info.nodeIP, 8443)) === api &&
-            (await servedFingerprint(info.nodeIP, 8186, handlerClient())) === handler
-          );
+          // Renewed in the Secrets, and served: a certificate other than the first (renewals
+          // come every 90 s, the kubelet's Secret volume update can lag one).
+          if (secretCertFingerprint(info, KV_NS, 'kubevirt-virt-api-certs') === firstCerts?.api) return false;
+          if (
+            secretCertFingerprint(info, KV_NS, 'kubevirt-virt-handler-server-certs') === firstCerts?.handler
+          )
+            return false;
+          const api = await servedFingerprint(info.nodeIP, 8443);
+          const handler = await servedFingerprint(info.nodeIP, 8186, handlerClient());
+          return api !== firstCerts?.api && handler !== firstCerts?.handler;
         },
         300_000,
         2_000,
