@@ -10,9 +10,12 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import type { ClusterInfo } from '../../scripts/cluster/state';
+import { repoRoot } from '../../scripts/gen-api';
 import { manifestFiles } from '../../scripts/gen-manifests';
 import { defaultInstallOptions } from '../../src/controllers/virt-operator/components/index';
+import { PtySession } from '../cli/pty-bridge';
 import { cacheDir } from '../support/integration';
+import { waitFor } from '../support/wait';
 
 export const kubectlBin = join(cacheDir, 'kube', 'current', 'bin', 'kubectl');
 
@@ -182,4 +185,68 @@ export function servedFingerprint(
     s.once('error', reject);
     s.setTimeout(5_000, () => s.destroy(new Error(`TLS to ${host}:${port} timed out`)));
   });
+}
+
+/**
+ * `virtctl console VM --kubeconfig` in a pseudo-terminal (the cluster path: API server,
+ * virt-api's websocket, virt-handler, the launcher): waits for `bootMarker` when given,
+ * types `echo $((expr))tag`, and returns the number the guest's shell printed before the
+ * tag; Ctrl-] must end virtctl with status 0.
+ */
+export async function consoleAnswers(
+  info: ClusterInfo,
+  vm: string,
+  o: { expr: string; tag: string; bootMarker?: string },
+): Promise<number> {
+  const virtctl = join(repoRoot, 'dist', 'cli', 'virtctl.js');
+  const pty = new PtySession([
+    process.execPath,
+    virtctl,
+    'console',
+    vm,
+    '-n',
+    'default',
+    '--kubeconfig',
+    info.kubeconfigPath,
+  ]);
+  try {
+    await pty.waitFor('The escape sequence is ^]', 60_000);
+    if (o.bootMarker) await pty.waitFor(o.bootMarker, 240_000);
+    const from = pty.output.length;
+    pty.type('\r');
+    pty.type(`echo $((${o.expr}))${o.tag}\r`);
+    // The answer, not the echoed command line (which shows the expression, not digits).
+    const answer = new RegExp(`(?:^|\\n)(\\d+)${o.tag}`);
+    await waitFor("the guest shell's answer", () => answer.test(pty.output.slice(from)), 60_000, 50);
+    const n = Number(answer.exec(pty.output.slice(from))?.[1]);
+    pty.type('\x1d');
+    const code = await pty.exited;
+    if (code !== 0) throw new Error(`virtctl console exited with ${code}`);
+    return n;
+  } finally {
+    pty.kill();
+  }
+}
+
+/** Server-side dry-run creates of `obj` (through virt-api's webhooks) every 250 ms until stopped; the HTTP codes. */
+export function admissionProbe(
+  info: ClusterInfo,
+  obj: { metadata: { namespace: string } },
+): { stop(): Promise<number[]> } {
+  const codes: number[] = [];
+  let stopped = false;
+  const path = `/apis/kubevirt.io/v1/namespaces/${obj.metadata.namespace}/virtualmachineinstances?dryRun=All`;
+  const loop = (async () => {
+    while (!stopped) {
+      codes.push((await apiRequest(info, 'POST', path, obj)).code);
+      await new Promise((res) => setTimeout(res, 250));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+      return codes;
+    },
+  };
 }

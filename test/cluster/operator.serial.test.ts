@@ -26,15 +26,16 @@ import { down } from '../../scripts/cluster/down';
 import { type ClusterInfo, clusterPaths } from '../../scripts/cluster/state';
 import { up } from '../../scripts/cluster/up';
 import { repoRoot } from '../../scripts/gen-api';
-import { PtySession } from '../cli/pty-bridge';
 import { clusterUnavailableReason, TEST_BRIDGE, TEST_POD_SUBNET, testStateDir } from '../support/cluster';
 import { BOOT_MARKER } from '../support/guest';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
 import {
+  admissionProbe,
   apiRequest,
   apiserverPeers,
   condition,
+  consoleAnswers,
   devOperatorManifest,
   getJson,
   isReady,
@@ -55,7 +56,6 @@ const VM = 'vm-tiny-cd';
 const COMPONENTS = ['virt-api', 'virt-controller', 'virt-handler'] as const;
 /** The second tag the upgrade moves to: the same images, tagged again in containerd. */
 const NEXT_TAG = 'operator-test-next';
-const virtctl = join(repoRoot, 'dist', 'cli', 'virtctl.js');
 
 describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
   let info: ClusterInfo;
@@ -197,28 +197,7 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
       300_000,
       1_000,
     );
-    const pty = new PtySession([
-      process.execPath,
-      virtctl,
-      'console',
-      VM,
-      '-n',
-      'default',
-      '--kubeconfig',
-      info.kubeconfigPath,
-    ]);
-    try {
-      await pty.waitFor('The escape sequence is ^]', 60_000);
-      await pty.waitFor(BOOT_MARKER, 240_000);
-      const from = pty.output.length;
-      pty.type('\r');
-      pty.type('echo $((6*7))X\r');
-      await pty.waitFor('42X', 60_000, from);
-      pty.type('\x1d');
-      expect(await pty.exited).toBe(0);
-    } finally {
-      pty.kill();
-    }
+    expect(await consoleAnswers(info, VM, { expr: '6*7', tag: 'X', bootMarker: BOOT_MARKER })).toBe(42);
     const pids = execFileSync('pgrep', ['-f', `guest=default_${VM},`], { encoding: 'utf8' })
       .trim()
       .split('\n');
@@ -375,21 +354,9 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
       metadata: { name: 'rotation-probe', namespace: 'default' },
       spec: { domain: { devices: {}, resources: { requests: { memory: '64Mi' } } } },
     };
+    let codes: number[] = [];
     // Admission calls (mutating and validating webhooks, server-side dry run) all along.
-    const codes: number[] = [];
-    let stop = false;
-    const probe = (async () => {
-      while (!stop) {
-        const r = await apiRequest(
-          info,
-          'POST',
-          '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances?dryRun=All',
-          vmi,
-        );
-        codes.push(r.code);
-        await new Promise((res) => setTimeout(res, 250));
-      }
-    })();
+    const probe = admissionProbe(info, vmi);
     try {
       const handlerClient = () => secretPair(info, KV_NS, 'kubevirt-virt-handler-certs');
       await waitFor(
@@ -410,34 +377,13 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
         2_000,
       );
     } finally {
-      stop = true;
-      await probe;
+      codes = await probe.stop();
     }
     log(`admission calls through the rotation: ${codes.length}, answers ${[...new Set(codes)].join(',')}`);
     expect(codes.length).toBeGreaterThan(10);
     expect(codes.filter((c) => c !== 201)).toEqual([]);
     // The handler's new certificate carries virt-api's connection to the guest's console.
-    const pty = new PtySession([
-      process.execPath,
-      virtctl,
-      'console',
-      VM,
-      '-n',
-      'default',
-      '--kubeconfig',
-      info.kubeconfigPath,
-    ]);
-    try {
-      await pty.waitFor('The escape sequence is ^]', 60_000);
-      const from = pty.output.length;
-      pty.type('\r');
-      pty.type('echo $((5*9))Z\r');
-      await pty.waitFor('45Z', 60_000, from);
-      pty.type('\x1d');
-      expect(await pty.exited).toBe(0);
-    } finally {
-      pty.kill();
-    }
+    expect(await consoleAnswers(info, VM, { expr: '5*9', tag: 'Z' })).toBe(45);
   }, 400_000);
 
   it('upgrades to another image tag with the guest running: every component pod replaced, same QEMU', async () => {
@@ -492,27 +438,7 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
     // The guest ran on: the same QEMU process, and the new virt-api and virt-handler reach its console.
     expect(readFileSync(`/proc/${qemuPid}/cmdline`, 'utf8')).toContain(`guest=default_${VM},`);
     expect(getJson<KubeVirtCR>(info, 'vmi', VM, '-n', 'default').status?.phase).toBe('Running');
-    const pty = new PtySession([
-      process.execPath,
-      virtctl,
-      'console',
-      VM,
-      '-n',
-      'default',
-      '--kubeconfig',
-      info.kubeconfigPath,
-    ]);
-    try {
-      await pty.waitFor('The escape sequence is ^]', 60_000);
-      const from = pty.output.length;
-      pty.type('\r');
-      pty.type('echo $((7*6))Y\r');
-      await pty.waitFor('42Y', 60_000, from);
-      pty.type('\x1d');
-      expect(await pty.exited).toBe(0);
-    } finally {
-      pty.kill();
-    }
+    expect(await consoleAnswers(info, VM, { expr: '7*6', tag: 'Y' })).toBe(42);
   }, 600_000);
 
   it('removal: refused while a VMI exists (BlockUninstallIfWorkloadsExist), then only the operator remains', async () => {
