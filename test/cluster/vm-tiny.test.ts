@@ -71,7 +71,8 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
       kubeletRootDir: join(info.stateDir, 'kubelet'),
     });
     // The component manifests, not the operator's: this test installs the components by
-    // hand (the operator would add virt-api, whose certificates the dev cluster lacks).
+    // hand, without virt-api (the operator's install, with virt-api and its certificates,
+    // is operator.serial.test.ts, on a cluster of its own).
     for (const [name, text] of manifestFiles(opts)) {
       if (name !== 'kubevirt-ts-operator.yaml') writeFileSync(join(dir, name), text);
     }
