@@ -215,6 +215,10 @@ export function controlPlaneComponents(layout: ComponentLayout): {
             `--kubelet-client-certificate=${join(pki, 'apiserver-kubelet-client.crt')}`,
             `--kubelet-client-key=${join(pki, 'apiserver-kubelet-client.key')}`,
             '--kubelet-preferred-address-types=InternalIP,Hostname',
+            // No kube-proxy: the API server calls a webhook's or the APIService's Service at
+            // one of its endpoints (the pod's address: the node's own or the pod bridge's),
+            // not at the ClusterIP, which nothing would forward.
+            '--enable-aggregator-routing=true',
           ]
         : // Pods here never reach a kubelet: the ServiceAccount admission plugin would only
           // race the controller manager's creation of each namespace's default account.

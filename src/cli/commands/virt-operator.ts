@@ -19,6 +19,7 @@ interface OperatorFlags {
   imageTag: string;
   imagePullPolicy: string;
   devClusterApiserverPort?: string;
+  kubeletRootDir?: string;
   leaderElect: boolean;
   v: string;
 }
@@ -57,6 +58,11 @@ export function registerVirtOperatorCommand(program: Command): void {
       '--dev-cluster-apiserver-port <port>',
       "the project's dev cluster (no kube-proxy): components on the host network, API server at 127.0.0.1:<port>",
     )
+    .option(
+      '--kubelet-root-dir <dir>',
+      "the nodes' kubelet --root-dir (virt-handler reads <dir>/pods)",
+      '/var/lib/kubelet',
+    )
     .option('--no-leader-elect', 'reconcile without the Lease (one replica only)')
     .option('--v <level>', VERBOSITY_HELP, '2')
     .action(async (f: OperatorFlags) => {
@@ -77,6 +83,13 @@ export function registerVirtOperatorCommand(program: Command): void {
           );
         devCluster = { apiServerPort: port };
       }
+      if (
+        !/^\/[A-Za-z0-9._/-]*$/.test(f.kubeletRootDir ?? '/') ||
+        (f.kubeletRootDir ?? '').split('/').includes('..')
+      )
+        throw new Error(
+          `--kubelet-root-dir: ${JSON.stringify(f.kubeletRootDir)} is not a plain absolute path`,
+        );
       const crdsDir = f.crdsDir ?? defaultCrdsDir();
       if (!existsSync(path.join(crdsDir, 'kubevirt.io_kubevirts.yaml')))
         throw new Error(`--crds-dir: ${crdsDir} holds no kubevirt.io_kubevirts.yaml`);
@@ -109,6 +122,7 @@ export function registerVirtOperatorCommand(program: Command): void {
           pullPolicy: f.imagePullPolicy as (typeof POLICIES)[number],
         },
         devCluster,
+        kubeletRootDir: f.kubeletRootDir,
         leaderElection: f.leaderElect
           ? { identity: `${process.env.POD_NAME || hostname()}_${process.pid}` }
           : false,

@@ -25,9 +25,9 @@ export interface AdmissionRequest {
   dryRun?: boolean;
 }
 
-/** One `metav1.StatusCause`. */
+/** One `metav1.StatusCause` as it is on the wire (Go's `Type` field is JSON `reason`). */
 export interface StatusCause {
-  type: string;
+  reason: string;
   message: string;
   field: string;
 }
@@ -97,9 +97,9 @@ export function parseAdmissionReview(body: Buffer): AdmissionRequest {
   };
 }
 
-/** Field errors as upstream's StatusCauses (type, message, field). */
+/** Field errors as upstream's StatusCauses (reason, message, field). */
 export function toCauses(errors: readonly FieldError[]): StatusCause[] {
-  return errors.map((e) => ({ type: e.type ?? 'FieldValueInvalid', message: e.message, field: e.path }));
+  return errors.map((e) => ({ reason: e.type ?? 'FieldValueInvalid', message: e.message, field: e.path }));
 }
 
 /** The AdmissionReview answering `uid`: allowed (with an optional patch) or refused with causes. */

@@ -9,7 +9,13 @@
 import { AlreadyExistsError, NotFoundError } from '../runtime/errors';
 import { objectKey } from '../runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../runtime/types';
-import { MANAGED_BY, MANAGED_BY_LABEL, upToDate } from './bookkeeping';
+import {
+  FOREIGN_NAMESPACES,
+  INSTALL_NAMESPACE_LABEL,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  upToDate,
+} from './bookkeeping';
 import { installedTypes, typeOf } from './resource-types';
 
 /** What one pass changed, as `Kind namespace/name`. */
@@ -21,19 +27,34 @@ export interface ApplyResult {
 
 const id = (t: ResourceType, o: KubeObject) => `${t.kind} ${objectKey(o)}`;
 
-/** Every object of `type` the operator manages (in `namespace` for namespaced kinds). */
+/**
+ * Every object of `type` the operator manages: for namespaced kinds those in `namespace`,
+ * and those of this install in the other namespaces it renders into (kube-system).
+ */
 export async function listManaged(
   client: ObjectClient,
   type: ResourceType,
   namespace: string,
 ): Promise<KubeObject[]> {
-  const list = await client.list(type, {
-    namespace: type.namespaced ? namespace : undefined,
-    labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
-  });
+  const selector = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+  const items = type.namespaced
+    ? [
+        ...(await client.list(type, { namespace, labelSelector: selector })).items,
+        ...(
+          await Promise.all(
+            FOREIGN_NAMESPACES.filter((ns) => ns !== namespace).map((ns) =>
+              client.list(type, {
+                namespace: ns,
+                labelSelector: `${selector},${INSTALL_NAMESPACE_LABEL}=${namespace}`,
+              }),
+            ),
+          )
+        ).flatMap((l) => l.items),
+      ]
+    : (await client.list(type, { labelSelector: selector })).items;
   // List items come without kind and apiVersion: put them back, callers tell kinds apart.
   const apiVersion = type.group ? `${type.group}/${type.version}` : type.version;
-  return list.items.map((o) => ({ ...o, apiVersion, kind: type.kind }));
+  return items.map((o) => ({ ...o, apiVersion, kind: type.kind }));
 }
 
 /** Fields the server sets once and refuses to have changed or cleared. */

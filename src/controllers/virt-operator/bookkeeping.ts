@@ -15,6 +15,13 @@ export const VERSION_ANNOTATION = 'kubevirt.io/install-strategy-version';
 export const REGISTRY_ANNOTATION = 'kubevirt.io/install-strategy-registry';
 export const IDENTIFIER_ANNOTATION = 'kubevirt.io/install-strategy-identifier';
 export const GENERATION_ANNOTATION = 'kubevirt.io/generation';
+/**
+ * On objects outside the install's namespace (virt-api's RoleBinding in kube-system): the
+ * install's namespace, so the operator finds its own there and not another install's.
+ */
+export const INSTALL_NAMESPACE_LABEL = 'kubevirt.io/install-namespace';
+/** Namespaces besides the install's own that the rendering puts objects in. */
+export const FOREIGN_NAMESPACES = ['kube-system'] as const;
 /** The KubeVirt CR's finalizer (upstream's). */
 export const KUBEVIRT_FINALIZER = 'foregroundDeleteKubeVirt';
 

@@ -23,6 +23,9 @@ export const CA_NAME = 'kubevirt-ca';
 /** Key of the bundle in the ConfigMap (upstream's). */
 export const CA_BUNDLE_KEY = 'ca-bundle';
 
+/** The Secret of virt-handler's serving pair (its REST server for virt-api). */
+export const HANDLER_SERVER_CERTS = 'kubevirt-virt-handler-server-certs';
+
 /** The leaf Secrets and what each certificate is for, in `namespace`. */
 export function leafSpecs(namespace: string): Record<string, LeafSpec> {
   const svc = (name: string) => [
@@ -38,7 +41,7 @@ export function leafSpecs(namespace: string): Record<string, LeafSpec> {
       usage: 'server',
     },
     'kubevirt-virt-handler-certs': { commonName: 'kubevirt.io:system:client:virt-handler', usage: 'client' },
-    'kubevirt-virt-handler-server-certs': {
+    [HANDLER_SERVER_CERTS]: {
       commonName: 'kubevirt.io:system:node:virt-handler',
       dnsNames: ['virt-handler'],
       usage: 'server',

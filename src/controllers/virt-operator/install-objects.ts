@@ -8,8 +8,8 @@
  * and the KubeVirt CRD are the operator manifest's and are left out.
  */
 import type { KubeObject } from '../runtime/types';
-import { type InstallStrategy, stamp } from './bookkeeping';
-import { CA_BUNDLE_KEY, CA_NAME, type CertPlan } from './cert-rotation';
+import { INSTALL_NAMESPACE_LABEL, type InstallStrategy, stamp } from './bookkeeping';
+import { CA_BUNDLE_KEY, CA_NAME, type CertPlan, HANDLER_SERVER_CERTS } from './cert-rotation';
 import { defaultInstallOptions, renderInstall } from './components/index';
 import { virtApiComponents } from './components/virt-api';
 import type { InstallSpec } from './kubevirt-spec';
@@ -22,6 +22,8 @@ export interface RenderContext {
   crdsDir: string;
   /** The project's dev cluster (no kube-proxy): see InstallOptions.devCluster. */
   devCluster?: { apiServerPort: number };
+  /** The kubelet's --root-dir (default /var/lib/kubelet): virt-handler reads its pods directory. */
+  kubeletRootDir?: string;
   generation: number;
 }
 
@@ -54,6 +56,16 @@ function certObjects(ns: string, plan: CertPlan): KubeObject[] {
   ];
 }
 
+/** An object outside the install's namespace gets the install's namespace as a label (apply.ts lists by it). */
+function markForeign(obj: KubeObject, namespace: string): KubeObject {
+  const ns = obj.metadata?.namespace;
+  if (!ns || ns === namespace) return obj;
+  return {
+    ...obj,
+    metadata: { ...obj.metadata, labels: { ...obj.metadata?.labels, [INSTALL_NAMESPACE_LABEL]: namespace } },
+  };
+}
+
 /** Every desired object, stamped. */
 export function renderInstallObjects(ctx: RenderContext, spec: InstallSpec, certs: CertPlan): KubeObject[] {
   const registry = spec.registry.replace(/\/$/, '');
@@ -65,6 +77,8 @@ export function renderInstallObjects(ctx: RenderContext, spec: InstallSpec, cert
     imagePullPolicy: spec.pullPolicy,
     ...(spec.infra?.replicas !== undefined ? { controllerReplicas: spec.infra.replicas } : {}),
     ...(ctx.devCluster ? { devCluster: ctx.devCluster } : {}),
+    ...(ctx.kubeletRootDir ? { kubeletRootDir: ctx.kubeletRootDir } : {}),
+    handlerServerCerts: HANDLER_SERVER_CERTS,
   });
   const files = renderInstall(o, ctx.crdsDir);
   const objects: KubeObject[] = [];
@@ -80,11 +94,16 @@ export function renderInstallObjects(ctx: RenderContext, spec: InstallSpec, cert
       image,
       caBundle: certs.state.bundle,
       replicas: spec.infra?.replicas,
+      // On the host network (dev cluster) two virt-api pods cannot share a node's port.
+      ...(ctx.devCluster ? { replicas: spec.infra?.replicas ?? 1, exclusivePort: true } : {}),
     }) as KubeObject[]),
   );
   objects.push(...certObjects(ctx.namespace, certs));
   const s: InstallStrategy = { version: spec.tag, registry, generation: ctx.generation };
   return objects.map((obj) =>
-    stamp(withPlacement(withInstallOverlays(obj, o), spec.infra, spec.workloads), s),
+    stamp(
+      withPlacement(withInstallOverlays(markForeign(obj, ctx.namespace), o), spec.infra, spec.workloads),
+      s,
+    ),
   );
 }

@@ -2,16 +2,23 @@
  * virt-operator: the KubeVirt CR controller on the runtime's Manager, with leader
  * election on the `virt-operator` Lease (of the Deployment's replicas only the holder
  * reconciles). Changes to the installed Deployments, DaemonSets, Services, Secrets and
- * ConfigMaps (a deleted Deployment, a changed Secret) enqueue the CRs, so drift is
- * repaired at once; cluster-scoped objects (CRDs, RBAC, webhooks, APIService) are
- * compared on the periodic resync and at each certificate renewal.
+ * ConfigMaps, webhook configurations and the APIService (a deleted Deployment or webhook
+ * configuration, a changed Secret) enqueue the CRs, so drift is repaired at once; the
+ * other cluster-scoped objects (CRDs, RBAC) are compared on the periodic resync and at
+ * each certificate renewal.
  */
 import { Manager } from '../runtime/manager';
 import { ConfigMapType, KubeVirtType, SecretType, ServiceType } from '../runtime/resources';
 import type { KubeObject } from '../runtime/types';
 import { MANAGED_BY, MANAGED_BY_LABEL } from './bookkeeping';
 import { type OperatorContext, reconcileKubeVirt } from './reconcile';
-import { DaemonSetType, DeploymentType } from './resource-types';
+import {
+  APIServiceType,
+  DaemonSetType,
+  DeploymentType,
+  MutatingWebhookConfigurationType,
+  ValidatingWebhookConfigurationType,
+} from './resource-types';
 
 /** Options of {@link VirtOperator}. */
 export interface VirtOperatorOptions extends OperatorContext {
@@ -46,7 +53,17 @@ export class VirtOperator {
       name: 'virt-operator',
       forType: KubeVirtType,
       reconciler: { reconcile: async (req) => reconcileKubeVirt(o, req.name) },
-      watches: [DeploymentType, DaemonSetType, ServiceType, SecretType, ConfigMapType].map((type) => ({
+      watches: [
+        DeploymentType,
+        DaemonSetType,
+        ServiceType,
+        SecretType,
+        ConfigMapType,
+        // Without them nothing admits or serves kubevirt.io: repaired at once, not at the resync.
+        MutatingWebhookConfigurationType,
+        ValidatingWebhookConfigurationType,
+        APIServiceType,
+      ].map((type) => ({
         type,
         map: toCrs,
       })),

@@ -30,6 +30,8 @@ export interface OperatorContext {
   crdsDir: string;
   images: ImageDefaults;
   devCluster?: { apiServerPort: number };
+  /** The kubelet's --root-dir on the nodes (default /var/lib/kubelet). */
+  kubeletRootDir?: string;
   now?: () => Date;
   /** Reports what a pass changed. */
   onApply?: (r: ApplyResult) => void;
@@ -139,7 +141,13 @@ export async function reconcileKubeVirt(ctx: OperatorContext, name: string): Pro
       now,
     );
     const desired = renderInstallObjects(
-      { namespace: ctx.namespace, crdsDir: ctx.crdsDir, devCluster: ctx.devCluster, generation },
+      {
+        namespace: ctx.namespace,
+        crdsDir: ctx.crdsDir,
+        devCluster: ctx.devCluster,
+        kubeletRootDir: ctx.kubeletRootDir,
+        generation,
+      },
       spec,
       certs,
     );

@@ -163,7 +163,7 @@ describe('virt-api admission webhooks over HTTPS', () => {
         code: number;
         reason: string;
         message: string;
-        details: { causes: Array<{ field: string; type: string }> };
+        details: { causes: Array<{ field: string; reason: string }> };
       };
     };
     expect(r.allowed).toBe(false);
@@ -193,7 +193,7 @@ describe('virt-api admission webhooks over HTTPS', () => {
     };
     expect(r.allowed).toBe(false);
     expect(r.status.details.causes).toEqual([
-      { type: 'FieldValueForbidden', field: 'spec', message: 'update of VMI object is restricted' },
+      { reason: 'FieldValueForbidden', field: 'spec', message: 'update of VMI object is restricted' },
     ]);
     const sa = await post(
       '/virtualmachineinstances-validate-update',

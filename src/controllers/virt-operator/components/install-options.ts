@@ -24,6 +24,13 @@ export interface InstallOptions {
    * set to this port; images are never pulled. Off by default.
    */
   devCluster?: { apiServerPort: number };
+  /**
+   * A Secret with virt-handler's serving pair and the CA bundle (`tls.crt`, `tls.key`,
+   * `ca.crt`): the handler then serves the REST API virt-api calls (console, VNC, ...)
+   * over mutual TLS on its port 8186. The operator sets it (it makes the Secret); the
+   * plain manifests have no certificates, so their handler serves none.
+   */
+  handlerServerCerts?: string;
 }
 
 /** The default install: namespace kubevirt, the project's images tagged latest. */

@@ -18,6 +18,11 @@ export interface VirtApiComponentOptions {
   servingSecret?: string;
   handlerClientSecret?: string;
   replicas?: number;
+  /**
+   * The pods hold the node's port (host network): a rolling update removes the old pod
+   * before it starts the new one (maxSurge 0), which could not bind the port otherwise.
+   */
+  exclusivePort?: boolean;
   /** The port virt-api listens on (default 8443) and its Service forwards to. */
   port?: number;
   /**
@@ -231,12 +236,20 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
     metadata: { name: NAME, namespace: o.namespace, labels: LABELS },
     spec: {
       replicas: o.replicas ?? 2,
+      ...(o.exclusivePort
+        ? { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } } }
+        : {}),
       selector: { matchLabels: { 'kubevirt.io': 'virt-api' } },
       template: {
         metadata: { labels: LABELS },
         spec: {
           serviceAccountName: 'kubevirt-apiserver',
-          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          // The image's default user is root: name a non-root one, as virt-controller's.
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 1001,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           containers: [
             {
               name: NAME,
@@ -250,6 +263,12 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
                 '--handler-client-key=/etc/virt-handler/clientcertificates/tls.key',
                 '--kubevirt-ca=/etc/virt-handler/clientcertificates/ca.crt',
                 `--kubevirt-namespace=${o.namespace}`,
+                // kubevirt-ts's component accounts (upstream's kubevirt-controller and
+                // kubevirt-handler are virt-api's built-in list): they set the reserved
+                // kubevirt.io/ labels and fields on VMIs that users may not.
+                ...['virt-controller', 'virt-handler'].map(
+                  (sa) => `--privileged-user=system:serviceaccount:${o.namespace}:${sa}`,
+                ),
               ],
               ports: [{ name: 'virt-api', containerPort: port, protocol: 'TCP' }],
               readinessProbe: {

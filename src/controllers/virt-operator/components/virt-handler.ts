@@ -63,8 +63,25 @@ export function virtHandlerArgs(o: InstallOptions): string[] {
     PROBE_LIBVIRT_SOCKET,
     '--kubevirt-namespace',
     o.namespace,
+    ...(o.handlerServerCerts
+      ? [
+          '--tls-cert-file',
+          `${SERVER_CERTS_MOUNT.mountPath}/tls.crt`,
+          '--tls-key-file',
+          `${SERVER_CERTS_MOUNT.mountPath}/tls.key`,
+          '--kubevirt-ca',
+          `${SERVER_CERTS_MOUNT.mountPath}/ca.crt`,
+        ]
+      : []),
   ];
 }
+
+/** Where the handler's serving certificates are mounted (with `handlerServerCerts`). */
+const SERVER_CERTS_MOUNT = {
+  name: 'kubevirt-virt-handler-server-certs',
+  mountPath: '/etc/virt-handler/servercertificates',
+  readOnly: true,
+};
 
 /** The probe daemon's runtime directory (an emptyDir both containers of the pod mount). */
 const PROBE_RUN_MOUNT = { name: 'libvirt-probe', mountPath: '/var/run/kubevirt-libvirt-probe' };
@@ -141,6 +158,7 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
                   ...(d.propagation ? { mountPropagation: d.propagation } : {}),
                 })),
                 PROBE_RUN_MOUNT,
+                ...(o.handlerServerCerts ? [SERVER_CERTS_MOUNT] : []),
               ],
             },
             probeLibvirtContainer(o),
@@ -151,6 +169,9 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
               hostPath: { path: d.path, type: 'DirectoryOrCreate' },
             })),
             { name: PROBE_RUN_MOUNT.name, emptyDir: {} },
+            ...(o.handlerServerCerts
+              ? [{ name: SERVER_CERTS_MOUNT.name, secret: { secretName: o.handlerServerCerts } }]
+              : []),
           ],
         },
       },

@@ -87,6 +87,9 @@ export function virtOperatorObjects(o: InstallOptions, crdsDir: string): KubeObj
                   ...(o.devCluster
                     ? ['--dev-cluster-apiserver-port', String(o.devCluster.apiServerPort)]
                     : []),
+                  ...(o.kubeletRootDir !== '/var/lib/kubelet'
+                    ? ['--kubelet-root-dir', o.kubeletRootDir]
+                    : []),
                 ],
                 env: componentEnv(o),
                 resources: { requests: { cpu: '10m', memory: '150Mi' } },
