@@ -11,12 +11,14 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import { crdsDir } from '../../scripts/gen-crds';
 import type { Pod } from '../../src/controllers/common/pod';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { KubeVirtType, LeaseType, PodType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import { VmiResource } from '../../src/controllers/virt-controller/vmi/controller';
+import { networkAttachmentDefinitionCrd } from '../../src/controllers/virt-operator/components/nad-crd';
 import { integration } from '../support/integration';
 import { available, kubeBinDir, sharedControlPlane, unavailableReason } from '../support/kube';
 
@@ -39,12 +41,20 @@ function freePort(): Promise<number> {
   });
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
+/** The controllers' stderr, for a failure message. */
+const logsOf = (ps: Array<{ log: string[] }>) => ps.map((p) => p.log.join('').slice(-2000)).join('\n---\n');
+
+async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  ms = 60_000,
+  logs: () => string = () => '',
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn().catch(() => undefined);
     if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${logs()}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -106,6 +116,13 @@ describe.runIf(run)('kubevirt-ts virt-controller', () => {
       encoding: 'utf8',
     });
     expect(applied.status, applied.stderr).toBe(0);
+    // The NetworkAttachmentDefinition CRD, which the install ships (manifests/01-crds.yaml)
+    // and whose informer virt-controller waits for.
+    const nad = spawnSync(kubectl, ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], {
+      encoding: 'utf8',
+      input: stringify(networkAttachmentDefinitionCrd()),
+    });
+    expect(nad.status, nad.stderr).toBe(0);
     spawnSync(kubectl, ['--kubeconfig', kubeconfig, 'create', 'namespace', ns], { encoding: 'utf8' });
     client = KubeClient.fromKubeconfig(kubeconfig);
   }, 120_000);
@@ -135,10 +152,15 @@ describe.runIf(run)('kubevirt-ts virt-controller', () => {
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l) as Record<string, unknown>);
-    const text = await waitFor('/metrics with the controller leading', async () => {
-      const t = await (await fetch(`http://127.0.0.1:${mport}/metrics`)).text();
-      return /^kubevirt_virt_controller_leading_status 1$/m.test(t) ? t : undefined;
-    });
+    const text = await waitFor(
+      '/metrics with the controller leading',
+      async () => {
+        const t = await (await fetch(`http://127.0.0.1:${mport}/metrics`)).text();
+        return /^kubevirt_virt_controller_leading_status 1$/m.test(t) ? t : undefined;
+      },
+      60_000,
+      () => logsOf([c]),
+    );
     expect(text).toMatch(/^# TYPE kubevirt_vmi_migration_succeeded gauge$/m);
     expect((await fetch(`http://127.0.0.1:${mport}/readyz`)).status).toBe(200);
     expect(lines().find((l) => String(l.msg).startsWith('metrics on '))).toMatchObject({
@@ -170,12 +192,17 @@ describe.runIf(run)('kubevirt-ts virt-controller', () => {
   it('two replicas: one leader on the Lease; it renders launcher pods with --launcher-image; the other takes over when it dies', async () => {
     const a = await start();
     const b = await start();
-    const leader = await waitFor('a leader', async () => {
-      const [sa, sb] = [await status(a.port, '/leader'), await status(b.port, '/leader')];
-      if (sa === 200 && sb === 503) return a;
-      if (sb === 200 && sa === 503) return b;
-      return undefined;
-    });
+    const leader = await waitFor(
+      'a leader',
+      async () => {
+        const [sa, sb] = [await status(a.port, '/leader'), await status(b.port, '/leader')];
+        if (sa === 200 && sb === 503) return a;
+        if (sb === 200 && sa === 503) return b;
+        return undefined;
+      },
+      60_000,
+      () => logsOf([a, b]),
+    );
     const other = leader === a ? b : a;
     const lease = (await client.get(LeaseType, 'virt-controller', ns)) as KubeObject & {
       spec?: { holderIdentity?: string };

@@ -100,6 +100,8 @@ function componentLoggers(opts: UpOptions): ((component: string) => Logger) | un
   if (!opts.verbose && opts.v === undefined) return undefined;
   const v = opts.v === undefined ? 2 : parseVerbosity(opts.v);
   const dest = pino.destination(2);
+  // The reconcile runtime's own warnings (informers, controllers) as JSON lines too.
+  new ComponentLog('runtime', v, dest).captureRuntime();
   return (component) => new ComponentLog(component, v, dest).logger;
 }
 

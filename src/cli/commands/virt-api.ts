@@ -57,7 +57,7 @@ export function registerVirtApiCommand(program: Command): void {
     .option('--v <level>', VERBOSITY_HELP, '2')
     .action(async (f: ApiFlags) => {
       const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
-      const logs = new ComponentLog('virt-api', parseVerbosity(f.v));
+      const logs = new ComponentLog('virt-api', parseVerbosity(f.v)).captureRuntime();
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
       const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
       const { startVirtApi } = await import('../../controllers/virt-api/server');

@@ -133,7 +133,7 @@ export function registerVirtControllerCommand(program: Command): void {
       const checked = checkControllerFlags(f);
       const listen = parseMetricsListen(f);
       const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
-      const logs = new ComponentLog('virt-controller', parseVerbosity(f.v));
+      const logs = new ComponentLog('virt-controller', parseVerbosity(f.v)).captureRuntime();
       // Loaded here so the other commands start without the Kubernetes client.
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
       const { VirtController } = await import('../../controllers/virt-controller/virt-controller');

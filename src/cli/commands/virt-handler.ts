@@ -108,7 +108,7 @@ export function registerVirtHandlerCommand(program: Command): void {
       // The serving certificate also serves the REST server: metrics use it only when listening.
       const listen = parseMetricsListen(f.metricsListen ? f : { metricsListen: undefined });
       const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
-      const logs = new ComponentLog('virt-handler', parseVerbosity(f.v));
+      const logs = new ComponentLog('virt-handler', parseVerbosity(f.v)).captureRuntime();
       const logger = logs.logger;
       const log = (m: string) => logger.info({ node: f.nodeName }, m);
       // Loaded here, not at the top: every other command (the launcher above all) starts

@@ -67,7 +67,7 @@ export function registerVirtOperatorCommand(program: Command): void {
     .option('--v <level>', VERBOSITY_HELP, '2')
     .action(async (f: OperatorFlags) => {
       const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
-      const logs = new ComponentLog('virt-operator', parseVerbosity(f.v));
+      const logs = new ComponentLog('virt-operator', parseVerbosity(f.v)).captureRuntime();
       if (!NAMESPACE.test(f.namespace))
         throw new Error(`--namespace: ${JSON.stringify(f.namespace)} is not a DNS-1123 label`);
       if (!(POLICIES as readonly string[]).includes(f.imagePullPolicy))

@@ -7,6 +7,7 @@
  */
 import type { DestinationStream, Logger } from 'pino';
 import type { KubeVirtConfiguration } from '../../api/generated/types';
+import { setRuntimeLog } from '../runtime/runtime-log';
 import { componentLogger, levelForVerbosity, vmiFields } from './logger';
 
 /** The components with a logVerbosity field of their own in the KubeVirt resource. */
@@ -59,6 +60,12 @@ export class ComponentLog {
   ) {
     this.verbosity = flagVerbosity;
     this.logger = componentLogger(component, flagVerbosity, dest);
+  }
+
+  /** Sends the reconcile runtime's warnings (informers, controllers) to this log as JSON lines. */
+  captureRuntime(): this {
+    setRuntimeLog({ warn: (m) => this.logger.warn(m), error: (m) => this.logger.error(m) });
+    return this;
   }
 
   /** The verbosity in force (`--v`, or the resource's). */

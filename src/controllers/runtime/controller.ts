@@ -7,6 +7,7 @@ import type { Informer, SharedInformerFactory } from './informer';
 import type { RateLimiter } from './rate-limiter';
 import type { Reconciler, Request } from './reconciler';
 import { apiVersionOf, objectKey, splitKey } from './resources';
+import { runtimeError } from './runtime-log';
 import type { KubeObject, ResourceType } from './types';
 import { WorkQueue, type WorkQueueMetricsSink } from './workqueue';
 
@@ -29,7 +30,7 @@ export interface ControllerOptions {
   rateLimiter?: RateLimiter<string>;
   /** Where the work queue reports adds, retries and durations (metrics). */
   queueMetrics?: WorkQueueMetricsSink;
-  /** Called when a reconcile throws (default: console.error). */
+  /** Called when a reconcile throws (default: the runtime log, see runtime-log.ts). */
   onError?: (request: Request, err: Error) => void;
 }
 
@@ -133,7 +134,7 @@ export class Controller {
         (
           this.options.onError ??
           ((r, e) =>
-            console.error(
+            runtimeError(
               `controller ${this.options.name}: reconcile ${r.namespace ?? ''}/${r.name}: ${e.message}`,
             ))
         )(req, err as Error);

@@ -5,6 +5,7 @@
  */
 import { isNotFound } from './errors';
 import { EventType } from './resources';
+import { runtimeWarn } from './runtime-log';
 import type { KubeObject, ObjectClient } from './types';
 
 export type EventKind = 'Normal' | 'Warning';
@@ -32,7 +33,7 @@ export class EventRecorder {
   constructor(
     private readonly client: ObjectClient,
     private readonly source: EventSource,
-    private readonly onError: (err: Error) => void = (e) => console.warn(`event recorder: ${e.message}`),
+    private readonly onError: (err: Error) => void = (e) => runtimeWarn(`event recorder: ${e.message}`),
   ) {}
 
   /** Records an event about `obj` (which needs kind, name and, when namespaced, namespace). */

@@ -10,6 +10,7 @@ import { Backoff, type BackoffOptions, sleep } from './backoff';
 import { Indexer } from './cache';
 import { isGone } from './errors';
 import { objectKey } from './resources';
+import { runtimeError, runtimeWarn } from './runtime-log';
 import type { KubeObject, ObjectClient, ResourceType, WatchEvent, WatchHandle } from './types';
 
 /** Callbacks for cache changes. `onUpdate` also fires on resync with old === new. */
@@ -30,7 +31,7 @@ export interface InformerOptions {
   backoff?: BackoffOptions;
   /** Server-side watch timeout; the watch is then resumed (default 300 s plus jitter). */
   watchTimeoutSeconds?: number;
-  /** Reports list/watch failures (default: console.warn). */
+  /** Reports list/watch failures (default: the runtime log, see runtime-log.ts). */
   onError?: (err: Error) => void;
 }
 
@@ -110,7 +111,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const signal = this.abort.signal;
     const backoff = new Backoff({ initialMs: 200, maxMs: 30_000, ...this.options.backoff });
     const report =
-      this.options.onError ?? ((e: Error) => console.warn(`informer ${this.type.plural}: ${e.message}`));
+      this.options.onError ?? ((e: Error) => runtimeWarn(`informer ${this.type.plural}: ${e.message}`));
     let needList = true;
     while (!signal.aborted) {
       try {
@@ -230,7 +231,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (kind === 'onUpdate') h.onUpdate?.(a, b!);
       else h[kind]?.(a);
     } catch (err) {
-      console.error(`informer ${this.type.plural}: ${kind} handler failed: ${(err as Error).message}`);
+      runtimeError(`informer ${this.type.plural}: ${kind} handler failed: ${(err as Error).message}`);
     }
   }
 }

@@ -8,6 +8,7 @@
  * Work is keyed by uid and processed after the write that caused it, off the caller's path.
  */
 import { isConflict, isNotFound } from '../errors';
+import { runtimeError } from '../runtime-log';
 import type { EmbeddedStore, StoredObj } from './store';
 
 export class GarbageCollector {
@@ -49,7 +50,7 @@ export class GarbageCollector {
         if (isConflict(err))
           this.enqueue(uid); // raced with another writer: look again
         else if (!isNotFound(err))
-          console.error(`embedded store garbage collector: ${uid}: ${(err as Error).message}`);
+          runtimeError(`embedded store garbage collector: ${uid}: ${(err as Error).message}`);
       }
     }
   }
