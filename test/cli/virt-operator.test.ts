@@ -136,7 +136,8 @@ describe.runIf(run)('kubevirt-ts virt-operator', () => {
       'virt-operator',
       NS,
     );
-    expect(lease.spec.holderIdentity).toBeTruthy();
+    // The operator's identity: its pod name (here the host's name) and pid, as upstream.
+    expect(lease.spec.holderIdentity).toMatch(/^.+_\d+$/);
     const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
     child.kill('SIGTERM');
     expect(await exited, log.join('')).toBe(0);

@@ -54,7 +54,7 @@ const run = e2eRun('the passt binding in local mode', () =>
 // Skipped: Debian 12's libvirt 9.0.0 refuses the domain at define ("XML error: Invalid
 // value for attribute 'type' in element 'backend': 'passt'", asserted in
 // test/controllers/virt-handler/network/passt.test.ts), so the launcher cannot start it.
-// Waits for a libvirt that parses <backend type="passt"/> (upstream libvirt >= 9.0 documents it).
+// Waits (issue 16) for a libvirt that parses <backend type="passt"/> (upstream libvirt >= 9.0 documents it).
 const libvirtTakesPasst = false;
 describe.runIf(run && libvirtTakesPasst)(
   'passt binding in local mode (libvirt starts passt, real guest)',

@@ -22,11 +22,18 @@ import { netnsName, PodNetwork } from '../../../../src/controllers/local/pod-run
 import { PASST_TABLE } from '../../../../src/controllers/virt-handler/network/passt-setup';
 import { setUpPodNetwork } from '../../../../src/controllers/virt-handler/network/pod-nic-setup';
 import { dhcpBindings } from '../../../../src/controllers/virt-launcher/dhcp/bindings';
+import { integration } from '../../../support/integration';
 import { canTestNetworking, networkGuestDir, scopedSnapshot } from '../../../support/net-snapshot';
 import { ECHO_CLIENT, ECHO_SERVER, inNs, startInNs } from '../../../support/netns-process';
 
 const GUEST = networkGuestDir() ?? '';
-const guestReady = GUEST !== '' && existsSync(join(GUEST, 'vmlinuz.bzImage'));
+const guestReady =
+  canTestNetworking() &&
+  integration(
+    'passt with the tiny guest',
+    GUEST !== '' && existsSync(join(GUEST, 'vmlinuz.bzImage')),
+    'no tiny guest with vmlinuz.bzImage: run scripts/setup-host.sh',
+  );
 
 describe.skipIf(!canTestNetworking())('passt binding (real pod namespace)', () => {
   const tag = process.pid % 10000;
