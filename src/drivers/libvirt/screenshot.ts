@@ -48,18 +48,17 @@ export async function captureScreenshot(
   });
   // Not awaited when the call itself fails: keep that from surfacing as unhandled.
   ended.catch(() => undefined);
-  const abort = (e: Error) => {
+  // Ends our side of the stream (OK: finished, ERROR: aborted); a gone connection has
+  // dropped the stream with it, so there is nothing to tell.
+  const endStream = (status: (typeof MessageStatus)[keyof typeof MessageStatus]) => {
     try {
-      t.sendStream(
-        REMOTE_PROGRAM,
-        REMOTE_PROTOCOL_VERSION,
-        RemoteProc.DOMAIN_SCREENSHOT,
-        serial,
-        MessageStatus.ERROR,
-      );
+      t.sendStream(REMOTE_PROGRAM, REMOTE_PROTOCOL_VERSION, RemoteProc.DOMAIN_SCREENSHOT, serial, status);
     } catch {
-      // The connection is gone; nothing to abort.
+      // The connection is gone.
     }
+  };
+  const abort = (e: Error) => {
+    endStream(MessageStatus.ERROR);
     t.dropStream(serial);
     settle?.reject(e);
   };
@@ -114,16 +113,6 @@ export async function captureScreenshot(
   } finally {
     clearTimeout(timer);
   }
-  try {
-    t.sendStream(
-      REMOTE_PROGRAM,
-      REMOTE_PROTOCOL_VERSION,
-      RemoteProc.DOMAIN_SCREENSHOT,
-      serial,
-      MessageStatus.OK,
-    );
-  } catch {
-    // Connection gone after the image arrived: the daemon dropped the stream with it.
-  }
+  endStream(MessageStatus.OK);
   return { mime: mime ?? 'application/octet-stream', data: Buffer.concat(chunks) };
 }

@@ -161,17 +161,21 @@ async function setUpPrimary(
     await ns('ip', ['tuntap', 'add', 'dev', POD_TAP, 'mode', 'tap', ...owner, ...multiQueue]);
     await ns('ip', ['link', 'set', POD_TAP, 'mtu', String(mtu), 'master', MASQUERADE_BRIDGE, 'up']);
   }
+  // The NAT ruleset of one address family (the same rules in `ip` and `ip6` tables).
+  const nat = (family: 'ip' | 'ip6') =>
+    ns(
+      'nft',
+      ['-f', '-'],
+      masqueradeRuleset({
+        podIf: POD_IF,
+        bridge: MASQUERADE_BRIDGE,
+        ports: iface.ports,
+        subject: `${subject}: ${path}`,
+        ...(family === 'ip6' ? { family } : {}),
+      }),
+    );
   await ns('sysctl', ['-q', '-w', 'net.ipv4.ip_forward=1']);
-  await ns(
-    'nft',
-    ['-f', '-'],
-    masqueradeRuleset({
-      podIf: POD_IF,
-      bridge: MASQUERADE_BRIDGE,
-      ports: iface.ports,
-      subject: `${subject}: ${path}`,
-    }),
-  );
+  await nat('ip');
 
   // IPv6 as upstream when the pod has a global IPv6 address: fd10:0:2::1/120 on the bridge
   // for the guest's fd10:0:2::2, forwarding and the same NAT in an ip6 table. Not offered
@@ -188,17 +192,7 @@ async function setUpPrimary(
       'nodad',
     ]);
     await ns('sysctl', ['-q', '-w', 'net.ipv6.conf.all.forwarding=1']);
-    await ns(
-      'nft',
-      ['-f', '-'],
-      masqueradeRuleset({
-        podIf: POD_IF,
-        bridge: MASQUERADE_BRIDGE,
-        ports: iface.ports,
-        subject: `${subject}: ${path}`,
-        family: 'ip6',
-      }),
-    );
+    await nat('ip6');
   }
 
   const cached: CachedInterface = {
