@@ -364,7 +364,7 @@ describe.runIf(run)('ssh, scp, port-forward and a handler restart in local mode 
   });
 
   it('a VMI whose start fails leaves nothing in the host network configuration once deleted', {
-    timeout: 300_000,
+    timeout: 600_000,
   }, async () => {
     const nft0 = netSnapshot().nftTables;
     const ports0 = scopedSnapshot([], bridge).bridgePorts;
@@ -417,7 +417,8 @@ describe.runIf(run)('ssh, scp, port-forward and a handler restart in local mode 
           return false;
         }
       },
-      120_000,
+      // Under the full suite's load phase 1 can take minutes to come round.
+      240_000,
     );
     const failed = await waitFor(
       'the start to fail',

@@ -454,10 +454,10 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
         return names.filter((n) => n.endsWith('kubevirt.io')).length === 1 ? names : undefined;
       },
       // The API server drops every CRD's objects and its storage first: minutes under load.
-      180_000,
+      300_000,
       500,
     );
     // What is left of kubevirt.io is the operator manifest's KubeVirt CRD.
     expect(crds.filter((n) => n.endsWith('kubevirt.io'))).toEqual(['kubevirts.kubevirt.io']);
-  }, 300_000);
+  }, 420_000);
 });
