@@ -116,5 +116,17 @@ export function launcherVolumes(vmi: VirtualMachineInstance): {
       mounts.push({ name: v.name, mountPath: `${LAUNCHER_DIRS.share}/downwardmetrics-disk` });
     }
   });
+  // upstream withAccessCredentials: each Secret whole at secret/<name>-access-cred (read by
+  // the launcher for cloud-init meta-data). A Secret named twice is mounted once.
+  const credSecrets = new Set<string>();
+  for (const cred of vmi.spec.accessCredentials ?? []) {
+    const secretName =
+      cred.sshPublicKey?.source?.secret?.secretName ?? cred.userPassword?.source?.secret?.secretName;
+    if (!secretName || credSecrets.has(secretName)) continue;
+    credSecrets.add(secretName);
+    const name = `${secretName}-access-cred`;
+    volumes.push({ name, secret: { secretName } });
+    mounts.push({ name, mountPath: `${LAUNCHER_DIRS.private}/secret/${name}`, readOnly: true });
+  }
   return { volumes, mounts };
 }
