@@ -139,6 +139,22 @@ describe('launcher pod volumes', () => {
     ]);
   });
 
+  it('refuses an accessCredentials Secret whose pod volume name another volume has', () => {
+    const v = vmi(
+      [
+        { name: 'ci', cloudInitNoCloud: { userData: '#cloud-config\n' } },
+        { name: 'keys-access-cred', secret: { secretName: 'other' } },
+      ],
+      ['ci'],
+    );
+    v.spec.accessCredentials = [
+      { sshPublicKey: { source: { secret: { secretName: 'keys' } }, propagationMethod: { noCloud: {} } } },
+    ];
+    expect(() => renderLauncherPod(v, cfg, opts)).toThrow(
+      "spec.accessCredentials[0]: its Secret's pod volume 'keys-access-cred' has the name of another launcher pod volume (a VMI volume of that name?)",
+    );
+  });
+
   it('mounts a sysprep configMap or secret at the sysprep dir', () => {
     const pod = renderLauncherPod(
       vmi(
