@@ -34,7 +34,9 @@ DISK_MODULES=(crc32c_generic ext4 isofs)
 # (it is part of the cache directory's name). 6: qemu-ga in the initramfs. 7: networking
 # (udhcpc on eth0, a TCP echo server, kvts.connect= client; see /etc/start-network).
 # 8: an SSH server (Debian's dropbear, keys from a cloud-init NoCloud disk; /etc/start-ssh).
-RECIPE=8
+# 9: SSH keys also from cloud-init meta-data (NoCloud `public-keys`, ConfigDrive
+# `public_keys`: where accessCredentials put them) and from a ConfigDrive's user_data.
+RECIPE=9
 # What the guest's /etc/os-release says (guest-get-osinfo reads it).
 OS_ID="kubevirt-ts-guest"
 OS_NAME="kubevirt-ts tiny guest"
@@ -272,10 +274,75 @@ for arg in $(cat /proc/cmdline); do
 done
 SH
 chmod 755 "$root/etc/start-network"
-# SSH, once the guest has an address: root's authorized keys from a cloud-init NoCloud disk
-# (an ISO 9660 virtio disk with user-data; its `ssh_authorized_keys:` lists, top level or
-# under users), a fresh ed25519 host key, dropbear on port 22 with password logins off.
-# No NoCloud disk: no keys, dropbear still listens (and refuses everyone).
+# SSH, once the guest has an address: root's authorized keys from a cloud-init disk (an
+# ISO 9660 virtio disk): NoCloud's user-data `ssh_authorized_keys:` lists (top level or
+# under users) and meta-data `public-keys`, or a ConfigDrive's openstack/latest/user_data
+# and meta_data.json `public_keys` (what cloud-init reads; the meta-data keys are where
+# KubeVirt's accessCredentials put them). Then a fresh ed25519 host key and dropbear on
+# port 22 with password logins off. No cloud-init disk: no keys, dropbear still listens
+# (and refuses everyone).
+cat >"$root/etc/public-keys.awk" <<'AWK'
+# Prints the SSH public keys of cloud-init meta-data, one per line (an entry holding
+# several lines gives several keys, as cloud-init splits them).
+# mode=yaml: NoCloud meta-data, `public-keys:` then indented `"N": "key"` (or `N: key`) lines.
+# mode=json: ConfigDrive meta_data.json, its "public_keys": {"N": "key", ...} object.
+function unjson(s,   out, i, c, n) {
+  out = ""
+  n = length(s)
+  for (i = 1; i <= n; i++) {
+    c = substr(s, i, 1)
+    if (c == "\\" && i < n) {
+      i++
+      c = substr(s, i, 1)
+      if (c == "n") c = "\n"
+      else if (c == "t") c = "\t"
+      else if (c == "r") c = ""
+    }
+    out = out c
+  }
+  return out
+}
+mode == "yaml" {
+  if ($0 ~ /^public-keys:[[:space:]]*$/) { on = 1; next }
+  if (on && $0 ~ /^[[:space:]]+[^[:space:]]/) {
+    v = $0
+    sub(/^[[:space:]]*("[^"]*"|[^:"]*):[[:space:]]*/, "", v)
+    sub(/[[:space:]]*$/, "", v)
+    if (v ~ /^".*"$/) v = unjson(substr(v, 2, length(v) - 2))
+    if (v != "") print v
+    next
+  }
+  on = 0
+}
+mode == "json" { doc = doc $0 "\n" }
+END {
+  if (mode != "json") exit
+  p = index(doc, "\"public_keys\"")
+  if (!p) exit
+  rest = substr(doc, p + 13)
+  b = index(rest, "{")
+  if (!b) exit
+  n = length(rest)
+  instr = 0
+  isval = 0
+  for (i = b + 1; i <= n; i++) {
+    c = substr(rest, i, 1)
+    if (instr) {
+      if (c == "\\") { cur = cur c substr(rest, i + 1, 1); i++; continue }
+      if (c == "\"") {
+        instr = 0
+        if (isval && cur != "") print unjson(cur)
+        isval = !isval
+        continue
+      }
+      cur = cur c
+      continue
+    }
+    if (c == "\"") { instr = 1; cur = ""; continue }
+    if (c == "}") break
+  }
+}
+AWK
 cat >"$root/etc/start-ssh" <<'SH'
 #!/bin/sh
 i=0
@@ -284,18 +351,28 @@ mkdir -p /mnt/cidata /root/.ssh
 chmod 700 /root /root/.ssh
 : >/root/.ssh/authorized_keys
 chmod 600 /root/.ssh/authorized_keys
+# user-data's ssh_authorized_keys: entries (top level or under users:).
+user_keys() {
+  awk '/^[[:space:]]*(-[[:space:]]+)?ssh_authorized_keys:/ { on = 1; next }
+    on && /^[[:space:]]*-[[:space:]]/ {
+      sub(/^[[:space:]]*-[[:space:]]*/, ""); gsub(/^["\047]|["\047][[:space:]]*$/, ""); print; next }
+    { on = 0 }' "$1"
+}
+source=none
 for dev in /dev/vd[a-z] /dev/sr[0-9]; do
   [ -b "$dev" ] || continue
   mount -t iso9660 -o ro "$dev" /mnt/cidata 2>/dev/null || continue
-  if [ -f /mnt/cidata/user-data ]; then
-    awk '/^[[:space:]]*(-[[:space:]]+)?ssh_authorized_keys:/ { on = 1; next }
-      on && /^[[:space:]]*-[[:space:]]/ {
-        sub(/^[[:space:]]*-[[:space:]]*/, ""); gsub(/^["\047]|["\047][[:space:]]*$/, ""); print; next }
-      { on = 0 }' /mnt/cidata/user-data >>/root/.ssh/authorized_keys
-    umount /mnt/cidata
-    break
+  if [ -f /mnt/cidata/meta-data ]; then
+    [ -f /mnt/cidata/user-data ] && user_keys /mnt/cidata/user-data >>/root/.ssh/authorized_keys
+    awk -v mode=yaml -f /etc/public-keys.awk /mnt/cidata/meta-data >>/root/.ssh/authorized_keys
+    source=nocloud
+  elif [ -f /mnt/cidata/openstack/latest/meta_data.json ]; then
+    [ -f /mnt/cidata/openstack/latest/user_data ] && user_keys /mnt/cidata/openstack/latest/user_data >>/root/.ssh/authorized_keys
+    awk -v mode=json -f /etc/public-keys.awk /mnt/cidata/openstack/latest/meta_data.json >>/root/.ssh/authorized_keys
+    source=configdrive
   fi
   umount /mnt/cidata
+  [ "$source" = none ] || break
 done
 keys=$(grep -c . /root/.ssh/authorized_keys)
 /usr/bin/dropbearkey -t ed25519 -f /etc/dropbear/dropbear_ed25519_host_key >/var/log/dropbearkey.log 2>&1
@@ -303,7 +380,7 @@ keys=$(grep -c . /root/.ssh/authorized_keys)
 /usr/sbin/dropbear -F -E -r /etc/dropbear/dropbear_ed25519_host_key -p 22 -s 2>/var/log/dropbear.log &
 sleep 1
 if kill -0 $! 2>/dev/null; then
-  echo "KUBEVIRT-TS-GUEST-SSH dropbear tcp/22 authorized_keys=$keys" >/dev/console
+  echo "KUBEVIRT-TS-GUEST-SSH dropbear tcp/22 authorized_keys=$keys source=$source" >/dev/console
 else
   echo "KUBEVIRT-TS-GUEST-SSH failed: $(cat /var/log/dropbearkey.log /var/log/dropbear.log | tr '\n' ' ')" >/dev/console
 fi

@@ -7,6 +7,7 @@ import { type FieldError, type FieldPath, fieldError } from '../errors';
 import type { VirtualMachineInstanceSpec } from '../generated/types';
 import { validateAffinity } from './affinity';
 import { isDNS1123Label, isDNS1123Subdomain } from './names';
+import { validateAccessCredentials } from './vmi-access-credentials';
 import { validateCompute } from './vmi-compute';
 import { validateDevices } from './vmi-devices';
 import { validateNetworking } from './vmi-network';
@@ -114,85 +115,6 @@ function validateScheduling(
       if (!o.name) errs.push(fieldError(dp.child('options'), 'Option.Name must not be empty'));
     }
   }
-  return errs;
-}
-
-function validateAccessCredentials(field: FieldPath, spec: VirtualMachineInstanceSpec): FieldError[] {
-  const creds = spec.accessCredentials ?? [];
-  const ap = field.child('accessCredentials');
-  if (creds.length > 256) return [fieldError(ap, `${ap} list exceeds the 256 element limit in length`)];
-  const errs: FieldError[] = [];
-  const hasNoCloud = (spec.volumes ?? []).some((v) => v.cloudInitNoCloud);
-  const hasConfigDrive = (spec.volumes ?? []).some((v) => v.cloudInitConfigDrive);
-  creds.forEach((cred, idx) => {
-    const p = ap.index(idx);
-    let count = 0;
-    const ssh = cred.sshPublicKey;
-    if (ssh) {
-      count++;
-      const pm = ssh.propagationMethod ?? {};
-      let methods = 0;
-      if (pm.noCloud) {
-        methods++;
-        if (!hasNoCloud) {
-          errs.push(
-            fieldError(
-              p.child('sshPublicKey', 'propagationMethod'),
-              `${p} requires a noCloud volume to exist when the noCloud propagationMethod is in use.`,
-            ),
-          );
-        }
-      }
-      if (pm.configDrive) {
-        methods++;
-        if (!hasConfigDrive) {
-          errs.push(
-            fieldError(
-              p.child('sshPublicKey', 'propagationMethod'),
-              `${p} requires a configDrive volume to exist when the configDrive propagationMethod is in use.`,
-            ),
-          );
-        }
-      }
-      if (pm.qemuGuestAgent) {
-        methods++;
-        if (!pm.qemuGuestAgent.users?.length) {
-          errs.push(
-            fieldError(
-              p.child('sshPublicKey', 'propagationMethod', 'qemuGuestAgent', 'users'),
-              `${p} requires at least one user to be present in the users list`,
-            ),
-          );
-        }
-      }
-      if (!ssh.source?.secret) {
-        errs.push(fieldError(p.child('sshPublicKey', 'source'), `${p} must have exactly one source set`));
-      }
-      if (methods !== 1) {
-        errs.push(
-          fieldError(
-            p.child('sshPublicKey', 'propagationMethod'),
-            `${p} must have exactly one propagationMethod set`,
-          ),
-        );
-      }
-    }
-    const up = cred.userPassword;
-    if (up) {
-      count++;
-      if (!up.source?.secret)
-        errs.push(fieldError(p.child('userPassword', 'source'), `${p} must have exactly one source set`));
-      if (!up.propagationMethod?.qemuGuestAgent) {
-        errs.push(
-          fieldError(
-            p.child('userPassword', 'propagationMethod'),
-            `${p} must have exactly one propagationMethod set`,
-          ),
-        );
-      }
-    }
-    if (count !== 1) errs.push(fieldError(p, `${p} must have exactly one access credential type set`));
-  });
   return errs;
 }
 

@@ -2,9 +2,10 @@
  * Creates the files a VMI's domain points at before the launcher defines it: for each
  * containerDisk volume, the backing file (`<containerDiskDir>/disk_<i>.img`, a symlink to
  * the disk in the local image store, or the copy the pod's init container made there) and its qcow2 overlay (`qemu-img create`); for each
- * cloud-init volume, its ISO image (secretRef data read from the mounted secret); for
- * each emptyDisk a fresh qcow2 (empty-disk.ts); for each hostDisk a check or a sparse file
- * (host-disk.ts); for each config volume a disk uses, its ISO image (config-disk.ts); for
+ * cloud-init volume, its ISO image (secretRef data read from the mounted secret, and the
+ * SSH keys of the VMI's noCloud/configDrive accessCredentials in its meta-data, read from
+ * their mounted Secrets: access-credential-keys.ts); for each emptyDisk a fresh qcow2
+ * (empty-disk.ts); for each hostDisk a check or a sparse file (host-disk.ts); for each config volume a disk uses, its ISO image (config-disk.ts); for
  * each filesystem PVC or DataVolume, a check that its disk.img is there (pvc-disk.ts).
  * Idempotent: what exists already (a restarted launcher in the same pod) is never
  * recreated, so the guest keeps its writes.
@@ -16,6 +17,7 @@ import { promisify } from 'node:util';
 import type { VirtualMachineInstance } from '../../api';
 import { type ConverterPaths, volumePaths } from '../../converter';
 import { buildIso, isoContents, type ResolvedVolumeData } from '../../converter/iso';
+import { readSshPublicKeys } from './access-credential-keys';
 import { configVolumeKind, prepareConfigDisk } from './config-disk';
 import { prepareEmptyDisk } from './empty-disk';
 import { prepareHostDisk } from './host-disk';
@@ -241,7 +243,9 @@ export class VolumePreparer {
       kind,
     );
     if (await exists(file)) return undefined;
-    const contents = isoContents(vmi, i, await this.cloudInitSecrets(vmi, i));
+    const resolved = await this.cloudInitSecrets(vmi, i);
+    resolved.sshPublicKeys = await readSshPublicKeys(vmi, kind, this.map);
+    const contents = isoContents(vmi, i, resolved);
     if (!contents) return undefined;
     await buildIso(contents, file, { xorriso: this.opts.xorriso });
     return file;

@@ -33,3 +33,11 @@ export function cloudInitSecretDir(volume: string): string {
 export function mountedDiskDir(volume: string): string {
   return `${PRIVATE_DIR}/vmi-disks/${volume}`;
 }
+
+/**
+ * upstream config.SecretSourceDir/<secret>-access-cred: where the Secret of an
+ * `accessCredentials` entry is mounted, whole (every key a file).
+ */
+export function accessCredentialSecretDir(secretName: string): string {
+  return `${PRIVATE_DIR}/secret/${secretName}-access-cred`;
+}

@@ -24,6 +24,12 @@ export interface ResolvedVolumeData {
   data?: Record<string, string | Uint8Array>;
   /** For cloud-init `networkDataSecretRef`: the secret's data. */
   networkData?: Record<string, string | Uint8Array>;
+  /**
+   * For a cloud-init volume: the SSH public keys of the VMI's `accessCredentials` whose
+   * propagationMethod is this volume's kind (noCloud or configDrive), one entry per key
+   * of their Secrets in upstream's order. They go into the meta-data as upstream puts them.
+   */
+  sshPublicKeys?: string[];
 }
 
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
@@ -82,6 +88,27 @@ function cloudInitData(
   return { userData, networkData };
 }
 
+/**
+ * Upstream's `public-keys` / `public_keys` meta-data map: "0", "1", ... in the order the
+ * keys were read; surrounding whitespace is dropped and empty entries are skipped.
+ */
+function publicKeyMap(keys: string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  let n = 0;
+  for (const k of keys ?? []) {
+    const key = k.trim();
+    if (key) out[String(n++)] = key;
+  }
+  return out;
+}
+
+/** NoCloud meta-data `public-keys:` lines; JSON strings are valid YAML double-quoted scalars. */
+function noCloudPublicKeys(keys: Record<string, string>): string {
+  const names = Object.keys(keys);
+  if (!names.length) return '';
+  return `public-keys:\n${names.map((n) => `  ${JSON.stringify(n)}: ${JSON.stringify(keys[n])}\n`).join('')}`;
+}
+
 function instanceId(vmi: VirtualMachineInstance): string {
   return `${vmi.metadata?.name}.${vmi.metadata?.namespace || 'default'}`;
 }
@@ -123,19 +150,23 @@ export function isoContents(
   };
   if (vol.cloudInitNoCloud) {
     const d = cloudInitData(vmi, vol.cloudInitNoCloud, `${path}.cloudInitNoCloud`, resolved);
-    files['meta-data'] = `instance-id: ${instanceId(vmi)}\nlocal-hostname: ${hostname(vmi)}\n`;
+    files['meta-data'] =
+      `instance-id: ${instanceId(vmi)}\nlocal-hostname: ${hostname(vmi)}\n` +
+      noCloudPublicKeys(publicKeyMap(resolved.sshPublicKeys));
     files['user-data'] = d.userData ?? '';
     if (d.networkData !== undefined) files['network-config'] = d.networkData;
     return { label: 'cidata', files };
   }
   if (vol.cloudInitConfigDrive) {
     const d = cloudInitData(vmi, vol.cloudInitConfigDrive, `${path}.cloudInitConfigDrive`, resolved);
+    const keys = publicKeyMap(resolved.sshPublicKeys);
     const meta = {
       instance_type: '',
       availability_zone: '',
       uuid: instanceId(vmi),
       hostname: hostname(vmi),
       name: hostname(vmi),
+      ...(Object.keys(keys).length ? { public_keys: keys } : {}),
     };
     files['openstack/latest/meta_data.json'] = JSON.stringify(meta);
     if (d.userData !== undefined) files['openstack/latest/user_data'] = d.userData;

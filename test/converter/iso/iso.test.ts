@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
 import { buildIso, isoContents } from '../../../src/converter/iso';
 import { integration } from '../../support/integration';
@@ -55,6 +56,34 @@ describe('isoContents', () => {
       uuid: 'vm1.ns',
       hostname: 'box',
     });
+  });
+
+  it('puts accessCredentials SSH keys into the meta-data as upstream does, numbered from 0', () => {
+    const keys = ['ssh-ed25519 AAAA a@x\n', '  ', 'ssh-rsa BBBB "b" \\ c'];
+    const nc = isoContents(vmi([{ name: 'ci', cloudInitNoCloud: { userData: 'x' } }]), 0, {
+      sshPublicKeys: keys,
+    })!;
+    expect(nc.files['meta-data']).toBe(
+      'instance-id: vm1.ns\nlocal-hostname: box\npublic-keys:\n  "0": "ssh-ed25519 AAAA a@x"\n  "1": "ssh-rsa BBBB \\"b\\" \\\\ c"\n',
+    );
+    expect(parse(String(nc.files['meta-data']))['public-keys']).toEqual({
+      '0': 'ssh-ed25519 AAAA a@x',
+      '1': 'ssh-rsa BBBB "b" \\ c',
+    });
+    const cd = isoContents(vmi([{ name: 'cd', cloudInitConfigDrive: { userData: 'x' } }]), 0, {
+      sshPublicKeys: keys,
+    })!;
+    expect(JSON.parse(String(cd.files['openstack/latest/meta_data.json'])).public_keys).toEqual({
+      '0': 'ssh-ed25519 AAAA a@x',
+      '1': 'ssh-rsa BBBB "b" \\ c',
+    });
+    // No keys: no public_keys field at all.
+    const none = isoContents(vmi([{ name: 'cd', cloudInitConfigDrive: { userData: 'x' } }]), 0, {
+      sshPublicKeys: [],
+    })!;
+    expect(JSON.parse(String(none.files['openstack/latest/meta_data.json']))).not.toHaveProperty(
+      'public_keys',
+    );
   });
 
   it('takes user data from a resolved secret and config volume files from resolved data', () => {

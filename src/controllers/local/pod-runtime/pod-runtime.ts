@@ -5,11 +5,9 @@
  * keeps Pod status (phase, container statuses), binds pending pods when told to (no
  * scheduler), and on deletion stops the process (SIGTERM, SIGKILL after the grace
  * period) and removes the pod. Processes run detached with pid files: a restarted
- * runtime adopts them, so guests are not restarted with it.
+ * runtime adopts them, so guests are not restarted with it. What a pod's process is (argv,
+ * environment) is container-command.ts.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Pod } from '../../common/pod';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { EventRecorder } from '../../runtime/event-recorder';
@@ -17,7 +15,7 @@ import { type Informer, SharedInformerFactory } from '../../runtime/informer';
 import { objectKey, PodType } from '../../runtime/resources';
 import type { KubeObject, ObjectClient } from '../../runtime/types';
 import { WorkQueue } from '../../runtime/workqueue';
-import { MOUNTS_ENV } from '../../virt-launcher/path-map';
+import { containerArgv, containerEnv } from './container-command';
 import { NodeStatusKeeper } from './node-status';
 import { podDir, preparePodDirs, removePodDirs } from './pod-dirs';
 import { PodNetwork, type PodNetworkInfo, type PodNetworkOptions } from './pod-network';
@@ -32,6 +30,8 @@ import {
   startProcess,
 } from './processes';
 import { secondaryAttachments } from './secondary-networks';
+
+export { defaultCliEntry } from './container-command';
 
 /** Options of {@link PodRuntime}. */
 export interface PodRuntimeOptions {
@@ -78,18 +78,6 @@ const MOUNT_RETRY_MAX_MS = 30_000;
 
 /** Grace of a pod whose object vanished before its process stopped. */
 const DEFAULT_GRACE_MS = 30_000;
-
-/** This package's CLI entry (`dist/cli/kubevirt-ts.js`), found from this module's location. */
-export function defaultCliEntry(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'dist', 'cli', 'kubevirt-ts.js'))) {
-      return join(dir, 'dist', 'cli', 'kubevirt-ts.js');
-    }
-    dir = dirname(dir);
-  }
-  return resolve('dist/cli/kubevirt-ts.js');
-}
 
 /** Runs the pods of one node. */
 export class PodRuntime {
@@ -250,41 +238,6 @@ export class PodRuntime {
     this.o.onWrite?.('Pod', pod.metadata?.name ?? '');
   }
 
-  private argv(pod: Pod): string[] {
-    const c = pod.spec?.containers?.[0];
-    const cmd = [...(c?.command ?? []), ...(c?.args ?? [])];
-    if (cmd.length === 0)
-      throw new Error(`Pod ${objectKey(pod as KubeObject)}: spec.containers[0] has no command`);
-    const commands = this.o.commands ?? { 'kubevirt-ts': [process.execPath, defaultCliEntry()] };
-    const mapped = commands[cmd[0]];
-    if (!mapped) {
-      throw new Error(
-        `Pod ${objectKey(pod as KubeObject)}: spec.containers[0].command[0]: ${JSON.stringify(cmd[0])} is not a command this runtime runs (known: ${Object.keys(commands).join(', ')})`,
-      );
-    }
-    return [...mapped, ...cmd.slice(1)];
-  }
-
-  private env(pod: Pod, mounts: Record<string, string>): NodeJS.ProcessEnv {
-    const fields: Record<string, string | undefined> = {
-      'metadata.name': pod.metadata?.name,
-      'metadata.namespace': pod.metadata?.namespace,
-      'metadata.uid': pod.metadata?.uid,
-      'spec.nodeName': pod.spec?.nodeName,
-    };
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      ...this.o.env,
-      [MOUNTS_ENV]: JSON.stringify(mounts),
-    };
-    for (const e of pod.spec?.containers?.[0]?.env ?? []) {
-      const v = e.value ?? (e.valueFrom?.fieldRef ? fields[e.valueFrom.fieldRef.fieldPath] : undefined);
-      if (v !== undefined) env[e.name] = v;
-    }
-    return env;
-  }
-
   /** Starts the pod's process; returns ms to try again when its volumes are not ready. */
   private async startPod(pod: Pod): Promise<number | undefined> {
     const uid = pod.metadata?.uid ?? '';
@@ -292,7 +245,7 @@ export class PodRuntime {
     let argv: string[];
     let mounts: Record<string, string>;
     try {
-      argv = this.argv(pod);
+      argv = containerArgv(pod, this.o.commands);
     } catch (err) {
       await this.writeStatus(pod, {
         phase: 'Failed',
@@ -345,7 +298,7 @@ export class PodRuntime {
       // The container's process lives in the pod's network namespace (nsenter switches only that).
       argv = ['nsenter', `--net=${net.netns}`, '--', ...argv];
     }
-    const started = await startProcess(podDir(this.o.root, uid), argv, this.env(pod, mounts));
+    const started = await startProcess(podDir(this.o.root, uid), argv, containerEnv(pod, this.o.env, mounts));
     const r: Running = { record: started.record, exit: started.exit, net };
     this.running.set(uid, r);
     this.log(`${key}: started process ${started.record.pid}`);

@@ -10,13 +10,17 @@
 import { isConflict, isNotFound } from '../errors';
 import { runtimeError } from '../runtime-log';
 import type { EmbeddedStore, StoredObj } from './store';
+import type { TypedLookups } from './typed-lookups';
 
 export class GarbageCollector {
   private readonly queue = new Set<string>();
   private scheduled = false;
   private stopped = false;
 
-  constructor(private readonly store: EmbeddedStore) {}
+  constructor(
+    private readonly store: EmbeddedStore,
+    private readonly lookups: TypedLookups,
+  ) {}
 
   /** Re-examines the object with this uid (and its dependents) soon. */
   enqueue(uid: string | undefined): void {
@@ -30,7 +34,7 @@ export class GarbageCollector {
 
   /** After a restart: re-examines every object that is deleting or has owners. */
   enqueueAll(): void {
-    for (const uid of this.store.deletingUids()) this.enqueue(uid);
+    for (const uid of this.lookups.deletingUids()) this.enqueue(uid);
   }
 
   stop(): void {
@@ -56,13 +60,13 @@ export class GarbageCollector {
   }
 
   private async process(uid: string): Promise<void> {
-    const owner = this.store.byUidLookup(uid);
-    const deps = this.store.dependentsOf(uid);
+    const owner = this.lookups.byUid(uid);
+    const deps = this.lookups.dependentsOf(uid);
     if (!owner) {
       // The owner is gone: delete dependents with no other live owner; drop dangling references.
       for (const d of deps) {
         const others = (d.obj.metadata.ownerReferences ?? []).filter((r) => r.uid !== uid);
-        const alive = others.filter((r) => this.store.byUidLookup(r.uid));
+        const alive = others.filter((r) => this.lookups.byUid(r.uid));
         if (alive.length === 0) {
           if (!d.obj.metadata.deletionTimestamp) {
             await this.store.delete(d.type, d.obj.metadata.name, {
@@ -77,7 +81,7 @@ export class GarbageCollector {
     }
     const { type, obj } = owner;
     if (
-      obj.metadata.ownerReferences?.some((r) => !this.store.byUidLookup(r.uid)) &&
+      obj.metadata.ownerReferences?.some((r) => !this.lookups.byUid(r.uid)) &&
       !obj.metadata.deletionTimestamp
     ) {
       for (const r of obj.metadata.ownerReferences) this.enqueue(r.uid);
@@ -107,13 +111,13 @@ export class GarbageCollector {
           propagationPolicy: 'Foreground',
         });
       }
-      if (waiting.length === 0 && this.store.dependentsOf(uid).length === 0) {
+      if (waiting.length === 0 && this.lookups.dependentsOf(uid).length === 0) {
         await this.dropFinalizer(type, obj, 'foregroundDeletion');
       }
       return;
     }
     if (type.kind === 'Namespace' && type.group === '') {
-      const contents = this.store.contentsOf(obj.metadata.name);
+      const contents = this.lookups.contentsOf(obj.metadata.name);
       for (const c of contents) {
         if (c.obj.metadata.deletionTimestamp) continue;
         await this.store.delete(c.type, c.obj.metadata.name, {
@@ -121,7 +125,7 @@ export class GarbageCollector {
           preconditions: { uid: c.obj.metadata.uid },
         });
       }
-      if (this.store.contentsOf(obj.metadata.name).length === 0) await this.store.finishNamespace(obj);
+      if (this.lookups.contentsOf(obj.metadata.name).length === 0) await this.store.finishNamespace(obj);
     }
   }
 
@@ -141,7 +145,7 @@ export class GarbageCollector {
     obj: StoredObj,
     f: string,
   ): Promise<void> {
-    const current = this.store.byUidLookup(obj.metadata.uid);
+    const current = this.lookups.byUid(obj.metadata.uid);
     if (!current) return;
     const next = structuredClone(current.obj);
     next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((x) => x !== f);

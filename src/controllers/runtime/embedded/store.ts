@@ -43,6 +43,7 @@ import { ObjectIndex } from './object-index';
 import { copyOut, serializeRecord, storageKind } from './store-rules';
 import type { EmbeddedStoreOptions, StoredObj } from './store-types';
 import { TypeRegistry } from './type-registry';
+import { TypedLookups } from './typed-lookups';
 import { validateMetadata } from './validation';
 import { WatchHub } from './watch-hub';
 import {
@@ -72,6 +73,7 @@ export class EmbeddedStore implements ObjectClient {
   private readonly commits?: GroupCommit;
   private closed = false;
   private readonly gc: GarbageCollector;
+  private readonly lookups = new TypedLookups(this.objects, this.registry);
 
   private constructor(
     private readonly journal: Journal | undefined,
@@ -84,7 +86,7 @@ export class EmbeddedStore implements ObjectClient {
     );
     for (const t of [...builtinTypes, ...kubevirtTypes, ...(options.types ?? [])])
       this.registry.registerBuiltin(t);
-    this.gc = new GarbageCollector(this);
+    this.gc = new GarbageCollector(this, this.lookups);
     if (journal) {
       this.commits = new GroupCommit(journal, () => ({ rv: this.rv, objects: this.objects.all() }));
     }
@@ -252,7 +254,7 @@ export class EmbeddedStore implements ObjectClient {
     // As on a cluster, foreground/orphan deletion always goes through the finalizer (even with
     // no dependents): the caller sees `pending`, and the garbage collector finishes it.
     const terminatingNamespace =
-      type.kind === 'Namespace' && type.group === '' && this.namespaceHasContent(name);
+      type.kind === 'Namespace' && type.group === '' && this.lookups.namespaceHasContent(name);
     if (options.dryRun) return { pending: finalizers.size > 0, object: copyOut(type, current) as T };
     if (finalizers.size > 0 || terminatingNamespace) {
       const next = structuredClone(current);
@@ -269,40 +271,7 @@ export class EmbeddedStore implements ObjectClient {
     return { pending: false, object: copyOut(type, removed.obj) as T };
   }
 
-  // ---- internals used by the garbage collector ---------------------------------------
-
-  /** @internal The object with this uid, and its kind. */
-  byUidLookup(uid: string): { type: ResourceType; obj: StoredObj } | undefined {
-    const found = this.objects.byUidLookup(uid);
-    return found && { type: this.registry.ofKind(found.kind)!, obj: found.obj };
-  }
-
-  /** @internal Dependents of an owner uid. */
-  dependentsOf(uid: string): { type: ResourceType; obj: StoredObj }[] {
-    return this.objects
-      .dependentsOf(uid)
-      .map(({ kind, obj }) => ({ type: this.registry.ofKind(kind)!, obj }));
-  }
-
-  /** @internal Every namespaced object in a namespace. */
-  contentsOf(namespace: string): { type: ResourceType; obj: StoredObj }[] {
-    const out: { type: ResourceType; obj: StoredObj }[] = [];
-    for (const { kind, object } of this.objects.all()) {
-      const type = this.registry.ofKind(kind)!;
-      if (type.namespaced && object.metadata.namespace === namespace)
-        out.push({ type, obj: object as StoredObj });
-    }
-    return out;
-  }
-
-  /** @internal uids of objects whose deletion is in progress (for recovery after restart). */
-  deletingUids(): string[] {
-    const out: string[] = [];
-    for (const { obj: o } of this.objects.entries()) {
-      if (o.metadata.deletionTimestamp || o.metadata.ownerReferences?.length) out.push(o.metadata.uid);
-    }
-    return out;
-  }
+  // ---- used by the garbage collector ----------------------------------------------
 
   /** @internal Finishes deleting a terminating namespace once it is empty. */
   async finishNamespace(obj: StoredObj): Promise<void> {
@@ -351,14 +320,9 @@ export class EmbeddedStore implements ObjectClient {
   }
 
   private namespaceWaits(type: ResourceType, obj: StoredObj): boolean {
-    return type.kind === 'Namespace' && type.group === '' && this.namespaceHasContent(obj.metadata.name);
-  }
-
-  private namespaceHasContent(ns: string): boolean {
-    for (const { kind, obj } of this.objects.entries()) {
-      if (this.registry.ofKind(kind)?.namespaced && obj.metadata.namespace === ns) return true;
-    }
-    return false;
+    return (
+      type.kind === 'Namespace' && type.group === '' && this.lookups.namespaceHasContent(obj.metadata.name)
+    );
   }
 
   private acceptCrd(obj: StoredObj): void {

@@ -116,5 +116,22 @@ export function launcherVolumes(vmi: VirtualMachineInstance): {
       mounts.push({ name: v.name, mountPath: `${LAUNCHER_DIRS.share}/downwardmetrics-disk` });
     }
   });
+  // upstream withAccessCredentials: each Secret whole at secret/<name>-access-cred (read by
+  // the launcher for cloud-init meta-data). A Secret named twice is mounted once.
+  const credSecrets = new Set<string>();
+  (vmi.spec.accessCredentials ?? []).forEach((cred, i) => {
+    const secretName =
+      cred.sshPublicKey?.source?.secret?.secretName ?? cred.userPassword?.source?.secret?.secretName;
+    if (!secretName || credSecrets.has(secretName)) return;
+    credSecrets.add(secretName);
+    const name = `${secretName}-access-cred`;
+    // Two pod volumes of one name make an invalid pod: say which VMI fields clash.
+    if (volumes.some((v) => v.name === name))
+      throw new PodRenderError(
+        `spec.accessCredentials[${i}]: its Secret's pod volume '${name}' has the name of another launcher pod volume (a VMI volume of that name?)`,
+      );
+    volumes.push({ name, secret: { secretName } });
+    mounts.push({ name, mountPath: `${LAUNCHER_DIRS.private}/secret/${name}`, readOnly: true });
+  });
   return { volumes, mounts };
 }

@@ -111,6 +111,50 @@ describe('launcher pod volumes', () => {
     ]);
   });
 
+  it('mounts each accessCredentials Secret whole at secret/<name>-access-cred, once per Secret', () => {
+    const v = vmi([{ name: 'ci', cloudInitNoCloud: { userData: '#cloud-config\n' } }], ['ci']);
+    v.spec.accessCredentials = [
+      { sshPublicKey: { source: { secret: { secretName: 'keys' } }, propagationMethod: { noCloud: {} } } },
+      { sshPublicKey: { source: { secret: { secretName: 'keys' } }, propagationMethod: { noCloud: {} } } },
+      { sshPublicKey: { source: { secret: { secretName: 'more' } }, propagationMethod: { noCloud: {} } } },
+    ];
+    const pod = renderLauncherPod(v, cfg, opts);
+    const vols = pod.spec!.volumes!.filter((x) => x.name.endsWith('-access-cred'));
+    expect(vols).toEqual([
+      { name: 'keys-access-cred', secret: { secretName: 'keys' } },
+      { name: 'more-access-cred', secret: { secretName: 'more' } },
+    ]);
+    const mounts = pod.spec!.containers[0].volumeMounts!.filter((m) => m.name.endsWith('-access-cred'));
+    expect(mounts).toEqual([
+      {
+        name: 'keys-access-cred',
+        mountPath: '/var/run/kubevirt-private/secret/keys-access-cred',
+        readOnly: true,
+      },
+      {
+        name: 'more-access-cred',
+        mountPath: '/var/run/kubevirt-private/secret/more-access-cred',
+        readOnly: true,
+      },
+    ]);
+  });
+
+  it('refuses an accessCredentials Secret whose pod volume name another volume has', () => {
+    const v = vmi(
+      [
+        { name: 'ci', cloudInitNoCloud: { userData: '#cloud-config\n' } },
+        { name: 'keys-access-cred', secret: { secretName: 'other' } },
+      ],
+      ['ci'],
+    );
+    v.spec.accessCredentials = [
+      { sshPublicKey: { source: { secret: { secretName: 'keys' } }, propagationMethod: { noCloud: {} } } },
+    ];
+    expect(() => renderLauncherPod(v, cfg, opts)).toThrow(
+      "spec.accessCredentials[0]: its Secret's pod volume 'keys-access-cred' has the name of another launcher pod volume (a VMI volume of that name?)",
+    );
+  });
+
   it('mounts a sysprep configMap or secret at the sysprep dir', () => {
     const pod = renderLauncherPod(
       vmi(

@@ -1,0 +1,258 @@
+/**
+ * `spec.accessCredentials` end to end in local mode (what `kubevirt-ts up` runs), with the
+ * real tiny guest (recipe 9: it takes SSH keys from cloud-init meta-data, as cloud-init
+ * does) on a test bridge with the masquerade binding: an SSH public key in a Secret,
+ * propagated by noCloud in one VM and by configDrive in another (their cloud-init user data
+ * holds no key), lets `virtctl ssh` (the built CLI, the system's OpenSSH over
+ * `port-forward --stdio`) run a command in each guest; a key that is not in the Secret is
+ * refused. The Secret reaches the launcher as the launcher pod's secret volume
+ * (`<name>-access-cred`), which the local pod runtime materializes like kubelet.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import type { VirtualMachineInstance } from '../../src/api/generated/types';
+import { applyObjects, loadAndAdmit } from '../../src/cli/local/apply';
+import { ImageStore } from '../../src/cli/local/images';
+import { LocalNode } from '../../src/cli/local/local-node';
+import { statePaths } from '../../src/cli/local/state-dir';
+import type { Pod } from '../../src/controllers/common/pod';
+import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
+import { netnsName } from '../../src/controllers/local/pod-runtime/pod-network';
+import {
+  PodType,
+  SecretType,
+  VirtualMachineInstanceType,
+  VirtualMachineType,
+} from '../../src/controllers/runtime/resources';
+import type { KubeObject } from '../../src/controllers/runtime/types';
+import { CONSOLE_SOCKET } from '../../src/controllers/virt-launcher/domain-report';
+import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
+import { SerialConsole } from '../support/guest';
+import { canTestNetworking, netSnapshot, networkGuestDir, scopedSnapshot } from '../support/net-snapshot';
+import { repoRoot } from '../support/netns-process';
+import { cliBuilt, cliEntry, e2eRun, waitFor } from './node-harness';
+
+const guest = networkGuestDir(undefined, 9);
+const hasSsh = ['ssh', 'ssh-keygen'].every((b) => existsSync(`/usr/bin/${b}`));
+const run = e2eRun('accessCredentials in local mode', () =>
+  !canTestNetworking()
+    ? 'needs root and /usr/lib/cni (containernetworking-plugins)'
+    : !cliBuilt()
+      ? 'npm run build first'
+      : !guest
+        ? 'no tiny guest of recipe 9 or later (SSH keys from cloud-init meta-data): run scripts/guest/build.sh'
+        : !hasSsh
+          ? "needs OpenSSH's ssh and ssh-keygen (openssh-client)"
+          : undefined,
+);
+
+describe.runIf(run)(
+  'accessCredentials: an SSH key from a Secret through noCloud and configDrive (real guests)',
+  () => {
+    const tag = process.pid % 10000;
+    const bridge = `kvtsa${tag}`;
+    const subnet = '10.244.84.0/24';
+    const names = { noCloud: `ac-nc-${process.pid}`, configDrive: `ac-cd-${process.pid}` };
+    const logs: string[] = [];
+    let state: string;
+    let node: LocalNode;
+    let scopedBefore: ReturnType<typeof scopedSnapshot>;
+    const launcherNs: string[] = [];
+    const virtctl = join(dirname(cliEntry()), 'virtctl.js');
+
+    beforeAll(async () => {
+      scopedBefore = scopedSnapshot([], bridge);
+      state = mkdtempSync(join(tmpdir(), 'kvts-acred-'));
+      chmodSync(state, 0o755);
+      const paths = statePaths(state);
+      node = new LocalNode({
+        paths,
+        podNetwork: { subnet, bridge },
+        log: (c, m) => {
+          logs.push(`${c}: ${m}`);
+          if (process.env.KUBEVIRT_TS_NODE_LOG) console.log(`${c}: ${m}`);
+        },
+      });
+      await node.start();
+      new ImageStore(paths.images).import('kubevirt-ts/tiny-guest', guest ?? '');
+    }, 60_000);
+
+    afterAll(async () => {
+      for (const n of Object.values(names))
+        await node?.store.delete(VirtualMachineType, n, { namespace: 'default' }).catch(() => undefined);
+      // The pod objects go at once; their namespaces when the pod runtime has torn them down.
+      await waitFor(
+        'launcher pods and their namespaces to go',
+        async () =>
+          (await node.store.list(PodType, { namespace: 'default' })).items.length === 0 &&
+          !netSnapshot().netns.some((n) => launcherNs.includes(n)),
+        240_000,
+      ).catch(() => undefined);
+      await node?.stop();
+      try {
+        execFileSync('ip', ['link', 'del', bridge], { stdio: 'ignore' });
+      } catch {
+        // never made
+      }
+      rmSync(state, { recursive: true, force: true });
+      expect(scopedSnapshot(launcherNs, bridge)).toEqual(scopedBefore);
+    }, 300_000);
+
+    const cli = (args: string[], timeout = 180_000) =>
+      new Promise<string>((resolve, reject) => {
+        const child = spawn(process.execPath, [virtctl, ...args, '--state-dir', state], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d) => {
+          out += d;
+        });
+        child.stderr.on('data', (d) => {
+          err += d;
+        });
+        const t = setTimeout(() => child.kill('SIGKILL'), timeout);
+        child.on('close', (code) => {
+          clearTimeout(t);
+          if (code === 0) resolve(out);
+          else reject(new Error(`virtctl ${args[0]} exited ${code}: ${err.slice(-1000)}`));
+        });
+      });
+
+    /** Waits for the VM's VMI to run and its guest to print the SSH marker; returns the marker line. */
+    async function sshMarker(name: string): Promise<string> {
+      const pod = await waitFor(
+        `the launcher pod of ${name}`,
+        async () => {
+          const pods = await node.store.list<Pod & KubeObject>(PodType, { namespace: 'default' });
+          return pods.items.find((p) => p.metadata?.name?.includes(name) && p.status?.podIP);
+        },
+        180_000,
+      );
+      launcherNs.push(netnsName(pod.metadata?.uid ?? ''));
+      await waitFor(
+        `VMI ${name} Running`,
+        async () =>
+          (
+            await node.store.get<VirtualMachineInstance & KubeObject>(
+              VirtualMachineInstanceType,
+              name,
+              'default',
+            )
+          ).status?.phase === 'Running',
+        300_000,
+      );
+      const sockets = podEmptyDirPath(statePaths(state).pods, pod.metadata?.uid ?? '', 'sockets');
+      const console_ = await SerialConsole.connect(join(shortDir(sockets), CONSOLE_SOCKET), 60_000);
+      try {
+        const out = await console_.waitFor(/KUBEVIRT-TS-GUEST-SSH [^\n]*\n/, 300_000);
+        return /KUBEVIRT-TS-GUEST-SSH [^\r\n]*/.exec(out)?.[0] ?? '';
+      } finally {
+        console_.close();
+      }
+    }
+
+    it('virtctl ssh logs in with the Secret key in both guests and is refused with another key', {
+      timeout: 900_000,
+    }, async () => {
+      const key = join(state, 'id_ed25519');
+      const other = join(state, 'other');
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'kvts-acred', '-f', key]);
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'not-in-secret', '-f', other]);
+      const pub = readFileSync(`${key}.pub`, 'utf8');
+      await node.store.create(SecretType, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'my-ssh-keys', namespace: 'default' },
+        type: 'Opaque',
+        data: { key1: Buffer.from(pub).toString('base64') },
+      } as KubeObject);
+
+      const base = parse(readFileSync(join(repoRoot, 'examples', 'vm-tiny-net.yaml'), 'utf8'));
+      const objects: string[] = [];
+      for (const [method, name] of Object.entries(names) as Array<['noCloud' | 'configDrive', string]>) {
+        const vm = structuredClone(base);
+        vm.metadata.name = name;
+        vm.spec.template.metadata.labels['kubevirt.io/vm'] = name;
+        vm.spec.template.spec.terminationGracePeriodSeconds = 5;
+        vm.spec.template.spec.domain.devices.disks = [{ name: 'cloudinitdisk', disk: { bus: 'virtio' } }];
+        // User data without keys: the guest can only have the key from the meta-data.
+        const ci = { userData: '#cloud-config\nhostname: from-user-data\n' };
+        vm.spec.template.spec.volumes = [
+          method === 'noCloud'
+            ? { name: 'cloudinitdisk', cloudInitNoCloud: ci }
+            : { name: 'cloudinitdisk', cloudInitConfigDrive: ci },
+        ];
+        vm.spec.template.spec.accessCredentials = [
+          {
+            sshPublicKey: {
+              source: { secret: { secretName: 'my-ssh-keys' } },
+              propagationMethod: { [method]: {} },
+            },
+          },
+        ];
+        objects.push(stringify(vm));
+      }
+      const file = join(state, 'vms.yaml');
+      writeFileSync(file, objects.join('---\n'));
+      await applyObjects(
+        node.store,
+        await loadAndAdmit([file], new ImageStore(statePaths(state).images), true),
+      );
+
+      const [ncMarker, cdMarker] = await Promise.all([
+        sshMarker(names.noCloud),
+        sshMarker(names.configDrive),
+      ]);
+      process.stdout.write(`noCloud guest: ${ncMarker}\nconfigDrive guest: ${cdMarker}\n`);
+      expect(ncMarker).toBe('KUBEVIRT-TS-GUEST-SSH dropbear tcp/22 authorized_keys=1 source=nocloud');
+      expect(cdMarker).toBe('KUBEVIRT-TS-GUEST-SSH dropbear tcp/22 authorized_keys=1 source=configdrive');
+
+      const sshOpts = (identity: string) => [
+        '-i',
+        identity,
+        '-t',
+        '-o IdentitiesOnly=yes',
+        '-t',
+        '-o StrictHostKeyChecking=no',
+        '-t',
+        '-o UserKnownHostsFile=/dev/null',
+        '-t',
+        '-o BatchMode=yes',
+        '-t',
+        '-o LogLevel=ERROR',
+      ];
+      for (const name of Object.values(names)) {
+        const said = await cli([
+          'ssh',
+          `root@vmi/${name}`,
+          ...sshOpts(key),
+          '-c',
+          'echo "uid=$(id -u) sum=$((6 * 7))"; cat /root/.ssh/authorized_keys',
+        ]);
+        expect(said).toMatch(/^uid=0 sum=42$/m);
+        // The guest's authorized_keys is exactly the Secret's key.
+        expect(said.split('\n').filter((l) => l.startsWith('ssh-'))).toEqual([pub.trim()]);
+        process.stdout.write(
+          `ssh root@vmi/${name} with the Secret's key: ${said.trim().replace(/\n/g, ' | ')}\n`,
+        );
+        await expect(cli(['ssh', `root@vmi/${name}`, ...sshOpts(other), '-c', 'true'])).rejects.toThrow(
+          /Permission denied/,
+        );
+        process.stdout.write(`ssh root@vmi/${name} with a key not in the Secret: Permission denied\n`);
+      }
+
+      // The launcher pod carries the Secret as upstream renders it.
+      const pods = await node.store.list<Pod & KubeObject>(PodType, { namespace: 'default' });
+      const pod = pods.items.find((p) => p.metadata?.name?.includes(names.noCloud));
+      expect(pod?.spec?.volumes).toContainEqual({
+        name: 'my-ssh-keys-access-cred',
+        secret: { secretName: 'my-ssh-keys' },
+      });
+    });
+  },
+);
