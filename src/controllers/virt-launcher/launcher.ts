@@ -20,6 +20,7 @@ import {
   type VMIRequest,
 } from '../launcher-protocol';
 import { type LauncherDomain, NOTIFY_PIPE_SOCKET } from './domain-report';
+import { watchDriver } from './driver-watch';
 import { LauncherGuestOps } from './freeze-screenshot-rpcs';
 import { GuestAgentPoller } from './guest-agent-poller';
 import { toGuestAgentInfo } from './guest-agent-report';
@@ -28,6 +29,7 @@ import type { VirtLauncherOptions } from './launcher-options';
 import { LauncherMigrations } from './migration-rpcs';
 import { NodeNotifier } from './node-notifier';
 import * as sevRpcs from './sev-rpcs';
+import { parseRequestVmi } from './vmi-request';
 
 export type { VirtLauncherOptions } from './launcher-options';
 export { MIGRATION_TARGET_XML } from './migration-rpcs';
@@ -164,25 +166,7 @@ export class VirtLauncher implements LauncherService {
   }
 
   private parseVmi(req: Pick<VMIRequest, 'vmi'>): VirtualMachineInstance {
-    const raw = req.vmi?.vmiJson;
-    if (!raw?.length) throw new Error('request carries no VMI (vmi.vmiJson is empty)');
-    let vmi: VirtualMachineInstance;
-    try {
-      vmi = JSON.parse(Buffer.from(raw).toString('utf8'));
-    } catch (e) {
-      throw new Error(`vmi.vmiJson: not JSON: ${(e as Error).message}`);
-    }
-    const m = vmi?.metadata;
-    if (
-      m?.uid !== this.opts.uid ||
-      m?.name !== this.opts.name ||
-      (m?.namespace ?? 'default') !== this.opts.namespace
-    ) {
-      throw new Error(
-        `VirtualMachineInstance ${m?.namespace}/${m?.name} (uid ${m?.uid}) is not the one this launcher runs (${this.opts.namespace}/${this.opts.name}, uid ${this.opts.uid})`,
-      );
-    }
-    return vmi;
+    return parseRequestVmi(req, this.opts);
   }
 
   // --- LauncherService ---
@@ -194,7 +178,15 @@ export class VirtLauncher implements LauncherService {
     // A migration target gets its guest from the source, never by starting it here.
     if (this.migrations.incoming && !this.migrations.incoming.completed) return;
     await this.opts.prepareVolumes?.(vmi);
-    const info = await this.mustDriver().sync(vmi, this.opts.syncOptions);
+    const driver = this.mustDriver();
+    // passt where libvirt cannot start it: before the domain, undone if it does not start.
+    await this.opts.networkBackends?.start(vmi, driver);
+    const info = await driver.sync(vmi, this.opts.syncOptions).catch(async (e) => {
+      await this.opts.networkBackends
+        ?.stop()
+        .catch((s) => this.log(`network backends: ${(s as Error).message}`));
+      throw e;
+    });
     if (ACTIVE.has(info.state)) this.everRan = true;
     await this.attachDevices();
     await this.refresh();
@@ -352,38 +344,28 @@ export class VirtLauncher implements LauncherService {
     return this.endpoints.attach(this.mustDriver(), this.ref);
   }
 
-  /** Follows the driver's events; reconnects when the daemon goes away. */
-  private async watchEvents(driver: HypervisorDriver): Promise<void> {
-    try {
-      for await (const ev of driver.events()) {
-        if (ev.domain !== this.domainName) continue;
+  /** Follows the driver's events; reconnects when the daemon goes away (./driver-watch). */
+  private watchEvents(driver: HypervisorDriver): Promise<void> {
+    return watchDriver(driver, {
+      domainName: this.domainName,
+      connect: this.opts.connectDriver,
+      exiting: () => this.exiting,
+      onEvent: (ev) => {
         // The agent's channel changed: read it now rather than at the next backstop poll.
         if (ev.type === 'agent') void this.agent.poll();
         else void this.refresh();
         // upstream's launcher reports an I/O-error pause as a Warning event on the VMI.
         if (ev.type === 'paused' && ev.reason === 'ioerror')
           this.sendK8sEvent('Warning', 'IOerror', 'VM Paused due to IO error');
-      }
-    } catch (e) {
-      this.log(`events: ${(e as Error).message}`);
-    }
-    if (this.exiting) return;
-    // The connection ended (daemon restart): build a new driver, then look again.
-    for (let delay = 100; !this.exiting; delay = Math.min(delay * 2, 2000)) {
-      try {
-        const next = await this.opts.connectDriver();
+      },
+      onReconnect: async (next) => {
         const old = this.driver;
         this.driver = next;
         await old?.close().catch(() => undefined);
-        this.log('reconnected to the hypervisor');
-        void this.watchEvents(next);
-        await this.refresh();
-        return;
-      } catch (e) {
-        this.log(`reconnect: ${(e as Error).message}`);
-        await new Promise((r) => setTimeout(r, delay));
-      }
-    }
+        void this.refresh();
+      },
+      log: (m) => this.log(m),
+    });
   }
 
   private exiting = false;
@@ -464,6 +446,9 @@ export class VirtLauncher implements LauncherService {
     await this.endpoints.close();
     this.notify.close();
     await this.driver?.close().catch(() => undefined);
+    await this.opts.networkBackends
+      ?.stop()
+      .catch((e) => this.log(`network backends: ${(e as Error).message}`));
     await this.opts.onExit?.().catch((e) => this.log(`exit: ${(e as Error).message}`));
     this.resolveExit(code);
   }
