@@ -98,9 +98,11 @@ describe.runIf(run)('passt binding in local mode (the launcher starts passt, rea
     ]);
     const socket = passt[0].argv[4];
     expect(existsSync(socket)).toBe(true);
-    const qemu = processesWith(`addr.path=${socket}`);
+    const qemu = processesWith(`"path":"${socket}"`).filter((p) => p.argv.includes('-netdev'));
     expect(qemu).toHaveLength(1);
-    expect(qemu[0].argv).toContain(`stream,id=netua-default,server=off,addr.type=unix,addr.path=${socket}`);
+    expect(qemu[0].argv).toContain(
+      `{"type":"stream","id":"netua-default","server":false,"addr":{"type":"unix","path":"${socket}"}}`,
+    );
     expect(readFileSync(`/proc/${passt[0].pid}/status`, 'utf8')).toMatch(/^Uid:\s+107\s/m);
 
     const console_ = await SerialConsole.connect(join(shortDir(t.socketsOf(pod)), CONSOLE_SOCKET), 60_000);

@@ -3,10 +3,14 @@
  * starts passt itself (virt-launcher/passt-process.ts) and the domain attaches QEMU to its
  * socket with the same netdev libvirt would use for `<backend type="passt"/>`
  * (qemu_passt.c: a `stream` netdev, `addr.type=unix`, `server=off`), passed through
- * libvirt's `<qemu:commandline>`:
+ * libvirt's `<qemu:commandline>`, both in QEMU's JSON syntax (JSON-escaped):
  *
- *   -netdev stream,id=netua-<name>,server=off,addr.type=unix,addr.path=<privateDir>/<uid>/passt.sock
- *   -device virtio-net-pci-non-transitional,netdev=netua-<name>,id=ua-<name>,mac=<mac>,romfile=
+ *   -netdev {"type":"stream","id":"netua-<name>","server":false,"addr":{"type":"unix","path":"<privateDir>/<uid>/passt.sock"}}
+ *   -device {"driver":"virtio-net-pci-non-transitional","netdev":"netua-<name>","id":"ua-<name>","mac":"<mac>","romfile":""}
+ *
+ * JSON for the device too, not `key=value`: QEMU 7.2 creates every `key=value` `-device`
+ * before the JSON ones libvirt writes, so a `key=value` NIC would take the PCI slot
+ * libvirt gave its first root port (QEMU then refuses to start).
  *
  * What libvirt would add to the device from `<interface>` children and QEMU cannot get this
  * way (a guest PCI address, an ACPI index, link state down, several queues) is refused
@@ -34,14 +38,11 @@ const DEVICES: Record<string, string> = {
 const QEMU_ID = /^[A-Za-z][A-Za-z0-9._-]{0,127}$/;
 const MAC = /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/;
 
-/**
- * One value of a QEMU `key=value,...` option: a comma is written twice (QEMU's escape);
- * control characters are refused.
- */
-export function qemuOptionValue(value: string, path: string, fail: (p: string, m: string) => never): string {
+/** A string for QEMU's arguments: control characters are refused (JSON would carry them). */
+export function qemuString(value: string, path: string, fail: (p: string, m: string) => never): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   if (/[\u0000-\u001f\u007f]/.test(value)) fail(path, 'contains a control character');
-  return value.replaceAll(',', ',,');
+  return value;
 }
 
 /**
@@ -71,28 +72,29 @@ export function addPasstQemuArgs(
   if (mac !== undefined && !MAC.test(mac))
     fail(`${path}.macAddress`, `'${c.line(mac, `${path}.macAddress`)}' is not a MAC address`);
   const existing = c.domain['qemu:commandline']?.['qemu:arg'] ?? [];
-  if (existing.some((a) => a.value.startsWith('stream,id=netua-')))
+  if (existing.some((a) => a.value.startsWith('{"type":"stream","id":"netua-')))
     fail(`${path}.passtBinding`, 'only one interface may use the passt binding');
-  const socket = qemuOptionValue(passtSocketPath(c.privateDir), 'converter context paths.privateDir', fail);
-  const props = [`${device}`, `netdev=net${id}`, `id=${id}`];
-  if (mac) props.push(`mac=${mac}`);
-  if (c.iommu && device.startsWith('virtio')) props.push('iommu_platform=on');
+  const socket = qemuString(passtSocketPath(c.privateDir), 'converter context paths.privateDir', fail);
+  const netdev = { type: 'stream', id: `net${id}`, server: false, addr: { type: 'unix', path: socket } };
+  const dev: Record<string, string | number | boolean> = { driver: device, netdev: `net${id}`, id };
+  if (mac) dev.mac = mac;
+  if (c.iommu && device.startsWith('virtio')) dev.iommu_platform = true;
   if (iface.bootOrder !== undefined) {
     if (!Number.isInteger(iface.bootOrder) || iface.bootOrder < 1)
       fail(`${path}.bootOrder`, `${JSON.stringify(iface.bootOrder)} is not a boot order (1 or more)`);
-    props.push(`bootindex=${iface.bootOrder}`);
+    dev.bootindex = iface.bootOrder;
   }
   // No option ROM unless the NIC boots (avoids iPXE), and never under SEV/SNP: as the
   // `<rom enabled="no"/>` of the libvirt path.
-  if (iface.bootOrder === undefined || c.iommu) props.push('romfile=');
+  if (iface.bootOrder === undefined || c.iommu) dev.romfile = '';
   c.domain['xmlns:qemu'] = QEMU_NAMESPACE;
   c.domain['qemu:commandline'] = {
     'qemu:arg': [
       ...existing,
       { value: '-netdev' },
-      { value: `stream,id=net${id},server=off,addr.type=unix,addr.path=${socket}` },
+      { value: JSON.stringify(netdev) },
       { value: '-device' },
-      { value: props.join(',') },
+      { value: JSON.stringify(dev) },
     ],
   };
 }

@@ -3,12 +3,12 @@
  * `<interface>`, QEMU's stream netdev on the launcher's passt socket and the NIC through
  * `<qemu:commandline>`, accepted by libvirt's schema (virt-xml-validate) and by libvirt's
  * parser (test driver); what QEMU cannot be given this way is refused with its path, and
- * path strings reaching QEMU's option syntax are escaped.
+ * path strings reaching QEMU's JSON arguments are escaped.
  */
 import { describe, expect, it } from 'vitest';
 import { convertVMI, decodeDomain, defaultConverterContext, encodeDomain } from '../../../src/converter';
 import { interfacesConfigurator } from '../../../src/converter/configurators';
-import { qemuOptionValue } from '../../../src/converter/configurators/passt-qemu';
+import { qemuString } from '../../../src/converter/configurators/passt-qemu';
 import { passtPortArgs, passtPorts, passtSocketPath } from '../../../src/converter/passt';
 import { testContext } from '../support/contexts';
 import { checkWithLibvirt, libvirtToolsAvailable } from '../support/libvirt';
@@ -41,9 +41,9 @@ describe('passt binding through QEMU arguments (no passt backend in libvirt)', (
     expect(d['xmlns:qemu']).toBe('http://libvirt.org/schemas/domain/qemu/1.0');
     expect(d['qemu:commandline']?.['qemu:arg'].map((a) => a.value)).toEqual([
       '-netdev',
-      `stream,id=netua-default,server=off,addr.type=unix,addr.path=/run/kvts-private/${uid}/passt.sock`,
+      `{"type":"stream","id":"netua-default","server":false,"addr":{"type":"unix","path":"/run/kvts-private/${uid}/passt.sock"}}`,
       '-device',
-      'virtio-net-pci-non-transitional,netdev=netua-default,id=ua-default,mac=02:00:00:aa:bb:cc,romfile=',
+      '{"driver":"virtio-net-pci-non-transitional","netdev":"netua-default","id":"ua-default","mac":"02:00:00:aa:bb:cc","romfile":""}',
     ]);
     // The default context keeps libvirt's backend.
     expect(run([interfacesConfigurator], passtVmi()).devices.interface?.[0].backend).toEqual({
@@ -53,29 +53,33 @@ describe('passt binding through QEMU arguments (no passt backend in libvirt)', (
   });
 
   it('boots from the NIC with bootindex and its ROM; transitional virtio and e1000 by QEMU name', () => {
-    const args = (iface: object, extra: object = {}) =>
-      run([interfacesConfigurator], passtVmi(iface, extra), fallback())['qemu:commandline']?.['qemu:arg'][3]
-        .value;
-    expect(args({ bootOrder: 2 })).toBe(
-      'virtio-net-pci-non-transitional,netdev=netua-default,id=ua-default,mac=02:00:00:aa:bb:cc,bootindex=2',
-    );
-    expect(args({ model: 'e1000' })).toBe(
-      'e1000,netdev=netua-default,id=ua-default,mac=02:00:00:aa:bb:cc,romfile=',
-    );
+    const device = (iface: object, extra: object = {}) =>
+      JSON.parse(
+        run([interfacesConfigurator], passtVmi(iface, extra), fallback())['qemu:commandline']?.['qemu:arg'][3]
+          .value ?? '',
+      );
+    const nic = { netdev: 'netua-default', id: 'ua-default', mac: '02:00:00:aa:bb:cc' };
+    expect(device({ bootOrder: 2 })).toEqual({
+      driver: 'virtio-net-pci-non-transitional',
+      ...nic,
+      bootindex: 2,
+    });
+    expect(device({ model: 'e1000' })).toEqual({ driver: 'e1000', ...nic, romfile: '' });
     expect(
-      run(
-        [interfacesConfigurator],
-        passtVmi(
-          {},
-          {
-            domain: {
-              devices: { useVirtioTransitional: true, interfaces: [{ name: 'default', passtBinding: {} }] },
-            },
+      device(
+        {},
+        {
+          domain: {
+            devices: { useVirtioTransitional: true, interfaces: [{ name: 'default', passtBinding: {} }] },
           },
-        ),
-        fallback(),
-      )['qemu:commandline']?.['qemu:arg'][3].value,
-    ).toBe('virtio-net-pci-transitional,netdev=netua-default,id=ua-default,romfile=');
+        },
+      ),
+    ).toEqual({
+      driver: 'virtio-net-pci-transitional',
+      netdev: 'netua-default',
+      id: 'ua-default',
+      romfile: '',
+    });
   });
 
   it('refuses what QEMU cannot be given this way, naming the field', () => {
@@ -117,12 +121,12 @@ describe('passt binding through QEMU arguments (no passt backend in libvirt)', (
     ).toThrow(`spec.domain.devices.networkInterfaceMultiqueue: with more than one vCPU ${why}`);
   });
 
-  it("escapes a path's commas for QEMU's option syntax and XML's specials, and refuses control characters", () => {
-    const d = run([interfacesConfigurator], passtVmi(), fallback("/run/a,b&c'd"));
-    const netdev = d['qemu:commandline']?.['qemu:arg'][1].value;
-    expect(netdev).toBe(
-      `stream,id=netua-default,server=off,addr.type=unix,addr.path=/run/a,,b&c'd/${uid}/passt.sock`,
-    );
+  it("escapes a path's quotes and backslashes as JSON and XML's specials, and refuses control characters", () => {
+    const dir = `/run/a,b&c'd"e\\f`;
+    const d = run([interfacesConfigurator], passtVmi(), fallback(dir));
+    const netdev = d['qemu:commandline']?.['qemu:arg'][1].value ?? '';
+    expect(netdev).toContain(`"path":"/run/a,b&c'd\\"e\\\\f/${uid}/passt.sock"`);
+    expect(JSON.parse(netdev).addr.path).toBe(`${dir}/${uid}/passt.sock`);
     const xml = encodeDomain({
       ...d,
       name: 'x',
@@ -130,10 +134,10 @@ describe('passt binding through QEMU arguments (no passt backend in libvirt)', (
       memory: { value: 1 },
       os: { type: { value: 'hvm' } },
     } as never);
-    expect(xml).toContain(`addr.path=/run/a,,b&amp;c&apos;d/${uid}/passt.sock`);
+    expect(xml).toContain(`&quot;path&quot;:&quot;/run/a,b&amp;c&apos;d\\&quot;e`);
     expect(decodeDomain(xml)['qemu:commandline']).toEqual(d['qemu:commandline']);
     expect(() =>
-      qemuOptionValue('/run/x\ny', 'p', (p, m) => {
+      qemuString('/run/x\ny', 'p', (p, m) => {
         throw new Error(`${p}: ${m}`);
       }),
     ).toThrow('p: contains a control character');
