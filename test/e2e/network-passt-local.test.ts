@@ -94,7 +94,9 @@ describe.runIf(run)('passt binding in local mode (the launcher starts passt, rea
       '--tcp-ports',
       '8080',
       '--runas',
-      '107:107',
+      // passt splits UID:GID in its own argv (at the colon), which /proc then shows as two.
+      '107',
+      '107',
     ]);
     const socket = passt[0].argv[4];
     expect(existsSync(socket)).toBe(true);
