@@ -130,6 +130,8 @@ export class PasstBackend {
       runAs,
     });
     // passt creates its socket after dropping to QEMU's account: the directory must be its.
+    // The private dir stays traversable (QEMU's account reaches its sockets through it).
+    await mkdir(this.opts.privateDir, { recursive: true });
     await mkdir(dir, { recursive: true, mode: 0o700 });
     if (runAs) await chown(dir, runAs.uid, runAs.gid);
     await this.removeFiles(dir);
