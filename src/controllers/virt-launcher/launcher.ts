@@ -19,7 +19,9 @@ import {
   serveLauncher,
   type VMIRequest,
 } from '../launcher-protocol';
+import { coalesced } from './coalesced';
 import { type LauncherDomain, NOTIFY_PIPE_SOCKET } from './domain-report';
+import { ACTIVE_STATES, LauncherDomainOps } from './domain-rpcs';
 import { watchDriver } from './driver-watch';
 import { LauncherGuestOps } from './freeze-screenshot-rpcs';
 import { GuestAgentPoller } from './guest-agent-poller';
@@ -28,13 +30,10 @@ import { GuestEndpoints } from './guest-endpoints';
 import type { VirtLauncherOptions } from './launcher-options';
 import { LauncherMigrations } from './migration-rpcs';
 import { NodeNotifier } from './node-notifier';
-import * as sevRpcs from './sev-rpcs';
 import { parseRequestVmi } from './vmi-request';
 
 export type { VirtLauncherOptions } from './launcher-options';
 export { MIGRATION_TARGET_XML } from './migration-rpcs';
-
-const ACTIVE = new Set(['running', 'blocked', 'paused', 'pmsuspended', 'shutdown']);
 
 /** One launcher. `start()` it; `exited` resolves with the exit code once it is done. */
 export class VirtLauncher implements LauncherService {
@@ -52,10 +51,7 @@ export class VirtLauncher implements LauncherService {
   private everRan = false;
   private finished = false;
   private stopping = false;
-  private shutdownInFlight: Promise<void> | undefined;
   private finalTimer: NodeJS.Timeout | undefined;
-  private refreshing: Promise<void> | undefined;
-  private refreshAgain = false;
   private readonly log: (m: string) => void;
   private agentPoller: GuestAgentPoller | undefined;
   /** The guest agent: read while the guest runs; a change is reported like a domain change. */
@@ -63,7 +59,7 @@ export class VirtLauncher implements LauncherService {
     this.agentPoller ??= new GuestAgentPoller({
       ref: this.ref,
       driver: () => this.driver,
-      active: () => !this.finished && !!this.last && ACTIVE.has(this.last.state),
+      active: () => !this.finished && !!this.last && ACTIVE_STATES.has(this.last.state),
       onChange: () => {
         if (this.reported && !this.exiting) this.send('MODIFIED');
       },
@@ -187,31 +183,9 @@ export class VirtLauncher implements LauncherService {
         .catch((s) => this.log(`network backends: ${(s as Error).message}`));
       throw e;
     });
-    if (ACTIVE.has(info.state)) this.everRan = true;
+    if (ACTIVE_STATES.has(info.state)) this.everRan = true;
     await this.attachDevices();
     await this.refresh();
-  }
-
-  async pauseVirtualMachine(req: VMIRequest): Promise<void> {
-    this.parseVmi(req);
-    await this.mustDriver().pause(this.ref);
-    await this.refresh();
-  }
-
-  async unpauseVirtualMachine(req: VMIRequest): Promise<void> {
-    this.parseVmi(req);
-    await this.mustDriver().unpause(this.ref);
-    await this.refresh();
-  }
-
-  async resetVirtualMachine(req: VMIRequest): Promise<void> {
-    this.parseVmi(req);
-    await this.mustDriver().reset(this.ref);
-  }
-
-  async softRebootVirtualMachine(req: VMIRequest): Promise<void> {
-    this.parseVmi(req);
-    await this.mustDriver().softReboot(this.ref);
   }
 
   /** Starts an ACPI shutdown (killing after the grace period) and returns at once; repeated calls join it. */
@@ -221,14 +195,7 @@ export class VirtLauncher implements LauncherService {
       req.options?.gracePeriodSeconds ||
       vmi.spec?.terminationGracePeriodSeconds ||
       this.opts.gracePeriodSeconds;
-    this.startShutdown(grace);
-  }
-
-  async killVirtualMachine(req: VMIRequest): Promise<void> {
-    this.parseVmi(req);
-    const d = await this.mustDriver().getDomain(this.ref);
-    if (d && ACTIVE.has(d.state)) await this.mustDriver().kill(this.ref);
-    await this.refresh();
+    this.ops.startShutdown(grace, (m) => this.log(m));
   }
 
   /** Forgets the domain (killing it if it still runs) and exits. */
@@ -265,7 +232,7 @@ export class VirtLauncher implements LauncherService {
   }
 
   async getDomainStats(): Promise<string | undefined> {
-    if (!this.last || !ACTIVE.has(this.last.state)) return undefined;
+    if (!this.last || !ACTIVE_STATES.has(this.last.state)) return undefined;
     return JSON.stringify(await this.mustDriver().getStats(this.ref));
   }
 
@@ -277,17 +244,21 @@ export class VirtLauncher implements LauncherService {
 
   async ping(): Promise<void> {}
 
-  async getSevInfo(): Promise<Uint8Array> {
-    return sevRpcs.getSevInfo(this.mustDriver(), this.ref);
-  }
-  async getLaunchMeasurement(req: VMIRequest): Promise<Uint8Array> {
-    this.parseVmi(req);
-    return sevRpcs.getLaunchMeasurement(this.mustDriver(), this.ref);
-  }
-  async injectLaunchSecret(req: InjectLaunchSecretRequest): Promise<void> {
-    this.parseVmi(req);
-    await sevRpcs.injectLaunchSecret(this.mustDriver(), this.ref, req.options);
-  }
+  // Direct domain operations (see ./domain-rpcs).
+  private readonly ops = new LauncherDomainOps({
+    driver: () => this.mustDriver(),
+    ref: () => this.ref,
+    parse: (r) => this.parseVmi(r),
+    refresh: () => this.refresh(),
+  });
+  pauseVirtualMachine = (r: VMIRequest) => this.ops.pause(r);
+  unpauseVirtualMachine = (r: VMIRequest) => this.ops.unpause(r);
+  resetVirtualMachine = (r: VMIRequest) => this.ops.reset(r);
+  softRebootVirtualMachine = (r: VMIRequest) => this.ops.softReboot(r);
+  killVirtualMachine = (r: VMIRequest) => this.ops.kill(r);
+  getSevInfo = () => this.ops.sevInfo();
+  getLaunchMeasurement = (r: VMIRequest) => this.ops.launchMeasurement(r);
+  injectLaunchSecret = (r: InjectLaunchSecretRequest) => this.ops.injectLaunchSecret(r);
 
   // Filesystem freeze and the screenshot (see ./freeze-screenshot-rpcs).
   private readonly guestOps = new LauncherGuestOps(
@@ -312,7 +283,7 @@ export class VirtLauncher implements LauncherService {
       this.stopping = true;
       try {
         const d = await this.driver.getDomain(this.ref);
-        if (d && ACTIVE.has(d.state)) await this.driver.shutdown(this.ref, { graceSeconds });
+        if (d && ACTIVE_STATES.has(d.state)) await this.driver.shutdown(this.ref, { graceSeconds });
         await this.driver.delete(this.ref);
         this.finished = true;
         await this.refresh();
@@ -322,22 +293,6 @@ export class VirtLauncher implements LauncherService {
       await this.exit(0);
     }
     return this.exited;
-  }
-
-  private startShutdown(graceSeconds: number): void {
-    if (this.shutdownInFlight) return;
-    const driver = this.mustDriver();
-    this.shutdownInFlight = (async () => {
-      try {
-        const d = await driver.getDomain(this.ref);
-        if (d && ACTIVE.has(d.state)) await driver.shutdown(this.ref, { graceSeconds });
-      } catch (e) {
-        this.log(`shutdown: ${(e as Error).message}`);
-      } finally {
-        this.shutdownInFlight = undefined;
-        await this.refresh();
-      }
-    })();
   }
 
   private attachDevices(): Promise<void> {
@@ -372,22 +327,11 @@ export class VirtLauncher implements LauncherService {
   /** A background console/VNC attach in progress. */
   private attaching: Promise<void> | undefined;
 
-  /** Re-reads the domain and reports a change; serialised, coalescing bursts. */
-  private refresh(): Promise<void> {
-    if (this.refreshing) {
-      this.refreshAgain = true;
-      return this.refreshing;
-    }
-    this.refreshing = (async () => {
-      do {
-        this.refreshAgain = false;
-        await this.refreshOnce().catch((e) => this.log(`refresh: ${(e as Error).message}`));
-      } while (this.refreshAgain);
-    })().finally(() => {
-      this.refreshing = undefined;
-    });
-    return this.refreshing;
-  }
+  /** Re-reads the domain and reports a change; serialised, coalescing bursts (./coalesced). */
+  private readonly refresh = coalesced(
+    () => this.refreshOnce(),
+    (e) => this.log(`refresh: ${e.message}`),
+  );
 
   private async refreshOnce(): Promise<void> {
     if (!this.driver || this.exiting) return;
@@ -396,7 +340,7 @@ export class VirtLauncher implements LauncherService {
     // fails, go: neither is this guest running or ending here.
     const receiving =
       !!this.migrations.incoming && !this.migrations.incoming.endTimestamp && info?.state !== 'running';
-    if (info && ACTIVE.has(info.state) && !receiving) {
+    if (info && ACTIVE_STATES.has(info.state) && !receiving) {
       this.everRan = true;
       // The incoming guest runs here: the migration is over for this (target) side.
       if (this.migrations.incoming && !this.migrations.incoming.endTimestamp) {
