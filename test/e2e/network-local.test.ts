@@ -49,7 +49,6 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
     // examples/vm-tiny-net.yaml: no interfaces given, so the VMI gets local mode's default
     // (masquerade on the pod network, all ports forwarded); the guest also sends to the peer.
     const peerIP = await t.startPeer(7070);
-    const peer = { ip: peerIP };
     await t.applyTinyNetVm(`${peerIP}:7070`);
     const pod = await t.launcherPod();
     const podIP = pod.status?.podIP ?? '';
@@ -71,7 +70,7 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
     try {
       const out = await console_.waitFor(/KUBEVIRT-TS-GUEST-SENT [^\n]*reply_bytes=\d+\r?\n/, 240_000);
       expect(out).toMatch(/KUBEVIRT-TS-GUEST-NET eth0=10\.0\.2\.2\/24 router=10\.0\.2\.1 mtu=1500/);
-      expect(out).toContain(`KUBEVIRT-TS-GUEST-SENT bytes=65536 to=${peer.ip}:7070 reply_bytes=65536`);
+      expect(out).toContain(`KUBEVIRT-TS-GUEST-SENT bytes=65536 to=${peerIP}:7070 reply_bytes=65536`);
     } finally {
       console_.close();
     }
@@ -87,7 +86,7 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
     expect(vmi.spec.domain.devices.interfaces).toEqual([{ name: 'default', masquerade: {} }]);
     expect(iface?.mac).toMatch(/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/);
     process.stdout.write(
-      `local mode VM ${name}: pod IP ${podIP}, MAC ${iface?.mac}, guest 10.0.2.2 -> ${peer.ip}:7070 sent 65536 echoed 65536 (seen from ${podIP}); ${peer.ip} -> ${podIP}:8080 sent 200000 echoed 200000\n`,
+      `local mode VM ${name}: pod IP ${podIP}, MAC ${iface?.mac}, guest 10.0.2.2 -> ${peerIP}:7070 sent 65536 echoed 65536 (seen from ${podIP}); ${peerIP} -> ${podIP}:8080 sent 200000 echoed 200000\n`,
     );
 
     // A connection held open while the node agent (with the whole of `up`) stops and a
