@@ -117,6 +117,13 @@ export interface ConverterContext {
   useBochsForEFIGuests: boolean;
   /** Default machine type when the VMI names none (cluster config). */
   defaultMachineType: string;
+  /**
+   * How a passtBinding interface reaches passt: `libvirt` renders libvirt's
+   * `<interface type="user"><backend type="passt"/>` (libvirt starts passt), `qemu` attaches
+   * QEMU to the socket of a passt the launcher started (`<qemu:commandline>`), for a libvirt
+   * whose domain capabilities do not list the passt backend (Debian 12's 9.0.0).
+   */
+  passtBackend: 'libvirt' | 'qemu';
 }
 
 /** Upstream KubeVirt's launcher file layout. */
@@ -168,6 +175,7 @@ export function defaultConverterContext(overrides: Partial<ConverterContext> = {
     serialConsoleLogDisabled: false,
     useBochsForEFIGuests: true,
     defaultMachineType: 'q35',
+    passtBackend: 'libvirt',
     ...overrides,
   };
 }

@@ -51,6 +51,11 @@ export interface HostCapabilities {
   sev?: SevCapabilities;
   /** Machine types the emulator accepts (e.g. `q35`, `pc-q35-7.2`). */
   machineTypes: string[];
+  /**
+   * Backends of user-mode interfaces the hypervisor reports (libvirt's domain capabilities:
+   * `default`, `passt`); absent when it does not say.
+   */
+  interfaceBackends?: string[];
 }
 
 /** libvirt's domain states, in libvirt's words. */

@@ -8,6 +8,7 @@ export * from './guest-agent';
 /** The pure-TypeScript libvirt RPC client (`libvirt.LibvirtClient`). */
 export * as libvirt from './libvirt/index';
 export * from './libvirt-driver/index';
+export * from './passt-backend';
 export * from './plugin';
 export * from './registry';
 export * from './sev-snp/index';

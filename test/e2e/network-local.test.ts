@@ -9,38 +9,20 @@
  * 8080 that the other pod reaches through the launcher's pod IP. VMI status carries the
  * pod IP and the MAC. Deleting the VM removes the namespace and veth.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import type { VirtualMachineInstance } from '../../src/api/generated/types';
-import { applyObjects, loadAndAdmit } from '../../src/cli/local/apply';
-import { ImageStore } from '../../src/cli/local/images';
 import { LocalNode } from '../../src/cli/local/local-node';
-import { statePaths } from '../../src/cli/local/state-dir';
-import type { Pod } from '../../src/controllers/common/pod';
-import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
-import { netnsName, PodNetwork } from '../../src/controllers/local/pod-runtime/pod-network';
-import {
-  PodType,
-  VirtualMachineInstanceType,
-  VirtualMachineType,
-} from '../../src/controllers/runtime/resources';
+import { netnsName } from '../../src/controllers/local/pod-runtime/pod-network';
+import { VirtualMachineInstanceType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import { CONSOLE_SOCKET } from '../../src/controllers/virt-launcher/domain-report';
 import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
 import { SerialConsole } from '../support/guest';
-import { canTestNetworking, netSnapshot, networkGuestDir, scopedSnapshot } from '../support/net-snapshot';
-import {
-  ECHO_CLIENT,
-  ECHO_SERVER,
-  HOLD_CLIENT,
-  inNs,
-  type NsProcess,
-  repoRoot,
-  startInNs,
-} from '../support/netns-process';
+import { LocalNetworkRun } from '../support/local-network-e2e';
+import { canTestNetworking, netSnapshot, networkGuestDir } from '../support/net-snapshot';
+import { ECHO_CLIENT, HOLD_CLIENT, inNs, startInNs } from '../support/netns-process';
 import { cliBuilt, e2eRun, waitFor } from './node-harness';
 
 const guest = networkGuestDir();
@@ -55,91 +37,27 @@ const run = e2eRun('VM networking in local mode', () =>
 );
 
 describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () => {
-  const tag = process.pid % 10000;
-  const bridge = `kvtse${tag}`;
-  const subnet = '10.244.82.0/24';
-  const name = `net-${process.pid}`;
-  let state: string;
-  let node: LocalNode;
-  let nodeOptions: ConstructorParameters<typeof LocalNode>[0];
-  let peerNet: PodNetwork;
-  const peerUid = `eeee${tag.toString(16).padStart(4, '0')}-0000-4000-8000-000000000002`;
-  let peerServer: NsProcess | undefined;
-  let before: ReturnType<typeof scopedSnapshot>;
-  let launcherNs = '';
+  const t = new LocalNetworkRun('kvtse', '10.244.82.0/24', `net-${process.pid}`);
+  const name = t.name;
 
-  beforeAll(async () => {
-    before = scopedSnapshot([], bridge);
-    state = mkdtempSync(join(tmpdir(), 'kvts-net-'));
-    chmodSync(state, 0o755);
-    const paths = statePaths(state);
-    nodeOptions = {
-      paths,
-      podNetwork: { subnet, bridge },
-      log: process.env.KUBEVIRT_TS_NODE_LOG ? (c, m) => console.log(`${c}: ${m}`) : undefined,
-    };
-    node = new LocalNode(nodeOptions);
-    await node.start();
-    new ImageStore(paths.images).import('kubevirt-ts/tiny-guest', guest ?? '');
-    // The other pod: a namespace on the same bridge and IPAM as local mode's pods.
-    peerNet = new PodNetwork({ bridge, subnet, pluginDir: '/usr/lib/cni', dataDir: join(state, 'cni') });
-    mkdirSync(join(state, 'peer'));
-  }, 60_000);
-
-  afterAll(async () => {
-    peerServer?.child.kill('SIGKILL');
-    // A VM the test did not get to delete: delete it and let its pod go (guests outlive `up`).
-    await node?.store.delete(VirtualMachineType, name, { namespace: 'default' }).catch(() => undefined);
-    await waitFor(
-      'launcher pods to go',
-      async () => (await node.store.list(PodType, { namespace: 'default' })).items.length === 0,
-      90_000,
-    ).catch(() => undefined);
-    await peerNet?.tearDown(peerUid, join(state, 'peer')).catch(() => undefined);
-    await node?.stop();
-    await new Promise((r) => setTimeout(r, 500));
-    try {
-      (await import('node:child_process')).execFileSync('ip', ['link', 'del', bridge], { stdio: 'ignore' });
-    } catch {
-      // never made
-    }
-    rmSync(state, { recursive: true, force: true });
-    expect(scopedSnapshot([launcherNs, netnsName(peerUid)], bridge)).toEqual(before);
-  }, 120_000);
+  beforeAll(() => t.start(guest ?? ''), 60_000);
+  afterAll(() => t.tearDown(), 120_000);
 
   it('boots with a network, takes its DHCP lease and carries TCP both ways', {
     timeout: 400_000,
   }, async () => {
-    const peer = await peerNet.setUp(peerUid, join(state, 'peer'));
-    peerServer = await startInNs(netnsName(peerUid), process.execPath, ['-e', ECHO_SERVER, '7070'], 'ready');
-
     // examples/vm-tiny-net.yaml: no interfaces given, so the VMI gets local mode's default
     // (masquerade on the pod network, all ports forwarded); the guest also sends to the peer.
-    const vm = parse(readFileSync(join(repoRoot, 'examples', 'vm-tiny-net.yaml'), 'utf8'));
-    vm.metadata.name = name;
-    vm.spec.template.metadata.labels['kubevirt.io/vm'] = name;
-    vm.spec.template.spec.terminationGracePeriodSeconds = 5;
-    vm.spec.template.spec.domain.firmware.kernelBoot.kernelArgs += ` kvts.connect=${peer.ip}:7070`;
-    const file = join(state, 'vm.yaml');
-    writeFileSync(file, stringify(vm));
-    const objects = await loadAndAdmit([file], new ImageStore(statePaths(state).images), true);
-    await applyObjects(node.store, objects);
-
-    const pod = await waitFor(
-      'the launcher pod with its pod IP',
-      async () => {
-        const pods = await node.store.list<Pod & KubeObject>(PodType, { namespace: 'default' });
-        return pods.items.find((p) => p.metadata?.name?.includes(name) && p.status?.podIP);
-      },
-      120_000,
-    );
+    const peerIP = await t.startPeer(7070);
+    await t.applyTinyNetVm(`${peerIP}:7070`);
+    const pod = await t.launcherPod();
     const podIP = pod.status?.podIP ?? '';
     expect(podIP.startsWith('10.244.82.')).toBe(true);
-    const sockets = podEmptyDirPath(statePaths(state).pods, pod.metadata?.uid ?? '', 'sockets');
+    const sockets = t.socketsOf(pod);
     const vmi = await waitFor(
       'VMI Running with its interface status',
       async () => {
-        const v = await node.store.get<VirtualMachineInstance & KubeObject>(
+        const v = await t.node.store.get<VirtualMachineInstance & KubeObject>(
           VirtualMachineInstanceType,
           name,
           'default',
@@ -152,47 +70,42 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
     try {
       const out = await console_.waitFor(/KUBEVIRT-TS-GUEST-SENT [^\n]*reply_bytes=\d+\r?\n/, 240_000);
       expect(out).toMatch(/KUBEVIRT-TS-GUEST-NET eth0=10\.0\.2\.2\/24 router=10\.0\.2\.1 mtu=1500/);
-      expect(out).toContain(`KUBEVIRT-TS-GUEST-SENT bytes=65536 to=${peer.ip}:7070 reply_bytes=65536`);
+      expect(out).toContain(`KUBEVIRT-TS-GUEST-SENT bytes=65536 to=${peerIP}:7070 reply_bytes=65536`);
     } finally {
       console_.close();
     }
     await waitFor(
       'the peer to count the bytes',
-      () => peerServer?.out().includes(`from ${podIP} got 65536`),
+      () => t.peerServer?.out().includes(`from ${podIP} got 65536`),
       30_000,
     );
-    const echoed = inNs(
-      netnsName(peerUid),
-      process.execPath,
-      ['-e', ECHO_CLIENT, podIP, '8080', '200000'],
-      120_000,
-    );
+    const echoed = inNs(t.peerNs, process.execPath, ['-e', ECHO_CLIENT, podIP, '8080', '200000'], 120_000);
     expect(echoed.trim()).toBe('echoed 200000');
     const iface = vmi.status?.interfaces?.[0];
     expect(iface).toMatchObject({ name: 'default', ipAddress: podIP });
     expect(vmi.spec.domain.devices.interfaces).toEqual([{ name: 'default', masquerade: {} }]);
     expect(iface?.mac).toMatch(/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/);
     process.stdout.write(
-      `local mode VM ${name}: pod IP ${podIP}, MAC ${iface?.mac}, guest 10.0.2.2 -> ${peer.ip}:7070 sent 65536 echoed 65536 (seen from ${podIP}); ${peer.ip} -> ${podIP}:8080 sent 200000 echoed 200000\n`,
+      `local mode VM ${name}: pod IP ${podIP}, MAC ${iface?.mac}, guest 10.0.2.2 -> ${peerIP}:7070 sent 65536 echoed 65536 (seen from ${podIP}); ${peerIP} -> ${podIP}:8080 sent 200000 echoed 200000\n`,
     );
 
     // A connection held open while the node agent (with the whole of `up`) stops and a
     // new one starts and adopts the launcher: the guest's network is the pod's, untouched.
-    const go = join(state, 'go');
+    const go = join(t.state, 'go');
     const hold = await startInNs(
-      netnsName(peerUid),
+      t.peerNs,
       process.execPath,
       ['-e', HOLD_CLIENT, podIP, '8080', '4096', go],
       'first 4096',
       120_000,
     );
-    await node.stop();
-    node = new LocalNode(nodeOptions);
-    await node.start();
+    await t.node.stop();
+    t.node = new LocalNode(t.nodeOptions);
+    await t.node.start();
     await waitFor(
       'the new node agent to adopt the launcher (VMI Running, status written again)',
       async () =>
-        node.handler.isReady() && (await node.handler.launcherOf('default', name).catch(() => undefined)),
+        t.node.handler.isReady() && (await t.node.handler.launcherOf('default', name).catch(() => undefined)),
       120_000,
     );
     writeFileSync(go, '');
@@ -204,9 +117,9 @@ describe.runIf(run)('VM networking in local mode (masquerade, real guest)', () =
     );
 
     // Deleting the VM removes the pod's namespace.
-    await node.store.delete(VirtualMachineType, name, { namespace: 'default' });
+    await t.node.store.delete(VirtualMachineType, name, { namespace: 'default' });
     const ns = netnsName(pod.metadata?.uid ?? '');
-    launcherNs = ns;
+    t.launcherNs = ns;
     await waitFor('the launcher pod namespace to go', () => !netSnapshot().netns.includes(ns), 120_000);
   });
 });

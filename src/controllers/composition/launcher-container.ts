@@ -18,6 +18,7 @@ import { IMAGE_ROOT_ENV } from '../virt-launcher/image-dirs';
 import { VirtLauncher } from '../virt-launcher/launcher';
 import { launcherConverterPaths } from '../virt-launcher/launcher-paths';
 import { CONFIG_SOCKET_BUDGET, LibvirtDaemons } from '../virt-launcher/libvirt-daemons';
+import { PasstBackend } from '../virt-launcher/passt-process';
 import { type PathMap, pathMapFromEnv } from '../virt-launcher/path-map';
 import { chownFiles, chownTree, guestDiskFiles } from '../virt-launcher/qemu-ownership';
 import { shortDir } from '../virt-launcher/short-dir';
@@ -100,6 +101,8 @@ export function createLauncherContainer(c: LauncherComposition): Container {
       if (problem) logger.warn(problem);
       const log = (m: string) => logger.info(m);
       const network = new GuestNetwork(socketDir, log);
+      // passt where the launcher's libvirt has no passt backend (./passt-process).
+      const passt = new PasstBackend({ privateDir: paths.privateDir, qemuUser: qemu, log });
       return new VirtLauncher({
         namespace: args.namespace,
         name: args.name,
@@ -125,6 +128,7 @@ export function createLauncherContainer(c: LauncherComposition): Container {
         // The fake driver runs no guest: no DHCP server, no taps.
         prepareNetwork: args.hypervisor === 'fake' ? undefined : (vmi) => network.prepare(vmi),
         networkReport: () => network.report(),
+        networkBackends: args.hypervisor === 'fake' ? undefined : passt,
         onExit: daemons ? () => daemons.stop() : undefined,
         syncOptions: { useEmulation: args.allowEmulation },
         finalWaitMs: c.finalWaitMs,

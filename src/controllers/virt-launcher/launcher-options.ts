@@ -18,6 +18,15 @@ export interface VirtLauncherOptions {
   prepareVolumes?: (vmi: VirtualMachineInstance) => Promise<void>;
   /** Network setup phase 2 before each sync: the VMI to convert (MACs), the DHCP server. */
   prepareNetwork?: (vmi: VirtualMachineInstance) => Promise<VirtualMachineInstance>;
+  /**
+   * Processes the domain needs besides libvirt's (passt where libvirt cannot start it,
+   * ./passt-process): started before each sync, stopped when the domain fails to start
+   * and when the launcher exits.
+   */
+  networkBackends?: {
+    start(vmi: VirtualMachineInstance, driver: HypervisorDriver): Promise<void>;
+    stop(): Promise<void>;
+  };
   /** The network setup's interfaces for the domain report. */
   networkReport?: () => LauncherInterface[] | undefined;
   /** How `sync` treats the VMI (emulation allowed, ...). */

@@ -19,7 +19,10 @@ import {
   serveLauncher,
   type VMIRequest,
 } from '../launcher-protocol';
+import { coalesced } from './coalesced';
 import { type LauncherDomain, NOTIFY_PIPE_SOCKET } from './domain-report';
+import { ACTIVE_STATES, LauncherDomainOps } from './domain-rpcs';
+import { watchDriver } from './driver-watch';
 import { LauncherGuestOps } from './freeze-screenshot-rpcs';
 import { GuestAgentPoller } from './guest-agent-poller';
 import { toGuestAgentInfo } from './guest-agent-report';
@@ -27,12 +30,10 @@ import { GuestEndpoints } from './guest-endpoints';
 import type { VirtLauncherOptions } from './launcher-options';
 import { LauncherMigrations } from './migration-rpcs';
 import { NodeNotifier } from './node-notifier';
-import * as sevRpcs from './sev-rpcs';
+import { parseRequestVmi } from './vmi-request';
 
 export type { VirtLauncherOptions } from './launcher-options';
 export { MIGRATION_TARGET_XML } from './migration-rpcs';
-
-const ACTIVE = new Set(['running', 'blocked', 'paused', 'pmsuspended', 'shutdown']);
 
 /** One launcher. `start()` it; `exited` resolves with the exit code once it is done. */
 export class VirtLauncher implements LauncherService {
@@ -50,10 +51,7 @@ export class VirtLauncher implements LauncherService {
   private everRan = false;
   private finished = false;
   private stopping = false;
-  private shutdownInFlight: Promise<void> | undefined;
   private finalTimer: NodeJS.Timeout | undefined;
-  private refreshing: Promise<void> | undefined;
-  private refreshAgain = false;
   private readonly log: (m: string) => void;
   private agentPoller: GuestAgentPoller | undefined;
   /** The guest agent: read while the guest runs; a change is reported like a domain change. */
@@ -61,7 +59,7 @@ export class VirtLauncher implements LauncherService {
     this.agentPoller ??= new GuestAgentPoller({
       ref: this.ref,
       driver: () => this.driver,
-      active: () => !this.finished && !!this.last && ACTIVE.has(this.last.state),
+      active: () => !this.finished && !!this.last && ACTIVE_STATES.has(this.last.state),
       onChange: () => {
         if (this.reported && !this.exiting) this.send('MODIFIED');
       },
@@ -164,25 +162,7 @@ export class VirtLauncher implements LauncherService {
   }
 
   private parseVmi(req: Pick<VMIRequest, 'vmi'>): VirtualMachineInstance {
-    const raw = req.vmi?.vmiJson;
-    if (!raw?.length) throw new Error('request carries no VMI (vmi.vmiJson is empty)');
-    let vmi: VirtualMachineInstance;
-    try {
-      vmi = JSON.parse(Buffer.from(raw).toString('utf8'));
-    } catch (e) {
-      throw new Error(`vmi.vmiJson: not JSON: ${(e as Error).message}`);
-    }
-    const m = vmi?.metadata;
-    if (
-      m?.uid !== this.opts.uid ||
-      m?.name !== this.opts.name ||
-      (m?.namespace ?? 'default') !== this.opts.namespace
-    ) {
-      throw new Error(
-        `VirtualMachineInstance ${m?.namespace}/${m?.name} (uid ${m?.uid}) is not the one this launcher runs (${this.opts.namespace}/${this.opts.name}, uid ${this.opts.uid})`,
-      );
-    }
-    return vmi;
+    return parseRequestVmi(req, this.opts);
   }
 
   // --- LauncherService ---
@@ -194,32 +174,18 @@ export class VirtLauncher implements LauncherService {
     // A migration target gets its guest from the source, never by starting it here.
     if (this.migrations.incoming && !this.migrations.incoming.completed) return;
     await this.opts.prepareVolumes?.(vmi);
-    const info = await this.mustDriver().sync(vmi, this.opts.syncOptions);
-    if (ACTIVE.has(info.state)) this.everRan = true;
+    const driver = this.mustDriver();
+    // passt where libvirt cannot start it: before the domain, undone if it does not start.
+    await this.opts.networkBackends?.start(vmi, driver);
+    const info = await driver.sync(vmi, this.opts.syncOptions).catch(async (e) => {
+      await this.opts.networkBackends
+        ?.stop()
+        .catch((s) => this.log(`network backends: ${(s as Error).message}`));
+      throw e;
+    });
+    if (ACTIVE_STATES.has(info.state)) this.everRan = true;
     await this.attachDevices();
     await this.refresh();
-  }
-
-  async pauseVirtualMachine(req: VMIRequest): Promise<void> {
-    this.parseVmi(req);
-    await this.mustDriver().pause(this.ref);
-    await this.refresh();
-  }
-
-  async unpauseVirtualMachine(req: VMIRequest): Promise<void> {
-    this.parseVmi(req);
-    await this.mustDriver().unpause(this.ref);
-    await this.refresh();
-  }
-
-  async resetVirtualMachine(req: VMIRequest): Promise<void> {
-    this.parseVmi(req);
-    await this.mustDriver().reset(this.ref);
-  }
-
-  async softRebootVirtualMachine(req: VMIRequest): Promise<void> {
-    this.parseVmi(req);
-    await this.mustDriver().softReboot(this.ref);
   }
 
   /** Starts an ACPI shutdown (killing after the grace period) and returns at once; repeated calls join it. */
@@ -229,14 +195,7 @@ export class VirtLauncher implements LauncherService {
       req.options?.gracePeriodSeconds ||
       vmi.spec?.terminationGracePeriodSeconds ||
       this.opts.gracePeriodSeconds;
-    this.startShutdown(grace);
-  }
-
-  async killVirtualMachine(req: VMIRequest): Promise<void> {
-    this.parseVmi(req);
-    const d = await this.mustDriver().getDomain(this.ref);
-    if (d && ACTIVE.has(d.state)) await this.mustDriver().kill(this.ref);
-    await this.refresh();
+    this.ops.startShutdown(grace, (m) => this.log(m));
   }
 
   /** Forgets the domain (killing it if it still runs) and exits. */
@@ -273,7 +232,7 @@ export class VirtLauncher implements LauncherService {
   }
 
   async getDomainStats(): Promise<string | undefined> {
-    if (!this.last || !ACTIVE.has(this.last.state)) return undefined;
+    if (!this.last || !ACTIVE_STATES.has(this.last.state)) return undefined;
     return JSON.stringify(await this.mustDriver().getStats(this.ref));
   }
 
@@ -285,17 +244,21 @@ export class VirtLauncher implements LauncherService {
 
   async ping(): Promise<void> {}
 
-  async getSevInfo(): Promise<Uint8Array> {
-    return sevRpcs.getSevInfo(this.mustDriver(), this.ref);
-  }
-  async getLaunchMeasurement(req: VMIRequest): Promise<Uint8Array> {
-    this.parseVmi(req);
-    return sevRpcs.getLaunchMeasurement(this.mustDriver(), this.ref);
-  }
-  async injectLaunchSecret(req: InjectLaunchSecretRequest): Promise<void> {
-    this.parseVmi(req);
-    await sevRpcs.injectLaunchSecret(this.mustDriver(), this.ref, req.options);
-  }
+  // Direct domain operations (see ./domain-rpcs).
+  private readonly ops = new LauncherDomainOps({
+    driver: () => this.mustDriver(),
+    ref: () => this.ref,
+    parse: (r) => this.parseVmi(r),
+    refresh: () => this.refresh(),
+  });
+  pauseVirtualMachine = (r: VMIRequest) => this.ops.pause(r);
+  unpauseVirtualMachine = (r: VMIRequest) => this.ops.unpause(r);
+  resetVirtualMachine = (r: VMIRequest) => this.ops.reset(r);
+  softRebootVirtualMachine = (r: VMIRequest) => this.ops.softReboot(r);
+  killVirtualMachine = (r: VMIRequest) => this.ops.kill(r);
+  getSevInfo = () => this.ops.sevInfo();
+  getLaunchMeasurement = (r: VMIRequest) => this.ops.launchMeasurement(r);
+  injectLaunchSecret = (r: InjectLaunchSecretRequest) => this.ops.injectLaunchSecret(r);
 
   // Filesystem freeze and the screenshot (see ./freeze-screenshot-rpcs).
   private readonly guestOps = new LauncherGuestOps(
@@ -320,7 +283,7 @@ export class VirtLauncher implements LauncherService {
       this.stopping = true;
       try {
         const d = await this.driver.getDomain(this.ref);
-        if (d && ACTIVE.has(d.state)) await this.driver.shutdown(this.ref, { graceSeconds });
+        if (d && ACTIVE_STATES.has(d.state)) await this.driver.shutdown(this.ref, { graceSeconds });
         await this.driver.delete(this.ref);
         this.finished = true;
         await this.refresh();
@@ -332,80 +295,43 @@ export class VirtLauncher implements LauncherService {
     return this.exited;
   }
 
-  private startShutdown(graceSeconds: number): void {
-    if (this.shutdownInFlight) return;
-    const driver = this.mustDriver();
-    this.shutdownInFlight = (async () => {
-      try {
-        const d = await driver.getDomain(this.ref);
-        if (d && ACTIVE.has(d.state)) await driver.shutdown(this.ref, { graceSeconds });
-      } catch (e) {
-        this.log(`shutdown: ${(e as Error).message}`);
-      } finally {
-        this.shutdownInFlight = undefined;
-        await this.refresh();
-      }
-    })();
-  }
-
   private attachDevices(): Promise<void> {
     return this.endpoints.attach(this.mustDriver(), this.ref);
   }
 
-  /** Follows the driver's events; reconnects when the daemon goes away. */
-  private async watchEvents(driver: HypervisorDriver): Promise<void> {
-    try {
-      for await (const ev of driver.events()) {
-        if (ev.domain !== this.domainName) continue;
+  /** Follows the driver's events; reconnects when the daemon goes away (./driver-watch). */
+  private watchEvents(driver: HypervisorDriver): Promise<void> {
+    return watchDriver(driver, {
+      domainName: this.domainName,
+      connect: this.opts.connectDriver,
+      exiting: () => this.exiting,
+      onEvent: (ev) => {
         // The agent's channel changed: read it now rather than at the next backstop poll.
         if (ev.type === 'agent') void this.agent.poll();
         else void this.refresh();
         // upstream's launcher reports an I/O-error pause as a Warning event on the VMI.
         if (ev.type === 'paused' && ev.reason === 'ioerror')
           this.sendK8sEvent('Warning', 'IOerror', 'VM Paused due to IO error');
-      }
-    } catch (e) {
-      this.log(`events: ${(e as Error).message}`);
-    }
-    if (this.exiting) return;
-    // The connection ended (daemon restart): build a new driver, then look again.
-    for (let delay = 100; !this.exiting; delay = Math.min(delay * 2, 2000)) {
-      try {
-        const next = await this.opts.connectDriver();
+      },
+      onReconnect: async (next) => {
         const old = this.driver;
         this.driver = next;
         await old?.close().catch(() => undefined);
-        this.log('reconnected to the hypervisor');
-        void this.watchEvents(next);
-        await this.refresh();
-        return;
-      } catch (e) {
-        this.log(`reconnect: ${(e as Error).message}`);
-        await new Promise((r) => setTimeout(r, delay));
-      }
-    }
+        void this.refresh();
+      },
+      log: (m) => this.log(m),
+    });
   }
 
   private exiting = false;
   /** A background console/VNC attach in progress. */
   private attaching: Promise<void> | undefined;
 
-  /** Re-reads the domain and reports a change; serialised, coalescing bursts. */
-  private refresh(): Promise<void> {
-    if (this.refreshing) {
-      this.refreshAgain = true;
-      return this.refreshing;
-    }
-    this.refreshing = (async () => {
-      do {
-        this.refreshAgain = false;
-        await this.refreshOnce().catch((e) => this.log(`refresh: ${(e as Error).message}`));
-      } while (this.refreshAgain);
-    })().finally(() => {
-      this.refreshing = undefined;
-    });
-    return this.refreshing;
-  }
+  /** Re-reads the domain and reports a change; serialised, coalescing bursts (./coalesced). */
+  private readonly refresh = coalesced(
+    () => this.refreshOnce(),
+    (e) => this.log(`refresh: ${e.message}`),
+  );
 
   private async refreshOnce(): Promise<void> {
     if (!this.driver || this.exiting) return;
@@ -414,7 +340,7 @@ export class VirtLauncher implements LauncherService {
     // fails, go: neither is this guest running or ending here.
     const receiving =
       !!this.migrations.incoming && !this.migrations.incoming.endTimestamp && info?.state !== 'running';
-    if (info && ACTIVE.has(info.state) && !receiving) {
+    if (info && ACTIVE_STATES.has(info.state) && !receiving) {
       this.everRan = true;
       // The incoming guest runs here: the migration is over for this (target) side.
       if (this.migrations.incoming && !this.migrations.incoming.endTimestamp) {
@@ -464,6 +390,9 @@ export class VirtLauncher implements LauncherService {
     await this.endpoints.close();
     this.notify.close();
     await this.driver?.close().catch(() => undefined);
+    await this.opts.networkBackends
+      ?.stop()
+      .catch((e) => this.log(`network backends: ${(e as Error).message}`));
     await this.opts.onExit?.().catch((e) => this.log(`exit: ${(e as Error).message}`));
     this.resolveExit(code);
   }

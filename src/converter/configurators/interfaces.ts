@@ -1,14 +1,17 @@
 /**
  * Network interfaces. Pod-network and multus bindings (masquerade, bridge, binding plugins) become
  * `type="ethernet"` taps the network setup created; SR-IOV interfaces become PCI host
- * devices resolved by the device plugin. Virtio NICs use the non-transitional model;
+ * devices resolved by the device plugin; passtBinding becomes libvirt's passt backend, or
+ * QEMU arguments on a launcher-started passt where libvirt has none (./passt-qemu). Virtio NICs use the non-transitional model;
  * under SEV/SNP they get `iommu="on"` and no option ROM.
  */
 import { createHash } from 'node:crypto';
 import type { Interface as VMIInterface } from '../../api/generated/types';
 import { type Configurator, type Conversion, userAlias } from '../conversion';
 import type { HostDev, Interface } from '../domain/types';
+import { passtPorts } from '../passt';
 import { hostPCISource, parsePCIAddress } from '../pci';
+import { addPasstQemuArgs } from './passt-qemu';
 
 const MAC = /^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$/;
 
@@ -71,16 +74,7 @@ function guestPCI(c: Conversion, text: string, path: string) {
  * ours (passt answers the guest's DHCP with the pod's own address).
  */
 function passtInterface(c: Conversion, iface: VMIInterface, path: string): Interface {
-  const tcp: { start: number }[] = [];
-  const udp: { start: number }[] = [];
-  (iface.ports ?? []).forEach((p, i) => {
-    const proto = (p.protocol ?? 'TCP').toUpperCase();
-    if (!Number.isInteger(p.port) || p.port < 1 || p.port > 65535)
-      c.fail(`${path}.ports[${i}].port`, `${JSON.stringify(p.port)} is not a port number (1-65535)`);
-    if (proto === 'TCP') tcp.push({ start: p.port });
-    else if (proto === 'UDP') udp.push({ start: p.port });
-    else c.fail(`${path}.ports[${i}].protocol`, 'passt forwards TCP and UDP only');
-  });
+  const { tcp, udp } = passtPorts(iface, path, (p, m) => c.fail(p, m));
   const forwards: NonNullable<Interface['portForward']> =
     tcp.length + udp.length === 0
       ? [
@@ -88,8 +82,12 @@ function passtInterface(c: Conversion, iface: VMIInterface, path: string): Inter
           { proto: 'udp', dev: 'eth0' },
         ]
       : [
-          ...(tcp.length ? [{ proto: 'tcp' as const, dev: 'eth0', range: tcp }] : []),
-          ...(udp.length ? [{ proto: 'udp' as const, dev: 'eth0', range: udp }] : []),
+          ...(tcp.length
+            ? [{ proto: 'tcp' as const, dev: 'eth0', range: tcp.map((start) => ({ start })) }]
+            : []),
+          ...(udp.length
+            ? [{ proto: 'udp' as const, dev: 'eth0', range: udp.map((start) => ({ start })) }]
+            : []),
         ];
   return {
     type: 'user',
@@ -126,6 +124,17 @@ export const interfacesConfigurator: Configurator = {
       }
       if (!iface.masquerade && !iface.bridge && !iface.binding && !iface.passtBinding) {
         c.fail(path, 'needs a binding (masquerade, bridge, passtBinding, sriov or binding)');
+      }
+      if (iface.passtBinding && c.ctx.passtBackend === 'qemu') {
+        // This libvirt cannot start passt: the launcher does, QEMU joins its socket.
+        passtPorts(iface, path, (p, m) => c.fail(p, m));
+        const mac = iface.macAddress ?? c.ctx.interfaceMACs[iface.name];
+        if (mac !== undefined && !MAC.test(mac))
+          c.fail(`${path}.macAddress`, `'${c.line(mac, `${path}.macAddress`)}' is not a MAC address`);
+        if (iface.state !== undefined && !['up', 'down'].includes(iface.state))
+          c.fail(`${path}.state`, `'${c.line(iface.state, `${path}.state`)}' is not one of up, down, absent`);
+        addPasstQemuArgs(c, iface, path, nicModel(c, iface, path), mac?.replaceAll('-', ':').toLowerCase());
+        return;
       }
       const dom: Interface = iface.passtBinding
         ? passtInterface(c, iface, path)

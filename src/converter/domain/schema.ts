@@ -62,7 +62,7 @@ const sizedNumber = (extra = '') => el(`unit ${extra}`.trim(), {}, N);
 const diskSource = el('file dev dir name');
 
 /** The `<domain>` element. */
-export const domainSpec: ElementSpec = el('type', {
+export const domainSpec: ElementSpec = el('type xmlns:qemu', {
   name: S,
   uuid: S,
   metadata: el('', {
@@ -230,4 +230,6 @@ export const domainSpec: ElementSpec = el('type', {
     dhCert: S,
     session: S,
   }),
+  // libvirt's QEMU namespace (xmlns:qemu): extra QEMU arguments, one <qemu:arg> each.
+  'qemu:commandline': el('', { 'qemu:arg': many(el('value')) }),
 });

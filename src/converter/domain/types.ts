@@ -38,9 +38,19 @@ export interface Metadata {
   kubevirt?: KubeVirtMetadata;
 }
 
+/** libvirt's QEMU XML namespace, for `qemu:commandline`. */
+export const QEMU_NAMESPACE = 'http://libvirt.org/schemas/domain/qemu/1.0';
+
+/** `<qemu:commandline>`: arguments libvirt appends to QEMU's command line, in order. */
+export interface QemuCommandline {
+  'qemu:arg': { value: string }[];
+}
+
 /** The root `<domain>` element. */
 export interface Domain {
   type: 'kvm' | 'qemu';
+  /** {@link QEMU_NAMESPACE} when `qemu:commandline` is used. */
+  'xmlns:qemu'?: string;
   name: string;
   uuid?: string;
   metadata?: Metadata;
@@ -63,4 +73,5 @@ export interface Domain {
   on_crash?: 'destroy' | 'restart' | 'preserve' | 'coredump-destroy' | 'coredump-restart';
   devices: Devices;
   launchSecurity?: LaunchSecurity;
+  'qemu:commandline'?: QemuCommandline;
 }

@@ -56,6 +56,12 @@ export interface DomCapsInfo {
   maxVcpus?: number;
   cpuModels: string[];
   machine?: string;
+  /**
+   * `<devices><interface><enum name='backendType'>`: the backends `<interface type="user">`
+   * takes (`default` = QEMU's slirp, `passt`). Absent where libvirt does not report them
+   * (a libvirt whose domain capabilities predate the report: Debian 12's 9.0.0).
+   */
+  interfaceBackends?: string[];
 }
 
 /** Parses the CPU models and vCPU limit of `virsh domcapabilities` output. */
@@ -70,11 +76,24 @@ export function parseDomainCapabilities(xml: string): DomCapsInfo {
     }
   }
   const max = Number(root.vcpu?.['@_max']);
+  const iface = root.devices?.interface;
+  const backends = iface?.['@_supported'] === 'yes' ? enumValues(iface, 'backendType') : undefined;
   return {
     maxVcpus: Number.isFinite(max) && max > 0 ? max : undefined,
     cpuModels: models,
     machine: root.machine === undefined ? undefined : String(root.machine),
+    ...(backends ? { interfaceBackends: backends } : {}),
   };
+}
+
+/** The values of `<enum name=NAME>` under `el`, or undefined when there is no such enum. */
+function enumValues(el: Record<string, unknown>, name: string): string[] | undefined {
+  const e = (el.enum as Record<string, unknown>[] | undefined)?.find((x) => x['@_name'] === name);
+  if (!e) return undefined;
+  const values = e.value === undefined ? [] : Array.isArray(e.value) ? e.value : [e.value];
+  return values.map((v) =>
+    String(typeof v === 'object' && v !== null ? (v as Record<string, unknown>)['#text'] : v),
+  );
 }
 
 /** Everything probed, before combining. */
@@ -109,5 +128,6 @@ export function toHostCapabilities(p: ProbeInputs): HostCapabilities {
     hugepageSizesKiB: p.host.hugepageSizesKiB,
     sev: p.sev,
     machineTypes: [...machines],
+    ...(p.domcaps?.interfaceBackends ? { interfaceBackends: [...p.domcaps.interfaceBackends] } : {}),
   };
 }

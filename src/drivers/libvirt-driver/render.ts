@@ -8,6 +8,7 @@ import { convertVMI, type Domain, defaultConverterContext } from '../../converte
 import { domainName, type HostCapabilities, refOf, type SyncOptions } from '../driver';
 import { chooseVirtType, type VirtType } from '../emulation/virt-type';
 import { DriverError } from '../errors';
+import { passtBackendFor } from '../passt-backend';
 import { applyDomainMutations } from '../plugin';
 import type { LibvirtDriverOptions } from './options';
 
@@ -49,6 +50,7 @@ export function renderDomain(
           snp: caps.sev.sevSnp,
         }
       : undefined,
+    passtBackend: passtBackendFor(caps),
     ...options.converterContext,
   });
   let domain: Domain;

@@ -7,6 +7,7 @@ import {
   stateName,
   toHostCapabilities,
 } from '../../../src/drivers/libvirt-driver';
+import { passtBackendFor } from '../../../src/drivers/passt-backend';
 
 const HOST_XML = `<capabilities>
   <host>
@@ -71,6 +72,41 @@ describe('host probe parsing', () => {
       cpuModels: ['qemu64', 'Nehalem'],
       machine: 'pc-i440fx-7.2',
     });
+  });
+
+  it('reads the interface backends libvirt reports, and picks who starts passt from them', () => {
+    const withBackends = (values: string) =>
+      DOMCAPS_XML.replace(
+        '</domainCapabilities>',
+        `<devices><interface supported='yes'><enum name='backendType'>${values}</enum></interface></devices></domainCapabilities>`,
+      );
+    const both = parseDomainCapabilities(withBackends('<value>default</value><value>passt</value>'));
+    expect(both.interfaceBackends).toEqual(['default', 'passt']);
+    const slirpOnly = parseDomainCapabilities(withBackends('<value>default</value>'));
+    expect(slirpOnly.interfaceBackends).toEqual(['default']);
+    // Debian 12's libvirt 9.0.0: no <interface> in <devices> at all.
+    const none = parseDomainCapabilities(
+      DOMCAPS_XML.replace(
+        '</domainCapabilities>',
+        '<devices><disk supported="yes"/></devices></domainCapabilities>',
+      ),
+    );
+    expect(none.interfaceBackends).toBeUndefined();
+    const host = parseHostCapabilities(HOST_XML);
+    const caps = (domcaps: ReturnType<typeof parseDomainCapabilities>) =>
+      toHostCapabilities({
+        driverName: 'libvirt',
+        host,
+        domcaps,
+        nodeMemoryKiB: 1,
+        nodeCpus: 1,
+        allowKvm: true,
+        testDriver: false,
+      });
+    expect(caps(both).interfaceBackends).toEqual(['default', 'passt']);
+    expect(passtBackendFor(caps(both))).toBe('libvirt');
+    expect(passtBackendFor(caps(slirpOnly))).toBe('qemu');
+    expect(passtBackendFor(caps(none))).toBe('qemu');
   });
 
   it('reports KVM only when allowed, and emulation for the test driver', () => {

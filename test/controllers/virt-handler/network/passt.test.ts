@@ -9,8 +9,11 @@
  * socket (`-netdev stream`, what libvirt gives QEMU for passt): passt's DHCP gives it the
  * pod IP, it sends 64 KiB to another pod (seen there from the pod IP) and its echo server
  * is reached from that pod through the pod IP and the forwarded port (200000 bytes echoed).
- * passt runs as it does under libvirt but started by the test (libvirt's own start is not
- * exercised here): it drops root for nobody, which needs its socket's directory.
+ * passt runs as it does under libvirt but started by the test: it drops root for nobody,
+ * which needs its socket's directory. libvirt's refusal of the passt backend here, and the
+ * domain capabilities the launcher reads to start passt itself instead, close the file
+ * (the launcher's own start: test/controllers/virt-launcher/passt-process.test.ts and
+ * test/e2e/network-passt-local.test.ts).
  */
 import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +25,8 @@ import { netnsName, PodNetwork } from '../../../../src/controllers/local/pod-run
 import { PASST_TABLE } from '../../../../src/controllers/virt-handler/network/passt-setup';
 import { setUpPodNetwork } from '../../../../src/controllers/virt-handler/network/pod-nic-setup';
 import { dhcpBindings } from '../../../../src/controllers/virt-launcher/dhcp/bindings';
+import { parseDomainCapabilities } from '../../../../src/drivers/libvirt-driver/host-probe';
+import { passtBackendFor } from '../../../../src/drivers/passt-backend';
 import { integration } from '../../../support/integration';
 import { canTestNetworking, networkGuestDir, scopedSnapshot } from '../../../support/net-snapshot';
 import { ECHO_CLIENT, ECHO_SERVER, inNs, startInNs } from '../../../support/netns-process';
@@ -224,6 +229,16 @@ describe.skipIf(!canTestNetworking())('passt binding (real pod namespace)', () =
   it.skipIf(spawnSync('virsh', ['--version']).status !== 0)(
     "shows why libvirt cannot start passt here: Debian 12's libvirt 9.0.0 refuses the passt backend",
     () => {
+      // What the launcher decides from (drivers/passt-backend.ts): this libvirt's domain
+      // capabilities list no interface backends, so the launcher starts passt itself.
+      const caps = spawnSync('virsh', ['-c', 'qemu:///system', 'domcapabilities', '--virttype', 'qemu'], {
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(caps.status).toBe(0);
+      const domcaps = parseDomainCapabilities(caps.stdout);
+      expect(domcaps.interfaceBackends).toBeUndefined();
+      expect(passtBackendFor(domcaps)).toBe('qemu');
       // The interface as the converter renders the passt binding (docs/network.md).
       const name = `kvts-passt-probe-${tag}`;
       const xml = `<domain type="qemu"><name>${name}</name><memory unit="MiB">64</memory><os><type arch="x86_64" machine="q35">hvm</type></os><devices><interface type="user"><source dev="eth0"/><model type="virtio-non-transitional"/><backend type="passt"/><portForward proto="tcp" dev="eth0"><range start="8080"/></portForward></interface></devices></domain>`;
