@@ -56,6 +56,11 @@ export interface ClusterInfo {
   containerdSocket: string;
   bridge: string;
   podSubnet: string;
+  /**
+   * Multus wraps the pod network (scripts/cluster/multus.ts): its plugin and 00-multus.conf.
+   * Absent when scripts/kube/build-multus.sh has not built the plugin.
+   */
+  multus?: { binary: string; config: string };
   /** Image references imported into containerd, by image name (scripts/images/build.sh). */
   images: Record<string, string>;
   startedAt: string;
