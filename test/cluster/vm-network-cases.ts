@@ -24,9 +24,10 @@ import type { VirtualMachineInstance } from '../../src/api/generated/types';
 import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
 import { CONSOLE_SOCKET } from '../../src/controllers/virt-launcher/domain-report';
 import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
+import { runPod } from '../support/cluster-pods';
 import { SerialConsole } from '../support/guest';
 import { integrationRequired } from '../support/integration';
-import { ECHO_CLIENT } from '../support/netns-process';
+import { ECHO_CLIENT, ECHO_SERVER } from '../support/netns-process';
 import { waitFor } from '../support/wait';
 
 /** What the cases share with the file that registers them. */
@@ -37,8 +38,8 @@ export interface ClusterVmContext {
   kubectl: (...args: string[]) => string;
   dir: string;
   namespace: string;
-  /** The echo server pod on the pod network (port `peerPort`). */
-  peer: V1Pod;
+  /** The echo server pod on the pod network (port `peerPort`), when the file made one. */
+  peer?: V1Pod;
   peerPort: number;
 }
 
@@ -157,6 +158,14 @@ const byName = (json: string) => new Map((JSON.parse(json) as IpLink[]).map((l) 
 export function registerNetworkCases(ctx: () => ClusterVmContext): void {
   it('the bridge binding on the kubelet pod network: the guest holds the pod IP; the peer pod and the host reach it', async () => {
     const c = ctx();
+    const peer =
+      c.peer ??
+      (await runPod(c.core, {
+        namespace: c.namespace,
+        name: 'peer',
+        image: c.info.images['virt-launcher'] ?? '',
+        command: ['node', '-e', ECHO_SERVER, String(c.peerPort)],
+      }));
     const name = 'vm-bridge';
     const vm = await startVm(
       c,
@@ -178,7 +187,7 @@ export function registerNetworkCases(ctx: () => ClusterVmContext): void {
       const out = await vm.con.waitFor(/KUBEVIRT-TS-GUEST-LISTENING tcp\/8080/, 180_000);
       expect(out).toContain(`KUBEVIRT-TS-GUEST-NET eth0=${podIP}/24 router=none`);
       // The guest's own connection comes from the pod IP (no NAT: it holds it).
-      const peerIP = c.peer.status?.podIP ?? '';
+      const peerIP = peer.status?.podIP ?? '';
       const got = await vm.con.run(
         `dd if=/dev/zero bs=1024 count=64 2>/dev/null | nc -w 10 ${peerIP} ${c.peerPort} | wc -c`,
         120_000,
@@ -287,8 +296,11 @@ export function registerNetworkCases(ctx: () => ClusterVmContext): void {
           vm.launcher.status?.podIP,
         );
         await vm.con.waitFor(/KUBEVIRT-TS-GUEST-LISTENING tcp\/8080/, 180_000);
-        // The tiny guest runs DHCP on eth0 only: its second NIC leases by hand.
-        const lease = await vm.con.run('udhcpc -i eth1 -n -q -t 10 -T 1 -s /etc/udhcpc.script', 60_000);
+        // The tiny guest runs DHCP on eth0 only: its second NIC is brought up and leases by hand.
+        const lease = await vm.con.run(
+          'ip link set eth1 up; udhcpc -i eth1 -n -q -t 10 -T 1 -s /etc/udhcpc.script',
+          60_000,
+        );
         expect(`${vm.con.output}${lease}`).toContain(
           `KUBEVIRT-TS-GUEST-NET eth1=${secondaryIP}/24 router=none`,
         );
