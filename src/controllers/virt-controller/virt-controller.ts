@@ -96,6 +96,8 @@ export interface VirtControllerOptions {
    * or the embedded store): a VMI naming a missing one gets no pod (FailedCreate).
    */
   networkAttachments?: boolean;
+  /** How often an unserved NetworkAttachmentDefinition kind is probed again (default 30 s). */
+  networkAttachmentRecheckMs?: number;
   /** Run only while holding this coordination.k8s.io Lease (several replicas, one active). */
   leaderElection?: Omit<LeaderElectionOptions, 'identity'> & { identity?: string };
   /** Called when the Lease is lost after being held (default: the controllers stop). */
@@ -208,6 +210,7 @@ export class VirtController {
           client,
           informers: this.informers,
           log: opts.log,
+          recheckMs: opts.networkAttachmentRecheckMs,
           // A definition appearing: the VMIs waiting for it render their pods.
           onChange: (n) => {
             const key = objectKey(n);
