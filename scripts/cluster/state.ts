@@ -21,7 +21,7 @@ export interface ClusterPaths {
   containerd: string;
   /** The kubelet's --root-dir. */
   kubelet: string;
-  /** CNI config (net.d/) and host-local IPAM's data. */
+  /** CNI config (net.d/), plugin links (bin/), host-local IPAM's data, Multus's cache and log. */
   cni: string;
   /** Pid files of containerd and the kubelet. */
   pids: string;
