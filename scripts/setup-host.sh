@@ -5,7 +5,8 @@
 #                                      QEMU packages, a running libvirtd, the tiny guest
 #   scripts/setup-host.sh --with-kube  that, plus what the test suite and a real cluster
 #                                      need: the schema checker and protoc, and the
-#                                      Kubernetes binaries (scripts/kube/build.sh, needs Go)
+#                                      Kubernetes binaries and Multus (scripts/kube/build.sh,
+#                                      build-multus.sh; need Go)
 #
 # `npm run up` runs the first, `npm test` (scripts/test.sh) and scripts/kube/start.ts the
 # second. Idempotent: every step checks before it acts, and heavy builds are cached
@@ -20,7 +21,7 @@ for arg in "$@"; do
   case "$arg" in
     --with-kube) with_kube=1 ;;
     -h | --help)
-      sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -120,6 +121,8 @@ fi
 if [ "$with_kube" = 1 ]; then
   if command -v go >/dev/null 2>&1; then
     "$here/kube/build.sh"
+    # Multus's thin plugin: the one-node cluster's CNI wraps the pod network in it.
+    "$here/kube/build-multus.sh"
   else
     log "Go is absent: the real-API-server tests cannot run (install Go, then rerun with --with-kube)"
   fi

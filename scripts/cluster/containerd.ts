@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CNI_BIN_DIR } from './network';
+import { cniBinDir } from './multus';
 import { type ClusterPaths, daemonPid, logTail, run, startDaemon, stopDaemon, waitFor } from './state';
 
 export const CONTAINERD_BIN = '/usr/bin/containerd';
@@ -55,7 +55,7 @@ oom_score = 0
         SystemdCgroup = false
         Root = ${q(join(d, 'runc'))}
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = ${q(CNI_BIN_DIR)}
+    bin_dir = ${q(cniBinDir(paths.cni))}
     conf_dir = ${q(join(paths.cni, 'net.d'))}
     max_conf_num = 1
 `,

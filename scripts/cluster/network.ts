@@ -53,7 +53,10 @@ export function deleteBridge(name: string): void {
   if (linkExists(name)) run('ip', ['link', 'del', 'dev', name]);
 }
 
-/** Writes the CNI network list into `<cniDir>/net.d/` for containerd's CRI plugin. */
+/**
+ * Writes the CNI network list into `<cniDir>/net.d/` for containerd's CRI plugin (or for
+ * Multus, which delegates the cluster network to it); returns the file.
+ */
 export function writeCniConfig(cniDir: string, bridge: string, subnet: string): string {
   bridgeAddress(subnet);
   const netd = join(cniDir, 'net.d');
@@ -72,8 +75,9 @@ export function writeCniConfig(cniDir: string, bridge: string, subnet: string): 
       },
     ],
   };
-  writeFileSync(join(netd, '10-kubevirt-ts.conflist'), `${JSON.stringify(conf, null, 2)}\n`);
-  return netd;
+  const file = join(netd, '10-kubevirt-ts.conflist');
+  writeFileSync(file, `${JSON.stringify(conf, null, 2)}\n`);
+  return file;
 }
 
 /** The IPv4 address of interface `dev` (the kubelet rejects a loopback node IP). */

@@ -21,7 +21,7 @@ export interface ClusterPaths {
   containerd: string;
   /** The kubelet's --root-dir. */
   kubelet: string;
-  /** CNI config (net.d/) and host-local IPAM's data. */
+  /** CNI config (net.d/), plugin links (bin/), host-local IPAM's data, Multus's cache and log. */
   cni: string;
   /** Pid files of containerd and the kubelet. */
   pids: string;
@@ -56,6 +56,11 @@ export interface ClusterInfo {
   containerdSocket: string;
   bridge: string;
   podSubnet: string;
+  /**
+   * Multus wraps the pod network (scripts/cluster/multus.ts): its plugin and 00-multus.conf.
+   * Absent when scripts/kube/build-multus.sh has not built the plugin.
+   */
+  multus?: { binary: string; config: string };
   /** Image references imported into containerd, by image name (scripts/images/build.sh). */
   images: Record<string, string>;
   startedAt: string;

@@ -17,6 +17,7 @@ import { CONTAINERD_BIN, containerdSocket, ctr, imageRefs, importImage, startCon
 import { down } from './down';
 import { leftovers } from './host-cleanup';
 import { checkNodeName, kubeletBin, runningKubelet, startKubelet } from './kubelet';
+import { multusBin, prepareCniBinDir, writeMultusConfig } from './multus';
 import {
   bridgeAddress,
   CNI_BIN_DIR,
@@ -125,8 +126,15 @@ async function bringUp(
   const lap = (what: string, since: number) => log(`${what}: ${Math.round(performance.now() - since)} ms`);
   let t = performance.now();
   createBridge(bridge, podSubnet);
-  writeCniConfig(paths.cni, bridge, podSubnet);
-  lap(`bridge ${bridge} (${podSubnet})`, t);
+  const bridgeNetwork = writeCniConfig(paths.cni, bridge, podSubnet);
+  // Multus in front of it when built; it reads pods and definitions with the admin kubeconfig.
+  const multus = prepareCniBinDir(paths.cni)
+    ? {
+        binary: multusBin(),
+        config: writeMultusConfig(paths.cni, join(paths.controlPlane, 'admin.kubeconfig'), bridgeNetwork),
+      }
+    : undefined;
+  lap(`bridge ${bridge} (${podSubnet})${multus ? ', Multus' : ''}`, t);
 
   const images = JSON.parse(readFileSync(imagesFile, 'utf8')) as Record<string, BuiltImage>;
   if (!images.pause) throw new Error(`${imagesFile}: no pause image`);
@@ -167,6 +175,7 @@ async function bringUp(
     containerdSocket: containerdSocket(paths),
     bridge,
     podSubnet,
+    ...(multus ? { multus } : {}),
     images: Object.fromEntries(Object.entries(images).map(([n, i]) => [n, i.ref])),
     startedAt: new Date().toISOString(),
   };

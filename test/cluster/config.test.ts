@@ -2,12 +2,13 @@
  * What the one-node cluster writes for containerd, the kubelet and CNI, and the checks on
  * its user-given names (they reach `ip`, certificates and file paths). No root needed.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeContainerdConfig } from '../../scripts/cluster/containerd';
 import { checkNodeName, writeKubeletConfig } from '../../scripts/cluster/kubelet';
+import { multusBin, prepareCniBinDir, writeMultusConfig } from '../../scripts/cluster/multus';
 import { bridgeAddress, checkBridgeName, writeCniConfig } from '../../scripts/cluster/network';
 import { clusterPaths } from '../../scripts/cluster/state';
 
@@ -36,7 +37,8 @@ describe('cluster configuration files', () => {
     expect(toml).toMatch(/^ {8}SystemdCgroup = false$/m);
     expect(toml).toContain('sandbox_image = "localhost/kubevirt-ts/pause:0123456789abcdef"');
     expect(toml).toContain(`conf_dir = "${paths.cni}/net.d"`);
-    expect(toml).toContain('bin_dir = "/usr/lib/cni"');
+    // The cluster's own plugin directory: links to Debian's plugins (and multus).
+    expect(toml).toContain(`bin_dir = "${paths.cni}/bin"`);
   });
 
   it('kubelet: cgroupfs, cgroup v1 allowed, oomScoreAdj 0, image GC off, webhook auth', () => {
@@ -62,8 +64,9 @@ describe('cluster configuration files', () => {
 
   it('CNI: the bridge plugin with host-local IPAM, no gateway, no masquerading', () => {
     const dir = tmp();
-    const netd = writeCniConfig(dir, 'kvts-br0', '10.244.0.0/24');
-    const conf = JSON.parse(readFileSync(join(netd, '10-kubevirt-ts.conflist'), 'utf8'));
+    const file = writeCniConfig(dir, 'kvts-br0', '10.244.0.0/24');
+    expect(file).toBe(join(dir, 'net.d', '10-kubevirt-ts.conflist'));
+    const conf = JSON.parse(readFileSync(file, 'utf8'));
     expect(conf.plugins).toEqual([
       {
         type: 'bridge',
@@ -74,6 +77,35 @@ describe('cluster configuration files', () => {
         ipam: { type: 'host-local', subnet: '10.244.0.0/24', dataDir: join(dir, 'ipam') },
       },
     ]);
+  });
+
+  it('Multus: 00-multus.conf sorts first and delegates the cluster network to the bridge list', () => {
+    const dir = tmp();
+    const list = writeCniConfig(dir, 'kvts-br0', '10.244.0.0/24');
+    const file = writeMultusConfig(dir, '/cp/admin.kubeconfig', list);
+    expect(readdirSync(join(dir, 'net.d')).sort()[0]).toBe('00-multus.conf');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
+      cniVersion: '0.4.0',
+      name: 'multus-cni-network',
+      type: 'multus',
+      kubeconfig: '/cp/admin.kubeconfig',
+      clusterNetwork: list,
+      binDir: join(dir, 'bin'),
+      cniDir: join(dir, 'multus'),
+      confDir: join(dir, 'multus.d'),
+      logFile: join(dir, 'multus.log'),
+      logLevel: 'verbose',
+    });
+  });
+
+  it('the CNI binary directory links every Debian plugin, and multus when it is built', () => {
+    const dir = tmp();
+    const multus = prepareCniBinDir(dir);
+    expect(multus).toBe(existsSync(multusBin()));
+    const names = readdirSync(join(dir, 'bin'));
+    for (const p of ['bridge', 'host-local', 'loopback'])
+      expect(readlinkSync(join(dir, 'bin', p))).toBe(join('/usr/lib/cni', p));
+    expect(names.includes('multus')).toBe(multus);
   });
 
   it('rejects subnets, bridge and node names it cannot use safely', () => {

@@ -14,6 +14,7 @@
  * DHCP, reaches an echo server in another pod by its pod IP (seen there from the launcher
  * pod's IP) and serves an echo on its declared port 8080 that the other pod reaches
  * through the launcher pod's IP; a connection held open survives a new virt-handler pod.
+ * Then the bridge binding and a Multus secondary network (vm-network-cases.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -49,6 +50,7 @@ import { SerialConsole } from '../support/guest';
 import { integration } from '../support/integration';
 import { ECHO_CLIENT, ECHO_SERVER, HOLD_CLIENT } from '../support/netns-process';
 import { waitFor } from '../support/wait';
+import { registerNetworkCases } from './vm-network-cases';
 
 const why = clusterUnavailableReason();
 const enabled = integration('one-node cluster', why === undefined, why ?? '');
@@ -486,4 +488,16 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     expect(vm.status?.ready).not.toBe(true);
     expect(() => readFileSync(`/proc/${qemuPid}/status`)).toThrow(/ENOENT/);
   }, 400_000);
+
+  // The bridge binding and a Multus network, after this VM (vm-network-cases.ts).
+  registerNetworkCases(() => ({
+    info,
+    core,
+    custom,
+    kubectl,
+    dir,
+    namespace: NS,
+    peer,
+    peerPort: PEER_PORT,
+  }));
 });

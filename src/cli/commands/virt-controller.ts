@@ -167,8 +167,10 @@ export function registerVirtControllerCommand(program: Command): void {
         instancetypes: true,
         pools: true,
         volumes: true,
-        // Its CRD comes with the install (manifests/01-crds.yaml).
+        // Its CRD comes with the install (manifests/01-crds.yaml); without it VMIs naming
+        // a definition get the missing-NAD condition and the kind is probed again.
         networkAttachments: true,
+        log,
         leaderElection: f.leaderElect
           ? {
               name: 'virt-controller',

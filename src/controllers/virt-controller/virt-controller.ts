@@ -29,7 +29,6 @@ import type { LeaderElectionOptions } from '../runtime/leader-election';
 import { Manager } from '../runtime/manager';
 import type { Reconciler } from '../runtime/reconciler';
 import {
-  NetworkAttachmentDefinitionType,
   objectKey,
   PodType,
   VirtualMachineInstanceMigrationType,
@@ -39,10 +38,11 @@ import {
 import type { KubeObject, ObjectClient, OwnerReference, ResourceType } from '../runtime/types';
 import type { WorkQueue } from '../runtime/workqueue';
 import { MigrationController } from './migration/controller';
+import { NetworkAttachmentWatch } from './network-attachment-watch';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
 import { memoryOverhead } from './services/memory-overhead';
-import { type NetworkAttachmentDefinition, networkAttachmentKeys } from './services/network-attachments';
+import { networkAttachmentKeys } from './services/network-attachments';
 import type { LauncherPodOptions } from './services/pod-renderer';
 import type { EventRecorder, KeyReconciler, Lister } from './services/ports';
 import { type Claim, claimNames, PersistentVolumeClaimType } from './services/volumes';
@@ -96,12 +96,16 @@ export interface VirtControllerOptions {
    * or the embedded store): a VMI naming a missing one gets no pod (FailedCreate).
    */
   networkAttachments?: boolean;
+  /** How often an unserved NetworkAttachmentDefinition kind is probed again (default 30 s). */
+  networkAttachmentRecheckMs?: number;
   /** Run only while holding this coordination.k8s.io Lease (several replicas, one active). */
   leaderElection?: Omit<LeaderElectionOptions, 'identity'> & { identity?: string };
   /** Called when the Lease is lost after being held (default: the controllers stop). */
   onLostLeadership?: () => void;
   /** Called for every write the controllers make. */
   onWrite?: (w: WriteRecord) => void;
+  /** Lines about the controller's own state, e.g. a kind it cannot watch (default console.warn). */
+  log?: (line: string) => void;
   /** Reports reconcile errors (default console.warn). */
   onError?: (controller: string, key: string, err: Error) => void;
 }
@@ -155,7 +159,7 @@ export class VirtController {
   private readonly migrationLoop: Controller;
   private poolInformer?: Informer<KubeObject>;
   private readonly claimInformer?: Informer<KubeObject>;
-  private readonly nadInformer?: Informer<KubeObject>;
+  private readonly nadWatch?: NetworkAttachmentWatch;
   private poolLoop?: Controller;
 
   constructor(readonly opts: VirtControllerOptions) {
@@ -200,10 +204,24 @@ export class VirtController {
     const vmis = lister<VirtualMachineInstance>(this.vmiInformer);
     this.claimInformer = opts.volumes ? this.informers.informerFor(PersistentVolumeClaimType) : undefined;
     const claims = this.claimInformer ? lister<Claim>(this.claimInformer) : undefined;
-    this.nadInformer = opts.networkAttachments
-      ? this.informers.informerFor(NetworkAttachmentDefinitionType)
+    // Watched only while the kind is served: a cluster without Multus's CRD must not block start.
+    this.nadWatch = opts.networkAttachments
+      ? new NetworkAttachmentWatch({
+          client,
+          informers: this.informers,
+          log: opts.log,
+          recheckMs: opts.networkAttachmentRecheckMs,
+          // A definition appearing: the VMIs waiting for it render their pods.
+          onChange: (n) => {
+            const key = objectKey(n);
+            for (const v of this.vmiInformer.indexer.list()) {
+              if (networkAttachmentKeys(v as VirtualMachineInstance).includes(key))
+                this.vmiLoop.queue.add(objectKey(v));
+            }
+          },
+        })
       : undefined;
-    const nads = this.nadInformer ? lister<NetworkAttachmentDefinition>(this.nadInformer) : undefined;
+    const nads = this.nadWatch;
     this.vmiLoop = register(
       'vmi',
       VmiResource,
@@ -335,16 +353,6 @@ export class VirtController {
         onDelete: onClaim,
       });
     }
-    if (this.nadInformer) {
-      // A definition appearing: the VMIs waiting for it render their pods.
-      const onNad = (n: KubeObject) => {
-        const key = objectKey(n);
-        for (const v of this.vmiInformer.indexer.list()) {
-          if (networkAttachmentKeys(v as VirtualMachineInstance).includes(key)) vmiQ.add(objectKey(v));
-        }
-      };
-      this.nadInformer.addEventHandler({ onAdd: onNad, onUpdate: (_a, b) => onNad(b) });
-    }
     if (this.poolInformer && this.poolLoop) {
       const poolQ = this.poolLoop.queue;
       const toPool = (vm: KubeObject, observed?: 'creation' | 'deletion') => {
@@ -450,11 +458,13 @@ export class VirtController {
 
   /** Starts the informers, waits for their caches (and the Lease, if any), then the workers. */
   async start(): Promise<void> {
+    await this.nadWatch?.start();
     await this.manager.start();
   }
 
   /** Stops workers and informers, flushes events and releases the Lease. */
   async stop(): Promise<void> {
+    this.nadWatch?.stop();
     await this.manager.stop();
     await this.recorder.flush?.();
   }
