@@ -26,7 +26,7 @@
  * conflict with the instance type, and so does local mode's (asserted). With that one
  * field removed (as upstream's own generator wrote these examples before) they boot and
  * pass the same checks, and the instance type's vCPUs and memory are in the VMI's spec,
- * on QEMU's command line and in the guest.
+ * in the QEMU process (vCPU threads, `-m`) and in the guest.
  */
 import { execFileSync } from 'node:child_process';
 import {
@@ -440,7 +440,7 @@ describeUpstream("upstream's example VMs boot in local mode with default network
 
     /**
      * The instance type's vCPUs and memory in the VMI's spec (expanded by virt-controller),
-     * on QEMU's command line (the launcher's domain) and as the guest sees them.
+     * in the QEMU process (the launcher's domain: vCPU threads, `-m`) and as the guest sees them.
      */
     async function checkSize(
       e: { file: string; vmi: string },
@@ -456,8 +456,8 @@ describeUpstream("upstream's example VMs boot in local mode with default network
       const mib = sized.memory.endsWith('Gi')
         ? Number.parseInt(sized.memory, 10) * 1024
         : Number.parseInt(sized.memory, 10);
-      const qemu = qemuArgs(`default_${e.vmi}`);
-      expect(qemu, `${e.file}: QEMU of ${e.vmi}`).toEqual({ smp: sized.cpus, mib });
+      const qemu = qemuOf(`default_${e.vmi}`);
+      expect(qemu, `${e.file}: QEMU of ${e.vmi}`).toEqual({ vcpus: sized.cpus, mib });
       const out = await serial.run('grep -c ^processor /proc/cpuinfo; grep MemTotal /proc/meminfo', 10_000);
       const guestCpus = Number(/^(\d+)\s*$/m.exec(out)?.[1]);
       const memKiB = Number(/MemTotal:\s+(\d+) kB/.exec(out)?.[1]);
@@ -465,13 +465,17 @@ describeUpstream("upstream's example VMs boot in local mode with default network
       // MemTotal is the guest memory less what the kernel keeps for itself.
       expect(memKiB, `${e.file}: the guest's MemTotal`).toBeLessThanOrEqual(mib * 1024);
       expect(memKiB, `${e.file}: the guest's MemTotal`).toBeGreaterThan(mib * 1024 * 0.7);
-      return `, VMI spec ${sized.cpus} vCPUs ${sized.memory}, QEMU -smp ${qemu?.smp} -m ${qemu?.mib}M, guest ${guestCpus} CPUs MemTotal ${memKiB} kB`;
+      return `, VMI spec ${sized.cpus} vCPUs ${sized.memory}, QEMU ${qemu?.vcpus} vCPU threads -m ${qemu?.mib}M, guest ${guestCpus} CPUs MemTotal ${memKiB} kB`;
     }
   });
 });
 
-/** The boot vCPUs and memory (MiB) of the QEMU process running domain `name`. */
-function qemuArgs(name: string): { smp: number; mib: number } | undefined {
+/**
+ * The vCPUs and memory (MiB) of the QEMU process running domain `name`: its vCPU threads
+ * (named `CPU <n>/TCG` or `/KVM` with debug-threads; libvirt starts QEMU with one and plugs
+ * the other enabled ones in, so `-smp` alone does not tell) and its `-m` size.
+ */
+function qemuOf(name: string): { vcpus: number; mib: number } | undefined {
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     let args: string[];
     try {
@@ -480,12 +484,18 @@ function qemuArgs(name: string): { smp: number; mib: number } | undefined {
       continue;
     }
     if (!/qemu-system/.test(args[0] ?? '') || !args.some((a) => a.startsWith(`guest=${name},`))) continue;
-    const smp = Number(/^(\d+)/.exec(args[args.indexOf('-smp') + 1] ?? '')?.[1]);
+    const vcpus = readdirSync(`/proc/${pid}/task`).filter((t) => {
+      try {
+        return /^CPU \d+\/(TCG|KVM)$/.test(readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
+      } catch {
+        return false;
+      }
+    }).length;
     // `-m 128` (MiB) or `-m size=131072k,...`.
     const m = /^(?:size=)?(\d+)([kMG]?)/.exec(args[args.indexOf('-m') + 1] ?? '');
     const n = Number(m?.[1]);
     const mib = m?.[2] === 'k' ? n / 1024 : m?.[2] === 'G' ? n * 1024 : n;
-    return { smp, mib };
+    return { vcpus, mib };
   }
   return undefined;
 }
