@@ -77,7 +77,7 @@ export function registerDescribeCommand(program: Command): void {
       .description(
         'describe a VirtualMachine, VirtualMachineInstance or another KubeVirt object (kubectl-like)',
       )
-      .argument('<type>', 'vm, vmi, vmpool, instancetype, preference, ...')
+      .argument('<type>', 'vm, vmi, vmpool, vminstancetype, vmpref, ...')
       .argument('<name>'),
   ).action((typeArg: string, name: string, o: TargetOptions) => {
     const { type } = resolveKind(typeArg);

@@ -112,7 +112,7 @@ export function registerGetCommand(program: Command): void {
     program
       .command('get')
       .description('list VirtualMachines, VirtualMachineInstances or another KubeVirt kind (kubectl-like)')
-      .argument('<type>', 'vms, vmis, vmpools, vmirs, vmim, instancetypes, preferences, ...')
+      .argument('<type>', 'vms, vmis, vmpools, vmirs, vmim, vminstancetypes, vmprefs, ...')
       .argument('[name]')
       .option('-A, --all-namespaces', 'every namespace')
       .option('-o, --output <format>', 'wide, yaml or json'),
