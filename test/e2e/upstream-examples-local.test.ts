@@ -462,9 +462,10 @@ describeUpstream("upstream's example VMs boot in local mode with default network
       const guestCpus = Number(/^(\d+)\s*$/m.exec(out)?.[1]);
       const memKiB = Number(/MemTotal:\s+(\d+) kB/.exec(out)?.[1]);
       expect(guestCpus, `${e.file}: the guest's CPUs`).toBe(sized.cpus);
-      // MemTotal is the guest memory less what the kernel keeps for itself.
+      // MemTotal is the guest memory less what the kernel keeps for itself (measured: 77 MiB
+      // of 128Mi, 1897 MiB of 2Gi): within half of it, far from the other size.
       expect(memKiB, `${e.file}: the guest's MemTotal`).toBeLessThanOrEqual(mib * 1024);
-      expect(memKiB, `${e.file}: the guest's MemTotal`).toBeGreaterThan(mib * 1024 * 0.7);
+      expect(memKiB, `${e.file}: the guest's MemTotal`).toBeGreaterThan(mib * 512);
       return `, VMI spec ${sized.cpus} vCPUs ${sized.memory}, QEMU ${qemu?.vcpus} vCPU threads -m ${qemu?.mib}M, guest ${guestCpus} CPUs MemTotal ${memKiB} kB`;
     }
   });
