@@ -172,13 +172,18 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
   );
   await watchPhases(node.store, progress);
   // Admitted again against the store: its KubeVirt resource, instance types and preferences.
+  // Refused now, `up` stops as it does for a manifest refused before starting.
   const admitted = await loadAndAdmit(
     manifests,
     images,
     !opts.kvm,
     await storedKubeVirt(node.store),
     node.store,
-  );
+  ).catch(async (e: Error) => {
+    await node.stop();
+    rmSync(paths.pidFile, { force: true });
+    throw e;
+  });
   printApplied(progress, await applyObjects(node.store, admitted));
   if (opts.console) await streamFirstConsole(node.store, paths, admitted, progress);
   // Keep running until a signal arrives.
