@@ -44,6 +44,34 @@ function rank(kind: string | undefined): number {
 }
 
 /**
+ * The VM or VMI (or the one a ReplicaSet's or pool's template makes) whose images must be
+ * in the image store, with the field path it sits at.
+ */
+function imageHolder(
+  object: ApiObject,
+  id: string,
+): { obj: VirtualMachine | VirtualMachineInstance; path: string } | undefined {
+  const spec = object.spec as Record<string, { spec?: unknown }> | undefined;
+  switch (object.kind) {
+    case 'VirtualMachine':
+    case 'VirtualMachineInstance':
+      return { obj: object as unknown as VirtualMachine, path: id };
+    case 'VirtualMachineInstanceReplicaSet':
+      return {
+        obj: { kind: 'VirtualMachineInstance', spec: spec?.template?.spec } as VirtualMachineInstance,
+        path: `${id}.spec.template`,
+      };
+    case 'VirtualMachinePool':
+      return {
+        obj: { kind: 'VirtualMachine', spec: spec?.virtualMachineTemplate?.spec } as VirtualMachine,
+        path: `${id}.spec.virtualMachineTemplate`,
+      };
+    default:
+      return undefined;
+  }
+}
+
+/**
  * The instance types and preferences `vm` is admitted with: those of the batch admitted so
  * far (they win: applying them replaces the stored ones) and those of `stored`. Without a
  * store, a VM naming one the batch lacks is admitted unexpanded (it may be stored already:
@@ -126,9 +154,10 @@ export async function loadAndAdmit(
       );
       continue;
     }
-    if (o.kind === 'VirtualMachine' || o.kind === 'VirtualMachineInstance') {
+    const template = imageHolder(object, id);
+    if (template) {
       try {
-        images.checkReferences(object as unknown as VirtualMachine | VirtualMachineInstance, id);
+        images.checkReferences(template.obj, template.path);
       } catch (e) {
         problems.push(`${file}: ${(e as Error).message}`);
         continue;

@@ -223,6 +223,18 @@ describe('loadAndAdmit: instance types, preferences and pools in local mode', ()
     );
   });
 
+  it("checks a pool's template images against the image store, naming the field", async () => {
+    const image = 'registry:5000/kubevirt/cirros-container-disk-demo:devel';
+    const withDisk = structuredClone(pool) as typeof pool & Record<string, never>;
+    Object.assign(withDisk.spec.virtualMachineTemplate.spec.template.spec, {
+      domain: { devices: { disks: [{ name: 'containerdisk', disk: {} }] }, memory: { guest: '64Mi' } },
+      volumes: [{ name: 'containerdisk', containerDisk: { image } }],
+    });
+    await expect(loadAndAdmit([write('pool.yaml', [withDisk])], images)).rejects.toThrow(
+      `VirtualMachinePool/p.spec.virtualMachineTemplate.spec.template.spec.volumes[0].containerDisk.image: image "${image}" is not in the local image store`,
+    );
+  });
+
   it('serves the kinds as built in: a CRD cannot take one over', async () => {
     expect((await store.list(VirtualMachinePreferenceType)).items).toEqual([]);
     const err = await store
