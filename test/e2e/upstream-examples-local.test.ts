@@ -18,6 +18,15 @@
  * from another pod through the pod IP to the guest's echo server on 8080 and come back. The
  * examples that cannot run here are listed with the reason, and the test fails when an
  * example appears that is in neither list.
+ *
+ * The VirtualMachinePool example's three VMs each pass the same checks. The instance type
+ * examples: their instance types and preferences (csmall.yaml, cluster-csmall.yaml,
+ * clarge.yaml, virtio.yaml) are applied unchanged and stored; the VMs naming them set
+ * `domain.memory.guest` in their template, which upstream's VM admitter refuses as a
+ * conflict with the instance type, and so does local mode's (asserted). With that one
+ * field removed (as upstream's own generator wrote these examples before) they boot and
+ * pass the same checks, and the instance type's vCPUs and memory are in the VMI's spec,
+ * in the QEMU process (vCPU threads, `-m`) and in the guest.
  */
 import { execFileSync } from 'node:child_process';
 import {
@@ -29,11 +38,14 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import type { VirtualMachineInstance } from '../../src/api/generated/types';
+import { loadManifestFile } from '../../src/api/manifest/load';
 import type { ApiObject } from '../../src/api/validation/admission';
 import { applyObjects, loadAndAdmit } from '../../src/cli/local/apply';
 import { ImageStore } from '../../src/cli/local/images';
@@ -46,6 +58,7 @@ import {
   PodType,
   VirtualMachineInstanceReplicaSetType,
   VirtualMachineInstanceType,
+  VirtualMachinePoolType,
   VirtualMachineType,
 } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
@@ -66,15 +79,8 @@ const NOT_HERE: Record<string, string> = {
   'vm-windows-clarge-windows.yaml': 'a Windows disk on a PersistentVolumeClaim, and an instancetype',
   'vmi-windows.yaml':
     'a Windows disk on a PersistentVolumeClaim (and an e1000 NIC the tiny guest has no driver for)',
-  'vm-cirros-csmall.yaml': 'an instancetype: local mode does not serve instancetype.kubevirt.io',
-  'vm-cirros-cluster-csmall.yaml':
-    'a cluster instancetype: local mode does not serve instancetype.kubevirt.io',
-  'vm-cirros-clarge.yaml': 'an instancetype: local mode does not serve instancetype.kubevirt.io',
-  'vm-cirros-clarge-virtio.yaml':
-    'an instancetype and preference: local mode does not serve instancetype.kubevirt.io',
   'vm-cirros-clarge-windows.yaml':
-    'an instancetype and preference: local mode does not serve instancetype.kubevirt.io',
-  'vm-pool-cirros.yaml': 'a VirtualMachinePool: pool.kubevirt.io is not served in local mode',
+    "its preference (windows.yaml) asks for EFI with secure boot, SMM and a TPM, and an e1000 NIC: the tiny guest's disk boots by BIOS only (and has no e1000 driver)",
   'vmi-alpine-efi.yaml': "EFI boot: the tiny guest's disk boots by BIOS (syslinux) only",
   'vmi-secureboot.yaml': "secure boot: the tiny guest's disk boots by BIOS (syslinux) only",
   'vmi-gpu.yaml': 'a GPU host device this machine does not have',
@@ -97,6 +103,7 @@ const NOT_HERE: Record<string, string> = {
 const ALL_BOOTS = [
   'vm-cirros.yaml',
   'vm-cirros-sata.yaml',
+  'vm-pool-cirros.yaml',
   'vm-priorityclass.yaml',
   'vmi-arm.yaml',
   'vmi-ephemeral.yaml',
@@ -109,10 +116,25 @@ const ALL_BOOTS = [
   'vmi-sata.yaml',
 ];
 
+/**
+ * The instance type examples: what each VM's instance type gives it. Upstream's admitter
+ * refuses each unchanged (its template's memory.guest conflicts with the instance type);
+ * they boot with that field removed.
+ */
+const INSTANCETYPE_VMS: Record<string, { cpus: number; memory: string }> = {
+  'vm-cirros-csmall.yaml': { cpus: 1, memory: '128Mi' },
+  'vm-cirros-cluster-csmall.yaml': { cpus: 1, memory: '128Mi' },
+  'vm-cirros-clarge.yaml': { cpus: 4, memory: '2Gi' },
+  'vm-cirros-clarge-virtio.yaml': { cpus: 4, memory: '2Gi' },
+};
+/** Upstream's instance types and preferences those VMs name, applied unchanged. */
+const INSTANCETYPE_MANIFESTS = ['csmall.yaml', 'cluster-csmall.yaml', 'clarge.yaml', 'virtio.yaml'];
+
 // KVTS_UPSTREAM_EXAMPLE=vmi-sata.yaml runs one example alone (for a developer's look).
-const BOOTS = process.env.KVTS_UPSTREAM_EXAMPLE
-  ? ALL_BOOTS.filter((f) => f === process.env.KVTS_UPSTREAM_EXAMPLE)
-  : ALL_BOOTS;
+const only = (files: string[]) =>
+  process.env.KVTS_UPSTREAM_EXAMPLE ? files.filter((f) => f === process.env.KVTS_UPSTREAM_EXAMPLE) : files;
+const BOOTS = only(ALL_BOOTS);
+const TYPED_BOOTS = only(Object.keys(INSTANCETYPE_VMS));
 
 /** Upstream's containerDisk images, each given the tiny guest's bootable disk here. */
 const DISK_IMAGES = [
@@ -174,6 +196,7 @@ describeUpstream("upstream's example VMs boot in local mode with default network
 
     afterAll(async () => {
       for (const t of [
+        VirtualMachinePoolType,
         VirtualMachineType,
         VirtualMachineInstanceReplicaSetType,
         VirtualMachineInstanceType,
@@ -209,7 +232,9 @@ describeUpstream("upstream's example VMs boot in local mode with default network
       const vmExamples = readdirSync(upstream.examplesDir)
         .filter((f) => f.endsWith('.yaml'))
         .filter((f) => kinds.test(readFileSync(join(upstream.examplesDir, f), 'utf8')));
-      const unlisted = vmExamples.filter((f) => !ALL_BOOTS.includes(f) && !(f in NOT_HERE));
+      const unlisted = vmExamples.filter(
+        (f) => !ALL_BOOTS.includes(f) && !(f in NOT_HERE) && !(f in INSTANCETYPE_VMS),
+      );
       expect(unlisted).toEqual([]);
       expect(ALL_BOOTS.filter((f) => !vmExamples.includes(f))).toEqual([]);
     });
@@ -228,11 +253,59 @@ describeUpstream("upstream's example VMs boot in local mode with default network
       });
     }
 
-    /** Applies one example unchanged; returns the names of the VMIs it makes. */
+    it("stores upstream's instance types and preferences unchanged; refuses their VMs unchanged as upstream's admitter does", {
+      timeout: 120_000,
+    }, async () => {
+      const files = INSTANCETYPE_MANIFESTS.map((f) => join(upstream.examplesDir, f));
+      const applied = await applyObjects(
+        node.store,
+        await loadAndAdmit(files, images, true, undefined, node.store),
+      );
+      expect(applied.map((a) => `${a.kind}/${a.namespace ?? ''}/${a.name}`)).toEqual([
+        'VirtualMachineInstancetype/default/csmall',
+        'VirtualMachineClusterInstancetype//cluster-csmall',
+        'VirtualMachineInstancetype/default/clarge',
+        'VirtualMachinePreference/default/virtio',
+      ]);
+      for (const file of Object.keys(INSTANCETYPE_VMS)) {
+        const name = file.replace(/\.yaml$/, '');
+        await expect(
+          loadAndAdmit([join(upstream.examplesDir, file)], images, true, undefined, node.store),
+        ).rejects.toThrow(
+          `VirtualMachine/${name}: spec.template.spec.domain.memory: VM field spec.template.spec.domain.memory conflicts with selected instance type`,
+        );
+      }
+    });
+
+    // Two at a time: clarge is 4 vCPUs of TCG.
+    for (let i = 0; i < TYPED_BOOTS.length; i += 2) {
+      const batch = TYPED_BOOTS.slice(i, i + 2);
+      it(`boots ${batch.join(', ')} without the conflicting memory.guest, sized by the instance type`, {
+        timeout: 900_000,
+      }, async () => {
+        const started = await Promise.all(batch.map((file) => applyExample(file, { dropMemory: true })));
+        const results = await Promise.all(started.flat().map((v) => checkVmi(v, INSTANCETYPE_VMS[v.file])));
+        for (const line of results) process.stdout.write(`${line}\n`);
+        await Promise.all(batch.map((file) => deleteExample(file)));
+      });
+    }
+
+    /**
+     * Applies one example (unchanged, or with its template's memory removed); returns the
+     * names of the VMIs it makes.
+     */
     async function applyExample(
       file: string,
+      o: { dropMemory?: boolean } = {},
     ): Promise<{ file: string; vmi: string; iface: string; allPorts: boolean }[]> {
-      const objects = await loadAndAdmit([join(upstream.examplesDir, file)], images, true);
+      let path = join(upstream.examplesDir, file);
+      if (o.dropMemory) {
+        const doc = parse(readFileSync(path, 'utf8'));
+        delete doc.spec.template.spec.domain.memory;
+        path = join(state, file);
+        writeFileSync(path, stringify(doc));
+      }
+      const objects = await loadAndAdmit([path], images, true, undefined, node.store);
       await applyObjects(node.store, objects);
       const out = [];
       for (const o of objects) {
@@ -261,30 +334,55 @@ describeUpstream("upstream's example VMs boot in local mode with default network
           // The ReplicaSet's template has no interfaces: the VMI's defaulting adds the pod one.
           for (const v of made)
             out.push({ ...entry, iface: 'default', allPorts: true, vmi: v.metadata?.name ?? '' });
+        } else if (o.kind === 'VirtualMachinePool') {
+          const replicas = (o.spec as { replicas?: number }).replicas ?? 1;
+          // The pool makes VMs (runStrategy Always), each its VMI with the template's label.
+          const made = await waitFor(
+            `${file}: the pool's ${replicas} VMIs`,
+            async () => {
+              const list = await node.store.list<Vmi>(VirtualMachineInstanceType, { namespace: 'default' });
+              const mine = list.items.filter((v) => v.metadata?.labels?.['kubevirt.io/vmpool'] === name);
+              return mine.length === replicas ? mine : undefined;
+            },
+            180_000,
+          );
+          expect(
+            made.map((v) => v.metadata?.ownerReferences?.[0]?.kind),
+            `${file}: each VMI is its pool VM's`,
+          ).toEqual(made.map(() => 'VirtualMachine'));
+          for (const v of made)
+            out.push({ ...entry, iface: 'default', allPorts: true, vmi: v.metadata?.name ?? '' });
         }
       }
       return out;
     }
 
     async function deleteExample(file: string): Promise<void> {
-      const objects = await loadAndAdmit([join(upstream.examplesDir, file)], images, true);
+      // Not admitted again: the instance type examples are refused unchanged.
+      const { objects } = await loadManifestFile(join(upstream.examplesDir, file));
       for (const o of objects) {
         const type =
           o.kind === 'VirtualMachine'
             ? VirtualMachineType
             : o.kind === 'VirtualMachineInstanceReplicaSet'
               ? VirtualMachineInstanceReplicaSetType
-              : VirtualMachineInstanceType;
-        await node.store.delete(type, o.metadata?.name ?? '', { namespace: 'default' });
+              : o.kind === 'VirtualMachinePool'
+                ? VirtualMachinePoolType
+                : VirtualMachineInstanceType;
+        const name = (o.object as ApiObject).metadata?.name ?? '';
+        await node.store.delete(type, name, { namespace: 'default' });
       }
     }
 
-    async function checkVmi(e: {
-      file: string;
-      vmi: string;
-      iface: string;
-      allPorts: boolean;
-    }): Promise<string> {
+    async function checkVmi(
+      e: {
+        file: string;
+        vmi: string;
+        iface: string;
+        allPorts: boolean;
+      },
+      sized?: { cpus: number; memory: string },
+    ): Promise<string> {
       const vmi = await waitFor(
         `${e.file}: VMI ${e.vmi} Running with its interface status`,
         async () => {
@@ -310,6 +408,7 @@ describeUpstream("upstream's example VMs boot in local mode with default network
       const sockets = podEmptyDirPath(statePaths(state).pods, pod?.metadata?.uid ?? '', 'sockets');
       const serial = await SerialConsole.connect(join(shortDir(sockets), CONSOLE_SOCKET), 120_000);
       let addr = '';
+      let sizing = '';
       try {
         addr = await waitFor(
           `${e.file}: eth0 of ${e.vmi} to hold its DHCP lease`,
@@ -321,6 +420,7 @@ describeUpstream("upstream's example VMs boot in local mode with default network
           },
           300_000,
         );
+        if (sized) sizing = await checkSize(e, vmi, serial, sized);
       } finally {
         serial.close();
       }
@@ -335,10 +435,71 @@ describeUpstream("upstream's example VMs boot in local mode with default network
         expect(echoed, `${e.file}: the guest's echo through ${podIP}:8080`).toBe('echoed 4096');
       }
       const inet = /inet (\S+)/.exec(addr)?.[1];
-      return `upstream ${e.file}: VMI ${e.vmi} Running, ${e.iface} ${podIP}, tap ${taps.split(':')[1]?.trim()}, guest eth0 ${inet} via 10.0.2.1, other pod -> ${podIP}:8080 ${echoed}`;
+      return `upstream ${e.file}: VMI ${e.vmi} Running, ${e.iface} ${podIP}, tap ${taps.split(':')[1]?.trim()}, guest eth0 ${inet} via 10.0.2.1, other pod -> ${podIP}:8080 ${echoed}${sizing}`;
+    }
+
+    /**
+     * The instance type's vCPUs and memory in the VMI's spec (expanded by virt-controller),
+     * in the QEMU process (the launcher's domain: vCPU threads, `-m`) and as the guest sees them.
+     */
+    async function checkSize(
+      e: { file: string; vmi: string },
+      vmi: Vmi,
+      serial: SerialConsole,
+      sized: { cpus: number; memory: string },
+    ): Promise<string> {
+      const cpu = vmi.spec.domain.cpu ?? {};
+      expect((cpu.sockets ?? 1) * (cpu.cores ?? 1) * (cpu.threads ?? 1), `${e.file}: VMI spec vCPUs`).toBe(
+        sized.cpus,
+      );
+      expect(vmi.spec.domain.memory?.guest, `${e.file}: VMI spec memory.guest`).toBe(sized.memory);
+      const mib = sized.memory.endsWith('Gi')
+        ? Number.parseInt(sized.memory, 10) * 1024
+        : Number.parseInt(sized.memory, 10);
+      const qemu = qemuOf(`default_${e.vmi}`);
+      expect(qemu, `${e.file}: QEMU of ${e.vmi}`).toEqual({ vcpus: sized.cpus, mib });
+      const out = await serial.run('grep -c ^processor /proc/cpuinfo; grep MemTotal /proc/meminfo', 10_000);
+      const guestCpus = Number(/^(\d+)\s*$/m.exec(out)?.[1]);
+      const memKiB = Number(/MemTotal:\s+(\d+) kB/.exec(out)?.[1]);
+      expect(guestCpus, `${e.file}: the guest's CPUs`).toBe(sized.cpus);
+      // MemTotal is the guest memory less what the kernel keeps for itself (measured: 77 MiB
+      // of 128Mi, 1897 MiB of 2Gi): within half of it, far from the other size.
+      expect(memKiB, `${e.file}: the guest's MemTotal`).toBeLessThanOrEqual(mib * 1024);
+      expect(memKiB, `${e.file}: the guest's MemTotal`).toBeGreaterThan(mib * 512);
+      return `, VMI spec ${sized.cpus} vCPUs ${sized.memory}, QEMU ${qemu?.vcpus} vCPU threads -m ${qemu?.mib}M, guest ${guestCpus} CPUs MemTotal ${memKiB} kB`;
     }
   });
 });
+
+/**
+ * The vCPUs and memory (MiB) of the QEMU process running domain `name`: its vCPU threads
+ * (named `CPU <n>/TCG` or `/KVM` with debug-threads; libvirt starts QEMU with one and plugs
+ * the other enabled ones in, so `-smp` alone does not tell) and its `-m` size.
+ */
+function qemuOf(name: string): { vcpus: number; mib: number } | undefined {
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (!/qemu-system/.test(args[0] ?? '') || !args.some((a) => a.startsWith(`guest=${name},`))) continue;
+    const vcpus = readdirSync(`/proc/${pid}/task`).filter((t) => {
+      try {
+        return /^CPU \d+\/(TCG|KVM)$/.test(readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
+      } catch {
+        return false;
+      }
+    }).length;
+    // `-m 128` (MiB) or `-m size=131072k,...`.
+    const m = /^(?:size=)?(\d+)([kMG]?)/.exec(args[args.indexOf('-m') + 1] ?? '');
+    const n = Number(m?.[1]);
+    const mib = m?.[2] === 'k' ? n / 1024 : m?.[2] === 'G' ? n * 1024 : n;
+    return { vcpus, mib };
+  }
+  return undefined;
+}
 
 /** The VMI spec an example's object carries (its template's for a VM or ReplicaSet). */
 function vmiSpecOf(o: ApiObject): VirtualMachineInstance['spec'] | undefined {

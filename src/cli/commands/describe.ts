@@ -74,13 +74,15 @@ export function registerDescribeCommand(program: Command): void {
   withTargetOptions(
     program
       .command('describe')
-      .description('describe a VirtualMachine or VirtualMachineInstance (kubectl-like)')
-      .argument('<type>', 'vm or vmi')
+      .description(
+        'describe a VirtualMachine, VirtualMachineInstance or another KubeVirt object (kubectl-like)',
+      )
+      .argument('<type>', 'vm, vmi, vmpool, vminstancetype, vmpref, ...')
       .argument('<name>'),
   ).action((typeArg: string, name: string, o: TargetOptions) => {
     const { type } = resolveKind(typeArg);
     return withTarget(o, async (t) => {
-      const obj = await t.client.get<KubeObject>(type, name, t.namespace);
+      const obj = await t.client.get<KubeObject>(type, name, type.namespaced ? t.namespace : undefined);
       const events = await t.client
         .list<EventObj>(EventType, { namespace: t.namespace })
         .then((l) => l.items.filter((e) => e.involvedObject?.uid === obj.metadata?.uid))

@@ -1,8 +1,9 @@
 /**
- * `kubevirt-ts get vms|vmis [NAME] [-A] [-o wide|yaml|json]`: kubectl-like tables of
+ * `kubevirt-ts get TYPE [NAME] [-A] [-o wide|yaml|json]`: kubectl-like tables of
  * VirtualMachines and VirtualMachineInstances, from local mode or a cluster
  * (`--kubeconfig`), with kubectl's columns (VM: NAME AGE STATUS READY; VMI: NAME AGE
- * PHASE IP NODENAME READY).
+ * PHASE IP NODENAME READY); the other served KubeVirt kinds (pools, instance types,
+ * preferences, ReplicaSets, migrations, KubeVirt) with their CRD printer columns (./get-kinds).
  */
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
@@ -11,17 +12,29 @@ import { VirtualMachineType } from '../../controllers/runtime/resources';
 import type { KubeObject, ResourceType } from '../../controllers/runtime/types';
 import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
 import { printable } from '../local/progress';
+import { findListedKind, type ListedKind, listedKindNames, listedRows } from './get-kinds';
 import { type TargetOptions, withTarget, withTargetOptions } from './virtctl/target';
 
+/** A kind `get` and `describe` accept: VMs and VMIs with their own columns, or another served kind. */
+export type ResolvedKind =
+  | { type: ResourceType; kind: 'vm' | 'vmi' }
+  | { type: ResourceType; kind: 'other'; listed: ListedKind };
+
 /** The kinds `get` and `describe` accept, by every name kubectl accepts for them. */
-export function resolveKind(arg: string): { type: ResourceType; kind: 'vm' | 'vmi' } {
+export function resolveKind(arg: string): ResolvedKind {
   const a = arg.toLowerCase();
   if (['vm', 'vms', 'virtualmachine', 'virtualmachines'].includes(a))
     return { type: VirtualMachineType, kind: 'vm' };
   if (['vmi', 'vmis', 'virtualmachineinstance', 'virtualmachineinstances'].includes(a)) {
     return { type: VmiResource, kind: 'vmi' };
   }
-  throw new Error(`resource type ${JSON.stringify(arg)}: expected vms or vmis`);
+  const listed = findListedKind(a);
+  if (listed) return { type: listed.type, kind: 'other', listed };
+  throw new Error(
+    `resource type ${JSON.stringify(arg)}: expected vms, vmis or one of ${listedKindNames()
+      .filter((p) => !['virtualmachines', 'virtualmachineinstances'].includes(p))
+      .join(', ')}`,
+  );
 }
 
 /** kubectl's age format: 45s, 12m, 3h, 5d. */
@@ -98,8 +111,8 @@ export function registerGetCommand(program: Command): void {
   withTargetOptions(
     program
       .command('get')
-      .description('list VirtualMachines or VirtualMachineInstances (kubectl-like)')
-      .argument('<type>', 'vms or vmis')
+      .description('list VirtualMachines, VirtualMachineInstances or another KubeVirt kind (kubectl-like)')
+      .argument('<type>', 'vms, vmis, vmpools, vmirs, vmim, vminstancetypes, vmprefs, ...')
       .argument('[name]')
       .option('-A, --all-namespaces', 'every namespace')
       .option('-o, --output <format>', 'wide, yaml or json'),
@@ -109,14 +122,17 @@ export function registerGetCommand(program: Command): void {
       name: string | undefined,
       o: TargetOptions & { allNamespaces?: boolean; output?: string },
     ) => {
-      const { type, kind } = resolveKind(typeArg);
+      const resolved = resolveKind(typeArg);
+      const { type } = resolved;
       if (o.output && !['wide', 'yaml', 'json'].includes(o.output)) {
         throw new Error(`--output ${JSON.stringify(o.output)}: expected wide, yaml or json`);
       }
       return withTarget(o, async (t) => {
+        // Cluster-scoped kinds (cluster instance types and preferences) have no namespace.
+        const namespace = type.namespaced ? t.namespace : undefined;
         const items = name
-          ? [await t.client.get<KubeObject>(type, name, t.namespace)]
-          : (await t.client.list<KubeObject>(type, { namespace: o.allNamespaces ? undefined : t.namespace }))
+          ? [await t.client.get<KubeObject>(type, name, namespace)]
+          : (await t.client.list<KubeObject>(type, { namespace: o.allNamespaces ? undefined : namespace }))
               .items;
         if (o.output === 'json' || o.output === 'yaml') {
           const doc = name ? items[0] : { apiVersion: 'v1', kind: 'List', items };
@@ -125,13 +141,17 @@ export function registerGetCommand(program: Command): void {
         }
         if (items.length === 0) {
           process.stderr.write(
-            `No resources found${o.allNamespaces ? '' : ` in ${printable(t.namespace)} namespace`}.\n`,
+            `No resources found${o.allNamespaces || !namespace ? '' : ` in ${printable(namespace)} namespace`}.\n`,
           );
           return;
         }
-        process.stdout.write(
-          `${table(rowsOf(kind, items, Boolean(o.allNamespaces), o.output === 'wide'))}\n`,
-        );
+        const all = Boolean(o.allNamespaces);
+        const wide = o.output === 'wide';
+        const rows =
+          resolved.kind === 'other'
+            ? listedRows(resolved.listed, items, all, wide, (ts) => age(ts))
+            : rowsOf(resolved.kind, items, all, wide);
+        process.stdout.write(`${table(rows)}\n`);
       });
     },
   );

@@ -115,7 +115,13 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
     const client = new LocalClient(paths);
     try {
       // Admitted with the configuration the running local mode has (its KubeVirt resource).
-      const objects = await loadAndAdmit(manifests, images, !opts.kvm, await storedKubeVirt(client.store));
+      const objects = await loadAndAdmit(
+        manifests,
+        images,
+        !opts.kvm,
+        await storedKubeVirt(client.store),
+        client.store,
+      );
       progress.line(`local mode already running (pid ${running}, ${paths.root}): applying to it`);
       printApplied(progress, await applyObjects(client.store, objects));
       if (opts.console) await streamFirstConsole(client.store, paths, objects, progress);
@@ -125,7 +131,7 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
     return;
   }
   // Check manifests first: a bad manifest or a missing image fails before anything starts.
-  const objects = await loadAndAdmit(manifests, images, !opts.kvm);
+  await loadAndAdmit(manifests, images, !opts.kvm);
   if (opts.detach) return detach(paths, manifests, opts, progress);
 
   ensureStateDirs(paths);
@@ -165,8 +171,21 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
     `metrics: virt-handler ${node.metricsUrls['virt-handler']}/metrics, virt-controller ${node.metricsUrls['virt-controller']}/metrics`,
   );
   await watchPhases(node.store, progress);
-  printApplied(progress, await applyObjects(node.store, objects));
-  if (opts.console) await streamFirstConsole(node.store, paths, objects, progress);
+  // Admitted again against the store: its KubeVirt resource, instance types and preferences.
+  // Refused now, `up` stops as it does for a manifest refused before starting.
+  const admitted = await loadAndAdmit(
+    manifests,
+    images,
+    !opts.kvm,
+    await storedKubeVirt(node.store),
+    node.store,
+  ).catch(async (e: Error) => {
+    await node.stop();
+    rmSync(paths.pidFile, { force: true });
+    throw e;
+  });
+  printApplied(progress, await applyObjects(node.store, admitted));
+  if (opts.console) await streamFirstConsole(node.store, paths, admitted, progress);
   // Keep running until a signal arrives.
   await new Promise<never>(() => {});
 }
@@ -213,6 +232,7 @@ async function detach(paths: StatePaths, manifests: string[], opts: UpOptions, p
       new ImageStore(paths.images),
       !opts.kvm,
       await storedKubeVirt(client.store),
+      client.store,
     );
     printApplied(progress, await applyObjects(client.store, objects));
     if (opts.console) await streamFirstConsole(client.store, paths, objects, progress);

@@ -2,16 +2,24 @@
  * Applies manifests to the local store as `kubectl apply` would after admission: each
  * object is loaded, defaulted and validated by the same pure functions as virt-api's
  * webhooks, its container images are checked against the local image store, then it is
- * created, or its spec replaced when it exists.
+ * created, or its spec replaced when it exists. A VM naming an instance type or preference
+ * is validated expanded with it, found among the batch's own objects or else in the store,
+ * as virt-api's webhook looks it up.
  */
 import { createClusterConfig, mergeConfiguration } from '../../api/config/cluster-config';
 import { formatFieldError } from '../../api/errors';
 import type { KubeVirt, VirtualMachine, VirtualMachineInstance } from '../../api/generated/types';
+import {
+  createInstancetypeCatalog,
+  type InstancetypeCatalog,
+  InstancetypeKinds,
+} from '../../api/instancetype/catalog';
 import { loadManifestFile } from '../../api/manifest/load';
 import { type ApiObject, admit } from '../../api/validation/admission';
 import { pickKubeVirt } from '../../controllers/config/kubevirt-config';
 import { builtinTypes, KubeVirtType, kubevirtTypes } from '../../controllers/runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../controllers/runtime/types';
+import { referencedObjects, referencesInstancetype } from '../../controllers/virt-api/instancetype-lookup';
 import { terminalText } from '../terminal-text';
 import type { ImageStore } from './images';
 import { localConfigDefaults } from './local-config';
@@ -28,18 +36,84 @@ function typeOf(kind: string): ResourceType | undefined {
   return [...kubevirtTypes, ...builtinTypes].find((t) => t.kind === kind);
 }
 
+const instancetypeKinds: readonly string[] = Object.values(InstancetypeKinds);
+
+/** Admission order: KubeVirt resources, then instance types and preferences, then the rest. */
+function rank(kind: string | undefined): number {
+  return kind === 'KubeVirt' ? 0 : instancetypeKinds.includes(kind ?? '') ? 1 : 2;
+}
+
+/**
+ * The VM or VMI (or the one a ReplicaSet's or pool's template makes) whose images must be
+ * in the image store, with the field path it sits at.
+ */
+function imageHolder(
+  object: ApiObject,
+  id: string,
+): { obj: VirtualMachine | VirtualMachineInstance; path: string } | undefined {
+  const spec = object.spec as Record<string, { spec?: unknown }> | undefined;
+  switch (object.kind) {
+    case 'VirtualMachine':
+    case 'VirtualMachineInstance':
+      return { obj: object as unknown as VirtualMachine, path: id };
+    case 'VirtualMachineInstanceReplicaSet':
+      return {
+        obj: { kind: 'VirtualMachineInstance', spec: spec?.template?.spec } as VirtualMachineInstance,
+        path: `${id}.spec.template`,
+      };
+    case 'VirtualMachinePool':
+      return {
+        obj: { kind: 'VirtualMachine', spec: spec?.virtualMachineTemplate?.spec } as VirtualMachine,
+        path: `${id}.spec.virtualMachineTemplate`,
+      };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The instance types and preferences `vm` is admitted with: those of the batch admitted so
+ * far (they win: applying them replaces the stored ones) and those of `stored`. Without a
+ * store, a VM naming one the batch lacks is admitted unexpanded (it may be stored already:
+ * `up` admits again once its store is open).
+ */
+async function catalogFor(
+  vm: VirtualMachine,
+  admitted: ApiObject[],
+  stored: ObjectClient | undefined,
+): Promise<InstancetypeCatalog | undefined> {
+  if (!referencesInstancetype(vm)) return undefined;
+  const batch = admitted.filter((x) => instancetypeKinds.includes(x.kind ?? ''));
+  const catalog = createInstancetypeCatalog([
+    ...(stored ? await referencedObjects(stored, vm) : []),
+    ...batch,
+  ]);
+  if (stored) return catalog;
+  const ns = vm.metadata?.namespace ?? 'default';
+  const { instancetype, preference } = vm.spec ?? {};
+  const resolved =
+    (!instancetype?.name || catalog.findInstancetype(instancetype, ns)) &&
+    (!preference?.name || catalog.findPreference(preference, ns));
+  return resolved ? catalog : undefined;
+}
+
 /**
  * Loads and admits every object of `files`; throws one error listing every problem.
  * Admission uses the cluster configuration of a KubeVirt resource among `files` (taken as
  * upstream's components take it), else of `current` (the one local mode already runs
- * with), else upstream's defaults; emulation always follows `useEmulation`. KubeVirt
- * resources come first in the result, so the configuration is in place before the VMs.
+ * with), else upstream's defaults; emulation always follows `useEmulation`. A VM's
+ * instance type and preference come from the batch (those admitted), else from `stored`
+ * (the running local mode's store); with a store, one found in neither fails the VM with
+ * upstream's `Failure to find instancetype` at `spec.instancetype`. The result is ordered KubeVirt
+ * resources, instance types and preferences, the rest, so each is in place before what
+ * uses it.
  */
 export async function loadAndAdmit(
   files: string[],
   images: ImageStore,
   useEmulation = true,
   current?: KubeVirt,
+  stored?: ObjectClient,
 ): Promise<ApiObject[]> {
   const problems: string[] = [];
   const loadedFiles = [];
@@ -58,35 +132,42 @@ export async function loadAndAdmit(
     }),
   );
   const out: ApiObject[] = [];
-  for (const { file, objects } of loadedFiles) {
-    for (const o of objects) {
-      const obj = o.object as ApiObject;
-      const id = `${o.kind}/${obj.metadata?.name ?? '<unnamed>'}`;
-      if (!typeOf(o.kind)) {
-        problems.push(`${file}: ${id}: kind ${o.kind} is not served in local mode`);
-        continue;
-      }
-      const { object, errors } = admit(obj, config);
-      if (errors.length > 0) {
-        problems.push(
-          ...errors.map((e) => `${file}: ${formatFieldError(o.kind, obj.metadata?.name ?? '<unnamed>', e)}`),
-        );
-        continue;
-      }
-      if (o.kind === 'VirtualMachine' || o.kind === 'VirtualMachineInstance') {
-        try {
-          images.checkReferences(object as unknown as VirtualMachine | VirtualMachineInstance, id);
-        } catch (e) {
-          problems.push(`${file}: ${(e as Error).message}`);
-          continue;
-        }
-      }
-      out.push(object);
+  // Instance types and preferences first: the VMs of the batch are expanded with them.
+  const queue = loadedFiles
+    .flatMap(({ file, objects }) => objects.map((o) => ({ file, o })))
+    .sort((a, b) => rank(a.o.kind) - rank(b.o.kind));
+  for (const { file, o } of queue) {
+    const obj = o.object as ApiObject;
+    const id = `${o.kind}/${obj.metadata?.name ?? '<unnamed>'}`;
+    if (!typeOf(o.kind)) {
+      problems.push(`${file}: ${id}: kind ${o.kind} is not served in local mode`);
+      continue;
     }
+    const instancetypes =
+      o.kind === 'VirtualMachine'
+        ? await catalogFor(obj as unknown as VirtualMachine, out, stored)
+        : undefined;
+    const { object, errors } = admit(obj, config, { instancetypes });
+    if (errors.length > 0) {
+      problems.push(
+        ...errors.map((e) => `${file}: ${formatFieldError(o.kind, obj.metadata?.name ?? '<unnamed>', e)}`),
+      );
+      continue;
+    }
+    const template = imageHolder(object, id);
+    if (template) {
+      try {
+        images.checkReferences(template.obj, template.path);
+      } catch (e) {
+        problems.push(`${file}: ${(e as Error).message}`);
+        continue;
+      }
+    }
+    out.push(object);
   }
   // Each problem quotes manifest values: escaped and cut before it reaches a terminal.
   if (problems.length > 0) throw new Error(problems.map((p) => terminalText(p)).join('\n'));
-  return [...out.filter((o) => o.kind === 'KubeVirt'), ...out.filter((o) => o.kind !== 'KubeVirt')];
+  return out;
 }
 
 /** The KubeVirt resource a running local mode takes its configuration from, if any. */

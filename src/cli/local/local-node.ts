@@ -136,6 +136,9 @@ export class LocalNode {
       volumes: true,
       // The embedded store serves NetworkAttachmentDefinitions; the pod runtime attaches them.
       networkAttachments: true,
+      // The embedded store serves the instancetype.kubevirt.io kinds and VirtualMachinePools.
+      instancetypes: true,
+      pools: true,
       onError: (c, key, e) => reconcileError(c, key, e),
     });
     const controllerLogger = loggerOf('virt-controller');

@@ -97,6 +97,33 @@ export const NetworkAttachmentDefinitionType = rt(
   false,
 );
 
+/** instancetype.kubevirt.io/v1beta1: a VM's instance type and preference (no status). */
+const instancetypeType = (kind: string, namespaced: boolean) =>
+  rt('instancetype.kubevirt.io', 'v1beta1', kind, `${kind.toLowerCase()}s`, namespaced, false);
+export const VirtualMachineInstancetypeType = instancetypeType('VirtualMachineInstancetype', true);
+export const VirtualMachineClusterInstancetypeType = instancetypeType(
+  'VirtualMachineClusterInstancetype',
+  false,
+);
+export const VirtualMachinePreferenceType = instancetypeType('VirtualMachinePreference', true);
+export const VirtualMachineClusterPreferenceType = instancetypeType('VirtualMachineClusterPreference', false);
+/** The four instancetype.kubevirt.io kinds, by kind name. */
+export const InstancetypeResources: Readonly<Record<string, ResourceType>> = {
+  VirtualMachineInstancetype: VirtualMachineInstancetypeType,
+  VirtualMachineClusterInstancetype: VirtualMachineClusterInstancetypeType,
+  VirtualMachinePreference: VirtualMachinePreferenceType,
+  VirtualMachineClusterPreference: VirtualMachineClusterPreferenceType,
+};
+/** The VirtualMachinePool resource (pool.kubevirt.io/v1beta1, status and scale subresources). */
+export const VirtualMachinePoolType = rt(
+  'pool.kubevirt.io',
+  'v1beta1',
+  'VirtualMachinePool',
+  'virtualmachinepools',
+  true,
+  true,
+);
+
 /** Built-in kinds the embedded store knows without a CRD. */
 export const builtinTypes: readonly ResourceType[] = [
   NamespaceType,
@@ -113,13 +140,19 @@ export const builtinTypes: readonly ResourceType[] = [
   NetworkAttachmentDefinitionType,
 ];
 
-/** The KubeVirt kinds (served by CRDs on a real cluster; built in to the embedded store). */
+/**
+ * The KubeVirt kinds (served by CRDs on a real cluster; built in to the embedded store, so
+ * this is what local mode serves of KubeVirt's API groups): kubevirt.io's, the
+ * instancetype.kubevirt.io kinds and pool.kubevirt.io's VirtualMachinePool.
+ */
 export const kubevirtTypes: readonly ResourceType[] = [
   VirtualMachineType,
   VirtualMachineInstanceType,
   VirtualMachineInstanceReplicaSetType,
   VirtualMachineInstanceMigrationType,
   KubeVirtType,
+  ...Object.values(InstancetypeResources),
+  VirtualMachinePoolType,
 ];
 
 /** The ResourceTypes a CustomResourceDefinition object serves (one per served version). */

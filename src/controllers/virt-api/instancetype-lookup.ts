@@ -6,60 +6,58 @@
  */
 import type { InstancetypeCatalog } from '../../api/instancetype/catalog';
 import { createInstancetypeCatalog } from '../../api/instancetype/catalog';
-import type { KubeObject, ObjectClient, ResourceType } from '../runtime/types';
+import { InstancetypeResources } from '../runtime/resources';
+import type { KubeObject, ObjectClient } from '../runtime/types';
 
-const it = (kind: string, plural: string, namespaced: boolean): ResourceType => ({
-  group: 'instancetype.kubevirt.io',
-  version: 'v1beta1',
-  kind,
-  plural,
-  namespaced,
-  statusSubresource: false,
-});
-
-/** instancetype.kubevirt.io kinds by their names in a VM's matcher. */
-export const InstancetypeResources: Record<string, ResourceType> = {
-  VirtualMachineInstancetype: it('VirtualMachineInstancetype', 'virtualmachineinstancetypes', true),
-  VirtualMachineClusterInstancetype: it(
-    'VirtualMachineClusterInstancetype',
-    'virtualmachineclusterinstancetypes',
-    false,
-  ),
-  VirtualMachinePreference: it('VirtualMachinePreference', 'virtualmachinepreferences', true),
-  VirtualMachineClusterPreference: it(
-    'VirtualMachineClusterPreference',
-    'virtualmachineclusterpreferences',
-    false,
-  ),
-};
+/** instancetype.kubevirt.io kinds by their names in a VM's matcher (the embedded store's too). */
+export { InstancetypeResources };
 
 interface Matcher {
   kind?: string;
   name?: string;
 }
 
-/** The catalog holding what `vm` references, or undefined when it references nothing. */
-export async function catalogForVm(
-  client: ObjectClient,
-  vm: { metadata?: { namespace?: string }; spec?: { instancetype?: Matcher; preference?: Matcher } },
-): Promise<InstancetypeCatalog | undefined> {
+/** A VM as far as its instance type and preference matchers go. */
+export interface VmReferences {
+  metadata?: { namespace?: string };
+  spec?: { instancetype?: Matcher; preference?: Matcher };
+}
+
+/** True when `vm` names an instance type or a preference. */
+export function referencesInstancetype(vm: VmReferences): boolean {
+  return !!(vm.spec?.instancetype?.name || vm.spec?.preference?.name);
+}
+
+/**
+ * The stored instance type and preference `vm` names (each with its kind set), leaving out
+ * one that does not exist. A VM without a namespace is read as in `default`.
+ */
+export async function referencedObjects(client: ObjectClient, vm: VmReferences): Promise<KubeObject[]> {
   const refs: Array<[Matcher | undefined, string, string]> = [
     [vm.spec?.instancetype, 'VirtualMachineClusterInstancetype', 'virtualmachineinstancetype'],
     [vm.spec?.preference, 'VirtualMachineClusterPreference', 'virtualmachinepreference'],
   ];
-  if (!refs.some(([m]) => m?.name)) return undefined;
   const objects: KubeObject[] = [];
   for (const [m, clusterKind, singular] of refs) {
     if (!m?.name) continue;
     // Upstream's default when `kind` is empty is the cluster-wide kind.
-    const namespaced = !!m.kind && m.kind.toLowerCase() === singular;
+    const namespaced = [singular, `${singular}s`].includes((m.kind ?? '').toLowerCase());
     const kind = namespaced ? clusterKind.replace('Cluster', '') : clusterKind;
     const type = InstancetypeResources[kind];
     if (!type) continue;
     const obj = await client
-      .get<KubeObject>(type, m.name, type.namespaced ? vm.metadata?.namespace : undefined)
+      .get<KubeObject>(type, m.name, type.namespaced ? (vm.metadata?.namespace ?? 'default') : undefined)
       .catch(() => undefined);
     if (obj) objects.push({ ...obj, kind });
   }
-  return createInstancetypeCatalog(objects);
+  return objects;
+}
+
+/** The catalog holding what `vm` references, or undefined when it references nothing. */
+export async function catalogForVm(
+  client: ObjectClient,
+  vm: VmReferences,
+): Promise<InstancetypeCatalog | undefined> {
+  if (!referencesInstancetype(vm)) return undefined;
+  return createInstancetypeCatalog(await referencedObjects(client, vm));
 }

@@ -13,9 +13,9 @@ import type {
   VirtualMachinePoolStatus,
 } from '../../../api/generated/types';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
-import { VirtualMachineType } from '../../runtime/resources';
+import { VirtualMachinePoolType, VirtualMachineType } from '../../runtime/resources';
 import { formatLabelSelector, type LabelSelectorSpec, parseLabelSelector } from '../../runtime/selectors';
-import type { KubeObject, ResourceType } from '../../runtime/types';
+import type { KubeObject } from '../../runtime/types';
 import { deleteOwned } from '../services/delete-owned';
 import { controllerRef } from '../services/owner-ref';
 import {
@@ -28,15 +28,8 @@ import {
 } from '../services/ports';
 import { removeCondition, setCondition } from '../vmi/status';
 
-/** The VirtualMachinePool resource (pool.kubevirt.io/v1beta1, status and scale subresources). */
-export const VirtualMachinePoolType: ResourceType = {
-  group: 'pool.kubevirt.io',
-  version: 'v1beta1',
-  kind: 'VirtualMachinePool',
-  plural: 'virtualmachinepools',
-  namespaced: true,
-  statusSubresource: true,
-};
+/** The VirtualMachinePool resource (defined with the other well-known kinds). */
+export { VirtualMachinePoolType };
 
 /** Event reasons (upstream values). */
 export const PoolEventReason = {
