@@ -57,7 +57,7 @@ function h2(
   path: string,
   opts: { method?: string; body?: string; cert?: CertFiles; headers?: Record<string, string> } = {},
 ) {
-  return new Promise<{ alpn: string | false; status: number; body: Record<string, unknown> }>(
+  return new Promise<{ alpn: string | false | null; status: number; body: Record<string, unknown> }>(
     (resolve, reject) => {
       const session = http2.connect(`https://127.0.0.1:${api.port}`, {
         ca,
@@ -161,31 +161,33 @@ describe('virt-api over HTTP/2 and HTTP/1.1 on one port', () => {
   });
 
   it('answers an HTTP/1.1 client (no ALPN) the same AdmissionReview', async () => {
-    const r = await new Promise<{ version: string; alpn: string | false; body: Record<string, unknown> }>(
-      (resolve, reject) => {
-        const req = request(
-          {
-            host: '127.0.0.1',
-            port: api.port,
-            path: '/virtualmachineinstances-validate-create',
-            method: 'POST',
-            ca,
-            headers: { 'content-type': 'application/json' },
-          },
-          (res) => {
-            // Read now: the socket is detached from the response once it ends.
-            const alpn = (res.socket as TLSSocket).alpnProtocol;
-            let text = '';
-            res.on('data', (c: Buffer) => {
-              text += c.toString();
-            });
-            res.on('end', () => resolve({ version: res.httpVersion, alpn, body: JSON.parse(text) }));
-          },
-        );
-        req.on('error', reject);
-        req.end(review);
-      },
-    );
+    const r = await new Promise<{
+      version: string;
+      alpn: string | false | null;
+      body: Record<string, unknown>;
+    }>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: api.port,
+          path: '/virtualmachineinstances-validate-create',
+          method: 'POST',
+          ca,
+          headers: { 'content-type': 'application/json' },
+        },
+        (res) => {
+          // Read now: the socket is detached from the response once it ends.
+          const alpn = (res.socket as TLSSocket).alpnProtocol;
+          let text = '';
+          res.on('data', (c: Buffer) => {
+            text += c.toString();
+          });
+          res.on('end', () => resolve({ version: res.httpVersion, alpn, body: JSON.parse(text) }));
+        },
+      );
+      req.on('error', reject);
+      req.end(review);
+    });
     expect(r.version).toBe('1.1');
     expect(r.alpn).toBe(false);
     expect(r.body.response).toEqual({ uid: 'u-h2', allowed: true });
@@ -200,11 +202,11 @@ describe('virt-api over HTTP/2 and HTTP/1.1 on one port', () => {
         cert: readFileSync(proxyClient.cert),
         key: readFileSync(proxyClient.key),
         headers: { 'X-Remote-User': 'alice' },
-        // What Go's upgrade-aware proxy offers: HTTP/1.1 only.
-        ALPNProtocols: ['http/1.1'],
+        // What Go's upgrade-aware proxy offers: HTTP/1.1 only (ws hands it on to tls.connect).
+        ...({ ALPNProtocols: ['http/1.1'] } as object),
       },
     );
-    const opened = await new Promise<{ alpn: string | false }>((resolve, reject) => {
+    const opened = await new Promise<{ alpn: string | false | null }>((resolve, reject) => {
       ws.once('upgrade', (res) => resolve({ alpn: (res.socket as TLSSocket).alpnProtocol }));
       ws.once('error', reject);
     });
