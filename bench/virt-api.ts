@@ -26,8 +26,9 @@
  * added_p50_ms= added_p95_ms= null_added_p50_ms= added_c1_p50_ms= added_c1_p95_ms=
  * null_added_c1_p50_ms= cpu_ms_per_review= null_cpu_ms_per_review=
  * apiserver_cpu_ms_per_create= apiserver_cpu_ms_per_null_create=
- * apiserver_cpu_ms_per_plain_create= load1= rss_mib= rss_full_cli_mib=` (admission_*: virt-api
- * creates at 50 clients; added_*: at 50 clients unless c1; load1: the 1-minute load average
+ * apiserver_cpu_ms_per_plain_create= failed_creates= load1= rss_mib= rss_full_cli_mib=` (admission_*: virt-api
+ * creates at 50 clients; added_*: at 50 clients unless c1; failed_creates: creates the API
+ * server refused because a webhook call failed, left out of the latencies; load1: the 1-minute load average
  * after the measured rounds; rss: the virt-api process's resident memory after its run).
  * Environment: BENCH_VIRTAPI_DIST (another build's dist/ to take virt-api from, to compare
  * builds; default this tree's), BENCH_VIRTAPI_CREATES (a 50-client round, default 300), BENCH_VIRTAPI_ROUNDS
@@ -38,7 +39,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { crdsDir } from '../scripts/gen-crds';
 import { KubeClient } from '../src/controllers/runtime/kube/client';
 import { VirtualMachineInstanceType } from '../src/controllers/runtime/resources';
@@ -76,7 +77,7 @@ s.on('request', (req, res) => {
 });
 s.listen(0, '127.0.0.1', () => console.log('port ' + s.address().port));
 `;
-const cli = join(
+const cli = resolvePath(
   process.env.BENCH_VIRTAPI_DIST ?? join(import.meta.dirname, '..', 'dist'),
   'cli',
   'kubevirt-ts.js',
@@ -125,7 +126,10 @@ function vmi(prefix: string, i: number, kind: Kind): KubeObject {
   } as KubeObject;
 }
 
-/** `n` creates by `clients` concurrent clients; their latencies in ms. */
+/** Creates the API server refused (a webhook call that failed: failurePolicy Fail), with the first error. */
+const failed = { count: 0, first: '' };
+
+/** `n` creates by `clients` concurrent clients; the latencies in ms of those that succeeded. */
 async function creates(client: KubeClient, prefix: string, n: number, clients: number, kind: Kind) {
   const lat: number[] = [];
   let next = 0;
@@ -133,8 +137,13 @@ async function creates(client: KubeClient, prefix: string, n: number, clients: n
     Array.from({ length: clients }, async () => {
       for (let i = next++; i < n; i = next++) {
         const t = performance.now();
-        await client.create(VirtualMachineInstanceType, vmi(prefix, i, kind));
-        lat.push(performance.now() - t);
+        try {
+          await client.create(VirtualMachineInstanceType, vmi(prefix, i, kind));
+          lat.push(performance.now() - t);
+        } catch (e) {
+          failed.count++;
+          failed.first ||= (e as Error).message;
+        }
       }
     }),
   );
@@ -335,6 +344,7 @@ try {
       `1 client: ${line(c1, N1)}\n50 clients: ${line(c50, N)}` +
       (http ? `\nvirt-api's webhook connections by ALPN: ${http}` : ''),
   );
+  if (failed.count) console.error(`${failed.count} creates failed, the first: ${failed.first}`);
   const added = (c: typeof c1, k: Kind, p: number) => ms(pct(c.lat[k], p) - pct(c.lat.plain, p));
   const per = (x: number, n: number) => (x / n).toFixed(2);
   console.log(
@@ -354,6 +364,7 @@ try {
       `apiserver_cpu_ms_per_create=${per(c50.cpu.apiserver['virt-api'], c50.cpu.creates)}`,
       `apiserver_cpu_ms_per_null_create=${per(c50.cpu.apiserver.null, c50.cpu.creates)}`,
       `apiserver_cpu_ms_per_plain_create=${per(c50.cpu.apiserver.plain, c50.cpu.creates)}`,
+      `failed_creates=${failed.count}`,
       `load1=${load1[0]?.toFixed(2)}`,
       `rss_mib=${rss.toFixed(0)}`,
       `rss_full_cli_mib=${rssFull.toFixed(0)}`,
