@@ -33,8 +33,9 @@
  * Environment: BENCH_VIRTAPI_DIST (another build's dist/ to take virt-api from, to compare
  * builds; default this tree's), BENCH_VIRTAPI_CREATES (a 50-client round, default 300), BENCH_VIRTAPI_ROUNDS
  * (measured rounds of each kind per concurrency, default 3), BENCH_VIRTAPI_NODE_ARGS (node
- * flags for virt-api, e.g. `--cpu-prof`, or `--import` of a diagnostic module that prints
- * `DIAG {json}` lines, the last of which is reported).
+ * flags for virt-api, e.g. `--cpu-prof`, or `--import ./bench/virt-api-diag.mjs`, which
+ * prints `DIAG {json}` lines (connections by ALPN protocol...), the last of which is
+ * reported).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

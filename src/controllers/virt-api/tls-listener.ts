@@ -6,7 +6,7 @@
  * Why HTTP/2: kube-apiserver's webhook client (Go's net/http) offers `h2` and, offered it,
  * multiplexes every concurrent webhook call over one connection. Over HTTP/1.1 it needs a
  * connection per call in flight and keeps only a few idle, so 50 concurrent creates made it
- * open (and TLS-handshake, on both sides) a new connection for about one call in seven.
+ * open (and TLS-handshake, on both sides) a new connection for one call in four to seven.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import http2, { type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
