@@ -1,8 +1,8 @@
 /**
  * Admission in one call: default an object of any kubevirt.io kind the way upstream's
  * mutating webhooks do, then validate it the way the validating webhooks do. Local mode
- * and `kubevirt-ts validate` call these pure functions directly; they will back the
- * admission webhooks of a cluster deployment, which do not exist yet.
+ * and `kubevirt-ts validate` call these pure functions directly; virt-api's webhooks call
+ * the defaulting half alone (mutating) and the whole (validating).
  */
 import type { ClusterConfig } from '../config/cluster-config';
 import { validateKubeVirtConfiguration } from '../config/validate-configuration';
@@ -73,65 +73,105 @@ export function admit(
   config: ClusterConfig,
   options: AdmissionOptions = {},
 ): AdmissionResult {
-  const opts = { kubevirtServiceAccount: options.kubevirtServiceAccount };
+  const defaulted = admitDefaults(object, config, options);
+  if (defaulted.errors.length > 0) return defaulted;
+  try {
+    return { object: defaulted.object, errors: validateDefaulted(defaulted.object, config, options) };
+  } catch (e) {
+    if (e instanceof DefaultingError) return { object: defaulted.object, errors: e.errors };
+    throw e;
+  }
+}
+
+/**
+ * The defaulting half of {@link admit}, what upstream's mutating webhooks do: the object
+ * shape-checked and defaulted, not validated. `errors` are only the shape and defaulting
+ * errors that stopped it (the object is then returned as given).
+ */
+export function admitDefaults(
+  object: ApiObject,
+  config: ClusterConfig,
+  options: AdmissionOptions = {},
+): AdmissionResult {
   // Like the API server's schema check before the webhooks: values of the wrong JSON type
   // or missing required fields stop admission here, so the rules below can trust shapes.
   const shape = shapeErrors(object);
   if (shape.length > 0) return { object, errors: shape };
   // JSON nulls mean "unset" to the Go structs upstream decodes into; drop them here.
-  object = withoutNulls(object) as ApiObject;
+  const o = withoutNulls(object) as ApiObject;
   try {
-    switch (object.kind) {
-      case 'VirtualMachineInstance': {
-        const o = defaultVirtualMachineInstance(object as unknown as VirtualMachineInstance, config);
-        return { object: o as unknown as ApiObject, errors: validateVirtualMachineInstance(o, config, opts) };
-      }
-      case 'VirtualMachine': {
-        const o = defaultVirtualMachine(object as unknown as VirtualMachine, config, {
-          instancetypes: options.instancetypes,
-        });
-        const errors = validateVirtualMachine(o, config, { ...opts, instancetypes: options.instancetypes });
-        return { object: o as unknown as ApiObject, errors };
-      }
-      case 'VirtualMachineInstanceReplicaSet': {
-        const o = object as unknown as VirtualMachineInstanceReplicaSet;
-        return { object, errors: validateVirtualMachineInstanceReplicaSet(o, config) };
-      }
-      case 'VirtualMachinePool': {
-        const o = object as unknown as VirtualMachinePool;
-        return { object, errors: validateVirtualMachinePool(o, config, opts) };
-      }
-      case 'VirtualMachineInstanceMigration': {
-        const o = defaultVirtualMachineInstanceMigration(
-          object as unknown as VirtualMachineInstanceMigration,
-        );
+    switch (o.kind) {
+      case 'VirtualMachineInstance':
         return {
-          object: o as unknown as ApiObject,
-          errors: validateVirtualMachineInstanceMigration(o, config),
+          object: defaultVirtualMachineInstance(
+            o as unknown as VirtualMachineInstance,
+            config,
+          ) as unknown as ApiObject,
+          errors: [],
         };
-      }
-      case 'VirtualMachineInstancetype':
-      case 'VirtualMachineClusterInstancetype':
-        return { object, errors: validateInstancetype(object, { cluster: object.kind.includes('Cluster') }) };
-      case 'VirtualMachinePreference':
-      case 'VirtualMachineClusterPreference':
-        return { object, errors: validatePreference(object, { cluster: object.kind.includes('Cluster') }) };
-      case 'KubeVirt': {
-        const kv = object as unknown as KubeVirt;
+      case 'VirtualMachine':
         return {
-          object,
-          errors: [
-            ...validateObjectMeta(object.metadata),
-            ...validateKubeVirtConfiguration(kv.spec?.configuration),
-          ],
+          object: defaultVirtualMachine(o as unknown as VirtualMachine, config, {
+            instancetypes: options.instancetypes,
+          }) as unknown as ApiObject,
+          errors: [],
         };
-      }
+      case 'VirtualMachineInstanceMigration':
+        return {
+          object: defaultVirtualMachineInstanceMigration(
+            o as unknown as VirtualMachineInstanceMigration,
+          ) as unknown as ApiObject,
+          errors: [],
+        };
       default:
-        return { object, errors: validateObjectMeta(object.metadata) };
+        return { object: o, errors: [] };
     }
   } catch (e) {
-    if (e instanceof DefaultingError) return { object, errors: e.errors };
+    if (e instanceof DefaultingError) return { object: o, errors: e.errors };
     throw e;
+  }
+}
+
+/** The validating half of {@link admit}, on an object {@link admitDefaults} defaulted. */
+function validateDefaulted(
+  object: ApiObject,
+  config: ClusterConfig,
+  options: AdmissionOptions,
+): FieldError[] {
+  const opts = { kubevirtServiceAccount: options.kubevirtServiceAccount };
+  switch (object.kind) {
+    case 'VirtualMachineInstance':
+      return validateVirtualMachineInstance(object as unknown as VirtualMachineInstance, config, opts);
+    case 'VirtualMachine':
+      return validateVirtualMachine(object as unknown as VirtualMachine, config, {
+        ...opts,
+        instancetypes: options.instancetypes,
+      });
+    case 'VirtualMachineInstanceReplicaSet':
+      return validateVirtualMachineInstanceReplicaSet(
+        object as unknown as VirtualMachineInstanceReplicaSet,
+        config,
+      );
+    case 'VirtualMachinePool':
+      return validateVirtualMachinePool(object as unknown as VirtualMachinePool, config, opts);
+    case 'VirtualMachineInstanceMigration':
+      return validateVirtualMachineInstanceMigration(
+        object as unknown as VirtualMachineInstanceMigration,
+        config,
+      );
+    case 'VirtualMachineInstancetype':
+    case 'VirtualMachineClusterInstancetype':
+      return validateInstancetype(object, { cluster: object.kind.includes('Cluster') });
+    case 'VirtualMachinePreference':
+    case 'VirtualMachineClusterPreference':
+      return validatePreference(object, { cluster: object.kind.includes('Cluster') });
+    case 'KubeVirt':
+      return [
+        ...validateObjectMeta(object.metadata),
+        ...validateKubeVirtConfiguration((object as unknown as KubeVirt).spec?.configuration),
+      ];
+    default:
+      return validateObjectMeta(object.metadata);
   }
 }
 

@@ -7,7 +7,7 @@
  * Authorization is left to the API server's RBAC, which checked the subresource before
  * proxying (as upstream).
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { ConfigMapType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
@@ -67,7 +67,11 @@ export async function loadRequestHeaderConfig(
  * the request-header CA (`requestCert`, the CA as `ca`); here its name is checked and the
  * headers read. Throws {@link UnauthenticatedError} otherwise.
  */
-export function authenticate(req: IncomingMessage, cfg: RequestHeaderConfig): RemoteUser {
+export function authenticate(
+  // node:http's request or node:http2's (whose socket stands for the session's TLS socket).
+  req: { headers: IncomingHttpHeaders; socket: unknown },
+  cfg: RequestHeaderConfig,
+): RemoteUser {
   const sock = req.socket as TLSSocket;
   if (!sock.authorized) {
     throw new UnauthenticatedError(

@@ -2,7 +2,7 @@
  * An error with an HTTP status, answered as a Kubernetes `Status` object (what kubectl
  * and virtctl print the message of).
  */
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders } from 'node:http';
 
 const REASONS: Record<number, string> = {
   400: 'BadRequest',
@@ -50,15 +50,21 @@ export function statusBody(code: number, message: string): Record<string, unknow
   };
 }
 
+/** What answering needs of a response: node:http's and node:http2's compatibility one both are. */
+export interface JsonResponse {
+  writeHead(code: number, headers: OutgoingHttpHeaders): unknown;
+  end(body: string): unknown;
+}
+
 /** Writes JSON with a status code. */
-export function sendJson(res: ServerResponse, code: number, body: unknown): void {
+export function sendJson(res: JsonResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
 
 /** Writes an error as a Status (unknown errors are 500s). */
-export function sendError(res: ServerResponse, e: unknown): void {
+export function sendError(res: JsonResponse, e: unknown): void {
   const code = e instanceof HttpError ? e.code : 500;
   sendJson(res, code, statusBody(code, e instanceof Error ? e.message : String(e)));
 }

@@ -1,12 +1,12 @@
 /**
- * virt-api: one HTTPS server (TLS only) for the admission webhooks the API server calls
- * and the aggregated `subresources.kubevirt.io` API it proxies. The serving certificate is
- * re-read when its files change; the front proxy's CA comes from the API server's
+ * virt-api: one HTTPS server (TLS only; HTTP/2 with HTTP/1.1 alongside, see
+ * ./tls-listener) for the admission webhooks the API server calls and the aggregated
+ * `subresources.kubevirt.io` API it proxies. The serving certificate is re-read when its
+ * files change; the front proxy's CA comes from the API server's
  * `extension-apiserver-authentication` ConfigMap and is refreshed.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import https from 'node:https';
-import type { Duplex } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex, Readable } from 'node:stream';
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { VirtualMachine } from '../../api/generated/types';
 import { readTlsFiles, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../common/tls-files';
@@ -35,6 +35,7 @@ import {
 import { HandlerClient, type HandlerClientOptions } from './handler-client';
 import { HttpError, RawResponse, sendError, sendJson } from './http-error';
 import { isStream, refuseUpgrade, StreamRelay } from './streams';
+import { type AnyRequest, type AnyResponse, createTlsListener } from './tls-listener';
 import { expandSpec, expandVm, migrateVm, restartVm, startVm, stopVm } from './vm-lifecycle';
 import { isVmiOperation, vmiOperation } from './vmi-subresources';
 import { Webhooks } from './webhooks';
@@ -77,7 +78,7 @@ const NS_ROUTE = new RegExp(
   `^/apis/${SUBRESOURCE_GROUP.replace(/\./g, '\\.')}/(${SUBRESOURCE_VERSIONS.join('|')})/namespaces/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)/(?:(virtualmachines|virtualmachineinstances)/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)/([a-z0-9/-]+)|(expand-vm-spec))$`,
 );
 
-function readBody(req: IncomingMessage, limit: number, what: string): Promise<Buffer> {
+function readBody(req: Readable, limit: number, what: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -93,7 +94,7 @@ function readBody(req: IncomingMessage, limit: number, what: string): Promise<Bu
   });
 }
 
-async function jsonBody(req: IncomingMessage): Promise<unknown> {
+async function jsonBody(req: Readable): Promise<unknown> {
   const body = await readBody(req, 1 << 20, 'request body');
   if (body.length === 0) return {};
   try {
@@ -113,32 +114,6 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     key: serving.key,
     ...(requestHeader ? { ca: requestHeader.clientCA } : {}),
   });
-  const server = https.createServer({
-    ...contextOptions(),
-    // Webhook calls come without a client certificate; the aggregator's carry one.
-    requestCert: true,
-    rejectUnauthorized: false,
-    minVersion: 'TLSv1.2',
-  });
-  const stopWatch = watchTlsFiles(o.tls, (m) => {
-    serving = m;
-    server.setSecureContext(contextOptions());
-    log('serving certificate reloaded');
-  });
-  const refresh = o.requestHeader
-    ? undefined
-    : setInterval(() => {
-        loadRequestHeaderConfig(o.client)
-          .then((cfg) => {
-            if (cfg && JSON.stringify(cfg) !== JSON.stringify(requestHeader)) {
-              requestHeader = cfg;
-              server.setSecureContext(contextOptions());
-            }
-          })
-          .catch(() => undefined);
-      }, 30_000);
-  refresh?.unref();
-
   const handlers = new HandlerClient({ ...o.handler, client: o.client, namespace: o.kubevirtNamespace });
   const relay = new StreamRelay(o.client, handlers);
   const privileged = (r: AdmissionRequest) => {
@@ -147,7 +122,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     return COMPONENT_ACCOUNTS.some((a) => u === `system:serviceaccount:${o.kubevirtNamespace}:${a}`);
   };
   const gitVersion = o.version ?? 'v0.0.0-kubevirt-ts';
-  const authn = (req: IncomingMessage) => {
+  const authn = (req: AnyRequest) => {
     if (!requestHeader)
       throw new HttpError(
         401,
@@ -161,7 +136,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     }
   };
 
-  const webhook = async (req: IncomingMessage, res: ServerResponse, path: string) => {
+  const webhook = async (req: AnyRequest, res: AnyResponse, path: string) => {
     const hook = Webhooks[path];
     if (!hook) throw new HttpError(404, `no webhook at ${path}`);
     if (req.method !== 'POST') throw new HttpError(405, `${req.method} ${path}: use POST`);
@@ -179,7 +154,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     sendJson(res, 200, admissionResponse(review.uid, outcome));
   };
 
-  const api = async (req: IncomingMessage, path: string, query: URLSearchParams): Promise<unknown> => {
+  const api = async (req: AnyRequest, path: string, query: URLSearchParams): Promise<unknown> => {
     const base = `/apis/${SUBRESOURCE_GROUP}`;
     if (req.method === 'GET') {
       if (path === '/apis') return apiGroupList();
@@ -229,7 +204,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     return vmiOperation(o.client, handlers, req.method ?? 'GET', ns, name, op, body, query);
   };
 
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  const onRequest = (req: AnyRequest, res: AnyResponse) => {
     const url = new URL(req.url ?? '/', 'https://virt-api');
     const path = url.pathname;
     const work = path.startsWith('/apis')
@@ -244,8 +219,8 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
       if (!(e instanceof HttpError)) log(`${req.method} ${path}: ${(e as Error).message}`);
       if (!res.headersSent) sendError(res, e);
     });
-  });
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  };
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = new URL(req.url ?? '/', 'https://virt-api').pathname;
     (async () => {
       const m = NS_ROUTE.exec(path);
@@ -254,13 +229,33 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
       authn(req);
       await relay.handle(req, socket, head, m[2] as string, m[5] as string, m[7] as string);
     })().catch((e: unknown) => refuseUpgrade(socket, e));
+  };
+
+  const server = createTlsListener(contextOptions(), { request: onRequest, upgrade: onUpgrade });
+  const stopWatch = watchTlsFiles(o.tls, (m) => {
+    serving = m;
+    server.setSecureContext(contextOptions());
+    log('serving certificate reloaded');
   });
+  const refresh = o.requestHeader
+    ? undefined
+    : setInterval(() => {
+        loadRequestHeaderConfig(o.client)
+          .then((cfg) => {
+            if (cfg && JSON.stringify(cfg) !== JSON.stringify(requestHeader)) {
+              requestHeader = cfg;
+              server.setSecureContext(contextOptions());
+            }
+          })
+          .catch(() => undefined);
+      }, 30_000);
+  refresh?.unref();
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port ?? 8443, o.host ?? '0.0.0.0', () => resolve());
+    server.server.once('error', reject);
+    server.server.listen(o.port ?? 8443, o.host ?? '0.0.0.0', () => resolve());
   });
-  const addr = server.address();
+  const addr = server.server.address();
   return {
     port: typeof addr === 'object' && addr ? addr.port : 0,
     close: async () => {
@@ -268,8 +263,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
       if (refresh) clearInterval(refresh);
       relay.close();
       handlers.close();
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      await server.close();
     },
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { FieldError } from '../../api/errors';
-import { admit } from '../../api/validation/admission';
+import { admit, admitDefaults } from '../../api/validation/admission';
 import type { ObjectClient } from '../runtime/types';
 import { type AdmissionRequest, type StatusCause, toCauses } from './admission-review';
 import { catalogForVm } from './instancetype-lookup';
@@ -54,20 +54,24 @@ function objectOf(req: AdmissionRequest): Record<string, unknown> {
   };
 }
 
-async function admitted(req: AdmissionRequest, ctx: WebhookContext) {
+/** The object admitted by `how`: defaulted only (the mutators) or defaulted and validated. */
+async function admitted(req: AdmissionRequest, ctx: WebhookContext, how: typeof admit) {
   const object = objectOf(req);
   const instancetypes = object.kind === 'VirtualMachine' ? await catalogForVm(ctx.client, object) : undefined;
-  return admit(object, ctx.config(), { instancetypes, kubevirtServiceAccount: ctx.privileged(req) });
+  return how(object, ctx.config(), { instancetypes, kubevirtServiceAccount: ctx.privileged(req) });
 }
 
-/** Defaults as a patch; an object that cannot be defaulted is left to the validator to refuse. */
+/**
+ * Defaults as a patch, without validating (the validator does, on the patched object, as
+ * upstream's do); an object that cannot be defaulted is left to the validator to refuse.
+ */
 const mutate =
   (kinds: readonly string[]): Webhook =>
   async (req, ctx) => {
     const wrong = expectKind(req, kinds);
     if (wrong.length) return refuse(wrong);
     if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return allow;
-    const { object, errors } = await admitted(req, ctx);
+    const { object, errors } = await admitted(req, ctx, admitDefaults);
     if (errors.length > 0) return allow;
     return { allowed: true, patch: jsonPatch(req.object, object) };
   };
@@ -80,7 +84,7 @@ const validate =
     if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return allow;
     const more = extra?.(req, ctx) ?? [];
     if (more.length) return refuse(more);
-    const { errors } = await admitted(req, ctx);
+    const { errors } = await admitted(req, ctx, admit);
     return errors.length ? refuse(errors) : allow;
   };
 
