@@ -112,7 +112,10 @@ export async function serveMetrics(o: MetricsServerOptions): Promise<MetricsServ
       material = { cert: Buffer.from(pair.cert), key: Buffer.from(pair.key) };
       log(`metrics: ${(e as Error).message}; serving a self-signed certificate until the files appear`);
     }
-    const https = createHttpsServer({ cert: material.cert, key: material.key, minVersion: 'TLSv1.2' }, handle);
+    const https = createHttpsServer(
+      { cert: material.cert, key: material.key, minVersion: 'TLSv1.2' },
+      handle,
+    );
     stopWatch = watchTlsFiles(
       files,
       (m) => {

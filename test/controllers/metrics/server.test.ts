@@ -7,9 +7,9 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import type { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ComponentRegistry } from '../../../src/controllers/metrics/registry';
 import { serveMetrics } from '../../../src/controllers/metrics/server';
@@ -121,10 +121,17 @@ describe('serveMetrics', () => {
     });
     try {
       expect(await presented(s.url)).toEqual({ cn: 'fallback', status: 200 });
-      expect(lines[0]).toMatch(/^metrics: certificate ".*tls\.crt": ENOENT.*serving a self-signed certificate until the files appear$/);
+      expect(lines[0]).toMatch(
+        /^metrics: certificate ".*tls\.crt": ENOENT.*serving a self-signed certificate until the files appear$/,
+      );
       // As a Secret volume appears: both files written, then picked up by the watcher.
       const ca = await createCA('real-ca', new Date(), 3_600_000);
-      const leaf = await createLeaf(ca, { commonName: 'from-the-secret', usage: 'server' }, new Date(), 3_600_000);
+      const leaf = await createLeaf(
+        ca,
+        { commonName: 'from-the-secret', usage: 'server' },
+        new Date(),
+        3_600_000,
+      );
       writeFileSync(key, leaf.key);
       writeFileSync(cert, leaf.cert);
       const now = await waitFor(

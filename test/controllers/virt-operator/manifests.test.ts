@@ -181,7 +181,10 @@ describe('install manifests', () => {
     // Two replicas on one host network cannot share a port: no health server there, and
     // the metrics port goes to whichever binds it first (the other retries).
     const ctl = byKind(dev, 'Deployment')[0].spec.template.spec.containers[0];
-    expect(ctl.args.slice(ctl.args.indexOf('--port'), ctl.args.indexOf('--port') + 2)).toEqual(['--port', '0']);
+    expect(ctl.args.slice(ctl.args.indexOf('--port'), ctl.args.indexOf('--port') + 2)).toEqual([
+      '--port',
+      '0',
+    ]);
     expect(ctl.args.slice(-2)).toEqual(['--metrics-listen-retry', '5']);
     // One metrics port per component on the node (virt-api holds 8443 there).
     expect(ctl.ports).toEqual([{ name: 'metrics', containerPort: 8445, protocol: 'TCP' }]);
@@ -193,7 +196,7 @@ describe('install manifests', () => {
     expect(byKind(dev, 'DaemonSet')[0].spec.template.spec.volumes[0].hostPath.path).toBe('/tmp/k/pods');
   });
 
-  it('metrics: upstream\'s label, a metrics port and an optional certificate Secret on each serving pod, the headless kubevirt-prometheus-metrics Service', () => {
+  it("metrics: upstream's label, a metrics port and an optional certificate Secret on each serving pod, the headless kubevirt-prometheus-metrics Service", () => {
     const svc = byKind(all, 'Service', 'kubevirt-prometheus-metrics')[0];
     expect(svc.metadata.namespace).toBe('kubevirt');
     expect(svc.metadata.labels).toMatchObject({ 'kubevirt.io': '', 'prometheus.kubevirt.io': 'true' });
@@ -203,17 +206,19 @@ describe('install manifests', () => {
       type: 'ClusterIP',
       clusterIP: 'None',
     });
-    const pods = [byKind(all, 'Deployment', 'virt-controller')[0], byKind(all, 'DaemonSet', 'virt-handler')[0]];
+    const pods = [
+      byKind(all, 'Deployment', 'virt-controller')[0],
+      byKind(all, 'DaemonSet', 'virt-handler')[0],
+    ];
     const secrets: string[] = [];
     for (const w of pods) {
       const spec = w.spec.template.spec;
       expect(w.spec.template.metadata.labels['prometheus.kubevirt.io'], w.metadata.name).toBe('true');
       const c = spec.containers[0];
       expect(c.ports).toContainEqual({ name: 'metrics', containerPort: 8443, protocol: 'TCP' });
-      expect(c.args.slice(c.args.indexOf('--metrics-listen'), c.args.indexOf('--metrics-listen') + 2)).toEqual([
-        '--metrics-listen',
-        '0.0.0.0:8443',
-      ]);
+      expect(
+        c.args.slice(c.args.indexOf('--metrics-listen'), c.args.indexOf('--metrics-listen') + 2),
+      ).toEqual(['--metrics-listen', '0.0.0.0:8443']);
       // The TLS files come from the mounted Secret; optional, as upstream's.
       const cert = c.args[c.args.indexOf('--tls-cert-file') + 1];
       const mount = c.volumeMounts.find((m: Obj) => cert.startsWith(`${m.mountPath}/`));
