@@ -72,7 +72,7 @@ export function logAdmissionRefusal(
       kind: r.kind.kind,
       namespace: r.namespace ?? meta.namespace,
       name: r.name || meta.name,
-      // A CREATE's object has no uid yet (the API server assigns it after admission).
+      // The API server sets the uid before admission (a CREATE's object has one too).
       uid: meta.uid,
       operation: r.operation,
       webhook,
