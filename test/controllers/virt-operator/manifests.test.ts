@@ -186,8 +186,10 @@ describe('install manifests', () => {
       '0',
     ]);
     expect(ctl.args.slice(-2)).toEqual(['--metrics-listen-retry', '5']);
-    // One metrics port per component on the node (virt-api holds 8443 there).
-    expect(ctl.ports).toEqual([{ name: 'metrics', containerPort: 8445, protocol: 'TCP' }]);
+    // One metrics port per component on the node (virt-api holds 8443 there). The
+    // controller declares none: the scheduler would take it as a host port and place one
+    // replica per node.
+    expect(ctl.ports).toBeUndefined();
     expect(ctl.args).toContain('0.0.0.0:8445');
     const h = byKind(dev, 'DaemonSet')[0].spec.template.spec.containers[0];
     expect(h.ports).toEqual([{ name: 'metrics', containerPort: 8444, protocol: 'TCP' }]);

@@ -102,8 +102,11 @@ export function virtControllerDeployment(o: InstallOptions): KubeObject {
   // metrics server serves a self-signed pair.
   const certs = certVolume(CONTROLLER_CERTS, CONTROLLER_CERTS, CERTS_PATH, true);
   const metricsPorts = [metricsContainerPort(o, 'virt-controller')];
+  // On the host network a declared port is a host port to the scheduler, which then
+  // places one replica per node: the dev cluster declares none (so its Service lists no
+  // virt-controller) and its replicas share the port at run time.
   const probes = o.devCluster
-    ? { ports: metricsPorts }
+    ? {}
     : {
         ports: [{ name: 'health', containerPort: VIRT_CONTROLLER_PORT, protocol: 'TCP' }, ...metricsPorts],
         livenessProbe: {
