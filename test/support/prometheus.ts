@@ -1,7 +1,9 @@
 /**
  * A real Prometheus (Debian's /usr/bin/prometheus) for tests: started on a free loopback
- * port with a temporary config scraping the given targets every second, queried through
- * its HTTP API, stopped and its data removed afterwards.
+ * port with a temporary config scraping the given targets every second (over HTTPS
+ * verified against a CA when asked), queried through its HTTP API, stopped and its data
+ * removed afterwards. (Debian's build has no Kubernetes service discovery: tests resolve
+ * the targets themselves.)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,6 +36,14 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** One scrape job: host:port targets, and for HTTPS the CA to verify them with and the name they present. */
+export interface PromJob {
+  name: string;
+  targets: string[];
+  scheme: 'http' | 'https';
+  tls?: { caFile: string; serverName: string };
+}
+
 /** A running Prometheus. */
 export class TestPrometheus {
   private constructor(
@@ -43,12 +53,25 @@ export class TestPrometheus {
   ) {}
 
   /** Starts Prometheus scraping `targets` (job name -> base URL of a /metrics server). */
-  static async start(targets: Record<string, string>): Promise<TestPrometheus> {
-    const dir = mkdtempSync(join(tmpdir(), 'kvts-prom-'));
-    const jobs = Object.entries(targets)
-      .map(([job, url]) => {
+  static start(targets: Record<string, string>): Promise<TestPrometheus> {
+    return TestPrometheus.startJobs(
+      Object.entries(targets).map(([name, url]) => {
         const u = new URL(url);
-        return `  - job_name: ${job}\n    scheme: ${u.protocol.replace(':', '')}\n    static_configs:\n      - targets: ['${u.host}']\n`;
+        return { name, targets: [u.host], scheme: u.protocol === 'https:' ? 'https' : 'http' };
+      }),
+    );
+  }
+
+  /** Starts Prometheus scraping `jobs` every second. */
+  static async startJobs(list: PromJob[]): Promise<TestPrometheus> {
+    const dir = mkdtempSync(join(tmpdir(), 'kvts-prom-'));
+    const q = (v: string) => JSON.stringify(v);
+    const jobs = list
+      .map((j) => {
+        const tls = j.tls
+          ? `    tls_config:\n      ca_file: ${q(j.tls.caFile)}\n      server_name: ${q(j.tls.serverName)}\n`
+          : '';
+        return `  - job_name: ${q(j.name)}\n    scheme: ${j.scheme}\n${tls}    static_configs:\n      - targets: [${j.targets.map(q).join(', ')}]\n`;
       })
       .join('');
     writeFileSync(

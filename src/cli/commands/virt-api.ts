@@ -85,6 +85,8 @@ export function registerVirtApiCommand(program: Command): void {
         },
         privilegedUsers: f.privilegedUser,
         log,
+        // Each subresource call and admission refusal, naming the object (kind, namespace, name, uid).
+        objectLog: logs.logger,
       });
       log(`serving on ${f.host}:${api.port}`);
       await new Promise<void>((resolve) => {

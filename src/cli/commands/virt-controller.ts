@@ -29,6 +29,7 @@ interface ControllerFlags {
   workers: string;
   v: string;
   metricsListen?: string;
+  metricsListenRetry?: string;
   tlsCertFile?: string;
   tlsKeyFile?: string;
 }
@@ -127,11 +128,15 @@ export function registerVirtControllerCommand(program: Command): void {
       '--metrics-listen <address:port>',
       'serve /metrics, /healthz and /readyz there (upstream serves them on 0.0.0.0:8443 over HTTPS)',
     )
+    .option(
+      '--metrics-listen-retry <seconds>',
+      'when the metrics port is in use (replicas on one host network), retry binding it this often instead of failing',
+    )
     .option('--tls-cert-file <file>', 'PEM certificate of the metrics server (HTTPS)')
     .option('--tls-key-file <file>', 'PEM key of --tls-cert-file')
     .action(async (f: ControllerFlags) => {
       const checked = checkControllerFlags(f);
-      const listen = parseMetricsListen(f);
+      const listen = parseMetricsListen(f, 'virt-controller');
       const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
       const logs = new ComponentLog('virt-controller', parseVerbosity(f.v)).captureRuntime();
       // Loaded here so the other commands start without the Kubernetes client.
@@ -200,6 +205,7 @@ export function registerVirtControllerCommand(program: Command): void {
             ...listen,
             sources: [controller.metrics],
             ready: () => controller.manager.isReady(),
+            log,
           })
         : undefined;
       if (metrics) log(`metrics on ${metrics.url}/metrics`);

@@ -36,6 +36,7 @@ interface HandlerFlags {
   tlsKeyFile?: string;
   kubevirtCa?: string;
   metricsListen?: string;
+  metricsListenRetry?: string;
   v: string;
 }
 
@@ -103,10 +104,17 @@ export function registerVirtHandlerCommand(program: Command): void {
       '--metrics-listen <address:port>',
       'serve /metrics, /healthz and /readyz there (upstream serves them on 0.0.0.0:8443 over HTTPS)',
     )
+    .option(
+      '--metrics-listen-retry <seconds>',
+      'when the metrics port is in use, retry binding it this often instead of failing',
+    )
     .option('--v <level>', VERBOSITY_HELP, '2')
     .action(async (f: HandlerFlags) => {
       // The serving certificate also serves the REST server: metrics use it only when listening.
-      const listen = parseMetricsListen(f.metricsListen ? f : { metricsListen: undefined });
+      const listen = parseMetricsListen(
+        f.metricsListen ? f : { metricsListenRetry: f.metricsListenRetry },
+        'virt-handler',
+      );
       const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
       const logs = new ComponentLog('virt-handler', parseVerbosity(f.v)).captureRuntime();
       const logger = logs.logger;
@@ -209,6 +217,7 @@ export function registerVirtHandlerCommand(program: Command): void {
             new HandlerMetrics({ targets: () => handler.statsTargets(), ready: () => handler.isReady() }),
           ],
           ready: () => handler.isReady(),
+          log,
         });
         log(`metrics on ${metrics.url}/metrics`);
       }

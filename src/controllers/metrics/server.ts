@@ -3,10 +3,10 @@
  * /healthz on each component's HTTPS port): `GET /metrics` (Prometheus text format from
  * the component's registries), `/healthz` (the process serves), `/readyz` (the
  * component's readiness check). HTTPS when given cert and key files, plain HTTP otherwise
- * (local mode binds loopback only). A scrape never hangs: `collect` runs under a time
- * budget and whatever it gathered by then is served.
+ * (local mode binds loopback only); the files are re-read when they change (the Secret
+ * virt-operator rotates). A scrape never hangs: `collect` runs under a time budget and
+ * whatever it gathered by then is served.
  */
-import { readFile } from 'node:fs/promises';
 import {
   createServer as createHttpServer,
   type IncomingMessage,
@@ -15,6 +15,7 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { readTlsFiles, type TlsMaterial, watchTlsFiles } from '../common/tls-files';
 
 /** Something that contributes to `/metrics`. */
 export interface MetricsSource {
@@ -33,9 +34,29 @@ export interface MetricsServerOptions {
   host?: string;
   port?: number;
   /** PEM files: serve HTTPS (cluster mode). Both or neither. */
-  tls?: { certFile: string; keyFile: string };
+  tls?: MetricsTls;
   /** Time budget of one scrape's collection (default 5 s; Prometheus's default timeout is 10 s). */
   scrapeBudgetMs?: number;
+  /**
+   * When the port is taken (replicas sharing a node's host network), retry binding every
+   * this many ms instead of failing: the server then resolves unbound and serves once the
+   * other process lets the port go. Default: fail with EADDRINUSE.
+   */
+  retryInUseMs?: number;
+  /** Where the server says what it did (bound late, fell back to its own certificate). */
+  log?: (m: string) => void;
+}
+
+/** The metrics server's certificate files. */
+export interface MetricsTls {
+  certFile: string;
+  keyFile: string;
+  /**
+   * A pair to serve while the files cannot be read (a Secret mounted `optional` that does
+   * not exist yet, as with the plain manifests, or before virt-operator made it): the
+   * files replace it as soon as they appear. Without it, unreadable files are an error.
+   */
+  fallback?: () => Promise<{ cert: string; key: string }>;
 }
 
 /** A running metrics server. */
@@ -43,6 +64,8 @@ export interface MetricsServer {
   /** Base URL, e.g. `http://127.0.0.1:8443`. */
   readonly url: string;
   readonly port: number;
+  /** False while it waits for a port in use (`retryInUseMs`). */
+  bound(): boolean;
   close(): Promise<void>;
 }
 
@@ -76,24 +99,78 @@ export async function serveMetrics(o: MetricsServerOptions): Promise<MetricsServ
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: /metrics, /healthz, /readyz');
   };
   let server: Server;
+  let stopWatch = () => {};
+  const log = o.log ?? (() => {});
   if (o.tls) {
-    const [cert, key] = await Promise.all([readFile(o.tls.certFile), readFile(o.tls.keyFile)]);
-    server = createHttpsServer({ cert, key }, handle);
+    const files = { cert: o.tls.certFile, key: o.tls.keyFile };
+    let material: Pick<TlsMaterial, 'cert' | 'key'>;
+    try {
+      material = readTlsFiles(files);
+    } catch (e) {
+      if (!o.tls.fallback) throw e;
+      const pair = await o.tls.fallback();
+      material = { cert: Buffer.from(pair.cert), key: Buffer.from(pair.key) };
+      log(`metrics: ${(e as Error).message}; serving a self-signed certificate until the files appear`);
+    }
+    const https = createHttpsServer(
+      { cert: material.cert, key: material.key, minVersion: 'TLSv1.2' },
+      handle,
+    );
+    stopWatch = watchTlsFiles(
+      files,
+      (m) => {
+        https.setSecureContext({ cert: m.cert, key: m.key });
+        log('metrics: serving certificate reloaded');
+      },
+      { onError: (e) => log(`metrics: certificate not reloaded: ${e.message}`) },
+    );
+    server = https;
   } else server = createHttpServer(handle);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
+  let bound = false;
+  let retry: NodeJS.Timeout | undefined;
+  let closed = false;
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      const onError = (e: NodeJS.ErrnoException) => {
+        if (e.code !== 'EADDRINUSE' || o.retryInUseMs === undefined || closed) {
+          reject(e);
+          return;
+        }
+        retry = setTimeout(() => void listen().catch(() => undefined), o.retryInUseMs);
+        resolve();
+      };
+      server.once('error', onError);
+      server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => {
+        server.off('error', onError);
+        if (retry) log(`metrics: port ${o.port} free now, serving`);
+        bound = true;
+        resolve();
+      });
     });
-  });
-  const addr = server.address() as AddressInfo;
-  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  try {
+    await listen();
+  } catch (e) {
+    stopWatch();
+    throw e;
+  }
+  if (!bound) log(`metrics: port ${o.port} in use, retrying every ${o.retryInUseMs} ms`);
+  const addr = server.address() as AddressInfo | null;
+  const port = addr?.port ?? o.port ?? 0;
+  const address = addr?.address ?? o.host ?? '127.0.0.1';
+  const host = address.includes(':') ? `[${address}]` : address;
   return {
-    url: `${o.tls ? 'https' : 'http'}://${host}:${addr.port}`,
-    port: addr.port,
+    url: `${o.tls ? 'https' : 'http'}://${host}:${port}`,
+    port,
+    bound: () => bound,
     close: () =>
       new Promise<void>((resolve) => {
+        closed = true;
+        if (retry) clearTimeout(retry);
+        stopWatch();
+        if (!bound) {
+          resolve();
+          return;
+        }
         server.close(() => resolve());
         server.closeAllConnections();
       }),

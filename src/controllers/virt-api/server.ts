@@ -10,6 +10,7 @@ import type { Duplex, Readable } from 'node:stream';
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { VirtualMachine } from '../../api/generated/types';
 import { readTlsFiles, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../common/tls-files';
+import { VirtualMachineInstanceType, VirtualMachineType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
 import {
   type AdmissionRequest,
@@ -34,6 +35,7 @@ import {
 } from './front-proxy-auth';
 import { HandlerClient, type HandlerClientOptions } from './handler-client';
 import { HttpError, RawResponse, sendError, sendJson } from './http-error';
+import { logAdmissionRefusal, logSubresource, type ObjectLog, type SubresourceCall } from './request-log';
 import { isStream, refuseUpgrade, StreamRelay } from './streams';
 import { type AnyRequest, type AnyResponse, createTlsListener } from './tls-listener';
 import { expandSpec, expandVm, migrateVm, restartVm, startVm, stopVm } from './vm-lifecycle';
@@ -60,6 +62,8 @@ export interface VirtApiOptions {
   privilegedUsers?: string[];
   version?: string;
   log?: (m: string) => void;
+  /** Lines naming the object of each subresource call and admission refusal (request-log.ts). */
+  objectLog?: ObjectLog;
 }
 
 /** A running virt-api. */
@@ -151,6 +155,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
       throw e;
     }
     const outcome = await hook(review, { config: o.config, client: o.client, privileged });
+    if (!outcome.allowed && o.objectLog) logAdmissionRefusal(o.objectLog, path, review, outcome.causes);
     sendJson(res, 200, admissionResponse(review.uid, outcome));
   };
 
@@ -204,20 +209,40 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     return vmiOperation(o.client, handlers, req.method ?? 'GET', ns, name, op, body, query);
   };
 
+  /** The call a path names (a VM's or VMI's subresource), for its log line. */
+  const callOf = (req: AnyRequest, path: string): SubresourceCall | undefined => {
+    const m = NS_ROUTE.exec(path);
+    if (!m?.[4]) return undefined;
+    return { resource: m[4], namespace: m[2], name: m[5], subresource: m[7], method: req.method ?? 'GET' };
+  };
+  /** Logs the call once it finished, with the object's uid when it exists. */
+  const logCall = async (call: SubresourceCall | undefined, error?: unknown) => {
+    if (!call || !o.objectLog) return;
+    const type = call.resource === 'virtualmachines' ? VirtualMachineType : VirtualMachineInstanceType;
+    const uid = await o.client
+      .get<KubeObject>(type, call.name, call.namespace)
+      .then((obj) => obj.metadata?.uid)
+      .catch(() => undefined);
+    logSubresource(o.objectLog, { ...call, uid }, error);
+  };
+
   const onRequest = (req: AnyRequest, res: AnyResponse) => {
     const url = new URL(req.url ?? '/', 'https://virt-api');
     const path = url.pathname;
+    const call = callOf(req, path);
     const work = path.startsWith('/apis')
       ? api(req, path, url.searchParams).then((b) => {
           if (b instanceof RawResponse) {
             res.writeHead(200, { 'content-type': b.contentType, 'content-length': b.body.length });
             res.end(b.body);
           } else sendJson(res, 200, b ?? {});
+          void logCall(call);
         })
       : webhook(req, res, path);
     work.catch((e: unknown) => {
       if (!(e instanceof HttpError)) log(`${req.method} ${path}: ${(e as Error).message}`);
       if (!res.headersSent) sendError(res, e);
+      void logCall(call, e);
     });
   };
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -228,7 +253,12 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
         throw new HttpError(404, `no stream at ${path.slice(0, 200)}`);
       authn(req);
       await relay.handle(req, socket, head, m[2] as string, m[5] as string, m[7] as string);
-    })().catch((e: unknown) => refuseUpgrade(socket, e));
+      // A stream is logged once connected (it may last for hours).
+      void logCall(callOf(req, path));
+    })().catch((e: unknown) => {
+      refuseUpgrade(socket, e);
+      void logCall(callOf(req, path), e);
+    });
   };
 
   const server = createTlsListener(contextOptions(), { request: onRequest, upgrade: onUpgrade });

@@ -1,7 +1,7 @@
 /**
  * Which certificates the install needs, and when each is renewed: upstream's secrets
  * (`kubevirt-ca`, `kubevirt-virt-api-certs`, `kubevirt-virt-handler-certs`,
- * `kubevirt-virt-handler-server-certs`) and the `kubevirt-ca` ConfigMap's `ca-bundle`.
+ * `kubevirt-virt-handler-server-certs`, `kubevirt-controller-certs`) and the `kubevirt-ca` ConfigMap's `ca-bundle`.
  * A CA is renewed `renewBefore` its end; the bundle keeps every earlier CA that has not
  * expired, so clients that still hold the old bundle and servers that still present an
  * old leaf keep working through the overlap. Leaves are renewed `renewBefore` their end
@@ -17,14 +17,14 @@ import {
   signedBy,
   splitBundle,
 } from './certificates';
+import { CONTROLLER_CERTS, HANDLER_SERVER_CERTS } from './components/cert-secrets';
 
 /** Name of the CA Secret and the CA bundle ConfigMap. */
 export const CA_NAME = 'kubevirt-ca';
 /** Key of the bundle in the ConfigMap (upstream's). */
 export const CA_BUNDLE_KEY = 'ca-bundle';
 
-/** The Secret of virt-handler's serving pair (its REST server for virt-api). */
-export const HANDLER_SERVER_CERTS = 'kubevirt-virt-handler-server-certs';
+export { CONTROLLER_CERTS, HANDLER_SERVER_CERTS } from './components/cert-secrets';
 
 /** The leaf Secrets and what each certificate is for, in `namespace`. */
 export function leafSpecs(namespace: string): Record<string, LeafSpec> {
@@ -44,6 +44,12 @@ export function leafSpecs(namespace: string): Record<string, LeafSpec> {
     [HANDLER_SERVER_CERTS]: {
       commonName: 'kubevirt.io:system:node:virt-handler',
       dnsNames: ['virt-handler'],
+      usage: 'server',
+    },
+    // Its metrics server (upstream's pod DNS name form).
+    [CONTROLLER_CERTS]: {
+      commonName: 'virt-controller',
+      dnsNames: ['virt-controller', `virt-controller.${namespace}.pod.cluster.local`],
       usage: 'server',
     },
   };

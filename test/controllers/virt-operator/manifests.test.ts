@@ -89,6 +89,12 @@ describe('install manifests', () => {
       'kubevirt',
       '--port',
       '8182',
+      '--metrics-listen',
+      '0.0.0.0:8443',
+      '--tls-cert-file',
+      '/etc/virt-controller/certificates/tls.crt',
+      '--tls-key-file',
+      '/etc/virt-controller/certificates/tls.key',
     ]);
     expect(c.readinessProbe.httpGet).toEqual({ path: '/leader', port: 8182 });
     expect(d.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
@@ -129,7 +135,10 @@ describe('install manifests', () => {
       '/var/lib/kubelet/device-plugins',
       '/var/run/kubevirt',
       '/var/run/kubevirt-libvirt-probe',
+      '/etc/virt-handler/servercertificates',
     ]);
+    // No CA in the plain manifests: no REST server for virt-api (the operator's install has it).
+    expect(c.args).not.toContain('--kubevirt-ca');
     // The host probe's libvirtd: the launcher image's, unprivileged as 107, on a shared emptyDir.
     expect(c.args.slice(c.args.indexOf('--libvirt-uri'), c.args.indexOf('--libvirt-uri') + 4)).toEqual([
       '--libvirt-uri',
@@ -169,12 +178,61 @@ describe('install manifests', () => {
       expect(spec.containers[0].env).toContainEqual({ name: 'KUBERNETES_SERVICE_HOST', value: '127.0.0.1' });
       expect(spec.containers[0].env).toContainEqual({ name: 'KUBERNETES_SERVICE_PORT', value: '6443' });
     }
-    // Two replicas on one host network cannot share a port: no health server there.
-    expect(byKind(dev, 'Deployment')[0].spec.template.spec.containers[0].args.slice(-2)).toEqual([
+    // Two replicas on one host network cannot share a port: no health server there, and
+    // the metrics port goes to whichever binds it first (the other retries).
+    const ctl = byKind(dev, 'Deployment')[0].spec.template.spec.containers[0];
+    expect(ctl.args.slice(ctl.args.indexOf('--port'), ctl.args.indexOf('--port') + 2)).toEqual([
       '--port',
       '0',
     ]);
+    expect(ctl.args.slice(-2)).toEqual(['--metrics-listen-retry', '5']);
+    // One metrics port per component on the node (virt-api holds 8443 there). The
+    // controller declares none: the scheduler would take it as a host port and place one
+    // replica per node.
+    expect(ctl.ports).toBeUndefined();
+    expect(ctl.args).toContain('0.0.0.0:8445');
+    const h = byKind(dev, 'DaemonSet')[0].spec.template.spec.containers[0];
+    expect(h.ports).toEqual([{ name: 'metrics', containerPort: 8444, protocol: 'TCP' }]);
+    expect(h.args).toContain('0.0.0.0:8444');
+    expect(h.readinessProbe.httpGet).toEqual({ scheme: 'HTTPS', port: 8444, path: '/readyz' });
     expect(byKind(dev, 'DaemonSet')[0].spec.template.spec.volumes[0].hostPath.path).toBe('/tmp/k/pods');
+  });
+
+  it("metrics: upstream's label, a metrics port and an optional certificate Secret on each serving pod, the headless kubevirt-prometheus-metrics Service", () => {
+    const svc = byKind(all, 'Service', 'kubevirt-prometheus-metrics')[0];
+    expect(svc.metadata.namespace).toBe('kubevirt');
+    expect(svc.metadata.labels).toMatchObject({ 'kubevirt.io': '', 'prometheus.kubevirt.io': 'true' });
+    expect(svc.spec).toEqual({
+      selector: { 'prometheus.kubevirt.io': 'true' },
+      ports: [{ name: 'metrics', port: 443, targetPort: 'metrics', protocol: 'TCP' }],
+      type: 'ClusterIP',
+      clusterIP: 'None',
+    });
+    const pods = [
+      byKind(all, 'Deployment', 'virt-controller')[0],
+      byKind(all, 'DaemonSet', 'virt-handler')[0],
+    ];
+    const secrets: string[] = [];
+    for (const w of pods) {
+      const spec = w.spec.template.spec;
+      expect(w.spec.template.metadata.labels['prometheus.kubevirt.io'], w.metadata.name).toBe('true');
+      const c = spec.containers[0];
+      expect(c.ports).toContainEqual({ name: 'metrics', containerPort: 8443, protocol: 'TCP' });
+      expect(
+        c.args.slice(c.args.indexOf('--metrics-listen'), c.args.indexOf('--metrics-listen') + 2),
+      ).toEqual(['--metrics-listen', '0.0.0.0:8443']);
+      // The TLS files come from the mounted Secret; optional, as upstream's.
+      const cert = c.args[c.args.indexOf('--tls-cert-file') + 1];
+      const mount = c.volumeMounts.find((m: Obj) => cert.startsWith(`${m.mountPath}/`));
+      const volume = spec.volumes.find((v: Obj) => v.name === mount.name);
+      expect(volume.secret.optional, w.metadata.name).toBe(true);
+      secrets.push(volume.secret.secretName);
+    }
+    expect(secrets).toEqual(['kubevirt-controller-certs', 'kubevirt-virt-handler-server-certs']);
+    // The handler's probes are upstream's, on its metrics port over HTTPS.
+    const h = pods[1].spec.template.spec.containers[0];
+    expect(h.livenessProbe.httpGet).toEqual({ scheme: 'HTTPS', port: 8443, path: '/healthz' });
+    expect(h.readinessProbe.httpGet).toEqual({ scheme: 'HTTPS', port: 8443, path: '/readyz' });
   });
 
   it('refuses options that would not make valid objects, naming the field', () => {

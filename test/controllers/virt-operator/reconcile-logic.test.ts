@@ -58,6 +58,7 @@ describe('certificate planning', () => {
       'kubevirt-virt-api-certs',
       'kubevirt-virt-handler-certs',
       'kubevirt-virt-handler-server-certs',
+      'kubevirt-controller-certs',
     ]);
     expect(certInfo(p.state.leaves['kubevirt-virt-api-certs']!.cert).dnsNames).toContain(
       'virt-api.kubevirt.svc',
@@ -77,6 +78,7 @@ describe('certificate planning', () => {
       'kubevirt-virt-api-certs',
       'kubevirt-virt-handler-certs',
       'kubevirt-virt-handler-server-certs',
+      'kubevirt-controller-certs',
     ]);
     const ca = await planCertificates('kubevirt', leaves.state, d, new Date(t0.getTime() + 1.1 * H));
     expect(ca.renewed[0]).toBe('kubevirt-ca');

@@ -7,6 +7,7 @@ import type { KubeObject } from '../../runtime/types';
 import { aggregatedRoleObjects } from './cluster-roles';
 import { crdObjects } from './crds';
 import { checkInstallOptions, type InstallOptions } from './install-options';
+import { prometheusMetricsService } from './metrics';
 import { networkAttachmentDefinitionCrd } from './nad-crd';
 import { namespaceObjects } from './namespace';
 import { virtControllerObjects } from './virt-controller';
@@ -23,5 +24,6 @@ export function renderInstall(o: InstallOptions, crdsDir: string): Record<string
     '02-aggregated-roles.yaml': aggregatedRoleObjects(),
     '10-virt-controller.yaml': virtControllerObjects(o),
     '20-virt-handler.yaml': virtHandlerObjects(o),
+    '30-metrics-service.yaml': [prometheusMetricsService(o)],
   };
 }

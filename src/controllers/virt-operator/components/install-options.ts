@@ -28,7 +28,8 @@ export interface InstallOptions {
    * A Secret with virt-handler's serving pair and the CA bundle (`tls.crt`, `tls.key`,
    * `ca.crt`): the handler then serves the REST API virt-api calls (console, VNC, ...)
    * over mutual TLS on its port 8186. The operator sets it (it makes the Secret); the
-   * plain manifests have no certificates, so their handler serves none.
+   * plain manifests have no certificates, so their handler serves no REST API, and its
+   * metrics server a self-signed pair until upstream's Secret of that name exists.
    */
   handlerServerCerts?: string;
 }

@@ -6,7 +6,9 @@
  * of `kubevirt-ts virt-controller` with two replicas, one leading, only the leader Ready.
  */
 import type { KubeObject } from '../../runtime/types';
+import { CONTROLLER_CERTS } from './cert-secrets';
 import { componentEnv, componentLabels, devClusterPodFields, type InstallOptions } from './install-options';
+import { certVolume, metricsContainerPort, metricsPort, PROMETHEUS_LABEL } from './metrics';
 import { clusterRoleFor, type Rule, roleFor, serviceAccount } from './rbac';
 
 const NAME = 'virt-controller';
@@ -76,16 +78,37 @@ export function virtControllerArgs(o: InstallOptions): string[] {
   const args = ['virt-controller', '--launcher-image', o.launcherImage, '--kubevirt-namespace', o.namespace];
   // On the host network two replicas cannot share a port: no health server there.
   args.push('--port', o.devCluster ? '0' : String(VIRT_CONTROLLER_PORT));
+  // Metrics over HTTPS with its serving pair (upstream's 8443 on the pod network).
+  args.push(
+    '--metrics-listen',
+    `0.0.0.0:${metricsPort(o, 'virt-controller')}`,
+    '--tls-cert-file',
+    `${CERTS_PATH}/tls.crt`,
+    '--tls-key-file',
+    `${CERTS_PATH}/tls.key`,
+  );
+  // On the host network the replica that finds the port taken serves once the other is gone.
+  if (o.devCluster) args.push('--metrics-listen-retry', '5');
   return args;
 }
+
+/** Where its serving pair is mounted (upstream's path). */
+const CERTS_PATH = '/etc/virt-controller/certificates';
 
 /** The Deployment. */
 export function virtControllerDeployment(o: InstallOptions): KubeObject {
   const labels = componentLabels(NAME);
+  // Upstream's Secret, optional as upstream's: without it (the plain manifests) the
+  // metrics server serves a self-signed pair.
+  const certs = certVolume(CONTROLLER_CERTS, CONTROLLER_CERTS, CERTS_PATH, true);
+  const metricsPorts = [metricsContainerPort(o, 'virt-controller')];
+  // On the host network a declared port is a host port to the scheduler, which then
+  // places one replica per node: the dev cluster declares none (so its Service lists no
+  // virt-controller) and its replicas share the port at run time.
   const probes = o.devCluster
     ? {}
     : {
-        ports: [{ name: 'health', containerPort: VIRT_CONTROLLER_PORT, protocol: 'TCP' }],
+        ports: [{ name: 'health', containerPort: VIRT_CONTROLLER_PORT, protocol: 'TCP' }, ...metricsPorts],
         livenessProbe: {
           httpGet: { path: '/healthz', port: VIRT_CONTROLLER_PORT },
           initialDelaySeconds: 15,
@@ -103,7 +126,7 @@ export function virtControllerDeployment(o: InstallOptions): KubeObject {
       // Both replicas stay up during a rollout; one leads at a time.
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
       template: {
-        metadata: { labels },
+        metadata: { labels: { ...labels, ...PROMETHEUS_LABEL } },
         spec: {
           serviceAccountName: NAME,
           priorityClassName: 'system-cluster-critical',
@@ -123,8 +146,10 @@ export function virtControllerDeployment(o: InstallOptions): KubeObject {
               ...probes,
               resources: { requests: { cpu: '10m', memory: '150Mi' } },
               securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              volumeMounts: [certs.mount],
             },
           ],
+          volumes: [certs.volume],
         },
       },
     },

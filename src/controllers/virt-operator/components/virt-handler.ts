@@ -7,7 +7,9 @@
  * launcher pods themselves stay unprivileged.
  */
 import type { KubeObject } from '../../runtime/types';
+import { HANDLER_SERVER_CERTS } from './cert-secrets';
 import { componentEnv, componentLabels, devClusterPodFields, type InstallOptions } from './install-options';
+import { certVolume, metricsContainerPort, metricsPort, PROMETHEUS_LABEL } from './metrics';
 import { clusterRoleFor, type Rule, serviceAccount } from './rbac';
 
 const NAME = 'virt-handler';
@@ -63,25 +65,34 @@ export function virtHandlerArgs(o: InstallOptions): string[] {
     PROBE_LIBVIRT_SOCKET,
     '--kubevirt-namespace',
     o.namespace,
-    ...(o.handlerServerCerts
-      ? [
-          '--tls-cert-file',
-          `${SERVER_CERTS_MOUNT.mountPath}/tls.crt`,
-          '--tls-key-file',
-          `${SERVER_CERTS_MOUNT.mountPath}/tls.key`,
-          '--kubevirt-ca',
-          `${SERVER_CERTS_MOUNT.mountPath}/ca.crt`,
-        ]
-      : []),
+    // Metrics over HTTPS with the serving pair (upstream's 8443 on the pod network).
+    '--metrics-listen',
+    `0.0.0.0:${metricsPort(o, 'virt-handler')}`,
+    '--tls-cert-file',
+    `${SERVER_CERTS_PATH}/tls.crt`,
+    '--tls-key-file',
+    `${SERVER_CERTS_PATH}/tls.key`,
+    // The REST server for virt-api only with the operator's Secret (it needs the CA).
+    ...(o.handlerServerCerts ? ['--kubevirt-ca', `${SERVER_CERTS_PATH}/ca.crt`] : []),
   ];
 }
 
-/** Where the handler's serving certificates are mounted (with `handlerServerCerts`). */
-const SERVER_CERTS_MOUNT = {
-  name: 'kubevirt-virt-handler-server-certs',
-  mountPath: '/etc/virt-handler/servercertificates',
-  readOnly: true,
-};
+/** Where the handler's serving certificates are mounted. */
+const SERVER_CERTS_PATH = '/etc/virt-handler/servercertificates';
+
+/**
+ * The serving pair's Secret: the operator's (required: its REST server reads it at
+ * start), else upstream's name mounted optional (the plain manifests make no Secret, so
+ * the metrics server serves a self-signed pair until one exists).
+ */
+function serverCerts(o: InstallOptions) {
+  return certVolume(
+    'kubevirt-virt-handler-server-certs',
+    o.handlerServerCerts ?? HANDLER_SERVER_CERTS,
+    SERVER_CERTS_PATH,
+    !o.handlerServerCerts,
+  );
+}
 
 /** The probe daemon's runtime directory (an emptyDir both containers of the pod mount). */
 const PROBE_RUN_MOUNT = { name: 'libvirt-probe', mountPath: '/var/run/kubevirt-libvirt-probe' };
@@ -125,6 +136,15 @@ function probeLibvirtContainer(o: InstallOptions): Record<string, unknown> {
 /** The DaemonSet. */
 export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
   const labels = componentLabels(NAME);
+  const certs = serverCerts(o);
+  const port = metricsPort(o, 'virt-handler');
+  // Upstream's probes on the metrics port (HTTPS; the kubelet does not verify it).
+  const probe = (path: string, periodSeconds: number) => ({
+    httpGet: { scheme: 'HTTPS', port, path },
+    initialDelaySeconds: 15,
+    timeoutSeconds: 10,
+    periodSeconds,
+  });
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
@@ -133,7 +153,7 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
       selector: { matchLabels: { 'kubevirt.io': NAME } },
       updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
       template: {
-        metadata: { labels },
+        metadata: { labels: { ...labels, ...PROMETHEUS_LABEL } },
         spec: {
           serviceAccountName: NAME,
           priorityClassName: 'system-node-critical',
@@ -149,6 +169,9 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
                 { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
                 ...componentEnv(o),
               ],
+              ports: [metricsContainerPort(o, 'virt-handler')],
+              livenessProbe: { ...probe('/healthz', 45), failureThreshold: 3 },
+              readinessProbe: probe('/readyz', 20),
               securityContext: { privileged: true },
               resources: { requests: { cpu: '10m', memory: '230Mi' } },
               volumeMounts: [
@@ -158,7 +181,7 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
                   ...(d.propagation ? { mountPropagation: d.propagation } : {}),
                 })),
                 PROBE_RUN_MOUNT,
-                ...(o.handlerServerCerts ? [SERVER_CERTS_MOUNT] : []),
+                certs.mount,
               ],
             },
             probeLibvirtContainer(o),
@@ -169,9 +192,7 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
               hostPath: { path: d.path, type: 'DirectoryOrCreate' },
             })),
             { name: PROBE_RUN_MOUNT.name, emptyDir: {} },
-            ...(o.handlerServerCerts
-              ? [{ name: SERVER_CERTS_MOUNT.name, secret: { secretName: o.handlerServerCerts } }]
-              : []),
+            certs.volume,
           ],
         },
       },
