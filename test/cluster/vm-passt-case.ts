@@ -77,7 +77,7 @@ export function registerPasstCase(ctx: () => ClusterVmContext): void {
       // The guest to the peer; in the background: busybox nc waits for a close this passt
       // does not pass on (test/e2e/network-passt-local.test.ts). The peer counts the bytes.
       await vm.con.run(
-        `(dd if=/dev/zero bs=1024 count=64 2>/dev/null | nc -w 10 ${peerIP} ${c.peerPort} >/dev/null) >/dev/null 2>&1 &`,
+        `(dd if=/dev/zero bs=1024 count=64 2>/dev/null | nc -w 10 ${peerIP} ${c.peerPort} >/dev/null) >/dev/null 2>&1 & true`,
         30_000,
       );
       const seen = await waitFor(
