@@ -65,6 +65,12 @@ export function registerPasstCase(ctx: () => ClusterVmContext): void {
       const qemu = processesWith(`"path":"${passt[0].argv[4]}"`).filter((p) => p.argv.includes('-netdev'));
       expect(qemu).toHaveLength(1);
       expect(readlinkSync(`/proc/${passtPid}/ns/net`)).toBe(readlinkSync(`/proc/${qemu[0].pid}/ns/net`));
+      // Unprivileged, it sandboxed itself: a user and a mount namespace of its own, no capabilities.
+      for (const ns of ['user', 'mnt'])
+        expect(readlinkSync(`/proc/${passtPid}/ns/${ns}`), ns).not.toBe(
+          readlinkSync(`/proc/${qemu[0].pid}/ns/${ns}`),
+        );
+      expect(readFileSync(`/proc/${passtPid}/status`, 'utf8')).toMatch(/^CapEff:\t0{16}$/m);
       // Phase 1: no tap, the dead-end default route and the drop table (the pod has no route out).
       expect(vm.inPod('ip', 'route', 'show', 'default')).toContain('default via 169.254.1.1 dev eth0 onlink');
       expect(vm.inPod('ip', '-o', 'link', 'show')).not.toMatch(/\btap0\b/);
