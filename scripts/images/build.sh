@@ -4,7 +4,7 @@
 # by umoci. images/*/Containerfile describe the same images for builders with a registry.
 #
 #   pause                     the pod sandbox (a static C binary, images/pause/pause.c)
-#   virt-launcher             Debian 12 + libvirt/QEMU/OVMF/swtpm/xorriso (images/virt-launcher/packages)
+#   virt-launcher             Debian 12 + libvirt/QEMU/OVMF/swtpm/xorriso/passt (images/virt-launcher/packages)
 #                             + Node + dist/ (`kubevirt-ts virt-launcher ...`)
 #   kubevirt-ts               Debian 12 minbase + images/kubevirt-ts/packages (iproute2, nftables,
 #                             procps) + Node + dist/ + production node_modules

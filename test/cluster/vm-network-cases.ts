@@ -51,7 +51,12 @@ const GUEST_PORT = 8080;
 const IMAGE = 'localhost/kubevirt-ts/tiny-guest-containerdisk:latest';
 
 /** A tiny-guest VM from its containerDisk with these interfaces and networks. */
-function vmManifest(name: string, namespace: string, interfaces: unknown[], networks: unknown[]): string {
+export function vmManifest(
+  name: string,
+  namespace: string,
+  interfaces: unknown[],
+  networks: unknown[],
+): string {
   return JSON.stringify({
     apiVersion: 'kubevirt.io/v1',
     kind: 'VirtualMachine',
@@ -87,7 +92,7 @@ function hostEcho(host: string, port: number, bytes: number): string {
 }
 
 /** Runs a VM until its guest is on the console; returns the pieces the checks need. */
-async function startVm(ctx: ClusterVmContext, name: string, manifest: string) {
+export async function startVm(ctx: ClusterVmContext, name: string, manifest: string) {
   const file = join(ctx.dir, `${name}.json`);
   writeFileSync(file, manifest);
   ctx.kubectl('apply', '-f', file);
@@ -131,7 +136,7 @@ async function startVm(ctx: ClusterVmContext, name: string, manifest: string) {
 }
 
 /** Deletes the VM and waits for its launcher pod to go (the kubelet runs CNI DEL). */
-async function deleteVm(ctx: ClusterVmContext, name: string): Promise<void> {
+export async function deleteVm(ctx: ClusterVmContext, name: string): Promise<void> {
   ctx.kubectl('delete', 'vm', '-n', ctx.namespace, name, '--wait=false');
   await waitFor(
     `launcher pod of ${name} gone`,
@@ -147,6 +152,24 @@ async function deleteVm(ctx: ClusterVmContext, name: string): Promise<void> {
   );
 }
 
+/**
+ * The echo server pod on the pod network: the registering file's, else the one an earlier
+ * case here started, else a new one (when the cases run alone, `vitest -t`).
+ */
+export async function peerOf(ctx: ClusterVmContext): Promise<V1Pod> {
+  if (ctx.peer) return ctx.peer;
+  const running = await ctx.core
+    .readNamespacedPod({ name: 'peer', namespace: ctx.namespace })
+    .catch(() => undefined);
+  if (running?.status?.podIP) return running;
+  return runPod(ctx.core, {
+    namespace: ctx.namespace,
+    name: 'peer',
+    image: ctx.info.images['virt-launcher'] ?? '',
+    command: ['node', '-e', ECHO_SERVER, String(ctx.peerPort)],
+  });
+}
+
 interface IpLink {
   ifname: string;
   master?: string;
@@ -158,14 +181,7 @@ const byName = (json: string) => new Map((JSON.parse(json) as IpLink[]).map((l) 
 export function registerNetworkCases(ctx: () => ClusterVmContext): void {
   it('the bridge binding on the kubelet pod network: the guest holds the pod IP; the peer pod and the host reach it', async () => {
     const c = ctx();
-    const peer =
-      c.peer ??
-      (await runPod(c.core, {
-        namespace: c.namespace,
-        name: 'peer',
-        image: c.info.images['virt-launcher'] ?? '',
-        command: ['node', '-e', ECHO_SERVER, String(c.peerPort)],
-      }));
+    const peer = await peerOf(c);
     const name = 'vm-bridge';
     const vm = await startVm(
       c,

@@ -14,7 +14,8 @@
  * DHCP, reaches an echo server in another pod by its pod IP (seen there from the launcher
  * pod's IP) and serves an echo on its declared port 8080 that the other pod reaches
  * through the launcher pod's IP; a connection held open survives a new virt-handler pod.
- * Then the bridge binding and a Multus secondary network (vm-network-cases.ts).
+ * Then the bridge binding and a Multus secondary network (vm-network-cases.ts) and the
+ * passt binding with the launcher's own passt (vm-passt-case.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -51,6 +52,7 @@ import { integration } from '../support/integration';
 import { ECHO_CLIENT, ECHO_SERVER, HOLD_CLIENT } from '../support/netns-process';
 import { waitFor } from '../support/wait';
 import { registerNetworkCases } from './vm-network-cases';
+import { registerPasstCase } from './vm-passt-case';
 
 const why = clusterUnavailableReason();
 const enabled = integration('one-node cluster', why === undefined, why ?? '');
@@ -489,8 +491,9 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     expect(() => readFileSync(`/proc/${qemuPid}/status`)).toThrow(/ENOENT/);
   }, 400_000);
 
-  // The bridge binding and a Multus network, after this VM (vm-network-cases.ts).
-  registerNetworkCases(() => ({
+  // The bridge binding, a Multus network and passt, after this VM (vm-network-cases.ts,
+  // vm-passt-case.ts).
+  const networkContext = () => ({
     info,
     core,
     custom,
@@ -499,5 +502,7 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     namespace: NS,
     peer,
     peerPort: PEER_PORT,
-  }));
+  });
+  registerNetworkCases(networkContext);
+  registerPasstCase(networkContext);
 });

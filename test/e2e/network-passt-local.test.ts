@@ -10,7 +10,7 @@
  * from the launcher's pod IP), and that pod reaches the guest's echo server through the
  * pod IP and the forwarded port. Deleting the VM leaves no passt process, no namespace.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../src/api/generated/types';
@@ -23,6 +23,7 @@ import { SerialConsole } from '../support/guest';
 import { LocalNetworkRun } from '../support/local-network-e2e';
 import { canTestNetworking, netSnapshot, networkGuestDir } from '../support/net-snapshot';
 import { ECHO_CLIENT, inNs } from '../support/netns-process';
+import { processesWith } from '../support/processes';
 import { cliBuilt, e2eRun, waitFor } from './node-harness';
 
 const guest = networkGuestDir();
@@ -35,21 +36,6 @@ const run = e2eRun('the passt binding in local mode', () =>
         ? 'no tiny guest of recipe 7 or later (networking): run scripts/guest/build.sh'
         : undefined,
 );
-
-/** Processes whose argv contains `needle` (read from /proc): pid and argv. */
-function processesWith(needle: string): { pid: number; argv: string[] }[] {
-  const out: { pid: number; argv: string[] }[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const argv = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      if (argv.some((a) => a.includes(needle))) out.push({ pid: Number(d), argv });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
 
 describe.runIf(run)('passt binding in local mode (the launcher starts passt, real guest)', () => {
   const t = new LocalNetworkRun('kvtsh', '10.244.95.0/24', `pst-${process.pid}`);

@@ -2,7 +2,7 @@
  * Daemons known by pid (pid files of detached control planes and of scripts/cluster):
  * checking that a pid still runs what it was started as, and stopping it.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** True when `pid` runs `binary` (a pid file may outlive its process, and pids are reused). */
 export function isOurProcess(pid: number, binary: string): boolean {
@@ -40,4 +40,19 @@ export async function terminate(pid: number, graceMs = 3_000): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Processes whose argv contains `needle` (read from /proc): pid and argv. */
+export function processesWith(needle: string): { pid: number; argv: string[] }[] {
+  const out: { pid: number; argv: string[] }[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const argv = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      if (argv.some((a) => a.includes(needle))) out.push({ pid: Number(d), argv });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
 }
