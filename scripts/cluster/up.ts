@@ -42,6 +42,11 @@ export interface UpOptions {
   imagesFile?: string;
   /** Progress lines (timings); default silent. */
   log?: (line: string) => void;
+  /**
+   * Timing logs: containerd at level info (each sandbox's and container's start) and the
+   * kubelet at -v=2 (its sync loop's pod events), for bench:cluster's timeline. Default off.
+   */
+  traceLogs?: boolean;
 }
 
 /** An image built by scripts/images/build.sh. */
@@ -106,7 +111,15 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
   }
 
   try {
-    return await bringUp(opts.stateDir, { nodeName, nodeIP, bridge, podSubnet, imagesFile, log });
+    return await bringUp(opts.stateDir, {
+      nodeName,
+      nodeIP,
+      bridge,
+      podSubnet,
+      imagesFile,
+      log,
+      traceLogs: opts.traceLogs ?? false,
+    });
   } catch (err) {
     // Leave nothing half-started behind (logs/ stays for the post-mortem).
     log('up failed: bringing down what it started');
@@ -117,9 +130,11 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
 
 async function bringUp(
   stateDir: string,
-  o: Required<Pick<UpOptions, 'nodeName' | 'nodeIP' | 'bridge' | 'podSubnet' | 'imagesFile' | 'log'>>,
+  o: Required<
+    Pick<UpOptions, 'nodeName' | 'nodeIP' | 'bridge' | 'podSubnet' | 'imagesFile' | 'log' | 'traceLogs'>
+  >,
 ): Promise<ClusterInfo> {
-  const { nodeName, nodeIP, bridge, podSubnet, imagesFile, log } = o;
+  const { nodeName, nodeIP, bridge, podSubnet, imagesFile, log, traceLogs } = o;
   const paths = clusterPaths(stateDir);
   const t0 = performance.now();
   const lap = (what: string, since: number) => log(`${what}: ${Math.round(performance.now() - since)} ms`);
@@ -131,7 +146,7 @@ async function bringUp(
   const images = JSON.parse(readFileSync(imagesFile, 'utf8')) as Record<string, BuiltImage>;
   if (!images.pause) throw new Error(`${imagesFile}: no pause image`);
   t = performance.now();
-  await startContainerd(paths, images.pause.ref);
+  await startContainerd(paths, images.pause.ref, traceLogs ? 'info' : 'warn');
   lap('containerd', t);
 
   t = performance.now();
@@ -155,7 +170,7 @@ async function bringUp(
   lap('control plane', t);
 
   t = performance.now();
-  await startKubelet(paths, accessTo(cp), nodeName, nodeIP);
+  await startKubelet(paths, accessTo(cp), nodeName, nodeIP, { verbosity: traceLogs ? 2 : 1 });
   lap(`kubelet (node ${nodeName} Ready)`, t);
 
   const info: ClusterInfo = {
