@@ -29,7 +29,10 @@ export interface TimelineRun {
 }
 
 interface Line {
+  /** The CRI's (or the log's) time stamp, epoch ms. */
   at: number;
+  /** The process's own stamp of a JSON line, when it has one. */
+  own?: number;
   source: string;
   text: string;
 }
@@ -74,6 +77,24 @@ export function cpuUsed(before: CpuSnapshot, after: CpuSnapshot, top = 12): [str
   return [...by.entries()].sort((x, y) => y[1] - x[1]).slice(0, top);
 }
 
+/**
+ * A JSON log line's own time and message (the process's clock, before the pipe and
+ * containerd: closer to the event than the CRI stamp), other lines as they are.
+ */
+function ownStamp(text: string): { text: string; own?: number } {
+  if (!text.startsWith('{')) return { text };
+  try {
+    const j = JSON.parse(text) as { time?: string; msg?: string; level?: string };
+    if (!j.msg) return { text };
+    return {
+      text: `${j.level === 'info' ? '' : `${j.level}: `}${j.msg}`,
+      own: j.time ? Date.parse(j.time) : undefined,
+    };
+  } catch {
+    return { text };
+  }
+}
+
 /** CRI log lines (`<RFC3339Nano> <stream> <P|F> <text>`) of one container's log directory. */
 function criLines(dir: string, source: string, keep: (text: string) => boolean): Line[] {
   if (!existsSync(dir)) return [];
@@ -81,7 +102,7 @@ function criLines(dir: string, source: string, keep: (text: string) => boolean):
   for (const f of readdirSync(dir).filter((n) => n.endsWith('.log'))) {
     for (const raw of readFileSync(join(dir, f), 'utf8').split('\n')) {
       const m = /^(\S+) (?:stdout|stderr) [PF] (.*)$/.exec(raw);
-      if (m && keep(m[2])) out.push({ at: Date.parse(m[1]), source, text: m[2] });
+      if (m && keep(m[2])) out.push({ at: Date.parse(m[1]), source, ...ownStamp(m[2]) });
     }
   }
   return out;
@@ -137,8 +158,59 @@ function kubeletLines(stateDir: string, podName: string, year: number): Line[] {
   return out;
 }
 
+/** libvirt's lines in the domain's QEMU log (`<date> <time>+0000: starting up ...`), in the pod's libvirt-runtime. */
+function qemuLogLines(stateDir: string, podUid: string): Line[] {
+  const dir = join(
+    stateDir,
+    'kubelet',
+    'pods',
+    podUid,
+    'volumes',
+    'kubernetes.io~empty-dir',
+    'libvirt-runtime',
+  );
+  const logDir = join(dir, 'cache', 'libvirt', 'qemu', 'log');
+  if (!existsSync(logDir)) return [];
+  const out: Line[] = [];
+  for (const f of readdirSync(logDir).filter((n) => n.endsWith('.log'))) {
+    for (const raw of readFileSync(join(logDir, f), 'utf8').split('\n')) {
+      const m = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d+)\+0000: (.*)$/.exec(raw);
+      if (m) out.push({ at: Date.parse(`${m[1]}T${m[2]}Z`), source: 'QEMU log', text: m[3] });
+    }
+  }
+  return out;
+}
+
+/** The API server's request counters (`apiserver_request_total`) by verb, resource and code. */
+export function apiRequestCounts(metricsText: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of metricsText.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = Object.fromEntries(
+      [...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]] as [string, string]),
+    );
+    const key = `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''} ${labels.code}`;
+    out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return out;
+}
+
+/** Extra marks of the run the bench itself saw. */
+export interface BenchMarks {
+  /** Epoch ms `kubectl create` returned. */
+  created: number;
+  /** The VM object (its creationTimestamp). */
+  vm?: Record<string, unknown>;
+  apiBefore?: Map<string, number>;
+  apiAfter?: Map<string, number>;
+}
+
 /** The timeline's lines, ready to print. */
-export function clusterTimeline(run: TimelineRun, vmi: Record<string, unknown>): string[] {
+export function clusterTimeline(
+  run: TimelineRun,
+  vmi: Record<string, unknown>,
+  marks?: BenchMarks,
+): string[] {
   const { pod, t0 } = run;
   const podName = pod.metadata?.name ?? '';
   const uid = pod.metadata?.uid ?? '';
@@ -150,6 +222,9 @@ export function clusterTimeline(run: TimelineRun, vmi: Record<string, unknown>):
   const status = (vmi.status ?? {}) as {
     phaseTransitionTimestamps?: { phase: string; phaseTransitionTimestamp: string }[];
   };
+  if (marks) lines.push({ at: marks.created, source: 'bench', text: 'kubectl create returned' });
+  const vmMeta = marks?.vm?.metadata as { creationTimestamp?: string } | undefined;
+  if (vmMeta) api(vmMeta.creationTimestamp, 'VM created');
   api((vmi.metadata as { creationTimestamp?: string }).creationTimestamp, 'VMI created');
   api(pod.metadata?.creationTimestamp, 'launcher pod created');
   for (const c of pod.status?.conditions ?? []) api(c.lastTransitionTime, `pod ${c.type}=${c.status}`);
@@ -171,11 +246,14 @@ export function clusterTimeline(run: TimelineRun, vmi: Record<string, unknown>):
   );
   lines.push(...containerdLines(run.stateDir, podName));
   lines.push(...kubeletLines(run.stateDir, podName, new Date(t0).getUTCFullYear()));
+  lines.push(...qemuLogLines(run.stateDir, uid));
   lines.push({ at: run.marker, source: 'bench', text: 'boot marker on the serial console' });
   const shown = lines
     .filter((l) => Number.isFinite(l.at) && l.at >= t0 - 2_000 && l.at <= run.marker + 500)
     .sort((a, b) => a.at - b.at);
-  const out = shown.map((l) => `${rel(l.at)}  ${l.source.padEnd(28)} ${l.text.slice(0, MAX_TEXT)}`);
+  // A JSON line's own stamp is printed beside the CRI's: the gap is the log pipe's delay.
+  const own = (l: Line) => (l.own === undefined ? '' : `[own ${rel(l.own).trim()}] `);
+  const out = shown.map((l) => `${rel(l.at)}  ${l.source.padEnd(28)} ${own(l)}${l.text.slice(0, MAX_TEXT)}`);
   const secs = (run.marker - t0) / 1000;
   out.push(`CPU seconds used from the create to the marker (${secs.toFixed(1)} s of wall time, 2 cores):`);
   for (const [who, s] of cpuUsed(run.cpuBefore, run.cpuAfter))

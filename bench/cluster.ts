@@ -45,7 +45,7 @@ import { kubectlWith } from '../test/support/cluster-pods';
 import { BOOT_MARKER, SerialConsole } from '../test/support/guest';
 import { cacheDir } from '../test/support/integration';
 import { waitFor } from '../test/support/wait';
-import { clusterTimeline, cpuSnapshot } from './cluster-timeline';
+import { apiRequestCounts, clusterTimeline, cpuSnapshot } from './cluster-timeline';
 import { guestResident, podMemoryCgroup, workingSet } from './pod-memory';
 
 const repo = new URL('..', import.meta.url).pathname;
@@ -233,10 +233,12 @@ async function clusterRun(
   const w0 = performance.now();
   kubectl('create', '--dry-run=server', '-f', join(dir, `${name}.json`));
   log(`warm-up dry-run create: ${Math.round(performance.now() - w0)} ms`);
+  const apiBefore = apiRequestCounts(kubectl('get', '--raw', '/metrics'));
   const cpuBefore = cpuSnapshot();
   const wall0 = Date.now();
   const t0 = performance.now();
   kubectl('create', '-f', join(dir, `${name}.json`));
+  const created = Date.now();
   const selector = `kubevirt.io=virt-launcher,kubevirt.io/vm=${name}`;
   const pod = await waitFor(
     'the launcher pod',
@@ -248,6 +250,7 @@ async function clusterRun(
   const ms = await markerOn(podEmptyDirPath(join(info.stateDir, 'kubelet', 'pods'), uid, 'sockets'), t0);
   const marker = Date.now();
   const cpuAfter = cpuSnapshot();
+  const apiAfter = apiRequestCounts(kubectl('get', '--raw', '/metrics'));
   const timeline = clusterTimeline(
     {
       stateDir: info.stateDir,
@@ -260,6 +263,7 @@ async function clusterRun(
       cpuAfter,
     },
     JSON.parse(kubectl('get', 'vmi', '-n', NS, name, '-o', 'json')),
+    { created, vm: JSON.parse(kubectl('get', 'vm', '-n', NS, name, '-o', 'json')), apiBefore, apiAfter },
   );
   log(`timeline of ${name} (ms after kubectl create):\n${timeline.join('\n')}`);
   // Settle: the launcher's work right after the boot is part of what a pod costs.
