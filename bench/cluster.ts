@@ -41,12 +41,13 @@ import { findLibvirtDaemon } from '../src/controllers/virt-launcher/libvirt-daem
 import { shortDir } from '../src/controllers/virt-launcher/short-dir';
 import { TEST_BRIDGE, TEST_POD_SUBNET, testStateDir } from '../test/support/cluster';
 import { installComponents } from '../test/support/cluster-install';
-import { kubectlWith } from '../test/support/cluster-pods';
+import { kubectlBin, kubectlWith } from '../test/support/cluster-pods';
 import { BOOT_MARKER, SerialConsole } from '../test/support/guest';
 import { cacheDir } from '../test/support/integration';
 import { waitFor } from '../test/support/wait';
 import { apiRequestCounts, clusterTimeline, cpuSnapshot } from './cluster-timeline';
 import { guestResident, podMemoryCgroup, workingSet } from './pod-memory';
+import { virshRun } from './virsh-run';
 
 const repo = new URL('..', import.meta.url).pathname;
 const DISK = join(cacheDir, 'guest', 'current', 'boot.qcow2');
@@ -129,59 +130,12 @@ async function localRun(name: string): Promise<{ ms: number; xml: string }> {
   }
 }
 
-/** The same domain by `virsh create` on the system libvirtd: renamed, a fresh overlay of the disk. */
-async function virshRun(xml: string): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'kvts-bench-cluster-virsh-'));
-  chmodSync(dir, 0o777);
-  const name = `kvts-bench-cluster-${process.pid}`;
-  const overlay = join(dir, 'disk.qcow2');
-  execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', DISK, overlay]);
-  chmodSync(overlay, 0o666);
-  let x = xml.replace(/<name>[^<]*<\/name>/, `<name>${name}</name>`).replace(/<uuid>[^<]*<\/uuid>/, '');
-  x = x
-    .replace(/<entry name='uuid'>[^<]*<\/entry>/, '')
-    .replace(/<backingStore[\s\S]*?<\/backingStore>/g, '');
-  x = x.replace(/<source file='[^']+'/g, `<source file='${overlay}'`);
-  let n = 0;
-  x = x.replace(/path='([^']+)'/g, (_m, p: string) =>
-    p.startsWith('/dev') ? `path='${p}'` : `path='${dir}/s${n++}'`,
-  );
-  x = x.replace(/socket='([^']+)'/g, () => `socket='${dir}/s${n++}'`);
-  x = x.replace(/<log file='[^']+'/g, `<log file='${dir}/serial.log'`);
-  const serial = /<serial type='unix'>\s*<source mode='bind' path='([^']+)'/.exec(x)?.[1];
-  if (!serial) throw new Error('no unix serial console in the domain XML');
-  const file = join(dir, 'domain.xml');
-  writeFileSync(file, x);
-  try {
-    const t0 = performance.now();
-    const virsh = spawn('virsh', ['-c', 'qemu:///system', 'create', file], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    virsh.stderr.on('data', (d) => {
-      err += d;
-    });
-    const code = await new Promise<number | null>((r) => virsh.once('exit', r));
-    if (code !== 0) {
-      writeFileSync(join(tmpdir(), 'kvts-bench-cluster-virsh.xml'), x);
-      throw new Error(`virsh create (domain in ${join(tmpdir(), 'kvts-bench-cluster-virsh.xml')}): ${err}`);
-    }
-    const con = await SerialConsole.connect(serial, 60_000);
-    try {
-      await con.waitFor(MARKER_LINE, 300_000);
-      return Math.round(performance.now() - t0);
-    } finally {
-      con.close();
-    }
-  } finally {
-    try {
-      execFileSync('virsh', ['-c', 'qemu:///system', 'destroy', name], { stdio: 'ignore' });
-    } catch {
-      // never started
-    }
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+/** The API server's /metrics text (over a megabyte: more than kubectlWith buffers). */
+const apiMetrics = (kubeconfig: string) =>
+  execFileSync(kubectlBin, ['--kubeconfig', kubeconfig, 'get', '--raw', '/metrics'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * MiB,
+  });
 
 /** kubevirt-ts installed on the cluster, Ready, with the bench's namespace. */
 async function prepareCluster(info: ClusterInfo, dir: string): Promise<CoreV1Api> {
@@ -233,7 +187,7 @@ async function clusterRun(
   const w0 = performance.now();
   kubectl('create', '--dry-run=server', '-f', join(dir, `${name}.json`));
   log(`warm-up dry-run create: ${Math.round(performance.now() - w0)} ms`);
-  const apiBefore = apiRequestCounts(kubectl('get', '--raw', '/metrics'));
+  const apiBefore = apiRequestCounts(apiMetrics(info.kubeconfigPath));
   const cpuBefore = cpuSnapshot();
   const wall0 = Date.now();
   const t0 = performance.now();
@@ -250,7 +204,7 @@ async function clusterRun(
   const ms = await markerOn(podEmptyDirPath(join(info.stateDir, 'kubelet', 'pods'), uid, 'sockets'), t0);
   const marker = Date.now();
   const cpuAfter = cpuSnapshot();
-  const apiAfter = apiRequestCounts(kubectl('get', '--raw', '/metrics'));
+  const apiAfter = apiRequestCounts(apiMetrics(info.kubeconfigPath));
   const timeline = clusterTimeline(
     {
       stateDir: info.stateDir,
@@ -350,7 +304,7 @@ async function main(): Promise<void> {
       const l = await localRun(`${NAME}-${i}`);
       local.push(l.ms);
       log(`local: ${l.ms} ms`);
-      virsh.push(await virshRun(l.xml));
+      virsh.push(await virshRun(l.xml, DISK, MARKER_LINE));
       log(`virsh: ${virsh[i]} ms`);
     }
   } finally {
