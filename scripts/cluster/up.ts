@@ -38,7 +38,7 @@ export interface UpOptions {
   bridge?: string;
   /** An IPv4 /24, default 10.244.0.0/24. */
   podSubnet?: string;
-  /** images.json of scripts/images/build.sh; default $KUBEVIRT_TS_CACHE/images/images.json. */
+  /** images.json of scripts/images/build.sh; default {@link defaultImagesFile}. */
   imagesFile?: string;
   /** Progress lines (timings); default silent. */
   log?: (line: string) => void;
@@ -55,8 +55,13 @@ interface BuiltImage {
   layout: string;
 }
 
-/** Default images.json. */
-export const defaultImagesFile = () => join(cacheDir, 'images', 'images.json');
+/**
+ * Default images.json: `$KUBEVIRT_TS_CLUSTER_IMAGES` when set (a copy of one build's
+ * images.json and layouts, which a later build from another checkout cannot replace),
+ * else `$KUBEVIRT_TS_CACHE/images/images.json`, the last build's.
+ */
+export const defaultImagesFile = () =>
+  process.env.KUBEVIRT_TS_CLUSTER_IMAGES || join(cacheDir, 'images', 'images.json');
 
 /** What the cluster needs from the host; an empty list when everything is there. */
 export function missingPieces(imagesFile = defaultImagesFile()): string[] {

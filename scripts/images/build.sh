@@ -140,3 +140,21 @@ jq -n --arg dir "$IMAGES/current" \
   >"$IMAGES/images.json.tmp"
 mv "$IMAGES/images.json.tmp" "$IMAGES/images.json"
 log "images ready in $((SECONDS - t0)) s: $IMAGES/images.json"
+
+# KUBEVIRT_TS_IMAGES_COPY=DIR: this build's layouts hard-linked into DIR, with DIR/images.json
+# naming them (still under the lock): a build from another checkout sharing the cache
+# replaces current/ and removes older layouts, not DIR. Point the cluster at it with
+# KUBEVIRT_TS_CLUSTER_IMAGES=DIR/images.json.
+if [ -n "${KUBEVIRT_TS_IMAGES_COPY:-}" ]; then
+  copy="$KUBEVIRT_TS_IMAGES_COPY"
+  rm -rf "$copy.tmp"
+  mkdir -p "$copy.tmp"
+  for name in pause virt-launcher kubevirt-ts tiny-guest-containerdisk; do
+    cp -al "$(readlink -f "$IMAGES/current/$name")" "$copy.tmp/$name"
+  done
+  jq --arg dir "$copy" 'with_entries(.value.layout = ($dir + "/" + .key))' "$IMAGES/images.json" \
+    >"$copy.tmp/images.json"
+  rm -rf "$copy"
+  mv "$copy.tmp" "$copy"
+  log "this build's images also in $copy (KUBEVIRT_TS_CLUSTER_IMAGES=$copy/images.json)"
+fi
