@@ -119,7 +119,10 @@ oci_image pause scratch "$(sha256sum <"$repo/images/pause/pause.c")" stage_pause
 oci_image tiny-guest-containerdisk scratch "$(sha256sum <"$guest_disk")" stage_containerdisk
 
 launcher_root=$(debian_rootfs virt-launcher "$repo/images/virt-launcher/packages")
-launcher_base=$(oci_base virt-launcher "$launcher_root")
+# Only the one QEMU binary guests run on (upstream's launcher images carry only theirs):
+# libvirt probes every qemu-system-<arch> it finds before the first domain, seconds each
+# under TCG, and KubeVirt runs no 32-bit x86 guests.
+launcher_base=$(oci_without virt-launcher "$(oci_base virt-launcher "$launcher_root")" /usr/bin/qemu-system-i386)
 oci_image virt-launcher "$launcher_base" "$node_key $dist_key" stage_app \
   --config.entrypoint /usr/bin/kubevirt-ts --config.cmd virt-launcher --config.workingdir /
 
