@@ -258,5 +258,14 @@ export function clusterTimeline(
   out.push(`CPU seconds used from the create to the marker (${secs.toFixed(1)} s of wall time, 2 cores):`);
   for (const [who, s] of cpuUsed(run.cpuBefore, run.cpuAfter))
     out.push(`  ${s.toFixed(2).padStart(7)}  ${who}`);
+  if (marks?.apiBefore && marks.apiAfter) {
+    const diff = [...marks.apiAfter]
+      .map(([k, n]) => [k, n - (marks.apiBefore?.get(k) ?? 0)] as [string, number])
+      .filter(([, n]) => n > 0)
+      .sort((a, b) => b[1] - a[1]);
+    const total = diff.reduce((sum, [, n]) => sum + n, 0);
+    out.push(`API requests from the create to the marker: ${total} (verb resource code: count):`);
+    for (const [k, n] of diff.slice(0, 12)) out.push(`  ${String(n).padStart(5)}  ${k}`);
+  }
   return out;
 }
