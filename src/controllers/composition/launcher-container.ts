@@ -21,7 +21,7 @@ import { CONFIG_SOCKET_BUDGET, LibvirtDaemons } from '../virt-launcher/libvirt-d
 import { type PathMap, pathMapFromEnv } from '../virt-launcher/path-map';
 import { chownFiles, chownTree, guestDiskFiles } from '../virt-launcher/qemu-ownership';
 import { shortDir } from '../virt-launcher/short-dir';
-import { timedStep, withLoggedSync } from '../virt-launcher/start-steps-log';
+import { probeAhead, timedStep, withLoggedSync } from '../virt-launcher/start-steps-log';
 import { VolumePreparer } from '../virt-launcher/volume-prep';
 
 /** Service identifiers of the launcher composition. */
@@ -117,6 +117,8 @@ export function createLauncherContainer(c: LauncherComposition): Container {
               libvirt: daemons ? () => daemons.start() : undefined,
             }),
           );
+          // The fake driver runs no QEMU: nothing to probe ahead.
+          if (args.hypervisor !== 'fake') probeAhead(driver, log);
           return withLoggedSync(driver, log);
         },
         // The in-memory fake driver runs no QEMU: it needs no disk files.

@@ -24,3 +24,16 @@ export function withLoggedSync(driver: HypervisorDriver, log: (m: string) => voi
   };
   return driver;
 }
+
+/**
+ * Starts probing the host's capabilities right away, while the node agent has yet to send
+ * the first sync (it waits for the kubelet to report this container running): libvirt runs
+ * QEMU to learn them before it defines a domain, a second or more under TCG, which the
+ * sync would otherwise wait for. libvirt caches the answer, so the sync's own probe then
+ * returns at once. A failure is only logged: the sync's probe reports it again.
+ */
+export function probeAhead(driver: HypervisorDriver, log: (m: string) => void): void {
+  void timedStep(log, 'hypervisor capabilities probed', () => driver.probe()).catch((e) =>
+    log(`probing the hypervisor's capabilities: ${(e as Error).message}`),
+  );
+}
