@@ -14,22 +14,16 @@
  * the test cluster up in $KUBEVIRT_TS_CACHE/cluster-test and down again, under the
  * machine-wide cluster lock (it takes `flock /tmp/kvts-cluster.lock` itself).
  * BENCH_CLUSTER_RUNS=N (default 1) repeats the three, alternating, and reports medians;
- * BENCH_CLUSTER_SKIP=1 leaves the cluster out. The launcher pod's working set is read 3 s
+ * BENCH_CLUSTER_SKIP=1 leaves the cluster out. Each cluster run prints its timeline
+ * (bench/cluster-timeline.ts); BENCH_CLUSTER_TRACE=1 adds containerd's and the kubelet's
+ * steps to it (their logs turned up: info, -v=2). The launcher pod's working set is read 3 s
  * after the marker; the guest's RAM subtracted is what QEMU has resident of it.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import { down } from '../scripts/cluster/down';
 import type { ClusterInfo } from '../scripts/cluster/state';
@@ -47,10 +41,13 @@ import { findLibvirtDaemon } from '../src/controllers/virt-launcher/libvirt-daem
 import { shortDir } from '../src/controllers/virt-launcher/short-dir';
 import { TEST_BRIDGE, TEST_POD_SUBNET, testStateDir } from '../test/support/cluster';
 import { installComponents } from '../test/support/cluster-install';
-import { kubectlWith } from '../test/support/cluster-pods';
+import { kubectlBin, kubectlWith } from '../test/support/cluster-pods';
 import { BOOT_MARKER, SerialConsole } from '../test/support/guest';
 import { cacheDir } from '../test/support/integration';
 import { waitFor } from '../test/support/wait';
+import { apiRequestCounts, clusterTimeline, cpuSnapshot } from './cluster-timeline';
+import { guestResident, podMemoryCgroup, workingSet } from './pod-memory';
+import { virshRun } from './virsh-run';
 
 const repo = new URL('..', import.meta.url).pathname;
 const DISK = join(cacheDir, 'guest', 'current', 'boot.qcow2');
@@ -133,92 +130,12 @@ async function localRun(name: string): Promise<{ ms: number; xml: string }> {
   }
 }
 
-/** The same domain by `virsh create` on the system libvirtd: renamed, a fresh overlay of the disk. */
-async function virshRun(xml: string): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'kvts-bench-cluster-virsh-'));
-  chmodSync(dir, 0o777);
-  const name = `kvts-bench-cluster-${process.pid}`;
-  const overlay = join(dir, 'disk.qcow2');
-  execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', DISK, overlay]);
-  chmodSync(overlay, 0o666);
-  let x = xml.replace(/<name>[^<]*<\/name>/, `<name>${name}</name>`).replace(/<uuid>[^<]*<\/uuid>/, '');
-  x = x
-    .replace(/<entry name='uuid'>[^<]*<\/entry>/, '')
-    .replace(/<backingStore[\s\S]*?<\/backingStore>/g, '');
-  x = x.replace(/<source file='[^']+'/g, `<source file='${overlay}'`);
-  let n = 0;
-  x = x.replace(/path='([^']+)'/g, (_m, p: string) =>
-    p.startsWith('/dev') ? `path='${p}'` : `path='${dir}/s${n++}'`,
-  );
-  x = x.replace(/socket='([^']+)'/g, () => `socket='${dir}/s${n++}'`);
-  x = x.replace(/<log file='[^']+'/g, `<log file='${dir}/serial.log'`);
-  const serial = /<serial type='unix'>\s*<source mode='bind' path='([^']+)'/.exec(x)?.[1];
-  if (!serial) throw new Error('no unix serial console in the domain XML');
-  const file = join(dir, 'domain.xml');
-  writeFileSync(file, x);
-  try {
-    const t0 = performance.now();
-    const virsh = spawn('virsh', ['-c', 'qemu:///system', 'create', file], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    virsh.stderr.on('data', (d) => {
-      err += d;
-    });
-    const code = await new Promise<number | null>((r) => virsh.once('exit', r));
-    if (code !== 0) {
-      writeFileSync(join(tmpdir(), 'kvts-bench-cluster-virsh.xml'), x);
-      throw new Error(`virsh create (domain in ${join(tmpdir(), 'kvts-bench-cluster-virsh.xml')}): ${err}`);
-    }
-    const con = await SerialConsole.connect(serial, 60_000);
-    try {
-      await con.waitFor(MARKER_LINE, 300_000);
-      return Math.round(performance.now() - t0);
-    } finally {
-      con.close();
-    }
-  } finally {
-    try {
-      execFileSync('virsh', ['-c', 'qemu:///system', 'destroy', name], { stdio: 'ignore' });
-    } catch {
-      // never started
-    }
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** The memory cgroup (v1) directory of pod `uid` under the kubelet's kubepods hierarchy. */
-function podMemoryCgroup(uid: string): string {
-  const root = '/sys/fs/cgroup/memory/kubepods';
-  for (const dir of [root, join(root, 'burstable'), join(root, 'besteffort')]) {
-    if (existsSync(join(dir, `pod${uid}`))) return join(dir, `pod${uid}`);
-  }
-  throw new Error(`no memory cgroup of pod ${uid} under ${root} (${readdirSync(root).join(', ')})`);
-}
-
-/** The kubelet's working set of a memory cgroup: usage minus inactive file pages, in bytes. */
-function workingSet(cgroup: string): number {
-  const usage = Number(readFileSync(join(cgroup, 'memory.usage_in_bytes'), 'utf8'));
-  const inactive = Number(
-    /^total_inactive_file (\d+)$/m.exec(readFileSync(join(cgroup, 'memory.stat'), 'utf8'))?.[1] ?? 0,
-  );
-  return Math.max(0, usage - inactive);
-}
-
-/**
- * Resident bytes of QEMU's guest RAM: its one anonymous mapping of the guest's size (to
- * 2 MiB of alignment). Under TCG the guest's pages come in as it touches them.
- */
-function guestResident(qemuPid: number, guestBytes: number): number {
-  const smaps = readFileSync(`/proc/${qemuPid}/smaps`, 'utf8').split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/);
-  for (const m of smaps) {
-    const [range, , , , inode] = m.split('\n')[0].split(/\s+/);
-    const [a, b] = range.split('-').map((h) => Number.parseInt(h, 16));
-    if (inode !== '0' || b - a < guestBytes || b - a > guestBytes + 2 * MiB) continue;
-    return Number(/^Rss:\s+(\d+) kB$/m.exec(m)?.[1] ?? 0) * 1024;
-  }
-  throw new Error(`no ${guestBytes / MiB} MiB guest RAM mapping in QEMU ${qemuPid}`);
-}
+/** The API server's /metrics text (over a megabyte: more than kubectlWith buffers). */
+const apiMetrics = (kubeconfig: string) =>
+  execFileSync(kubectlBin, ['--kubeconfig', kubeconfig, 'get', '--raw', '/metrics'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * MiB,
+  });
 
 /** kubevirt-ts installed on the cluster, Ready, with the bench's namespace. */
 async function prepareCluster(info: ClusterInfo, dir: string): Promise<CoreV1Api> {
@@ -270,8 +187,12 @@ async function clusterRun(
   const w0 = performance.now();
   kubectl('create', '--dry-run=server', '-f', join(dir, `${name}.json`));
   log(`warm-up dry-run create: ${Math.round(performance.now() - w0)} ms`);
+  const apiBefore = apiRequestCounts(apiMetrics(info.kubeconfigPath));
+  const cpuBefore = cpuSnapshot();
+  const wall0 = Date.now();
   const t0 = performance.now();
   kubectl('create', '-f', join(dir, `${name}.json`));
+  const created = Date.now();
   const selector = `kubevirt.io=virt-launcher,kubevirt.io/vm=${name}`;
   const pod = await waitFor(
     'the launcher pod',
@@ -281,11 +202,24 @@ async function clusterRun(
   );
   const uid = pod.metadata?.uid ?? '';
   const ms = await markerOn(podEmptyDirPath(join(info.stateDir, 'kubelet', 'pods'), uid, 'sockets'), t0);
-  printTimeline(
-    name,
-    await core.readNamespacedPod({ namespace: NS, name: pod.metadata?.name ?? '' }),
-    kubectl,
+  const marker = Date.now();
+  const cpuAfter = cpuSnapshot();
+  const apiAfter = apiRequestCounts(apiMetrics(info.kubeconfigPath));
+  const timeline = clusterTimeline(
+    {
+      stateDir: info.stateDir,
+      namespace: NS,
+      vmName: name,
+      pod: await core.readNamespacedPod({ namespace: NS, name: pod.metadata?.name ?? '' }),
+      t0: wall0,
+      marker,
+      cpuBefore,
+      cpuAfter,
+    },
+    JSON.parse(kubectl('get', 'vmi', '-n', NS, name, '-o', 'json')),
+    { created, vm: JSON.parse(kubectl('get', 'vm', '-n', NS, name, '-o', 'json')), apiBefore, apiAfter },
   );
+  log(`timeline of ${name} (ms after kubectl create):\n${timeline.join('\n')}`);
   // Settle: the launcher's work right after the boot is part of what a pod costs.
   await new Promise((r) => setTimeout(r, 3_000));
   const workingSetMiB = workingSet(podMemoryCgroup(uid)) / MiB;
@@ -333,32 +267,6 @@ async function apiServerSettled(stateDir: string): Promise<void> {
   log(`API server settled after the install: ${Math.round(performance.now() - t0)} ms`);
 }
 
-/**
- * Where the cluster run's time goes, from the API's own timestamps (whole seconds):
- * the VMI's phase transitions and the launcher pod's conditions and container starts,
- * each as seconds after the VMI was created.
- */
-function printTimeline(name: string, pod: V1Pod, kubectl: (...args: string[]) => string): void {
-  const vmi = JSON.parse(kubectl('get', 'vmi', '-n', NS, name, '-o', 'json')) as {
-    metadata: { creationTimestamp: string };
-    status?: { phaseTransitionTimestamps?: { phase: string; phaseTransitionTimestamp: string }[] };
-  };
-  const t0 = Date.parse(vmi.metadata.creationTimestamp);
-  const at = (t: unknown) =>
-    typeof t === 'string' || t instanceof Date ? `${(new Date(t).getTime() - t0) / 1000}s` : '?';
-  const parts = [`pod created ${at(pod.metadata?.creationTimestamp)}`];
-  for (const c of pod.status?.conditions ?? []) parts.push(`${c.type} ${at(c.lastTransitionTime)}`);
-  for (const c of pod.status?.initContainerStatuses ?? [])
-    parts.push(`init ${c.name} ${at(c.state?.terminated?.startedAt)}-${at(c.state?.terminated?.finishedAt)}`);
-  for (const c of pod.status?.containerStatuses ?? [])
-    parts.push(`${c.name} started ${at(c.state?.running?.startedAt)}`);
-  for (const t of vmi.status?.phaseTransitionTimestamps ?? [])
-    parts.push(`VMI ${t.phase} ${at(t.phaseTransitionTimestamp)}`);
-  process.stderr.write(
-    `[bench:cluster] timeline (after VMI creation, 1 s resolution): ${parts.join(', ')}\n`,
-  );
-}
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main(): Promise<void> {
@@ -374,7 +282,13 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'kvts-bench-cluster-'));
   const info = skipCluster
     ? undefined
-    : await up({ stateDir, bridge: TEST_BRIDGE, podSubnet: TEST_POD_SUBNET, log });
+    : await up({
+        stateDir,
+        bridge: TEST_BRIDGE,
+        podSubnet: TEST_POD_SUBNET,
+        log,
+        traceLogs: process.env.BENCH_CLUSTER_TRACE === '1',
+      });
   const cluster: Awaited<ReturnType<typeof clusterRun>>[] = [];
   const local: number[] = [];
   const virsh: number[] = [];
@@ -390,7 +304,7 @@ async function main(): Promise<void> {
       const l = await localRun(`${NAME}-${i}`);
       local.push(l.ms);
       log(`local: ${l.ms} ms`);
-      virsh.push(await virshRun(l.xml));
+      virsh.push(await virshRun(l.xml, DISK, MARKER_LINE));
       log(`virsh: ${virsh[i]} ms`);
     }
   } finally {

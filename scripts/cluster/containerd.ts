@@ -68,12 +68,21 @@ export function ctr(paths: ClusterPaths, args: string[], input?: string): string
   return run('ctr', ['--address', containerdSocket(paths), '--namespace', K8S_NAMESPACE, ...args], input);
 }
 
-/** Starts containerd and waits until it answers. */
-export async function startContainerd(paths: ClusterPaths, sandboxImage: string): Promise<void> {
+/** Starts containerd (logging at `logLevel`, default warn) and waits until it answers. */
+export async function startContainerd(
+  paths: ClusterPaths,
+  sandboxImage: string,
+  logLevel: 'warn' | 'info' = 'warn',
+): Promise<void> {
   const config = writeContainerdConfig(paths, sandboxImage);
   if (daemonPid(paths, 'containerd', CONTAINERD_BIN))
     throw new Error('containerd already runs for this cluster');
-  const proc = startDaemon(paths, 'containerd', CONTAINERD_BIN, ['--config', config, '--log-level', 'warn']);
+  const proc = startDaemon(paths, 'containerd', CONTAINERD_BIN, [
+    '--config',
+    config,
+    '--log-level',
+    logLevel,
+  ]);
   await waitFor(
     'containerd',
     30_000,

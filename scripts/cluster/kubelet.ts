@@ -59,13 +59,13 @@ export function writeKubeletConfig(paths: ClusterPaths, caFile: string, nodeIP: 
   return file;
 }
 
-/** Starts the kubelet as `nodeName` and waits until its Node reports Ready. */
+/** Starts the kubelet as `nodeName` (klog `-v`, default 1) and waits until its Node reports Ready. */
 export async function startKubelet(
   paths: ClusterPaths,
   cp: ControlPlaneAccess,
   nodeName: string,
   nodeIP: string,
-  readyTimeoutMs = 120_000,
+  { readyTimeoutMs = 120_000, verbosity = 1 }: { readyTimeoutMs?: number; verbosity?: number } = {},
 ): Promise<void> {
   checkNodeName(nodeName);
   if (daemonPid(paths, 'kubelet', kubeletBin())) throw new Error('the kubelet already runs for this cluster');
@@ -78,7 +78,7 @@ export async function startKubelet(
     `--cert-dir=${join(paths.kubelet, 'pki')}`,
     `--hostname-override=${nodeName}`,
     `--node-ip=${nodeIP}`,
-    '--v=1',
+    `--v=${verbosity}`,
   ]);
   await waitFor(
     `kubelet (node ${nodeName} Ready)`,

@@ -39,10 +39,15 @@ export interface UpOptions {
   bridge?: string;
   /** An IPv4 /24, default 10.244.0.0/24. */
   podSubnet?: string;
-  /** images.json of scripts/images/build.sh; default $KUBEVIRT_TS_CACHE/images/images.json. */
+  /** images.json of scripts/images/build.sh; default {@link defaultImagesFile}. */
   imagesFile?: string;
   /** Progress lines (timings); default silent. */
   log?: (line: string) => void;
+  /**
+   * Timing logs: containerd at level info (each sandbox's and container's start) and the
+   * kubelet at -v=2 (its sync loop's pod events), for bench:cluster's timeline. Default off.
+   */
+  traceLogs?: boolean;
 }
 
 /** An image built by scripts/images/build.sh. */
@@ -51,8 +56,13 @@ interface BuiltImage {
   layout: string;
 }
 
-/** Default images.json. */
-export const defaultImagesFile = () => join(cacheDir, 'images', 'images.json');
+/**
+ * Default images.json: `$KUBEVIRT_TS_CLUSTER_IMAGES` when set (a copy of one build's
+ * images.json and layouts, which a later build from another checkout cannot replace),
+ * else `$KUBEVIRT_TS_CACHE/images/images.json`, the last build's.
+ */
+export const defaultImagesFile = () =>
+  process.env.KUBEVIRT_TS_CLUSTER_IMAGES || join(cacheDir, 'images', 'images.json');
 
 /** What the cluster needs from the host; an empty list when everything is there. */
 export function missingPieces(imagesFile = defaultImagesFile()): string[] {
@@ -107,7 +117,15 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
   }
 
   try {
-    return await bringUp(opts.stateDir, { nodeName, nodeIP, bridge, podSubnet, imagesFile, log });
+    return await bringUp(opts.stateDir, {
+      nodeName,
+      nodeIP,
+      bridge,
+      podSubnet,
+      imagesFile,
+      log,
+      traceLogs: opts.traceLogs ?? false,
+    });
   } catch (err) {
     // Leave nothing half-started behind (logs/ stays for the post-mortem).
     log('up failed: bringing down what it started');
@@ -118,9 +136,11 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
 
 async function bringUp(
   stateDir: string,
-  o: Required<Pick<UpOptions, 'nodeName' | 'nodeIP' | 'bridge' | 'podSubnet' | 'imagesFile' | 'log'>>,
+  o: Required<
+    Pick<UpOptions, 'nodeName' | 'nodeIP' | 'bridge' | 'podSubnet' | 'imagesFile' | 'log' | 'traceLogs'>
+  >,
 ): Promise<ClusterInfo> {
-  const { nodeName, nodeIP, bridge, podSubnet, imagesFile, log } = o;
+  const { nodeName, nodeIP, bridge, podSubnet, imagesFile, log, traceLogs } = o;
   const paths = clusterPaths(stateDir);
   const t0 = performance.now();
   const lap = (what: string, since: number) => log(`${what}: ${Math.round(performance.now() - since)} ms`);
@@ -139,7 +159,7 @@ async function bringUp(
   const images = JSON.parse(readFileSync(imagesFile, 'utf8')) as Record<string, BuiltImage>;
   if (!images.pause) throw new Error(`${imagesFile}: no pause image`);
   t = performance.now();
-  await startContainerd(paths, images.pause.ref);
+  await startContainerd(paths, images.pause.ref, traceLogs ? 'info' : 'warn');
   lap('containerd', t);
 
   t = performance.now();
@@ -163,7 +183,7 @@ async function bringUp(
   lap('control plane', t);
 
   t = performance.now();
-  await startKubelet(paths, accessTo(cp), nodeName, nodeIP);
+  await startKubelet(paths, accessTo(cp), nodeName, nodeIP, { verbosity: traceLogs ? 2 : 1 });
   lap(`kubelet (node ${nodeName} Ready)`, t);
 
   const info: ClusterInfo = {

@@ -119,7 +119,10 @@ oci_image pause scratch "$(sha256sum <"$repo/images/pause/pause.c")" stage_pause
 oci_image tiny-guest-containerdisk scratch "$(sha256sum <"$guest_disk")" stage_containerdisk
 
 launcher_root=$(debian_rootfs virt-launcher "$repo/images/virt-launcher/packages")
-launcher_base=$(oci_base virt-launcher "$launcher_root")
+# Only the one QEMU binary guests run on (upstream's launcher images carry only theirs):
+# libvirt probes every qemu-system-<arch> it finds before the first domain, seconds each
+# under TCG, and KubeVirt runs no 32-bit x86 guests.
+launcher_base=$(oci_without virt-launcher "$(oci_base virt-launcher "$launcher_root")" /usr/bin/qemu-system-i386)
 oci_image virt-launcher "$launcher_base" "$node_key $dist_key" stage_app \
   --config.entrypoint /usr/bin/kubevirt-ts --config.cmd virt-launcher --config.workingdir /
 
@@ -140,3 +143,21 @@ jq -n --arg dir "$IMAGES/current" \
   >"$IMAGES/images.json.tmp"
 mv "$IMAGES/images.json.tmp" "$IMAGES/images.json"
 log "images ready in $((SECONDS - t0)) s: $IMAGES/images.json"
+
+# KUBEVIRT_TS_IMAGES_COPY=DIR: this build's layouts hard-linked into DIR, with DIR/images.json
+# naming them (still under the lock): a build from another checkout sharing the cache
+# replaces current/ and removes older layouts, not DIR. Point the cluster at it with
+# KUBEVIRT_TS_CLUSTER_IMAGES=DIR/images.json.
+if [ -n "${KUBEVIRT_TS_IMAGES_COPY:-}" ]; then
+  copy="$KUBEVIRT_TS_IMAGES_COPY"
+  rm -rf "$copy.tmp"
+  mkdir -p "$copy.tmp"
+  for name in pause virt-launcher kubevirt-ts tiny-guest-containerdisk; do
+    cp -al "$(readlink -f "$IMAGES/current/$name")" "$copy.tmp/$name"
+  done
+  jq --arg dir "$copy" 'with_entries(.value.layout = ($dir + "/" + .key))' "$IMAGES/images.json" \
+    >"$copy.tmp/images.json"
+  rm -rf "$copy"
+  mv "$copy.tmp" "$copy"
+  log "this build's images also in $copy (KUBEVIRT_TS_CLUSTER_IMAGES=$copy/images.json)"
+fi

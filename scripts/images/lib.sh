@@ -108,6 +108,24 @@ oci_base() {
   echo "$dir"
 }
 
+# oci_without NAME BASE_LAYOUT PATH...: BASE plus one whiteout layer per PATH (files a
+# package installs that the image must not have), tagged `base`. Prints its directory.
+oci_without() {
+  local name=$1 base=$2 dir p
+  shift 2
+  dir="$IMAGES/oci/base-$name-$(key_of "$CACHE_REV" "$base" without "$@")"
+  if [ ! -f "$dir/.done" ]; then
+    log "layer: $name without $*"
+    rm -rf "$dir"
+    mkdir -p "$dir/blobs"
+    cp -al "$base/blobs/sha256" "$dir/blobs/"
+    cp "$base/index.json" "$base/oci-layout" "$dir/"
+    for p in "$@"; do umoci insert --image "$dir:base" --whiteout "$p"; done
+    touch "$dir/.done"
+  fi
+  echo "$dir"
+}
+
 # oci_image NAME BASE_LAYOUT|scratch INPUT_KEY STAGE_FN [umoci config flags...]
 # The image BASE + one layer (inserted at /) holding what `STAGE_FN <dir>` puts in <dir>
 # + the given config, named localhost/kubevirt-ts/NAME:<key>. INPUT_KEY must change

@@ -22,6 +22,7 @@ import { PasstBackend } from '../virt-launcher/passt-process';
 import { type PathMap, pathMapFromEnv } from '../virt-launcher/path-map';
 import { chownFiles, chownTree, guestDiskFiles } from '../virt-launcher/qemu-ownership';
 import { shortDir } from '../virt-launcher/short-dir';
+import { probeAhead, timedStep, withLoggedSync } from '../virt-launcher/start-steps-log';
 import { VolumePreparer } from '../virt-launcher/volume-prep';
 
 /** Service identifiers of the launcher composition. */
@@ -76,7 +77,14 @@ export function createLauncherContainer(c: LauncherComposition): Container {
       paths.libvirtRunDir = shortDir(paths.libvirtRunDir, 90);
       const imageRoot = e[IMAGE_ROOT_ENV] || undefined;
       const volumes = new VolumePreparer({ paths, imageRoot, pathMap: map });
-      const daemons = ownLibvirt(args, e, map);
+      // JSON lines, each naming the VMI this launcher runs (upstream's log.Log.Object(vmi)).
+      const { v, problem } = launcherVerbosity(e);
+      const logger = new ComponentLog('virt-launcher', v, c.logDestination).forVmi({
+        metadata: { namespace: args.namespace, name: args.name, uid: args.uid },
+      });
+      if (problem) logger.warn(problem);
+      const log = (m: string) => logger.info(m);
+      const daemons = ownLibvirt(args, e, map, log);
       const qemu = daemons?.qemuUser;
       // A root launcher (local pod runtime) runs QEMU as 107: hand it the pod's own files.
       const podDirs = [
@@ -93,13 +101,6 @@ export function createLauncherContainer(c: LauncherComposition): Container {
             }
           : async () => {};
       const socketDir = shortDir(map.toHost(join(args.shareDir, 'sockets')));
-      // JSON lines, each naming the VMI this launcher runs (upstream's log.Log.Object(vmi)).
-      const { v, problem } = launcherVerbosity(e);
-      const logger = new ComponentLog('virt-launcher', v, c.logDestination).forVmi({
-        metadata: { namespace: args.namespace, name: args.name, uid: args.uid },
-      });
-      if (problem) logger.warn(problem);
-      const log = (m: string) => logger.info(m);
       const network = new GuestNetwork(socketDir, log);
       // passt where the launcher's libvirt has no passt backend (./passt-process).
       const passt = new PasstBackend({ privateDir: paths.privateDir, qemuUser: qemu, log });
@@ -109,22 +110,29 @@ export function createLauncherContainer(c: LauncherComposition): Container {
         uid: args.uid,
         gracePeriodSeconds: args.gracePeriodSeconds,
         socketDir,
-        connectDriver: () =>
-          factory({
-            paths,
-            imageRoot,
-            env: e,
-            backingFormats: volumes.backingFormats,
-            libvirt: daemons ? () => daemons.start() : undefined,
-          }),
+        connectDriver: async () => {
+          const driver = await timedStep(log, `connected to the ${args.hypervisor} driver`, () =>
+            factory({
+              paths,
+              imageRoot,
+              env: e,
+              backingFormats: volumes.backingFormats,
+              libvirt: daemons ? () => daemons.start() : undefined,
+            }),
+          );
+          // The fake driver runs no QEMU: nothing to probe ahead.
+          if (args.hypervisor !== 'fake') probeAhead(driver, log);
+          return withLoggedSync(driver, log);
+        },
         // The in-memory fake driver runs no QEMU: it needs no disk files.
         prepareVolumes:
           args.hypervisor === 'fake'
             ? undefined
-            : async (vmi) => {
-                await volumes.prepare(vmi);
-                await handOver(vmi);
-              },
+            : (vmi) =>
+                timedStep(log, 'volumes prepared', async () => {
+                  await volumes.prepare(vmi);
+                  await handOver(vmi);
+                }),
         // The fake driver runs no guest: no DHCP server, no taps.
         prepareNetwork: args.hypervisor === 'fake' ? undefined : (vmi) => network.prepare(vmi),
         networkReport: () => network.report(),
@@ -143,7 +151,12 @@ export function createLauncherContainer(c: LauncherComposition): Container {
  * The launcher's own virtqemud/libvirtd and virtlogd (the default), or none: with the
  * fake driver, or when `KUBEVIRT_TS_LIBVIRT_URI` names a shared daemon to use instead.
  */
-function ownLibvirt(args: LauncherArgs, env: NodeJS.ProcessEnv, map: PathMap): LibvirtDaemons | undefined {
+function ownLibvirt(
+  args: LauncherArgs,
+  env: NodeJS.ProcessEnv,
+  map: PathMap,
+  log: (m: string) => void,
+): LibvirtDaemons | undefined {
   if (args.hypervisor === 'fake' || env.KUBEVIRT_TS_LIBVIRT_URI) return undefined;
   const real = map.toHost(LAUNCHER_DIRS.libvirtRuntime);
   mkdirSync(join(real, 'config'), { recursive: true });
@@ -160,5 +173,6 @@ function ownLibvirt(args: LauncherArgs, env: NodeJS.ProcessEnv, map: PathMap): L
     configDir,
     capsCacheDir,
     daemon: env.KUBEVIRT_TS_LIBVIRT_DAEMON || undefined,
+    log,
   });
 }

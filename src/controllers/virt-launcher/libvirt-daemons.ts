@@ -13,7 +13,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chownSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { chown, copyFile, mkdir, readdir, rename } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 /** Upstream's non-root user and group (the `qemu` account of its images). */
 export const NON_ROOT_ID = 107;
@@ -123,6 +123,7 @@ export class LibvirtDaemons {
   }
 
   private async startOnce(): Promise<LibvirtEndpoint> {
+    const t0 = performance.now();
     const dirs = daemonDirs(this.opts.runtimeDir, this.opts.configDir);
     for (const d of Object.values(dirs)) {
       mkdirSync(d, { recursive: true, mode: 0o700 });
@@ -140,6 +141,7 @@ export class LibvirtDaemons {
     this.supervise('virtlogd', this.opts.virtlogd ?? '/usr/sbin/virtlogd', env);
     this.supervise('qemu-daemon', this.daemon.path, env);
     await this.waitForSocket(this.opts.readyTimeoutMs ?? 15_000);
+    this.log(`${basename(this.daemon.path)} and virtlogd started (${Math.round(performance.now() - t0)} ms)`);
     return { uri: 'qemu:///session', socketPath: this.socketPath, qemuUser: this.qemuUser };
   }
 

@@ -8,7 +8,7 @@ import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
 import { Finalizers } from '../../../api/labels';
 import type { Pod } from '../../common/pod';
-import { ConflictError, NotFoundError } from '../../runtime/errors';
+import { ConflictError, InvalidError, NotFoundError } from '../../runtime/errors';
 import { PodType, VirtualMachineInstanceType } from '../../runtime/resources';
 import type { ResourceType } from '../../runtime/types';
 import { missingNetworkAttachment, type NetworkAttachmentDefinition } from '../services/network-attachments';
@@ -24,7 +24,9 @@ import {
   withStatusSubresource,
 } from '../services/ports';
 import { type Claim, missingClaim } from '../services/volumes';
+import { podDownOrGoingDown } from './pod-state';
 import { isFinalPhase, nextVmiStatus, VmiPhase } from './status';
+import { unpausedConditionPatch } from './unpaused-condition';
 
 /** Event reasons of the VMI controller (upstream values). */
 export const VmiEventReason = {
@@ -133,9 +135,27 @@ export class VmiController implements KeyReconciler {
         );
       }
     }
+    if (pod && !podDownOrGoingDown(pod)) await this.syncUnpausedCondition(vmi, pod);
     const next = nextVmiStatus({ vmi, pod, podJustCreated, syncError, now: this.now() });
     await this.writeStatus(vmi, next);
     return syncError && !missing ? { requeueAfterMs: 5000 } : undefined;
+  }
+
+  /** The pod's readiness-gate condition from the VMI's Paused condition (upstream's syncPausedConditionToPod). */
+  private async syncUnpausedCondition(vmi: VirtualMachineInstance, pod: Pod): Promise<void> {
+    const ops = unpausedConditionPatch(vmi, pod, this.now());
+    if (!ops) return;
+    try {
+      await this.d.client.patch(PodType, pod.metadata?.name ?? '', ops, {
+        namespace: pod.metadata?.namespace,
+        type: 'json',
+        subresource: 'status',
+      });
+    } catch (err) {
+      // The pod changed (the patch's test failed) or went: its informer event re-queues the VMI.
+      if (err instanceof ConflictError || err instanceof NotFoundError || err instanceof InvalidError) return;
+      throw err;
+    }
   }
 
   private now(): string {

@@ -25,6 +25,8 @@ export const virtControllerRules: Rule[] = [
     resources: ['pods'],
     verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch', 'update'],
   },
+  // The launcher pod's readiness-gate condition (kubevirt.io/virtual-machine-unpaused).
+  { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['persistentvolumeclaims', 'nodes', 'namespaces'], verbs: READ },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
   {
