@@ -72,6 +72,7 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
   let podIP: string;
   let peer: V1Pod;
   let qemuPid: number;
+  let bootedVmiUid = '';
   let coordination: CoordinationV1Api;
   let kubectl: (...args: string[]) => string;
   const kubeLease = (): Promise<V1Lease> =>
@@ -304,6 +305,20 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     expect(row[0]).toMatch(/\bIP\b/);
     expect(row[1]).toContain(podIP);
     process.stdout.write(`cluster VMI ${VM}:\n${row.join('\n')}`);
+
+    // kubectl describe shows the boot's events: virt-controller's and virt-handler's.
+    bootedVmiUid = vmi.metadata?.uid ?? '';
+    const described = kubectl('describe', 'vmi', '-n', NS, VM);
+    const events = described.slice(described.indexOf('Events:'));
+    for (const [reason, from] of [
+      ['SuccessfulCreate', 'virtualmachine-controller|virtualmachineinstance-controller|virt-controller'],
+      ['Created', 'virt-handler'],
+      ['Started', 'virt-handler'],
+    ]) {
+      expect(events, `kubectl describe vmi: ${reason} from ${from}`).toMatch(
+        new RegExp(`Normal\\s+${reason}\\s+.*\\b(${from})\\b`),
+      );
+    }
   }, 600_000);
 
   it('carries real traffic: the guest reaches the peer pod, the peer reaches the guest through the pod IP', async () => {
@@ -489,6 +504,31 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     );
     expect(vm.status?.ready).not.toBe(true);
     expect(() => readFileSync(`/proc/${qemuPid}/status`)).toThrow(/ENOENT/);
+    // The stop's events stay on the (deleted) VMI: upstream's ShuttingDown, Deleted, Stopped.
+    const reasons = await waitFor(
+      "the stop's events on the VMI",
+      () => {
+        const list = JSON.parse(
+          kubectl(
+            'get',
+            'events',
+            '-n',
+            NS,
+            '--field-selector',
+            `involvedObject.uid=${bootedVmiUid}`,
+            '-o',
+            'json',
+          ),
+        ) as { items: { reason?: string; source?: { component?: string } }[] };
+        const handler = list.items.filter((e) => e.source?.component === 'virt-handler').map((e) => e.reason);
+        return ['ShuttingDown', 'Deleted', 'Stopped'].every((r) => handler.includes(r)) ? handler : undefined;
+      },
+      60_000,
+      1_000,
+    );
+    expect(reasons).toEqual(
+      expect.arrayContaining(['Created', 'Started', 'ShuttingDown', 'Deleted', 'Stopped']),
+    );
   }, 400_000);
 
   // The bridge binding, a Multus network and passt, after this VM (vm-network-cases.ts,
