@@ -25,9 +25,7 @@ import { ControllerMetrics } from '../metrics/controller-metrics';
 import type { Controller } from '../runtime/controller';
 import { Expectations } from '../runtime/expectations';
 import type { Informer, SharedInformerFactory } from '../runtime/informer';
-import type { LeaderElectionOptions } from '../runtime/leader-election';
 import { Manager } from '../runtime/manager';
-import type { Reconciler } from '../runtime/reconciler';
 import {
   objectKey,
   PodType,
@@ -35,7 +33,7 @@ import {
   VirtualMachineInstanceReplicaSetType,
   VirtualMachineType,
 } from '../runtime/resources';
-import type { KubeObject, ObjectClient, OwnerReference, ResourceType } from '../runtime/types';
+import type { KubeObject, ResourceType } from '../runtime/types';
 import type { WorkQueue } from '../runtime/workqueue';
 import { MigrationController } from './migration/controller';
 import { NetworkAttachmentWatch } from './network-attachment-watch';
@@ -43,97 +41,20 @@ import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
 import { memoryOverhead } from './services/memory-overhead';
 import { networkAttachmentKeys } from './services/network-attachments';
-import type { LauncherPodOptions } from './services/pod-renderer';
-import type { EventRecorder, KeyReconciler, Lister } from './services/ports';
+import type { EventRecorder, KeyReconciler } from './services/ports';
 import { type Claim, claimNames, PersistentVolumeClaimType } from './services/volumes';
+import type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 import { VmController } from './vm/controller';
 import { VmiController, VmiResource } from './vmi/controller';
+import { asReconciler, lister, ownerKey } from './wiring';
+
+export type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 
 /** Label selecting launcher pods. */
 export const LAUNCHER_POD_SELECTOR = 'kubevirt.io=virt-launcher';
 const CREATED_BY_INDEX = 'createdBy';
 const UID_INDEX = 'uid';
 const VMI_NAME_INDEX = 'vmiName';
-
-/** A write made by a controller, for tests and benchmarks that count them. */
-export interface WriteRecord {
-  controller: string;
-  kind: string;
-  verb: 'create' | 'update' | 'delete';
-}
-
-export interface VirtControllerOptions {
-  client: ObjectClient;
-  /** The cluster configuration (a function to follow KubeVirt CR changes). */
-  config?: ClusterConfig | (() => ClusterConfig);
-  /** Launcher image and hypervisor choices for launcher pods. */
-  launcher: LauncherPodOptions;
-  /** Workers per controller (default 4). */
-  workers?: number;
-  /** Restrict to one namespace (default: all). */
-  namespace?: string;
-  /** Event recorder (default: core/v1 Events through `client`, component virt-controller). */
-  recorder?: EventRecorder;
-  /** Instance types and preferences for VMs that reference them (overrides `instancetypes`). */
-  catalog?: () => InstancetypeCatalog;
-  /**
-   * Watch the instancetype.kubevirt.io kinds and expand VMs with them (default false: the
-   * kinds must be served, i.e. their CRDs installed or the embedded store told about them).
-   */
-  instancetypes?: boolean;
-  /**
-   * Run the VirtualMachinePool controller (default false: the pool.kubevirt.io kind must
-   * be served, i.e. its CRD installed or the embedded store told about it).
-   */
-  pools?: boolean;
-  /**
-   * Watch PersistentVolumeClaims (default false: the kind must be served): VMIs wait for
-   * missing claims (FailedPvcNotFound) and VMs show WaitingForVolumeBinding.
-   */
-  volumes?: boolean;
-  /**
-   * Watch NetworkAttachmentDefinitions (default false: the kind must be served, by its CRD
-   * or the embedded store): a VMI naming a missing one gets no pod (FailedCreate).
-   */
-  networkAttachments?: boolean;
-  /** How often an unserved NetworkAttachmentDefinition kind is probed again (default 30 s). */
-  networkAttachmentRecheckMs?: number;
-  /** Run only while holding this coordination.k8s.io Lease (several replicas, one active). */
-  leaderElection?: Omit<LeaderElectionOptions, 'identity'> & { identity?: string };
-  /** Called when the Lease is lost after being held (default: the controllers stop). */
-  onLostLeadership?: () => void;
-  /** Called for every write the controllers make. */
-  onWrite?: (w: WriteRecord) => void;
-  /** Lines about the controller's own state, e.g. a kind it cannot watch (default console.warn). */
-  log?: (line: string) => void;
-  /** Reports reconcile errors (default console.warn). */
-  onError?: (controller: string, key: string, err: Error) => void;
-}
-
-function controllerOf(obj: KubeObject): OwnerReference | undefined {
-  return obj.metadata?.ownerReferences?.find((r) => r.controller);
-}
-
-function ownerKey(obj: KubeObject, kind: string): string | undefined {
-  const ref = controllerOf(obj);
-  if (!ref || ref.kind !== kind) return undefined;
-  return `${obj.metadata?.namespace}/${ref.name}`;
-}
-
-function lister<T>(inf: Informer<KubeObject>): Lister<T> {
-  return {
-    get: (key) => inf.indexer.get(key) as T | undefined,
-    list: (ns) => (ns ? inf.indexer.byIndex('namespace', ns) : inf.indexer.list()) as T[],
-  };
-}
-
-/** Adapts a key reconciler to the runtime's Reconciler. */
-function asReconciler(r: KeyReconciler): Reconciler {
-  return {
-    reconcile: async (req) =>
-      (await r.reconcile(req.namespace ? `${req.namespace}/${req.name}` : req.name)) ?? undefined,
-  };
-}
 
 /** The virt-controller: start() it, stop() it. */
 export class VirtController {
