@@ -342,7 +342,16 @@ export function registerNetworkCases(ctx: () => ClusterVmContext): void {
         );
         expect(got.trim()).toBe('32768');
         expect(seen).toEqual([`${secondaryIP} 32768`]);
-        const vmi = await vm.readVmi();
+        // The node agent writes the lease into the status on its next sync of the VMI.
+        const vmi = await waitFor(
+          'the secondary lease in the VMI status',
+          async () => {
+            const v = await vm.readVmi();
+            return v.status?.interfaces?.find((i) => i.name === 'blue')?.ipAddress ? v : undefined;
+          },
+          120_000,
+          1_000,
+        ).catch(() => vm.readVmi());
         expect(vmi.status?.interfaces?.find((i) => i.name === 'blue')).toMatchObject({
           ipAddress: secondaryIP,
           podInterfaceName: 'pod16477688c0e',

@@ -51,6 +51,7 @@ import { SerialConsole } from '../support/guest';
 import { integration } from '../support/integration';
 import { ECHO_CLIENT, ECHO_SERVER, HOLD_CLIENT } from '../support/netns-process';
 import { waitFor } from '../support/wait';
+import { registerAccessCredentialsCase } from './vm-access-credentials-case';
 import { registerNetworkCases } from './vm-network-cases';
 import { registerPasstCase } from './vm-passt-case';
 
@@ -531,8 +532,8 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     );
   }, 400_000);
 
-  // The bridge binding, a Multus network and passt, after this VM (vm-network-cases.ts,
-  // vm-passt-case.ts).
+  // The bridge binding, a Multus network, passt and accessCredentials, after this VM
+  // (vm-network-cases.ts, vm-passt-case.ts, vm-access-credentials-case.ts).
   const networkContext = () => ({
     info,
     core,
@@ -545,4 +546,5 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
   });
   registerNetworkCases(networkContext);
   registerPasstCase(networkContext);
+  registerAccessCredentialsCase(networkContext);
 });

@@ -135,7 +135,10 @@ export class VmiController implements KeyReconciler {
         );
       }
     }
-    if (pod && !podDownOrGoingDown(pod)) await this.syncUnpausedCondition(vmi, pod);
+    // Only for a running VMI, as upstream syncs it in updateStatus's IsRunning case: before
+    // that the pod's conditions are the scheduler's and the kubelet's to write.
+    if (pod && phase === VmiPhase.Running && !podDownOrGoingDown(pod))
+      await this.syncUnpausedCondition(vmi, pod);
     const next = nextVmiStatus({ vmi, pod, podJustCreated, syncError, now: this.now() });
     await this.writeStatus(vmi, next);
     return syncError && !missing ? { requeueAfterMs: 5000 } : undefined;

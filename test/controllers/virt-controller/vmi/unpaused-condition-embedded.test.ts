@@ -34,7 +34,7 @@ describe('the launcher pod readiness gate (embedded store)', () => {
     await h.stop();
   });
 
-  it('sets the unpaused condition True on a running pod, False when the VMI is paused', async () => {
+  it("sets the unpaused condition True on a running VMI's pod, False when the VMI is paused", async () => {
     await h.store.create(VmiResource, vmi as KubeObject);
     const created = await waitFor('launcher pod', async () => {
       return (await h.store.list<PodObject>(PodType, { namespace: 'default' })).items[0];
@@ -69,6 +69,16 @@ describe('the launcher pod readiness gate (embedded store)', () => {
       },
     } as PodObject);
     const name = created.metadata?.name ?? '';
+    // The node agent reports the guest running (the condition is synced for a running VMI only).
+    await waitFor('the VMI updated to Running', async () => {
+      const v = await h.store.get<VirtualMachineInstance & KubeObject>(VmiResource, 'gated', 'default');
+      return h.store
+        .update(VmiResource, {
+          ...v,
+          status: { ...v.status, phase: 'Running', nodeName: 'node-a' },
+        } as KubeObject)
+        .catch(() => undefined);
+    });
     const unpaused = await waitFor('the gate condition True', async () => {
       const p = await h.store.get<PodObject>(PodType, name, 'default');
       return gateOf(p)?.status === 'True' ? p : undefined;
