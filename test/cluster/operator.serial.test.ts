@@ -469,16 +469,27 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
     const kinds =
       'deployments,daemonsets,services,pods,serviceaccounts,secrets,configmaps,roles,rolebindings,clusterroles,clusterrolebindings,' +
       'validatingwebhookconfigurations,mutatingwebhookconfigurations,apiservices,customresourcedefinitions';
-    const managed = k(
-      'get',
-      kinds,
-      '-A',
-      '-l',
-      'app.kubernetes.io/managed-by=virt-operator',
-      '-o',
-      'name',
-    ).trim();
-    expect(managed).toBe('');
+    // A CRD the operator deleted lingers while the API server cleans up its objects: wait.
+    const managed = await waitFor(
+      'nothing managed by the operator left',
+      () => {
+        const left = k(
+          'get',
+          kinds,
+          '-A',
+          '-l',
+          'app.kubernetes.io/managed-by=virt-operator',
+          '-o',
+          'name',
+        ).trim();
+        return left === '' ? 'none' : undefined;
+      },
+      120_000,
+      1_000,
+    ).catch(() =>
+      k('get', kinds, '-A', '-l', 'app.kubernetes.io/managed-by=virt-operator', '-o', 'name').trim(),
+    );
+    expect(managed).toBe('none');
     const remaining = await waitFor(
       'only the operator in its namespace',
       () => {
