@@ -16,6 +16,7 @@ import type { VirtualMachineInstance } from '../../../src/api';
 import { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
 import { PasstBackend, passtArgs } from '../../../src/controllers/virt-launcher/passt-process';
 import { FakeDriver, type HypervisorDriver } from '../../../src/drivers';
+import { integration } from '../../support/integration';
 
 const iface = { name: 'default', passtBinding: {}, ports: [{ port: 8080 }] };
 const uid = '41111111-2222-4333-8444-555555555555';
@@ -66,7 +67,12 @@ describe('passt arguments', () => {
 
 const root = process.getuid?.() === 0;
 const havePasst = spawnSync('passt', ['--version']).status === 0;
-describe.runIf(root && havePasst)('the launcher’s passt (real passt in a namespace)', () => {
+const runPasst = integration(
+  "the launcher's passt",
+  root && havePasst,
+  !root ? 'needs root (network namespaces)' : "needs Debian's passt (scripts/setup-host.sh installs it)",
+);
+describe.runIf(runPasst)('the launcher’s passt (real passt in a namespace)', () => {
   const ns = `kvtspp${process.pid % 100000}`;
   let dir: string;
   let wrapper: string;

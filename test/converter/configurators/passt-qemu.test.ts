@@ -10,8 +10,16 @@ import { convertVMI, decodeDomain, defaultConverterContext, encodeDomain } from 
 import { interfacesConfigurator } from '../../../src/converter/configurators';
 import { qemuString } from '../../../src/converter/configurators/passt-qemu';
 import { passtPortArgs, passtPorts, passtSocketPath } from '../../../src/converter/passt';
+import { integration } from '../../support/integration';
 import { testContext } from '../support/contexts';
 import { checkWithLibvirt, libvirtToolsAvailable } from '../support/libvirt';
+
+const libvirtTools = integration(
+  'virt-xml-validate and virsh',
+  libvirtToolsAvailable,
+  'install libvirt-clients and libxml2-utils (scripts/setup-host.sh)',
+);
+
 import { run, vmi } from '../support/run';
 
 const pod = { name: 'default', pod: {} };
@@ -163,7 +171,7 @@ describe('passt binding through QEMU arguments (no passt backend in libvirt)', (
     expect(passtSocketPath('/p/u')).toBe('/p/u/passt.sock');
   });
 
-  it.skipIf(!libvirtToolsAvailable)('is accepted by virt-xml-validate and libvirt’s parser', async () => {
+  it.skipIf(!libvirtTools)('is accepted by virt-xml-validate and libvirt’s parser', async () => {
     const ctx = fallback();
     const xml = encodeDomain(
       convertVMI(passtVmi({ ports: [{ port: 8080 }] }), {
