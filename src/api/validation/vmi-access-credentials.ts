@@ -49,24 +49,18 @@ export function validateAccessCredentials(field: FieldPath, spec: VirtualMachine
       const pm = ssh.propagationMethod ?? {};
       const pmPath = p.child('sshPublicKey', 'propagationMethod');
       let methods = 0;
-      if (pm.noCloud) {
+      // Each cloud-init method needs its cloud-init volume (upstream's message for both).
+      for (const [method, present] of [
+        ['noCloud', hasNoCloud],
+        ['configDrive', hasConfigDrive],
+      ] as const) {
+        if (!pm[method]) continue;
         methods++;
-        if (!hasNoCloud) {
+        if (!present) {
           errs.push(
             fieldError(
               pmPath,
-              `${p} requires a noCloud volume to exist when the noCloud propagationMethod is in use.`,
-            ),
-          );
-        }
-      }
-      if (pm.configDrive) {
-        methods++;
-        if (!hasConfigDrive) {
-          errs.push(
-            fieldError(
-              pmPath,
-              `${p} requires a configDrive volume to exist when the configDrive propagationMethod is in use.`,
+              `${p} requires a ${method} volume to exist when the ${method} propagationMethod is in use.`,
             ),
           );
         }
