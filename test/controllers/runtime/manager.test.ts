@@ -99,14 +99,17 @@ function managerSuite(name: string, setup: () => Promise<Backend | undefined>) {
             () => false,
           ),
         );
-        await recorder.flush();
-        const events = (
-          await c.list<KubeObject & { reason?: string; count?: number; involvedObject?: { name?: string } }>(
-            EventType,
-            { namespace: ns },
-          )
-        ).items;
-        const created = events.filter((e) => e.reason === 'ChildCreated');
+        // The child exists before its reconcile records the event: wait for the folded count.
+        type Ev = KubeObject & { reason?: string; count?: number; involvedObject?: { name?: string } };
+        const listCreated = async () => {
+          await recorder.flush();
+          const events = (await c.list<Ev>(EventType, { namespace: ns })).items;
+          return events.filter((e) => e.reason === 'ChildCreated');
+        };
+        await eventually('the re-creation folded into its event', async () =>
+          (await listCreated()).some((e) => e.involvedObject?.name === 'w1' && e.count === 2),
+        ).catch(() => undefined);
+        const created = await listCreated();
         expect(created.map((e) => e.involvedObject?.name).sort()).toEqual(['w0', 'w1', 'w2', 'w3', 'w4']);
         expect(created.find((e) => e.involvedObject?.name === 'w1')?.count).toBe(2);
       } finally {
