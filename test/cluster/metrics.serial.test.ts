@@ -91,7 +91,20 @@ describe.skipIf(!enabled)('Prometheus scraping the real one-node cluster over TL
       }),
     );
     k('apply', '-f', join(dir, 'operator.yaml'));
-    k('wait', '--for', 'condition=Established', '--timeout=60s', 'crd/kubevirts.kubevirt.io');
+    // kubectl wait errors on a CRD whose status has no conditions yet: retry until it has.
+    await waitFor(
+      'the KubeVirt CRD Established',
+      () => {
+        try {
+          k('wait', '--for', 'condition=Established', '--timeout=60s', 'crd/kubevirts.kubevirt.io');
+          return true;
+        } catch {
+          return undefined;
+        }
+      },
+      120_000,
+      1_000,
+    );
     k('apply', '-f', join(dir, 'kubevirt.yaml'));
     k('wait', '-n', KV_NS, 'kv', 'kubevirt', '--for', 'condition=Available', '--timeout=400s');
   }, 600_000);
