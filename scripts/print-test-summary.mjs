@@ -11,7 +11,12 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const failures = [];
-const head = (msg) => String(msg ?? '').split('\n').slice(0, 3).join(' | ').slice(0, 300);
+const head = (msg) =>
+  String(msg ?? '')
+    .split('\n')
+    .slice(0, 3)
+    .join(' | ')
+    .slice(0, 300);
 for (const file of files) {
   let r;
   try {
