@@ -223,6 +223,9 @@ export class SerialConsole {
   /**
    * Types `command` into the guest shell and returns the text between two unique
    * sentinels the command's output is wrapped in (the typed echo never matches them).
+   * Whole lines of the guest's own boot reports (`KUBEVIRT-TS-GUEST-...`, written to
+   * /dev/console by background scripts, e.g. the SSH one a second after the network's)
+   * are left out: they can land between the sentinels.
    */
   async run(command: string, timeoutMs = 30_000): Promise<string> {
     const tag = `KVTS${Math.random().toString(36).slice(2, 10)}`;
@@ -232,7 +235,7 @@ export class SerialConsole {
     const re = new RegExp(`${tag}-BEGIN-1\\r?\\n([\\s\\S]*?)${tag}-END-1`);
     await this.waitFor(re, timeoutMs, from);
     const m = re.exec(this.buffer.slice(from));
-    return (m?.[1] ?? '').replace(/\r/g, '');
+    return (m?.[1] ?? '').replace(/\r/g, '').replace(/^KUBEVIRT-TS-GUEST-[A-Z]+ .*\n/gm, '');
   }
 
   /** Writes raw text to the console. */
