@@ -233,8 +233,17 @@ export function registerNetworkCases(ctx: () => ClusterVmContext): void {
       expect(fromPeer.trim()).toBe('echoed 200000');
       // The host side of the test bridge (its .1) reaches the guest on the pod IP directly.
       expect(hostEcho(podIP, GUEST_PORT, 100000)).toBe('echoed 100000');
-      const vmi = await vm.readVmi();
-      expect(vmi.status?.interfaces?.[0]).toMatchObject({ name: 'default', ipAddress: podIP });
+      // The lease reaches the VMI status at virt-handler's next sync (its resync: 5 s).
+      const iface = await waitFor(
+        'the guest lease in the VMI status',
+        async () => {
+          const i = (await vm.readVmi()).status?.interfaces?.[0];
+          return i?.ipAddress ? i : undefined;
+        },
+        30_000,
+        500,
+      );
+      expect(iface).toMatchObject({ name: 'default', ipAddress: podIP });
       process.stdout.write(
         `cluster VM ${name} (bridge): guest ${podIP} -> ${peerIP}:${c.peerPort} sent 65536 echoed 65536; ` +
           `${peerIP} -> ${podIP}:${GUEST_PORT} echoed 200000; host -> ${podIP}:${GUEST_PORT} echoed 100000\n`,
