@@ -225,10 +225,10 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     // tap needs /dev/net/tun, from the tun device plugin.
     expect(compute?.resources?.requests?.['devices.kubevirt.io/kvm']).toBeUndefined();
     expect(compute?.resources?.limits?.['devices.kubevirt.io/tun']).toBe('1');
-    expect(launcher.spec?.initContainers?.map((c) => c.name)).toEqual([
-      'container-disk-binary',
-      'volumeboot',
-    ]);
+    // Upstream's shape: the binary by an init container, the containerDisk beside compute.
+    expect(launcher.spec?.initContainers?.map((c) => c.name)).toEqual(['container-disk-binary']);
+    expect(launcher.spec?.containers.map((c) => c.name)).toEqual(['compute', 'volumeboot']);
+    expect(launcher.status?.containerStatuses?.find((s) => s.name === 'volumeboot')?.ready).toBe(true);
     const cid = launcher.status?.containerStatuses?.find((s) => s.name === 'compute')?.containerID ?? '';
     expect(cid).toMatch(/^containerd:\/\/[0-9a-f]{64}$/);
 

@@ -1,7 +1,8 @@
 /**
  * Creates the files a VMI's domain points at before the launcher defines it: for each
  * containerDisk volume, the backing file (`<containerDiskDir>/disk_<i>.img`, a symlink to
- * the disk in the local image store, or the copy the pod's init container made there) and its qcow2 overlay (`qemu-img create`); for each
+ * the disk in the local image store, or the copy the pod's `volume<name>` container makes
+ * there: container-disk-wait.ts) and its qcow2 overlay (`qemu-img create`); for each
  * cloud-init volume, its ISO image (secretRef data read from the mounted secret, and the
  * SSH keys of the VMI's noCloud/configDrive accessCredentials in its meta-data, read from
  * their mounted Secrets: access-credential-keys.ts); for each emptyDisk a fresh qcow2
@@ -19,6 +20,7 @@ import { type ConverterPaths, volumePaths } from '../../converter';
 import { buildIso, isoContents, type ResolvedVolumeData } from '../../converter/iso';
 import { readSshPublicKeys } from './access-credential-keys';
 import { configVolumeKind, prepareConfigDisk } from './config-disk';
+import { waitForContainerDiskCopy } from './container-disk-wait';
 import { prepareEmptyDisk } from './empty-disk';
 import { prepareHostDisk } from './host-disk';
 import { imageDir } from './image-dirs';
@@ -45,6 +47,8 @@ export interface VolumePreparerOptions {
   xorriso?: string;
   /** The pod's mounts (config volumes, cloud-init secrets, host disks); default identity. */
   pathMap?: PathMap;
+  /** How long one prepare waits for a kubelet pod's containerDisk copy (default 20 s). */
+  containerDiskWaitMs?: number;
 }
 
 /** What {@link VolumePreparer.prepare} did, for logs and tests. */
@@ -184,9 +188,16 @@ export class VolumePreparer {
     const overlayPath = volumePaths.overlay(this.opts.paths, vol.name);
     if (this.backingFormats[vol.name] && (await exists(overlayPath))) return false;
     const backing = volumePaths.containerDiskBacking(this.opts.paths, i);
-    // On a kubelet node the pod's init container copied the image's disk to the backing
+    // On a kubelet node the pod's volume container copies the image's disk to the backing
     // file itself (virt-controller container-disk-containers.ts): a regular file, no link.
-    const copied = !this.opts.imageRoot && (await lstat(backing).catch(() => undefined))?.isFile();
+    const copied = !this.opts.imageRoot;
+    if (copied) {
+      await waitForContainerDiskCopy(backing, `volume${vol.name}`, this.opts.containerDiskWaitMs).catch(
+        (e) => {
+          throw new Error(`${field}: ${(e as Error).message}`);
+        },
+      );
+    }
     const source = copied ? backing : await this.containerDiskFile(vmi, i);
     this.backingFormats[vol.name] = await this.detectFormat(source, field);
     const overlay = volumePaths.overlay(this.opts.paths, vol.name);

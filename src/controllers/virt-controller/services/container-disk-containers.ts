@@ -1,14 +1,20 @@
 /**
- * containerDisk volumes through the container runtime (a kubelet node): upstream's
- * launcher pod runs each containerDisk image as a container of the pod, with a small
- * static binary from the launcher image (copied by an init container into an emptyDir),
- * because a containerDisk image has no userland. Here the same shape as init containers:
- * `container-disk-binary` copies the launcher image's static busybox into
- * `virt-bin-share-dir`, then one `volume<name>` init container per containerDisk, from
- * its image, copies the disk (the one file under /disk/, or `path`) to the backing file
- * the launcher uses, `<container-disks>/disk_<i>.img`. The copy is the difference from
- * upstream (which reaches the disk through /proc/<pid>/root without copying); the
- * launcher's qcow2 overlay on it keeps the guest's writes apart as before.
+ * containerDisk volumes through the container runtime (a kubelet node), in upstream's
+ * shape: the `container-disk-binary` init container copies a small static binary from
+ * the launcher image (here busybox) into the `virt-bin-share-dir` emptyDir, because a
+ * containerDisk image has no userland; then each containerDisk image runs as a regular
+ * container of the pod, `volume<name>`, beside `compute`, for the pod's lifetime.
+ *
+ * Upstream's volume container serves its image's disk in place (virt-handler reaches it
+ * through /proc/<pid>/root); this one copies it (the one file under /disk/, or `path`) to
+ * the launcher's backing file `<container-disks>/disk_<i>.img`, with a rename when
+ * complete, then sleeps. A failed copy leaves `disk_<i>.img.error` with the reason (and
+ * the container's log): the launcher waits for one of the two (volume-prep.ts) and reports
+ * the error under the volume's field path. Regular containers rather than init
+ * containers, because the kubelet starts the next init container only when its PLEG
+ * relist (once a second) has seen the previous one exit: the copy now overlaps the
+ * launcher's own start-up instead of delaying it. The launcher's qcow2 overlay on the
+ * copy keeps the guest's writes apart.
  */
 import { normalize } from 'node:path';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
@@ -19,37 +25,60 @@ import { PodRenderError } from './pod-render-error';
 /** Where `container-disk-binary` puts busybox (the `virt-bin-share-dir` emptyDir). */
 export const CONTAINER_DISK_BIN_DIR = '/init/usr/bin';
 
-// $0 = the destination, $1 = the file inside the image (or none: the one file under /disk/).
-const COPY_SCRIPT =
-  'if [ $# -eq 0 ]; then set -- /disk/*; fi; ' +
-  'if [ $# -ne 1 ] || [ ! -f "$1" ]; then echo "containerDisk image must hold exactly one file under /disk/ (found: $*); or set path" >&2; exit 1; fi; ' +
-  'cp -- "$1" "$0.tmp" && mv -- "$0.tmp" "$0"';
+const BUSYBOX = `${CONTAINER_DISK_BIN_DIR}/busybox`;
 
-/** The init containers of the VMI's containerDisk volumes (none when it has none). */
-export function containerDiskInitContainers(
+/**
+ * The volume container's script, run by `busybox sh -c` with $0 = the destination and
+ * $1 = the file inside the image (or none: the one file under /disk/). Either outcome is
+ * final and atomic (a rename); the container then sleeps so the pod (restartPolicy Never)
+ * keeps every container running and ready, as upstream's does. Exported for its test.
+ */
+export function containerDiskCopyScript(busybox = BUSYBOX): string {
+  const sleep = `exec ${busybox} sleep 2147483647`;
+  return [
+    `fail() { echo "$1" >&2; echo "$1" > "$0.error.tmp" && mv -- "$0.error.tmp" "$0.error"; ${sleep}; }`,
+    'if [ $# -eq 1 ]; then [ -f "$1" ] || fail "path $1 is not a file in the image"',
+    'else set -- /disk/*; { [ $# -eq 1 ] && [ -f "$1" ]; } || fail "the image must hold exactly one file under /disk/ (found: $*); or set path"; fi',
+    'err=$(cp -- "$1" "$0.tmp" 2>&1) || fail "copying $1 failed: $err"',
+    'mv -- "$0.tmp" "$0" || fail "moving the copy into place failed"',
+    sleep,
+  ].join('; ');
+}
+
+/** The launcher pod's containers for its containerDisk volumes. */
+export interface ContainerDiskContainers {
+  /** `container-disk-binary`, or none when the VMI has no containerDisk. */
+  init: PodContainer[];
+  /** One `volume<name>` container per containerDisk volume, beside `compute`. */
+  containers: PodContainer[];
+}
+
+/** The containers of the VMI's containerDisk volumes (none when it has none). */
+export function containerDiskContainers(
   vmi: VirtualMachineInstance,
   launcherImage: string,
   defaultPullPolicy: string,
   securityContext: PodContainer['securityContext'],
-): PodContainer[] {
+): ContainerDiskContainers {
   const disks = (vmi.spec.volumes ?? [])
     .map((v, i) => ({ v, i }))
     .filter(({ v }) => v.containerDisk !== undefined);
-  if (disks.length === 0) return [];
+  if (disks.length === 0) return { init: [], containers: [] };
   const binMount = { name: 'virt-bin-share-dir', mountPath: CONTAINER_DISK_BIN_DIR };
   const diskMount = { name: 'container-disks', mountPath: LAUNCHER_DIRS.containerDisks };
   const resources = { requests: { cpu: '10m', memory: '40Mi' }, limits: { cpu: '100m', memory: '40Mi' } };
-  const out: PodContainer[] = [
+  const init: PodContainer[] = [
     {
       name: 'container-disk-binary',
       image: launcherImage,
       imagePullPolicy: defaultPullPolicy,
-      command: ['cp', '/bin/busybox', `${CONTAINER_DISK_BIN_DIR}/busybox`],
+      command: ['cp', '/bin/busybox', BUSYBOX],
       resources,
       securityContext,
       volumeMounts: [binMount],
     },
   ];
+  const containers: PodContainer[] = [];
   for (const { v, i } of disks) {
     const cd = v.containerDisk!;
     const field = `spec.volumes[${i}].containerDisk`;
@@ -63,16 +92,16 @@ export function containerDiskInitContainers(
         throw new PodRenderError(`${field}.path: '${cd.path}' is not a file inside the image`);
       args.push(p);
     }
-    out.push({
+    containers.push({
       name: `volume${v.name}`,
       image: cd.image,
       imagePullPolicy: cd.imagePullPolicy ?? defaultPullPolicy,
-      command: [`${CONTAINER_DISK_BIN_DIR}/busybox`, 'sh', '-c', COPY_SCRIPT],
+      command: [BUSYBOX, 'sh', '-c', containerDiskCopyScript()],
       args,
       resources,
       securityContext,
       volumeMounts: [binMount, diskMount],
     });
   }
-  return out;
+  return { init, containers };
 }

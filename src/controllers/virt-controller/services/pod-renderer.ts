@@ -12,7 +12,7 @@ import { LAUNCHER_COMMAND, LAUNCHER_DIRS, renderLauncherArgs } from '../../commo
 import { MULTUS_NETWORKS_ANNOTATION, multusNetworksAnnotation } from '../../common/multus';
 import type { Pod, PodContainer } from '../../common/pod';
 import { launcherVerbosityEnv } from '../../logging/launcher-verbosity';
-import { containerDiskInitContainers } from './container-disk-containers';
+import { containerDiskContainers } from './container-disk-containers';
 import { isCpuDedicated, memoryOverhead } from './memory-overhead';
 import { controllerRef } from './owner-ref';
 import { PodRenderError } from './pod-render-error';
@@ -214,6 +214,17 @@ export function renderLauncherPod(
       : { runAsUser: 0, privileged: false, capabilities: { add: caps, drop: ['NET_RAW'] } },
   };
 
+  // Only a kubelet runs containerDisk images as containers; the local pod runtime links
+  // the disk from its image store (volume-prep.ts).
+  const disks =
+    opts.podRuntime === 'kubelet'
+      ? containerDiskContainers(vmi, opts.launcherImage, compute.imagePullPolicy ?? 'IfNotPresent', {
+          runAsUser: NON_ROOT_UID,
+          runAsNonRoot: true,
+          privileged: false,
+          capabilities: { drop: ['ALL'] },
+        })
+      : { init: [], containers: [] };
   const spec = vmi.spec;
   const pod: Pod = {
     apiVersion: 'v1',
@@ -238,16 +249,8 @@ export function renderLauncherPod(
       // daemon waits forever on the zombies. Upstream's virt-launcher-monitor is PID 1 for
       // that; here the pod shares one PID namespace and the pause container, PID 1, reaps.
       shareProcessNamespace: opts.podRuntime === 'kubelet' ? true : undefined,
-      initContainers:
-        opts.podRuntime === 'kubelet'
-          ? containerDiskInitContainers(vmi, opts.launcherImage, compute.imagePullPolicy ?? 'IfNotPresent', {
-              runAsUser: NON_ROOT_UID,
-              runAsNonRoot: true,
-              privileged: false,
-              capabilities: { drop: ['ALL'] },
-            })
-          : undefined,
-      containers: [compute],
+      initContainers: disks.init.length > 0 ? disks.init : undefined,
+      containers: [compute, ...disks.containers],
       nodeSelector: launcherNodeSelector(vmi, config),
       volumes,
       dnsConfig: spec.dnsConfig,

@@ -1,8 +1,9 @@
 /**
- * Launcher pods for a kubelet node (podRuntime: 'kubelet'): each containerDisk volume gets
- * an init container from its image copying the disk to the launcher's backing file, with
- * the launcher image's busybox; the pod shares one PID namespace (the pause container
- * reaps libvirt's daemonized QEMU). The local pod runtime's pods have neither.
+ * Launcher pods for a kubelet node (podRuntime: 'kubelet'): one init container copies the
+ * launcher image's busybox, and each containerDisk volume gets a container from its image,
+ * beside compute, that copies the disk to the launcher's backing file with it; the pod
+ * shares one PID namespace (the pause container reaps libvirt's daemonized QEMU). The
+ * local pod runtime's pods have neither.
  */
 import { describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../../src/api/config/cluster-config';
@@ -28,7 +29,7 @@ function vmi(volumes: NonNullable<VirtualMachineInstance['spec']['volumes']>): V
 }
 
 describe('launcher pod containerDisks under a kubelet', () => {
-  it('copies each containerDisk with an init container from its image', () => {
+  it('copies each containerDisk with a container from its image, beside compute', () => {
     const pod = renderLauncherPod(
       vmi([
         { name: 'boot', containerDisk: { image: 'reg/disk:1', imagePullPolicy: 'Never' } },
@@ -41,24 +42,31 @@ describe('launcher pod containerDisks under a kubelet', () => {
     const init = pod.spec?.initContainers ?? [];
     expect(init.map((c) => [c.name, c.image])).toEqual([
       ['container-disk-binary', 'kubevirt-ts/launcher:dev'],
+    ]);
+    expect(init[0].command).toEqual(['cp', '/bin/busybox', '/init/usr/bin/busybox']);
+    const containers = pod.spec?.containers ?? [];
+    expect(containers.map((c) => [c.name, c.image])).toEqual([
+      ['compute', 'kubevirt-ts/launcher:dev'],
       ['volumeboot', 'reg/disk:1'],
       ['volumeextra', 'reg/other:2'],
     ]);
-    expect(init[0].command).toEqual(['cp', '/bin/busybox', '/init/usr/bin/busybox']);
-    expect(init[1].imagePullPolicy).toBe('Never');
-    expect(init[1].command?.slice(0, 3)).toEqual(['/init/usr/bin/busybox', 'sh', '-c']);
+    const [, boot, extra] = containers;
+    expect(boot.imagePullPolicy).toBe('Never');
+    expect(boot.command?.slice(0, 3)).toEqual(['/init/usr/bin/busybox', 'sh', '-c']);
+    expect(boot.command?.[3]).toContain('exec /init/usr/bin/busybox sleep');
     // Volume index 0 and 2: the launcher's backing-file names; path normalized, passed as an argument.
-    expect(init[1].args).toEqual(['/var/run/kubevirt/container-disks/disk_0.img']);
-    expect(init[2].args).toEqual(['/var/run/kubevirt/container-disks/disk_2.img', '/images/x.qcow2']);
-    for (const c of init) {
+    expect(boot.args).toEqual(['/var/run/kubevirt/container-disks/disk_0.img']);
+    expect(extra.args).toEqual(['/var/run/kubevirt/container-disks/disk_2.img', '/images/x.qcow2']);
+    for (const c of [init[0], boot, extra]) {
       expect(c.securityContext).toMatchObject({ runAsUser: 107, runAsNonRoot: true, privileged: false });
       expect(c.volumeMounts?.[0]).toEqual({ name: 'virt-bin-share-dir', mountPath: '/init/usr/bin' });
     }
-    expect(init[1].volumeMounts?.[1]).toEqual({
+    expect(boot.volumeMounts?.[1]).toEqual({
       name: 'container-disks',
       mountPath: '/var/run/kubevirt/container-disks',
     });
     expect(pod.spec?.shareProcessNamespace).toBe(true);
+    expect(pod.metadata?.annotations?.['kubectl.kubernetes.io/default-container']).toBe('compute');
   });
 
   it('refuses a path that leaves the image, naming the field', () => {
@@ -76,6 +84,7 @@ describe('launcher pod containerDisks under a kubelet', () => {
       launcherImage: 'kubevirt-ts/launcher:dev',
     });
     expect(pod.spec?.initContainers).toBeUndefined();
+    expect(pod.spec?.containers.map((c) => c.name)).toEqual(['compute']);
     expect(pod.spec?.shareProcessNamespace).toBeUndefined();
   });
 });
