@@ -6,6 +6,7 @@
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { FieldError } from '../../api/errors';
 import { admit, admitDefaults } from '../../api/validation/admission';
+import { sameJson } from '../runtime/same-json';
 import type { ObjectClient } from '../runtime/types';
 import { type AdmissionRequest, type StatusCause, toCauses } from './admission-review';
 import { catalogForVm } from './instancetype-lookup';
@@ -88,7 +89,7 @@ const validate =
     return errors.length ? refuse(errors) : allow;
   };
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+const same = (a: unknown, b: unknown) => sameJson(a ?? null, b ?? null);
 
 /**
  * Upstream's VMI update rule: only KubeVirt's components change a VMI's spec (users go

@@ -26,6 +26,7 @@ import type { VirtHandlerOptions } from './handler-options';
 
 export type { VirtHandlerOptions } from './handler-options';
 
+import { sameJson } from '../runtime/same-json';
 import { LauncherConnections } from './launcher-connections';
 import { launcherPodOf } from './launcher-pod';
 import { LauncherPodSetup } from './launcher-pod-setup';
@@ -386,7 +387,7 @@ export class VirtHandler {
   }
 
   private async write(old: VirtualMachineInstance, next: VirtualMachineInstance): Promise<void> {
-    if (JSON.stringify(old.status) === JSON.stringify(next.status)) return;
+    if (sameJson(old.status, next.status)) return;
     try {
       await this.o.client.update(VmiResource, next as never);
       this.o.onWrite?.('VirtualMachineInstance', old.metadata?.name ?? '');

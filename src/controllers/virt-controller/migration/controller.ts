@@ -12,6 +12,7 @@ import { Finalizers } from '../../../api/labels';
 import type { Pod } from '../../common/pod';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { PodType, VirtualMachineInstanceMigrationType } from '../../runtime/resources';
+import { sameJson } from '../../runtime/same-json';
 import type { KubeObject } from '../../runtime/types';
 import { type LauncherPodOptions, renderLauncherPod } from '../services/pod-renderer';
 import {
@@ -52,8 +53,6 @@ export interface MigrationControllerDeps extends ControllerDeps {
   podOptions: LauncherPodOptions;
   onWrite?: (kind: string, verb: 'create' | 'update' | 'delete') => void;
 }
-
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 export class MigrationController implements KeyReconciler {
   constructor(private readonly d: MigrationControllerDeps) {}

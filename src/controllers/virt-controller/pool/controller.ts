@@ -14,6 +14,7 @@ import type {
 } from '../../../api/generated/types';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { VirtualMachinePoolType, VirtualMachineType } from '../../runtime/resources';
+import { sameJson } from '../../runtime/same-json';
 import { formatLabelSelector, type LabelSelectorSpec, parseLabelSelector } from '../../runtime/selectors';
 import type { KubeObject } from '../../runtime/types';
 import { deleteOwned } from '../services/delete-owned';
@@ -46,8 +47,6 @@ export interface PoolControllerDeps extends ControllerDeps {
   expectations: Expectations;
   onWrite?: (kind: string, verb: 'create' | 'update' | 'delete') => void;
 }
-
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 function indexOf(pool: string, vm: VirtualMachine): number {
   const name = vm.metadata?.name ?? '';

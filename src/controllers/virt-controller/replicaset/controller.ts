@@ -16,6 +16,7 @@ import type {
 import { validateVirtualMachineInstanceSpec } from '../../../api/validation/vmi-spec';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { VirtualMachineInstanceReplicaSetType } from '../../runtime/resources';
+import { sameJson } from '../../runtime/same-json';
 import { formatLabelSelector, type LabelSelectorSpec, parseLabelSelector } from '../../runtime/selectors';
 import type { KubeObject } from '../../runtime/types';
 import { deleteOwned } from '../services/delete-owned';
@@ -54,8 +55,6 @@ export interface ReplicaSetControllerDeps extends ControllerDeps {
     verb: 'create' | 'update' | 'delete',
   ) => void;
 }
-
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 function ownedBy(vmi: VirtualMachineInstance, uid: string | undefined): boolean {
   return (vmi.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === uid);

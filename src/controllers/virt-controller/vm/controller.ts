@@ -16,6 +16,7 @@ import type { InstancetypeCatalog } from '../../../api/instancetype/catalog';
 import { Finalizers } from '../../../api/labels';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { VirtualMachineType } from '../../runtime/resources';
+import { sameJson } from '../../runtime/same-json';
 import {
   type ControllerDeps,
   type Expectations,
@@ -64,7 +65,6 @@ export interface VmControllerDeps extends ControllerDeps {
 /** A failure of the last sync, surfaced as the VM's Failure condition. */
 type SyncError = SyncFailure;
 
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
 
 function vmiState(vmi: VirtualMachineInstance | undefined): VmiState | undefined {

@@ -10,6 +10,7 @@ import { Finalizers } from '../../../api/labels';
 import type { Pod } from '../../common/pod';
 import { ConflictError, InvalidError, NotFoundError } from '../../runtime/errors';
 import { PodType, VirtualMachineInstanceType } from '../../runtime/resources';
+import { sameJson } from '../../runtime/same-json';
 import type { ResourceType } from '../../runtime/types';
 import { missingNetworkAttachment, type NetworkAttachmentDefinition } from '../services/network-attachments';
 import { type LauncherPodOptions, PodRenderError, renderLauncherPod } from '../services/pod-renderer';
@@ -55,8 +56,6 @@ export interface VmiControllerDeps extends ControllerDeps {
   /** Called with the VMI written by this controller (tests count writes through it). */
   onWrite?: (kind: 'VirtualMachineInstance' | 'Pod', verb: 'create' | 'update' | 'delete') => void;
 }
-
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 const byNewest = (a: Pod, b: Pod) =>
   String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? ''));
