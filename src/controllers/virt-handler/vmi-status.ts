@@ -73,8 +73,11 @@ export function nextHandlerStatus(
     }
   }
   if (next === 'Running') {
-    // Written with the phase, so the VMI controller (which mirrors the pod's Ready) has nothing left to write.
-    conds = setCond(conds, { type: 'Ready', status: 'True' }, now);
+    // Ready is the VMI controller's, from the launcher pod's Ready (upstream's
+    // syncReadyConditionFromPod), never written here: on a kubelet node the pod turns Ready
+    // only after virt-controller has seen Running and set the pod's unpaused readiness
+    // gate, and a Ready=True written here with the phase flipped with the controller's
+    // False (ReadinessGatesNotReady) about 20 times until the kubelet caught up.
     const notMigratable = networkNotMigratable(vmi);
     if (notMigratable) conds = setCond(conds, notMigratable, now);
     // AgentConnected, guestOSInfo and interfaces from the guest agent's report.
