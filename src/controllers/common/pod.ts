@@ -28,6 +28,8 @@ export interface PodContainer {
     privileged?: boolean;
     capabilities?: { add?: string[]; drop?: string[] };
   };
+  /** Only an exec postStart hook is rendered (containerDisks: container-disk-containers.ts). */
+  lifecycle?: { postStart?: { exec: { command: string[] } } };
 }
 
 /** One key of a configMap/secret volume projected to a file (`path`, optional mode bits). */

@@ -1,20 +1,24 @@
 /**
- * containerDisk volumes through the container runtime (a kubelet node), in upstream's
- * shape: the `container-disk-binary` init container copies a small static binary from
- * the launcher image (here busybox) into the `virt-bin-share-dir` emptyDir, because a
- * containerDisk image has no userland; then each containerDisk image runs as a regular
- * container of the pod, `volume<name>`, beside `compute`, for the pod's lifetime.
+ * containerDisk volumes through the container runtime (a kubelet node). Each containerDisk
+ * image runs as a regular container of the launcher pod, `volume<name>`, beside
+ * `compute`, for the pod's lifetime, as upstream's does. A containerDisk image has no
+ * userland, so the container runs a static busybox from the launcher image, put into the
+ * `virt-bin-share-dir` emptyDir first.
+ *
+ * Upstream puts its binary there with an init container (`container-disk-binary`); here
+ * the compute container's postStart hook copies it. The kubelet starts a pod's containers
+ * in order and the next only once the previous one's postStart hook has returned, so the
+ * volume containers find the binary; and it starts an init container's successor only
+ * once its PLEG relist (once a second) has seen the init container exit, which cost up
+ * to a second before compute could start, for each init container.
  *
  * Upstream's volume container serves its image's disk in place (virt-handler reaches it
  * through /proc/<pid>/root); this one copies it (the one file under /disk/, or `path`) to
  * the launcher's backing file `<container-disks>/disk_<i>.img`, with a rename when
  * complete, then sleeps. A failed copy leaves `disk_<i>.img.error` with the reason (and
  * the container's log): the launcher waits for one of the two (volume-prep.ts) and reports
- * the error under the volume's field path. Regular containers rather than init
- * containers, because the kubelet starts the next init container only when its PLEG
- * relist (once a second) has seen the previous one exit: the copy now overlaps the
- * launcher's own start-up instead of delaying it. The launcher's qcow2 overlay on the
- * copy keeps the guest's writes apart.
+ * the error under the volume's field path. The copy overlaps the launcher's start-up; the
+ * launcher's qcow2 overlay on it keeps the guest's writes apart.
  */
 import { normalize } from 'node:path';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
@@ -22,7 +26,7 @@ import { LAUNCHER_DIRS } from '../../common/launcher-args';
 import type { PodContainer } from '../../common/pod';
 import { PodRenderError } from './pod-render-error';
 
-/** Where `container-disk-binary` puts busybox (the `virt-bin-share-dir` emptyDir). */
+/** Where compute's postStart hook puts busybox (the `virt-bin-share-dir` emptyDir). */
 export const CONTAINER_DISK_BIN_DIR = '/init/usr/bin';
 
 const BUSYBOX = `${CONTAINER_DISK_BIN_DIR}/busybox`;
@@ -47,37 +51,29 @@ export function containerDiskCopyScript(busybox = BUSYBOX): string {
 
 /** The launcher pod's containers for its containerDisk volumes. */
 export interface ContainerDiskContainers {
-  /** `container-disk-binary`, or none when the VMI has no containerDisk. */
-  init: PodContainer[];
-  /** One `volume<name>` container per containerDisk volume, beside `compute`. */
+  /** What the compute container gets: the binary's mount and the hook copying it (none without containerDisks). */
+  compute?: Required<Pick<PodContainer, 'volumeMounts' | 'lifecycle'>>;
+  /** One `volume<name>` container per containerDisk volume, after `compute`. */
   containers: PodContainer[];
 }
 
 /** The containers of the VMI's containerDisk volumes (none when it has none). */
 export function containerDiskContainers(
   vmi: VirtualMachineInstance,
-  launcherImage: string,
   defaultPullPolicy: string,
   securityContext: PodContainer['securityContext'],
 ): ContainerDiskContainers {
   const disks = (vmi.spec.volumes ?? [])
     .map((v, i) => ({ v, i }))
     .filter(({ v }) => v.containerDisk !== undefined);
-  if (disks.length === 0) return { init: [], containers: [] };
+  if (disks.length === 0) return { containers: [] };
   const binMount = { name: 'virt-bin-share-dir', mountPath: CONTAINER_DISK_BIN_DIR };
   const diskMount = { name: 'container-disks', mountPath: LAUNCHER_DIRS.containerDisks };
   const resources = { requests: { cpu: '10m', memory: '40Mi' }, limits: { cpu: '100m', memory: '40Mi' } };
-  const init: PodContainer[] = [
-    {
-      name: 'container-disk-binary',
-      image: launcherImage,
-      imagePullPolicy: defaultPullPolicy,
-      command: ['cp', '/bin/busybox', BUSYBOX],
-      resources,
-      securityContext,
-      volumeMounts: [binMount],
-    },
-  ];
+  const compute = {
+    volumeMounts: [binMount],
+    lifecycle: { postStart: { exec: { command: ['cp', '/bin/busybox', BUSYBOX] } } },
+  };
   const containers: PodContainer[] = [];
   for (const { v, i } of disks) {
     const cd = v.containerDisk!;
@@ -103,5 +99,5 @@ export function containerDiskContainers(
       volumeMounts: [binMount, diskMount],
     });
   }
-  return { init, containers };
+  return { compute, containers };
 }

@@ -218,13 +218,17 @@ export function renderLauncherPod(
   // the disk from its image store (volume-prep.ts).
   const disks =
     opts.podRuntime === 'kubelet'
-      ? containerDiskContainers(vmi, opts.launcherImage, compute.imagePullPolicy ?? 'IfNotPresent', {
+      ? containerDiskContainers(vmi, compute.imagePullPolicy ?? 'IfNotPresent', {
           runAsUser: NON_ROOT_UID,
           runAsNonRoot: true,
           privileged: false,
           capabilities: { drop: ['ALL'] },
         })
-      : { init: [], containers: [] };
+      : { containers: [] };
+  if (disks.compute) {
+    compute.volumeMounts = [...(compute.volumeMounts ?? []), ...disks.compute.volumeMounts];
+    compute.lifecycle = disks.compute.lifecycle;
+  }
   const spec = vmi.spec;
   const pod: Pod = {
     apiVersion: 'v1',
@@ -249,7 +253,6 @@ export function renderLauncherPod(
       // daemon waits forever on the zombies. Upstream's virt-launcher-monitor is PID 1 for
       // that; here the pod shares one PID namespace and the pause container, PID 1, reaps.
       shareProcessNamespace: opts.podRuntime === 'kubelet' ? true : undefined,
-      initContainers: disks.init.length > 0 ? disks.init : undefined,
       containers: [compute, ...disks.containers],
       nodeSelector: launcherNodeSelector(vmi, config),
       volumes,

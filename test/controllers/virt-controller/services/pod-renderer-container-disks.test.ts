@@ -1,8 +1,8 @@
 /**
- * Launcher pods for a kubelet node (podRuntime: 'kubelet'): one init container copies the
- * launcher image's busybox, and each containerDisk volume gets a container from its image,
- * beside compute, that copies the disk to the launcher's backing file with it; the pod
- * shares one PID namespace (the pause container reaps libvirt's daemonized QEMU). The
+ * Launcher pods for a kubelet node (podRuntime: 'kubelet'): compute's postStart hook copies
+ * the launcher image's busybox, and each containerDisk volume gets a container from its
+ * image, after compute, that copies the disk to the launcher's backing file with it; the
+ * pod shares one PID namespace (the pause container reaps libvirt's daemonized QEMU). The
  * local pod runtime's pods have neither.
  */
 import { describe, expect, it } from 'vitest';
@@ -39,25 +39,26 @@ describe('launcher pod containerDisks under a kubelet', () => {
       cfg,
       kubelet,
     );
-    const init = pod.spec?.initContainers ?? [];
-    expect(init.map((c) => [c.name, c.image])).toEqual([
-      ['container-disk-binary', 'kubevirt-ts/launcher:dev'],
-    ]);
-    expect(init[0].command).toEqual(['cp', '/bin/busybox', '/init/usr/bin/busybox']);
+    expect(pod.spec?.initContainers).toBeUndefined();
     const containers = pod.spec?.containers ?? [];
     expect(containers.map((c) => [c.name, c.image])).toEqual([
       ['compute', 'kubevirt-ts/launcher:dev'],
       ['volumeboot', 'reg/disk:1'],
       ['volumeextra', 'reg/other:2'],
     ]);
-    const [, boot, extra] = containers;
+    const [compute, boot, extra] = containers;
+    // The kubelet starts boot and extra only after this hook returned: busybox is there.
+    expect(compute.lifecycle).toEqual({
+      postStart: { exec: { command: ['cp', '/bin/busybox', '/init/usr/bin/busybox'] } },
+    });
+    expect(compute.volumeMounts).toContainEqual({ name: 'virt-bin-share-dir', mountPath: '/init/usr/bin' });
     expect(boot.imagePullPolicy).toBe('Never');
     expect(boot.command?.slice(0, 3)).toEqual(['/init/usr/bin/busybox', 'sh', '-c']);
     expect(boot.command?.[3]).toContain('exec /init/usr/bin/busybox sleep');
     // Volume index 0 and 2: the launcher's backing-file names; path normalized, passed as an argument.
     expect(boot.args).toEqual(['/var/run/kubevirt/container-disks/disk_0.img']);
     expect(extra.args).toEqual(['/var/run/kubevirt/container-disks/disk_2.img', '/images/x.qcow2']);
-    for (const c of [init[0], boot, extra]) {
+    for (const c of [boot, extra]) {
       expect(c.securityContext).toMatchObject({ runAsUser: 107, runAsNonRoot: true, privileged: false });
       expect(c.volumeMounts?.[0]).toEqual({ name: 'virt-bin-share-dir', mountPath: '/init/usr/bin' });
     }
@@ -85,6 +86,7 @@ describe('launcher pod containerDisks under a kubelet', () => {
     });
     expect(pod.spec?.initContainers).toBeUndefined();
     expect(pod.spec?.containers.map((c) => c.name)).toEqual(['compute']);
+    expect(pod.spec?.containers[0].lifecycle).toBeUndefined();
     expect(pod.spec?.shareProcessNamespace).toBeUndefined();
   });
 });
