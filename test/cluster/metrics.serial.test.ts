@@ -27,6 +27,7 @@ import type { ClusterInfo } from '../../scripts/cluster/state';
 import { up } from '../../scripts/cluster/up';
 import { repoRoot } from '../../scripts/gen-api';
 import { clusterUnavailableReason, TEST_BRIDGE, TEST_POD_SUBNET, testStateDir } from '../support/cluster';
+import { waitForCrdEstablished } from '../support/crd-established';
 import { integration } from '../support/integration';
 import { prometheusBlocker, TestPrometheus } from '../support/prometheus';
 import { waitFor } from '../support/wait';
@@ -91,20 +92,7 @@ describe.skipIf(!enabled)('Prometheus scraping the real one-node cluster over TL
       }),
     );
     k('apply', '-f', join(dir, 'operator.yaml'));
-    // kubectl wait errors on a CRD whose status has no conditions yet: retry until it has.
-    await waitFor(
-      'the KubeVirt CRD Established',
-      () => {
-        try {
-          k('wait', '--for', 'condition=Established', '--timeout=60s', 'crd/kubevirts.kubevirt.io');
-          return true;
-        } catch {
-          return undefined;
-        }
-      },
-      120_000,
-      1_000,
-    );
+    await waitForCrdEstablished(k, 'kubevirts.kubevirt.io');
     k('apply', '-f', join(dir, 'kubevirt.yaml'));
     k('wait', '-n', KV_NS, 'kv', 'kubevirt', '--for', 'condition=Available', '--timeout=400s');
   }, 600_000);

@@ -27,6 +27,7 @@ import { type ClusterInfo, clusterPaths } from '../../scripts/cluster/state';
 import { up } from '../../scripts/cluster/up';
 import { repoRoot } from '../../scripts/gen-api';
 import { clusterUnavailableReason, TEST_BRIDGE, TEST_POD_SUBNET, testStateDir } from '../support/cluster';
+import { waitForCrdEstablished } from '../support/crd-established';
 import { BOOT_MARKER } from '../support/guest';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
@@ -90,7 +91,7 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
     expect(left).toEqual([]);
   }, 300_000);
 
-  it('installs from the operator manifest and a KubeVirt CR: Deployed and Available', () => {
+  it('installs from the operator manifest and a KubeVirt CR: Deployed and Available', async () => {
     writeFileSync(join(dir, 'operator.yaml'), devOperatorManifest(info));
     writeFileSync(
       join(dir, 'kubevirt.yaml'),
@@ -115,7 +116,7 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
     );
     const t0 = performance.now();
     k('apply', '-f', join(dir, 'operator.yaml'));
-    k('wait', '--for', 'condition=Established', '--timeout=60s', 'crd/kubevirts.kubevirt.io');
+    await waitForCrdEstablished(k, 'kubevirts.kubevirt.io');
     k('apply', '-f', join(dir, 'kubevirt.yaml'));
     k('wait', '-n', KV_NS, 'kv', 'kubevirt', '--for', 'condition=Available', '--timeout=400s');
     log(`operator manifest applied to KubeVirt Available: ${Math.round(performance.now() - t0)} ms`);
