@@ -29,6 +29,7 @@ import { SerialConsole } from '../support/guest';
 import { integrationRequired } from '../support/integration';
 import { ECHO_CLIENT, ECHO_SERVER } from '../support/netns-process';
 import { waitFor } from '../support/wait';
+import { peerEcho, peerLogOnceGot } from './peer-traffic';
 
 /** What the cases share with the file that registers them. */
 export interface ClusterVmContext {
@@ -209,27 +210,9 @@ export function registerNetworkCases(ctx: () => ClusterVmContext): void {
         120_000,
       );
       expect(got.trim()).toBe('65536');
-      const seen = await waitFor(
-        'the peer to count the guest bytes',
-        () =>
-          c.kubectl('logs', '-n', c.namespace, 'peer').includes(`from ${podIP} got 65536`) ? true : undefined,
-        30_000,
-        500,
-      );
-      expect(seen).toBe(true);
-      const fromPeer = c.kubectl(
-        'exec',
-        '-n',
-        c.namespace,
-        'peer',
-        '--',
-        'node',
-        '-e',
-        ECHO_CLIENT,
-        podIP,
-        String(GUEST_PORT),
-        '200000',
-      );
+      const seen = await peerLogOnceGot(c.kubectl, c.namespace, podIP, 65536);
+      expect(seen).toContain(`from ${podIP} got 65536`);
+      const fromPeer = peerEcho(c.kubectl, c.namespace, podIP, GUEST_PORT, 200000);
       expect(fromPeer.trim()).toBe('echoed 200000');
       // The host side of the test bridge (its .1) reaches the guest on the pod IP directly.
       expect(hostEcho(podIP, GUEST_PORT, 100000)).toBe('echoed 100000');

@@ -14,9 +14,9 @@
  */
 import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { expect, it } from 'vitest';
-import { ECHO_CLIENT } from '../support/netns-process';
 import { processesWith } from '../support/processes';
 import { waitFor } from '../support/wait';
+import { peerEcho, peerLogOnceGot } from './peer-traffic';
 import { type ClusterVmContext, deleteVm, peerOf, startVm, vmManifest } from './vm-network-cases';
 
 const GUEST_PORT = 8080;
@@ -86,28 +86,10 @@ export function registerPasstCase(ctx: () => ClusterVmContext): void {
         `(dd if=/dev/zero bs=1024 count=64 2>/dev/null | nc -w 10 ${peerIP} ${c.peerPort} >/dev/null) >/dev/null 2>&1 & true`,
         30_000,
       );
-      const seen = await waitFor(
-        'the peer to count the guest bytes',
-        () =>
-          c.kubectl('logs', '-n', c.namespace, 'peer').includes(`from ${podIP} got 65536`) ? true : undefined,
-        60_000,
-        500,
-      );
-      expect(seen).toBe(true);
+      const seen = await peerLogOnceGot(c.kubectl, c.namespace, podIP, 65536, 60_000);
+      expect(seen).toContain(`from ${podIP} got 65536`);
       // The peer to the guest's echo through the pod IP and the forwarded port.
-      const fromPeer = c.kubectl(
-        'exec',
-        '-n',
-        c.namespace,
-        'peer',
-        '--',
-        'node',
-        '-e',
-        ECHO_CLIENT,
-        podIP,
-        String(GUEST_PORT),
-        '200000',
-      );
+      const fromPeer = peerEcho(c.kubectl, c.namespace, podIP, GUEST_PORT, 200000);
       expect(fromPeer.trim()).toBe('echoed 200000');
       const vmi = await vm.readVmi();
       expect(vmi.status?.interfaces?.[0]).toMatchObject({ name: 'default', ipAddress: podIP });

@@ -49,8 +49,9 @@ import { installComponents } from '../support/cluster-install';
 import { kubectlExecAsync, kubectlWith, runPod } from '../support/cluster-pods';
 import { SerialConsole } from '../support/guest';
 import { integration } from '../support/integration';
-import { ECHO_CLIENT, ECHO_SERVER, HOLD_CLIENT } from '../support/netns-process';
+import { ECHO_SERVER, HOLD_CLIENT } from '../support/netns-process';
 import { waitFor } from '../support/wait';
+import { peerEcho, peerLogOnceGot } from './peer-traffic';
 import { registerAccessCredentialsCase } from './vm-access-credentials-case';
 import { registerNetworkCases } from './vm-network-cases';
 import { registerPasstCase } from './vm-passt-case';
@@ -340,29 +341,9 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
       con.close();
     }
     // The peer saw the guest's connection come from the launcher pod's IP (the NAT).
-    const seen = await waitFor(
-      'the peer to count the bytes',
-      () => {
-        const logs = kubectl('logs', '-n', NS, 'peer');
-        return logs.includes(`from ${podIP} got 65536`) ? logs : undefined;
-      },
-      30_000,
-      500,
-    );
+    const seen = await peerLogOnceGot(kubectl, NS, podIP, 65536);
     expect(seen).toContain(`from ${podIP} got 65536`);
-    const echoed = kubectl(
-      'exec',
-      '-n',
-      NS,
-      'peer',
-      '--',
-      'node',
-      '-e',
-      ECHO_CLIENT,
-      podIP,
-      String(GUEST_PORT),
-      '200000',
-    );
+    const echoed = peerEcho(kubectl, NS, podIP, GUEST_PORT, 200000);
     expect(echoed.trim()).toBe('echoed 200000');
     process.stdout.write(
       `cluster VM ${VM}: guest 10.0.2.2 -> ${peerIP}:${PEER_PORT} sent 65536 echoed 65536 (seen from ${podIP}); ${peerIP} -> ${podIP}:${GUEST_PORT} sent 200000 echoed 200000\n`,
