@@ -8,7 +8,7 @@
  * refused. The Secret reaches the launcher as the launcher pod's secret volume
  * (`<name>-access-cred`), which the local pod runtime materializes like kubelet.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -34,6 +34,7 @@ import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
 import { SerialConsole } from '../support/guest';
 import { canTestNetworking, netSnapshot, networkGuestDir, scopedSnapshot } from '../support/net-snapshot';
 import { repoRoot } from '../support/netns-process';
+import { runVirtctl } from '../support/virtctl-process';
 import { cliBuilt, cliEntry, e2eRun, waitFor } from './node-harness';
 
 const guest = networkGuestDir(undefined, 9);
@@ -102,26 +103,7 @@ describe.runIf(run)(
       expect(scopedSnapshot(launcherNs, bridge)).toEqual(scopedBefore);
     }, 300_000);
 
-    const cli = (args: string[], timeout = 180_000) =>
-      new Promise<string>((resolve, reject) => {
-        const child = spawn(process.execPath, [virtctl, ...args, '--state-dir', state], {
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (d) => {
-          out += d;
-        });
-        child.stderr.on('data', (d) => {
-          err += d;
-        });
-        const t = setTimeout(() => child.kill('SIGKILL'), timeout);
-        child.on('close', (code) => {
-          clearTimeout(t);
-          if (code === 0) resolve(out);
-          else reject(new Error(`virtctl ${args[0]} exited ${code}: ${err.slice(-1000)}`));
-        });
-      });
+    const cli = (args: string[], timeout?: number) => runVirtctl(virtctl, state, args, timeout);
 
     /** Waits for the VM's VMI to run and its guest to print the SSH marker; returns the marker line. */
     async function sshMarker(name: string): Promise<string> {

@@ -39,6 +39,7 @@ import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
 import { SerialConsole } from '../support/guest';
 import { canTestNetworking, netSnapshot, networkGuestDir, scopedSnapshot } from '../support/net-snapshot';
 import { inNs, repoRoot } from '../support/netns-process';
+import { runVirtctl } from '../support/virtctl-process';
 import { cliBuilt, cliEntry, e2eRun, waitFor } from './node-harness';
 
 const guest = networkGuestDir(undefined, 8);
@@ -147,26 +148,7 @@ describe.runIf(run)('ssh, scp, port-forward and a handler restart in local mode 
   }, 180_000);
 
   // Asynchronous: the local API the CLI talks to is served by this process.
-  const cli = (args: string[], timeout = 180_000) =>
-    new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, [virtctl, ...args, '--state-dir', state], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (d) => {
-        out += d;
-      });
-      child.stderr.on('data', (d) => {
-        err += d;
-      });
-      const t = setTimeout(() => child.kill('SIGKILL'), timeout);
-      child.on('close', (code) => {
-        clearTimeout(t);
-        if (code === 0) resolve(out);
-        else reject(new Error(`virtctl ${args[0]} exited ${code}: ${err.slice(-1000)}`));
-      });
-    });
+  const cli = (args: string[], timeout?: number) => runVirtctl(virtctl, state, args, timeout);
 
   it('reaches the guest by port-forward, ssh and scp; a held connection survives a handler restart; deletion leaves nothing', {
     timeout: 600_000,
