@@ -16,6 +16,7 @@ import { podEmptyDirPath } from '../../controllers/launcher-protocol/paths';
 import { PodType } from '../../controllers/runtime/resources';
 import type { KubeObject } from '../../controllers/runtime/types';
 import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
+import { pauseVmi, softRebootVmi, unpauseVmi } from '../../controllers/virt-handler/vmi-operations';
 import { CONSOLE_SOCKET, VNC_SOCKET } from '../../controllers/virt-launcher/domain-report';
 import { shortDir } from '../../controllers/virt-launcher/short-dir';
 import type { LocalNode } from './local-node';
@@ -113,15 +114,15 @@ async function handle(node: LocalNode, req: http.IncomingMessage): Promise<unkno
   switch (sub) {
     case 'pause':
       if (!put) break;
-      await node.handler.pause(ns, name);
+      await pauseVmi(node.handler, ns, name);
       return {};
     case 'unpause':
       if (!put) break;
-      await node.handler.unpause(ns, name);
+      await unpauseVmi(node.handler, ns, name);
       return {};
     case 'softreboot':
       if (!put) break;
-      await node.handler.softReboot(ns, name);
+      await softRebootVmi(node.handler, ns, name);
       return {};
     case 'reset':
       if (!put) break;

@@ -415,29 +415,8 @@ export class VirtHandler {
     return { vmi, client: await this.conns.get(podUid), socketsDir: dirname(this.conns.socketPath(podUid)) };
   }
 
-  /** Pauses a running guest (the VMI gets the Paused condition). */
-  async pause(namespace: string, name: string): Promise<void> {
-    const { vmi, client } = await this.launcherOf(namespace, name);
-    await client.pauseVirtualMachine(vmi);
+  /** Queues the VMI for a sync now (after an operation whose effect its status shows). */
+  requeue(namespace: string, name: string): void {
     this.queue.add(`${namespace}/${name}`);
-  }
-
-  /** Resumes a paused guest. */
-  async unpause(namespace: string, name: string): Promise<void> {
-    const { vmi, client } = await this.launcherOf(namespace, name);
-    await client.unpauseVirtualMachine(vmi);
-    this.queue.add(`${namespace}/${name}`);
-  }
-
-  /** Asks the guest to reboot itself (ACPI). */
-  async softReboot(namespace: string, name: string): Promise<void> {
-    const { vmi, client } = await this.launcherOf(namespace, name);
-    await client.softRebootVirtualMachine(vmi);
-  }
-
-  /** Asks the guest to power off (ACPI), killing it after `graceSeconds`. */
-  async shutdown(namespace: string, name: string, graceSeconds?: number): Promise<void> {
-    const { vmi, client } = await this.launcherOf(namespace, name);
-    await client.shutdownVirtualMachine(vmi, graceSeconds ?? vmi.spec.terminationGracePeriodSeconds ?? 30);
   }
 }
