@@ -25,6 +25,19 @@ export function parseQuantity(q: Quantity | undefined | null): ParsedQuantity | 
     return parseQuantity(String(q));
   }
   if (typeof q !== 'string') return undefined;
+  // Admission reads the same few quantities many times (shape check, defaults, rules), and
+  // the BigInt arithmetic below dominated it: results are immutable, so keep recent ones.
+  const known = parsed.get(q);
+  if (known !== undefined) return known ?? undefined;
+  const p = parseText(q);
+  if (parsed.size >= 1024) parsed.clear();
+  parsed.set(q, p ?? null);
+  return p;
+}
+
+const parsed = new Map<string, ParsedQuantity | null>();
+
+function parseText(q: string): ParsedQuantity | undefined {
   const m = quantityRe.exec(q.trim());
   if (!m) return undefined;
   const [, sign, digits, suffix = ''] = m;

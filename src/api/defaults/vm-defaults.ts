@@ -8,6 +8,7 @@
 import type { ClusterConfig } from '../config/cluster-config';
 import type { VirtualMachine, VirtualMachinePreferenceSpec } from '../generated/types';
 import { type InstancetypeCatalog, InstancetypeKinds } from '../instancetype/catalog';
+import { cloneJson } from '../json-clone';
 import { firmwareSerialForVM } from './firmware-uuid';
 import { setDefaultNetworkInterface } from './vmi-defaults';
 
@@ -26,7 +27,7 @@ export function defaultVirtualMachine(
   config: ClusterConfig,
   options: VirtualMachineDefaultingOptions = {},
 ): VirtualMachine {
-  const out: VirtualMachine = structuredClone(vm);
+  const out: VirtualMachine = cloneJson(vm);
   out.spec ??= {} as VirtualMachine['spec'];
   const spec = out.spec;
   if (spec.instancetype && !spec.instancetype.kind && !spec.instancetype.inferFromVolume) {

@@ -12,6 +12,7 @@ import type {
   VirtualMachineInstance,
   VirtualMachineInstanceSpec,
 } from '../generated/types';
+import { cloneJson } from '../json-clone';
 import { Finalizers, Labels } from '../labels';
 import { setArchDefaults } from './arch-defaults';
 import { firmwareUUIDForName } from './firmware-uuid';
@@ -150,7 +151,7 @@ export function defaultVirtualMachineInstanceSpec(
   spec: VirtualMachineInstanceSpec,
   config: ClusterConfig,
 ): VirtualMachineInstanceSpec {
-  const s: VirtualMachineInstanceSpec = structuredClone(spec ?? ({} as VirtualMachineInstanceSpec));
+  const s: VirtualMachineInstanceSpec = cloneJson(spec ?? ({} as VirtualMachineInstanceSpec));
   s.domain ??= { devices: {} };
   s.domain.devices ??= {};
   s.architecture ||= config.defaultArchitecture;
@@ -209,7 +210,7 @@ export function defaultVirtualMachineInstance(
   config: ClusterConfig,
   options: VMIDefaultingOptions = {},
 ): VirtualMachineInstance {
-  const out: VirtualMachineInstance = structuredClone(vmi);
+  const out: VirtualMachineInstance = cloneJson(vmi);
   const spec = defaultVirtualMachineInstanceSpec(out.spec, config);
   out.spec = spec;
   const arch = spec.architecture ?? config.defaultArchitecture;

@@ -19,6 +19,20 @@ const knownArchitectures = new Set(['amd64', 'arm64', 's390x', 'ppc64le']);
  * `?` never cross `/`, `[...]` is a class. The whole name must match.
  */
 export function machinePatternMatches(pattern: string, machine: string): boolean {
+  let re = compiledPatterns.get(pattern);
+  if (re === undefined) {
+    // The configured patterns are few and checked on every admission: compile each once.
+    if (compiledPatterns.size >= 256) compiledPatterns.clear();
+    re = compilePattern(pattern);
+    compiledPatterns.set(pattern, re);
+  }
+  return re?.test(machine) ?? false;
+}
+
+const compiledPatterns = new Map<string, RegExp | null>();
+
+/** The pattern as a regular expression; null for a malformed one (Go's ErrBadPattern: no match). */
+function compilePattern(pattern: string): RegExp | null {
   let re = '^';
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
@@ -26,16 +40,16 @@ export function machinePatternMatches(pattern: string, machine: string): boolean
     else if (c === '?') re += '[^/]';
     else if (c === '[') {
       const end = pattern.indexOf(']', i + 1);
-      if (end < 0) return false; // malformed pattern: Go reports ErrBadPattern, i.e. no match
+      if (end < 0) return null;
       // Go negates a class with `^`, as regular expressions do.
       re += `[${pattern.slice(i + 1, end).replace(/\\/g, '\\\\')}]`;
       i = end;
     } else re += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   }
   try {
-    return new RegExp(`${re}$`).test(machine);
+    return new RegExp(`${re}$`);
   } catch {
-    return false;
+    return null;
   }
 }
 
