@@ -16,7 +16,7 @@
  * its own up and down too, never at the same time).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,12 +49,10 @@ import {
   secretPair,
   servedFingerprint,
 } from './operator-cluster';
+import { COMPONENTS, KV_NS, removeWithWorkloadBlock, upgradeImageTag, VM } from './operator-lifecycle-cases';
 
 const why = clusterUnavailableReason();
 const enabled = integration('one-node cluster', why === undefined, why ?? '');
-const KV_NS = 'kubevirt';
-const VM = 'vm-tiny-cd';
-const COMPONENTS = ['virt-api', 'virt-controller', 'virt-handler'] as const;
 /** The second tag the upgrade moves to: the same images, tagged again in containerd. */
 const NEXT_TAG = 'operator-test-next';
 
@@ -65,12 +63,9 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
   let firstCerts: { api: string; handler: string } | undefined;
   const k = (...args: string[]) => kubectl(info, ...args);
   const kv = () => getJson<KubeVirtCR>(info, 'kv', 'kubevirt', '-n', KV_NS);
-  const kvOrGone = (): KubeVirtCR | undefined => {
-    const r = kubectlResult(info, ['get', 'kv', 'kubevirt', '-n', KV_NS]);
-    return r.code === 0 ? kv() : undefined;
-  };
   const ready = (c: string) => (podsByComponent(info, KV_NS).get(c) ?? []).filter(isReady);
   const log = (line: string) => process.stderr.write(`[operator-cluster] ${line}\n`);
+  const cases = () => ({ info, log });
 
   beforeAll(async () => {
     info = await up({ stateDir: testStateDir(), bridge: TEST_BRIDGE, podSubnet: TEST_POD_SUBNET, log });
@@ -389,125 +384,10 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
 
   it('upgrades to another image tag with the guest running: every component pod replaced, same QEMU', async () => {
     expect(qemuPid, 'the boot test ran').toBeGreaterThan(0);
-    const paths = clusterPaths(info.stateDir);
-    for (const name of ['kubevirt-ts', 'virt-launcher'])
-      ctr(paths, [
-        'images',
-        'tag',
-        '--force',
-        `localhost/kubevirt-ts/${name}:latest`,
-        `localhost/kubevirt-ts/${name}:${NEXT_TAG}`,
-      ]);
-    const pods = podsByComponent(info, KV_NS);
-    const oldUids = new Set(COMPONENTS.flatMap((c) => (pods.get(c) ?? []).map((p) => p.metadata.uid)));
-    const t0 = performance.now();
-    k(
-      'patch',
-      'kv',
-      'kubevirt',
-      '-n',
-      KV_NS,
-      '--type',
-      'merge',
-      '-p',
-      JSON.stringify({ spec: { imageTag: NEXT_TAG } }),
-    );
-    await waitFor(
-      `observedKubeVirtVersion ${NEXT_TAG}`,
-      () => {
-        const cr = kv();
-        return (
-          cr.status?.observedKubeVirtVersion === NEXT_TAG && condition(cr, 'Available')?.status === 'True'
-        );
-      },
-      400_000,
-      1_000,
-    );
-    log(`image tag upgrade to Available at the new version: ${Math.round(performance.now() - t0)} ms`);
-    const cr = kv();
-    expect(cr.status?.targetKubeVirtVersion).toBe(NEXT_TAG);
-    expect(cr.status?.phase).toBe('Deployed');
-    const after = podsByComponent(info, KV_NS);
-    for (const c of COMPONENTS) {
-      const list = after.get(c) ?? [];
-      expect(list.length, c).toBeGreaterThan(0);
-      for (const p of list) {
-        expect(oldUids.has(p.metadata.uid), `${c} pod ${p.metadata.name} replaced`).toBe(false);
-        expect(p.spec.containers[0]?.image).toBe(`localhost/kubevirt-ts/kubevirt-ts:${NEXT_TAG}`);
-      }
-    }
-    // The guest ran on: the same QEMU process, and the new virt-api and virt-handler reach its console.
-    expect(readFileSync(`/proc/${qemuPid}/cmdline`, 'utf8')).toContain(`guest=default_${VM},`);
-    expect(getJson<KubeVirtCR>(info, 'vmi', VM, '-n', 'default').status?.phase).toBe('Running');
-    expect(await consoleAnswers(info, VM, { expr: '7*6', tag: 'Y' })).toBe(42);
+    await upgradeImageTag(cases(), NEXT_TAG, qemuPid);
   }, 600_000);
 
   it('removal: refused while a VMI exists (BlockUninstallIfWorkloadsExist), then only the operator remains', async () => {
-    k('delete', 'kv', 'kubevirt', '-n', KV_NS, '--wait=false');
-    const blocked = await waitFor(
-      'Degraded DeletionFailed',
-      () => {
-        const cr = kv();
-        return condition(cr, 'Degraded')?.reason === 'DeletionFailed' ? cr : undefined;
-      },
-      60_000,
-      500,
-    );
-    expect(blocked.status?.phase).toBe('Deleting');
-    expect(condition(blocked, 'Degraded')?.status).toBe('True');
-    expect(condition(blocked, 'Degraded')?.message).toMatch(/VirtualMachineInstance/);
-    expect(ready('virt-api')).toHaveLength(1);
-
-    k('delete', 'vm', VM, '-n', 'default', '--wait=false');
-    await waitFor(
-      'the VMI gone',
-      () => kubectlResult(info, ['get', 'vmi', VM, '-n', 'default']).code !== 0,
-      180_000,
-      1_000,
-    );
-    await waitFor('the KubeVirt CR gone', () => kvOrGone() === undefined, 180_000, 1_000);
-    // (Not `all`: the removed CRDs' kinds are in that category, and kubectl's discovery cache still lists them.)
-    const kinds =
-      'deployments,daemonsets,services,pods,serviceaccounts,secrets,configmaps,roles,rolebindings,clusterroles,clusterrolebindings,' +
-      'validatingwebhookconfigurations,mutatingwebhookconfigurations,apiservices,customresourcedefinitions';
-    // A CRD the operator deleted lingers while the API server cleans up its objects: wait.
-    const managed = await waitFor(
-      'nothing managed by the operator left',
-      () => {
-        const left = k(
-          'get',
-          kinds,
-          '-A',
-          '-l',
-          'app.kubernetes.io/managed-by=virt-operator',
-          '-o',
-          'name',
-        ).trim();
-        return left === '' ? 'none' : undefined;
-      },
-      120_000,
-      1_000,
-    ).catch(() =>
-      k('get', kinds, '-A', '-l', 'app.kubernetes.io/managed-by=virt-operator', '-o', 'name').trim(),
-    );
-    expect(managed).toBe('none');
-    const remaining = await waitFor(
-      'only the operator in its namespace',
-      () => {
-        const names = k('get', 'deployments,daemonsets,pods', '-n', KV_NS, '-o', 'name').trim().split('\n');
-        return names.every((n) => /^(deployment\.apps\/virt-operator|pod\/virt-operator-)/.test(n))
-          ? names
-          : undefined;
-      },
-      120_000,
-      1_000,
-    );
-    log(`left in ${KV_NS}: ${remaining.join(' ')}`);
-    expect(remaining.filter((n) => n.startsWith('pod/'))).toHaveLength(2);
-    const crds = k('get', 'crd', '-o', 'name')
-      .trim()
-      .split('\n')
-      .filter((n) => n.includes('kubevirt.io'));
-    expect(crds).toEqual(['customresourcedefinition.apiextensions.k8s.io/kubevirts.kubevirt.io']);
+    await removeWithWorkloadBlock(cases());
   }, 600_000);
 });
