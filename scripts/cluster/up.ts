@@ -17,7 +17,13 @@ import { CONTAINERD_BIN, containerdSocket, ctr, imageRefs, importImage, startCon
 import { down } from './down';
 import { leftovers } from './host-cleanup';
 import { checkNodeName, kubeletBin, runningKubelet, startKubelet } from './kubelet';
-import { multusBin, prepareCniBinDir, writeMultusConfig } from './multus';
+import {
+  grantMultusAccess,
+  multusBin,
+  multusKubeconfig,
+  prepareCniBinDir,
+  writeMultusConfig,
+} from './multus';
 import {
   bridgeAddress,
   CNI_BIN_DIR,
@@ -147,11 +153,11 @@ async function bringUp(
   let t = performance.now();
   createBridge(bridge, podSubnet);
   const bridgeNetwork = writeCniConfig(paths.cni, bridge, podSubnet);
-  // Multus in front of it when built; it reads pods and definitions with the admin kubeconfig.
+  // Multus in front of it when built; its kubeconfig (its own user) comes once the API runs.
   const multus = prepareCniBinDir(paths.cni)
     ? {
         binary: multusBin(),
-        config: writeMultusConfig(paths.cni, join(paths.controlPlane, 'admin.kubeconfig'), bridgeNetwork),
+        config: writeMultusConfig(paths.cni, multusKubeconfig(paths.cni), bridgeNetwork),
       }
     : undefined;
   lap(`bridge ${bridge} (${podSubnet})${multus ? ', Multus' : ''}`, t);
@@ -180,6 +186,8 @@ async function bringUp(
 
   t = performance.now();
   const cp = await startControlPlane({ dir: paths.controlPlane, detached: true, realNodes: true });
+  // Before the kubelet: Multus answers the first pod's CNI ADD with it.
+  if (multus) grantMultusAccess(cp, paths.cni);
   lap('control plane', t);
 
   t = performance.now();

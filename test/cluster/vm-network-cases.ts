@@ -13,13 +13,13 @@
  *   this test creates; the guest leases its address there and real TCP crosses it.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { CoreV1Api, CustomObjectsApi, V1Pod } from '@kubernetes/client-node';
 import { expect, it } from 'vitest';
-import { multusBin } from '../../scripts/cluster/multus';
-import type { ClusterInfo } from '../../scripts/cluster/state';
+import { MULTUS_USER, multusBin, multusKubeconfig } from '../../scripts/cluster/multus';
+import { type ClusterInfo, clusterPaths } from '../../scripts/cluster/state';
 import type { VirtualMachineInstance } from '../../src/api/generated/types';
 import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
 import { CONSOLE_SOCKET } from '../../src/controllers/virt-launcher/domain-report';
@@ -295,6 +295,24 @@ export function registerNetworkCases(ctx: () => ClusterVmContext): void {
         ) as { name: string; interface?: string; ips?: string[] }[];
         const blue = status.find((s) => s.name === `${c.namespace}/blue-net`);
         expect(blue?.interface).toBe('pod16477688c0e');
+        // It did so as its own user, allowed what the thin plugin needs and nothing more.
+        const conf = JSON.parse(readFileSync(c.info.multus?.config ?? '', 'utf8')) as { kubeconfig: string };
+        expect(conf.kubeconfig).toBe(multusKubeconfig(clusterPaths(c.info.stateDir).cni));
+        expect(readFileSync(conf.kubeconfig, 'utf8')).not.toContain('admin');
+        const canI = (...args: string[]) => {
+          try {
+            return c.kubectl('auth', 'can-i', '--as', MULTUS_USER, ...args).trim();
+          } catch (e) {
+            return String((e as { stdout?: string }).stdout ?? '').trim();
+          }
+        };
+        expect(canI('get', 'network-attachment-definitions.k8s.cni.cncf.io', '-n', c.namespace)).toBe('yes');
+        expect(canI('update', 'pods', '--subresource=status', '-n', c.namespace)).toBe('yes');
+        expect(canI('create', 'network-attachment-definitions.k8s.cni.cncf.io', '-n', c.namespace)).toBe(
+          'no',
+        );
+        expect(canI('get', 'secrets', '-n', c.namespace)).toBe('no');
+        expect(canI('delete', 'pods', '-n', c.namespace)).toBe('no');
         const secondaryIP = blue?.ips?.[0] ?? '';
         expect(secondaryIP).toMatch(/^10\.246\.0\.\d+$/);
         const links = byName(vm.inPod('ip', '-j', 'addr', 'show'));
