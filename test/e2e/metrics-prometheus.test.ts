@@ -33,7 +33,7 @@ import { CONSOLE_SOCKET } from '../../src/controllers/virt-launcher/domain-repor
 import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
 import { familyOf, parseExposition } from '../support/exposition';
 import { SerialConsole } from '../support/guest';
-import { canTestNetworking, networkGuestDir } from '../support/net-snapshot';
+import { canTestNetworking, netSnapshot, networkGuestDir, scopedSnapshot } from '../support/net-snapshot';
 import {
   ECHO_CLIENT,
   ECHO_SERVER,
@@ -64,6 +64,7 @@ describe.runIf(run)('metrics scraped by a real Prometheus (local mode, real gues
   const nodeName = `node-prom-${process.pid}`;
   const peerUid = `dddd${tag.toString(16).padStart(4, '0')}-0000-4000-8000-000000000003`;
   let state = '';
+  let scopedBefore: ReturnType<typeof scopedSnapshot>;
   let node: LocalNode | undefined;
   let peerNet: PodNetwork | undefined;
   let peerServer: NsProcess | undefined;
@@ -82,6 +83,7 @@ describe.runIf(run)('metrics scraped by a real Prometheus (local mode, real gues
   const getVmi = () => node?.store.get<KubeObject & { status?: { phase?: string } }>(VmiResource, name, ns);
 
   beforeAll(async () => {
+    scopedBefore = scopedSnapshot([], bridge);
     state = mkdtempSync(join(tmpdir(), 'kvts-prom-'));
     chmodSync(state, 0o755);
     const paths = statePaths(state);
@@ -146,10 +148,16 @@ describe.runIf(run)('metrics scraped by a real Prometheus (local mode, real gues
   afterAll(async () => {
     await prom?.stop();
     peerServer?.child.kill('SIGKILL');
+    // Every launcher pod's network namespace, to check that none is left.
+    const pods = (await node?.store.list(PodType, { namespace: ns }))?.items ?? [];
+    const launcherNs = pods.map((p) => netnsName(p.metadata?.uid ?? ''));
     await node?.store.delete(VirtualMachineType, name, { namespace: ns }).catch(() => undefined);
+    // The pod objects go at once; their namespaces when the pod runtime has torn them down.
     await waitFor(
-      'launcher pods to go',
-      async () => (await node?.store.list(PodType, { namespace: ns }))?.items.length === 0,
+      'launcher pods and their namespaces to go',
+      async () =>
+        (await node?.store.list(PodType, { namespace: ns }))?.items.length === 0 &&
+        !netSnapshot().netns.some((n) => launcherNs.includes(n)),
       90_000,
     ).catch(() => undefined);
     await peerNet?.tearDown(peerUid, join(state, 'peer')).catch(() => undefined);
@@ -160,6 +168,7 @@ describe.runIf(run)('metrics scraped by a real Prometheus (local mode, real gues
       // never made
     }
     if (state) rmSync(state, { recursive: true, force: true });
+    expect(scopedSnapshot([...launcherNs, netnsName(peerUid)], bridge)).toEqual(scopedBefore);
   }, 150_000);
 
   it('both targets are up in Prometheus', async () => {
