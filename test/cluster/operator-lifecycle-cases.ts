@@ -25,6 +25,19 @@ export const KV_NS = 'kubevirt';
 export const VM = 'vm-tiny-cd';
 export const COMPONENTS = ['virt-api', 'virt-controller', 'virt-handler'] as const;
 
+/** `kubectl` arguments merge-patching the KubeVirt CR with `patch`. */
+export const patchKubeVirtArgs = (patch: unknown): string[] => [
+  'patch',
+  'kv',
+  'kubevirt',
+  '-n',
+  KV_NS,
+  '--type',
+  'merge',
+  '-p',
+  JSON.stringify(patch),
+];
+
 /** What the steps need of the test. */
 export interface OperatorCases {
   info: ClusterInfo;
@@ -53,17 +66,7 @@ export async function upgradeImageTag({ info, log }: OperatorCases, tag: string,
   const pods = podsByComponent(info, KV_NS);
   const oldUids = new Set(COMPONENTS.flatMap((c) => (pods.get(c) ?? []).map((p) => p.metadata.uid)));
   const t0 = performance.now();
-  k(
-    'patch',
-    'kv',
-    'kubevirt',
-    '-n',
-    KV_NS,
-    '--type',
-    'merge',
-    '-p',
-    JSON.stringify({ spec: { imageTag: NEXT_TAG } }),
-  );
+  k(...patchKubeVirtArgs({ spec: { imageTag: NEXT_TAG } }));
   await waitFor(
     `observedKubeVirtVersion ${NEXT_TAG}`,
     () => {

@@ -49,7 +49,14 @@ import {
   secretPair,
   servedFingerprint,
 } from './operator-cluster';
-import { COMPONENTS, KV_NS, removeWithWorkloadBlock, upgradeImageTag, VM } from './operator-lifecycle-cases';
+import {
+  COMPONENTS,
+  KV_NS,
+  patchKubeVirtArgs,
+  removeWithWorkloadBlock,
+  upgradeImageTag,
+  VM,
+} from './operator-lifecycle-cases';
 
 const why = clusterUnavailableReason();
 const enabled = integration('one-node cluster', why === undefined, why ?? '');
@@ -240,17 +247,7 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
   it('refuses an invalid spec.configuration through the validating webhook, naming the field', async () => {
     const before = kv();
     const patch = { spec: { configuration: { developerConfiguration: { memoryOvercommit: -5 } } } };
-    const r = kubectlResult(info, [
-      'patch',
-      'kv',
-      'kubevirt',
-      '-n',
-      KV_NS,
-      '--type',
-      'merge',
-      '-p',
-      JSON.stringify(patch),
-    ]);
+    const r = kubectlResult(info, patchKubeVirtArgs(patch));
     expect(r.code).not.toBe(0);
     // kubectl prints the refusal's causes, with the field path.
     expect(r.err).toContain(
@@ -314,15 +311,7 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
       ]),
     );
     k(
-      'patch',
-      'kv',
-      'kubevirt',
-      '-n',
-      KV_NS,
-      '--type',
-      'merge',
-      '-p',
-      JSON.stringify({
+      ...patchKubeVirtArgs({
         spec: {
           configuration: { developerConfiguration: { useEmulation: true, featureGates: ['HostDisk'] } },
         },
