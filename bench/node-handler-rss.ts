@@ -55,6 +55,8 @@ async function main(): Promise<void> {
         'emulation',
         '--libvirt-uri',
         LIBVIRT_URI,
+        // This process's pod runtime runs the launcher pods: no kubelet containers.
+        '--local-pods',
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
@@ -63,7 +65,8 @@ async function main(): Promise<void> {
       stderr = (stderr + d.toString()).slice(-4000);
     });
     const pid = handler.pid ?? 0;
-    await waitFor('virt-handler running', () => stderr.includes(': running'), 60_000).catch((e) => {
+    // A JSON log line (`"msg":"running"`) since the components log structured.
+    await waitFor('virt-handler running', () => stderr.includes('"msg":"running"'), 60_000).catch((e) => {
       throw new Error(`${(e as Error).message}\n${stderr}`);
     });
     await sleep(3_000);

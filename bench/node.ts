@@ -173,6 +173,8 @@ async function virshRun(xml: string, name: string): Promise<Timeline> {
     p.startsWith('/dev') ? `path='${p}'` : `path='${dir}/s${n++}'`,
   );
   x = x.replace(/socket='([^']+)'/g, () => `socket='${dir}/s${n++}'`);
+  // The serial console's log file was in the launcher's private directory, gone with it.
+  x = x.replace(/<log file='[^']+'/g, () => `<log file='${dir}/log${n++}'`);
   const serial = /<serial type='unix'>\s*<source mode='bind' path='([^']+)'/.exec(x)?.[1];
   if (!serial) throw new Error('no unix serial console in the domain XML');
   const file = join(dir, 'domain.xml');

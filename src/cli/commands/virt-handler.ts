@@ -26,6 +26,7 @@ interface HandlerFlags {
   sharedLibvirt?: boolean;
   devicePlugins?: string | boolean;
   podRuntime?: boolean;
+  localPods?: boolean;
   bindPending?: boolean;
   imageRoot?: string;
   migrationAddress?: string;
@@ -74,6 +75,10 @@ export function registerVirtHandlerCommand(program: Command): void {
       'serve devices.kubevirt.io/kvm, tun, vhost-net (and sev) as kubelet device plugins (default dir /var/lib/kubelet/device-plugins); the kubelet then reports them',
     )
     .option('--pod-runtime', 'also run launcher pods as local processes (no kubelet on this node)')
+    .option(
+      '--local-pods',
+      "launcher pods are local processes that another process's pod runtime runs (no kubelet containers to look into; networking needs --pod-runtime)",
+    )
     .option('--bind-pending', 'with --pod-runtime: bind unscheduled pods to this node (no scheduler)')
     .option('--image-root <dir>', 'local image store root handed to launchers')
     .option(
@@ -175,7 +180,7 @@ export function registerVirtHandlerCommand(program: Command): void {
                 : f.devicePlugins,
           logger,
           // A kubelet's launcher pods: found through the host's /proc (hostPID).
-          procRoot: f.podRuntime ? undefined : '/proc',
+          procRoot: f.podRuntime || f.localPods ? undefined : '/proc',
         },
         podRuntime: f.podRuntime
           ? {
