@@ -84,7 +84,8 @@ class BootedGuest {
   /** Waits for the boot marker and logs the time since `t0` with the guest's own uptime. */
   async booted(t0: number): Promise<void> {
     this.console = await SerialConsole.connect(this.socket);
-    this.bootLog = await waitForFileText(this.serialLog, BOOT_MARKER, 180_000);
+    // The whole marker line: the first read can end in its middle (kernel=6.1.0-...).
+    this.bootLog = await waitForFileText(this.serialLog, new RegExp(`${BOOT_MARKER}[^\n]*\n`), 180_000);
     // The guest's uptime at the marker separates kernel+userspace time from QEMU start-up
     // and firmware; a loaded host stretches all of them.
     const uptime = /uptime=([\d.]+)/.exec(this.bootLog)?.[1];

@@ -132,16 +132,23 @@ export function guestDomainXml(opts: GuestDomainOptions): string {
 }
 
 /**
- * Waits until `file` (e.g. a serial log written by virtlogd) contains `text`; returns the
- * file's content. Reading the log never loses output written before a client connected.
+ * Waits until `file` (e.g. a serial log written by virtlogd) contains `text` (a string, or
+ * a pattern, e.g. for a whole line: the log can hold half a line when it is read); returns
+ * the file's content. Reading the log never loses output written before a client connected.
  */
-export async function waitForFileText(file: string, text: string, timeoutMs = 60_000): Promise<string> {
+export async function waitForFileText(
+  file: string,
+  text: string | RegExp,
+  timeoutMs = 60_000,
+): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const content = existsSync(file) ? readFileSync(file, 'utf8') : '';
-    if (content.includes(text)) return content;
+    if (typeof text === 'string' ? content.includes(text) : text.test(content)) return content;
     if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${JSON.stringify(text)} in ${file}; content:\n${content}`);
+      throw new Error(
+        `timed out waiting for ${String(typeof text === 'string' ? JSON.stringify(text) : text)} in ${file}; content:\n${content}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 25));
   }
