@@ -13,7 +13,7 @@ import type { Pod } from '../../src/controllers/common/pod';
 import type { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import { VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import { pauseVmi, unpauseVmi } from '../../src/controllers/virt-handler/vmi-operations';
+import { onGuest } from '../../src/controllers/virt-handler/vmi-operations';
 import { BOOT_MARKER, POWEROFF_MARKER, type SerialConsole } from '../support/guest';
 import {
   domainExists,
@@ -102,7 +102,7 @@ describe.runIf(run)('a libvirtd restart with a guest running', () => {
     await waitFor(
       'a pause through the handler',
       async () => {
-        if (node.handler) await pauseVmi(node.handler, ns, name);
+        if (node.handler) await onGuest(node.handler, ns, name, 'pause');
         return true;
       },
       60_000,
@@ -113,7 +113,7 @@ describe.runIf(run)('a libvirtd restart with a guest running', () => {
       return v.status?.conditions?.some((c) => c.type === 'Paused' && c.status === 'True') ? v : undefined;
     });
     expect(paused.status?.phase).toBe('Running');
-    if (node.handler) await unpauseVmi(node.handler, ns, name);
+    if (node.handler) await onGuest(node.handler, ns, name, 'unpause');
     await waitFor('the domain running', () => domState(domain) === 'running', 30_000);
     const resumed = await waitFor('the Paused condition gone', async () => {
       const v = await node.getVmi(ns, name);

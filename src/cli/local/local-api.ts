@@ -16,7 +16,7 @@ import { podEmptyDirPath } from '../../controllers/launcher-protocol/paths';
 import { PodType } from '../../controllers/runtime/resources';
 import type { KubeObject } from '../../controllers/runtime/types';
 import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
-import { pauseVmi, softRebootVmi, unpauseVmi } from '../../controllers/virt-handler/vmi-operations';
+import { onGuest } from '../../controllers/virt-handler/vmi-operations';
 import { CONSOLE_SOCKET, VNC_SOCKET } from '../../controllers/virt-launcher/domain-report';
 import { shortDir } from '../../controllers/virt-launcher/short-dir';
 import type { LocalNode } from './local-node';
@@ -113,20 +113,11 @@ async function handle(node: LocalNode, req: http.IncomingMessage): Promise<unkno
   const put = req.method === 'PUT';
   switch (sub) {
     case 'pause':
-      if (!put) break;
-      await pauseVmi(node.handler, ns, name);
-      return {};
     case 'unpause':
-      if (!put) break;
-      await unpauseVmi(node.handler, ns, name);
-      return {};
     case 'softreboot':
-      if (!put) break;
-      await softRebootVmi(node.handler, ns, name);
-      return {};
     case 'reset':
       if (!put) break;
-      await resetGuest(node, ns, name);
+      await onGuest(node.handler, ns, name, sub);
       return {};
     case 'userlist':
     case 'filesystemlist': {
@@ -145,11 +136,6 @@ async function handle(node: LocalNode, req: http.IncomingMessage): Promise<unkno
     }
   }
   throw new HttpError(405, `${req.method} ${sub}: not supported`);
-}
-
-async function resetGuest(node: LocalNode, ns: string, name: string): Promise<void> {
-  const { vmi, client } = await node.handler.launcherOf(ns, name);
-  await client.resetVirtualMachine(vmi);
 }
 
 async function guestInfo(node: LocalNode, vmi: VirtualMachineInstance): Promise<unknown> {

@@ -18,6 +18,7 @@ import { PLAIN_STREAM_PROTOCOL, pipeWebSocket } from '../common/ws-stream';
 import { type LauncherClient, LauncherCommandError } from '../launcher-protocol/client';
 import { CONSOLE_SOCKET, VNC_SOCKET } from '../virt-launcher/domain-report';
 import { VmiNotOnNodeError } from './handler';
+import { GuestCalls, type GuestLauncher } from './vmi-operations';
 
 /** What the server needs of the node agent. */
 export interface NodeLaunchers {
@@ -56,7 +57,7 @@ class HttpError extends Error {
   }
 }
 
-type Op = (l: { vmi: unknown; client: LauncherClient }) => Promise<unknown>;
+type Op = (l: GuestLauncher) => Promise<unknown>;
 
 /** A non-JSON answer (the screenshot). */
 class RawBody {
@@ -74,10 +75,10 @@ async function guestInfo(client: LauncherClient): Promise<VirtualMachineInstance
 
 /** Non-streaming operations by method and path suffix. */
 const OPS: Record<string, Op> = {
-  'PUT pause': ({ vmi, client }) => client.pauseVirtualMachine(vmi),
-  'PUT unpause': ({ vmi, client }) => client.unpauseVirtualMachine(vmi),
-  'PUT softreboot': ({ vmi, client }) => client.softRebootVirtualMachine(vmi),
-  'PUT reset': ({ vmi, client }) => client.resetVirtualMachine(vmi),
+  'PUT pause': GuestCalls.pause,
+  'PUT unpause': GuestCalls.unpause,
+  'PUT softreboot': GuestCalls.softreboot,
+  'PUT reset': GuestCalls.reset,
   'GET guestosinfo': ({ client }) => guestInfo(client),
   'GET userlist': async ({ client }) => ({ items: (await guestInfo(client)).userList ?? [] }),
   'GET filesystemlist': async ({ client }) => ({ items: (await guestInfo(client)).fsInfo?.disks ?? [] }),

@@ -1,27 +1,36 @@
 /**
- * Operations on one running guest that local mode asks its node agent for directly (on a
- * cluster, virt-api reaches the same launcher calls through the handler's REST server).
+ * The launcher calls behind a node's per-VMI PUT subresources. The handler's REST server
+ * serves them to virt-api (rest-server.ts); local mode's API calls them directly, through
+ * {@link onGuest}.
  */
+import type { LauncherClient } from '../launcher-protocol/client';
 import type { VirtHandler } from './handler';
 
-type Node = Pick<VirtHandler, 'launcherOf' | 'requeue'>;
-
-/** Pauses a running guest; the VMI gets the Paused condition at the sync queued here. */
-export async function pauseVmi(node: Node, namespace: string, name: string): Promise<void> {
-  const { vmi, client } = await node.launcherOf(namespace, name);
-  await client.pauseVirtualMachine(vmi);
-  node.requeue(namespace, name);
+/** A VMI's launcher on this node, as `VirtHandler.launcherOf` finds it. */
+export interface GuestLauncher {
+  vmi: unknown;
+  client: LauncherClient;
 }
 
-/** Resumes a paused guest. */
-export async function unpauseVmi(node: Node, namespace: string, name: string): Promise<void> {
-  const { vmi, client } = await node.launcherOf(namespace, name);
-  await client.unpauseVirtualMachine(vmi);
-  node.requeue(namespace, name);
-}
+/** Each operation's launcher call. */
+export const GuestCalls = {
+  pause: ({ vmi, client }: GuestLauncher) => client.pauseVirtualMachine(vmi),
+  unpause: ({ vmi, client }: GuestLauncher) => client.unpauseVirtualMachine(vmi),
+  softreboot: ({ vmi, client }: GuestLauncher) => client.softRebootVirtualMachine(vmi),
+  reset: ({ vmi, client }: GuestLauncher) => client.resetVirtualMachine(vmi),
+} as const;
 
-/** Asks the guest to reboot itself (ACPI). */
-export async function softRebootVmi(node: Node, namespace: string, name: string): Promise<void> {
-  const { vmi, client } = await node.launcherOf(namespace, name);
-  await client.softRebootVirtualMachine(vmi);
+/**
+ * Runs `op` on the guest of the VMI `namespace/name` on this node, then queues the VMI for a
+ * sync, so that the status shows the effect (the Paused condition) without waiting for
+ * the next resync.
+ */
+export async function onGuest(
+  node: Pick<VirtHandler, 'launcherOf' | 'requeue'>,
+  namespace: string,
+  name: string,
+  op: keyof typeof GuestCalls,
+): Promise<void> {
+  await GuestCalls[op](await node.launcherOf(namespace, name));
+  node.requeue(namespace, name);
 }

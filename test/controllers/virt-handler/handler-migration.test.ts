@@ -17,7 +17,7 @@ import { PodType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import { VmiResource } from '../../../src/controllers/virt-controller/vmi/controller';
 import { TARGET_DOMAIN_ANNOTATION } from '../../../src/controllers/virt-handler/migration-sync';
-import { pauseVmi } from '../../../src/controllers/virt-handler/vmi-operations';
+import { onGuest } from '../../../src/controllers/virt-handler/vmi-operations';
 import { MIGRATION_TARGET_XML, type VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
 import {
   FakeDriver,
@@ -243,7 +243,7 @@ describe('virt-handler live migration (two nodes, fake hosts)', () => {
     expect(d?.migration).toMatchObject({ uid: 'mig-1', role: 'target', completed: true });
 
     // node2's handler now runs the VMI as its own: a pause goes through the target launcher.
-    await pauseVmi(n2.handler, NS, 'vm1');
+    await onGuest(n2.handler, NS, 'vm1', 'pause');
     await waitFor('Paused condition from node2', async () =>
       (await getVmi()).status?.conditions?.some((c) => c.type === 'Paused' && c.status === 'True'),
     );
