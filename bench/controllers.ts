@@ -8,11 +8,11 @@
  */
 import { createClusterConfig } from '../src/api/config/cluster-config';
 import type { VirtualMachine, VirtualMachineInstance } from '../src/api/generated/types';
+import { VmiResource } from '../src/controllers/common/vmi-resource';
 import { EmbeddedStore } from '../src/controllers/runtime/embedded/store';
 import { VirtualMachineType } from '../src/controllers/runtime/resources';
 import type { KubeObject } from '../src/controllers/runtime/types';
 import { VirtController } from '../src/controllers/virt-controller/virt-controller';
-import { VmiResource } from '../src/controllers/virt-controller/vmi/controller';
 import { NodeSimulator } from '../test/support/node-simulator';
 
 function arg(name: string, def: number): number {

@@ -24,11 +24,11 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { launcherSocketPath } from '../src/controllers/launcher-protocol/paths';
+import { shortDir } from '../src/controllers/launcher-protocol/short-dir';
 import { EmbeddedStore } from '../src/controllers/runtime/embedded/store';
 import { VirtualMachineType } from '../src/controllers/runtime/resources';
 import type { KubeObject } from '../src/controllers/runtime/types';
 import { findLibvirtDaemon } from '../src/controllers/virt-launcher/libvirt-daemons';
-import { shortDir } from '../src/controllers/virt-launcher/short-dir';
 import {
   cliBuilt,
   cliEntry,

@@ -9,8 +9,10 @@ export {
   parseLauncherArgs,
   renderLauncherArgs,
 } from './common/launcher-args';
+export { MigrationLabels } from './common/migration-labels';
 export type { Pod } from './common/pod';
 export { parseQuantity, QuantityError } from './common/quantity';
+export { VmiResource } from './common/vmi-resource';
 /** The node side: virt-handler, virt-launcher, the local pod runtime, and their composition. */
 export { createLauncherContainer, LauncherTokens } from './composition/launcher-container';
 export { createNodeContainer, NodeTokens } from './composition/node-container';
@@ -22,7 +24,7 @@ export {
 export * as podruntime from './local/pod-runtime/index';
 export { PvBinder, type PvBinderOptions } from './local/pv-binder';
 export * from './runtime';
-export { MigrationController, MigrationLabels } from './virt-controller/migration/controller';
+export { MigrationController } from './virt-controller/migration/controller';
 export { MigrationPhase, nextMigrationStep } from './virt-controller/migration/phases';
 export { PoolController, VirtualMachinePoolType } from './virt-controller/pool/controller';
 export { ReplicaSetController } from './virt-controller/replicaset/controller';
@@ -49,7 +51,7 @@ export {
   RunStrategyError,
 } from './virt-controller/vm/run-strategy';
 export { nextStartFailure, startBackoffSeconds } from './virt-controller/vm/start-backoff';
-export { VmiController, VmiEventReason, VmiResource } from './virt-controller/vmi/controller';
+export { VmiController, VmiEventReason } from './virt-controller/vmi/controller';
 export { nextVmiStatus, VmiPhase } from './virt-controller/vmi/status';
 export * as handler from './virt-handler/index';
 export * as launcher from './virt-launcher/index';

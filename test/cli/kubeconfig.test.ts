@@ -7,10 +7,10 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crdsDir } from '../../scripts/gen-crds';
+import { VmiResource } from '../../src/controllers/common/vmi-resource';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { NamespaceType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import { VmiResource } from '../../src/controllers/virt-controller/vmi/controller';
 import { integration } from '../support/integration';
 import {
   available,

@@ -18,11 +18,11 @@ import { crdsDir } from '../../scripts/gen-crds';
 import { createClusterConfig } from '../../src/api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../src/api/generated/types';
 import type { Pod } from '../../src/controllers/common/pod';
+import { VmiResource } from '../../src/controllers/common/vmi-resource';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { NetworkAttachmentDefinitionType, PodType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import { VirtController } from '../../src/controllers/virt-controller/virt-controller';
-import { VmiResource } from '../../src/controllers/virt-controller/vmi/controller';
 import { networkAttachmentDefinitionCrd } from '../../src/controllers/virt-operator/components/nad-crd';
 import { integration } from '../support/integration';
 import {

@@ -41,9 +41,8 @@ import {
 } from '../../scripts/cluster/state';
 import { repoRoot } from '../../scripts/gen-api';
 import type { VirtualMachineInstance } from '../../src/api/generated/types';
-import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
-import { CONSOLE_SOCKET } from '../../src/controllers/virt-launcher/domain-report';
-import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
+import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
+import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
 import { kubectlExecAsync, kubectlWith, runPod } from '../support/cluster-pods';

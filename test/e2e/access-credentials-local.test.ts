@@ -20,7 +20,8 @@ import { ImageStore } from '../../src/cli/local/images';
 import { LocalNode } from '../../src/cli/local/local-node';
 import { statePaths } from '../../src/cli/local/state-dir';
 import type { Pod } from '../../src/controllers/common/pod';
-import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
+import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
+import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import { netnsName } from '../../src/controllers/local/pod-runtime/pod-network';
 import {
   PodType,
@@ -29,8 +30,6 @@ import {
   VirtualMachineType,
 } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import { CONSOLE_SOCKET } from '../../src/controllers/virt-launcher/domain-report';
-import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
 import { SerialConsole } from '../support/guest';
 import { canTestNetworking, netSnapshot, networkGuestDir, scopedSnapshot } from '../support/net-snapshot';
 import { repoRoot } from '../support/netns-process';

@@ -23,12 +23,12 @@ import { serveLocalApi } from '../../src/cli/local/local-api';
 import type { LocalNode } from '../../src/cli/local/local-node';
 import { statePaths } from '../../src/cli/local/state-dir';
 import { LauncherClient, launcherSocketPath } from '../../src/controllers/launcher-protocol';
+import type { LauncherDomain } from '../../src/controllers/launcher-protocol/domain-report';
+import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import { serveEmbeddedStore } from '../../src/controllers/runtime/embedded/server';
 import type { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import { VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import type { LauncherDomain } from '../../src/controllers/virt-launcher/domain-report';
-import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
 import { BOOT_MARKER, guestDir, kernelVersion } from '../support/guest';
 import {
   cliEntry,

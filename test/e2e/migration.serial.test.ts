@@ -12,8 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSOLE_SOCKET, type LauncherDomain } from '../../src/controllers/virt-launcher/domain-report';
-import { MIGRATION_TARGET_XML } from '../../src/controllers/virt-launcher/launcher';
+import type { LauncherDomain } from '../../src/controllers/launcher-protocol/domain-report';
+import { CONSOLE_SOCKET, MIGRATION_TARGET_XML } from '../../src/controllers/launcher-protocol/paths';
 import {
   makeLauncherRoot,
   type RealLauncher,

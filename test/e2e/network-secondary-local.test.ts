@@ -23,7 +23,8 @@ import { LocalNode } from '../../src/cli/local/local-node';
 import { statePaths } from '../../src/cli/local/state-dir';
 import { podInterfaceName } from '../../src/controllers/common/multus';
 import type { Pod } from '../../src/controllers/common/pod';
-import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
+import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
+import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import { netnsName } from '../../src/controllers/local/pod-runtime/pod-network';
 import {
   EventType,
@@ -32,8 +33,6 @@ import {
   VirtualMachineType,
 } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import { CONSOLE_SOCKET } from '../../src/controllers/virt-launcher/domain-report';
-import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
 import { SerialConsole } from '../support/guest';
 import { canTestNetworking, netSnapshot, networkGuestDir, scopedSnapshot } from '../support/net-snapshot';
 import { ECHO_CLIENT, ECHO_SERVER, repoRoot } from '../support/netns-process';

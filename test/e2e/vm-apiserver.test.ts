@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crdsDir } from '../../scripts/gen-crds';
 import type { VirtualMachineInstance } from '../../src/api/generated/types';
 import type { Pod } from '../../src/controllers/common/pod';
+import { VmiResource } from '../../src/controllers/common/vmi-resource';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { NodeType, PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import { VmiResource } from '../../src/controllers/virt-controller/vmi/controller';
 import { BOOT_MARKER, POWEROFF_MARKER, type SerialConsole } from '../support/guest';
 import {
   type ControlPlane,

@@ -8,10 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/controllers/common/pod';
+import { VmiResource } from '../../src/controllers/common/vmi-resource';
 import type { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import { PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import { VmiResource } from '../../src/controllers/virt-controller/vmi/controller';
 import { BOOT_MARKER, POWEROFF_MARKER, type SerialConsole } from '../support/guest';
 import {
   domainExists,

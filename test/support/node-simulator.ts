@@ -7,12 +7,12 @@
  */
 import type { VirtualMachineInstance } from '../../src/api/generated/types';
 import type { Pod } from '../../src/controllers/common/pod';
+import { VmiResource } from '../../src/controllers/common/vmi-resource';
 import { ConflictError, NotFoundError } from '../../src/controllers/runtime/errors';
 import { type Informer, SharedInformerFactory } from '../../src/controllers/runtime/informer';
 import { objectKey, PodType } from '../../src/controllers/runtime/resources';
 import type { KubeObject, ObjectClient } from '../../src/controllers/runtime/types';
 import { LAUNCHER_POD_SELECTOR } from '../../src/controllers/virt-controller/virt-controller';
-import { VmiResource } from '../../src/controllers/virt-controller/vmi/controller';
 
 export type SimRole = 'scheduler' | 'kubelet' | 'handler';
 

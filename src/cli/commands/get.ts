@@ -8,9 +8,9 @@
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
 import type { VirtualMachine, VirtualMachineInstance } from '../../api/generated/types';
+import { VmiResource } from '../../controllers/common/vmi-resource';
 import { VirtualMachineType } from '../../controllers/runtime/resources';
 import type { KubeObject, ResourceType } from '../../controllers/runtime/types';
-import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
 import { printable } from '../local/progress';
 import { findListedKind, type ListedKind, listedKindNames, listedRows } from './get-kinds';
 import { type TargetOptions, withTarget, withTargetOptions } from './virtctl/target';

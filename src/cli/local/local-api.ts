@@ -12,13 +12,12 @@ import http from 'node:http';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { VirtualMachineInstance } from '../../api/generated/types';
-import { podEmptyDirPath } from '../../controllers/launcher-protocol/paths';
+import { VmiResource } from '../../controllers/common/vmi-resource';
+import { CONSOLE_SOCKET, podEmptyDirPath, VNC_SOCKET } from '../../controllers/launcher-protocol/paths';
+import { shortDir } from '../../controllers/launcher-protocol/short-dir';
 import { PodType } from '../../controllers/runtime/resources';
 import type { KubeObject } from '../../controllers/runtime/types';
-import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
 import { onGuest } from '../../controllers/virt-handler/vmi-operations';
-import { CONSOLE_SOCKET, VNC_SOCKET } from '../../controllers/virt-launcher/domain-report';
-import { shortDir } from '../../controllers/virt-launcher/short-dir';
 import type { LocalNode } from './local-node';
 import { guestAddressFor, relayIntoNetns } from './pod-port-relay';
 

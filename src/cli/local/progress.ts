@@ -4,10 +4,10 @@
  * while). Lines are plain when the output is not a terminal, so logs stay readable.
  */
 import type { VirtualMachine, VirtualMachineInstance } from '../../api/generated/types';
+import { VmiResource } from '../../controllers/common/vmi-resource';
 import { Informer } from '../../controllers/runtime/informer';
 import { VirtualMachineType } from '../../controllers/runtime/resources';
 import type { KubeObject, ObjectClient } from '../../controllers/runtime/types';
-import { VmiResource } from '../../controllers/virt-controller/vmi/controller';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 

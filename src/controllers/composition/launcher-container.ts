@@ -10,6 +10,8 @@ import { Container } from 'inversify';
 import type { DestinationStream } from 'pino';
 import type { VirtualMachineInstance } from '../../api';
 import { LAUNCHER_DIRS, type LauncherArgs } from '../common/launcher-args';
+import { type PathMap, pathMapFromEnv } from '../common/path-map';
+import { shortDir } from '../launcher-protocol/short-dir';
 import { ComponentLog } from '../logging/component-log';
 import { launcherVerbosity } from '../logging/launcher-verbosity';
 import { type LauncherDriverFactory, launcherDriverFactories } from '../virt-launcher/drivers';
@@ -19,9 +21,7 @@ import { VirtLauncher } from '../virt-launcher/launcher';
 import { launcherConverterPaths } from '../virt-launcher/launcher-paths';
 import { CONFIG_SOCKET_BUDGET, LibvirtDaemons } from '../virt-launcher/libvirt-daemons';
 import { PasstBackend } from '../virt-launcher/passt-process';
-import { type PathMap, pathMapFromEnv } from '../virt-launcher/path-map';
 import { chownFiles, chownTree, guestDiskFiles } from '../virt-launcher/qemu-ownership';
-import { shortDir } from '../virt-launcher/short-dir';
 import { probeAhead, timedStep, withLoggedSync } from '../virt-launcher/start-steps-log';
 import { VolumePreparer } from '../virt-launcher/volume-prep';
 

@@ -10,6 +10,14 @@ import { join } from 'node:path';
 export const LAUNCHER_SOCKET = 'launcher-sock';
 /** Served first and renamed to {@link LAUNCHER_SOCKET} once the server is ready, as upstream. */
 export const LAUNCHER_INIT_SOCKET = 'launcher-init-sock';
+/** The guest's serial console relay, in the sockets directory. */
+export const CONSOLE_SOCKET = 'virt-serial0';
+/** The guest's VNC display, in the sockets directory. */
+export const VNC_SOCKET = 'virt-vnc';
+/** The node agent's notify pipe the launcher sends domain events to (upstream's name). */
+export const NOTIFY_PIPE_SOCKET = 'domain-notify-pipe.sock';
+/** The file a migration target writes its prepared domain XML to (in the sockets dir). */
+export const MIGRATION_TARGET_XML = 'migration-target-domain.xml';
 /** The emptyDir volume that holds the launcher's sockets. */
 export const SOCKETS_VOLUME = 'sockets';
 /** kubelet's root for pod directories. */

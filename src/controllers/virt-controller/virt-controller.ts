@@ -21,6 +21,7 @@ import {
   InstancetypeKinds,
 } from '../../api/instancetype/catalog';
 import type { Pod } from '../common/pod';
+import { VmiResource } from '../common/vmi-resource';
 import { ControllerMetrics } from '../metrics/controller-metrics';
 import type { Controller } from '../runtime/controller';
 import { Expectations } from '../runtime/expectations';
@@ -45,7 +46,7 @@ import type { EventRecorder, KeyReconciler } from './services/ports';
 import { type Claim, claimNames, PersistentVolumeClaimType } from './services/volumes';
 import type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 import { VmController } from './vm/controller';
-import { VmiController, VmiResource } from './vmi/controller';
+import { VmiController } from './vmi/controller';
 import { asReconciler, lister, ownerKey } from './wiring';
 
 export type { VirtControllerOptions, WriteRecord } from './virt-controller-options';

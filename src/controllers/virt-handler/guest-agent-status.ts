@@ -19,8 +19,8 @@ import type {
   VirtualMachineInstanceSpec,
 } from '../../api/generated/types';
 import type { GuestInterface } from '../../drivers/guest-agent';
-import type { LauncherInterface } from '../virt-launcher/domain-report';
-import type { LauncherGuestAgent } from '../virt-launcher/guest-agent-report';
+import type { LauncherInterface } from '../launcher-protocol/domain-report';
+import type { LauncherGuestAgent } from '../launcher-protocol/guest-agent-report';
 
 /** Upstream's condition type for a connected guest agent. */
 export const AGENT_CONNECTED = 'AgentConnected';

@@ -6,10 +6,10 @@
  */
 import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { type SocketProxy, serveSocketProxy } from '../common/socket-proxy';
 import { LauncherClient, launcherSocketPath } from '../launcher-protocol';
-import { NOTIFY_PIPE_SOCKET } from '../virt-launcher/domain-report';
-import { shortDir } from '../virt-launcher/short-dir';
-import { type SocketProxy, serveSocketProxy } from '../virt-launcher/socket-proxy';
+import { NOTIFY_PIPE_SOCKET } from '../launcher-protocol/paths';
+import { shortDir } from '../launcher-protocol/short-dir';
 
 interface Connection {
   client: LauncherClient;

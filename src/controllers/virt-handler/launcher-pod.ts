@@ -1,7 +1,7 @@
 /** Which of a VMI's launcher pods on this node is the one that runs (or ran) its guest. */
 import type { VirtualMachineInstance } from '../../api/generated/types';
+import { MigrationLabels } from '../common/migration-labels';
 import type { Pod } from '../common/pod';
-import { MigrationLabels } from '../virt-controller/migration/controller';
 
 /**
  * The VMI's launcher pod among `pods` (the pods it created on this node): the target pod a

@@ -8,10 +8,10 @@ import type {
   VirtualMachineInstance,
   VirtualMachineInstanceMigrationState,
 } from '../../api/generated/types';
-import { MigrationLabels } from '../virt-controller/migration/controller';
-import { NODE_NAME_LABEL } from '../virt-controller/vmi/status';
-import type { LauncherDomain, LauncherMigrationState } from '../virt-launcher/domain-report';
-import type { MigrationRequestOptions } from '../virt-launcher/migration-options';
+import { Labels } from '../../api/labels';
+import { MigrationLabels } from '../common/migration-labels';
+import type { LauncherDomain, LauncherMigrationState } from '../launcher-protocol/domain-report';
+import type { MigrationRequestOptions } from '../launcher-protocol/migration-options';
 
 /** RFC 3339 to the second, as metav1.Time. */
 export const rfc3339 = (t: string | Date) => new Date(t).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -96,7 +96,7 @@ export function migrationDataHost(addr: string): string | undefined {
 export function handedOver(vmi: VirtualMachineInstance, ms: VirtualMachineInstanceMigrationState) {
   const next = structuredClone(vmi);
   const target = ms.targetNode ?? '';
-  const labels: Record<string, string> = { ...(next.metadata?.labels ?? {}), [NODE_NAME_LABEL]: target };
+  const labels: Record<string, string> = { ...(next.metadata?.labels ?? {}), [Labels.nodeName]: target };
   delete labels[MigrationLabels.targetNode];
   next.metadata = { ...next.metadata, labels };
   next.status = { ...next.status, nodeName: target, migrationState: { ...ms, completed: true } };

@@ -24,13 +24,13 @@ import type {
   VirtualMachineInstance,
   VirtualMachineInstanceMigrationState,
 } from '../../api/generated/types';
+import { MigrationLabels } from '../common/migration-labels';
 import type { Pod } from '../common/pod';
 import { LauncherCommandError } from '../launcher-protocol/client';
+import type { LauncherDomain } from '../launcher-protocol/domain-report';
 import { NotFoundError } from '../runtime/errors';
 import { PodType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
-import { MigrationLabels } from '../virt-controller/migration/controller';
-import type { LauncherDomain } from '../virt-launcher/domain-report';
 
 /** Annotation on a migration target pod: the domain XML its launcher prepared (kubevirt-ts). */
 export const TARGET_DOMAIN_ANNOTATION = 'kubevirt-ts.io/migration-target-domain';

@@ -4,12 +4,13 @@
  * them. VMIs and pods come from separate factories so each can be started and synced on
  * its own.
  */
+
+import { Labels } from '../../api/labels';
+import { MigrationLabels } from '../common/migration-labels';
+import { VmiResource } from '../common/vmi-resource';
 import { type Informer, SharedInformerFactory } from '../runtime/informer';
 import { PodType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
-import { MigrationLabels } from '../virt-controller/migration/controller';
-import { VmiResource } from '../virt-controller/vmi/controller';
-import { NODE_NAME_LABEL } from '../virt-controller/vmi/status';
 
 const LAUNCHER_LABEL = 'kubevirt.io=virt-launcher';
 const CREATED_BY = 'kubevirt.io/created-by';
@@ -30,7 +31,7 @@ export interface NodeInformers {
 export function nodeInformers(client: ObjectClient, nodeName: string): NodeInformers {
   const informers = new SharedInformerFactory(client);
   const podInformers = new SharedInformerFactory(client);
-  const vmis = informers.informerFor(VmiResource, { labelSelector: `${NODE_NAME_LABEL}=${nodeName}` });
+  const vmis = informers.informerFor(VmiResource, { labelSelector: `${Labels.nodeName}=${nodeName}` });
   const targets = informers.informerFor(VmiResource, {
     labelSelector: `${MigrationLabels.targetNode}=${nodeName}`,
   });

@@ -16,7 +16,7 @@ import { parseGoDuration } from '../common/go-duration';
 import { readTlsFiles, secureContextOptions, type TlsFiles, watchTlsFiles } from '../common/tls-files';
 import { PLAIN_STREAM_PROTOCOL, pipeWebSocket } from '../common/ws-stream';
 import { type LauncherClient, LauncherCommandError } from '../launcher-protocol/client';
-import { CONSOLE_SOCKET, VNC_SOCKET } from '../virt-launcher/domain-report';
+import { CONSOLE_SOCKET, VNC_SOCKET } from '../launcher-protocol/paths';
 import { VmiNotOnNodeError } from './handler';
 import { GuestCalls, type GuestLauncher } from './vmi-operations';
 

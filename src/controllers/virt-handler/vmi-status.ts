@@ -4,7 +4,7 @@
  * is written once per real change (Scheduled -> Running is one write).
  */
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition } from '../../api/generated/types';
-import type { LauncherDomain } from '../virt-launcher/domain-report';
+import type { LauncherDomain } from '../launcher-protocol/domain-report';
 import { AGENT_CONNECTED, applyGuestAgentStatus } from './guest-agent-status';
 import { networkNotMigratable } from './network/live-migratable';
 

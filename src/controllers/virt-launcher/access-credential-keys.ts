@@ -7,7 +7,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import type { VirtualMachineInstance } from '../../api';
-import type { PathMap } from './path-map';
+import type { PathMap } from '../common/path-map';
 import { accessCredentialSecretDir } from './volume-sources';
 
 /** A Secret name that can be a path segment and part of a pod volume name (validation says so too). */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { VirtualMachineInstance, Volume } from '../../api';
 import { type ConfigVolumeKind, type ConverterPaths, volumePaths } from '../../converter';
 import { buildIso, type IsoContents } from '../../converter/iso';
-import type { PathMap } from './path-map';
+import type { PathMap } from '../common/path-map';
 import { configSourceDir } from './volume-sources';
 
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;

@@ -10,7 +10,7 @@
  */
 import type { DomainRef, HypervisorDriver } from '../../drivers/driver';
 import type { GuestInfo } from '../../drivers/guest-agent';
-import { guestAgentReport, type LauncherGuestAgent } from './guest-agent-report';
+import { guestAgentReport, type LauncherGuestAgent } from '../launcher-protocol/guest-agent-report';
 
 /** Options of {@link GuestAgentPoller}. */
 export interface GuestAgentPollerOptions {

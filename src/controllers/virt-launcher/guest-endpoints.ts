@@ -6,9 +6,9 @@
  */
 import { join } from 'node:path';
 import type { DomainRef, HypervisorDriver } from '../../drivers/driver';
+import { type SocketProxy, serveSocketProxy } from '../common/socket-proxy';
+import { CONSOLE_SOCKET, VNC_SOCKET } from '../launcher-protocol/paths';
 import { ConsoleRelay } from './console-relay';
-import { CONSOLE_SOCKET, VNC_SOCKET } from './domain-report';
-import { type SocketProxy, serveSocketProxy } from './socket-proxy';
 
 /** The console relay and VNC proxy of one launcher. */
 export class GuestEndpoints {

@@ -6,9 +6,9 @@
  */
 import type { VirtualMachineInstance } from '../../api/generated/types';
 import { boundInterfaces, type CachedInterface, readNetworkCache } from '../common/network-cache';
+import type { LauncherInterface } from '../launcher-protocol/domain-report';
 import { dhcpBindings } from './dhcp/bindings';
 import { DhcpServer } from './dhcp/server';
-import type { LauncherInterface } from './domain-report';
 
 export class GuestNetwork {
   private dhcp: DhcpServer | undefined;

@@ -9,8 +9,8 @@ import { mkdir, open, stat, statfs } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { VirtualMachineInstance } from '../../api';
 import { hostDiskPathProblem } from '../common/host-disk-path';
+import type { PathMap } from '../common/path-map';
 import { parseQuantity, quantityValue } from '../common/quantity';
-import type { PathMap } from './path-map';
 import { mountedDiskDir } from './volume-sources';
 
 /** The launcher's (host) path of hostDisk volume `name` whose file is `path`. */

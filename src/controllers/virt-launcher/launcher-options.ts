@@ -1,7 +1,7 @@
 /** What a `VirtLauncher` (launcher.ts) is given: the VMI it runs, its sockets directory, its driver and hooks. */
 import type { VirtualMachineInstance } from '../../api';
 import type { HypervisorDriver, SyncOptions } from '../../drivers/driver';
-import type { LauncherInterface } from './domain-report';
+import type { LauncherInterface } from '../launcher-protocol/domain-report';
 
 /** Options of `VirtLauncher`. */
 export interface VirtLauncherOptions {

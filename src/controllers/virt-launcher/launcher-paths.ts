@@ -6,8 +6,8 @@
 import type { VirtualMachineInstance } from '../../api';
 import { type ConverterPaths, upstreamPaths } from '../../converter';
 import type { LauncherArgs } from '../common/launcher-args';
+import type { PathMap } from '../common/path-map';
 import { imageDir } from './image-dirs';
-import type { PathMap } from './path-map';
 
 /** The converter paths of a launcher, before the VMI is known. */
 export function launcherConverterPaths(args: LauncherArgs, map: PathMap): ConverterPaths {

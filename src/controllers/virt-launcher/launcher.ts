@@ -19,13 +19,14 @@ import {
   serveLauncher,
   type VMIRequest,
 } from '../launcher-protocol';
+import type { LauncherDomain } from '../launcher-protocol/domain-report';
+import { toGuestAgentInfo } from '../launcher-protocol/guest-agent-report';
+import { NOTIFY_PIPE_SOCKET } from '../launcher-protocol/paths';
 import { coalesced } from './coalesced';
-import { type LauncherDomain, NOTIFY_PIPE_SOCKET } from './domain-report';
 import { ACTIVE_STATES, LauncherDomainOps } from './domain-rpcs';
 import { watchDriver } from './driver-watch';
 import { LauncherGuestOps } from './freeze-screenshot-rpcs';
 import { GuestAgentPoller } from './guest-agent-poller';
-import { toGuestAgentInfo } from './guest-agent-report';
 import { GuestEndpoints } from './guest-endpoints';
 import type { VirtLauncherOptions } from './launcher-options';
 import { LauncherMigrations } from './migration-rpcs';
@@ -33,7 +34,6 @@ import { NodeNotifier } from './node-notifier';
 import { parseRequestVmi } from './vmi-request';
 
 export type { VirtLauncherOptions } from './launcher-options';
-export { MIGRATION_TARGET_XML } from './migration-rpcs';
 
 /** One launcher. `start()` it; `exited` resolves with the exit code once it is done. */
 export class VirtLauncher implements LauncherService {

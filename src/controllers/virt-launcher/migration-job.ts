@@ -11,10 +11,10 @@
 import { status } from '@grpc/grpc-js';
 import type { DomainRef, MigrationSupport } from '../../drivers/driver';
 import { isDriverError } from '../../drivers/errors';
+import type { LauncherMigrationState } from '../launcher-protocol/domain-report';
+import type { MigrationPlan } from '../launcher-protocol/migration-options';
 import { LauncherRpcError } from '../launcher-protocol/rpc-error';
-import type { LauncherMigrationState } from './domain-report';
 import { driverRpcError } from './driver-rpc-error';
-import type { MigrationPlan } from './migration-options';
 
 /** What a {@link SourceMigration} needs from its launcher. */
 export interface SourceMigrationDeps {

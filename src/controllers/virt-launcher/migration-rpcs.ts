@@ -8,16 +8,19 @@ import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '../../api';
 import type { DomainInfo, DomainRef, HypervisorDriver, SyncOptions } from '../../drivers/driver';
-import { LauncherRpcError, type MigrationRequest, type VMIRequest } from '../launcher-protocol';
-import type { LauncherDomain, LauncherMigrationState } from './domain-report';
+import {
+  LauncherRpcError,
+  MIGRATION_TARGET_XML,
+  type MigrationRequest,
+  type VMIRequest,
+} from '../launcher-protocol';
+import type { LauncherDomain, LauncherMigrationState } from '../launcher-protocol/domain-report';
+import { parseMigrationRequest } from '../launcher-protocol/migration-options';
 import { driverRpcError } from './driver-rpc-error';
 import { SourceMigration } from './migration-job';
-import { parseMigrationRequest } from './migration-options';
 
 /** The domain states a migration can start from. */
 const ACTIVE = new Set(['running', 'blocked', 'paused', 'pmsuspended', 'shutdown']);
-/** The file a migration target writes its prepared domain XML to (in the sockets dir). */
-export const MIGRATION_TARGET_XML = 'migration-target-domain.xml';
 
 /** What the migration RPCs need of their launcher. */
 export interface MigrationHost {

@@ -4,7 +4,7 @@
  * agent that is away (restarting) misses them; it re-reads the domain with GetDomain.
  */
 import { type DomainEventNotification, NotifySender } from '../launcher-protocol';
-import type { LauncherDomain } from './domain-report';
+import type { LauncherDomain } from '../launcher-protocol/domain-report';
 
 /** The VMI the events are about. */
 export interface InvolvedVmi {

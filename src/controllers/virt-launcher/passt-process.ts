@@ -20,7 +20,7 @@ import type { VirtualMachineInstance, Interface as VMIInterface } from '../../ap
 import { passtPidPath, passtPortArgs, passtPorts, passtSocketPath } from '../../converter/passt';
 import type { HypervisorDriver } from '../../drivers/driver';
 import { passtBackendFor } from '../../drivers/passt-backend';
-import { SOCKET_PATH_MAX } from './short-dir';
+import { SOCKET_PATH_MAX } from '../launcher-protocol/short-dir';
 
 /** The pod interface passt takes its addresses and routes from (the converter's `<source dev>`). */
 export const PASST_POD_INTERFACE = 'eth0';

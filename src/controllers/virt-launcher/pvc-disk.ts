@@ -6,7 +6,7 @@
  */
 import { stat } from 'node:fs/promises';
 import type { VirtualMachineInstance } from '../../api';
-import type { PathMap } from './path-map';
+import type { PathMap } from '../common/path-map';
 import { mountedDiskDir } from './volume-sources';
 
 /** Checks the disk image of PVC/DataVolume volume `i`; throws naming the volume and the path when it is missing. */

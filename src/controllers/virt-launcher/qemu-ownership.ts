@@ -11,8 +11,8 @@
 import { chown, lchown, lstat, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { VirtualMachineInstance } from '../../api';
+import type { PathMap } from '../common/path-map';
 import { mountedHostDiskPath } from './host-disk';
-import type { PathMap } from './path-map';
 import { mountedDiskDir } from './volume-sources';
 
 /** Gives `dir` and everything under it (not following links) to `uid:gid`; missing dirs are skipped. */

@@ -18,13 +18,13 @@ import { promisify } from 'node:util';
 import type { VirtualMachineInstance } from '../../api';
 import { type ConverterPaths, volumePaths } from '../../converter';
 import { buildIso, isoContents, type ResolvedVolumeData } from '../../converter/iso';
+import { PathMap } from '../common/path-map';
 import { readSshPublicKeys } from './access-credential-keys';
 import { configVolumeKind, prepareConfigDisk } from './config-disk';
 import { waitForContainerDiskCopy } from './container-disk-wait';
 import { prepareEmptyDisk } from './empty-disk';
 import { prepareHostDisk } from './host-disk';
 import { imageDir } from './image-dirs';
-import { PathMap } from './path-map';
 import { checkPvcDisk } from './pvc-disk';
 import { cloudInitSecretDir } from './volume-sources';
 

@@ -6,11 +6,11 @@ import { describe, expect, it } from 'vitest';
 import type { Target } from '../../../src/cli/commands/virtctl/target';
 import { applyObjects, loadAndAdmit } from '../../../src/cli/local/apply';
 import { ImageStore } from '../../../src/cli/local/images';
+import { VmiResource } from '../../../src/controllers/common/vmi-resource';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { VirtualMachineType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import { restartVm, startVm, stopVm } from '../../../src/controllers/virt-api/vm-lifecycle';
-import { VmiResource } from '../../../src/controllers/virt-controller/vmi/controller';
 
 const manifest = (runStrategy: string) => `apiVersion: kubevirt.io/v1
 kind: VirtualMachine

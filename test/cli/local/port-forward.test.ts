@@ -16,12 +16,12 @@ import { forwardPort, parsePortMapping } from '../../../src/cli/commands/virtctl
 import { type LocalApiServer, serveLocalApi } from '../../../src/cli/local/local-api';
 import { openPortForward } from '../../../src/cli/local/local-client';
 import type { LocalNode } from '../../../src/cli/local/local-node';
+import { VmiResource } from '../../../src/controllers/common/vmi-resource';
 import { podEmptyDirPath } from '../../../src/controllers/launcher-protocol/paths';
 import { netnsName, PodNetwork } from '../../../src/controllers/local/pod-runtime/pod-network';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { PodType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
-import { VmiResource } from '../../../src/controllers/virt-controller/vmi/controller';
 import { setUpPodNetwork } from '../../../src/controllers/virt-handler/network/pod-nic-setup';
 import { canTestNetworking, scopedSnapshot } from '../../support/net-snapshot';
 import { ECHO_SERVER, inNs, type NsProcess, startInNs } from '../../support/netns-process';

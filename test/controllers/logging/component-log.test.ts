@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../src/api/config/cluster-config';
 import { validateKubeVirtConfiguration } from '../../../src/api/config/validate-configuration';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
+import { VmiResource } from '../../../src/controllers/common/vmi-resource';
 import {
   ComponentLog,
   configuredVerbosity,
@@ -24,7 +25,6 @@ import { keyFields, reconcileErrorLogger } from '../../../src/controllers/loggin
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import { cachedUid } from '../../../src/controllers/virt-controller/cached-uid';
 import { renderLauncherPod } from '../../../src/controllers/virt-controller/services/pod-renderer';
-import { VmiResource } from '../../../src/controllers/virt-controller/vmi/controller';
 import { type Harness, startHarness, waitFor } from '../virt-controller/services/embedded-harness';
 
 /** A stream collecting JSON lines, parsed. */

@@ -10,10 +10,10 @@ import type {
   VirtualMachineInstance,
   VirtualMachineInstanceMigration,
 } from '../../../src/api/generated/types';
+import { VmiResource } from '../../../src/controllers/common/vmi-resource';
 import { scrape } from '../../../src/controllers/metrics/server';
 import { VirtualMachineInstanceMigrationType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
-import { VmiResource } from '../../../src/controllers/virt-controller/vmi/controller';
 import { parseExposition } from '../../support/exposition';
 import { type Harness, startHarness, waitFor } from '../virt-controller/services/embedded-harness';
 

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MigrationConfiguration } from '../../../src/api/generated/types';
 import { podEmptyDirPath } from '../../../src/controllers/launcher-protocol/paths';
+import { shortDir } from '../../../src/controllers/launcher-protocol/short-dir';
 import type { ObjectClient } from '../../../src/controllers/runtime/types';
 import { VirtHandler } from '../../../src/controllers/virt-handler/handler';
 import { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
-import { shortDir } from '../../../src/controllers/virt-launcher/short-dir';
 import { FakeDriver, FakeHost, type HypervisorDriver } from '../../../src/drivers';
 
 const debug = (prefix: string) =>

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
+import type { LauncherGuestAgent } from '../../../src/controllers/launcher-protocol/guest-agent-report';
 import { interfacesOf } from '../../../src/controllers/virt-handler/guest-agent-status';
 import { nextHandlerStatus } from '../../../src/controllers/virt-handler/vmi-status';
-import type { LauncherGuestAgent } from '../../../src/controllers/virt-launcher/guest-agent-report';
 import { runningDomain } from './running-domain';
 
 const vmi = (

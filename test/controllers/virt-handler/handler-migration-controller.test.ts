@@ -15,12 +15,12 @@ import type {
   VirtualMachineInstanceMigration,
 } from '../../../src/api/generated/types';
 import type { Pod } from '../../../src/controllers/common/pod';
+import { VmiResource } from '../../../src/controllers/common/vmi-resource';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { NotFoundError } from '../../../src/controllers/runtime/errors';
 import { PodType, VirtualMachineInstanceMigrationType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import { VirtController } from '../../../src/controllers/virt-controller/virt-controller';
-import { VmiResource } from '../../../src/controllers/virt-controller/vmi/controller';
 import type { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
 import { FakeDriver, type FakeDriverOptions, registerFakeHost } from '../../../src/drivers';
 import { waitFor } from '../../support/wait';

@@ -12,13 +12,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MigrationConfiguration, VirtualMachineInstance } from '../../../src/api/generated/types';
 import type { Pod } from '../../../src/controllers/common/pod';
+import { VmiResource } from '../../../src/controllers/common/vmi-resource';
+import { MIGRATION_TARGET_XML } from '../../../src/controllers/launcher-protocol/paths';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { PodType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
-import { VmiResource } from '../../../src/controllers/virt-controller/vmi/controller';
 import { TARGET_DOMAIN_ANNOTATION } from '../../../src/controllers/virt-handler/migration-sync';
 import { onGuest } from '../../../src/controllers/virt-handler/vmi-operations';
-import { MIGRATION_TARGET_XML, type VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
+import type { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
 import {
   FakeDriver,
   type FakeDriverOptions,

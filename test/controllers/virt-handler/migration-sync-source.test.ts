@@ -7,6 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
 import { LauncherCommandError } from '../../../src/controllers/launcher-protocol/client';
+import type {
+  LauncherDomain,
+  LauncherMigrationState,
+} from '../../../src/controllers/launcher-protocol/domain-report';
 import { NotFoundError } from '../../../src/controllers/runtime/errors';
 import type { ObjectClient } from '../../../src/controllers/runtime/types';
 import {
@@ -14,10 +18,6 @@ import {
   MigrationSync,
   TARGET_DOMAIN_ANNOTATION,
 } from '../../../src/controllers/virt-handler/migration-sync';
-import type {
-  LauncherDomain,
-  LauncherMigrationState,
-} from '../../../src/controllers/virt-launcher/domain-report';
 
 const NOW = new Date('2026-11-29T18:00:00Z');
 

@@ -1,5 +1,5 @@
 /** The launcher's report of a running domain for the handler status tests' VMI ns/v (uid u). */
-import type { LauncherDomain } from '../../../src/controllers/virt-launcher/domain-report';
+import type { LauncherDomain } from '../../../src/controllers/launcher-protocol/domain-report';
 
 /** The domain `ns_v` running (booted), with `d` overriding any field. */
 export function runningDomain(d: Partial<LauncherDomain> = {}): LauncherDomain {

@@ -13,10 +13,8 @@ import {
   type NotifyServer,
   serveNotify,
 } from '../../../src/controllers/launcher-protocol';
-import {
-  type LauncherDomain,
-  NOTIFY_PIPE_SOCKET,
-} from '../../../src/controllers/virt-launcher/domain-report';
+import type { LauncherDomain } from '../../../src/controllers/launcher-protocol/domain-report';
+import { NOTIFY_PIPE_SOCKET } from '../../../src/controllers/launcher-protocol/paths';
 import { VirtLauncher, type VirtLauncherOptions } from '../../../src/controllers/virt-launcher/launcher';
 import { FakeDriver, FakeHost, type HypervisorDriver } from '../../../src/drivers';
 

@@ -15,7 +15,8 @@ import {
   LauncherTokens,
 } from '../../../src/controllers/composition/launcher-container';
 import { LauncherClient } from '../../../src/controllers/launcher-protocol';
-import { CONSOLE_SOCKET, type LauncherDomain } from '../../../src/controllers/virt-launcher/domain-report';
+import type { LauncherDomain } from '../../../src/controllers/launcher-protocol/domain-report';
+import { CONSOLE_SOCKET } from '../../../src/controllers/launcher-protocol/paths';
 import { imageDir } from '../../../src/controllers/virt-launcher/image-dirs';
 import type { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
 import { BOOT_MARKER, bootDiskPath, SerialConsole } from '../../support/guest';

@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DomainEventNotification, LauncherClient } from '../../../src/controllers/launcher-protocol';
-import type { LauncherDomain } from '../../../src/controllers/virt-launcher/domain-report';
+import type { LauncherDomain } from '../../../src/controllers/launcher-protocol/domain-report';
 import type { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
 import type { FakeHost } from '../../../src/drivers';
 import { type FakeLauncher, fakeLauncherVmi, startFakeLauncher } from './fake-launcher';

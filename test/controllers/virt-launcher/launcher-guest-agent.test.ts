@@ -5,8 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DomainEventNotification, LauncherClient } from '../../../src/controllers/launcher-protocol';
-import type { LauncherDomain } from '../../../src/controllers/virt-launcher/domain-report';
-import { toGuestAgentInfo } from '../../../src/controllers/virt-launcher/guest-agent-report';
+import type { LauncherDomain } from '../../../src/controllers/launcher-protocol/domain-report';
+import { toGuestAgentInfo } from '../../../src/controllers/launcher-protocol/guest-agent-report';
 import { FakeDriver, type FakeHost, fakeGuestInfo } from '../../../src/drivers';
 import { waitFor } from '../../support/wait';
 import { type FakeLauncher, fakeLauncherVmi, startFakeLauncher } from './fake-launcher';

@@ -9,11 +9,8 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LauncherClient } from '../../../src/controllers/launcher-protocol';
-import {
-  CONSOLE_SOCKET,
-  type LauncherDomain,
-  VNC_SOCKET,
-} from '../../../src/controllers/virt-launcher/domain-report';
+import type { LauncherDomain } from '../../../src/controllers/launcher-protocol/domain-report';
+import { CONSOLE_SOCKET, VNC_SOCKET } from '../../../src/controllers/launcher-protocol/paths';
 import type { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
 import { BOOT_MARKER, POWEROFF_MARKER, SerialConsole } from '../../support/guest';
 import { integration } from '../../support/integration';

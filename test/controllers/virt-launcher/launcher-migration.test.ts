@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api';
-import type { LauncherDomain } from '../../../src/controllers/virt-launcher/domain-report';
-import { MIGRATION_TARGET_XML } from '../../../src/controllers/virt-launcher/launcher';
+import type { LauncherDomain } from '../../../src/controllers/launcher-protocol/domain-report';
+import { MIGRATION_TARGET_XML } from '../../../src/controllers/launcher-protocol/paths';
 import {
   FakeDriver,
   type FakeDriverOptions,

@@ -11,17 +11,18 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MOUNTS_ENV } from '../../../src/controllers/common/path-map';
 import {
   createLauncherContainer,
   LauncherTokens,
 } from '../../../src/controllers/composition/launcher-container';
 import { LauncherClient } from '../../../src/controllers/launcher-protocol';
-import { CONSOLE_SOCKET, type LauncherDomain } from '../../../src/controllers/virt-launcher/domain-report';
+import type { LauncherDomain } from '../../../src/controllers/launcher-protocol/domain-report';
+import { CONSOLE_SOCKET } from '../../../src/controllers/launcher-protocol/paths';
+import { shortDir } from '../../../src/controllers/launcher-protocol/short-dir';
 import { IMAGE_ROOT_ENV } from '../../../src/controllers/virt-launcher/image-dirs';
 import type { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
 import { daemonDirs, findLibvirtDaemon } from '../../../src/controllers/virt-launcher/libvirt-daemons';
-import { MOUNTS_ENV } from '../../../src/controllers/virt-launcher/path-map';
-import { shortDir } from '../../../src/controllers/virt-launcher/short-dir';
 import { BOOT_MARKER, SerialConsole } from '../../support/guest';
 import { integration } from '../../support/integration';
 import {

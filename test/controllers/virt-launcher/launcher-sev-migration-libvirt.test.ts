@@ -9,7 +9,7 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LauncherClient } from '../../../src/controllers/launcher-protocol';
-import type { LauncherDomain } from '../../../src/controllers/virt-launcher/domain-report';
+import type { LauncherDomain } from '../../../src/controllers/launcher-protocol/domain-report';
 import { integration } from '../../support/integration';
 import { waitFor } from '../../support/wait';
 import { type RealLauncher, realLauncherBlocker, startRealLauncher } from './real-launcher';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { parseLauncherArgs } from '../../../src/controllers/common/launcher-args';
+import { MOUNTS_ENV, PathMap, pathMapFromEnv } from '../../../src/controllers/common/path-map';
 import { imageDirName } from '../../../src/controllers/virt-launcher/image-dirs';
 import {
   launcherConverterPaths,
   withKernelBootDir,
 } from '../../../src/controllers/virt-launcher/launcher-paths';
-import { MOUNTS_ENV, PathMap, pathMapFromEnv } from '../../../src/controllers/virt-launcher/path-map';
 
 describe('PathMap', () => {
   const map = new PathMap({

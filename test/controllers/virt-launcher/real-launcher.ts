@@ -10,12 +10,12 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type LauncherArgs, parseLauncherArgs } from '../../../src/controllers/common/launcher-args';
+import { PathMap } from '../../../src/controllers/common/path-map';
 import { LauncherClient } from '../../../src/controllers/launcher-protocol';
 import { launcherDriverFactories } from '../../../src/controllers/virt-launcher/drivers';
 import { imageDir } from '../../../src/controllers/virt-launcher/image-dirs';
 import { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
 import { launcherConverterPaths } from '../../../src/controllers/virt-launcher/launcher-paths';
-import { PathMap } from '../../../src/controllers/virt-launcher/path-map';
 import type { SyncOptions } from '../../../src/drivers/driver';
 import { available, guestDir, unavailableReason } from '../../support/guest';
 

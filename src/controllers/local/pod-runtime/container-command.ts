@@ -7,10 +7,10 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MOUNTS_ENV } from '../../common/path-map';
 import type { Pod } from '../../common/pod';
 import { objectKey } from '../../runtime/resources';
 import type { KubeObject } from '../../runtime/types';
-import { MOUNTS_ENV } from '../../virt-launcher/path-map';
 
 /** This package's CLI entry (`dist/cli/kubevirt-ts.js`), found from this module's location. */
 export function defaultCliEntry(): string {

@@ -7,8 +7,8 @@ import { chmod, lstat, mkdir, rm, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Pod } from '../../common/pod';
 import { podEmptyDirPath, SOCKETS_VOLUME } from '../../launcher-protocol/paths';
+import { removeShortDir } from '../../launcher-protocol/short-dir';
 import type { ObjectClient } from '../../runtime/types';
-import { removeShortDir } from '../../virt-launcher/short-dir';
 import { hostPathProblem, materializeVolume, payloadPathProblem, quoted } from './pod-volumes';
 
 /** The runtime's files of one pod. */

@@ -9,7 +9,9 @@
 import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../api/generated/types';
 import { Finalizers } from '../../../api/labels';
+import { MigrationLabels } from '../../common/migration-labels';
 import type { Pod } from '../../common/pod';
+import { VmiResource } from '../../common/vmi-resource';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { PodType, VirtualMachineInstanceMigrationType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
@@ -24,16 +26,8 @@ import {
   type ReconcileResult,
   timestamp,
 } from '../services/ports';
-import { VmiResource } from '../vmi/controller';
 import { setCondition } from '../vmi/status';
 import { isMigrationFinal, MigrationPhase, nextMigrationStep } from './phases';
-
-/** Labels of migration target pods and migrating VMIs (upstream values). */
-export const MigrationLabels = {
-  jobUid: 'kubevirt.io/migrationJobUID',
-  targetNode: 'kubevirt.io/migrationTargetNodeName',
-  vmiName: 'kubevirt.io/vmi-name',
-} as const;
 
 /** Event reasons (upstream values). */
 export const MigrationEventReason = {

@@ -14,6 +14,7 @@ import type {
   VirtualMachineInstanceReplicaSetStatus,
 } from '../../../api/generated/types';
 import { validateVirtualMachineInstanceSpec } from '../../../api/validation/vmi-spec';
+import { VmiResource } from '../../common/vmi-resource';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { VirtualMachineInstanceReplicaSetType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
@@ -29,7 +30,6 @@ import {
   type ReconcileResult,
   timestamp,
 } from '../services/ports';
-import { VmiResource } from '../vmi/controller';
 import { isFinalPhase, removeCondition, setCondition } from '../vmi/status';
 
 /** Event reasons of the ReplicaSet controller (upstream values). */

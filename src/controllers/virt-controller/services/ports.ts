@@ -3,7 +3,7 @@
  * caches, a way to requeue, an event recorder and create/delete expectations. Small on
  * purpose so the runtime's informers, work queue and recorder satisfy them directly.
  */
-import type { ObjectClient, ResourceType } from '../../runtime/types';
+import type { ObjectClient } from '../../runtime/types';
 
 /** A read-only view of an informer cache. */
 export interface Lister<T> {
@@ -67,9 +67,4 @@ export interface ControllerDeps {
 /** RFC 3339 without fractional seconds, as the API server writes timestamps. */
 export function timestamp(d: Date): string {
   return d.toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-/** The `ResourceType` of a kind with the status subresource setting upstream's CRD has. */
-export function withStatusSubresource(type: ResourceType, statusSubresource: boolean): ResourceType {
-  return { ...type, statusSubresource };
 }

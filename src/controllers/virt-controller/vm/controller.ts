@@ -14,6 +14,7 @@ import type {
 } from '../../../api/generated/types';
 import type { InstancetypeCatalog } from '../../../api/instancetype/catalog';
 import { Finalizers } from '../../../api/labels';
+import { VmiResource } from '../../common/vmi-resource';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { VirtualMachineType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
@@ -26,7 +27,6 @@ import {
   timestamp,
 } from '../services/ports';
 import { type Claim, hasUnboundClaim } from '../services/volumes';
-import { VmiResource } from '../vmi/controller';
 import { type PrintableStatusInput, printableStatus } from './printable-status';
 import {
   decideRunStrategy,

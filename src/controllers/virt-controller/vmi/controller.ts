@@ -8,10 +8,10 @@ import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
 import { Finalizers } from '../../../api/labels';
 import type { Pod } from '../../common/pod';
+import { VmiResource } from '../../common/vmi-resource';
 import { ConflictError, InvalidError, NotFoundError } from '../../runtime/errors';
-import { PodType, VirtualMachineInstanceType } from '../../runtime/resources';
+import { PodType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
-import type { ResourceType } from '../../runtime/types';
 import { missingNetworkAttachment, type NetworkAttachmentDefinition } from '../services/network-attachments';
 import { type LauncherPodOptions, PodRenderError, renderLauncherPod } from '../services/pod-renderer';
 import {
@@ -22,7 +22,6 @@ import {
   type PodsByVmi,
   type ReconcileResult,
   timestamp,
-  withStatusSubresource,
 } from '../services/ports';
 import { type Claim, missingClaim } from '../services/volumes';
 import { podDownOrGoingDown } from './pod-state';
@@ -36,12 +35,6 @@ export const VmiEventReason = {
   SuccessfulDelete: 'SuccessfulDelete',
   FailedDelete: 'FailedDelete',
 } as const;
-
-/**
- * The VMI resource as upstream's CRD defines it: no status subresource, so one update
- * writes status and labels together.
- */
-export const VmiResource: ResourceType = withStatusSubresource(VirtualMachineInstanceType, false);
 
 export interface VmiControllerDeps extends ControllerDeps {
   vmis: Lister<VirtualMachineInstance>;

@@ -5,6 +5,7 @@
  * it differs, so a VMI is written once per real transition.
  */
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition } from '../../../api/generated/types';
+import { Labels } from '../../../api/labels';
 import type { Pod } from '../../common/pod';
 import {
   imagePullError,
@@ -35,7 +36,7 @@ export const ReadyReason = {
 } as const;
 
 /** The VMI label carrying its node (upstream NodeNameLabel). */
-export const NODE_NAME_LABEL = 'kubevirt.io/nodeName';
+export const NODE_NAME_LABEL = Labels.nodeName;
 
 export const isFinalPhase = (phase?: string) => phase === VmiPhase.Succeeded || phase === VmiPhase.Failed;
 export const isUnprocessed = (phase?: string) => !phase || phase === VmiPhase.Pending;

@@ -4,13 +4,13 @@ import type {
   VirtualMachineInstanceMigration,
 } from '../../../../src/api/generated/types';
 import type { Pod } from '../../../../src/controllers/common/pod';
+import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
 import {
   EventType,
   PodType,
   VirtualMachineInstanceMigrationType,
 } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
-import { VmiResource } from '../../../../src/controllers/virt-controller/vmi/controller';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
 
 const vmi = (name: string): VirtualMachineInstance => ({

@@ -3,12 +3,12 @@ import type {
   VirtualMachineInstance,
   VirtualMachineInstanceReplicaSet,
 } from '../../../../src/api/generated/types';
+import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
 import {
   EventType,
   VirtualMachineInstanceReplicaSetType,
 } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
-import { VmiResource } from '../../../../src/controllers/virt-controller/vmi/controller';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
 
 function rs(name: string, replicas: number): VirtualMachineInstanceReplicaSet {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crdsDir } from '../../../../scripts/gen-crds';
 import { createClusterConfig } from '../../../../src/api/config/cluster-config';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../../src/api/generated/types';
+import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
 import { NotFoundError } from '../../../../src/controllers/runtime/errors';
 import { KubeClient } from '../../../../src/controllers/runtime/kube/client';
 import { NodeType, PodType, VirtualMachineType } from '../../../../src/controllers/runtime/resources';
@@ -19,7 +20,6 @@ import {
   VirtController,
   type WriteRecord,
 } from '../../../../src/controllers/virt-controller/virt-controller';
-import { VmiResource } from '../../../../src/controllers/virt-controller/vmi/controller';
 import { integration } from '../../../support/integration';
 import {
   available,

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../../src/api/config/cluster-config';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../../src/api/generated/types';
 import type { Pod } from '../../../../src/controllers/common/pod';
+import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
 import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/store';
 import { NotFoundError } from '../../../../src/controllers/runtime/errors';
 import { EventType, PodType, VirtualMachineType } from '../../../../src/controllers/runtime/resources';
@@ -10,7 +11,6 @@ import {
   VirtController,
   type WriteRecord,
 } from '../../../../src/controllers/virt-controller/virt-controller';
-import { VmiResource } from '../../../../src/controllers/virt-controller/vmi/controller';
 import { NodeSimulator, type SimRole } from '../../../support/node-simulator';
 import { waitFor } from '../../../support/wait';
 

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../../src/api/generated/types';
+import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
 import { NotFoundError } from '../../../../src/controllers/runtime/errors';
 import { EventType, VirtualMachineType } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
-import { VmiResource } from '../../../../src/controllers/virt-controller/vmi/controller';
 import type { NodeSimulatorOptions } from '../../../support/node-simulator';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
 

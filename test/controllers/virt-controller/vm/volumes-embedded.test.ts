@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../../src/api/generated/types';
+import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
 import { PodType, VirtualMachineType } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
 import { PersistentVolumeClaimType } from '../../../../src/controllers/virt-controller/services/volumes';
-import { VmiResource } from '../../../../src/controllers/virt-controller/vmi/controller';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
 
 const vm: VirtualMachine = {

@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../../src/api/generated/types';
+import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
 import {
   EventType,
   NamespaceType,
@@ -13,7 +14,6 @@ import {
   PodType,
 } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
-import { VmiResource } from '../../../../src/controllers/virt-controller/vmi/controller';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
 
 const vmi = {

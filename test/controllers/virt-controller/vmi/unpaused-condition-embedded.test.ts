@@ -7,9 +7,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../../src/api/generated/types';
 import type { Pod } from '../../../../src/controllers/common/pod';
+import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
 import { PodType } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
-import { VmiResource } from '../../../../src/controllers/virt-controller/vmi/controller';
 import { unpausedConditionPatch } from '../../../../src/controllers/virt-controller/vmi/unpaused-condition';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
 

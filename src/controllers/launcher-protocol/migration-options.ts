@@ -12,7 +12,7 @@
 import { status } from '@grpc/grpc-js';
 import { parseQuantity, type VirtualMachineInstance } from '../../api';
 import type { MigrationOptions } from '../../drivers/driver';
-import { LauncherRpcError } from '../launcher-protocol/rpc-error';
+import { LauncherRpcError } from './rpc-error';
 
 /** The JSON the handler sends (upstream names; every field optional). */
 export interface MigrationRequestOptions {

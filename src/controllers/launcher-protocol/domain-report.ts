@@ -1,18 +1,9 @@
 /**
- * What a launcher reports about its domain (GetDomain and the notify events), and the
- * names of the sockets it keeps in the pod's sockets directory. Shared by the launcher
- * and the node agent.
+ * What a launcher reports about its domain (GetDomain and the notify events). Shared by
+ * the launcher and the node agent; the sockets it names are in ./paths.
  */
 import type { DomainState } from '../../drivers/driver';
 import type { LauncherGuestAgent } from './guest-agent-report';
-
-/** The launcher's command socket is `launcher-sock` (see launcher-protocol/paths). */
-/** The guest's serial console relay. */
-export const CONSOLE_SOCKET = 'virt-serial0';
-/** The guest's VNC display. */
-export const VNC_SOCKET = 'virt-vnc';
-/** The node agent's notify pipe the launcher sends domain events to (upstream's name). */
-export const NOTIFY_PIPE_SOCKET = 'domain-notify-pipe.sock';
 
 /** A launcher's view of its domain. */
 export interface LauncherDomain {

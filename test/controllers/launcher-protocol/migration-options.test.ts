@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api';
-import { parseMigrationRequest } from '../../../src/controllers/virt-launcher/migration-options';
+import { parseMigrationRequest } from '../../../src/controllers/launcher-protocol/migration-options';
 
 const vmi = (targetNodeAddress?: string): VirtualMachineInstance => ({
   metadata: { name: 'vm1', namespace: 'ns1', uid: 'u' },
