@@ -1,8 +1,9 @@
 /**
  * What the cluster could change on the host beyond its own names (the state directory,
- * the bridge, the kubepods cgroups, which host-cleanup.ts handles): the firewall and the
- * kernel settings the kubelet tunes. `up` records them before anything starts
- * (`<state>/host-before.json`); `down` puts the kernel settings back and reports any
+ * the bridge, the kubepods cgroups, which host-cleanup.ts handles): the firewall, the
+ * kernel settings the kubelet tunes, and the directories it hardcodes. `up` records them
+ * before anything starts (`<state>/host-before.json`); `down` puts the kernel settings
+ * back, removes those directories if they were not there before, and reports any
  * firewall table or chain of the kubelet's that appeared meanwhile.
  *
  * The kubelet is kept off the firewall (kubelet.ts: `makeIPTablesUtilChains: false`), so
@@ -26,12 +27,20 @@ export const KUBELET_SYSCTLS = [
   'kernel/keys/root_maxbytes',
 ] as const;
 
+/**
+ * Directories the kubelet creates whatever its --root-dir (the device-plugin registration
+ * directory, /var/lib/kubelet/device-plugins, and the container log links).
+ */
+export const KUBELET_HOST_DIRS = ['/var/lib/kubelet', '/var/log/containers'] as const;
+
 /** The host before `up`, as recorded in host-before.json. */
 export interface HostState {
   /** {@link firewall}'s lines. */
   firewall: string[];
   /** {@link KUBELET_SYSCTLS} by name (/proc/sys relative path), as read. */
   sysctls: Record<string, string>;
+  /** Which of {@link KUBELET_HOST_DIRS} exist. */
+  dirs: string[];
 }
 
 /**
@@ -94,7 +103,11 @@ function readSysctls(): Record<string, string> {
 
 /** The host as it is now. */
 export function hostState(): HostState {
-  return { firewall: firewall(), sysctls: readSysctls() };
+  return {
+    firewall: firewall(),
+    sysctls: readSysctls(),
+    dirs: KUBELET_HOST_DIRS.filter((d) => existsSync(d)),
+  };
 }
 
 const stateFile = (root: string) => join(root, 'host-before.json');
@@ -113,8 +126,10 @@ export const hasHostRecord = (root: string) => existsSync(stateFile(root));
 
 /**
  * At `down`, once the kubelet has stopped: writes back each kernel setting that changed
- * since {@link recordHostState}, and returns what still differs (settings that could not
- * be written back, kubelet firewall objects that were not there before), as readable lines.
+ * since {@link recordHostState}, removes each of {@link KUBELET_HOST_DIRS} that was not
+ * there then, and returns what still differs (settings that could not be written back,
+ * directories that could not be removed, kubelet firewall objects that were not there
+ * before), as readable lines.
  * Removes host-before.json when nothing differs; does nothing without one.
  */
 export function restoreHostState(root: string): string[] {
@@ -131,6 +146,14 @@ export function restoreHostState(root: string): string[] {
       left.push(
         `sysctl ${name.replaceAll('/', '.')} = ${now[name]} (was ${value}: ${(err as Error).message})`,
       );
+    }
+  }
+  for (const dir of KUBELET_HOST_DIRS) {
+    if (!before.dirs || before.dirs.includes(dir) || !existsSync(dir)) continue;
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch (err) {
+      left.push(`directory ${dir} (not there before up: ${(err as Error).message})`);
     }
   }
   const had = new Set(before.firewall);
