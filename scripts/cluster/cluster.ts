@@ -93,6 +93,7 @@ async function main(): Promise<number> {
         log,
       });
       // Paste-able: kubectl is not on PATH; it was built with the control plane.
+      console.log(`# API server ${info.server} (a new port at every up)`);
       console.log(`export KUBECONFIG=${info.kubeconfigPath}`);
       console.log(`export PATH=${kubeBinDir}:$PATH`);
       return 0;
