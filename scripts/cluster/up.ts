@@ -4,7 +4,7 @@
  * control plane (test/support/kube.ts's startControlPlane, detached, serving real
  * kubelets), then the kubelet, until its Node is Ready.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir } from '../../test/support/integration';
 import {
@@ -16,6 +16,7 @@ import {
 import { CONTAINERD_BIN, containerdSocket, ctr, imageRefs, importImage, startContainerd } from './containerd';
 import { down } from './down';
 import { leftovers } from './host-cleanup';
+import { hasHostRecord, recordHostState } from './host-state';
 import { checkNodeName, kubeletBin, runningKubelet, startKubelet } from './kubelet';
 import {
   grantMultusAccess,
@@ -117,7 +118,7 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
   if (other)
     throw new Error(`a kubelet already runs on this machine (pid ${other}): one kubelet per machine`);
   // Remains of a cluster that was not brought down (a crash): clean them first.
-  if (previous || leftovers(opts.stateDir, bridge).length) {
+  if (previous || hasHostRecord(opts.stateDir) || leftovers(opts.stateDir, bridge).length) {
     log('cleaning up the remains of an earlier cluster');
     await down({ stateDir: opts.stateDir, bridge, log });
   }
@@ -150,6 +151,9 @@ async function bringUp(
   const paths = clusterPaths(stateDir);
   const t0 = performance.now();
   const lap = (what: string, since: number) => log(`${what}: ${Math.round(performance.now() - since)} ms`);
+  // Before anything changes the host: `down` restores it from this.
+  mkdirSync(stateDir, { recursive: true });
+  recordHostState(stateDir);
   let t = performance.now();
   createBridge(bridge, podSubnet);
   const bridgeNetwork = writeCniConfig(paths.cni, bridge, podSubnet);
