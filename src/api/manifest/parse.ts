@@ -3,13 +3,17 @@
  * duplicate-key checks, and the means to locate a field path in the source.
  */
 import { CST, type Document, isMap, isScalar, Lexer, LineCounter, parseAllDocuments, visit } from 'yaml';
+import { MAX_OBJECT_DEPTH, measureJson } from '../json-bounds';
 import { issue } from './issues';
 import type { LoadResult } from './manifest-types';
 
 /** Default bound on YAML nodes in one input (see LoadOptions.maxNodes). */
 export const DEFAULT_MAX_NODES = 100_000;
+/** Default bound on YAML documents in one input (see LoadOptions.maxDocuments). */
+export const DEFAULT_MAX_DOCUMENTS = 10_000;
 
-const NODE_TOKENS = new Set([
+/** Tokens that each build something the parser keeps: a node, a pair, an anchor, a comment. */
+const COUNTED_TOKENS = new Set([
   'scalar',
   'single-quoted-scalar',
   'double-quoted-scalar',
@@ -17,18 +21,59 @@ const NODE_TOKENS = new Set([
   'flow-map-start',
   'flow-seq-start',
   'seq-item-ind',
+  'alias',
+  'explicit-key-ind',
+  'anchor',
+  'tag',
+  'comment',
+  'directive-line',
+]);
+/** Tokens after which a `:` separates a key from its value (the key was counted already). */
+const KEY_ENDS = new Set([
+  'scalar',
+  'single-quoted-scalar',
+  'double-quoted-scalar',
+  'alias',
+  'flow-map-end',
+  'flow-seq-end',
 ]);
 
+/** The first bound `text` passes, as its error detail, or undefined within all of them. */
+export type ScanLimits = { maxNodes: number; maxDocuments: number; maxFlowDepth: number };
+
 /**
- * Counts the nodes of `text` with the YAML lexer alone (linear, no tree), stopping past
- * `max`; an implicit null value is not counted (it builds no node).
+ * Checks `text` against `limits` with the YAML lexer alone (linear, nothing kept), stopping
+ * at the first bound passed. Everything the parser allocates per token counts as a node:
+ * values, collections, sequence items, aliases (each is a node before it is expanded),
+ * explicit `?` keys and bare `:` keys, anchors, tags and comments; an implicit null value
+ * is not counted (it builds no node). `---`/`...` markers count as documents (each is a
+ * Document with its own maps), and flow brackets as depth (the composer recurses on them).
  */
-export function countNodes(text: string, max: number): number {
-  let n = 0;
+export function scanLimits(text: string, limits: ScanLimits): string | undefined {
+  let nodes = 0;
+  let documents = 1;
+  let flowDepth = 0;
+  let prev = '';
   for (const tok of new Lexer().lex(text)) {
-    if (NODE_TOKENS.has(CST.tokenType(tok) ?? '') && ++n > max) break;
+    const type = CST.tokenType(tok);
+    if (!type || type === 'space') continue;
+    if (COUNTED_TOKENS.has(type) || (type === 'map-value-ind' && !KEY_ENDS.has(prev))) {
+      if (++nodes > limits.maxNodes) {
+        return `input has more than ${limits.maxNodes} YAML nodes (values, lists, maps, aliases, keys, anchors, tags and comments), over the limit`;
+      }
+    } else if (type === 'doc-start' || type === 'doc-end') {
+      if (++documents > limits.maxDocuments) {
+        return `input has more than ${limits.maxDocuments} YAML documents, over the limit`;
+      }
+    }
+    if (type === 'flow-map-start' || type === 'flow-seq-start') {
+      if (++flowDepth > limits.maxFlowDepth) {
+        return `input nests flow collections more than ${limits.maxFlowDepth} levels deep, over the limit`;
+      }
+    } else if (type === 'flow-map-end' || type === 'flow-seq-end') flowDepth--;
+    prev = type;
   }
-  return n;
+  return undefined;
 }
 
 /** One decoded value with the means to locate paths inside it. */
@@ -38,7 +83,34 @@ export interface RawDoc {
   locate: (path: readonly (string | number)[]) => { line: number; column: number } | undefined;
 }
 
-export function parseDocuments(text: string, filename: string, result: LoadResult): RawDoc[] {
+/** A RangeError from the parser is its recursion overflowing: say so with the limit. */
+function parseFailure(e: unknown): string {
+  if (e instanceof RangeError) return tooDeep;
+  return `cannot parse: ${firstLine((e as Error).message)}`;
+}
+const tooDeep = `nested more than ${MAX_OBJECT_DEPTH} levels deep, over the limit`;
+
+/**
+ * Whether a decoded value is within the depth bound and, counting each alias at its expanded
+ * size, within the node budget left (`budget.nodes`, decremented); an issue otherwise.
+ */
+function boundsProblem(value: unknown, budget: { nodes: number }, maxNodes: number): string | undefined {
+  const m = measureJson(value, { maxDepth: MAX_OBJECT_DEPTH, maxNodes: budget.nodes });
+  if (m.exceeded === 'depth') return tooDeep;
+  if (m.exceeded === 'nodes') {
+    return `decodes to more than ${maxNodes} values once aliases are expanded, over the limit`;
+  }
+  budget.nodes -= m.nodes;
+  return undefined;
+}
+
+export function parseDocuments(
+  text: string,
+  filename: string,
+  result: LoadResult,
+  maxNodes = DEFAULT_MAX_NODES,
+): RawDoc[] {
+  const budget = { nodes: maxNodes };
   // JSON input is held to JSON's grammar (YAML would accept `{"kind": }` as null).
   if (/^\s*[[{]/.test(text)) {
     let value: unknown;
@@ -47,6 +119,13 @@ export function parseDocuments(text: string, filename: string, result: LoadResul
     } catch {
       const jsonError = checkJson(text) ?? { detail: 'JSON syntax error' };
       result.errors.push(issue({ severity: 'error', code: 'syntax', filename, document: 1, ...jsonError }));
+      return [];
+    }
+    const problem = boundsProblem(value, budget, maxNodes);
+    if (problem) {
+      result.errors.push(
+        issue({ severity: 'error', code: 'too-large', filename, document: 1, detail: problem }),
+      );
       return [];
     }
     return jsonDocument(text, value, filename, result);
@@ -66,10 +145,10 @@ export function parseDocuments(text: string, filename: string, result: LoadResul
     result.errors.push(
       issue({
         severity: 'error',
-        code: 'syntax',
+        code: e instanceof RangeError ? 'too-large' : 'syntax',
         filename,
         document: 0,
-        detail: `cannot parse: ${(e as Error).message}`,
+        detail: parseFailure(e),
       }),
     );
     return [];
@@ -79,6 +158,13 @@ export function parseDocuments(text: string, filename: string, result: LoadResul
   docs.forEach((doc, i) => {
     const document = i + 1;
     if (doc.errors.length > 0) {
+      // The composer catches its own recursion overflowing and reports it as a YAML error.
+      if (doc.errors.some((e) => /call stack size/.test(e.message))) {
+        result.errors.push(
+          issue({ severity: 'error', code: 'too-large', filename, document, detail: tooDeep }),
+        );
+        return;
+      }
       for (const err of doc.errors) {
         const pos = lineCounter.linePos(err.pos[0]);
         result.errors.push(
@@ -116,6 +202,12 @@ export function parseDocuments(text: string, filename: string, result: LoadResul
       // maxAliasCount bounds "billion laughs" alias expansion.
       value = doc.toJS({ maxAliasCount: 100 });
     } catch (e) {
+      if (e instanceof RangeError) {
+        result.errors.push(
+          issue({ severity: 'error', code: 'too-large', filename, document, detail: tooDeep }),
+        );
+        return;
+      }
       const pos = doc.contents?.range ? lineCounter.linePos(doc.contents.range[0]) : undefined;
       result.errors.push(
         issue({
@@ -132,6 +224,13 @@ export function parseDocuments(text: string, filename: string, result: LoadResul
     }
     // Empty documents (a trailing `---`, comments only) are skipped like kubectl does.
     if (value === null || value === undefined) return;
+    const problem = boundsProblem(value, budget, maxNodes);
+    if (problem) {
+      result.errors.push(
+        issue({ severity: 'error', code: 'too-large', filename, document, detail: problem }),
+      );
+      return;
+    }
     out.push({
       value,
       document,
