@@ -1,0 +1,87 @@
+/**
+ * A resumed TLS session without a client certificate is not a front proxy: node reports
+ * such a socket `authorized` (OpenSSL verified nothing, so nothing failed), and virt-api
+ * took the X-Remote-User headers of any caller who reconnected with a session ticket.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClusterConfig } from '../../../src/api/config/cluster-config';
+import type { ObjectClient } from '../../../src/controllers/runtime/types';
+import { startVirtApi, type VirtApi } from '../../../src/controllers/virt-api/server';
+import { issue, makeCa } from '../../support/tls-certs';
+
+const dir = mkdtempSync(join(tmpdir(), 'kvts-virtapi-resume-'));
+let api: VirtApi;
+let ca: Buffer;
+
+beforeAll(async () => {
+  const caFiles = makeCa(dir, 'ca');
+  const serving = issue(dir, caFiles, 'serving', 'virt-api', ['IP:127.0.0.1']);
+  const client = issue(dir, caFiles, 'client', 'kubevirt.io:system:client:virt-handler');
+  ca = readFileSync(caFiles.cert);
+  api = await startVirtApi({
+    client: {} as ObjectClient,
+    tls: serving,
+    host: '127.0.0.1',
+    port: 0,
+    config: () => createClusterConfig({}, { hostArchitecture: 'amd64' }),
+    kubevirtNamespace: 'kubevirt',
+    handler: { tls: { ...client, ca: caFiles.cert } },
+    requestHeader: {
+      clientCA: ca.toString(),
+      allowedNames: [],
+      usernameHeaders: ['X-Remote-User'],
+      groupHeaders: ['X-Remote-Group'],
+      extraHeaderPrefixes: [],
+    },
+  });
+});
+afterAll(async () => {
+  await api?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('virt-api front-proxy authentication and TLS session resumption', () => {
+  it('refuses a resumed session that never presented a client certificate', async () => {
+    // keepAlive off: every request a new connection; the agent resumes the first's session.
+    const agent = new Agent({ keepAlive: false, maxCachedSessions: 10 });
+    const get = () =>
+      new Promise<{ status: number; message: string; reused: boolean }>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: api.port,
+            path: '/apis/subresources.kubevirt.io/v1/namespaces/default/virtualmachineinstances/a/guestosinfo',
+            ca,
+            agent,
+            headers: { 'X-Remote-User': 'system:admin', 'X-Remote-Group': 'system:masters' },
+          },
+          (res) => {
+            let t = '';
+            res.on('data', (c: Buffer) => {
+              t += c.toString();
+            });
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                message: JSON.parse(t).message,
+                reused: (res.socket as import('node:tls').TLSSocket).isSessionReused(),
+              }),
+            );
+          },
+        );
+        req.on('error', reject).end();
+      });
+    const first = await get();
+    expect(first.reused).toBe(false);
+    expect(first.status).toBe(401);
+    const resumed = await get();
+    expect(resumed.reused).toBe(true);
+    expect(resumed.status).toBe(401);
+    expect(resumed.message).toBe('no valid front-proxy client certificate');
+    agent.destroy();
+  });
+});
