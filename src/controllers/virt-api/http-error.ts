@@ -13,6 +13,7 @@ const REASONS: Record<number, string> = {
   409: 'Conflict',
   413: 'RequestEntityTooLarge',
   422: 'Invalid',
+  429: 'TooManyRequests',
   500: 'InternalError',
   501: 'NotImplemented',
   502: 'BadGateway',

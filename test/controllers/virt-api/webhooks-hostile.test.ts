@@ -1,0 +1,230 @@
+/**
+ * virt-api's webhooks under hostile AdmissionReviews, over real HTTPS: a flood of big
+ * reviews is bounded by a byte budget (refused with 429, oversize with 413) while a small
+ * review is still answered quickly; an own `"__proto__"` key does not hide a spec change;
+ * the object is validated as the kind the request names; and JSON nested past the depth
+ * limit gets an AdmissionReview refusal naming the limit, not a 500.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClusterConfig } from '../../../src/api/config/cluster-config';
+import { MAX_OBJECT_DEPTH } from '../../../src/api/json-bounds';
+import type { ObjectClient } from '../../../src/controllers/runtime/types';
+import { MAX_REVIEW_BYTES } from '../../../src/controllers/virt-api/admission-review';
+import { startVirtApi, type VirtApi } from '../../../src/controllers/virt-api/server';
+import { issue, makeCa } from '../../support/tls-certs';
+
+const dir = mkdtempSync(join(tmpdir(), 'kvts-virtapi-hostile-'));
+let api: VirtApi;
+let ca: Buffer;
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown> & {
+    response?: {
+      allowed?: boolean;
+      status?: { message: string; details?: { causes: { field: string; message: string }[] } };
+    };
+  };
+  ms: number;
+}
+
+function post(path: string, body: string | Buffer): Promise<Answer> {
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: api.port,
+        path,
+        method: 'POST',
+        ca,
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: JSON.parse(Buffer.concat(chunks).toString()),
+            ms: performance.now() - start,
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** An AdmissionReview as text (objects given as JSON text keep an own `__proto__` key). */
+function review(o: {
+  kind: string;
+  resource?: string;
+  object: string;
+  oldObject?: string;
+  operation?: string;
+}): string {
+  const resource = o.resource ?? `${o.kind.toLowerCase()}s`;
+  return `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1","kind":{"group":"kubevirt.io","version":"v1","kind":"${o.kind}"},"resource":{"group":"kubevirt.io","version":"v1","resource":"${resource}"},"operation":"${o.operation ?? 'CREATE'}","userInfo":{"username":"alice"},"object":${o.object}${o.oldObject ? `,"oldObject":${o.oldObject}` : ''}}}`;
+}
+
+const vmiJson = (spec: string) =>
+  `{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance","metadata":{"name":"a","namespace":"default"},"spec":${spec}}`;
+const DOMAIN = '{"devices":{},"resources":{"requests":{"memory":"64Mi"}}}';
+
+beforeAll(async () => {
+  const caFiles = makeCa(dir, 'ca');
+  const serving = issue(dir, caFiles, 'serving', 'virt-api', ['IP:127.0.0.1']);
+  const client = issue(dir, caFiles, 'client', 'kubevirt.io:system:client:virt-handler');
+  ca = readFileSync(caFiles.cert);
+  const noApi = {
+    get: async () => {
+      throw new Error('no API server in this test');
+    },
+  } as unknown as ObjectClient;
+  api = await startVirtApi({
+    client: noApi,
+    tls: serving,
+    host: '127.0.0.1',
+    port: 0,
+    config: () => createClusterConfig({}, { hostArchitecture: 'amd64' }),
+    kubevirtNamespace: 'kubevirt',
+    handler: { tls: { ...client, ca: caFiles.cert } },
+    requestHeader: {
+      clientCA: ca.toString(),
+      allowedNames: [],
+      usernameHeaders: [],
+      groupHeaders: [],
+      extraHeaderPrefixes: [],
+    },
+  });
+});
+afterAll(async () => {
+  await api?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('virt-api webhooks under hostile AdmissionReviews', () => {
+  it('a flood of big reviews is bounded: a small review is answered fast, the excess gets 429', async () => {
+    // About 5.5 MB each: 170,000 annotations (many small values: what costs heap once parsed).
+    const annotations = Array.from({ length: 170_000 }, (_, i) => `"a${i}.example.com/k":"v${i}"`).join(',');
+    const big = Buffer.from(
+      review({
+        kind: 'VirtualMachineInstance',
+        object: `{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstance","metadata":{"name":"a","namespace":"default","annotations":{${annotations}}},"spec":{"domain":${DOMAIN}}}`,
+      }),
+    );
+    expect(big.length).toBeGreaterThan(5_000_000);
+    expect(big.length).toBeLessThan(MAX_REVIEW_BYTES);
+    const used = () => {
+      const m = process.memoryUsage();
+      return m.heapUsed + m.arrayBuffers;
+    };
+    const heap = used();
+    let peak = heap;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, used());
+    }, 10);
+    const flood = Array.from({ length: 30 }, () => post('/virtualmachineinstances-validate-create', big));
+    await new Promise((r) => setTimeout(r, 200));
+    const small = await post(
+      '/virtualmachineinstances-validate-create',
+      review({ kind: 'VirtualMachineInstance', object: vmiJson(`{"domain":${DOMAIN}}`) }),
+    );
+    const answers = await Promise.all(flood);
+    clearInterval(sampler);
+    console.log(small.ms, 'peak MB', (peak - heap) / 1048576, answers.map((a) => a.status).join(','));
+    expect(small.status).toBe(200);
+    expect(small.body.response?.allowed).toBe(true);
+    expect(small.ms).toBeLessThan(5000);
+    const refused = answers.filter((a) => a.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0].body.message).toMatch(
+      /^AdmissionReview of \d+ bytes refused: .* MiB of request bodies are being admitted, the budget is 16\.0 MiB; retry later$/,
+    );
+    // Those admitted were answered as usual.
+    for (const a of answers.filter((x) => x.status !== 429)) expect(a.status).toBe(200);
+    // The budget (24 MiB of bodies) bounds the heap: twelve reviews at once would be far more.
+    expect(peak - heap).toBeLessThan(400 * 1024 * 1024);
+  }, 60_000);
+
+  it('a review over the size limit is refused with 413 before it is read', async () => {
+    const res = await post('/virtualmachines-validate', Buffer.alloc(MAX_REVIEW_BYTES + 1, 0x20));
+    expect(res.status).toBe(413);
+    expect(res.body.message).toBe(
+      `AdmissionReview of ${MAX_REVIEW_BYTES + 1} bytes exceeds the ${MAX_REVIEW_BYTES}-byte limit`,
+    );
+  });
+
+  it('an own "__proto__" key in the new spec does not hide a VMI spec change', async () => {
+    const old = vmiJson(`{"domain":${DOMAIN},"terminationGracePeriodSeconds":5}`);
+    const changed = vmiJson(`{"domain":${DOMAIN},"__proto__":{}}`);
+    const res = await post(
+      '/virtualmachineinstances-validate-update',
+      review({ kind: 'VirtualMachineInstance', object: changed, oldObject: old, operation: 'UPDATE' }),
+    );
+    expect(res.body.response?.allowed).toBe(false);
+    expect(res.body.response?.status?.message).toBe('spec: update of VMI object is restricted');
+    // ... nor a migration's.
+    const m = (spec: string) =>
+      `{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachineInstanceMigration","metadata":{"name":"m","namespace":"default"},"spec":${spec}}`;
+    const mig = await post(
+      '/migration-validate-update',
+      review({
+        kind: 'VirtualMachineInstanceMigration',
+        object: m('{"__proto__":{}}'),
+        oldObject: m('{"vmiName":"a"}'),
+        operation: 'UPDATE',
+      }),
+    );
+    expect(mig.body.response?.allowed).toBe(false);
+    expect(mig.body.response?.status?.message).toBe("spec: update of Migration object's spec is restricted");
+  });
+
+  it('validates the object as request.kind says; a different object.kind or resource is refused', async () => {
+    // A VMI with two disks of one name, sent as a KubeVirt object inside a VMI request.
+    const badSpec = `{"domain":{"devices":{"disks":[{"name":"d","disk":{}},{"name":"d","disk":{}}]},"resources":{"requests":{"memory":"64Mi"}}}}`;
+    const disguised = vmiJson(badSpec).replace('"kind":"VirtualMachineInstance"', '"kind":"KubeVirt"');
+    const res = await post(
+      '/virtualmachineinstances-validate-create',
+      review({ kind: 'VirtualMachineInstance', object: disguised }),
+    );
+    expect(res.body.response?.allowed).toBe(false);
+    expect(res.body.response?.status?.message).toBe(
+      'kind: the object\'s kind "KubeVirt" is not the request\'s kind "VirtualMachineInstance"',
+    );
+    const wrongResource = await post(
+      '/virtualmachineinstances-validate-create',
+      review({
+        kind: 'VirtualMachineInstance',
+        resource: 'kubevirts',
+        object: vmiJson(`{"domain":${DOMAIN}}`),
+      }),
+    );
+    expect(wrongResource.body.response?.allowed).toBe(false);
+    expect(wrongResource.body.response?.status?.message).toBe(
+      'resource: expected kubevirt.io virtualmachineinstances for kind VirtualMachineInstance, got kubevirt.io kubevirts',
+    );
+  });
+
+  it('JSON nested 10,000 levels deep gets an AdmissionReview refusal naming the limit', async () => {
+    const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    for (const path of ['/virtualmachineinstances-validate-create', '/virtualmachineinstances-mutate']) {
+      const res = await post(
+        path,
+        review({ kind: 'VirtualMachineInstance', object: vmiJson(`{"domain":${DOMAIN},"x":${deep}}`) }),
+      );
+      expect(res.status).toBe(200);
+      expect(res.body.response?.allowed).toBe(false);
+      expect(res.body.response?.status?.message).toBe(
+        `request: the AdmissionReview is nested more than ${MAX_OBJECT_DEPTH} levels deep`,
+      );
+    }
+  });
+});
