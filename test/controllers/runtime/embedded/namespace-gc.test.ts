@@ -35,7 +35,12 @@ describe('embedded garbage collector: namespace deletion', () => {
             name: `dep${i}`,
             namespace: 'doomed',
             ownerReferences: [
-              { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata?.uid as string },
+              {
+                apiVersion: 'v1',
+                kind: 'ConfigMap',
+                name: 'owner',
+                uid: (owner as KubeObject).metadata?.uid as string,
+              },
             ],
           },
         } as KubeObject);
