@@ -6,6 +6,7 @@
  * limit gets an AdmissionReview refusal naming the limit, not a 500.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http2 from 'node:http2';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -160,6 +161,39 @@ describe('virt-api webhooks under hostile AdmissionReviews', () => {
     expect(res.body.message).toBe(
       `AdmissionReview of ${MAX_REVIEW_BYTES + 1} bytes exceeds the ${MAX_REVIEW_BYTES}-byte limit`,
     );
+  });
+
+  it('over HTTP/2 (what the API server speaks) a refused body leaves the session usable', async () => {
+    const session = http2.connect(`https://127.0.0.1:${api.port}`, { ca });
+    const send = (body: Buffer | string) =>
+      new Promise<{ status: number; body: Answer['body'] }>((resolve, reject) => {
+        const req = session.request({
+          ':method': 'POST',
+          ':path': '/virtualmachineinstances-validate-create',
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+        });
+        let status = 0;
+        const chunks: Buffer[] = [];
+        req.on('response', (h) => {
+          status = Number(h[':status']);
+        });
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => resolve({ status, body: JSON.parse(Buffer.concat(chunks).toString()) }));
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      const huge = await send(Buffer.alloc(MAX_REVIEW_BYTES + 1, 0x20));
+      expect(huge.status).toBe(413);
+      const ok = await send(
+        review({ kind: 'VirtualMachineInstance', object: vmiJson(`{"domain":${DOMAIN}}`) }),
+      );
+      expect(ok.status).toBe(200);
+      expect(ok.body.response?.allowed).toBe(true);
+    } finally {
+      session.close();
+    }
   });
 
   it('an own "__proto__" key in the new spec does not hide a VMI spec change', async () => {
