@@ -4,8 +4,12 @@
  * then failed to store (a 500). The patch is refused with 422 naming the operation and
  * the limit; `add` and `copy` at a deep path are bounded the same way.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_OBJECT_DEPTH } from '../../../src/api/json-bounds';
+import { ConfigMapType, EmbeddedStore } from '../../../src/controllers/runtime';
 import { ApiError } from '../../../src/controllers/runtime/errors';
 import { jsonPatch } from '../../../src/controllers/runtime/patch';
 import type { JsonPatchOp } from '../../../src/controllers/runtime/types';
@@ -54,5 +58,33 @@ describe('JSON patch depth', () => {
     const path = `/a${'/d'.repeat(399)}/x`;
     expect(refusal(doc, [{ op: 'copy', from: '/a', path } as JsonPatchOp]).code).toBe(422);
     expect(refusal(doc, [{ op: 'add', path, value: deep } as JsonPatchOp]).code).toBe(422);
+  });
+
+  it('the embedded store answers such a patch with 422 and keeps the object', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvts-patch-depth-'));
+    const store = await EmbeddedStore.open({ dir });
+    try {
+      await store.create(ConfigMapType, {
+        metadata: { name: 'a', namespace: 'default' },
+        spec: { c: {} },
+      } as never);
+      const ops = nestingMoves(3000).map((op) => ({
+        ...op,
+        path: `/spec${op.path}`,
+        ...(op.from ? { from: `/spec${op.from}` } : {}),
+      }));
+      const e = await store.patch(ConfigMapType, 'a', ops, { namespace: 'default', type: 'json' }).then(
+        () => undefined,
+        (err: ApiError) => err,
+      );
+      expect(e?.code).toBe(422);
+      expect(e?.message).toMatch(/would nest the object more than 512 levels deep$/);
+      expect(((await store.get(ConfigMapType, 'a', 'default')) as never as { spec: unknown }).spec).toEqual({
+        c: {},
+      });
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
