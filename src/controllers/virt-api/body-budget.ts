@@ -95,8 +95,8 @@ export async function readBudgetedBody(
       const chunks: Buffer[] = [];
       let size = 0;
       let failed = false;
-      // Listeners, not `for await`: ending an async iterator destroys the request (and with
-      // it a kept-alive connection).
+      // Listeners, not `for await`: leaving that loop by a throw destroys the request, and
+      // with it the connection the 413 or 429 is to be answered on.
       req.on('data', (chunk: Buffer) => {
         if (failed) return;
         size += chunk.length;
