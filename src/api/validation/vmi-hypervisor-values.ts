@@ -47,7 +47,8 @@ export function validateHypervisorValues(field: FieldPath, spec: VirtualMachineI
   const spin = spec.domain.features?.hyperv?.spinlocks;
   if (spin) {
     const p = field.child('domain', 'features', 'hyperv', 'spinlocks', 'spinlocks');
-    errs.push(...inRange(p, spin.spinlocks, 4095, UINT32_MAX));
+    // libvirt's minimum holds when the enlightenment is on (off, the retries are not passed).
+    errs.push(...inRange(p, spin.spinlocks, spin.enabled === false ? 0 : 4095, UINT32_MAX));
   }
   const pool = spec.domain.ioThreads?.supplementalPoolThreadCount;
   errs.push(

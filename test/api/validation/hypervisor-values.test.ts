@@ -98,6 +98,12 @@ describe('values libvirt refuses are refused at admission', () => {
     });
     expect(errors(spin(4094)).map((e) => e.field)).toContain(path);
     expect(errors(spin(2 ** 32 - 1)).map((e) => e.field)).not.toContain(path);
+    // Disabled, only the type's range applies.
+    const off = (n: number) => (v: VirtualMachineInstance) => {
+      v.spec.domain.features = { hyperv: { spinlocks: { enabled: false, spinlocks: n } } };
+    };
+    expect(errors(off(100)).map((e) => e.field)).not.toContain(path);
+    expect(errors(off(2 ** 32)).map((e) => e.field)).toContain(path);
   });
 
   it('supplementalPoolThreadCount: a uint32', () => {
