@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../src/api/config/cluster-config';
-import type { VirtualMachineInstance } from '../../../src/api/generated/types';
+import type { VirtualMachine, VirtualMachineInstance } from '../../../src/api/generated/types';
 import { admit } from '../../../src/api/validation/admission';
 import { fixture as example } from '../../support/fixtures';
 
@@ -84,6 +84,19 @@ describe('values libvirt refuses are refused at admission', () => {
         field: 'spec.domain.devices.video.type',
         message: "video model 'bogus' is not supported on ppc64le architecture",
       },
+    ]);
+  });
+
+  it("a VM template is held to its architecture's video models too (upstream checks only VMIs)", () => {
+    const vm = example<VirtualMachine>('vm-containerdisk.yaml');
+    vm.spec.template!.spec!.domain.devices.video = { type: 'bogus' };
+    vm.spec.template!.spec!.domain.clock = { utc: {}, timer: { rtc: { tickPolicy: 'bogus' } } };
+    expect(admit(vm as never, config).errors.map((e) => [e.path, e.message])).toEqual([
+      ['spec.template.spec.domain.clock.timer.rtc.tickPolicy', "'bogus' is not one of delay, catchup"],
+      [
+        'spec.template.spec.domain.devices.video.type',
+        "video model 'bogus' is not supported on amd64 architecture",
+      ],
     ]);
   });
 
