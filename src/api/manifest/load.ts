@@ -18,7 +18,8 @@ import { MAX_OBJECT_DEPTH } from '../json-bounds';
 import { checkFields, describeValue, formatFieldPath } from './field-check';
 import { issue, quote, sanitizeFilename } from './issues';
 import type { LoadedKnownObject, LoadOptions, LoadResult, ManifestIssue } from './manifest-types';
-import { DEFAULT_MAX_DOCUMENTS, DEFAULT_MAX_NODES, parseDocuments, type RawDoc, scanLimits } from './parse';
+import { parseDocuments, type RawDoc } from './parse';
+import { DEFAULT_MAX_DOCUMENTS, DEFAULT_MAX_NODES, scanLimits } from './scan-limits';
 
 export { escapeUnsafeChars } from './issues';
 export type {
@@ -31,7 +32,7 @@ export type {
   ManifestIssueCode,
   ManifestSource,
 } from './manifest-types';
-export { DEFAULT_MAX_DOCUMENTS, DEFAULT_MAX_NODES } from './parse';
+export { DEFAULT_MAX_DOCUMENTS, DEFAULT_MAX_NODES } from './scan-limits';
 
 const BUILTIN_GROUPS = new Set(['', 'apps', 'batch', 'policy', 'autoscaling']);
 /** Groups of other projects KubeVirt manifests use: Multus's NetworkAttachmentDefinitions. */
