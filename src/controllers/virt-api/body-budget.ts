@@ -18,6 +18,12 @@ export interface BodyBudgetOptions {
   reserve: number;
   /** A body of at most this many bytes is small. */
   smallBytes: number;
+  /**
+   * How long reading one body may take (ms): a sender trickling bytes would hold its share
+   * of the budget for as long as it liked. kube-apiserver sends a review at once, and its
+   * webhook calls time out after 10 s by default (30 s at most).
+   */
+  readTimeoutMs: number;
 }
 
 /** Defaults: one 8 MiB AdmissionReview at a time (its admission is CPU-bound), and 8 MiB more for small ones. */
@@ -25,6 +31,7 @@ export const DEFAULT_BODY_BUDGET: BodyBudgetOptions = {
   capacity: 16 * 1024 * 1024,
   reserve: 8 * 1024 * 1024,
   smallBytes: 256 * 1024,
+  readTimeoutMs: 10_000,
 };
 
 /** Bytes held by request bodies in flight. */
@@ -71,7 +78,7 @@ export interface BudgetedBody {
  * Reads `req`'s body of at most `max` bytes, holding its size in `budget` until `done`.
  * A declared Content-Length over `max` is refused with 413 before a byte is read; one
  * within it is taken from the budget up front (or 429); a body without one is taken chunk
- * by chunk as it arrives.
+ * by chunk as it arrives. A body not read within `readTimeoutMs` gets 408.
  */
 export async function readBudgetedBody(
   req: Readable & { headers: Record<string, string | string[] | undefined> },
@@ -95,6 +102,18 @@ export async function readBudgetedBody(
       const chunks: Buffer[] = [];
       let size = 0;
       let failed = false;
+      const fail = (e: unknown) => {
+        failed = true;
+        chunks.length = 0;
+        clearTimeout(timer);
+        reject(e);
+      };
+      const timeoutMs = budget.options.readTimeoutMs;
+      const timer = setTimeout(
+        () =>
+          fail(new HttpError(408, `${what} not received within ${timeoutMs / 1000} s (${size} bytes read)`)),
+        timeoutMs,
+      );
       // Listeners, not `for await`: leaving that loop by a throw destroys the request, and
       // with it the connection the 413 or 429 is to be answered on.
       req.on('data', (chunk: Buffer) => {
@@ -109,13 +128,14 @@ export async function readBudgetedBody(
           }
           chunks.push(chunk);
         } catch (e) {
-          failed = true;
-          chunks.length = 0;
-          reject(e);
+          fail(e);
         }
       });
-      req.on('end', () => resolve(Buffer.concat(chunks)));
-      req.on('error', reject);
+      req.on('end', () => {
+        clearTimeout(timer);
+        if (!failed) resolve(Buffer.concat(chunks));
+      });
+      req.on('error', fail);
     });
     return { body, done };
   } catch (e) {

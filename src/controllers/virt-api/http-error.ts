@@ -10,6 +10,7 @@ const REASONS: Record<number, string> = {
   403: 'Forbidden',
   404: 'NotFound',
   405: 'MethodNotAllowed',
+  408: 'Timeout',
   409: 'Conflict',
   413: 'RequestEntityTooLarge',
   422: 'Invalid',
