@@ -3,48 +3,22 @@
  * such a socket `authorized` (OpenSSL verified nothing, so nothing failed), and virt-api
  * took the X-Remote-User headers of any caller who reconnected with a session ticket.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClusterConfig } from '../../../src/api/config/cluster-config';
-import type { ObjectClient } from '../../../src/controllers/runtime/types';
-import { startVirtApi, type VirtApi } from '../../../src/controllers/virt-api/server';
-import { issue, makeCa } from '../../support/tls-certs';
+import type { VirtApi } from '../../../src/controllers/virt-api/server';
+import { startVirtApiFixture, type VirtApiFixture } from './virt-api-fixture';
 
-const dir = mkdtempSync(join(tmpdir(), 'kvts-virtapi-resume-'));
+let fixture: VirtApiFixture;
 let api: VirtApi;
 let ca: Buffer;
-let proxy: { cert: Buffer; key: Buffer };
+let proxy: VirtApiFixture['proxy'];
 
 beforeAll(async () => {
-  const caFiles = makeCa(dir, 'ca');
-  const serving = issue(dir, caFiles, 'serving', 'virt-api', ['IP:127.0.0.1']);
-  const client = issue(dir, caFiles, 'client', 'kubevirt.io:system:client:virt-handler');
-  ca = readFileSync(caFiles.cert);
-  const proxyFiles = issue(dir, caFiles, 'front-proxy-client', 'front-proxy-client');
-  proxy = { cert: readFileSync(proxyFiles.cert), key: readFileSync(proxyFiles.key) };
-  api = await startVirtApi({
-    client: {} as ObjectClient,
-    tls: serving,
-    host: '127.0.0.1',
-    port: 0,
-    config: () => createClusterConfig({}, { hostArchitecture: 'amd64' }),
-    kubevirtNamespace: 'kubevirt',
-    handler: { tls: { ...client, ca: caFiles.cert } },
-    requestHeader: {
-      clientCA: ca.toString(),
-      allowedNames: [],
-      usernameHeaders: ['X-Remote-User'],
-      groupHeaders: ['X-Remote-Group'],
-      extraHeaderPrefixes: [],
-    },
-  });
+  fixture = await startVirtApiFixture('kvts-virtapi-resume-');
+  ({ api, ca, proxy } = fixture);
 });
 afterAll(async () => {
-  await api?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('virt-api front-proxy authentication and TLS session resumption', () => {

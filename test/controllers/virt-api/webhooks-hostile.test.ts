@@ -5,20 +5,15 @@
  * the object is validated as the kind the request names; and JSON nested past the depth
  * limit gets an AdmissionReview refusal naming the limit, not a 500.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http2 from 'node:http2';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClusterConfig } from '../../../src/api/config/cluster-config';
 import { MAX_OBJECT_DEPTH } from '../../../src/api/json-bounds';
-import type { ObjectClient } from '../../../src/controllers/runtime/types';
 import { MAX_REVIEW_BYTES } from '../../../src/controllers/virt-api/admission-review';
-import { startVirtApi, type VirtApi } from '../../../src/controllers/virt-api/server';
-import { issue, makeCa } from '../../support/tls-certs';
+import type { VirtApi } from '../../../src/controllers/virt-api/server';
+import { startVirtApiFixture, type VirtApiFixture } from './virt-api-fixture';
 
-const dir = mkdtempSync(join(tmpdir(), 'kvts-virtapi-hostile-'));
+let fixture: VirtApiFixture;
 let api: VirtApi;
 let ca: Buffer;
 
@@ -80,35 +75,11 @@ const vmiJson = (spec: string) =>
 const DOMAIN = '{"devices":{},"resources":{"requests":{"memory":"64Mi"}}}';
 
 beforeAll(async () => {
-  const caFiles = makeCa(dir, 'ca');
-  const serving = issue(dir, caFiles, 'serving', 'virt-api', ['IP:127.0.0.1']);
-  const client = issue(dir, caFiles, 'client', 'kubevirt.io:system:client:virt-handler');
-  ca = readFileSync(caFiles.cert);
-  const noApi = {
-    get: async () => {
-      throw new Error('no API server in this test');
-    },
-  } as unknown as ObjectClient;
-  api = await startVirtApi({
-    client: noApi,
-    tls: serving,
-    host: '127.0.0.1',
-    port: 0,
-    config: () => createClusterConfig({}, { hostArchitecture: 'amd64' }),
-    kubevirtNamespace: 'kubevirt',
-    handler: { tls: { ...client, ca: caFiles.cert } },
-    requestHeader: {
-      clientCA: ca.toString(),
-      allowedNames: [],
-      usernameHeaders: [],
-      groupHeaders: [],
-      extraHeaderPrefixes: [],
-    },
-  });
+  fixture = await startVirtApiFixture('kvts-virtapi-hostile-');
+  ({ api, ca } = fixture);
 });
 afterAll(async () => {
-  await api?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('virt-api webhooks under hostile AdmissionReviews', () => {
