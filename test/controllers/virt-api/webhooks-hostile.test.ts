@@ -111,7 +111,6 @@ describe('virt-api webhooks under hostile AdmissionReviews', () => {
     );
     const answers = await Promise.all(flood);
     clearInterval(sampler);
-    console.log(small.ms, 'peak MB', (peak - heap) / 1048576, answers.map((a) => a.status).join(','));
     expect(small.status).toBe(200);
     expect(small.body.response?.allowed).toBe(true);
     expect(small.ms).toBeLessThan(5000);
