@@ -1,7 +1,8 @@
 /**
  * virt-handler's REST server (upstream's on port 8186): the per-VMI operations virt-api
- * forwards, over mutual TLS. Only a caller with a client certificate from the cluster's
- * KubeVirt CA gets in (virt-api); authorization of the end user already happened in the
+ * forwards, over mutual TLS. Only a caller with virt-api's client certificate gets in: from
+ * the cluster's KubeVirt CA, with upstream's common name and the clientAuth usage
+ * (./client-identity); authorization of the end user already happened in the
  * API server. Console and VNC are websockets streaming the guest's unix sockets; the rest
  * are launcher RPCs over the existing gRPC connection.
  * Paths: `/v1/namespaces/{ns}/virtualmachineinstances/{name}/{op}`.
@@ -10,6 +11,7 @@ import https from 'node:https';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import { WebSocketServer } from 'ws';
 import type { VirtualMachineInstanceGuestAgentInfo } from '../../api/generated/types';
 import { parseGoDuration } from '../common/go-duration';
@@ -17,6 +19,7 @@ import { readTlsFiles, secureContextOptions, type TlsFiles, watchTlsFiles } from
 import { PLAIN_STREAM_PROTOCOL, pipeWebSocket } from '../common/ws-stream';
 import { type LauncherClient, LauncherCommandError } from '../launcher-protocol/client';
 import { CONSOLE_SOCKET, VNC_SOCKET } from '../virt-launcher/domain-report';
+import { clientIdentityRefusal } from './client-identity';
 import { VmiNotOnNodeError } from './handler';
 import { GuestCalls, type GuestLauncher } from './vmi-operations';
 
@@ -73,21 +76,32 @@ async function guestInfo(client: LauncherClient): Promise<VirtualMachineInstance
   return info;
 }
 
-/** Non-streaming operations by method and path suffix. */
-const OPS: Record<string, Op> = {
-  'PUT pause': GuestCalls.pause,
-  'PUT unpause': GuestCalls.unpause,
-  'PUT softreboot': GuestCalls.softreboot,
-  'PUT reset': GuestCalls.reset,
-  'GET guestosinfo': ({ client }) => guestInfo(client),
-  'GET userlist': async ({ client }) => ({ items: (await guestInfo(client)).userList ?? [] }),
-  'GET filesystemlist': async ({ client }) => ({ items: (await guestInfo(client)).fsInfo?.disks ?? [] }),
-  'GET sev/fetchcertchain': async ({ client }) =>
-    JSON.parse(Buffer.from(await client.getSevInfo()).toString('utf8')),
-  'GET sev/querylaunchmeasurement': async ({ vmi, client }) =>
-    JSON.parse(Buffer.from(await client.getLaunchMeasurement(vmi)).toString('utf8')),
-};
-const STREAMS: Record<string, string> = { console: CONSOLE_SOCKET, vnc: VNC_SOCKET };
+/**
+ * Non-streaming operations by method and path suffix. Maps, not object literals: the
+ * suffix comes from the caller, and a plain object would answer `constructor` too.
+ */
+const OPS = new Map<string, Op>([
+  ['PUT pause', GuestCalls.pause],
+  ['PUT unpause', GuestCalls.unpause],
+  ['PUT softreboot', GuestCalls.softreboot],
+  ['PUT reset', GuestCalls.reset],
+  ['GET guestosinfo', ({ client }) => guestInfo(client)],
+  ['GET userlist', async ({ client }) => ({ items: (await guestInfo(client)).userList ?? [] })],
+  ['GET filesystemlist', async ({ client }) => ({ items: (await guestInfo(client)).fsInfo?.disks ?? [] })],
+  [
+    'GET sev/fetchcertchain',
+    async ({ client }) => JSON.parse(Buffer.from(await client.getSevInfo()).toString('utf8')),
+  ],
+  [
+    'GET sev/querylaunchmeasurement',
+    async ({ vmi, client }) =>
+      JSON.parse(Buffer.from(await client.getLaunchMeasurement(vmi)).toString('utf8')),
+  ],
+]);
+const STREAMS = new Map<string, string>([
+  ['console', CONSOLE_SOCKET],
+  ['vnc', VNC_SOCKET],
+]);
 
 /**
  * The unfreeze timeout of a freeze body (upstream's FreezeUnfreezeTimeout,
@@ -152,6 +166,15 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
     rejectUnauthorized: true,
     minVersion: 'TLSv1.2',
   });
+  // The CA also signs other components' certificates: only virt-api's client identity gets
+  // in. Before node:http's own listener, so no request on the connection is ever parsed.
+  server.prependListener('secureConnection', (s: TLSSocket) => {
+    const refusal = clientIdentityRefusal(s.getPeerX509Certificate());
+    if (refusal) {
+      log(`client refused: ${refusal}`);
+      s.destroy();
+    }
+  });
   const stopWatch = watchTlsFiles(o.tls, (m) => server.setSecureContext(secureContextOptions(m)), {
     onError: (e) => log(`TLS files not reloaded: ${e.message}`),
   });
@@ -172,7 +195,7 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
   server.on('request', (req, res) => {
     (async () => {
       const { ns, name, op } = route(req.url);
-      const fn = OPS[`${req.method} ${op}`];
+      const fn = OPS.get(`${req.method} ${op}`);
       if (op === 'freeze' && req.method === 'PUT') {
         const seconds = unfreezeTimeoutSeconds(await readBody(req));
         const l = await o.launchers.launcherOf(ns, name);
@@ -210,7 +233,7 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
         await l.client.injectLaunchSecret(l.vmi, options);
         return {};
       }
-      if (!fn) throw new HttpError(STREAMS[op] ? 400 : 404, `${req.method} ${op}: not served`);
+      if (!fn) throw new HttpError(STREAMS.has(op) ? 400 : 404, `${req.method} ${op}: not served`);
       await readBody(req);
       return (await fn(await o.launchers.launcherOf(ns, name))) ?? {};
     })().then(
@@ -245,10 +268,11 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
     } catch {
       return refuse(404, 'no such path');
     }
-    const sock = STREAMS[r.op];
+    const sock = STREAMS.get(r.op);
     if (!sock) return refuse(404, `${r.op}: not a stream`);
-    o.launchers.launcherOf(r.ns, r.name).then(
-      ({ socketsDir }) => {
+    o.launchers
+      .launcherOf(r.ns, r.name)
+      .then(({ socketsDir }) => {
         const guest = connect(join(socketsDir, sock));
         guest.once('error', (e) => {
           log(`${r.ns}/${r.name} ${r.op}: ${e.message}`);
@@ -259,9 +283,9 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
             void pipeWebSocket(ws, guest);
           });
         });
-      },
-      (e: unknown) => refuse(statusOf(e) === 404 ? 404 : 400, (e as Error).message),
-    );
+      })
+      // Whatever fails here answers this caller; it never reaches the process.
+      .catch((e: unknown) => refuse(statusOf(e) === 404 ? 404 : 400, (e as Error).message));
   });
 
   await new Promise<void>((resolve, reject) => {
