@@ -14,8 +14,8 @@ import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { WebSocketServer } from 'ws';
 import type { VirtualMachineInstanceGuestAgentInfo } from '../../api/generated/types';
-import { parseGoDuration } from '../common/go-duration';
 import { readTlsFiles, secureContextOptions, type TlsFiles, watchTlsFiles } from '../common/tls-files';
+import { unfreezeTimeoutSeconds } from '../common/unfreeze-timeout';
 import { PLAIN_STREAM_PROTOCOL, pipeWebSocket } from '../common/ws-stream';
 import { type LauncherClient, LauncherCommandError } from '../launcher-protocol/client';
 import { CONSOLE_SOCKET, VNC_SOCKET } from '../virt-launcher/domain-report';
@@ -105,9 +105,10 @@ const STREAMS = new Map<string, string>([
 
 /**
  * The unfreeze timeout of a freeze body (upstream's FreezeUnfreezeTimeout,
- * `{"unfreezeTimeout": "5m0s"}`), in whole seconds as upstream's handler passes it on.
+ * `{"unfreezeTimeout": "5m0s"}`), in whole seconds as upstream's handler passes it on,
+ * within what the launcher's timer holds (../common/unfreeze-timeout).
  */
-function unfreezeTimeoutSeconds(body: Buffer): number {
+function freezeBodySeconds(body: Buffer): number {
   let o: unknown;
   try {
     o = JSON.parse(body.toString('utf8') || 'null');
@@ -117,14 +118,11 @@ function unfreezeTimeoutSeconds(body: Buffer): number {
   const t = (o as { unfreezeTimeout?: unknown } | null)?.unfreezeTimeout;
   if (t === undefined || t === null)
     throw new HttpError(400, 'Unfreeze timeout in freeze request is not set');
-  let ms: number;
   try {
-    ms = parseGoDuration(t, 'unfreezeTimeout');
+    return unfreezeTimeoutSeconds(t);
   } catch (e) {
     throw new HttpError(400, (e as Error).message);
   }
-  if (ms < 0) throw new HttpError(400, `unfreezeTimeout: ${JSON.stringify(t)} is negative`);
-  return Math.floor(ms / 1000);
 }
 
 /** HTTP status of a launcher failure: by its gRPC code when it has one, else `fallback`. */
@@ -197,7 +195,7 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
       const { ns, name, op } = route(req.url);
       const fn = OPS.get(`${req.method} ${op}`);
       if (op === 'freeze' && req.method === 'PUT') {
-        const seconds = unfreezeTimeoutSeconds(await readBody(req));
+        const seconds = freezeBodySeconds(await readBody(req));
         const l = await o.launchers.launcherOf(ns, name);
         // upstream's handler answers a failed freeze with 400.
         await l.client.freezeVirtualMachine(l.vmi, seconds).catch((e: unknown) => {

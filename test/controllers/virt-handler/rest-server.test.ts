@@ -29,6 +29,9 @@ const launcher = {
   pauseVirtualMachine: async (vmi: { metadata: { name: string } }) => {
     calls.push(`pause ${vmi.metadata.name}`);
   },
+  freezeVirtualMachine: async (vmi: { metadata: { name: string } }, seconds: number) => {
+    calls.push(`freeze ${vmi.metadata.name} ${seconds}`);
+  },
   getGuestInfo: async () => ({
     hostname: 'tiny',
     userList: [{ userName: 'root' }],
@@ -36,7 +39,7 @@ const launcher = {
   }),
 } as unknown as LauncherClient;
 
-function call(path: string, method: string, cert?: CertFiles) {
+function call(path: string, method: string, cert?: CertFiles, body?: unknown) {
   return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
     const req = request(
       {
@@ -58,7 +61,7 @@ function call(path: string, method: string, cert?: CertFiles) {
       },
     );
     req.on('error', reject);
-    req.end();
+    req.end(body === undefined ? undefined : JSON.stringify(body));
   });
 }
 
@@ -153,6 +156,20 @@ describe('virt-handler REST server', () => {
     }
     // The process is alive and still serves.
     expect((await call(`${base}/vmi1/guestosinfo`, 'GET', good)).status).toBe(200);
+  });
+
+  it('refuses an unfreezeTimeout a timer cannot hold (over 596h31m23s) with 400 naming the field', async () => {
+    calls.length = 0;
+    for (const t of ['596h31m24s', `${2 ** 31}s`, `${2 ** 53}h`]) {
+      const r = await call(`${base}/vmi1/freeze`, 'PUT', good, { unfreezeTimeout: t });
+      expect(r.status, t).toBe(400);
+      expect(r.body.message).toMatch(/^unfreezeTimeout: .*maximum of 2147483s/);
+    }
+    expect(calls).toEqual([]);
+    const max = await call(`${base}/vmi1/freeze`, 'PUT', good, { unfreezeTimeout: '596h31m23s' });
+    expect(max.status).toBe(200);
+    expect(calls).toEqual(['freeze vmi1 2147483']);
+    calls.length = 0;
   });
 
   it('streams the console over a plain.kubevirt.io websocket', async () => {
