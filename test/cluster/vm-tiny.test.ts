@@ -266,6 +266,36 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
       String(qemuPid),
     );
 
+    // Seccomp: the pod runs under upstream's profile, which virt-handler installed in the
+    // kubelet's seccomp directory; every process of compute (launcher, libvirtd, virtlogd,
+    // QEMU) is filtered (mode 2), QEMU by the pod's filter and its own -sandbox one.
+    expect(launcher.spec?.securityContext?.seccompProfile).toEqual({
+      type: 'Localhost',
+      localhostProfile: 'kubevirt/kubevirt.json',
+    });
+    const profile = JSON.parse(
+      readFileSync(join(info.stateDir, 'kubelet', 'seccomp', 'kubevirt', 'kubevirt.json'), 'utf8'),
+    ) as { defaultAction: string };
+    expect(profile.defaultAction).toBe('SCMP_ACT_ERRNO');
+    const computeProcs = readFileSync(`/sys/fs/cgroup/memory${memPath}/cgroup.procs`, 'utf8')
+      .split('\n')
+      .filter(Boolean);
+    const seccompOf = (pid: string) => {
+      try {
+        const st = readFileSync(`/proc/${pid}/status`, 'utf8');
+        return {
+          mode: /^Seccomp:\t(\d+)$/m.exec(st)?.[1],
+          filters: Number(/^Seccomp_filters:\t(\d+)$/m.exec(st)?.[1]),
+        };
+      } catch {
+        return undefined; // gone since the listing
+      }
+    };
+    const modes = computeProcs.map((pid) => [pid, seccompOf(pid)?.mode] as const).filter(([, m]) => m);
+    expect(modes.length).toBeGreaterThanOrEqual(3);
+    for (const [pid, mode] of modes) expect(mode, `Seccomp of pid ${pid} in compute`).toBe('2');
+    expect(seccompOf(String(qemuPid))?.filters).toBeGreaterThanOrEqual(2);
+
     // Phase 1 ran in the pod's network namespace (QEMU's): the bridge, the tap, the NAT.
     const inPod = (cmd: string, ...args: string[]) =>
       execFileSync('nsenter', [`--net=/proc/${qemuPid}/ns/net`, '--', cmd, ...args], { encoding: 'utf8' });
