@@ -7,6 +7,7 @@
 import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { KubeVirtConfiguration } from '../generated/types';
 import { isValidQuantity } from './quantity';
+import { validateTlsConfiguration } from './tls-configuration';
 
 const interfaces = ['bridge', 'masquerade'];
 const evictionStrategies = ['LiveMigrate', 'LiveMigrateIfPossible', 'None', 'External'];
@@ -122,6 +123,7 @@ export function validateKubeVirtConfiguration(
     );
   }
   errs.push(...validateSeccompConfiguration(cfg, field.child('seccompConfiguration')));
+  errs.push(...validateTlsConfiguration(cfg.tlsConfiguration, field.child('tlsConfiguration')));
   // Log verbosity (klog's --v): the components take it as their level, so whole numbers 0 or more.
   const lv = dev?.logVerbosity;
   const lp = dp.child('logVerbosity');

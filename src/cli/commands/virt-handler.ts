@@ -231,6 +231,7 @@ export function registerVirtHandlerCommand(program: Command): void {
               tls: { cert: f.tlsCertFile, key: f.tlsKeyFile, ca: f.kubevirtCa },
               host: f.restHost,
               port: restPort,
+              tlsConfiguration: () => config.current().configuration.tlsConfiguration,
               log: (m) => logger.info({ node: f.nodeName, part: 'rest' }, m),
             })
           : undefined;
@@ -244,6 +245,7 @@ export function registerVirtHandlerCommand(program: Command): void {
             new HandlerMetrics({ targets: () => handler.statsTargets(), ready: () => handler.isReady() }),
           ],
           ready: () => handler.isReady(),
+          tlsConfiguration: () => config.current().configuration.tlsConfiguration,
           log,
         });
         log(`metrics on ${metrics.url}/metrics`);

@@ -3,13 +3,15 @@
  * ./tls-listener) for the admission webhooks the API server calls and the aggregated
  * `subresources.kubevirt.io` API it proxies. The serving certificate is re-read when its
  * files change; the front proxy's CA comes from the API server's
- * `extension-apiserver-authentication` ConfigMap and is refreshed.
+ * `extension-apiserver-authentication` ConfigMap and is refreshed. The KubeVirt CR's
+ * `tlsConfiguration` (minimum version, ciphers) applies to new connections as it changes.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { VirtualMachine } from '../../api/generated/types';
 import { readTlsFiles, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../common/tls-files';
+import { currentTlsProtocol, followTlsProtocol } from '../common/tls-protocol';
 import { VirtualMachineInstanceType, VirtualMachineType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
 import {
@@ -113,10 +115,13 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
   const log = o.log ?? (() => {});
   let requestHeader = o.requestHeader ?? (await loadRequestHeaderConfig(o.client).catch(() => undefined));
   let serving: TlsMaterial = readTlsFiles(o.tls);
+  // The KubeVirt CR's tlsConfiguration (webhooks and subresources alike), followed live.
+  const tlsConfiguration = () => o.config().configuration.tlsConfiguration;
   const contextOptions = () => ({
     cert: serving.cert,
     key: serving.key,
     ...(requestHeader ? { ca: requestHeader.clientCA } : {}),
+    ...currentTlsProtocol(tlsConfiguration),
   });
   const handlers = new HandlerClient({ ...o.handler, client: o.client, namespace: o.kubevirtNamespace });
   const relay = new StreamRelay(o.client, handlers);
@@ -267,6 +272,10 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     server.setSecureContext(contextOptions());
     log('serving certificate reloaded');
   });
+  const stopTlsFollow = followTlsProtocol(tlsConfiguration, (p) => {
+    server.setSecureContext(contextOptions());
+    log(`TLS settings now minimum ${p.minVersion}${p.ciphers ? `, ciphers ${p.ciphers}` : ''}`);
+  });
   const refresh = o.requestHeader
     ? undefined
     : setInterval(() => {
@@ -290,6 +299,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     port: typeof addr === 'object' && addr ? addr.port : 0,
     close: async () => {
       stopWatch();
+      stopTlsFollow();
       if (refresh) clearInterval(refresh);
       relay.close();
       handlers.close();

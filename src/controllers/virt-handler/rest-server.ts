@@ -15,6 +15,7 @@ import type { TLSSocket } from 'node:tls';
 import { WebSocketServer } from 'ws';
 import type { VirtualMachineInstanceGuestAgentInfo } from '../../api/generated/types';
 import { readTlsFiles, secureContextOptions, type TlsFiles, watchTlsFiles } from '../common/tls-files';
+import { currentTlsProtocol, followTlsProtocol, type TlsConfigurationSource } from '../common/tls-protocol';
 import { unfreezeTimeoutSeconds } from '../common/unfreeze-timeout';
 import { PLAIN_STREAM_PROTOCOL, pipeWebSocket } from '../common/ws-stream';
 import { type LauncherClient, LauncherCommandError } from '../launcher-protocol/client';
@@ -39,6 +40,8 @@ export interface HandlerRestOptions {
   host?: string;
   /** Default 8186, upstream's. */
   port?: number;
+  /** The KubeVirt CR's tlsConfiguration in force (minimum version, ciphers), followed live. */
+  tlsConfiguration?: TlsConfigurationSource;
   log?: (m: string) => void;
 }
 
@@ -157,13 +160,9 @@ function statusOf(e: unknown): number {
 /** Starts the server; the serving certificate and CA are re-read when their files change. */
 export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRestServer> {
   const log = o.log ?? (() => {});
-  const material = readTlsFiles(o.tls);
-  const server = https.createServer({
-    ...secureContextOptions(material),
-    requestCert: true,
-    rejectUnauthorized: true,
-    minVersion: 'TLSv1.2',
-  });
+  let material = readTlsFiles(o.tls);
+  const context = () => ({ ...secureContextOptions(material), ...currentTlsProtocol(o.tlsConfiguration) });
+  const server = https.createServer({ ...context(), requestCert: true, rejectUnauthorized: true });
   // The CA also signs other components' certificates: only virt-api's client identity gets
   // in. Before node:http's own listener, so no request on the connection is ever parsed.
   server.prependListener('secureConnection', (s: TLSSocket) => {
@@ -173,8 +172,17 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
       s.destroy();
     }
   });
-  const stopWatch = watchTlsFiles(o.tls, (m) => server.setSecureContext(secureContextOptions(m)), {
-    onError: (e) => log(`TLS files not reloaded: ${e.message}`),
+  const stopWatch = watchTlsFiles(
+    o.tls,
+    (m) => {
+      material = m;
+      server.setSecureContext(context());
+    },
+    { onError: (e) => log(`TLS files not reloaded: ${e.message}`) },
+  );
+  const stopTlsFollow = followTlsProtocol(o.tlsConfiguration, (p) => {
+    server.setSecureContext(context());
+    log(`TLS settings now minimum ${p.minVersion}${p.ciphers ? `, ciphers ${p.ciphers}` : ''}`);
   });
   const wss = new WebSocketServer({
     noServer: true,
@@ -295,6 +303,7 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
     port: typeof addr === 'object' && addr ? addr.port : 0,
     close: async () => {
       stopWatch();
+      stopTlsFollow();
       for (const c of wss.clients) c.terminate();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
