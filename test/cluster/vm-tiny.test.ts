@@ -55,6 +55,7 @@ import { peerEcho, peerLogOnceGot } from './peer-traffic';
 import { registerAccessCredentialsCase } from './vm-access-credentials-case';
 import { registerNetworkCases } from './vm-network-cases';
 import { registerPasstCase } from './vm-passt-case';
+import { registerSeccompCase } from './vm-seccomp-case';
 
 const why = clusterUnavailableReason();
 const enabled = integration('one-node cluster', why === undefined, why ?? '');
@@ -559,4 +560,5 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
   registerNetworkCases(networkContext);
   registerPasstCase(networkContext);
   registerAccessCredentialsCase(networkContext);
+  registerSeccompCase(networkContext);
 });
