@@ -7,9 +7,9 @@
  * virtlogd and QEMU (TCG) still start and the tiny guest boots, every process of compute
  * filtered. The CR is restored afterwards.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
-import { waitFor } from '../support/wait';
 import { type ClusterVmContext, deleteVm, startVm, vmManifest } from './vm-network-cases';
 
 const MARKER = 'KUBEVIRT-TS-GUEST-BOOTED';
@@ -28,19 +28,29 @@ function patchSeccomp(c: ClusterVmContext, seccompConfiguration: unknown): void 
   );
 }
 
-/** Seccomp mode of every process of the pod's compute container (memory cgroup v1). */
-function computeSeccompModes(qemuPid: number): Array<[string, string | undefined]> {
+/** A process's seccomp mode and filter count, or undefined when it is gone. */
+export function seccompOf(pid: number | string): { mode?: string; filters: number } | undefined {
+  try {
+    const st = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return {
+      mode: /^Seccomp:\t(\d+)$/m.exec(st)?.[1],
+      filters: Number(/^Seccomp_filters:\t(\d+)$/m.exec(st)?.[1]),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Seccomp mode of every process of QEMU's compute container (its memory cgroup, v1). */
+export function computeSeccompModes(qemuPid: number): Array<[string, string | undefined]> {
   const mem = readFileSync(`/proc/${qemuPid}/cgroup`, 'utf8')
     .split('\n')
     .find((l) => /^\d+:memory:/.test(l))
     ?.split(':')[2];
   const procs = readFileSync(`/sys/fs/cgroup/memory${mem}/cgroup.procs`, 'utf8').split('\n').filter(Boolean);
   return procs.flatMap((pid): Array<[string, string | undefined]> => {
-    try {
-      return [[pid, /^Seccomp:\t(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]]];
-    } catch {
-      return []; // gone since the listing
-    }
+    const s = seccompOf(pid);
+    return s ? [[pid, s.mode]] : []; // gone since the listing
   });
 }
 
@@ -62,16 +72,7 @@ export function registerSeccompCase(ctx: () => ClusterVmContext): void {
         expect(vm.launcher.spec?.securityContext?.seccompProfile).toEqual({ type: 'RuntimeDefault' });
         await vm.con.waitFor(MARKER, 180_000);
         const qemuPid = Number(
-          (await waitFor(
-            'QEMU pid',
-            async () => {
-              const { execFileSync } = await import('node:child_process');
-              return execFileSync('pgrep', ['-f', `guest=${c.namespace}_${name},`], {
-                encoding: 'utf8',
-              }).trim();
-            },
-            10_000,
-          )) || 0,
+          execFileSync('pgrep', ['-f', `guest=${c.namespace}_${name},`], { encoding: 'utf8' }).trim(),
         );
         const modes = computeSeccompModes(qemuPid);
         expect(modes.length).toBeGreaterThanOrEqual(3);

@@ -55,7 +55,7 @@ import { peerEcho, peerLogOnceGot } from './peer-traffic';
 import { registerAccessCredentialsCase } from './vm-access-credentials-case';
 import { registerNetworkCases } from './vm-network-cases';
 import { registerPasstCase } from './vm-passt-case';
-import { registerSeccompCase } from './vm-seccomp-case';
+import { computeSeccompModes, registerSeccompCase, seccompOf } from './vm-seccomp-case';
 
 const why = clusterUnavailableReason();
 const enabled = integration('one-node cluster', why === undefined, why ?? '');
@@ -278,24 +278,10 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
       readFileSync(join(info.stateDir, 'kubelet', 'seccomp', 'kubevirt', 'kubevirt.json'), 'utf8'),
     ) as { defaultAction: string };
     expect(profile.defaultAction).toBe('SCMP_ACT_ERRNO');
-    const computeProcs = readFileSync(`/sys/fs/cgroup/memory${memPath}/cgroup.procs`, 'utf8')
-      .split('\n')
-      .filter(Boolean);
-    const seccompOf = (pid: string) => {
-      try {
-        const st = readFileSync(`/proc/${pid}/status`, 'utf8');
-        return {
-          mode: /^Seccomp:\t(\d+)$/m.exec(st)?.[1],
-          filters: Number(/^Seccomp_filters:\t(\d+)$/m.exec(st)?.[1]),
-        };
-      } catch {
-        return undefined; // gone since the listing
-      }
-    };
-    const modes = computeProcs.map((pid) => [pid, seccompOf(pid)?.mode] as const).filter(([, m]) => m);
+    const modes = computeSeccompModes(qemuPid);
     expect(modes.length).toBeGreaterThanOrEqual(3);
     for (const [pid, mode] of modes) expect(mode, `Seccomp of pid ${pid} in compute`).toBe('2');
-    expect(seccompOf(String(qemuPid))?.filters).toBeGreaterThanOrEqual(2);
+    expect(seccompOf(qemuPid)?.filters).toBeGreaterThanOrEqual(2);
 
     // Phase 1 ran in the pod's network namespace (QEMU's): the bridge, the tap, the NAT.
     const inPod = (cmd: string, ...args: string[]) =>
