@@ -3,7 +3,8 @@
  * ./tls-listener) for the admission webhooks the API server calls and the aggregated
  * `subresources.kubevirt.io` API it proxies. The serving certificate is re-read when its
  * files change; the front proxy's CA comes from the API server's
- * `extension-apiserver-authentication` ConfigMap and is refreshed.
+ * `extension-apiserver-authentication` ConfigMap and is refreshed. The KubeVirt CR's
+ * `tlsConfiguration` (minimum version, ciphers) applies to new connections as it changes.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
@@ -11,6 +12,7 @@ import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { VirtualMachine } from '../../api/generated/types';
 import { MAX_OBJECT_DEPTH, nestedDeeperThan } from '../../api/json-bounds';
 import { readTlsFiles, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../common/tls-files';
+import { currentTlsProtocol, followTlsProtocol } from '../common/tls-protocol';
 import { VirtualMachineInstanceType, VirtualMachineType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
 import {
@@ -122,10 +124,13 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
   const log = o.log ?? (() => {});
   let requestHeader = o.requestHeader ?? (await loadRequestHeaderConfig(o.client).catch(() => undefined));
   let serving: TlsMaterial = readTlsFiles(o.tls);
+  // The KubeVirt CR's tlsConfiguration (webhooks and subresources alike), followed live.
+  const tlsConfiguration = () => o.config().configuration.tlsConfiguration;
   const contextOptions = () => ({
     cert: serving.cert,
     key: serving.key,
     ...(requestHeader ? { ca: requestHeader.clientCA } : {}),
+    ...currentTlsProtocol(tlsConfiguration),
   });
   const bodyBudget = new BodyBudget(o.bodyBudget);
   const handlers = new HandlerClient({ ...o.handler, client: o.client, namespace: o.kubevirtNamespace });
@@ -283,6 +288,10 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     server.setSecureContext(contextOptions());
     log('serving certificate reloaded');
   });
+  const stopTlsFollow = followTlsProtocol(tlsConfiguration, (p) => {
+    server.setSecureContext(contextOptions());
+    log(`TLS settings now minimum ${p.minVersion}${p.ciphers ? `, ciphers ${p.ciphers}` : ''}`);
+  });
   const refresh = o.requestHeader
     ? undefined
     : setInterval(() => {
@@ -306,6 +315,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     port: typeof addr === 'object' && addr ? addr.port : 0,
     close: async () => {
       stopWatch();
+      stopTlsFollow();
       if (refresh) clearInterval(refresh);
       relay.close();
       handlers.close();
