@@ -62,21 +62,46 @@ export async function makeTestPool(sizeBytes = 2 * 1024 ** 3): Promise<TestPool>
       } finally {
         await unmountPoolFilesystem(dir).catch(() => {});
       }
+      // What a failed test left is cleaned up too (the host is shared), and then reported.
+      const left = await leftovers(base);
+      await forceClean(left);
+      await unmountPoolFilesystem(dir).catch(() => {});
       await assertNothingLeft(base);
       await rm(base, { recursive: true, force: true });
+      if (left.mounts.length || left.loops.length)
+        throw new Error(
+          `left behind under ${base}: mounts ${JSON.stringify(left.mounts)}, loop devices ${JSON.stringify(left.loops)}`,
+        );
     },
   };
 }
 
-/** Fails when a mount point or a loop device's backing file is under `base`. */
-export async function assertNothingLeft(base: string): Promise<void> {
+async function leftovers(base: string) {
   const mounts = (await readFile('/proc/self/mountinfo', 'utf8'))
     .split('\n')
     .map((l) => l.split(' ')[4])
-    .filter((p) => p?.startsWith(base));
-  const loops = (await listLoopDevices()).filter((d) => d.backFile.startsWith(base));
-  if (mounts.length || loops.length)
+    .filter((p): p is string => !!p && (p === base || p.startsWith(`${base}/`)));
+  const loops = (await listLoopDevices()).filter((d) => d.backFile.startsWith(`${base}/`)).map((d) => d.name);
+  return { mounts, loops };
+}
+
+/** Unmounts (deepest first) and detaches what is left. */
+async function forceClean(left: { mounts: string[]; loops: string[] }): Promise<void> {
+  for (const m of [...left.mounts].sort((a, b) => b.length - a.length))
+    try {
+      execFileSync('umount', [m], { stdio: 'ignore' });
+    } catch {}
+  for (const l of left.loops)
+    try {
+      execFileSync('losetup', ['--detach', l], { stdio: 'ignore' });
+    } catch {}
+}
+
+/** Fails when a mount point or a loop device's backing file is under `base`. */
+export async function assertNothingLeft(base: string): Promise<void> {
+  const left = await leftovers(base);
+  if (left.mounts.length || left.loops.length)
     throw new Error(
-      `left behind under ${base}: mounts ${JSON.stringify(mounts)}, loop devices ${JSON.stringify(loops)}`,
+      `left behind under ${base}: mounts ${JSON.stringify(left.mounts)}, loop devices ${JSON.stringify(left.loops)}`,
     );
 }
