@@ -12,6 +12,7 @@ import { status } from '@grpc/grpc-js';
 import { runTool } from '../common/run-tool';
 import { capabilityProblem, isReadOnlyMode } from './access-modes';
 import { CsiError, invalid, notFound, precondition } from './errors';
+import { growExt4Offline, growMounted } from './filesystem-grow';
 import {
   VolumeCapability_AccessMode_Mode as Mode,
   type NodeExpandVolumeRequest,
@@ -134,8 +135,12 @@ export class NodeService {
       await runTool(`mkfs.${fs}`, fs === 'ext4' ? ['-q', '-F', device] : ['-q', device]);
     } else if (m?.fsType && m.fsType !== fs) {
       throw precondition(`volume_capability.mount.fs_type: the volume holds ${fs}, not ${m.fsType}`);
+    } else if (fs === 'ext4' && !(await this.inUse(device))) {
+      // An expansion made while the volume was not staged: grown before mounting.
+      await growExt4Offline(device);
     }
     await mount(device, staging, { type: fs, options: m?.mountFlags });
+    if (fs === 'xfs') await growMounted(fs, staging, device);
   }
 
   async nodeUnstageVolume(req: NodeUnstageVolumeRequest): Promise<Record<string, never>> {
@@ -296,8 +301,7 @@ export class NodeService {
         const m = await mountAt(path);
         const device = await this.rwDevice(id);
         if (!m || !device) throw precondition(`volume_path: ${path} is not a mount of volume ${id}`);
-        if (m.fsType === 'xfs') await runTool('xfs_growfs', [path]);
-        else await runTool('resize2fs', [device]);
+        await growMounted(m.fsType, path, device);
       }
       return { capacityBytes: vol.capacityBytes };
     });

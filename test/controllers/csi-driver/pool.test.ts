@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { open, readdir, readFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { snapshotIdFor, volumeIdFor } from '../../../src/controllers/csi-driver/ids';
@@ -115,6 +115,28 @@ describe.runIf(enabled)('CSI pool (root, real XFS with reflink)', () => {
     ).rejects.toBeInstanceOf(PoolError);
     expect(await pool.getVolume(id)).toBeUndefined();
     expect(await readdir(join(tp.dir, 'tmp'))).toEqual([]);
+  });
+
+  it('leaves nothing behind when a CreateVolume fails halfway (the copy fails)', async () => {
+    const snap = snapshotIdFor('snap-broken');
+    await pool.createSnapshot(snap, 'snap-broken', vol);
+    // Sabotage: the snapshot's disk becomes a directory, so the reflink copy fails midway.
+    const disk = join(tp.dir, 'snapshots', snap, 'disk');
+    await rm(disk);
+    await mkdir(disk);
+    const id = volumeIdFor('pvc-from-broken');
+    await expect(
+      pool.createVolume(id, {
+        name: 'pvc-from-broken',
+        capacityBytes: 512 * MiB,
+        parameters: {},
+        source: { snapshotId: snap },
+      }),
+    ).rejects.toThrow(/cp /);
+    expect(await pool.getVolume(id)).toBeUndefined();
+    expect(await readdir(join(tp.dir, 'volumes'))).not.toContain(id);
+    expect(await readdir(join(tp.dir, 'tmp'))).toEqual([]);
+    await rm(join(tp.dir, 'snapshots', snap), { recursive: true });
   });
 
   it('expands a volume (never shrinks) and keeps its data', async () => {
