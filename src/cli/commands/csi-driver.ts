@@ -2,7 +2,8 @@
  * `kubevirt-ts csi-driver --endpoint unix:///csi/csi.sock --node-id NODE`: the CSI driver
  * `csi.kubevirt-ts.io` (Identity, Controller and Node services on one unix socket), its
  * pool a loop-mounted XFS with reflink (`--pool-dir`, made from `--pool-image` of
- * `--pool-size` when the directory is not a mount point yet). Thin: check the flags,
+ * `--pool-size` when the directory is not a mount point yet), registered with the kubelet
+ * when `--registration-dir` names its plugins_registry directory. Thin: check the flags,
  * start, stop on SIGTERM/SIGINT (the pool stays mounted: volumes in use stay usable).
  */
 import { hostname } from 'node:os';
@@ -17,6 +18,8 @@ interface CsiDriverFlags {
   poolDir: string;
   poolImage: string;
   poolSize: string;
+  registrationDir?: string;
+  kubeletRegistrationPath?: string;
 }
 
 /** The flags, checked; errors name the flag. */
@@ -26,8 +29,10 @@ export function checkCsiDriverFlags(f: CsiDriverFlags) {
   for (const [flag, v] of [
     ['--pool-dir', f.poolDir],
     ['--pool-image', f.poolImage],
+    ['--registration-dir', f.registrationDir],
+    ['--kubelet-registration-path', f.kubeletRegistrationPath],
   ] as const)
-    if (!isAbsolute(v) || v.split('/').includes('..'))
+    if (v !== undefined && (!isAbsolute(v) || v.split('/').includes('..')))
       throw new Error(`${flag}: ${JSON.stringify(v)} is not an absolute path without ..`);
   let size: bigint | undefined;
   try {
@@ -80,6 +85,9 @@ export function registerCsiDriverCommand(program: Command): void {
         poolSizeBytes: checked.poolSizeBytes,
         nodeId: f.nodeId,
         version: packageVersion(),
+        kubeletRegistration: f.registrationDir
+          ? { registryDir: f.registrationDir, csiEndpoint: f.kubeletRegistrationPath }
+          : undefined,
         log,
       });
       await new Promise<void>((resolve) => {

@@ -1,13 +1,15 @@
 /**
  * The CSI driver composed: the pool's filesystem mounted (or found mounted), the pool's
- * layout, and the Identity, Controller and Node services served on one unix socket.
+ * layout, the Identity, Controller and Node services served on one unix socket, and,
+ * when asked, the kubelet's plugin registration.
  * `kubevirt-ts csi-driver` runs it; tests start it directly.
  */
 import { realpath } from 'node:fs/promises';
 import { ControllerService } from './controller-service';
 import { type CsiServer, serveCsi } from './grpc-server';
-import { IdentityService } from './identity-service';
+import { DRIVER_NAME, IdentityService } from './identity-service';
 import { checkNodeId } from './ids';
+import { KubeletRegistration } from './kubelet-registration';
 import { NodeService } from './node-service';
 import { Pool } from './pool';
 import { mountPoolFilesystem, unmountPoolFilesystem } from './pool-filesystem';
@@ -26,6 +28,12 @@ export interface CsiDriverOptions {
   nodeId: string;
   /** The driver's version (GetPluginInfo). */
   version: string;
+  /**
+   * Registration with the kubelet: the kubelet's plugins_registry directory (as mounted
+   * here) and the CSI socket's path as the kubelet sees it (default: `socketPath`).
+   * Absent: no registration (tests, local mode).
+   */
+  kubeletRegistration?: { registryDir: string; csiEndpoint?: string };
   log?: (message: string) => void;
 }
 
@@ -35,6 +43,7 @@ export interface CsiDriver {
   pool: Pool;
   /** Whether this driver mounted the pool (so `stop({ unmountPool: true })` may unmount it). */
   mountedPool: boolean;
+  registration?: KubeletRegistration;
   stop(o?: { unmountPool?: boolean }): Promise<void>;
 }
 
@@ -59,6 +68,15 @@ export async function startCsiDriver(o: CsiDriverOptions): Promise<CsiDriver> {
     },
     log,
   );
+  const registration = o.kubeletRegistration
+    ? new KubeletRegistration({
+        registryDir: o.kubeletRegistration.registryDir,
+        driverName: DRIVER_NAME,
+        csiEndpoint: o.kubeletRegistration.csiEndpoint ?? o.socketPath,
+        log,
+      })
+    : undefined;
+  await registration?.start();
   log(
     `serving CSI on ${o.socketPath}; pool ${pool.dir} (${mounted.fsType}${mounted.mountedHere ? `, mounted from ${o.poolImage}` : ''})`,
   );
@@ -66,7 +84,9 @@ export async function startCsiDriver(o: CsiDriverOptions): Promise<CsiDriver> {
     server,
     pool,
     mountedPool: mounted.mountedHere,
+    registration,
     async stop(s) {
+      await registration?.stop();
       await server.close();
       if (s?.unmountPool && mounted.mountedHere) await unmountPoolFilesystem(o.poolDir);
     },

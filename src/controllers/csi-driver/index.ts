@@ -10,7 +10,16 @@ export { CsiError } from './errors';
 export { type CsiServer, type CsiServices, serveCsi } from './grpc-server';
 export { DRIVER_NAME, IdentityService } from './identity-service';
 export { isSnapshotId, isVolumeId, snapshotIdFor, volumeIdFor } from './ids';
+export { KubeletRegistration, type KubeletRegistrationOptions } from './kubelet-registration';
 export { NodeService } from './node-service';
+export {
+  csiDriverObject,
+  DEFAULT_VIRT_CLASS_ANNOTATION,
+  LOCAL_CLASS,
+  type StorageClassOptions,
+  storageClassObject,
+  volumeSnapshotClassObject,
+} from './objects';
 export { Pool, PoolError, type SnapshotRecord, type VolumeRecord } from './pool';
 export { mountPoolFilesystem, unmountPoolFilesystem } from './pool-filesystem';
 export { TOPOLOGY_KEY } from './topology';
