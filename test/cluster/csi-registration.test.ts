@@ -7,6 +7,7 @@
  * driver stops, the kubelet removes it from CSINode. The CSIDriver object and the
  * `kubevirt-ts-local` StorageClass are applied to the cluster's API server as rendered.
  */
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, StorageV1Api } from '@kubernetes/client-node';
@@ -33,6 +34,7 @@ describe.skipIf(!enabled)('the CSI driver registers with the real kubelet', () =
   let core: CoreV1Api;
   let objects: KubernetesObjectApi;
   let pluginDir = '';
+  const calls: string[] = [];
 
   beforeAll(async () => {
     info = await sharedCluster();
@@ -55,10 +57,12 @@ describe.skipIf(!enabled)('the CSI driver registers with the real kubelet', () =
   /** The driver's entry in the node's CSINode, if any. */
   async function csiNodeEntry() {
     const node = await storage.readCSINode({ name: info.nodeName }).catch(() => undefined);
-    return node?.spec.drivers.find((d) => d.name === DRIVER_NAME);
+    return node?.spec.drivers?.find((d) => d.name === DRIVER_NAME);
   }
 
-  it('is registered by the kubelet from its plugins_registry socket, and deregistered when it stops', async () => {
+  it('is registered by the kubelet from its plugins_registry socket, and deregistered when it stops', {
+    timeout: 150_000,
+  }, async () => {
     const kubelet = clusterPaths(info.stateDir).kubelet;
     pluginDir = join(kubelet, 'plugins', DRIVER_NAME);
     driver = await startCsiDriver({
@@ -69,8 +73,17 @@ describe.skipIf(!enabled)('the CSI driver registers with the real kubelet', () =
       nodeId: info.nodeName,
       version: 'test',
       kubeletRegistration: { registryDir: join(kubelet, 'plugins_registry') },
+      trace: (m) => calls.push(`${new Date().toISOString()} ${m}`),
     });
-    const entry = await waitFor('the driver in CSINode', () => csiNodeEntry(), 60_000, 250);
+    const entry = await waitFor('the driver in CSINode', () => csiNodeEntry(), 60_000, 250).catch((e) => {
+      const kubeletLog = readFileSync(join(clusterPaths(info.stateDir).logs, 'kubelet.log'), 'utf8')
+        .split('\n')
+        .filter((l) => /csi|plugin/i.test(l) && !/device-plugin|Loaded volume plugin/.test(l))
+        .slice(-30);
+      throw new Error(
+        `${e}; calls the driver got: ${JSON.stringify(calls, null, 1)}; the kubelet's log: ${kubeletLog.join('\n')}`,
+      );
+    });
     expect(entry).toMatchObject({ name: DRIVER_NAME, nodeID: info.nodeName, topologyKeys: [TOPOLOGY_KEY] });
     expect(driver.registration?.state).toEqual({ registered: true, error: undefined });
     const node = await core.readNode({ name: info.nodeName });

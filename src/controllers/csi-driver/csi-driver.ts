@@ -35,6 +35,8 @@ export interface CsiDriverOptions {
    */
   kubeletRegistration?: { registryDir: string; csiEndpoint?: string };
   log?: (message: string) => void;
+  /** Called with each CSI RPC's method and outcome, and each kubelet registration call. */
+  trace?: (message: string) => void;
 }
 
 /** A running driver. */
@@ -67,6 +69,7 @@ export async function startCsiDriver(o: CsiDriverOptions): Promise<CsiDriver> {
       node: new NodeService({ pool, nodeId }),
     },
     log,
+    o.trace,
   );
   const registration = o.kubeletRegistration
     ? new KubeletRegistration({
@@ -74,6 +77,7 @@ export async function startCsiDriver(o: CsiDriverOptions): Promise<CsiDriver> {
         driverName: DRIVER_NAME,
         csiEndpoint: o.kubeletRegistration.csiEndpoint ?? o.socketPath,
         log,
+        trace: o.trace,
       })
     : undefined;
   await registration?.start();

@@ -32,7 +32,12 @@ export interface CsiServer {
 }
 
 /** One service's handlers: each RPC calls the method of the same name, or answers UNIMPLEMENTED. */
-function handlers(definition: ServiceDefinition, impl: Methods, log: (m: string) => void) {
+function handlers(
+  definition: ServiceDefinition,
+  impl: Methods,
+  log: (m: string) => void,
+  trace?: (m: string) => void,
+) {
   const out: Record<string, handleUnaryCall<unknown, unknown>> = {};
   for (const [name, method] of Object.entries(definition)) {
     const fn = (impl as Record<string, unknown>)[name];
@@ -44,10 +49,14 @@ function handlers(definition: ServiceDefinition, impl: Methods, log: (m: string)
       Promise.resolve()
         .then(() => fn.call(impl, call.request))
         .then(
-          (res) => callback(null, res),
+          (res) => {
+            trace?.(`${method.path}: OK`);
+            callback(null, res);
+          },
           (err: unknown) => {
             const code = err instanceof CsiError ? err.code : status.INTERNAL;
             const message = err instanceof Error ? err.message : String(err);
+            trace?.(`${method.path}: ${status[code]} ${message}`);
             if (code === status.INTERNAL) log(`${method.path}: ${message}`);
             callback({ code, message }, null);
           },
@@ -62,14 +71,16 @@ export async function serveCsi(
   socketPath: string,
   services: CsiServices,
   log: (m: string) => void = () => {},
+  /** Called with each RPC's method and outcome (debugging, tests). */
+  trace?: (m: string) => void,
 ): Promise<CsiServer> {
   await mkdir(dirname(socketPath), { recursive: true });
   await rm(socketPath, { force: true });
   const server = new Server();
-  server.addService(IdentityService, handlers(IdentityService, services.identity, log));
+  server.addService(IdentityService, handlers(IdentityService, services.identity, log, trace));
   if (services.controller)
-    server.addService(ControllerService, handlers(ControllerService, services.controller, log));
-  if (services.node) server.addService(NodeService, handlers(NodeService, services.node, log));
+    server.addService(ControllerService, handlers(ControllerService, services.controller, log, trace));
+  if (services.node) server.addService(NodeService, handlers(NodeService, services.node, log, trace));
   await new Promise<void>((resolve, reject) =>
     server.bindAsync(`unix:${socketPath}`, ServerCredentials.createInsecure(), (err) =>
       err ? reject(err) : resolve(),

@@ -36,6 +36,8 @@ export interface KubeletRegistrationOptions {
   /** How often the socket's presence is checked, ms (default 5000). */
   checkMs?: number;
   log?: (message: string) => void;
+  /** Called with each call the kubelet makes. */
+  trace?: (message: string) => void;
 }
 
 /** The kubelet's last word on the registration. */
@@ -85,14 +87,19 @@ export class KubeletRegistration {
     await this.shutdown();
     await mkdir(this.o.registryDir, { recursive: true });
     await rm(this.socketPath, { force: true });
-    const getInfo: handleUnaryCall<InfoRequest, PluginInfo> = (_call, cb) =>
+    const getInfo: handleUnaryCall<InfoRequest, PluginInfo> = (_call, cb) => {
+      this.o.trace?.('pluginregistration.Registration/GetInfo');
       cb(null, {
         type: CSI_PLUGIN_TYPE,
         name: this.o.driverName,
         endpoint: this.o.csiEndpoint,
         supportedVersions: CSI_VERSIONS,
       });
+    };
     const notify: handleUnaryCall<RegistrationStatus, RegistrationStatusResponse> = (call, cb) => {
+      this.o.trace?.(
+        `pluginregistration.Registration/NotifyRegistrationStatus: ${JSON.stringify(call.request)}`,
+      );
       this.state.registered = call.request.pluginRegistered;
       this.state.error = call.request.error || undefined;
       this.log(
