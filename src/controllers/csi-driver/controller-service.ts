@@ -8,6 +8,7 @@ import { status } from '@grpc/grpc-js';
 import { capabilityProblem, checkParameters, checkSnapshotParameters } from './access-modes';
 import { fits, sizeFor } from './capacity';
 import { CsiError, invalid, notFound } from './errors';
+import { withFrozenFilesystem } from './freeze';
 import {
   type ControllerExpandVolumeRequest,
   type ControllerExpandVolumeResponse,
@@ -293,7 +294,12 @@ export class ControllerService {
       }
       // The source's lock: a snapshot must not copy a volume mid-expansion or mid-deletion.
       const rec = await this.o.pool.locks
-        .run(source, () => this.o.pool.createSnapshot(id, name, source))
+        .run(source, async () => {
+          if (!(await this.o.pool.getVolume(source))) return this.o.pool.createSnapshot(id, name, source);
+          return withFrozenFilesystem(this.o.pool.diskPath(source), () =>
+            this.o.pool.createSnapshot(id, name, source),
+          );
+        })
         .catch((e) => Promise.reject(poolStatus(e)));
       return { snapshot: this.snapshot(rec) };
     });

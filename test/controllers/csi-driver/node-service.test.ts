@@ -188,6 +188,44 @@ describe.runIf(enabled)('CSI driver node service (root, reflink XFS pool)', () =
     await csi.controller.deleteSnapshot({ snapshotId: snap.snapshotId, secrets: {} });
   });
 
+  it('snapshots a mounted filesystem with what was written but not yet synced (frozen for the copy)', async () => {
+    const vol = await create('freeze-vol', 64 * MiB, mountCap());
+    const staging = join(base(), 'freeze', 'staging');
+    const target = join(base(), 'freeze', 'target');
+    await mkdir(staging, { recursive: true });
+    await stage(vol.volumeId, staging, mountCap());
+    await publish(vol.volumeId, staging, target, mountCap());
+    // In the page cache only: no fsync, and ext4 writes back after seconds.
+    await writeFile(join(target, 'unsynced.txt'), 'written just before the snapshot');
+    const snap = (
+      await csi.controller.createSnapshot({
+        name: 'freeze-snap',
+        sourceVolumeId: vol.volumeId,
+        secrets: {},
+        parameters: {},
+      })
+    ).snapshot!;
+    // The source stays writable after the snapshot (thawed).
+    await writeFile(join(target, 'after.txt'), 'still writable');
+    const restored = await create('freeze-restored', 64 * MiB, mountCap(), { snapshot: snap.snapshotId });
+    const staging2 = join(base(), 'freeze2', 'staging');
+    const target2 = join(base(), 'freeze2', 'target');
+    await mkdir(staging2, { recursive: true });
+    try {
+      await stage(restored.volumeId, staging2, mountCap());
+      await publish(restored.volumeId, staging2, target2, mountCap(), true);
+      expect(await readFile(join(target2, 'unsynced.txt'), 'utf8')).toBe('written just before the snapshot');
+    } finally {
+      await unpublish(restored.volumeId, target2);
+      await unstage(restored.volumeId, staging2);
+      await unpublish(vol.volumeId, target);
+      await unstage(vol.volumeId, staging);
+    }
+    for (const id of [vol.volumeId, restored.volumeId])
+      await csi.controller.deleteVolume({ volumeId: id, secrets: {} });
+    await csi.controller.deleteSnapshot({ snapshotId: snap.snapshotId, secrets: {} });
+  });
+
   /** Stages and publishes a fresh filesystem volume, grows it while published, and checks the filesystem grew. */
   async function onlineGrow(name: string, fsType: string, bytes: number, to: number) {
     const cap = { ...mountCap(), mount: { fsType, mountFlags: [], volumeMountGroup: '' } };
