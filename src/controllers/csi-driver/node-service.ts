@@ -73,7 +73,8 @@ export class NodeService {
 
   /** The volume's read-write loop device, if bound. */
   private async rwDevice(id: string): Promise<string | undefined> {
-    return (await loopDevicesOf(this.o.pool.diskPath(id))).find((d) => !d.readOnly)?.name;
+    // One being detached (held open elsewhere) is not reused: it goes at its last close.
+    return (await loopDevicesOf(this.o.pool.diskPath(id))).find((d) => !d.readOnly && !d.autoclear)?.name;
   }
 
   async nodeGetCapabilities(): Promise<NodeGetCapabilitiesResponse> {
@@ -106,7 +107,7 @@ export class NodeService {
       try {
         if (!block) await this.mountFilesystem(device, staging, req.volumeCapability?.mount);
       } catch (err) {
-        if (attachedHere) await detachLoop(device).catch(() => {});
+        if (attachedHere) await detachLoop(device, this.o.pool.diskPath(id)).catch(() => {});
         throw err;
       }
       await this.state.put(id, { ...s, stagingPath: staging, block });
@@ -152,7 +153,8 @@ export class NodeService {
       const device = await this.rwDevice(id);
       const current = await mountAt(staging);
       if (current && device && current.source === device) await unmount(staging);
-      if (device && s.publications.length === 0 && !(await this.inUse(device))) await detachLoop(device);
+      if (device && s.publications.length === 0 && !(await this.inUse(device)))
+        await detachLoop(device, this.o.pool.diskPath(id));
       await this.state.put(id, { ...s, stagingPath: undefined });
       return {};
     });
@@ -200,7 +202,7 @@ export class NodeService {
         try {
           await bindMount(roDevice ?? device, target, false);
         } catch (err) {
-          if (roDevice) await detachLoop(roDevice).catch(() => {});
+          if (roDevice) await detachLoop(roDevice, this.o.pool.diskPath(id)).catch(() => {});
           throw err;
         }
       } else {
@@ -240,7 +242,8 @@ export class NodeService {
       const kind = await kindOf(target);
       if (kind === 'dir') await rmdir(target);
       else if (kind === 'file' && (await stat(target)).size === 0) await unlink(target);
-      if (pub?.roDevice) await detachLoop(pub.roDevice).catch(() => {});
+      // A failed detach fails the call with the publication still recorded: the retry detaches again.
+      if (pub?.roDevice) await detachLoop(pub.roDevice, this.o.pool.diskPath(id));
       s.publications = s.publications.filter((p) => p !== pub);
       await this.state.put(id, s);
       return {};

@@ -85,16 +85,19 @@ async function leftovers(base: string) {
   return { mounts, loops };
 }
 
-/** Unmounts (deepest first) and detaches what is left. */
+/** Unmounts (deepest first, the pool last) and detaches what is left, a few times over (a loop device holds the pool busy). */
 async function forceClean(left: { mounts: string[]; loops: string[] }): Promise<void> {
-  for (const m of [...left.mounts].sort((a, b) => b.length - a.length))
-    try {
-      execFileSync('umount', [m], { stdio: 'ignore' });
-    } catch {}
-  for (const l of left.loops)
-    try {
-      execFileSync('losetup', ['--detach', l], { stdio: 'ignore' });
-    } catch {}
+  for (let round = 0; round < 3; round++) {
+    for (const m of [...left.mounts].sort((a, b) => b.length - a.length))
+      try {
+        execFileSync('umount', [m], { stdio: 'ignore' });
+      } catch {}
+    for (const l of left.loops)
+      try {
+        execFileSync('losetup', ['--detach', l], { stdio: 'ignore' });
+      } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 /** Fails when a mount point or a loop device's backing file is under `base`. */
