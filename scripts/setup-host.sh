@@ -5,8 +5,9 @@
 #                                      QEMU packages, a running libvirtd, the tiny guest
 #   scripts/setup-host.sh --with-kube  that, plus what the test suite and a real cluster
 #                                      need: the schema checker and protoc, and the
-#                                      Kubernetes binaries and Multus (scripts/kube/build.sh,
-#                                      build-multus.sh; need Go)
+#                                      Kubernetes binaries, Multus and csi-sanity
+#                                      (scripts/kube/build.sh, build-multus.sh,
+#                                      scripts/csi/build-csi-sanity.sh; need Go)
 #
 # `npm run up` runs the first, `npm test` (scripts/test.sh) and scripts/kube/start.ts the
 # second. Idempotent: every step checks before it acts, and heavy builds are cached
@@ -21,7 +22,7 @@ for arg in "$@"; do
   case "$arg" in
     --with-kube) with_kube=1 ;;
     -h | --help)
-      sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -44,15 +45,17 @@ need_root() {
 # Debian packages `up` needs: libvirt + QEMU (the hypervisor stack), OVMF firmware (EFI
 # guests), xorriso (cloud-init ISOs), swtpm (TPM devices), busybox-static and cpio (the
 # tiny guest's initramfs), dropbear-bin (the libraries the guest's SSH server links, which
-# the guest build copies from the host) and openssh-client (`virtctl ssh`/`scp` run it).
+# the guest build copies from the host), openssh-client (`virtctl ssh`/`scp` run it) and
+# xfsprogs (mkfs.xfs: the CSI driver's storage pool is a loop-mounted XFS with reflink).
 UP_PACKAGES=(libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils ovmf xorriso
-  swtpm swtpm-tools busybox-static cpio dropbear-bin openssh-client)
+  swtpm swtpm-tools busybox-static cpio dropbear-bin openssh-client xfsprogs)
 # And the tests: libvirt's schema checker virt-xml-validate needs xmllint
-# (libxml2-utils); protobuf-compiler regenerates the gRPC bindings (npm run gen:proto);
+# (libxml2-utils); protobuf-compiler regenerates the gRPC bindings (npm run gen:proto),
+# with libprotobuf-dev's well-known types (google/protobuf/*.proto, which csi.proto imports);
 # socat is kept for poking at the local sockets by hand (no test uses it); prometheus
 # gives the tests promtool (alert rule checks and unit tests) and a real Prometheus that
 # scrapes the components' /metrics (test/e2e/metrics-prometheus.test.ts).
-TEST_PACKAGES=(libxml2-utils protobuf-compiler socat prometheus)
+TEST_PACKAGES=(libxml2-utils protobuf-compiler libprotobuf-dev socat prometheus)
 # On a fresh Debian 12 (bookworm) with only its required packages, UP_PACKAGES pull in
 # 147 packages, 66 MB of downloads; TEST_PACKAGES 16 more, 13 MB (apt-get --print-uris
 # against a status file of the required set, December 2026). Downloading the 147 took
@@ -123,6 +126,8 @@ if [ "$with_kube" = 1 ]; then
     "$here/kube/build.sh"
     # Multus's thin plugin: the one-node cluster's CNI wraps the pod network in it.
     "$here/kube/build-multus.sh"
+    # csi-sanity: the CSI spec's conformance suite, run against the CSI driver.
+    "$here/csi/build-csi-sanity.sh"
   else
     log "Go is absent: the real-API-server tests cannot run (install Go, then rerun with --with-kube)"
   fi

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerConvertCommand } from './commands/convert';
+import { registerCsiDriverCommand } from './commands/csi-driver';
 import { registerDescribeCommand } from './commands/describe';
 import { registerGetCommand } from './commands/get';
 import { registerImageCommand } from './commands/image';
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerVirtHandlerCommand(program);
   registerVirtLauncherCommand(program);
   registerVirtOperatorCommand(program);
+  registerCsiDriverCommand(program);
   registerUpCommand(program);
   registerImageCommand(program);
   registerGetCommand(program);

@@ -21,6 +21,8 @@ export {
   type KubeVirtConfigWatcherOptions,
   pickKubeVirt,
 } from './config/kubevirt-config';
+/** The CSI driver csi.kubevirt-ts.io (docs/storage.md). */
+export * as csi from './csi-driver/index';
 export * as podruntime from './local/pod-runtime/index';
 export { PvBinder, type PvBinderOptions } from './local/pv-binder';
 export * from './runtime';

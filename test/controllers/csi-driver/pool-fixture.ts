@@ -1,0 +1,110 @@
+/**
+ * A real storage pool for the CSI driver's tests: a sparse XFS image (reflink=1) in a
+ * temporary directory, loop-mounted by the driver's own pool-filesystem code; and the
+ * leftover check every such test ends with (no mount and no loop device of the temporary
+ * directory remains).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { listLoopDevices } from '../../../src/controllers/csi-driver/loop-devices';
+import {
+  mountPoolFilesystem,
+  unmountPoolFilesystem,
+} from '../../../src/controllers/csi-driver/pool-filesystem';
+import { integration } from '../../support/integration';
+
+function has(cmd: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the pool tests can run here (root, losetup, mkfs.xfs); under the test command a missing one fails. */
+export function poolTestsEnabled(name: string): boolean {
+  const root = process.getuid?.() === 0;
+  return integration(
+    name,
+    root && has('losetup') && has('mkfs.xfs'),
+    root
+      ? 'losetup or mkfs.xfs (xfsprogs) is missing: run scripts/setup-host.sh'
+      : 'needs root (loop devices, mounts)',
+  );
+}
+
+/** A mounted temporary pool. */
+export interface TestPool {
+  /** The temporary directory holding everything (image, pool mount point, test paths). */
+  base: string;
+  dir: string;
+  image: string;
+  /** Unmounts and removes everything, then fails if a mount or loop device of `base` is left. */
+  cleanup(extra?: () => Promise<void>): Promise<void>;
+}
+
+/** Mounts a fresh pool of `sizeBytes` (sparse) under a new temporary directory. */
+export async function makeTestPool(sizeBytes = 2 * 1024 ** 3): Promise<TestPool> {
+  const base = await mkdtemp(join(tmpdir(), 'kvts-csi-'));
+  const dir = join(base, 'pool');
+  const image = join(base, 'pool.img');
+  await mountPoolFilesystem({ dir, image, sizeBytes });
+  return {
+    base,
+    dir,
+    image,
+    async cleanup(extra) {
+      try {
+        await extra?.();
+      } finally {
+        await unmountPoolFilesystem(dir).catch(() => {});
+      }
+      // What a failed test left is cleaned up too (the host is shared), and then reported.
+      const left = await leftovers(base);
+      await forceClean(left);
+      await unmountPoolFilesystem(dir).catch(() => {});
+      await assertNothingLeft(base);
+      await rm(base, { recursive: true, force: true });
+      if (left.mounts.length || left.loops.length)
+        throw new Error(
+          `left behind under ${base}: mounts ${JSON.stringify(left.mounts)}, loop devices ${JSON.stringify(left.loops)}`,
+        );
+    },
+  };
+}
+
+async function leftovers(base: string) {
+  const mounts = (await readFile('/proc/self/mountinfo', 'utf8'))
+    .split('\n')
+    .map((l) => l.split(' ')[4])
+    .filter((p): p is string => !!p && (p === base || p.startsWith(`${base}/`)));
+  const loops = (await listLoopDevices()).filter((d) => d.backFile.startsWith(`${base}/`)).map((d) => d.name);
+  return { mounts, loops };
+}
+
+/** Unmounts (deepest first, the pool last) and detaches what is left, a few times over (a loop device holds the pool busy). */
+async function forceClean(left: { mounts: string[]; loops: string[] }): Promise<void> {
+  for (let round = 0; round < 3; round++) {
+    for (const m of [...left.mounts].sort((a, b) => b.length - a.length))
+      try {
+        execFileSync('umount', [m], { stdio: 'ignore' });
+      } catch {}
+    for (const l of left.loops)
+      try {
+        execFileSync('losetup', ['--detach', l], { stdio: 'ignore' });
+      } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Fails when a mount point or a loop device's backing file is under `base`. */
+export async function assertNothingLeft(base: string): Promise<void> {
+  const left = await leftovers(base);
+  if (left.mounts.length || left.loops.length)
+    throw new Error(
+      `left behind under ${base}: mounts ${JSON.stringify(left.mounts)}, loop devices ${JSON.stringify(left.loops)}`,
+    );
+}
