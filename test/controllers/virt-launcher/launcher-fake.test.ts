@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DomainEventNotification, LauncherClient } from '../../../src/controllers/launcher-protocol';
 import type { LauncherDomain } from '../../../src/controllers/virt-launcher/domain-report';
 import type { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
-import type { FakeHost } from '../../../src/drivers';
+import { FakeDriver, FakeHost } from '../../../src/drivers';
 import { type FakeLauncher, fakeLauncherVmi, startFakeLauncher } from './fake-launcher';
 
 const vmi = (uid = 'uid-1') => fakeLauncherVmi({ uid });
@@ -99,6 +99,59 @@ describe('VirtLauncher on the fake driver', () => {
     await client.syncVirtualMachine(vmi());
     expect(await launcher.stop(5)).toBe(0);
     expect(host.domains.has('ns1_vm1')).toBe(false);
+  });
+
+  describe('with a guest that ignores ACPI (the pod grace period is 5 s)', () => {
+    let stubborn: FakeLauncher;
+    beforeEach(async () => {
+      const h = new FakeHost();
+      stubborn = await startFakeLauncher({
+        host: h,
+        driver: () => new FakeDriver({ host: h, guestHonoursShutdown: false }),
+      });
+      await stubborn.client.syncVirtualMachine(vmi());
+    });
+    afterEach(() => stubborn.close());
+    const downWithin = async (ms: number) => {
+      const t0 = Date.now();
+      for (;;) {
+        const d = await stubborn.domain();
+        if (d?.state === 'shutoff') return Date.now() - t0;
+        if (Date.now() - t0 > ms) throw new Error(`still ${d?.state} after ${ms} ms`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+
+    it('a grace period of 0 kills the guest at once (not the 5 s of the pod)', async () => {
+      await stubborn.client.shutdownVirtualMachine(vmi(), 0);
+      expect(await downWithin(1_500)).toBeLessThan(1_500);
+    });
+
+    it('a VMI whose own grace period is 0 is killed at once when the request has none', async () => {
+      const v = vmi();
+      v.spec.terminationGracePeriodSeconds = 0;
+      await stubborn.launcher.shutdownVirtualMachine({
+        vmi: { vmiJson: Buffer.from(JSON.stringify(v)) },
+      } as never);
+      expect(await downWithin(1_500)).toBeLessThan(1_500);
+    });
+
+    it('a shorter grace period during a shutdown brings the kill forward', async () => {
+      await stubborn.client.shutdownVirtualMachine(vmi(), 30);
+      await new Promise((r) => setTimeout(r, 200));
+      expect((await stubborn.domain())?.state).toBe('running');
+      await stubborn.client.shutdownVirtualMachine(vmi(), 0);
+      expect(await downWithin(1_500)).toBeLessThan(1_500);
+    });
+
+    it('a SIGTERM stop in progress is shortened by a later grace period of 0', async () => {
+      const stopped = stubborn.launcher.stop(30);
+      await new Promise((r) => setTimeout(r, 200));
+      const t0 = Date.now();
+      await stubborn.client.shutdownVirtualMachine(vmi(), 0);
+      expect(await stopped).toBe(0);
+      expect(Date.now() - t0).toBeLessThan(1_500);
+    });
   });
 
   it('refuses a VMI that is not its own, naming both', async () => {
