@@ -9,6 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { VirtualMachine } from '../../api/generated/types';
+import { servedGitVersion } from '../../api/served-version';
 import { readTlsFiles, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../common/tls-files';
 import { VirtualMachineInstanceType, VirtualMachineType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
@@ -125,7 +126,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     if (o.privilegedUsers?.includes(u)) return true;
     return COMPONENT_ACCOUNTS.some((a) => u === `system:serviceaccount:${o.kubevirtNamespace}:${a}`);
   };
-  const gitVersion = o.version ?? 'v0.0.0-kubevirt-ts';
+  const gitVersion = o.version ?? servedGitVersion();
   const authn = (req: AnyRequest) => {
     if (!requestHeader)
       throw new HttpError(
@@ -249,10 +250,13 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     const path = new URL(req.url ?? '/', 'https://virt-api').pathname;
     (async () => {
       const m = NS_ROUTE.exec(path);
-      if (m?.[4] !== 'virtualmachineinstances' || !isStream(m[7] ?? ''))
+      // A VM's only stream is portforward (to its VMI), as upstream's.
+      const vmPortForward = m?.[4] === 'virtualmachines' && (m[7] ?? '').startsWith('portforward/');
+      if (!vmPortForward && (m?.[4] !== 'virtualmachineinstances' || !isStream(m[7] ?? '')))
         throw new HttpError(404, `no stream at ${path.slice(0, 200)}`);
       authn(req);
-      await relay.handle(req, socket, head, m[2] as string, m[5] as string, m[7] as string);
+      const serve = vmPortForward ? relay.handleVm.bind(relay) : relay.handle.bind(relay);
+      await serve(req, socket, head, m?.[2] as string, m?.[5] as string, m?.[7] as string);
       // A stream is logged once connected (it may last for hours).
       void logCall(callOf(req, path));
     })().catch((e: unknown) => {
