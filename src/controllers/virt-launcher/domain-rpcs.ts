@@ -123,9 +123,19 @@ export class LauncherDomainOps {
     await this.h.driver().reset(this.h.ref());
   }
 
+  /**
+   * Reboots the guest from inside, as upstream's SoftRebootVMI: through the guest agent when
+   * the VMI says it is connected, else by ACPI, which a VMI with ACPI disabled lacks.
+   */
   async softReboot(req: VMIRequest): Promise<void> {
-    this.h.parse(req);
-    await this.h.driver().softReboot(this.h.ref());
+    const vmi = this.h.parse(req);
+    const agent = (vmi.status?.conditions ?? []).some(
+      (c) => c.type === 'AgentConnected' && c.status === 'True',
+    );
+    if (!agent && vmi.spec?.domain?.features?.acpi?.enabled === false) {
+      throw new Error('VMI neither have the agent connected nor the ACPI feature enabled');
+    }
+    await this.h.driver().softReboot(this.h.ref(), { via: agent ? 'agent' : 'acpi' });
   }
 
   /** Kills the guest if it runs. */

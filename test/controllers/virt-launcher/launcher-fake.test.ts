@@ -101,6 +101,20 @@ describe('VirtLauncher on the fake driver', () => {
     expect(host.domains.has('ns1_vm1')).toBe(false);
   });
 
+  it("soft reboot goes through the guest agent when the VMI says it is connected, else ACPI (upstream's)", async () => {
+    await client.syncVirtualMachine(vmi());
+    await client.softRebootVirtualMachine(vmi());
+    const withAgent = vmi();
+    withAgent.status = { conditions: [{ type: 'AgentConnected', status: 'True' }] };
+    await client.softRebootVirtualMachine(withAgent);
+    expect(host.domains.get('ns1_vm1')?.softReboots).toEqual(['acpi', 'agent']);
+    const noAcpi = vmi();
+    noAcpi.spec.domain.features = { acpi: { enabled: false } };
+    await expect(client.softRebootVirtualMachine(noAcpi)).rejects.toThrow(
+      'VMI neither have the agent connected nor the ACPI feature enabled',
+    );
+  });
+
   describe('with a guest that ignores ACPI (the pod grace period is 5 s)', () => {
     let stubborn: FakeLauncher;
     beforeEach(async () => {
