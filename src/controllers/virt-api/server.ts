@@ -185,12 +185,12 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
       if (vm.metadata?.namespace && vm.metadata.namespace !== ns) {
         throw new HttpError(400, `expand-vm-spec: metadata.namespace ${vm.metadata.namespace} is not ${ns}`);
       }
-      return expandVm(o.client, { ...vm, metadata: { ...vm.metadata, namespace: ns } });
+      return expandVm(o.client, { ...vm, metadata: { ...vm.metadata, namespace: ns } }, o.config());
     }
     if (kind === 'virtualmachines') {
       if (op === 'expand-spec') {
         if (req.method !== 'GET') throw new HttpError(405, 'expand-spec: use GET');
-        return expandSpec(o.client, ns, name);
+        return expandSpec(o.client, ns, name, o.config());
       }
       const fns = { start: startVm, stop: stopVm, restart: restartVm, migrate: migrateVm } as const;
       const fn = fns[op as keyof typeof fns];

@@ -5,9 +5,10 @@
  * with the VMI's uid) for Manual VMs and restarts; migrate creates a
  * VirtualMachineInstanceMigration. virtctl's local mode calls the same functions.
  */
+import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { VirtualMachine, VirtualMachineInstance } from '../../api/generated/types';
 import { createInstancetypeCatalog } from '../../api/instancetype/catalog';
-import { expandVirtualMachine } from '../../api/instancetype/expand';
+import { expandVirtualMachineSpec } from '../../api/instancetype/expand-spec';
 import {
   VirtualMachineInstanceMigrationType,
   VirtualMachineInstanceType,
@@ -231,10 +232,13 @@ export async function migrateVm(
   );
 }
 
-/** The VM with its instance type and preference expanded into the template. */
-export async function expandVm(client: ObjectClient, vm: Vm): Promise<Vm> {
+/**
+ * The VM with its instance type and preference expanded into the template, and the
+ * template defaulted as upstream's expand-spec does (../../api/instancetype/expand-spec).
+ */
+export async function expandVm(client: ObjectClient, vm: Vm, config: ClusterConfig): Promise<Vm> {
   const catalog = (await catalogForVm(client, vm)) ?? createInstancetypeCatalog([]);
-  const { vm: expanded, errors } = expandVirtualMachine(vm, catalog);
+  const { vm: expanded, errors } = expandVirtualMachineSpec(vm, catalog, config);
   if (errors.length > 0) {
     throw new HttpError(422, errors.map((e) => `${e.path}: ${e.message}`).join(', '));
   }
@@ -242,6 +246,11 @@ export async function expandVm(client: ObjectClient, vm: Vm): Promise<Vm> {
 }
 
 /** `GET virtualmachines/{name}/expand-spec`. */
-export async function expandSpec(client: ObjectClient, ns: string, name: string): Promise<Vm> {
-  return expandVm(client, await getVm(client, ns, name));
+export async function expandSpec(
+  client: ObjectClient,
+  ns: string,
+  name: string,
+  config: ClusterConfig,
+): Promise<Vm> {
+  return expandVm(client, await getVm(client, ns, name), config);
 }

@@ -8,6 +8,8 @@
  */
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { VirtualMachineInstanceSpec } from '../../../src/api/generated/types';
+import { InstancetypeResources } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import {
   startVirtApiHarness,
@@ -324,5 +326,40 @@ describe('portforward on a VM (virtctl port-forward vm/NAME, ssh user@vm/NAME)',
       code: 409,
       message: expect.stringContaining('\\"vm-paused\\": VMI is paused'),
     });
+  });
+});
+
+describe('expand-vm-spec (virtctl expand --file)', () => {
+  it('adds the default disks and interface upstream adds, with the preference applied to them', async () => {
+    await h.store.create(
+      InstancetypeResources.VirtualMachineClusterPreference as never,
+      {
+        apiVersion: 'instancetype.kubevirt.io/v1beta1',
+        kind: 'VirtualMachineClusterPreference',
+        metadata: { name: 'virtio' },
+        spec: { devices: { preferredDiskBus: 'virtio', preferredInterfaceModel: 'virtio' } },
+      } as KubeObject,
+    );
+    const { code, body } = await h.call('PUT', `${base}/expand-vm-spec`, {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachine',
+      metadata: { name: 'to-expand' },
+      spec: {
+        preference: { name: 'virtio' },
+        template: {
+          spec: {
+            domain: { devices: {}, resources: { requests: { memory: '64Mi' } } },
+            volumes: [{ name: 'root', containerDisk: { image: 'example/tiny:1' } }],
+          },
+        },
+      },
+    });
+    expect(code, JSON.stringify(body)).toBe(200);
+    const spec = (body as unknown as { spec: { template: { spec: VirtualMachineInstanceSpec } } }).spec
+      .template.spec;
+    expect(spec.domain.devices.disks).toEqual([{ name: 'root', disk: { bus: 'virtio' } }]);
+    expect(spec.domain.devices.interfaces).toEqual([{ name: 'default', bridge: {}, model: 'virtio' }]);
+    expect(spec.networks).toEqual([{ name: 'default', pod: {} }]);
+    expect(spec.domain.machine).toEqual({ type: 'q35' });
   });
 });
