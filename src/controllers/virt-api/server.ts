@@ -36,6 +36,7 @@ import {
 } from './front-proxy-auth';
 import { HandlerClient, type HandlerClientOptions } from './handler-client';
 import { HttpError, RawResponse, sendError, sendJson } from './http-error';
+import { type ObjectGraphResource, objectGraph } from './object-graph';
 import { logAdmissionRefusal, logSubresource, type ObjectLog, type SubresourceCall } from './request-log';
 import { isStream, refuseUpgrade, StreamRelay } from './streams';
 import { type AnyRequest, type AnyResponse, createTlsListener } from './tls-listener';
@@ -186,6 +187,11 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
         throw new HttpError(400, `expand-vm-spec: metadata.namespace ${vm.metadata.namespace} is not ${ns}`);
       }
       return expandVm(o.client, { ...vm, metadata: { ...vm.metadata, namespace: ns } }, o.config());
+    }
+    if (op === 'objectgraph') {
+      // upstream: GET with an optional ObjectGraphOptions body.
+      if (req.method !== 'GET') throw new HttpError(405, 'objectgraph: use GET');
+      return objectGraph(o.client, o.config(), kind as ObjectGraphResource, ns, name, await jsonBody(req));
     }
     if (kind === 'virtualmachines') {
       if (op === 'expand-spec') {

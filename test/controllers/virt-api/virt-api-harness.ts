@@ -30,6 +30,8 @@ export interface Answer {
 export interface VirtApiHarness {
   store: EmbeddedStore;
   api: VirtApi;
+  /** The feature gates in force (read at each request; change it in place). */
+  gates: string[];
   call(method: string, path: string, body?: unknown): Promise<Answer>;
   /** Opens a websocket on `path` (plain.kubevirt.io); resolves open, or rejects with the HTTP code and body. */
   stream(path: string): Promise<WebSocket>;
@@ -46,6 +48,7 @@ export async function startVirtApiHarness(namespace = 'ns1'): Promise<VirtApiHar
   const client = issue(dir, caFiles, 'client', 'kubevirt.io:system:client:virt-handler');
   const proxy: CertFiles = issue(dir, caFiles, 'proxy', 'front-proxy-client');
   const ca = readFileSync(caFiles.cert);
+  const gates: string[] = [];
   const store = await EmbeddedStore.open();
   await store.create(NamespaceType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   const api = await startVirtApi({
@@ -53,7 +56,11 @@ export async function startVirtApiHarness(namespace = 'ns1'): Promise<VirtApiHar
     tls: serving,
     host: '127.0.0.1',
     port: 0,
-    config: () => createClusterConfig({}, { hostArchitecture: 'amd64' }),
+    config: () =>
+      createClusterConfig(
+        { developerConfiguration: { featureGates: [...gates] } },
+        { hostArchitecture: 'amd64' },
+      ),
     kubevirtNamespace: 'kubevirt',
     handler: { tls: { ...client, ca: caFiles.cert } },
     requestHeader: {
@@ -69,8 +76,10 @@ export async function startVirtApiHarness(namespace = 'ns1'): Promise<VirtApiHar
   return {
     store,
     api,
+    gates,
     call: (method, path, body) =>
       new Promise<Answer>((resolve, reject) => {
+        const data = body === undefined ? undefined : JSON.stringify(body);
         const req = request(
           {
             host: '127.0.0.1',
@@ -78,7 +87,11 @@ export async function startVirtApiHarness(namespace = 'ns1'): Promise<VirtApiHar
             path,
             method,
             ...tls,
-            headers: { ...headers, 'content-type': 'application/json' },
+            headers: {
+              ...headers,
+              'content-type': 'application/json',
+              ...(data === undefined ? {} : { 'content-length': Buffer.byteLength(data) }),
+            },
           },
           (res) => {
             let text = '';
@@ -97,7 +110,7 @@ export async function startVirtApiHarness(namespace = 'ns1'): Promise<VirtApiHar
           },
         );
         req.on('error', reject);
-        req.end(body === undefined ? undefined : JSON.stringify(body));
+        req.end(data);
       }),
     stream: (path) =>
       new Promise<WebSocket>((resolve, reject) => {
