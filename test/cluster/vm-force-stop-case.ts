@@ -1,6 +1,7 @@
 /**
  * `virtctl stop --force --grace-period=0` on the real one-node cluster, run by
- * vm-tiny.test.ts: a running VM and a paused one (a paused guest cannot answer ACPI), both
+ * vm-tiny.test.ts: a running VM and a paused one (a paused guest cannot answer ACPI; paused
+ * through its launcher's socket, as virt-handler does, for this install has no virt-api), both
  * with a 180 s termination grace period, end within seconds, as upstream's do: virt-api
  * sets the VMI's grace period to 0, the handler kills the domain at once, the launcher
  * pod goes. (Before, the launcher read 0 as "unset" and waited out the pod's 180 s.)
@@ -9,6 +10,9 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { repoRoot } from '../../scripts/gen-api';
+import { LauncherClient } from '../../src/controllers/launcher-protocol';
+import { podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
+import { shortDir } from '../../src/controllers/virt-launcher/short-dir';
 import { waitFor } from '../support/wait';
 import { type ClusterVmContext, deleteVm, startVm, vmManifest } from './vm-network-cases';
 
@@ -41,7 +45,24 @@ export function registerForceStopCases(ctx: () => ClusterVmContext): void {
       started.con.close();
       try {
         if (paused) {
-          virtctl(c, 'pause', 'vm', name);
+          // The install here has no virt-api (so no `virtctl pause`): pause the domain as
+          // virt-handler does, through the launcher's command socket in the pod's sockets dir.
+          const sock = join(
+            shortDir(
+              podEmptyDirPath(
+                join(c.info.stateDir, 'kubelet', 'pods'),
+                started.launcher.metadata?.uid ?? '',
+                'sockets',
+              ),
+            ),
+            'launcher-sock',
+          );
+          const launcher = new LauncherClient(sock, { timeoutMs: 30_000 });
+          try {
+            await launcher.pauseVirtualMachine(await started.readVmi());
+          } finally {
+            launcher.close();
+          }
           await waitFor(
             `VMI ${name} Paused`,
             async () =>
