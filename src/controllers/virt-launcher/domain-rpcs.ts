@@ -126,6 +126,7 @@ export class LauncherDomainOps {
   /**
    * Reboots the guest from inside, as upstream's SoftRebootVMI: through the guest agent when
    * the VMI says it is connected, else by ACPI, which a VMI with ACPI disabled lacks.
+   * Unlike upstream, an agent that fails the reboot is followed by ACPI.
    */
   async softReboot(req: VMIRequest): Promise<void> {
     const vmi = this.h.parse(req);
@@ -135,7 +136,19 @@ export class LauncherDomainOps {
     if (!agent && vmi.spec?.domain?.features?.acpi?.enabled === false) {
       throw new Error('VMI neither have the agent connected nor the ACPI feature enabled');
     }
-    await this.h.driver().softReboot(this.h.ref(), { via: agent ? 'agent' : 'acpi' });
+    if (!agent) {
+      await this.h.driver().softReboot(this.h.ref(), { via: 'acpi' });
+      return;
+    }
+    try {
+      await this.h.driver().softReboot(this.h.ref(), { via: 'agent' });
+    } catch (e) {
+      // An agent that cannot reboot (qemu-ga runs the guest's `shutdown -r`, which a
+      // minimal guest lacks) falls back to ACPI, as libvirt's own default does; upstream
+      // answers the agent's error instead.
+      if (vmi.spec?.domain?.features?.acpi?.enabled === false) throw e;
+      await this.h.driver().softReboot(this.h.ref(), { via: 'acpi' });
+    }
   }
 
   /** Kills the guest if it runs. */

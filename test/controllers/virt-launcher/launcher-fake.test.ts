@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DomainEventNotification, LauncherClient } from '../../../src/controllers/launcher-protocol';
 import type { LauncherDomain } from '../../../src/controllers/virt-launcher/domain-report';
 import type { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
-import { FakeDriver, FakeHost } from '../../../src/drivers';
+import { type DomainRef, FakeDriver, FakeHost, type SoftRebootOptions } from '../../../src/drivers';
 import { type FakeLauncher, fakeLauncherVmi, startFakeLauncher } from './fake-launcher';
 
 const vmi = (uid = 'uid-1') => fakeLauncherVmi({ uid });
@@ -113,6 +113,27 @@ describe('VirtLauncher on the fake driver', () => {
     await expect(client.softRebootVirtualMachine(noAcpi)).rejects.toThrow(
       'VMI neither have the agent connected nor the ACPI feature enabled',
     );
+  });
+
+  it('an agent that fails the soft reboot is followed by ACPI', async () => {
+    const h = new FakeHost();
+    class AgentCannotReboot extends FakeDriver {
+      override async softReboot(ref: DomainRef, o?: SoftRebootOptions): Promise<void> {
+        if (o?.via === 'agent')
+          throw new Error('agent: guest-shutdown: child process has failed to shutdown');
+        return super.softReboot(ref, o);
+      }
+    }
+    const l = await startFakeLauncher({ host: h, driver: () => new AgentCannotReboot({ host: h }) });
+    try {
+      await l.client.syncVirtualMachine(vmi());
+      const withAgent = vmi();
+      withAgent.status = { conditions: [{ type: 'AgentConnected', status: 'True' }] };
+      await l.client.softRebootVirtualMachine(withAgent);
+      expect(h.domains.get('ns1_vm1')?.softReboots).toEqual(['acpi']);
+    } finally {
+      await l.close();
+    }
   });
 
   describe('with a guest that ignores ACPI (the pod grace period is 5 s)', () => {
