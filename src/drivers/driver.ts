@@ -161,6 +161,11 @@ export interface ShutdownOptions {
   graceSeconds: number;
 }
 
+/** How a soft reboot asks the guest (upstream: the agent when connected, else ACPI). */
+export interface SoftRebootOptions {
+  via: 'agent' | 'acpi';
+}
+
 /** How a live migration runs (upstream's MigrationOptions, in driver terms). */
 export interface MigrationOptions {
   /** Bandwidth limit in MiB/s; 0 or absent: unlimited. */
@@ -301,8 +306,8 @@ export interface HypervisorDriver {
   kill(ref: DomainRef): Promise<void>;
   /** Hard reset (like pressing the reset button). */
   reset(ref: DomainRef): Promise<void>;
-  /** Asks the guest to reboot itself. */
-  softReboot(ref: DomainRef): Promise<void>;
+  /** Asks the guest to reboot itself: through its agent, or by ACPI (the default). */
+  softReboot(ref: DomainRef, options?: SoftRebootOptions): Promise<void>;
   /** Stops (if needed) and forgets the domain. Deleting an absent domain succeeds. */
   delete(ref: DomainRef): Promise<void>;
   /** The domain, or undefined when the host has none for this VMI. */

@@ -312,7 +312,7 @@ describe.runIf(run)('kubevirt-ts up and virtctl with a real guest', () => {
     );
     await waitFor('VM Stopped', () => vmStatus() === 'Stopped');
     await waitFor('the domain gone', () => !virsh('list', '--all', '--name').split('\n').includes(domain));
-    expect(vctl('stop', name).err).toContain(`VirtualMachine default/${name} is not running`);
+    expect(vctl('stop', name).err).toContain(`virtualmachine.kubevirt.io "${name}": VM is not running`);
     expect(vctl('start', name).code).toBe(0);
     await waitFor('VM Running', () => vmStatus() === 'Running');
     expect(virsh('domstate', domain)).toBe('running');

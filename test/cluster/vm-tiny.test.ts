@@ -52,6 +52,7 @@ import { ECHO_SERVER, HOLD_CLIENT } from '../support/netns-process';
 import { waitFor } from '../support/wait';
 import { peerEcho, peerLogOnceGot } from './peer-traffic';
 import { registerAccessCredentialsCase } from './vm-access-credentials-case';
+import { registerForceStopCases } from './vm-force-stop-case';
 import { registerNetworkCases } from './vm-network-cases';
 import { registerPasstCase } from './vm-passt-case';
 import { computeSeccompModes, registerSeccompCase, seccompOf } from './vm-seccomp-case';
@@ -530,8 +531,9 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     );
   }, 400_000);
 
-  // The bridge binding, a Multus network, passt and accessCredentials, after this VM
-  // (vm-network-cases.ts, vm-passt-case.ts, vm-access-credentials-case.ts).
+  // The bridge binding, a Multus network, passt, accessCredentials and forced stops, after
+  // this VM (vm-network-cases.ts, vm-passt-case.ts, vm-access-credentials-case.ts,
+  // vm-force-stop-case.ts).
   const networkContext = () => ({
     info,
     core,
@@ -546,4 +548,5 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
   registerPasstCase(networkContext);
   registerAccessCredentialsCase(networkContext);
   registerSeccompCase(networkContext);
+  registerForceStopCases(networkContext);
 });

@@ -260,7 +260,7 @@ describe.runIf(run)('virtctl port-forward through kube-apiserver and virt-api', 
     } as KubeObject);
     const paused = await refusal(['port-forward', '--stdio', `vmi/${name}/${ns}`, String(echoPort)]);
     expect(paused.code).not.toBe(0);
-    expect(paused.err).toContain(`VMI ${name} is paused`);
+    expect(paused.err).toContain(`virtualmachineinstance.kubevirt.io "${name}": VMI is paused`);
 
     // A VMI that is not running: the CLI's stdio forward fails with virt-api's message.
     const stopped = await client.get<KubeObject>(VirtualMachineInstanceType, name, ns);

@@ -128,7 +128,7 @@ export function setDefaultNetworkInterface(spec: VirtualMachineInstanceSpec, con
 }
 
 /** Upstream's `SetDefaultVolumeDisk`: a disk named after every volume that has no disk or filesystem. */
-function setDefaultVolumeDisks(spec: VirtualMachineInstanceSpec): void {
+export function setDefaultVolumeDisks(spec: VirtualMachineInstanceSpec): void {
   const devices = spec.domain.devices;
   const used = new Set<string>([
     ...(devices.disks ?? []).map((d) => d.name),

@@ -34,6 +34,8 @@ export const Subresources: ReadonlyArray<{ name: string; verbs: string[] }> = [
   { name: 'virtualmachines/restart', verbs: ['update'] },
   { name: 'virtualmachines/migrate', verbs: ['update'] },
   { name: 'virtualmachines/expand-spec', verbs: ['get'] },
+  { name: 'virtualmachines/objectgraph', verbs: ['get'] },
+  { name: 'virtualmachineinstances/objectgraph', verbs: ['get'] },
 ];
 
 /** `GET /apis/subresources.kubevirt.io/{version}`. */

@@ -21,14 +21,48 @@ const REASONS: Record<number, string> = {
   503: 'ServiceUnavailable',
 };
 
+/** The `details` of a Status (the object an error is about). */
+export interface StatusDetails {
+  name: string;
+  group: string;
+  kind: string;
+}
+
 /** An error answered with `code`. */
 export class HttpError extends Error {
   constructor(
     readonly code: number,
     message: string,
+    readonly details?: StatusDetails,
   ) {
     super(message);
   }
+}
+
+/**
+ * A 409 worded as upstream's (Kubernetes' errors.NewConflict on `kubevirt.io`), which
+ * virtctl prints and scripts match on: `Operation cannot be fulfilled on
+ * virtualmachine.kubevirt.io "NAME": VM is not running`.
+ */
+export function conflict(
+  resource: 'virtualmachine' | 'virtualmachineinstance',
+  name: string,
+  why: string,
+): HttpError {
+  return new HttpError(409, `Operation cannot be fulfilled on ${resource}.kubevirt.io "${name}": ${why}`, {
+    name,
+    group: 'kubevirt.io',
+    kind: resource,
+  });
+}
+
+/** A 404 worded as upstream's (errors.NewNotFound): `virtualmachine.kubevirt.io "NAME" not found`. */
+export function notFound(resource: 'virtualmachine' | 'virtualmachineinstance', name: string): HttpError {
+  return new HttpError(404, `${resource}.kubevirt.io "${name}" not found`, {
+    name,
+    group: 'kubevirt.io',
+    kind: resource,
+  });
 }
 
 /** A non-JSON answer of a subresource (the screenshot's PNG). */
@@ -40,7 +74,7 @@ export class RawResponse {
 }
 
 /** The Status body of an error. */
-export function statusBody(code: number, message: string): Record<string, unknown> {
+export function statusBody(code: number, message: string, details?: StatusDetails): Record<string, unknown> {
   return {
     kind: 'Status',
     apiVersion: 'v1',
@@ -48,6 +82,7 @@ export function statusBody(code: number, message: string): Record<string, unknow
     status: 'Failure',
     message,
     reason: REASONS[code] ?? '',
+    ...(details ? { details } : {}),
     code,
   };
 }
@@ -68,5 +103,6 @@ export function sendJson(res: JsonResponse, code: number, body: unknown): void {
 /** Writes an error as a Status (unknown errors are 500s). */
 export function sendError(res: JsonResponse, e: unknown): void {
   const code = e instanceof HttpError ? e.code : 500;
-  sendJson(res, code, statusBody(code, e instanceof Error ? e.message : String(e)));
+  const details = e instanceof HttpError ? e.details : undefined;
+  sendJson(res, code, statusBody(code, e instanceof Error ? e.message : String(e), details));
 }

@@ -11,6 +11,7 @@ import type { Duplex, Readable } from 'node:stream';
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { VirtualMachine } from '../../api/generated/types';
 import { MAX_OBJECT_DEPTH, nestedDeeperThan } from '../../api/json-bounds';
+import { servedGitVersion } from '../../api/served-version';
 import { readTlsFiles, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../common/tls-files';
 import { currentTlsProtocol, followTlsProtocol } from '../common/tls-protocol';
 import { VirtualMachineInstanceType, VirtualMachineType } from '../runtime/resources';
@@ -39,6 +40,7 @@ import {
 } from './front-proxy-auth';
 import { HandlerClient, type HandlerClientOptions } from './handler-client';
 import { HttpError, RawResponse, sendError, sendJson } from './http-error';
+import { type ObjectGraphResource, objectGraph } from './object-graph';
 import { logAdmissionRefusal, logSubresource, type ObjectLog, type SubresourceCall } from './request-log';
 import { isStream, refuseUpgrade, StreamRelay } from './streams';
 import { type AnyRequest, type AnyResponse, createTlsListener } from './tls-listener';
@@ -140,7 +142,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     if (o.privilegedUsers?.includes(u)) return true;
     return COMPONENT_ACCOUNTS.some((a) => u === `system:serviceaccount:${o.kubevirtNamespace}:${a}`);
   };
-  const gitVersion = o.version ?? 'v0.0.0-kubevirt-ts';
+  const gitVersion = o.version ?? servedGitVersion();
   const authn = (req: AnyRequest) => {
     if (!requestHeader)
       throw new HttpError(
@@ -205,12 +207,17 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
       if (vm.metadata?.namespace && vm.metadata.namespace !== ns) {
         throw new HttpError(400, `expand-vm-spec: metadata.namespace ${vm.metadata.namespace} is not ${ns}`);
       }
-      return expandVm(o.client, { ...vm, metadata: { ...vm.metadata, namespace: ns } });
+      return expandVm(o.client, { ...vm, metadata: { ...vm.metadata, namespace: ns } }, o.config());
+    }
+    if (op === 'objectgraph') {
+      // upstream: GET with an optional ObjectGraphOptions body.
+      if (req.method !== 'GET') throw new HttpError(405, 'objectgraph: use GET');
+      return objectGraph(o.client, o.config(), kind as ObjectGraphResource, ns, name, await jsonBody(req));
     }
     if (kind === 'virtualmachines') {
       if (op === 'expand-spec') {
         if (req.method !== 'GET') throw new HttpError(405, 'expand-spec: use GET');
-        return expandSpec(o.client, ns, name);
+        return expandSpec(o.client, ns, name, o.config());
       }
       const fns = { start: startVm, stop: stopVm, restart: restartVm, migrate: migrateVm } as const;
       const fn = fns[op as keyof typeof fns];
@@ -270,10 +277,13 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     const path = new URL(req.url ?? '/', 'https://virt-api').pathname;
     (async () => {
       const m = NS_ROUTE.exec(path);
-      if (m?.[4] !== 'virtualmachineinstances' || !isStream(m[7] ?? ''))
+      // A VM's only stream is portforward (to its VMI), as upstream's.
+      const vmPortForward = m?.[4] === 'virtualmachines' && (m[7] ?? '').startsWith('portforward/');
+      if (!vmPortForward && (m?.[4] !== 'virtualmachineinstances' || !isStream(m[7] ?? '')))
         throw new HttpError(404, `no stream at ${path.slice(0, 200)}`);
       authn(req);
-      await relay.handle(req, socket, head, m[2] as string, m[5] as string, m[7] as string);
+      const serve = vmPortForward ? relay.handleVm.bind(relay) : relay.handle.bind(relay);
+      await serve(req, socket, head, m?.[2] as string, m?.[5] as string, m?.[7] as string);
       // A stream is logged once connected (it may last for hours).
       void logCall(callOf(req, path));
     })().catch((e: unknown) => {

@@ -12,8 +12,8 @@ import { WebSocketServer } from 'ws';
 import { PLAIN_STREAM_PROTOCOL, pipeWebSocket, pipeWebSockets } from '../common/ws-stream';
 import type { ObjectClient } from '../runtime/types';
 import type { HandlerClient } from './handler-client';
-import { HttpError, statusBody } from './http-error';
-import { fetchVmi, type Vmi } from './vmi-subresources';
+import { conflict, HttpError, statusBody } from './http-error';
+import { fetchVmi, fetchVmiForVm, type Vmi } from './vmi-subresources';
 
 const PORT_FORWARD = /^portforward\/(\d{1,5})(?:\/(tcp|udp))?$/;
 
@@ -38,7 +38,8 @@ export function validateForStream(vmi: Vmi, op: string): void {
 /** Answers an upgrade that cannot be served with a Status body. */
 export function refuseUpgrade(socket: Duplex, e: unknown): void {
   const code = e instanceof HttpError ? e.code : 500;
-  const body = JSON.stringify(statusBody(code, e instanceof Error ? e.message : String(e)));
+  const details = e instanceof HttpError ? e.details : undefined;
+  const body = JSON.stringify(statusBody(code, e instanceof Error ? e.message : String(e), details));
   socket.end(
     `HTTP/1.1 ${code} Error\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
@@ -65,13 +66,40 @@ export class StreamRelay {
     name: string,
     op: string,
   ): Promise<void> {
+    await this.serve(req, socket, head, await fetchVmi(this.client, ns, name), op);
+  }
+
+  /**
+   * Serves `virtualmachines/NAME/portforward/PORT[/PROTOCOL]` on the VM's VMI, as upstream's
+   * virt-api does for `virtctl port-forward vm/NAME` (and ssh/scp to vm/NAME).
+   */
+  async handleVm(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    ns: string,
+    name: string,
+    op: string,
+  ): Promise<void> {
+    if (!PORT_FORWARD.test(op)) throw new HttpError(404, `no stream virtualmachines/${op}`);
+    await this.serve(req, socket, head, await fetchVmiForVm(this.client, ns, name), op);
+  }
+
+  private async serve(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    vmi: Vmi,
+    op: string,
+  ): Promise<void> {
     const protocols = String(req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
       .map((s) => s.trim());
     if (!protocols.includes(PLAIN_STREAM_PROTOCOL)) {
       throw new HttpError(400, `websocket subprotocol ${PLAIN_STREAM_PROTOCOL} is required`);
     }
-    const vmi = await fetchVmi(this.client, ns, name);
+    const ns = vmi.metadata?.namespace ?? '';
+    const name = vmi.metadata?.name ?? '';
     validateForStream(vmi, op.startsWith('portforward') ? 'portforward' : op);
     const pf = PORT_FORWARD.exec(op);
     if (pf) {
@@ -80,7 +108,7 @@ export class StreamRelay {
       if (pf[2] === 'udp') throw new HttpError(400, 'portforward: only tcp is supported');
       // Upstream's validateVMIForPortForward.
       if ((vmi.status?.conditions ?? []).some((c) => c.type === 'Paused' && c.status === 'True'))
-        throw new HttpError(409, `VMI ${name} is paused`);
+        throw conflict('virtualmachineinstance', name, 'VMI is paused');
       const ip = vmi.status?.interfaces?.find((i) => i.ipAddress)?.ipAddress;
       if (!ip) throw new HttpError(400, `VMI ${name} has no interface with an IP address`);
       const tcp = connect({ host: ip, port });

@@ -5,16 +5,17 @@
  * with the VMI's uid) for Manual VMs and restarts; migrate creates a
  * VirtualMachineInstanceMigration. virtctl's local mode calls the same functions.
  */
+import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { VirtualMachine, VirtualMachineInstance } from '../../api/generated/types';
 import { createInstancetypeCatalog } from '../../api/instancetype/catalog';
-import { expandVirtualMachine } from '../../api/instancetype/expand';
+import { expandVirtualMachineSpec } from '../../api/instancetype/expand-spec';
 import {
   VirtualMachineInstanceMigrationType,
   VirtualMachineInstanceType,
   VirtualMachineType,
 } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
-import { HttpError } from './http-error';
+import { conflict, HttpError, notFound } from './http-error';
 import { catalogForVm } from './instancetype-lookup';
 
 type Vm = VirtualMachine & KubeObject;
@@ -32,7 +33,7 @@ async function getVm(client: ObjectClient, ns: string, name: string): Promise<Vm
   try {
     return await client.get<Vm>(VirtualMachineType, name, ns);
   } catch {
-    throw new HttpError(404, `VirtualMachine ${ns}/${name} not found`);
+    throw notFound('virtualmachine', name);
   }
 }
 
@@ -65,10 +66,13 @@ async function addRequests(
   dryRun: boolean,
 ): Promise<void> {
   const pending = vm.status?.stateChangeRequests ?? [];
-  if (pending.length > 0) {
-    throw new HttpError(
-      409,
-      `VirtualMachine ${vm.metadata?.namespace}/${vm.metadata?.name}: a previous ${pending[0]?.action} request is still pending`,
+  // upstream's getChangeRequestJson: a lone Stop replaces what is pending; else one at a time.
+  const loneStop = reqs.length === 1 && reqs[0]?.action === 'Stop';
+  if (pending.length > 0 && !loneStop) {
+    throw conflict(
+      'virtualmachine',
+      vm.metadata?.name ?? '',
+      'unable to complete request: stop/start already underway',
     );
   }
   if (dryRun) return;
@@ -103,9 +107,11 @@ export async function startVm(
   const vm = await getVm(client, ns, name);
   const strategy = runStrategyOf(vm);
   const vmi = await getVmi(client, ns, name);
-  const id = `${ns}/${name}`;
   if (vmi && !vmi.metadata?.deletionTimestamp && !FINAL.includes(vmi.status?.phase ?? '')) {
-    throw new HttpError(409, `VirtualMachine ${id} is already running`);
+    throw conflict('virtualmachine', name, 'VM is already running');
+  }
+  if (strategy === 'RerunOnFailure' && vmi?.status?.phase === 'Failed') {
+    throw conflict('virtualmachine', name, 'RerunOnFailure does not support starting VM from failed state');
   }
   // Paused, as upstream: a Start request carrying `paused: "true"`, which virt-controller
   // turns into a VMI with spec.startStrategy Paused (for Halted it flips runStrategy first).
@@ -113,7 +119,7 @@ export async function startVm(
   if (strategy === 'Halted' && !o.paused) await setRunStrategy(client, vm, 'Always', isDryRun(o));
   else if (strategy === 'Halted' || strategy === 'Manual' || strategy === 'RerunOnFailure')
     await addRequests(client, vm, [start], isDryRun(o));
-  else throw new HttpError(409, `VirtualMachine ${id}: ${strategy} does not support manual start requests`);
+  else throw conflict('virtualmachine', name, `${strategy} does not support manual start requests`);
 }
 
 /** Stops a VM; with a grace period, the VMI's termination grace period is lowered first. */
@@ -126,14 +132,25 @@ export async function stopVm(
   const vm = await getVm(client, ns, name);
   const strategy = runStrategyOf(vm);
   const vmi = await getVmi(client, ns, name);
-  const id = `${ns}/${name}`;
   const dry = isDryRun(o);
-  if (strategy === 'Halted' && !vmi) throw new HttpError(409, `VirtualMachine ${id} is not running`);
+  const live = vmi && !FINAL.includes(vmi.status?.phase ?? '');
+  if (o.gracePeriod !== undefined && (!Number.isInteger(o.gracePeriod) || o.gracePeriod < 0)) {
+    throw new HttpError(400, 'stopOptions.gracePeriod: a whole number of seconds >= 0 is required');
+  }
+  if ((strategy === 'Halted' || strategy === 'Manual' || strategy === 'RerunOnFailure') && !live) {
+    throw conflict('virtualmachine', name, 'VM is not running');
+  }
+  // upstream: a Halted VM whose VMI still runs (stopping) only takes a shorter grace period.
+  const old = vmi?.spec?.terminationGracePeriodSeconds;
+  if (strategy === 'Halted' && (o.gracePeriod === undefined || (old !== undefined && o.gracePeriod >= old))) {
+    throw conflict(
+      'virtualmachine',
+      name,
+      'Halted only supports manual stop requests with a shorter graceperiod',
+    );
+  }
   if (o.gracePeriod !== undefined) {
-    if (!Number.isInteger(o.gracePeriod) || o.gracePeriod < 0) {
-      throw new HttpError(400, 'stopOptions.gracePeriod: a whole number of seconds >= 0 is required');
-    }
-    if (vmi && !dry) {
+    if (live && !dry) {
       await client.patch(
         VirtualMachineInstanceType,
         name,
@@ -142,9 +159,8 @@ export async function stopVm(
       );
     }
   }
-  if (strategy === 'Manual') {
-    if (!vmi) throw new HttpError(409, `VirtualMachine ${id} is not running`);
-    await addRequests(client, vm, [{ action: 'Stop', uid: vmi.metadata?.uid }], dry);
+  if (strategy === 'Manual' || strategy === 'RerunOnFailure') {
+    await addRequests(client, vm, [{ action: 'Stop', uid: vmi?.metadata?.uid }], dry);
   } else if (strategy !== 'Halted') await setRunStrategy(client, vm, 'Halted', dry);
   else if (vmi && !dry) await client.delete(VirtualMachineInstanceType, name, { namespace: ns });
 }
@@ -166,17 +182,21 @@ export async function restartVm(
   if (g !== undefined && g > 0)
     throw new HttpError(
       400,
-      'restartOptions.gracePeriodSeconds: for force restart, only gracePeriod=0 is supported',
+      'restartOptions.gracePeriodSeconds: For force restart, only gracePeriod=0 is supported for now',
     );
   const vm = await getVm(client, ns, name);
+  const strategy = runStrategyOf(vm);
+  if (strategy === 'Halted' || strategy === 'Once')
+    throw conflict('virtualmachine', name, `RunStategy ${strategy} does not support manual restart requests`);
   const vmi = await getVmi(client, ns, name);
-  if (runStrategyOf(vm) === 'Halted' || !vmi)
-    throw new HttpError(409, `VirtualMachine ${ns}/${name} is not running`);
-  if (o.gracePeriodSeconds !== undefined && !isDryRun(o)) {
+  if (!vmi) throw conflict('virtualmachine', name, 'VM is not running: Halted');
+  // A forced restart, as upstream's: the VMI's grace period becomes 1 s (its shortest safe
+  // restart period), so the handler ends the guest at once whichever pod delete comes first.
+  if (g === 0 && !isDryRun(o)) {
     await client.patch(
       VirtualMachineInstanceType,
       name,
-      { spec: { terminationGracePeriodSeconds: o.gracePeriodSeconds } },
+      { spec: { terminationGracePeriodSeconds: 1 } },
       { namespace: ns, type: 'merge' },
     );
   }
@@ -197,7 +217,8 @@ export async function migrateVm(
 ): Promise<KubeObject | undefined> {
   await getVm(client, ns, name);
   const vmi = await getVmi(client, ns, name);
-  if (vmi?.status?.phase !== 'Running') throw new HttpError(409, `VM ${ns}/${name} is not running`);
+  if (!vmi) throw notFound('virtualmachineinstance', name);
+  if (vmi.status?.phase !== 'Running') throw conflict('virtualmachine', name, 'VM is not running');
   const migration: KubeObject & { spec: Record<string, unknown> } = {
     apiVersion: 'kubevirt.io/v1',
     kind: 'VirtualMachineInstanceMigration',
@@ -211,10 +232,13 @@ export async function migrateVm(
   );
 }
 
-/** The VM with its instance type and preference expanded into the template. */
-export async function expandVm(client: ObjectClient, vm: Vm): Promise<Vm> {
+/**
+ * The VM with its instance type and preference expanded into the template, and the
+ * template defaulted as upstream's expand-spec does (../../api/instancetype/expand-spec).
+ */
+export async function expandVm(client: ObjectClient, vm: Vm, config: ClusterConfig): Promise<Vm> {
   const catalog = (await catalogForVm(client, vm)) ?? createInstancetypeCatalog([]);
-  const { vm: expanded, errors } = expandVirtualMachine(vm, catalog);
+  const { vm: expanded, errors } = expandVirtualMachineSpec(vm, catalog, config);
   if (errors.length > 0) {
     throw new HttpError(422, errors.map((e) => `${e.path}: ${e.message}`).join(', '));
   }
@@ -222,6 +246,11 @@ export async function expandVm(client: ObjectClient, vm: Vm): Promise<Vm> {
 }
 
 /** `GET virtualmachines/{name}/expand-spec`. */
-export async function expandSpec(client: ObjectClient, ns: string, name: string): Promise<Vm> {
-  return expandVm(client, await getVm(client, ns, name));
+export async function expandSpec(
+  client: ObjectClient,
+  ns: string,
+  name: string,
+  config: ClusterConfig,
+): Promise<Vm> {
+  return expandVm(client, await getVm(client, ns, name), config);
 }

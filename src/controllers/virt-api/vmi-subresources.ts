@@ -5,12 +5,12 @@
  * in ./vnc-screenshot), except `sev/setupsession`, which records the session on the VMI
  * as upstream does.
  */
-import type { VirtualMachineInstance } from '../../api/generated/types';
+import type { VirtualMachine, VirtualMachineInstance } from '../../api/generated/types';
 import { unfreezeTimeoutSeconds } from '../common/unfreeze-timeout';
-import { VirtualMachineInstanceType } from '../runtime/resources';
+import { VirtualMachineInstanceType, VirtualMachineType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
 import type { HandlerClient } from './handler-client';
-import { HttpError } from './http-error';
+import { conflict, HttpError, notFound } from './http-error';
 import { vncScreenshot } from './vnc-screenshot';
 
 /** A VMI as read from the API server. */
@@ -21,48 +21,45 @@ export async function fetchVmi(client: ObjectClient, ns: string, name: string): 
   try {
     return await client.get<Vmi>(VirtualMachineInstanceType, name, ns);
   } catch {
-    throw new HttpError(404, `virtualmachineinstance.kubevirt.io "${name}" not found`);
+    throw notFound('virtualmachineinstance', name);
   }
 }
 
-/** Refuses a VMI that is not running (upstream: 409 Conflict, "VMI is not running"). */
-export function requireRunning(vmi: Vmi): void {
-  if (vmi.status?.phase !== 'Running') throw new HttpError(409, `VMI ${vmi.metadata?.name} is not running`);
+/**
+ * The VMI of VM `name` (upstream's FetchVirtualMachineInstanceForVM): the VM must exist
+ * and have created its VMI, which it must own.
+ */
+export async function fetchVmiForVm(client: ObjectClient, ns: string, name: string): Promise<Vmi> {
+  let vm: VirtualMachine & KubeObject;
+  try {
+    vm = await client.get<VirtualMachine & KubeObject>(VirtualMachineType, name, ns);
+  } catch {
+    throw notFound('virtualmachine', name);
+  }
+  if (!vm.status?.created) throw conflict('virtualmachine', name, 'VMI is not started');
+  const vmi = await fetchVmi(client, ns, name);
+  if (!(vmi.metadata?.ownerReferences ?? []).some((r) => r.uid === vm.metadata?.uid)) {
+    throw new HttpError(500, `unable to retrieve vmi [${name}] for vm`);
+  }
+  return vmi;
 }
 
-const isPaused = (vmi: Vmi) =>
-  (vmi.status?.conditions ?? []).some((c) => c.type === 'Paused' && c.status === 'True');
+/** upstream's texts for a VMI that does not run; which one depends on the subresource. */
+const VM_NOT_RUNNING = 'VM is not running';
+const VMI_NOT_RUNNING = 'VMI is not running';
 
-/** Handler operations by method and subresource path. */
-const FORWARDED: Record<string, { method: 'GET' | 'PUT'; check?: (vmi: Vmi) => void }> = {
-  pause: {
-    method: 'PUT',
-    check: (vmi) => {
-      if (isPaused(vmi)) throw new HttpError(409, `VMI ${vmi.metadata?.name} is already paused`);
-    },
-  },
-  unpause: {
-    method: 'PUT',
-    check: (vmi) => {
-      if (!isPaused(vmi)) throw new HttpError(409, `VMI ${vmi.metadata?.name} is not paused`);
-    },
-  },
-  softreboot: {
-    method: 'PUT',
-    check: (vmi) => {
-      if (isPaused(vmi)) throw new HttpError(409, `VMI ${vmi.metadata?.name} is paused`);
-    },
-  },
-  reset: { method: 'PUT' },
-  // The body (upstream's FreezeUnfreezeTimeout) goes to the handler, which reads it.
-  freeze: { method: 'PUT' },
-  unfreeze: { method: 'PUT' },
-  guestosinfo: { method: 'GET' },
-  userlist: { method: 'GET' },
-  filesystemlist: { method: 'GET' },
-  'sev/fetchcertchain': { method: 'GET' },
-  'sev/querylaunchmeasurement': { method: 'GET' },
-  'sev/injectlaunchsecret': { method: 'PUT' },
+/** Refuses a VMI that is not running (upstream: 409 Conflict, `why`). */
+export function requireRunning(vmi: Vmi, why: string = VMI_NOT_RUNNING): void {
+  if (vmi.status?.phase !== 'Running')
+    throw conflict('virtualmachineinstance', vmi.metadata?.name ?? '', why);
+}
+
+const hasCondition = (vmi: Vmi, type: string) =>
+  (vmi.status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
+const isPaused = (vmi: Vmi) => hasCondition(vmi, 'Paused');
+const refuse = (vmi: Vmi, why: string) => conflict('virtualmachineinstance', vmi.metadata?.name ?? '', why);
+const agentCheck = (vmi: Vmi) => {
+  if (!hasCondition(vmi, 'AgentConnected')) throw refuse(vmi, 'VMI does not have guest agent connected');
 };
 
 /**
@@ -81,9 +78,47 @@ function checkFreezeBody(body: unknown): void {
   }
 }
 
+/** Handler operations by subresource path: method, upstream's not-running text, checks. */
+const FORWARDED: Record<string, { method: 'GET' | 'PUT'; notRunning?: string; check?: (vmi: Vmi) => void }> =
+  {
+    pause: {
+      method: 'PUT',
+      notRunning: VM_NOT_RUNNING,
+      check: (vmi) => {
+        if (isPaused(vmi)) throw refuse(vmi, 'VMI is already paused');
+      },
+    },
+    unpause: {
+      method: 'PUT',
+      check: (vmi) => {
+        if (!isPaused(vmi)) throw refuse(vmi, 'VMI is not paused');
+      },
+    },
+    softreboot: {
+      method: 'PUT',
+      notRunning: VM_NOT_RUNNING,
+      check: (vmi) => {
+        if (isPaused(vmi)) throw refuse(vmi, 'VMI is paused');
+        const acpi = vmi.spec?.domain?.features?.acpi?.enabled;
+        if (!hasCondition(vmi, 'AgentConnected') && acpi === false)
+          throw refuse(vmi, 'VMI neither have the agent connected nor the ACPI feature enabled');
+      },
+    },
+    reset: { method: 'PUT' },
+    // The body (upstream's FreezeUnfreezeTimeout) goes to the handler, which reads it.
+    freeze: { method: 'PUT', notRunning: VM_NOT_RUNNING },
+    unfreeze: { method: 'PUT' },
+    guestosinfo: { method: 'GET', check: agentCheck },
+    userlist: { method: 'GET', check: agentCheck },
+    filesystemlist: { method: 'GET', check: agentCheck },
+    'sev/fetchcertchain': { method: 'GET' },
+    'sev/querylaunchmeasurement': { method: 'GET' },
+    'sev/injectlaunchsecret': { method: 'PUT' },
+  };
+
 /** Whether `op` is a non-streaming VMI subresource this server answers. */
 export function isVmiOperation(op: string): boolean {
-  return op in FORWARDED || op === 'sev/setupsession' || op === 'vnc/screenshot';
+  return Object.hasOwn(FORWARDED, op) || op === 'sev/setupsession' || op === 'vnc/screenshot';
 }
 
 /** Runs a non-streaming VMI subresource. */
@@ -117,11 +152,12 @@ export async function vmiOperation(
     );
     return {};
   }
-  const f = FORWARDED[op];
+  // Own keys only: an op such as `constructor` must not find Object's.
+  const f = Object.hasOwn(FORWARDED, op) ? FORWARDED[op] : undefined;
   if (!f) throw new HttpError(404, `subresource ${op} not found`);
   if (method !== f.method) throw new HttpError(405, `${method} ${op}: use ${f.method}`);
   const vmi = await fetchVmi(client, ns, name);
-  requireRunning(vmi);
+  requireRunning(vmi, f.notRunning);
   f.check?.(vmi);
   if (op === 'freeze') checkFreezeBody(body);
   const dry = (body as { dryRun?: unknown } | undefined)?.dryRun;

@@ -35,6 +35,7 @@ import { BY_CREATOR, nodeInformers } from './node-informers';
 import type { NodeRegistrar } from './node-registrar';
 import { setUpNode } from './node-setup';
 import { removeOrphanDomain } from './orphan-domain';
+import { ShutdownClock } from './shutdown-clock';
 import { statsTargets } from './stats-targets';
 import {
   launcherEvent,
@@ -79,6 +80,8 @@ export class VirtHandler {
   private readonly recorder: EventRecorder;
   /** VMIs (uid) already told to shut down gracefully: one ShuttingDown event each. */
   private readonly shutdownSignaled = new Set<string>();
+  /** When each deleted VMI's guest is killed (./shutdown-clock). */
+  private readonly shutdownClock = new ShutdownClock();
   /** VMIs (uid) whose launcher was told to drop the domain: one Deleted event each. */
   private readonly deletionSignaled = new Set<string>();
   private labels: Record<string, string> = {};
@@ -286,6 +289,7 @@ export class VirtHandler {
       this.lastDomain.delete(uid);
       this.failures.delete(uid);
       this.shutdownSignaled.delete(uid);
+      this.shutdownClock.forget(uid);
       this.deletionSignaled.delete(uid);
       this.collected.add(uid);
       return undefined;
@@ -327,8 +331,11 @@ export class VirtHandler {
       const deleting = vmi.metadata?.deletionTimestamp !== undefined;
       if (deleting) {
         if (domain && !domain.finished) {
-          const grace = vmi.spec.terminationGracePeriodSeconds ?? 30;
-          const asked = await this.call(podUid, uid, (c) => c.shutdownVirtualMachine(vmi, grace));
+          // 0 or run out: kill; else ACPI with what is left of the VMI's current grace period.
+          const step = this.shutdownClock.next(uid, vmi.spec.terminationGracePeriodSeconds ?? 30);
+          const asked = await this.call(podUid, uid, (c) =>
+            step.kill ? c.killVirtualMachine(vmi) : c.shutdownVirtualMachine(vmi, step.secondsLeft),
+          );
           if (asked.ok && !this.shutdownSignaled.has(uid)) {
             this.shutdownSignaled.add(uid);
             this.record(vmi, VMI_GRACEFUL_SHUTDOWN);

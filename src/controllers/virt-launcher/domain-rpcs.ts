@@ -30,27 +30,80 @@ export interface LauncherDomainOpsHost {
 /** The direct domain operations of one launcher. */
 export class LauncherDomainOps {
   private shutdownInFlight: Promise<void> | undefined;
+  /** When the shutdown in flight kills the guest (ms since the epoch). */
+  private killAt = Number.POSITIVE_INFINITY;
+  private killTimer: NodeJS.Timeout | undefined;
+  /** Ends the wait of the shutdown in flight once an earlier kill happened. */
+  private killed: (() => void) | undefined;
 
   constructor(private readonly h: LauncherDomainOpsHost) {}
 
   /**
-   * Starts an ACPI shutdown (killed when `graceSeconds` run out) in the background and
-   * returns at once; calls while one runs join it.
+   * Shuts the guest down: kills it at once when `graceSeconds` is 0, else ACPI and a kill
+   * when the grace period runs out. Runs in the background; calls while one runs join it,
+   * and a shorter grace period brings its kill forward (upstream's handler kills once the
+   * VMI's current grace period, counted from the first signal, is over). The promise ends
+   * with the shutdown.
    */
-  startShutdown(graceSeconds: number, log: (m: string) => void): void {
-    if (this.shutdownInFlight) return;
+  startShutdown(graceSeconds: number, log: (m: string) => void): Promise<void> {
+    const at = Date.now() + Math.max(0, graceSeconds) * 1000;
+    if (this.shutdownInFlight) {
+      if (at < this.killAt) this.killEarlier(at, log);
+      return this.shutdownInFlight;
+    }
     const driver = this.h.driver();
-    this.shutdownInFlight = (async () => {
+    const ref = this.h.ref();
+    this.killAt = at;
+    const flight = (async () => {
       try {
-        const d = await driver.getDomain(this.h.ref());
-        if (d && ACTIVE_STATES.has(d.state)) await driver.shutdown(this.h.ref(), { graceSeconds });
+        const d = await driver.getDomain(ref);
+        if (!d || !ACTIVE_STATES.has(d.state)) return;
+        if (graceSeconds <= 0) {
+          await driver.kill(ref);
+          return;
+        }
+        const brought = new Promise<void>((resolve) => {
+          this.killed = resolve;
+        });
+        // The driver kills at the first deadline itself; an earlier one ends the race.
+        const acpi = driver.shutdown(ref, { graceSeconds });
+        acpi.catch(() => undefined);
+        await Promise.race([acpi, brought]);
       } catch (e) {
         log(`shutdown: ${(e as Error).message}`);
       } finally {
+        clearTimeout(this.killTimer);
+        this.killTimer = undefined;
+        this.killed = undefined;
+        this.killAt = Number.POSITIVE_INFINITY;
         this.shutdownInFlight = undefined;
         await this.h.refresh();
       }
     })();
+    this.shutdownInFlight = flight;
+    return flight;
+  }
+
+  /** Moves the kill of the shutdown in flight to `at`. */
+  private killEarlier(at: number, log: (m: string) => void): void {
+    this.killAt = at;
+    clearTimeout(this.killTimer);
+    this.killTimer = setTimeout(
+      () => {
+        const driver = this.h.driver();
+        const ref = this.h.ref();
+        void (async () => {
+          try {
+            const d = await driver.getDomain(ref);
+            if (d && ACTIVE_STATES.has(d.state)) await driver.kill(ref);
+          } catch (e) {
+            log(`shutdown (kill at the shorter grace period): ${(e as Error).message}`);
+          }
+          this.killed?.();
+        })();
+      },
+      Math.max(0, at - Date.now()),
+    );
   }
 
   async pause(req: VMIRequest): Promise<void> {
@@ -70,9 +123,32 @@ export class LauncherDomainOps {
     await this.h.driver().reset(this.h.ref());
   }
 
+  /**
+   * Reboots the guest from inside, as upstream's SoftRebootVMI: through the guest agent when
+   * the VMI says it is connected, else by ACPI, which a VMI with ACPI disabled lacks.
+   * Unlike upstream, an agent that fails the reboot is followed by ACPI.
+   */
   async softReboot(req: VMIRequest): Promise<void> {
-    this.h.parse(req);
-    await this.h.driver().softReboot(this.h.ref());
+    const vmi = this.h.parse(req);
+    const agent = (vmi.status?.conditions ?? []).some(
+      (c) => c.type === 'AgentConnected' && c.status === 'True',
+    );
+    if (!agent && vmi.spec?.domain?.features?.acpi?.enabled === false) {
+      throw new Error('VMI neither have the agent connected nor the ACPI feature enabled');
+    }
+    if (!agent) {
+      await this.h.driver().softReboot(this.h.ref(), { via: 'acpi' });
+      return;
+    }
+    try {
+      await this.h.driver().softReboot(this.h.ref(), { via: 'agent' });
+    } catch (e) {
+      // An agent that cannot reboot (qemu-ga runs the guest's `shutdown -r`, which a
+      // minimal guest lacks) falls back to ACPI, as libvirt's own default does; upstream
+      // answers the agent's error instead.
+      if (vmi.spec?.domain?.features?.acpi?.enabled === false) throw e;
+      await this.h.driver().softReboot(this.h.ref(), { via: 'acpi' });
+    }
   }
 
   /** Kills the guest if it runs. */

@@ -188,14 +188,19 @@ export class VirtLauncher implements LauncherService {
     await this.refresh();
   }
 
-  /** Starts an ACPI shutdown (killing after the grace period) and returns at once; repeated calls join it. */
+  /**
+   * Starts a shutdown and returns at once: 0 s kills the guest, more is an ACPI shutdown
+   * killed when the grace period runs out; a call with a shorter grace period while one
+   * runs brings its kill forward. The grace period is the request's (the handler always
+   * sends the VMI's), else the VMI's, else the pod's; 0 is a grace period, not "unset".
+   */
   async shutdownVirtualMachine(req: VMIRequest): Promise<void> {
     const vmi = this.parseVmi(req);
     const grace =
-      req.options?.gracePeriodSeconds ||
-      vmi.spec?.terminationGracePeriodSeconds ||
+      req.options?.gracePeriodSeconds ??
+      vmi.spec?.terminationGracePeriodSeconds ??
       this.opts.gracePeriodSeconds;
-    this.ops.startShutdown(grace, (m) => this.log(m));
+    void this.ops.startShutdown(grace, (m) => this.log(m));
   }
 
   /** Forgets the domain (killing it if it still runs) and exits. */
@@ -282,8 +287,8 @@ export class VirtLauncher implements LauncherService {
     if (!this.stopping && this.driver) {
       this.stopping = true;
       try {
-        const d = await this.driver.getDomain(this.ref);
-        if (d && ACTIVE_STATES.has(d.state)) await this.driver.shutdown(this.ref, { graceSeconds });
+        // The same shutdown as the handler's: a later, shorter grace period still shortens it.
+        await this.ops.startShutdown(graceSeconds, (m) => this.log(m));
         await this.driver.delete(this.ref);
         this.finished = true;
         await this.refresh();

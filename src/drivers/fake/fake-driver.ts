@@ -18,6 +18,7 @@ import {
   refOf,
   type SevSupport,
   type ShutdownOptions,
+  type SoftRebootOptions,
   type SyncOptions,
   type VncEndpoint,
 } from '../driver';
@@ -213,10 +214,11 @@ export class FakeDriver implements HypervisorDriver {
     this.host.emit({ type: 'rebooted', domain: dom.info.name });
   }
 
-  async softReboot(ref: DomainRef): Promise<void> {
+  async softReboot(ref: DomainRef, options?: SoftRebootOptions): Promise<void> {
     await this.enter('softReboot');
     const dom = this.mustGet(ref);
     this.requireActive(dom, 'softReboot');
+    dom.softReboots = [...(dom.softReboots ?? []), options?.via ?? 'acpi'];
     this.host.emit({ type: 'rebooted', domain: dom.info.name });
   }
 

@@ -13,6 +13,8 @@ export interface FakeDomain {
   vmi: VirtualMachineInstance;
   /** How many times it was started. */
   boots: number;
+  /** How each soft reboot asked the guest, oldest first. */
+  softReboots?: Array<'agent' | 'acpi'>;
   cpuTimeNs: number;
   /** The SEV launch secret injected into it, if any. */
   sevSecret?: SevSecret;

@@ -21,6 +21,7 @@ import {
   type Screenshot,
   type SevSupport,
   type ShutdownOptions,
+  type SoftRebootOptions,
   type SyncOptions,
   type VncEndpoint,
 } from '../driver';
@@ -34,6 +35,7 @@ import {
   type DomainRef as LibvirtDomain,
   LibvirtError,
   UndefineFlags,
+  VIR_ERR_AGENT_UNRESPONSIVE,
   VIR_ERR_ARGUMENT_UNSUPPORTED,
   VIR_ERR_INVALID_ARG,
   VIR_ERR_NO_DOMAIN,
@@ -262,8 +264,16 @@ export class LibvirtDriver implements HypervisorDriver {
     await this.onActive(ref, 'reset', (dom) => this.client.domainReset(dom));
   }
 
-  async softReboot(ref: DomainRef): Promise<void> {
-    await this.onActive(ref, 'soft reboot', (dom) => this.client.domainReboot(dom));
+  async softReboot(ref: DomainRef, options?: SoftRebootOptions): Promise<void> {
+    // upstream's SoftRebootVMI: VIR_DOMAIN_REBOOT_GUEST_AGENT (2) or _ACPI_POWER_BTN (1); an
+    // agent that does not answer is not an error.
+    const flags = options?.via === 'agent' ? 2 : 1;
+    await this.onActive(ref, 'soft reboot', (dom) =>
+      this.client.domainReboot(dom, flags).catch((e: unknown) => {
+        if (e instanceof LibvirtError && e.code === VIR_ERR_AGENT_UNRESPONSIVE) return;
+        throw e;
+      }),
+    );
   }
 
   async delete(ref: DomainRef): Promise<void> {

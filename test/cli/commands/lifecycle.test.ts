@@ -64,7 +64,7 @@ describe('virtctl start/stop/restart', () => {
     await stopVm(t.client, 'default', 't1');
     expect((await vm()).spec.runStrategy).toBe('Halted');
     await expect(stopVm(t.client, 'default', 't1')).rejects.toThrow(
-      'VirtualMachine default/t1 is not running',
+      'Operation cannot be fulfilled on virtualmachine.kubevirt.io "t1": VM is not running',
     );
   });
 
@@ -94,7 +94,7 @@ describe('virtctl start/stop/restart', () => {
     await startVm(t.client, 'default', 't1');
     expect((await vm()).status?.stateChangeRequests).toEqual([{ action: 'Start' }]);
     await expect(startVm(t.client, 'default', 't1')).rejects.toThrow(
-      'a previous Start request is still pending',
+      '"t1": unable to complete request: stop/start already underway',
     );
     // As the VM controller would: carry the request out, create the VMI.
     const cur = await vm();
@@ -106,7 +106,7 @@ describe('virtctl start/stop/restart', () => {
       spec: { domain: { devices: {} } },
     } as KubeObject);
     await expect(startVm(t.client, 'default', 't1')).rejects.toThrow(
-      'VirtualMachine default/t1 is already running',
+      'Operation cannot be fulfilled on virtualmachine.kubevirt.io "t1": VM is already running',
     );
     // upstream's RestartOptions: only a forced restart (0) takes a grace period.
     await expect(restartVm(t.client, 'default', 't1', { gracePeriodSeconds: 30 })).rejects.toThrow(

@@ -138,7 +138,8 @@ describe("virt-api's object lines", () => {
       name: 'scheduled',
       uid: '11111111-aaaa-4000-8000-000000000001',
       code: 409,
-      reason: 'VMI scheduled is not running',
+      reason:
+        'Operation cannot be fulfilled on virtualmachineinstance.kubevirt.io "scheduled": VM is not running',
     });
   });
 

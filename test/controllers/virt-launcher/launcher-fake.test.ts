@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DomainEventNotification, LauncherClient } from '../../../src/controllers/launcher-protocol';
 import type { LauncherDomain } from '../../../src/controllers/launcher-protocol/domain-report';
 import type { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
-import type { FakeHost } from '../../../src/drivers';
+import { type DomainRef, FakeDriver, FakeHost, type SoftRebootOptions } from '../../../src/drivers';
 import { type FakeLauncher, fakeLauncherVmi, startFakeLauncher } from './fake-launcher';
 
 const vmi = (uid = 'uid-1') => fakeLauncherVmi({ uid });
@@ -99,6 +99,94 @@ describe('VirtLauncher on the fake driver', () => {
     await client.syncVirtualMachine(vmi());
     expect(await launcher.stop(5)).toBe(0);
     expect(host.domains.has('ns1_vm1')).toBe(false);
+  });
+
+  it("soft reboot goes through the guest agent when the VMI says it is connected, else ACPI (upstream's)", async () => {
+    await client.syncVirtualMachine(vmi());
+    await client.softRebootVirtualMachine(vmi());
+    const withAgent = vmi();
+    withAgent.status = { conditions: [{ type: 'AgentConnected', status: 'True' }] };
+    await client.softRebootVirtualMachine(withAgent);
+    expect(host.domains.get('ns1_vm1')?.softReboots).toEqual(['acpi', 'agent']);
+    const noAcpi = vmi();
+    noAcpi.spec.domain.features = { acpi: { enabled: false } };
+    await expect(client.softRebootVirtualMachine(noAcpi)).rejects.toThrow(
+      'VMI neither have the agent connected nor the ACPI feature enabled',
+    );
+  });
+
+  it('an agent that fails the soft reboot is followed by ACPI', async () => {
+    const h = new FakeHost();
+    class AgentCannotReboot extends FakeDriver {
+      override async softReboot(ref: DomainRef, o?: SoftRebootOptions): Promise<void> {
+        if (o?.via === 'agent')
+          throw new Error('agent: guest-shutdown: child process has failed to shutdown');
+        return super.softReboot(ref, o);
+      }
+    }
+    const l = await startFakeLauncher({ host: h, driver: () => new AgentCannotReboot({ host: h }) });
+    try {
+      await l.client.syncVirtualMachine(vmi());
+      const withAgent = vmi();
+      withAgent.status = { conditions: [{ type: 'AgentConnected', status: 'True' }] };
+      await l.client.softRebootVirtualMachine(withAgent);
+      expect(h.domains.get('ns1_vm1')?.softReboots).toEqual(['acpi']);
+    } finally {
+      await l.close();
+    }
+  });
+
+  describe('with a guest that ignores ACPI (the pod grace period is 5 s)', () => {
+    let stubborn: FakeLauncher;
+    beforeEach(async () => {
+      const h = new FakeHost();
+      stubborn = await startFakeLauncher({
+        host: h,
+        driver: () => new FakeDriver({ host: h, guestHonoursShutdown: false }),
+      });
+      await stubborn.client.syncVirtualMachine(vmi());
+    });
+    afterEach(() => stubborn.close());
+    const downWithin = async (ms: number) => {
+      const t0 = Date.now();
+      for (;;) {
+        const d = await stubborn.domain();
+        if (d?.state === 'shutoff') return Date.now() - t0;
+        if (Date.now() - t0 > ms) throw new Error(`still ${d?.state} after ${ms} ms`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+
+    it('a grace period of 0 kills the guest at once (not the 5 s of the pod)', async () => {
+      await stubborn.client.shutdownVirtualMachine(vmi(), 0);
+      expect(await downWithin(1_500)).toBeLessThan(1_500);
+    });
+
+    it('a VMI whose own grace period is 0 is killed at once when the request has none', async () => {
+      const v = vmi();
+      v.spec.terminationGracePeriodSeconds = 0;
+      await stubborn.launcher.shutdownVirtualMachine({
+        vmi: { vmiJson: Buffer.from(JSON.stringify(v)) },
+      } as never);
+      expect(await downWithin(1_500)).toBeLessThan(1_500);
+    });
+
+    it('a shorter grace period during a shutdown brings the kill forward', async () => {
+      await stubborn.client.shutdownVirtualMachine(vmi(), 30);
+      await new Promise((r) => setTimeout(r, 200));
+      expect((await stubborn.domain())?.state).toBe('running');
+      await stubborn.client.shutdownVirtualMachine(vmi(), 0);
+      expect(await downWithin(1_500)).toBeLessThan(1_500);
+    });
+
+    it('a SIGTERM stop in progress is shortened by a later grace period of 0', async () => {
+      const stopped = stubborn.launcher.stop(30);
+      await new Promise((r) => setTimeout(r, 200));
+      const t0 = Date.now();
+      await stubborn.client.shutdownVirtualMachine(vmi(), 0);
+      expect(await stopped).toBe(0);
+      expect(Date.now() - t0).toBeLessThan(1_500);
+    });
   });
 
   it('refuses a VMI that is not its own, naming both', async () => {

@@ -33,7 +33,10 @@ export function registerVmiSubresourceCommands(program: Command): void {
     });
   }
   withTargetOptions(
-    program.command('soft-reboot').description('reboot the guest from inside (ACPI)').argument('<vmi>'),
+    program
+      .command('soft-reboot')
+      .description('reboot the guest from inside (its agent when connected, else ACPI)')
+      .argument('<vmi>'),
   ).action((name: string, o: TargetOptions) =>
     withTarget(o, async (t) => {
       await t.subresource('PUT', t.namespace, name, 'softreboot', {});
