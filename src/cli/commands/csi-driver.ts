@@ -9,8 +9,8 @@
 import { hostname } from 'node:os';
 import { isAbsolute } from 'node:path';
 import type { Command } from 'commander';
+import { projectVersion } from '../../api/served-version';
 import { bytesOf } from '../../controllers/common/quantity';
-import { packageVersion } from './virtctl/version';
 
 interface CsiDriverFlags {
   endpoint: string;
@@ -84,7 +84,7 @@ export function registerCsiDriverCommand(program: Command): void {
         poolImage: f.poolImage,
         poolSizeBytes: checked.poolSizeBytes,
         nodeId: f.nodeId,
-        version: packageVersion(),
+        version: projectVersion(),
         kubeletRegistration: f.registrationDir
           ? { registryDir: f.registrationDir, csiEndpoint: f.kubeletRegistrationPath }
           : undefined,
