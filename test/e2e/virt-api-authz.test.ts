@@ -13,13 +13,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualMachineInstanceType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import { aggregatedRoleObjects } from '../../src/controllers/virt-operator/components/cluster-roles';
-import { available as kubeAvailable } from '../support/kube';
+import { integration } from '../support/integration';
+import { available as kubeAvailable, unavailableReason as kubeUnavailableReason } from '../support/kube';
 import { dotPath, SUBRESOURCE_CASES, type SubresourceCase, traversalPaths } from '../support/path-traversal';
 import { type BareVirtApi, bareVmi, startBareVirtApi } from './virt-api-bare';
 
 type Obj = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
 
-describe.runIf(kubeAvailable())('virt-api authorization through the API server', () => {
+const run = integration(
+  'virt-api authorization through the API server',
+  kubeAvailable(),
+  kubeUnavailableReason,
+);
+
+describe.runIf(run)('virt-api authorization through the API server', () => {
   let b: BareVirtApi;
   let alice: { ca: Buffer; cert: Buffer; key: Buffer };
   const before: Record<string, string | undefined> = {};

@@ -11,14 +11,17 @@ import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualMachineInstanceType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import { available as kubeAvailable } from '../support/kube';
+import { integration } from '../support/integration';
+import { available as kubeAvailable, unavailableReason as kubeUnavailableReason } from '../support/kube';
 import { type BareVirtApi, bareVmi, startBareVirtApi } from './virt-api-bare';
 
 type Obj = KubeObject & { status?: Record<string, unknown> };
 const HANDLER_SA = 'kubevirt-handler';
 const VMI_PATH = '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances/on-a';
 
-describe.runIf(kubeAvailable())('node restriction through the API server', () => {
+const run = integration('node restriction through the API server', kubeAvailable(), kubeUnavailableReason);
+
+describe.runIf(run)('node restriction through the API server', () => {
   let b: BareVirtApi;
   const tokens: Record<string, string> = {};
 
