@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../src/api/config/cluster-config';
 import type { ObjectClient } from '../../../src/controllers/runtime/types';
 import type { ResourceAttributes } from '../../../src/controllers/virt-api/authorizer';
+import type { RemoteUser } from '../../../src/controllers/virt-api/front-proxy-auth';
 import { HANDLER_SERVER_CN } from '../../../src/controllers/virt-api/handler-client';
 import { startVirtApi, type VirtApi } from '../../../src/controllers/virt-api/server';
 import {
@@ -33,6 +34,7 @@ let proxy: CertFiles;
 const touched: string[] = [];
 const handlerPaths: string[] = [];
 const authorized: ResourceAttributes[] = [];
+const users: RemoteUser[] = [];
 const agent = new https.Agent({ keepAlive: true, maxSockets: 8 });
 
 const vmi = (ns: string, name: string) => ({
@@ -79,7 +81,12 @@ function recordingClient(): ObjectClient {
 type Outcome = { status: number; body: string };
 
 /** One request as the API server's front proxy would send it, on the raw path given. */
-function send(path: string, method: string, stream = false): Promise<Outcome> {
+function send(
+  path: string,
+  method: string,
+  stream = false,
+  extra: Record<string, string> = {},
+): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const req = https.request({
       host: '127.0.0.1',
@@ -93,6 +100,7 @@ function send(path: string, method: string, stream = false): Promise<Outcome> {
       headers: {
         'x-remote-user': 'alice',
         'x-remote-group': 'system:authenticated',
+        ...extra,
         'content-type': 'application/json',
         ...(stream
           ? {
@@ -168,6 +176,7 @@ beforeAll(async () => {
     // RBAC of user alice: everything in namespace alice, nothing elsewhere.
     authorizer: async (user, attrs) => {
       authorized.push(attrs);
+      users.push(user);
       return user.name === 'alice' && attrs.namespace === 'alice'
         ? { allowed: true }
         : { allowed: false, reason: 'alice has no role there' };
@@ -258,5 +267,24 @@ describe('virt-api routes on the raw path and authorises what it acts on', () =>
     );
     expect(r.status, r.body).toBe(200);
     expect(handlerPaths).toContain('PUT /v1/namespaces/alice/virtualmachineinstances/a/pause');
+  });
+
+  it("passes the user's groups and extra attributes (keys unescaped) to the authorizer", async () => {
+    users.length = 0;
+    await send(
+      '/apis/subresources.kubevirt.io/v1/namespaces/alice/virtualmachineinstances/a/guestosinfo',
+      'GET',
+      false,
+      {
+        'X-Remote-Extra-Authentication.kubernetes.io%2fnode-name': 'node-1',
+        'X-Remote-Extra-Scopes': 'a',
+      },
+    );
+    expect(users).toHaveLength(1);
+    expect(users[0]!.groups).toEqual(['system:authenticated']);
+    expect({ ...users[0]!.extra }).toEqual({
+      'authentication.kubernetes.io/node-name': ['node-1'],
+      scopes: ['a'],
+    });
   });
 });
