@@ -30,7 +30,8 @@ export function installComponents(
     if (name !== 'kubevirt-ts-operator.yaml') writeFileSync(join(dir, name), text);
   }
   kubectl('apply', '-f', dir);
-  kubectl('-n', 'kubevirt', 'wait', '--for=condition=Available', '--timeout=110s', 'deployment/virt-api');
+  // Not `wait --for=condition=Available`: with one replica and maxUnavailable 1 it holds at 0 ready.
+  kubectl('-n', 'kubevirt', 'rollout', 'status', '--timeout=110s', 'deployment/virt-api');
   writeFileSync(
     join(dir, 'kubevirt-cr.yaml'),
     stringify({
