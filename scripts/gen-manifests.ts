@@ -1,7 +1,8 @@
 /**
  * Writes the install manifests, rendered by src/controllers/virt-operator/components
  * (the one source of truth), to manifests/*.yaml: `kubectl apply -f manifests/` installs
- * kubevirt-ts (namespace, CRDs, aggregated roles, virt-controller, virt-handler);
+ * kubevirt-ts (namespace, CRDs, aggregated roles, virt-controller, virt-handler, virt-api
+ * with virt-certs, which makes the certificates and patches virt-api's CA bundles);
  * `kubevirt-ts-operator.yaml` alone installs virt-operator, which installs the rest from a
  * KubeVirt CR.
  *
@@ -21,7 +22,7 @@ import { parse, stringify } from 'yaml';
 import {
   defaultInstallOptions,
   type InstallOptions,
-  renderInstall,
+  renderPlainInstall,
 } from '../src/controllers/virt-operator/components/index';
 import { virtOperatorObjects } from '../src/controllers/virt-operator/components/virt-operator';
 import { repoRoot } from './gen-api';
@@ -38,7 +39,7 @@ export function manifestFiles(opts: InstallOptions = defaultInstallOptions()): M
   const out = new Map<string, string>();
   // The operator manifest: applied alone, then a KubeVirt CR, it installs the rest.
   const files = {
-    ...renderInstall(opts, crdsDir),
+    ...renderPlainInstall(opts, crdsDir),
     'kubevirt-ts-operator.yaml': virtOperatorObjects(opts, crdsDir),
   };
   for (const [file, objects] of Object.entries(files)) {

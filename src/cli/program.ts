@@ -7,6 +7,7 @@ import { registerImageCommand } from './commands/image';
 import { registerUpCommand } from './commands/up';
 import { registerValidateCommand } from './commands/validate';
 import { registerVirtApiCommand } from './commands/virt-api';
+import { registerVirtCertsCommand } from './commands/virt-certs';
 import { registerVirtControllerCommand } from './commands/virt-controller';
 import { registerVirtHandlerCommand } from './commands/virt-handler';
 import { registerVirtLauncherCommand } from './commands/virt-launcher';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerValidateCommand(program);
   registerVirtControllerCommand(program);
   registerVirtApiCommand(program);
+  registerVirtCertsCommand(program);
   registerVirtHandlerCommand(program);
   registerVirtLauncherCommand(program);
   registerVirtOperatorCommand(program);

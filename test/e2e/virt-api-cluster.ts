@@ -116,35 +116,7 @@ export async function startVirtApiCluster(nodeName: string): Promise<VirtApiClus
     },
   });
 
-  const rendered = virtApiComponents({
-    namespace: 'kubevirt',
-    image: 'kubevirt-ts:dev',
-    caBundle: readFileSync(ca.cert, 'utf8'),
-    webhookUrl: `https://127.0.0.1:${api.port}`,
-  });
-  const pick = (kind: string) => rendered.filter((o) => o.kind === kind);
-  const apiService = pick('APIService')[0] as { spec: { service: { port: number } } };
-  apiService.spec.service.port = api.port;
-  const applied = await apply([
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kubevirt' } },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'virt-api', namespace: 'kubevirt' },
-      spec: { type: 'ExternalName', externalName: '127.0.0.1', ports: [{ port: api.port, protocol: 'TCP' }] },
-    },
-    apiService,
-    ...pick('MutatingWebhookConfiguration'),
-    ...pick('ValidatingWebhookConfiguration'),
-  ]);
-  expect(applied.status, applied.stderr).toBe(0);
-  const avail = await k([
-    'wait',
-    '--for=condition=Available',
-    '--timeout=60s',
-    'apiservice/v1.subresources.kubevirt.io',
-  ]);
-  expect(avail.status, avail.stderr).toBe(0);
+  await registerVirtApi(apply, k, api.port, readFileSync(ca.cert, 'utf8'));
   return {
     cp,
     client,
@@ -162,4 +134,46 @@ export async function startVirtApiCluster(nodeName: string): Promise<VirtApiClus
       await cp.stop();
     },
   };
+}
+
+/**
+ * Registers a virt-api listening on 127.0.0.1:`port` with the API server: its APIService
+ * on an ExternalName Service (see virt-api.test.ts for why) and its webhook
+ * configurations with url clientConfigs; waits until the APIService is Available.
+ */
+export async function registerVirtApi(
+  apply: (objects: unknown[]) => Promise<Ran>,
+  k: (args: string[]) => Promise<Ran>,
+  port: number,
+  caBundle: string,
+): Promise<void> {
+  const rendered = virtApiComponents({
+    namespace: 'kubevirt',
+    image: 'kubevirt-ts:dev',
+    caBundle,
+    webhookUrl: `https://127.0.0.1:${port}`,
+  });
+  const pick = (kind: string) => rendered.filter((o) => o.kind === kind);
+  const apiService = pick('APIService')[0] as { spec: { service: { port: number } } };
+  apiService.spec.service.port = port;
+  const applied = await apply([
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kubevirt' } },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'virt-api', namespace: 'kubevirt' },
+      spec: { type: 'ExternalName', externalName: '127.0.0.1', ports: [{ port, protocol: 'TCP' }] },
+    },
+    apiService,
+    ...pick('MutatingWebhookConfiguration'),
+    ...pick('ValidatingWebhookConfiguration'),
+  ]);
+  expect(applied.status, applied.stderr).toBe(0);
+  const avail = await k([
+    'wait',
+    '--for=condition=Available',
+    '--timeout=60s',
+    'apiservice/v1.subresources.kubevirt.io',
+  ]);
+  expect(avail.status, avail.stderr).toBe(0);
 }

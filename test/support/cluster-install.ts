@@ -14,8 +14,8 @@ import { defaultInstallOptions } from '../../src/controllers/virt-operator/compo
 /**
  * Writes the manifests into `dir` and applies them (and the KubeVirt resource); `kubectl
  * delete -f dir` undoes it. The operator's manifest is left out: this installs the
- * components by hand (the operator would add virt-api, whose certificates the dev
- * cluster lacks).
+ * components by hand, virt-api's certificates made by the manifests' virt-certs. The
+ * KubeVirt resource waits for virt-api: its validating webhook refuses until virt-api runs.
  */
 export function installComponents(
   info: ClusterInfo,
@@ -30,6 +30,8 @@ export function installComponents(
     if (name !== 'kubevirt-ts-operator.yaml') writeFileSync(join(dir, name), text);
   }
   kubectl('apply', '-f', dir);
+  // Not `wait --for=condition=Available`: with one replica and maxUnavailable 1 it holds at 0 ready.
+  kubectl('-n', 'kubevirt', 'rollout', 'status', '--timeout=110s', 'deployment/virt-api');
   writeFileSync(
     join(dir, 'kubevirt-cr.yaml'),
     stringify({

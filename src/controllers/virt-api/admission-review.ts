@@ -19,7 +19,7 @@ export interface AdmissionRequest {
   name?: string;
   namespace?: string;
   operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
-  userInfo: { username?: string; uid?: string; groups?: string[] };
+  userInfo: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
   object?: Record<string, unknown>;
   oldObject?: Record<string, unknown>;
   dryRun?: boolean;

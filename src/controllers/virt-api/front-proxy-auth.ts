@@ -4,8 +4,8 @@
  * (signed by the request-header CA, with a common name in the allowed names), and the
  * user is in the X-Remote-User / X-Remote-Group headers. The settings come from the
  * `kube-system/extension-apiserver-authentication` ConfigMap the API server publishes.
- * Authorization is left to the API server's RBAC, which checked the subresource before
- * proxying (as upstream).
+ * The API server's RBAC checked the subresource on its reading of the path before proxying;
+ * virt-api checks again on its own reading (./authorizer), as upstream's virt-api does.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TLSSocket } from 'node:tls';
@@ -27,6 +27,8 @@ export interface RequestHeaderConfig {
 export interface RemoteUser {
   name: string;
   groups: string[];
+  /** The user's extra attributes (X-Remote-Extra-<key> headers; keys decoded, lower case). */
+  extra: Record<string, string[]>;
 }
 
 /** A request that is not from the front proxy. */
@@ -69,7 +71,7 @@ export async function loadRequestHeaderConfig(
  */
 export function authenticate(
   // node:http's request or node:http2's (whose socket stands for the session's TLS socket).
-  req: { headers: IncomingHttpHeaders; socket: unknown },
+  req: { headers: IncomingHttpHeaders; headersDistinct?: Record<string, string[]>; socket: unknown },
   cfg: RequestHeaderConfig,
 ): RemoteUser {
   const sock = req.socket as TLSSocket;
@@ -109,5 +111,28 @@ export function authenticate(
           .filter(Boolean),
       );
   }
-  return { name: user, groups };
+  return { name: user, groups, extra: extraOf(req, cfg.extraHeaderPrefixes) };
+}
+
+/** The extra attributes, as upstream's authorizer reads them (key unescaped after the prefix). */
+function extraOf(
+  req: { headers: IncomingHttpHeaders; headersDistinct?: Record<string, string[]> },
+  prefixes: readonly string[],
+): Record<string, string[]> {
+  const extra: Record<string, string[]> = Object.create(null);
+  for (const prefix of prefixes.map((p) => p.toLowerCase())) {
+    for (const [h, v] of Object.entries(req.headers)) {
+      if (!h.startsWith(prefix) || h.length === prefix.length || v === undefined) continue;
+      let key = h.slice(prefix.length);
+      try {
+        key = decodeURIComponent(key);
+      } catch {
+        // Kept as sent, as upstream does.
+      }
+      // HTTP/1.1 joins repeated headers with ", "; headersDistinct keeps each line apart.
+      const values = req.headersDistinct?.[h] ?? (Array.isArray(v) ? v : [v]);
+      extra[key] = [...(extra[key] ?? []), ...values];
+    }
+  }
+  return extra;
 }

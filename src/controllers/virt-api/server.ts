@@ -23,6 +23,7 @@ import {
   MAX_REVIEW_BYTES,
   parseAdmissionReview,
 } from './admission-review';
+import { type Authorizer, attributesOf, requireAllowed, subjectAccessReviewAuthorizer } from './authorizer';
 import { BodyBudget, type BodyBudgetOptions, readBudgetedBody } from './body-budget';
 import {
   apiGroup,
@@ -35,6 +36,7 @@ import {
 import {
   authenticate,
   loadRequestHeaderConfig,
+  type RemoteUser,
   type RequestHeaderConfig,
   UnauthenticatedError,
 } from './front-proxy-auth';
@@ -42,6 +44,7 @@ import { HandlerClient, type HandlerClientOptions } from './handler-client';
 import { HttpError, RawResponse, sendError, sendJson } from './http-error';
 import { type ObjectGraphResource, objectGraph } from './object-graph';
 import { logAdmissionRefusal, logSubresource, type ObjectLog, type SubresourceCall } from './request-log';
+import { parseRequestPath, type RequestPath, type SubresourceRoute, subresourceRoute } from './request-path';
 import { isStream, refuseUpgrade, StreamRelay } from './streams';
 import { type AnyRequest, type AnyResponse, createTlsListener } from './tls-listener';
 import { expandSpec, expandVm, migrateVm, restartVm, startVm, stopVm } from './vm-lifecycle';
@@ -66,6 +69,11 @@ export interface VirtApiOptions {
   handler: Omit<HandlerClientOptions, 'client' | 'namespace'>;
   /** Request-header settings; default: read from the API server's ConfigMap. */
   requestHeader?: RequestHeaderConfig;
+  /**
+   * Who may do a subresource call virt-api is about to make; default: a SubjectAccessReview
+   * through `client`, as upstream.
+   */
+  authorizer?: Authorizer;
   /** Users treated as KubeVirt components besides its service accounts. */
   privilegedUsers?: string[];
   version?: string;
@@ -80,15 +88,16 @@ export interface VirtApi {
   close(): Promise<void>;
 }
 
+/** virt-handler's service accounts: upstream's name and kubevirt-ts's install's (node restriction). */
+const HANDLER_ACCOUNTS = ['kubevirt-handler', 'virt-handler'];
 const COMPONENT_ACCOUNTS = [
   'kubevirt-apiserver',
   'kubevirt-controller',
   'kubevirt-handler',
   'kubevirt-operator',
 ];
-const NS_ROUTE = new RegExp(
-  `^/apis/${SUBRESOURCE_GROUP.replace(/\./g, '\\.')}/(${SUBRESOURCE_VERSIONS.join('|')})/namespaces/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)/(?:(virtualmachines|virtualmachineinstances)/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)/([a-z0-9/-]+)|(expand-vm-spec))$`,
-);
+/** The namespaced subresource route of a parsed path, or undefined. */
+const routeOf = (p: RequestPath) => subresourceRoute(p.segments, SUBRESOURCE_GROUP, SUBRESOURCE_VERSIONS);
 
 function readBody(req: Readable, limit: number, what: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -142,15 +151,18 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     if (o.privilegedUsers?.includes(u)) return true;
     return COMPONENT_ACCOUNTS.some((a) => u === `system:serviceaccount:${o.kubevirtNamespace}:${a}`);
   };
+  const fromHandler = (r: AdmissionRequest) =>
+    HANDLER_ACCOUNTS.some((a) => r.userInfo.username === `system:serviceaccount:${o.kubevirtNamespace}:${a}`);
   const gitVersion = o.version ?? servedGitVersion();
-  const authn = (req: AnyRequest) => {
+  const authorize = o.authorizer ?? subjectAccessReviewAuthorizer(o.client);
+  const authn = (req: AnyRequest): RemoteUser => {
     if (!requestHeader)
       throw new HttpError(
         401,
         'virt-api has no front-proxy configuration (extension-apiserver-authentication)',
       );
     try {
-      return authenticate(req, requestHeader);
+      return authenticate(req as Parameters<typeof authenticate>[0], requestHeader);
     } catch (e) {
       if (e instanceof UnauthenticatedError) throw new HttpError(401, e.message);
       throw e;
@@ -174,7 +186,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
         if (e instanceof BadReviewError) throw new HttpError(400, e.message);
         throw e;
       }
-      const outcome = await hook(review, { config: o.config, client: o.client, privileged });
+      const outcome = await hook(review, { config: o.config, client: o.client, privileged, fromHandler });
       if (!outcome.allowed && o.objectLog) logAdmissionRefusal(o.objectLog, path, review, outcome.causes);
       sendJson(res, 200, admissionResponse(review.uid, outcome));
     } finally {
@@ -182,7 +194,14 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     }
   };
 
-  const api = async (req: AnyRequest, path: string, query: URLSearchParams): Promise<unknown> => {
+  /** Authenticates the caller and authorises the call on the route virt-api acts on. */
+  const authorizeCall = async (req: AnyRequest, route: SubresourceRoute) => {
+    const user = authn(req);
+    await requireAllowed(authorize, user, attributesOf(route, req.method ?? 'GET', SUBRESOURCE_GROUP));
+  };
+
+  const api = async (req: AnyRequest, parsed: RequestPath): Promise<unknown> => {
+    const { path, query } = parsed;
     const base = `/apis/${SUBRESOURCE_GROUP}`;
     if (req.method === 'GET') {
       if (path === '/apis') return apiGroupList();
@@ -193,12 +212,14 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
         if (path === `${base}/${v}/healthz`) return { apiserver: 'ok', restapi: 'ok' };
       }
     }
-    const m = NS_ROUTE.exec(path);
-    if (!m)
+    const route = routeOf(parsed);
+    if (!route)
       throw new HttpError(404, `the server could not find the requested resource (${path.slice(0, 200)})`);
-    authn(req);
-    const [, , ns, , kind, name, , op, expandNs] = m as unknown as string[];
-    if (expandNs) {
+    await authorizeCall(req, route);
+    const { namespace: ns, resource: kind } = route;
+    const name = route.name ?? '';
+    const op = route.subresource ?? '';
+    if (kind === 'expand-vm-spec') {
       if (req.method !== 'PUT') throw new HttpError(405, 'expand-vm-spec: use PUT');
       const vm = (await jsonBody(req)) as VirtualMachine & KubeObject;
       if (typeof vm !== 'object' || vm === null || (vm.kind && vm.kind !== 'VirtualMachine')) {
@@ -238,10 +259,11 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
   };
 
   /** The call a path names (a VM's or VMI's subresource), for its log line. */
-  const callOf = (req: AnyRequest, path: string): SubresourceCall | undefined => {
-    const m = NS_ROUTE.exec(path);
-    if (!m?.[4]) return undefined;
-    return { resource: m[4], namespace: m[2], name: m[5], subresource: m[7], method: req.method ?? 'GET' };
+  const callOf = (req: AnyRequest, parsed: RequestPath | undefined): SubresourceCall | undefined => {
+    const r = parsed && routeOf(parsed);
+    if (!r?.name || !r.subresource) return undefined;
+    const { resource, namespace, name, subresource } = r;
+    return { resource, namespace, name, subresource, method: req.method ?? 'GET' };
   };
   /** Logs the call once it finished, with the object's uid when it exists. */
   const logCall = async (call: SubresourceCall | undefined, error?: unknown) => {
@@ -255,18 +277,25 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
   };
 
   const onRequest = (req: AnyRequest, res: AnyResponse) => {
-    const url = new URL(req.url ?? '/', 'https://virt-api');
-    const path = url.pathname;
-    const call = callOf(req, path);
-    const work = path.startsWith('/apis')
-      ? api(req, path, url.searchParams).then((b) => {
-          if (b instanceof RawResponse) {
-            res.writeHead(200, { 'content-type': b.contentType, 'content-length': b.body.length });
-            res.end(b.body);
-          } else sendJson(res, 200, b ?? {});
-          void logCall(call);
-        })
-      : webhook(req, res, path);
+    let parsed: RequestPath;
+    try {
+      parsed = parseRequestPath(req.url ?? '/');
+    } catch (e) {
+      sendError(res, e);
+      return;
+    }
+    const path = parsed.path;
+    const call = callOf(req, parsed);
+    const work =
+      parsed.segments[0] === 'apis'
+        ? api(req, parsed).then((b) => {
+            if (b instanceof RawResponse) {
+              res.writeHead(200, { 'content-type': b.contentType, 'content-length': b.body.length });
+              res.end(b.body);
+            } else sendJson(res, 200, b ?? {});
+            void logCall(call);
+          })
+        : webhook(req, res, path);
     work.catch((e: unknown) => {
       if (!(e instanceof HttpError)) log(`${req.method} ${path}: ${(e as Error).message}`);
       if (!res.headersSent) sendError(res, e);
@@ -274,21 +303,26 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     });
   };
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const path = new URL(req.url ?? '/', 'https://virt-api').pathname;
+    let parsed: RequestPath | undefined;
     (async () => {
-      const m = NS_ROUTE.exec(path);
+      parsed = parseRequestPath(req.url ?? '/');
+      const route = routeOf(parsed);
+      const sub = route?.subresource ?? '';
       // A VM's only stream is portforward (to its VMI), as upstream's.
-      const vmPortForward = m?.[4] === 'virtualmachines' && (m[7] ?? '').startsWith('portforward/');
-      if (!vmPortForward && (m?.[4] !== 'virtualmachineinstances' || !isStream(m[7] ?? '')))
-        throw new HttpError(404, `no stream at ${path.slice(0, 200)}`);
-      authn(req);
+      const vmPortForward = route?.resource === 'virtualmachines' && sub.startsWith('portforward/');
+      if (
+        !route?.name ||
+        (!vmPortForward && (route.resource !== 'virtualmachineinstances' || !isStream(sub)))
+      )
+        throw new HttpError(404, `no stream at ${parsed.path.slice(0, 200)}`);
+      await authorizeCall(req, route);
       const serve = vmPortForward ? relay.handleVm.bind(relay) : relay.handle.bind(relay);
-      await serve(req, socket, head, m?.[2] as string, m?.[5] as string, m?.[7] as string);
+      await serve(req, socket, head, route.namespace, route.name, sub);
       // A stream is logged once connected (it may last for hours).
-      void logCall(callOf(req, path));
+      void logCall(callOf(req, parsed));
     })().catch((e: unknown) => {
       refuseUpgrade(socket, e);
-      void logCall(callOf(req, path), e);
+      void logCall(callOf(req, parsed), e);
     });
   };
 

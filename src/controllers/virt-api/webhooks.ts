@@ -12,6 +12,7 @@ import { type AdmissionRequest, type StatusCause, toCauses } from './admission-r
 import { catalogForVm } from './instancetype-lookup';
 import { type JsonPatchOperation, jsonPatch } from './json-patch';
 import { validateMigrationPolicy } from './migration-policy';
+import { nodeRestrictionErrors } from './node-restriction';
 import { depthErrors, kindErrors } from './review-guard';
 
 /** What a webhook decides. */
@@ -25,6 +26,8 @@ export interface WebhookContext {
   client: ObjectClient;
   /** Whether the request comes from one of KubeVirt's own service accounts. */
   privileged: (req: AdmissionRequest) => boolean;
+  /** Whether the request comes from virt-handler's service account (./node-restriction). */
+  fromHandler?: (req: AdmissionRequest) => boolean;
 }
 
 type Webhook = (req: AdmissionRequest, ctx: WebhookContext) => Promise<WebhookOutcome>;
@@ -97,6 +100,8 @@ const same = (a: unknown, b: unknown) => sameJson(a ?? null, b ?? null);
  * as on create.
  */
 function vmiUpdate(req: AdmissionRequest, ctx: WebhookContext): FieldError[] {
+  const node = nodeRestrictionErrors(req, ctx.config(), ctx.fromHandler?.(req) ?? false);
+  if (node.length) return node;
   if (req.operation !== 'UPDATE' || ctx.privileged(req)) return [];
   if (same(req.object?.spec, req.oldObject?.spec)) return [];
   return [{ path: 'spec', message: 'update of VMI object is restricted', type: 'FieldValueForbidden' }];

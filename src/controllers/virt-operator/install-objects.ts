@@ -32,7 +32,8 @@ export const KUBEVIRT_CRD = 'kubevirts.kubevirt.io';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-function certObjects(ns: string, plan: CertPlan): KubeObject[] {
+/** The Secrets and the CA bundle ConfigMap holding a certificate plan (also the plain install's, cert-keeper.ts). */
+export function certObjects(ns: string, plan: CertPlan): KubeObject[] {
   const { ca, bundle, leaves } = plan.state;
   const secret = (name: string, data: Record<string, string>): KubeObject =>
     ({

@@ -115,6 +115,8 @@ beforeAll(async () => {
   } as unknown as ObjectClient;
   api = await startVirtApi({
     client,
+    // Authorization is path-authz.test.ts's subject: here every call is allowed.
+    authorizer: async () => ({ allowed: true }),
     tls: serving,
     host: '127.0.0.1',
     port: 0,

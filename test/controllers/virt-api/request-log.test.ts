@@ -87,6 +87,8 @@ beforeAll(async () => {
   );
   api = await startVirtApi({
     client: fake,
+    // Authorization is path-authz.test.ts's subject: here every call is allowed.
+    authorizer: async () => ({ allowed: true }),
     tls: serving,
     host: '127.0.0.1',
     port: 0,

@@ -206,7 +206,8 @@ describe('virt-api admission webhooks over HTTPS', () => {
         changed,
         'UPDATE',
         vmi,
-        'system:serviceaccount:kubevirt:kubevirt-handler',
+        // The controller's: the handler's account is also node-restricted (node-restriction.test.ts).
+        'system:serviceaccount:kubevirt:kubevirt-controller',
       ),
     );
     expect(sa.body.response?.allowed).toBe(true);

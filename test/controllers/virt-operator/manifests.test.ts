@@ -15,6 +15,7 @@ import type { KubeObject } from '../../../src/controllers/runtime/types';
 import {
   defaultInstallOptions,
   renderInstall,
+  renderPlainInstall,
 } from '../../../src/controllers/virt-operator/components/index';
 import { virtOperatorObjects } from '../../../src/controllers/virt-operator/components/virt-operator';
 
@@ -36,7 +37,7 @@ describe('install manifests', () => {
   });
 
   const files: Record<string, KubeObject[]> = {
-    ...renderInstall(defaultInstallOptions(), crdsDir),
+    ...renderPlainInstall(defaultInstallOptions(), crdsDir),
     'kubevirt-ts-operator.yaml': virtOperatorObjects(defaultInstallOptions(), crdsDir),
   };
   // The direct install (the operator manifest repeats the namespace and the KubeVirt CRD).
@@ -143,8 +144,16 @@ describe('install manifests', () => {
       '--seccomp-dir',
       '/var/lib/kubelet/seccomp',
     ]);
-    // No CA in the plain manifests: no REST server for virt-api (the operator's install has it).
-    expect(c.args).not.toContain('--kubevirt-ca');
+    // Its REST server for virt-api, with the Secret virt-certs makes (required: it waits for it).
+    expect(c.args.slice(c.args.indexOf('--kubevirt-ca'))[1]).toBe(
+      '/etc/virt-handler/servercertificates/ca.crt',
+    );
+    expect(ds.spec.template.spec.volumes).toContainEqual({
+      name: 'kubevirt-virt-handler-server-certs',
+      secret: { secretName: 'kubevirt-virt-handler-server-certs', optional: false },
+    });
+    // Its bound, projected token names its node (virt-api's node restriction).
+    expect(ds.spec.template.spec.automountServiceAccountToken).toBe(true);
     // The host probe's libvirtd: the launcher image's, unprivileged as 107, on a shared emptyDir.
     expect(c.args.slice(c.args.indexOf('--libvirt-uri'), c.args.indexOf('--libvirt-uri') + 4)).toEqual([
       '--libvirt-uri',
@@ -168,6 +177,70 @@ describe('install manifests', () => {
       (r: Obj) => r.resources.includes('pods') || r.resources.includes('virtualmachineinstances'),
     ))
       expect(r.verbs).not.toContain('create');
+  });
+
+  it('virt-api: Deployment, Service, APIService and webhooks without a caBundle, and virt-certs to make the certificates and patch it', () => {
+    const api = files['25-virt-api.yaml'] as Obj[];
+    expect(api.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'ServiceAccount/virt-certs',
+      'Role/virt-certs',
+      'RoleBinding/virt-certs',
+      'ClusterRole/kubevirt-ts-virt-certs',
+      'ClusterRoleBinding/kubevirt-ts-virt-certs',
+      'Deployment/virt-certs',
+      'ServiceAccount/kubevirt-apiserver',
+      'ClusterRole/kubevirt-apiserver',
+      'ClusterRoleBinding/kubevirt-apiserver',
+      'RoleBinding/kubevirt-apiserver-auth-reader',
+      'Deployment/virt-api',
+      'Service/virt-api',
+      'APIService/v1.subresources.kubevirt.io',
+      'MutatingWebhookConfiguration/virt-api-mutator',
+      'ValidatingWebhookConfiguration/virt-api-validator',
+    ]);
+    const [apiService] = byKind(api, 'APIService');
+    expect(apiService.spec.service).toEqual({ namespace: 'kubevirt', name: 'virt-api', port: 443 });
+    expect(apiService.spec.caBundle).toBeUndefined();
+    for (const cfg of [
+      ...byKind(api, 'MutatingWebhookConfiguration'),
+      ...byKind(api, 'ValidatingWebhookConfiguration'),
+    ])
+      for (const h of cfg.webhooks) {
+        expect(h.clientConfig.service).toMatchObject({ namespace: 'kubevirt', name: 'virt-api', port: 443 });
+        expect(h.clientConfig.caBundle).toBeUndefined();
+        expect(h.failurePolicy).toBe('Fail');
+      }
+    expect(
+      byKind(api, 'ValidatingWebhookConfiguration')[0].webhooks.map((h: Obj) => h.clientConfig.service.path),
+    ).toContain('/virtualmachineinstances-validate-update');
+    const vapi = byKind(api, 'Deployment', 'virt-api')[0].spec.template.spec;
+    expect(vapi.containers[0].command).toEqual(['kubevirt-ts', 'virt-api']);
+    expect(vapi.containers[0].imagePullPolicy).toBe('IfNotPresent');
+    expect(vapi.volumes.map((v: Obj) => v.secret.secretName)).toEqual([
+      'kubevirt-virt-api-certs',
+      'kubevirt-virt-handler-certs',
+    ]);
+    // virt-api authorises each subresource call itself.
+    expect(byKind(api, 'ClusterRole', 'kubevirt-apiserver')[0].rules).toContainEqual({
+      apiGroups: ['authorization.k8s.io'],
+      resources: ['subjectaccessreviews'],
+      verbs: ['create'],
+    });
+    const certs = byKind(api, 'Deployment', 'virt-certs')[0].spec;
+    expect(certs.replicas).toBe(1);
+    expect(certs.template.spec.containers[0].command).toEqual([
+      'kubevirt-ts',
+      'virt-certs',
+      '--namespace',
+      'kubevirt',
+    ]);
+    // It may touch only the three holders of the bundle, by name.
+    const rules = byKind(api, 'ClusterRole', 'kubevirt-ts-virt-certs')[0].rules as Obj[];
+    expect(rules.map((r) => [r.resources[0], r.resourceNames, r.verbs])).toEqual([
+      ['apiservices', ['v1.subresources.kubevirt.io'], ['get', 'patch']],
+      ['mutatingwebhookconfigurations', ['virt-api-mutator'], ['get', 'update']],
+      ['validatingwebhookconfigurations', ['virt-api-validator'], ['get', 'update']],
+    ]);
   });
 
   it('dev cluster render: host network and the API server on 127.0.0.1, never pulling', () => {
@@ -227,11 +300,12 @@ describe('install manifests', () => {
       expect(
         c.args.slice(c.args.indexOf('--metrics-listen'), c.args.indexOf('--metrics-listen') + 2),
       ).toEqual(['--metrics-listen', '0.0.0.0:8443']);
-      // The TLS files come from the mounted Secret; optional, as upstream's.
+      // The TLS files come from the mounted Secret; optional, as upstream's, except the
+      // handler's, whose REST server for virt-api needs it (virt-certs makes it).
       const cert = c.args[c.args.indexOf('--tls-cert-file') + 1];
       const mount = c.volumeMounts.find((m: Obj) => cert.startsWith(`${m.mountPath}/`));
       const volume = spec.volumes.find((v: Obj) => v.name === mount.name);
-      expect(volume.secret.optional, w.metadata.name).toBe(true);
+      expect(volume.secret.optional, w.metadata.name).toBe(w.kind !== 'DaemonSet');
       secrets.push(volume.secret.secretName);
     }
     expect(secrets).toEqual(['kubevirt-controller-certs', 'kubevirt-virt-handler-server-certs']);

@@ -4,12 +4,14 @@
  * The operator (a later issue) reconciles the same objects.
  */
 import type { KubeObject } from '../../runtime/types';
+import { HANDLER_SERVER_CERTS } from './cert-secrets';
 import { aggregatedRoleObjects } from './cluster-roles';
 import { crdObjects } from './crds';
 import { checkInstallOptions, type InstallOptions } from './install-options';
 import { prometheusMetricsService } from './metrics';
 import { networkAttachmentDefinitionCrd } from './nad-crd';
 import { namespaceObjects } from './namespace';
+import { plainVirtApiObjects } from './virt-api-plain';
 import { virtControllerObjects } from './virt-controller';
 import { virtHandlerObjects } from './virt-handler';
 
@@ -26,4 +28,14 @@ export function renderInstall(o: InstallOptions, crdsDir: string): Record<string
     '20-virt-handler.yaml': virtHandlerObjects(o),
     '30-metrics-service.yaml': [prometheusMetricsService(o)],
   };
+}
+
+/**
+ * The plain install (manifests/, no operator): {@link renderInstall} with virt-api and
+ * virt-certs (which makes the certificates the operator would), and virt-handler serving
+ * virt-api's REST API with the certificate virt-certs makes.
+ */
+export function renderPlainInstall(o: InstallOptions, crdsDir: string): Record<string, KubeObject[]> {
+  const plain = { ...o, handlerServerCerts: o.handlerServerCerts ?? HANDLER_SERVER_CERTS };
+  return { ...renderInstall(plain, crdsDir), '25-virt-api.yaml': plainVirtApiObjects(plain) };
 }

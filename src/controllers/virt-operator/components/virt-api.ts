@@ -12,8 +12,11 @@ export interface VirtApiComponentOptions {
   namespace: string;
   /** The kubevirt-ts image holding `kubevirt-ts virt-api`. */
   image: string;
-  /** PEM of the CA that signed virt-api's serving certificate (base64-encoded here). */
-  caBundle: string;
+  /**
+   * PEM of the CA that signed virt-api's serving certificate (base64-encoded here); none
+   * in the plain manifests, where `kubevirt-ts virt-certs` patches it in (virt-api-plain.ts).
+   */
+  caBundle?: string;
   /** Secrets holding the serving pair (tls.crt/tls.key) and the handler client pair plus ca.crt. */
   servingSecret?: string;
   handlerClientSecret?: string;
@@ -147,10 +150,10 @@ const VALIDATING: Hook[] = [
 ];
 
 function webhook(h: Hook, o: VirtApiComponentOptions, mutating: boolean): Obj {
-  const caBundle = Buffer.from(o.caBundle).toString('base64');
+  const caBundle = o.caBundle === undefined ? {} : { caBundle: Buffer.from(o.caBundle).toString('base64') };
   const clientConfig = o.webhookUrl
-    ? { url: `${o.webhookUrl.replace(/\/$/, '')}${h.path}`, caBundle }
-    : { service: { namespace: o.namespace, name: NAME, path: h.path, port: 443 }, caBundle };
+    ? { url: `${o.webhookUrl.replace(/\/$/, '')}${h.path}`, ...caBundle }
+    : { service: { namespace: o.namespace, name: NAME, path: h.path, port: 443 }, ...caBundle };
   return {
     name: h.name,
     admissionReviewVersions: ['v1'],
@@ -194,6 +197,8 @@ function rbac(o: VirtApiComponentOptions): Obj[] {
     },
     { apiGroups: ['instancetype.kubevirt.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+    // virt-api authorises each subresource call itself (authorizer.ts), as upstream's.
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   ];
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: account, namespace: ns, labels: LABELS } },
@@ -313,7 +318,7 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
       group: 'subresources.kubevirt.io',
       version: 'v1',
       service: { namespace: o.namespace, name: NAME, port: 443 },
-      caBundle: Buffer.from(o.caBundle).toString('base64'),
+      ...(o.caBundle === undefined ? {} : { caBundle: Buffer.from(o.caBundle).toString('base64') }),
       groupPriorityMinimum: 1000,
       versionPriority: 15,
     },

@@ -160,6 +160,9 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
         metadata: { labels: { ...labels, ...PROMETHEUS_LABEL } },
         spec: {
           serviceAccountName: NAME,
+          // The kubelet's projected token is bound to this pod and carries its node's name,
+          // which virt-api's node restriction checks (virt-api/node-restriction.ts).
+          automountServiceAccountToken: true,
           priorityClassName: 'system-node-critical',
           ...devClusterPodFields(o),
           hostPID: true,

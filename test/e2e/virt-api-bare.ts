@@ -1,0 +1,120 @@
+/**
+ * A real kube-apiserver with virt-api behind its aggregator and webhooks, and no node: a
+ * recording HTTPS stand-in answers as every node's virt-handler (200 `{}`, upgrades
+ * refused), so a test sees exactly which handler calls virt-api made. For the
+ * authorization tests (virt-api-authz, virt-api-node-restriction), which need the API
+ * server's authentication, RBAC and proxying but no guest.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { crdsDir } from '../../scripts/gen-crds';
+import { createClusterConfig } from '../../src/api/config/cluster-config';
+import { KubeClient } from '../../src/controllers/runtime/kube/client';
+import { HANDLER_SERVER_CN } from '../../src/controllers/virt-api/handler-client';
+import { startVirtApi, type VirtApi } from '../../src/controllers/virt-api/server';
+import { type ControlPlane, startControlPlane } from '../support/kube';
+import { issue, makeCa } from '../support/tls-certs';
+import { kubectl, type Ran, registerVirtApi, runAsync } from './virt-api-cluster';
+
+/** The running pieces. */
+export interface BareVirtApi {
+  cp: ControlPlane;
+  client: KubeClient;
+  api: VirtApi;
+  /** `METHOD path` of every request the stand-in handler received. */
+  handlerCalls: string[];
+  k(args: string[], kubeconfig?: string): Promise<Ran>;
+  apply(objects: unknown[]): Promise<Ran>;
+  close(): Promise<void>;
+}
+
+/** Starts kube-apiserver (no controller manager, no scheduler), the CRDs and virt-api. */
+export async function startBareVirtApi(): Promise<BareVirtApi> {
+  const cp = await startControlPlane({ controllerManager: false, scheduler: false });
+  const k = (args: string[], kubeconfig = cp.kubeconfigPath) =>
+    runAsync(kubectl, ['--kubeconfig', kubeconfig, ...args]);
+  const apply = async (objects: unknown[]) => {
+    const file = join(cp.dir, `objs-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+    return k(['apply', '-f', file]);
+  };
+  const crds = await k(['apply', '-f', crdsDir]);
+  expect(crds.status, crds.stderr).toBe(0);
+  const waited = await k([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/virtualmachines.kubevirt.io',
+    'crd/virtualmachineinstances.kubevirt.io',
+  ]);
+  expect(waited.status, waited.stderr).toBe(0);
+  const client = KubeClient.fromKubeconfig(cp.kubeconfigPath, { qps: 200, burst: 400 });
+
+  const pki = join(cp.dir, 'kubevirt-pki');
+  const ca = makeCa(pki, 'kubevirt-ca');
+  const serving = issue(pki, ca, 'virt-api', 'virt-api', ['IP:127.0.0.1', 'DNS:virt-api.kubevirt.svc']);
+  const handlerServing = issue(pki, ca, 'handler', HANDLER_SERVER_CN, ['IP:127.0.0.1']);
+  const apiClient = issue(pki, ca, 'api-client', 'kubevirt.io:system:client:virt-handler');
+  const handlerCalls: string[] = [];
+  const handler = https.createServer(
+    { cert: readFileSync(handlerServing.cert), key: readFileSync(handlerServing.key) },
+    (req, res) => {
+      handlerCalls.push(`${req.method} ${req.url}`);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    },
+  );
+  handler.on('upgrade', (req, socket) => {
+    handlerCalls.push(`UPGRADE ${req.url}`);
+    socket.destroy();
+  });
+  await new Promise<void>((r) => handler.listen(0, '127.0.0.1', () => r()));
+
+  const api = await startVirtApi({
+    client,
+    tls: serving,
+    host: '127.0.0.1',
+    port: 0,
+    config: () =>
+      createClusterConfig({ developerConfiguration: { useEmulation: true } }, { hostArchitecture: 'amd64' }),
+    kubevirtNamespace: 'kubevirt',
+    privilegedUsers: ['kubevirt-ts-admin'],
+    handler: {
+      tls: { ...apiClient, ca: ca.cert },
+      port: (handler.address() as { port: number }).port,
+      resolveHandler: async () => '127.0.0.1',
+    },
+  });
+  await registerVirtApi(apply, (a) => k(a), api.port, readFileSync(ca.cert, 'utf8'));
+  return {
+    cp,
+    client,
+    api,
+    handlerCalls,
+    k,
+    apply,
+    close: async () => {
+      await api.close();
+      handler.close();
+      client.close();
+      await cp.stop();
+    },
+  };
+}
+
+/** A VMI the webhooks admit (no guest runs: there is no node). */
+export function bareVmi(ns: string, name: string): Record<string, unknown> {
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstance',
+    metadata: { name, namespace: ns },
+    spec: {
+      domain: {
+        devices: { disks: [{ name: 'root', disk: {} }], autoattachGraphicsDevice: true },
+        resources: { requests: { memory: '64Mi' } },
+      },
+      volumes: [{ name: 'root', containerDisk: { image: 'example/tiny' } }],
+    },
+  };
+}
