@@ -39,6 +39,8 @@ export async function startVirtApiFixture(prefix: string): Promise<VirtApiFixtur
   ) as ObjectClient;
   const api = await startVirtApi({
     client: noApi,
+    // Authorization is path-authz.test.ts's subject: here every call is allowed.
+    authorizer: async () => ({ allowed: true }),
     tls: serving,
     host: '127.0.0.1',
     port: 0,

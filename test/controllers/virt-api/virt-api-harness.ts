@@ -53,6 +53,8 @@ export async function startVirtApiHarness(namespace = 'ns1'): Promise<VirtApiHar
   await store.create(NamespaceType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   const api = await startVirtApi({
     client: store,
+    // Authorization is path-authz.test.ts's subject: here every call is allowed.
+    authorizer: async () => ({ allowed: true }),
     tls: serving,
     host: '127.0.0.1',
     port: 0,
