@@ -2,7 +2,8 @@
  * `cluster down`: pods are deleted through the API first (so the kubelet unmounts their
  * volumes and runs CNI DEL), then the kubelet stops, leftover containers are killed with
  * ctr, the control plane and containerd stop, everything mounted under the state
- * directory is unmounted, the bridge is deleted and the kubepods cgroups removed.
+ * directory is unmounted, the bridge is deleted and the kubepods cgroups removed. A second
+ * node (`up --nodes 2`) stops after the pods are gone, before the first node's kubelet.
  * containerd's image store (containerd/root) stays, so the next `up` imports nothing.
  */
 import { rmSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { stopDetachedControlPlane } from '../../test/support/kube';
 import { killTasks, stopContainerd } from './containerd';
+import { stopExtraNodes } from './extra-node';
 import { leftovers, removeKubepodsCgroups, unmountUnder } from './host-cleanup';
 import { stopKubelet } from './kubelet';
 import { deleteBridge } from './network';
@@ -64,6 +66,8 @@ export async function down(opts: DownOptions): Promise<string[]> {
     }
     lap('pods deleted', t);
   }
+  // Nodes after the first (`up --nodes 2`), found by their records even without cluster.json.
+  const stuckNodes = await stopExtraNodes(opts.stateDir, bridge, log);
   t = performance.now();
   await stopKubelet(paths);
   const killed = killTasks(paths);
@@ -90,5 +94,5 @@ export async function down(opts: DownOptions): Promise<string[]> {
     rmSync(join(paths.containerd, 'state'), { recursive: true, force: true });
   }
   lap('cluster down', t0);
-  return [...leftovers(opts.stateDir, bridge), ...stuck];
+  return [...leftovers(opts.stateDir, bridge), ...stuck, ...stuckNodes];
 }
