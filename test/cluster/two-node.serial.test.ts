@@ -1,12 +1,13 @@
 /**
- * `up --nodes 2`: a second kubelet node in its own mount and network namespaces beside the
- * first (scripts/cluster/extra-node.ts). Both nodes Ready; a pod pinned to each runs with
+ * `up --nodes 2`, and a second node added to a running cluster as the tests' broker does
+ * (`sharedCluster({ nodes: 2 })`): a second kubelet node in its own mount and network
+ * namespaces beside the first (scripts/cluster/extra-node.ts). Both nodes Ready; a pod pinned to each runs with
  * an address from its node's share of the pod subnet; the pods reach each other both ways
  * over the shared L2 segment; `kubectl logs` and `exec` work on node 2 (the API server
  * reaches its kubelet on the node network); `down` leaves no namespace process, interface,
  * cgroup root or mount of either node. Serial: one cluster per machine, its own up and down.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { CONTAINERD_BIN } from '../../scripts/cluster/containerd';
@@ -16,8 +17,14 @@ import { kubeletBin } from '../../scripts/cluster/kubelet';
 import { linkExists } from '../../scripts/cluster/network';
 import { cgroupRootDirs, namespaceOf } from '../../scripts/cluster/node-namespace';
 import { nodeLinks } from '../../scripts/cluster/node-network';
-import { type ClusterInfo, clusterPaths, daemonPid, readInfo } from '../../scripts/cluster/state';
-import { up } from '../../scripts/cluster/up';
+import {
+  type ClusterInfo,
+  clusterPaths,
+  daemonPid,
+  type ExtraNodeInfo,
+  readInfo,
+} from '../../scripts/cluster/state';
+import { addNodes, up } from '../../scripts/cluster/up';
 import { clusterUnavailableReason, TEST_BRIDGE, TEST_POD_SUBNET, testStateDir } from '../support/cluster';
 import { kubectlWith } from '../support/cluster-pods';
 import { integration } from '../support/integration';
@@ -66,131 +73,168 @@ function webPod(name: string, nodeName: string, image: string) {
   };
 }
 
-describe.skipIf(!enabled)('two-node cluster (up --nodes 2)', () => {
-  it('runs pods on both nodes that reach each other, and down leaves nothing of either', async () => {
-    const stateDir = testStateDir();
-    const t0 = performance.now();
-    const info: ClusterInfo = await up({
-      stateDir,
-      bridge: TEST_BRIDGE,
-      podSubnet: TEST_POD_SUBNET,
-      nodes: 2,
-      log: (l) => process.stderr.write(`[cluster] ${l}\n`),
-    });
-    const upMs = Math.round(performance.now() - t0);
-    const node2 = info.extraNodes?.[0];
-    let nsIds: string[] = [];
-    try {
-      expect(readInfo(stateDir)).toEqual(info);
-      expect(info.extraNodes).toHaveLength(1);
-      if (!node2) throw new Error('no second node');
-      expect(node2.nodeName).toBe(`${info.nodeName}-2`);
-      expect(node2.nodeIP).toBe('10.245.128.2');
-      expect(node2.podRange).toEqual({ start: '10.245.0.128', end: '10.245.0.253' });
-      // Node 2's daemons run in the holder's namespaces, not the host's.
-      const paths2 = clusterPaths(node2.dir);
-      const kubelet2 = daemonPid(paths2, 'kubelet', kubeletBin());
-      const containerd2 = daemonPid(paths2, 'containerd', CONTAINERD_BIN);
-      expect(kubelet2).toBeGreaterThan(1);
-      expect(containerd2).toBeGreaterThan(1);
-      nsIds = [namespaceOf(node2.holderPid, 'mnt'), namespaceOf(node2.holderPid, 'net')].filter(
-        (n): n is string => !!n,
-      );
-      expect(nsIds).toHaveLength(2);
-      expect(nsIds).not.toContain(namespaceOf('self', 'mnt'));
-      expect(nsIds).not.toContain(namespaceOf('self', 'net'));
-      for (const pid of [kubelet2, containerd2] as number[]) {
-        expect([namespaceOf(pid, 'mnt'), namespaceOf(pid, 'net')]).toEqual(nsIds);
-      }
-      expect(cgroupRootDirs(`${TEST_BRIDGE}-node2`).length).toBeGreaterThan(5);
+const log = (l: string) => process.stderr.write(`[cluster] ${l}\n`);
 
-      const kc = new KubeConfig();
-      kc.loadFromFile(info.kubeconfigPath);
-      const core = kc.makeApiClient(CoreV1Api);
-      const kubectl = kubectlWith(info.kubeconfigPath);
-      for (const [name, ip] of [
-        [info.nodeName, info.nodeIP],
-        [node2.nodeName, node2.nodeIP],
-      ]) {
-        const node = await core.readNode({ name });
-        expect(node.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
-        expect(node.status?.addresses).toContainEqual({ type: 'InternalIP', address: ip });
-      }
-
-      await waitFor(
-        'default service account',
-        () => core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }),
-        60_000,
-        200,
-      );
-      const image = info.images['virt-launcher'];
-      const tPods = performance.now();
-      await core.createNamespacedPod({ namespace: 'default', body: webPod('web-a', info.nodeName, image) });
-      await core.createNamespacedPod({ namespace: 'default', body: webPod('web-b', node2.nodeName, image) });
-      const running = async (name: string) =>
-        waitFor(
-          `pod ${name} Running`,
-          async () => {
-            const p = await core.readNamespacedPod({ name, namespace: 'default' });
-            return p.status?.phase === 'Running' && p.status.podIP ? p : undefined;
-          },
-          120_000,
-          250,
-        );
-      const [a, b] = await Promise.all([running('web-a'), running('web-b')]);
-      process.stderr.write(
-        `[two-node] both pods Running ${Math.round(performance.now() - tPods)} ms after create\n`,
-      );
-      expect(a.spec?.nodeName).toBe(info.nodeName);
-      expect(b.spec?.nodeName).toBe(node2.nodeName);
-      const lastOctet = (ip: string | undefined) => Number(ip?.split('.')[3]);
-      expect(a.status?.podIP).toMatch(/^10\.245\.0\./);
-      expect(lastOctet(a.status?.podIP)).toBeLessThanOrEqual(127);
-      expect(b.status?.podIP).toMatch(/^10\.245\.0\./);
-      expect(lastOctet(b.status?.podIP)).toBeGreaterThanOrEqual(128);
-
-      // kubectl logs on node 2 (the API server to node 2's kubelet on the node network).
-      const logsB = await waitFor(
-        'web-b logs',
-        () => {
-          const out = kubectlWith(info.kubeconfigPath)('logs', '-n', 'default', 'web-b');
-          return out.includes('web-b serving') ? out : undefined;
+/**
+ * Brings the two nodes up (`up --nodes 2`, or one node with a pod running and then the
+ * second added, as the tests' broker does), checks pods across them, brings them down and
+ * checks nothing is left.
+ */
+async function twoNodes(how: 'up --nodes 2' | 'added to a running cluster'): Promise<void> {
+  const stateDir = testStateDir();
+  const t0 = performance.now();
+  let info: ClusterInfo = await up({
+    stateDir,
+    bridge: TEST_BRIDGE,
+    podSubnet: TEST_POD_SUBNET,
+    nodes: how === 'up --nodes 2' ? 2 : 1,
+    ipamNodes: 2,
+    log,
+  });
+  let upMs = Math.round(performance.now() - t0);
+  let nsIds: string[] = [];
+  let node2: ExtraNodeInfo | undefined;
+  try {
+    const kc = new KubeConfig();
+    kc.loadFromFile(info.kubeconfigPath);
+    const core = kc.makeApiClient(CoreV1Api);
+    const kubectl = kubectlWith(info.kubeconfigPath);
+    await waitFor(
+      'default service account',
+      () => core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }),
+      60_000,
+      200,
+    );
+    const image = info.images['virt-launcher'];
+    const running = async (name: string) =>
+      waitFor(
+        `pod ${name} Running`,
+        async () => {
+          const p = await core.readNamespacedPod({ name, namespace: 'default' });
+          return p.status?.phase === 'Running' && p.status.podIP ? p : undefined;
         },
-        30_000,
-        500,
+        120_000,
+        250,
       );
-      expect(logsB).toContain('web-b serving on web-b');
-      // Both ways over the shared segment; the exec into web-b is kubectl exec on node 2.
-      const fetchFrom = (pod: string, ip: string | undefined) =>
-        kubectl('exec', '-n', 'default', pod, '--', 'node', '-e', CLIENT, `http://${ip}:8080/`);
-      expect(fetchFrom('web-a', b.status?.podIP).trim()).toBe('I am web-b');
-      expect(fetchFrom('web-b', a.status?.podIP).trim()).toBe('I am web-a');
-      expect(kubectl('exec', '-n', 'default', 'web-b', '--', 'busybox', 'hostname').trim()).toBe('web-b');
-      // The node's pods are under its own cgroup root, not the first node's kubepods.
-      expect(cgroupRootDirs(`${TEST_BRIDGE}-node2/kubepods`).length).toBeGreaterThan(5);
-    } finally {
+    if (how !== 'up --nodes 2') {
+      // Node 1 has a pod (mounts, a netns) before node 2's namespaces are made.
+      await core.createNamespacedPod({ namespace: 'default', body: webPod('web-a', info.nodeName, image) });
+      await running('web-a');
       const t1 = performance.now();
-      const left = await down({
-        stateDir,
-        bridge: TEST_BRIDGE,
-        log: (l) => process.stderr.write(`[cluster] ${l}\n`),
-      });
-      process.stderr.write(`[two-node] up ${upMs} ms, down ${Math.round(performance.now() - t1)} ms\n`);
-      expect(left).toEqual([]);
+      info = await addNodes(stateDir, 2, { log });
+      upMs = Math.round(performance.now() - t1);
     }
-    expect(leftovers(stateDir, TEST_BRIDGE)).toEqual([]);
-    expect(mountsUnder(stateDir)).toEqual([]);
-    expect(linkExists(TEST_BRIDGE)).toBe(false);
-    for (const link of Object.values(nodeLinks(TEST_BRIDGE))) expect(linkExists(link)).toBe(false);
-    expect(kubepodsCgroups()).toEqual([]);
-    expect(cgroupRootDirs(`${TEST_BRIDGE}-node2`)).toEqual([]);
-    // The node's namespaces are gone: no process is left in them (their mounts went with them).
-    for (const ns of nsIds) expect(processesIn(ns)).toEqual([]);
-    if (node2) {
-      const paths2 = clusterPaths(node2.dir);
-      expect(daemonPid(paths2, 'containerd', CONTAINERD_BIN)).toBeUndefined();
-      expect(daemonPid(paths2, 'kubelet', kubeletBin())).toBeUndefined();
+    node2 = info.extraNodes?.[0];
+    expect(readInfo(stateDir)).toEqual(info);
+    expect(info.extraNodes).toHaveLength(1);
+    if (!node2) throw new Error('no second node');
+    expect(node2.nodeName).toBe(`${info.nodeName}-2`);
+    expect(node2.nodeIP).toBe('10.245.128.2');
+    expect(node2.podRange).toEqual({ start: '10.245.0.128', end: '10.245.0.253' });
+    // Node 2's daemons run in the holder's namespaces, not the host's.
+    const paths2 = clusterPaths(node2.dir);
+    const kubelet2 = daemonPid(paths2, 'kubelet', kubeletBin());
+    const containerd2 = daemonPid(paths2, 'containerd', CONTAINERD_BIN);
+    expect(kubelet2).toBeGreaterThan(1);
+    expect(containerd2).toBeGreaterThan(1);
+    nsIds = [namespaceOf(node2.holderPid, 'mnt'), namespaceOf(node2.holderPid, 'net')].filter(
+      (n): n is string => !!n,
+    );
+    expect(nsIds).toHaveLength(2);
+    expect(nsIds).not.toContain(namespaceOf('self', 'mnt'));
+    expect(nsIds).not.toContain(namespaceOf('self', 'net'));
+    for (const pid of [kubelet2, containerd2] as number[]) {
+      expect([namespaceOf(pid, 'mnt'), namespaceOf(pid, 'net')]).toEqual(nsIds);
     }
-    expect(readInfo(stateDir)).toBeUndefined();
-  }, 600_000);
+    expect(cgroupRootDirs(`${TEST_BRIDGE}-node2`).length).toBeGreaterThan(5);
+
+    // Node 2's mount namespace holds no copy of node 1's mounts (they would keep node 1's
+    // pod volumes and netns alive after its teardown).
+    const own = readFileSync(`/proc/${node2.holderPid}/mountinfo`, 'utf8');
+    for (const dir of [clusterPaths(stateDir).kubelet, clusterPaths(stateDir).containerd])
+      expect(
+        own.split('\n').filter((l) => {
+          const at = l.split(' ')[4] ?? '';
+          return at === dir || at.startsWith(`${dir}/`);
+        }),
+      ).toEqual([]);
+    for (const [name, ip] of [
+      [info.nodeName, info.nodeIP],
+      [node2.nodeName, node2.nodeIP],
+    ]) {
+      const node = await core.readNode({ name });
+      expect(node.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+      expect(node.status?.addresses).toContainEqual({ type: 'InternalIP', address: ip });
+    }
+
+    const tPods = performance.now();
+    if (how === 'up --nodes 2')
+      await core.createNamespacedPod({ namespace: 'default', body: webPod('web-a', info.nodeName, image) });
+    await core.createNamespacedPod({ namespace: 'default', body: webPod('web-b', node2.nodeName, image) });
+    const [a, b] = await Promise.all([running('web-a'), running('web-b')]);
+    process.stderr.write(
+      `[two-node] both pods Running ${Math.round(performance.now() - tPods)} ms after create\n`,
+    );
+    expect(a.spec?.nodeName).toBe(info.nodeName);
+    expect(b.spec?.nodeName).toBe(node2.nodeName);
+    const lastOctet = (ip: string | undefined) => Number(ip?.split('.')[3]);
+    expect(a.status?.podIP).toMatch(/^10\.245\.0\./);
+    expect(lastOctet(a.status?.podIP)).toBeLessThanOrEqual(127);
+    expect(b.status?.podIP).toMatch(/^10\.245\.0\./);
+    expect(lastOctet(b.status?.podIP)).toBeGreaterThanOrEqual(128);
+
+    // kubectl logs on node 2 (the API server to node 2's kubelet on the node network).
+    const logsB = await waitFor(
+      'web-b logs',
+      () => {
+        const out = kubectlWith(info.kubeconfigPath)('logs', '-n', 'default', 'web-b');
+        return out.includes('web-b serving') ? out : undefined;
+      },
+      30_000,
+      500,
+    );
+    expect(logsB).toContain('web-b serving on web-b');
+    // Both ways over the shared segment; the exec into web-b is kubectl exec on node 2.
+    const fetchFrom = (pod: string, ip: string | undefined) =>
+      kubectl('exec', '-n', 'default', pod, '--', 'node', '-e', CLIENT, `http://${ip}:8080/`);
+    expect(fetchFrom('web-a', b.status?.podIP).trim()).toBe('I am web-b');
+    expect(fetchFrom('web-b', a.status?.podIP).trim()).toBe('I am web-a');
+    expect(kubectl('exec', '-n', 'default', 'web-b', '--', 'busybox', 'hostname').trim()).toBe('web-b');
+    // The node's pods are under its own cgroup root, not the first node's kubepods.
+    expect(cgroupRootDirs(`${TEST_BRIDGE}-node2/kubepods`).length).toBeGreaterThan(5);
+  } finally {
+    const t1 = performance.now();
+    const left = await down({ stateDir, bridge: TEST_BRIDGE, log });
+    // up: the whole cluster's (up --nodes 2), or node 2's alone (added).
+    process.stderr.write(`[two-node] ${how}: up ${upMs} ms, down ${Math.round(performance.now() - t1)} ms\n`);
+    expect(left).toEqual([]);
+  }
+  expect(leftovers(stateDir, TEST_BRIDGE)).toEqual([]);
+  expect(mountsUnder(stateDir)).toEqual([]);
+  expect(linkExists(TEST_BRIDGE)).toBe(false);
+  for (const link of Object.values(nodeLinks(TEST_BRIDGE))) expect(linkExists(link)).toBe(false);
+  expect(kubepodsCgroups()).toEqual([]);
+  expect(cgroupRootDirs(`${TEST_BRIDGE}-node2`)).toEqual([]);
+  // The node's namespaces are gone: no process is left in them (their mounts went with them).
+  for (const ns of nsIds) expect(processesIn(ns)).toEqual([]);
+  if (node2) {
+    const paths2 = clusterPaths(node2.dir);
+    expect(daemonPid(paths2, 'containerd', CONTAINERD_BIN)).toBeUndefined();
+    expect(daemonPid(paths2, 'kubelet', kubeletBin())).toBeUndefined();
+  }
+  expect(readInfo(stateDir)).toBeUndefined();
+}
+
+describe.skipIf(!enabled)('two-node cluster', () => {
+  it(
+    'up --nodes 2: pods on both nodes reach each other, and down leaves nothing of either',
+    () => twoNodes('up --nodes 2'),
+    600_000,
+  );
+
+  it(
+    "a second node added to a running cluster (the tests' broker): the same",
+    () => twoNodes('added to a running cluster'),
+    600_000,
+  );
 });
