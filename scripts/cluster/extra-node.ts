@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { ControlPlaneAccess } from '../../test/support/kube';
 import { containerdSocket, killTasks, startContainerd, stopContainerd } from './containerd';
 import { type BuiltImage, importProjectImages } from './images';
-import { startKubelet, stopKubelet } from './kubelet';
+import { type KubeletNodeOptions, startKubelet, stopKubelet } from './kubelet';
 import { prepareCniBinDir } from './multus';
 import { writeCniConfig } from './network';
 import {
@@ -65,6 +65,8 @@ export interface AddNodeOptions {
   images: Record<string, BuiltImage>;
   log: (line: string) => void;
   traceLogs?: boolean;
+  /** Taints node 2 registers with (default none). */
+  taints?: KubeletNodeOptions['taints'];
 }
 
 /** Brings node 2 up until its Node is Ready; `down` (stopExtraNodes) undoes every step. */
@@ -111,7 +113,7 @@ export async function addNode(o: AddNodeOptions): Promise<ExtraNodeInfo> {
   await startApiRelay(paths, holderPid, Number(new URL(o.cp.server).port));
   await startKubelet(paths, o.cp, o.nodeName, nodeIP, {
     enter: holderPid,
-    node: { cgroupRoot },
+    node: { cgroupRoot, taints: o.taints },
     verbosity: o.traceLogs ? 2 : 1,
   });
   lap(`kubelet (node ${o.nodeName} Ready)`, t);

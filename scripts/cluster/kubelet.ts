@@ -26,6 +26,8 @@ export interface KubeletNodeOptions {
    * sharing `/kubepods` would each delete the other's pod cgroups as unknown.
    */
   cgroupRoot?: string;
+  /** Taints the node registers with (the tests' shared cluster keeps unpinned pods off node 2). */
+  taints?: { key: string; value?: string; effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' }[];
 }
 
 /**
@@ -71,6 +73,7 @@ export function writeKubeletConfig(
     rotateCertificates: false,
     serverTLSBootstrap: false,
     ...(node.cgroupRoot ? { cgroupRoot: node.cgroupRoot } : {}),
+    ...(node.taints?.length ? { registerWithTaints: node.taints } : {}),
   };
   const file = join(paths.kubelet, 'kubelet.yaml');
   writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);

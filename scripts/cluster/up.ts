@@ -16,7 +16,7 @@ import {
 } from '../../test/support/kube';
 import { CONTAINERD_BIN, containerdSocket, startContainerd } from './containerd';
 import { down } from './down';
-import { addNode } from './extra-node';
+import { type AddNodeOptions, addNode } from './extra-node';
 import { leftovers } from './host-cleanup';
 import { importProjectImages, readImages } from './images';
 import { checkNodeName, kubeletBin, runningKubelet, startKubelet } from './kubelet';
@@ -235,7 +235,11 @@ async function bringUp(
 export async function addNodes(
   stateDir: string,
   nodes: number,
-  { log = () => {}, traceLogs = false }: { log?: (line: string) => void; traceLogs?: boolean } = {},
+  {
+    log = () => {},
+    traceLogs = false,
+    taints,
+  }: { log?: (line: string) => void; traceLogs?: boolean; taints?: AddNodeOptions['taints'] } = {},
 ): Promise<ClusterInfo> {
   const info = readInfo(stateDir);
   if (!info) throw new Error(`no cluster in ${stateDir}`);
@@ -267,6 +271,7 @@ export async function addNodes(
     images: readImages(info.imagesFile ?? defaultImagesFile()),
     log,
     traceLogs,
+    taints,
   });
   const updated: ClusterInfo = { ...info, extraNodes: [...(info.extraNodes ?? []), extra] };
   writeInfo(updated);

@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import { down } from '../../scripts/cluster/down';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import { addNodes, up } from '../../scripts/cluster/up';
-import { CLUSTER_BROKER_ENV, TEST_BRIDGE, TEST_POD_SUBNET, testStateDir } from './cluster';
+import { CLUSTER_BROKER_ENV, SECOND_NODE_TAINT, TEST_BRIDGE, TEST_POD_SUBNET, testStateDir } from './cluster';
 
 export default async function setup(): Promise<() => Promise<void>> {
   let cluster: Promise<ClusterInfo> | undefined;
@@ -40,8 +40,11 @@ export default async function setup(): Promise<() => Promise<void>> {
     }
     if (nodes > 1 && !twoNodes) {
       const dir = stateDir as string;
-      // Once, after the first node: a failure here fails the two-node files only.
-      twoNodes = cluster.then((info) => (info.extraNodes?.length ? info : addNodes(dir, nodes, { log })));
+      // Once, after the first node: a failure here fails the two-node files only. Tainted:
+      // the one-node files' unpinned pods and DaemonSets stay on node 1.
+      twoNodes = cluster.then((info) =>
+        info.extraNodes?.length ? info : addNodes(dir, nodes, { log, taints: [SECOND_NODE_TAINT] }),
+      );
     }
     (nodes > 1 && twoNodes ? twoNodes : cluster).then(
       (info) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(info)),
