@@ -88,7 +88,10 @@ export async function addNode(o: AddNodeOptions): Promise<ExtraNodeInfo> {
   };
   const save = () => writeFileSync(join(dir, 'node.json'), `${JSON.stringify(record, null, 2)}\n`);
   save();
-  prepareNodeMounts(holderPid, o.stateDir, dir);
+  // Node 2's kubelet directory also appears at the first node's kubelet path in its mount
+  // namespace, as every node of a real cluster has /var/lib/kubelet: one DaemonSet's
+  // hostPath (virt-handler's `<kubelet root>/pods`) then means each node's own.
+  prepareNodeMounts(holderPid, o.stateDir, dir, [[paths.kubelet, clusterPaths(o.stateDir).kubelet]]);
   const { nodeIP } = connectNode(holderPid, {
     bridge: o.bridge,
     podSubnet: o.podSubnet,

@@ -149,15 +149,16 @@ async function twoNodes(how: 'up --nodes 2' | 'added to a running cluster'): Pro
     expect(cgroupRootDirs(`${TEST_BRIDGE}-node2`).length).toBeGreaterThan(5);
 
     // Node 2's mount namespace holds no copy of node 1's mounts (they would keep node 1's
-    // pod volumes and netns alive after its teardown).
-    const own = readFileSync(`/proc/${node2.holderPid}/mountinfo`, 'utf8');
+    // pod volumes and netns alive after its teardown): no mount there is rooted in node 1's
+    // kubelet or containerd directory. Node 1's kubelet path shows node 2's own directory.
+    const own = readFileSync(`/proc/${node2.holderPid}/mountinfo`, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => ({ root: l.split(' ')[3], at: l.split(' ')[4] }));
+    const under = (p: string, dir: string) => p === dir || p.startsWith(`${dir}/`);
     for (const dir of [clusterPaths(stateDir).kubelet, clusterPaths(stateDir).containerd])
-      expect(
-        own.split('\n').filter((l) => {
-          const at = l.split(' ')[4] ?? '';
-          return at === dir || at.startsWith(`${dir}/`);
-        }),
-      ).toEqual([]);
+      expect(own.filter((m) => under(m.root, dir))).toEqual([]);
+    expect(own).toContainEqual({ root: clusterPaths(node2.dir).kubelet, at: clusterPaths(stateDir).kubelet });
     for (const [name, ip] of [
       [info.nodeName, info.nodeIP],
       [node2.nodeName, node2.nodeIP],
