@@ -2,7 +2,9 @@
  * The one-node cluster's state directory and the daemons recorded in it. Everything the
  * cluster writes lives under one directory (default /var/lib/kubevirt-ts-cluster,
  * `KUBEVIRT_TS_CLUSTER_DIR` or `--state-dir`), except what the kubelet hardcodes
- * (/var/lib/kubelet/device-plugins, /var/log/containers) and the kubepods cgroups.
+ * (/var/lib/kubelet/device-plugins, /var/log/containers) and the kubepods cgroups. A
+ * second node (`up --nodes 2`) keeps its own state in `<root>/nodes/<name>/`, the same
+ * layout (scripts/cluster/extra-node.ts).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
