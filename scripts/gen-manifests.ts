@@ -8,14 +8,16 @@
  * Usage: `npm run gen:manifests` (the committed default: images
  * localhost/kubevirt-ts/...:latest, pulled if not present); for the project's dev cluster
  * (no kube-proxy: host network, API server on 127.0.0.1) into another directory:
- * `tsx scripts/gen-manifests.ts --dev-cluster <apiserver port> --out <dir>`, and
+ * `tsx scripts/gen-manifests.ts --dev-cluster "$KUBECONFIG" --out <dir>` (the API
+ * server's port, or a kubeconfig to read it from), and
  * `--image`, `--launcher-image`, `--namespace`, `--kubelet-root-dir` to override. Output is deterministic; a
- * test regenerates the default and compares it with the committed files.
+ * test regenerates the default and compares it with the committed files. In the output
+ * directory it replaces and removes only files it wrote (they start with its header).
  */
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import {
   defaultInstallOptions,
   type InstallOptions,
@@ -49,6 +51,54 @@ export function manifestFiles(opts: InstallOptions = defaultInstallOptions()): M
   return out;
 }
 
+/**
+ * The dev cluster's API server port from `--dev-cluster`'s value: a port, or a kubeconfig
+ * file whose current context's server is https://127.0.0.1:<port> (the dev cluster's
+ * admin.kubeconfig, whose port changes at every `cluster up`).
+ */
+export function devClusterPort(value: string): number {
+  if (/^\d+$/.test(value)) {
+    const port = Number(value);
+    if (port >= 1 && port <= 65535) return port;
+  } else if (existsSync(value)) {
+    const kc = parse(readFileSync(value, 'utf8')) as {
+      'current-context'?: string;
+      contexts?: { name: string; context?: { cluster?: string } }[];
+      clusters?: { name: string; cluster?: { server?: string } }[];
+    };
+    const ctx = kc.contexts?.find((c) => c.name === kc['current-context']) ?? kc.contexts?.[0];
+    const server = kc.clusters?.find((c) => c.name === ctx?.context?.cluster)?.cluster?.server;
+    if (!server) throw new Error(`--dev-cluster ${value}: no server in its current context`);
+    const url = new URL(server);
+    if (url.hostname !== '127.0.0.1' || !url.port)
+      throw new Error(
+        `--dev-cluster ${value}: its server ${server} is not on 127.0.0.1 (the dev cluster's API server is)`,
+      );
+    return Number(url.port);
+  }
+  throw new Error(`--dev-cluster ${value}: not a port (1-65535) or a kubeconfig file`);
+}
+
+/**
+ * Writes `files` into `out`: replaces and removes only files this script wrote (they
+ * start with its header), so other YAML in the directory stays; refuses to overwrite a
+ * file of the same name it did not write. Returns the names of the stale files removed.
+ */
+export function writeManifests(out: string, files: Map<string, string>): string[] {
+  mkdirSync(out, { recursive: true });
+  const ours = (name: string) => readFileSync(path.join(out, name), 'utf8').startsWith(HEADER);
+  for (const name of files.keys()) {
+    if (existsSync(path.join(out, name)) && !ours(name))
+      throw new Error(
+        `${path.join(out, name)}: not written by gen-manifests (no generated header); refusing to overwrite it`,
+      );
+  }
+  const stale = readdirSync(out).filter((f) => f.endsWith('.yaml') && !files.has(f) && ours(f));
+  for (const f of stale) rmSync(path.join(out, f));
+  for (const [name, text] of files) writeFileSync(path.join(out, name), text);
+  return stale;
+}
+
 function parseArgs(argv: string[]): { opts: InstallOptions; out: string } {
   const o: Partial<InstallOptions> = {};
   let out = manifestsDir;
@@ -57,7 +107,7 @@ function parseArgs(argv: string[]): { opts: InstallOptions; out: string } {
     const value = argv[i + 1];
     if (value === undefined) throw new Error(`${flag}: needs a value`);
     i++;
-    if (flag === '--dev-cluster') o.devCluster = { apiServerPort: Number(value) };
+    if (flag === '--dev-cluster') o.devCluster = { apiServerPort: devClusterPort(value) };
     else if (flag === '--out') out = path.resolve(value);
     else if (flag === '--image') o.image = value;
     else if (flag === '--launcher-image') o.launcherImage = value;
@@ -71,11 +121,17 @@ function parseArgs(argv: string[]): { opts: InstallOptions; out: string } {
 function main(): void {
   const { opts, out } = parseArgs(process.argv.slice(2));
   const files = manifestFiles(opts);
-  mkdirSync(out, { recursive: true });
-  for (const old of readdirSync(out))
-    if (old.endsWith('.yaml') && !files.has(old)) rmSync(path.join(out, old));
-  for (const [name, text] of files) writeFileSync(path.join(out, name), text);
-  console.log(`wrote ${files.size} files to ${path.relative(process.cwd(), out) || '.'}/`);
+  const stale = writeManifests(out, files);
+  console.log(
+    `wrote ${files.size} files to ${path.relative(process.cwd(), out) || '.'}/${stale.length ? ` (removed its stale ${stale.join(', ')})` : ''}`,
+  );
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  try {
+    main();
+  } catch (err) {
+    console.error(`gen-manifests: ${(err as Error).message}`);
+    process.exit(1);
+  }
+}

@@ -14,12 +14,14 @@ if [ ! -d node_modules ]; then npm ci || exit 1; fi
 export KUBEVIRT_TS_REQUIRE_INTEGRATION=1
 
 failed=()
+rc=0
 stage() {
   local name=$1
   shift
   echo "=== $name: $*"
   local t0=$SECONDS
-  "$@" || failed+=("$name")
+  rc=0
+  "$@" || { rc=$?; failed+=("$name"); }
   echo "=== $name took $((SECONDS - t0)) s"
 }
 
@@ -31,12 +33,16 @@ stage build npm run build
 stage cluster-setup scripts/cluster/setup.sh
 rm -f test-results.json test-results-serial.json
 stage tests npx vitest run --reporter=default --reporter=json --outputFile.json=test-results.json
+tests_rc=$rc
 # Tests that restart shared host services or start their own (a second libvirtd for
 # migration) run after everything else, one file at a time: two of them at once would
 # fight over the daemon and its migration ports.
 VITEST_SERIAL=1 stage serial-tests npx vitest run --passWithNoTests --no-file-parallelism --reporter=default \
   --reporter=json --outputFile.json=test-results-serial.json
-node scripts/print-test-summary.mjs test-results.json test-results-serial.json || failed+=("test-summary")
+serial_rc=$rc
+# With each run's exit status, so a run that failed outside any test is counted too.
+node scripts/print-test-summary.mjs "test-results.json:$tests_rc" "test-results-serial.json:$serial_rc" ||
+  failed+=("test-summary")
 
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "FAILED stages: ${failed[*]}"

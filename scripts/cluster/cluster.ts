@@ -4,13 +4,14 @@
  * $KUBEVIRT_TS_CLUSTER_DIR or /var/lib/kubevirt-ts-cluster).
  *
  *   up      [--nodes 1|2] [--node-name N] [--node-ip IP] [--bridge NAME] [--pod-subnet A.B.C.0/24]
+ *           (ends with `export KUBECONFIG=...` and `export PATH=<kubectl's dir>:$PATH` lines)
  *   down    [--purge]   (--purge also drops containerd's image store)
  *   status
  */
 
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { accessTo } from '../../test/support/kube';
+import { accessTo, kubeBinDir } from '../../test/support/kube';
 import { CONTAINERD_BIN, containerdSocket } from './containerd';
 import { down } from './down';
 import { leftovers } from './host-cleanup';
@@ -73,6 +74,7 @@ async function status(): Promise<number> {
   console.log(`server:      ${info.server} (${ready ? 'ready' : 'NOT ready'})`);
   console.log(`kubeconfig:  ${info.kubeconfigPath}`);
   const firstReady = await nodeReady(info.nodeName);
+  console.log(`kubectl:     ${join(kubeBinDir, 'kubectl')}`);
   console.log(`node:        ${info.nodeName} ${info.nodeIP} (${firstReady ? 'Ready' : 'NOT Ready'})`);
   console.log(
     `containerd:  ${containerdSocket(paths)} (${daemons.containerd ? `pid ${daemons.containerd}` : 'NOT running'})`,
@@ -117,7 +119,10 @@ async function main(): Promise<number> {
         nodes: nodeCount(values.nodes),
         log,
       });
+      // Paste-able: kubectl is not on PATH; it was built with the control plane.
+      console.log(`# API server ${info.server} (a new port at every up)`);
       console.log(`export KUBECONFIG=${info.kubeconfigPath}`);
+      console.log(`export PATH=${kubeBinDir}:$PATH`);
       return 0;
     }
     case 'down': {

@@ -2,8 +2,9 @@
  * `cluster down`: pods are deleted through the API first (so the kubelet unmounts their
  * volumes and runs CNI DEL), then the kubelet stops, leftover containers are killed with
  * ctr, the control plane and containerd stop, everything mounted under the state
- * directory is unmounted, the bridge is deleted and the kubepods cgroups removed. A second
- * node (`up --nodes 2`) stops after the pods are gone, before the first node's kubelet.
+ * directory is unmounted, the bridge is deleted, the kubepods cgroups removed and the
+ * kernel settings the kubelet tuned written back (host-state.ts). A second node
+ * (`up --nodes 2`) stops after the pods are gone, before the first node's kubelet.
  * containerd's image store (containerd/root) stays, so the next `up` imports nothing.
  */
 import { rmSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { stopDetachedControlPlane } from '../../test/support/kube';
 import { killTasks, stopContainerd } from './containerd';
 import { stopExtraNodes } from './extra-node';
 import { leftovers, removeKubepodsCgroups, unmountUnder } from './host-cleanup';
+import { restoreHostState } from './host-state';
 import { stopKubelet } from './kubelet';
 import { deleteBridge } from './network';
 import { clusterPaths, readInfo, waitFor } from './state';
@@ -83,7 +85,9 @@ export async function down(opts: DownOptions): Promise<string[]> {
   const unmounted = unmountUnder(opts.stateDir);
   deleteBridge(bridge);
   const stuck = removeKubepodsCgroups();
-  lap(`host cleaned (${unmounted} mount(s), bridge ${bridge}, kubepods cgroups)`, t);
+  // The kubelet's kernel settings back as up found them; its firewall chains, if any.
+  const changed = restoreHostState(opts.stateDir);
+  lap(`host cleaned (${unmounted} mount(s), bridge ${bridge}, kubepods cgroups, kernel settings)`, t);
 
   if (opts.purge) {
     rmSync(opts.stateDir, { recursive: true, force: true });
@@ -94,5 +98,5 @@ export async function down(opts: DownOptions): Promise<string[]> {
     rmSync(join(paths.containerd, 'state'), { recursive: true, force: true });
   }
   lap('cluster down', t0);
-  return [...leftovers(opts.stateDir, bridge), ...stuck, ...stuckNodes];
+  return [...leftovers(opts.stateDir, bridge), ...stuck, ...stuckNodes, ...changed];
 }

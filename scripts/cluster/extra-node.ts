@@ -24,6 +24,7 @@ import {
   nodeProcesses,
   prepareNodeMounts,
   removeCgroupRoot,
+  removeMountPoints,
   startHolder,
 } from './node-namespace';
 import { connectNode, disconnectNode, nodeLinksLeft, podRange } from './node-network';
@@ -44,6 +45,8 @@ interface NodeRecord extends Partial<ExtraNodeInfo> {
   nodeName: string;
   bridge: string;
   nsIds: string[];
+  /** Host directories created as mount points (removed at down when empty). */
+  createdDirs?: string[];
 }
 
 /** Where the extra nodes' directories are. */
@@ -91,7 +94,10 @@ export async function addNode(o: AddNodeOptions): Promise<ExtraNodeInfo> {
   // Node 2's kubelet directory also appears at the first node's kubelet path in its mount
   // namespace, as every node of a real cluster has /var/lib/kubelet: one DaemonSet's
   // hostPath (virt-handler's `<kubelet root>/pods`) then means each node's own.
-  prepareNodeMounts(holderPid, o.stateDir, dir, [[paths.kubelet, clusterPaths(o.stateDir).kubelet]]);
+  record.createdDirs = prepareNodeMounts(holderPid, o.stateDir, dir, [
+    [paths.kubelet, clusterPaths(o.stateDir).kubelet],
+  ]);
+  save();
   const { nodeIP } = connectNode(holderPid, {
     bridge: o.bridge,
     podSubnet: o.podSubnet,
@@ -179,6 +185,7 @@ export async function stopExtraNodes(
     await stopDaemon(paths, 'api-relay-host', SOCAT, 3_000);
     const rest = await killNodeProcesses(r.dir, r.nsIds);
     disconnectNode(r.bridge);
+    removeMountPoints(r.createdDirs ?? []);
     stuck.push(...removeCgroupRoot(cgroupRootName(r.bridge)));
     for (const d of [paths.kubelet, paths.cni, paths.pids, join(r.dir, 'host'), join(r.dir, 'api.sock')]) {
       rmSync(d, { recursive: true, force: true });

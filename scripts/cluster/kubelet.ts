@@ -1,7 +1,7 @@
 /**
  * The node's kubelet: its KubeletConfiguration for these machines (cgroup v1 with the
  * cgroupfs driver, oomScoreAdj 0 for want of CAP_SYS_RESOURCE, image GC off so the
- * imported images stay), a client certificate as system:node:<name>, and the containerd
+ * imported images stay, no iptables chains on the host), a client certificate as system:node:<name>, and the containerd
  * of this cluster as its runtime.
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -72,6 +72,12 @@ export function writeKubeletConfig(
     resolvConf: '/etc/resolv.conf',
     rotateCertificates: false,
     serverTLSBootstrap: false,
+    // Off the host's firewall: by default the kubelet creates iptables(-nft) tables and
+    // chains (KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY, KUBE-FIREWALL in ip/ip6
+    // filter/nat/mangle) for other components' sake, and nothing removes them. Nothing
+    // here needs them: no kube-proxy, CNI with ipMasq off. (The only iptables use in
+    // kubelet v1.34: pkg/kubelet/kubelet_network_linux.go, behind this option.)
+    makeIPTablesUtilChains: false,
     ...(node.cgroupRoot ? { cgroupRoot: node.cgroupRoot } : {}),
     ...(node.taints?.length ? { registerWithTaints: node.taints } : {}),
   };

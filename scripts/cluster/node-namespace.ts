@@ -104,14 +104,15 @@ function mountsOf(pid: number, dir: string): string[] {
  * (node 1's pod volumes and netns files would otherwise be held alive here), makes `/`
  * rshared (Bidirectional hostPath volumes need it; only here, the host's `/` stays
  * private), binds `<nodeDir>/host/<path>` over each of {@link PER_NODE_PATHS} and each of
- * `binds` ([own directory, path it appears at]), and brings the loopback up.
+ * `binds` ([own directory, path it appears at]), and brings the loopback up. Returns the
+ * host directories it had to create as mount points (`down` removes them when empty).
  */
 export function prepareNodeMounts(
   holder: number,
   stateDir: string,
   nodeDir: string,
   binds: [string, string][] = [],
-): void {
+): string[] {
   const foreign = mountsOf(holder, stateDir);
   if (foreign.length) inNode(holder, 'for m in "$@"; do umount -l "$m" || true; done', ...foreign);
   const pairs: string[] = binds.flatMap(([own, at]) => {
@@ -119,11 +120,13 @@ export function prepareNodeMounts(
     mkdirSync(at, { recursive: true });
     return [own, at];
   });
+  const created: string[] = [];
   for (const path of PER_NODE_PATHS) {
     const own = join(nodeDir, 'host', path);
     mkdirSync(own, { recursive: true });
-    // The mount point must exist; these directories are the ones the first node uses.
-    mkdirSync(path, { recursive: true });
+    // The mount point must exist on the host (usually the first node made it already).
+    const first = mkdirSync(path, { recursive: true });
+    if (first) created.push(first);
     pairs.push(own, path);
   }
   inNode(
@@ -133,6 +136,18 @@ while [ $# -gt 0 ]; do mount --bind "$1" "$2"; shift 2; done
 ip link set lo up`,
     ...pairs,
   );
+  return created;
+}
+
+/** Removes mount-point directories {@link prepareNodeMounts} created, each only if empty. */
+export function removeMountPoints(dirs: string[]): void {
+  for (const d of [...dirs].sort((a, b) => b.length - a.length)) {
+    try {
+      rmdirSync(d);
+    } catch {
+      // In use by the first node meanwhile, or gone: left as it is.
+    }
+  }
 }
 
 /** The cgroup v1 hierarchies (and the hybrid layout's unified one): mounted directories only. */

@@ -5,7 +5,7 @@
  * kubelets), then the kubelet, until its Node is Ready. With `nodes: 2`, a second node
  * in its own namespaces after that (extra-node.ts).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir } from '../../test/support/integration';
 import {
@@ -18,6 +18,7 @@ import { CONTAINERD_BIN, containerdSocket, startContainerd } from './containerd'
 import { down } from './down';
 import { type AddNodeOptions, addNode } from './extra-node';
 import { leftovers } from './host-cleanup';
+import { hasHostRecord, recordHostState } from './host-state';
 import { importProjectImages, readImages } from './images';
 import { checkNodeName, kubeletBin, runningKubelet, startKubelet } from './kubelet';
 import {
@@ -130,7 +131,7 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
   if (other)
     throw new Error(`a kubelet already runs on this machine (pid ${other}): one kubelet per machine`);
   // Remains of a cluster that was not brought down (a crash): clean them first.
-  if (previous || leftovers(opts.stateDir, bridge).length) {
+  if (previous || hasHostRecord(opts.stateDir) || leftovers(opts.stateDir, bridge).length) {
     log('cleaning up the remains of an earlier cluster');
     await down({ stateDir: opts.stateDir, bridge, log });
   }
@@ -176,6 +177,9 @@ async function bringUp(
   const paths = clusterPaths(stateDir);
   const t0 = performance.now();
   const lap = (what: string, since: number) => log(`${what}: ${Math.round(performance.now() - since)} ms`);
+  // Before anything changes the host: `down` restores it from this.
+  mkdirSync(stateDir, { recursive: true });
+  recordHostState(stateDir);
   let t = performance.now();
   createBridge(bridge, podSubnet);
   const bridgeNetwork = writeCniConfig(paths.cni, bridge, podSubnet, podRange(podSubnet, 1, ipamNodes));

@@ -41,7 +41,7 @@ describe('cluster configuration files', () => {
     expect(toml).toContain(`bin_dir = "${paths.cni}/bin"`);
   });
 
-  it('kubelet: cgroupfs, cgroup v1 allowed, oomScoreAdj 0, image GC off, webhook auth', () => {
+  it('kubelet: cgroupfs, cgroup v1 allowed, oomScoreAdj 0, image GC off, webhook auth, off the firewall', () => {
     const paths = clusterPaths(tmp());
     const config = JSON.parse(readFileSync(writeKubeletConfig(paths, '/pki/ca.crt', '192.0.2.2'), 'utf8'));
     expect(config).toMatchObject({
@@ -59,6 +59,9 @@ describe('cluster configuration files', () => {
       },
       authorization: { mode: 'Webhook' },
       readOnlyPort: 0,
+      // Else the kubelet adds iptables(-nft) tables and chains to the host (KUBE-FIREWALL,
+      // KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) that nothing removes.
+      makeIPTablesUtilChains: false,
     });
   });
 

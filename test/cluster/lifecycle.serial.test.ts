@@ -2,7 +2,8 @@
  * `up` then `down` of the one-node cluster, asserting what each leaves on the host: up
  * gives a Ready node, a running pod with an emptyDir (so there are volume mounts, a pod
  * network namespace and kubepods cgroups to clean); down leaves no mount under the state
- * directory, no bridge, no kubepods cgroup and no daemon. Serial: one kubelet per machine,
+ * directory, no bridge, no kubepods cgroup and no daemon, and the host's firewall and the
+ * kernel settings the kubelet tunes as they were before up. Serial: one kubelet per machine,
  * so it runs after the parallel run's shared cluster is gone.
  */
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -10,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { CONTAINERD_BIN } from '../../scripts/cluster/containerd';
 import { down } from '../../scripts/cluster/down';
 import { kubepodsCgroups, leftovers, mountsUnder } from '../../scripts/cluster/host-cleanup';
+import { hostState } from '../../scripts/cluster/host-state';
 import { kubeletBin } from '../../scripts/cluster/kubelet';
 import { linkExists } from '../../scripts/cluster/network';
 import { clusterPaths, daemonPid, readInfo } from '../../scripts/cluster/state';
@@ -25,6 +27,9 @@ describe.skipIf(!enabled)('one-node cluster up and down', () => {
   it('comes up with a Ready node and goes down leaving nothing behind', async () => {
     const stateDir = testStateDir();
     const paths = clusterPaths(stateDir);
+    // The whole firewall (every nftables table and chain) and the kernel settings the
+    // kubelet tunes: down must leave them as up found them.
+    const hostBefore = hostState();
     const info = await up({ stateDir, bridge: TEST_BRIDGE, podSubnet: TEST_POD_SUBNET });
     try {
       expect(readInfo(stateDir)).toEqual(info);
@@ -81,6 +86,7 @@ describe.skipIf(!enabled)('one-node cluster up and down', () => {
       expect(left).toEqual([]);
     }
     expect(leftovers(stateDir, TEST_BRIDGE)).toEqual([]);
+    expect(hostState()).toEqual(hostBefore);
     expect(mountsUnder(stateDir)).toEqual([]);
     expect(linkExists(TEST_BRIDGE)).toBe(false);
     expect(kubepodsCgroups()).toEqual([]);

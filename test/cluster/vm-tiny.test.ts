@@ -54,6 +54,7 @@ import { peerEcho, peerLogOnceGot } from './peer-traffic';
 import { registerAccessCredentialsCase } from './vm-access-credentials-case';
 import { registerNetworkCases } from './vm-network-cases';
 import { registerPasstCase } from './vm-passt-case';
+import { computeSeccompModes, registerSeccompCase, seccompOf } from './vm-seccomp-case';
 
 const why = clusterUnavailableReason();
 const enabled = integration('one-node cluster', why === undefined, why ?? '');
@@ -264,6 +265,22 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     expect(readFileSync(`/sys/fs/cgroup/memory${memPath}/cgroup.procs`, 'utf8').split('\n')).toContain(
       String(qemuPid),
     );
+
+    // Seccomp: the pod runs under upstream's profile, which virt-handler installed in the
+    // kubelet's seccomp directory; every process of compute (launcher, libvirtd, virtlogd,
+    // QEMU) is filtered (mode 2), QEMU by the pod's filter and its own -sandbox one.
+    expect(launcher.spec?.securityContext?.seccompProfile).toEqual({
+      type: 'Localhost',
+      localhostProfile: 'kubevirt/kubevirt.json',
+    });
+    const profile = JSON.parse(
+      readFileSync(join(info.stateDir, 'kubelet', 'seccomp', 'kubevirt', 'kubevirt.json'), 'utf8'),
+    ) as { defaultAction: string };
+    expect(profile.defaultAction).toBe('SCMP_ACT_ERRNO');
+    const modes = computeSeccompModes(qemuPid);
+    expect(modes.length).toBeGreaterThanOrEqual(3);
+    for (const [pid, mode] of modes) expect(mode, `Seccomp of pid ${pid} in compute`).toBe('2');
+    expect(seccompOf(qemuPid)?.filters).toBeGreaterThanOrEqual(2);
 
     // Phase 1 ran in the pod's network namespace (QEMU's): the bridge, the tap, the NAT.
     const inPod = (cmd: string, ...args: string[]) =>
@@ -528,4 +545,5 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
   registerNetworkCases(networkContext);
   registerPasstCase(networkContext);
   registerAccessCredentialsCase(networkContext);
+  registerSeccompCase(networkContext);
 });

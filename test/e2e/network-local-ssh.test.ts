@@ -340,7 +340,7 @@ describe.runIf(run)('ssh, scp, port-forward and a handler restart in local mode 
     const leases = join(state, 'cni', 'kubevirt-ts');
     expect(existsSync(join(leases, podIP))).toBe(false);
     process.stdout.write(
-      `after deleting ${name}: no ${lns}, no port on ${bridge}, lease ${podIP} released, host nftables tables unchanged (${after.nftTables.length}), links ${before.links.length} -> ${after.links.length} (other tests run alongside)\n`,
+      `after deleting ${name}: no ${lns}, no port on ${bridge}, lease ${podIP} released, project nftables tables on the host unchanged (${after.nftTables.length}), links ${before.links.length} -> ${after.links.length} (other tests run alongside)\n`,
     );
   });
 

@@ -2,8 +2,9 @@
  * Upstream virtctl's wire protocol against kubevirt-ts's virt-api, through a real
  * kube-apiserver's aggregator, with a booted guest and its real qemu-ga.
  *
- * Upstream's virtctl cannot be built here (kubevirt.io/kubevirt, client-go and api are not
- * on the Go module proxy: 403), so this test replays the requests its client
+ * Upstream's modules are not on the Go module proxy (403), and this test needs no Go
+ * build of upstream's virtctl (it builds only from upstream's source tree with its vendored
+ * modules, docs/virt-api.md), so it replays the requests its client
  * (client-go's kubevirt typed client and kubecli's websocket helper, read from upstream's
  * source) sends: the same paths, methods, bodies (`{"paused":true}`, `{}` from a marshalled
  * PauseOptions, no body at all for softreboot/unfreeze, `{"unfreezeTimeout":"5m0s"}` for

@@ -1,6 +1,6 @@
 /**
- * What a network test may leave behind: the host's links, network namespaces and
- * nftables tables, listed before and after so a test can show nothing was left.
+ * What a network test may leave behind: the host's links, network namespaces and the
+ * project's nftables tables, listed before and after so a test can show nothing was left.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -9,7 +9,19 @@ import { join } from 'node:path';
 export interface NetSnapshot {
   links: string[];
   netns: string[];
+  /** The host's nftables tables the project could create ({@link projectNftTables}). */
   nftTables: string[];
+}
+
+/**
+ * The project's own nftables tables among `nft list tables` lines: those its network
+ * set-up writes (`kubevirt_nat` of the masquerade binding, `kubevirt_passt`), which
+ * belong in a pod's network namespace and must never appear on the host. Others' tables
+ * are not a test's business: the one-node cluster's kubelet or the host's own firewall
+ * may add or remove theirs while a test runs (the cluster's `down` checks the kubelet's).
+ */
+export function projectNftTables(lines: string[]): string[] {
+  return lines.filter((l) => /^table (ip|ip6|inet|bridge|arp|netdev) kubevirt_/.test(l.trim())).sort();
 }
 
 export function netSnapshot(): NetSnapshot {
@@ -23,10 +35,9 @@ export function netSnapshot(): NetSnapshot {
     .map((l) => l.split(' ')[0])
     .filter(Boolean)
     .sort();
-  const nftTables = execFileSync('nft', ['list', 'tables'], { encoding: 'utf8' })
-    .split('\n')
-    .filter(Boolean)
-    .sort();
+  const nftTables = projectNftTables(
+    execFileSync('nft', ['list', 'tables'], { encoding: 'utf8' }).split('\n'),
+  );
   return { links, netns, nftTables };
 }
 
@@ -75,7 +86,7 @@ export function networkGuestDir(
 /**
  * What one test may leave behind, scoped so tests running in parallel do not see each
  * other: which of `netns` exist, the ports of `bridge` (veths of pods on it), whether the
- * bridge exists, and the host's nftables tables (no test adds host tables).
+ * bridge exists, and the project's nftables tables on the host (none ever should be).
  */
 export function scopedSnapshot(netns: string[], bridge: string) {
   const all = netSnapshot();

@@ -2,4 +2,5 @@
 export * from './cluster-config';
 export * from './feature-gates';
 export * from './quantity';
+export * from './tls-configuration';
 export * from './validate-configuration';

@@ -7,6 +7,7 @@
 import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { KubeVirtConfiguration } from '../generated/types';
 import { isValidQuantity } from './quantity';
+import { validateTlsConfiguration } from './tls-configuration';
 
 const interfaces = ['bridge', 'masquerade'];
 const evictionStrategies = ['LiveMigrate', 'LiveMigrateIfPossible', 'None', 'External'];
@@ -121,6 +122,8 @@ export function validateKubeVirtConfiguration(
       ),
     );
   }
+  errs.push(...validateSeccompConfiguration(cfg, field.child('seccompConfiguration')));
+  errs.push(...validateTlsConfiguration(cfg.tlsConfiguration, field.child('tlsConfiguration')));
   // Log verbosity (klog's --v): the components take it as their level, so whole numbers 0 or more.
   const lv = dev?.logVerbosity;
   const lp = dp.child('logVerbosity');
@@ -143,5 +146,31 @@ export function validateKubeVirtConfiguration(
         ),
       );
   }
+  return errs;
+}
+
+/** upstream's validateSeccompConfiguration: a profile is named, and only one kind of it. */
+function validateSeccompConfiguration(cfg: KubeVirtConfiguration, field: FieldPath): FieldError[] {
+  const vmi = cfg.seccompConfiguration?.virtualMachineInstanceProfile;
+  if (!vmi) return [];
+  const cp = field.child('virtualMachineInstanceProfile', 'customProfile');
+  const custom = vmi.customProfile;
+  if (!custom) return [fieldError(cp, `${cp} needs to be set`)];
+  const errs: FieldError[] = [];
+  const local = cp.child('localhostProfile');
+  const rd = cp.child('runtimeDefaultProfile');
+  if (custom.localhostProfile !== undefined && custom.runtimeDefaultProfile) {
+    errs.push(fieldError(local, `${local} cannot be set when ${rd} is set`));
+    errs.push(fieldError(rd, `${rd} cannot be set when ${local} is set`));
+  }
+  // The kubelet reads it under its seccomp directory: a relative path that stays there.
+  const p = custom.localhostProfile;
+  if (p !== undefined && (!/^[A-Za-z0-9._/-]+$/.test(p) || p.startsWith('/') || p.split('/').includes('..')))
+    errs.push(
+      fieldError(
+        local,
+        `Invalid value: ${JSON.stringify(p)}: a relative path under the kubelet's seccomp directory`,
+      ),
+    );
   return errs;
 }

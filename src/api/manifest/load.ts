@@ -14,10 +14,12 @@ import {
   lookupKind,
   parseApiVersion,
 } from '../groups';
+import { MAX_OBJECT_DEPTH } from '../json-bounds';
 import { checkFields, describeValue, formatFieldPath } from './field-check';
 import { issue, quote, sanitizeFilename } from './issues';
 import type { LoadedKnownObject, LoadOptions, LoadResult, ManifestIssue } from './manifest-types';
-import { countNodes, DEFAULT_MAX_NODES, parseDocuments, type RawDoc } from './parse';
+import { parseDocuments, type RawDoc } from './parse';
+import { DEFAULT_MAX_DOCUMENTS, DEFAULT_MAX_NODES, scanLimits } from './scan-limits';
 
 export { escapeUnsafeChars } from './issues';
 export type {
@@ -30,7 +32,7 @@ export type {
   ManifestIssueCode,
   ManifestSource,
 } from './manifest-types';
-export { DEFAULT_MAX_NODES } from './parse';
+export { DEFAULT_MAX_DOCUMENTS, DEFAULT_MAX_NODES } from './scan-limits';
 
 const BUILTIN_GROUPS = new Set(['', 'apps', 'batch', 'policy', 'autoscaling']);
 /** Groups of other projects KubeVirt manifests use: Multus's NetworkAttachmentDefinitions. */
@@ -69,20 +71,17 @@ export function loadManifests(text: string, options: LoadOptions = {}): LoadResu
     return result;
   }
   const maxNodes = options.maxNodes ?? DEFAULT_MAX_NODES;
-  if (countNodes(text, maxNodes) > maxNodes) {
-    result.errors.push(
-      issue({
-        severity: 'error',
-        code: 'too-large',
-        filename,
-        document: 0,
-        detail: `input has more than ${maxNodes} YAML nodes (values, lists and maps), over the limit`,
-      }),
-    );
+  const over = scanLimits(text, {
+    maxNodes,
+    maxDocuments: options.maxDocuments ?? DEFAULT_MAX_DOCUMENTS,
+    maxFlowDepth: MAX_OBJECT_DEPTH,
+  });
+  if (over) {
+    result.errors.push(issue({ severity: 'error', code: 'too-large', filename, document: 0, detail: over }));
     return result;
   }
   const isForeign = options.isForeignGroup ?? isKubernetesBuiltinGroup;
-  for (const raw of parseDocuments(text, filename, result)) {
+  for (const raw of parseDocuments(text, filename, result, maxNodes)) {
     for (const item of expandLists(raw, filename, result)) loadOne(item, filename, isForeign, result);
   }
   return result;

@@ -83,11 +83,14 @@ export interface LoadOptions {
   /** Reject larger input outright (default 16 MiB). */
   maxBytes?: number;
   /**
-   * Reject input with more YAML nodes (scalars, collections, items; counted by a lexing
-   * pass before anything is built) than this (default 100,000): the parsed document costs
-   * about 1 KB per node, so bytes alone do not bound memory.
+   * Reject input with more YAML nodes (scalars, collections, items, aliases, keys, anchors,
+   * tags and comments; counted by a lexing pass before anything is built) than this
+   * (default 100,000), or that decodes to more values once aliases are expanded: the parsed
+   * document costs about 1 KB per node, so bytes alone do not bound memory.
    */
   maxNodes?: number;
+  /** Reject input with more YAML documents (`---`/`...` markers) than this (default 10,000). */
+  maxDocuments?: number;
   /**
    * API groups passed through unchecked as foreign objects. Default: Kubernetes built-in
    * groups (core `v1`, `apps`, `batch`, `policy`, `autoscaling`, `*.k8s.io`).

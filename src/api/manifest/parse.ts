@@ -1,35 +1,12 @@
 /**
- * Text to raw documents: the node-count bound, YAML (multi-document) and JSON parsing,
- * duplicate-key checks, and the means to locate a field path in the source.
+ * Text to raw documents: YAML (multi-document) and JSON parsing, each document's depth and
+ * expanded size, duplicate-key checks, and the means to locate a field path in the source.
  */
-import { CST, type Document, isMap, isScalar, Lexer, LineCounter, parseAllDocuments, visit } from 'yaml';
+import { type Document, isMap, isScalar, LineCounter, parseAllDocuments, visit } from 'yaml';
+import { MAX_OBJECT_DEPTH, measureJson } from '../json-bounds';
 import { issue } from './issues';
 import type { LoadResult } from './manifest-types';
-
-/** Default bound on YAML nodes in one input (see LoadOptions.maxNodes). */
-export const DEFAULT_MAX_NODES = 100_000;
-
-const NODE_TOKENS = new Set([
-  'scalar',
-  'single-quoted-scalar',
-  'double-quoted-scalar',
-  'block-scalar-header',
-  'flow-map-start',
-  'flow-seq-start',
-  'seq-item-ind',
-]);
-
-/**
- * Counts the nodes of `text` with the YAML lexer alone (linear, no tree), stopping past
- * `max`; an implicit null value is not counted (it builds no node).
- */
-export function countNodes(text: string, max: number): number {
-  let n = 0;
-  for (const tok of new Lexer().lex(text)) {
-    if (NODE_TOKENS.has(CST.tokenType(tok) ?? '') && ++n > max) break;
-  }
-  return n;
-}
+import { DEFAULT_MAX_NODES } from './scan-limits';
 
 /** One decoded value with the means to locate paths inside it. */
 export interface RawDoc {
@@ -38,7 +15,38 @@ export interface RawDoc {
   locate: (path: readonly (string | number)[]) => { line: number; column: number } | undefined;
 }
 
-export function parseDocuments(text: string, filename: string, result: LoadResult): RawDoc[] {
+/** A RangeError from the parser is its recursion overflowing: say so with the limit. */
+function parseFailure(e: unknown): string {
+  if (e instanceof RangeError) return tooDeep;
+  return `cannot parse: ${firstLine((e as Error).message)}`;
+}
+const tooDeep = `nested more than ${MAX_OBJECT_DEPTH} levels deep, over the limit`;
+
+/**
+ * Whether a decoded value is within the depth bound and, counting each alias at its expanded
+ * size, within the node budget left (`budget.nodes`, decremented); an issue otherwise.
+ */
+function boundsProblem(value: unknown, budget: { nodes: number }, maxNodes: number): string | undefined {
+  const m = measureJson(value, { maxDepth: MAX_OBJECT_DEPTH, maxNodes: budget.nodes });
+  if (m.exceeded === 'depth') return tooDeep;
+  if (m.exceeded === 'nodes') {
+    return `decodes to more than ${maxNodes} values once aliases are expanded, over the limit`;
+  }
+  budget.nodes -= m.nodes;
+  return undefined;
+}
+
+/**
+ * The documents of `text` (already within ./scan-limits' bounds), decoded; problems go to
+ * `result.errors` and leave their document out.
+ */
+export function parseDocuments(
+  text: string,
+  filename: string,
+  result: LoadResult,
+  maxNodes = DEFAULT_MAX_NODES,
+): RawDoc[] {
+  const budget = { nodes: maxNodes };
   // JSON input is held to JSON's grammar (YAML would accept `{"kind": }` as null).
   if (/^\s*[[{]/.test(text)) {
     let value: unknown;
@@ -47,6 +55,13 @@ export function parseDocuments(text: string, filename: string, result: LoadResul
     } catch {
       const jsonError = checkJson(text) ?? { detail: 'JSON syntax error' };
       result.errors.push(issue({ severity: 'error', code: 'syntax', filename, document: 1, ...jsonError }));
+      return [];
+    }
+    const problem = boundsProblem(value, budget, maxNodes);
+    if (problem) {
+      result.errors.push(
+        issue({ severity: 'error', code: 'too-large', filename, document: 1, detail: problem }),
+      );
       return [];
     }
     return jsonDocument(text, value, filename, result);
@@ -66,10 +81,10 @@ export function parseDocuments(text: string, filename: string, result: LoadResul
     result.errors.push(
       issue({
         severity: 'error',
-        code: 'syntax',
+        code: e instanceof RangeError ? 'too-large' : 'syntax',
         filename,
         document: 0,
-        detail: `cannot parse: ${(e as Error).message}`,
+        detail: parseFailure(e),
       }),
     );
     return [];
@@ -79,6 +94,13 @@ export function parseDocuments(text: string, filename: string, result: LoadResul
   docs.forEach((doc, i) => {
     const document = i + 1;
     if (doc.errors.length > 0) {
+      // The composer catches its own recursion overflowing and reports it as a YAML error.
+      if (doc.errors.some((e) => /call stack size/.test(e.message))) {
+        result.errors.push(
+          issue({ severity: 'error', code: 'too-large', filename, document, detail: tooDeep }),
+        );
+        return;
+      }
       for (const err of doc.errors) {
         const pos = lineCounter.linePos(err.pos[0]);
         result.errors.push(
@@ -116,6 +138,12 @@ export function parseDocuments(text: string, filename: string, result: LoadResul
       // maxAliasCount bounds "billion laughs" alias expansion.
       value = doc.toJS({ maxAliasCount: 100 });
     } catch (e) {
+      if (e instanceof RangeError) {
+        result.errors.push(
+          issue({ severity: 'error', code: 'too-large', filename, document, detail: tooDeep }),
+        );
+        return;
+      }
       const pos = doc.contents?.range ? lineCounter.linePos(doc.contents.range[0]) : undefined;
       result.errors.push(
         issue({
@@ -132,6 +160,13 @@ export function parseDocuments(text: string, filename: string, result: LoadResul
     }
     // Empty documents (a trailing `---`, comments only) are skipped like kubectl does.
     if (value === null || value === undefined) return;
+    const problem = boundsProblem(value, budget, maxNodes);
+    if (problem) {
+      result.errors.push(
+        issue({ severity: 'error', code: 'too-large', filename, document, detail: problem }),
+      );
+      return;
+    }
     out.push({
       value,
       document,

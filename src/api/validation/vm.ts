@@ -15,6 +15,7 @@ import { expandVirtualMachine } from '../instancetype/expand';
 import { checkPreferenceRequirements } from '../instancetype/requirements';
 import { validateObjectMeta } from './names';
 import { type ValidationOptions, validateVirtualMachineInstanceMetadata } from './vmi';
+import { validateArchitectureSettings } from './vmi-arch';
 import { validateVirtualMachineInstanceSpec } from './vmi-spec';
 
 /** Run strategies upstream accepts. */
@@ -151,6 +152,9 @@ export function validateVirtualMachineSpec(
     try {
       const defaulted = defaultVirtualMachineInstanceSpec(spec.template.spec, config);
       errs.push(...validateVirtualMachineInstanceSpec(specPath, defaulted, config));
+      // Upstream checks the architecture's rules (video models, watchdogs, firmware) only on
+      // the VMI, so a VM whose template breaks them was admitted and failed at start.
+      if (defaulted.architecture) errs.push(...validateArchitectureSettings(specPath, defaulted));
     } catch (e) {
       if (!(e instanceof DefaultingError)) throw e;
       errs.push(...e.errors.map((fe) => ({ ...fe, path: fe.path.replace(/^spec\./, `${specPath}.`) })));

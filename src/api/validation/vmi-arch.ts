@@ -112,6 +112,24 @@ function arm64(field: FieldPath, spec: VirtualMachineInstanceSpec): FieldError[]
   return errs;
 }
 
+/** Upstream's s390x rule (virtio only), and libvirt's models on other architectures. */
+function videoModel(
+  field: FieldPath,
+  spec: VirtualMachineInstanceSpec,
+  arch: string,
+  allowed: readonly string[],
+): FieldError[] {
+  const video = spec.domain.devices.video;
+  if (!video || allowed.includes(video.type ?? '')) return [];
+  return [
+    fieldError(
+      field.child('domain', 'devices', 'video', 'type'),
+      `video model '${video.type ?? ''}' is not supported on ${arch} architecture`,
+      'FieldValueNotSupported',
+    ),
+  ];
+}
+
 /** The rules of the VMI's architecture; unknown architectures are reported. */
 export function validateArchitectureSettings(
   field: FieldPath,
@@ -123,8 +141,10 @@ export function validateArchitectureSettings(
     case 'arm64':
       return arm64(field, spec);
     case 's390x':
+      return videoModel(field, spec, 's390x', ['virtio']);
     case 'ppc64le':
-      return [];
+      // No upstream rule; the models libvirt offers QEMU's pseries machine.
+      return videoModel(field, spec, 'ppc64le', ['vga', 'virtio', 'bochs']);
     default:
       return [
         fieldError(field.child('architecture'), `unsupported architecture: ${spec.architecture ?? ''}`),

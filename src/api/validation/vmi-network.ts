@@ -7,6 +7,7 @@ import type { ClusterConfig } from '../config/cluster-config';
 import { FeatureGate } from '../config/feature-gates';
 import { type FieldError, type FieldPath, fieldError } from '../errors';
 import type { Interface, Network, VirtualMachineInstanceSpec } from '../generated/types';
+import { isDNS1123Label, isDNS1123Subdomain } from './names';
 import { isValidPortName } from './port-name';
 import { validateInterfaceStates } from './vmi-interface-state';
 
@@ -57,6 +58,16 @@ function validateNetworks(field: FieldPath, networks: Network[]): FieldError[] {
       errs.push(fieldError(path, 'should have only one network type', 'FieldValueRequired'));
     if (net.multus && !net.multus.networkName) {
       errs.push(fieldError(path, 'CNI delegating plugin must have a networkName', 'FieldValueRequired'));
+    } else if (net.multus?.networkName) {
+      const bad = multusNetworkNameProblems(net.multus.networkName);
+      if (bad.length) {
+        errs.push(
+          fieldError(
+            path.child('multus', 'networkName'),
+            `${JSON.stringify(net.multus.networkName.slice(0, 300))} is not a [namespace/]name: ${bad.join(', ')}`,
+          ),
+        );
+      }
     }
   });
   if (multusDefault > 1) {
@@ -135,7 +146,9 @@ function validateInterface(
     if (iface.passtBinding && !config.isFeatureGateEnabled(FeatureGate.PasstBinding)) {
       errs.push(fieldError(namePath, `${FeatureGate.PasstBinding} feature gate is not enabled`));
     }
-    if (iface.binding && config.configuration.network?.binding?.[iface.binding.name ?? ''] === undefined) {
+    // An own key: `constructor` or `__proto__` are found on every object's prototype.
+    const plugins = config.configuration.network?.binding ?? {};
+    if (iface.binding && !Object.hasOwn(plugins, iface.binding.name ?? '')) {
       errs.push(
         fieldError(
           ifPath.child('binding', 'name'),
@@ -203,9 +216,11 @@ function validateInterface(
       }
       forwarded.add(key);
       if (!port.port) errs.push(fieldError(portPath, 'Port field is mandatory.', 'FieldValueRequired'));
-      if (port.port < 0 || port.port > 65536)
-        errs.push(fieldError(portPath, 'Port field must be in range 0 < x < 65536.'));
-      if (port.protocol && port.protocol !== 'TCP' && port.protocol !== 'UDP') {
+      // Upstream admits 65536 (its check is `> 65536`) and the launcher then fails: refused here.
+      else if (port.port < 0 || port.port > 65535)
+        errs.push(fieldError(portPath.child('port'), 'Port field must be in range 0 < x < 65536.'));
+      // An explicit "" is no protocol the launcher can forward (absent means TCP).
+      if (port.protocol !== undefined && port.protocol !== 'TCP' && port.protocol !== 'UDP') {
         errs.push(fieldError(portPath.child('protocol'), 'Unknown protocol, only TCP or UDP allowed'));
       }
       if (port.name) {
@@ -305,4 +320,16 @@ export function validateNetworking(
     if (!used.has(net.name)) errs.push(fieldError(p, `${p} '${net.name}' not found.`, 'FieldValueRequired'));
   });
   return errs;
+}
+
+/** Why a Multus networkName is not `[namespace/]name` (a DNS-1123 label, a DNS-1123 subdomain). */
+function multusNetworkNameProblems(value: string): string[] {
+  const parts = value.split('/');
+  if (parts.length > 2) return ['at most one "/" may separate the namespace from the name'];
+  const name = parts[parts.length - 1];
+  const ns = parts.length === 2 ? parts[0] : undefined;
+  return [
+    ...(ns === undefined ? [] : isDNS1123Label(ns).map((m) => `namespace: ${m}`)),
+    ...isDNS1123Subdomain(name).map((m) => `name: ${m}`),
+  ];
 }

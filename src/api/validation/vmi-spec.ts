@@ -10,6 +10,7 @@ import { isDNS1123Label, isDNS1123Subdomain } from './names';
 import { validateAccessCredentials } from './vmi-access-credentials';
 import { validateCompute } from './vmi-compute';
 import { validateDevices } from './vmi-devices';
+import { validateHypervisorValues } from './vmi-hypervisor-values';
 import { validateNetworking } from './vmi-network';
 import { validateDisks, validateVolumes } from './vmi-storage';
 
@@ -141,6 +142,7 @@ export function validateVirtualMachineInstanceSpec(
     ...validateNetworking(field, s, config),
     ...validateDisks(field, s, config),
     ...validateDevices(field, s, config),
+    ...validateHypervisorValues(field, s),
     ...validateVolumes(field, s, config),
     ...validateAccessCredentials(field, s),
     ...validateScheduling(field, s, config),

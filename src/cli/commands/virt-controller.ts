@@ -205,6 +205,7 @@ export function registerVirtControllerCommand(program: Command): void {
             ...listen,
             sources: [controller.metrics],
             ready: () => controller.manager.isReady(),
+            tlsConfiguration: () => config.current().configuration.tlsConfiguration,
             log,
           })
         : undefined;

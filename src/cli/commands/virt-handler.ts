@@ -38,6 +38,7 @@ interface HandlerFlags {
   kubevirtCa?: string;
   metricsListen?: string;
   metricsListenRetry?: string;
+  seccompDir?: string;
   v: string;
 }
 
@@ -113,6 +114,10 @@ export function registerVirtHandlerCommand(program: Command): void {
       '--metrics-listen-retry <seconds>',
       'when the metrics port is in use, retry binding it this often instead of failing',
     )
+    .option(
+      '--seccomp-dir <dir>',
+      "the kubelet's seccomp directory (<root-dir>/seccomp): install upstream's launcher profile kubevirt/kubevirt.json there while the KubevirtSeccompProfile gate is on",
+    )
     .option('--v <level>', VERBOSITY_HELP, '2')
     .action(async (f: HandlerFlags) => {
       // The serving certificate also serves the REST server: metrics use it only when listening.
@@ -147,15 +152,32 @@ export function registerVirtHandlerCommand(program: Command): void {
       if (f.imageRoot) env.KUBEVIRT_TS_IMAGE_ROOT = f.imageRoot;
       const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
       // Migration settings (bandwidth, timeouts, ...) follow the KubeVirt resource, as upstream's.
+      // upstream: the profile is (re)installed whenever the configuration changes and the gate is on.
+      const seccomp = f.seccompDir
+        ? await import('../../controllers/virt-handler/seccomp/install-profile')
+        : undefined;
+      const installProfile = (c: import('../../api/config/cluster-config').ClusterConfig) => {
+        if (!seccomp || !f.seccompDir || !c.isFeatureGateEnabled('KubevirtSeccompProfile')) return;
+        try {
+          if (seccomp.installSeccompProfile(f.seccompDir))
+            log(`seccomp profile ${seccomp.PROFILE_RELATIVE_PATH} installed in ${f.seccompDir}`);
+        } catch (e) {
+          log(`seccomp profile not installed: ${(e as Error).message}`);
+        }
+      };
       const config = new KubeVirtConfigWatcher({
         client,
         namespace: f.kubevirtNamespace,
         log,
-        // upstream: logVerbosity.nodeVerbosity[node], else .virtHandler, wins over --v while set.
-        onChange: (c) => logs.followConfig(c.configuration, f.nodeName),
+        onChange: (c) => {
+          // upstream: logVerbosity.nodeVerbosity[node], else .virtHandler, wins over --v while set.
+          logs.followConfig(c.configuration, f.nodeName);
+          installProfile(c);
+        },
       });
       await config.start();
       logs.followConfig(config.current().configuration, f.nodeName);
+      installProfile(config.current());
       const container = createNodeContainer({
         client,
         drivers: {
@@ -209,6 +231,7 @@ export function registerVirtHandlerCommand(program: Command): void {
               tls: { cert: f.tlsCertFile, key: f.tlsKeyFile, ca: f.kubevirtCa },
               host: f.restHost,
               port: restPort,
+              tlsConfiguration: () => config.current().configuration.tlsConfiguration,
               log: (m) => logger.info({ node: f.nodeName, part: 'rest' }, m),
             })
           : undefined;
@@ -222,6 +245,7 @@ export function registerVirtHandlerCommand(program: Command): void {
             new HandlerMetrics({ targets: () => handler.statsTargets(), ready: () => handler.isReady() }),
           ],
           ready: () => handler.isReady(),
+          tlsConfiguration: () => config.current().configuration.tlsConfiguration,
           log,
         });
         log(`metrics on ${metrics.url}/metrics`);

@@ -7,6 +7,13 @@ import type { ObjectMeta } from '../runtime/types';
 
 export type ResourceList = Record<string, string>;
 
+/** A pod's seccomp profile (core/v1 SeccompProfile). */
+export interface SeccompProfile {
+  type: 'RuntimeDefault' | 'Localhost' | 'Unconfined';
+  /** With `Localhost`: the profile's path under the kubelet's seccomp directory. */
+  localhostProfile?: string;
+}
+
 export interface PodContainer {
   name: string;
   image: string;
@@ -107,7 +114,13 @@ export interface Pod {
     tolerations?: unknown[];
     topologySpreadConstraints?: unknown[];
     volumes?: PodVolume[];
-    securityContext?: { runAsUser?: number; runAsGroup?: number; runAsNonRoot?: boolean; fsGroup?: number };
+    securityContext?: {
+      runAsUser?: number;
+      runAsGroup?: number;
+      runAsNonRoot?: boolean;
+      fsGroup?: number;
+      seccompProfile?: SeccompProfile;
+    };
     readinessGates?: Array<{ conditionType: string }>;
     enableServiceLinks?: boolean;
     automountServiceAccountToken?: boolean;

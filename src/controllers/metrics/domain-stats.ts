@@ -4,6 +4,10 @@
  * turned into upstream's per-VMI samples, with upstream's units: nanoseconds become
  * seconds, KiB become bytes. A key libvirt did not report yields no sample (upstream's
  * `*Set` flags), never a zero.
+ *
+ * The record comes from the launcher, which runs the tenant's guest: its counts
+ * (`vcpu.maximum`, `net.count`, `block.count`) are not trusted as loop bounds. The loops
+ * stop at the VMI spec's counts ({@link StatsLimits}), which the handler computes.
  */
 
 /** The stats record as the launcher's GetDomainStats reports it (JSON-safe values). */
@@ -27,8 +31,29 @@ function num(p: StatsParams, key: string): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
-/** Samples of one domain's stats record; `interfaces` maps a NIC's host device to its VMI interface name. */
-export function domainSamples(p: StatsParams, interfaces: Record<string, string> = {}): Sample[] {
+/** How many vCPUs, NICs and block devices a domain can have: the loops' bounds. */
+export interface StatsLimits {
+  vcpus: number;
+  nets: number;
+  blocks: number;
+}
+
+/** Past any real domain (QEMU's q35 tops out at 4096 vCPUs): the bound when no spec gives one. */
+export const STATS_CEILING: StatsLimits = { vcpus: 4096, nets: 4096, blocks: 4096 };
+
+const bound = (reported: number, limit: number, ceiling: number) =>
+  Math.max(0, Math.min(reported, limit, ceiling));
+
+/**
+ * Samples of one domain's stats record; `interfaces` maps a NIC's host device to its VMI
+ * interface name; `limits` bounds the per-vCPU, per-NIC and per-drive loops (the VMI spec's
+ * counts; never above {@link STATS_CEILING}).
+ */
+export function domainSamples(
+  p: StatsParams,
+  interfaces: Record<string, string> = {},
+  limits: StatsLimits = STATS_CEILING,
+): Sample[] {
   const out: Sample[] = [];
   const push = (name: string, key: string, scale = 1, labels: Record<string, string> = {}) => {
     const v = num(p, key);
@@ -39,7 +64,11 @@ export function domainSamples(p: StatsParams, interfaces: Record<string, string>
   push('kubevirt_vmi_cpu_user_usage_seconds_total', 'cpu.user', NS);
   push('kubevirt_vmi_cpu_system_usage_seconds_total', 'cpu.system', NS);
 
-  const vcpus = num(p, 'vcpu.maximum') ?? num(p, 'vcpu.current') ?? 0;
+  const vcpus = bound(
+    num(p, 'vcpu.maximum') ?? num(p, 'vcpu.current') ?? 0,
+    limits.vcpus,
+    STATS_CEILING.vcpus,
+  );
   for (let i = 0; i < vcpus; i++) {
     const id = String(i);
     const state = VCPU_STATE[num(p, `vcpu.${i}.state`) ?? -1] ?? 'unknown';
@@ -60,7 +89,7 @@ export function domainSamples(p: StatsParams, interfaces: Record<string, string>
   push('kubevirt_vmi_memory_pgmajfault_total', 'balloon.major_fault');
   push('kubevirt_vmi_memory_pgminfault_total', 'balloon.minor_fault');
 
-  const nets = num(p, 'net.count') ?? 0;
+  const nets = bound(num(p, 'net.count') ?? 0, limits.nets, STATS_CEILING.nets);
   for (let i = 0; i < nets; i++) {
     // upstream's label is the interface's alias (the VMI's name for it) when there is one.
     const dev = String(p[`net.${i}.name`] ?? i);
@@ -75,7 +104,7 @@ export function domainSamples(p: StatsParams, interfaces: Record<string, string>
     push('kubevirt_vmi_network_transmit_packets_dropped_total', `net.${i}.tx.drop`, 1, iface);
   }
 
-  const blocks = num(p, 'block.count') ?? 0;
+  const blocks = bound(num(p, 'block.count') ?? 0, limits.blocks, STATS_CEILING.blocks);
   for (let i = 0; i < blocks; i++) {
     const drive = { drive: String(p[`block.${i}.name`] ?? i) };
     push('kubevirt_vmi_storage_read_traffic_bytes_total', `block.${i}.rd.bytes`, 1, drive);

@@ -3,11 +3,14 @@
  * launcher (GetDomainStats, answered from libvirt's bulk stats), all launchers asked at
  * once and the scrape given up on at its deadline; a launcher that errs or is late adds
  * to the scrape-errors counter and its VMI is left out of that scrape. Nothing here runs
- * on the handler's reconcile path.
+ * on the handler's reconcile path. Scrapes that arrive while a collection runs share it
+ * (one GetDomainStats per launcher however many scrapers there are), and each record's
+ * loops are bounded by its VMI's spec ({@link StatsTarget.limits}), not by the counts the
+ * launcher reports.
  */
 import { HANDLER_METRICS } from './catalog';
 import { baseLabels, type DomainSnapshot, renderDomainFamilies } from './domain-exposition';
-import { domainSamples, type StatsParams } from './domain-stats';
+import { domainSamples, type StatsLimits, type StatsParams } from './domain-stats';
 import { ComponentRegistry } from './registry';
 import type { MetricsSource } from './server';
 
@@ -18,6 +21,8 @@ export interface StatsTarget {
   node: string;
   /** The guest's tap devices' VMI interface names (upstream labels NICs by alias). */
   interfaces?: Record<string, string>;
+  /** The VMI spec's vCPU, interface and disk counts (default: the ceilings of ./domain-stats). */
+  limits?: StatsLimits;
   /** The launcher's GetDomainStats answer (`{..., params}`), undefined when it has no domain. */
   stats(): Promise<unknown>;
 }
@@ -40,10 +45,25 @@ const DURATION = 'kubevirt_ts_virt_handler_domainstats_scrape_duration_seconds';
 export class HandlerMetrics implements MetricsSource {
   readonly metrics = new ComponentRegistry(HANDLER_METRICS.map((m) => m.name));
   private snapshots: DomainSnapshot[] = [];
+  private inflight: Promise<void> | undefined;
 
   constructor(private readonly o: HandlerMetricsOptions) {}
 
-  async collect(deadline: number): Promise<void> {
+  /**
+   * Refreshes the snapshot; a scrape that comes while another's collection runs waits for
+   * that one (its deadline is no later than this scrape's would be: the same budget,
+   * started earlier) instead of asking every launcher again.
+   */
+  collect(deadline: number): Promise<void> {
+    if (!this.inflight) {
+      this.inflight = this.collectOnce(deadline).finally(() => {
+        this.inflight = undefined;
+      });
+    }
+    return this.inflight;
+  }
+
+  private async collectOnce(deadline: number): Promise<void> {
     const started = performance.now();
     const m = this.metrics;
     m.gauge('kubevirt_virt_handler_ready_status').set(this.o.ready() ? 1 : 0);
@@ -79,7 +99,7 @@ export class HandlerMetrics implements MetricsSource {
       if (!params) continue;
       snapshots.push({
         base: baseLabels(t.node, t.namespace, t.name),
-        samples: domainSamples(params, t.interfaces),
+        samples: domainSamples(params, t.interfaces, t.limits),
       });
     }
     this.snapshots = snapshots;

@@ -16,6 +16,7 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { readTlsFiles, type TlsMaterial, watchTlsFiles } from '../common/tls-files';
+import { currentTlsProtocol, followTlsProtocol, type TlsConfigurationSource } from '../common/tls-protocol';
 
 /** Something that contributes to `/metrics`. */
 export interface MetricsSource {
@@ -35,6 +36,8 @@ export interface MetricsServerOptions {
   port?: number;
   /** PEM files: serve HTTPS (cluster mode). Both or neither. */
   tls?: MetricsTls;
+  /** With `tls`: the KubeVirt CR's tlsConfiguration in force (minimum version, ciphers), followed live. */
+  tlsConfiguration?: TlsConfigurationSource;
   /** Time budget of one scrape's collection (default 5 s; Prometheus's default timeout is 10 s). */
   scrapeBudgetMs?: number;
   /**
@@ -112,18 +115,26 @@ export async function serveMetrics(o: MetricsServerOptions): Promise<MetricsServ
       material = { cert: Buffer.from(pair.cert), key: Buffer.from(pair.key) };
       log(`metrics: ${(e as Error).message}; serving a self-signed certificate until the files appear`);
     }
-    const https = createHttpsServer(
-      { cert: material.cert, key: material.key, minVersion: 'TLSv1.2' },
-      handle,
-    );
-    stopWatch = watchTlsFiles(
+    const context = () => ({
+      cert: material.cert,
+      key: material.key,
+      ...currentTlsProtocol(o.tlsConfiguration),
+    });
+    const https = createHttpsServer(context(), handle);
+    const stopFiles = watchTlsFiles(
       files,
       (m) => {
-        https.setSecureContext({ cert: m.cert, key: m.key });
+        material = m;
+        https.setSecureContext(context());
         log('metrics: serving certificate reloaded');
       },
       { onError: (e) => log(`metrics: certificate not reloaded: ${e.message}`) },
     );
+    const stopTlsFollow = followTlsProtocol(o.tlsConfiguration, () => https.setSecureContext(context()));
+    stopWatch = () => {
+      stopFiles();
+      stopTlsFollow();
+    };
     server = https;
   } else server = createHttpServer(handle);
   let bound = false;

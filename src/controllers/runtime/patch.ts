@@ -2,6 +2,7 @@
  * Patch algorithms applied by the embedded store: JSON merge patch (RFC 7386) and JSON
  * patch (RFC 6902). Pure functions over plain JSON values; inputs are never mutated.
  */
+import { MAX_OBJECT_DEPTH, nestedDeeperThan } from '../../api/json-bounds';
 import { ApiError, badRequest } from './errors';
 import type { JsonPatchOp } from './types';
 
@@ -30,6 +31,20 @@ function parsePointer(path: string): string[] {
   if (path === '') return [];
   if (!path.startsWith('/')) throw badRequest(`invalid JSON pointer "${path}": must start with "/"`);
   return path.slice(1).split('/').map(unescapeToken);
+}
+
+/**
+ * 422 unless `value` placed at `tokens` stays within MAX_OBJECT_DEPTH (the document is a
+ * level, each token one more): moves nesting a subtree into a sibling, repeated, built
+ * objects thousands of levels deep that the store could then not serialise (a 500).
+ */
+function checkPlacedDepth(value: Json, tokens: string[], i: number, op: string, path: string): void {
+  const room = MAX_OBJECT_DEPTH - 1 - tokens.length;
+  if (room < 0 ? value !== null && typeof value === 'object' : nestedDeeperThan(value, room)) {
+    throw unprocessable(
+      `JSON patch operation ${i} (${op} to ${JSON.stringify(path).slice(0, 200)}) would nest the object more than ${MAX_OBJECT_DEPTH} levels deep`,
+    );
+  }
 }
 
 /** 422 as the API server answers a patch that cannot be applied. */
@@ -134,6 +149,7 @@ export function jsonPatch(doc: Json, ops: JsonPatchOp[]): Json {
     const tokens = parsePointer(op.path);
     switch (op.op) {
       case 'add':
+        checkPlacedDepth(op.value, tokens, i, 'add', op.path);
         out = add(out, tokens, structuredClone(op.value), op.path);
         break;
       case 'remove':
@@ -141,16 +157,19 @@ export function jsonPatch(doc: Json, ops: JsonPatchOp[]): Json {
         break;
       case 'replace':
         get(out, tokens, op.path);
+        checkPlacedDepth(op.value, tokens, i, 'replace', op.path);
         out = add(remove(out, tokens, op.path), tokens, structuredClone(op.value), op.path);
         break;
       case 'move': {
         const from = parsePointer(op.from ?? '');
         const v = get(out, from, op.from ?? '');
+        checkPlacedDepth(v, tokens, i, 'move', op.path);
         out = add(remove(out, from, op.from ?? ''), tokens, v, op.path);
         break;
       }
       case 'copy': {
         const src = get(out, parsePointer(op.from ?? ''), op.from ?? '');
+        checkPlacedDepth(src, tokens, i, 'copy', op.path);
         copied += JSON.stringify(src ?? null).length;
         if (copied > MAX_JSON_PATCH_COPY_BYTES) {
           throw new ApiError(

@@ -24,5 +24,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
   const keys = (o: Record<string, unknown>) => Object.keys(o).filter((k) => o[k] !== undefined);
   const ak = keys(ao);
   if (ak.length !== keys(bo).length) return false;
-  return ak.every((k) => bo[k] !== undefined && sameJson(ao[k], bo[k]));
+  // Own keys only: JSON.parse makes `__proto__` an own key, and `bo.__proto__` read through
+  // the prototype chain (Object.prototype, no keys) once compared equal to `{}`.
+  return ak.every((k) => Object.hasOwn(bo, k) && bo[k] !== undefined && sameJson(ao[k], bo[k]));
 }

@@ -73,7 +73,9 @@ export function authenticate(
   cfg: RequestHeaderConfig,
 ): RemoteUser {
   const sock = req.socket as TLSSocket;
-  if (!sock.authorized) {
+  // A resumed session that never carried a certificate is `authorized` (OpenSSL verified
+  // nothing, so nothing failed): a peer certificate must be there too.
+  if (!sock.authorized || !sock.getPeerCertificate()?.raw) {
     throw new UnauthenticatedError(
       `no valid front-proxy client certificate${sock.authorizationError ? ` (${sock.authorizationError})` : ''}`,
     );

@@ -25,12 +25,13 @@ function isObject(v: unknown): v is Record<string, unknown> {
 export function jsonPatch(from: unknown, to: unknown, path = ''): JsonPatchOperation[] {
   if (isObject(from) && isObject(to)) {
     const ops: JsonPatchOperation[] = [];
+    // Own keys only (`in` finds `constructor` and `__proto__` on every object).
     for (const k of Object.keys(from)) {
-      if (!(k in to)) ops.push({ op: 'remove', path: `${path}/${segment(k)}` });
+      if (!Object.hasOwn(to, k)) ops.push({ op: 'remove', path: `${path}/${segment(k)}` });
     }
     for (const [k, v] of Object.entries(to)) {
       const p = `${path}/${segment(k)}`;
-      if (!(k in from)) ops.push({ op: 'add', path: p, value: v });
+      if (!Object.hasOwn(from, k)) ops.push({ op: 'add', path: p, value: v });
       else ops.push(...jsonPatch(from[k], v, p));
     }
     return ops;

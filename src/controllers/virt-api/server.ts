@@ -3,13 +3,16 @@
  * ./tls-listener) for the admission webhooks the API server calls and the aggregated
  * `subresources.kubevirt.io` API it proxies. The serving certificate is re-read when its
  * files change; the front proxy's CA comes from the API server's
- * `extension-apiserver-authentication` ConfigMap and is refreshed.
+ * `extension-apiserver-authentication` ConfigMap and is refreshed. The KubeVirt CR's
+ * `tlsConfiguration` (minimum version, ciphers) applies to new connections as it changes.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { VirtualMachine } from '../../api/generated/types';
+import { MAX_OBJECT_DEPTH, nestedDeeperThan } from '../../api/json-bounds';
 import { readTlsFiles, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../common/tls-files';
+import { currentTlsProtocol, followTlsProtocol } from '../common/tls-protocol';
 import { VirtualMachineInstanceType, VirtualMachineType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
 import {
@@ -19,6 +22,7 @@ import {
   MAX_REVIEW_BYTES,
   parseAdmissionReview,
 } from './admission-review';
+import { BodyBudget, type BodyBudgetOptions, readBudgetedBody } from './body-budget';
 import {
   apiGroup,
   apiGroupList,
@@ -50,6 +54,8 @@ export interface VirtApiOptions {
   host?: string;
   /** Default 8443, upstream's. */
   port?: number;
+  /** The byte budget for webhook bodies being admitted (default DEFAULT_BODY_BUDGET). */
+  bodyBudget?: BodyBudgetOptions;
   /** The KubeVirt configuration in force (the webhooks default and validate by it). */
   config: () => ClusterConfig;
   /** KubeVirt's namespace: its service accounts may change VMI specs, its handlers are found there. */
@@ -101,11 +107,16 @@ function readBody(req: Readable, limit: number, what: string): Promise<Buffer> {
 async function jsonBody(req: Readable): Promise<unknown> {
   const body = await readBody(req, 1 << 20, 'request body');
   if (body.length === 0) return {};
+  let value: unknown;
   try {
-    return JSON.parse(body.toString('utf8'));
+    value = JSON.parse(body.toString('utf8'));
   } catch (e) {
     throw new HttpError(400, `request body is not JSON: ${(e as Error).message}`);
   }
+  if (nestedDeeperThan(value)) {
+    throw new HttpError(400, `request body is nested more than ${MAX_OBJECT_DEPTH} levels deep`);
+  }
+  return value;
 }
 
 /** Starts virt-api. */
@@ -113,11 +124,15 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
   const log = o.log ?? (() => {});
   let requestHeader = o.requestHeader ?? (await loadRequestHeaderConfig(o.client).catch(() => undefined));
   let serving: TlsMaterial = readTlsFiles(o.tls);
+  // The KubeVirt CR's tlsConfiguration (webhooks and subresources alike), followed live.
+  const tlsConfiguration = () => o.config().configuration.tlsConfiguration;
   const contextOptions = () => ({
     cert: serving.cert,
     key: serving.key,
     ...(requestHeader ? { ca: requestHeader.clientCA } : {}),
+    ...currentTlsProtocol(tlsConfiguration),
   });
+  const bodyBudget = new BodyBudget(o.bodyBudget);
   const handlers = new HandlerClient({ ...o.handler, client: o.client, namespace: o.kubevirtNamespace });
   const relay = new StreamRelay(o.client, handlers);
   const privileged = (r: AdmissionRequest) => {
@@ -147,16 +162,22 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     const ct = String(req.headers['content-type'] ?? '');
     if (!ct.startsWith('application/json'))
       throw new HttpError(400, `content-type ${JSON.stringify(ct)}: expected application/json`);
-    let review: AdmissionRequest;
+    // The body's bytes stay held in the budget until the answer is sent (body-budget.ts).
+    const { body, done } = await readBudgetedBody(req, bodyBudget, MAX_REVIEW_BYTES, 'AdmissionReview');
     try {
-      review = parseAdmissionReview(await readBody(req, MAX_REVIEW_BYTES, 'AdmissionReview'));
-    } catch (e) {
-      if (e instanceof BadReviewError) throw new HttpError(400, e.message);
-      throw e;
+      let review: AdmissionRequest;
+      try {
+        review = parseAdmissionReview(body);
+      } catch (e) {
+        if (e instanceof BadReviewError) throw new HttpError(400, e.message);
+        throw e;
+      }
+      const outcome = await hook(review, { config: o.config, client: o.client, privileged });
+      if (!outcome.allowed && o.objectLog) logAdmissionRefusal(o.objectLog, path, review, outcome.causes);
+      sendJson(res, 200, admissionResponse(review.uid, outcome));
+    } finally {
+      done();
     }
-    const outcome = await hook(review, { config: o.config, client: o.client, privileged });
-    if (!outcome.allowed && o.objectLog) logAdmissionRefusal(o.objectLog, path, review, outcome.causes);
-    sendJson(res, 200, admissionResponse(review.uid, outcome));
   };
 
   const api = async (req: AnyRequest, path: string, query: URLSearchParams): Promise<unknown> => {
@@ -267,6 +288,10 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     server.setSecureContext(contextOptions());
     log('serving certificate reloaded');
   });
+  const stopTlsFollow = followTlsProtocol(tlsConfiguration, (p) => {
+    server.setSecureContext(contextOptions());
+    log(`TLS settings now minimum ${p.minVersion}${p.ciphers ? `, ciphers ${p.ciphers}` : ''}`);
+  });
   const refresh = o.requestHeader
     ? undefined
     : setInterval(() => {
@@ -290,6 +315,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
     port: typeof addr === 'object' && addr ? addr.port : 0,
     close: async () => {
       stopWatch();
+      stopTlsFollow();
       if (refresh) clearInterval(refresh);
       relay.close();
       handlers.close();

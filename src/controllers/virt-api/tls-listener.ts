@@ -38,7 +38,7 @@ export interface TlsListenerHandlers {
 /** A started listener. */
 export interface TlsListener {
   server: Http2SecureServer;
-  /** Replaces the certificate, key and client CA for new connections. */
+  /** Replaces the certificate, key, client CA, minimum version and ciphers for new connections. */
   setSecureContext(options: SecureContextOptions): void;
   /** Stops accepting and drops every open connection (streams included). */
   close(): Promise<void>;
@@ -50,10 +50,11 @@ export interface TlsListener {
  */
 export function createTlsListener(context: SecureContextOptions, h: TlsListenerHandlers): TlsListener {
   const server = http2.createSecureServer({
+    // Upstream's default minimum; `context` overrides it (the KubeVirt CR's tlsConfiguration).
+    minVersion: 'TLSv1.2',
     ...context,
     requestCert: true,
     rejectUnauthorized: false,
-    minVersion: 'TLSv1.2',
     allowHTTP1: true,
     // An answer is a HEADERS and a DATA frame written apart: with Nagle's algorithm the
     // second could wait for the first's (delayed) ACK. node:http sets this; node:tls does not.

@@ -6,6 +6,7 @@
  * as upstream does.
  */
 import type { VirtualMachineInstance } from '../../api/generated/types';
+import { unfreezeTimeoutSeconds } from '../common/unfreeze-timeout';
 import { VirtualMachineInstanceType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
 import type { HandlerClient } from './handler-client';
@@ -64,6 +65,22 @@ const FORWARDED: Record<string, { method: 'GET' | 'PUT'; check?: (vmi: Vmi) => v
   'sev/injectlaunchsecret': { method: 'PUT' },
 };
 
+/**
+ * A freeze body's `unfreezeTimeout` is set and within what the launcher's safety-thaw
+ * timer holds (../common/unfreeze-timeout): refused here with 400, as upstream's virt-api
+ * refuses a freeze without it, rather than after a trip to the node.
+ */
+function checkFreezeBody(body: unknown): void {
+  const t = (body as { unfreezeTimeout?: unknown } | null | undefined)?.unfreezeTimeout;
+  if (t === undefined || t === null)
+    throw new HttpError(400, 'Unfreeze timeout in freeze request is not set');
+  try {
+    unfreezeTimeoutSeconds(t);
+  } catch (e) {
+    throw new HttpError(400, (e as Error).message);
+  }
+}
+
 /** Whether `op` is a non-streaming VMI subresource this server answers. */
 export function isVmiOperation(op: string): boolean {
   return op in FORWARDED || op === 'sev/setupsession' || op === 'vnc/screenshot';
@@ -106,6 +123,7 @@ export async function vmiOperation(
   const vmi = await fetchVmi(client, ns, name);
   requireRunning(vmi);
   f.check?.(vmi);
+  if (op === 'freeze') checkFreezeBody(body);
   const dry = (body as { dryRun?: unknown } | undefined)?.dryRun;
   if (Array.isArray(dry) && dry.includes('All')) return {};
   return handlers.call(

@@ -12,6 +12,7 @@ import { type AdmissionRequest, type StatusCause, toCauses } from './admission-r
 import { catalogForVm } from './instancetype-lookup';
 import { type JsonPatchOperation, jsonPatch } from './json-patch';
 import { validateMigrationPolicy } from './migration-policy';
+import { depthErrors, kindErrors } from './review-guard';
 
 /** What a webhook decides. */
 export type WebhookOutcome =
@@ -34,23 +35,21 @@ const refuse = (errors: readonly FieldError[]): WebhookOutcome => ({
 });
 const allow: WebhookOutcome = { allowed: true };
 
+/** Refusals for what no webhook admits: objects nested too deep, or not of the kind served. */
 function expectKind(req: AdmissionRequest, kinds: readonly string[]): FieldError[] {
-  if (kinds.includes(req.kind.kind)) return [];
-  return [
-    {
-      path: 'kind',
-      message: `expected ${kinds.join(' or ')}, got ${JSON.stringify(req.kind.kind)}`,
-      type: 'FieldValueInvalid',
-    },
-  ];
+  const deep = depthErrors(req);
+  return deep.length ? deep : kindErrors(req, kinds);
 }
 
-/** The object as admitted: with kind and apiVersion (the API server sends them, but be sure). */
+/**
+ * The object as admitted: of the request's kind (expectKind refused any other), with an
+ * apiVersion (the API server sends both, but be sure).
+ */
 function objectOf(req: AdmissionRequest): Record<string, unknown> {
   const o = req.object ?? {};
   return {
     ...o,
-    kind: o.kind ?? req.kind.kind,
+    kind: req.kind.kind,
     apiVersion: o.apiVersion ?? (req.kind.group ? `${req.kind.group}/${req.kind.version}` : req.kind.version),
   };
 }
@@ -58,7 +57,8 @@ function objectOf(req: AdmissionRequest): Record<string, unknown> {
 /** The object admitted by `how`: defaulted only (the mutators) or defaulted and validated. */
 async function admitted(req: AdmissionRequest, ctx: WebhookContext, how: typeof admit) {
   const object = objectOf(req);
-  const instancetypes = object.kind === 'VirtualMachine' ? await catalogForVm(ctx.client, object) : undefined;
+  const instancetypes =
+    req.kind.kind === 'VirtualMachine' ? await catalogForVm(ctx.client, object) : undefined;
   return how(object, ctx.config(), { instancetypes, kubevirtServiceAccount: ctx.privileged(req) });
 }
 

@@ -1,7 +1,8 @@
 /**
  * virt-handler's REST server (upstream's on port 8186): the per-VMI operations virt-api
- * forwards, over mutual TLS. Only a caller with a client certificate from the cluster's
- * KubeVirt CA gets in (virt-api); authorization of the end user already happened in the
+ * forwards, over mutual TLS. Only a caller with virt-api's client certificate gets in: from
+ * the cluster's KubeVirt CA, with upstream's common name and the clientAuth usage
+ * (./client-identity); authorization of the end user already happened in the
  * API server. Console and VNC are websockets streaming the guest's unix sockets; the rest
  * are launcher RPCs over the existing gRPC connection.
  * Paths: `/v1/namespaces/{ns}/virtualmachineinstances/{name}/{op}`.
@@ -10,13 +11,16 @@ import https from 'node:https';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import { WebSocketServer } from 'ws';
 import type { VirtualMachineInstanceGuestAgentInfo } from '../../api/generated/types';
-import { parseGoDuration } from '../common/go-duration';
 import { readTlsFiles, secureContextOptions, type TlsFiles, watchTlsFiles } from '../common/tls-files';
+import { currentTlsProtocol, followTlsProtocol, type TlsConfigurationSource } from '../common/tls-protocol';
+import { unfreezeTimeoutSeconds } from '../common/unfreeze-timeout';
 import { PLAIN_STREAM_PROTOCOL, pipeWebSocket } from '../common/ws-stream';
 import { type LauncherClient, LauncherCommandError } from '../launcher-protocol/client';
 import { CONSOLE_SOCKET, VNC_SOCKET } from '../launcher-protocol/paths';
+import { clientIdentityRefusal } from './client-identity';
 import { VmiNotOnNodeError } from './handler';
 import { GuestCalls, type GuestLauncher } from './vmi-operations';
 
@@ -36,6 +40,8 @@ export interface HandlerRestOptions {
   host?: string;
   /** Default 8186, upstream's. */
   port?: number;
+  /** The KubeVirt CR's tlsConfiguration in force (minimum version, ciphers), followed live. */
+  tlsConfiguration?: TlsConfigurationSource;
   log?: (m: string) => void;
 }
 
@@ -73,27 +79,39 @@ async function guestInfo(client: LauncherClient): Promise<VirtualMachineInstance
   return info;
 }
 
-/** Non-streaming operations by method and path suffix. */
-const OPS: Record<string, Op> = {
-  'PUT pause': GuestCalls.pause,
-  'PUT unpause': GuestCalls.unpause,
-  'PUT softreboot': GuestCalls.softreboot,
-  'PUT reset': GuestCalls.reset,
-  'GET guestosinfo': ({ client }) => guestInfo(client),
-  'GET userlist': async ({ client }) => ({ items: (await guestInfo(client)).userList ?? [] }),
-  'GET filesystemlist': async ({ client }) => ({ items: (await guestInfo(client)).fsInfo?.disks ?? [] }),
-  'GET sev/fetchcertchain': async ({ client }) =>
-    JSON.parse(Buffer.from(await client.getSevInfo()).toString('utf8')),
-  'GET sev/querylaunchmeasurement': async ({ vmi, client }) =>
-    JSON.parse(Buffer.from(await client.getLaunchMeasurement(vmi)).toString('utf8')),
-};
-const STREAMS: Record<string, string> = { console: CONSOLE_SOCKET, vnc: VNC_SOCKET };
+/**
+ * Non-streaming operations by method and path suffix. Maps, not object literals: the
+ * suffix comes from the caller, and a plain object would answer `constructor` too.
+ */
+const OPS = new Map<string, Op>([
+  ['PUT pause', GuestCalls.pause],
+  ['PUT unpause', GuestCalls.unpause],
+  ['PUT softreboot', GuestCalls.softreboot],
+  ['PUT reset', GuestCalls.reset],
+  ['GET guestosinfo', ({ client }) => guestInfo(client)],
+  ['GET userlist', async ({ client }) => ({ items: (await guestInfo(client)).userList ?? [] })],
+  ['GET filesystemlist', async ({ client }) => ({ items: (await guestInfo(client)).fsInfo?.disks ?? [] })],
+  [
+    'GET sev/fetchcertchain',
+    async ({ client }) => JSON.parse(Buffer.from(await client.getSevInfo()).toString('utf8')),
+  ],
+  [
+    'GET sev/querylaunchmeasurement',
+    async ({ vmi, client }) =>
+      JSON.parse(Buffer.from(await client.getLaunchMeasurement(vmi)).toString('utf8')),
+  ],
+]);
+const STREAMS = new Map<string, string>([
+  ['console', CONSOLE_SOCKET],
+  ['vnc', VNC_SOCKET],
+]);
 
 /**
  * The unfreeze timeout of a freeze body (upstream's FreezeUnfreezeTimeout,
- * `{"unfreezeTimeout": "5m0s"}`), in whole seconds as upstream's handler passes it on.
+ * `{"unfreezeTimeout": "5m0s"}`), in whole seconds as upstream's handler passes it on,
+ * within what the launcher's timer holds (../common/unfreeze-timeout).
  */
-function unfreezeTimeoutSeconds(body: Buffer): number {
+function freezeBodySeconds(body: Buffer): number {
   let o: unknown;
   try {
     o = JSON.parse(body.toString('utf8') || 'null');
@@ -103,14 +121,11 @@ function unfreezeTimeoutSeconds(body: Buffer): number {
   const t = (o as { unfreezeTimeout?: unknown } | null)?.unfreezeTimeout;
   if (t === undefined || t === null)
     throw new HttpError(400, 'Unfreeze timeout in freeze request is not set');
-  let ms: number;
   try {
-    ms = parseGoDuration(t, 'unfreezeTimeout');
+    return unfreezeTimeoutSeconds(t);
   } catch (e) {
     throw new HttpError(400, (e as Error).message);
   }
-  if (ms < 0) throw new HttpError(400, `unfreezeTimeout: ${JSON.stringify(t)} is negative`);
-  return Math.floor(ms / 1000);
 }
 
 /** HTTP status of a launcher failure: by its gRPC code when it has one, else `fallback`. */
@@ -145,15 +160,29 @@ function statusOf(e: unknown): number {
 /** Starts the server; the serving certificate and CA are re-read when their files change. */
 export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRestServer> {
   const log = o.log ?? (() => {});
-  const material = readTlsFiles(o.tls);
-  const server = https.createServer({
-    ...secureContextOptions(material),
-    requestCert: true,
-    rejectUnauthorized: true,
-    minVersion: 'TLSv1.2',
+  let material = readTlsFiles(o.tls);
+  const context = () => ({ ...secureContextOptions(material), ...currentTlsProtocol(o.tlsConfiguration) });
+  const server = https.createServer({ ...context(), requestCert: true, rejectUnauthorized: true });
+  // The CA also signs other components' certificates: only virt-api's client identity gets
+  // in. Before node:http's own listener, so no request on the connection is ever parsed.
+  server.prependListener('secureConnection', (s: TLSSocket) => {
+    const refusal = clientIdentityRefusal(s.getPeerX509Certificate());
+    if (refusal) {
+      log(`client refused: ${refusal}`);
+      s.destroy();
+    }
   });
-  const stopWatch = watchTlsFiles(o.tls, (m) => server.setSecureContext(secureContextOptions(m)), {
-    onError: (e) => log(`TLS files not reloaded: ${e.message}`),
+  const stopWatch = watchTlsFiles(
+    o.tls,
+    (m) => {
+      material = m;
+      server.setSecureContext(context());
+    },
+    { onError: (e) => log(`TLS files not reloaded: ${e.message}`) },
+  );
+  const stopTlsFollow = followTlsProtocol(o.tlsConfiguration, (p) => {
+    server.setSecureContext(context());
+    log(`TLS settings now minimum ${p.minVersion}${p.ciphers ? `, ciphers ${p.ciphers}` : ''}`);
   });
   const wss = new WebSocketServer({
     noServer: true,
@@ -172,9 +201,9 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
   server.on('request', (req, res) => {
     (async () => {
       const { ns, name, op } = route(req.url);
-      const fn = OPS[`${req.method} ${op}`];
+      const fn = OPS.get(`${req.method} ${op}`);
       if (op === 'freeze' && req.method === 'PUT') {
-        const seconds = unfreezeTimeoutSeconds(await readBody(req));
+        const seconds = freezeBodySeconds(await readBody(req));
         const l = await o.launchers.launcherOf(ns, name);
         // upstream's handler answers a failed freeze with 400.
         await l.client.freezeVirtualMachine(l.vmi, seconds).catch((e: unknown) => {
@@ -210,7 +239,7 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
         await l.client.injectLaunchSecret(l.vmi, options);
         return {};
       }
-      if (!fn) throw new HttpError(STREAMS[op] ? 400 : 404, `${req.method} ${op}: not served`);
+      if (!fn) throw new HttpError(STREAMS.has(op) ? 400 : 404, `${req.method} ${op}: not served`);
       await readBody(req);
       return (await fn(await o.launchers.launcherOf(ns, name))) ?? {};
     })().then(
@@ -245,10 +274,11 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
     } catch {
       return refuse(404, 'no such path');
     }
-    const sock = STREAMS[r.op];
+    const sock = STREAMS.get(r.op);
     if (!sock) return refuse(404, `${r.op}: not a stream`);
-    o.launchers.launcherOf(r.ns, r.name).then(
-      ({ socketsDir }) => {
+    o.launchers
+      .launcherOf(r.ns, r.name)
+      .then(({ socketsDir }) => {
         const guest = connect(join(socketsDir, sock));
         guest.once('error', (e) => {
           log(`${r.ns}/${r.name} ${r.op}: ${e.message}`);
@@ -259,9 +289,9 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
             void pipeWebSocket(ws, guest);
           });
         });
-      },
-      (e: unknown) => refuse(statusOf(e) === 404 ? 404 : 400, (e as Error).message),
-    );
+      })
+      // Whatever fails here answers this caller; it never reaches the process.
+      .catch((e: unknown) => refuse(statusOf(e) === 404 ? 404 : 400, (e as Error).message));
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -273,6 +303,7 @@ export async function serveHandlerRest(o: HandlerRestOptions): Promise<HandlerRe
     port: typeof addr === 'object' && addr ? addr.port : 0,
     close: async () => {
       stopWatch();
+      stopTlsFollow();
       for (const c of wss.clients) c.terminate();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

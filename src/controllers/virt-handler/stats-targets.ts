@@ -7,10 +7,15 @@
  * samples with the interface's alias instead (the VMI's interface name, `ua-` dropped),
  * so `interface="default"` on dashboards. The taps are the converter's names
  * (`tapName`): `tap0` on the pod network, a hash of the network name otherwise.
+ *
+ * The bounds of the per-vCPU, per-NIC and per-drive samples come from the VMI spec too
+ * ({@link statsLimits}): the launcher runs next to the tenant's guest, so the counts it
+ * reports are not trusted to size loops.
  */
 import type { VirtualMachineInstance } from '../../api/generated/types';
 import { tapName } from '../../converter/configurators/interfaces';
 import type { Pod } from '../common/pod';
+import { STATS_CEILING, type StatsLimits } from '../metrics/domain-stats';
 import type { StatsTarget } from '../metrics/handler-metrics';
 import type { LauncherConnections } from './launcher-connections';
 
@@ -31,6 +36,7 @@ export function statsTargets(
       name: vmi.metadata?.name ?? '',
       node,
       interfaces: interfaceAliases(vmi),
+      limits: statsLimits(vmi),
       stats: async () => (await conns.get(podUid)).getDomainStats(),
     });
   }
@@ -47,4 +53,22 @@ export function interfaceAliases(vmi: VirtualMachineInstance): Record<string, st
     out[tapName(net.name, net.pod !== undefined)] = iface.name;
   }
   return out;
+}
+
+const positive = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : 1);
+
+/**
+ * The most vCPUs, NICs and block devices the VMI's domain can have, as the converter
+ * builds it: vCPUs are max(sockets, maxSockets) x cores x threads (hotplug headroom
+ * included), one NIC per interface, one drive per disk; never above {@link STATS_CEILING}.
+ */
+export function statsLimits(vmi: VirtualMachineInstance): StatsLimits {
+  const cpu = vmi.spec?.domain?.cpu ?? {};
+  const sockets = Math.max(positive(cpu.sockets), cpu.maxSockets ? positive(cpu.maxSockets) : 1);
+  const devices = vmi.spec?.domain?.devices;
+  return {
+    vcpus: Math.min(sockets * positive(cpu.cores) * positive(cpu.threads), STATS_CEILING.vcpus),
+    nets: Math.min(devices?.interfaces?.length ?? 0, STATS_CEILING.nets),
+    blocks: Math.min(devices?.disks?.length ?? 0, STATS_CEILING.blocks),
+  };
 }

@@ -12,6 +12,7 @@ import { status } from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '../../api';
 import type { DomainRef, FsFreezeSupport, HypervisorDriver } from '../../drivers/driver';
 import { screenshotPng } from '../common/ppm-to-png';
+import { isUnfreezeTimeoutSeconds, MAX_UNFREEZE_TIMEOUT_SECONDS } from '../common/unfreeze-timeout';
 import { LauncherRpcError } from '../launcher-protocol/rpc-error';
 import { driverRpcError } from './driver-rpc-error';
 
@@ -62,10 +63,11 @@ export class LauncherGuestOps {
 
   /** FreezeVirtualMachine. */
   async freeze(_vmi: VirtualMachineInstance, unfreezeTimeoutSeconds: number): Promise<void> {
-    if (!Number.isInteger(unfreezeTimeoutSeconds) || unfreezeTimeoutSeconds < 0) {
+    // Past the maximum a timer would fire at once and thaw the guest straight away.
+    if (!isUnfreezeTimeoutSeconds(unfreezeTimeoutSeconds)) {
       throw new LauncherRpcError(
         status.INVALID_ARGUMENT,
-        `${this.subject}: unfreezeTimeoutSeconds ${unfreezeTimeoutSeconds}: a whole number of seconds >= 0 is required`,
+        `${this.subject}: unfreezeTimeoutSeconds ${unfreezeTimeoutSeconds}: a whole number of seconds from 0 to ${MAX_UNFREEZE_TIMEOUT_SECONDS} is required`,
       );
     }
     const fs = this.fs();

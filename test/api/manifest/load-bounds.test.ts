@@ -10,7 +10,7 @@ describe('manifest loading bounds', () => {
     const text = `[${'1,'.repeat(DEFAULT_MAX_NODES + 10)}1]`;
     const r = loadManifests(text, { filename: 'seq.json' });
     expect(r.errors.map((e) => e.message)).toEqual([
-      `seq.json: input has more than ${DEFAULT_MAX_NODES} YAML nodes (values, lists and maps), over the limit`,
+      `seq.json: input has more than ${DEFAULT_MAX_NODES} YAML nodes (values, lists, maps, aliases, keys, anchors, tags and comments), over the limit`,
     ]);
     const y = loadManifests(`a: [${'x, '.repeat(DEFAULT_MAX_NODES)}x]\n`, { filename: 'seq.yaml' });
     expect(y.errors[0].code).toBe('too-large');

@@ -771,7 +771,8 @@ const cases: Case[] = [
     mutate: (v) => {
       v.spec.domain.devices.interfaces![0].ports![0].port = 70000;
     },
-    path: 'spec.domain.devices.interfaces[0].ports[0]',
+    // Upstream reports at ports[0]; kubevirt-ts names the field itself.
+    path: 'spec.domain.devices.interfaces[0].ports[0].port',
     message: 'Port field must be in range 0 < x < 65536.',
   },
   {

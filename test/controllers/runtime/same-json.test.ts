@@ -36,4 +36,13 @@ describe('sameJson', () => {
     expect(sameJson('1', 1)).toBe(false);
     expect(sameJson({ a: { b: { c: 'x' } } }, { a: { b: { c: 'y' } } })).toBe(false);
   });
+
+  it('compares own keys: a "__proto__" or "constructor" key is a key like any other', () => {
+    // JSON.parse makes `__proto__` an own key; read through the prototype chain on the other
+    // side it was Object.prototype, which has no keys: equal to `{}`.
+    expect(sameJson(JSON.parse('{"__proto__":{}}'), { volumes: [] })).toBe(false);
+    expect(sameJson({ volumes: [] }, JSON.parse('{"__proto__":{}}'))).toBe(false);
+    expect(sameJson({ constructor: {} }, { other: {} })).toBe(false);
+    expect(sameJson(JSON.parse('{"__proto__":{"a":1}}'), JSON.parse('{"__proto__":{"a":1}}'))).toBe(true);
+  });
 });

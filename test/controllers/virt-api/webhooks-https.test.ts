@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../src/api/config/cluster-config';
+import { kinds } from '../../../src/api/groups';
 import type { ObjectClient } from '../../../src/controllers/runtime/types';
 import type { JsonPatchOperation } from '../../../src/controllers/virt-api/json-patch';
 import { startVirtApi, type VirtApi } from '../../../src/controllers/virt-api/server';
@@ -52,13 +53,16 @@ function review(
   oldObject?: unknown,
   username = 'alice',
 ) {
+  // The webhooks check that kind, group and resource agree, as the API server sends them.
+  const info = kinds.find((k) => k.kind === kind);
+  const group = info?.group ?? 'kubevirt.io';
   return JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: {
       uid: 'u-1',
-      kind: { group: 'kubevirt.io', version: 'v1', kind },
-      resource: { group: 'kubevirt.io', version: 'v1', resource: `${kind.toLowerCase()}s` },
+      kind: { group, version: 'v1', kind },
+      resource: { group, version: 'v1', resource: info?.plural ?? `${kind.toLowerCase()}s` },
       operation,
       userInfo: { username },
       object,
@@ -229,8 +233,8 @@ describe('virt-api admission webhooks over HTTPS', () => {
     expect(v1beta1.status).toBe(400);
     expect(v1beta1.body.message).toMatch(/expected admission.k8s.io\/v1 AdmissionReview/);
     const huge = await post('/virtualmachines-validate', Buffer.alloc(9 * 1024 * 1024, 0x20));
-    expect(huge.status).toBe(400);
-    expect(huge.body.message).toMatch(/AdmissionReview exceeds 8388608 bytes/);
+    expect(huge.status).toBe(413);
+    expect(huge.body.message).toMatch(/AdmissionReview of 9437184 bytes exceeds the 8388608-byte limit/);
     const text = await post('/virtualmachines-validate', review('VirtualMachine', vm()), 'text/plain');
     expect(text.status).toBe(400);
     expect(text.body.message).toMatch(/expected application\/json/);

@@ -21,11 +21,16 @@ let guest: Server;
 let ca: CertFiles;
 let good: CertFiles;
 let stranger: CertFiles;
+let otherName: CertFiles;
+let serverUsage: CertFiles;
 const calls: string[] = [];
 
 const launcher = {
   pauseVirtualMachine: async (vmi: { metadata: { name: string } }) => {
     calls.push(`pause ${vmi.metadata.name}`);
+  },
+  freezeVirtualMachine: async (vmi: { metadata: { name: string } }, seconds: number) => {
+    calls.push(`freeze ${vmi.metadata.name} ${seconds}`);
   },
   getGuestInfo: async () => ({
     hostname: 'tiny',
@@ -34,7 +39,7 @@ const launcher = {
   }),
 } as unknown as LauncherClient;
 
-function call(path: string, method: string, cert?: CertFiles) {
+function call(path: string, method: string, cert?: CertFiles, body?: unknown) {
   return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
     const req = request(
       {
@@ -56,7 +61,7 @@ function call(path: string, method: string, cert?: CertFiles) {
       },
     );
     req.on('error', reject);
-    req.end();
+    req.end(body === undefined ? undefined : JSON.stringify(body));
   });
 }
 
@@ -66,6 +71,10 @@ beforeAll(async () => {
   const serving = issue(dir, ca, 'handler', 'kubevirt.io:system:node:virt-handler', ['IP:127.0.0.1']);
   good = issue(dir, ca, 'api', 'kubevirt.io:system:client:virt-handler');
   stranger = issue(dir, other, 'stranger', 'kubevirt.io:system:client:virt-handler');
+  // Signed by the KubeVirt CA but not virt-api's client identity: another name, or the
+  // right name without the clientAuth usage (a serving certificate).
+  otherName = issue(dir, ca, 'other-name', 'kubevirt.io:system:client:someone-else');
+  serverUsage = issue(dir, ca, 'server-usage', 'kubevirt.io:system:client:virt-handler', ['DNS:x']);
   // The guest's serial console: echoes what it gets, upper-cased.
   guest = createServer((s) => s.on('data', (d) => s.write(d.toString().toUpperCase())));
   await new Promise<void>((r) => guest.listen(join(dir, 'virt-serial0'), r));
@@ -101,6 +110,16 @@ describe('virt-handler REST server', () => {
     expect(calls).toEqual([]);
   });
 
+  it("refuses a KubeVirt-CA certificate that is not virt-api's client identity (name and clientAuth usage)", async () => {
+    await expect(call(`${base}/vmi1/pause`, 'PUT', otherName)).rejects.toThrow(
+      /certificate|socket hang up|ECONNRESET|alert/i,
+    );
+    await expect(call(`${base}/vmi1/pause`, 'PUT', serverUsage)).rejects.toThrow(
+      /certificate|socket hang up|ECONNRESET|alert/i,
+    );
+    expect(calls).toEqual([]);
+  });
+
   it('with the KubeVirt client certificate: pause reaches the launcher, guest info and user list answer', async () => {
     const p = await call(`${base}/vmi1/pause`, 'PUT', good);
     expect(p.status).toBe(200);
@@ -116,6 +135,41 @@ describe('virt-handler REST server', () => {
     const missing = await call(`${base}/other/pause`, 'PUT', good);
     expect(missing.status).toBe(404);
     expect(missing.body.message).toMatch(/not on node n1/);
+  });
+
+  it('answers an upgrade to an inherited property name (constructor, __proto__) with 404 and keeps serving', async () => {
+    for (const op of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const ws = new WebSocket(`wss://127.0.0.1:${server.port}${base}/vmi1/${op}`, ['plain.kubevirt.io'], {
+        ca: readFileSync(ca.cert),
+        cert: readFileSync(good.cert),
+        key: readFileSync(good.key),
+      });
+      const status = await new Promise<number>((r) => {
+        ws.once('unexpected-response', (_req, res) => r(res.statusCode ?? 0));
+        ws.once('open', () => r(101));
+        ws.once('error', () => r(-1));
+      });
+      expect(status, op).toBe(404);
+      ws.terminate();
+      const plain = await call(`${base}/vmi1/${op}`, 'GET', good);
+      expect(plain.status, op).toBe(404);
+    }
+    // The process is alive and still serves.
+    expect((await call(`${base}/vmi1/guestosinfo`, 'GET', good)).status).toBe(200);
+  });
+
+  it('refuses an unfreezeTimeout a timer cannot hold (over 596h31m23s) with 400 naming the field', async () => {
+    calls.length = 0;
+    for (const t of ['596h31m24s', `${2 ** 31}s`, `${2 ** 53}h`]) {
+      const r = await call(`${base}/vmi1/freeze`, 'PUT', good, { unfreezeTimeout: t });
+      expect(r.status, t).toBe(400);
+      expect(r.body.message).toMatch(/^unfreezeTimeout: .*maximum of 2147483s/);
+    }
+    expect(calls).toEqual([]);
+    const max = await call(`${base}/vmi1/freeze`, 'PUT', good, { unfreezeTimeout: '596h31m23s' });
+    expect(max.status).toBe(200);
+    expect(calls).toEqual(['freeze vmi1 2147483']);
+    calls.length = 0;
   });
 
   it('streams the console over a plain.kubevirt.io websocket', async () => {

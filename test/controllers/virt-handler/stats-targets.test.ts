@@ -5,9 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
+import type { Pod } from '../../../src/controllers/common/pod';
 import { domainSamples } from '../../../src/controllers/metrics/domain-stats';
-import { interfaceAliases } from '../../../src/controllers/virt-handler/stats-targets';
+import { HandlerMetrics } from '../../../src/controllers/metrics/handler-metrics';
+import { scrape } from '../../../src/controllers/metrics/server';
+import type { LauncherConnections } from '../../../src/controllers/virt-handler/launcher-connections';
+import { interfaceAliases, statsTargets } from '../../../src/controllers/virt-handler/stats-targets';
 import { tapName } from '../../../src/converter/configurators/interfaces';
+import { parseExposition } from '../../support/exposition';
 
 const vmi: VirtualMachineInstance = {
   apiVersion: 'kubevirt.io/v1',
@@ -55,5 +60,94 @@ describe('interface aliases of the network metrics', () => {
       ['blue', 200],
       ['vnet7', 300],
     ]);
+  });
+});
+
+/** A Running VMI on n1 with 2 vCPUs (1 socket, 2 cores), one disk and one interface. */
+const running = (name: string): VirtualMachineInstance => ({
+  ...vmi,
+  metadata: { name, namespace: 'ns', uid: `uid-${name}` },
+  spec: {
+    domain: {
+      cpu: { cores: 2 },
+      devices: { disks: [{ name: 'root', disk: {} }], interfaces: [{ name: 'default', masquerade: {} }] },
+    },
+    networks: [{ name: 'default', pod: {} }],
+  },
+  status: { phase: 'Running', nodeName: 'n1' },
+});
+
+/**
+ * Launchers that report whatever `params` says, counting GetDomainStats calls and every
+ * key the metrics read from their records.
+ */
+function fakeLaunchers(params: () => Record<string, number | string>) {
+  const counts = { calls: 0, reads: 0 };
+  const conns = {
+    socketExists: () => true,
+    get: async () => ({
+      getDomainStats: async () => {
+        counts.calls++;
+        await new Promise((r) => setTimeout(r, 20));
+        const p = new Proxy(params(), {
+          get: (t, k) => {
+            counts.reads++;
+            return t[k as string];
+          },
+        });
+        return { params: p };
+      },
+    }),
+  } as unknown as LauncherConnections;
+  return { conns, counts };
+}
+
+const podOf = (v: VirtualMachineInstance) => ({ metadata: { uid: `pod-${v.metadata?.name}` } }) as Pod;
+
+describe('handler metrics bounded by the VMI spec, not the launcher', () => {
+  it("a launcher reporting vcpu.maximum 2e6 (and huge net/block counts) yields only the spec's series", async () => {
+    const hostile: Record<string, number | string> = {
+      'vcpu.maximum': 2e6,
+      'vcpu.current': 2e6,
+      'net.count': 2e6,
+      'block.count': 2e6,
+    };
+    for (let i = 0; i < 50; i++) {
+      hostile[`vcpu.${i}.time`] = 1e9;
+      hostile[`net.${i}.name`] = `tap${i}`;
+      hostile[`net.${i}.rx.bytes`] = 1;
+      hostile[`block.${i}.name`] = `vd${i}`;
+      hostile[`block.${i}.rd.bytes`] = 1;
+    }
+    const { conns, counts } = fakeLaunchers(() => hostile);
+    const m = new HandlerMetrics({
+      targets: () => statsTargets([running('big')], 'n1', podOf, conns),
+      ready: () => true,
+    });
+    const samples = parseExposition(await scrape([m], 5_000)).samples;
+    const series = (name: string) => samples.filter((s) => s.name === name).length;
+    expect(series('kubevirt_vmi_vcpu_seconds_total')).toBe(2);
+    expect(series('kubevirt_vmi_network_receive_bytes_total')).toBe(1);
+    expect(series('kubevirt_vmi_storage_read_traffic_bytes_total')).toBe(1);
+    // The loops ran over the spec's counts: a few hundred key reads, not millions.
+    expect(counts.reads).toBeLessThan(1_000);
+  });
+
+  it('concurrent scrapes share one collection: 1 stats call per launcher for 50 scrapes', async () => {
+    const { conns, counts } = fakeLaunchers(() => ({ 'vcpu.maximum': 2, 'vcpu.0.time': 1e9 }));
+    const m = new HandlerMetrics({
+      targets: () => statsTargets([running('a'), running('b')], 'n1', podOf, conns),
+      ready: () => true,
+    });
+    const texts = await Promise.all(Array.from({ length: 50 }, () => scrape([m], 5_000)));
+    expect(counts.calls).toBe(2);
+    for (const t of texts) {
+      expect(
+        parseExposition(t).samples.filter((s) => s.name === 'kubevirt_vmi_vcpu_seconds_total'),
+      ).toHaveLength(2);
+    }
+    // A later scrape collects afresh.
+    await scrape([m], 5_000);
+    expect(counts.calls).toBe(4);
   });
 });

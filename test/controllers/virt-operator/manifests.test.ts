@@ -133,9 +133,15 @@ describe('install manifests', () => {
     expect(c.volumeMounts.map((m: Obj) => m.mountPath)).toEqual([
       '/var/lib/kubelet/pods',
       '/var/lib/kubelet/device-plugins',
+      '/var/lib/kubelet/seccomp',
       '/var/run/kubevirt',
       '/var/run/kubevirt-libvirt-probe',
       '/etc/virt-handler/servercertificates',
+    ]);
+    // It installs upstream's launcher seccomp profile in the kubelet's seccomp directory.
+    expect(c.args.slice(c.args.indexOf('--seccomp-dir'), c.args.indexOf('--seccomp-dir') + 2)).toEqual([
+      '--seccomp-dir',
+      '/var/lib/kubelet/seccomp',
     ]);
     // No CA in the plain manifests: no REST server for virt-api (the operator's install has it).
     expect(c.args).not.toContain('--kubevirt-ca');

@@ -15,6 +15,7 @@ import type { TypedLookups } from './typed-lookups';
 export class GarbageCollector {
   private readonly queue = new Set<string>();
   private scheduled = false;
+  private running = false;
   private stopped = false;
 
   constructor(
@@ -26,10 +27,14 @@ export class GarbageCollector {
   enqueue(uid: string | undefined): void {
     if (!uid || this.stopped) return;
     this.queue.add(uid);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => void this.run());
-    }
+    this.schedule();
+  }
+
+  /** One run at a time: two interleaved at their awaits processed one namespace twice. */
+  private schedule(): void {
+    if (this.scheduled || this.running) return;
+    this.scheduled = true;
+    setImmediate(() => void this.run());
   }
 
   /** After a restart: re-examines every object that is deleting or has owners. */
@@ -44,18 +49,24 @@ export class GarbageCollector {
 
   private async run(): Promise<void> {
     this.scheduled = false;
+    this.running = true;
     const uids = [...this.queue];
     this.queue.clear();
-    for (const uid of uids) {
-      if (this.stopped) return;
-      try {
-        await this.process(uid);
-      } catch (err) {
-        if (isConflict(err))
-          this.enqueue(uid); // raced with another writer: look again
-        else if (!isNotFound(err))
-          runtimeError(`embedded store garbage collector: ${uid}: ${(err as Error).message}`);
+    try {
+      for (const uid of uids) {
+        if (this.stopped) return;
+        try {
+          await this.process(uid);
+        } catch (err) {
+          if (isConflict(err))
+            this.queue.add(uid); // raced with another writer: look again
+          else if (!isNotFound(err))
+            runtimeError(`embedded store garbage collector: ${uid}: ${(err as Error).message}`);
+        }
       }
+    } finally {
+      this.running = false;
+      if (this.queue.size > 0 && !this.stopped) this.schedule();
     }
   }
 

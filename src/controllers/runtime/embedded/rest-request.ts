@@ -5,6 +5,7 @@
  */
 import type http from 'node:http';
 import { parse as parseYaml } from 'yaml';
+import { MAX_OBJECT_DEPTH, nestedDeeperThan } from '../../../api/json-bounds';
 import { ApiError, badRequest } from '../errors';
 import type { PatchType, ResourceType } from '../types';
 import type { EmbeddedStore } from './store';
@@ -40,12 +41,8 @@ export async function readBody(req: http.IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/**
- * The deepest nesting of arrays and objects a body may have. Structured clone and
- * JSON.stringify recurse and overflow the stack a little past 2000 levels; Kubernetes
- * objects (CRD schemas included) stay far below this.
- */
-export const MAX_BODY_DEPTH = 512;
+/** The deepest nesting of arrays and objects a body may have (see api/json-bounds). */
+export const MAX_BODY_DEPTH = MAX_OBJECT_DEPTH;
 
 /** `text` parsed as JSON; 400 when it is not JSON or nested too deep. */
 export function parseJson(text: string, what: string): unknown {
@@ -61,16 +58,8 @@ export function parseJson(text: string, what: string): unknown {
 
 /** 400 for a body nested deeper than MAX_BODY_DEPTH (walked iteratively: no recursion to overflow). */
 function checkDepth(root: unknown, what: string): void {
-  const stack: [unknown, number][] = [[root, 1]];
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth > MAX_BODY_DEPTH) {
-      throw badRequest(`${what}: the body is nested more than ${MAX_BODY_DEPTH} levels deep`);
-    }
-    for (const c of Array.isArray(v) ? v : Object.values(v)) {
-      if (c !== null && typeof c === 'object') stack.push([c, depth + 1]);
-    }
+  if (nestedDeeperThan(root, MAX_BODY_DEPTH)) {
+    throw badRequest(`${what}: the body is nested more than ${MAX_BODY_DEPTH} levels deep`);
   }
 }
 

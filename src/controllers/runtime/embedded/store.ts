@@ -275,8 +275,12 @@ export class EmbeddedStore implements ObjectClient {
 
   /** @internal Finishes deleting a terminating namespace once it is empty. */
   async finishNamespace(obj: StoredObj): Promise<void> {
-    if (obj.metadata.finalizers?.length) return;
-    await this.remove(storageKind(builtinTypes[0]), obj).done;
+    // The namespace as stored now: another pass may have removed it already (the collector
+    // read `obj` before awaiting its deletes).
+    const kind = storageKind(builtinTypes[0]);
+    const current = this.find(kind, undefined, obj.metadata.name);
+    if (!current || current.metadata.uid !== obj.metadata.uid || current.metadata.finalizers?.length) return;
+    await this.remove(kind, current).done;
   }
 
   // ---- private ------------------------------------------------------------------------

@@ -3,7 +3,8 @@
  * (pkg/virt-controller/services/template.go, renderresources.go, rendervolumes.go,
  * nodeselectorrenderer.go): one `compute` container running the launcher, restartPolicy
  * Never, labels, annotations, node selectors, resources with memory overhead and device
- * resources, emptyDirs for the sockets the node agent talks to.
+ * resources, emptyDirs for the sockets the node agent talks to, a seccomp profile
+ * (./launcher-seccomp).
  */
 import { createHash } from 'node:crypto';
 import type { ClusterConfig } from '../../../api/config/cluster-config';
@@ -13,6 +14,7 @@ import { MULTUS_NETWORKS_ANNOTATION, multusNetworksAnnotation } from '../../comm
 import type { Pod, PodContainer } from '../../common/pod';
 import { launcherVerbosityEnv } from '../../logging/launcher-verbosity';
 import { containerDiskContainers } from './container-disk-containers';
+import { launcherSeccompProfile } from './launcher-seccomp';
 import { isCpuDedicated, memoryOverhead } from './memory-overhead';
 import { controllerRef } from './owner-ref';
 import { PodRenderError } from './pod-render-error';
@@ -243,9 +245,12 @@ export function renderLauncherPod(
     spec: {
       hostname: sanitizeHostname(vmi),
       subdomain: spec.subdomain,
-      securityContext: nonRoot
-        ? { fsGroup: NON_ROOT_UID, runAsUser: NON_ROOT_UID, runAsGroup: NON_ROOT_UID, runAsNonRoot: true }
-        : { fsGroup: NON_ROOT_UID, runAsUser: 0 },
+      securityContext: {
+        ...(nonRoot
+          ? { fsGroup: NON_ROOT_UID, runAsUser: NON_ROOT_UID, runAsGroup: NON_ROOT_UID, runAsNonRoot: true }
+          : { fsGroup: NON_ROOT_UID, runAsUser: 0 }),
+        seccompProfile: launcherSeccompProfile(config),
+      },
       terminationGracePeriodSeconds: killAfter,
       restartPolicy: 'Never',
       // libvirt daemonizes QEMU (its capability probes too), so QEMU is reparented to PID 1;

@@ -43,6 +43,8 @@ function hostDirs(o: InstallOptions): Array<{ name: string; path: string; propag
     { name: 'kubelet-pods', path: `${o.kubeletRootDir}/pods`, propagation: 'HostToContainer' },
     // Fixed in the kubelet, whatever its --root-dir.
     { name: 'device-plugins', path: '/var/lib/kubelet/device-plugins' },
+    // The kubelet's seccomp profiles: the handler installs kubevirt/kubevirt.json there.
+    { name: 'kubelet-seccomp', path: `${o.kubeletRootDir}/seccomp` },
     // The handler's notify socket and per-node state.
     { name: 'virt-share-dir', path: '/var/run/kubevirt' },
   ];
@@ -57,6 +59,8 @@ export function virtHandlerArgs(o: InstallOptions): string[] {
     '--pods-root',
     `${o.kubeletRootDir}/pods`,
     '--device-plugins',
+    '--seccomp-dir',
+    `${o.kubeletRootDir}/seccomp`,
     '--driver',
     'emulation',
     '--libvirt-uri',

@@ -26,13 +26,13 @@ export const protobufFileName = "kubevirt/cmd/v1/cmd.proto";
 /**
  * The handler-to-launcher command protocol, modelled on upstream KubeVirt's
  * pkg/handler-launcher-com/cmd/v1/cmd.proto (package kubevirt.cmd.v1, service Cmd), but
- * not the same surface: it has 21 of the 37 RPCs of upstream's file (as read at commit
- * 008b6e6b9c16), with upstream's names and request/response types. Missing:
- * SignalTargetPodCleanup, FinalizeVirtualMachineMigration, HotplugHostDevices,
- * GetUsers, GetFilesystems, GetDevices, Exec, GuestPing, VirtualMachineMemoryDump,
- * GetQemuVersion, SyncVirtualMachineCPUs, SyncVirtualMachineMemory,
- * GetDomainDirtyRateStats, BackupVirtualMachine, RedefineCheckpoint,
- * GetVMStats. The VMI travels as JSON in VMI.vmiJson as upstream's does, but two fields
+ * not the same surface: it has 21 of the 36 RPCs of upstream's file at tag v1.9.0
+ * (commit 79d34c1762; main at d923fdb815 has the same 36), with upstream's names and
+ * request/response types. Missing (15): SignalTargetPodCleanup,
+ * FinalizeVirtualMachineMigration, HotplugHostDevices, GetUsers, GetFilesystems, Exec,
+ * GuestPing, VirtualMachineMemoryDump, GetQemuVersion, SyncVirtualMachineCPUs,
+ * SyncVirtualMachineMemory, GetDomainDirtyRateStats, BackupVirtualMachine,
+ * RedefineCheckpoint, GetVMStats. The VMI travels as JSON in VMI.vmiJson as upstream's does, but two fields
  * of VirtualMachineOptions mean something else here: field 3 is gracePeriodSeconds
  * (upstream: repeated string PreallocatedVolumes) and field 4 is clusterConfigJson
  * (upstream: Topology topology); upstream's fields 5-11 are absent. The JSON inside
