@@ -176,34 +176,49 @@ export async function stopExtraNodes(
 ): Promise<string[]> {
   const stuck: string[] = [];
   for (const r of readRecords(stateDir)) {
-    const t = performance.now();
-    const paths = clusterPaths(r.dir);
-    await stopKubelet(paths);
-    const killed = killTasks(paths);
-    await stopContainerd(paths);
-    await stopDaemon(paths, 'api-relay-node', SOCAT, 3_000);
-    await stopDaemon(paths, 'api-relay-host', SOCAT, 3_000);
-    const rest = await killNodeProcesses(r.dir, r.nsIds);
-    disconnectNode(r.bridge);
-    removeMountPoints(r.createdDirs ?? []);
-    stuck.push(...removeCgroupRoot(cgroupRootName(r.bridge)));
-    for (const d of [paths.kubelet, paths.cni, paths.pids, join(r.dir, 'host'), join(r.dir, 'api.sock')]) {
-      rmSync(d, { recursive: true, force: true });
+    // One node's failure must not stop the rest of `down` (the first node, the control plane).
+    try {
+      await stopNode(r, log);
+    } catch (err) {
+      stuck.push(`node ${r.nodeName}: ${(err as Error).message.split('\n')[0]}`);
     }
-    rmSync(join(paths.containerd, 'state'), { recursive: true, force: true });
-    rmSync(join(r.dir, 'node.json'), { force: true });
-    log(
-      `${r.nodeName} down${killed ? `, ${killed} container(s) removed with ctr` : ''}${rest ? `, ${rest} process(es) ended` : ''}: ${Math.round(performance.now() - t)} ms`,
-    );
   }
   // What a node that failed before its record was complete may have left.
   const strays = await killNodeProcesses(`${nodesDir(stateDir)}/`, []);
   if (strays) log(`${strays} stray node process(es) ended`);
   if (bridge.length <= 12) {
-    disconnectNode(bridge);
+    try {
+      disconnectNode(bridge);
+    } catch (err) {
+      stuck.push(`node links: ${(err as Error).message.split('\n')[0]}`);
+    }
     stuck.push(...removeCgroupRoot(cgroupRootName(bridge)));
   }
   return stuck;
+}
+
+/** Stops one extra node, in stopExtraNodes' order. */
+async function stopNode(r: NodeRecord, log: (line: string) => void): Promise<void> {
+  const t = performance.now();
+  const paths = clusterPaths(r.dir);
+  await stopKubelet(paths);
+  const killed = killTasks(paths);
+  await stopContainerd(paths);
+  await stopDaemon(paths, 'api-relay-node', SOCAT, 3_000);
+  await stopDaemon(paths, 'api-relay-host', SOCAT, 3_000);
+  const rest = await killNodeProcesses(r.dir, r.nsIds);
+  disconnectNode(r.bridge);
+  removeMountPoints(r.createdDirs ?? []);
+  const stuck = removeCgroupRoot(cgroupRootName(r.bridge));
+  if (stuck.length) throw new Error(stuck.join('; '));
+  for (const d of [paths.kubelet, paths.cni, paths.pids, join(r.dir, 'host'), join(r.dir, 'api.sock')]) {
+    rmSync(d, { recursive: true, force: true });
+  }
+  rmSync(join(paths.containerd, 'state'), { recursive: true, force: true });
+  rmSync(join(r.dir, 'node.json'), { force: true });
+  log(
+    `${r.nodeName} down${killed ? `, ${killed} container(s) removed with ctr` : ''}${rest ? `, ${rest} process(es) ended` : ''}: ${Math.round(performance.now() - t)} ms`,
+  );
 }
 
 /**

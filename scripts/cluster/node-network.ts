@@ -90,7 +90,15 @@ ip link set pod0 master "$4" up`,
 /** Deletes node 2's host interfaces (each veth takes its peer in the node with it). */
 export function disconnectNode(bridge: string): void {
   const { nodeBridge, nodeVeth, podVeth } = nodeLinks(bridge);
-  for (const link of [nodeVeth, podVeth]) if (linkExists(link)) run('ip', ['link', 'del', 'dev', link]);
+  for (const link of [nodeVeth, podVeth]) {
+    try {
+      run('ip', ['link', 'del', 'dev', link]);
+    } catch (err) {
+      // Gone already: the kernel removes a veth with its peer's namespace, a moment after
+      // the namespace's last process has exited.
+      if (linkExists(link)) throw err;
+    }
+  }
   deleteBridge(nodeBridge);
 }
 

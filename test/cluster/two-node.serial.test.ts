@@ -5,7 +5,8 @@
  * an address from its node's share of the pod subnet; the pods reach each other both ways
  * over the shared L2 segment; `kubectl logs` and `exec` work on node 2 (the API server
  * reaches its kubelet on the node network); `down` leaves no namespace process, interface,
- * cgroup root or mount of either node. Serial: one cluster per machine, its own up and down.
+ * cgroup root or mount of either node, and the host's firewall, kernel settings and
+ * kubelet directories are as before up. Serial: one cluster per machine, its own up and down.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -13,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { CONTAINERD_BIN } from '../../scripts/cluster/containerd';
 import { down } from '../../scripts/cluster/down';
 import { kubepodsCgroups, leftovers, mountsUnder } from '../../scripts/cluster/host-cleanup';
+import { hostState } from '../../scripts/cluster/host-state';
 import { kubeletBin } from '../../scripts/cluster/kubelet';
 import { linkExists } from '../../scripts/cluster/network';
 import { cgroupRootDirs, namespaceOf } from '../../scripts/cluster/node-namespace';
@@ -82,6 +84,9 @@ const log = (l: string) => process.stderr.write(`[cluster] ${l}\n`);
  */
 async function twoNodes(how: 'up --nodes 2' | 'added to a running cluster'): Promise<void> {
   const stateDir = testStateDir();
+  // The firewall (every nftables table and chain), the kernel settings both kubelets tune
+  // and the kubelet's host directories: the same after down as before up.
+  const hostBefore = hostState();
   const t0 = performance.now();
   let info: ClusterInfo = await up({
     stateDir,
@@ -224,6 +229,7 @@ async function twoNodes(how: 'up --nodes 2' | 'added to a running cluster'): Pro
     expect(daemonPid(paths2, 'kubelet', kubeletBin())).toBeUndefined();
   }
   expect(readInfo(stateDir)).toBeUndefined();
+  expect(hostState()).toEqual(hostBefore);
 }
 
 describe.skipIf(!enabled)('two-node cluster', () => {
