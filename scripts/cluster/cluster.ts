@@ -1,9 +1,9 @@
 /**
- * `npm run cluster -- up|down|status [options]`: a real one-node Kubernetes cluster on
- * this machine (see docs/cluster.md). State lives in --state-dir (default
+ * `npm run cluster -- up|down|status [options]`: a real one-node (or two-node) Kubernetes
+ * cluster on this machine (see docs/cluster.md). State lives in --state-dir (default
  * $KUBEVIRT_TS_CLUSTER_DIR or /var/lib/kubevirt-ts-cluster).
  *
- *   up      [--node-name N] [--node-ip IP] [--bridge NAME] [--pod-subnet A.B.C.0/24]
+ *   up      [--nodes 1|2] [--node-name N] [--node-ip IP] [--bridge NAME] [--pod-subnet A.B.C.0/24]
  *           (ends with `export KUBECONFIG=...` and `export PATH=<kubectl's dir>:$PATH` lines)
  *   down    [--purge]   (--purge also drops containerd's image store)
  *   status
@@ -28,6 +28,7 @@ const { values, positionals } = parseArgs({
     bridge: { type: 'string' },
     'pod-subnet': { type: 'string' },
     purge: { type: 'boolean' },
+    nodes: { type: 'string' },
   },
 });
 const stateDir = values['state-dir'] ?? process.env.KUBEVIRT_TS_CLUSTER_DIR ?? DEFAULT_STATE_DIR;
@@ -55,14 +56,16 @@ async function status(): Promise<number> {
     (r) => r.status === 200,
     () => false,
   );
-  const node = await cp.get(`/api/v1/nodes/${info.nodeName}`).then(
-    (r) =>
-      r.status === 200
-        ? (JSON.parse(r.body) as { status?: { conditions?: { type: string; status: string }[] } })
-        : undefined,
-    () => undefined,
-  );
-  const nodeReady = node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  const nodeReady = (name: string) =>
+    cp.get(`/api/v1/nodes/${name}`).then(
+      (r) =>
+        r.status === 200 &&
+        ((
+          JSON.parse(r.body) as { status?: { conditions?: { type: string; status: string }[] } }
+        ).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ??
+          false),
+      () => false,
+    );
   const daemons = {
     containerd: daemonPid(paths, 'containerd', CONTAINERD_BIN),
     kubelet: daemonPid(paths, 'kubelet', kubeletBin()),
@@ -70,15 +73,38 @@ async function status(): Promise<number> {
   console.log(`state dir:   ${stateDir}`);
   console.log(`server:      ${info.server} (${ready ? 'ready' : 'NOT ready'})`);
   console.log(`kubeconfig:  ${info.kubeconfigPath}`);
+  const firstReady = await nodeReady(info.nodeName);
   console.log(`kubectl:     ${join(kubeBinDir, 'kubectl')}`);
-  console.log(`node:        ${info.nodeName} ${info.nodeIP} (${nodeReady ? 'Ready' : 'NOT Ready'})`);
+  console.log(`node:        ${info.nodeName} ${info.nodeIP} (${firstReady ? 'Ready' : 'NOT Ready'})`);
   console.log(
     `containerd:  ${containerdSocket(paths)} (${daemons.containerd ? `pid ${daemons.containerd}` : 'NOT running'})`,
   );
   console.log(`kubelet:     ${daemons.kubelet ? `pid ${daemons.kubelet}` : 'NOT running'}`);
   console.log(`pod network: ${info.bridge} ${info.podSubnet}`);
+  let extraOk = true;
+  for (const n of info.extraNodes ?? []) {
+    const p = clusterPaths(n.dir);
+    const up = {
+      ready: await nodeReady(n.nodeName),
+      containerd: daemonPid(p, 'containerd', CONTAINERD_BIN),
+      kubelet: daemonPid(p, 'kubelet', kubeletBin()),
+    };
+    extraOk &&= up.ready && !!up.containerd && !!up.kubelet;
+    console.log(
+      `node:        ${n.nodeName} ${n.nodeIP} (${up.ready ? 'Ready' : 'NOT Ready'}; own namespaces, holder pid ${n.holderPid}, cgroup root ${n.cgroupRoot}, pods ${n.podRange.start}-${n.podRange.end})`,
+    );
+    console.log(
+      `  containerd ${n.containerdSocket} (${up.containerd ? `pid ${up.containerd}` : 'NOT running'}), kubelet ${up.kubelet ? `pid ${up.kubelet}` : 'NOT running'}`,
+    );
+  }
   for (const [name, ref] of Object.entries(info.images)) console.log(`image:       ${name} = ${ref}`);
-  return ready && nodeReady && daemons.containerd && daemons.kubelet ? 0 : 1;
+  return ready && firstReady && extraOk && daemons.containerd && daemons.kubelet ? 0 : 1;
+}
+
+function nodeCount(value: string | undefined): number {
+  if (value === undefined) return 1;
+  if (value !== '1' && value !== '2') throw new Error(`--nodes ${JSON.stringify(value)}: expected 1 or 2`);
+  return Number(value);
 }
 
 async function main(): Promise<number> {
@@ -90,6 +116,7 @@ async function main(): Promise<number> {
         nodeIP: values['node-ip'],
         bridge: values.bridge,
         podSubnet: values['pod-subnet'],
+        nodes: nodeCount(values.nodes),
         log,
       });
       // Paste-able: kubectl is not on PATH; it was built with the control plane.

@@ -68,21 +68,26 @@ export function ctr(paths: ClusterPaths, args: string[], input?: string): string
   return run('ctr', ['--address', containerdSocket(paths), '--namespace', K8S_NAMESPACE, ...args], input);
 }
 
-/** Starts containerd (logging at `logLevel`, default warn) and waits until it answers. */
+/**
+ * Starts containerd (logging at `logLevel`, default warn) and waits until it answers;
+ * `enter`: inside that node's namespaces (see startDaemon).
+ */
 export async function startContainerd(
   paths: ClusterPaths,
   sandboxImage: string,
   logLevel: 'warn' | 'info' = 'warn',
+  enter?: number,
 ): Promise<void> {
   const config = writeContainerdConfig(paths, sandboxImage);
   if (daemonPid(paths, 'containerd', CONTAINERD_BIN))
     throw new Error('containerd already runs for this cluster');
-  const proc = startDaemon(paths, 'containerd', CONTAINERD_BIN, [
-    '--config',
-    config,
-    '--log-level',
-    logLevel,
-  ]);
+  const proc = startDaemon(
+    paths,
+    'containerd',
+    CONTAINERD_BIN,
+    ['--config', config, '--log-level', logLevel],
+    enter,
+  );
   await waitFor(
     'containerd',
     30_000,

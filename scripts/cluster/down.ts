@@ -3,7 +3,8 @@
  * volumes and runs CNI DEL), then the kubelet stops, leftover containers are killed with
  * ctr, the control plane and containerd stop, everything mounted under the state
  * directory is unmounted, the bridge is deleted, the kubepods cgroups removed and the
- * kernel settings the kubelet tuned written back (host-state.ts).
+ * kernel settings the kubelet tuned written back (host-state.ts). A second node
+ * (`up --nodes 2`) stops after the pods are gone, before the first node's kubelet.
  * containerd's image store (containerd/root) stays, so the next `up` imports nothing.
  */
 import { rmSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { stopDetachedControlPlane } from '../../test/support/kube';
 import { killTasks, stopContainerd } from './containerd';
+import { stopExtraNodes } from './extra-node';
 import { leftovers, removeKubepodsCgroups, unmountUnder } from './host-cleanup';
 import { restoreHostState } from './host-state';
 import { stopKubelet } from './kubelet';
@@ -66,6 +68,8 @@ export async function down(opts: DownOptions): Promise<string[]> {
     }
     lap('pods deleted', t);
   }
+  // Nodes after the first (`up --nodes 2`), found by their records even without cluster.json.
+  const stuckNodes = await stopExtraNodes(opts.stateDir, bridge, log);
   t = performance.now();
   await stopKubelet(paths);
   const killed = killTasks(paths);
@@ -94,5 +98,5 @@ export async function down(opts: DownOptions): Promise<string[]> {
     rmSync(join(paths.containerd, 'state'), { recursive: true, force: true });
   }
   lap('cluster down', t0);
-  return [...leftovers(opts.stateDir, bridge), ...stuck, ...changed];
+  return [...leftovers(opts.stateDir, bridge), ...stuck, ...stuckNodes, ...changed];
 }

@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { extraNodeLeftovers } from './extra-node';
 import { linkExists } from './network';
 import { run } from './state';
 
@@ -91,5 +92,7 @@ export function leftovers(stateDir: string, bridge: string): string[] {
     ...mountsUnder(stateDir).map((m) => `mount ${m}`),
     ...(linkExists(bridge) ? [`bridge ${bridge}`] : []),
     ...kubepodsCgroups().map((c) => `cgroup ${c}`),
+    // A second node's namespaces (their processes), interfaces and cgroup root.
+    ...extraNodeLeftovers(stateDir, bridge),
   ];
 }

@@ -19,8 +19,27 @@ export function checkNodeName(name: string): void {
   }
 }
 
-/** Writes kubelet.yaml (a KubeletConfiguration, JSON being valid YAML). */
-export function writeKubeletConfig(paths: ClusterPaths, caFile: string, nodeIP: string): string {
+/** What differs between the nodes of one machine (`up --nodes 2`), beyond paths and address. */
+export interface KubeletNodeOptions {
+  /**
+   * The node's cgroup root (e.g. `/kvts-test0-node2`, created beforehand): two kubelets
+   * sharing `/kubepods` would each delete the other's pod cgroups as unknown.
+   */
+  cgroupRoot?: string;
+  /** Taints the node registers with (the tests' shared cluster keeps unpinned pods off node 2). */
+  taints?: { key: string; value?: string; effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' }[];
+}
+
+/**
+ * Writes kubelet.yaml (a KubeletConfiguration, JSON being valid YAML). Every node's
+ * kubelet gets its configuration here, so one fix applies to all of them.
+ */
+export function writeKubeletConfig(
+  paths: ClusterPaths,
+  caFile: string,
+  nodeIP: string,
+  node: KubeletNodeOptions = {},
+): string {
   mkdirSync(paths.kubelet, { recursive: true });
   const config = {
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
@@ -59,33 +78,49 @@ export function writeKubeletConfig(paths: ClusterPaths, caFile: string, nodeIP: 
     // here needs them: no kube-proxy, CNI with ipMasq off. (The only iptables use in
     // kubelet v1.34: pkg/kubelet/kubelet_network_linux.go, behind this option.)
     makeIPTablesUtilChains: false,
+    ...(node.cgroupRoot ? { cgroupRoot: node.cgroupRoot } : {}),
+    ...(node.taints?.length ? { registerWithTaints: node.taints } : {}),
   };
   const file = join(paths.kubelet, 'kubelet.yaml');
   writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
   return file;
 }
 
-/** Starts the kubelet as `nodeName` (klog `-v`, default 1) and waits until its Node reports Ready. */
+/**
+ * Starts the kubelet as `nodeName` (klog `-v`, default 1) and waits until its Node reports
+ * Ready; `enter`: inside that node's namespaces (a second node, see startDaemon).
+ */
 export async function startKubelet(
   paths: ClusterPaths,
   cp: ControlPlaneAccess,
   nodeName: string,
   nodeIP: string,
-  { readyTimeoutMs = 120_000, verbosity = 1 }: { readyTimeoutMs?: number; verbosity?: number } = {},
+  {
+    readyTimeoutMs = 120_000,
+    verbosity = 1,
+    enter,
+    node = {},
+  }: { readyTimeoutMs?: number; verbosity?: number; enter?: number; node?: KubeletNodeOptions } = {},
 ): Promise<void> {
   checkNodeName(nodeName);
   if (daemonPid(paths, 'kubelet', kubeletBin())) throw new Error('the kubelet already runs for this cluster');
   const kubeconfig = cp.kubeconfigFor(`system:node:${nodeName}`, ['system:nodes']);
-  const config = writeKubeletConfig(paths, cp.tls.ca, nodeIP);
-  const proc = startDaemon(paths, 'kubelet', kubeletBin(), [
-    `--config=${config}`,
-    `--kubeconfig=${kubeconfig}`,
-    `--root-dir=${paths.kubelet}`,
-    `--cert-dir=${join(paths.kubelet, 'pki')}`,
-    `--hostname-override=${nodeName}`,
-    `--node-ip=${nodeIP}`,
-    `--v=${verbosity}`,
-  ]);
+  const config = writeKubeletConfig(paths, cp.tls.ca, nodeIP, node);
+  const proc = startDaemon(
+    paths,
+    'kubelet',
+    kubeletBin(),
+    [
+      `--config=${config}`,
+      `--kubeconfig=${kubeconfig}`,
+      `--root-dir=${paths.kubelet}`,
+      `--cert-dir=${join(paths.kubelet, 'pki')}`,
+      `--hostname-override=${nodeName}`,
+      `--node-ip=${nodeIP}`,
+      `--v=${verbosity}`,
+    ],
+    enter,
+  );
   await waitFor(
     `kubelet (node ${nodeName} Ready)`,
     readyTimeoutMs,

@@ -57,7 +57,12 @@ export function deleteBridge(name: string): void {
  * Writes the CNI network list into `<cniDir>/net.d/` for containerd's CRI plugin (or for
  * Multus, which delegates the cluster network to it); returns the file.
  */
-export function writeCniConfig(cniDir: string, bridge: string, subnet: string): string {
+export function writeCniConfig(
+  cniDir: string,
+  bridge: string,
+  subnet: string,
+  range?: { start: string; end: string },
+): string {
   bridgeAddress(subnet);
   const netd = join(cniDir, 'net.d');
   mkdirSync(netd, { recursive: true });
@@ -71,7 +76,12 @@ export function writeCniConfig(cniDir: string, bridge: string, subnet: string): 
         isGateway: false,
         ipMasq: false,
         hairpinMode: true,
-        ipam: { type: 'host-local', subnet, dataDir: join(cniDir, 'ipam') },
+        ipam: {
+          type: 'host-local',
+          // With two nodes on one L2 segment, each allocates from its own share.
+          ...(range ? { ranges: [[{ subnet, rangeStart: range.start, rangeEnd: range.end }]] } : { subnet }),
+          dataDir: join(cniDir, 'ipam'),
+        },
       },
     ],
   };

@@ -2,7 +2,9 @@
  * The one-node cluster's state directory and the daemons recorded in it. Everything the
  * cluster writes lives under one directory (default /var/lib/kubevirt-ts-cluster,
  * `KUBEVIRT_TS_CLUSTER_DIR` or `--state-dir`), except what the kubelet hardcodes
- * (/var/lib/kubelet/device-plugins, /var/log/containers) and the kubepods cgroups.
+ * (/var/lib/kubelet/device-plugins, /var/log/containers) and the kubepods cgroups. A
+ * second node (`up --nodes 2`) keeps its own state in `<root>/nodes/<name>/`, the same
+ * layout (scripts/cluster/extra-node.ts).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
@@ -63,7 +65,32 @@ export interface ClusterInfo {
   multus?: { binary: string; config: string };
   /** Image references imported into containerd, by image name (scripts/images/build.sh). */
   images: Record<string, string>;
+  /** The images.json they came from (a node added later imports the same). */
+  imagesFile?: string;
+  /** How many nodes share the pod subnet (each its own IPAM range); absent: one. */
+  ipamNodes?: number;
   startedAt: string;
+  /**
+   * The nodes after the first (`up --nodes 2`), each in its own namespaces
+   * (scripts/cluster/extra-node.ts); absent on a one-node cluster.
+   */
+  extraNodes?: ExtraNodeInfo[];
+}
+
+/** A node beside the first: what `up` records for `status`, `down` and tests. */
+export interface ExtraNodeInfo {
+  nodeName: string;
+  /** Its address on the harness's node bridge (the kubelet's --node-ip). */
+  nodeIP: string;
+  /** Its own state directory (containerd, kubelet, cni, pids, logs), under the cluster's. */
+  dir: string;
+  containerdSocket: string;
+  /** The pid of the process holding its mount and network namespaces open. */
+  holderPid: number;
+  /** Its cgroup root (the kubelet's cgroupRoot), in every cgroup v1 hierarchy. */
+  cgroupRoot: string;
+  /** Its share of the pod subnet (host-local IPAM range). */
+  podRange: { start: string; end: string };
 }
 
 /** Reads cluster.json, or undefined when no cluster was brought up in `root`. */
@@ -73,12 +100,31 @@ export function readInfo(root: string): ClusterInfo | undefined {
   return JSON.parse(readFileSync(file, 'utf8')) as ClusterInfo;
 }
 
-/** Starts `binary` as a daemon that outlives this process; writes `<pids>/<name>.pid`. */
-export function startDaemon(paths: ClusterPaths, name: string, binary: string, args: string[]): ChildProcess {
+/** Writes cluster.json. */
+export function writeInfo(info: ClusterInfo): void {
+  writeFileSync(clusterPaths(info.stateDir).info, `${JSON.stringify(info, null, 2)}\n`);
+}
+
+/**
+ * Starts `binary` as a daemon that outlives this process; writes `<pids>/<name>.pid`.
+ * With `enter` (a node's holder pid, scripts/cluster/node-namespace.ts) it runs inside
+ * that node's mount and network namespaces: nsenter execs `binary`, so the pid is its.
+ */
+export function startDaemon(
+  paths: ClusterPaths,
+  name: string,
+  binary: string,
+  args: string[],
+  enter?: number,
+): ChildProcess {
   mkdirSync(paths.pids, { recursive: true });
   mkdirSync(paths.logs, { recursive: true });
   const log = openSync(join(paths.logs, `${name}.log`), 'a');
-  const proc = spawn(binary, args, { stdio: ['ignore', log, log], detached: true });
+  const [cmd, argv] =
+    enter === undefined
+      ? [binary, args]
+      : ['nsenter', ['-t', String(enter), '-m', '-n', '--', binary, ...args]];
+  const proc = spawn(cmd, argv, { stdio: ['ignore', log, log], detached: true });
   closeSync(log);
   proc.unref();
   writeFileSync(join(paths.pids, `${name}.pid`), `${proc.pid}\n`);

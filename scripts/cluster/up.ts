@@ -2,9 +2,10 @@
  * `cluster up`: a real one-node Kubernetes cluster from an empty state. Order: the pod
  * bridge and CNI config, containerd (and the project's images imported into it), the
  * control plane (test/support/kube.ts's startControlPlane, detached, serving real
- * kubelets), then the kubelet, until its Node is Ready.
+ * kubelets), then the kubelet, until its Node is Ready. With `nodes: 2`, a second node
+ * in its own namespaces after that (extra-node.ts).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir } from '../../test/support/integration';
 import {
@@ -13,10 +14,12 @@ import {
   kubeBinDir,
   startControlPlane,
 } from '../../test/support/kube';
-import { CONTAINERD_BIN, containerdSocket, ctr, imageRefs, importImage, startContainerd } from './containerd';
+import { CONTAINERD_BIN, containerdSocket, startContainerd } from './containerd';
 import { down } from './down';
+import { type AddNodeOptions, addNode } from './extra-node';
 import { leftovers } from './host-cleanup';
 import { hasHostRecord, recordHostState } from './host-state';
+import { importProjectImages, readImages } from './images';
 import { checkNodeName, kubeletBin, runningKubelet, startKubelet } from './kubelet';
 import {
   grantMultusAccess,
@@ -33,7 +36,8 @@ import {
   interfaceIPv4,
   writeCniConfig,
 } from './network';
-import { type ClusterInfo, clusterPaths, daemonPid, readInfo } from './state';
+import { MAX_NODES, nodeLinks, podRange } from './node-network';
+import { type ClusterInfo, clusterPaths, daemonPid, readInfo, writeInfo } from './state';
 
 /** Options of {@link up}; every one has a default. */
 export interface UpOptions {
@@ -55,12 +59,14 @@ export interface UpOptions {
    * kubelet at -v=2 (its sync loop's pod events), for bench:cluster's timeline. Default off.
    */
   traceLogs?: boolean;
-}
-
-/** An image built by scripts/images/build.sh. */
-interface BuiltImage {
-  ref: string;
-  layout: string;
+  /** How many kubelet nodes to run: 1 (default) or 2 (the second in its own namespaces). */
+  nodes?: number;
+  /**
+   * How many nodes share the pod subnet's addresses (default `nodes`): with 2 and one node
+   * up, the first node allocates from .2-.127 only, so {@link addNodes} can add the
+   * second later (the tests' broker does).
+   */
+  ipamNodes?: number;
 }
 
 /**
@@ -102,9 +108,16 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
   const nodeName = opts.nodeName ?? defaultNodeName();
   const bridge = opts.bridge ?? 'kvts-br0';
   const podSubnet = opts.podSubnet ?? '10.244.0.0/24';
+  const nodes = opts.nodes ?? 1;
+  const ipamNodes = Math.max(opts.ipamNodes ?? nodes, nodes);
   checkNodeName(nodeName);
   checkBridgeName(bridge);
   bridgeAddress(podSubnet);
+  podRange(podSubnet, 1, ipamNodes);
+  if (nodes > 1) {
+    nodeLinks(bridge);
+    checkNodeName(`${nodeName}-${nodes}`);
+  }
   const imagesFile = opts.imagesFile ?? defaultImagesFile();
   const missing = missingPieces(imagesFile);
   if (missing.length) throw new Error(`cannot bring the cluster up, missing:\n  ${missing.join('\n  ')}`);
@@ -132,6 +145,8 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
       imagesFile,
       log,
       traceLogs: opts.traceLogs ?? false,
+      nodes,
+      ipamNodes,
     });
   } catch (err) {
     // Leave nothing half-started behind (logs/ stays for the post-mortem).
@@ -144,10 +159,21 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
 async function bringUp(
   stateDir: string,
   o: Required<
-    Pick<UpOptions, 'nodeName' | 'nodeIP' | 'bridge' | 'podSubnet' | 'imagesFile' | 'log' | 'traceLogs'>
+    Pick<
+      UpOptions,
+      | 'nodeName'
+      | 'nodeIP'
+      | 'bridge'
+      | 'podSubnet'
+      | 'imagesFile'
+      | 'log'
+      | 'traceLogs'
+      | 'nodes'
+      | 'ipamNodes'
+    >
   >,
 ): Promise<ClusterInfo> {
-  const { nodeName, nodeIP, bridge, podSubnet, imagesFile, log, traceLogs } = o;
+  const { nodeName, nodeIP, bridge, podSubnet, imagesFile, log, traceLogs, nodes, ipamNodes } = o;
   const paths = clusterPaths(stateDir);
   const t0 = performance.now();
   const lap = (what: string, since: number) => log(`${what}: ${Math.round(performance.now() - since)} ms`);
@@ -156,7 +182,7 @@ async function bringUp(
   recordHostState(stateDir);
   let t = performance.now();
   createBridge(bridge, podSubnet);
-  const bridgeNetwork = writeCniConfig(paths.cni, bridge, podSubnet);
+  const bridgeNetwork = writeCniConfig(paths.cni, bridge, podSubnet, podRange(podSubnet, 1, ipamNodes));
   // Multus in front of it when built; its kubeconfig (its own user) comes once the API runs.
   const multus = prepareCniBinDir(paths.cni)
     ? {
@@ -166,27 +192,13 @@ async function bringUp(
     : undefined;
   lap(`bridge ${bridge} (${podSubnet})${multus ? ', Multus' : ''}`, t);
 
-  const images = JSON.parse(readFileSync(imagesFile, 'utf8')) as Record<string, BuiltImage>;
-  if (!images.pause) throw new Error(`${imagesFile}: no pause image`);
+  const images = readImages(imagesFile);
   t = performance.now();
   await startContainerd(paths, images.pause.ref, traceLogs ? 'info' : 'warn');
   lap('containerd', t);
 
   t = performance.now();
-  const present = imageRefs(paths);
-  const imported: string[] = [];
-  for (const [name, image] of Object.entries(images)) {
-    if (importImage(paths, image.ref, image.layout, present)) imported.push(name);
-    // A stable name for manifests, next to the content-keyed one.
-    ctr(paths, ['images', 'tag', '--force', image.ref, `localhost/kubevirt-ts/${name}:latest`]);
-  }
-  // Older builds of the project's images: drop them (containerd then frees their content).
-  const current = new Set(Object.values(images).map((i) => i.ref));
-  const stale = [...present].filter(
-    (r) => /^localhost\/kubevirt-ts\/[^:]+:[0-9a-f]{16}$/.test(r) && !current.has(r),
-  );
-  if (stale.length) ctr(paths, ['images', 'remove', ...stale]);
-  lap(`images (imported: ${imported.join(', ') || 'none, all present'}; ${stale.length} stale removed)`, t);
+  lap(`images (${importProjectImages(paths, images)})`, t);
 
   t = performance.now();
   const cp = await startControlPlane({ dir: paths.controlPlane, detached: true, realNodes: true });
@@ -209,9 +221,63 @@ async function bringUp(
     podSubnet,
     ...(multus ? { multus } : {}),
     images: Object.fromEntries(Object.entries(images).map(([n, i]) => [n, i.ref])),
+    imagesFile,
+    ...(ipamNodes > 1 ? { ipamNodes } : {}),
     startedAt: new Date().toISOString(),
   };
-  writeFileSync(paths.info, `${JSON.stringify(info, null, 2)}\n`);
+  writeInfo(info);
+  const all = nodes > 1 ? await addNodes(stateDir, nodes, { log, traceLogs }) : info;
   lap('cluster up', t0);
-  return info;
+  return all;
+}
+
+/**
+ * Adds nodes to the running cluster in `stateDir` until it has `nodes` (at most
+ * {@link MAX_NODES}); its first node must have been brought up with `ipamNodes` that
+ * many. Records them in cluster.json and resolves with the updated record.
+ */
+export async function addNodes(
+  stateDir: string,
+  nodes: number,
+  {
+    log = () => {},
+    traceLogs = false,
+    taints,
+  }: { log?: (line: string) => void; traceLogs?: boolean; taints?: AddNodeOptions['taints'] } = {},
+): Promise<ClusterInfo> {
+  const info = readInfo(stateDir);
+  if (!info) throw new Error(`no cluster in ${stateDir}`);
+  if (nodes > MAX_NODES) throw new Error(`nodes: at most ${MAX_NODES} on one machine`);
+  const have = 1 + (info.extraNodes?.length ?? 0);
+  if (nodes <= have) return info;
+  if ((info.ipamNodes ?? 1) < nodes)
+    throw new Error(
+      `the cluster in ${stateDir} was brought up for ${info.ipamNodes ?? 1} node(s): its pod addresses leave no room for more`,
+    );
+  const paths = clusterPaths(stateDir);
+  const cp = accessTo({
+    kubeconfigPath: info.kubeconfigPath,
+    server: info.server,
+    dir: paths.controlPlane,
+    tls: {
+      ca: join(paths.controlPlane, 'pki', 'ca.crt'),
+      cert: join(paths.controlPlane, 'pki', 'admin.crt'),
+      key: join(paths.controlPlane, 'pki', 'admin.key'),
+    },
+  });
+  const extra = await addNode({
+    stateDir,
+    cp,
+    nodeName: `${info.nodeName}-2`,
+    bridge: info.bridge,
+    podSubnet: info.podSubnet,
+    firstNodeIP: info.nodeIP,
+    images: readImages(info.imagesFile ?? defaultImagesFile()),
+    log,
+    traceLogs,
+    taints,
+  });
+  const updated: ClusterInfo = { ...info, extraNodes: [...(info.extraNodes ?? []), extra] };
+  writeInfo(updated);
+  return updated;
 }

@@ -34,21 +34,36 @@ export function clusterUnavailableReason(): string | undefined {
   return missing.length ? `missing: ${missing.join('; ')}` : undefined;
 }
 
-let shared: Promise<ClusterInfo> | undefined;
+/**
+ * The taint on the shared cluster's second node: files that do not ask for two nodes
+ * create pods without nodeName (and install DaemonSets), which must stay on node 1. A
+ * two-node file pins its pods (nodeName) or tolerates this.
+ */
+export const SECOND_NODE_TAINT = { key: 'kubevirt-ts.io/test-second-node', effect: 'NoSchedule' } as const;
 
-/** The run's cluster, brought up on first use (by the broker, or by this process without one). */
-export function sharedCluster(): Promise<ClusterInfo> {
-  if (!shared) {
+const shared = new Map<number, Promise<ClusterInfo>>();
+
+/**
+ * The run's cluster, brought up on first use by the broker. `nodes: 2` asks for a second
+ * node (ClusterInfo.extraNodes[0]): the broker adds it to the run's cluster if it runs
+ * with one, so one-node and two-node files share it (the first node allocates pod
+ * addresses from the subnet's lower half for that). The second node carries
+ * {@link SECOND_NODE_TAINT}.
+ */
+export function sharedCluster({ nodes = 1 }: { nodes?: number } = {}): Promise<ClusterInfo> {
+  let cluster = shared.get(nodes);
+  if (!cluster) {
     const broker = process.env[CLUSTER_BROKER_ENV];
     if (!broker)
       throw new Error(
         `${CLUSTER_BROKER_ENV} is unset: add test/support/cluster-global-setup.ts to globalSetup`,
       );
-    shared = fetch(`${broker}/cluster`).then(async (res) => {
+    cluster = fetch(`${broker}/cluster?nodes=${nodes}`).then(async (res) => {
       const text = await res.text();
       if (!res.ok) throw new Error(`shared cluster: ${text}`);
       return JSON.parse(text) as ClusterInfo;
     });
+    shared.set(nodes, cluster);
   }
-  return shared;
+  return cluster;
 }
