@@ -9,10 +9,11 @@
  *
  *   npm run bench:scale -- --vms N --nodes M --backend apiserver|embedded [--timeout S] [--cpu-prof DIR]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { socketLinkRoot } from '../src/controllers/launcher-protocol/short-dir';
 import { type Backend, type BackendKind, startBackend } from './scale/backend';
 import { type Part, rssMb, startPart, stopPart } from './scale/proc';
 import { benchLine, percentile } from './scale/stats';
@@ -44,7 +45,26 @@ async function cleanup(): Promise<void> {
   await watch?.stop().catch(() => undefined);
   for (const p of parts.reverse()) await stopPart(p);
   await backend?.stop().catch((e) => console.error(`stopping the backend: ${e}`));
+  removeSocketLinks(workDir);
   rmSync(workDir, { recursive: true, force: true });
+}
+
+/** Removes the short socket links (launcher-protocol/short-dir) the launchers made into `dir`. */
+function removeSocketLinks(dir: string): void {
+  const root = socketLinkRoot();
+  let names: string[] = [];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    try {
+      if (readlinkSync(join(root, n)).startsWith(`${dir}/`)) rmSync(join(root, n), { force: true });
+    } catch {
+      // not a link, or gone meanwhile
+    }
+  }
 }
 for (const sig of ['SIGINT', 'SIGTERM'] as const)
   process.once(sig, () => void cleanup().finally(() => process.exit(130)));
