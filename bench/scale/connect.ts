@@ -1,0 +1,21 @@
+/** How a part of the scale benchmark reaches the API: `--kubeconfig F` or `--socket P`. */
+import { KubeClient, type KubeClientOptions } from '../../src/controllers/runtime/kube/client';
+
+export function clientFromArgs(
+  values: { kubeconfig?: string; socket?: string },
+  o: KubeClientOptions,
+): KubeClient {
+  if (values.socket) return KubeClient.fromSocket(values.socket, o);
+  if (values.kubeconfig) return KubeClient.fromKubeconfig(values.kubeconfig, o);
+  throw new Error('--kubeconfig or --socket is required');
+}
+
+export const connectOptions = { kubeconfig: { type: 'string' }, socket: { type: 'string' } } as const;
+
+/** Exits when the benchmark that started this part is gone (killed without cleaning up). */
+export function exitWithParent(): void {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(1);
+  }, 2000).unref();
+}

@@ -1,0 +1,57 @@
+/**
+ * Counts a client's requests by method and resource, and per second, so the scale
+ * benchmark can tell whether a part is held back by its client's QPS limit (requests
+ * per second flat at the limit) rather than by CPU.
+ */
+import type { ObjectClient, ResourceType } from '../../src/controllers/runtime/types';
+
+const METHODS = ['get', 'list', 'watch', 'create', 'update', 'updateStatus', 'patch', 'delete'] as const;
+
+/** A wrapped client and its counts. */
+export interface CountedClient<C extends ObjectClient> {
+  client: C;
+  /** Requests by `method resource`. */
+  byKind: Map<string, number>;
+  /** Requests completed in each second since wrapping. */
+  perSecond: number[];
+}
+
+/** Wraps `client` in place (its methods), counting each call as it is made. */
+export function countRequests<C extends ObjectClient>(client: C): CountedClient<C> {
+  const byKind = new Map<string, number>();
+  const perSecond: number[] = [];
+  const t0 = performance.now();
+  const c = client as unknown as Record<string, (type: ResourceType, ...rest: unknown[]) => unknown>;
+  for (const m of METHODS) {
+    const orig = c[m].bind(client);
+    c[m] = (type: ResourceType, ...rest: unknown[]) => {
+      const k = `${m} ${type.plural}`;
+      byKind.set(k, (byKind.get(k) ?? 0) + 1);
+      const r = orig(type, ...rest);
+      // Counted per second when done: the client's token bucket delays the start, so
+      // completions show its throughput.
+      void Promise.resolve(r)
+        .catch(() => undefined)
+        .then(() => {
+          const s = Math.floor((performance.now() - t0) / 1000);
+          perSecond[s] = (perSecond[s] ?? 0) + 1;
+        });
+      return r;
+    };
+  }
+  return { client, byKind, perSecond };
+}
+
+/** One line: total, the busiest second, seconds at >= 90% of `qps`, and the top kinds. */
+export function requestSummary(c: CountedClient<ObjectClient>, qps: number): string {
+  const secs = Array.from(c.perSecond, (n) => n ?? 0);
+  const total = secs.reduce((a, b) => a + b, 0);
+  const peak = Math.max(0, ...secs);
+  const atLimit = secs.filter((n) => n >= 0.9 * qps).length;
+  const top = [...c.byKind]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  return `${total} requests, busiest second ${peak}, ${atLimit} s at >= 90% of qps ${qps}; ${top}`;
+}
