@@ -5,9 +5,10 @@
 #                                      QEMU packages, a running libvirtd, the tiny guest
 #   scripts/setup-host.sh --with-kube  that, plus what the test suite and a real cluster
 #                                      need: the schema checker and protoc, and the
-#                                      Kubernetes binaries, Multus and csi-sanity
-#                                      (scripts/kube/build.sh, build-multus.sh,
-#                                      scripts/csi/build-csi-sanity.sh; need Go)
+#                                      Kubernetes binaries, Multus, csi-sanity and the
+#                                      CSI sidecars (scripts/kube/build.sh, build-multus.sh,
+#                                      scripts/csi/build-csi-sanity.sh, build-sidecars.sh;
+#                                      need Go)
 #
 # `npm run up` runs the first, `npm test` (scripts/test.sh) and scripts/kube/start.ts the
 # second. Idempotent: every step checks before it acts, and heavy builds are cached
@@ -128,6 +129,8 @@ if [ "$with_kube" = 1 ]; then
     "$here/kube/build-multus.sh"
     # csi-sanity: the CSI spec's conformance suite, run against the CSI driver.
     "$here/csi/build-csi-sanity.sh"
+    # The CSI sidecars (external-provisioner, external-snapshotter) and the VolumeSnapshot CRDs.
+    "$here/csi/build-sidecars.sh"
   else
     log "Go is absent: the real-API-server tests cannot run (install Go, then rerun with --with-kube)"
   fi

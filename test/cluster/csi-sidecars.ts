@@ -1,0 +1,92 @@
+/**
+ * The Kubernetes CSI sidecars (scripts/csi/build-sidecars.sh) as host processes beside a
+ * driver in the test process, for the cluster tests: csi-provisioner and csi-snapshotter
+ * talk to the driver's socket, snapshot-controller to the API server only; all three reach
+ * the API server with the cluster's admin kubeconfig. Their logs go to files the test
+ * prints when something does not show up.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cacheDir } from '../support/integration';
+
+/** Where build-sidecars.sh puts the current build. */
+export const SIDECARS_DIR = join(cacheDir, 'csi-sidecars', 'current');
+const BINARIES = ['csi-provisioner', 'csi-snapshotter', 'snapshot-controller'] as const;
+
+/** Why the sidecars cannot run here, or undefined when all are built. */
+export function sidecarsUnavailableReason(): string | undefined {
+  const missing = BINARIES.filter((b) => !existsSync(join(SIDECARS_DIR, 'bin', b)));
+  if (missing.length) return `${missing.join(', ')} not built: run scripts/csi/build-sidecars.sh`;
+  if (!existsSync(join(SIDECARS_DIR, 'crd', '.done')))
+    return 'the VolumeSnapshot CRDs are not in the sidecars build';
+  return undefined;
+}
+
+/** The VolumeSnapshot CRD manifests of the snapshotter build. */
+export function snapshotCrdFiles(): string[] {
+  const dir = join(SIDECARS_DIR, 'crd');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => join(dir, f));
+}
+
+/** The running sidecars. */
+export interface Sidecars {
+  /** The last lines of each sidecar's log, for a failure message. */
+  logs(lines?: number): string;
+  /** Stops all (SIGTERM, then SIGKILL after 5 s) and waits for them to exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts the three sidecars against `socket` and the cluster at `kubeconfig`; logs go to `logDir`; `provisionerArgs` are added to csi-provisioner's. */
+export function startSidecars(
+  socket: string,
+  kubeconfig: string,
+  logDir: string,
+  provisionerArgs: string[] = [],
+): Sidecars {
+  const args: Record<(typeof BINARIES)[number], string[]> = {
+    'csi-provisioner': [
+      `--csi-address=${socket}`,
+      `--kubeconfig=${kubeconfig}`,
+      '--timeout=60s',
+      '--v=3',
+      ...provisionerArgs,
+    ],
+    'csi-snapshotter': [`--csi-address=${socket}`, `--kubeconfig=${kubeconfig}`, '--timeout=60s', '--v=3'],
+    'snapshot-controller': [`--kubeconfig=${kubeconfig}`, '--v=3'],
+  };
+  const procs: Array<{ name: string; proc: ChildProcess; log: string }> = BINARIES.map((name) => {
+    const log = join(logDir, `${name}.log`);
+    const fd = openSync(log, 'a');
+    const proc = spawn(join(SIDECARS_DIR, 'bin', name), args[name], { stdio: ['ignore', fd, fd] });
+    return { name, proc, log };
+  });
+  return {
+    logs(lines = 25) {
+      return procs
+        .map(({ name, log }) => {
+          const text = existsSync(log) ? readFileSync(log, 'utf8').trimEnd().split('\n').slice(-lines) : [];
+          return `--- ${name}:\n${text.join('\n')}`;
+        })
+        .join('\n');
+    },
+    async stop() {
+      await Promise.all(
+        procs.map(
+          ({ proc }) =>
+            new Promise<void>((resolve) => {
+              if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+              const kill = setTimeout(() => proc.kill('SIGKILL'), 5000);
+              proc.once('exit', () => {
+                clearTimeout(kill);
+                resolve();
+              });
+              proc.kill('SIGTERM');
+            }),
+        ),
+      );
+    },
+  };
+}
