@@ -6,7 +6,8 @@
  * gets all their keys, in spec order), and each file of a `userPassword` Secret sets the
  * password of the user it is named after. {@link sync} runs on every guest-agent poll
  * (the agent connecting, then every 10 s): it re-reads the Secrets and applies them when
- * they differ from what was last applied, so a Secret the kubelet updates in the pod (what
+ * they differ from what was last applied (and every 5 minutes regardless, as upstream's
+ * forced resync: a guest may have lost them), so a Secret the kubelet updates in the pod (what
  * upstream's fsnotify watch catches) reaches the guest within a poll; a failure is retried
  * on the next poll. The result is upstream's AccessCredentialsSynchronized condition.
  */
@@ -31,6 +32,8 @@ export interface AgentCredentialsOptions {
   secretDir: (secretName: string) => string;
   /** Called after the reported result changed. */
   onChange: () => void;
+  /** Applies everything again after this long even when unchanged, ms (upstream: 5 minutes). */
+  resyncMs?: number;
   log?: (message: string) => void;
 }
 
@@ -109,6 +112,7 @@ export class AgentCredentials {
   private vmi: VirtualMachineInstance | undefined;
   /** What was last applied successfully (JSON), so unchanged Secrets cost no agent calls. */
   private applied: string | undefined;
+  private appliedAt = 0;
   private result: LauncherAccessCredential | undefined;
   private running: Promise<void> | undefined;
 
@@ -157,7 +161,8 @@ export class AgentCredentials {
       return;
     }
     const key = JSON.stringify(desired);
-    if (key === this.applied) return;
+    const due = Date.now() - this.appliedAt >= (this.o.resyncMs ?? 5 * 60_000);
+    if (key === this.applied && !due) return;
     let failure: string | undefined;
     for (const [user, keys] of Object.entries(desired.keys)) {
       try {
@@ -184,6 +189,7 @@ export class AgentCredentials {
       return;
     }
     this.applied = key;
+    this.appliedAt = Date.now();
     this.set({ succeeded: true, message: '' });
   }
 }
