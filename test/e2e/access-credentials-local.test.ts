@@ -12,7 +12,9 @@
  * AccessCredentialsSynchronized turns True, `virtctl credentials add-ssh-key` adds a
  * second key to the Secret and it reaches the running guest (the pod runtime resyncs the
  * secret volume, the launcher rewrites root's authorized_keys), and `remove-ssh-key`
- * takes the first one out again.
+ * takes the first one out again. A fourth, with a userPassword Secret, shows the real
+ * agent's answer to guest-set-user-password (the busybox guest has no chpasswd) as the
+ * condition's False message, and `credentials set-password` patching the Secret.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -64,6 +66,7 @@ describe.runIf(run)(
     const subnet = '10.244.84.0/24';
     const names = { noCloud: `ac-nc-${process.pid}`, configDrive: `ac-cd-${process.pid}` };
     const qgaName = `ac-qga-${process.pid}`;
+    const pwName = `ac-pw-${process.pid}`;
     const logs: string[] = [];
     let state: string;
     let node: LocalNode;
@@ -89,7 +92,7 @@ describe.runIf(run)(
     }, 60_000);
 
     afterAll(async () => {
-      for (const n of [...Object.values(names), qgaName])
+      for (const n of [...Object.values(names), qgaName, pwName])
         await node?.store.delete(VirtualMachineType, n, { namespace: 'default' }).catch(() => undefined);
       // The pod objects go at once; their namespaces when the pod runtime has torn them down.
       await waitFor(
@@ -343,6 +346,80 @@ describe.runIf(run)(
         'cat /root/.ssh/authorized_keys',
       ]);
       expect(left.split('\n').filter((l) => l.startsWith('ssh-'))).toEqual([pub2]);
+    });
+
+    it('userPassword: the real qemu-ga is asked and its failure (no chpasswd in busybox) is the condition; set-password patches the Secret', {
+      timeout: 600_000,
+    }, async () => {
+      await node.store.create(SecretType, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'qga-pw', namespace: 'default' },
+        type: 'Opaque',
+        data: { root: Buffer.from('first').toString('base64') },
+      } as KubeObject);
+      const vm = parse(readFileSync(join(repoRoot, 'examples', 'vm-tiny-net.yaml'), 'utf8'));
+      vm.metadata.name = pwName;
+      vm.spec.template.metadata.labels['kubevirt.io/vm'] = pwName;
+      vm.spec.template.spec.terminationGracePeriodSeconds = 5;
+      vm.spec.template.spec.accessCredentials = [
+        {
+          userPassword: {
+            source: { secret: { secretName: 'qga-pw' } },
+            propagationMethod: { qemuGuestAgent: {} },
+          },
+        },
+      ];
+      const file = join(state, 'vm-pw.yaml');
+      writeFileSync(file, stringify(vm));
+      await applyObjects(
+        node.store,
+        await loadAndAdmit([file], new ImageStore(statePaths(state).images), true),
+      );
+      await sshMarker(pwName);
+      // Debian's busybox-static has no chpasswd applet, which qemu-ga's guest-set-user-password
+      // runs (its error names it 'passwd').
+      const cond = await waitFor(
+        'AccessCredentialsSynchronized False with the agent error',
+        async () =>
+          (
+            await node.store.get<VirtualMachineInstance & KubeObject>(
+              VirtualMachineInstanceType,
+              pwName,
+              'default',
+            )
+          ).status?.conditions?.find(
+            (c) =>
+              c.type === 'AccessCredentialsSynchronized' &&
+              c.status === 'False' &&
+              c.message !== 'Guest agent is offline',
+          ),
+        120_000,
+      );
+      process.stdout.write(`userPassword condition: ${JSON.stringify(cond)}\n`);
+      expect(cond.message).toMatch(
+        /^Error encountered setting password for user \[root\]: .*'guest-set-user-password': cannot find 'passwd' program in PATH$/,
+      );
+      const said = await cli([
+        'credentials',
+        'set-password',
+        '--user',
+        'root',
+        '--password',
+        's3cret',
+        '--force',
+        pwName,
+      ]);
+      expect(said.trim()).toBe('Successfully set password in secret "qga-pw"');
+      const secret = await node.store.get<KubeObject & { data: Record<string, string> }>(
+        SecretType,
+        'qga-pw',
+        'default',
+      );
+      expect(Buffer.from(secret.data.root, 'base64').toString()).toBe('s3cret');
+      await expect(
+        cli(['credentials', 'set-password', '--user', 'root', '--password', 'x', pwName]),
+      ).rejects.toThrow('secret qga-pw does not have an owner reference pointing to VM');
     });
   },
 );
