@@ -100,4 +100,13 @@ export interface GuestAgentSupport {
    * `DriverError` `NotFound` when the host has no such domain.
    */
   guestInfo(ref: DomainRef): Promise<GuestInfo | undefined>;
+  /**
+   * Replaces `user`'s `~/.ssh/authorized_keys` in the guest with `keys` (upstream's
+   * AuthorizedSSHKeysSet: `guest-ssh-add-authorized-keys` with reset, else the older
+   * guest-exec/guest-file-write path, which `legacy: true` reports). Rejects with a
+   * `DriverError` carrying the agent's message when neither works.
+   */
+  setAuthorizedKeys?(ref: DomainRef, user: string, keys: string[]): Promise<{ legacy: boolean }>;
+  /** Sets `user`'s password in the guest (`guest-set-user-password`, plain text). */
+  setUserPassword?(ref: DomainRef, user: string, password: string): Promise<void>;
 }

@@ -7,6 +7,14 @@
  * `port-forward --stdio`) run a command in each guest; a key that is not in the Secret is
  * refused. The Secret reaches the launcher as the launcher pod's secret volume
  * (`<name>-access-cred`), which the local pod runtime materializes like kubelet.
+ * A third VM, without any cloud-init disk, gets its keys through the guest agent
+ * (propagationMethod qemuGuestAgent, Debian's real qemu-ga in the tiny guest): the VMI's
+ * AccessCredentialsSynchronized turns True, `virtctl credentials add-ssh-key` adds a
+ * second key to the Secret and it reaches the running guest (the pod runtime resyncs the
+ * secret volume, the launcher rewrites root's authorized_keys), and `remove-ssh-key`
+ * takes the first one out again. A fourth, with a userPassword Secret, shows the real
+ * agent's answer to guest-set-user-password (the busybox guest has no chpasswd) as the
+ * condition's False message, and `credentials set-password` patching the Secret.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -57,6 +65,8 @@ describe.runIf(run)(
     const bridge = `kvtsa${tag}`;
     const subnet = '10.244.84.0/24';
     const names = { noCloud: `ac-nc-${process.pid}`, configDrive: `ac-cd-${process.pid}` };
+    const qgaName = `ac-qga-${process.pid}`;
+    const pwName = `ac-pw-${process.pid}`;
     const logs: string[] = [];
     let state: string;
     let node: LocalNode;
@@ -82,7 +92,7 @@ describe.runIf(run)(
     }, 60_000);
 
     afterAll(async () => {
-      for (const n of Object.values(names))
+      for (const n of [...Object.values(names), qgaName, pwName])
         await node?.store.delete(VirtualMachineType, n, { namespace: 'default' }).catch(() => undefined);
       // The pod objects go at once; their namespaces when the pod runtime has torn them down.
       await waitFor(
@@ -103,6 +113,20 @@ describe.runIf(run)(
     }, 300_000);
 
     const cli = (args: string[], timeout?: number) => runVirtctl(virtctl, state, args, timeout);
+    const sshOpts = (identity: string) => [
+      '-i',
+      identity,
+      '-t',
+      '-o IdentitiesOnly=yes',
+      '-t',
+      '-o StrictHostKeyChecking=no',
+      '-t',
+      '-o UserKnownHostsFile=/dev/null',
+      '-t',
+      '-o BatchMode=yes',
+      '-t',
+      '-o LogLevel=ERROR',
+    ];
 
     /** Waits for the VM's VMI to run and its guest to print the SSH marker; returns the marker line. */
     async function sshMarker(name: string): Promise<string> {
@@ -193,20 +217,6 @@ describe.runIf(run)(
       expect(ncMarker).toBe('KUBEVIRT-TS-GUEST-SSH dropbear tcp/22 authorized_keys=1 source=nocloud');
       expect(cdMarker).toBe('KUBEVIRT-TS-GUEST-SSH dropbear tcp/22 authorized_keys=1 source=configdrive');
 
-      const sshOpts = (identity: string) => [
-        '-i',
-        identity,
-        '-t',
-        '-o IdentitiesOnly=yes',
-        '-t',
-        '-o StrictHostKeyChecking=no',
-        '-t',
-        '-o UserKnownHostsFile=/dev/null',
-        '-t',
-        '-o BatchMode=yes',
-        '-t',
-        '-o LogLevel=ERROR',
-      ];
       for (const name of Object.values(names)) {
         const said = await cli([
           'ssh',
@@ -234,6 +244,182 @@ describe.runIf(run)(
         name: 'my-ssh-keys-access-cred',
         secret: { secretName: 'my-ssh-keys' },
       });
+    });
+
+    it('qemuGuestAgent propagation: the launcher writes the Secret keys through qemu-ga, and credentials add-ssh-key reaches the running guest', {
+      timeout: 900_000,
+    }, async () => {
+      const k1 = join(state, 'qga1');
+      const k2 = join(state, 'qga2');
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'qga-one', '-f', k1]);
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'qga-two', '-f', k2]);
+      const pub1 = readFileSync(`${k1}.pub`, 'utf8').trim();
+      const pub2 = readFileSync(`${k2}.pub`, 'utf8').trim();
+      await node.store.create(SecretType, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'qga-keys', namespace: 'default' },
+        type: 'Opaque',
+        data: { key1: Buffer.from(`${pub1}\n`).toString('base64') },
+      } as KubeObject);
+      const vm = parse(readFileSync(join(repoRoot, 'examples', 'vm-tiny-net.yaml'), 'utf8'));
+      vm.metadata.name = qgaName;
+      vm.spec.template.metadata.labels['kubevirt.io/vm'] = qgaName;
+      vm.spec.template.spec.terminationGracePeriodSeconds = 5;
+      // No cloud-init disk: the guest's keys can only come through its agent.
+      vm.spec.template.spec.accessCredentials = [
+        {
+          sshPublicKey: {
+            source: { secret: { secretName: 'qga-keys' } },
+            propagationMethod: { qemuGuestAgent: { users: ['root'] } },
+          },
+        },
+      ];
+      const file = join(state, 'vm-qga.yaml');
+      writeFileSync(file, stringify(vm));
+      await applyObjects(
+        node.store,
+        await loadAndAdmit([file], new ImageStore(statePaths(state).images), true),
+      );
+      const marker = await sshMarker(qgaName);
+      process.stdout.write(`qemuGuestAgent guest: ${marker}\n`);
+      const vmi = () =>
+        node.store.get<VirtualMachineInstance & KubeObject>(VirtualMachineInstanceType, qgaName, 'default');
+      const synced = await waitFor(
+        'AccessCredentialsSynchronized True',
+        async () =>
+          (await vmi()).status?.conditions?.find(
+            (c) => c.type === 'AccessCredentialsSynchronized' && c.status === 'True',
+          ),
+        120_000,
+      );
+      process.stdout.write(`condition: ${JSON.stringify(synced)}\n`);
+      // Debian's qemu-ga (>= 5.2) has the command the launcher tries first, so the
+      // deprecated guest-exec/guest-file path is not needed with this guest.
+      const info = JSON.parse(await cli(['guestosinfo', qgaName])) as {
+        supportedCommands?: Array<{ name: string; enabled: boolean }>;
+      };
+      expect(info.supportedCommands).toContainEqual({ name: 'guest-ssh-add-authorized-keys', enabled: true });
+      expect(info.supportedCommands).toContainEqual({ name: 'guest-set-user-password', enabled: true });
+      // The tiny guest's /etc/start-ssh empties authorized_keys when dropbear starts, which
+      // may be after the agent wrote it: the key added next makes the launcher write both.
+      const added = await cli([
+        'credentials',
+        'add-ssh-key',
+        '--user',
+        'root',
+        '--file',
+        `${k2}.pub`,
+        '--force',
+        qgaName,
+      ]);
+      expect(added.trim()).toBe('Successfully added the key to secret "qga-keys"');
+      const said = await waitFor(
+        'the added key to log in',
+        () =>
+          cli(
+            ['ssh', `root@vmi/${qgaName}`, ...sshOpts(k2), '-c', 'cat /root/.ssh/authorized_keys'],
+            60_000,
+          ).catch(() => undefined),
+        180_000,
+      );
+      process.stdout.write(`ssh with the added key: ${said.trim().replace(/\n/g, ' | ')}\n`);
+      expect(said.split('\n').filter((l) => l.startsWith('ssh-'))).toEqual([pub1, pub2]);
+      const first = await cli(['ssh', `root@vmi/${qgaName}`, ...sshOpts(k1), '-c', 'echo ok-$((6 * 7))']);
+      expect(first.trim()).toBe('ok-42');
+      // remove-ssh-key: the launcher rewrites the file without it.
+      await cli(['credentials', 'remove-ssh-key', '--user', 'root', '--value', pub1, '--force', qgaName]);
+      await waitFor(
+        'the removed key to be refused',
+        () =>
+          cli(['ssh', `root@vmi/${qgaName}`, ...sshOpts(k1), '-c', 'true'], 60_000).then(
+            () => false,
+            (e: Error) => /Permission denied/.test(e.message),
+          ),
+        180_000,
+      );
+      const left = await cli([
+        'ssh',
+        `root@vmi/${qgaName}`,
+        ...sshOpts(k2),
+        '-c',
+        'cat /root/.ssh/authorized_keys',
+      ]);
+      expect(left.split('\n').filter((l) => l.startsWith('ssh-'))).toEqual([pub2]);
+    });
+
+    it('userPassword: the real qemu-ga is asked and its failure (no chpasswd in busybox) is the condition; set-password patches the Secret', {
+      timeout: 600_000,
+    }, async () => {
+      await node.store.create(SecretType, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'qga-pw', namespace: 'default' },
+        type: 'Opaque',
+        data: { root: Buffer.from('first').toString('base64') },
+      } as KubeObject);
+      const vm = parse(readFileSync(join(repoRoot, 'examples', 'vm-tiny-net.yaml'), 'utf8'));
+      vm.metadata.name = pwName;
+      vm.spec.template.metadata.labels['kubevirt.io/vm'] = pwName;
+      vm.spec.template.spec.terminationGracePeriodSeconds = 5;
+      vm.spec.template.spec.accessCredentials = [
+        {
+          userPassword: {
+            source: { secret: { secretName: 'qga-pw' } },
+            propagationMethod: { qemuGuestAgent: {} },
+          },
+        },
+      ];
+      const file = join(state, 'vm-pw.yaml');
+      writeFileSync(file, stringify(vm));
+      await applyObjects(
+        node.store,
+        await loadAndAdmit([file], new ImageStore(statePaths(state).images), true),
+      );
+      await sshMarker(pwName);
+      // Debian's busybox-static has no chpasswd applet, which qemu-ga's guest-set-user-password
+      // runs (its error names it 'passwd').
+      const cond = await waitFor(
+        'AccessCredentialsSynchronized False with the agent error',
+        async () =>
+          (
+            await node.store.get<VirtualMachineInstance & KubeObject>(
+              VirtualMachineInstanceType,
+              pwName,
+              'default',
+            )
+          ).status?.conditions?.find(
+            (c) =>
+              c.type === 'AccessCredentialsSynchronized' &&
+              c.status === 'False' &&
+              c.message !== 'Guest agent is offline',
+          ),
+        120_000,
+      );
+      process.stdout.write(`userPassword condition: ${JSON.stringify(cond)}\n`);
+      expect(cond.message).toMatch(
+        /^Error encountered setting password for user \[root\]: .*'guest-set-user-password': cannot find 'passwd' program in PATH$/,
+      );
+      const said = await cli([
+        'credentials',
+        'set-password',
+        '--user',
+        'root',
+        '--password',
+        's3cret',
+        '--force',
+        pwName,
+      ]);
+      expect(said.trim()).toBe('Successfully set password in secret "qga-pw"');
+      const secret = await node.store.get<KubeObject & { data: Record<string, string> }>(
+        SecretType,
+        'qga-pw',
+        'default',
+      );
+      expect(Buffer.from(secret.data.root, 'base64').toString()).toBe('s3cret');
+      await expect(
+        cli(['credentials', 'set-password', '--user', 'root', '--password', 'x', pwName]),
+      ).rejects.toThrow('secret qga-pw does not have an owner reference pointing to VM');
     });
   },
 );

@@ -3,9 +3,9 @@
  * one credential type per entry, exactly one source and one propagationMethod, the
  * cloud-init volume a noCloud/configDrive method needs, users for qemuGuestAgent) and
  * kubevirt-ts's own: the Secret's name becomes a path segment and the launcher pod's volume
- * `<name>-access-cred`, so it must be a DNS label short enough for that; and what
- * kubevirt-ts does not propagate (qemuGuestAgent keys, userPassword) is refused by name
- * rather than accepted and ignored.
+ * `<name>-access-cred`, so it must be a DNS label short enough for that. qemuGuestAgent
+ * keys and userPassword are propagated by the launcher's guest-agent credential sync
+ * (controllers/virt-launcher/agent-credentials.ts).
  */
 import { type FieldError, type FieldPath, fieldError } from '../errors';
 import type { AccessCredentialSecretSource, VirtualMachineInstanceSpec } from '../generated/types';
@@ -75,13 +75,6 @@ export function validateAccessCredentials(field: FieldPath, spec: VirtualMachine
             ),
           );
         }
-        errs.push(
-          fieldError(
-            pmPath.child('qemuGuestAgent'),
-            `${pmPath.child('qemuGuestAgent')} is not supported by kubevirt-ts: keys are not propagated through the guest agent; use noCloud or configDrive with a cloud-init volume`,
-            'FieldValueNotSupported',
-          ),
-        );
       }
       if (!ssh.source?.secret) {
         errs.push(fieldError(p.child('sshPublicKey', 'source'), `${p} must have exactly one source set`));
@@ -103,13 +96,6 @@ export function validateAccessCredentials(field: FieldPath, spec: VirtualMachine
           ),
         );
       }
-      errs.push(
-        fieldError(
-          p.child('userPassword'),
-          `${p.child('userPassword')} is not supported by kubevirt-ts: passwords are not set through the guest agent`,
-          'FieldValueNotSupported',
-        ),
-      );
     }
     if (count !== 1) errs.push(fieldError(p, `${p} must have exactly one access credential type set`));
   });

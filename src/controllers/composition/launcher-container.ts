@@ -24,6 +24,7 @@ import { PasstBackend } from '../virt-launcher/passt-process';
 import { chownFiles, chownTree, guestDiskFiles } from '../virt-launcher/qemu-ownership';
 import { probeAhead, timedStep, withLoggedSync } from '../virt-launcher/start-steps-log';
 import { VolumePreparer } from '../virt-launcher/volume-prep';
+import { accessCredentialSecretDir } from '../virt-launcher/volume-sources';
 
 /** Service identifiers of the launcher composition. */
 export const LauncherTokens = {
@@ -110,6 +111,7 @@ export function createLauncherContainer(c: LauncherComposition): Container {
         uid: args.uid,
         gracePeriodSeconds: args.gracePeriodSeconds,
         socketDir,
+        accessCredentialDir: (secret) => map.toHost(accessCredentialSecretDir(secret)),
         connectDriver: async () => {
           const driver = await timedStep(log, `connected to the ${args.hypervisor} driver`, () =>
             factory({

@@ -26,6 +26,11 @@ export interface LauncherDomain {
   vnc?: string;
   /** The guest agent, when the driver can read one. */
   guestAgent?: LauncherGuestAgent;
+  /**
+   * The last guest-agent access-credential sync (upstream's domain metadata
+   * AccessCredential); absent when the VMI has no qemuGuestAgent credentials.
+   */
+  accessCredential?: LauncherAccessCredential;
   /** `frozen` from a FreezeVirtualMachine until the guest is thawed (upstream's VMI status.fsFreezeStatus). */
   fsFreezeStatus?: 'frozen';
   /** The live migration this launcher takes part in (upstream's domain migration metadata). */
@@ -77,4 +82,11 @@ export interface LauncherMigrationState {
   dataTotal?: number;
   dataProcessed?: number;
   dataRemaining?: number;
+}
+
+/** Whether the guest agent got the VMI's access credentials, and why not. */
+export interface LauncherAccessCredential {
+  succeeded: boolean;
+  /** Empty on success; the failure otherwise (e.g. `Guest agent is offline`). */
+  message: string;
 }

@@ -72,6 +72,19 @@ function get(doc: Json, tokens: string[], path: string): Json {
   return cur;
 }
 
+/**
+ * The value a `test` compares: as the API server's json-patch (evanphx v4), a member
+ * missing from an object that exists reads as null, so `test /data null` holds for an
+ * object without `data` (upstream's virtctl credentials relies on it).
+ */
+function testedValue(doc: Json, tokens: string[], path: string): Json {
+  if (tokens.length === 0) return doc;
+  const parent = parentOf(doc, tokens, path);
+  const last = tokens[tokens.length - 1];
+  if (isObject(parent) && !Array.isArray(parent) && !Object.hasOwn(parent, last)) return null;
+  return get(doc, tokens, path);
+}
+
 /** Returns the container of the last token (already cloned along the way by the caller). */
 function parentOf(doc: Json, tokens: string[], path: string): Json {
   return get(doc, tokens.slice(0, -1), path);
@@ -183,7 +196,7 @@ export function jsonPatch(doc: Json, ops: JsonPatchOp[]): Json {
         break;
       }
       case 'test':
-        if (!deepEqual(get(out, tokens, op.path), op.value)) {
+        if (!deepEqual(testedValue(out, tokens, op.path), op.value)) {
           throw unprocessable(`JSON patch test operation failed at "${op.path}"`);
         }
         break;

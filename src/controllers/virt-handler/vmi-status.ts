@@ -3,8 +3,10 @@
  * Pure: the handler writes the result only when it differs from what is stored, so a VMI
  * is written once per real change (Scheduled -> Running is one write).
  */
+
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition } from '../../api/generated/types';
 import type { LauncherDomain } from '../launcher-protocol/domain-report';
+import { accessCredentialConditions } from './access-credential-status';
 import { AGENT_CONNECTED, applyGuestAgentStatus } from './guest-agent-status';
 import { networkNotMigratable } from './network/live-migratable';
 
@@ -84,7 +86,7 @@ export function nextHandlerStatus(
     st.conditions = conds;
     const d = view.kind === 'domain' ? view.domain : undefined;
     applyGuestAgentStatus(st, vmi.spec, d?.guestAgent, now, d?.interfaces);
-    conds = st.conditions;
+    conds = accessCredentialConditions(st.conditions, d?.accessCredential, now);
     // upstream: "frozen" while a freeze was requested and not undone, else unset.
     if (d?.fsFreezeStatus === 'frozen') st.fsFreezeStatus = 'frozen';
     else delete st.fsFreezeStatus;

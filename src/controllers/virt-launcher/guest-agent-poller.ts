@@ -21,6 +21,8 @@ export interface GuestAgentPollerOptions {
   active: () => boolean;
   /** Called after the report changed. */
   onChange: () => void;
+  /** Called after each look at the agent (the access-credential sync runs here). */
+  onPolled?: (connected: boolean) => Promise<void>;
   /** Period while the agent is connected, ms (default 10 000). */
   pollMs?: number;
   /** Period while it is not, ms (default 30 000; the agent event triggers a poll at once). */
@@ -101,6 +103,9 @@ export class GuestAgentPoller {
       }
     }
     this.info = info;
+    await this.o
+      .onPolled?.(next?.connected === true)
+      .catch((e) => this.o.log?.(`guest agent: ${(e as Error).message}`));
     const changed = JSON.stringify(next) !== JSON.stringify(this.current);
     this.current = next;
     if (changed && !this.stopped) this.o.onChange();

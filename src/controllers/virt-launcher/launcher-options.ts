@@ -37,6 +37,8 @@ export interface VirtLauncherOptions {
   agentPollMs?: number;
   /** How often an unconnected agent channel is looked at besides the agent events, ms (default 30 s). */
   agentConnectPollMs?: number;
+  /** Host directory of an access-credential Secret the pod mounts (default: the pod path itself). */
+  accessCredentialDir?: (secretName: string) => string;
   /** Where progress and errors go (default: stderr). */
   log?: (message: string) => void;
   /** How often an outgoing migration's job is looked at, ms (default 400, as upstream). */

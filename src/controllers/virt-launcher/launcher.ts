@@ -22,6 +22,7 @@ import {
 import type { LauncherDomain } from '../launcher-protocol/domain-report';
 import { toGuestAgentInfo } from '../launcher-protocol/guest-agent-report';
 import { NOTIFY_PIPE_SOCKET } from '../launcher-protocol/paths';
+import { AgentCredentials } from './agent-credentials';
 import { coalesced } from './coalesced';
 import { ACTIVE_STATES, LauncherDomainOps } from './domain-rpcs';
 import { watchDriver } from './driver-watch';
@@ -32,6 +33,7 @@ import type { VirtLauncherOptions } from './launcher-options';
 import { LauncherMigrations } from './migration-rpcs';
 import { NodeNotifier } from './node-notifier';
 import { parseRequestVmi } from './vmi-request';
+import { accessCredentialSecretDir } from './volume-sources';
 
 export type { VirtLauncherOptions } from './launcher-options';
 
@@ -63,6 +65,7 @@ export class VirtLauncher implements LauncherService {
       onChange: () => {
         if (this.reported && !this.exiting) this.send('MODIFIED');
       },
+      onPolled: (connected) => this.credentials.sync(connected),
       pollMs: this.opts.agentPollMs,
       connectPollMs: this.opts.agentConnectPollMs,
       log: (m) => this.log(m),
@@ -70,6 +73,8 @@ export class VirtLauncher implements LauncherService {
     return this.agentPoller;
   }
   private readonly migrations: LauncherMigrations;
+  /** qemuGuestAgent SSH keys and passwords, applied on each agent poll. */
+  private readonly credentials: AgentCredentials;
 
   constructor(private readonly opts: VirtLauncherOptions) {
     this.ref = { namespace: opts.namespace, name: opts.name };
@@ -84,6 +89,15 @@ export class VirtLauncher implements LauncherService {
       (m) => this.log(m),
     );
     this.log = opts.log ?? ((m) => process.stderr.write(`virt-launcher ${this.domainName}: ${m}\n`));
+    this.credentials = new AgentCredentials({
+      ref: this.ref,
+      driver: () => this.driver,
+      secretDir: opts.accessCredentialDir ?? accessCredentialSecretDir,
+      onChange: () => {
+        if (this.reported && !this.exiting) this.send('MODIFIED');
+      },
+      log: (m) => this.log(m),
+    });
     this.migrations = new LauncherMigrations({
       ref: this.ref,
       subject: this.subject,
@@ -139,6 +153,7 @@ export class VirtLauncher implements LauncherService {
       vmiUid: this.opts.uid,
       finished: this.finished,
       guestAgent: this.agent.report,
+      ...(this.credentials.report ? { accessCredential: this.credentials.report } : {}),
       ...(this.guestOps.frozen ? { fsFreezeStatus: 'frozen' as const } : {}),
       ...this.endpoints.report(),
       interfaces: this.opts.networkReport?.(),
@@ -174,6 +189,7 @@ export class VirtLauncher implements LauncherService {
     // A migration target gets its guest from the source, never by starting it here.
     if (this.migrations.incoming && !this.migrations.incoming.completed) return;
     await this.opts.prepareVolumes?.(vmi);
+    this.credentials.setVmi(vmi);
     const driver = this.mustDriver();
     // passt where libvirt cannot start it: before the domain, undone if it does not start.
     await this.opts.networkBackends?.start(vmi, driver);

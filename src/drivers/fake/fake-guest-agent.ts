@@ -10,6 +10,12 @@ import type { GuestAgentSupport, GuestInfo } from '../guest-agent';
 import type { FakeHost } from './fake-host';
 
 const agentsByHost = new WeakMap<FakeHost, Map<string, GuestInfo>>();
+/** Per domain, per user: the authorized keys and the password the agent was given. */
+interface FakeGuestAccounts {
+  keys: Map<string, string[]>;
+  passwords: Map<string, string>;
+}
+const accountsByHost = new WeakMap<FakeHost, Map<string, FakeGuestAccounts>>();
 
 /** A deterministic guest-agent answer for a domain (what the tiny test guest reports, roughly). */
 export function fakeGuestInfo(ref: DomainRef, overrides: Partial<GuestInfo> = {}): GuestInfo {
@@ -81,6 +87,42 @@ export class FakeGuestAgent implements GuestAgentSupport {
   async guestInfo(ref: DomainRef): Promise<GuestInfo | undefined> {
     const info = this.stateOf(ref) === 'running' ? this.agents.get(domainName(ref)) : undefined;
     return info ? structuredClone(info) : undefined;
+  }
+
+  /** `guest-ssh-add-authorized-keys` with reset: only a running guest's agent answers. */
+  async setAuthorizedKeys(ref: DomainRef, user: string, keys: string[]): Promise<{ legacy: boolean }> {
+    this.accountsOf(ref).keys.set(user, [...keys]);
+    return { legacy: false };
+  }
+
+  /** `guest-set-user-password`. */
+  async setUserPassword(ref: DomainRef, user: string, password: string): Promise<void> {
+    this.accountsOf(ref).passwords.set(user, password);
+  }
+
+  /** What the guest's `~user/.ssh/authorized_keys` holds (tests). */
+  authorizedKeys(ref: DomainRef, user: string): string[] | undefined {
+    return accountsByHost.get(this.host)?.get(domainName(ref))?.keys.get(user);
+  }
+
+  /** The password the agent last set for `user` (tests). */
+  password(ref: DomainRef, user: string): string | undefined {
+    return accountsByHost.get(this.host)?.get(domainName(ref))?.passwords.get(user);
+  }
+
+  private accountsOf(ref: DomainRef): FakeGuestAccounts {
+    const name = domainName(ref);
+    if (this.stateOf(ref) !== 'running' || !this.agents.has(name)) {
+      throw new DriverError(
+        'Hypervisor',
+        `domain ${name}: Guest agent is not responding: QEMU guest agent is not connected`,
+      );
+    }
+    const all = accountsByHost.get(this.host) ?? new Map<string, FakeGuestAccounts>();
+    accountsByHost.set(this.host, all);
+    const acc = all.get(name) ?? { keys: new Map(), passwords: new Map() };
+    all.set(name, acc);
+    return acc;
   }
 
   private stateOf(ref: DomainRef): string {

@@ -19,6 +19,8 @@ import type {
   GuestUser,
 } from '../guest-agent';
 import { type DomainRef as LibvirtDomain, LibvirtError, VIR_ERR_NO_DOMAIN } from '../libvirt';
+import { agentSetAuthorizedKeys, agentSetUserPassword } from './agent-credentials';
+import { mapLibvirtError } from './error-map';
 
 /** The virtio-serial port name of the QEMU guest agent (what the converter adds). */
 export const GUEST_AGENT_CHANNEL = 'org.qemu.guest_agent.0';
@@ -54,7 +56,22 @@ export function agentChannelConnected(liveXml: string): boolean {
 /** Builds the capability over a driver's libvirt connection. */
 export function libvirtGuestAgent(host: GuestAgentHost): GuestAgentSupport {
   const connected = async (dom: LibvirtDomain) => agentChannelConnected(await host.liveXml(dom));
+  const call = (dom: LibvirtDomain, cmd: string, t: number) => host.agentCommand(dom, cmd, t);
+  const withDomain = async <T>(ref: DomainRef, op: string, fn: (d: LibvirtDomain) => Promise<T>) => {
+    const dom = await host.lookup(ref);
+    try {
+      return await fn(dom);
+    } catch (e) {
+      throw mapLibvirtError(e, `domain ${dom.name}`, op);
+    }
+  };
   return {
+    setAuthorizedKeys: (ref, user, keys) =>
+      withDomain(ref, `set the SSH keys of user ${user}`, (d) => agentSetAuthorizedKeys(call, d, user, keys)),
+    setUserPassword: (ref, user, password) =>
+      withDomain(ref, `set the password of user ${user}`, (d) =>
+        agentSetUserPassword(call, d, user, password),
+      ),
     connected: async (ref) => connected(await host.lookup(ref)),
     guestInfo: async (ref) => {
       const dom = await host.lookup(ref);

@@ -1,8 +1,8 @@
 /**
  * `spec.accessCredentials` admission: upstream's rules (one type, one source, one
  * propagationMethod, the cloud-init volume a method needs, qemuGuestAgent users) with the
- * exact field paths and messages, kubevirt-ts's Secret-name rule, and the refusal of what
- * kubevirt-ts does not propagate (qemuGuestAgent, userPassword), for VMIs and VM templates.
+ * exact field paths and messages, kubevirt-ts's Secret-name rule, qemuGuestAgent and
+ * userPassword admitted as upstream admits them, for VMIs and VM templates.
  */
 import { describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../src/api/config/cluster-config';
@@ -111,7 +111,7 @@ describe('accessCredentials validation', () => {
     ]);
   });
 
-  it('refuses qemuGuestAgent key propagation and userPassword, naming the field', () => {
+  it('admits qemuGuestAgent key propagation with users and userPassword through the agent, as upstream', () => {
     expect(
       errorsOf([
         {
@@ -119,14 +119,12 @@ describe('accessCredentials validation', () => {
         },
         { userPassword: { source: secret('pw'), propagationMethod: { qemuGuestAgent: {} } } },
       ]),
-    ).toEqual([
+    ).toEqual([]);
+    // A userPassword needs its one method, qemuGuestAgent.
+    expect(errorsOf([{ userPassword: { source: secret('pw'), propagationMethod: {} } }])).toEqual([
       [
-        'spec.accessCredentials[0].sshPublicKey.propagationMethod.qemuGuestAgent',
-        'spec.accessCredentials[0].sshPublicKey.propagationMethod.qemuGuestAgent is not supported by kubevirt-ts: keys are not propagated through the guest agent; use noCloud or configDrive with a cloud-init volume',
-      ],
-      [
-        'spec.accessCredentials[1].userPassword',
-        'spec.accessCredentials[1].userPassword is not supported by kubevirt-ts: passwords are not set through the guest agent',
+        'spec.accessCredentials[0].userPassword.propagationMethod',
+        'spec.accessCredentials[0] must have exactly one propagationMethod set',
       ],
     ]);
     // Upstream's own rule for qemuGuestAgent still reports first.

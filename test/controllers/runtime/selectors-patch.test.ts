@@ -83,6 +83,16 @@ describe('patches', () => {
       }
     };
     expect(code([{ op: 'test', path: '/a', value: 2 }])).toBe(422);
+    // As the API server (evanphx json-patch v4): a missing member of an existing object tests as null.
+    expect(code([{ op: 'test', path: '/nope', value: null }])).toBe(0);
+    expect(
+      jsonPatch(doc, [
+        { op: 'test', path: '/nope', value: null },
+        { op: 'add', path: '/nope', value: {} },
+      ]),
+    ).toEqual({ ...doc, nope: {} });
+    expect(code([{ op: 'test', path: '/nope', value: 1 }])).toBe(422);
+    expect(code([{ op: 'test', path: '/nope/deeper', value: null }])).toBe(422);
     expect(code([{ op: 'remove', path: '/nope' }])).toBe(422);
     expect(code([{ op: 'replace', path: '/l/5', value: 1 }])).toBe(422);
     expect(code([{ op: 'frobnicate', path: '/a' }])).toBe(400);

@@ -41,6 +41,40 @@ describe('nextHandlerStatus', () => {
     expect(ended.status).not.toHaveProperty('fsFreezeStatus');
   });
 
+  it("AccessCredentialsSynchronized follows the launcher's credential sync, restamped only on a change (upstream updateAccessCredentialConditions)", () => {
+    const cond = (v: VirtualMachineInstance) =>
+      v.status?.conditions?.find((c) => c.type === 'AccessCredentialsSynchronized');
+    const none = nextHandlerStatus(vmi('Running'), { kind: 'domain', domain: dom({}) }, 'T0');
+    expect(cond(none)).toBeUndefined();
+    const offline = nextHandlerStatus(
+      none,
+      {
+        kind: 'domain',
+        domain: dom({ accessCredential: { succeeded: false, message: 'Guest agent is offline' } }),
+      },
+      'T1',
+    );
+    expect(cond(offline)).toEqual({
+      type: 'AccessCredentialsSynchronized',
+      status: 'False',
+      message: 'Guest agent is offline',
+      lastProbeTime: null,
+      lastTransitionTime: 'T1',
+    });
+    const ok = {
+      kind: 'domain' as const,
+      domain: dom({ accessCredential: { succeeded: true, message: '' } }),
+    };
+    const synced = nextHandlerStatus(offline, ok, 'T2');
+    expect(cond(synced)).toEqual({
+      type: 'AccessCredentialsSynchronized',
+      status: 'True',
+      lastProbeTime: null,
+      lastTransitionTime: 'T2',
+    });
+    expect(cond(nextHandlerStatus(synced, ok, 'T3'))?.lastTransitionTime).toBe('T2');
+  });
+
   it('a bridge binding on the pod network makes the VMI not live-migratable unless annotated', () => {
     const bridged = (annotations?: Record<string, string>): VirtualMachineInstance => ({
       ...vmi('Scheduled'),

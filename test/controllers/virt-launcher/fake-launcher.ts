@@ -48,7 +48,10 @@ export interface FakeLauncherOptions {
   dirPrefix?: string;
   /** Further launcher options (poll intervals, final wait); grace period 5 s and emulation are set. */
   launcher?: Partial<
-    Pick<VirtLauncherOptions, 'finalWaitMs' | 'agentPollMs' | 'agentConnectPollMs' | 'migrationPollMs'>
+    Pick<
+      VirtLauncherOptions,
+      'finalWaitMs' | 'agentPollMs' | 'agentConnectPollMs' | 'migrationPollMs' | 'accessCredentialDir'
+    >
   >;
 }
 

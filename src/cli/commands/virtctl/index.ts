@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { registerConsoleCommands } from './console';
+import { registerCredentialsCommands } from './credentials';
 import { registerExposeCommand } from './expose';
 import { registerLifecycleCommands } from './lifecycle';
 import { registerPortForwardCommand } from './port-forward';
@@ -17,6 +18,7 @@ export function registerVirtctlCommands(program: Command): Command {
   registerVmiSubresourceCommands(program);
   registerConsoleCommands(program);
   registerExposeCommand(program);
+  registerCredentialsCommands(program);
   registerPortForwardCommand(program);
   registerSshCommands(program);
   registerVersionCommand(program);

@@ -20,6 +20,7 @@ import { NodeStatusKeeper } from './node-status';
 import { podDir, preparePodDirs, removePodDirs } from './pod-dirs';
 import { PodNetwork, type PodNetworkInfo, type PodNetworkOptions } from './pod-network';
 import { creatingStatus, runningStatus, terminatedStatus } from './pod-status';
+import { materializeVolume } from './pod-volumes';
 import {
   isAlive,
   logTail,
@@ -52,6 +53,12 @@ export interface PodRuntimeOptions {
   manageNode?: boolean;
   /** How often adopted processes are checked for exit, ms (default 500). */
   pollMs?: number;
+  /**
+   * How often the secret, configMap and downwardAPI volumes of running pods are rewritten
+   * from the API, ms (default 10 000; kubelet's sync does it about once a minute), so a
+   * changed Secret reaches the pod as it does on a kubelet node.
+   */
+  volumeSyncMs?: number;
   /**
    * Give every pod (not `hostNetwork`) its own network namespace attached with the CNI
    * bridge plugin (see pod-network.ts), and run its process inside it. Off by default.
@@ -91,6 +98,8 @@ export class PodRuntime {
   private readonly node: NodeStatusKeeper;
   private workers: Promise<void>[] = [];
   private poll: NodeJS.Timeout | undefined;
+  private volumeSync: NodeJS.Timeout | undefined;
+  private syncingVolumes = false;
   private readonly log: (m: string) => void;
   private readonly events: EventRecorder;
   private readonly network: PodNetwork | undefined;
@@ -126,11 +135,14 @@ export class PodRuntime {
     for (let i = 0; i < 4; i++) this.workers.push(this.work());
     this.poll = setInterval(() => this.checkProcesses(), this.o.pollMs ?? 500);
     this.poll.unref?.();
+    this.volumeSync = setInterval(() => void this.syncVolumes(), this.o.volumeSyncMs ?? 10_000);
+    this.volumeSync.unref?.();
   }
 
   /** Stops watching; the processes keep running for the next runtime to adopt. */
   async stop(): Promise<void> {
     if (this.poll) clearInterval(this.poll);
+    if (this.volumeSync) clearInterval(this.volumeSync);
     await this.node.stop();
     this.queue.shutDown();
     await Promise.all(this.workers);
@@ -152,6 +164,28 @@ export class PodRuntime {
   /** Kills every process of this runtime at once (teardown of tests). */
   killAll(): void {
     for (const r of this.running.values()) signalGroup(r.record, 'SIGKILL');
+  }
+
+  /** Rewrites the API-backed volumes of running pods (writeAtomic skips unchanged ones). */
+  private async syncVolumes(): Promise<void> {
+    if (this.syncingVolumes) return;
+    this.syncingVolumes = true;
+    try {
+      for (const obj of this.pods.indexer.list()) {
+        const pod = obj as Pod;
+        const uid = pod.metadata?.uid ?? '';
+        const r = this.running.get(uid);
+        if (!r || r.exited !== undefined || r.lost || pod.metadata?.deletionTimestamp) continue;
+        for (const [i, v] of (pod.spec?.volumes ?? []).entries()) {
+          if (!v.secret && !v.configMap && !v.downwardAPI) continue;
+          await materializeVolume(this.o.client, podDir(this.o.root, uid), pod, v, i).catch((e) =>
+            this.log(`Pod ${pod.metadata?.namespace}/${pod.metadata?.name}: resync: ${(e as Error).message}`),
+          );
+        }
+      }
+    } finally {
+      this.syncingVolumes = false;
+    }
   }
 
   private checkProcesses(): void {

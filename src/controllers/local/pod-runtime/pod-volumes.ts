@@ -8,7 +8,18 @@
  * from the API (keys, item paths, host paths) is validated before it becomes a file name.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DownwardAPIFile, KeyToPath, Pod, PodVolume } from '../../common/pod';
 import { NotFoundError } from '../../runtime/errors';
@@ -223,10 +234,44 @@ async function serviceAccountToken(
   }
 }
 
-/** Writes `files` into `dir` in kubelet's atomic-writer layout. */
+/** The files under `dir` (relative paths), or undefined when it cannot be read. */
+async function listTree(dir: string, prefix = ''): Promise<string[] | undefined> {
+  const entries = await readdir(join(dir, prefix), { withFileTypes: true }).catch(() => undefined);
+  if (!entries) return undefined;
+  const out: string[] = [];
+  for (const e of entries) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...((await listTree(dir, rel)) ?? []));
+    else out.push(rel);
+  }
+  return out;
+}
+
+/** Whether the payload `..data` points at already holds exactly `files` (contents and modes). */
+async function samePayload(dir: string, files: Map<string, PayloadFile>): Promise<boolean> {
+  const current = join(dir, '..data');
+  const names = await listTree(current);
+  if (!names || names.length !== files.size) return false;
+  for (const [rel, f] of files) {
+    const path = join(current, ...rel.split('/'));
+    const st = await lstat(path).catch(() => undefined);
+    if (!st?.isFile() || (st.mode & 0o7777) !== f.mode) return false;
+    if (!(await readFile(path)).equals(f.data)) return false;
+  }
+  return true;
+}
+
+/**
+ * Writes `files` into `dir` in kubelet's atomic-writer layout. Rewriting a volume (the
+ * runtime's resync of a changed Secret or ConfigMap) swaps `..data` to a new payload
+ * directory, removes the old one and the links of names no longer there, and does nothing
+ * when the payload is unchanged.
+ */
 export async function writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o755 });
   await chmod(dir, 0o755);
+  if (await samePayload(dir, files)) return;
+  const previous = await readlink(join(dir, '..data')).catch(() => undefined);
   const now = new Date();
   const p = (n: number, w = 2) => String(n).padStart(w, '0');
   const ts = `..${now.getUTCFullYear()}_${p(now.getUTCMonth() + 1)}_${p(now.getUTCDate())}_${p(now.getUTCHours())}_${p(now.getUTCMinutes())}_${p(now.getUTCSeconds())}.${randomBytes(5).toString('hex')}`;
@@ -253,6 +298,14 @@ export async function writeAtomic(dir: string, files: Map<string, PayloadFile>):
     if (st) await rm(link, { recursive: true, force: true });
     await symlink(join('..data', name), link);
   }
+  if (!previous) return;
+  // As kubelet's atomic writer: the old payload and the links of names that went away.
+  for (const name of await readdir(dir)) {
+    if (name.startsWith('..') || top.has(name)) continue;
+    if ((await lstat(join(dir, name))).isSymbolicLink()) await rm(join(dir, name), { force: true });
+  }
+  if (previous.startsWith('..') && previous !== ts)
+    await rm(join(dir, previous), { recursive: true, force: true });
 }
 
 /** A pod volume's directory in kubelet's layout for `plugin` (e.g. `kubernetes.io~configmap`). */

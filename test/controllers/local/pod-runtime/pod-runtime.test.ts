@@ -4,7 +4,7 @@
  * layout, reports Running then Succeeded/Failed with the exit code, adopts a
  * running process after its own restart (same pid), and stops a deleted pod with SIGTERM.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import type { Pod } from '../../../../src/controllers/common/pod';
 import { PodRuntime } from '../../../../src/controllers/local/pod-runtime/pod-runtime';
 import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/store';
 import { NotFoundError } from '../../../../src/controllers/runtime/errors';
-import { NodeType, PodType } from '../../../../src/controllers/runtime/resources';
+import { NodeType, PodType, SecretType } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
 
 async function until<T>(
@@ -69,6 +69,7 @@ describe('PodRuntime on the embedded store', () => {
       bindPending: true,
       commands: { sh: ['/bin/sh'] },
       pollMs: 50,
+      volumeSyncMs: 50,
       log: () => {},
     });
   const get = (name: string) => store.get<Pod & KubeObject>(PodType, name, 'default');
@@ -111,6 +112,46 @@ describe('PodRuntime on the embedded store', () => {
     const sockets = join(root, uid, 'volumes', 'kubernetes.io~empty-dir', 'sockets');
     expect(out.trim()).toBe(`hello p1 ${JSON.stringify({ '/var/run/kubevirt/sockets': sockets })}`);
     expect(existsSync(sockets)).toBe(true);
+  });
+
+  it("rewrites a running pod's secret volume when the Secret changes, as kubelet does", async () => {
+    const b64 = (t: string) => Buffer.from(t).toString('base64');
+    await store.create(SecretType, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 's1', namespace: 'default' },
+      data: { a: b64('one'), gone: b64('x') },
+    } as KubeObject);
+    const p = pod('p3', 'sleep 30');
+    p.spec!.volumes!.push({ name: 'creds', secret: { secretName: 's1' } });
+    await store.create(PodType, p as KubeObject);
+    const running = await until('p3 Running', async () =>
+      (await get('p3')).status?.phase === 'Running' ? get('p3') : undefined,
+    );
+    const dir = join(root, running.metadata?.uid ?? '', 'volumes', 'kubernetes.io~secret', 'creds');
+    expect(readFileSync(join(dir, 'a'), 'utf8')).toBe('one');
+    const first = readdirSync(dir).filter((n) => n.startsWith('..2'));
+    await store.patch(
+      SecretType,
+      's1',
+      { data: { a: b64('two'), b: b64('new'), gone: null } },
+      {
+        type: 'merge',
+        namespace: 'default',
+      },
+    );
+    await until(
+      'the new Secret in the volume',
+      () => existsSync(join(dir, 'b')) && readFileSync(join(dir, 'a'), 'utf8') === 'two',
+    );
+    expect(readFileSync(join(dir, 'b'), 'utf8')).toBe('new');
+    // The old payload and the link of the removed key are gone; an unchanged Secret writes nothing.
+    expect(existsSync(join(dir, 'gone'))).toBe(false);
+    const now = readdirSync(dir).filter((n) => n.startsWith('..2'));
+    expect(now).toHaveLength(1);
+    expect(now).not.toEqual(first);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(readdirSync(dir).filter((n) => n.startsWith('..2'))).toEqual(now);
   });
 
   it('reports a failing container as Failed with its exit code', async () => {
