@@ -8,6 +8,7 @@ import type { LeaderElectionOptions } from '../runtime/leader-election';
 import type { ObjectClient } from '../runtime/types';
 import type { LauncherPodOptions } from './services/pod-renderer';
 import type { EventRecorder } from './services/ports';
+import type { VmiFreezer } from './snapshot/source';
 
 /** A write made by a controller, for tests and benchmarks that count them. */
 export interface WriteRecord {
@@ -46,6 +47,14 @@ export interface VirtControllerOptions {
    * missing claims (FailedPvcNotFound) and VMs show WaitingForVolumeBinding.
    */
   volumes?: boolean;
+  /**
+   * Run the VirtualMachineSnapshot, VirtualMachineSnapshotContent and
+   * VirtualMachineRestore controllers (default false: the snapshot.kubevirt.io kinds, the
+   * CSI VolumeSnapshot kinds and StorageClasses must be served). Watches claims too.
+   */
+  snapshots?: boolean;
+  /** Freezes running sources with a guest agent during a snapshot (none: never frozen). */
+  freezer?: VmiFreezer;
   /**
    * Watch NetworkAttachmentDefinitions (default false: the kind must be served, by its CRD
    * or the embedded store): a VMI naming a missing one gets no pod (FailedCreate).

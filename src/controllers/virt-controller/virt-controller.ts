@@ -44,6 +44,7 @@ import { memoryOverhead } from './services/memory-overhead';
 import { networkAttachmentKeys } from './services/network-attachments';
 import type { EventRecorder, KeyReconciler } from './services/ports';
 import { type Claim, claimNames, PersistentVolumeClaimType } from './services/volumes';
+import { registerSnapshotControllers } from './snapshot/wiring';
 import type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 import { VmController } from './vm/controller';
 import { VmiController } from './vmi/controller';
@@ -124,7 +125,8 @@ export class VirtController {
       opts.onWrite?.({ controller, kind, verb });
 
     const vmis = lister<VirtualMachineInstance>(this.vmiInformer);
-    this.claimInformer = opts.volumes ? this.informers.informerFor(PersistentVolumeClaimType) : undefined;
+    this.claimInformer =
+      opts.volumes || opts.snapshots ? this.informers.informerFor(PersistentVolumeClaimType) : undefined;
     const claims = this.claimInformer ? lister<Claim>(this.claimInformer) : undefined;
     // Watched only while the kind is served: a cluster without Multus's CRD must not block start.
     this.nadWatch = opts.networkAttachments
@@ -224,6 +226,19 @@ export class VirtController {
           onWrite: record('pool'),
         }),
       );
+    }
+    if (opts.snapshots && this.claimInformer) {
+      registerSnapshotControllers({
+        client,
+        recorder: this.recorder,
+        informers: this.informers,
+        register,
+        vmInformer: this.vmInformer,
+        vmiInformer: this.vmiInformer,
+        podInformer: this.podInformer,
+        claimInformer: this.claimInformer,
+        freezer: opts.freezer,
+      });
     }
     this.wire(config);
   }

@@ -7,6 +7,7 @@ import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/stor
 import type { ResourceType } from '../../../../src/controllers/runtime/types';
 import {
   VirtController,
+  type VirtControllerOptions,
   type WriteRecord,
 } from '../../../../src/controllers/virt-controller/virt-controller';
 import { NodeSimulator, type NodeSimulatorOptions, type SimRole } from '../../../support/node-simulator';
@@ -30,6 +31,8 @@ export async function startHarness(
     instancetypes?: boolean;
     volumes?: boolean;
     networkAttachments?: boolean;
+    snapshots?: boolean;
+    freezer?: VirtControllerOptions['freezer'];
   } = {},
 ): Promise<Harness> {
   const store = await EmbeddedStore.open({ types: opts.types });
@@ -47,6 +50,8 @@ export async function startHarness(
     instancetypes: opts.instancetypes,
     volumes: opts.volumes,
     networkAttachments: opts.networkAttachments,
+    snapshots: opts.snapshots,
+    freezer: opts.freezer,
     onWrite: (w) => writes.push(w),
     onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
   });

@@ -1,0 +1,132 @@
+/**
+ * The kinds the snapshot and restore controllers read and write: snapshot.kubevirt.io's
+ * (served by KubeVirt's CRDs), the CSI snapshot kinds of snapshot.storage.k8s.io (served by
+ * the external-snapshotter's CRDs) and storage.k8s.io's StorageClass.
+ */
+import type { ResourceType } from '../../runtime/types';
+
+const rt = (
+  group: string,
+  version: string,
+  kind: string,
+  plural: string,
+  namespaced: boolean,
+  statusSubresource: boolean,
+): ResourceType => ({ group, version, kind, plural, namespaced, statusSubresource });
+
+export const VirtualMachineSnapshotType = rt(
+  'snapshot.kubevirt.io',
+  'v1beta1',
+  'VirtualMachineSnapshot',
+  'virtualmachinesnapshots',
+  true,
+  true,
+);
+export const VirtualMachineSnapshotContentType = rt(
+  'snapshot.kubevirt.io',
+  'v1beta1',
+  'VirtualMachineSnapshotContent',
+  'virtualmachinesnapshotcontents',
+  true,
+  true,
+);
+export const VirtualMachineRestoreType = rt(
+  'snapshot.kubevirt.io',
+  'v1beta1',
+  'VirtualMachineRestore',
+  'virtualmachinerestores',
+  true,
+  true,
+);
+export const VolumeSnapshotType = rt(
+  'snapshot.storage.k8s.io',
+  'v1',
+  'VolumeSnapshot',
+  'volumesnapshots',
+  true,
+  true,
+);
+export const VolumeSnapshotClassType = rt(
+  'snapshot.storage.k8s.io',
+  'v1',
+  'VolumeSnapshotClass',
+  'volumesnapshotclasses',
+  false,
+  false,
+);
+export const StorageClassType = rt('storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', false, false);
+
+/** The kinds the snapshot controllers watch (for an embedded store: serve these). */
+export const snapshotTypes: readonly ResourceType[] = [
+  VirtualMachineSnapshotType,
+  VirtualMachineSnapshotContentType,
+  VirtualMachineRestoreType,
+  VolumeSnapshotType,
+  VolumeSnapshotClassType,
+  StorageClassType,
+];
+
+/** A CSI VolumeSnapshot, as far as the controllers read it. */
+export interface VolumeSnapshot {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    deletionTimestamp?: string;
+    ownerReferences?: Array<Record<string, unknown>>;
+  };
+  spec: { source: { persistentVolumeClaimName?: string }; volumeSnapshotClassName?: string };
+  status?: {
+    readyToUse?: boolean;
+    creationTime?: string;
+    restoreSize?: string;
+    error?: { message?: string; time?: string };
+  };
+}
+
+/** A VolumeSnapshotClass (cluster-scoped). */
+export interface VolumeSnapshotClass {
+  metadata?: { name?: string; annotations?: Record<string, string> };
+  driver: string;
+  deletionPolicy?: string;
+}
+
+/** A StorageClass (cluster-scoped). */
+export interface StorageClass {
+  metadata?: { name?: string };
+  provisioner: string;
+  volumeBindingMode?: string;
+}
+
+/** A PersistentVolumeClaim, as far as the controllers read and write it. */
+export interface Pvc {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    deletionTimestamp?: string;
+    ownerReferences?: Array<{
+      apiVersion: string;
+      kind: string;
+      name: string;
+      uid: string;
+      controller?: boolean;
+    }>;
+  };
+  spec?: {
+    accessModes?: string[];
+    resources?: { requests?: Record<string, string> };
+    storageClassName?: string;
+    volumeMode?: string;
+    dataSource?: { apiGroup?: string; kind: string; name: string };
+    dataSourceRef?: { apiGroup?: string; kind: string; name: string };
+  };
+  status?: { phase?: string };
+}
