@@ -143,6 +143,8 @@ export function registerVirtControllerCommand(program: Command): void {
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
       const { VirtController } = await import('../../controllers/virt-controller/virt-controller');
       const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
+      const { apiFreezer } = await import('../../controllers/virt-controller/snapshot/api-freezer');
+      const { unservedSnapshotKind } = await import('../../controllers/virt-controller/snapshot/wiring');
       const log = logs.line;
       const client = KubeClient.fromKubeconfig(f.kubeconfig);
       const config = new KubeVirtConfigWatcher({
@@ -160,6 +162,8 @@ export function registerVirtControllerCommand(program: Command): void {
         done = r;
       });
       let reconcileError: (c: string, key: string, e: Error) => void = () => {};
+      const snapshotsOff = await unservedSnapshotKind(client);
+      if (snapshotsOff) log(`VM snapshot and restore controllers off: ${snapshotsOff} is not served`);
       const controller = new VirtController({
         client,
         config: () => config.current(),
@@ -175,6 +179,10 @@ export function registerVirtControllerCommand(program: Command): void {
         // Its CRD comes with the install (manifests/01-crds.yaml); without it VMIs naming
         // a definition get the missing-NAD condition and the kind is probed again.
         networkAttachments: true,
+        // snapshot.kubevirt.io's CRDs come with the install, the CSI snapshot kinds with the
+        // external-snapshotter's: without them the snapshot controllers stay off (logged).
+        snapshots: snapshotsOff === undefined,
+        freezer: apiFreezer((req) => client.request(req)),
         log,
         leaderElection: f.leaderElect
           ? {

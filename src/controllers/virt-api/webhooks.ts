@@ -6,6 +6,7 @@
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { FieldError } from '../../api/errors';
 import { admit, admitDefaults } from '../../api/validation/admission';
+import { validateVmUnderSnapshotOrRestore } from '../../api/validation/snapshot';
 import { sameJson } from '../runtime/same-json';
 import type { ObjectClient } from '../runtime/types';
 import { type AdmissionRequest, type StatusCause, toCauses } from './admission-review';
@@ -14,6 +15,7 @@ import { type JsonPatchOperation, jsonPatch } from './json-patch';
 import { validateMigrationPolicy } from './migration-policy';
 import { nodeRestrictionErrors } from './node-restriction';
 import { depthErrors, kindErrors } from './review-guard';
+import { SnapshotWebhooks } from './snapshot-webhooks';
 
 /** What a webhook decides. */
 export type WebhookOutcome =
@@ -107,6 +109,12 @@ function vmiUpdate(req: AdmissionRequest, ctx: WebhookContext): FieldError[] {
   return [{ path: 'spec', message: 'update of VMI object is restricted', type: 'FieldValueForbidden' }];
 }
 
+/** upstream's vm-storage-status rules: no running-state (or volume) change under a snapshot or restore. */
+function vmUpdate(req: AdmissionRequest): FieldError[] {
+  if (req.operation !== 'UPDATE' || !req.oldObject) return [];
+  return validateVmUnderSnapshotOrRestore(req.object ?? {}, req.oldObject);
+}
+
 /** A migration's spec never changes after create (upstream's migration update admitter). */
 function migrationUpdate(req: AdmissionRequest): FieldError[] {
   if (req.operation !== 'UPDATE' || same(req.object?.spec, req.oldObject?.spec)) return [];
@@ -130,7 +138,7 @@ export const Webhooks: Readonly<Record<string, Webhook>> = {
   '/migration-mutate-create': mutate(['VirtualMachineInstanceMigration']),
   '/virtualmachineinstances-validate-create': validate(['VirtualMachineInstance']),
   '/virtualmachineinstances-validate-update': validate(['VirtualMachineInstance'], vmiUpdate),
-  '/virtualmachines-validate': validate(['VirtualMachine']),
+  '/virtualmachines-validate': validate(['VirtualMachine'], vmUpdate),
   '/virtualmachinereplicaset-validate': validate(['VirtualMachineInstanceReplicaSet']),
   '/virtualmachinepool-validate': validate(['VirtualMachinePool']),
   '/migration-validate-create': validate(['VirtualMachineInstanceMigration']),
@@ -141,4 +149,5 @@ export const Webhooks: Readonly<Record<string, Webhook>> = {
   '/virtualmachineclusterpreferences-validate': validate(['VirtualMachineClusterPreference']),
   '/migration-policy-validate': policy,
   '/kubevirt-validate': validate(['KubeVirt']),
+  ...SnapshotWebhooks,
 };

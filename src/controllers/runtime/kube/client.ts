@@ -115,6 +115,14 @@ export class KubeClient implements ObjectClient {
     this.transport.close();
   }
 
+  /**
+   * A request outside the object API (e.g. an aggregated API's subresource) with this
+   * client's connection and credentials; the response as it came.
+   */
+  request(req: HttpRequest): Promise<HttpResponse> {
+    return this.transport.request(req);
+  }
+
   async get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T> {
     return this.call<T>({ method: 'GET', path: this.objectPath(type, name, namespace) });
   }

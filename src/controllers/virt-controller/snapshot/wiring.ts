@@ -136,3 +136,26 @@ export function registerSnapshotControllers(w: SnapshotWiring): void {
   on(vscInf, all);
   on(scInf, all);
 }
+
+/**
+ * The first kind the snapshot controllers need that `client` does not serve (its CRD not
+ * installed), or undefined when all are: the Manager waits for every informer's cache, so
+ * controllers over an unserved kind would hold up all the others.
+ */
+export async function unservedSnapshotKind(client: ObjectClient): Promise<string | undefined> {
+  for (const t of [
+    VirtualMachineSnapshotType,
+    VirtualMachineSnapshotContentType,
+    VirtualMachineRestoreType,
+    VolumeSnapshotType,
+    VolumeSnapshotClassType,
+    StorageClassType,
+  ]) {
+    try {
+      await client.list(t, { limit: 1 });
+    } catch (e) {
+      return `${t.plural}.${t.group} (${(e as Error).message.slice(0, 200)})`;
+    }
+  }
+  return undefined;
+}

@@ -137,6 +137,20 @@ const VALIDATING: Hook[] = [
     operations: ['CREATE', 'UPDATE'],
   },
   {
+    name: 'virtualmachinesnapshot-validator.snapshot.kubevirt.io',
+    path: '/virtualmachinesnapshots-validate',
+    group: 'snapshot.kubevirt.io',
+    resources: ['virtualmachinesnapshots'],
+    operations: ['CREATE', 'UPDATE'],
+  },
+  {
+    name: 'virtualmachinerestore-validator.snapshot.kubevirt.io',
+    path: '/virtualmachinerestores-validate',
+    group: 'snapshot.kubevirt.io',
+    resources: ['virtualmachinerestores'],
+    operations: ['CREATE', 'UPDATE'],
+  },
+  {
     name: 'migration-policy-validator.kubevirt.io',
     path: '/migration-policy-validate',
     group: 'migrations.kubevirt.io',
@@ -196,6 +210,12 @@ function rbac(o: VirtApiComponentOptions): Obj[] {
       verbs: ['create', 'get', 'list', 'watch'],
     },
     { apiGroups: ['instancetype.kubevirt.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+    // The restore webhook refuses a second restore in progress for one target.
+    {
+      apiGroups: ['snapshot.kubevirt.io'],
+      resources: ['virtualmachinerestores'],
+      verbs: ['get', 'list', 'watch'],
+    },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
     // virt-api authorises each subresource call itself (authorizer.ts), as upstream's.
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
