@@ -158,7 +158,9 @@ export async function vmiOperation(
   if (method !== f.method) throw new HttpError(405, `${method} ${op}: use ${f.method}`);
   if (op === 'unpause') {
     // upstream: a VM being snapshotted stays paused until the snapshot is done.
-    const vm = await client.get<VirtualMachine & KubeObject>(VirtualMachineType, name, ns).catch(() => undefined);
+    const vm = await client
+      .get<VirtualMachine & KubeObject>(VirtualMachineType, name, ns)
+      .catch(() => undefined);
     if (vm?.status?.snapshotInProgress) throw conflict('virtualmachine', name, 'VM snapshot is in progress');
   }
   const vmi = await fetchVmi(client, ns, name);
