@@ -162,7 +162,13 @@ export function registerVirtControllerCommand(program: Command): void {
         done = r;
       });
       let reconcileError: (c: string, key: string, e: Error) => void = () => {};
-      const snapshotsOff = await unservedSnapshotKind(client);
+      let snapshotsOff = await unservedSnapshotKind(client);
+      // KubeVirt's own snapshot CRDs are applied with this Deployment: give them a moment
+      // to be established (the CSI snapshot kinds are not waited for).
+      for (let i = 0; i < 20 && snapshotsOff?.includes('.snapshot.kubevirt.io '); i++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        snapshotsOff = await unservedSnapshotKind(client);
+      }
       if (snapshotsOff) log(`VM snapshot and restore controllers off: ${snapshotsOff} is not served`);
       const controller = new VirtController({
         client,
