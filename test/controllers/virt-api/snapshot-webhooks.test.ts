@@ -234,3 +234,33 @@ describe('snapshot.kubevirt.io admission', () => {
     ).toEqual({ allowed: true });
   });
 });
+
+describe('virt-api unpause under a VM snapshot', () => {
+  it('refuses with 409 "VM snapshot is in progress" and forwards nothing; allowed once unlocked', async () => {
+    const { vmiOperation } = await import('../../../src/controllers/virt-api/vmi-subresources');
+    const forwarded: unknown[] = [];
+    const handlers = { call: async (...a: unknown[]) => forwarded.push(a) } as never;
+    let snapshotInProgress: string | undefined = 's1';
+    const client = {
+      get: async (type: { kind: string }) =>
+        type.kind === 'VirtualMachine'
+          ? { metadata: { name: 'v', namespace: 'ns' }, status: { snapshotInProgress } }
+          : {
+              metadata: { name: 'v', namespace: 'ns' },
+              status: { phase: 'Running', nodeName: 'n1', conditions: [{ type: 'Paused', status: 'True' }] },
+            },
+    } as never;
+    const e = (await vmiOperation(client, handlers, 'PUT', 'ns', 'v', 'unpause', {}).catch(
+      (x: unknown) => x,
+    )) as {
+      code: number;
+      message: string;
+    };
+    expect(e.code).toBe(409);
+    expect(e.message).toContain('VM snapshot is in progress');
+    expect(forwarded).toHaveLength(0);
+    snapshotInProgress = undefined;
+    await vmiOperation(client, handlers, 'PUT', 'ns', 'v', 'unpause', {});
+    expect(forwarded).toHaveLength(1);
+  });
+});
