@@ -358,7 +358,11 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       volumeSnapshotClassName: LOCAL_CLASS,
     });
     expect(vs.status?.readyToUse).toBe(true);
-    expect((await readVmi())?.status?.fsFreezeStatus).toBeUndefined();
+    await show(
+      'the guest thawed',
+      async () => (await readVmi())?.status?.fsFreezeStatus === undefined,
+      30_000,
+    );
     expect((await readVm()).status?.snapshotInProgress).toBeUndefined();
     console.log(`fsFreezeStatus frozen observed during the snapshot: ${sawFrozen}`);
 
