@@ -37,7 +37,7 @@ import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import { makeTestPool, poolTestsEnabled, type TestPool } from '../controllers/csi-driver/pool-fixture';
 import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
-import { kubectlWith } from '../support/cluster-pods';
+import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
 import { SerialConsole } from '../support/guest';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
@@ -122,9 +122,11 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       ...crds.map((c) => `crd/${(c.metadata as { name: string }).name}`),
     );
     for (const o of classObjects()) await createOrKeep(o);
-    sidecars = startSidecars(join(pluginDir, 'csi.sock'), info.kubeconfigPath, tp.base);
     dir = mkdtempSync(join(tmpdir(), 'kvts-vm-snapshot-'));
+    // kubectl runs synchronously here, blocking this process's driver: the sidecars start
+    // after it (their first connection to the driver must not time out).
     installComponents(info, dir, kubectl);
+    sidecars = startSidecars(join(pluginDir, 'csi.sock'), info.kubeconfigPath, tp.base);
     await core.createNamespace({ body: { metadata: { name: NS } } });
     await waitFor(
       'default service account',
@@ -214,21 +216,13 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     await con.waitFor(MARKER, 180_000);
     return { con, vmiUid: vmi.metadata?.uid ?? '', pod: pod.metadata?.name ?? '' };
   }
-  const markerCount = (pod: string, vmiUid: string) =>
-    kubectl(
-      'exec',
-      '-n',
-      NS,
-      pod,
-      '-c',
-      'compute',
-      '--',
-      'busybox',
-      'grep',
-      '-c',
-      MARKER,
-      `/var/run/kubevirt-private/${vmiUid}/virt-serial0-log`,
-    ).trim();
+  /** Boot markers in the launcher's serial log (kubectl run asynchronously: the driver is in this process). */
+  const markerCount = async (pod: string, vmiUid: string) => {
+    const log = `/var/run/kubevirt-private/${vmiUid}/virt-serial0-log`;
+    const x = kubectlExecAsync(info.kubeconfigPath, NS, pod, ['busybox', 'grep', '-c', MARKER, log]);
+    await x.exited;
+    return x.out().trim();
+  };
   /** What the guest reads at the start of its second disk (page cache dropped first). */
   const readDisk = (con: SerialConsole) =>
     con.run('echo 3 > /proc/sys/vm/drop_caches; head -c 14 /dev/vdb; echo');
@@ -369,7 +363,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     // B over A, then stop and restore.
     await writeDisk(first.con, 'FILE-B-PRESENT');
     expect(await readDisk(first.con)).toBe('FILE-B-PRESENT\n');
-    expect(markerCount(first.pod, first.vmiUid)).toBe('1');
+    expect(await markerCount(first.pod, first.vmiUid)).toBe('1');
     first.con.close();
     await setRunStrategy('Halted');
     await show('VMI gone', async () => !(await readVmi()));
@@ -401,7 +395,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     await setRunStrategy('Always');
     const second = await booted();
     expect(await readDisk(second.con)).toBe('FILE-A-PRESENT\n');
-    expect(markerCount(second.pod, second.vmiUid)).toBe('1');
+    expect(await markerCount(second.pod, second.vmiUid)).toBe('1');
     second.con.close();
     await setRunStrategy('Halted');
     await show('VMI gone', async () => !(await readVmi()));
