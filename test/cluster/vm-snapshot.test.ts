@@ -34,6 +34,8 @@ import {
 } from '../../src/controllers/csi-driver/objects';
 import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
 import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
+import { KubeClient } from '../../src/controllers/runtime/kube/client';
+import { VirtualMachineType } from '../../src/controllers/runtime/resources';
 import { makeTestPool, poolTestsEnabled, type TestPool } from '../controllers/csi-driver/pool-fixture';
 import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
@@ -180,11 +182,15 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       metadata: { uid: string };
       status?: Record<string, unknown> & { phase?: string; readyToUse?: boolean; complete?: boolean };
     };
-  const setRunStrategy = (runStrategy: string) =>
-    custom.patchNamespacedCustomObject(
-      { ...KV, plural: 'virtualmachines', name: VM, body: { spec: { runStrategy } } },
-      { headers: { 'Content-Type': 'application/merge-patch+json' } } as never,
-    );
+  /** Merge-patches the VM's runStrategy (through the project's client: a real merge patch). */
+  const setRunStrategy = async (runStrategy: string) => {
+    const c = KubeClient.fromKubeconfig(info.kubeconfigPath);
+    try {
+      await c.patch(VirtualMachineType, VM, { spec: { runStrategy } }, { namespace: NS, type: 'merge' });
+    } finally {
+      c.close();
+    }
+  };
 
   /** Waits for the VM's guest to boot; its console, and the launcher's serial log path. */
   async function booted(): Promise<{ con: SerialConsole; vmiUid: string; pod: string }> {
