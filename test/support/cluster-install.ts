@@ -1,6 +1,8 @@
 /**
  * kubevirt-ts installed on the test cluster the way a user installs it: the component
- * manifests rendered for the dev cluster applied with `kubectl apply -f`, and a KubeVirt
+ * manifests in the default rendering (pods on the pod network reaching the API server and
+ * each other through Services, which the cluster's kube-proxy serves) applied with
+ * `kubectl apply -f`, images never pulled (they are imported), and a KubeVirt
  * resource with TCG guests (KVM is unusable for a guest on these machines, see
  * docs/cluster.md).
  */
@@ -23,7 +25,7 @@ export function installComponents(
   kubectl: (...args: string[]) => string,
 ): void {
   const opts = defaultInstallOptions({
-    devCluster: { apiServerPort: Number(new URL(info.server).port) },
+    imagePullPolicy: 'Never',
     kubeletRootDir: join(info.stateDir, 'kubelet'),
   });
   for (const [name, text] of manifestFiles(opts)) {
