@@ -38,6 +38,7 @@ import type { KubeObject, ResourceType } from '../runtime/types';
 import type { WorkQueue } from '../runtime/workqueue';
 import { MigrationController } from './migration/controller';
 import { NetworkAttachmentWatch } from './network-attachment-watch';
+import { wireNodeController } from './node/wiring';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
 import { memoryOverhead } from './services/memory-overhead';
@@ -224,6 +225,12 @@ export class VirtController {
           onWrite: record('pool'),
         }),
       );
+    }
+    const heartbeatTimeoutMs = opts.nodeHeartbeatTimeoutMs;
+    if (heartbeatTimeoutMs !== undefined) {
+      const { informers, vmiInformer, podInformer, recorder } = this;
+      const deps = { client, recorder, informers, vmiInformer, podInformer, register };
+      wireNodeController({ ...deps, heartbeatTimeoutMs, onWrite: record('node') });
     }
     this.wire(config);
   }
