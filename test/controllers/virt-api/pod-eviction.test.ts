@@ -42,7 +42,7 @@ function run(
   const client = {
     get: async (type: { kind: string }) => {
       const o = type.kind === 'Pod' ? pod : v;
-      if (!o) throw new NotFoundError('not found');
+      if (!o) throw new NotFoundError(404, 'NotFound', 'not found');
       return o;
     },
     patch: async (_t: unknown, _n: string, patch: unknown, o: { dryRun?: boolean }) => {
