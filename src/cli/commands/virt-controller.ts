@@ -177,6 +177,7 @@ export function registerVirtControllerCommand(program: Command): void {
         },
         workers: checked.workers,
         nodeHeartbeatTimeoutMs: checked.nodeHeartbeatTimeoutMs,
+        evacuation: true,
         instancetypes: true,
         pools: true,
         volumes: true,

@@ -59,6 +59,11 @@ export interface VirtControllerOptions {
    * tests of the other controllers place VMIs on nodes no Node object stands for.
    */
   nodeHeartbeatTimeoutMs?: number;
+  /**
+   * Run the evacuation controller (evacuation/controller.ts): VMIs marked for evacuation
+   * or on a drain-tainted node get migrations. Default off (it watches Nodes).
+   */
+  evacuation?: boolean;
   /** Run only while holding this coordination.k8s.io Lease (several replicas, one active). */
   leaderElection?: Omit<LeaderElectionOptions, 'identity'> & { identity?: string };
   /** Called when the Lease is lost after being held (default: the controllers stop). */
