@@ -84,6 +84,9 @@ describe.skipIf(!enabled)('node failure on two nodes', () => {
       kc.loadFromFile(info.kubeconfigPath);
       const core = kc.makeApiClient(CoreV1Api);
       const custom = kc.makeApiClient(CustomObjectsApi);
+      // The components' Deployments (virt-api, virt-controller) on node 1: node 2 dies
+      // below. The DaemonSet's handler still runs on both (cordoning binds no DaemonSet).
+      kubectl('cordon', nodeB);
       installComponents(info, dir, kubectl, {
         'virt-controller': ['--node-heartbeat-timeout', '20'],
         'virt-handler': ['--heartbeat-interval', '5'],
@@ -102,8 +105,31 @@ describe.skipIf(!enabled)('node failure on two nodes', () => {
         300_000,
         1_000,
       );
+      await waitFor(
+        'virt-controller Ready (leading)',
+        async () => {
+          const pods = (
+            await core.listNamespacedPod({
+              namespace: 'kubevirt',
+              labelSelector: 'kubevirt.io=virt-controller',
+            })
+          ).items;
+          return pods.some((p) =>
+            p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+          )
+            ? true
+            : undefined;
+        },
+        300_000,
+        1_000,
+      );
+      const onB = (await core.listNamespacedPod({ namespace: 'kubevirt' })).items.filter(
+        (p) => p.spec?.nodeName === nodeB && p.metadata?.labels?.['kubevirt.io'] !== 'virt-handler',
+      );
+      expect(onB.map((p) => p.metadata?.name)).toEqual([]);
       await core.createNamespace({ body: { metadata: { name: NS } } });
       // The first VMI on node 2: node 1 cordoned while it is scheduled.
+      kubectl('uncordon', nodeB);
       kubectl('cordon', nodeA);
       const vm = readFileSync(join(repoRoot, 'examples', 'vm-tiny-containerdisk.yaml'), 'utf8').replace(
         'namespace: default',
