@@ -13,12 +13,14 @@ import { catalogForVm } from './instancetype-lookup';
 import { type JsonPatchOperation, jsonPatch } from './json-patch';
 import { validateMigrationPolicy } from './migration-policy';
 import { nodeRestrictionErrors } from './node-restriction';
+import { admitPodEviction } from './pod-eviction';
 import { depthErrors, kindErrors } from './review-guard';
 
 /** What a webhook decides. */
 export type WebhookOutcome =
   | { allowed: true; patch?: JsonPatchOperation[]; warnings?: string[] }
-  | { allowed: false; causes: StatusCause[] };
+  /** `code`/`message`: a refusal not about fields (the eviction webhook's 429). */
+  | { allowed: false; causes: StatusCause[]; code?: number; message?: string };
 
 /** What the webhooks need from their server. */
 export interface WebhookContext {
@@ -141,4 +143,5 @@ export const Webhooks: Readonly<Record<string, Webhook>> = {
   '/virtualmachineclusterpreferences-validate': validate(['VirtualMachineClusterPreference']),
   '/migration-policy-validate': policy,
   '/kubevirt-validate': validate(['KubeVirt']),
+  '/launcher-eviction-validate': admitPodEviction,
 };

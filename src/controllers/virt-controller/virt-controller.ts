@@ -38,6 +38,7 @@ import type { KubeObject, ResourceType } from '../runtime/types';
 import type { WorkQueue } from '../runtime/workqueue';
 import { MigrationController } from './migration/controller';
 import { NetworkAttachmentWatch } from './network-attachment-watch';
+import { wireNodeControllers } from './node/wiring';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
 import { memoryOverhead } from './services/memory-overhead';
@@ -225,6 +226,10 @@ export class VirtController {
         }),
       );
     }
+    // The per-Node controllers (node/wiring.ts): heartbeats and evacuation, when asked for.
+    const { informers, vmiInformer, podInformer, migrationInformer, recorder } = this;
+    const infs = { informers, vmiInformer, podInformer, migrationInformer, recorder };
+    wireNodeControllers({ ...infs, client, register, config, onWrite: record('node') }, opts);
     this.wire(config);
   }
 
