@@ -1,0 +1,42 @@
+/**
+ * `kubevirt-ts ui [--port N] [--address A] [--kubeconfig FILE]`: the web console. Serves
+ * the page on loopback and acts on local mode (the running `up` of the state directory)
+ * or, with `--kubeconfig`, on that cluster with the kubeconfig's credentials, which stay
+ * in this process. Prints the URL with its session token and runs until Ctrl-C.
+ */
+import type { Command } from 'commander';
+import { UiBackend } from '../ui/backend';
+import { startUiServer } from '../ui/server';
+import { openTarget, type TargetOptions, withTargetOptions } from './virtctl/target';
+
+/** Options of the ui command. */
+export interface UiOptions extends TargetOptions {
+  port?: string;
+  address?: string;
+}
+
+/** Registers `ui`. */
+export function registerUiCommand(program: Command): void {
+  withTargetOptions(
+    program
+      .command('ui')
+      .description('serve the web console (VM list, actions, serial console, VNC, create)')
+      .option('--port <n>', 'port to listen on (default: a free one)', '0')
+      .option('--address <addr>', 'address to listen on (loopback unless widened explicitly)', '127.0.0.1'),
+  ).action(async (o: UiOptions) => {
+    const port = Number(o.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new Error(`--port: ${JSON.stringify(o.port)} is not a port number (0-65535)`);
+    }
+    const backend = new UiBackend(openTarget(o));
+    const server = await startUiServer({ backend, port, address: o.address });
+    process.stdout.write(`kubevirt-ts ui: ${backend.where}, serving ${server.url}\n`);
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    await server.close();
+    backend.close();
+  });
+}

@@ -1,0 +1,213 @@
+/**
+ * The web console end to end: real headless Chromium (Debian's, driven by playwright-core)
+ * against `kubevirt-ts ui`'s server on a real local mode (`up -d`, the built CLI) with the
+ * tiny guest. One page keeps the VM list open while another works on the VM: the list sees
+ * the VM appear and turn Running without a reload; the serial console shows the boot
+ * marker and runs a command typed in the browser; VNC draws a non-blank frame; pause and
+ * unpause change the status shown; a VM created through the form boots; an invalid form
+ * shows the admission error under its field; delete asks first. Two guests boot in all.
+ * The screenshots in docs/ui.md are taken here (docs/ui/*.png).
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildUi } from '../../scripts/build-ui';
+import { openTarget, type Target } from '../../src/cli/commands/virtctl/target';
+import { UiBackend } from '../../src/cli/ui/backend';
+import { startUiServer, type UiServer } from '../../src/cli/ui/server';
+import { PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
+import type { KubeObject } from '../../src/controllers/runtime/types';
+import { stopVm } from '../../src/controllers/virt-api/vm-lifecycle';
+import { available, BOOT_MARKER, bootDiskPath, guestDir, unavailableReason } from '../support/guest';
+import { integration } from '../support/integration';
+import { cliEntry, tinyGuestVm, waitFor } from './node-harness';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const CHROMIUM = process.env.KUBEVIRT_TS_CHROMIUM ?? '/usr/bin/chromium';
+const shots = path.join(repoRoot, 'docs', 'ui');
+const cli = cliEntry();
+
+// Each launcher runs its own libvirt daemons: the host's libvirtd is not needed.
+const run = integration(
+  'web console in Chromium against local mode',
+  available() && existsSync(cli) && existsSync(CHROMIUM),
+  !available()
+    ? unavailableReason
+    : !existsSync(cli)
+      ? `the CLI build (${cli}) is missing: npm run build`
+      : `no Chromium at ${CHROMIUM}: scripts/setup-host.sh --with-kube installs Debian's chromium`,
+);
+
+describe.runIf(run)('kubevirt-ts ui in a real browser, local mode, real guests', () => {
+  const a = `ui-a-${process.pid}`;
+  const b = `ui-b-${process.pid}`;
+  let state = '';
+  let target: Target;
+  let server: UiServer;
+  let browser: Browser;
+  let list: Page;
+  let page: Page;
+  const ctl = (...args: string[]) =>
+    spawnSync(process.execPath, [cli, ...args, '--state-dir', state], { encoding: 'utf8', timeout: 120_000 });
+  const status = (p: Page, vm: string) => p.locator(`tr[data-vm="default/${vm}"] td.status`);
+
+  beforeAll(async () => {
+    state = mkdtempSync(path.join(tmpdir(), 'kvts-ui-'));
+    chmodSync(state, 0o755);
+    const assets = path.join(state, 'ui-assets');
+    await buildUi(assets);
+    expect(ctl('image', 'import', 'kubevirt-ts/tiny-guest', guestDir).status).toBe(0);
+    expect(ctl('image', 'import', 'kubevirt-ts/tiny-boot:1', bootDiskPath).status).toBe(0);
+    const up = ctl('up', '-d', '--no-pod-network');
+    expect(up.status, up.stderr).toBe(0);
+    target = openTarget({ stateDir: state });
+    server = await startUiServer({ backend: new UiBackend(target), assetsDir: assets });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+    list = await context.newPage();
+    await list.goto(server.url);
+    page = await context.newPage();
+    mkdirSync(shots, { recursive: true });
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    if (target) {
+      for (const vm of [a, b]) {
+        await stopVm(target.client, 'default', vm, { gracePeriod: 0 }).catch(() => {});
+        await target.client.delete(VirtualMachineType, vm, { namespace: 'default' }).catch(() => {});
+      }
+      await waitFor(
+        'the launcher pods to go',
+        async () => (await target.client.list(PodType, { namespace: 'default' })).items.length === 0,
+        120_000,
+      ).catch(() => {});
+      target.close();
+    }
+    const pid = Number(spawnSync('cat', [path.join(state, 'up.pid')], { encoding: 'utf8' }).stdout);
+    if (pid > 0) {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {}
+      await waitFor('up to exit', () => spawnSync('kill', ['-0', String(pid)]).status !== 0, 30_000).catch(
+        () => {},
+      );
+    }
+    rmSync(state, { recursive: true, force: true });
+  }, 240_000);
+
+  it('answers 401 to a request without the session token', async () => {
+    expect((await fetch(`${server.origin}/api/info`)).status).toBe(401);
+    expect((await fetch(`${server.origin}/`)).status).toBe(401);
+  });
+
+  it('lists a new VM without a reload, and starting it from its page boots it: console marker, typed command, Running', async () => {
+    await list.waitForSelector('table.vms, p.empty');
+    const vm = tinyGuestVm(a, 'default', 'Halted') as unknown as KubeObject & {
+      spec: { template: { spec: { domain: { devices: Record<string, unknown> } } } };
+    };
+    // A graphics device for VNC (the tiny guest's example turns it off).
+    delete vm.spec.template.spec.domain.devices.autoattachGraphicsDevice;
+    await target.client.create(VirtualMachineType, vm);
+    await expect.poll(() => status(list, a).textContent(), { timeout: 30_000 }).toBe('Stopped');
+
+    await page.goto(`${server.origin}/#/vm/default/${a}`);
+    await page.click('button[data-open="console"]');
+    await page.click('button[data-action="start"]');
+    const consoleText = () =>
+      page.$eval(
+        '.terminal',
+        (el) => (el as unknown as { consoleText?: () => string }).consoleText?.() ?? '',
+      );
+    await expect.poll(consoleText, { timeout: 150_000, interval: 500 }).toContain(BOOT_MARKER);
+    await expect.poll(() => page.textContent('dd[data-field="status"]'), { timeout: 60_000 }).toBe('Running');
+    // The list page, never reloaded, follows the watch.
+    await expect.poll(() => status(list, a).textContent(), { timeout: 30_000 }).toBe('Running');
+
+    await page.click('.terminal');
+    await page.keyboard.type('echo ui-typed-$((6*7))\n');
+    await expect.poll(consoleText, { timeout: 30_000, interval: 300 }).toContain('ui-typed-42');
+    await page.screenshot({ path: path.join(shots, 'console.png') });
+    await list.screenshot({ path: path.join(shots, 'list.png') });
+  }, 240_000);
+
+  it('pause and unpause change the status shown', async () => {
+    await page.click('button[data-action="pause"]');
+    await expect.poll(() => page.textContent('dd[data-field="status"]'), { timeout: 60_000 }).toBe('Paused');
+    await expect.poll(() => status(list, a).textContent(), { timeout: 30_000 }).toBe('Paused');
+    await page.click('button[data-action="unpause"]');
+    await expect.poll(() => page.textContent('dd[data-field="status"]'), { timeout: 60_000 }).toBe('Running');
+  }, 150_000);
+
+  it('VNC draws a non-blank frame', async () => {
+    await page.click('button[data-open="vnc"]');
+    const distinctColours = () =>
+      page.$eval('.vnc canvas', (c) => {
+        const canvas = c as unknown as {
+          width: number;
+          height: number;
+          getContext(
+            kind: '2d',
+          ): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null;
+        };
+        if (canvas.width < 100) return 0;
+        const data = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data;
+        const seen = new Set<number>();
+        for (let i = 0; data && i < data.length; i += 4 * 97)
+          seen.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+        return seen.size;
+      });
+    await expect.poll(distinctColours, { timeout: 60_000, interval: 500 }).toBeGreaterThan(1);
+    await page.screenshot({ path: path.join(shots, 'vnc.png') });
+  }, 90_000);
+
+  it('an invalid form shows the admission error under its field', async () => {
+    await page.goto(`${server.origin}/#/create`);
+    await page.fill('#f-name', b);
+    await page.fill('#f-image', 'kubevirt-ts/tiny-boot:1');
+    await page.fill('#f-memory', '1Ki');
+    await page.selectOption('#f-network', 'none');
+    await page.click('button[type="submit"]');
+    await expect
+      .poll(() => page.textContent('#f-memory-error'), { timeout: 15_000 })
+      .toContain(
+        "spec.template.spec.domain.resources.requests.memory '1Ki': must be greater than or equal to 1M",
+      );
+    await page.screenshot({ path: path.join(shots, 'create-error.png') });
+    // A missing image is refused at its field too (local mode reaches no registry).
+    await page.fill('#f-memory', '128Mi');
+    await page.fill('#f-image', 'example.com/missing:1');
+    await page.click('button[type="submit"]');
+    await expect
+      .poll(() => page.textContent('#f-image-error'), { timeout: 15_000 })
+      .toContain('is not in the local image store');
+  }, 60_000);
+
+  it('a VM created through the form boots (containerDisk), and delete asks first', async () => {
+    await page.fill('#f-image', 'kubevirt-ts/tiny-boot:1');
+    await page.selectOption('#f-runStrategy', 'Halted');
+    await page.click('button[type="submit"]');
+    await page.waitForURL(new RegExp(`#/vm/default/${b}$`));
+    await page.click('button[data-open="console"]');
+    await page.click('button[data-action="start"]');
+    const consoleText = () =>
+      page.$eval(
+        '.terminal',
+        (el) => (el as unknown as { consoleText?: () => string }).consoleText?.() ?? '',
+      );
+    await expect.poll(consoleText, { timeout: 180_000, interval: 500 }).toContain(BOOT_MARKER);
+    await expect.poll(() => status(list, b).textContent(), { timeout: 60_000 }).toBe('Running');
+
+    await page.click('button[data-action="delete"]');
+    await page.click('dialog button[value="cancel"]');
+    expect(await status(list, b).count()).toBe(1);
+    await page.click('button[data-action="delete"]');
+    await page.click('dialog button[value="ok"]');
+    await expect.poll(() => status(list, b).count(), { timeout: 90_000 }).toBe(0);
+  }, 300_000);
+});
