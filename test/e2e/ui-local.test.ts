@@ -1,7 +1,7 @@
 /**
  * The web console end to end: real headless Chromium (Debian's, driven by playwright-core)
- * against `kubevirt-ts ui`'s server on a real local mode (`up -d`, the built CLI) with the
- * tiny guest. One page keeps the VM list open while another works on the VM: the list sees
+ * against the console a real local mode serves (`up -d --ui`, the built CLI, which prints
+ * the URL) with the tiny guest. One page keeps the VM list open while another works on the VM: the list sees
  * the VM appear and turn Running without a reload; the serial console shows the boot
  * marker and runs a command typed in the browser; VNC draws a non-blank frame; pause and
  * unpause change the status shown; a VM created through the form boots; an invalid form
@@ -15,10 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildUi } from '../../scripts/build-ui';
 import { openTarget, type Target } from '../../src/cli/commands/virtctl/target';
-import { UiBackend } from '../../src/cli/ui/backend';
-import { startUiServer, type UiServer } from '../../src/cli/ui/server';
 import { PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import { stopVm } from '../../src/controllers/virt-api/vm-lifecycle';
@@ -30,15 +27,16 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 const CHROMIUM = process.env.KUBEVIRT_TS_CHROMIUM ?? '/usr/bin/chromium';
 const shots = path.join(repoRoot, 'docs', 'ui');
 const cli = cliEntry();
+const bundle = path.join(path.dirname(cli), '..', 'ui', 'app.js');
 
 // Each launcher runs its own libvirt daemons: the host's libvirtd is not needed.
 const run = integration(
   'web console in Chromium against local mode',
-  available() && existsSync(cli) && existsSync(CHROMIUM),
+  available() && existsSync(cli) && existsSync(bundle) && existsSync(CHROMIUM),
   !available()
     ? unavailableReason
-    : !existsSync(cli)
-      ? `the CLI build (${cli}) is missing: npm run build`
+    : !existsSync(cli) || !existsSync(bundle)
+      ? `the CLI build (${cli}, ${bundle}) is missing: npm run build`
       : `no Chromium at ${CHROMIUM}: scripts/setup-host.sh --with-kube installs Debian's chromium`,
 );
 
@@ -47,7 +45,7 @@ describe.runIf(run)('kubevirt-ts ui in a real browser, local mode, real guests',
   const b = `ui-b-${process.pid}`;
   let state = '';
   let target: Target;
-  let server: UiServer;
+  let server: { url: string; origin: string };
   let browser: Browser;
   let list: Page;
   let page: Page;
@@ -58,14 +56,14 @@ describe.runIf(run)('kubevirt-ts ui in a real browser, local mode, real guests',
   beforeAll(async () => {
     state = mkdtempSync(path.join(tmpdir(), 'kvts-ui-'));
     chmodSync(state, 0o755);
-    const assets = path.join(state, 'ui-assets');
-    await buildUi(assets);
     expect(ctl('image', 'import', 'kubevirt-ts/tiny-guest', guestDir).status).toBe(0);
     expect(ctl('image', 'import', 'kubevirt-ts/tiny-boot:1', bootDiskPath).status).toBe(0);
-    const up = ctl('up', '-d', '--no-pod-network');
+    const up = ctl('up', '-d', '--no-pod-network', '--ui');
     expect(up.status, up.stderr).toBe(0);
+    const url = /web console: (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(up.stderr + up.stdout)?.[1];
+    expect(url, up.stderr).toBeTruthy();
+    server = { url: url as string, origin: new URL(url as string).origin };
     target = openTarget({ stateDir: state });
-    server = await startUiServer({ backend: new UiBackend(target), assetsDir: assets });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
     list = await context.newPage();
@@ -76,7 +74,6 @@ describe.runIf(run)('kubevirt-ts ui in a real browser, local mode, real guests',
 
   afterAll(async () => {
     await browser?.close();
-    await server?.close();
     if (target) {
       for (const vm of [a, b]) {
         await stopVm(target.client, 'default', vm, { gracePeriod: 0 }).catch(() => {});

@@ -4,7 +4,7 @@
  * only the console's own paths served, actions reaching the target's subresources, and
  * the watch stream.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,6 +50,7 @@ describe('kubevirt-ts ui server', () => {
   let server: UiServer;
   let cookie = '';
   const calls: string[] = [];
+  let assets = '';
 
   beforeAll(async () => {
     store = await EmbeddedStore.open();
@@ -70,8 +71,7 @@ describe('kubevirt-ts ui server', () => {
       },
       close: () => {},
     };
-    const assets = mkdtempSync(join(tmpdir(), 'kvts-ui-assets-'));
-    mkdirSync(assets, { recursive: true });
+    assets = mkdtempSync(join(tmpdir(), 'kvts-ui-assets-'));
     writeFileSync(join(assets, 'app.js'), 'console.log("app")');
     writeFileSync(join(assets, 'app.css'), 'body{}');
     server = await startUiServer({ backend: new UiBackend(target), assetsDir: assets });
@@ -80,6 +80,7 @@ describe('kubevirt-ts ui server', () => {
   afterAll(async () => {
     await server?.close();
     await store?.close();
+    if (assets) rmSync(assets, { recursive: true, force: true });
   });
 
   it('listens on loopback and prints a URL with a long random token', () => {
