@@ -64,7 +64,7 @@ const fcp = () =>
   new Promise<number>((resolve) => {
     new PerformanceObserver((list) => {
       for (const e of list.getEntries()) if (e.name === 'first-contentful-paint') resolve(e.startTime);
-    // Node's typings lack the browser's 'paint' entry type.
+      // Node's typings lack the browser's 'paint' entry type.
     }).observe({ type: 'paint', buffered: true } as never);
   });
 try {
