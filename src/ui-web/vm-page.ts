@@ -167,11 +167,19 @@ export function showVmPage(root: HTMLElement, ns: string, name: string): () => v
       errorBox.textContent = (e as Error).message;
     }
   };
-  const open = async (which: 'console' | 'vnc' | 'screenshot') => {
+  const open = async (which: 'console' | 'vnc' | 'screenshot' | 'yaml') => {
     closePanel?.();
     closePanel = undefined;
     mount(panel);
-    if (which === 'console') closePanel = (await import('./serial-console')).openConsole(panel, ns, name);
+    if (which === 'yaml') {
+      const d = await call<Details>('GET', `/api/vms/${ns}/${name}`);
+      closePanel = (await import('./yaml-editor')).openYamlEditor(panel, d.vm, () => {
+        status.textContent = 'saved';
+        mount(panel);
+        void refresh();
+      });
+    } else if (which === 'console')
+      closePanel = (await import('./serial-console')).openConsole(panel, ns, name);
     else if (which === 'vnc') closePanel = (await import('./vnc-view')).openVnc(panel, ns, name);
     else {
       const res = await fetch(`/api/vms/${ns}/${name}/screenshot`);
@@ -230,6 +238,7 @@ export function showVmPage(root: HTMLElement, ns: string, name: string): () => v
         { type: 'button', 'data-open': 'screenshot', onclick: () => void open('screenshot') },
         'Screenshot',
       ),
+      h('button', { type: 'button', 'data-open': 'yaml', onclick: () => void open('yaml') }, 'Edit YAML'),
     ),
     status,
     errorBox,

@@ -163,6 +163,29 @@ describe.runIf(run)('kubevirt-ts ui in a real browser, local mode, real guests',
     await page.screenshot({ path: path.join(shots, 'vnc.png') });
   }, 90_000);
 
+  it('the YAML editor refuses an invalid change with the admission error and saves a valid one', async () => {
+    await page.click('button[data-open="yaml"]');
+    const text = await page.inputValue('#yaml-text');
+    expect(text).toContain(`name: ${a}`);
+    await page.fill('#yaml-text', text.replace('memory: 128Mi', 'memory: 1Ki'));
+    await page.click('button[data-yaml="save"]');
+    await expect
+      .poll(() => page.textContent('#yaml-error'), { timeout: 15_000 })
+      .toContain(
+        "spec.template.spec.domain.resources.requests.memory '1Ki': must be greater than or equal to 1M",
+      );
+    const line = new RegExp(`^( *)kubevirt\\.io/vm: ${a}$`, 'm').exec(text);
+    expect(line).toBeTruthy();
+    const edited = text.replace(line?.[0] as string, `${line?.[0]}\n${line?.[1]}ui-edited: "yes"`);
+    await page.fill('#yaml-text', edited);
+    await page.click('button[data-yaml="save"]');
+    await expect.poll(() => page.textContent('.status-line'), { timeout: 15_000 }).toBe('saved');
+    const vm = (await target.client.get(VirtualMachineType, a, 'default')) as KubeObject & {
+      spec: { template: { metadata: { labels: Record<string, string> } } };
+    };
+    expect(vm.spec.template.metadata.labels['ui-edited']).toBe('yes');
+  }, 60_000);
+
   it('an invalid form shows the admission error under its field', async () => {
     await page.goto(`${server.origin}/#/create`);
     await page.fill('#f-name', b);

@@ -113,33 +113,52 @@ export class UiBackend {
    */
   async create(vm: VirtualMachine): Promise<KubeObject> {
     const ns = vm.metadata?.namespace ?? this.t.namespace;
-    let obj = { ...vm, metadata: { ...vm.metadata, namespace: ns } } as ApiObject;
-    if (this.t.local) {
-      const kv = await storedKubeVirt(this.t.client);
-      const config = createClusterConfig(mergeConfiguration(localConfigDefaults(), kv?.spec?.configuration));
-      const { object, errors } = admit(obj, config);
-      const name = vm.metadata?.name ?? '';
-      if (errors.length > 0) {
-        throw new InvalidError(422, 'Invalid', `VirtualMachine "${name}" is invalid`, {
-          name,
-          kind: 'VirtualMachine',
-          causes: errors.map((e) => ({ reason: e.type, field: e.path, message: e.message })),
-        });
-      }
-      try {
-        new ImageStore(this.t.local.paths.images).checkReferences(object as unknown as VirtualMachine, '');
-      } catch (e) {
-        if (!(e instanceof ImageNotFoundError)) throw e;
-        const field = e.field.replace(/^\./, '');
-        throw new InvalidError(422, 'Invalid', e.message.replace(/^[^:]*: /, ''), {
-          name,
-          kind: 'VirtualMachine',
-          causes: [{ reason: 'FieldValueNotFound', field, message: e.message.replace(/^[^:]*: /, '') }],
-        });
-      }
-      obj = object;
-    }
+    const obj = await this.admitLocally({ ...vm, metadata: { ...vm.metadata, namespace: ns } } as ApiObject);
     return this.t.client.create(VirtualMachineType, obj as KubeObject);
+  }
+
+  /**
+   * Replaces VM `ns/name` with `vm` (the YAML editor), admitted as {@link create} admits;
+   * its `metadata.resourceVersion` guards against overwriting a newer change (Conflict).
+   */
+  async replace(ns: string, name: string, vm: VirtualMachine): Promise<KubeObject> {
+    if (vm.metadata?.name !== name || (vm.metadata?.namespace ?? ns) !== ns) {
+      throw new InvalidError(422, 'Invalid', `metadata.name and metadata.namespace must stay ${ns}/${name}`, {
+        name,
+        kind: 'VirtualMachine',
+        causes: [{ reason: 'FieldValueInvalid', field: 'metadata.name', message: 'may not change' }],
+      });
+    }
+    const obj = await this.admitLocally({ ...vm, metadata: { ...vm.metadata, namespace: ns } } as ApiObject);
+    return this.t.client.update(VirtualMachineType, obj as KubeObject);
+  }
+
+  /** Local mode's admission (upstream's rules, the image store); a cluster admits by itself. */
+  private async admitLocally(obj: ApiObject): Promise<ApiObject> {
+    if (!this.t.local) return obj;
+    const kv = await storedKubeVirt(this.t.client);
+    const config = createClusterConfig(mergeConfiguration(localConfigDefaults(), kv?.spec?.configuration));
+    const { object, errors } = admit(obj, config);
+    const name = obj.metadata?.name ?? '';
+    if (errors.length > 0) {
+      throw new InvalidError(422, 'Invalid', `VirtualMachine "${name}" is invalid`, {
+        name,
+        kind: 'VirtualMachine',
+        causes: errors.map((e) => ({ reason: e.type, field: e.path, message: e.message })),
+      });
+    }
+    try {
+      new ImageStore(this.t.local.paths.images).checkReferences(object as unknown as VirtualMachine, '');
+    } catch (e) {
+      if (!(e instanceof ImageNotFoundError)) throw e;
+      const message = e.message.replace(/^[^:]*: /, '');
+      throw new InvalidError(422, 'Invalid', message, {
+        name,
+        kind: 'VirtualMachine',
+        causes: [{ reason: 'FieldValueNotFound', field: e.field.replace(/^\./, ''), message }],
+      });
+    }
+    return object;
   }
 
   /**

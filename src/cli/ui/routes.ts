@@ -10,6 +10,7 @@
  * | `GET /api/vms/NS/NAME` | the VM, its VMI and their events |
  * | `PUT /api/vms/NS/NAME/ACTION` | start, stop, restart, migrate, pause, unpause, softreboot |
  * | `DELETE /api/vms/NS/NAME` | deletes the VM |
+ * | `PUT /api/vms/NS/NAME` | replaces the VM (the YAML editor; JSON body, admitted as create) |
  * | `POST /api/vms` | creates a VM (JSON body); refusals are Kubernetes Statuses with field causes |
  * | `GET /api/vms/NS/NAME/screenshot` | the VNC screenshot PNG where served (a cluster's virt-api) |
  *
@@ -94,6 +95,11 @@ export async function handleApi(
       const name = m[3] as string;
       const sub = m[5];
       if (!sub && method === 'GET') return sendJson(res, 200, await backend.details(ns, name));
+      if (!sub && method === 'PUT') {
+        const body = (await readJson(req)) as VirtualMachine;
+        if (body?.kind !== 'VirtualMachine') throw new HttpFailure(400, 'the body is not a VirtualMachine');
+        return sendJson(res, 200, await backend.replace(ns, name, body));
+      }
       if (!sub && method === 'DELETE') {
         await backend.remove(ns, name);
         return sendJson(res, 200, {});

@@ -151,6 +151,18 @@ describe('kubevirt-ts ui server', () => {
     expect(JSON.parse(missing.body).message).toMatch(/nope/);
   });
 
+  it('refuses a YAML replace that renames the VM, naming the field', async () => {
+    const r = await request(server.origin, '/api/vms/default/vm1', {
+      method: 'PUT',
+      headers: { cookie, origin: server.origin, 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'VirtualMachine', metadata: { name: 'other', namespace: 'default' } }),
+    });
+    expect(r.status).toBe(422);
+    const status = JSON.parse(r.body);
+    expect(status.message).toBe('metadata.name and metadata.namespace must stay default/vm1');
+    expect(status.details.causes[0].field).toBe('metadata.name');
+  });
+
   it('is no open proxy: paths outside the console API are 404', async () => {
     for (const path of [
       '/api/v1/secrets',
