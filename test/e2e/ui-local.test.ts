@@ -163,6 +163,31 @@ describe.runIf(run)('kubevirt-ts ui in a real browser, local mode, real guests',
     await page.screenshot({ path: path.join(shots, 'vnc.png') });
   }, 90_000);
 
+  it('works by keyboard and in a narrow window', async () => {
+    const narrow = await list.context().newPage();
+    await narrow.setViewportSize({ width: 380, height: 700 });
+    await narrow.goto(`${server.origin}/`);
+    await expect.poll(() => status(narrow, a).textContent(), { timeout: 30_000 }).toBe('Running');
+    // The secondary columns go; name and status stay.
+    expect(await narrow.locator(`tr[data-vm="default/${a}"] td.node`).isVisible()).toBe(false);
+    await narrow.screenshot({ path: path.join(shots, 'list-narrow.png') });
+    // Tab to the VM's link and open it with Enter.
+    const focused = () =>
+      narrow.evaluate(
+        () =>
+          (globalThis as unknown as { document: { activeElement: { textContent: string } | null } }).document
+            .activeElement?.textContent ?? '',
+      );
+    for (let i = 0; i < 10 && (await focused()) !== a; i++) await narrow.keyboard.press('Tab');
+    expect(await focused()).toBe(a);
+    await narrow.keyboard.press('Enter');
+    await narrow.waitForURL(new RegExp(`#/vm/default/${a}$`));
+    await expect
+      .poll(() => narrow.textContent('dd[data-field="status"]'), { timeout: 15_000 })
+      .toBe('Running');
+    await narrow.close();
+  }, 60_000);
+
   it('the YAML editor refuses an invalid change with the admission error and saves a valid one', async () => {
     await page.click('button[data-open="yaml"]');
     const text = await page.inputValue('#yaml-text');
