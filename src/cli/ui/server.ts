@@ -36,6 +36,8 @@ export interface UiServer {
   close(): Promise<void>;
 }
 
+/** Bytes queued towards the browser before the guest's stream is paused. */
+const SEND_HIGH_WATER = 4 << 20;
 const STREAM_PATH = /^\/api\/vms\/([a-z0-9-]{1,63})\/([a-z0-9.-]{1,253})\/(console|vnc)$/;
 /** The bundle's files: `app.js`, `app.css` and the lazily loaded `chunk-*.js`. */
 const ASSET = /^\/assets\/([A-Za-z0-9_-]{1,64}\.(js|css))$/;
@@ -158,10 +160,22 @@ export async function startUiServer(o: UiServerOptions): Promise<UiServer> {
       (stream) =>
         wss.handleUpgrade(req, socket, head, (ws) => {
           ws.binaryType = 'nodebuffer';
-          stream.on('data', (c: Buffer) => ws.send(c));
+          // Flow control both ways: a slow browser pauses the guest's stream (VNC can
+          // outrun it), a slow guest pauses the browser's input.
+          stream.on('data', (c: Buffer) => {
+            ws.send(c, () => {
+              if (stream.isPaused() && ws.bufferedAmount < SEND_HIGH_WATER / 4) stream.resume();
+            });
+            if (ws.bufferedAmount > SEND_HIGH_WATER) stream.pause();
+          });
           stream.on('close', () => ws.close(1000, 'stream closed'));
           stream.on('error', () => ws.close(1011, 'stream error'));
-          ws.on('message', (d: Buffer) => stream.write(d));
+          ws.on('message', (d: Buffer) => {
+            if (!stream.write(d)) {
+              ws.pause();
+              stream.once('drain', () => ws.resume());
+            }
+          });
           ws.on('close', () => stream.destroy());
         }),
       (e: unknown) => refuse(e instanceof HttpFailure ? e.code : 409, (e as Error).message),

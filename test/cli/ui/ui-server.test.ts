@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Target } from '../../../src/cli/commands/virtctl/target';
 import { UiBackend } from '../../../src/cli/ui/backend';
-import { startUiServer, type UiServer } from '../../../src/cli/ui/server';
+import { hostsFor, startUiServer, type UiServer } from '../../../src/cli/ui/server';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { VirtualMachineType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
@@ -81,6 +81,14 @@ describe('kubevirt-ts ui server', () => {
     await server?.close();
     await store?.close();
     if (assets) rmSync(assets, { recursive: true, force: true });
+  });
+
+  it("answers to its own Host only: loopback and localhost; a wildcard address adds the host's", () => {
+    expect(hostsFor('127.0.0.1', 8080)).toEqual(['127.0.0.1:8080', 'localhost:8080']);
+    expect(hostsFor('::1', 8080)).toEqual(['[::1]:8080', 'localhost:8080']);
+    const wide = hostsFor('0.0.0.0', 8080);
+    expect(wide).toContain('127.0.0.1:8080');
+    expect(wide).not.toContain('evil.example:8080');
   });
 
   it('listens on loopback and prints a URL with a long random token', () => {
