@@ -78,6 +78,9 @@ export function watchObjects(
   let stopped = false;
   const open = () => {
     es = new EventSource(`/api/watch?${q}`);
+    // Each (re)connection starts with every current object again: forget the old ones, or
+    // objects deleted while disconnected would stay.
+    es.onopen = () => objects.clear();
     es.onmessage = (m) => {
       const e = JSON.parse(m.data) as { type: string; object: Obj };
       const key = `${e.object.metadata?.namespace}/${e.object.metadata?.name}`;
