@@ -211,6 +211,37 @@ describe.runIf(run)('kubevirt-ts ui in a real browser, local mode, real guests',
     expect(vm.spec.template.metadata.labels['ui-edited']).toBe('yes');
   }, 60_000);
 
+  it('restart boots the guest again (marker in the open console), stop stops it', async () => {
+    await page.click('button[data-open="console"]');
+    await expect.poll(() => page.textContent('.stream-state'), { timeout: 15_000 }).toBe('connected');
+    const consoleText = () =>
+      page.$eval(
+        '.terminal',
+        (el) => (el as unknown as { consoleText?: () => string }).consoleText?.() ?? '',
+      );
+    // The launcher may replay recent output to a new connection: count boots, not text.
+    const boots = async () => (await consoleText()).split(BOOT_MARKER).length - 1;
+    // A live echo first: whatever replay there is has arrived before it. A replayed
+    // terminal query makes xterm.js answer into the shell's line: Enter flushes that first.
+    await page.click('.terminal');
+    await page.keyboard.type('\n');
+    await page.keyboard.type('echo pre-restart-$((2*21))\n');
+    await expect.poll(consoleText, { timeout: 30_000, interval: 300 }).toContain('pre-restart-42');
+    const before = await boots();
+    await page.click('button[data-action="restart"]');
+    // The console reconnects to the new launcher by itself and shows the new boot.
+    await expect.poll(boots, { timeout: 150_000, interval: 500 }).toBeGreaterThan(before);
+    await expect.poll(() => status(list, a).textContent(), { timeout: 60_000 }).toBe('Running');
+    await page.click('button[data-action="stop"]');
+    await expect.poll(() => page.textContent('.status-line'), { timeout: 15_000 }).toBe('stop: requested');
+    const vm = await target.client.get(VirtualMachineType, a, 'default');
+    expect({
+      error: await page.textContent('.error'),
+      runStrategy: (vm as KubeObject & { spec: { runStrategy: string } }).spec.runStrategy,
+    }).toEqual({ error: '', runStrategy: 'Halted' });
+    await expect.poll(() => status(list, a).textContent(), { timeout: 150_000 }).toBe('Stopped');
+  }, 300_000);
+
   it('an invalid form shows the admission error under its field', async () => {
     await page.goto(`${server.origin}/#/create`);
     await page.fill('#f-name', b);
