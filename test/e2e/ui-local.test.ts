@@ -139,6 +139,9 @@ describe.runIf(run)('kubevirt-ts ui in a real browser, local mode, real guests',
     await expect.poll(() => status(list, a).textContent(), { timeout: 30_000 }).toBe('Paused');
     await page.click('button[data-action="unpause"]');
     await expect.poll(() => page.textContent('dd[data-field="status"]'), { timeout: 60_000 }).toBe('Running');
+    // The page lists the VM's and the VMI's Events and conditions.
+    await expect.poll(() => page.locator('table.events tr').count(), { timeout: 30_000 }).toBeGreaterThan(1);
+    expect(await page.locator('table.conditions').first().textContent()).toContain('Ready');
   }, 150_000);
 
   it('VNC draws a non-blank frame', async () => {

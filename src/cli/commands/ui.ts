@@ -31,6 +31,11 @@ export function registerUiCommand(program: Command): void {
     const backend = new UiBackend(openTarget(o));
     const server = await startUiServer({ backend, port, address: o.address });
     process.stdout.write(`kubevirt-ts ui: ${backend.where}, serving ${server.url}\n`);
+    if (!['127.0.0.1', '::1', 'localhost'].includes(o.address ?? '127.0.0.1')) {
+      process.stderr.write(
+        `warning: listening on ${o.address} over plain HTTP: whoever can reach it and sees the URL's token acts with your credentials\n`,
+      );
+    }
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once('SIGINT', stop);
