@@ -4,6 +4,7 @@
  * or, with `--kubeconfig`, on that cluster with the kubeconfig's credentials, which stay
  * in this process. Prints the URL with its session token and runs until Ctrl-C.
  */
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { UiBackend } from '../ui/backend';
 import { startUiServer } from '../ui/server';
@@ -13,6 +14,8 @@ import { openTarget, type TargetOptions, withTargetOptions } from './virtctl/tar
 export interface UiOptions extends TargetOptions {
   port?: string;
   address?: string;
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 /** Registers `ui`. */
@@ -22,18 +25,26 @@ export function registerUiCommand(program: Command): void {
       .command('ui')
       .description('serve the web console (VM list, actions, serial console, VNC, create)')
       .option('--port <n>', 'port to listen on (default: a free one)', '0')
-      .option('--address <addr>', 'address to listen on (loopback unless widened explicitly)', '127.0.0.1'),
+      .option('--address <addr>', 'address to listen on (loopback unless widened explicitly)', '127.0.0.1')
+      .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM); needed off loopback')
+      .option('--tls-key <file>', "the certificate's private key (PEM)"),
   ).action(async (o: UiOptions) => {
     const port = Number(o.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       throw new Error(`--port: ${JSON.stringify(o.port)} is not a port number (0-65535)`);
     }
+    if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new Error('--tls-cert and --tls-key go together');
+    const tls =
+      o.tlsCert && o.tlsKey ? { cert: readFileSync(o.tlsCert), key: readFileSync(o.tlsKey) } : undefined;
     const backend = new UiBackend(openTarget(o));
-    const server = await startUiServer({ backend, port, address: o.address });
+    const server = await startUiServer({ backend, port, address: o.address, tls }).catch((e: unknown) => {
+      backend.close();
+      throw e;
+    });
     process.stdout.write(`kubevirt-ts ui: ${backend.where}, serving ${server.url}\n`);
     if (!['127.0.0.1', '::1', 'localhost'].includes(o.address ?? '127.0.0.1')) {
       process.stderr.write(
-        `warning: listening on ${o.address} over plain HTTP: whoever can reach it and sees the URL's token acts with your credentials\n`,
+        `warning: listening on ${o.address}: whoever can reach it and has the URL's token acts with your credentials\n`,
       );
     }
     await new Promise<void>((resolve) => {

@@ -1,11 +1,12 @@
 /**
  * The web console's server: the page and its bundled assets, the API of `routes.ts`, and
  * the console and VNC websockets, all behind the session of `session.ts`. It listens on
- * loopback unless told otherwise, with plain HTTP there (the browser and the server share
- * the host; a wider `--address` is the user's explicit choice).
+ * loopback unless told otherwise, with plain HTTP there as `kubectl proxy` (the browser and
+ * the server share the host); any other address needs TLS (`tls`).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -23,6 +24,11 @@ export interface UiServerOptions {
   address?: string;
   /** Default 0: a free port. */
   port?: number;
+  /**
+   * Serve HTTPS with this certificate and key (PEM). Required for an address other than
+   * loopback: off the host, the session token must not cross the network in clear.
+   */
+  tls?: { cert: string | Buffer; key: string | Buffer };
   /** The directory of the built bundle (`app.js`, `app.css`); default: found beside the CLI. */
   assetsDir?: string;
 }
@@ -83,6 +89,11 @@ export function hostsFor(address: string, port: number): string[] {
 /** Starts the server; resolves once it listens. */
 export async function startUiServer(o: UiServerOptions): Promise<UiServer> {
   const address = o.address ?? '127.0.0.1';
+  if (!o.tls && !['127.0.0.1', '::1', 'localhost'].includes(address)) {
+    throw new Error(
+      `--address ${address}: off loopback the console serves HTTPS only: give --tls-cert and --tls-key`,
+    );
+  }
   const assetsDir = o.assetsDir ?? defaultAssetsDir();
   if (!existsSync(join(assetsDir, 'app.js'))) {
     throw new Error(`the web console's bundle is missing (${assetsDir}/app.js): npm run build`);
@@ -90,7 +101,7 @@ export async function startUiServer(o: UiServerOptions): Promise<UiServer> {
   let session: UiSession | undefined;
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
 
-  const server = http.createServer((req, res) => {
+  const handler: http.RequestListener = (req, res) => {
     const s = session as UiSession;
     const url = new URL(req.url ?? '/', 'http://ui');
     // The printed URL: trade the token for the cookie, and drop it from the address bar.
@@ -141,7 +152,10 @@ export async function startUiServer(o: UiServerOptions): Promise<UiServer> {
       return;
     }
     sendJson(res, 404, { kind: 'Status', status: 'Failure', code: 404, message: 'no such path' });
-  });
+  };
+  const server = o.tls
+    ? https.createServer({ cert: o.tls.cert, key: o.tls.key }, handler)
+    : http.createServer(handler);
 
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const s = session as UiSession;
@@ -188,8 +202,8 @@ export async function startUiServer(o: UiServerOptions): Promise<UiServer> {
   });
   const port = (server.address() as AddressInfo).port;
   const hostPart = address.includes(':') ? `[${address}]` : address;
-  session = new UiSession(hostsFor(address, port));
-  const origin = `http://${hostPart}:${port}`;
+  session = new UiSession(hostsFor(address, port), Boolean(o.tls));
+  const origin = `${o.tls ? 'https' : 'http'}://${hostPart}:${port}`;
   return {
     origin,
     url: `${origin}/?token=${session.token}`,

@@ -22,8 +22,14 @@ export class UiSession {
   readonly token = randomBytes(32).toString('base64url');
   private readonly hosts: Set<string>;
 
-  /** `hosts`: the `host:port` values the server is reached by (the Host header). */
-  constructor(hosts: string[]) {
+  /**
+   * `hosts`: the `host:port` values the server is reached by (the Host header); `secure`:
+   * it serves HTTPS (the cookie is then `Secure` and origins `https:`).
+   */
+  constructor(
+    hosts: string[],
+    private readonly secure = false,
+  ) {
     this.hosts = new Set(hosts.map((h) => h.toLowerCase()));
   }
 
@@ -37,7 +43,7 @@ export class UiSession {
 
   /** The Set-Cookie value that starts the session. */
   cookie(): string {
-    return `${SESSION_COOKIE}=${this.token}; HttpOnly; SameSite=Strict; Path=/`;
+    return `${SESSION_COOKIE}=${this.token}; HttpOnly; SameSite=Strict; Path=/${this.secure ? '; Secure' : ''}`;
   }
 
   /**
@@ -53,7 +59,7 @@ export class UiSession {
     }
     if (opts.stateChanging) {
       const origin = req.headers.origin;
-      if (origin !== `http://${host}`) {
+      if (origin !== `${this.secure ? 'https' : 'http'}://${host}`) {
         return { code: 403, message: `origin ${JSON.stringify(origin ?? '')} may not change anything here` };
       }
     }
