@@ -27,6 +27,7 @@ interface ControllerFlags {
   port: string;
   listenAddress: string;
   workers: string;
+  nodeHeartbeatTimeout: string;
   v: string;
   metricsListen?: string;
   metricsListenRetry?: string;
@@ -67,7 +68,8 @@ export function checkControllerFlags(f: ControllerFlags) {
   };
   if (lease.renewDeadlineMs >= lease.leaseDurationMs)
     throw new Error('--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration');
-  return { lease, port: Number(f.port), workers: Number(f.workers) };
+  const nodeHeartbeatTimeoutMs = seconds('--node-heartbeat-timeout', f.nodeHeartbeatTimeout);
+  return { lease, port: Number(f.port), workers: Number(f.workers), nodeHeartbeatTimeoutMs };
 }
 
 /** Serves /healthz and /leader on `port`. */
@@ -123,6 +125,11 @@ export function registerVirtControllerCommand(program: Command): void {
     .option('--port <port>', 'port of /healthz and /leader (0: none)', '8182')
     .option('--listen-address <addr>', 'address of the health server', '0.0.0.0')
     .option('--workers <n>', 'workers per controller', '4')
+    .option(
+      '--node-heartbeat-timeout <s>',
+      "seconds without a virt-handler heartbeat after which a node's VMIs whose pods are gone fail (upstream: 300)",
+      '300',
+    )
     .option('--v <level>', VERBOSITY_HELP, '2')
     .option(
       '--metrics-listen <address:port>',
@@ -179,6 +186,8 @@ export function registerVirtControllerCommand(program: Command): void {
           podRuntime: f.podRuntime as 'kubelet' | 'local',
         },
         workers: checked.workers,
+        nodeHeartbeatTimeoutMs: checked.nodeHeartbeatTimeoutMs,
+        evacuation: true,
         instancetypes: true,
         pools: true,
         volumes: true,

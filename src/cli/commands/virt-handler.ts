@@ -39,6 +39,7 @@ interface HandlerFlags {
   metricsListen?: string;
   metricsListenRetry?: string;
   seccompDir?: string;
+  heartbeatInterval: string;
   v: string;
 }
 
@@ -118,6 +119,11 @@ export function registerVirtHandlerCommand(program: Command): void {
       '--seccomp-dir <dir>',
       "the kubelet's seccomp directory (<root-dir>/seccomp): install upstream's launcher profile kubevirt/kubevirt.json there while the KubevirtSeccompProfile gate is on",
     )
+    .option(
+      '--heartbeat-interval <s>',
+      "seconds between the Node's kubevirt.io/heartbeat stamps (upstream: 60; virt-controller's --node-heartbeat-timeout must be longer)",
+      '60',
+    )
     .option('--v <level>', VERBOSITY_HELP, '2')
     .action(async (f: HandlerFlags) => {
       // The serving certificate also serves the REST server: metrics use it only when listening.
@@ -144,6 +150,10 @@ export function registerVirtHandlerCommand(program: Command): void {
       if (f.migrationAddress !== undefined && !MIGRATION_ADDRESS.test(f.migrationAddress))
         throw new Error(
           `--migration-address: ${JSON.stringify(f.migrationAddress)} is neither host[:port] nor a libvirt URI`,
+        );
+      if (!/^\d{1,6}$/.test(f.heartbeatInterval) || Number(f.heartbeatInterval) < 1)
+        throw new Error(
+          `--heartbeat-interval: ${JSON.stringify(f.heartbeatInterval)} is not a whole number of seconds >= 1`,
         );
       const client = f.storeSocket
         ? KubeClient.fromSocket(f.storeSocket)
@@ -192,6 +202,7 @@ export function registerVirtHandlerCommand(program: Command): void {
           nodeName: f.nodeName,
           podsRoot: f.podsRoot,
           notifySocket: f.notifySocket,
+          heartbeatMs: Number(f.heartbeatInterval) * 1000,
           migrationAddress: f.migrationAddress,
           migrationConfig: () => config.current().migrations,
           devicePluginDir:

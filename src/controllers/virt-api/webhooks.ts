@@ -14,13 +14,15 @@ import { catalogForVm } from './instancetype-lookup';
 import { type JsonPatchOperation, jsonPatch } from './json-patch';
 import { validateMigrationPolicy } from './migration-policy';
 import { nodeRestrictionErrors } from './node-restriction';
+import { admitPodEviction } from './pod-eviction';
 import { depthErrors, kindErrors } from './review-guard';
 import { SnapshotWebhooks } from './snapshot-webhooks';
 
 /** What a webhook decides. */
 export type WebhookOutcome =
   | { allowed: true; patch?: JsonPatchOperation[]; warnings?: string[] }
-  | { allowed: false; causes: StatusCause[] };
+  /** `code`/`message`: a refusal not about fields (the eviction webhook's 429). */
+  | { allowed: false; causes: StatusCause[]; code?: number; message?: string };
 
 /** What the webhooks need from their server. */
 export interface WebhookContext {
@@ -149,5 +151,6 @@ export const Webhooks: Readonly<Record<string, Webhook>> = {
   '/virtualmachineclusterpreferences-validate': validate(['VirtualMachineClusterPreference']),
   '/migration-policy-validate': policy,
   '/kubevirt-validate': validate(['KubeVirt']),
+  '/launcher-eviction-validate': admitPodEviction,
   ...SnapshotWebhooks,
 };

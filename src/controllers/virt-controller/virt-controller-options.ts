@@ -62,6 +62,17 @@ export interface VirtControllerOptions {
   networkAttachments?: boolean;
   /** How often an unserved NetworkAttachmentDefinition kind is probed again (default 30 s). */
   networkAttachmentRecheckMs?: number;
+  /**
+   * Run the node controller (node/controller.ts) with this virt-handler heartbeat timeout
+   * in ms (upstream's is 5 minutes). Default off: it fails the VMIs of deleted Nodes, and
+   * tests of the other controllers place VMIs on nodes no Node object stands for.
+   */
+  nodeHeartbeatTimeoutMs?: number;
+  /**
+   * Run the evacuation controller (evacuation/controller.ts): VMIs marked for evacuation
+   * or on a drain-tainted node get migrations. Default off (it watches Nodes).
+   */
+  evacuation?: boolean;
   /** Run only while holding this coordination.k8s.io Lease (several replicas, one active). */
   leaderElection?: Omit<LeaderElectionOptions, 'identity'> & { identity?: string };
   /** Called when the Lease is lost after being held (default: the controllers stop). */

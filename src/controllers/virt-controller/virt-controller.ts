@@ -38,6 +38,7 @@ import type { KubeObject, ResourceType } from '../runtime/types';
 import type { WorkQueue } from '../runtime/workqueue';
 import { MigrationController } from './migration/controller';
 import { NetworkAttachmentWatch } from './network-attachment-watch';
+import { wireNodeControllers } from './node/wiring';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
 import { memoryOverhead } from './services/memory-overhead';
@@ -227,18 +228,13 @@ export class VirtController {
         }),
       );
     }
+    // The per-Node controllers (node/wiring.ts): heartbeats and evacuation, when asked for.
+    const { informers, vmiInformer, podInformer, migrationInformer, recorder } = this;
+    const infs = { informers, vmiInformer, podInformer, migrationInformer, recorder };
+    wireNodeControllers({ ...infs, client, register, config, onWrite: record('node') }, opts);
     if (opts.snapshots && this.claimInformer) {
-      registerSnapshotControllers({
-        client,
-        recorder: this.recorder,
-        informers: this.informers,
-        register,
-        vmInformer: this.vmInformer,
-        vmiInformer: this.vmiInformer,
-        podInformer: this.podInformer,
-        claimInformer: this.claimInformer,
-        freezer: opts.freezer,
-      });
+      const [vmInformer, claimInformer, freezer] = [this.vmInformer, this.claimInformer, opts.freezer];
+      registerSnapshotControllers({ ...infs, client, register, vmInformer, claimInformer, freezer });
     }
     this.wire(config);
   }

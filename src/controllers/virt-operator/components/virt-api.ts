@@ -52,6 +52,9 @@ interface Hook {
   group: string;
   resources: string[];
   operations: string[];
+  /** Default Fail. */
+  failurePolicy?: 'Fail' | 'Ignore';
+  matchConditions?: { name: string; expression: string }[];
 }
 
 const core = (name: string, path: string, resources: string[], operations: string[]): Hook => ({
@@ -157,6 +160,17 @@ const VALIDATING: Hook[] = [
     resources: ['migrationpolicies'],
     operations: ['CREATE', 'UPDATE'],
   },
+  // upstream's: a launcher pod's eviction becomes an evacuation (virt-api/pod-eviction.ts).
+  // Ignore: a virt-api that is down must not block evictions (the launcher's PDB holds).
+  {
+    name: 'virt-launcher-eviction-interceptor.kubevirt.io',
+    path: '/launcher-eviction-validate',
+    group: '',
+    resources: ['pods/eviction'],
+    operations: ['*'],
+    failurePolicy: 'Ignore',
+    matchConditions: [{ name: 'only-vms', expression: 'object.metadata.name.startsWith("virt-launcher")' }],
+  },
   it('virtualmachineinstancetype'),
   it('virtualmachineclusterinstancetype'),
   it('virtualmachinepreference'),
@@ -172,8 +186,9 @@ function webhook(h: Hook, o: VirtApiComponentOptions, mutating: boolean): Obj {
     name: h.name,
     admissionReviewVersions: ['v1'],
     clientConfig,
-    failurePolicy: 'Fail',
-    sideEffects: 'None',
+    failurePolicy: h.failurePolicy ?? 'Fail',
+    // The eviction webhook marks the VMI (with a dry-run patch on a dry run), as upstream's.
+    sideEffects: h.resources.includes('pods/eviction') ? 'NoneOnDryRun' : 'None',
     timeoutSeconds: o.timeoutSeconds ?? 10,
     matchPolicy: 'Equivalent',
     ...(mutating ? { reinvocationPolicy: 'Never' } : {}),
@@ -186,6 +201,7 @@ function webhook(h: Hook, o: VirtApiComponentOptions, mutating: boolean): Obj {
         scope: '*',
       },
     ],
+    ...(h.matchConditions ? { matchConditions: h.matchConditions } : {}),
   };
 }
 

@@ -28,6 +28,8 @@ export const virtControllerRules: Rule[] = [
   // The launcher pod's readiness-gate condition (kubevirt.io/virtual-machine-unpaused).
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['persistentvolumeclaims', 'nodes', 'namespaces'], verbs: READ },
+  // The node controller marks a node whose virt-handler stopped heartbeating unschedulable.
+  { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
   {
     apiGroups: ['kubevirt.io'],
