@@ -1,0 +1,4 @@
+export * from './manager';
+export * from './ports';
+export * from './proxy';
+export * from './tls';
