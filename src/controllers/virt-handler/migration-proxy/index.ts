@@ -2,3 +2,4 @@ export * from './manager';
 export * from './ports';
 export * from './proxy';
 export * from './tls';
+export * from './wiring';
