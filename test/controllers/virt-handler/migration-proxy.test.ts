@@ -240,6 +240,7 @@ describe('migration proxy manager', () => {
         49153: join(dir, 'pod', 'migrationproxy', `${uid}-49153-source.sock`),
       });
       expect((await exchange(files[49152], 'ram')).reply).toBe('RAM');
+      expect(sourceSide.bytes(uid)).toEqual({ out: 3, in: 3 });
       expect(sourceSide.openCount() + targetSide.openCount()).toBe(6);
     } finally {
       await sourceSide.shutdown();

@@ -142,6 +142,15 @@ export class MigrationProxyManager {
     await Promise.all((have?.proxies ?? []).map((p) => p.proxy.stop()));
   }
 
+  /** Bytes carried so far by migration `key`'s proxies on this handler (out: towards the target). */
+  bytes(key: string): { out: number; in: number } {
+    const all = [...(this.sources.get(key)?.proxies ?? []), ...(this.targets.get(key)?.proxies ?? [])];
+    return all.reduce((t, p) => ({ out: t.out + p.proxy.bytes.out, in: t.in + p.proxy.bytes.in }), {
+      out: 0,
+      in: 0,
+    });
+  }
+
   /** Open listeners (target) and sockets (source). */
   openCount(): number {
     let n = 0;
