@@ -2,7 +2,8 @@
  * virt-controller for the scale benchmark, in its own process (its RSS is measured): the
  * real VirtController composed as examples/bin/virt-controller.ts composes it, with
  * emulation (no /dev/kvm on simulated nodes) and upstream's client QPS/burst 200/400.
- * Prints `ready` once started; SIGTERM stops it (and writes a --cpu-prof profile).
+ * Prints `ready` once started, and on SIGUSR2 `counts {json}`: its requests so far by
+ * `method resource`; SIGTERM stops it (and writes a --cpu-prof profile).
  *
  *   node [--cpu-prof] --import tsx bench/scale/controller-main.ts (--kubeconfig F | --socket P)
  */
@@ -27,6 +28,10 @@ const controller = new VirtController({
   onError: (c, k, e) => {
     if (errors++ < 20) process.stderr.write(`virt-controller ${c} ${k}: ${e.message}\n`);
   },
+});
+// The benchmark asks for the counts so far (proc.ts requestCounts).
+process.on('SIGUSR2', () => {
+  process.stdout.write(`counts ${JSON.stringify(Object.fromEntries(counted.byKind))}\n`);
 });
 await controller.start();
 process.stdout.write('ready\n');
