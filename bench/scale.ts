@@ -10,6 +10,7 @@
  * deletes everything and reports how long that took and what was left (BENCH scale-delete).
  *
  *   npm run bench:scale -- --vms N --nodes M --backend apiserver|embedded [--timeout S] [--cpu-prof DIR]
+ *     [--controller-qps Q]  (virt-controller's client limit: Q and burst 2Q; default upstream's 200/400)
  */
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +31,7 @@ const { values } = parseArgs({
     backend: { type: 'string', default: 'apiserver' },
     timeout: { type: 'string', default: '300' },
     'cpu-prof': { type: 'string' },
+    'controller-qps': { type: 'string' },
   },
 });
 const N = Number(values.vms);
@@ -80,8 +82,14 @@ async function main(): Promise<number> {
     `${kind} backend up in ${((performance.now() - t) / 1000).toFixed(1)} s; VMI writes counted by ${backend.writesCountedBy}`,
   );
   const profFlags = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(values['cpu-prof'])}`] : [];
+  const qpsArgs = values['controller-qps'] ? ['--qps', values['controller-qps']] : [];
   const startController = (name: string) =>
-    startPart(name, join(here, 'scale', 'controller-main.ts'), backend!.connectArgs, profFlags);
+    startPart(
+      name,
+      join(here, 'scale', 'controller-main.ts'),
+      [...backend!.connectArgs, ...qpsArgs],
+      profFlags,
+    );
   let controller = await startController('controller');
   parts.push(controller);
   // Each in-process launcher holds ~10 file descriptors: at most 1,000 per process.
@@ -156,6 +164,7 @@ async function main(): Promise<number> {
       writesPerVmi: writes / N,
       controllerRssMb: ctrlMem.rss,
       apiserverRssMb: apiMem.rss,
+      controllerQps: Number(values['controller-qps'] ?? 200),
     }),
   );
   console.log(
