@@ -11,6 +11,7 @@
  *
  *   npm run bench:scale -- --vms N --nodes M --backend apiserver|embedded [--timeout S] [--cpu-prof DIR]
  *     [--controller-qps Q]  (virt-controller's client limit: Q and burst 2Q; default upstream's 200/400)
+ *     [--workers W]  (virt-controller's workers per controller)
  */
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     timeout: { type: 'string', default: '300' },
     'cpu-prof': { type: 'string' },
     'controller-qps': { type: 'string' },
+    workers: { type: 'string' },
   },
 });
 const N = Number(values.vms);
@@ -82,7 +84,10 @@ async function main(): Promise<number> {
     `${kind} backend up in ${((performance.now() - t) / 1000).toFixed(1)} s; VMI writes counted by ${backend.writesCountedBy}`,
   );
   const profFlags = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(values['cpu-prof'])}`] : [];
-  const qpsArgs = values['controller-qps'] ? ['--qps', values['controller-qps']] : [];
+  const qpsArgs = [
+    ...(values['controller-qps'] ? ['--qps', values['controller-qps']] : []),
+    ...(values.workers ? ['--workers', values.workers] : []),
+  ];
   const startController = (name: string) =>
     startPart(
       name,
@@ -181,7 +186,7 @@ async function main(): Promise<number> {
   controller = restart.part;
   const restartMem = rssMb(controller.proc.pid);
   console.log(
-    `restart: new controller quiet ${restart.resyncSeconds.toFixed(1)} s after the old one's stop; its requests: ${JSON.stringify(restart.counts)}`,
+    `restart: the old controller's last request ${restart.settleSeconds.toFixed(1)} s after the wait began; the new one's ${restart.resyncSeconds.toFixed(1)} s after the old one's stop; its requests: ${JSON.stringify(restart.counts)}`,
   );
   console.log(
     `BENCH scale-restart vms=${N} backend=${kind} resync_s=${restart.resyncSeconds.toFixed(1)} controller_writes=${restart.writes} vmi_writes=${restart.vmiWrites} controller_rss_mb=${restartMem.rss.toFixed(0)}`,

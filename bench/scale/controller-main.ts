@@ -6,7 +6,7 @@
  * Prints `ready` once started, and on SIGUSR2 `counts {json}`: its requests so far by
  * `method resource`; SIGTERM stops it (and writes a --cpu-prof profile).
  *
- *   node [--cpu-prof] --import tsx bench/scale/controller-main.ts (--kubeconfig F | --socket P) [--qps N]
+ *   node [--cpu-prof] --import tsx bench/scale/controller-main.ts (--kubeconfig F | --socket P) [--qps N] [--workers W]
  */
 import { parseArgs } from 'node:util';
 import { createClusterConfig } from '../../src/api/config/cluster-config';
@@ -16,7 +16,9 @@ import { clientFromArgs, connectOptions, exitWithParent } from './connect';
 import { countRequests, requestSummary } from './request-count';
 
 exitWithParent();
-const { values } = parseArgs({ options: { ...connectOptions, qps: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { ...connectOptions, qps: { type: 'string' }, workers: { type: 'string' } },
+});
 let errors = 0;
 // upstream's default; --qps N stands for the KubeVirt CR's controllerConfiguration.restClient.
 const QPS = Number(values.qps ?? DEFAULT_RATE_LIMITS.virtController.qps);
@@ -24,6 +26,7 @@ const BURST = values.qps ? 2 * QPS : DEFAULT_RATE_LIMITS.virtController.burst;
 const counted = countRequests(clientFromArgs(values, { qps: QPS, burst: BURST }));
 const controller = new VirtController({
   client: counted.client,
+  workers: values.workers ? Number(values.workers) : undefined,
   config: createClusterConfig(
     { developerConfiguration: { useEmulation: true } },
     { hostArchitecture: 'amd64' },
