@@ -8,11 +8,13 @@
  * Lease: upstream's readiness probe, so only the leader is Ready). A replica that loses
  * the Lease exits, as upstream's does, and its pod restarts as a candidate.
  */
+
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { parseMetricsListen } from '../metrics-flags';
 import { VERBOSITY_HELP } from '../verbosity-flag';
+import { followRateLimit, restClientRateLimit } from './rest-client-limit';
 
 interface ControllerFlags {
   kubeconfig?: string;
@@ -153,16 +155,20 @@ export function registerVirtControllerCommand(program: Command): void {
       const { apiFreezer } = await import('../../controllers/virt-controller/snapshot/api-freezer');
       const { unservedSnapshotKind } = await import('../../controllers/virt-controller/snapshot/wiring');
       const log = logs.line;
-      const client = KubeClient.fromKubeconfig(f.kubeconfig);
+      const client = KubeClient.fromKubeconfig(f.kubeconfig, restClientRateLimit('virtController'));
       const config = new KubeVirtConfigWatcher({
         client,
         namespace: f.kubevirtNamespace,
         log,
         // upstream: the KubeVirt resource's logVerbosity.virtController wins over --v while set.
-        onChange: (c) => logs.followConfig(c.configuration),
+        onChange: (c) => {
+          logs.followConfig(c.configuration);
+          followRateLimit(client, 'virtController', c, log);
+        },
       });
       await config.start();
       logs.followConfig(config.current().configuration);
+      followRateLimit(client, 'virtController', config.current(), log);
       let exitCode = 0;
       let done: () => void = () => {};
       const finished = new Promise<void>((r) => {

@@ -3,11 +3,13 @@
  * the node agent, optionally with the local pod runtime for a node without a kubelet.
  * Thin: build the client, compose, start, stop on SIGTERM/SIGINT (guests keep running).
  */
+
 import type { Command } from 'commander';
 import type { PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime';
 import type { VirtHandler } from '../../controllers/virt-handler/handler';
 import { parseMetricsListen } from '../metrics-flags';
 import { VERBOSITY_HELP } from '../verbosity-flag';
+import { followRateLimit, restClientRateLimit } from './rest-client-limit';
 
 /** kubelet's pod root (launcher-protocol/paths; not imported, so the CLI starts without gRPC). */
 const KUBELET_PODS_ROOT = '/var/lib/kubelet/pods';
@@ -156,8 +158,8 @@ export function registerVirtHandlerCommand(program: Command): void {
           `--heartbeat-interval: ${JSON.stringify(f.heartbeatInterval)} is not a whole number of seconds >= 1`,
         );
       const client = f.storeSocket
-        ? KubeClient.fromSocket(f.storeSocket)
-        : KubeClient.fromKubeconfig(f.kubeconfig);
+        ? KubeClient.fromSocket(f.storeSocket, restClientRateLimit('virtHandler'))
+        : KubeClient.fromKubeconfig(f.kubeconfig, restClientRateLimit('virtHandler'));
       const env: Record<string, string> = f.sharedLibvirt ? { KUBEVIRT_TS_LIBVIRT_URI: f.libvirtUri } : {};
       if (f.imageRoot) env.KUBEVIRT_TS_IMAGE_ROOT = f.imageRoot;
       const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
@@ -183,11 +185,13 @@ export function registerVirtHandlerCommand(program: Command): void {
           // upstream: logVerbosity.nodeVerbosity[node], else .virtHandler, wins over --v while set.
           logs.followConfig(c.configuration, f.nodeName);
           installProfile(c);
+          followRateLimit(client, 'virtHandler', c, log);
         },
       });
       await config.start();
       logs.followConfig(config.current().configuration, f.nodeName);
       installProfile(config.current());
+      followRateLimit(client, 'virtHandler', config.current(), log);
       const container = createNodeContainer({
         client,
         drivers: {

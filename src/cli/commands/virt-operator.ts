@@ -4,12 +4,14 @@
  * (the operator manifest's Deployment); leader election on the `virt-operator` Lease
  * keeps one reconciling. A replica that loses the Lease exits and restarts as a candidate.
  */
+
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { VERBOSITY_HELP } from '../verbosity-flag';
+import { restClientRateLimit } from './rest-client-limit';
 
 interface OperatorFlags {
   kubeconfig?: string;
@@ -97,7 +99,7 @@ export function registerVirtOperatorCommand(program: Command): void {
       const { VirtOperator } = await import('../../controllers/virt-operator/operator');
       const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
       const log = logs.line;
-      const client = KubeClient.fromKubeconfig(f.kubeconfig);
+      const client = KubeClient.fromKubeconfig(f.kubeconfig, restClientRateLimit('virtOperator'));
       // upstream: the KubeVirt resource's logVerbosity.virtOperator wins over --v while set.
       const config = new KubeVirtConfigWatcher({
         client,

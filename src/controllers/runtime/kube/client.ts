@@ -63,7 +63,7 @@ export function collectionPath(type: ResourceType, namespace?: string): string {
 
 export class KubeClient implements ObjectClient {
   private readonly transport: HttpTransport;
-  private readonly bucket: TokenBucket;
+  private bucket: TokenBucket;
   private readonly retries: number;
   private readonly backoffOptions: BackoffOptions;
 
@@ -108,6 +108,22 @@ export class KubeClient implements ObjectClient {
   /** To the embedded store's REST server on a unix socket. */
   static fromSocket(socketPath: string, options?: KubeClientOptions): KubeClient {
     return new KubeClient({ socketPath }, options);
+  }
+
+  /** The current rate limit. */
+  get rateLimit(): { qps: number; burst: number } {
+    return { qps: this.bucket.qps, burst: this.bucket.burst };
+  }
+
+  /**
+   * Replaces the rate limit (upstream's ReloadableRateLimiter: the KubeVirt CR's
+   * restClient setting applies without a restart); a new bucket starts full. Returns
+   * whether it changed.
+   */
+  setRateLimit(qps: number, burst: number): boolean {
+    if (qps === this.bucket.qps && burst === this.bucket.burst) return false;
+    this.bucket = new TokenBucket(qps, burst);
+    return true;
   }
 
   /** Closes kept-alive connections (open watches stop on their own). */
