@@ -8,6 +8,10 @@ if (process.argv[2] === LAUNCHER_SUBCOMMAND) {
   const entry = new URL('./virt-launcher.js', import.meta.url).href;
   const { launcherMain } = (await import(entry)) as typeof import('./virt-launcher');
   await launcherMain(process.argv.slice(3));
+} else if (process.argv[2] === 'virt-probe') {
+  // Run by the kubelet every probe period: only the launcher client, no commander.
+  const { virtProbeMain } = await import('./virt-probe');
+  await virtProbeMain(process.argv.slice(3));
 } else if (process.argv[2] === 'virt-api') {
   // One server process: its own bundle without the rest of the CLI (see virt-api.ts).
   const entry = new URL('./virt-api.js', import.meta.url).href;
