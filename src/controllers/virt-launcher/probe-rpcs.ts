@@ -11,6 +11,9 @@ import type { GuestAgentSupport } from '../../drivers/guest-agent';
 import type { ExecRequest, GuestPingRequest } from '../launcher-protocol/generated/kubevirt/cmd/v1/cmd';
 import { LauncherRpcError } from '../launcher-protocol/rpc-error';
 
+/** Pause reasons that are faults (upstream's isPausedButHealthy excludes them). */
+const FAULT_PAUSE_REASONS = new Set(['ioerror', 'crashed', 'postcopy-failed']);
+
 /** One launcher's probe calls. */
 export class LauncherProbeOps {
   constructor(
@@ -42,14 +45,24 @@ export class LauncherProbeOps {
   async exec(req: ExecRequest): Promise<{ exitCode: number; stdout: string }> {
     if (!req.Command) throw new LauncherRpcError(status.INVALID_ARGUMENT, 'Exec: Command is empty');
     const agent = this.agent(req.domainName, 'exec');
-    // biome-ignore lint/style/noNonNullAssertion: checked by agent()
     return agent.exec!(this.ref(), req.Command, req.Args, req.timeoutSeconds || 1);
   }
 
-  /** Resolves when the guest agent answers guest-ping. */
+  /**
+   * Resolves when the guest agent answers guest-ping, or when it cannot because the guest
+   * is paused for a reason that is no fault (a user pause, a snapshot's), as upstream's
+   * GuestPing suppresses those failures: an agent whose vCPUs are stopped cannot answer.
+   */
   async guestPing(req: GuestPingRequest): Promise<void> {
     const agent = this.agent(req.domainName, 'ping');
-    // biome-ignore lint/style/noNonNullAssertion: checked by agent()
-    await agent.ping!(this.ref(), req.timeoutSeconds || 1);
+    try {
+      await agent.ping!(this.ref(), req.timeoutSeconds || 1);
+    } catch (err) {
+      const dom = await this.driver()
+        .getDomain(this.ref())
+        .catch(() => undefined);
+      if (dom?.state === 'paused' && !FAULT_PAUSE_REASONS.has(dom.reason)) return;
+      throw err;
+    }
   }
 }
