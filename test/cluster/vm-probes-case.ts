@@ -40,7 +40,7 @@ export function registerProbesCase(ctx: () => ClusterVmContext): void {
         `${c.namespace}_${name}`,
       ]);
       await started.con.waitFor('KUBEVIRT-TS-GUEST-LISTENING', 240_000);
-      const podStart = Date.parse(started.launcher.status?.startTime ?? '') || Date.now();
+      const podStart = new Date(started.launcher.status?.startTime ?? Date.now()).getTime();
       await waitFor(
         'the readiness probe to have run',
         () => Date.now() > podStart + 14_000 || undefined,

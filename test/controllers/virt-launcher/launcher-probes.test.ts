@@ -29,6 +29,8 @@ describe('VirtLauncher probes (fake driver)', () => {
     await fake.client.pauseVirtualMachine(fakeLauncherVmi());
     await fake.client.guestPing('ns1_vm1', 1);
     const other = await fake.client.guestPing('ns1_vm2', 1).catch((e: unknown) => e);
-    expect((other as Error).message).toBe('GuestPing: domainName "ns1_vm2": this launcher runs domain ns1_vm1');
+    expect((other as Error).message).toBe(
+      'GuestPing: domainName "ns1_vm2": this launcher runs domain ns1_vm1',
+    );
   });
 });
