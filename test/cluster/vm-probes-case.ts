@@ -14,7 +14,9 @@ import { type ClusterVmContext, deleteVm, startVm, vmManifest } from './vm-netwo
 
 /** Registers the probes case; `ctx` is read when it runs. */
 export function registerProbesCase(ctx: () => ClusterVmContext): void {
-  it('probes: Ready follows a tcpSocket readiness probe; a failing exec liveness probe (qemu-ga) restarts the VMI', async () => {
+  it('probes: Ready follows a tcpSocket readiness probe; a failing exec liveness probe (qemu-ga) restarts the VMI', {
+    timeout: 600_000,
+  }, async () => {
     const c = ctx();
     const name = 'vm-tiny-probes';
     const vm = JSON.parse(
