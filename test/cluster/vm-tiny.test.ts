@@ -56,6 +56,7 @@ import { registerAccessCredentialsCase } from './vm-access-credentials-case';
 import { registerForceStopCases } from './vm-force-stop-case';
 import { registerNetworkCases } from './vm-network-cases';
 import { registerPasstCase } from './vm-passt-case';
+import { registerProbesCase } from './vm-probes-case';
 import { computeSeccompModes, registerSeccompCase, seccompOf } from './vm-seccomp-case';
 
 const why = clusterUnavailableReason();
@@ -555,4 +556,5 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
   registerAccessCredentialsCase(networkContext);
   registerSeccompCase(networkContext);
   registerForceStopCases(networkContext);
+  registerProbesCase(networkContext);
 });

@@ -14,6 +14,24 @@ export interface SeccompProfile {
   localhostProfile?: string;
 }
 
+/** A container probe (core/v1 Probe): one handler and its timing. */
+export interface PodProbe {
+  exec?: { command: string[] };
+  httpGet?: {
+    host?: string;
+    path?: string;
+    port: string | number;
+    scheme?: 'HTTP' | 'HTTPS';
+    httpHeaders?: Array<{ name: string; value: string }>;
+  };
+  tcpSocket?: { host?: string; port: string | number };
+  initialDelaySeconds?: number;
+  timeoutSeconds?: number;
+  periodSeconds?: number;
+  successThreshold?: number;
+  failureThreshold?: number;
+}
+
 export interface PodContainer {
   name: string;
   image: string;
@@ -35,6 +53,9 @@ export interface PodContainer {
     privileged?: boolean;
     capabilities?: { add?: string[]; drop?: string[] };
   };
+  ports?: Array<{ name?: string; containerPort: number; protocol?: string }>;
+  readinessProbe?: PodProbe;
+  livenessProbe?: PodProbe;
   /** Only an exec postStart hook is rendered (containerDisks: container-disk-containers.ts). */
   lifecycle?: { postStart?: { exec: { command: string[] } } };
 }

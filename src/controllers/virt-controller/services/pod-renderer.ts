@@ -13,6 +13,7 @@ import { LAUNCHER_COMMAND, LAUNCHER_DIRS, renderLauncherArgs } from '../../commo
 import { MULTUS_NETWORKS_ANNOTATION, multusNetworksAnnotation } from '../../common/multus';
 import type { Pod, PodContainer } from '../../common/pod';
 import { launcherVerbosityEnv } from '../../logging/launcher-verbosity';
+import { computeContainerPorts, computeProbe } from './compute-probes';
 import { containerDiskContainers } from './container-disk-containers';
 import { launcherSeccompProfile } from './launcher-seccomp';
 import { isCpuDedicated, memoryOverhead } from './memory-overhead';
@@ -205,6 +206,9 @@ export function renderLauncherPod(
       ...launcherVerbosityEnv(config),
     ],
     resources,
+    ports: computeContainerPorts(vmi),
+    readinessProbe: computeProbe(vmi, vmi.spec.readinessProbe),
+    livenessProbe: computeProbe(vmi, vmi.spec.livenessProbe),
     volumeMounts: mounts,
     securityContext: nonRoot
       ? {
