@@ -119,6 +119,7 @@ export function createLauncherContainer(c: LauncherComposition): Container {
               imageRoot,
               env: e,
               backingFormats: volumes.backingFormats,
+              blockVolumes: volumes.blockVolumes,
               libvirt: daemons ? () => daemons.start() : undefined,
             }),
           );

@@ -146,8 +146,18 @@ export function launcherNodeSelector(
   return sel;
 }
 
+/** The volumes `status.volumeStatus` records as block-mode claims (a migration target's pod). */
+export function blockVolumesFromStatus(vmi: VirtualMachineInstance): Set<string> {
+  return new Set(
+    (vmi.status?.volumeStatus ?? [])
+      .filter((s) => s.persistentVolumeClaimInfo?.volumeMode === 'Block')
+      .map((s) => s.name),
+  );
+}
+
 /**
- * Renders the launcher Pod for a VMI. The VMI must be defaulted (spec.domain.resources,
+ * Renders the launcher Pod for a VMI. Claims in `blockVolumes` become devices (default:
+ * those `status.volumeStatus` says are block-mode). The VMI must be defaulted (spec.domain.resources,
  * cpu topology) and carry metadata.name, namespace and uid; anything unsafe for the
  * launcher's argv throws a field-path error.
  */
@@ -155,6 +165,7 @@ export function renderLauncherPod(
   vmi: VirtualMachineInstance,
   config: ClusterConfig,
   opts: LauncherPodOptions,
+  blockVolumes: ReadonlySet<string> = blockVolumesFromStatus(vmi),
 ): Pod {
   const name = vmi.metadata?.name;
   const namespace = vmi.metadata?.namespace;
@@ -175,7 +186,7 @@ export function renderLauncherPod(
     additionalOverheadRatio: config.configuration.additionalGuestMemoryOverheadRatio,
   });
   const resources = launcherResources(vmi, config, overhead, opts);
-  const { volumes, mounts } = launcherVolumes(vmi);
+  const { volumes, mounts, devices } = launcherVolumes(vmi, blockVolumes);
 
   const args = renderLauncherArgs({
     namespace,
@@ -206,6 +217,7 @@ export function renderLauncherPod(
     ],
     resources,
     volumeMounts: mounts,
+    ...(devices.length ? { volumeDevices: devices } : {}),
     securityContext: nonRoot
       ? {
           runAsUser: NON_ROOT_UID,
