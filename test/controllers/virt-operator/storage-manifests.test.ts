@@ -46,6 +46,7 @@ describe('the storage stack in the install', () => {
     for (const c of spec.containers) expect(c.image).toBe('localhost/kubevirt-ts/kubevirt-ts:latest');
     const [driver, prov, snap] = spec.containers;
     expect(driver.securityContext).toEqual({ privileged: true });
+    expect(driver.readinessProbe.exec.command).toEqual(['test', '-S', '/csi/csi.sock']);
     expect(driver.args).toEqual([
       'csi-driver',
       '--endpoint',

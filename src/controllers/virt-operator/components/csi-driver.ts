@@ -139,6 +139,11 @@ export function csiNodeDaemonSet(o: InstallOptions): KubeObject {
                 `${plugin}/csi.sock`,
               ],
               env: [nodeNameEnv, ...componentEnv(o)],
+              // Ready once it serves its socket (the pool mounted and checked before that).
+              readinessProbe: {
+                exec: { command: ['test', '-S', `${SOCKET_DIR}/csi.sock`] },
+                periodSeconds: 5,
+              },
               securityContext: { privileged: true },
               resources: { requests: { cpu: '10m', memory: '80Mi' } },
               volumeMounts: hostDirs.map((d) => ({
