@@ -23,6 +23,33 @@ import { KV_NS, type OperatorCases } from './operator-lifecycle-cases';
 const VM = 'vm-pvc-disks';
 const NS = 'default';
 
+/** What to look at when the storage stack or the VM does not come up: its pods' state and logs. */
+function diagnosis(info: OperatorCases['info']): string {
+  const run = (args: string[]) => {
+    const r = kubectlResult(info, args);
+    return r.code === 0 ? kubectl(info, ...args) : r.err;
+  };
+  return [
+    run(['get', 'pods', '-A', '-o', 'wide']),
+    run(['get', 'pvc,pv', '-A']),
+    ...['csi-driver', 'csi-provisioner', 'csi-snapshotter'].map(
+      (c) => `--- ${c}:\n${run(['-n', KV_NS, 'logs', 'ds/kubevirt-ts-csi-node', '-c', c, '--tail=15'])}`,
+    ),
+    run(['get', 'events', '-n', NS, '--sort-by=.lastTimestamp']).split('\n').slice(-15).join('\n'),
+  ].join('\n');
+}
+
+/** waitFor, with the diagnosis in the failure. */
+const waitShowing = <T>(
+  info: OperatorCases['info'],
+  what: string,
+  f: () => T | undefined | false,
+  ms: number,
+) =>
+  waitFor(what, f, ms, 1_000).catch((e) => {
+    throw new Error(`${(e as Error).message}\n${diagnosis(info)}`);
+  });
+
 /** The storage stack's pods Ready, the driver on the node's CSINode, the classes there. */
 export async function storageStackReady({ info, log }: OperatorCases) {
   const ready = (c: string) => (podsByComponent(info, KV_NS).get(c) ?? []).filter(isReady);
@@ -38,7 +65,8 @@ export async function storageStackReady({ info, log }: OperatorCases) {
     'csi-provisioner',
     'csi-snapshotter',
   ]);
-  const csiNode = await waitFor(
+  const csiNode = await waitShowing(
+    info,
     'csi.kubevirt-ts.io in the CSINode',
     () => {
       const n = getJson<{
@@ -47,7 +75,6 @@ export async function storageStackReady({ info, log }: OperatorCases) {
       return n.spec.drivers?.find((d) => d.name === 'csi.kubevirt-ts.io');
     },
     60_000,
-    1_000,
   );
   expect(csiNode).toEqual({
     name: 'csi.kubevirt-ts.io',
@@ -178,7 +205,7 @@ export async function vmWithClaimDisks({ info, log }: OperatorCases) {
   );
   const t0 = performance.now();
   apply(vm);
-  await waitFor('the VMI Running', () => vmiPhase(info) === 'Running', 300_000, 1_000);
+  await waitShowing(info, 'the VMI Running', () => vmiPhase(info) === 'Running', 300_000);
   log(`VM with claim disks Running ${Math.round(performance.now() - t0)} ms after its creation`);
   for (const c of ['pvc-fs', 'pvc-block']) {
     const pvc = getJson<{ status: { phase: string }; spec: { volumeName: string } }>(
@@ -247,7 +274,7 @@ export async function vmWithClaimDisks({ info, log }: OperatorCases) {
   runVirtctl(info, 'stop', VM);
   await waitFor('the VMI gone', () => vmiPhase(info) === undefined, 180_000, 1_000);
   runVirtctl(info, 'start', VM);
-  await waitFor('the VMI Running again', () => vmiPhase(info) === 'Running', 300_000, 1_000);
+  await waitShowing(info, 'the VMI Running again', () => vmiPhase(info) === 'Running', 300_000);
   expect(launcherPod(info)?.metadata.uid).not.toBe(firstPod);
   const read = await inGuest(
     info,
