@@ -12,12 +12,10 @@
 import { open, stat, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { PersistentVolumeClaimInfo, VirtualMachineInstance } from '../../api';
+import { PVC_DISK_DEFAULTS } from '../common/launcher-args';
 import type { PathMap } from '../common/path-map';
 import { parseQuantity, quantityValue } from '../common/quantity';
 import { mountedDiskDir } from './volume-sources';
-
-/** upstream's defaults of `pvcTolerateLessSpaceUpToPercent` and `minimumReservePVCBytes`. */
-export const PVC_DISK_DEFAULTS = { lessPVCSpaceToleration: 10, minimumReservePVCBytes: 131072 } as const;
 
 /** How a filesystem claim's image is sized against the room it has. */
 export interface PvcDiskLimits {

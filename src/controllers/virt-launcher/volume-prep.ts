@@ -26,7 +26,7 @@ import { waitForContainerDiskCopy } from './container-disk-wait';
 import { prepareEmptyDisk } from './empty-disk';
 import { prepareHostDisk } from './host-disk';
 import { imageDir } from './image-dirs';
-import { preparePvcDisk } from './pvc-disk';
+import { type PvcDiskLimits, preparePvcDisk } from './pvc-disk';
 import { cloudInitSecretDir } from './volume-sources';
 
 const run = promisify(execFile);
@@ -50,6 +50,8 @@ export interface VolumePreparerOptions {
   pathMap?: PathMap;
   /** How long one prepare waits for a kubelet pod's containerDisk copy (default 20 s). */
   containerDiskWaitMs?: number;
+  /** How a filesystem claim's new disk.img is sized against its room (default upstream's). */
+  pvcLimits?: PvcDiskLimits;
 }
 
 /** What {@link VolumePreparer.prepare} did, for logs and tests. */
@@ -116,7 +118,7 @@ export class VolumePreparer {
           (vol.persistentVolumeClaim && !vol.persistentVolumeClaim.hotpluggable) ||
           (vol.dataVolume && !vol.dataVolume.hotpluggable)
         ) {
-          const pvc = await preparePvcDisk(vmi, i, this.map);
+          const pvc = await preparePvcDisk(vmi, i, this.map, this.opts.pvcLimits);
           if (pvc.block) this.blockVolumes.add(vol.name);
           else this.blockVolumes.delete(vol.name);
           file = pvc.created;

@@ -9,7 +9,12 @@
 import { createHash } from 'node:crypto';
 import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
-import { LAUNCHER_COMMAND, LAUNCHER_DIRS, renderLauncherArgs } from '../../common/launcher-args';
+import {
+  LAUNCHER_COMMAND,
+  LAUNCHER_DIRS,
+  PVC_DISK_DEFAULTS,
+  renderLauncherArgs,
+} from '../../common/launcher-args';
 import { MULTUS_NETWORKS_ANNOTATION, multusNetworksAnnotation } from '../../common/multus';
 import type { Pod, PodContainer } from '../../common/pod';
 import { launcherVerbosityEnv } from '../../logging/launcher-verbosity';
@@ -201,6 +206,12 @@ export function renderLauncherPod(
     allowEmulation: config.useEmulation,
     keepAfterFailure,
     runAsNonRoot: nonRoot,
+    lessPVCSpaceToleration:
+      config.configuration.developerConfiguration?.pvcTolerateLessSpaceUpToPercent ??
+      PVC_DISK_DEFAULTS.lessPVCSpaceToleration,
+    minimumReservePVCBytes:
+      config.configuration.developerConfiguration?.minimumReservePVCBytes ??
+      PVC_DISK_DEFAULTS.minimumReservePVCBytes,
   });
 
   const caps = ['NET_BIND_SERVICE'];

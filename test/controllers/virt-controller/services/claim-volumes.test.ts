@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../../src/api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../../src/api/generated/types';
+import { parseLauncherArgs } from '../../../../src/controllers/common/launcher-args';
 import { renderLauncherPod } from '../../../../src/controllers/virt-controller/services/pod-renderer';
 import type { Lister } from '../../../../src/controllers/virt-controller/services/ports';
 import {
@@ -141,5 +142,30 @@ describe('claims of a VMI', () => {
     // A migration target's pod (rendered without the claims) takes the block volumes from the status.
     const target = renderLauncherPod(vmi({ volumeStatus: status }), cfg, opts);
     expect(target.spec!.containers[0].volumeDevices).toEqual([{ name: 'blk', devicePath: '/dev/blk' }]);
+  });
+});
+
+describe("the cluster's PVC disk settings reach the launcher", () => {
+  it('renders the flags only when changed, and the launcher parses them back; bad values name the field', () => {
+    const base = renderLauncherPod(vmi(), cfg, opts).spec!.containers[0].args!;
+    expect(base.join(' ')).not.toMatch(/pvc/);
+    expect(parseLauncherArgs(base)).toMatchObject({
+      lessPVCSpaceToleration: 10,
+      minimumReservePVCBytes: 131072,
+    });
+    const custom = createClusterConfig(
+      { developerConfiguration: { pvcTolerateLessSpaceUpToPercent: 3, minimumReservePVCBytes: 0 } },
+      { hostArchitecture: 'amd64' },
+    );
+    const args = renderLauncherPod(vmi(), custom, opts).spec!.containers[0].args!;
+    expect(args.slice(-4)).toEqual(['--less-pvc-space-toleration', '3', '--minimum-pvc-reserve-bytes', '0']);
+    expect(parseLauncherArgs(args)).toMatchObject({ lessPVCSpaceToleration: 3, minimumReservePVCBytes: 0 });
+    const bad = createClusterConfig(
+      { developerConfiguration: { pvcTolerateLessSpaceUpToPercent: 150 } },
+      { hostArchitecture: 'amd64' },
+    );
+    expect(() => renderLauncherPod(vmi(), bad, opts)).toThrow(
+      'developerConfiguration.pvcTolerateLessSpaceUpToPercent: 150 is not a whole percentage (0-100)',
+    );
   });
 });
