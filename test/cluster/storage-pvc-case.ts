@@ -9,7 +9,7 @@
  * `virtctl start` (a new launcher pod) reads both back.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { stringify } from 'yaml';
@@ -35,7 +35,23 @@ function diagnosis(info: OperatorCases['info']): string {
       (c) => `--- ${c}:\n${run(['-n', KV_NS, 'logs', 'ds/kubevirt-ts-csi-node', '-c', c, '--tail=15'])}`,
     ),
     run(['get', 'events', '-n', NS, '--sort-by=.lastTimestamp']).split('\n').slice(-15).join('\n'),
+    run(['get', 'vmi', '-n', NS, '-o', 'yaml']).split('\n').slice(-60).join('\n'),
+    `--- launcher:\n${run(['logs', '-n', NS, '-l', `vm.kubevirt.io/name=${VM}`, '-c', 'compute', '--tail=30'])}`,
   ].join('\n');
+}
+
+/** The command line of the VM's QEMU (arguments joined by spaces), if it runs. */
+function qemuCmdline(): string | undefined {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (cmd.includes(`guest=${NS}_${VM},`)) return cmd.split('\0').join(' ');
+  }
+  return undefined;
 }
 
 /** waitFor, with the diagnosis in the failure. */
@@ -209,7 +225,36 @@ const launcherPod = (info: OperatorCases['info']) =>
  * Two claims of kubevirt-ts-local as disks of a VM: bound when its launcher pod is
  * scheduled, written by the guest, read back by the guest after a stop and start.
  */
-export async function vmWithClaimDisks({ info, log }: OperatorCases) {
+export async function vmWithClaimDisks(c: OperatorCases) {
+  try {
+    await vmWithClaimDisksSteps(c);
+  } finally {
+    // After a failure too: a launcher pod left on a CSI volume holds up the cluster's `down`.
+    kubectlResult(c.info, [
+      'delete',
+      'vm',
+      VM,
+      '-n',
+      NS,
+      '--ignore-not-found',
+      '--wait=true',
+      '--timeout=120s',
+    ]);
+    kubectlResult(c.info, [
+      'delete',
+      'pvc',
+      'pvc-fs',
+      'pvc-block',
+      '-n',
+      NS,
+      '--ignore-not-found',
+      '--wait=true',
+      '--timeout=120s',
+    ]);
+  }
+}
+
+async function vmWithClaimDisksSteps({ info, log }: OperatorCases) {
   const k = (...args: string[]) => kubectl(info, ...args);
   const apply = (o: unknown) => kubectlApply(info, o);
   apply(claim('pvc-fs', '128Mi', 'Filesystem'));
@@ -260,10 +305,7 @@ export async function vmWithClaimDisks({ info, log }: OperatorCases) {
     volumeMode: 'Filesystem',
   });
   // QEMU opens the file claim's disk.img as a file and the block claim's device as a host device.
-  const [qemuPid] = execFileSync('pgrep', ['-f', `guest=${NS}_${VM},`], { encoding: 'utf8' })
-    .trim()
-    .split('\n');
-  const cmdline = readFileSync(`/proc/${qemuPid}/cmdline`, 'utf8').split('\0').join(' ');
+  const cmdline = await waitShowing(info, "the guest's QEMU process", () => qemuCmdline(), 60_000);
   expect(cmdline).toContain(
     '"driver":"file","filename":"/var/run/kubevirt-private/vmi-disks/fsdisk/disk.img"',
   );
