@@ -36,7 +36,8 @@ function diagnosis(info: OperatorCases['info']): string {
     ),
     run(['get', 'events', '-n', NS, '--sort-by=.lastTimestamp']).split('\n').slice(-15).join('\n'),
     run(['get', 'vmi', '-n', NS, '-o', 'yaml']).split('\n').slice(-60).join('\n'),
-    `--- launcher:\n${run(['logs', '-n', NS, '-l', `vm.kubevirt.io/name=${VM}`, '-c', 'compute', '--tail=30'])}`,
+    `--- launcher:\n${run(['logs', '-n', NS, '-l', `vm.kubevirt.io/name=${VM}`, '-c', 'compute', '--tail=80'])}`,
+    `--- in the launcher:\n${launcherShell(info, 'id; ls -ln /dev/blkdisk /var/run/kubevirt-private/vmi-disks/fsdisk; tail -n 20 $(find / -xdev -name "*.log" -path "*qemu*" 2>/dev/null) 2>&1')}`,
   ].join('\n');
 }
 
@@ -370,6 +371,26 @@ function runVirtctl(info: OperatorCases['info'], verb: string, name: string): vo
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+}
+
+/** A shell line in the launcher's compute container, its output or why it could not run. */
+function launcherShell(info: OperatorCases['info'], line: string): string {
+  const pods = kubectlResult(info, [
+    'get',
+    'pods',
+    '-n',
+    NS,
+    '-l',
+    `vm.kubevirt.io/name=${VM}`,
+    '-o',
+    'name',
+  ]);
+  if (pods.code !== 0) return pods.err;
+  try {
+    return execInLauncher(info, ['sh', '-c', line]);
+  } catch (e) {
+    return String((e as Error).message);
+  }
 }
 
 /** A command in the VM's launcher pod's compute container. */
