@@ -337,8 +337,8 @@ async function vmWithClaimDisksSteps({ info, log }: OperatorCases) {
   const read = await inGuest(
     info,
     'echo R1-$(dd if=/dev/vdb bs=14 count=1 2>/dev/null)-R1; echo R2-$(dd if=/dev/vdc bs=15 count=1 2>/dev/null)-R2; echo READ-$((40+2))',
-    // The R1 line's output (the echoed command has `$(` there), then the end tag.
-    /R1-[^$\n]*-R1\r?\n[\s\S]*READ-42/,
+    // The R1 line's output (the echoed command has `$(` there; the console ends lines with CR CR LF), then the end tag.
+    /R1-[^$\n]*-R1\s[\s\S]*READ-42/,
   );
   expect(read).toMatch(/R1-KVTS-FS-DATA-1-R1/);
   expect(read).toMatch(/R2-KVTS-BLK-DATA-2-R2/);
