@@ -14,9 +14,19 @@ import { manifestFiles } from '../../scripts/gen-manifests';
 import { defaultInstallOptions } from '../../src/controllers/virt-operator/components/index';
 
 /**
+ * Files of the manifests the shared cluster does without: the operator's (this installs
+ * the components by hand), and the storage stack's: the shared cluster's CSI tests
+ * (csi-registration, csi-provisioning) run the driver `csi.kubevirt-ts.io` in their own
+ * process, and one driver name registers once with a kubelet. The storage stack as the
+ * install brings it up is tested with the operator on its own cluster
+ * (operator.serial.test.ts, storage-pvc-case.ts).
+ */
+const SKIPPED = ['kubevirt-ts-operator.yaml', '40-storage.yaml'];
+
+/**
  * Writes the manifests into `dir` and applies them (and the KubeVirt resource); `kubectl
- * delete -f dir` undoes it. The operator's manifest is left out: this installs the
- * components by hand, virt-api's certificates made by the manifests' virt-certs. The
+ * delete -f dir` undoes it. The files in SKIPPED are left out; virt-api's certificates
+ * are made by the manifests' virt-certs. The
  * KubeVirt resource waits for virt-api: its validating webhook refuses until virt-api runs.
  */
 export function installComponents(
@@ -31,7 +41,7 @@ export function installComponents(
     kubeletRootDir: join(info.stateDir, 'kubelet'),
   });
   for (const [name, text] of manifestFiles(opts)) {
-    if (name !== 'kubevirt-ts-operator.yaml') writeFileSync(join(dir, name), withArgs(text, extraArgs));
+    if (!SKIPPED.includes(name)) writeFileSync(join(dir, name), withArgs(text, extraArgs));
   }
   kubectl('apply', '-f', dir);
   // Not `wait --for=condition=Available`: with one replica and maxUnavailable 1 it holds at 0 ready.

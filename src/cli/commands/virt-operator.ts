@@ -22,6 +22,8 @@ interface OperatorFlags {
   imagePullPolicy: string;
   devClusterApiserverPort?: string;
   kubeletRootDir?: string;
+  csiPoolDir?: string;
+  csiPoolSize?: string;
   leaderElect: boolean;
   v: string;
 }
@@ -65,6 +67,11 @@ export function registerVirtOperatorCommand(program: Command): void {
       "the nodes' kubelet --root-dir (virt-handler reads <dir>/pods)",
       '/var/lib/kubelet',
     )
+    .option(
+      '--csi-pool-dir <dir>',
+      "the CSI driver's pool on each node (default <kubelet root>/plugins/csi.kubevirt-ts.io/pool)",
+    )
+    .option('--csi-pool-size <size>', "the CSI pool image's size when a node makes it", '50Gi')
     .option('--no-leader-elect', 'reconcile without the Lease (one replica only)')
     .option('--v <level>', VERBOSITY_HELP, '2')
     .action(async (f: OperatorFlags) => {
@@ -92,6 +99,19 @@ export function registerVirtOperatorCommand(program: Command): void {
         throw new Error(
           `--kubelet-root-dir: ${JSON.stringify(f.kubeletRootDir)} is not a plain absolute path`,
         );
+      const storage = { csiPoolDir: f.csiPoolDir, csiPoolSize: f.csiPoolSize ?? '50Gi' };
+      const { checkInstallOptions, defaultInstallOptions } = await import(
+        '../../controllers/virt-operator/components/install-options'
+      );
+      try {
+        checkInstallOptions(defaultInstallOptions(storage));
+      } catch (e) {
+        throw new Error(
+          (e as Error).message
+            .replace('install: csiPoolDir', '--csi-pool-dir:')
+            .replace('install: csiPoolSize', '--csi-pool-size:'),
+        );
+      }
       const crdsDir = f.crdsDir ?? defaultCrdsDir();
       if (!existsSync(path.join(crdsDir, 'kubevirt.io_kubevirts.yaml')))
         throw new Error(`--crds-dir: ${crdsDir} holds no kubevirt.io_kubevirts.yaml`);
@@ -125,6 +145,7 @@ export function registerVirtOperatorCommand(program: Command): void {
         },
         devCluster,
         kubeletRootDir: f.kubeletRootDir,
+        storage,
         leaderElection: f.leaderElect
           ? { identity: `${process.env.POD_NAME || hostname()}_${process.pid}` }
           : false,

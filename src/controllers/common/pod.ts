@@ -47,6 +47,8 @@ export interface PodContainer {
     mountPropagation?: string;
     subPath?: string;
   }>;
+  /** Block-mode claims as device nodes (core/v1 VolumeDevice). */
+  volumeDevices?: Array<{ name: string; devicePath: string }>;
   securityContext?: {
     runAsUser?: number;
     runAsNonRoot?: boolean;

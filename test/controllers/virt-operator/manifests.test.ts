@@ -48,8 +48,8 @@ describe('install manifests', () => {
   it('holds the namespace, every CRD of crds/, and the aggregated view/edit/admin roles', () => {
     expect(byKind(all, 'Namespace').map((n) => n.metadata.name)).toEqual(['kubevirt']);
     const crdFiles = readdirSync(crdsDir).filter((f) => f.endsWith('.yaml') && f !== 'all.yaml');
-    // crds/ plus Multus's NetworkAttachmentDefinition.
-    expect(byKind(all, 'CustomResourceDefinition')).toHaveLength(crdFiles.length + 1);
+    // crds/ plus Multus's NetworkAttachmentDefinition and the three VolumeSnapshot CRDs.
+    expect(byKind(all, 'CustomResourceDefinition')).toHaveLength(crdFiles.length + 1 + 3);
     expect(
       byKind(all, 'CustomResourceDefinition', 'network-attachment-definitions.k8s.cni.cncf.io'),
     ).toHaveLength(1);
