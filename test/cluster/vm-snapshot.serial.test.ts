@@ -8,6 +8,10 @@
  * The components run as pods from the project's images (test/support/cluster-install.ts).
  * The guest writes its markers to the raw disk (/dev/vdb; the busybox guest formats no
  * filesystem), the disk's image is `disk.img` on the claim's filesystem volume.
+ *
+ * Serial (`*.serial.test.ts`): it registers its own driver process under the driver's one
+ * name with the kubelet and runs its own sidecars, as the other CSI cluster tests do; two
+ * at once took each other's registration and snapshot CRDs (both failed in a full run).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';

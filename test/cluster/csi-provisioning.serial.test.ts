@@ -8,6 +8,10 @@
  * deleted through the API (the provisioner's DeleteVolume, the snapshotter's
  * DeleteSnapshot), and the pool's leftover check fails the test on a mount or loop device
  * left behind.
+ *
+ * Serial (`*.serial.test.ts`): it registers its own driver process under the driver's one
+ * name with the kubelet and runs its own sidecars, as the other CSI cluster tests do; two
+ * at once took each other's registration and snapshot CRDs (both failed in a full run).
  */
 import { readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
