@@ -5,7 +5,7 @@
  * topology is needed) is provisioned into the pool, a VolumeSnapshot of it becomes
  * readyToUse, a PVC restored from it holds the bytes written into the source volume's file
  * before the snapshot, and deleting the claims and the snapshot deletes their volumes and
- * snapshot in the pool. Pods on such volumes are test/cluster/csi-provisioning.serial.test.ts.
+ * snapshot in the pool. Pods on such volumes are test/cluster/csi-provisioning.test.ts.
  */
 import { readFileSync } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
