@@ -296,6 +296,10 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
         runStrategy: 'Always',
         template: {
           spec: {
+            // The busybox guest ignores ACPI shutdown: without this, deleting the namespace
+            // waits out the default 180 s grace, and the driver would stop (afterAll) while
+            // the kubelet still has the claim published (a CI run failed on that leftover).
+            terminationGracePeriodSeconds: 0,
             domain: {
               devices: {
                 autoattachGraphicsDevice: false,
