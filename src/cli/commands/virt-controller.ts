@@ -176,13 +176,15 @@ export function registerVirtControllerCommand(program: Command): void {
       });
       let reconcileError: (c: string, key: string, e: Error) => void = () => {};
       let snapshotsOff = await unservedSnapshotKind(client);
-      // KubeVirt's own snapshot CRDs are applied with this Deployment: give them a moment
-      // to be established (the CSI snapshot kinds are not waited for).
-      for (let i = 0; i < 20 && snapshotsOff?.includes('.snapshot.kubevirt.io '); i++) {
+      // KubeVirt's own snapshot and clone CRDs are applied with this Deployment: give them a
+      // moment to be established (the CSI snapshot kinds are not waited for).
+      const ownKind = (off: string | undefined) =>
+        off?.includes('.snapshot.kubevirt.io ') || off?.includes('.clone.kubevirt.io ');
+      for (let i = 0; i < 20 && ownKind(snapshotsOff); i++) {
         await new Promise((r) => setTimeout(r, 1000));
         snapshotsOff = await unservedSnapshotKind(client);
       }
-      if (snapshotsOff) log(`VM snapshot and restore controllers off: ${snapshotsOff} is not served`);
+      if (snapshotsOff) log(`VM snapshot, restore and clone controllers off: ${snapshotsOff} is not served`);
       const controller = new VirtController({
         client,
         config: () => config.current(),

@@ -1,7 +1,7 @@
 /**
- * Storage kinds more than one component reads: snapshot.kubevirt.io's (KubeVirt's CRDs),
- * the CSI snapshot kinds of snapshot.storage.k8s.io (the external-snapshotter's CRDs) and
- * storage.k8s.io's StorageClass.
+ * Storage kinds more than one component reads: snapshot.kubevirt.io's and clone.kubevirt.io's
+ * (KubeVirt's CRDs), the CSI snapshot kinds of snapshot.storage.k8s.io (the
+ * external-snapshotter's CRDs) and storage.k8s.io's StorageClass.
  */
 import type { ResourceType } from './types';
 
@@ -38,6 +38,14 @@ export const VirtualMachineRestoreType = rt(
   true,
   true,
 );
+export const VirtualMachineCloneType = rt(
+  'clone.kubevirt.io',
+  'v1beta1',
+  'VirtualMachineClone',
+  'virtualmachineclones',
+  true,
+  true,
+);
 export const VolumeSnapshotType = rt(
   'snapshot.storage.k8s.io',
   'v1',
@@ -61,6 +69,7 @@ export const snapshotTypes: readonly ResourceType[] = [
   VirtualMachineSnapshotType,
   VirtualMachineSnapshotContentType,
   VirtualMachineRestoreType,
+  VirtualMachineCloneType,
   VolumeSnapshotType,
   VolumeSnapshotClassType,
   StorageClassType,

@@ -11,6 +11,7 @@ import { validateVmUnderSnapshotOrRestore } from '../../api/validation/snapshot'
 import { sameJson } from '../runtime/same-json';
 import type { ObjectClient } from '../runtime/types';
 import { type AdmissionRequest, type StatusCause, toCauses } from './admission-review';
+import { CloneWebhooks } from './clone-webhooks';
 import { catalogForVm } from './instancetype-lookup';
 import { type JsonPatchOperation, jsonPatch } from './json-patch';
 import { migrationCreateErrors } from './migration-create';
@@ -180,4 +181,5 @@ export const Webhooks: Readonly<Record<string, Webhook>> = {
   '/kubevirt-validate': validate(['KubeVirt']),
   '/launcher-eviction-validate': admitPodEviction,
   ...SnapshotWebhooks,
+  ...CloneWebhooks,
 };

@@ -48,9 +48,10 @@ export interface VirtControllerOptions {
    */
   volumes?: boolean;
   /**
-   * Run the VirtualMachineSnapshot, VirtualMachineSnapshotContent and
-   * VirtualMachineRestore controllers (default false: the snapshot.kubevirt.io kinds, the
-   * CSI VolumeSnapshot kinds and StorageClasses must be served). Watches claims too.
+   * Run the VirtualMachineSnapshot, VirtualMachineSnapshotContent, VirtualMachineRestore
+   * and VirtualMachineClone controllers (default false: the snapshot.kubevirt.io and
+   * clone.kubevirt.io kinds, the CSI VolumeSnapshot kinds and StorageClasses must be
+   * served). Watches claims too.
    */
   snapshots?: boolean;
   /** Freezes running sources with a guest agent during a snapshot (none: never frozen). */

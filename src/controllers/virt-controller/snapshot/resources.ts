@@ -6,6 +6,7 @@
 export {
   StorageClassType,
   snapshotTypes,
+  VirtualMachineCloneType,
   VirtualMachineRestoreType,
   VirtualMachineSnapshotContentType,
   VirtualMachineSnapshotType,

@@ -84,6 +84,13 @@ const MUTATING: Hook[] = [
     ['virtualmachineinstancemigrations'],
     ['CREATE'],
   ),
+  {
+    name: 'virtualmachineclones-mutator.kubevirt.io',
+    path: '/vm-clone-mutate-create',
+    group: 'clone.kubevirt.io',
+    resources: ['virtualmachineclones'],
+    operations: ['CREATE'],
+  },
 ];
 
 const it = (kind: string): Hook => ({
@@ -151,6 +158,13 @@ const VALIDATING: Hook[] = [
     path: '/virtualmachinerestores-validate',
     group: 'snapshot.kubevirt.io',
     resources: ['virtualmachinerestores'],
+    operations: ['CREATE', 'UPDATE'],
+  },
+  {
+    name: 'vm-clone-validator.kubevirt.io',
+    path: '/vm-clone-validate-create',
+    group: 'clone.kubevirt.io',
+    resources: ['virtualmachineclones'],
     operations: ['CREATE', 'UPDATE'],
   },
   {

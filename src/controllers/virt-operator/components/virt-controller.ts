@@ -81,6 +81,12 @@ export const virtControllerRules: Rule[] = [
     ],
     verbs: ALL,
   },
+  // VM clones: a snapshot of the source and a restore to the target, both deleted when done.
+  {
+    apiGroups: ['clone.kubevirt.io'],
+    resources: ['virtualmachineclones', 'virtualmachineclones/status'],
+    verbs: ALL,
+  },
   { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ALL },
   { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotclasses'], verbs: READ },
   { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: READ },
