@@ -49,6 +49,7 @@ import { acquireHostLock } from '../support/host-lock';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
 import { type Sidecars, sidecarsUnavailableReason, snapshotCrdFiles, startSidecars } from './csi-sidecars';
+import { cloneStoppedVm } from './vm-snapshot-clone';
 
 const why = clusterUnavailableReason();
 const noSidecars = sidecarsUnavailableReason();
@@ -424,114 +425,20 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
   it('clones the stopped VM (a snapshot, then a restore to a new VM): new MAC and serial, its own disk, boots once', {
     timeout: 600_000,
   }, async () => {
-    const CLONE = `${VM}-clone`;
-    const MAC = '02:00:00:c1:0e:01';
-    const SERIAL = 'kvts-clone-serial-1';
-    const sourceClaim = (await readVm()).spec.template.spec?.volumes?.find((v) => v.name === 'data')
-      ?.persistentVolumeClaim?.claimName;
-    expect(sourceClaim).toMatch(/^restore-/);
-    const started = Date.now();
-    await custom.createNamespacedCustomObject({
-      group: 'clone.kubevirt.io',
-      version: 'v1beta1',
-      namespace: NS,
-      plural: 'virtualmachineclones',
-      body: {
-        apiVersion: 'clone.kubevirt.io/v1beta1',
-        kind: 'VirtualMachineClone',
-        metadata: { name: 'clone1' },
-        spec: {
-          source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: VM },
-          target: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: CLONE },
-          newMacAddresses: { default: MAC },
-          newSMBiosSerial: SERIAL,
-        },
-      },
+    await cloneStoppedVm({
+      info,
+      core,
+      custom,
+      ns: NS,
+      vm: VM,
+      readVm,
+      readVmi,
+      setRunStrategy,
+      booted,
+      markerCount,
+      readDisk,
+      writeDisk,
+      show,
     });
-    const readClone = async () =>
-      (await custom.getNamespacedCustomObject({
-        group: 'clone.kubevirt.io',
-        version: 'v1beta1',
-        namespace: NS,
-        plural: 'virtualmachineclones',
-        name: 'clone1',
-      })) as {
-        metadata: { uid: string };
-        status?: { phase?: string; targetName?: string; snapshotName?: string; restoreName?: string };
-      };
-    const done = await show('the clone Succeeded', async () => {
-      const c = await readClone();
-      if (c.status?.phase === 'Failed') throw new Error(`clone failed: ${JSON.stringify(c.status)}`);
-      return c.status?.phase === 'Succeeded' ? c : undefined;
-    });
-    // From the clone's creation to its target VM existing with its claim restored.
-    console.log(`BENCH snapshot clone_vm_ms=${Date.now() - started}`);
-    expect(done.status?.targetName).toBe(CLONE);
-    const uid = done.metadata.uid;
-    expect(done.status?.snapshotName).toBe(`tmp-snapshot-${uid}`);
-    expect(done.status?.restoreName).toBe(`tmp-restore-${uid}`);
-    const target = await readVm(CLONE);
-    const t = target.spec.template.spec!;
-    expect(t.domain.devices.interfaces?.find((i) => i.name === 'default')?.macAddress).toBe(MAC);
-    expect(t.domain.firmware?.serial).toBe(SERIAL);
-    const claim = t.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim?.claimName ?? '';
-    expect(claim).not.toBe(sourceClaim);
-    const pvc = await core.readNamespacedPersistentVolumeClaim({ name: claim, namespace: NS });
-    expect(pvc.spec?.dataSource).toMatchObject({ kind: 'VolumeSnapshot' });
-    const source = await readVm();
-    expect(source.spec.template.spec?.domain.firmware?.serial).not.toBe(SERIAL);
-
-    // The clone boots on its own disk: what the source held (A), written over in the clone only.
-    await setRunStrategy('Always', CLONE);
-    const run = await booted(CLONE);
-    expect(await run.con.run('cat /sys/class/net/eth0/address')).toBe(`${MAC}\n`);
-    expect(await run.con.run('cat /sys/class/dmi/id/product_serial')).toBe(`${SERIAL}\n`);
-    expect(await readDisk(run.con)).toBe('FILE-A-PRESENT\n');
-    await writeDisk(run.con, 'FILE-C-CLONE-1');
-    expect(await readDisk(run.con)).toBe('FILE-C-CLONE-1\n');
-    expect(await markerCount(run.pod, run.vmiUid)).toBe('1');
-    run.con.close();
-    // Its claim bound (WaitForFirstConsumer: at this first start), the temporary snapshot and restore go.
-    const cleaned = await show('the clone cleaned up', async () => {
-      const c = await readClone();
-      return c.status?.snapshotName === undefined && c.status?.restoreName === undefined ? c : undefined;
-    });
-    expect(cleaned.status?.phase).toBe('Succeeded');
-    const gone = async (plural: string, name: string) =>
-      !(await custom.getNamespacedCustomObject({ ...SNAPKV, plural, name }).catch(() => undefined));
-    await show('the temporary restore deleted', () => gone('virtualmachinerestores', `tmp-restore-${uid}`));
-    await show('the temporary snapshot deleted', () =>
-      gone('virtualmachinesnapshots', `tmp-snapshot-${uid}`),
-    );
-    await setRunStrategy('Halted', CLONE);
-    await show('clone VMI gone', async () => !(await readVmi(CLONE)));
-
-    // The source's disk still holds A: read by a pod, not a second guest boot.
-    await core.createNamespacedPod({
-      namespace: NS,
-      body: {
-        metadata: { name: 'readsrc' },
-        spec: {
-          restartPolicy: 'Never',
-          volumes: [{ name: 'data', persistentVolumeClaim: { claimName: sourceClaim ?? '' } }],
-          containers: [
-            {
-              name: 'c',
-              image: info.images['kubevirt-ts'] ?? '',
-              imagePullPolicy: 'Never',
-              command: ['/bin/sh', '-c', 'head -c 14 /data/disk.img'],
-              securityContext: { runAsUser: 0 },
-              volumeMounts: [{ name: 'data', mountPath: '/data' }],
-            },
-          ],
-        },
-      },
-    });
-    await show('readsrc done', async () => {
-      const p = await core.readNamespacedPod({ name: 'readsrc', namespace: NS });
-      if (p.status?.phase === 'Failed') throw new Error(`readsrc failed: ${JSON.stringify(p.status)}`);
-      return p.status?.phase === 'Succeeded';
-    });
-    expect(await core.readNamespacedPodLog({ name: 'readsrc', namespace: NS })).toBe('FILE-A-PRESENT');
   });
 });
