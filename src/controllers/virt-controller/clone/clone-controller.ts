@@ -131,7 +131,8 @@ export class VmCloneController implements KeyReconciler {
 
   private async sync(c: VirtualMachineClone): Promise<SyncInfo> {
     const ns = c.metadata?.namespace ?? '';
-    const src = c.spec.source;
+    // Admission refuses a clone without a source; one written around it waits here.
+    const src = c.spec?.source ?? { kind: '', name: '' };
     const info: SyncInfo = {};
     const phase = c.status?.phase ?? ClonePhase.Unset;
     const early = phase === ClonePhase.Unset || phase === ClonePhase.SnapshotInProgress;
@@ -358,7 +359,7 @@ export class VmCloneController implements KeyReconciler {
 
 /** The target VM's name: the spec's (virt-api's mutator names one when it is left out). */
 export function targetName(c: VirtualMachineClone): string {
-  return c.spec.target?.name || `clone-${c.spec.source.name}-${(c.metadata?.uid ?? '').slice(0, 5)}`;
+  return c.spec?.target?.name || `clone-${c.spec?.source?.name}-${(c.metadata?.uid ?? '').slice(0, 5)}`;
 }
 
 function cloneOwner(c: VirtualMachineClone) {
