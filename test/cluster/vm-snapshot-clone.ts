@@ -68,11 +68,15 @@ export async function cloneStoppedVm(c: SnapshotCase): Promise<void> {
       metadata: { uid: string };
       status?: { phase?: string; targetName?: string; snapshotName?: string; restoreName?: string };
     };
-  const done = await c.show('the clone Succeeded', async () => {
-    const x = await readClone();
-    if (x.status?.phase === 'Failed') throw new Error(`clone failed: ${JSON.stringify(x.status)}`);
-    return x.status?.phase === 'Succeeded' ? x : undefined;
-  });
+  const done = await c
+    .show('the clone Succeeded', async () => {
+      const x = await readClone();
+      if (x.status?.phase === 'Failed') throw new Error(`clone failed: ${JSON.stringify(x.status)}`);
+      return x.status?.phase === 'Succeeded' ? x : undefined;
+    })
+    .catch(async (e) => {
+      throw new Error(`${e}\nclone status: ${JSON.stringify((await readClone()).status)}`);
+    });
   // From the clone's creation to its target VM existing with its claim restored.
   console.log(`BENCH snapshot clone_vm_ms=${Date.now() - started}`);
   expect(done.status?.targetName).toBe(CLONE);

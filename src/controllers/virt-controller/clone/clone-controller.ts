@@ -158,7 +158,11 @@ export class VmCloneController implements KeyReconciler {
 
     if (early) {
       if (src.kind === 'VirtualMachine' && !c.status?.snapshotName) {
-        info.snapshotName = await this.createSnapshot(c, src.name);
+        try {
+          info.snapshotName = await this.createSnapshot(c, src.name);
+        } catch (e) {
+          return { error: `failed creating snapshot for clone ${c.metadata?.name}: ${(e as Error).message}` };
+        }
         return info;
       }
       const snap = this.d.snapshots.get(`${ns}/${snapshotName}`);
@@ -185,7 +189,13 @@ export class VmCloneController implements KeyReconciler {
         const content = this.content(snap);
         const vm = content?.spec.source.virtualMachine as VirtualMachine | undefined;
         if (!vm) return { ...info, error: 'cannot get VM manifest from snapshot' };
-        info.restoreName = await this.createRestore(c, vm, snapshotName ?? '');
+        try {
+          info.restoreName = await this.createRestore(c, vm, snapshotName ?? '');
+        } catch (e) {
+          const msg = `failed creating restore for clone ${c.metadata?.name}: ${(e as Error).message}`;
+          this.record(c, CloneEvent.RestoreCreationFailed, msg, 'Warning');
+          return { error: msg };
+        }
         return info;
       }
       const r = this.d.restores.get(`${ns}/${c.status.restoreName}`);

@@ -1,6 +1,8 @@
 /** The patches a clone hands its restore: filters as upstream's, MAC/serial/UUID handling. */
 import { describe, expect, it } from 'vitest';
+import { createClusterConfig } from '../../../../src/api/config/cluster-config';
 import type { VirtualMachine } from '../../../../src/api/generated/types';
+import { validateVirtualMachineRestore } from '../../../../src/api/validation/snapshot';
 import {
   filteredOutKeys,
   generatePatches,
@@ -77,5 +79,34 @@ describe('generatePatches', () => {
       { op: 'remove', path: '/metadata/annotations/other' },
       { op: 'remove', path: '/spec/template/spec/domain/firmware/uuid' },
     ]);
+  });
+
+  it("passes the restore webhook's patch rules (a MAC value holds ':')", () => {
+    const patches = generatePatches(
+      vm({ serial: 's', uuid: 'u' }, [
+        { name: 'default', masquerade: {}, macAddress: '02:00:00:00:00:01' } as never,
+      ]),
+      {
+        source: { kind: 'VirtualMachine', name: 'v' },
+        newMacAddresses: { default: '02:00:00:00:00:0a' },
+        newSMBiosSerial: 'a:b,c',
+        labelFilters: ['nothing'],
+      },
+    );
+    const restore = {
+      metadata: { name: 'r', namespace: 'default' },
+      spec: {
+        target: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: 'v2' },
+        virtualMachineSnapshotName: 's',
+        patches,
+      },
+    };
+    expect(
+      validateVirtualMachineRestore(
+        restore,
+        undefined,
+        createClusterConfig({}, { hostArchitecture: 'amd64' }),
+      ),
+    ).toEqual([]);
   });
 });
