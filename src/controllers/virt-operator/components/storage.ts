@@ -18,6 +18,8 @@ import { clusterRoleFor, type Rule, roleFor, serviceAccount } from './rbac';
 
 const SNAPSHOT_CONTROLLER = 'snapshot-controller';
 const READ = ['get', 'list', 'watch'];
+/** The CSI snapshot API group (external-snapshotter's CRDs). */
+export const SNAPSHOT_STORAGE_GROUP = 'snapshot.storage.k8s.io';
 /** Where the VolumeSnapshot CRDs are, under the crds directory. */
 export const SNAPSHOT_CRDS_SUBDIR = 'external-snapshotter';
 
@@ -32,6 +34,14 @@ export function snapshotCrdObjects(crdsDir: string): KubeObject[] {
         .map((d) => d.toJS() as KubeObject | null)
         .filter((o): o is KubeObject => o?.kind === 'CustomResourceDefinition'),
     );
+}
+
+/** True for a CRD of the CSI snapshot API group (the cluster's, not the install's: see install-objects.ts). */
+export function isSnapshotCrd(obj: KubeObject): boolean {
+  return (
+    obj.kind === 'CustomResourceDefinition' &&
+    (obj.spec as { group?: string } | undefined)?.group === SNAPSHOT_STORAGE_GROUP
+  );
 }
 
 /** snapshot-controller's rules (external-snapshotter's rbac-snapshot-controller.yaml, without group snapshots) and the nodes it reads for distributed snapshotting. */
