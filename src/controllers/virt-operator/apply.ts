@@ -9,6 +9,7 @@
  */
 import { AlreadyExistsError, NotFoundError } from '../runtime/errors';
 import { objectKey } from '../runtime/resources';
+import { VolumeSnapshotClassType } from '../runtime/storage-resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../runtime/types';
 import {
   createdIfAbsent,
@@ -19,7 +20,7 @@ import {
   upToDate,
 } from './bookkeeping';
 import { isSnapshotCrd } from './components/storage';
-import { installedTypes, typeOf, VolumeSnapshotClassType } from './resource-types';
+import { installedTypes, typeOf } from './resource-types';
 
 /** What one pass changed, as `Kind namespace/name`. */
 export interface ApplyResult {

@@ -10,6 +10,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { crdsDir } from '../../../scripts/gen-crds';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { CustomResourceDefinitionType, NamespaceType } from '../../../src/controllers/runtime/resources';
+import {
+  StorageClassType,
+  VolumeSnapshotClassType,
+} from '../../../src/controllers/runtime/storage-resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import { applyAll, deleteAll } from '../../../src/controllers/virt-operator/apply';
 import {
@@ -20,12 +24,7 @@ import { planCertificates } from '../../../src/controllers/virt-operator/cert-ro
 import { snapshotCrdObjects } from '../../../src/controllers/virt-operator/components/storage';
 import { renderInstallObjects } from '../../../src/controllers/virt-operator/install-objects';
 import { checkKubeVirt } from '../../../src/controllers/virt-operator/kubevirt-spec';
-import {
-  DeploymentType,
-  installedTypes,
-  StorageClassType,
-  VolumeSnapshotClassType,
-} from '../../../src/controllers/virt-operator/resource-types';
+import { DeploymentType, installedTypes } from '../../../src/controllers/virt-operator/resource-types';
 
 const NS = 'kubevirt';
 const SNAPSHOT_CRDS = [
