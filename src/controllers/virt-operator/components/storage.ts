@@ -13,7 +13,13 @@ import { parseAllDocuments } from 'yaml';
 import { csiDriverObject, storageClassObject, volumeSnapshotClassObject } from '../../common/csi-objects';
 import type { KubeObject } from '../../runtime/types';
 import { csiNodeObjects } from './csi-driver';
-import { componentEnv, componentLabels, devClusterPodFields, type InstallOptions } from './install-options';
+import {
+  componentEnv,
+  componentLabels,
+  devClusterPodFields,
+  type InstallOptions,
+  unprivilegedContainerSecurity,
+} from './install-options';
 import { clusterRoleFor, type Rule, roleFor, serviceAccount } from './rbac';
 
 const SNAPSHOT_CONTROLLER = 'snapshot-controller';
@@ -93,7 +99,7 @@ export function snapshotControllerDeployment(o: InstallOptions): KubeObject {
               args: ['--v=2', '--leader-election=true', '--enable-distributed-snapshotting=true'],
               env: componentEnv(o),
               resources: { requests: { cpu: '5m', memory: '40Mi' } },
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              securityContext: unprivilegedContainerSecurity(),
             },
           ],
         },
