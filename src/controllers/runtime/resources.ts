@@ -19,16 +19,18 @@ export function splitKey(key: string): { namespace?: string; name: string } {
   return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
 
-function rt(
+/** A resource type from where it lives in the API (one helper for every table of kinds). */
+export function resourceType(
   group: string,
   version: string,
   kind: string,
   plural: string,
   namespaced: boolean,
-  statusSubresource: boolean,
+  statusSubresource = false,
 ): ResourceType {
   return { group, version, kind, plural, namespaced, statusSubresource };
 }
+const rt = resourceType;
 
 export const NamespaceType = rt('', 'v1', 'Namespace', 'namespaces', false, true);
 export const PodType = rt('', 'v1', 'Pod', 'pods', true, true);

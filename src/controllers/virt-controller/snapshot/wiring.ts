@@ -24,6 +24,7 @@ import {
   type Pvc,
   type StorageClass,
   StorageClassType,
+  snapshotTypes,
   VirtualMachineRestoreType,
   VirtualMachineSnapshotContentType,
   VirtualMachineSnapshotType,
@@ -143,14 +144,7 @@ export function registerSnapshotControllers(w: SnapshotWiring): void {
  * controllers over an unserved kind would hold up all the others.
  */
 export async function unservedSnapshotKind(client: ObjectClient): Promise<string | undefined> {
-  for (const t of [
-    VirtualMachineSnapshotType,
-    VirtualMachineSnapshotContentType,
-    VirtualMachineRestoreType,
-    VolumeSnapshotType,
-    VolumeSnapshotClassType,
-    StorageClassType,
-  ]) {
+  for (const t of snapshotTypes) {
     try {
       await client.list(t, { limit: 1 });
     } catch (e) {

@@ -5,6 +5,7 @@
  * its RBAC (service account, cluster role, bindings, and reading the API server's
  * authentication ConfigMap in kube-system).
  */
+import { nonRootPodSecurity, unprivilegedContainerSecurity } from './install-options';
 
 /** Options of {@link virtApiComponents}. */
 export interface VirtApiComponentOptions {
@@ -286,11 +287,7 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
         spec: {
           serviceAccountName: 'kubevirt-apiserver',
           // The image's default user is root: name a non-root one, as virt-controller's.
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 1001,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: nonRootPodSecurity(),
           containers: [
             {
               name: NAME,
@@ -318,7 +315,7 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
                 periodSeconds: 10,
               },
               resources: { requests: { cpu: '5m', memory: '128Mi' } },
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              securityContext: unprivilegedContainerSecurity(),
               volumeMounts: [
                 { name: 'kubevirt-virt-api-certs', mountPath: '/etc/virt-api/certificates', readOnly: true },
                 {

@@ -7,7 +7,14 @@
  */
 import type { KubeObject } from '../../runtime/types';
 import { CONTROLLER_CERTS } from './cert-secrets';
-import { componentEnv, componentLabels, devClusterPodFields, type InstallOptions } from './install-options';
+import {
+  componentEnv,
+  componentLabels,
+  devClusterPodFields,
+  type InstallOptions,
+  nonRootPodSecurity,
+  unprivilegedContainerSecurity,
+} from './install-options';
 import { certVolume, metricsContainerPort, metricsPort, PROMETHEUS_LABEL } from './metrics';
 import { clusterRoleFor, type Rule, roleFor, serviceAccount } from './rbac';
 
@@ -159,11 +166,7 @@ export function virtControllerDeployment(o: InstallOptions): KubeObject {
           serviceAccountName: NAME,
           priorityClassName: 'system-cluster-critical',
           ...devClusterPodFields(o),
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 1001,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: nonRootPodSecurity(),
           containers: [
             {
               name: NAME,
@@ -173,7 +176,7 @@ export function virtControllerDeployment(o: InstallOptions): KubeObject {
               env: componentEnv(o),
               ...probes,
               resources: { requests: { cpu: '10m', memory: '150Mi' } },
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              securityContext: unprivilegedContainerSecurity(),
               volumeMounts: [certs.mount],
             },
           ],
