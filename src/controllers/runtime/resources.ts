@@ -32,13 +32,21 @@ export function resourceType(
 }
 const rt = resourceType;
 
+/** core/v1 Namespace (cluster-scoped). */
 export const NamespaceType = rt('', 'v1', 'Namespace', 'namespaces', false, true);
+/** core/v1 Pod: launcher pods, among others. */
 export const PodType = rt('', 'v1', 'Pod', 'pods', true, true);
+/** core/v1 ConfigMap. */
 export const ConfigMapType = rt('', 'v1', 'ConfigMap', 'configmaps', true, false);
+/** core/v1 Secret. */
 export const SecretType = rt('', 'v1', 'Secret', 'secrets', true, false);
+/** core/v1 Service. */
 export const ServiceType = rt('', 'v1', 'Service', 'services', true, true);
+/** core/v1 Node (cluster-scoped): labelled and heartbeated by virt-handler. */
 export const NodeType = rt('', 'v1', 'Node', 'nodes', false, true);
+/** core/v1 Event, written by `EventRecorder`. */
 export const EventType = rt('', 'v1', 'Event', 'events', true, false);
+/** core/v1 PersistentVolumeClaim. */
 export const PersistentVolumeClaimType = rt(
   '',
   'v1',
@@ -47,8 +55,10 @@ export const PersistentVolumeClaimType = rt(
   true,
   true,
 );
+/** core/v1 PersistentVolume (cluster-scoped). */
 export const PersistentVolumeType = rt('', 'v1', 'PersistentVolume', 'persistentvolumes', false, true);
 export const LeaseType = rt('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false);
+/** apiextensions.k8s.io/v1 CustomResourceDefinition (cluster-scoped). */
 export const CustomResourceDefinitionType = rt(
   'apiextensions.k8s.io',
   'v1',
@@ -58,6 +68,7 @@ export const CustomResourceDefinitionType = rt(
   true,
 );
 
+/** kubevirt.io/v1 VirtualMachine (status subresource). */
 export const VirtualMachineType = rt('kubevirt.io', 'v1', 'VirtualMachine', 'virtualmachines', true, true);
 /** Upstream's VMI CRD has no status subresource: virt-handler writes the whole object. */
 export const VirtualMachineInstanceType = rt(
@@ -68,6 +79,7 @@ export const VirtualMachineInstanceType = rt(
   true,
   false,
 );
+/** kubevirt.io/v1 VirtualMachineInstanceReplicaSet (status subresource). */
 export const VirtualMachineInstanceReplicaSetType = rt(
   'kubevirt.io',
   'v1',
@@ -76,6 +88,7 @@ export const VirtualMachineInstanceReplicaSetType = rt(
   true,
   true,
 );
+/** kubevirt.io/v1 VirtualMachineInstanceMigration (status subresource). */
 export const VirtualMachineInstanceMigrationType = rt(
   'kubevirt.io',
   'v1',
@@ -84,6 +97,7 @@ export const VirtualMachineInstanceMigrationType = rt(
   true,
   true,
 );
+/** kubevirt.io/v1 KubeVirt: the install and configuration CR, reconciled by virt-operator. */
 export const KubeVirtType = rt('kubevirt.io', 'v1', 'KubeVirt', 'kubevirts', true, true);
 /**
  * Multus's NetworkAttachmentDefinition (k8s.cni.cncf.io/v1): a secondary network's CNI
@@ -102,12 +116,16 @@ export const NetworkAttachmentDefinitionType = rt(
 /** instancetype.kubevirt.io/v1beta1: a VM's instance type and preference (no status). */
 const instancetypeType = (kind: string, namespaced: boolean) =>
   rt('instancetype.kubevirt.io', 'v1beta1', kind, `${kind.toLowerCase()}s`, namespaced, false);
+/** instancetype.kubevirt.io/v1beta1 VirtualMachineInstancetype (namespaced). */
 export const VirtualMachineInstancetypeType = instancetypeType('VirtualMachineInstancetype', true);
+/** instancetype.kubevirt.io/v1beta1 VirtualMachineClusterInstancetype (cluster-scoped). */
 export const VirtualMachineClusterInstancetypeType = instancetypeType(
   'VirtualMachineClusterInstancetype',
   false,
 );
+/** instancetype.kubevirt.io/v1beta1 VirtualMachinePreference (namespaced). */
 export const VirtualMachinePreferenceType = instancetypeType('VirtualMachinePreference', true);
+/** instancetype.kubevirt.io/v1beta1 VirtualMachineClusterPreference (cluster-scoped). */
 export const VirtualMachineClusterPreferenceType = instancetypeType('VirtualMachineClusterPreference', false);
 /** The four instancetype.kubevirt.io kinds, by kind name. */
 export const InstancetypeResources: Readonly<Record<string, ResourceType>> = {

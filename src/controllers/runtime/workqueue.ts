@@ -19,6 +19,10 @@ export interface WorkQueueMetricsSink {
   worked(seconds: number): void;
 }
 
+/**
+ * A deduplicating, rate-limited queue of keys for workers (see the file comment): `get`
+ * an item, process it, then `done` it; `forget` clears its backoff after a success.
+ */
 export class WorkQueue<K = string> {
   private queue: K[] = [];
   private head = 0;

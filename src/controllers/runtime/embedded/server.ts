@@ -21,6 +21,7 @@ export { MAX_BODY_DEPTH } from './rest-request';
 /** Unread watch output after which a slow watcher is cut off. */
 const MAX_WATCH_BUFFER = 16 * 1024 * 1024;
 
+/** A running `serveEmbeddedStore`: the socket it listens on, and how to stop it. */
 export interface EmbeddedServer {
   readonly socketPath: string;
   /** Stops accepting requests and ends open watches. */

@@ -53,6 +53,11 @@ export interface MigrationControllerDeps extends ControllerDeps {
   pendingTimeouts?: { unschedulable: number; catchAll: number };
 }
 
+/**
+ * Reconciles one VirtualMachineInstanceMigration (`namespace/name` key): creates the
+ * target launcher pod, hands the migration to the node agents through the VMI's
+ * `status.migrationState`, and records their progress as the migration's phase.
+ */
 export class MigrationController implements KeyReconciler {
   constructor(private readonly d: MigrationControllerDeps) {}
 

@@ -54,6 +54,10 @@ function indexOf(pool: string, vm: VirtualMachine): number {
   return m ? Number(m[1]) : -1;
 }
 
+/**
+ * Reconciles one VirtualMachinePool (`namespace/name` key): scales its VMs to
+ * `spec.replicas`, keeps them on the pool's template and writes the pool's status.
+ */
 export class PoolController implements KeyReconciler {
   constructor(private readonly d: PoolControllerDeps) {}
 

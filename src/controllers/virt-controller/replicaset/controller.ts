@@ -76,6 +76,10 @@ function deletionRank(vmi: VirtualMachineInstance): number {
   return isReady(vmi) ? 4 : 3;
 }
 
+/**
+ * Reconciles one VirtualMachineInstanceReplicaSet (`namespace/name` key): creates and
+ * deletes owned VMIs to reach `spec.replicas` and writes the ReplicaSet's status.
+ */
 export class ReplicaSetController implements KeyReconciler {
   constructor(private readonly d: ReplicaSetControllerDeps) {}
 

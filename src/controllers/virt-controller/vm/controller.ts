@@ -80,6 +80,10 @@ function ownedBy(vmi: VirtualMachineInstance, vm: VirtualMachine): boolean {
   return (vmi.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === vm.metadata?.uid);
 }
 
+/**
+ * Reconciles one VirtualMachine (`namespace/name` key): starts or stops its VMI as the
+ * run strategy asks and mirrors the VMI into the VM's status.
+ */
 export class VmController implements KeyReconciler {
   constructor(private readonly d: VmControllerDeps) {}
 

@@ -68,6 +68,10 @@ function pickPod(pods: Pod[], nodeName: string | undefined): Pod | undefined {
   return list.filter((p) => !p.metadata?.labels?.['kubevirt.io/migrationJobUID']).sort(byNewest)[0];
 }
 
+/**
+ * Reconciles one VirtualMachineInstance (`namespace/name` key): creates its launcher pod,
+ * moves it through Pending, Scheduling and Scheduled, and cleans up pods and finalizer.
+ */
 export class VmiController implements KeyReconciler {
   constructor(private readonly d: VmiControllerDeps) {}
 
