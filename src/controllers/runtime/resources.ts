@@ -46,6 +46,15 @@ export const PersistentVolumeClaimType = rt(
   true,
 );
 export const PersistentVolumeType = rt('', 'v1', 'PersistentVolume', 'persistentvolumes', false, true);
+/** apps/v1 ControllerRevision: the instance type and preference copies a VM is expanded from. */
+export const ControllerRevisionType = rt(
+  'apps',
+  'v1',
+  'ControllerRevision',
+  'controllerrevisions',
+  true,
+  false,
+);
 export const LeaseType = rt('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false);
 export const CustomResourceDefinitionType = rt(
   'apiextensions.k8s.io',
@@ -134,6 +143,7 @@ export const builtinTypes: readonly ResourceType[] = [
   NodeType,
   EventType,
   LeaseType,
+  ControllerRevisionType,
   PersistentVolumeClaimType,
   PersistentVolumeType,
   CustomResourceDefinitionType,
