@@ -39,7 +39,7 @@ export interface InstancetypeObject {
     uid?: string;
     generation?: number;
     resourceVersion?: string;
-    creationTimestamp?: string;
+    creationTimestamp?: unknown;
   };
   spec?: unknown;
 }
