@@ -11,8 +11,6 @@ import type {
   InstancetypeStatusRef,
   PreferenceMatcher,
   VirtualMachine,
-  VirtualMachineInstancetypeSpec,
-  VirtualMachinePreferenceSpec,
 } from '../../../api/generated/types';
 import {
   createInstancetypeCatalog,
@@ -26,14 +24,11 @@ import {
   buildRevision,
   type ControllerRevision,
   type InstancetypeObject,
-  RevisionLabels,
-  referencedRevisionName,
-  revisionInstancetypeSpec,
-  revisionPreferenceSpec,
   sameRevisionData,
   syncStatusRef,
 } from '../../../api/instancetype/revision';
-import { AlreadyExistsError, NotFoundError } from '../../runtime/errors';
+import { revisionCatalog } from '../../common/instancetype-revision-catalog';
+import { AlreadyExistsError } from '../../runtime/errors';
 import { ControllerRevisionType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
 import type { KubeObject, ObjectClient } from '../../runtime/types';
@@ -114,16 +109,7 @@ export class InstancetypeRevisions {
    * it stores the object the matcher names), else from the live object.
    */
   async catalogFor(vm: VirtualMachine): Promise<InstancetypeCatalog> {
-    const live = this.d.catalog();
-    const ns = vm.metadata?.namespace ?? 'default';
-    const itRev = await this.referenced(ns, vm.spec.instancetype, vm.status?.instancetypeRef);
-    const pRev = await this.referenced(ns, vm.spec.preference, vm.status?.preferenceRef);
-    const it: VirtualMachineInstancetypeSpec | undefined = itRev && revisionInstancetypeSpec(itRev);
-    const pref: VirtualMachinePreferenceSpec | undefined = pRev && revisionPreferenceSpec(pRev);
-    return {
-      findInstancetype: (m, n) => it ?? live.findInstancetype(m, n),
-      findPreference: (m, n) => pref ?? live.findPreference(m, n),
-    };
+    return revisionCatalog(this.d.client, vm, this.d.catalog(), this.d.revisions);
   }
 
   private liveObject(
@@ -174,31 +160,5 @@ export class InstancetypeRevisions {
       throw new Error(`found existing ControllerRevision with unexpected data: ${name}`);
     }
     return existing;
-  }
-
-  /** The revision a matcher resolves from, or undefined to use the live object. */
-  private async referenced(
-    ns: string,
-    matcher: InstancetypeMatcher | PreferenceMatcher | undefined,
-    ref: InstancetypeStatusRef | undefined,
-  ): Promise<ControllerRevision | undefined> {
-    const r = referencedRevisionName(matcher, ref);
-    if (!r) return undefined;
-    let rev = this.d.revisions?.get(`${ns}/${r.name}`);
-    if (!rev) {
-      try {
-        rev = (await this.d.client.get(ControllerRevisionType, r.name, ns)) as ControllerRevision;
-      } catch (err) {
-        if (err instanceof NotFoundError) throw new Error(`ControllerRevision ${ns}/${r.name} not found`);
-        throw err;
-      }
-    }
-    // A status reference to a revision of another object (the matcher was changed) is stale.
-    if (
-      r.checkObjectName !== undefined &&
-      rev.metadata?.labels?.[RevisionLabels.objectName] !== r.checkObjectName
-    )
-      return undefined;
-    return rev;
   }
 }

@@ -226,6 +226,8 @@ function rbac(o: VirtApiComponentOptions): Obj[] {
       verbs: ['create', 'get', 'list', 'watch'],
     },
     { apiGroups: ['instancetype.kubevirt.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+    // A VM's stored instance type and preference revisions (admission and expand-spec read them).
+    { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['get'] },
     // The restore webhook refuses a second restore in progress for one target.
     {
       apiGroups: ['snapshot.kubevirt.io'],
