@@ -117,6 +117,11 @@ export class InstancetypeRevisions {
     which: Which,
     matcher: InstancetypeMatcher | PreferenceMatcher,
   ): InstancetypeObject {
+    if (matcher.inferFromVolume) {
+      throw new Error(
+        `spec.${which}.inferFromVolume: ${matcher.inferFromVolume} was not inferred (virt-api's mutating webhook infers it when the VM is admitted)`,
+      );
+    }
     const ns = vm.metadata?.namespace ?? 'default';
     const catalog = this.d.catalog();
     const kind = which === 'instancetype' ? instancetypeMatcherKind(matcher) : preferenceMatcherKind(matcher);
