@@ -88,9 +88,7 @@ export class VmController implements KeyReconciler {
   private readonly revisions?: InstancetypeRevisions;
 
   constructor(private readonly d: VmControllerDeps) {
-    const catalog = d.catalog;
-    if (catalog)
-      this.revisions = new InstancetypeRevisions({ client: d.client, catalog, revisions: d.revisions });
+    if (d.catalog) this.revisions = new InstancetypeRevisions({ ...d, catalog: d.catalog });
   }
 
   private now(): Date {
@@ -120,8 +118,7 @@ export class VmController implements KeyReconciler {
     let syncError: SyncError | undefined;
     let requeueAfterMs: number | undefined;
     let vmAfterSync = vm;
-    // Instance type and preference revisions first (upstream's instancetype controller Sync):
-    // a VM whose status references changed is written and synced again on its next event.
+    // Instance type revisions first (upstream's instancetype Sync): new status refs are written alone.
     let catalog: InstancetypeCatalog | undefined = this.d.catalog?.();
     if (this.revisions && !vm.metadata?.deletionTimestamp) {
       const r = await this.revisions.sync(vm);
