@@ -57,6 +57,15 @@ export const PersistentVolumeClaimType = rt(
 );
 /** core/v1 PersistentVolume (cluster-scoped). */
 export const PersistentVolumeType = rt('', 'v1', 'PersistentVolume', 'persistentvolumes', false, true);
+/** apps/v1 ControllerRevision: the instance type and preference copies a VM is expanded from. */
+export const ControllerRevisionType = rt(
+  'apps',
+  'v1',
+  'ControllerRevision',
+  'controllerrevisions',
+  true,
+  false,
+);
 export const LeaseType = rt('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false);
 /** apiextensions.k8s.io/v1 CustomResourceDefinition (cluster-scoped). */
 export const CustomResourceDefinitionType = rt(
@@ -154,6 +163,7 @@ export const builtinTypes: readonly ResourceType[] = [
   NodeType,
   EventType,
   LeaseType,
+  ControllerRevisionType,
   PersistentVolumeClaimType,
   PersistentVolumeType,
   CustomResourceDefinitionType,

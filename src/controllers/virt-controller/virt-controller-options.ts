@@ -3,7 +3,7 @@
  * the optional kinds it watches, leader election and the hooks tests and benchmarks use.
  */
 import type { ClusterConfig } from '../../api/config/cluster-config';
-import type { InstancetypeCatalog } from '../../api/instancetype/catalog';
+import type { InstancetypeObjectCatalog } from '../../api/instancetype/catalog';
 import type { LeaderElectionOptions } from '../runtime/leader-election';
 import type { ObjectClient } from '../runtime/types';
 import type { LauncherPodOptions } from './services/pod-renderer';
@@ -31,7 +31,7 @@ export interface VirtControllerOptions {
   /** Event recorder (default: core/v1 Events through `client`, component virt-controller). */
   recorder?: EventRecorder;
   /** Instance types and preferences for VMs that reference them (overrides `instancetypes`). */
-  catalog?: () => InstancetypeCatalog;
+  catalog?: () => InstancetypeObjectCatalog;
   /**
    * Watch the instancetype.kubevirt.io kinds and expand VMs with them (default false: the
    * kinds must be served, i.e. their CRDs installed or the embedded store told about them).

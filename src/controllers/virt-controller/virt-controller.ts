@@ -17,9 +17,10 @@ import type {
 import { kinds } from '../../api/groups';
 import {
   createInstancetypeCatalog,
-  type InstancetypeCatalog,
   InstancetypeKinds,
+  type InstancetypeObjectCatalog,
 } from '../../api/instancetype/catalog';
+import { type ControllerRevision, RevisionLabels } from '../../api/instancetype/revision';
 import type { Pod } from '../common/pod';
 import { VmiResource } from '../common/vmi-resource';
 import { ControllerMetrics } from '../metrics/controller-metrics';
@@ -28,6 +29,7 @@ import { Expectations } from '../runtime/expectations';
 import type { Informer, SharedInformerFactory } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
 import {
+  ControllerRevisionType,
   objectKey,
   PodType,
   VirtualMachineInstanceMigrationType,
@@ -163,6 +165,11 @@ export class VirtController {
         onWrite: record('vmi'),
       }),
     );
+    const catalog = opts.catalog ?? (opts.instancetypes ? this.instancetypeCatalog() : undefined);
+    // Only the revisions this project labels (a user's revisionName is read on a cache miss).
+    const revisionInformer = catalog
+      ? this.informers.informerFor(ControllerRevisionType, { labelSelector: RevisionLabels.objectKind })
+      : undefined;
     this.vmLoop = register(
       'vm',
       VirtualMachineType,
@@ -174,7 +181,8 @@ export class VirtController {
         expectations: this.vmExpectations,
         config,
         claims,
-        catalog: opts.catalog ?? (opts.instancetypes ? this.instancetypeCatalog() : undefined),
+        catalog,
+        revisions: revisionInformer && lister<ControllerRevision>(revisionInformer),
         onWrite: record('vm'),
       }),
     );
@@ -240,7 +248,7 @@ export class VirtController {
   }
 
   /** A catalog over informers of the four instancetype kinds (built on use). */
-  private instancetypeCatalog(): () => InstancetypeCatalog {
+  private instancetypeCatalog(): () => InstancetypeObjectCatalog {
     const wanted = Object.values(InstancetypeKinds) as string[];
     const infs = kinds
       .filter((k) => k.group === 'instancetype.kubevirt.io' && wanted.includes(k.kind))

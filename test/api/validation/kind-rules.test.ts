@@ -32,14 +32,13 @@ const cases: Case[] = [
       'Running and RunStrategy are mutually exclusive. Note that Running is deprecated, please use RunStrategy instead',
   },
   {
-    name: 'instance type inferred from a volume (not built: refused)',
+    name: 'instance type matcher naming both a volume to infer from and a name (upstream)',
     file: 'vm-containerdisk.yaml',
     mutate: (vm) => {
-      vm.spec.instancetype = { inferFromVolume: 'containerdisk' };
+      vm.spec.instancetype = { name: 'u1.small', inferFromVolume: 'containerdisk' };
     },
-    path: 'spec.instancetype.inferFromVolume',
-    message:
-      'spec.instancetype.inferFromVolume: inferring the instancetype from a volume is not supported by kubevirt-ts; name it instead',
+    path: 'spec.instancetype.name',
+    message: 'Name already set, should be cleared before setting inferFromVolume',
   },
   {
     name: 'neither running nor runStrategy',

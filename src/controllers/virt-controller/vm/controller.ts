@@ -12,7 +12,8 @@ import type {
   VirtualMachineInstance,
   VirtualMachineStatus,
 } from '../../../api/generated/types';
-import type { InstancetypeCatalog } from '../../../api/instancetype/catalog';
+import type { InstancetypeCatalog, InstancetypeObjectCatalog } from '../../../api/instancetype/catalog';
+import type { ControllerRevision } from '../../../api/instancetype/revision';
 import { Finalizers } from '../../../api/labels';
 import { VmiResource } from '../../common/vmi-resource';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
@@ -27,6 +28,7 @@ import {
   timestamp,
 } from '../services/ports';
 import { type Claim, hasUnboundClaim } from '../services/volumes';
+import { InstancetypeRevisions } from './instancetype-revisions';
 import { type PrintableStatusInput, printableStatus } from './printable-status';
 import {
   decideRunStrategy,
@@ -56,7 +58,9 @@ export interface VmControllerDeps extends ControllerDeps {
   expectations: Expectations;
   config: () => ClusterConfig;
   /** Instance types and preferences to expand VMs with; none means VMs must not reference any. */
-  catalog?: () => InstancetypeCatalog;
+  catalog?: () => InstancetypeObjectCatalog;
+  /** Cached ControllerRevisions, where the VMs' instance type and preference copies are read first. */
+  revisions?: Lister<ControllerRevision>;
   /** PersistentVolumeClaims, when watched: unbound claims show as WaitingForVolumeBinding. */
   claims?: Lister<Claim>;
   onWrite?: (kind: 'VirtualMachineInstance' | 'VirtualMachine', verb: 'create' | 'update' | 'delete') => void;
@@ -85,7 +89,11 @@ function ownedBy(vmi: VirtualMachineInstance, vm: VirtualMachine): boolean {
  * run strategy asks and mirrors the VMI into the VM's status.
  */
 export class VmController implements KeyReconciler {
-  constructor(private readonly d: VmControllerDeps) {}
+  private readonly revisions?: InstancetypeRevisions;
+
+  constructor(private readonly d: VmControllerDeps) {
+    if (d.catalog) this.revisions = new InstancetypeRevisions({ ...d, catalog: d.catalog });
+  }
 
   private now(): Date {
     return this.d.now?.() ?? new Date();
@@ -114,9 +122,17 @@ export class VmController implements KeyReconciler {
     let syncError: SyncError | undefined;
     let requeueAfterMs: number | undefined;
     let vmAfterSync = vm;
-    if (this.d.expectations.satisfied(key)) {
+    // Instance type revisions first (upstream's instancetype Sync): new status refs are written alone.
+    let catalog: InstancetypeCatalog | undefined = this.d.catalog?.();
+    if (this.revisions && !vm.metadata?.deletionTimestamp) {
+      const r = await this.revisions.sync(vm);
+      if (r.refs) return void (await this.writeStatus(vm, { ...(vm.status ?? {}), ...r.refs }));
+      catalog = r.catalog ?? catalog;
+      if (r.error) syncError = { reason: 'FailedCreate', message: r.error };
+    }
+    if (!syncError && this.d.expectations.satisfied(key)) {
       try {
-        const r = await this.sync(key, vm, vmi);
+        const r = await this.sync(key, vm, vmi, catalog);
         requeueAfterMs = r.requeueAfterMs;
         if (r.vm) vmAfterSync = r.vm;
         if (r.created) vmi = r.created; // as the API server returned it; the cache may lag
@@ -129,7 +145,7 @@ export class VmController implements KeyReconciler {
     }
     if (vmAfterSync !== vm) return { requeueAfterMs };
 
-    const status = this.computeStatus(vm, vmi, syncError);
+    const status = this.computeStatus(vm, vmi, syncError, catalog);
     await this.writeStatus(vm, status);
 
     // Once the VMI is final and recorded on the VM, let it go.
@@ -147,6 +163,7 @@ export class VmController implements KeyReconciler {
     key: string,
     vm: VirtualMachine,
     vmi: VirtualMachineInstance | undefined,
+    catalog: InstancetypeCatalog | undefined,
   ): Promise<{ requeueAfterMs?: number; created?: VirtualMachineInstance; vm?: VirtualMachine }> {
     if (vm.metadata?.deletionTimestamp) {
       if (vmi && !vmi.metadata?.deletionTimestamp) await this.stopVmi(key, vm, vmi);
@@ -166,7 +183,7 @@ export class VmController implements KeyReconciler {
       case 'wait':
         return { requeueAfterMs: decision.retryAfterSeconds * 1000 };
       case 'start':
-        return { created: await this.startVmi(key, vm, decision.paused) };
+        return { created: await this.startVmi(key, vm, decision.paused, catalog) };
       case 'stop':
         if (vmi) await this.stopVmi(key, vm, vmi);
         if (decision.thenRequestStart) {
@@ -185,13 +202,22 @@ export class VmController implements KeyReconciler {
     }
   }
 
-  /** Builds the VMI this VM would start now: template expanded, defaulted, owned by the VM. */
-  buildVmi(vm: VirtualMachine, paused: boolean): { vmi?: VirtualMachineInstance; errors: string[] } {
-    return vmiFromTemplate(vm, paused, this.d.config(), this.d.catalog?.());
+  /** Builds the VMI this VM would start now: template expanded (`catalog`: default live), defaulted, owned by the VM. */
+  buildVmi(
+    vm: VirtualMachine,
+    paused: boolean,
+    catalog: InstancetypeCatalog | undefined = this.d.catalog?.(),
+  ): { vmi?: VirtualMachineInstance; errors: string[] } {
+    return vmiFromTemplate(vm, paused, this.d.config(), catalog);
   }
 
-  private async startVmi(key: string, vm: VirtualMachine, paused: boolean): Promise<VirtualMachineInstance> {
-    const { vmi, errors } = this.buildVmi(vm, paused);
+  private async startVmi(
+    key: string,
+    vm: VirtualMachine,
+    paused: boolean,
+    catalog: InstancetypeCatalog | undefined,
+  ): Promise<VirtualMachineInstance> {
+    const { vmi, errors } = this.buildVmi(vm, paused, catalog);
     if (!vmi) {
       const message = `Error creating virtual machine instance: ${errors.join('; ')}`;
       this.d.recorder.event(vm, 'Warning', VmEventReason.FailedCreate, message);
@@ -273,6 +299,7 @@ export class VmController implements KeyReconciler {
     vm: VirtualMachine,
     vmi: VirtualMachineInstance | undefined,
     syncError?: SyncError,
+    catalog?: InstancetypeCatalog,
   ): VirtualMachineStatus {
     const key = keyOf(vm.metadata?.namespace, vm.metadata?.name);
     const now = timestamp(this.now());
@@ -313,7 +340,7 @@ export class VmController implements KeyReconciler {
       (status.conditions ?? []) as VirtualMachineCondition[],
       vmi,
       syncError,
-      this.restartRequired(vm, vmi),
+      this.restartRequired(vm, vmi, catalog),
       now,
     );
 
@@ -352,11 +379,15 @@ export class VmController implements KeyReconciler {
   }
 
   /** The template changed since the running VMI was created from it (defaulted specs differ). */
-  private restartRequired(vm: VirtualMachine, vmi: VirtualMachineInstance | undefined): boolean {
+  private restartRequired(
+    vm: VirtualMachine,
+    vmi: VirtualMachineInstance | undefined,
+    catalog: InstancetypeCatalog | undefined,
+  ): boolean {
     if (!vmi || vmi.metadata?.deletionTimestamp) return false;
     if (vmi.metadata?.annotations?.[VM_GENERATION_ANNOTATION] === String(vm.metadata?.generation ?? 1))
       return false;
-    const { vmi: wanted } = this.buildVmi(vm, vmi.spec.startStrategy === 'Paused');
+    const { vmi: wanted } = this.buildVmi(vm, vmi.spec.startStrategy === 'Paused', catalog);
     if (!wanted) return false;
     return !sameJson({ ...wanted.spec, startStrategy: undefined }, { ...vmi.spec, startStrategy: undefined });
   }

@@ -227,6 +227,12 @@ function rbac(o: VirtApiComponentOptions): Obj[] {
       verbs: ['create', 'get', 'list', 'watch'],
     },
     { apiGroups: ['instancetype.kubevirt.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+    // A VM's stored instance type and preference revisions (admission and expand-spec read them).
+    { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['get'] },
+    // inferFromVolume: the labels of what backs the volume (claim, DataVolume, DataSource, snapshot).
+    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
+    { apiGroups: ['cdi.kubevirt.io'], resources: ['datavolumes', 'datasources'], verbs: ['get'] },
+    { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
     // The restore webhook refuses a second restore in progress for one target.
     {
       apiGroups: ['snapshot.kubevirt.io'],

@@ -70,6 +70,12 @@ export const virtControllerRules: Rule[] = [
     ],
     verbs: READ,
   },
+  // The instance type and preference copies a VM is expanded from (upstream's verbs).
+  {
+    apiGroups: ['apps'],
+    resources: ['controllerrevisions'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+  },
   { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: READ },
   // A VMI's multus networks must exist before its pod is made (upstream reads them too).
   { apiGroups: ['k8s.cni.cncf.io'], resources: ['network-attachment-definitions'], verbs: READ },
