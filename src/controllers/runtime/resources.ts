@@ -66,6 +66,7 @@ export const ControllerRevisionType = rt(
   true,
   false,
 );
+/** coordination.k8s.io/v1 Lease: leader election (`LeaderElector`). */
 export const LeaseType = rt('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false);
 /** apiextensions.k8s.io/v1 CustomResourceDefinition (cluster-scoped). */
 export const CustomResourceDefinitionType = rt(
