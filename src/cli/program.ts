@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerCdiImporterCommand } from './commands/cdi-importer';
 import { registerConvertCommand } from './commands/convert';
 import { registerCsiDriverCommand } from './commands/csi-driver';
 import { registerDescribeCommand } from './commands/describe';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerVirtLauncherCommand(program);
   registerVirtOperatorCommand(program);
   registerCsiDriverCommand(program);
+  registerCdiImporterCommand(program);
   registerUpCommand(program);
   registerImageCommand(program);
   registerGetCommand(program);

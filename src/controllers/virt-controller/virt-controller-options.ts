@@ -47,6 +47,13 @@ export interface VirtControllerOptions {
    */
   volumes?: boolean;
   /**
+   * Run CDI's DataVolume and StorageProfile controllers (src/controllers/cdi-controller)
+   * on this Manager (default off: the cdi.kubevirt.io kinds and StorageClasses must be
+   * served), importer pods from `importerImage` (the project's image, with qemu-img).
+   * VMs' dataVolumeTemplates are created whether or not this runs here.
+   */
+  dataVolumes?: { importerImage: string; imagePullPolicy?: string };
+  /**
    * Watch NetworkAttachmentDefinitions (default false: the kind must be served, by its CRD
    * or the embedded store): a VMI naming a missing one gets no pod (FailedCreate).
    */

@@ -20,6 +20,7 @@ import {
   type InstancetypeCatalog,
   InstancetypeKinds,
 } from '../../api/instancetype/catalog';
+import { registerCdiControllers } from '../cdi-controller/cdi-controller';
 import type { Pod } from '../common/pod';
 import { VmiResource } from '../common/vmi-resource';
 import { ControllerMetrics } from '../metrics/controller-metrics';
@@ -224,6 +225,18 @@ export class VirtController {
           onWrite: record('pool'),
         }),
       );
+    }
+    if (opts.dataVolumes) {
+      registerCdiControllers({
+        manager: this.manager,
+        recorder: this.recorder,
+        importer: {
+          image: opts.dataVolumes.importerImage,
+          imagePullPolicy: opts.dataVolumes.imagePullPolicy,
+        },
+        workers: 2,
+        onError,
+      });
     }
     this.wire(config);
   }
