@@ -50,9 +50,13 @@ export interface VirtControllerOptions {
    * Run CDI's DataVolume and StorageProfile controllers (src/controllers/cdi-controller)
    * on this Manager (default off: the cdi.kubevirt.io kinds and StorageClasses must be
    * served), importer pods from `importerImage` (the project's image, with qemu-img).
-   * VMs' dataVolumeTemplates are created whether or not this runs here.
    */
   dataVolumes?: { importerImage: string; imagePullPolicy?: string };
+  /**
+   * Watch DataVolumes for the VM controller (default false: the kind must be served): VMs'
+   * dataVolumeTemplates become DataVolumes and VMs wait for them.
+   */
+  dataVolumeTemplates?: boolean;
   /**
    * Watch NetworkAttachmentDefinitions (default false: the kind must be served, by its CRD
    * or the embedded store): a VMI naming a missing one gets no pod (FailedCreate).

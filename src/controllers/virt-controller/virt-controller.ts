@@ -7,6 +7,7 @@
  */
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import { createClusterConfig } from '../../api/config/cluster-config';
+import type { DataVolume } from '../../api/generated/cdi/types';
 import type {
   VirtualMachine,
   VirtualMachineInstance,
@@ -29,6 +30,7 @@ import { Expectations } from '../runtime/expectations';
 import type { Informer, SharedInformerFactory } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
 import {
+  DataVolumeType,
   objectKey,
   PodType,
   VirtualMachineInstanceMigrationType,
@@ -37,6 +39,7 @@ import {
 } from '../runtime/resources';
 import type { KubeObject, ResourceType } from '../runtime/types';
 import type { WorkQueue } from '../runtime/workqueue';
+import { watchDataVolumes } from './datavolume-watch';
 import { MigrationController } from './migration/controller';
 import { NetworkAttachmentWatch } from './network-attachment-watch';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
@@ -82,6 +85,7 @@ export class VirtController {
   private readonly migrationLoop: Controller;
   private poolInformer?: Informer<KubeObject>;
   private readonly claimInformer?: Informer<KubeObject>;
+  private readonly dataVolumeInformer?: Informer<KubeObject>;
   private readonly nadWatch?: NetworkAttachmentWatch;
   private poolLoop?: Controller;
 
@@ -127,6 +131,9 @@ export class VirtController {
     const vmis = lister<VirtualMachineInstance>(this.vmiInformer);
     this.claimInformer = opts.volumes ? this.informers.informerFor(PersistentVolumeClaimType) : undefined;
     const claims = this.claimInformer ? lister<Claim>(this.claimInformer) : undefined;
+    this.dataVolumeInformer = opts.dataVolumeTemplates
+      ? this.informers.informerFor(DataVolumeType)
+      : undefined;
     // Watched only while the kind is served: a cluster without Multus's CRD must not block start.
     this.nadWatch = opts.networkAttachments
       ? new NetworkAttachmentWatch({
@@ -172,6 +179,7 @@ export class VirtController {
         expectations: this.vmExpectations,
         config,
         claims,
+        dataVolumes: this.dataVolumeInformer ? lister<DataVolume>(this.dataVolumeInformer) : undefined,
         catalog: opts.catalog ?? (opts.instancetypes ? this.instancetypeCatalog() : undefined),
         onWrite: record('vm'),
       }),
@@ -288,6 +296,7 @@ export class VirtController {
         onDelete: onClaim,
       });
     }
+    if (this.dataVolumeInformer) watchDataVolumes(this.dataVolumeInformer, this.vmInformer, vmQ);
     if (this.poolInformer && this.poolLoop) {
       const poolQ = this.poolLoop.queue;
       const toPool = (vm: KubeObject, observed?: 'creation' | 'deletion') => {

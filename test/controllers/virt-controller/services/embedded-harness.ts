@@ -30,6 +30,7 @@ export async function startHarness(
     instancetypes?: boolean;
     volumes?: boolean;
     networkAttachments?: boolean;
+    dataVolumeTemplates?: boolean;
   } = {},
 ): Promise<Harness> {
   const store = await EmbeddedStore.open({ types: opts.types });
@@ -47,6 +48,7 @@ export async function startHarness(
     instancetypes: opts.instancetypes,
     volumes: opts.volumes,
     networkAttachments: opts.networkAttachments,
+    dataVolumeTemplates: opts.dataVolumeTemplates,
     onWrite: (w) => writes.push(w),
     onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
   });
