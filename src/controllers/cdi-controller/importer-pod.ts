@@ -99,6 +99,13 @@ export function importerPod(input: ImporterPodInput, o: ImporterPodOptions): Pod
       ...(dv.spec.priorityClassName ? { priorityClassName: dv.spec.priorityClassName } : {}),
       ...(dv.spec.serviceAccountName ? { serviceAccountName: dv.spec.serviceAccountName } : {}),
       automountServiceAccountToken: false,
+      // As CDI's importer: QEMU's user (107) writes disk.img, and fsGroup gives it the
+      // filesystem volume. A block device is written as root (the kubelet does not hand
+      // devices to fsGroup).
+      securityContext:
+        input.volumeMode === 'Filesystem'
+          ? { runAsUser: 107, runAsGroup: 107, fsGroup: 107, runAsNonRoot: true }
+          : { runAsUser: 0 },
       containers: [
         {
           name: 'importer',

@@ -1,0 +1,337 @@
+/**
+ * Issue 25's DataVolume proof on the real one-node cluster: the components installed from
+ * the manifests (virt-controller running CDI's DataVolume controller), the project's CSI
+ * driver and the real csi-provisioner (test/cluster/csi-stack.ts), and an HTTP server pod
+ * serving the tiny guest's bootable qcow2. `kubectl apply` of a VM whose
+ * dataVolumeTemplates import that disk: the DataVolume's PVC is provisioned on the pool
+ * when the importer pod (its first consumer) is scheduled, the importer converts the
+ * qcow2 to disk.img, the VM waits (Provisioning) and then boots the guest from the PVC.
+ * The guest writes a marker to its disk; after `virtctl stop` and `start` (a new launcher
+ * pod) the marker is still there. A 404 URL is retried with the error in the Running
+ * condition and an event; a wrong checksum fails the DataVolume.
+ *
+ * Serial: it installs and removes the components, which vm-tiny.test.ts does too.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import type { ClusterInfo } from '../../scripts/cluster/state';
+import { repoRoot } from '../../scripts/gen-api';
+import type { DataVolume } from '../../src/api/generated/cdi/types';
+import type { VirtualMachine } from '../../src/api/generated/types';
+import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
+import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
+import { poolTestsEnabled } from '../controllers/csi-driver/pool-fixture';
+import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
+import { installComponents } from '../support/cluster-install';
+import { kubectlWith } from '../support/cluster-pods';
+import { BOOT_MARKER, bootDiskPath, guestDir, SerialConsole } from '../support/guest';
+import { integration } from '../support/integration';
+import { waitFor } from '../support/wait';
+import { sidecarsUnavailableReason } from './csi-sidecars';
+import { type CsiStack, startCsiStack } from './csi-stack';
+
+const why = clusterUnavailableReason();
+const noSidecars = sidecarsUnavailableReason();
+const enabled =
+  integration('one-node cluster', why === undefined, why ?? '') &&
+  poolTestsEnabled('DataVolumes on the cluster') &&
+  integration('CSI sidecars', noSidecars === undefined, noSidecars ?? '');
+const NS = 'cluster-datavolumes';
+const VM = 'vm-dv';
+const CDI = { group: 'cdi.kubevirt.io', version: 'v1beta1', plural: 'datavolumes' };
+const KV = { group: 'kubevirt.io', version: 'v1' };
+/** Where the guest writes its marker: 40 MiB into the disk, past the 14 MiB boot image. */
+const MARKER_SECTOR = 81920;
+const SERVER = `require('http').createServer((q,s)=>{const f=require('fs');const p='/guest/'+(q.url==='/boot.qcow2'?'boot.qcow2':'');if(!p.endsWith('.qcow2')){s.writeHead(404);return s.end()}s.writeHead(200,{'content-length':f.statSync(p).size});f.createReadStream(p).pipe(s)}).listen(8080)`;
+
+describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
+  let info: ClusterInfo;
+  let core: CoreV1Api;
+  let custom: CustomObjectsApi;
+  let csi: CsiStack | undefined;
+  let dir: string;
+  let kubectl: (...args: string[]) => string;
+  let url = '';
+  const sum = createHash('sha256').update(readFileSync(bootDiskPath)).digest('hex');
+
+  const readDv = async (name: string) =>
+    (await custom.getNamespacedCustomObject({ ...CDI, namespace: NS, name }).catch(() => undefined)) as
+      | DataVolume
+      | undefined;
+  const readVm = async () =>
+    (await custom.getNamespacedCustomObject({
+      ...KV,
+      plural: 'virtualmachines',
+      namespace: NS,
+      name: VM,
+    })) as VirtualMachine;
+  const launcherPod = async () =>
+    (await core.listNamespacedPod({ namespace: NS, labelSelector: 'kubevirt.io=virt-launcher' })).items.find(
+      (p) => p.status?.phase === 'Running',
+    );
+  const dvYaml = (name: string, source: object) =>
+    stringify({
+      apiVersion: 'cdi.kubevirt.io/v1beta1',
+      kind: 'DataVolume',
+      metadata: { name, namespace: NS },
+      spec: { source, storage: { resources: { requests: { storage: '64Mi' } } } },
+    });
+  const apply = (file: string, text: string) => {
+    writeFileSync(join(dir, file), text);
+    return kubectl('apply', '-f', join(dir, file));
+  };
+  const virtctl = (...args: string[]) =>
+    execFileSync(
+      process.execPath,
+      [
+        join(repoRoot, 'dist', 'cli', 'virtctl.js'),
+        ...args,
+        VM,
+        '-n',
+        NS,
+        '--kubeconfig',
+        info.kubeconfigPath,
+      ],
+      { encoding: 'utf8' },
+    );
+  const console = async (pod: V1Pod) => {
+    const sockets = podEmptyDirPath(
+      join(info.stateDir, 'kubelet', 'pods'),
+      pod.metadata?.uid ?? '',
+      'sockets',
+    );
+    const c = await SerialConsole.connect(join(shortDir(sockets), CONSOLE_SOCKET), 60_000);
+    // The shell prints its prompt only on input: a newline makes the boot marker's wait cheap to retry.
+    c.write('\n');
+    return c;
+  };
+  const events = async (name: string) =>
+    (await core.listNamespacedEvent({ namespace: NS })).items
+      .filter((e) => e.involvedObject.name === name)
+      .map((e) => `${e.reason}: ${e.message}`);
+
+  beforeAll(async () => {
+    info = await sharedCluster();
+    kubectl = kubectlWith(info.kubeconfigPath);
+    const kc = new KubeConfig();
+    kc.loadFromFile(info.kubeconfigPath);
+    core = kc.makeApiClient(CoreV1Api);
+    custom = kc.makeApiClient(CustomObjectsApi);
+    dir = mkdtempSync(join(tmpdir(), 'kvts-dv-'));
+    csi = await startCsiStack(info, kc);
+    installComponents(info, dir, kubectl);
+    await core.createNamespace({ body: { metadata: { name: NS } } });
+    await waitFor(
+      'default service account',
+      () => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }),
+      60_000,
+      200,
+    );
+    // The disk server: the guest build's directory, read-only, served by node on the pod network.
+    await core.createNamespacedPod({
+      namespace: NS,
+      body: {
+        metadata: { name: 'disk-server' },
+        spec: {
+          restartPolicy: 'Never',
+          terminationGracePeriodSeconds: 1,
+          automountServiceAccountToken: false,
+          volumes: [{ name: 'guest', hostPath: { path: realpathSync(guestDir), type: 'Directory' } }],
+          containers: [
+            {
+              name: 'main',
+              image: info.images['virt-launcher'],
+              imagePullPolicy: 'Never',
+              command: ['node', '-e', SERVER],
+              volumeMounts: [{ name: 'guest', mountPath: '/guest', readOnly: true }],
+            },
+          ],
+        },
+      },
+    });
+    const server = await waitFor(
+      'disk server running',
+      async () => {
+        const p = await core.readNamespacedPod({ name: 'disk-server', namespace: NS });
+        return p.status?.phase === 'Running' && p.status.podIP ? p : undefined;
+      },
+      120_000,
+      250,
+    );
+    url = `http://${server.status?.podIP}:8080`;
+  }, 400_000);
+
+  afterAll(async () => {
+    if (!info) return;
+    // The namespace first (VM, DataVolumes, PVCs) while the provisioner runs: DeleteVolume empties the pool.
+    await core.deleteNamespace({ name: NS }).catch(() => undefined);
+    await waitFor(
+      'namespace gone',
+      async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)),
+      180_000,
+      500,
+    ).catch((e) => process.stderr.write(`${e}\n`));
+    await waitFor('pool empty', async () => (await csi?.volumes())?.length === 0, 120_000, 500).catch((e) =>
+      process.stderr.write(`${e}\n${csi?.sidecars.logs()}\n`),
+    );
+    try {
+      kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
+    } catch {
+      // the cluster goes down next anyway
+    }
+    await csi?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, 400_000);
+
+  it('a VM with an http dataVolumeTemplate boots from the imported PVC; its disk survives stop/start', {
+    timeout: 600_000,
+  }, async () => {
+    const vm = {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachine',
+      metadata: { name: VM, namespace: NS },
+      spec: {
+        runStrategy: 'Always',
+        dataVolumeTemplates: [
+          {
+            metadata: { name: `${VM}-root` },
+            spec: {
+              source: { http: { url: `${url}/boot.qcow2`, checksum: `sha256:${sum}` } },
+              storage: { resources: { requests: { storage: '64Mi' } } },
+            },
+          },
+        ],
+        template: {
+          spec: {
+            terminationGracePeriodSeconds: 5,
+            domain: {
+              devices: {
+                autoattachGraphicsDevice: false,
+                disks: [{ name: 'root', disk: { bus: 'virtio' } }],
+              },
+              resources: { requests: { memory: '128Mi' } },
+            },
+            volumes: [{ name: 'root', dataVolume: { name: `${VM}-root` } }],
+          },
+        },
+      },
+    };
+    apply('vm.yaml', stringify(vm));
+    const seen = new Set<string>();
+    const dv = await waitFor(
+      'DataVolume Succeeded',
+      async () => {
+        const v = await readVm().catch(() => undefined);
+        if (v?.status?.printableStatus) seen.add(v.status.printableStatus);
+        const d = await readDv(`${VM}-root`);
+        if (d?.status?.phase) seen.add(`dv:${d.status.phase}`);
+        if (d?.status?.phase === 'Failed') throw new Error(`DataVolume failed: ${JSON.stringify(d.status)}`);
+        return d?.status?.phase === 'Succeeded' ? d : undefined;
+      },
+      300_000,
+      250,
+    ).catch((e) => {
+      throw new Error(`${e}\n${csi?.sidecars.logs()}`);
+    });
+    expect(seen).toContain('Provisioning');
+    expect(seen).toContain('dv:ImportScheduled');
+    expect(dv.status).toMatchObject({ progress: '100.0%', claimName: `${VM}-root`, restartCount: 0 });
+    expect(dv.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: 'VirtualMachine',
+      name: VM,
+      controller: true,
+    });
+    const claim = await core.readNamespacedPersistentVolumeClaim({ name: `${VM}-root`, namespace: NS });
+    expect(claim.status?.phase).toBe('Bound');
+    expect(claim.spec?.storageClassName).toBe('kubevirt-ts-local');
+    expect(claim.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'DataVolume', name: `${VM}-root` });
+    const pv = await core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' });
+    expect(await csi!.volumes()).toContain(pv.spec?.csi?.volumeHandle);
+    expect(await events(`${VM}-root`)).toEqual(
+      expect.arrayContaining([`ImportSucceeded: Successfully imported into PVC ${VM}-root`]),
+    );
+
+    const first = await waitFor('launcher pod Running', launcherPod, 240_000, 1000);
+    let con = await console(first);
+    await con.waitFor(BOOT_MARKER, 180_000);
+    const marker = `KVTS-DV-PERSIST-${Date.now()}`;
+    await con.run(
+      `echo ${marker} | dd of=/dev/vda bs=512 seek=${MARKER_SECTOR} conv=notrunc 2>/dev/null; sync; echo 3 > /proc/sys/vm/drop_caches`,
+    );
+    expect(await con.run(`dd if=/dev/vda bs=512 skip=${MARKER_SECTOR} count=1 2>/dev/null | head -n1`)).toBe(
+      `${marker}\n`,
+    );
+    con.close();
+
+    expect(virtctl('stop')).toBe(`VM ${VM} was scheduled to stop\n`);
+    await waitFor(
+      'VM Stopped',
+      async () => ((await readVm()).status?.printableStatus === 'Stopped' ? true : undefined),
+      180_000,
+      1000,
+    );
+    expect(virtctl('start')).toBe(`VM ${VM} was scheduled to start\n`);
+    const second = await waitFor(
+      'a new launcher pod Running',
+      async () => {
+        const p = await launcherPod();
+        return p && p.metadata?.uid !== first.metadata?.uid ? p : undefined;
+      },
+      240_000,
+      1000,
+    );
+    con = await console(second);
+    await con.waitFor(BOOT_MARKER, 180_000);
+    expect(await con.run(`dd if=/dev/vda bs=512 skip=${MARKER_SECTOR} count=1 2>/dev/null | head -n1`)).toBe(
+      `${marker}\n`,
+    );
+    con.close();
+  });
+
+  it('a 404 URL is retried with the error shown; a wrong checksum fails the DataVolume', {
+    timeout: 300_000,
+  }, async () => {
+    apply('bad-url.yaml', dvYaml('bad-url', { http: { url: `${url}/missing.qcow2` } }));
+    apply(
+      'bad-sum.yaml',
+      dvYaml('bad-sum', { http: { url: `${url}/boot.qcow2`, checksum: `sha256:${'0'.repeat(64)}` } }),
+    );
+    const bad = await waitFor(
+      'bad-url retried',
+      async () => {
+        const d = await readDv('bad-url');
+        return (d?.status?.restartCount ?? 0) >= 1 ? d : undefined;
+      },
+      240_000,
+      500,
+    );
+    const running = bad.status?.conditions?.find((c) => c.type === 'Running');
+    expect(running).toMatchObject({
+      status: 'False',
+      reason: 'Error',
+      message: `http data source ${url}/missing.qcow2 answered 404 Not Found`,
+    });
+    expect(await events('bad-url')).toContain(
+      `Error: Unable to import into PVC bad-url: http data source ${url}/missing.qcow2 answered 404 Not Found`,
+    );
+    const failed = await waitFor(
+      'bad-sum Failed',
+      async () => {
+        const d = await readDv('bad-sum');
+        return d?.status?.phase === 'Failed' ? d : undefined;
+      },
+      240_000,
+      500,
+    );
+    expect(failed.status?.conditions?.find((c) => c.type === 'Running')?.message).toBe(
+      `checksum mismatch: the source's sha256 is ${sum}, the DataVolume's checksum says ${'0'.repeat(64)}`,
+    );
+    expect(failed.status?.restartCount).toBe(0);
+  });
+});
