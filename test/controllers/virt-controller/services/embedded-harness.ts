@@ -31,6 +31,7 @@ export async function startHarness(
     volumes?: boolean;
     networkAttachments?: boolean;
     dataVolumeTemplates?: boolean;
+    dataVolumes?: boolean;
   } = {},
 ): Promise<Harness> {
   const store = await EmbeddedStore.open({ types: opts.types });
@@ -49,6 +50,7 @@ export async function startHarness(
     volumes: opts.volumes,
     networkAttachments: opts.networkAttachments,
     dataVolumeTemplates: opts.dataVolumeTemplates,
+    dataVolumes: opts.dataVolumes ? { importerImage: 'kubevirt-ts/launcher:test' } : undefined,
     onWrite: (w) => writes.push(w),
     onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
   });

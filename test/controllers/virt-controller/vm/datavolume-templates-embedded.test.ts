@@ -8,7 +8,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DataVolume } from '../../../../src/api/generated/cdi/types';
 import type { VirtualMachine } from '../../../../src/api/generated/types';
 import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
-import { DataVolumeType, EventType, VirtualMachineType } from '../../../../src/controllers/runtime/resources';
+import { storageClassObject } from '../../../../src/controllers/csi-driver/objects';
+import {
+  DataVolumeType,
+  EventType,
+  PersistentVolumeClaimType,
+  PodType,
+  StorageClassType,
+  VirtualMachineType,
+} from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
 
@@ -39,6 +47,25 @@ const vm: VirtualMachine = {
     },
   },
 };
+
+describe('virt-controller with the CDI controllers (embedded store)', () => {
+  it('the VM’s DataVolume gets its claim and importer pod from the controllers virt-controller hosts', async () => {
+    const h = await startHarness({ dataVolumeTemplates: true, dataVolumes: true, types: [StorageClassType] });
+    try {
+      await h.store.create(StorageClassType, storageClassObject() as KubeObject);
+      await h.store.create(VirtualMachineType, vm as KubeObject);
+      const pod = await waitFor('importer pod', () =>
+        h.store.get(PodType, 'importer-dvm-root', 'default').catch(() => undefined),
+      );
+      expect(pod.metadata?.labels).toMatchObject({ app: 'containerized-data-importer' });
+      const claim = await h.store.get<KubeObject>(PersistentVolumeClaimType, 'dvm-root', 'default');
+      expect((claim.spec as { storageClassName?: string }).storageClassName).toBe('kubevirt-ts-local');
+      expect(h.errors).toEqual([]);
+    } finally {
+      await h.stop();
+    }
+  });
+});
 
 describe('VM dataVolumeTemplates (embedded store)', () => {
   let h: Harness;
