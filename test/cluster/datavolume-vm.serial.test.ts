@@ -151,8 +151,10 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     core = kc.makeApiClient(CoreV1Api);
     custom = kc.makeApiClient(CustomObjectsApi);
     dir = mkdtempSync(join(tmpdir(), 'kvts-dv-'));
-    csi = await startCsiStack(info, kc);
+    // The components first: installComponents blocks this process (kubectl), and the CSI
+    // driver runs in it: csi-provisioner exits when the driver does not answer at its start.
     installComponents(info, dir, kubectl);
+    csi = await startCsiStack(info, kc);
     await core.createNamespace({ body: { metadata: { name: NS } } });
     await waitFor(
       'default service account',
