@@ -270,8 +270,10 @@ export class DataVolumeController implements KeyReconciler {
       }
       case 'Failed': {
         const result = parseTermination(cs?.state?.terminated?.message);
+        const t = cs?.state?.terminated;
         const message =
-          result?.message ?? cs?.state?.terminated?.reason ?? pod.status?.phase ?? 'importer pod failed';
+          result?.message ??
+          `the importer exited with code ${t?.exitCode ?? 'unknown'} (${t?.reason ?? pod.status?.phase ?? 'Failed'}) and left no message`;
         if (result?.fatal) {
           await this.annotateClaim(claim, { [FATAL_ERROR_ANNOTATION]: message });
           await this.deletePod(ns, pod.metadata?.name ?? '');

@@ -118,6 +118,8 @@ export function importerPod(input: ImporterPodInput, o: ImporterPodOptions): Pod
             ? { volumeDevices: [{ name: 'cdi-data-vol', devicePath: IMPORTER_BLOCK_DEVICE }] }
             : {}),
           terminationMessagePath: TERMINATION_LOG,
+          // An importer that cannot write its message (or dies before) still says why: its log's tail.
+          terminationMessagePolicy: 'FallbackToLogsOnError',
           resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '1Gi' } },
         } as never,
       ],
