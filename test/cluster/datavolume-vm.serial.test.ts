@@ -262,7 +262,9 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
         if (v?.status?.printableStatus) seen.add(v.status.printableStatus);
         const d = await readDv(`${VM}-root`);
         if (d?.status?.phase) seen.add(`dv:${d.status.phase}`);
-        if (d?.status?.phase === 'Failed') throw new Error(`DataVolume failed: ${JSON.stringify(d.status)}`);
+        // Failed, or an importer that had to be restarted: no point waiting the whole timeout.
+        if (d?.status?.phase === 'Failed' || (d?.status?.restartCount ?? 0) > 0)
+          throw new Error(`DataVolume import failed: ${JSON.stringify(d?.status)}\n${await diagnose()}`);
         return d?.status?.phase === 'Succeeded' ? d : undefined;
       },
       300_000,
