@@ -4,10 +4,14 @@
  * kube-controller-manager from the test binaries) or the embedded store. virt-controller
  * runs in its own process; the node side (Node objects and Lease heartbeats, one real
  * virt-handler per node on the fake driver, a stand-in kubelet running each launcher
- * in-process on that driver) in another. Prints the issue's BENCH line, then deletes
- * everything and reports how long that took and what was left.
+ * in-process on that driver) in another. Prints the issue's BENCH line and virt-controller's
+ * requests per VM (BENCH scale-requests); then restarts virt-controller with everything
+ * settled and counts what the new one writes (BENCH scale-restart: should be 0); then
+ * deletes everything and reports how long that took and what was left (BENCH scale-delete).
  *
  *   npm run bench:scale -- --vms N --nodes M --backend apiserver|embedded [--timeout S] [--cpu-prof DIR]
+ *     [--controller-qps Q]  (virt-controller's client limit: Q and burst 2Q; default upstream's 200/400)
+ *     [--workers W]  (virt-controller's workers per controller)
  */
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +19,9 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { socketLinkRoot } from '../src/controllers/launcher-protocol/short-dir';
 import { type Backend, type BackendKind, startBackend } from './scale/backend';
-import { type Part, rssMb, startPart, stopPart } from './scale/proc';
+import { type Part, requestCounts, rssMb, startPart, stopPart } from './scale/proc';
+import { diffCounts, perVm, writeTotal } from './scale/request-count';
+import { restartController } from './scale/restart';
 import { benchLine, percentile } from './scale/stats';
 import { createVms, deleteAll, RunningWatch } from './scale/workload';
 
@@ -26,6 +32,8 @@ const { values } = parseArgs({
     backend: { type: 'string', default: 'apiserver' },
     timeout: { type: 'string', default: '300' },
     'cpu-prof': { type: 'string' },
+    'controller-qps': { type: 'string' },
+    workers: { type: 'string' },
   },
 });
 const N = Number(values.vms);
@@ -76,12 +84,18 @@ async function main(): Promise<number> {
     `${kind} backend up in ${((performance.now() - t) / 1000).toFixed(1)} s; VMI writes counted by ${backend.writesCountedBy}`,
   );
   const profFlags = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(values['cpu-prof'])}`] : [];
-  const controller = await startPart(
-    'controller',
-    join(here, 'scale', 'controller-main.ts'),
-    backend.connectArgs,
-    profFlags,
-  );
+  const qpsArgs = [
+    ...(values['controller-qps'] ? ['--qps', values['controller-qps']] : []),
+    ...(values.workers ? ['--workers', values.workers] : []),
+  ];
+  const startController = (name: string) =>
+    startPart(
+      name,
+      join(here, 'scale', 'controller-main.ts'),
+      [...backend!.connectArgs, ...qpsArgs],
+      profFlags,
+    );
+  let controller = await startController('controller');
   parts.push(controller);
   // Each in-process launcher holds ~10 file descriptors: at most 1,000 per process.
   const procs = Math.min(M, Math.max(1, Math.ceil(N / 1000)));
@@ -105,6 +119,7 @@ async function main(): Promise<number> {
   console.log(`${M} nodes with handlers up in ${procs} process(es); creating ${N} VMs`);
 
   const w0 = await backend.vmiWrites();
+  const c0 = await requestCounts(controller);
   const t0 = performance.now();
   const created = await createVms(backend.client, N);
   console.log(`create calls done after ${((performance.now() - t0) / 1000).toFixed(2)} s`);
@@ -116,6 +131,10 @@ async function main(): Promise<number> {
   // Writes that follow Running (conditions settling) belong to the VMI too.
   await new Promise((r) => setTimeout(r, 5000));
   const writes = (await backend.vmiWrites()) - w0;
+  // What virt-controller asked of the API per VM, from before the creates to here.
+  const toRunning = diffCounts(c0, await requestCounts(controller));
+  const reqs = Object.values(toRunning).reduce((a, b) => a + b, 0);
+  console.log(`controller requests per VM, create to Running + 5 s: ${perVm(toRunning, N)}`);
   const lat = [...watch.runningAt.entries()]
     .map(([n, at]) => at - (created.get(n) ?? t0))
     .sort((a, b) => a - b);
@@ -150,15 +169,46 @@ async function main(): Promise<number> {
       writesPerVmi: writes / N,
       controllerRssMb: ctrlMem.rss,
       apiserverRssMb: apiMem.rss,
+      controllerQps: Number(values['controller-qps'] ?? 200),
     }),
   );
+  console.log(
+    `BENCH scale-requests vms=${N} backend=${kind} controller_requests_per_vm=${(reqs / N).toFixed(2)} controller_writes_per_vm=${(writeTotal(toRunning) / N).toFixed(2)}`,
+  );
+
+  // A virt-controller restart with everything settled: it should write nothing.
+  const restart = await restartController(
+    controller,
+    () => startController('controller2'),
+    () => backend!.vmiWrites(),
+  );
+  parts[parts.indexOf(controller)] = restart.part;
+  controller = restart.part;
+  const restartMem = rssMb(controller.proc.pid);
+  console.log(
+    `restart: the old controller's last request ${restart.settleSeconds.toFixed(1)} s after the wait began; the new one's ${restart.resyncSeconds.toFixed(1)} s after the old one's stop; its requests: ${JSON.stringify(restart.counts)}`,
+  );
+  console.log(
+    `BENCH scale-restart vms=${N} backend=${kind} resync_s=${restart.resyncSeconds.toFixed(1)} controller_writes=${restart.writes} vmi_writes=${restart.vmiWrites} controller_rss_mb=${restartMem.rss.toFixed(0)}`,
+  );
+
+  const cDel = await requestCounts(controller);
   const del = await deleteAll(backend.client, N, timeoutMs);
   console.log(
     del.seconds !== undefined
       ? `delete: all ${N} VMs, their VMIs and launcher pods gone after ${del.seconds.toFixed(2)} s`
       : `delete: still left after ${values.timeout} s: ${JSON.stringify(del.left)}`,
   );
-  return ok && del.seconds !== undefined ? 0 : 1;
+  console.log(
+    `controller requests per VM, delete: ${perVm(diffCounts(cDel, await requestCounts(controller)), N)}`,
+  );
+  const left = Object.entries(del.left)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+  console.log(
+    `BENCH scale-delete vms=${N} backend=${kind} delete_s=${del.seconds?.toFixed(2) ?? 'NaN'} left_${left.replaceAll(' ', ' left_')}`,
+  );
+  return ok && del.seconds !== undefined && restart.writes === 0 ? 0 : 1;
 }
 
 main()

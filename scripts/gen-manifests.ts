@@ -11,7 +11,8 @@
  * (no kube-proxy: host network, API server on 127.0.0.1) into another directory:
  * `tsx scripts/gen-manifests.ts --dev-cluster "$KUBECONFIG" --out <dir>` (the API
  * server's port, or a kubeconfig to read it from), and
- * `--image`, `--launcher-image`, `--namespace`, `--kubelet-root-dir` to override. Output is deterministic; a
+ * `--image`, `--launcher-image`, `--namespace`, `--kubelet-root-dir`, `--csi-pool-dir`,
+ * `--csi-pool-size` to override. Output is deterministic; a
  * test regenerates the default and compares it with the committed files. In the output
  * directory it replaces and removes only files it wrote (they start with its header).
  */
@@ -114,6 +115,8 @@ function parseArgs(argv: string[]): { opts: InstallOptions; out: string } {
     else if (flag === '--launcher-image') o.launcherImage = value;
     else if (flag === '--namespace') o.namespace = value;
     else if (flag === '--kubelet-root-dir') o.kubeletRootDir = value;
+    else if (flag === '--csi-pool-dir') o.csiPoolDir = value;
+    else if (flag === '--csi-pool-size') o.csiPoolSize = value;
     else throw new Error(`unknown flag ${flag}`);
   }
   return { opts: defaultInstallOptions(o), out };

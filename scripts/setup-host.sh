@@ -55,10 +55,11 @@ UP_PACKAGES=(libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils ov
 # with libprotobuf-dev's well-known types (google/protobuf/*.proto, which csi.proto imports);
 # socat is kept for poking at the local sockets by hand (no test uses it); prometheus
 # gives the tests promtool (alert rule checks and unit tests) and a real Prometheus that
-# scrapes the components' /metrics (test/e2e/metrics-prometheus.test.ts).
-TEST_PACKAGES=(libxml2-utils protobuf-compiler libprotobuf-dev socat prometheus)
+# scrapes the components' /metrics (test/e2e/metrics-prometheus.test.ts); chromium is the
+# headless browser the web console's tests drive (playwright-core, no browser download).
+TEST_PACKAGES=(libxml2-utils protobuf-compiler libprotobuf-dev socat prometheus chromium)
 # On a fresh Debian 12 (bookworm) with only its required packages, UP_PACKAGES pull in
-# 147 packages, 66 MB of downloads; TEST_PACKAGES 16 more, 13 MB (apt-get --print-uris
+# 147 packages, 66 MB of downloads; TEST_PACKAGES 16 more, 13 MB, before chromium (apt-get --print-uris
 # against a status file of the required set, December 2026). Downloading the 147 took
 # 8 s here and unpacking them 8 s; dpkg's configure steps come on top, not measured.
 install_packages() {
@@ -79,7 +80,7 @@ install_packages() {
 }
 install_packages "local mode" "about 150 packages, 65 MB, about 1-3 min" "${UP_PACKAGES[@]}"
 if [ "$with_kube" = 1 ]; then
-  install_packages "the tests" "about 15 packages, 13 MB, under a minute" "${TEST_PACKAGES[@]}"
+  install_packages "the tests" "about 15 packages, 13 MB, plus chromium: 111 packages, 149 MB when installed with its recommends on this provisioned host, a few minutes" "${TEST_PACKAGES[@]}"
 fi
 
 # VM networking's packages (CNI plugins, nftables, iproute2, passt): their own script.

@@ -48,10 +48,25 @@ export class StandInKubelet {
   ) {
     this.nodes = new Map(nodes.map((n) => [n.name, n]));
     this.factory = new SharedInformerFactory(client);
-    const pods = this.factory.informerFor(PodType, { labelSelector: LAUNCHER_POD_SELECTOR });
-    const on = (o: KubeObject) =>
-      this.kick(objectKey(o), () => pods.indexer.get(objectKey(o)) as Pod | undefined);
-    pods.addEventHandler({ onAdd: on, onUpdate: (_a, b) => on(b), onDelete: on });
+    // As a kubelet watches: its node's pods only (spec.nodeName), and for binding the unbound.
+    const selectors = nodes.map((n) => `spec.nodeName=${n.name}`);
+    if (bindTo.length) selectors.push('spec.nodeName=');
+    const informers = selectors.map((fieldSelector) =>
+      this.factory.informerFor(PodType, { labelSelector: LAUNCHER_POD_SELECTOR, fieldSelector }),
+    );
+    // A pod moves from the unbound informer to its node's: look it up in all.
+    const current = (key: string) => {
+      for (const i of informers) {
+        const p = i.indexer.get(key);
+        if (p) return p as Pod;
+      }
+      return undefined;
+    };
+    const on = (o: KubeObject) => {
+      const key = objectKey(o);
+      this.kick(key, () => current(key));
+    };
+    for (const i of informers) i.addEventHandler({ onAdd: on, onUpdate: (_a, b) => on(b), onDelete: on });
   }
 
   async start(): Promise<void> {

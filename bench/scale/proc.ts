@@ -5,12 +5,38 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { createInterface, type Interface } from 'node:readline';
 
 /** A child running one of bench/scale/*-main.ts. */
 export interface Part {
   name: string;
   proc: ChildProcess;
+  /** Its stdout lines after `ready`. */
+  lines: Interface;
+}
+
+/** Lines a part prints for the benchmark to parse, not to show: `counts {json}`. */
+const COUNTS = 'counts ';
+
+/**
+ * The request counts of a part that answers SIGUSR2 with a `counts {json}` line on stdout
+ * (controller-main.ts): requests by `method resource` since it started.
+ */
+export function requestCounts(p: Part, timeoutMs = 10_000): Promise<Record<string, number>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      p.lines.off('line', onLine);
+      reject(new Error(`${p.name}: no counts after ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onLine = (line: string) => {
+      if (!line.startsWith(COUNTS)) return;
+      clearTimeout(timer);
+      p.lines.off('line', onLine);
+      resolve(JSON.parse(line.slice(COUNTS.length)));
+    };
+    p.lines.on('line', onLine);
+    p.proc.kill('SIGUSR2');
+  });
 }
 
 /**
@@ -41,7 +67,7 @@ export async function startPart(
         if (line === 'ready') {
           clearTimeout(timer);
           resolve();
-        } else prefix(line);
+        } else if (!line.startsWith(COUNTS)) prefix(line);
       });
     });
   } catch (err) {
@@ -49,7 +75,7 @@ export async function startPart(
     proc.kill('SIGKILL');
     throw err;
   }
-  return { name, proc };
+  return { name, proc, lines };
 }
 
 /** SIGTERM, SIGKILL after `graceMs`; resolves when it has exited. */

@@ -55,3 +55,33 @@ export function requestSummary(c: CountedClient<ObjectClient>, qps: number): str
     .join(', ');
   return `${total} requests, busiest second ${peak}, ${atLimit} s at >= 90% of qps ${qps}; ${top}`;
 }
+
+/** Counts by `method resource` (as `byKind`), plain for passing between processes. */
+export type Counts = Record<string, number>;
+
+const READS = new Set(['get', 'list', 'watch']);
+
+/** `after - before`, per kind, kinds that did not change left out. */
+export function diffCounts(before: Counts, after: Counts): Counts {
+  const out: Counts = {};
+  for (const [k, n] of Object.entries(after)) {
+    const d = n - (before[k] ?? 0);
+    if (d) out[k] = d;
+  }
+  return out;
+}
+
+/** Requests that change objects (create, update, updateStatus, patch, delete). */
+export function writeTotal(c: Counts): number {
+  return Object.entries(c)
+    .filter(([k]) => !READS.has(k.split(' ')[0]))
+    .reduce((a, [, n]) => a + n, 0);
+}
+
+/** Every kind per VM, busiest first: `update virtualmachineinstances 2.00, ...`. */
+export function perVm(c: Counts, n: number): string {
+  return Object.entries(c)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${(v / n).toFixed(2)}`)
+    .join(', ');
+}

@@ -50,6 +50,8 @@ export interface ScaleResult {
   writesPerVmi: number;
   controllerRssMb: number;
   apiserverRssMb: number;
+  /** virt-controller's client QPS limit (upstream's default 200). */
+  controllerQps: number;
 }
 
 /** The issue's BENCH line. */
@@ -57,6 +59,7 @@ export function benchLine(r: ScaleResult): string {
   return (
     `BENCH scale vms=${r.vms} backend=${r.backend} nodes=${r.nodes} all_running_s=${r.allRunningS.toFixed(2)}` +
     ` p50_ms=${r.p50Ms.toFixed(0)} p95_ms=${r.p95Ms.toFixed(0)} writes_per_vmi=${r.writesPerVmi.toFixed(2)}` +
-    ` controller_rss_mb=${r.controllerRssMb.toFixed(0)} apiserver_rss_mb=${r.apiserverRssMb.toFixed(0)}`
+    ` controller_rss_mb=${r.controllerRssMb.toFixed(0)} apiserver_rss_mb=${r.apiserverRssMb.toFixed(0)}` +
+    ` controller_qps=${r.controllerQps}`
   );
 }

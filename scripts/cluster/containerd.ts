@@ -46,6 +46,9 @@ oom_score = 0
   sandbox_image = ${q(sandboxImage)}
   restrict_oom_score_adj = true
   netns_mounts_under_state_dir = true
+  # Block volumes (volumeDevices) owned by the container's runAsUser/runAsGroup, as
+  # KubeVirt asks of a cluster with non-root VMs: QEMU (107) opens the claim's device.
+  device_ownership_from_security_context = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"

@@ -14,7 +14,8 @@ import { stopDetachedControlPlane } from '../../test/support/kube';
 import { killTasks, stopContainerd } from './containerd';
 import { stopExtraNodes } from './extra-node';
 import { leftovers, removeKubepodsCgroups, unmountUnder } from './host-cleanup';
-import { restoreHostState } from './host-state';
+import { firewallBefore, restoreHostState } from './host-state';
+import { removeServiceTables, stopApiServiceRelay, stopKubeProxy } from './kube-proxy';
 import { stopKubelet } from './kubelet';
 import { deleteBridge } from './network';
 import { clusterPaths, readInfo, waitFor } from './state';
@@ -71,10 +72,12 @@ export async function down(opts: DownOptions): Promise<string[]> {
   // Nodes after the first (`up --nodes 2`), found by their records even without cluster.json.
   const stuckNodes = await stopExtraNodes(opts.stateDir, bridge, log);
   t = performance.now();
+  await stopKubeProxy(paths);
   await stopKubelet(paths);
   const killed = killTasks(paths);
   lap(`kubelet stopped${killed ? `, ${killed} container(s) it left removed with ctr` : ''}`, t);
   t = performance.now();
+  await stopApiServiceRelay(paths);
   await stopDetachedControlPlane(paths.controlPlane);
   lap('control plane stopped', t);
   t = performance.now();
@@ -84,15 +87,27 @@ export async function down(opts: DownOptions): Promise<string[]> {
   t = performance.now();
   const unmounted = unmountUnder(opts.stateDir);
   deleteBridge(bridge);
+  // kube-proxy's tables and the project's (kube-proxy.ts), unless up found them there.
+  const tables = removeServiceTables(bridge, firewallBefore(opts.stateDir));
   const stuck = removeKubepodsCgroups();
   // The kubelet's kernel settings back as up found them; its firewall chains, if any.
   const changed = restoreHostState(opts.stateDir);
-  lap(`host cleaned (${unmounted} mount(s), bridge ${bridge}, kubepods cgroups, kernel settings)`, t);
+  lap(
+    `host cleaned (${unmounted} mount(s), bridge ${bridge}, ${tables.length} nftables table(s), kubepods cgroups, kernel settings)`,
+    t,
+  );
 
   if (opts.purge) {
     rmSync(opts.stateDir, { recursive: true, force: true });
   } else {
-    for (const d of [paths.controlPlane, paths.kubelet, paths.cni, paths.pids, paths.info]) {
+    for (const d of [
+      paths.controlPlane,
+      paths.kubelet,
+      paths.cni,
+      paths.pids,
+      paths.info,
+      join(opts.stateDir, 'kube-proxy'),
+    ]) {
       rmSync(d, { recursive: true, force: true });
     }
     rmSync(join(paths.containerd, 'state'), { recursive: true, force: true });

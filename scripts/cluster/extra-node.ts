@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { ControlPlaneAccess } from '../../test/support/kube';
 import { containerdSocket, killTasks, startContainerd, stopContainerd } from './containerd';
 import { type BuiltImage, importProjectImages } from './images';
+import { prepareServiceRouting, SERVICE_CIDR, startKubeProxy, stopKubeProxy } from './kube-proxy';
 import { type KubeletNodeOptions, startKubelet, stopKubelet } from './kubelet';
 import { prepareCniBinDir } from './multus';
 import { writeCniConfig } from './network';
@@ -27,7 +28,7 @@ import {
   removeMountPoints,
   startHolder,
 } from './node-namespace';
-import { connectNode, disconnectNode, nodeLinksLeft, podRange } from './node-network';
+import { connectNode, disconnectNode, nodeLinksLeft, podBridgeAddress2, podRange } from './node-network';
 import {
   type ClusterPaths,
   clusterPaths,
@@ -109,7 +110,10 @@ export async function addNode(o: AddNodeOptions): Promise<ExtraNodeInfo> {
   Object.assign(record, { nodeIP, cgroupRoot, podRange: range, containerdSocket: containerdSocket(paths) });
   save();
   prepareCniBinDir(paths.cni);
-  writeCniConfig(paths.cni, o.bridge, o.podSubnet, range);
+  // Its pods reach ClusterIPs through its own bridge address, where its kube-proxy NATs.
+  const podGateway = podBridgeAddress2(o.podSubnet).split('/')[0];
+  prepareServiceRouting(o.bridge, holderPid);
+  writeCniConfig(paths.cni, o.bridge, o.podSubnet, range, { dst: SERVICE_CIDR, gw: podGateway });
   lap(`namespaces, network (${nodeIP}, pods ${range.start}-${range.end}), cgroup root ${cgroupRoot}`, t);
 
   t = performance.now();
@@ -126,6 +130,14 @@ export async function addNode(o: AddNodeOptions): Promise<ExtraNodeInfo> {
     verbosity: o.traceLogs ? 2 : 1,
   });
   lap(`kubelet (node ${o.nodeName} Ready)`, t);
+  t = performance.now();
+  await startKubeProxy(paths, o.cp, {
+    nodeName: o.nodeName,
+    podSubnet: o.podSubnet,
+    bridgeAddress: podGateway,
+    enter: holderPid,
+  });
+  lap('kube-proxy (nftables, in its namespace) synced', t);
   lap('node up', t0);
   return {
     nodeName: o.nodeName,
@@ -201,6 +213,7 @@ export async function stopExtraNodes(
 async function stopNode(r: NodeRecord, log: (line: string) => void): Promise<void> {
   const t = performance.now();
   const paths = clusterPaths(r.dir);
+  await stopKubeProxy(paths);
   await stopKubelet(paths);
   const killed = killTasks(paths);
   await stopContainerd(paths);
@@ -211,7 +224,14 @@ async function stopNode(r: NodeRecord, log: (line: string) => void): Promise<voi
   removeMountPoints(r.createdDirs ?? []);
   const stuck = removeCgroupRoot(cgroupRootName(r.bridge));
   if (stuck.length) throw new Error(stuck.join('; '));
-  for (const d of [paths.kubelet, paths.cni, paths.pids, join(r.dir, 'host'), join(r.dir, 'api.sock')]) {
+  for (const d of [
+    paths.kubelet,
+    paths.cni,
+    paths.pids,
+    join(r.dir, 'host'),
+    join(r.dir, 'api.sock'),
+    join(r.dir, 'kube-proxy'),
+  ]) {
     rmSync(d, { recursive: true, force: true });
   }
   rmSync(join(paths.containerd, 'state'), { recursive: true, force: true });

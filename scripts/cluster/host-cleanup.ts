@@ -7,6 +7,8 @@
 import { existsSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { extraNodeLeftovers } from './extra-node';
+import { firewallBefore } from './host-state';
+import { serviceTablesLeft } from './kube-proxy';
 import { linkExists } from './network';
 import { run } from './state';
 
@@ -94,5 +96,7 @@ export function leftovers(stateDir: string, bridge: string): string[] {
     ...kubepodsCgroups().map((c) => `cgroup ${c}`),
     // A second node's namespaces (their processes), interfaces and cgroup root.
     ...extraNodeLeftovers(stateDir, bridge),
+    // kube-proxy's tables and the project's (kube-proxy.ts) that up did not find there.
+    ...serviceTablesLeft(bridge, firewallBefore(stateDir)).map((t) => `nftables ${t}`),
   ];
 }

@@ -121,6 +121,12 @@ export function recordHostState(root: string): void {
   writeFileSync(stateFile(root), `${JSON.stringify(hostState(), null, 2)}\n`);
 }
 
+/** The firewall lines recorded before `up` (empty without a record). */
+export function firewallBefore(root: string): string[] {
+  if (!existsSync(stateFile(root))) return [];
+  return (JSON.parse(readFileSync(stateFile(root), 'utf8')) as HostState).firewall;
+}
+
 /** Whether `root` holds a record `down` has not restored yet. */
 export const hasHostRecord = (root: string) => existsSync(stateFile(root));
 

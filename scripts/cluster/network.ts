@@ -62,6 +62,8 @@ export function writeCniConfig(
   bridge: string,
   subnet: string,
   range?: { start: string; end: string },
+  /** Pods route the service range (kube-proxy.ts) through this address, their node's. */
+  serviceRoute?: { dst: string; gw: string },
 ): string {
   bridgeAddress(subnet);
   const netd = join(cniDir, 'net.d');
@@ -81,6 +83,7 @@ export function writeCniConfig(
           // With two nodes on one L2 segment, each allocates from its own share.
           ...(range ? { ranges: [[{ subnet, rangeStart: range.start, rangeEnd: range.end }]] } : { subnet }),
           dataDir: join(cniDir, 'ipam'),
+          ...(serviceRoute ? { routes: [serviceRoute] } : {}),
         },
       },
     ],

@@ -20,6 +20,13 @@ import { type AddNodeOptions, addNode } from './extra-node';
 import { leftovers } from './host-cleanup';
 import { hasHostRecord, recordHostState } from './host-state';
 import { importProjectImages, readImages } from './images';
+import {
+  kubeProxyBin,
+  prepareServiceRouting,
+  SERVICE_CIDR,
+  startApiServiceRelay,
+  startKubeProxy,
+} from './kube-proxy';
 import { checkNodeName, kubeletBin, runningKubelet, startKubelet } from './kubelet';
 import {
   grantMultusAccess,
@@ -83,6 +90,7 @@ export function missingPieces(imagesFile = defaultImagesFile()): string[] {
   if (!controlPlaneBuilt())
     missing.push(`the Kubernetes control plane (${kubeBinDir}): run scripts/kube/build.sh`);
   if (!existsSync(kubeletBin())) missing.push(`the kubelet (${kubeletBin()}): run scripts/kube/build.sh`);
+  if (!existsSync(kubeProxyBin())) missing.push(`kube-proxy (${kubeProxyBin()}): run scripts/kube/build.sh`);
   for (const bin of [
     CONTAINERD_BIN,
     '/usr/sbin/runc',
@@ -182,7 +190,12 @@ async function bringUp(
   recordHostState(stateDir);
   let t = performance.now();
   createBridge(bridge, podSubnet);
-  const bridgeNetwork = writeCniConfig(paths.cni, bridge, podSubnet, podRange(podSubnet, 1, ipamNodes));
+  const gateway = bridgeAddress(podSubnet).split('/')[0];
+  prepareServiceRouting(bridge);
+  const bridgeNetwork = writeCniConfig(paths.cni, bridge, podSubnet, podRange(podSubnet, 1, ipamNodes), {
+    dst: SERVICE_CIDR,
+    gw: gateway,
+  });
   // Multus in front of it when built; its kubeconfig (its own user) comes once the API runs.
   const multus = prepareCniBinDir(paths.cni)
     ? {
@@ -201,7 +214,13 @@ async function bringUp(
   lap(`images (${importProjectImages(paths, images)})`, t);
 
   t = performance.now();
-  const cp = await startControlPlane({ dir: paths.controlPlane, detached: true, realNodes: true });
+  const cp = await startControlPlane({
+    dir: paths.controlPlane,
+    detached: true,
+    realNodes: true,
+    advertiseAddress: gateway,
+  });
+  await startApiServiceRelay(paths, gateway, Number(new URL(cp.server).port));
   // Before the kubelet: Multus answers the first pod's CNI ADD with it.
   if (multus) grantMultusAccess(cp, paths.cni);
   lap('control plane', t);
@@ -209,6 +228,9 @@ async function bringUp(
   t = performance.now();
   await startKubelet(paths, accessTo(cp), nodeName, nodeIP, { verbosity: traceLogs ? 2 : 1 });
   lap(`kubelet (node ${nodeName} Ready)`, t);
+  t = performance.now();
+  await startKubeProxy(paths, accessTo(cp), { nodeName, podSubnet, bridgeAddress: gateway });
+  lap('kube-proxy (nftables) synced', t);
 
   const info: ClusterInfo = {
     stateDir,

@@ -7,7 +7,10 @@
 #   virt-launcher             Debian 12 + libvirt/QEMU/OVMF/swtpm/xorriso/passt (images/virt-launcher/packages)
 #                             + Node + dist/ (`kubevirt-ts virt-launcher ...`)
 #   kubevirt-ts               Debian 12 minbase + images/kubevirt-ts/packages (iproute2, nftables,
-#                             procps) + Node + dist/ + production node_modules
+#                             procps, xfsprogs) + the CSI sidecars (csi-provisioner,
+#                             csi-snapshotter, snapshot-controller in /usr/bin, from
+#                             scripts/csi/build-sidecars.sh, a layer of their own) + Node +
+#                             dist/ + production node_modules
 #                             (entry point dist/cli/kubevirt-ts.js: virt-handler, ...)
 #   tiny-guest-containerdisk  the tiny guest's bootable disk at /disk/disk.qcow2 (107:107),
 #                             upstream's containerDisk layout
@@ -53,6 +56,13 @@ done
   log "dist/ is not built: run npm run build"
   exit 1
 }
+sidecars="$CACHE/csi-sidecars/current/bin"
+for b in csi-provisioner csi-snapshotter snapshot-controller; do
+  [ -x "$sidecars/$b" ] || {
+    log "the CSI sidecars are not built ($sidecars/$b): run scripts/csi/build-sidecars.sh (scripts/setup-host.sh --with-kube does)"
+    exit 1
+  }
+done
 guest_disk="$CACHE/guest/current/boot.qcow2"
 [ -f "$guest_disk" ] || {
   log "the tiny guest is not built ($guest_disk): run scripts/guest/build.sh"
@@ -127,7 +137,15 @@ oci_image virt-launcher "$launcher_base" "$node_key $dist_key" stage_app \
   --config.entrypoint /usr/bin/kubevirt-ts --config.cmd virt-launcher --config.workingdir /
 
 components_root=$(debian_rootfs kubevirt-ts "$repo/images/kubevirt-ts/packages")
-components_base=$(oci_base kubevirt-ts "$components_root")
+# The sidecars: static Go binaries, 200 MB, changed only by a new sidecar build; their
+# own layer, so a change of dist/ does not compress them again.
+stage_sidecars() {
+  mkdir -p "$1/usr/bin"
+  cp "$sidecars/csi-provisioner" "$sidecars/csi-snapshotter" "$sidecars/snapshot-controller" "$1/usr/bin/"
+  chmod 0755 "$1/usr/bin/"*
+}
+sidecars_key=$(cat "$sidecars/csi-provisioner" "$sidecars/csi-snapshotter" "$sidecars/snapshot-controller" | sha256sum | cut -c1-16)
+components_base=$(oci_layer kubevirt-ts-csi-sidecars "$(oci_base kubevirt-ts "$components_root")" "$sidecars_key" stage_sidecars)
 oci_image kubevirt-ts "$components_base" "$node_key $dist_key $modules_key" stage_components \
   --config.entrypoint /usr/bin/kubevirt-ts --config.workingdir /
 

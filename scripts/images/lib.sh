@@ -126,6 +126,28 @@ oci_without() {
   echo "$dir"
 }
 
+# oci_layer NAME BASE_LAYOUT INPUT_KEY STAGE_FN: BASE plus one layer holding what
+# `STAGE_FN <dir>` puts in <dir>, tagged `base`, cached by INPUT_KEY (which must change
+# whenever STAGE_FN's output would). For large inputs that change rarely (the CSI
+# sidecars): the image on top of it re-makes only its own top layer. Prints its directory.
+oci_layer() {
+  local name=$1 base=$2 input=$3 stage_fn=$4 dir app
+  dir="$IMAGES/oci/base-$name-$(key_of "$CACHE_REV" "$base" "$input" "$(declare -f "$stage_fn")")"
+  if [ ! -f "$dir/.done" ]; then
+    log "layer: $name"
+    rm -rf "$dir"
+    app=$(mktemp -d "$IMAGES/.stage-$name.XXXXXX")
+    "$stage_fn" "$app"
+    mkdir -p "$dir/blobs"
+    cp -al "$base/blobs/sha256" "$dir/blobs/"
+    cp "$base/index.json" "$base/oci-layout" "$dir/"
+    umoci insert --image "$dir:base" "$app" /
+    rm -rf "$app"
+    touch "$dir/.done"
+  fi
+  echo "$dir"
+}
+
 # oci_image NAME BASE_LAYOUT|scratch INPUT_KEY STAGE_FN [umoci config flags...]
 # The image BASE + one layer (inserted at /) holding what `STAGE_FN <dir>` puts in <dir>
 # + the given config, named localhost/kubevirt-ts/NAME:<key>. INPUT_KEY must change

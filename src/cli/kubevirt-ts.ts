@@ -8,6 +8,17 @@ if (process.argv[2] === LAUNCHER_SUBCOMMAND) {
   const entry = new URL('./virt-launcher.js', import.meta.url).href;
   const { launcherMain } = (await import(entry)) as typeof import('./virt-launcher');
   await launcherMain(process.argv.slice(3));
+} else if (process.argv[2] === 'virt-probe') {
+  // Run by the kubelet every probe period, in the launcher's image (no node_modules): its
+  // own self-contained bundle (tsup.config.ts), loaded the way the launcher's is.
+  const entry = new URL('./virt-probe.js', import.meta.url).href;
+  const { virtProbeMain } = (await import(entry)) as typeof import('./virt-probe');
+  await virtProbeMain(process.argv.slice(3));
+} else if (process.argv[2] === 'cdi-importer') {
+  // The DataVolume importer pod, in the launcher's image (no node_modules): its own bundle.
+  const entry = new URL('./cdi-importer.js', import.meta.url).href;
+  const { cdiImporterMain } = (await import(entry)) as typeof import('./cdi-importer');
+  await cdiImporterMain();
 } else if (process.argv[2] === 'virt-api') {
   // One server process: its own bundle without the rest of the CLI (see virt-api.ts).
   const entry = new URL('./virt-api.js', import.meta.url).href;

@@ -5,6 +5,7 @@ import { registerCsiDriverCommand } from './commands/csi-driver';
 import { registerDescribeCommand } from './commands/describe';
 import { registerGetCommand } from './commands/get';
 import { registerImageCommand } from './commands/image';
+import { registerUiCommand } from './commands/ui';
 import { registerUpCommand } from './commands/up';
 import { registerValidateCommand } from './commands/validate';
 import { registerVirtApiCommand } from './commands/virt-api';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerCsiDriverCommand(program);
   registerCdiImporterCommand(program);
   registerUpCommand(program);
+  registerUiCommand(program);
   registerImageCommand(program);
   registerGetCommand(program);
   registerDescribeCommand(program);

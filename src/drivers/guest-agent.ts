@@ -107,6 +107,19 @@ export interface GuestAgentSupport {
    * `DriverError` carrying the agent's message when neither works.
    */
   setAuthorizedKeys?(ref: DomainRef, user: string, keys: string[]): Promise<{ legacy: boolean }>;
+  /**
+   * Runs `command args` in the guest (`guest-exec`) and returns its exit code and standard
+   * output (an exec probe). Rejects with a `DriverError` when the agent cannot run it or it
+   * does not exit within `timeoutSec`.
+   */
+  exec?(
+    ref: DomainRef,
+    command: string,
+    args: string[],
+    timeoutSec: number,
+  ): Promise<{ exitCode: number; stdout: string }>;
+  /** Resolves when the agent answers `guest-ping` within `timeoutSec` (a guestAgentPing probe). */
+  ping?(ref: DomainRef, timeoutSec: number): Promise<void>;
   /** Sets `user`'s password in the guest (`guest-set-user-password`, plain text). */
   setUserPassword?(ref: DomainRef, user: string, password: string): Promise<void>;
 }

@@ -53,9 +53,10 @@ describe('benchLine', () => {
         writesPerVmi: 4.5,
         controllerRssMb: 120.2,
         apiserverRssMb: 800.7,
+        controllerQps: 200,
       }),
     ).toBe(
-      'BENCH scale vms=500 backend=apiserver nodes=5 all_running_s=12.35 p50_ms=4000 p95_ms=9001 writes_per_vmi=4.50 controller_rss_mb=120 apiserver_rss_mb=801',
+      'BENCH scale vms=500 backend=apiserver nodes=5 all_running_s=12.35 p50_ms=4000 p95_ms=9001 writes_per_vmi=4.50 controller_rss_mb=120 apiserver_rss_mb=801 controller_qps=200',
     );
   });
 });

@@ -68,12 +68,17 @@ describe.runIf(poolTestsEnabled('kubevirt-ts csi-driver process'))(
           `--pool-dir=${path.join(base, 'pool')}`,
           `--pool-image=${path.join(base, 'pool.img')}`,
           '--pool-size=1Gi',
+          `--registration-dir=${path.join(base, 'registry')}`,
+          '--kubelet-registration-path=/var/lib/kubelet/plugins/csi.kubevirt-ts.io/csi.sock',
         ],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       child.stderr?.on('data', (d) => log.push(String(d)));
       child.stdout?.on('data', (d) => log.push(String(d)));
       await waitFor(`the driver's socket (output: ${log.join('')})`, () => existsSync(socket), 30_000, 100);
+      // --registration-dir: the kubelet's plugin-registration socket (the install passes it).
+      const reg = path.join(base, 'registry', 'csi.kubevirt-ts.io-reg.sock');
+      await waitFor('the registration socket', () => existsSync(reg), 10_000, 100);
       const csi = csiClients(socket);
       try {
         expect((await csi.identity.getPluginInfo({})).name).toBe('csi.kubevirt-ts.io');
@@ -96,6 +101,7 @@ describe.runIf(poolTestsEnabled('kubevirt-ts csi-driver process'))(
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
       child = undefined;
+      expect(existsSync(reg)).toBe(false);
       expect(log.join('')).toContain('serving CSI on');
     });
   },

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeContainerdConfig } from '../../scripts/cluster/containerd';
+import { SERVICE_CIDR, writeKubeProxyConfig } from '../../scripts/cluster/kube-proxy';
 import { checkNodeName, writeKubeletConfig } from '../../scripts/cluster/kubelet';
 import { multusBin, prepareCniBinDir, writeMultusConfig } from '../../scripts/cluster/multus';
 import { bridgeAddress, checkBridgeName, writeCniConfig } from '../../scripts/cluster/network';
@@ -80,6 +81,38 @@ describe('cluster configuration files', () => {
         ipam: { type: 'host-local', subnet: '10.244.0.0/24', dataDir: join(dir, 'ipam') },
       },
     ]);
+  });
+
+  it('CNI with Services: pods route the service range through their node', () => {
+    const dir = tmp();
+    const file = writeCniConfig(dir, 'kvts-br0', '10.244.0.0/24', undefined, {
+      dst: SERVICE_CIDR,
+      gw: '10.244.0.1',
+    });
+    const conf = JSON.parse(readFileSync(file, 'utf8'));
+    expect(conf.plugins[0].ipam.routes).toEqual([{ dst: '10.96.0.0/24', gw: '10.244.0.1' }]);
+  });
+
+  it('kube-proxy: nftables mode, every Service masqueraded, conntrack and NodePorts kept local', () => {
+    const paths = clusterPaths(tmp());
+    const file = writeKubeProxyConfig(paths, {
+      kubeconfig: '/k/proxy.kubeconfig',
+      nodeName: 'n1',
+      podSubnet: '10.244.0.0/24',
+      bridgeAddress: '10.244.0.1',
+    });
+    expect(file).toBe(join(paths.root, 'kube-proxy', 'kube-proxy.yaml'));
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+      kind: 'KubeProxyConfiguration',
+      mode: 'nftables',
+      clientConnection: { kubeconfig: '/k/proxy.kubeconfig' },
+      hostnameOverride: 'n1',
+      clusterCIDR: '10.244.0.0/24',
+      nodePortAddresses: ['10.244.0.1/32'],
+      nftables: { masqueradeAll: true },
+      conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
+      oomScoreAdj: 0,
+    });
   });
 
   it('Multus: 00-multus.conf sorts first and delegates the cluster network to the bridge list', () => {

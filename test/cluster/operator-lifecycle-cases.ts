@@ -128,7 +128,7 @@ export async function removeWithWorkloadBlock({ info, log }: OperatorCases) {
   // (Not `all`: the removed CRDs' kinds are in that category, and kubectl's discovery cache still lists them.)
   const kinds =
     'deployments,daemonsets,services,pods,serviceaccounts,secrets,configmaps,roles,rolebindings,clusterroles,clusterrolebindings,' +
-    'validatingwebhookconfigurations,mutatingwebhookconfigurations,apiservices,customresourcedefinitions';
+    'validatingwebhookconfigurations,mutatingwebhookconfigurations,apiservices,customresourcedefinitions,csidrivers,storageclasses';
   // A CRD the operator deleted lingers while the API server cleans up its objects: wait.
   const managed = await waitFor(
     'nothing managed by the operator left',

@@ -57,6 +57,7 @@ import {
   upgradeImageTag,
   VM,
 } from './operator-lifecycle-cases';
+import { storageStackReady, vmWithClaimDisks } from './storage-pvc-case';
 
 const why = clusterUnavailableReason();
 const enabled = integration('one-node cluster', why === undefined, why ?? '');
@@ -207,6 +208,14 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
     expect(pids).toHaveLength(1);
     qemuPid = Number(pids[0]);
   }, 600_000);
+
+  it('brings up the storage stack: the CSI node pod registered with the kubelet, snapshot-controller, CSIDriver and classes', async () => {
+    await storageStackReady(cases());
+  }, 300_000);
+
+  it('a VM with a blank filesystem claim and a block claim of kubevirt-ts-local keeps what its guest wrote across stop and start', async () => {
+    await vmWithClaimDisks(cases());
+  }, 900_000);
 
   it('restores a deleted virt-api Deployment and a deleted webhook configuration', async () => {
     const oldDeploy = getJson<{ metadata: { uid: string } }>(info, 'deployment', 'virt-api', '-n', KV_NS);

@@ -1,7 +1,8 @@
 /**
  * Issue 14's end-to-end run on the real one-node cluster: the components (virt-controller,
  * virt-handler) run as pods from the project's images, installed with `kubectl apply -f`
- * of the manifests rendered for the dev cluster; a VM booting the tiny guest from its
+ * of the manifests in the default rendering (on the pod network, reaching the API server
+ * through the `kubernetes` Service the cluster's kube-proxy serves); a VM booting the tiny guest from its
  * containerDisk image gets a launcher pod the kubelet starts (unprivileged, user 107, its
  * own libvirtd and QEMU inside the pod's cgroup), its serial console shows the boot
  * marker, and `virtctl stop` stops it. Guests use TCG here (useEmulation), so the launcher
@@ -55,6 +56,7 @@ import { registerAccessCredentialsCase } from './vm-access-credentials-case';
 import { registerForceStopCases } from './vm-force-stop-case';
 import { registerNetworkCases } from './vm-network-cases';
 import { registerPasstCase } from './vm-passt-case';
+import { registerProbesCase } from './vm-probes-case';
 import { computeSeccompModes, registerSeccompCase, seccompOf } from './vm-seccomp-case';
 
 const why = clusterUnavailableReason();
@@ -162,7 +164,12 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
         const ctl = pods.filter(
           (p) => p.metadata?.labels?.['kubevirt.io'] === 'virt-controller' && isReady(p),
         );
-        return handler.length === 1 && ctl.length === 2 ? { handler: handler[0], ctl } : undefined;
+        // The default rendering's readiness probe is /leader: only the leading replica is
+        // Ready (upstream's), the other stands by.
+        const ctlPods = pods.filter((p) => p.metadata?.labels?.['kubevirt.io'] === 'virt-controller');
+        return handler.length === 1 && ctl.length === 1 && ctlPods.length === 2
+          ? { handler: handler[0], ctl }
+          : undefined;
       },
       180_000,
       500,
@@ -549,4 +556,5 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
   registerAccessCredentialsCase(networkContext);
   registerSeccompCase(networkContext);
   registerForceStopCases(networkContext);
+  registerProbesCase(networkContext);
 });

@@ -3,17 +3,23 @@
  * libvirtd through a source launcher, a target launcher on a second libvirtd (private
  * mount and UTS namespace, its own host UUID; test/support/second-libvirtd.ts) prepares
  * the domain for its own pod paths (SyncMigrationTarget), and the source launcher
- * migrates the running guest there (MigrateVirtualMachine, peer to peer). Asserted: the
+ * migrates the running guest there (MigrateVirtualMachine, peer to peer); the source
+ * daemon's connection to the target daemon goes through two handlers' migration proxies
+ * (a unix socket, mutual TLS with a test CA over loopback, the target daemon's socket), as
+ * upstream's; QEMU's stream goes over loopback TCP (on one host the target QEMU would have
+ * to listen on the source socket's own path). Asserted: the
  * guest booted once and keeps running (its shell answers on the target launcher's
  * console), the source QEMU process is gone and the target daemon runs one, both
  * launchers report the migration. Serial: it starts and stops its own daemon.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LauncherDomain } from '../../src/controllers/launcher-protocol/domain-report';
 import { CONSOLE_SOCKET, MIGRATION_TARGET_XML } from '../../src/controllers/launcher-protocol/paths';
+import { MigrationProxyManager } from '../../src/controllers/virt-handler/migration-proxy';
 import {
   makeLauncherRoot,
   type RealLauncher,
@@ -30,6 +36,7 @@ import {
   secondLibvirtdUnavailable,
   startSecondLibvirtd,
 } from '../support/second-libvirtd';
+import { type CertFiles, issue, makeCa } from '../support/tls-certs';
 import { waitFor } from '../support/wait';
 import { processAlive as isAlive } from './node-harness';
 
@@ -149,13 +156,34 @@ describe.runIf(run)('live migration of a running guest to a second libvirtd on t
     expect(isAlive(sourcePid)).toBe(true);
 
     await target.client.syncMigrationTarget(vmi());
+    // The handlers' migration proxies: the target's TLS listener leads to its daemon, the
+    // source's socket to that listener.
+    const certDir = mkdtempSync(join(tmpdir(), 'kvts-migca-'));
+    const ca: CertFiles = makeCa(certDir, 'ca');
+    const tls = (c: CertFiles) => () => ({
+      cert: readFileSync(c.cert),
+      key: readFileSync(c.key),
+      ca: readFileSync(ca.cert),
+    });
+    const proxies = (cn: string, sans?: string[]) =>
+      new MigrationProxyManager({
+        bindHost: '127.0.0.1',
+        serverTls: tls(issue(certDir, ca, `${cn}-node`, 'kubevirt.io:system:node:virt-handler', sans)),
+        clientTls: tls(issue(certDir, ca, `${cn}-client`, 'kubevirt.io:system:client:virt-handler')),
+        disableTls: () => false,
+      });
+    const targetProxies = proxies('target', ['IP:127.0.0.1']);
+    const sourceProxies = proxies('source');
+    const ports = await targetProxies.startTarget(uid, [{ port: 0, unixPath: daemon?.socketPath ?? '' }]);
+    const files = await sourceProxies.startSource(uid, '127.0.0.1', ports, certDir);
+    const proxiedUri = `qemu+unix:///system?socket=${files[0]}`;
     const xml = readFileSync(join(target.sockets, MIGRATION_TARGET_XML), 'utf8');
     // The target's domain points at the target pod's own directories.
     expect(xml).toContain(join(root, 'target', 'private'));
     expect(xml).not.toContain(join(root, 'source', 'private'));
 
     await source.client.migrateVirtualMachine(vmi(), {
-      TargetURI: daemon?.uri,
+      TargetURI: proxiedUri,
       TargetDomainXML: xml,
       // The target daemon's host name exists only in its UTS namespace: send the stream over loopback.
       MigrateURI: 'tcp://127.0.0.1',
@@ -185,8 +213,16 @@ describe.runIf(run)('live migration of a running guest to a second libvirtd on t
       role: 'source',
       completed: true,
       mode: 'Paused',
-      targetUri: daemon?.uri,
+      targetUri: proxiedUri,
     });
+    // libvirt's peer-to-peer connection went through both proxies.
+    const carried = sourceProxies.bytes(uid);
+    expect(carried.out).toBeGreaterThan(1000);
+    expect(carried.in).toBeGreaterThan(1000);
+    expect(targetProxies.bytes(uid).out).toBeGreaterThan(1000);
+    await sourceProxies.shutdown();
+    await targetProxies.shutdown();
+    rmSync(certDir, { recursive: true, force: true });
     expect(src).toMatchObject({ state: 'shutoff', reason: 'migrated', finished: true });
 
     const tgt = await waitFor(

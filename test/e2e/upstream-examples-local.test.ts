@@ -388,7 +388,18 @@ describeUpstream("upstream's example VMs boot in local mode with default network
           const v = await node.store
             .get<Vmi>(VirtualMachineInstanceType, e.vmi, 'default')
             .catch(() => undefined);
-          return v?.status?.phase === 'Running' && v.status.interfaces?.[0]?.ipAddress ? v : undefined;
+          if (v?.status?.phase === 'Running' && v.status.interfaces?.[0]?.ipAddress) return v;
+          // Thrown, not returned: a timeout then says where the VMI stood (a CI log is all
+          // there is of a run that failed once in many).
+          throw new Error(
+            `last seen: phase ${v?.status?.phase ?? '(no VMI)'}, node ${v?.status?.nodeName ?? '-'}, ` +
+              `interfaces ${JSON.stringify(v?.status?.interfaces ?? [])}, conditions ` +
+              JSON.stringify(
+                (v?.status?.conditions ?? []).map(
+                  (c) => `${c.type}=${c.status} ${c.reason ?? ''} ${c.message ?? ''}`,
+                ),
+              ),
+          );
         },
         400_000,
       );

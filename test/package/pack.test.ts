@@ -62,5 +62,7 @@ describe.runIf(run)('npm pack', () => {
     // The bins are declared and shipped.
     expect(existsSync(join(app, 'node_modules/.bin/kubevirt-ts'))).toBe(true);
     expect(existsSync(join(app, 'node_modules/.bin/virtctl'))).toBe(true);
+    // The web console's bundle ships too: `npx kubevirt-ts ui` needs nothing else.
+    expect(existsSync(join(app, 'node_modules/kubevirt-ts/dist/ui/app.js'))).toBe(true);
   }, 360_000);
 });

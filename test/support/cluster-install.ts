@@ -1,33 +1,47 @@
 /**
  * kubevirt-ts installed on the test cluster the way a user installs it: the component
- * manifests rendered for the dev cluster applied with `kubectl apply -f`, and a KubeVirt
+ * manifests in the default rendering (pods on the pod network reaching the API server and
+ * each other through Services, which the cluster's kube-proxy serves) applied with
+ * `kubectl apply -f`, images never pulled (they are imported), and a KubeVirt
  * resource with TCG guests (KVM is unusable for a guest on these machines, see
  * docs/cluster.md).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import { manifestFiles } from '../../scripts/gen-manifests';
 import { defaultInstallOptions } from '../../src/controllers/virt-operator/components/index';
 
 /**
+ * Files of the manifests the shared cluster does without: the operator's (this installs
+ * the components by hand), and the storage stack's: the shared cluster's CSI tests
+ * (csi-registration, csi-provisioning) run the driver `csi.kubevirt-ts.io` in their own
+ * process, and one driver name registers once with a kubelet. The storage stack as the
+ * install brings it up is tested with the operator on its own cluster
+ * (operator.serial.test.ts, storage-pvc-case.ts).
+ */
+const SKIPPED = ['kubevirt-ts-operator.yaml', '40-storage.yaml'];
+
+/**
  * Writes the manifests into `dir` and applies them (and the KubeVirt resource); `kubectl
- * delete -f dir` undoes it. The operator's manifest is left out: this installs the
- * components by hand, virt-api's certificates made by the manifests' virt-certs. The
+ * delete -f dir` undoes it. The files in SKIPPED are left out; virt-api's certificates
+ * are made by the manifests' virt-certs. The
  * KubeVirt resource waits for virt-api: its validating webhook refuses until virt-api runs.
  */
 export function installComponents(
   info: ClusterInfo,
   dir: string,
   kubectl: (...args: string[]) => string,
+  /** Arguments appended to a component's container (e.g. shortened timeouts for a test). */
+  extraArgs: { 'virt-controller'?: string[]; 'virt-handler'?: string[] } = {},
 ): void {
   const opts = defaultInstallOptions({
-    devCluster: { apiServerPort: Number(new URL(info.server).port) },
+    imagePullPolicy: 'Never',
     kubeletRootDir: join(info.stateDir, 'kubelet'),
   });
   for (const [name, text] of manifestFiles(opts)) {
-    if (name !== 'kubevirt-ts-operator.yaml') writeFileSync(join(dir, name), text);
+    if (!SKIPPED.includes(name)) writeFileSync(join(dir, name), withArgs(text, extraArgs));
   }
   kubectl('apply', '-f', dir);
   // Not `wait --for=condition=Available`: with one replica and maxUnavailable 1 it holds at 0 ready.
@@ -42,4 +56,24 @@ export function installComponents(
     }),
   );
   kubectl('apply', '-f', join(dir, 'kubevirt-cr.yaml'));
+}
+
+/** `text` (YAML documents) with `extra` appended to the named components' first container args. */
+function withArgs(text: string, extra: Record<string, string[] | undefined>): string {
+  if (!Object.values(extra).some((a) => a?.length)) return text;
+  return parseAllDocuments(text)
+    .map((d) => {
+      const obj = d.toJS() as {
+        kind?: string;
+        metadata?: { name?: string };
+        spec?: { template?: { spec?: { containers?: { args?: string[] }[] } } };
+      };
+      const add = ['Deployment', 'DaemonSet'].includes(obj?.kind ?? '')
+        ? extra[obj.metadata?.name ?? '']
+        : undefined;
+      const c = obj?.spec?.template?.spec?.containers?.[0];
+      if (add?.length && c) c.args = [...(c.args ?? []), ...add];
+      return stringify(obj);
+    })
+    .join('---\n');
 }

@@ -162,7 +162,18 @@ export interface ComponentLayout {
   apiPort: number;
   /** Serve real kubelets (see ControlPlaneOptions.realNodes). */
   realNodes: boolean;
+  /** The `kubernetes` Service's endpoint address (see ControlPlaneOptions.advertiseAddress). */
+  advertiseAddress?: string;
 }
+
+/**
+ * The ClusterIP range of a control plane serving real kubelets: kube-proxy runs there
+ * (scripts/cluster/kube-proxy.ts) and forwards these addresses to endpoints on this
+ * machine; each node routes the range onto its own pod bridge, never off the machine.
+ */
+export const REAL_NODES_SERVICE_CIDR = '10.96.0.0/24';
+/** The `kubernetes` Service's ClusterIP in {@link REAL_NODES_SERVICE_CIDR}. */
+export const REAL_NODES_KUBERNETES_IP = '10.96.0.1';
 
 /** The four components with their command lines; none started. */
 export function controlPlaneComponents(layout: ComponentLayout): {
@@ -171,7 +182,7 @@ export function controlPlaneComponents(layout: ComponentLayout): {
   controllerManager: Component;
   scheduler: Component;
 } {
-  const { dir, pki, etcdPort, etcdPeerPort, apiPort, realNodes } = layout;
+  const { dir, pki, etcdPort, etcdPeerPort, apiPort, realNodes, advertiseAddress } = layout;
   const ca = join(pki, 'ca.crt');
   const etcd: Component = {
     name: 'etcd',
@@ -193,7 +204,9 @@ export function controlPlaneComponents(layout: ComponentLayout): {
     args: [
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
       '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
+      // The `kubernetes` Service's endpoint: pods reach the API server there (a relay on the
+      // pod bridge's address, scripts/cluster/kube-proxy.ts) through its ClusterIP.
+      `--advertise-address=${advertiseAddress ?? '127.0.0.1'}`,
       `--secure-port=${apiPort}`,
       `--cert-dir=${pki}`,
       `--tls-cert-file=${join(pki, 'apiserver.crt')}`,
@@ -202,11 +215,11 @@ export function controlPlaneComponents(layout: ComponentLayout): {
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
       `--service-account-key-file=${join(pki, 'sa.pub')}`,
       `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
-      // ClusterIPs from the loopback range: with no kube-proxy, the API server dials a
-      // webhook's or an aggregated API's Service at its ClusterIP, and an address from a
-      // private range would leave this machine; on loopback a call with nothing behind it
-      // is refused right here.
-      '--service-cluster-ip-range=127.100.0.0/24',
+      // Without real nodes, ClusterIPs from the loopback range: no kube-proxy runs, the API
+      // server dials a webhook's or an aggregated API's Service at its ClusterIP, and an
+      // address from a private range would leave this machine; on loopback a call with
+      // nothing behind it is refused right here. With real nodes kube-proxy serves them.
+      `--service-cluster-ip-range=${realNodes ? REAL_NODES_SERVICE_CIDR : '127.100.0.0/24'}`,
       '--authorization-mode=Node,RBAC',
       '--allow-privileged=true',
       ...(realNodes
@@ -215,9 +228,10 @@ export function controlPlaneComponents(layout: ComponentLayout): {
             `--kubelet-client-certificate=${join(pki, 'apiserver-kubelet-client.crt')}`,
             `--kubelet-client-key=${join(pki, 'apiserver-kubelet-client.key')}`,
             '--kubelet-preferred-address-types=InternalIP,Hostname',
-            // No kube-proxy: the API server calls a webhook's or the APIService's Service at
-            // one of its endpoints (the pod's address: the node's own or the pod bridge's),
-            // not at the ClusterIP, which nothing would forward.
+            // kube-proxy runs on the nodes, not beside the API server's own connections (the
+            // host's OUTPUT hook would DNAT them, but the API server may start first): it
+            // calls a webhook's or the APIService's Service at one of its endpoints (the
+            // pod's address: the node's own or the pod bridge's), not at the ClusterIP.
             '--enable-aggregator-routing=true',
           ]
         : // Pods here never reach a kubelet: the ServiceAccount admission plugin would only

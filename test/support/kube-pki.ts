@@ -101,7 +101,7 @@ export function makePki(pki: string, realNodes: boolean): void {
     'kube-apiserver',
     [],
     'keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' +
-      'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,' +
+      'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,' +
       'DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\n',
   );
   issueCert(pki, 'admin', 'kubevirt-ts-admin', ['system:masters'], CLIENT_EXT);

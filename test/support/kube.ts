@@ -85,6 +85,12 @@ export interface ControlPlaneOptions {
    * controller. Off, Nodes registered by {@link registerReadyNode} stand in for kubelets.
    */
   realNodes?: boolean;
+  /**
+   * The address the API server advertises as the `kubernetes` Service's endpoint (default
+   * 127.0.0.1; it still listens on 127.0.0.1 only): with real nodes, an address of this
+   * machine pods reach, where a relay forwards to the API server (scripts/cluster/up.ts).
+   */
+  advertiseAddress?: string;
 }
 
 /**
@@ -118,6 +124,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     etcdPeerPort,
     apiPort,
     realNodes,
+    advertiseAddress: opts.advertiseAddress,
   });
   const components = [etcd, apiserver];
   if (opts.controllerManager !== false) components.push(controllerManager);

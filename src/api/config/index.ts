@@ -2,5 +2,6 @@
 export * from './cluster-config';
 export * from './feature-gates';
 export * from './quantity';
+export * from './rest-client';
 export * from './tls-configuration';
 export * from './validate-configuration';

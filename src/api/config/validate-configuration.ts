@@ -7,6 +7,7 @@
 import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { KubeVirtConfiguration } from '../generated/types';
 import { isValidQuantity } from './quantity';
+import { validateRestClientConfiguration } from './rest-client';
 import { validateTlsConfiguration } from './tls-configuration';
 
 const interfaces = ['bridge', 'masquerade'];
@@ -124,6 +125,7 @@ export function validateKubeVirtConfiguration(
   }
   errs.push(...validateSeccompConfiguration(cfg, field.child('seccompConfiguration')));
   errs.push(...validateTlsConfiguration(cfg.tlsConfiguration, field.child('tlsConfiguration')));
+  errs.push(...validateRestClientConfiguration(cfg, field));
   // Log verbosity (klog's --v): the components take it as their level, so whole numbers 0 or more.
   const lv = dev?.logVerbosity;
   const lp = dp.child('logVerbosity');

@@ -211,6 +211,22 @@ export function validateVirtualMachine(
   options: VirtualMachineValidationOptions = {},
 ): FieldError[] {
   const errs = validateObjectMeta(vm.metadata);
+  // Inferring the instance type or preference from a volume's labels is not built (upstream
+  // reads the DataVolume's or PVC's instancetype.kubevirt.io/default-* labels): refused
+  // rather than left to fail at start.
+  const infer: FieldError[] = [];
+  for (const which of ['instancetype', 'preference'] as const) {
+    if (vm.spec?.[which]?.inferFromVolume) {
+      const p = FieldPath.of('spec', which, 'inferFromVolume');
+      errs.push(
+        fieldError(
+          p,
+          `${p}: inferring the ${which} from a volume is not supported by kubevirt-ts; name it instead`,
+        ),
+      );
+    }
+  }
+  if (infer.length > 0) return [...errs, ...infer];
   let target = vm;
   if (options.instancetypes && (vm.spec?.instancetype || vm.spec?.preference)) {
     const expanded = expandVirtualMachine(vm, options.instancetypes);

@@ -375,6 +375,16 @@ export function validateDevices(
     ...validateMiscDevices(field, spec),
     ...validateProbe(field.child('readinessProbe'), spec.readinessProbe, hasPodNetwork),
     ...validateProbe(field.child('livenessProbe'), spec.livenessProbe, hasPodNetwork),
+    // The launcher pod's liveness probe is this one: the API server refuses a pod whose
+    // liveness successThreshold is not 1 (core/v1 validation), so refuse the VMI here.
+    ...((spec.livenessProbe?.successThreshold ?? 1) > 1
+      ? [
+          fieldError(
+            field.child('livenessProbe', 'successThreshold'),
+            `${field.child('livenessProbe', 'successThreshold')} must be 1`,
+          ),
+        ]
+      : []),
     ...validateFirmware(field, spec),
     ...validateGatedDevices(field, spec, config),
     ...validateLaunchSecurity(field, spec, config),

@@ -71,6 +71,14 @@ export function registerCsiDriverCommand(program: Command): void {
       'the pool image size when it is made (sparse: takes what is written)',
       '50Gi',
     )
+    .option(
+      '--registration-dir <dir>',
+      "the kubelet's plugins_registry directory: register the driver with the kubelet there",
+    )
+    .option(
+      '--kubelet-registration-path <path>',
+      'the CSI socket as the kubelet sees it (default: the --endpoint path)',
+    )
     .action(async (f: CsiDriverFlags) => {
       const checked = checkCsiDriverFlags(f);
       const { startCsiDriver } = await import('../../controllers/csi-driver/csi-driver');

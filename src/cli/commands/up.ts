@@ -8,8 +8,9 @@
  * directory, the manifests are applied to it instead.
  */
 import { spawn } from 'node:child_process';
-import { openSync, rmSync, writeFileSync } from 'node:fs';
-import type { Command } from 'commander';
+import { existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Command, Option } from 'commander';
 import pino, { type Logger } from 'pino';
 import type { VirtualMachineInstance } from '../../api/generated/types';
 import { VmiResource } from '../../controllers/common/vmi-resource';
@@ -23,7 +24,10 @@ import { LocalClient, localRequest, runningUpPid } from '../local/local-client';
 import { LocalNode } from '../local/local-node';
 import { ProgressPrinter, printable, watchPhases } from '../local/progress';
 import { defaultStateDir, ensureStateDirs, type StatePaths, statePaths } from '../local/state-dir';
+import { UiBackend } from '../ui/backend';
+import { startUiServer } from '../ui/server';
 import { VERBOSITY_HELP } from '../verbosity-flag';
+import { openTarget } from './virtctl/target';
 
 /** Options of the up command. */
 export interface UpOptions {
@@ -38,6 +42,10 @@ export interface UpOptions {
   podSubnet6?: string;
   podNetwork?: boolean;
   verbose?: boolean;
+  /** Also serve the web console (`kubevirt-ts ui`) from this process. */
+  ui?: boolean;
+  /** Set by `-d` for its child: write the console's URL to this file (mode 0600), not to the log. */
+  uiUrlFile?: string;
   v?: string;
   metricsPort?: string;
 }
@@ -79,6 +87,8 @@ export function registerUpCommand(program: Command): void {
       '--metrics-port <port>',
       "loopback port of virt-handler's /metrics (virt-controller's is the next one; default: free ports, see metrics.json in the state dir)",
     )
+    .option('--ui', 'also serve the web console on loopback and print its URL (see `kubevirt-ts ui`)')
+    .addOption(new Option('--ui-url-file <file>').hideHelp())
     .action(async (manifests: string[], opts: UpOptions) => {
       await up(manifests, opts);
     });
@@ -170,6 +180,7 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
   progress.line(
     `metrics: virt-handler ${node.metricsUrls['virt-handler']}/metrics, virt-controller ${node.metricsUrls['virt-controller']}/metrics`,
   );
+  if (opts.ui) await serveConsole(paths, opts, progress);
   await watchPhases(node.store, progress);
   // Admitted again against the store: its KubeVirt resource, instance types and preferences.
   // Refused now, `up` stops as it does for a manifest refused before starting.
@@ -204,6 +215,10 @@ async function detach(paths: StatePaths, manifests: string[], opts: UpOptions, p
   if (opts.verbose) args.push('--verbose');
   if (opts.v !== undefined) args.push('--v', opts.v);
   if (opts.metricsPort) args.push('--metrics-port', opts.metricsPort);
+  // The console's URL carries its session token: not into the log (0644), into a 0600 file.
+  const uiUrlFile = join(paths.root, 'ui-url');
+  rmSync(uiUrlFile, { force: true });
+  if (opts.ui) args.push('--ui', '--ui-url-file', uiUrlFile);
   const child = spawn(process.execPath, [...process.execArgv, ...args], {
     detached: true,
     stdio: ['ignore', log, log],
@@ -225,6 +240,11 @@ async function detach(paths: StatePaths, manifests: string[], opts: UpOptions, p
   }
   progress.done();
   progress.line(`local mode running in the background (pid ${child.pid}); log ${paths.logFile}`);
+  if (opts.ui) {
+    for (let i = 0; i < 100 && !existsSync(uiUrlFile); i++) await new Promise((r) => setTimeout(r, 100));
+    if (existsSync(uiUrlFile)) progress.line(`web console: ${readFileSync(uiUrlFile, 'utf8').trim()}`);
+    else progress.line(`web console: did not start (see ${paths.logFile})`);
+  }
   const client = new LocalClient(paths);
   try {
     const objects = await loadAndAdmit(
@@ -238,6 +258,21 @@ async function detach(paths: StatePaths, manifests: string[], opts: UpOptions, p
     if (opts.console) await streamFirstConsole(client.store, paths, objects, progress);
   } finally {
     client.close();
+  }
+}
+
+/**
+ * Serves the web console from this process on the local sockets, and prints its URL (or
+ * writes it to `--ui-url-file`, mode 0600, for `-d`). A missing bundle is reported, not fatal.
+ */
+async function serveConsole(paths: StatePaths, opts: UpOptions, progress: ProgressPrinter): Promise<void> {
+  try {
+    const backend = new UiBackend(openTarget({ stateDir: paths.root }));
+    const server = await startUiServer({ backend });
+    if (opts.uiUrlFile) writeFileSync(opts.uiUrlFile, `${server.url}\n`, { mode: 0o600 });
+    else progress.line(`web console: ${server.url}`);
+  } catch (e) {
+    progress.line(`web console: not started: ${(e as Error).message}`);
   }
 }
 

@@ -4,8 +4,10 @@
  * the aggregated `subresources.kubevirt.io` API. Thin: build the client, follow the
  * KubeVirt configuration, serve, stop on SIGTERM/SIGINT.
  */
+
 import type { Command } from 'commander';
 import { VERBOSITY_HELP } from '../verbosity-flag';
+import { followRateLimit, restClientRateLimit } from './rest-client-limit';
 
 interface ApiFlags {
   kubeconfig?: string;
@@ -62,16 +64,20 @@ export function registerVirtApiCommand(program: Command): void {
       const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
       const { startVirtApi } = await import('../../controllers/virt-api/server');
       const log = logs.line;
-      const client = KubeClient.fromKubeconfig(f.kubeconfig);
+      const client = KubeClient.fromKubeconfig(f.kubeconfig, restClientRateLimit('virtAPI'));
       const config = new KubeVirtConfigWatcher({
         client,
         namespace: f.kubevirtNamespace,
         log,
         // upstream: the KubeVirt resource's logVerbosity.virtAPI wins over --v while set.
-        onChange: (c) => logs.followConfig(c.configuration),
+        onChange: (c) => {
+          logs.followConfig(c.configuration);
+          followRateLimit(client, 'virtAPI', c, log);
+        },
       });
       await config.start();
       logs.followConfig(config.current().configuration);
+      followRateLimit(client, 'virtAPI', config.current(), log);
       const api = await startVirtApi({
         client,
         tls: { cert: f.tlsCertFile, key: f.tlsKeyFile },

@@ -8,11 +8,13 @@
  * Lease: upstream's readiness probe, so only the leader is Ready). A replica that loses
  * the Lease exits, as upstream's does, and its pod restarts as a candidate.
  */
+
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { parseMetricsListen } from '../metrics-flags';
 import { VERBOSITY_HELP } from '../verbosity-flag';
+import { followRateLimit, restClientRateLimit } from './rest-client-limit';
 
 interface ControllerFlags {
   kubeconfig?: string;
@@ -27,6 +29,7 @@ interface ControllerFlags {
   port: string;
   listenAddress: string;
   workers: string;
+  nodeHeartbeatTimeout: string;
   v: string;
   metricsListen?: string;
   metricsListenRetry?: string;
@@ -67,7 +70,8 @@ export function checkControllerFlags(f: ControllerFlags) {
   };
   if (lease.renewDeadlineMs >= lease.leaseDurationMs)
     throw new Error('--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration');
-  return { lease, port: Number(f.port), workers: Number(f.workers) };
+  const nodeHeartbeatTimeoutMs = seconds('--node-heartbeat-timeout', f.nodeHeartbeatTimeout);
+  return { lease, port: Number(f.port), workers: Number(f.workers), nodeHeartbeatTimeoutMs };
 }
 
 /** Serves /healthz and /leader on `port`. */
@@ -123,6 +127,11 @@ export function registerVirtControllerCommand(program: Command): void {
     .option('--port <port>', 'port of /healthz and /leader (0: none)', '8182')
     .option('--listen-address <addr>', 'address of the health server', '0.0.0.0')
     .option('--workers <n>', 'workers per controller', '4')
+    .option(
+      '--node-heartbeat-timeout <s>',
+      "seconds without a virt-handler heartbeat after which a node's VMIs whose pods are gone fail (upstream: 300)",
+      '300',
+    )
     .option('--v <level>', VERBOSITY_HELP, '2')
     .option(
       '--metrics-listen <address:port>',
@@ -143,23 +152,37 @@ export function registerVirtControllerCommand(program: Command): void {
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
       const { VirtController } = await import('../../controllers/virt-controller/virt-controller');
       const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
+      const { apiFreezer } = await import('../../controllers/virt-controller/snapshot/api-freezer');
+      const { unservedSnapshotKind } = await import('../../controllers/virt-controller/snapshot/wiring');
       const log = logs.line;
-      const client = KubeClient.fromKubeconfig(f.kubeconfig);
+      const client = KubeClient.fromKubeconfig(f.kubeconfig, restClientRateLimit('virtController'));
       const config = new KubeVirtConfigWatcher({
         client,
         namespace: f.kubevirtNamespace,
         log,
         // upstream: the KubeVirt resource's logVerbosity.virtController wins over --v while set.
-        onChange: (c) => logs.followConfig(c.configuration),
+        onChange: (c) => {
+          logs.followConfig(c.configuration);
+          followRateLimit(client, 'virtController', c, log);
+        },
       });
       await config.start();
       logs.followConfig(config.current().configuration);
+      followRateLimit(client, 'virtController', config.current(), log);
       let exitCode = 0;
       let done: () => void = () => {};
       const finished = new Promise<void>((r) => {
         done = r;
       });
       let reconcileError: (c: string, key: string, e: Error) => void = () => {};
+      let snapshotsOff = await unservedSnapshotKind(client);
+      // KubeVirt's own snapshot CRDs are applied with this Deployment: give them a moment
+      // to be established (the CSI snapshot kinds are not waited for).
+      for (let i = 0; i < 20 && snapshotsOff?.includes('.snapshot.kubevirt.io '); i++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        snapshotsOff = await unservedSnapshotKind(client);
+      }
+      if (snapshotsOff) log(`VM snapshot and restore controllers off: ${snapshotsOff} is not served`);
       const controller = new VirtController({
         client,
         config: () => config.current(),
@@ -169,6 +192,8 @@ export function registerVirtControllerCommand(program: Command): void {
           podRuntime: f.podRuntime as 'kubelet' | 'local',
         },
         workers: checked.workers,
+        nodeHeartbeatTimeoutMs: checked.nodeHeartbeatTimeoutMs,
+        evacuation: true,
         instancetypes: true,
         pools: true,
         volumes: true,
@@ -178,6 +203,10 @@ export function registerVirtControllerCommand(program: Command): void {
         // Its CRD comes with the install (manifests/01-crds.yaml); without it VMIs naming
         // a definition get the missing-NAD condition and the kind is probed again.
         networkAttachments: true,
+        // snapshot.kubevirt.io's CRDs come with the install, the CSI snapshot kinds with the
+        // external-snapshotter's: without them the snapshot controllers stay off (logged).
+        snapshots: snapshotsOff === undefined,
+        freezer: apiFreezer((req) => client.request(req)),
         log,
         leaderElection: f.leaderElect
           ? {

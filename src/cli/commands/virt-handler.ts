@@ -3,11 +3,13 @@
  * the node agent, optionally with the local pod runtime for a node without a kubelet.
  * Thin: build the client, compose, start, stop on SIGTERM/SIGINT (guests keep running).
  */
+
 import type { Command } from 'commander';
 import type { PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime';
 import type { VirtHandler } from '../../controllers/virt-handler/handler';
 import { parseMetricsListen } from '../metrics-flags';
 import { VERBOSITY_HELP } from '../verbosity-flag';
+import { followRateLimit, restClientRateLimit } from './rest-client-limit';
 
 /** kubelet's pod root (launcher-protocol/paths; not imported, so the CLI starts without gRPC). */
 const KUBELET_PODS_ROOT = '/var/lib/kubelet/pods';
@@ -39,6 +41,7 @@ interface HandlerFlags {
   metricsListen?: string;
   metricsListenRetry?: string;
   seccompDir?: string;
+  heartbeatInterval: string;
   v: string;
 }
 
@@ -118,6 +121,11 @@ export function registerVirtHandlerCommand(program: Command): void {
       '--seccomp-dir <dir>',
       "the kubelet's seccomp directory (<root-dir>/seccomp): install upstream's launcher profile kubevirt/kubevirt.json there while the KubevirtSeccompProfile gate is on",
     )
+    .option(
+      '--heartbeat-interval <s>',
+      "seconds between the Node's kubevirt.io/heartbeat stamps (upstream: 60; virt-controller's --node-heartbeat-timeout must be longer)",
+      '60',
+    )
     .option('--v <level>', VERBOSITY_HELP, '2')
     .action(async (f: HandlerFlags) => {
       // The serving certificate also serves the REST server: metrics use it only when listening.
@@ -145,9 +153,13 @@ export function registerVirtHandlerCommand(program: Command): void {
         throw new Error(
           `--migration-address: ${JSON.stringify(f.migrationAddress)} is neither host[:port] nor a libvirt URI`,
         );
+      if (!/^\d{1,6}$/.test(f.heartbeatInterval) || Number(f.heartbeatInterval) < 1)
+        throw new Error(
+          `--heartbeat-interval: ${JSON.stringify(f.heartbeatInterval)} is not a whole number of seconds >= 1`,
+        );
       const client = f.storeSocket
-        ? KubeClient.fromSocket(f.storeSocket)
-        : KubeClient.fromKubeconfig(f.kubeconfig);
+        ? KubeClient.fromSocket(f.storeSocket, restClientRateLimit('virtHandler'))
+        : KubeClient.fromKubeconfig(f.kubeconfig, restClientRateLimit('virtHandler'));
       const env: Record<string, string> = f.sharedLibvirt ? { KUBEVIRT_TS_LIBVIRT_URI: f.libvirtUri } : {};
       if (f.imageRoot) env.KUBEVIRT_TS_IMAGE_ROOT = f.imageRoot;
       const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
@@ -173,11 +185,13 @@ export function registerVirtHandlerCommand(program: Command): void {
           // upstream: logVerbosity.nodeVerbosity[node], else .virtHandler, wins over --v while set.
           logs.followConfig(c.configuration, f.nodeName);
           installProfile(c);
+          followRateLimit(client, 'virtHandler', c, log);
         },
       });
       await config.start();
       logs.followConfig(config.current().configuration, f.nodeName);
       installProfile(config.current());
+      followRateLimit(client, 'virtHandler', config.current(), log);
       const container = createNodeContainer({
         client,
         drivers: {
@@ -192,6 +206,7 @@ export function registerVirtHandlerCommand(program: Command): void {
           nodeName: f.nodeName,
           podsRoot: f.podsRoot,
           notifySocket: f.notifySocket,
+          heartbeatMs: Number(f.heartbeatInterval) * 1000,
           migrationAddress: f.migrationAddress,
           migrationConfig: () => config.current().migrations,
           devicePluginDir:

@@ -4,12 +4,14 @@
  * (the operator manifest's Deployment); leader election on the `virt-operator` Lease
  * keeps one reconciling. A replica that loses the Lease exits and restarts as a candidate.
  */
+
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { VERBOSITY_HELP } from '../verbosity-flag';
+import { restClientRateLimit } from './rest-client-limit';
 
 interface OperatorFlags {
   kubeconfig?: string;
@@ -20,6 +22,8 @@ interface OperatorFlags {
   imagePullPolicy: string;
   devClusterApiserverPort?: string;
   kubeletRootDir?: string;
+  csiPoolDir?: string;
+  csiPoolSize?: string;
   leaderElect: boolean;
   v: string;
 }
@@ -63,6 +67,11 @@ export function registerVirtOperatorCommand(program: Command): void {
       "the nodes' kubelet --root-dir (virt-handler reads <dir>/pods)",
       '/var/lib/kubelet',
     )
+    .option(
+      '--csi-pool-dir <dir>',
+      "the CSI driver's pool on each node (default <kubelet root>/plugins/csi.kubevirt-ts.io/pool)",
+    )
+    .option('--csi-pool-size <size>', "the CSI pool image's size when a node makes it", '50Gi')
     .option('--no-leader-elect', 'reconcile without the Lease (one replica only)')
     .option('--v <level>', VERBOSITY_HELP, '2')
     .action(async (f: OperatorFlags) => {
@@ -90,6 +99,19 @@ export function registerVirtOperatorCommand(program: Command): void {
         throw new Error(
           `--kubelet-root-dir: ${JSON.stringify(f.kubeletRootDir)} is not a plain absolute path`,
         );
+      const storage = { csiPoolDir: f.csiPoolDir, csiPoolSize: f.csiPoolSize ?? '50Gi' };
+      const { checkInstallOptions, defaultInstallOptions } = await import(
+        '../../controllers/virt-operator/components/install-options'
+      );
+      try {
+        checkInstallOptions(defaultInstallOptions(storage));
+      } catch (e) {
+        throw new Error(
+          (e as Error).message
+            .replace('install: csiPoolDir', '--csi-pool-dir:')
+            .replace('install: csiPoolSize', '--csi-pool-size:'),
+        );
+      }
       const crdsDir = f.crdsDir ?? defaultCrdsDir();
       if (!existsSync(path.join(crdsDir, 'kubevirt.io_kubevirts.yaml')))
         throw new Error(`--crds-dir: ${crdsDir} holds no kubevirt.io_kubevirts.yaml`);
@@ -97,7 +119,7 @@ export function registerVirtOperatorCommand(program: Command): void {
       const { VirtOperator } = await import('../../controllers/virt-operator/operator');
       const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
       const log = logs.line;
-      const client = KubeClient.fromKubeconfig(f.kubeconfig);
+      const client = KubeClient.fromKubeconfig(f.kubeconfig, restClientRateLimit('virtOperator'));
       // upstream: the KubeVirt resource's logVerbosity.virtOperator wins over --v while set.
       const config = new KubeVirtConfigWatcher({
         client,
@@ -123,6 +145,7 @@ export function registerVirtOperatorCommand(program: Command): void {
         },
         devCluster,
         kubeletRootDir: f.kubeletRootDir,
+        storage,
         leaderElection: f.leaderElect
           ? { identity: `${process.env.POD_NAME || hostname()}_${process.pid}` }
           : false,

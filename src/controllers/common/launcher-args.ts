@@ -49,7 +49,17 @@ export interface LauncherArgs {
   keepAfterFailure: boolean;
   /** Run as the non-root user 107. */
   runAsNonRoot: boolean;
+  /**
+   * Percent less room than a filesystem claim asks for that its new disk.img still
+   * accepts (developerConfiguration.pvcTolerateLessSpaceUpToPercent, default 10).
+   */
+  lessPVCSpaceToleration?: number;
+  /** Bytes left free on a claim's filesystem (developerConfiguration.minimumReservePVCBytes, default 131072). */
+  minimumReservePVCBytes?: number;
 }
+
+/** upstream's defaults of the two PVC disk settings (rendered only when a cluster changes them). */
+export const PVC_DISK_DEFAULTS = { lessPVCSpaceToleration: 10, minimumReservePVCBytes: 131072 } as const;
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -104,6 +114,20 @@ export function validateLauncherArgs(a: LauncherArgs): void {
     check(ABS_PATH.test(v) && !v.split('/').includes('..'), field, v, 'an absolute path without ".."');
   }
   check(DRIVER.test(a.hypervisor), 'hypervisor', a.hypervisor, 'a driver name');
+  const tol = a.lessPVCSpaceToleration ?? PVC_DISK_DEFAULTS.lessPVCSpaceToleration;
+  const reserve = a.minimumReservePVCBytes ?? PVC_DISK_DEFAULTS.minimumReservePVCBytes;
+  check(
+    Number.isInteger(tol) && tol >= 0 && tol <= 100,
+    'developerConfiguration.pvcTolerateLessSpaceUpToPercent',
+    tol,
+    'a whole percentage (0-100)',
+  );
+  check(
+    Number.isSafeInteger(reserve) && reserve >= 0,
+    'developerConfiguration.minimumReservePVCBytes',
+    reserve,
+    'a non-negative integer',
+  );
 }
 
 /** The compute container's args (after the command), in upstream's flag spelling. */
@@ -133,6 +157,16 @@ export function renderLauncherArgs(a: LauncherArgs): string[] {
   if (a.runAsNonRoot) args.push('--run-as-nonroot');
   if (a.allowEmulation) args.push('--allow-emulation');
   if (a.keepAfterFailure) args.push('--keep-after-failure');
+  if (
+    a.lessPVCSpaceToleration !== undefined &&
+    a.lessPVCSpaceToleration !== PVC_DISK_DEFAULTS.lessPVCSpaceToleration
+  )
+    args.push('--less-pvc-space-toleration', String(a.lessPVCSpaceToleration));
+  if (
+    a.minimumReservePVCBytes !== undefined &&
+    a.minimumReservePVCBytes !== PVC_DISK_DEFAULTS.minimumReservePVCBytes
+  )
+    args.push('--minimum-pvc-reserve-bytes', String(a.minimumReservePVCBytes));
   return args;
 }
 
@@ -146,7 +180,15 @@ const VALUE_FLAGS: Record<string, keyof LauncherArgs> = {
   '--container-disk-dir': 'containerDiskDir',
   '--hook-sidecars': 'hookSidecars',
   '--hypervisor': 'hypervisor',
+  '--less-pvc-space-toleration': 'lessPVCSpaceToleration',
+  '--minimum-pvc-reserve-bytes': 'minimumReservePVCBytes',
 };
+const NUMBER_FLAGS = new Set<keyof LauncherArgs>([
+  'gracePeriodSeconds',
+  'hookSidecars',
+  'lessPVCSpaceToleration',
+  'minimumReservePVCBytes',
+]);
 const BOOL_FLAGS: Record<string, keyof LauncherArgs> = {
   '--run-as-nonroot': 'runAsNonRoot',
   '--allow-emulation': 'allowEmulation',
@@ -167,6 +209,7 @@ export function parseLauncherArgs(argv: readonly string[]): LauncherArgs {
     allowEmulation: false,
     keepAfterFailure: false,
     runAsNonRoot: false,
+    ...PVC_DISK_DEFAULTS,
   };
   const args = argv[0] === LAUNCHER_SUBCOMMAND ? argv.slice(1) : argv;
   for (let i = 0; i < args.length; i++) {
@@ -179,7 +222,7 @@ export function parseLauncherArgs(argv: readonly string[]): LauncherArgs {
     if (!key) throw new LauncherArgsError(`virt-launcher: unknown flag ${JSON.stringify(flag)}`);
     const value = args[++i];
     if (value === undefined) throw new LauncherArgsError(`virt-launcher: ${flag} needs a value`);
-    out[key] = key === 'gracePeriodSeconds' || key === 'hookSidecars' ? Number(value) : value;
+    out[key] = NUMBER_FLAGS.has(key) ? Number(value) : value;
   }
   for (const required of ['namespace', 'name', 'uid', 'gracePeriodSeconds'] as const) {
     if (out[required] === undefined) {

@@ -14,6 +14,24 @@ export interface SeccompProfile {
   localhostProfile?: string;
 }
 
+/** A container probe (core/v1 Probe): one handler and its timing. */
+export interface PodProbe {
+  exec?: { command: string[] };
+  httpGet?: {
+    host?: string;
+    path?: string;
+    port: string | number;
+    scheme?: 'HTTP' | 'HTTPS';
+    httpHeaders?: Array<{ name: string; value: string }>;
+  };
+  tcpSocket?: { host?: string; port: string | number };
+  initialDelaySeconds?: number;
+  timeoutSeconds?: number;
+  periodSeconds?: number;
+  successThreshold?: number;
+  failureThreshold?: number;
+}
+
 export interface PodContainer {
   name: string;
   image: string;
@@ -29,12 +47,17 @@ export interface PodContainer {
     mountPropagation?: string;
     subPath?: string;
   }>;
+  /** Block-mode claims as device nodes (core/v1 VolumeDevice). */
+  volumeDevices?: Array<{ name: string; devicePath: string }>;
   securityContext?: {
     runAsUser?: number;
     runAsNonRoot?: boolean;
     privileged?: boolean;
     capabilities?: { add?: string[]; drop?: string[] };
   };
+  ports?: Array<{ name?: string; containerPort: number; protocol?: string }>;
+  readinessProbe?: PodProbe;
+  livenessProbe?: PodProbe;
   /** Only an exec postStart hook is rendered (containerDisks: container-disk-containers.ts). */
   lifecycle?: { postStart?: { exec: { command: string[] } } };
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Container } from 'inversify';
 import type { DestinationStream } from 'pino';
 import type { VirtualMachineInstance } from '../../api';
-import { LAUNCHER_DIRS, type LauncherArgs } from '../common/launcher-args';
+import { LAUNCHER_DIRS, type LauncherArgs, PVC_DISK_DEFAULTS } from '../common/launcher-args';
 import { type PathMap, pathMapFromEnv } from '../common/path-map';
 import { shortDir } from '../launcher-protocol/short-dir';
 import { ComponentLog } from '../logging/component-log';
@@ -77,7 +77,15 @@ export function createLauncherContainer(c: LauncherComposition): Container {
       paths.privateDir = shortDir(paths.privateDir);
       paths.libvirtRunDir = shortDir(paths.libvirtRunDir, 90);
       const imageRoot = e[IMAGE_ROOT_ENV] || undefined;
-      const volumes = new VolumePreparer({ paths, imageRoot, pathMap: map });
+      const volumes = new VolumePreparer({
+        paths,
+        imageRoot,
+        pathMap: map,
+        pvcLimits: {
+          lessPVCSpaceToleration: args.lessPVCSpaceToleration ?? PVC_DISK_DEFAULTS.lessPVCSpaceToleration,
+          minimumReservePVCBytes: args.minimumReservePVCBytes ?? PVC_DISK_DEFAULTS.minimumReservePVCBytes,
+        },
+      });
       // JSON lines, each naming the VMI this launcher runs (upstream's log.Log.Object(vmi)).
       const { v, problem } = launcherVerbosity(e);
       const logger = new ComponentLog('virt-launcher', v, c.logDestination).forVmi({
@@ -119,6 +127,7 @@ export function createLauncherContainer(c: LauncherComposition): Container {
               imageRoot,
               env: e,
               backingFormats: volumes.backingFormats,
+              blockVolumes: volumes.blockVolumes,
               libvirt: daemons ? () => daemons.start() : undefined,
             }),
           );

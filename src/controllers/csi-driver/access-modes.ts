@@ -8,11 +8,14 @@
  * `shared: "true"`). Even there a filesystem volume is never written from two nodes: one
  * ext4 or XFS mounted twice corrupts, so multi-node writers need `volumeMode: Block`.
  */
+
+import { SHARED_PARAMETER } from '../common/csi-objects';
 import { invalid } from './errors';
 import { VolumeCapability_AccessMode_Mode as Mode, type VolumeCapability } from './generated/csi/csi';
 
 /** The StorageClass parameter that says every node sees the same pool. */
-export const SHARED_PARAMETER = 'shared';
+export { SHARED_PARAMETER };
+
 /** Keys the CO's sidecars add (PVC name and namespace, ...): recorded, not interpreted. */
 const CO_PREFIX = 'csi.storage.k8s.io/';
 /** The filesystems NodeStage makes and mounts (an empty fs_type means ext4). */

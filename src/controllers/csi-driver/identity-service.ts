@@ -5,6 +5,7 @@
  */
 
 import { status } from '@grpc/grpc-js';
+import { DRIVER_NAME } from '../common/csi-objects';
 import { CsiError } from './errors';
 import {
   PluginCapability_VolumeExpansion_Type as Expansion,
@@ -16,7 +17,7 @@ import {
 import type { Pool } from './pool';
 
 /** The driver's name: the CSIDriver object's and StorageClasses' `provisioner`. */
-export const DRIVER_NAME = 'csi.kubevirt-ts.io';
+export { DRIVER_NAME };
 
 /** Options of {@link IdentityService}. */
 export interface IdentityServiceOptions {

@@ -133,7 +133,14 @@ export class NodeService {
     let fs = await filesystemOf(device);
     if (!fs) {
       fs = m?.fsType || 'ext4';
-      await runTool(`mkfs.${fs}`, fs === 'ext4' ? ['-q', '-F', device] : ['-q', device]);
+      // ext4 without root-reserved blocks and with one inode per 64 KiB: a volume holds a
+      // VM's disk.img, which KubeVirt sizes to the claim within 10 % (its
+      // pvcTolerateLessSpaceUpToPercent); the defaults' 5 % reserve and inode tables (on a
+      // small volume one inode per 4 KiB) left less than that free.
+      await runTool(
+        `mkfs.${fs}`,
+        fs === 'ext4' ? ['-q', '-F', '-m', '0', '-i', '65536', device] : ['-q', device],
+      );
     } else if (m?.fsType && m.fsType !== fs) {
       throw precondition(`volume_capability.mount.fs_type: the volume holds ${fs}, not ${m.fsType}`);
     } else if (fs === 'ext4' && !(await this.inUse(device))) {

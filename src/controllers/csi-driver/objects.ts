@@ -1,69 +1,9 @@
-/**
- * The Kubernetes objects that go with the driver: its CSIDriver, the `kubevirt-ts-local`
- * StorageClass (KubeVirt's default virt class) and a VolumeSnapshotClass. Rendered here, not
- * yet part of the install (manifests/, the operator): that comes with the driver's
- * DaemonSet and the provisioner and snapshotter sidecars.
- */
-import { SHARED_PARAMETER } from './access-modes';
-import { DRIVER_NAME } from './identity-service';
-
-/** The StorageClass's and VolumeSnapshotClass's name. */
-export const LOCAL_CLASS = 'kubevirt-ts-local';
-/** KubeVirt's annotation for the StorageClass its VMs' DataVolumes use by default. */
-export const DEFAULT_VIRT_CLASS_ANNOTATION = 'storageclass.kubevirt.io/is-default-virt-class';
-
-/** The CSIDriver object: no attach step, persistent volumes only, fsGroup applied by the kubelet. */
-export function csiDriverObject() {
-  return {
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'CSIDriver',
-    metadata: { name: DRIVER_NAME },
-    spec: {
-      attachRequired: false,
-      podInfoOnMount: false,
-      volumeLifecycleModes: ['Persistent'],
-      // Capacity tracking needs the provisioner to publish CSIStorageCapacity objects; until
-      // it runs with --enable-capacity, the scheduler must not look for them.
-      storageCapacity: false,
-      fsGroupPolicy: 'File',
-      requiresRepublish: false,
-    },
-  };
-}
-
-/** Options of {@link storageClassObject}. */
-export interface StorageClassOptions {
-  name?: string;
-  /** The pool is shared by every node (RWX and ROX for block volumes; no topology). */
-  shared?: boolean;
-  /** Annotate it as KubeVirt's default virt class (default true). */
-  defaultVirtClass?: boolean;
-}
-
-/** A StorageClass of the driver: bound when the first pod is scheduled, so the volume lands on its node. */
-export function storageClassObject(o: StorageClassOptions = {}) {
-  return {
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'StorageClass',
-    metadata: {
-      name: o.name ?? LOCAL_CLASS,
-      ...((o.defaultVirtClass ?? true) ? { annotations: { [DEFAULT_VIRT_CLASS_ANNOTATION]: 'true' } } : {}),
-    },
-    provisioner: DRIVER_NAME,
-    parameters: o.shared ? { [SHARED_PARAMETER]: 'true' } : {},
-    reclaimPolicy: 'Delete',
-    volumeBindingMode: o.shared ? 'Immediate' : 'WaitForFirstConsumer',
-    allowVolumeExpansion: true,
-  };
-}
-
-/** The VolumeSnapshotClass (snapshot.storage.k8s.io/v1, the external-snapshotter's CRDs). */
-export function volumeSnapshotClassObject(name = LOCAL_CLASS) {
-  return {
-    apiVersion: 'snapshot.storage.k8s.io/v1',
-    kind: 'VolumeSnapshotClass',
-    metadata: { name, annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } },
-    driver: DRIVER_NAME,
-    deletionPolicy: 'Delete',
-  };
-}
+/** The driver's Kubernetes objects (rendered in common/, which the install shares). */
+export {
+  csiDriverObject,
+  DEFAULT_VIRT_CLASS_ANNOTATION,
+  LOCAL_CLASS,
+  type StorageClassOptions,
+  storageClassObject,
+  volumeSnapshotClassObject,
+} from '../common/csi-objects';

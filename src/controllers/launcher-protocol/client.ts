@@ -4,8 +4,10 @@ import {
   CmdClient,
   type DomainResponse,
   type DomainStatsResponse,
+  type ExecResponse,
   type FreezeRequest,
   type GuestInfoResponse,
+  type GuestPingResponse,
   type InjectLaunchSecretRequest,
   type LaunchMeasurementResponse,
   type MigrationRequest,
@@ -218,6 +220,26 @@ export class LauncherClient {
       options: Buffer.from(JSON.stringify(options)),
     };
     return this.command('InjectLaunchSecret', (o, cb) => this.cmd.injectLaunchSecret(req, meta(), o, cb));
+  }
+  /** Runs `command args` in the guest through its agent (virt-probe's exec probe). */
+  async exec(
+    domainName: string,
+    command: string,
+    args: string[],
+    timeoutSeconds: number,
+  ): Promise<{ exitCode: number; stdout: string }> {
+    const req = { domainName, Command: command, Args: args, timeoutSeconds };
+    const res = await this.call<ExecResponse>('Exec', (o, cb) => this.cmd.exec(req, meta(), o, cb));
+    if (res.response && !res.response.success) throw new LauncherCommandError('Exec', res.response.message);
+    return { exitCode: res.exitCode, stdout: res.stdOut };
+  }
+  /** Resolves when the guest agent answers guest-ping (virt-probe's guestAgentPing probe). */
+  async guestPing(domainName: string, timeoutSeconds: number): Promise<void> {
+    const res = await this.call<GuestPingResponse>('GuestPing', (o, cb) =>
+      this.cmd.guestPing({ domainName, timeoutSeconds }, meta(), o, cb),
+    );
+    if (res.response && !res.response.success)
+      throw new LauncherCommandError('GuestPing', res.response.message);
   }
 
   close(): void {

@@ -4,7 +4,9 @@
  */
 export * from './client';
 export type {
+  ExecRequest,
   FreezeRequest,
+  GuestPingRequest,
   InjectLaunchSecretRequest,
   MigrationRequest,
   VirtualMachineOptions,

@@ -7,8 +7,12 @@ import {
   type DomainResponse,
   type DomainStatsResponse,
   type EmptyRequest,
+  type ExecRequest,
+  type ExecResponse,
   type FreezeRequest,
   type GuestInfoResponse,
+  type GuestPingRequest,
+  type GuestPingResponse,
   type InjectLaunchSecretRequest,
   type LaunchMeasurementResponse,
   type MigrationRequest,
@@ -54,6 +58,10 @@ export interface LauncherService {
   injectLaunchSecret(req: InjectLaunchSecretRequest): Promise<void>;
   /** The guest display's picture. */
   getScreenshot(req: VMIRequest): Promise<{ mime: string; data: Uint8Array }>;
+  /** Runs an exec probe's command in the guest (through its agent): exit code and stdout. */
+  exec(req: ExecRequest): Promise<{ exitCode: number; stdout: string }>;
+  /** A guestAgentPing probe: resolves when the guest agent answers. */
+  guestPing(req: GuestPingRequest): Promise<void>;
 }
 
 function failure(err: unknown): Response {
@@ -161,6 +169,18 @@ export async function serveLauncher(socketDir: string, impl: LauncherService): P
         mime: shot?.mime ?? '',
         data: Buffer.from(shot?.data ?? []),
       }),
+    ),
+    exec: withPayload(
+      (r: ExecRequest) => impl.exec(r),
+      (response, out): ExecResponse => ({
+        response,
+        exitCode: out?.exitCode ?? 0,
+        stdOut: out?.stdout ?? '',
+      }),
+    ),
+    guestPing: withPayload(
+      (r: GuestPingRequest) => impl.guestPing(r),
+      (response): GuestPingResponse => ({ response }),
     ),
     getLaunchMeasurement: withPayload(
       (r: VMIRequest) => impl.getLaunchMeasurement(r),

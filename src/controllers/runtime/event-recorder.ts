@@ -2,6 +2,10 @@
  * Records core/v1 Events about objects, as `kubectl describe` shows them. Repeats of the
  * same (object, type, reason, message) are folded into one Event whose `count` grows.
  * Writing is fire-and-forget: a failed write is reported, never thrown at the caller.
+ * As client-go's broadcaster (queue of 1,000, DropIfChannelFull, one sink writing at a
+ * time), events are written one at a time from a bounded queue, and dropped when it is
+ * full: under load they take a share of the client's QPS instead of queueing ahead of
+ * the controller's own writes.
  */
 import { isNotFound } from './errors';
 import { EventType } from './resources';
@@ -25,10 +29,22 @@ interface Folded {
 
 const MAX_MESSAGE = 1024;
 const MAX_FOLDED = 4096;
+/** Events waiting to be written (client-go's maxQueuedEvents). */
+export const MAX_QUEUED_EVENTS = 1000;
+
+interface Queued {
+  obj: KubeObject;
+  type: EventKind;
+  reason: string;
+  message: string;
+}
 
 export class EventRecorder {
   private readonly folded = new Map<string, Folded>();
-  private pending = new Set<Promise<void>>();
+  private readonly queue: Queued[] = [];
+  private draining?: Promise<void>;
+  /** Events dropped because the queue was full. */
+  dropped = 0;
 
   constructor(
     private readonly client: ObjectClient,
@@ -38,14 +54,25 @@ export class EventRecorder {
 
   /** Records an event about `obj` (which needs kind, name and, when namespaced, namespace). */
   event(obj: KubeObject, type: EventKind, reason: string, message: string): void {
-    const p = this.write(obj, type, reason, message.slice(0, MAX_MESSAGE)).catch((e) => this.onError(e));
-    this.pending.add(p);
-    void p.finally(() => this.pending.delete(p));
+    if (this.queue.length >= MAX_QUEUED_EVENTS) {
+      if (this.dropped++ % MAX_QUEUED_EVENTS === 0)
+        this.onError(new Error(`event queue full (${MAX_QUEUED_EVENTS}): ${this.dropped} dropped so far`));
+      return;
+    }
+    this.queue.push({ obj, type, reason, message: message.slice(0, MAX_MESSAGE) });
+    this.draining ??= this.drain();
   }
 
-  /** Waits for every event write started so far. */
+  /** Waits until every event recorded so far is written (or has failed). */
   async flush(): Promise<void> {
-    await Promise.all([...this.pending]);
+    while (this.draining) await this.draining;
+  }
+
+  private async drain(): Promise<void> {
+    for (let e = this.queue.shift(); e; e = this.queue.shift()) {
+      await this.write(e.obj, e.type, e.reason, e.message).catch((err) => this.onError(err));
+    }
+    this.draining = undefined;
   }
 
   private async write(obj: KubeObject, type: EventKind, reason: string, message: string): Promise<void> {

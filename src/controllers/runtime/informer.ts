@@ -33,6 +33,23 @@ export interface InformerOptions {
   watchTimeoutSeconds?: number;
   /** Reports list/watch failures (default: the runtime log, see runtime-log.ts). */
   onError?: (err: Error) => void;
+  /**
+   * Applied to every listed and watched object before it is cached or handed to handlers
+   * (client-go's SetTransform). Default {@link stripManagedFields}.
+   */
+  transform?: <O extends KubeObject>(obj: O) => O;
+}
+
+/**
+ * The object without metadata.managedFields (client-go's TransformStripManagedFields):
+ * server-side apply's bookkeeping, often larger than the rest of the metadata, and read by
+ * no controller; an update sent without it keeps the server's. A copy when there is
+ * anything to drop (objects may be shared with an in-process store), else `obj` itself.
+ */
+export function stripManagedFields<O extends KubeObject>(obj: O): O {
+  if (!obj.metadata?.managedFields) return obj;
+  const { managedFields: _, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
 }
 
 /** Counters, for tests and metrics. */
@@ -62,7 +79,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     private readonly client: ObjectClient,
     readonly type: ResourceType,
     private readonly options: InformerOptions = {},
-  ) {}
+  ) {
+    this.transform = options.transform ?? stripManagedFields;
+  }
+
+  private readonly transform: <O extends KubeObject>(obj: O) => O;
 
   /** The resourceVersion the cache reflects. */
   get resourceVersion(): string {
@@ -166,7 +187,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         limit: 500,
         continue: cont,
       });
-      items.push(...page.items);
+      for (const o of page.items) items.push(this.transform(o));
       cont = page.metadata.continue;
       if (!rv) rv = page.metadata.resourceVersion;
     } while (cont);
@@ -205,16 +226,17 @@ export class Informer<T extends KubeObject = KubeObject> {
       return;
     }
     this.stats.events++;
-    const key = objectKey(ev.object);
+    const obj = this.transform(ev.object);
+    const key = objectKey(obj);
     if (ev.type === 'DELETED') {
       const old = this.indexer.delete(key);
-      this.emit('onDelete', ev.object ?? old);
+      this.emit('onDelete', obj ?? old);
     } else {
       const old = this.indexer.get(key);
       if (!(old && old.metadata?.resourceVersion === rv)) {
-        this.indexer.set(ev.object);
-        if (old) this.emit('onUpdate', old, ev.object);
-        else this.emit('onAdd', ev.object);
+        this.indexer.set(obj);
+        if (old) this.emit('onUpdate', old, obj);
+        else this.emit('onAdd', obj);
       }
     }
     if (rv) this.rv = rv;

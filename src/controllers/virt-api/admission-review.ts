@@ -107,7 +107,7 @@ export function admissionResponse(
   uid: string,
   outcome:
     | { allowed: true; patch?: JsonPatchOperation[]; warnings?: string[] }
-    | { allowed: false; causes: StatusCause[] },
+    | { allowed: false; causes: StatusCause[]; code?: number; message?: string },
 ): Record<string, unknown> {
   const response: Record<string, unknown> = { uid, allowed: outcome.allowed };
   if (outcome.allowed) {
@@ -116,6 +116,15 @@ export function admissionResponse(
       response.patch = Buffer.from(JSON.stringify(outcome.patch)).toString('base64');
     }
     if (outcome.warnings?.length) response.warnings = outcome.warnings;
+  } else if (outcome.code !== undefined) {
+    // A refusal that is not about fields (the eviction webhook's 429, as upstream's).
+    response.status = {
+      metadata: {},
+      status: 'Failure',
+      message: outcome.message ?? '',
+      reason: outcome.code === 429 ? 'TooManyRequests' : 'Forbidden',
+      code: outcome.code,
+    };
   } else {
     // kubectl prints the message after "denied the request:": name each field in it.
     const message = outcome.causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join(', ');

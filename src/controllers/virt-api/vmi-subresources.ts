@@ -156,6 +156,13 @@ export async function vmiOperation(
   const f = Object.hasOwn(FORWARDED, op) ? FORWARDED[op] : undefined;
   if (!f) throw new HttpError(404, `subresource ${op} not found`);
   if (method !== f.method) throw new HttpError(405, `${method} ${op}: use ${f.method}`);
+  if (op === 'unpause') {
+    // upstream: a VM being snapshotted stays paused until the snapshot is done.
+    const vm = await client
+      .get<VirtualMachine & KubeObject>(VirtualMachineType, name, ns)
+      .catch(() => undefined);
+    if (vm?.status?.snapshotInProgress) throw conflict('virtualmachine', name, 'VM snapshot is in progress');
+  }
   const vmi = await fetchVmi(client, ns, name);
   requireRunning(vmi, f.notRunning);
   f.check?.(vmi);

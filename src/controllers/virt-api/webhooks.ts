@@ -5,20 +5,26 @@
  */
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { FieldError } from '../../api/errors';
+import type { VirtualMachineInstanceMigration } from '../../api/generated/types';
 import { admit, admitDefaults } from '../../api/validation/admission';
+import { validateVmUnderSnapshotOrRestore } from '../../api/validation/snapshot';
 import { sameJson } from '../runtime/same-json';
 import type { ObjectClient } from '../runtime/types';
 import { type AdmissionRequest, type StatusCause, toCauses } from './admission-review';
 import { catalogForVm } from './instancetype-lookup';
 import { type JsonPatchOperation, jsonPatch } from './json-patch';
+import { migrationCreateErrors } from './migration-create';
 import { validateMigrationPolicy } from './migration-policy';
 import { nodeRestrictionErrors } from './node-restriction';
+import { admitPodEviction } from './pod-eviction';
 import { depthErrors, kindErrors } from './review-guard';
+import { SnapshotWebhooks } from './snapshot-webhooks';
 
 /** What a webhook decides. */
 export type WebhookOutcome =
   | { allowed: true; patch?: JsonPatchOperation[]; warnings?: string[] }
-  | { allowed: false; causes: StatusCause[] };
+  /** `code`/`message`: a refusal not about fields (the eviction webhook's 429). */
+  | { allowed: false; causes: StatusCause[]; code?: number; message?: string };
 
 /** What the webhooks need from their server. */
 export interface WebhookContext {
@@ -80,16 +86,32 @@ const mutate =
     return { allowed: true, patch: jsonPatch(req.object, object) };
   };
 
+type Lookup = (
+  req: AdmissionRequest,
+  ctx: WebhookContext,
+  object: Record<string, unknown>,
+) => Promise<FieldError[]>;
+
+/**
+ * Validates the object; `extra` runs before (rules on the request itself), `lookups`
+ * after it is valid (rules that read other objects, as upstream's admitters do last).
+ */
 const validate =
-  (kinds: readonly string[], extra?: (req: AdmissionRequest, ctx: WebhookContext) => FieldError[]): Webhook =>
+  (
+    kinds: readonly string[],
+    extra?: (req: AdmissionRequest, ctx: WebhookContext) => FieldError[],
+    lookups?: Lookup,
+  ): Webhook =>
   async (req, ctx) => {
     const wrong = expectKind(req, kinds);
     if (wrong.length) return refuse(wrong);
     if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return allow;
     const more = extra?.(req, ctx) ?? [];
     if (more.length) return refuse(more);
-    const { errors } = await admitted(req, ctx, admit);
-    return errors.length ? refuse(errors) : allow;
+    const { object, errors } = await admitted(req, ctx, admit);
+    if (errors.length) return refuse(errors);
+    const found = (await lookups?.(req, ctx, object as Record<string, unknown>)) ?? [];
+    return found.length ? refuse(found) : allow;
   };
 
 const same = (a: unknown, b: unknown) => sameJson(a ?? null, b ?? null);
@@ -107,6 +129,12 @@ function vmiUpdate(req: AdmissionRequest, ctx: WebhookContext): FieldError[] {
   return [{ path: 'spec', message: 'update of VMI object is restricted', type: 'FieldValueForbidden' }];
 }
 
+/** upstream's vm-storage-status rules: no running-state (or volume) change under a snapshot or restore. */
+function vmUpdate(req: AdmissionRequest): FieldError[] {
+  if (req.operation !== 'UPDATE' || !req.oldObject) return [];
+  return validateVmUnderSnapshotOrRestore(req.object ?? {}, req.oldObject);
+}
+
 /** A migration's spec never changes after create (upstream's migration update admitter). */
 function migrationUpdate(req: AdmissionRequest): FieldError[] {
   if (req.operation !== 'UPDATE' || same(req.object?.spec, req.oldObject?.spec)) return [];
@@ -114,6 +142,15 @@ function migrationUpdate(req: AdmissionRequest): FieldError[] {
     { path: 'spec', message: "update of Migration object's spec is restricted", type: 'FieldValueForbidden' },
   ];
 }
+
+/** A new migration: its VMI exists, may migrate, and has no migration in flight. */
+const migrationCreate: Lookup = async (req, ctx, object) => {
+  if (req.operation !== 'CREATE') return [];
+  const m = object as unknown as VirtualMachineInstanceMigration;
+  // The API server names the namespace in the request (the object may lack it).
+  const metadata = { ...m.metadata, namespace: m.metadata?.namespace ?? req.namespace };
+  return migrationCreateErrors({ ...m, metadata }, ctx.client);
+};
 
 const policy: Webhook = async (req) => {
   const wrong = expectKind(req, ['MigrationPolicy']);
@@ -130,10 +167,10 @@ export const Webhooks: Readonly<Record<string, Webhook>> = {
   '/migration-mutate-create': mutate(['VirtualMachineInstanceMigration']),
   '/virtualmachineinstances-validate-create': validate(['VirtualMachineInstance']),
   '/virtualmachineinstances-validate-update': validate(['VirtualMachineInstance'], vmiUpdate),
-  '/virtualmachines-validate': validate(['VirtualMachine']),
+  '/virtualmachines-validate': validate(['VirtualMachine'], vmUpdate),
   '/virtualmachinereplicaset-validate': validate(['VirtualMachineInstanceReplicaSet']),
   '/virtualmachinepool-validate': validate(['VirtualMachinePool']),
-  '/migration-validate-create': validate(['VirtualMachineInstanceMigration']),
+  '/migration-validate-create': validate(['VirtualMachineInstanceMigration'], undefined, migrationCreate),
   '/migration-validate-update': validate(['VirtualMachineInstanceMigration'], migrationUpdate),
   '/virtualmachineinstancetypes-validate': validate(['VirtualMachineInstancetype']),
   '/virtualmachineclusterinstancetypes-validate': validate(['VirtualMachineClusterInstancetype']),
@@ -141,4 +178,6 @@ export const Webhooks: Readonly<Record<string, Webhook>> = {
   '/virtualmachineclusterpreferences-validate': validate(['VirtualMachineClusterPreference']),
   '/migration-policy-validate': policy,
   '/kubevirt-validate': validate(['KubeVirt']),
+  '/launcher-eviction-validate': admitPodEviction,
+  ...SnapshotWebhooks,
 };

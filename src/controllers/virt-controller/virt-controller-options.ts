@@ -8,6 +8,7 @@ import type { LeaderElectionOptions } from '../runtime/leader-election';
 import type { ObjectClient } from '../runtime/types';
 import type { LauncherPodOptions } from './services/pod-renderer';
 import type { EventRecorder } from './services/ports';
+import type { VmiFreezer } from './snapshot/source';
 
 /** A write made by a controller, for tests and benchmarks that count them. */
 export interface WriteRecord {
@@ -58,12 +59,31 @@ export interface VirtControllerOptions {
    */
   dataVolumeTemplates?: boolean;
   /**
+   * Run the VirtualMachineSnapshot, VirtualMachineSnapshotContent and
+   * VirtualMachineRestore controllers (default false: the snapshot.kubevirt.io kinds, the
+   * CSI VolumeSnapshot kinds and StorageClasses must be served). Watches claims too.
+   */
+  snapshots?: boolean;
+  /** Freezes running sources with a guest agent during a snapshot (none: never frozen). */
+  freezer?: VmiFreezer;
+  /**
    * Watch NetworkAttachmentDefinitions (default false: the kind must be served, by its CRD
    * or the embedded store): a VMI naming a missing one gets no pod (FailedCreate).
    */
   networkAttachments?: boolean;
   /** How often an unserved NetworkAttachmentDefinition kind is probed again (default 30 s). */
   networkAttachmentRecheckMs?: number;
+  /**
+   * Run the node controller (node/controller.ts) with this virt-handler heartbeat timeout
+   * in ms (upstream's is 5 minutes). Default off: it fails the VMIs of deleted Nodes, and
+   * tests of the other controllers place VMIs on nodes no Node object stands for.
+   */
+  nodeHeartbeatTimeoutMs?: number;
+  /**
+   * Run the evacuation controller (evacuation/controller.ts): VMIs marked for evacuation
+   * or on a drain-tainted node get migrations. Default off (it watches Nodes).
+   */
+  evacuation?: boolean;
   /** Run only while holding this coordination.k8s.io Lease (several replicas, one active). */
   leaderElection?: Omit<LeaderElectionOptions, 'identity'> & { identity?: string };
   /** Called when the Lease is lost after being held (default: the controllers stop). */

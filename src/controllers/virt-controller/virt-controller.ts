@@ -42,12 +42,14 @@ import type { WorkQueue } from '../runtime/workqueue';
 import { watchDataVolumes } from './datavolume-watch';
 import { MigrationController } from './migration/controller';
 import { NetworkAttachmentWatch } from './network-attachment-watch';
+import { wireNodeControllers } from './node/wiring';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
 import { memoryOverhead } from './services/memory-overhead';
 import { networkAttachmentKeys } from './services/network-attachments';
 import type { EventRecorder, KeyReconciler } from './services/ports';
 import { type Claim, claimNames, PersistentVolumeClaimType } from './services/volumes';
+import { registerSnapshotControllers } from './snapshot/wiring';
 import type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 import { VmController } from './vm/controller';
 import { VmiController } from './vmi/controller';
@@ -129,7 +131,8 @@ export class VirtController {
       opts.onWrite?.({ controller, kind, verb });
 
     const vmis = lister<VirtualMachineInstance>(this.vmiInformer);
-    this.claimInformer = opts.volumes ? this.informers.informerFor(PersistentVolumeClaimType) : undefined;
+    this.claimInformer =
+      opts.volumes || opts.snapshots ? this.informers.informerFor(PersistentVolumeClaimType) : undefined;
     const claims = this.claimInformer ? lister<Claim>(this.claimInformer) : undefined;
     this.dataVolumeInformer = opts.dataVolumeTemplates
       ? this.informers.informerFor(DataVolumeType)
@@ -245,6 +248,14 @@ export class VirtController {
         workers: 2,
         onError,
       });
+    }
+    // The per-Node controllers (node/wiring.ts): heartbeats and evacuation, when asked for.
+    const { informers, vmiInformer, podInformer, migrationInformer, recorder } = this;
+    const infs = { informers, vmiInformer, podInformer, migrationInformer, recorder };
+    wireNodeControllers({ ...infs, client, register, config, onWrite: record('node') }, opts);
+    if (opts.snapshots && this.claimInformer) {
+      const [vmInformer, claimInformer, freezer] = [this.vmInformer, this.claimInformer, opts.freezer];
+      registerSnapshotControllers({ ...infs, client, register, vmInformer, claimInformer, freezer });
     }
     this.wire(config);
   }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { MigrationConfiguration } from '../../api/generated/types';
 import type { HostCapabilities, HypervisorDriver } from '../../drivers/driver';
 import type { ObjectClient } from '../runtime/types';
+import type { MigrationProxyWiring } from './migration-proxy/wiring';
 
 /** Options of `VirtHandler` (handler.ts). */
 export interface VirtHandlerOptions {
@@ -46,6 +47,11 @@ export interface VirtHandlerOptions {
   migrationAddress?: string;
   /** The cluster's migration configuration (upstream defaults when absent). */
   migrationConfig?: () => MigrationConfiguration;
+  /**
+   * Upstream's migration proxy: migrations between handlers over mutual TLS (./migration-proxy).
+   * Without it the source's launcher reaches `migrationAddress` directly.
+   */
+  migrationProxy?: MigrationProxyWiring;
   /**
    * The network namespace of a launcher pod (the local pod runtime's `networkOf(uid).netns`),
    * for network setup phase 1, in local mode; without it (and without `procRoot`) VMIs

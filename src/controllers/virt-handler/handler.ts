@@ -120,6 +120,7 @@ export class VirtHandler {
       write: (old, next) => this.write(old, next),
       migrationAddress: o.migrationAddress,
       migrationConfig: o.migrationConfig,
+      proxy: o.migrationProxy,
       now: () => new Date(),
       log: (m) => this.log(m),
     });
@@ -274,6 +275,7 @@ export class VirtHandler {
     const st = vmi.status ?? {};
     const role = migrationRole(vmi, this.o.nodeName);
     if (role === 'target') return this.migration.syncTarget(vmi);
+    await this.migration.releaseProxiesIfDone(vmi);
     if (st.nodeName !== this.o.nodeName) return undefined;
     const phase = st.phase ?? '';
     const pod = this.podOf(vmi);

@@ -7,6 +7,9 @@
  * request, and on success hands the VMI to the target node (`status.nodeName` and the
  * `kubevirt.io/nodeName` label) before telling its own launcher to exit.
  *
+ * With a migration proxy (./migration-proxy/wiring.ts) the target advertises its listener
+ * ports and the source's launcher goes through the handlers over mutual TLS, as upstream.
+ *
  * Deviations from upstream, on purpose:
  * - `targetNodeAddress` may be a libvirt URI (e.g. `qemu+unix:///system?socket=...` for a
  *   second daemon on the same host); the source passes such a value as the launcher's
@@ -31,6 +34,7 @@ import type { LauncherDomain } from '../launcher-protocol/domain-report';
 import { NotFoundError } from '../runtime/errors';
 import { PodType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
+import { type MigrationProxyWiring, proxiedOptions } from './migration-proxy/wiring';
 
 /** Annotation on a migration target pod: the domain XML its launcher prepared (kubevirt-ts). */
 export const TARGET_DOMAIN_ANNOTATION = 'kubevirt-ts.io/migration-target-domain';
@@ -71,6 +75,8 @@ export interface MigrationSyncDeps {
   migrationAddress?: string;
   /** The cluster's migration configuration (upstream defaults when absent). */
   migrationConfig?: () => MigrationConfiguration;
+  /** Carry the migration through the handlers (upstream's migration proxy) instead of straight to `migrationAddress`. */
+  proxy?: MigrationProxyWiring;
   /** How long the source waits after the job for the target to report the guest running (default 60 s, as upstream). */
   targetReadyTimeoutMs?: number;
   now: () => Date;
@@ -172,7 +178,7 @@ export class MigrationSync {
           endTimestamp: ms.endTimestamp ?? this.now(),
         }),
       );
-    if (!this.d.migrationAddress) {
+    if (!this.d.migrationAddress && !this.d.proxy) {
       await fail(
         `virt-handler on node ${this.d.nodeName} has no migration address to offer the source (VirtHandlerOptions.migrationAddress)`,
       );
@@ -193,6 +199,15 @@ export class MigrationSync {
     await this.publishTargetXml(pod, podUid);
     const domain = (await launcher.getDomain()) as LauncherDomain | undefined;
     const next: VirtualMachineInstanceMigrationState = { ...ms, targetNodeAddress: this.d.migrationAddress };
+    if (this.d.proxy) {
+      const vmiUid = vmi.metadata?.uid ?? '';
+      const ports = await this.d.proxy.manager.startTarget(
+        vmiUid,
+        this.d.proxy.targetSockets(podUid, vmiUid),
+      );
+      next.targetNodeAddress = this.d.proxy.address;
+      next.targetDirectMigrationNodePorts = ports;
+    }
     if (domain && !domain.finished) {
       next.targetNodeDomainDetected = true;
       if (ACTIVE_ON_TARGET(domain)) next.targetNodeDomainReadyTimestamp ??= this.now();
@@ -228,6 +243,7 @@ export class MigrationSync {
       }
     }
     await this.d.dropLauncher(podUid);
+    await this.d.proxy?.manager.stopTarget(vmi.metadata?.uid ?? '');
     this.cleaned.add(uid);
     this.prepared.delete(uid);
   }
@@ -291,10 +307,10 @@ export class MigrationSync {
       const xml = await this.targetXml(vmi, ms);
       if (xml === null) return { handled: true, again: 500 };
       try {
-        await (await this.d.launcher(podUid)).migrateVirtualMachine(
-          vmi,
-          migrationOptions(this.config(), ms, xml),
-        );
+        const direct = migrationOptions(this.config(), ms, xml);
+        const p = this.d.proxy;
+        const options = p ? await proxiedOptions(p, vmi.metadata?.uid ?? '', ms, podUid, direct) : direct;
+        await (await this.d.launcher(podUid)).migrateVirtualMachine(vmi, options);
       } catch (e) {
         if (!permanent(e)) throw e;
         ms = {
@@ -317,6 +333,7 @@ export class MigrationSync {
         return this.failVmi(vmi, ms, 'The VirtualMachineInstance migrated to unknown host.');
       if (ms.targetNodeDomainDetected && ms.targetNodeDomainReadyTimestamp) {
         await this.d.write(vmi, handedOver(vmi, ms));
+        await this.releaseProxies(vmi);
         this.d.log(`${this.subject(vmi)}: migrated to node ${ms.targetNode}`);
         // Its launcher has nothing left to run: let it go now (upstream's does the same).
         try {
@@ -339,6 +356,19 @@ export class MigrationSync {
       return { handled: true, again: 1_000 };
     }
     return { handled: false, apply };
+  }
+
+  /** Stops this handler's proxies of the VMI's migration once it ended (either node's). */
+  async releaseProxiesIfDone(vmi: VirtualMachineInstance): Promise<void> {
+    const ms = vmi.status?.migrationState;
+    if (!ms || ms.completed || ms.failed) await this.releaseProxies(vmi);
+  }
+
+  /** Stops this handler's proxies of the VMI's migration. */
+  async releaseProxies(vmi: VirtualMachineInstance): Promise<void> {
+    const uid = vmi.metadata?.uid ?? '';
+    await this.d.proxy?.manager.stopSource(uid);
+    await this.d.proxy?.manager.stopTarget(uid);
   }
 
   /**

@@ -8,7 +8,7 @@ import type { VirtualMachineInstance, VirtualMachineInstanceCondition } from '..
 import type { LauncherDomain } from '../launcher-protocol/domain-report';
 import { accessCredentialConditions } from './access-credential-status';
 import { AGENT_CONNECTED, applyGuestAgentStatus } from './guest-agent-status';
-import { networkNotMigratable } from './network/live-migratable';
+import { liveMigrationCondition } from './live-migratable';
 
 /** What the handler knows about one VMI's launcher. */
 export type LauncherView =
@@ -80,8 +80,9 @@ export function nextHandlerStatus(
     // only after virt-controller has seen Running and set the pod's unpaused readiness
     // gate, and a Ready=True written here with the phase flipped with the controller's
     // False (ReadinessGatesNotReady) about 20 times until the kubelet caught up.
-    const notMigratable = networkNotMigratable(vmi);
-    if (notMigratable) conds = setCond(conds, notMigratable, now);
+    const migratable = liveMigrationCondition(vmi);
+    conds = setCond(conds, migratable.condition, now);
+    st.migrationMethod = migratable.blockMigration ? 'BlockMigration' : 'LiveMigration';
     // AgentConnected, guestOSInfo and interfaces from the guest agent's report.
     st.conditions = conds;
     const d = view.kind === 'domain' ? view.domain : undefined;

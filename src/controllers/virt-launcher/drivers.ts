@@ -21,6 +21,8 @@ export interface LauncherDriverContext {
    * preparation before each sync (read at render time, so pass the live object).
    */
   backingFormats?: Record<string, 'raw' | 'qcow2'>;
+  /** Volumes that are block devices, filled by the volume preparation (read at render time). */
+  blockVolumes?: ReadonlySet<string>;
   /** Root of the local image store, if any. */
   imageRoot?: string;
   /** The process environment (KUBEVIRT_TS_LIBVIRT_URI, KUBEVIRT_TS_LIBVIRT_SOCKET). */
@@ -44,7 +46,11 @@ function libvirt(name: string, allowKvm: boolean): LauncherDriverFactory {
       uri: own?.uri ?? (ctx.env.KUBEVIRT_TS_LIBVIRT_URI || 'qemu:///system'),
       socketPath: own?.socketPath ?? (ctx.env.KUBEVIRT_TS_LIBVIRT_SOCKET || undefined),
       qemuUser: own?.qemuUser,
-      converterContext: { paths: ctx.paths, backingFormats: ctx.backingFormats ?? {} },
+      converterContext: {
+        paths: ctx.paths,
+        backingFormats: ctx.backingFormats ?? {},
+        blockVolumes: ctx.blockVolumes ?? new Set(),
+      },
       render: (vmi, c) => convertVMI(vmi, { ...c, paths: withKernelBootDir(c.paths, vmi, ctx.imageRoot) }),
     });
   };

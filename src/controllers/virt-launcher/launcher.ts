@@ -11,7 +11,9 @@ import type { VirtualMachineInstance } from '../../api';
 import { type DomainInfo, type DomainRef, domainName, type HypervisorDriver } from '../../drivers/driver';
 import {
   type DomainEventNotification,
+  type ExecRequest,
   type FreezeRequest,
+  type GuestPingRequest,
   type InjectLaunchSecretRequest,
   type LauncherServer,
   type LauncherService,
@@ -32,6 +34,7 @@ import { GuestEndpoints } from './guest-endpoints';
 import type { VirtLauncherOptions } from './launcher-options';
 import { LauncherMigrations } from './migration-rpcs';
 import { NodeNotifier } from './node-notifier';
+import { LauncherProbeOps } from './probe-rpcs';
 import { parseRequestVmi } from './vmi-request';
 import { accessCredentialSecretDir } from './volume-sources';
 
@@ -292,6 +295,14 @@ export class VirtLauncher implements LauncherService {
     this.guestOps.freeze(this.parseVmi(r), r.unfreezeTimeoutSeconds);
   unfreezeVirtualMachine = (r: VMIRequest) => this.guestOps.unfreeze(this.parseVmi(r));
   getScreenshot = (r: VMIRequest) => this.guestOps.screenshot(this.parseVmi(r));
+
+  // virt-probe's calls (see ./probe-rpcs).
+  private readonly probes = new LauncherProbeOps(
+    () => this.mustDriver(),
+    () => this.ref,
+  );
+  exec = (r: ExecRequest) => this.probes.exec(r);
+  guestPing = (r: GuestPingRequest) => this.probes.guestPing(r);
 
   // --- lifecycle ---
 

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { VirtualMachineInstance } from '../../api';
 import type { PathMap } from '../common/path-map';
 import { mountedHostDiskPath } from './host-disk';
+import { claimInfo } from './pvc-disk';
 import { mountedDiskDir } from './volume-sources';
 
 /** Gives `dir` and everything under it (not following links) to `uid:gid`; missing dirs are skipped. */
@@ -38,16 +39,19 @@ export async function chownTree(dir: string, uid: number, gid: number): Promise<
 export function guestDiskFiles(vmi: VirtualMachineInstance, map: PathMap): string[] {
   const out: string[] = [];
   for (const v of vmi.spec.volumes ?? []) {
-    if (v.persistentVolumeClaim || v.dataVolume) out.push(map.toHost(`${mountedDiskDir(v.name)}/disk.img`));
-    else if (v.hostDisk?.path) out.push(mountedHostDiskPath(map, v.name, v.hostDisk.path));
+    if (v.persistentVolumeClaim || v.dataVolume) {
+      out.push(map.toHost(`${mountedDiskDir(v.name)}/disk.img`));
+      // A block claim's device node (upstream's handler chowns it for a non-root VMI).
+      if (claimInfo(vmi, v.name)?.volumeMode === 'Block') out.push(map.toHost(`/dev/${v.name}`));
+    } else if (v.hostDisk?.path) out.push(mountedHostDiskPath(map, v.name, v.hostDisk.path));
   }
   return out;
 }
 
-/** Gives each existing file of `files` (following links to it) to `uid:gid`. */
+/** Gives each existing file or block device of `files` (following links to it) to `uid:gid`. */
 export async function chownFiles(files: string[], uid: number, gid: number): Promise<void> {
   for (const f of files) {
     const st = await stat(f).catch(() => undefined);
-    if (st?.isFile() && (st.uid !== uid || st.gid !== gid)) await chown(f, uid, gid);
+    if ((st?.isFile() || st?.isBlockDevice()) && (st.uid !== uid || st.gid !== gid)) await chown(f, uid, gid);
   }
 }

@@ -7,7 +7,8 @@
  * SSH keys of the VMI's noCloud/configDrive accessCredentials in its meta-data, read from
  * their mounted Secrets: access-credential-keys.ts); for each emptyDisk a fresh qcow2
  * (empty-disk.ts); for each hostDisk a check or a sparse file (host-disk.ts); for each config volume a disk uses, its ISO image (config-disk.ts); for
- * each filesystem PVC or DataVolume, a check that its disk.img is there (pvc-disk.ts).
+ * each filesystem PVC or DataVolume, its disk.img checked or created, and for each block
+ * one, its device checked (pvc-disk.ts).
  * Idempotent: what exists already (a restarted launcher in the same pod) is never
  * recreated, so the guest keeps its writes.
  */
@@ -25,7 +26,7 @@ import { waitForContainerDiskCopy } from './container-disk-wait';
 import { prepareEmptyDisk } from './empty-disk';
 import { prepareHostDisk } from './host-disk';
 import { imageDir } from './image-dirs';
-import { checkPvcDisk } from './pvc-disk';
+import { type PvcDiskLimits, preparePvcDisk } from './pvc-disk';
 import { cloudInitSecretDir } from './volume-sources';
 
 const run = promisify(execFile);
@@ -49,6 +50,8 @@ export interface VolumePreparerOptions {
   pathMap?: PathMap;
   /** How long one prepare waits for a kubelet pod's containerDisk copy (default 20 s). */
   containerDiskWaitMs?: number;
+  /** How a filesystem claim's new disk.img is sized against its room (default upstream's). */
+  pvcLimits?: PvcDiskLimits;
 }
 
 /** What {@link VolumePreparer.prepare} did, for logs and tests. */
@@ -75,6 +78,8 @@ async function exists(p: string): Promise<boolean> {
 export class VolumePreparer {
   /** Detected format of each containerDisk backing file, by volume name. */
   readonly backingFormats: Record<string, BackingFormat> = {};
+  /** Volumes that are block devices (`/dev/<volume>`), filled as claims are checked; the converter reads it. */
+  readonly blockVolumes = new Set<string>();
 
   private readonly map: PathMap;
 
@@ -113,7 +118,10 @@ export class VolumePreparer {
           (vol.persistentVolumeClaim && !vol.persistentVolumeClaim.hotpluggable) ||
           (vol.dataVolume && !vol.dataVolume.hotpluggable)
         ) {
-          await checkPvcDisk(vmi, i, this.map);
+          const pvc = await preparePvcDisk(vmi, i, this.map, this.opts.pvcLimits);
+          if (pvc.block) this.blockVolumes.add(vol.name);
+          else this.blockVolumes.delete(vol.name);
+          file = pvc.created;
         } else if (configVolumeKind(vol)) {
           file = await prepareConfigDisk(vmi, i, this.opts.paths, this.map, this.opts.xorriso);
         }

@@ -16,7 +16,7 @@ import {
   MANAGED_BY_LABEL,
   upToDate,
 } from './bookkeeping';
-import { installedTypes, typeOf } from './resource-types';
+import { installedTypes, typeOf, VolumeSnapshotClassType } from './resource-types';
 
 /** What one pass changed, as `Kind namespace/name`. */
 export interface ApplyResult {
@@ -32,6 +32,21 @@ const id = (t: ResourceType, o: KubeObject) => `${t.kind} ${objectKey(o)}`;
  * and those of this install in the other namespaces it renders into (kube-system).
  */
 export async function listManaged(
+  client: ObjectClient,
+  type: ResourceType,
+  namespace: string,
+): Promise<KubeObject[]> {
+  try {
+    return await listManagedOf(client, type, namespace);
+  } catch (e) {
+    // A kind served by a CRD of the install (VolumeSnapshotClass) before that CRD is
+    // established: none exist yet; the next pass creates them.
+    if (e instanceof NotFoundError) return [];
+    throw e;
+  }
+}
+
+async function listManagedOf(
   client: ObjectClient,
   type: ResourceType,
   namespace: string,
@@ -113,7 +128,14 @@ export async function applyAll(
     for (const d of want) {
       const l = byKey.get(objectKey(d));
       if (l && hold(d)) continue;
-      const r = await applyOne(client, d, l);
+      let r: Awaited<ReturnType<typeof applyOne>>;
+      try {
+        r = await applyOne(client, d, l);
+      } catch (e) {
+        // Its kind's CRD, created above, is not served yet: the next pass creates it.
+        if (e instanceof NotFoundError && type === VolumeSnapshotClassType) continue;
+        throw e;
+      }
       if (r !== 'unchanged') result[r].push(id(type, d));
     }
     const wanted = new Set(want.map(objectKey));

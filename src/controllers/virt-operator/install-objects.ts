@@ -24,6 +24,8 @@ export interface RenderContext {
   devCluster?: { apiServerPort: number };
   /** The kubelet's --root-dir (default /var/lib/kubelet): virt-handler reads its pods directory. */
   kubeletRootDir?: string;
+  /** The CSI pool's place and size on the nodes. */
+  storage?: { csiPoolDir?: string; csiPoolSize?: string };
   generation: number;
 }
 
@@ -79,6 +81,8 @@ export function renderInstallObjects(ctx: RenderContext, spec: InstallSpec, cert
     ...(spec.infra?.replicas !== undefined ? { controllerReplicas: spec.infra.replicas } : {}),
     ...(ctx.devCluster ? { devCluster: ctx.devCluster } : {}),
     ...(ctx.kubeletRootDir ? { kubeletRootDir: ctx.kubeletRootDir } : {}),
+    ...(ctx.storage?.csiPoolDir ? { csiPoolDir: ctx.storage.csiPoolDir } : {}),
+    ...(ctx.storage?.csiPoolSize ? { csiPoolSize: ctx.storage.csiPoolSize } : {}),
     handlerServerCerts: HANDLER_SERVER_CERTS,
   });
   const files = renderInstall(o, ctx.crdsDir);

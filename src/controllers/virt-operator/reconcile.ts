@@ -32,6 +32,8 @@ export interface OperatorContext {
   devCluster?: { apiServerPort: number };
   /** The kubelet's --root-dir on the nodes (default /var/lib/kubelet). */
   kubeletRootDir?: string;
+  /** The CSI pool's place and size on the nodes (InstallOptions.csiPoolDir, csiPoolSize). */
+  storage?: { csiPoolDir?: string; csiPoolSize?: string };
   now?: () => Date;
   /** Reports what a pass changed. */
   onApply?: (r: ApplyResult) => void;
@@ -146,6 +148,7 @@ export async function reconcileKubeVirt(ctx: OperatorContext, name: string): Pro
         crdsDir: ctx.crdsDir,
         devCluster: ctx.devCluster,
         kubeletRootDir: ctx.kubeletRootDir,
+        storage: ctx.storage,
         generation,
       },
       spec,

@@ -41,6 +41,16 @@ export const ValidatingWebhookConfigurationType = rt(
   'validatingwebhookconfigurations',
   false,
 );
+export const CSIDriverType = rt('storage.k8s.io', 'v1', 'CSIDriver', 'csidrivers', false);
+export const StorageClassType = rt('storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', false);
+/** Served by a CRD of the install itself: listed as empty until that CRD is established. */
+export const VolumeSnapshotClassType = rt(
+  'snapshot.storage.k8s.io',
+  'v1',
+  'VolumeSnapshotClass',
+  'volumesnapshotclasses',
+  false,
+);
 export const APIServiceType = rt('apiregistration.k8s.io', 'v1', 'APIService', 'apiservices', false, true);
 
 /**
@@ -60,6 +70,9 @@ export const installedTypes: readonly ResourceType[] = [
   ServiceType,
   DeploymentType,
   DaemonSetType,
+  CSIDriverType,
+  StorageClassType,
+  VolumeSnapshotClassType,
   APIServiceType,
   MutatingWebhookConfigurationType,
   ValidatingWebhookConfigurationType,

@@ -95,6 +95,11 @@ export class FakeGuestAgent implements GuestAgentSupport {
     return { legacy: false };
   }
 
+  /** `guest-ping`: answers while the guest runs with an agent. */
+  async ping(ref: DomainRef, _timeoutSec: number): Promise<void> {
+    this.accountsOf(ref);
+  }
+
   /** `guest-set-user-password`. */
   async setUserPassword(ref: DomainRef, user: string, password: string): Promise<void> {
     this.accountsOf(ref).passwords.set(user, password);

@@ -20,6 +20,7 @@ import type {
 } from '../guest-agent';
 import { type DomainRef as LibvirtDomain, LibvirtError, VIR_ERR_NO_DOMAIN } from '../libvirt';
 import { agentSetAuthorizedKeys, agentSetUserPassword } from './agent-credentials';
+import { agentExec, agentPing } from './agent-exec';
 import { mapLibvirtError } from './error-map';
 
 /** The virtio-serial port name of the QEMU guest agent (what the converter adds). */
@@ -68,6 +69,9 @@ export function libvirtGuestAgent(host: GuestAgentHost): GuestAgentSupport {
   return {
     setAuthorizedKeys: (ref, user, keys) =>
       withDomain(ref, `set the SSH keys of user ${user}`, (d) => agentSetAuthorizedKeys(call, d, user, keys)),
+    exec: (ref, command, args, timeoutSec) =>
+      withDomain(ref, `run ${command} in the guest`, (d) => agentExec(call, d, command, args, timeoutSec)),
+    ping: (ref, timeoutSec) => withDomain(ref, 'ping the guest agent', (d) => agentPing(call, d, timeoutSec)),
     setUserPassword: (ref, user, password) =>
       withDomain(ref, `set the password of user ${user}`, (d) =>
         agentSetUserPassword(call, d, user, password),

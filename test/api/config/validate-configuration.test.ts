@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateKubeVirtConfiguration } from '../../../src/api/config/validate-configuration';
+import type { KubeVirtConfiguration } from '../../../src/api/generated/types';
 
 describe('KubeVirt configuration rules', () => {
   it('accepts an empty and a typical configuration', () => {
@@ -31,6 +32,24 @@ describe('KubeVirt configuration rules', () => {
     ],
     [{ cpuRequest: 'lots' }, 'spec.configuration.cpuRequest', 'Invalid value: "lots": not a quantity'],
     [
+      {
+        controllerConfiguration: {
+          restClient: { rateLimiter: { tokenBucketRateLimiter: { qps: -1, burst: 10 } } },
+        },
+      },
+      'spec.configuration.controllerConfiguration.restClient.rateLimiter.tokenBucketRateLimiter.qps',
+      'Invalid value: -1: must be a number 0 or more (0: the default, 200)',
+    ],
+    [
+      {
+        handlerConfiguration: {
+          restClient: { rateLimiter: { tokenBucketRateLimiter: { qps: 5, burst: '9' } } },
+        },
+      },
+      'spec.configuration.handlerConfiguration.restClient.rateLimiter.tokenBucketRateLimiter.burst',
+      'Invalid value: "9": must be a number 0 or more (0: the default, 100)',
+    ],
+    [
       { architectureConfiguration: { amd64: { emulatedMachines: ['q35[*'] } } },
       'spec.configuration.architectureConfiguration.amd64.emulatedMachines[0]',
       'Invalid value: "q35[*": not a valid machine type pattern',
@@ -41,6 +60,9 @@ describe('KubeVirt configuration rules', () => {
       'Unsupported value: "Rolling": supported values: "Stage", "LiveUpdate"',
     ],
   ])('%j is rejected at %s', (cfg, path, message) => {
-    expect(validateKubeVirtConfiguration(cfg).map((e) => [e.path, e.message])).toEqual([[path, message]]);
+    // Some hold what the type forbids (as a user's YAML can).
+    expect(
+      validateKubeVirtConfiguration(cfg as KubeVirtConfiguration).map((e) => [e.path, e.message]),
+    ).toEqual([[path, message]]);
   });
 });

@@ -33,6 +33,16 @@ const cases: Case[] = [
       'Running and RunStrategy are mutually exclusive. Note that Running is deprecated, please use RunStrategy instead',
   },
   {
+    name: 'instance type inferred from a volume (not built: refused)',
+    file: 'vm-containerdisk.yaml',
+    mutate: (vm) => {
+      vm.spec.instancetype = { inferFromVolume: 'containerdisk' };
+    },
+    path: 'spec.instancetype.inferFromVolume',
+    message:
+      'spec.instancetype.inferFromVolume: inferring the instancetype from a volume is not supported by kubevirt-ts; name it instead',
+  },
+  {
     name: 'neither running nor runStrategy',
     file: 'vm-containerdisk.yaml',
     mutate: (vm) => {

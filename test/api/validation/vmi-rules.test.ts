@@ -946,6 +946,15 @@ const cases: Case[] = [
     message: 'spec.readinessProbe.httpGet is only allowed if the Pod Network is attached',
   },
   {
+    name: 'liveness probe with a success threshold above 1 (the pod would be refused)',
+    file: 'vmi-pod-masquerade.yaml',
+    mutate: (v) => {
+      v.spec.livenessProbe = { tcpSocket: { port: 22 }, successThreshold: 2 };
+    },
+    path: 'spec.livenessProbe.successThreshold',
+    message: 'spec.livenessProbe.successThreshold must be 1',
+  },
+  {
     name: 'unknown start strategy',
     file: 'vmi-containerdisk.yaml',
     mutate: (v) => {

@@ -23,6 +23,7 @@ describe('handler-launcher protocol over a unix socket', () => {
   const synced: unknown[] = [];
   const graces: number[] = [];
   const freezes: number[] = [];
+  const execs: string[][] = [];
 
   const impl: LauncherService = {
     syncVirtualMachine: async (req) => {
@@ -56,6 +57,14 @@ describe('handler-launcher protocol over a unix socket', () => {
     getSevInfo: async () => Buffer.from('sev'),
     getLaunchMeasurement: async () => Buffer.from([1, 2, 3]),
     injectLaunchSecret: async () => {},
+    exec: async (req) => {
+      execs.push([req.domainName, req.Command, ...req.Args, String(req.timeoutSeconds)]);
+      if (req.Command === 'missing') throw new Error('guest-exec: No such file or directory');
+      return { exitCode: req.Command === 'false' ? 1 : 0, stdout: 'out\n' };
+    },
+    guestPing: async (req) => {
+      if (req.domainName !== 'default_vm1') throw new Error('Guest agent is not responding');
+    },
   };
 
   beforeAll(async () => {
@@ -109,6 +118,17 @@ describe('handler-launcher protocol over a unix socket', () => {
     expect(await client.getDomainStats()).toBeUndefined();
     expect(Buffer.from(await client.getLaunchMeasurement({})).toJSON().data).toEqual([1, 2, 3]);
     expect(Buffer.from(await client.getSevInfo()).toString()).toBe('sev');
+  });
+
+  it("carries virt-probe's Exec (exit code, stdout, a failure) and GuestPing", async () => {
+    expect(await client.exec('default_vm1', 'cat', ['/ready'], 2)).toEqual({ exitCode: 0, stdout: 'out\n' });
+    expect((await client.exec('default_vm1', 'false', [], 1)).exitCode).toBe(1);
+    expect(execs[0]).toEqual(['default_vm1', 'cat', '/ready', '2']);
+    const err = await client.exec('default_vm1', 'missing', [], 1).catch((e: unknown) => e);
+    expect((err as Error).message).toBe('Exec: guest-exec: No such file or directory');
+    await client.guestPing('default_vm1', 1);
+    const ping = await client.guestPing('default_vm2', 1).catch((e: unknown) => e);
+    expect((ping as Error).message).toBe('GuestPing: Guest agent is not responding');
   });
 
   it('answers version negotiation', async () => {

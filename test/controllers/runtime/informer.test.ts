@@ -52,6 +52,57 @@ describe('Informer', () => {
     expect(late).toEqual(['a']);
   });
 
+  it('caches listed and watched objects without managedFields, leaving the objects it was given alone', async () => {
+    const store = await memStore();
+    await store.create(ConfigMapType, cm('listed', '0'));
+    const managed = [{ manager: 'kubectl', operation: 'Apply' }];
+    const given: KubeObject[] = [];
+    const withManaged = <T extends KubeObject>(o: T): T => {
+      const out = { ...o, metadata: { ...o.metadata, managedFields: managed } };
+      given.push(out);
+      return out;
+    };
+    // The server's answers as a real API server gives them: with managedFields.
+    const client = Object.create(store) as ObjectClient;
+    client.list = async (type, opts) => {
+      const l = await store.list(type, opts);
+      return { ...l, items: l.items.map(withManaged) } as never;
+    };
+    client.watch = (type, opts, onEvent) =>
+      store.watch(type, opts, (ev) => onEvent({ ...ev, object: withManaged(ev.object) } as never));
+    const inf = new Informer<CM>(client, ConfigMapType, { namespace: 'default' });
+    cleanups.push(() => inf.stop());
+    const seen: KubeObject[] = [];
+    inf.addEventHandler({ onAdd: (o) => seen.push(o), onUpdate: (_, o) => seen.push(o) });
+    inf.start();
+    await inf.waitForSync();
+    await store.create(ConfigMapType, cm('watched', '1'));
+    await eventually('the watched object arrives', async () => seen.length >= 2);
+    expect(seen.map((o) => o.metadata?.name)).toEqual(['listed', 'watched']);
+    for (const o of [...seen, ...inf.indexer.list()]) expect(o.metadata).not.toHaveProperty('managedFields');
+    expect(inf.indexer.get('default/watched')?.data).toEqual({ v: '1' });
+    expect(given.length).toBeGreaterThanOrEqual(2);
+    for (const o of given) expect(o.metadata?.managedFields).toBe(managed);
+  });
+
+  it('keeps managedFields when given a transform that does', async () => {
+    const store = await memStore();
+    await store.create(ConfigMapType, cm('a', '0'));
+    const client = Object.create(store) as ObjectClient;
+    client.list = async (type, opts) => {
+      const l = await store.list(type, opts);
+      return {
+        ...l,
+        items: l.items.map((o) => ({ ...o, metadata: { ...o.metadata, managedFields: [{}] } })),
+      } as never;
+    };
+    const inf = new Informer<CM>(client, ConfigMapType, { namespace: 'default', transform: (o) => o });
+    cleanups.push(() => inf.stop());
+    inf.start();
+    await inf.waitForSync();
+    expect(inf.indexer.get('default/a')?.metadata?.managedFields).toEqual([{}]);
+  });
+
   it('the shared factory gives one informer per kind and selector', async () => {
     const store = await memStore();
     const f = new SharedInformerFactory(store);

@@ -12,6 +12,7 @@ import { podEmptyDirPath } from '../../../src/controllers/launcher-protocol/path
 import { shortDir } from '../../../src/controllers/launcher-protocol/short-dir';
 import type { ObjectClient } from '../../../src/controllers/runtime/types';
 import { VirtHandler } from '../../../src/controllers/virt-handler/handler';
+import type { MigrationProxyWiring } from '../../../src/controllers/virt-handler/migration-proxy/wiring';
 import { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
 import { FakeDriver, FakeHost, type HypervisorDriver } from '../../../src/drivers';
 
@@ -33,7 +34,12 @@ export interface FakeNode {
 export async function startFakeNode(
   client: ObjectClient,
   name: string,
-  o: { rootPrefix: string; migrationAddress?: string; migrationConfig?: () => MigrationConfiguration },
+  o: {
+    rootPrefix: string;
+    migrationAddress?: string;
+    migrationConfig?: () => MigrationConfiguration;
+    migrationProxy?: MigrationProxyWiring;
+  },
 ): Promise<FakeNode> {
   const root = mkdtempSync(join(tmpdir(), `${o.rootPrefix}${name}-`));
   const host = new FakeHost();
@@ -48,6 +54,7 @@ export async function startFakeNode(
     launcherTimeoutMs: 5_000,
     migrationAddress: o.migrationAddress,
     migrationConfig: o.migrationConfig,
+    migrationProxy: o.migrationProxy,
     log: debug(`handler ${name}`),
   });
   try {

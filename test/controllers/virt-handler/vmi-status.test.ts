@@ -75,7 +75,7 @@ describe('nextHandlerStatus', () => {
     expect(cond(nextHandlerStatus(synced, ok, 'T3'))?.lastTransitionTime).toBe('T2');
   });
 
-  it('a bridge binding on the pod network makes the VMI not live-migratable unless annotated', () => {
+  it('a bridge binding on the pod network makes the VMI not live-migratable unless annotated (then True)', () => {
     const bridged = (annotations?: Record<string, string>): VirtualMachineInstance => ({
       ...vmi('Scheduled'),
       metadata: { name: 'v', namespace: 'ns', uid: 'u', annotations },
@@ -94,9 +94,18 @@ describe('nextHandlerStatus', () => {
     );
     const allowed = bridged({ 'kubevirt.io/allow-pod-bridge-network-live-migration': '' });
     const b = nextHandlerStatus(allowed, { kind: 'domain', domain: dom({}) }, 'T1');
-    expect(b.status?.conditions?.some((c) => c.type === 'LiveMigratable')).toBe(false);
-    const c = nextHandlerStatus(vmi('Scheduled'), { kind: 'domain', domain: dom({}) }, 'T1');
-    expect(c.status?.conditions?.some((x) => x.type === 'LiveMigratable')).toBe(false);
+    expect(b.status?.conditions).toContainEqual(
+      expect.objectContaining({ type: 'LiveMigratable', status: 'True' }),
+    );
+    // Not migratable -> migratable replaces the condition (upstream writes it every sync).
+    const c = nextHandlerStatus(
+      { ...a, metadata: allowed.metadata },
+      { kind: 'domain', domain: dom({}) },
+      'T2',
+    );
+    expect(c.status?.conditions?.filter((x) => x.type === 'LiveMigratable')).toEqual([
+      expect.objectContaining({ status: 'True', lastTransitionTime: 'T2' }),
+    ]);
   });
 
   it('a paused domain adds the Paused condition; resuming removes it', () => {

@@ -159,15 +159,24 @@ describe.skipIf(!run)('launcher volume kinds', () => {
   });
 
   describe('persistentVolumeClaim', () => {
-    it('needs disk.img in the mounted claim, naming the claim, the volume and the path', async () => {
+    /** The claim info the VMI controller records (status.volumeStatus). */
+    const withClaimInfo = (v: VirtualMachineInstance, name: string, info: Record<string, unknown>) => {
+      v.status = { volumeStatus: [{ name, target: '', persistentVolumeClaimInfo: info }] };
+      return v;
+    };
+
+    it('keeps an existing disk.img; without one and without the claim info it names the claim, the volume and the path', async () => {
       const claimDir = mkdtempSync(join(dir, 'claim-'));
       const map = new PathMap({ '/var/run/kubevirt-private/vmi-disks/root': claimDir });
       const v = vmi([{ name: 'root', persistentVolumeClaim: { claimName: 'root-claim' } }]);
       await expect(new VolumePreparer({ paths, pathMap: map }).prepare(v)).rejects.toThrow(
-        `spec.volumes[0].persistentVolumeClaim: claim 'root-claim' of volume 'root' holds no disk image: /var/run/kubevirt-private/vmi-disks/root/disk.img (host ${claimDir}/disk.img) is missing`,
+        `spec.volumes[0].persistentVolumeClaim: claim 'root-claim' of volume 'root' holds no disk image: /var/run/kubevirt-private/vmi-disks/root/disk.img (host ${claimDir}/disk.img) is missing, and status.volumeStatus[root].persistentVolumeClaimInfo`,
       );
       writeFileSync(join(claimDir, 'disk.img'), Buffer.alloc(4096));
-      expect((await new VolumePreparer({ paths, pathMap: map }).prepare(v)).created).toEqual([]);
+      const prep = new VolumePreparer({ paths, pathMap: map });
+      expect((await prep.prepare(v)).created).toEqual([]);
+      expect(statSync(join(claimDir, 'disk.img')).size).toBe(4096);
+      expect(prep.blockVolumes.size).toBe(0);
       // A DataVolume's claim has the DataVolume's name and the same layout.
       const dvDir = mkdtempSync(join(dir, 'dv-'));
       const dvMap = new PathMap({ '/var/run/kubevirt-private/vmi-disks/data': dvDir });
@@ -176,6 +185,74 @@ describe.skipIf(!run)('launcher volume kinds', () => {
           vmi([{ name: 'data', dataVolume: { name: 'dv1' } }]),
         ),
       ).rejects.toThrow("spec.volumes[0].dataVolume: claim 'dv1' of volume 'data' holds no disk image");
+    });
+
+    it('creates disk.img sparse, of the request when below the capacity, else of the capacity, 1 MiB aligned', async () => {
+      const make = async (info: Record<string, unknown>) => {
+        const claimDir = mkdtempSync(join(dir, 'claim-'));
+        const map = new PathMap({ '/var/run/kubevirt-private/vmi-disks/data': claimDir });
+        const v = withClaimInfo(vmi([{ name: 'data', persistentVolumeClaim: { claimName: 'c1' } }]), 'data', {
+          claimName: 'c1',
+          volumeMode: 'Filesystem',
+          ...info,
+        });
+        const created = (await new VolumePreparer({ paths, pathMap: map }).prepare(v)).created;
+        expect(created).toEqual([join(claimDir, 'disk.img')]);
+        const st = statSync(created[0]);
+        expect(st.blocks).toBe(0);
+        return st.size;
+      };
+      // upstream replaceForHostDisk: the request when the capacity is larger ...
+      expect(await make({ requests: { storage: '10Mi' }, capacity: { storage: '12Mi' } })).toBe(10 * 2 ** 20);
+      // ... the capacity when it is not larger, or the request alone; aligned down to 1 MiB.
+      expect(await make({ requests: { storage: '12Mi' }, capacity: { storage: '10Mi' } })).toBe(10 * 2 ** 20);
+      expect(await make({ requests: { storage: '5000000' } })).toBe(4 * 2 ** 20);
+      expect(await make({ capacity: { storage: '3Mi' } })).toBe(3 * 2 ** 20);
+    });
+
+    it('refuses a claim too small for its disk.img, and one smaller than 1 MiB', async () => {
+      const claimDir = mkdtempSync(join(dir, 'claim-'));
+      const map = new PathMap({ '/var/run/kubevirt-private/vmi-disks/data': claimDir });
+      const huge = withClaimInfo(
+        vmi([{ name: 'data', persistentVolumeClaim: { claimName: 'c1' } }]),
+        'data',
+        {
+          requests: { storage: '1Pi' },
+        },
+      );
+      await expect(new VolumePreparer({ paths, pathMap: map }).prepare(huge)).rejects.toThrow(
+        /spec\.volumes\[0\]\.persistentVolumeClaim: unable to create \/var\/run\/kubevirt-private\/vmi-disks\/data\/disk\.img, not enough space, demanded size 1125899906842624 B is bigger than available space \d+ B, also after taking 10 % toleration into account/,
+      );
+      const tiny = withClaimInfo(
+        vmi([{ name: 'data', persistentVolumeClaim: { claimName: 'c1' } }]),
+        'data',
+        {
+          requests: { storage: '1000Ki' },
+        },
+      );
+      await expect(new VolumePreparer({ paths, pathMap: map }).prepare(tiny)).rejects.toThrow(
+        'spec.volumes[0].persistentVolumeClaim: the size for volume data is too low, must be at least 1MiB',
+      );
+      expect(existsSync(join(claimDir, 'disk.img'))).toBe(false);
+    });
+
+    it('takes a volumeMode Block claim as its device at /dev/<volume>, and refuses one that is not a device', async () => {
+      const devDir = mkdtempSync(join(dir, 'dev-'));
+      const v = withClaimInfo(vmi([{ name: 'blk', persistentVolumeClaim: { claimName: 'b1' } }]), 'blk', {
+        claimName: 'b1',
+        volumeMode: 'Block',
+      });
+      const map = new PathMap({ '/dev/blk': join(devDir, 'blk') });
+      const prep = new VolumePreparer({ paths, pathMap: map });
+      await expect(prep.prepare(v)).rejects.toThrow(
+        `spec.volumes[0].persistentVolumeClaim: claim 'b1' of volume 'blk' is volumeMode Block but /dev/blk (host ${devDir}/blk) is not a block device`,
+      );
+      writeFileSync(join(devDir, 'blk'), 'x');
+      await expect(prep.prepare(v)).rejects.toThrow('is not a block device');
+      // A real block device node (the host's loop-control is a char device; /dev/loop0 a block one).
+      const prepDev = new VolumePreparer({ paths, pathMap: new PathMap({ '/dev/blk': '/dev/loop0' }) });
+      expect((await prepDev.prepare(v)).created).toEqual([]);
+      expect([...prepDev.blockVolumes]).toEqual(['blk']);
     });
   });
 

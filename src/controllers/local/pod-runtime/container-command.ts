@@ -34,11 +34,25 @@ export function containerArgv(pod: Pod, commands?: Record<string, string[]>): st
   const cmd = [...(c?.command ?? []), ...(c?.args ?? [])];
   if (cmd.length === 0)
     throw new Error(`Pod ${objectKey(pod as KubeObject)}: spec.containers[0] has no command`);
+  return commandArgv(pod, 'spec.containers[0].command[0]', cmd, commands);
+}
+
+/**
+ * `cmd` with its first word looked up in `commands` (the same table as the container's
+ * command), for a command run in the container such as an exec probe's; throws naming
+ * `field` when the word is not a known command.
+ */
+export function commandArgv(
+  pod: Pod,
+  field: string,
+  cmd: string[],
+  commands?: Record<string, string[]>,
+): string[] {
   const known = commands ?? { 'kubevirt-ts': [process.execPath, defaultCliEntry()] };
-  const mapped = known[cmd[0]];
+  const mapped = cmd.length ? known[cmd[0]] : undefined;
   if (!mapped) {
     throw new Error(
-      `Pod ${objectKey(pod as KubeObject)}: spec.containers[0].command[0]: ${JSON.stringify(cmd[0])} is not a command this runtime runs (known: ${Object.keys(known).join(', ')})`,
+      `Pod ${objectKey(pod as KubeObject)}: ${field}: ${JSON.stringify(cmd[0] ?? '')} is not a command this runtime runs (known: ${Object.keys(known).join(', ')})`,
     );
   }
   return [...mapped, ...cmd.slice(1)];

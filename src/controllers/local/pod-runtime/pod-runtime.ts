@@ -19,7 +19,14 @@ import { containerArgv, containerEnv } from './container-command';
 import { NodeStatusKeeper } from './node-status';
 import { podDir, preparePodDirs, removePodDirs } from './pod-dirs';
 import { PodNetwork, type PodNetworkInfo, type PodNetworkOptions } from './pod-network';
-import { creatingStatus, runningStatus, terminatedStatus } from './pod-status';
+import { type PodProbes, processEnv, startPodProbes } from './pod-probes';
+import {
+  containersReady,
+  creatingStatus,
+  runningStatus,
+  terminatedStatus,
+  withReadiness,
+} from './pod-status';
 import { materializeVolume } from './pod-volumes';
 import {
   isAlive,
@@ -77,6 +84,8 @@ interface Running {
   lost?: boolean;
   killTimer?: NodeJS.Timeout;
   net?: PodNetworkInfo;
+  /** The compute container's readiness and liveness probes, while it runs. */
+  probes?: PodProbes;
 }
 
 /** Retry of a pod whose volumes cannot be set up yet: 1 s, doubling up to 30 s. */
@@ -192,6 +201,7 @@ export class PodRuntime {
     for (const [uid, r] of this.running) {
       if (r.exited === undefined && !r.exit && !r.lost && !isAlive(r.record)) {
         r.lost = true;
+        r.probes?.stop();
         this.requeueUid(uid);
       }
     }
@@ -247,7 +257,11 @@ export class PodRuntime {
         r.net = await this.network?.read(podDir(this.o.root, uid));
         this.running.set(uid, r);
         if (r.lost) this.log(`${cacheKey}: its process ${rec.pid} ended while the runtime was down`);
-        else this.log(`${cacheKey}: adopted process ${rec.pid}`);
+        else {
+          this.log(`${cacheKey}: adopted process ${rec.pid}`);
+          // An adopted container's environment is the one it was started with.
+          if (!pod.metadata?.deletionTimestamp) this.startProbes(pod, r, processEnv(rec.pid));
+        }
       }
     }
     if (pod.metadata?.deletionTimestamp) return this.terminate(pod, r);
@@ -260,8 +274,32 @@ export class PodRuntime {
       await this.writeStatus(pod, terminatedStatus(pod, r.exited, r.record.startedAt, message));
       return undefined;
     }
-    if (phase !== 'Running') await this.writeStatus(pod, runningStatus(pod, r.record, r.net?.ip));
+    if (phase !== 'Running') {
+      await this.writeStatus(pod, runningStatus(pod, r.record, r.net?.ip, r.probes?.ready ?? true));
+    } else if (r.probes && containersReady(pod) !== r.probes.ready) {
+      await this.writeStatus(pod, withReadiness(pod, r.probes.ready));
+    }
     return undefined;
+  }
+
+  /** Starts the compute container's probes (pod-probes.ts), with this runtime's reactions. */
+  private startProbes(pod: Pod, r: Running, env: NodeJS.ProcessEnv): void {
+    const uid = pod.metadata?.uid ?? '';
+    r.probes = startPodProbes(
+      pod,
+      { startedAt: r.record.startedAt, net: r.net, env, commands: this.o.commands },
+      {
+        events: this.events,
+        requeue: () => this.requeueUid(uid),
+        kill: () => {
+          if (r.killTimer || !isAlive(r.record)) return;
+          signalGroup(r.record, 'SIGTERM');
+          const grace = (pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+          r.killTimer = setTimeout(() => signalGroup(r.record, 'SIGKILL'), grace);
+          r.killTimer.unref?.();
+        },
+      },
+    );
   }
 
   private async bind(pod: Pod): Promise<void> {
@@ -332,23 +370,28 @@ export class PodRuntime {
       // The container's process lives in the pod's network namespace (nsenter switches only that).
       argv = ['nsenter', `--net=${net.netns}`, '--', ...argv];
     }
-    const started = await startProcess(podDir(this.o.root, uid), argv, containerEnv(pod, this.o.env, mounts));
+    const env = containerEnv(pod, this.o.env, mounts);
+    const started = await startProcess(podDir(this.o.root, uid), argv, env);
     const r: Running = { record: started.record, exit: started.exit, net };
     this.running.set(uid, r);
+    this.startProbes(pod, r, env);
     this.log(`${key}: started process ${started.record.pid}`);
     void started.exit.then(async (code) => {
       r.exited = code;
+      r.probes?.stop();
+      if (r.killTimer) clearTimeout(r.killTimer);
       r.exit = undefined;
       const tail = `: ${await logTail(podDir(this.o.root, uid), 1500)}`;
       this.log(`${key}: process ${started.record.pid} exited with ${code}${tail}`);
       this.requeueUid(uid);
     });
-    await this.writeStatus(pod, runningStatus(pod, started.record, net?.ip));
+    await this.writeStatus(pod, runningStatus(pod, started.record, net?.ip, r.probes?.ready ?? true));
   }
 
   /** Stops a deleted pod's process (SIGTERM, SIGKILL after its grace), then removes the pod object. */
   private async terminate(pod: Pod, r: Running | undefined): Promise<number | undefined> {
     const uid = pod.metadata?.uid ?? '';
+    r?.probes?.stop();
     if (r && r.exited === undefined && !r.lost && isAlive(r.record)) {
       if (!r.killTimer) {
         const grace =
@@ -382,6 +425,7 @@ export class PodRuntime {
     const r = this.running.get(uid);
     this.running.delete(uid);
     this.mountFailures.delete(uid);
+    r?.probes?.stop();
     if (r?.killTimer) clearTimeout(r.killTimer);
     if (!uid) return;
     if (r && stop && r.exited === undefined && isAlive(r.record)) {

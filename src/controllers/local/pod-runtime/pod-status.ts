@@ -19,13 +19,13 @@ const condition = (type: string, status: 'True' | 'False', now: string, reason?:
   lastTransitionTime: now,
 });
 
-/** One status per container of the pod, all in `state`. */
-const containers = (pod: Pod, state: ContainerState, running: boolean) =>
+/** One status per container of the pod, all in `state`; `ready` defaults to `running`. */
+const containers = (pod: Pod, state: ContainerState, running: boolean, ready = running) =>
   (pod.spec?.containers ?? []).map((c) => ({
     name: c.name,
     image: c.image,
     imageID: '',
-    ready: running,
+    ready,
     started: running,
     restartCount: 0,
     state,
@@ -48,9 +48,13 @@ export function creatingStatus(pod: Pod): PodStatus {
   } as PodStatus;
 }
 
-/** A pod whose process `rec` runs, with its pod IP when it has a network of its own. */
-export function runningStatus(pod: Pod, rec: ProcessRecord, podIP?: string): PodStatus {
+/**
+ * A pod whose process `rec` runs, with its pod IP when it has a network of its own;
+ * `ready` is its container's readiness (false while a readiness probe has not passed).
+ */
+export function runningStatus(pod: Pod, rec: ProcessRecord, podIP?: string, ready = true): PodStatus {
   const now = stamp();
+  const notReady = (t: string) => condition(t, 'False', now, 'ContainersNotReady');
   return {
     phase: 'Running',
     hostIP: '127.0.0.1',
@@ -58,14 +62,45 @@ export function runningStatus(pod: Pod, rec: ProcessRecord, podIP?: string): Pod
     startTime: rec.startedAt,
     qosClass: 'Burstable',
     conditions: [
-      'PodScheduled',
-      'Initialized',
-      'kubevirt.io/virtual-machine-unpaused',
-      'ContainersReady',
-      'Ready',
-    ].map((t) => condition(t, 'True', now)),
-    containerStatuses: containers(pod, { running: { startedAt: rec.startedAt } }, true),
+      ...['PodScheduled', 'Initialized', 'kubevirt.io/virtual-machine-unpaused'].map((t) =>
+        condition(t, 'True', now),
+      ),
+      ...['ContainersReady', 'Ready'].map((t) => (ready ? condition(t, 'True', now) : notReady(t))),
+    ],
+    containerStatuses: containers(pod, { running: { startedAt: rec.startedAt } }, true, ready),
   } as PodStatus;
+}
+
+/** Whether a running pod's status says its containers are ready. */
+export function containersReady(pod: Pod): boolean {
+  const statuses = pod.status?.containerStatuses ?? [];
+  return statuses.length > 0 && statuses.every((c) => c.ready);
+}
+
+/**
+ * A running pod's status with its containers' readiness set to `ready`, as kubelet writes
+ * it: the containers' `ready`, ContainersReady, and Ready (which also needs every
+ * readiness gate's condition True); other conditions are kept.
+ */
+export function withReadiness(pod: Pod, ready: boolean): PodStatus {
+  const now = stamp();
+  const status = structuredClone(pod.status ?? {}) as PodStatus;
+  const gates = pod.spec?.readinessGates ?? [];
+  const gatesTrue = gates.every(
+    (g) => status.conditions?.find((c) => c.type === g.conditionType)?.status === 'True',
+  );
+  const set = (type: string, on: boolean) => {
+    status.conditions ??= [];
+    const conds = status.conditions;
+    const i = conds.findIndex((c) => c.type === type);
+    const next = on ? condition(type, 'True', now) : condition(type, 'False', now, 'ContainersNotReady');
+    if (i < 0) conds.push(next as (typeof conds)[number]);
+    else if (conds[i].status !== next.status) conds[i] = next as (typeof conds)[number];
+  };
+  set('ContainersReady', ready);
+  set('Ready', ready && gatesTrue);
+  status.containerStatuses = (status.containerStatuses ?? []).map((c) => ({ ...c, ready }));
+  return status;
 }
 
 /**

@@ -63,7 +63,7 @@ export function collectionPath(type: ResourceType, namespace?: string): string {
 
 export class KubeClient implements ObjectClient {
   private readonly transport: HttpTransport;
-  private readonly bucket: TokenBucket;
+  private bucket: TokenBucket;
   private readonly retries: number;
   private readonly backoffOptions: BackoffOptions;
 
@@ -110,9 +110,33 @@ export class KubeClient implements ObjectClient {
     return new KubeClient({ socketPath }, options);
   }
 
+  /** The current rate limit. */
+  get rateLimit(): { qps: number; burst: number } {
+    return { qps: this.bucket.qps, burst: this.bucket.burst };
+  }
+
+  /**
+   * Replaces the rate limit (upstream's ReloadableRateLimiter: the KubeVirt CR's
+   * restClient setting applies without a restart); a new bucket starts full. Returns
+   * whether it changed.
+   */
+  setRateLimit(qps: number, burst: number): boolean {
+    if (qps === this.bucket.qps && burst === this.bucket.burst) return false;
+    this.bucket = new TokenBucket(qps, burst);
+    return true;
+  }
+
   /** Closes kept-alive connections (open watches stop on their own). */
   close(): void {
     this.transport.close();
+  }
+
+  /**
+   * A request outside the object API (e.g. an aggregated API's subresource) with this
+   * client's connection and credentials; the response as it came.
+   */
+  request(req: HttpRequest): Promise<HttpResponse> {
+    return this.transport.request(req);
   }
 
   async get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T> {

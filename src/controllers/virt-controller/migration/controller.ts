@@ -27,6 +27,7 @@ import {
   timestamp,
 } from '../services/ports';
 import { setCondition } from '../vmi/status';
+import { pendingTargetPodVerdict } from './pending-timeout';
 import { isMigrationFinal, MigrationPhase, nextMigrationStep } from './phases';
 
 /** Event reasons (upstream values). */
@@ -36,6 +37,8 @@ export const MigrationEventReason = {
   SuccessfulHandOver: 'SuccessfulHandOver',
   SuccessfulMigration: 'SuccessfulMigration',
   FailedMigration: 'FailedMigration',
+  MigrationTargetPodUnschedulable: 'migrationTargetPodUnschedulable',
+  SuccessfulDelete: 'SuccessfulDelete',
 } as const;
 
 export interface MigrationControllerDeps extends ControllerDeps {
@@ -46,6 +49,8 @@ export interface MigrationControllerDeps extends ControllerDeps {
   config: () => ClusterConfig;
   podOptions: LauncherPodOptions;
   onWrite?: (kind: string, verb: 'create' | 'update' | 'delete') => void;
+  /** Seconds a target pod may stay pending (upstream's defaults: 300 unschedulable, 900 any). */
+  pendingTimeouts?: { unschedulable: number; catchAll: number };
 }
 
 export class MigrationController implements KeyReconciler {
@@ -91,10 +96,44 @@ export class MigrationController implements KeyReconciler {
       return undefined;
     }
 
+    let recheckMs: number | undefined;
+    if ((phase === MigrationPhase.Pending || phase === MigrationPhase.Scheduling) && vmi && targetPod) {
+      const verdict = pendingTargetPodVerdict(
+        m,
+        targetPod,
+        this.d.now?.() ?? new Date(),
+        this.d.pendingTimeouts,
+      );
+      if (verdict?.unschedulable) {
+        this.d.recorder.event(
+          m,
+          'Warning',
+          MigrationEventReason.MigrationTargetPodUnschedulable,
+          `Migration target pod for VMI [${ns}/${vmi.metadata?.name}] is currently unschedulable.`,
+        );
+      }
+      if (verdict?.timedOut) {
+        await this.d.client
+          .delete(PodType, targetPod.metadata?.name ?? '', { namespace: ns })
+          .catch((e) => (e instanceof NotFoundError ? undefined : Promise.reject(e)));
+        this.d.onWrite?.('Pod', 'delete');
+        this.d.recorder.event(m, 'Normal', MigrationEventReason.SuccessfulDelete, verdict.timedOut);
+        this.d.recorder.event(
+          m,
+          'Warning',
+          MigrationEventReason.FailedMigration,
+          `Migration failed: ${verdict.timedOut}`,
+        );
+        await this.setPhase(m, MigrationPhase.Failed, verdict.timedOut);
+        return undefined;
+      }
+      recheckMs = verdict?.recheckMs;
+    }
+
     const step = nextMigrationStep({ migration: m, vmi, targetPod });
     switch (step.kind) {
       case 'none':
-        return undefined;
+        return recheckMs ? { requeueAfterMs: recheckMs } : undefined;
       case 'createTargetPod':
         await this.createTargetPod(key, m, vmi!);
         await this.setPhase(m, MigrationPhase.Scheduling);

@@ -9,10 +9,16 @@
 import { createHash } from 'node:crypto';
 import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
-import { LAUNCHER_COMMAND, LAUNCHER_DIRS, renderLauncherArgs } from '../../common/launcher-args';
+import {
+  LAUNCHER_COMMAND,
+  LAUNCHER_DIRS,
+  PVC_DISK_DEFAULTS,
+  renderLauncherArgs,
+} from '../../common/launcher-args';
 import { MULTUS_NETWORKS_ANNOTATION, multusNetworksAnnotation } from '../../common/multus';
 import type { Pod, PodContainer } from '../../common/pod';
 import { launcherVerbosityEnv } from '../../logging/launcher-verbosity';
+import { computeContainerPorts, computeProbe } from './compute-probes';
 import { containerDiskContainers } from './container-disk-containers';
 import { launcherSeccompProfile } from './launcher-seccomp';
 import { isCpuDedicated, memoryOverhead } from './memory-overhead';
@@ -146,8 +152,18 @@ export function launcherNodeSelector(
   return sel;
 }
 
+/** The volumes `status.volumeStatus` records as block-mode claims (a migration target's pod). */
+export function blockVolumesFromStatus(vmi: VirtualMachineInstance): Set<string> {
+  return new Set(
+    (vmi.status?.volumeStatus ?? [])
+      .filter((s) => s.persistentVolumeClaimInfo?.volumeMode === 'Block')
+      .map((s) => s.name),
+  );
+}
+
 /**
- * Renders the launcher Pod for a VMI. The VMI must be defaulted (spec.domain.resources,
+ * Renders the launcher Pod for a VMI. Claims in `blockVolumes` become devices (default:
+ * those `status.volumeStatus` says are block-mode). The VMI must be defaulted (spec.domain.resources,
  * cpu topology) and carry metadata.name, namespace and uid; anything unsafe for the
  * launcher's argv throws a field-path error.
  */
@@ -155,6 +171,7 @@ export function renderLauncherPod(
   vmi: VirtualMachineInstance,
   config: ClusterConfig,
   opts: LauncherPodOptions,
+  blockVolumes: ReadonlySet<string> = blockVolumesFromStatus(vmi),
 ): Pod {
   const name = vmi.metadata?.name;
   const namespace = vmi.metadata?.namespace;
@@ -175,7 +192,7 @@ export function renderLauncherPod(
     additionalOverheadRatio: config.configuration.additionalGuestMemoryOverheadRatio,
   });
   const resources = launcherResources(vmi, config, overhead, opts);
-  const { volumes, mounts } = launcherVolumes(vmi);
+  const { volumes, mounts, devices } = launcherVolumes(vmi, blockVolumes);
 
   const args = renderLauncherArgs({
     namespace,
@@ -190,6 +207,12 @@ export function renderLauncherPod(
     allowEmulation: config.useEmulation,
     keepAfterFailure,
     runAsNonRoot: nonRoot,
+    lessPVCSpaceToleration:
+      config.configuration.developerConfiguration?.pvcTolerateLessSpaceUpToPercent ??
+      PVC_DISK_DEFAULTS.lessPVCSpaceToleration,
+    minimumReservePVCBytes:
+      config.configuration.developerConfiguration?.minimumReservePVCBytes ??
+      PVC_DISK_DEFAULTS.minimumReservePVCBytes,
   });
 
   const caps = ['NET_BIND_SERVICE'];
@@ -205,7 +228,11 @@ export function renderLauncherPod(
       ...launcherVerbosityEnv(config),
     ],
     resources,
+    ports: computeContainerPorts(vmi),
+    readinessProbe: computeProbe(vmi, vmi.spec.readinessProbe),
+    livenessProbe: computeProbe(vmi, vmi.spec.livenessProbe),
     volumeMounts: mounts,
+    ...(devices.length ? { volumeDevices: devices } : {}),
     securityContext: nonRoot
       ? {
           runAsUser: NON_ROOT_UID,

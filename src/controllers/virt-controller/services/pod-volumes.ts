@@ -5,10 +5,19 @@ import type { PodContainer, PodVolume } from '../../common/pod';
 import { hasTpm } from './memory-overhead';
 import { PodRenderError } from './pod-render-error';
 
-/** upstream VolumeRenderer: the launcher's shared emptyDirs plus the VMI's PVCs and config volumes. */
-export function launcherVolumes(vmi: VirtualMachineInstance): {
+/**
+ * upstream VolumeRenderer: the launcher's shared emptyDirs plus the VMI's PVCs and config
+ * volumes. A claim named in `blockVolumes` (its claim is `volumeMode: Block`) becomes a
+ * device at `/dev/<volume>` (upstream addPVCToLaunchManifest), any other claim a mount
+ * of its filesystem at `<private>/vmi-disks/<volume>`.
+ */
+export function launcherVolumes(
+  vmi: VirtualMachineInstance,
+  blockVolumes: ReadonlySet<string> = new Set(),
+): {
   volumes: PodVolume[];
   mounts: NonNullable<PodContainer['volumeMounts']>;
+  devices: NonNullable<PodContainer['volumeDevices']>;
 } {
   const volumes: PodVolume[] = [
     { name: 'private', emptyDir: {} },
@@ -27,6 +36,7 @@ export function launcherVolumes(vmi: VirtualMachineInstance): {
     { name: 'libvirt-runtime', mountPath: LAUNCHER_DIRS.libvirtRuntime },
     { name: 'sockets', mountPath: `${LAUNCHER_DIRS.share}/sockets` },
   ];
+  const devices: NonNullable<PodContainer['volumeDevices']> = [];
   if (!vmi.spec.domain.devices.disableHotplug) {
     volumes.push({ name: 'hotplug-disks', emptyDir: {} });
     mounts.push({
@@ -65,7 +75,8 @@ export function launcherVolumes(vmi: VirtualMachineInstance): {
         name: v.name,
         persistentVolumeClaim: { claimName: claim, readOnly: v.persistentVolumeClaim?.readOnly },
       });
-      mounts.push({ name: v.name, mountPath: `${LAUNCHER_DIRS.private}/vmi-disks/${v.name}` });
+      if (blockVolumes.has(v.name)) devices.push({ name: v.name, devicePath: `/dev/${v.name}` });
+      else mounts.push({ name: v.name, mountPath: `${LAUNCHER_DIRS.private}/vmi-disks/${v.name}` });
     } else if (v.configMap) {
       volumes.push({
         name: v.name,
@@ -133,5 +144,5 @@ export function launcherVolumes(vmi: VirtualMachineInstance): {
     volumes.push({ name, secret: { secretName } });
     mounts.push({ name, mountPath: `${LAUNCHER_DIRS.private}/secret/${name}`, readOnly: true });
   });
-  return { volumes, mounts };
+  return { volumes, mounts, devices };
 }

@@ -23,7 +23,7 @@ import {
   type ReconcileResult,
   timestamp,
 } from '../services/ports';
-import { type Claim, missingClaim } from '../services/volumes';
+import { blockVolumeNames, type Claim, missingClaim, nextVolumeStatus } from '../services/volumes';
 import { podDownOrGoingDown } from './pod-state';
 import { isFinalPhase, nextVmiStatus, VmiPhase } from './status';
 import { unpausedConditionPatch } from './unpaused-condition';
@@ -132,6 +132,7 @@ export class VmiController implements KeyReconciler {
     if (pod && phase === VmiPhase.Running && !podDownOrGoingDown(pod))
       await this.syncUnpausedCondition(vmi, pod);
     const next = nextVmiStatus({ vmi, pod, podJustCreated, syncError, now: this.now() });
+    if (this.d.claims && next.status) next.status.volumeStatus = nextVolumeStatus(vmi, this.d.claims);
     await this.writeStatus(vmi, next);
     return syncError && !missing ? { requeueAfterMs: 5000 } : undefined;
   }
@@ -160,7 +161,12 @@ export class VmiController implements KeyReconciler {
   private async createPod(key: string, vmi: VirtualMachineInstance): Promise<Pod> {
     const nad = this.d.nads ? missingNetworkAttachment(vmi, this.d.nads) : undefined;
     if (nad) throw new PodRenderError(`failed to render launch manifest: ${nad}`);
-    const manifest = renderLauncherPod(vmi, this.d.config(), this.d.podOptions);
+    const manifest = renderLauncherPod(
+      vmi,
+      this.d.config(),
+      this.d.podOptions,
+      blockVolumeNames(vmi, this.d.claims),
+    );
     this.d.expectations.expectCreations(key, 1);
     try {
       const created = await this.d.client.create<Pod & { metadata: NonNullable<Pod['metadata']> }>(

@@ -3,6 +3,9 @@
  * pkg/network/driver/nft + the masquerade binding): the guest's traffic leaves with the
  * pod IP (masquerade), traffic to the pod IP on the declared ports (all, when none are
  * declared, as upstream) is forwarded to the guest. Pure: the setup feeds it to `nft -f -`.
+ * Connections made inside the pod to the pod's own address (not loopback) are forwarded
+ * the same way (the output chain): the pod IP is the guest's, and that is how a prober
+ * without a route to the pod network (local mode's pod runtime) reaches the guest's ports.
  * Not done (upstream has it): forwarding of the pod's own loopback connections to the guest.
  */
 import type { Port } from '../../../api/generated/types';
@@ -75,6 +78,10 @@ export function masqueradeRuleset(o: {
     '  chain prerouting {',
     '    type nat hook prerouting priority dstnat; policy accept;',
     `    iifname "${o.podIf}" counter jump KUBEVIRT_PREINBOUND`,
+    '  }',
+    '  chain output {',
+    '    type nat hook output priority -100; policy accept;',
+    `    fib daddr type local ${family} daddr != ${family === 'ip6' ? '::1' : '127.0.0.0/8'} counter jump KUBEVIRT_PREINBOUND`,
     '  }',
     '  chain postrouting {',
     '    type nat hook postrouting priority srcnat; policy accept;',

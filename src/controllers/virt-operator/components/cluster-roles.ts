@@ -72,6 +72,11 @@ function userRules(write: boolean): Array<Record<string, unknown>> {
       verbs,
     },
     {
+      apiGroups: ['snapshot.kubevirt.io'],
+      resources: ['virtualmachinesnapshots', 'virtualmachinesnapshotcontents', 'virtualmachinerestores'],
+      verbs,
+    },
+    {
       apiGroups: ['instancetype.kubevirt.io'],
       resources: ['virtualmachineinstancetypes', 'virtualmachinepreferences'],
       verbs,

@@ -11,6 +11,7 @@ import { checkInstallOptions, type InstallOptions } from './install-options';
 import { prometheusMetricsService } from './metrics';
 import { networkAttachmentDefinitionCrd } from './nad-crd';
 import { namespaceObjects } from './namespace';
+import { storageObjects } from './storage';
 import { plainVirtApiObjects } from './virt-api-plain';
 import { virtControllerObjects } from './virt-controller';
 import { virtHandlerObjects } from './virt-handler';
@@ -27,6 +28,8 @@ export function renderInstall(o: InstallOptions, crdsDir: string): Record<string
     '10-virt-controller.yaml': virtControllerObjects(o),
     '20-virt-handler.yaml': virtHandlerObjects(o),
     '30-metrics-service.yaml': [prometheusMetricsService(o)],
+    // The CSI driver, its sidecars, snapshot-controller, the snapshot CRDs and the classes.
+    '40-storage.yaml': storageObjects(o, crdsDir),
   };
 }
 

@@ -32,6 +32,16 @@ export interface InstallOptions {
    * metrics server a self-signed pair until upstream's Secret of that name exists.
    */
   handlerServerCerts?: string;
+  /**
+   * The CSI driver's pool on each node: its mount point (the XFS image beside it as
+   * `<dir>.img`). Default `<kubeletRootDir>/plugins/csi.kubevirt-ts.io/pool`; elsewhere,
+   * its parent directory must be on a shared mount (the pod mounts it Bidirectional).
+   */
+  csiPoolDir?: string;
+  /** The pool image's size when a node makes it (sparse; default 50Gi). */
+  csiPoolSize: string;
+  /** snapshot-controller replicas (default 2, one leads). */
+  snapshotControllerReplicas: number;
 }
 
 /** The default install: namespace kubevirt, the project's images tagged latest. */
@@ -44,12 +54,17 @@ export function defaultInstallOptions(o: Partial<InstallOptions> = {}): InstallO
     imagePullPolicy: dev ? 'Never' : 'IfNotPresent',
     controllerReplicas: 2,
     kubeletRootDir: '/var/lib/kubelet',
+    csiPoolSize: '50Gi',
+    // One on the dev cluster's one node (host network: two would only wait for the lease).
+    snapshotControllerReplicas: dev ? 1 : 2,
     ...o,
   };
 }
 
 const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const IMAGE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@]{0,254}$/;
+
+const plainPath = (p: string) => /^\/[A-Za-z0-9._/-]*$/.test(p) && !p.split('/').includes('..');
 
 /** Rejects options that would not make valid objects, naming the field. */
 export function checkInstallOptions(o: InstallOptions): void {
@@ -61,9 +76,24 @@ export function checkInstallOptions(o: InstallOptions): void {
     throw new Error(`install: launcherImage ${JSON.stringify(o.launcherImage)} is not an image reference`);
   if (!Number.isInteger(o.controllerReplicas) || o.controllerReplicas < 1)
     throw new Error(`install: controllerReplicas ${o.controllerReplicas} is not a whole number >= 1`);
-  if (!/^\/[A-Za-z0-9._/-]*$/.test(o.kubeletRootDir) || o.kubeletRootDir.split('/').includes('..'))
+  if (!plainPath(o.kubeletRootDir))
     throw new Error(
       `install: kubeletRootDir ${JSON.stringify(o.kubeletRootDir)} is not a plain absolute path`,
+    );
+  if (
+    o.csiPoolDir !== undefined &&
+    (!plainPath(o.csiPoolDir) || o.csiPoolDir.split('/').filter(Boolean).length < 2)
+  )
+    throw new Error(
+      `install: csiPoolDir ${JSON.stringify(o.csiPoolDir)} is not a plain absolute path below a directory (e.g. /var/lib/kubevirt-ts/csi/pool)`,
+    );
+  if (!/^[1-9][0-9]*(Mi|Gi|Ti)$/.test(o.csiPoolSize))
+    throw new Error(
+      `install: csiPoolSize ${JSON.stringify(o.csiPoolSize)} is not a size in Mi, Gi or Ti (e.g. 50Gi)`,
+    );
+  if (!Number.isInteger(o.snapshotControllerReplicas) || o.snapshotControllerReplicas < 1)
+    throw new Error(
+      `install: snapshotControllerReplicas ${o.snapshotControllerReplicas} is not a whole number >= 1`,
     );
   const port = o.devCluster?.apiServerPort;
   if (port !== undefined && (!Number.isInteger(port) || port < 1 || port > 65535))

@@ -52,6 +52,9 @@ interface Hook {
   group: string;
   resources: string[];
   operations: string[];
+  /** Default Fail. */
+  failurePolicy?: 'Fail' | 'Ignore';
+  matchConditions?: { name: string; expression: string }[];
 }
 
 const core = (name: string, path: string, resources: string[], operations: string[]): Hook => ({
@@ -137,11 +140,36 @@ const VALIDATING: Hook[] = [
     operations: ['CREATE', 'UPDATE'],
   },
   {
+    name: 'virtualmachinesnapshot-validator.snapshot.kubevirt.io',
+    path: '/virtualmachinesnapshots-validate',
+    group: 'snapshot.kubevirt.io',
+    resources: ['virtualmachinesnapshots'],
+    operations: ['CREATE', 'UPDATE'],
+  },
+  {
+    name: 'virtualmachinerestore-validator.snapshot.kubevirt.io',
+    path: '/virtualmachinerestores-validate',
+    group: 'snapshot.kubevirt.io',
+    resources: ['virtualmachinerestores'],
+    operations: ['CREATE', 'UPDATE'],
+  },
+  {
     name: 'migration-policy-validator.kubevirt.io',
     path: '/migration-policy-validate',
     group: 'migrations.kubevirt.io',
     resources: ['migrationpolicies'],
     operations: ['CREATE', 'UPDATE'],
+  },
+  // upstream's: a launcher pod's eviction becomes an evacuation (virt-api/pod-eviction.ts).
+  // Ignore: a virt-api that is down must not block evictions (the launcher's PDB holds).
+  {
+    name: 'virt-launcher-eviction-interceptor.kubevirt.io',
+    path: '/launcher-eviction-validate',
+    group: '',
+    resources: ['pods/eviction'],
+    operations: ['*'],
+    failurePolicy: 'Ignore',
+    matchConditions: [{ name: 'only-vms', expression: 'object.metadata.name.startsWith("virt-launcher")' }],
   },
   it('virtualmachineinstancetype'),
   it('virtualmachineclusterinstancetype'),
@@ -158,8 +186,9 @@ function webhook(h: Hook, o: VirtApiComponentOptions, mutating: boolean): Obj {
     name: h.name,
     admissionReviewVersions: ['v1'],
     clientConfig,
-    failurePolicy: 'Fail',
-    sideEffects: 'None',
+    failurePolicy: h.failurePolicy ?? 'Fail',
+    // The eviction webhook marks the VMI (with a dry-run patch on a dry run), as upstream's.
+    sideEffects: h.resources.includes('pods/eviction') ? 'NoneOnDryRun' : 'None',
     timeoutSeconds: o.timeoutSeconds ?? 10,
     matchPolicy: 'Equivalent',
     ...(mutating ? { reinvocationPolicy: 'Never' } : {}),
@@ -172,6 +201,7 @@ function webhook(h: Hook, o: VirtApiComponentOptions, mutating: boolean): Obj {
         scope: '*',
       },
     ],
+    ...(h.matchConditions ? { matchConditions: h.matchConditions } : {}),
   };
 }
 
@@ -196,6 +226,12 @@ function rbac(o: VirtApiComponentOptions): Obj[] {
       verbs: ['create', 'get', 'list', 'watch'],
     },
     { apiGroups: ['instancetype.kubevirt.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+    // The restore webhook refuses a second restore in progress for one target.
+    {
+      apiGroups: ['snapshot.kubevirt.io'],
+      resources: ['virtualmachinerestores'],
+      verbs: ['get', 'list', 'watch'],
+    },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
     // virt-api authorises each subresource call itself (authorizer.ts), as upstream's.
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },

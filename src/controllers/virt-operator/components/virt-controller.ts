@@ -37,6 +37,8 @@ export const virtControllerRules: Rule[] = [
     verbs: ALL,
   },
   { apiGroups: ['cdi.kubevirt.io'], resources: ['cdiconfigs', 'datasources'], verbs: READ },
+  // The node controller marks a node whose virt-handler stopped heartbeating unschedulable.
+  { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
   {
     apiGroups: ['kubevirt.io'],
@@ -73,6 +75,30 @@ export const virtControllerRules: Rule[] = [
   { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: READ },
   // A VMI's multus networks must exist before its pod is made (upstream reads them too).
   { apiGroups: ['k8s.cni.cncf.io'], resources: ['network-attachment-definitions'], verbs: READ },
+  // VM snapshots and restores: the snapshot.kubevirt.io kinds, CSI VolumeSnapshots of the
+  // VMs' claims (their class found from the StorageClass), claims restored from them, and
+  // the guest freeze/thaw through virt-api's subresources.
+  {
+    apiGroups: ['snapshot.kubevirt.io'],
+    resources: [
+      'virtualmachinesnapshots',
+      'virtualmachinesnapshots/status',
+      'virtualmachinesnapshotcontents',
+      'virtualmachinesnapshotcontents/status',
+      'virtualmachinerestores',
+      'virtualmachinerestores/status',
+    ],
+    verbs: ALL,
+  },
+  { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ALL },
+  { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotclasses'], verbs: READ },
+  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: READ },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['create', 'delete', 'patch', 'update'] },
+  {
+    apiGroups: ['subresources.kubevirt.io'],
+    resources: ['virtualmachineinstances/freeze', 'virtualmachineinstances/unfreeze'],
+    verbs: ['update'],
+  },
 ];
 
 /** Its leader Lease, in the install namespace only. */

@@ -44,6 +44,9 @@ export const virtOperatorRules: Rule[] = [
   // virt-api's RoleBinding lives in kube-system.
   { apiGroups: [''], resources: ['serviceaccounts', 'services', 'secrets', 'configmaps'], verbs: ALL },
   { apiGroups: ['apps'], resources: ['deployments', 'daemonsets'], verbs: ALL },
+  // The storage stack (storage.ts): the CSI driver's objects and its snapshot class.
+  { apiGroups: ['storage.k8s.io'], resources: ['csidrivers', 'storageclasses'], verbs: ALL },
+  { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotclasses'], verbs: ALL },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
 ];
 
@@ -90,6 +93,8 @@ export function virtOperatorObjects(o: InstallOptions, crdsDir: string): KubeObj
                   ...(o.kubeletRootDir !== '/var/lib/kubelet'
                     ? ['--kubelet-root-dir', o.kubeletRootDir]
                     : []),
+                  ...(o.csiPoolDir ? ['--csi-pool-dir', o.csiPoolDir] : []),
+                  ...(o.csiPoolSize !== '50Gi' ? ['--csi-pool-size', o.csiPoolSize] : []),
                 ],
                 env: componentEnv(o),
                 resources: { requests: { cpu: '10m', memory: '150Mi' } },

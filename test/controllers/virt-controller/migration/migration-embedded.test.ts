@@ -134,5 +134,34 @@ describe('migration controller on the embedded store', () => {
       expect(v.status!.migrationState).toBeUndefined();
       expect((await getM('job3')).status!.phase).toBe('Scheduling');
     });
+    it("fails after upstream's unschedulable timeout (annotation: 1 s), deleting the target pod", async () => {
+      await h.store.create(VmiResource, vmi('mig4') as KubeObject);
+      await waitFor('VMI Running', async () => (await getVmi('mig4')).status?.phase === 'Running');
+      const m0 = migration('job4', 'mig4');
+      m0.metadata!.annotations = { 'kubevirt.io/migrationUnschedulablePodTimeoutSeconds': '1' };
+      await h.store.create(VirtualMachineInstanceMigrationType, m0 as KubeObject);
+      const m = await waitFor('Failed', async () => {
+        const x = await getM('job4');
+        return x.status?.phase === 'Failed' ? x : undefined;
+      });
+      const reason = m.status!.conditions!.find((c) => c.type === 'Failed')!.message!;
+      expect(reason).toMatch(/^unschedulable pod default\/virt-launcher-mig4-\w+ timeout period exceeded$/);
+      expect(m.status!.phaseTransitionTimestamps!.map((t) => t.phase)).toEqual([
+        'Pending',
+        'Scheduling',
+        'Failed',
+      ]);
+      await waitFor('target pod gone', async () => {
+        const ps = (await h.store.list<Pod & KubeObject>(PodType, { namespace: 'default' })).items;
+        return !ps.some((p) => p.metadata!.labels!['kubevirt.io/migrationJobUID']);
+      });
+      const v = await getVmi('mig4');
+      expect(v.status!.phase).toBe('Running');
+      expect(v.status!.nodeName).toBe('node01');
+      const events = (
+        await h.store.list<KubeObject & { reason: string }>(EventType, { namespace: 'default' })
+      ).items.map((e) => e.reason);
+      expect(events).toEqual(expect.arrayContaining(['migrationTargetPodUnschedulable', 'SuccessfulDelete']));
+    });
   });
 });

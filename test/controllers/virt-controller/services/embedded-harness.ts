@@ -7,6 +7,7 @@ import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/stor
 import type { ResourceType } from '../../../../src/controllers/runtime/types';
 import {
   VirtController,
+  type VirtControllerOptions,
   type WriteRecord,
 } from '../../../../src/controllers/virt-controller/virt-controller';
 import { NodeSimulator, type NodeSimulatorOptions, type SimRole } from '../../../support/node-simulator';
@@ -32,6 +33,8 @@ export async function startHarness(
     networkAttachments?: boolean;
     dataVolumeTemplates?: boolean;
     dataVolumes?: boolean;
+    snapshots?: boolean;
+    freezer?: VirtControllerOptions['freezer'];
   } = {},
 ): Promise<Harness> {
   const store = await EmbeddedStore.open({ types: opts.types });
@@ -51,6 +54,8 @@ export async function startHarness(
     networkAttachments: opts.networkAttachments,
     dataVolumeTemplates: opts.dataVolumeTemplates,
     dataVolumes: opts.dataVolumes ? { importerImage: 'kubevirt-ts/launcher:test' } : undefined,
+    snapshots: opts.snapshots,
+    freezer: opts.freezer,
     onWrite: (w) => writes.push(w),
     onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
   });

@@ -26,11 +26,11 @@ export const protobufFileName = "kubevirt/cmd/v1/cmd.proto";
 /**
  * The handler-to-launcher command protocol, modelled on upstream KubeVirt's
  * pkg/handler-launcher-com/cmd/v1/cmd.proto (package kubevirt.cmd.v1, service Cmd), but
- * not the same surface: it has 21 of the 36 RPCs of upstream's file at tag v1.9.0
+ * not the same surface: it has 23 of the 36 RPCs of upstream's file at tag v1.9.0
  * (commit 79d34c1762; main at d923fdb815 has the same 36), with upstream's names and
- * request/response types. Missing (15): SignalTargetPodCleanup,
- * FinalizeVirtualMachineMigration, HotplugHostDevices, GetUsers, GetFilesystems, Exec,
- * GuestPing, VirtualMachineMemoryDump, GetQemuVersion, SyncVirtualMachineCPUs,
+ * request/response types. Missing (13): SignalTargetPodCleanup,
+ * FinalizeVirtualMachineMigration, HotplugHostDevices, GetUsers, GetFilesystems,
+ * VirtualMachineMemoryDump, GetQemuVersion, SyncVirtualMachineCPUs,
  * SyncVirtualMachineMemory, GetDomainDirtyRateStats, BackupVirtualMachine,
  * RedefineCheckpoint, GetVMStats. The VMI travels as JSON in VMI.vmiJson as upstream's does, but two fields
  * of VirtualMachineOptions mean something else here: field 3 is gracePeriodSeconds
@@ -132,6 +132,30 @@ export interface ScreenshotResponse {
   response?: Response | undefined;
   mime: string;
   data: Buffer;
+}
+
+/** A command run in the guest through its agent (an exec probe); upstream's field names. */
+export interface ExecRequest {
+  domainName: string;
+  Command: string;
+  Args: string[];
+  timeoutSeconds: number;
+}
+
+/** The command's exit code and standard output; success false when it could not run. */
+export interface ExecResponse {
+  response?: Response | undefined;
+  exitCode: number;
+  stdOut: string;
+}
+
+export interface GuestPingRequest {
+  domainName: string;
+  timeoutSeconds: number;
+}
+
+export interface GuestPingResponse {
+  response?: Response | undefined;
 }
 
 function createBaseVMI(): VMI {
@@ -1483,6 +1507,380 @@ export const ScreenshotResponse: MessageFns<ScreenshotResponse> = {
   },
 };
 
+function createBaseExecRequest(): ExecRequest {
+  return { domainName: "", Command: "", Args: [], timeoutSeconds: 0 };
+}
+
+export const ExecRequest: MessageFns<ExecRequest> = {
+  encode(message: ExecRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.domainName !== "") {
+      writer.uint32(10).string(message.domainName);
+    }
+    if (message.Command !== "") {
+      writer.uint32(18).string(message.Command);
+    }
+    for (const v of message.Args) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.timeoutSeconds !== 0) {
+      writer.uint32(32).int32(message.timeoutSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExecRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExecRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.domainName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.Command = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.Args.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.timeoutSeconds = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExecRequest {
+    return {
+      domainName: isSet(object.domainName) ? globalThis.String(object.domainName) : "",
+      Command: isSet(object.Command) ? globalThis.String(object.Command) : "",
+      Args: globalThis.Array.isArray(object?.Args) ? object.Args.map((e: any) => globalThis.String(e)) : [],
+      timeoutSeconds: isSet(object.timeoutSeconds) ? globalThis.Number(object.timeoutSeconds) : 0,
+    };
+  },
+
+  toJSON(message: ExecRequest): unknown {
+    const obj: any = {};
+    if (message.domainName !== "") {
+      obj.domainName = message.domainName;
+    }
+    if (message.Command !== "") {
+      obj.Command = message.Command;
+    }
+    if (message.Args?.length) {
+      obj.Args = message.Args;
+    }
+    if (message.timeoutSeconds !== 0) {
+      obj.timeoutSeconds = Math.round(message.timeoutSeconds);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExecRequest>, I>>(base?: I): ExecRequest {
+    return ExecRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExecRequest>, I>>(object: I): ExecRequest {
+    const message = createBaseExecRequest();
+    message.domainName = object.domainName ?? "";
+    message.Command = object.Command ?? "";
+    message.Args = object.Args?.map((e) => e) || [];
+    message.timeoutSeconds = object.timeoutSeconds ?? 0;
+    return message;
+  },
+};
+
+function createBaseExecResponse(): ExecResponse {
+  return { response: undefined, exitCode: 0, stdOut: "" };
+}
+
+export const ExecResponse: MessageFns<ExecResponse> = {
+  encode(message: ExecResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.response !== undefined) {
+      Response.encode(message.response, writer.uint32(10).fork()).join();
+    }
+    if (message.exitCode !== 0) {
+      writer.uint32(16).int32(message.exitCode);
+    }
+    if (message.stdOut !== "") {
+      writer.uint32(26).string(message.stdOut);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExecResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExecResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.response = Response.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.exitCode = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.stdOut = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExecResponse {
+    return {
+      response: isSet(object.response) ? Response.fromJSON(object.response) : undefined,
+      exitCode: isSet(object.exitCode) ? globalThis.Number(object.exitCode) : 0,
+      stdOut: isSet(object.stdOut) ? globalThis.String(object.stdOut) : "",
+    };
+  },
+
+  toJSON(message: ExecResponse): unknown {
+    const obj: any = {};
+    if (message.response !== undefined) {
+      obj.response = Response.toJSON(message.response);
+    }
+    if (message.exitCode !== 0) {
+      obj.exitCode = Math.round(message.exitCode);
+    }
+    if (message.stdOut !== "") {
+      obj.stdOut = message.stdOut;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExecResponse>, I>>(base?: I): ExecResponse {
+    return ExecResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExecResponse>, I>>(object: I): ExecResponse {
+    const message = createBaseExecResponse();
+    message.response = (object.response !== undefined && object.response !== null)
+      ? Response.fromPartial(object.response)
+      : undefined;
+    message.exitCode = object.exitCode ?? 0;
+    message.stdOut = object.stdOut ?? "";
+    return message;
+  },
+};
+
+function createBaseGuestPingRequest(): GuestPingRequest {
+  return { domainName: "", timeoutSeconds: 0 };
+}
+
+export const GuestPingRequest: MessageFns<GuestPingRequest> = {
+  encode(message: GuestPingRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.domainName !== "") {
+      writer.uint32(10).string(message.domainName);
+    }
+    if (message.timeoutSeconds !== 0) {
+      writer.uint32(16).int32(message.timeoutSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GuestPingRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGuestPingRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.domainName = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.timeoutSeconds = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GuestPingRequest {
+    return {
+      domainName: isSet(object.domainName) ? globalThis.String(object.domainName) : "",
+      timeoutSeconds: isSet(object.timeoutSeconds) ? globalThis.Number(object.timeoutSeconds) : 0,
+    };
+  },
+
+  toJSON(message: GuestPingRequest): unknown {
+    const obj: any = {};
+    if (message.domainName !== "") {
+      obj.domainName = message.domainName;
+    }
+    if (message.timeoutSeconds !== 0) {
+      obj.timeoutSeconds = Math.round(message.timeoutSeconds);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GuestPingRequest>, I>>(base?: I): GuestPingRequest {
+    return GuestPingRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GuestPingRequest>, I>>(object: I): GuestPingRequest {
+    const message = createBaseGuestPingRequest();
+    message.domainName = object.domainName ?? "";
+    message.timeoutSeconds = object.timeoutSeconds ?? 0;
+    return message;
+  },
+};
+
+function createBaseGuestPingResponse(): GuestPingResponse {
+  return { response: undefined };
+}
+
+export const GuestPingResponse: MessageFns<GuestPingResponse> = {
+  encode(message: GuestPingResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.response !== undefined) {
+      Response.encode(message.response, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GuestPingResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGuestPingResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.response = Response.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GuestPingResponse {
+    return { response: isSet(object.response) ? Response.fromJSON(object.response) : undefined };
+  },
+
+  toJSON(message: GuestPingResponse): unknown {
+    const obj: any = {};
+    if (message.response !== undefined) {
+      obj.response = Response.toJSON(message.response);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GuestPingResponse>, I>>(base?: I): GuestPingResponse {
+    return GuestPingResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GuestPingResponse>, I>>(object: I): GuestPingResponse {
+    const message = createBaseGuestPingResponse();
+    message.response = (object.response !== undefined && object.response !== null)
+      ? Response.fromPartial(object.response)
+      : undefined;
+    return message;
+  },
+};
+
 export type CmdService = typeof CmdService;
 export const CmdService = {
   syncVirtualMachine: {
@@ -1676,6 +2074,25 @@ export const CmdService = {
     responseSerialize: (value: ScreenshotResponse): Buffer => Buffer.from(ScreenshotResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ScreenshotResponse => ScreenshotResponse.decode(value),
   },
+  /** virt-probe's calls (exec and guestAgentPing probes), as upstream's. */
+  exec: {
+    path: "/kubevirt.cmd.v1.Cmd/Exec" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ExecRequest): Buffer => Buffer.from(ExecRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ExecRequest => ExecRequest.decode(value),
+    responseSerialize: (value: ExecResponse): Buffer => Buffer.from(ExecResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ExecResponse => ExecResponse.decode(value),
+  },
+  guestPing: {
+    path: "/kubevirt.cmd.v1.Cmd/GuestPing" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GuestPingRequest): Buffer => Buffer.from(GuestPingRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GuestPingRequest => GuestPingRequest.decode(value),
+    responseSerialize: (value: GuestPingResponse): Buffer => Buffer.from(GuestPingResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GuestPingResponse => GuestPingResponse.decode(value),
+  },
 } as const;
 
 export interface CmdServer extends UntypedServiceImplementation {
@@ -1700,6 +2117,9 @@ export interface CmdServer extends UntypedServiceImplementation {
   getLaunchMeasurement: handleUnaryCall<VMIRequest, LaunchMeasurementResponse>;
   injectLaunchSecret: handleUnaryCall<InjectLaunchSecretRequest, Response>;
   getScreenshot: handleUnaryCall<VMIRequest, ScreenshotResponse>;
+  /** virt-probe's calls (exec and guestAgentPing probes), as upstream's. */
+  exec: handleUnaryCall<ExecRequest, ExecResponse>;
+  guestPing: handleUnaryCall<GuestPingRequest, GuestPingResponse>;
 }
 
 export interface CmdClient extends Client {
@@ -2014,6 +2434,34 @@ export interface CmdClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ScreenshotResponse) => void,
+  ): ClientUnaryCall;
+  /** virt-probe's calls (exec and guestAgentPing probes), as upstream's. */
+  exec(request: ExecRequest, callback: (error: ServiceError | null, response: ExecResponse) => void): ClientUnaryCall;
+  exec(
+    request: ExecRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ExecResponse) => void,
+  ): ClientUnaryCall;
+  exec(
+    request: ExecRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ExecResponse) => void,
+  ): ClientUnaryCall;
+  guestPing(
+    request: GuestPingRequest,
+    callback: (error: ServiceError | null, response: GuestPingResponse) => void,
+  ): ClientUnaryCall;
+  guestPing(
+    request: GuestPingRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GuestPingResponse) => void,
+  ): ClientUnaryCall;
+  guestPing(
+    request: GuestPingRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GuestPingResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,202 @@
+/**
+ * What the web console does to KubeVirt, on a virtctl {@link Target}: local mode (its
+ * store socket and local subresource API) or a cluster through a kubeconfig (the user's
+ * own credentials, held here and never sent to the browser). Every operation is one the
+ * UI needs; there is no generic pass-through, so the browser cannot reach anything else.
+ * Lifecycle verbs go the way virtctl's go (the VM subresources on a cluster, the same
+ * direct change in local mode); the node verbs are the VMI's `subresources.kubevirt.io`.
+ */
+import { connect } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { createClusterConfig, mergeConfiguration } from '../../api/config/cluster-config';
+import type { VirtualMachine } from '../../api/generated/types';
+import { type ApiObject, admit } from '../../api/validation/admission';
+import { ApiError, InvalidError } from '../../controllers/runtime/errors';
+import {
+  EventType,
+  NamespaceType,
+  VirtualMachineInstanceType,
+  VirtualMachineType,
+} from '../../controllers/runtime/resources';
+import type { KubeObject, WatchEvent, WatchHandle } from '../../controllers/runtime/types';
+import { lifecycle } from '../commands/virtctl/lifecycle';
+import type { Target } from '../commands/virtctl/target';
+import { storedKubeVirt } from '../local/apply';
+import { ImageNotFoundError, ImageStore } from '../local/images';
+import { localConfigDefaults } from '../local/local-config';
+
+/** The actions the UI offers on a VM. */
+export const VM_ACTIONS = ['start', 'stop', 'restart', 'migrate', 'pause', 'unpause', 'softreboot'] as const;
+export type VmAction = (typeof VM_ACTIONS)[number];
+
+/** The kinds the list watches. */
+export type WatchedKind = 'vm' | 'vmi';
+
+/** A VM with what its page shows. */
+export interface VmDetails {
+  vm: KubeObject;
+  vmi?: KubeObject;
+  events: KubeObject[];
+}
+
+/** The web console's view of KubeVirt. */
+export class UiBackend {
+  constructor(private readonly t: Target) {}
+
+  /** `local` or the cluster's URL. */
+  get where(): string {
+    return this.t.where;
+  }
+
+  /** The namespace shown first. */
+  get defaultNamespace(): string {
+    return this.t.namespace;
+  }
+
+  async namespaces(): Promise<string[]> {
+    const list = await this.t.client.list(NamespaceType);
+    return list.items.map((n) => n.metadata?.name ?? '').filter(Boolean);
+  }
+
+  /**
+   * Watches VMs or VMIs of `namespace` (all when undefined): the current objects as ADDED
+   * events, then changes. `onEnd` is called once when the watch ends by itself.
+   */
+  async watch(
+    kind: WatchedKind,
+    namespace: string | undefined,
+    onEvent: (e: WatchEvent) => void,
+    onEnd: (e?: Error) => void,
+  ): Promise<WatchHandle> {
+    const type = kind === 'vm' ? VirtualMachineType : VirtualMachineInstanceType;
+    const handle = await this.t.client.watch(type, { namespace, allowWatchBookmarks: false }, (e) => {
+      if (e.type !== 'BOOKMARK') onEvent(e);
+    });
+    handle.closed.then(onEnd, onEnd);
+    return handle;
+  }
+
+  async details(ns: string, name: string): Promise<VmDetails> {
+    const vm = await this.t.client.get(VirtualMachineType, name, ns);
+    const vmi = await this.t.client.get(VirtualMachineInstanceType, name, ns).catch(() => undefined);
+    const uids = new Set([vm.metadata?.uid, vmi?.metadata?.uid].filter(Boolean));
+    const all = await this.t.client
+      .list(EventType, { namespace: ns, fieldSelector: `involvedObject.name=${name}` })
+      .catch(() => ({ items: [] as KubeObject[] }));
+    const events = all.items.filter((e) =>
+      uids.has((e as KubeObject & { involvedObject?: { uid?: string } }).involvedObject?.uid),
+    );
+    return { vm, vmi, events };
+  }
+
+  async act(ns: string, name: string, action: VmAction): Promise<void> {
+    switch (action) {
+      case 'start':
+      case 'stop':
+      case 'restart':
+      case 'migrate':
+        await lifecycle({ ...this.t, namespace: ns }, action, name);
+        return;
+      default:
+        await this.t.subresource('PUT', ns, name, action);
+    }
+  }
+
+  async remove(ns: string, name: string): Promise<void> {
+    await this.t.client.delete(VirtualMachineType, name, { namespace: ns });
+  }
+
+  /**
+   * Creates a VM. Local mode admits it first with upstream's webhook rules and checks its
+   * images (its store has no webhooks); a cluster's API server admits it itself. Refusals
+   * are `InvalidError`s whose causes name the fields.
+   */
+  async create(vm: VirtualMachine): Promise<KubeObject> {
+    const ns = vm.metadata?.namespace ?? this.t.namespace;
+    const obj = await this.admitLocally({ ...vm, metadata: { ...vm.metadata, namespace: ns } } as ApiObject);
+    return this.t.client.create(VirtualMachineType, obj as KubeObject);
+  }
+
+  /**
+   * Replaces VM `ns/name` with `vm` (the YAML editor), admitted as {@link create} admits;
+   * its `metadata.resourceVersion` guards against overwriting a newer change (Conflict).
+   */
+  async replace(ns: string, name: string, vm: VirtualMachine): Promise<KubeObject> {
+    if (vm.metadata?.name !== name || (vm.metadata?.namespace ?? ns) !== ns) {
+      throw new InvalidError(422, 'Invalid', `metadata.name and metadata.namespace must stay ${ns}/${name}`, {
+        name,
+        kind: 'VirtualMachine',
+        causes: [{ reason: 'FieldValueInvalid', field: 'metadata.name', message: 'may not change' }],
+      });
+    }
+    const obj = await this.admitLocally({ ...vm, metadata: { ...vm.metadata, namespace: ns } } as ApiObject);
+    return this.t.client.update(VirtualMachineType, obj as KubeObject);
+  }
+
+  /** Local mode's admission (upstream's rules, the image store); a cluster admits by itself. */
+  private async admitLocally(obj: ApiObject): Promise<ApiObject> {
+    if (!this.t.local) return obj;
+    const kv = await storedKubeVirt(this.t.client);
+    const config = createClusterConfig(mergeConfiguration(localConfigDefaults(), kv?.spec?.configuration));
+    const { object, errors } = admit(obj, config);
+    const name = obj.metadata?.name ?? '';
+    if (errors.length > 0) {
+      throw new InvalidError(422, 'Invalid', `VirtualMachine "${name}" is invalid`, {
+        name,
+        kind: 'VirtualMachine',
+        causes: errors.map((e) => ({ reason: e.type, field: e.path, message: e.message })),
+      });
+    }
+    try {
+      new ImageStore(this.t.local.paths.images).checkReferences(object as unknown as VirtualMachine, '');
+    } catch (e) {
+      if (!(e instanceof ImageNotFoundError)) throw e;
+      const message = e.message.replace(/^[^:]*: /, '');
+      throw new InvalidError(422, 'Invalid', message, {
+        name,
+        kind: 'VirtualMachine',
+        causes: [{ reason: 'FieldValueNotFound', field: e.field.replace(/^\./, ''), message }],
+      });
+    }
+    return object;
+  }
+
+  /**
+   * Opens the guest's serial console or VNC byte stream: in local mode the launcher's unix
+   * socket (the local API names it), on a cluster virt-api's websocket.
+   */
+  async openStream(ns: string, name: string, sub: 'console' | 'vnc'): Promise<Duplex> {
+    if (this.t.local) {
+      const { socket } = await this.t.local.subresource<{ socket: string }>('GET', ns, name, sub);
+      return new Promise((resolve, reject) => {
+        const s = connect(socket);
+        s.once('connect', () => resolve(s));
+        s.once('error', (e) => reject(new Error(`${sub} ${ns}/${name}: ${e.message}`)));
+      });
+    }
+    const { openClusterStream } = await import('../commands/virtctl/cluster-stream');
+    if (!this.t.kubeConfig) throw new Error('no kubeconfig');
+    return openClusterStream(this.t.kubeConfig, ns, name, sub);
+  }
+
+  /** The VNC screenshot (PNG), where the target serves it (virt-api on a cluster). */
+  async screenshot(ns: string, name: string): Promise<{ contentType: string; body: Buffer } | undefined> {
+    return this.t.subresourceBytes?.(ns, name, 'vnc/screenshot');
+  }
+
+  close(): void {
+    this.t.close();
+  }
+}
+
+/** An error as the API said it, for the browser: a Kubernetes Status. */
+export function statusOf(e: unknown): { code: number; body: Record<string, unknown> } {
+  if (e instanceof ApiError) return { code: e.code || 500, body: { ...e.toStatus() } };
+  const message = e instanceof Error ? e.message : String(e);
+  const code = /not found/i.test(message)
+    ? 404
+    : /not running|is not|no .* socket/i.test(message)
+      ? 409
+      : 500;
+  return { code, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, message } };
+}

@@ -1,0 +1,5 @@
+export * from './manager';
+export * from './ports';
+export * from './proxy';
+export * from './tls';
+export * from './wiring';

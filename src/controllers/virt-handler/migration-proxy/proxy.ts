@@ -1,0 +1,174 @@
+/**
+ * One leg of the migration proxy (upstream's migrationProxy): libvirt and QEMU in the
+ * launcher pods speak over unix sockets; the handlers carry each connection between the
+ * nodes over TCP, TLS unless the cluster's migration configuration disables it.
+ *
+ *   source pod (unix socket) <-> source handler (TLS client) <-> target handler (TLS server) <-> target pod (unix socket)
+ *
+ * A source proxy listens on a unix socket and dials the target's TCP address for each
+ * connection; a target proxy listens on TCP and dials the target launcher's unix socket.
+ */
+import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { dirname } from 'node:path';
+import { createServer as createTlsServer, type TLSSocket, connect as tlsConnect } from 'node:tls';
+import { clientIdentityRefusal, clientTlsOptions, type MigrationTlsMaterial, serverTlsOptions } from './tls';
+
+/** One running proxy. */
+export interface MigrationProxy {
+  /** The unix socket a source proxy listens on. */
+  readonly unixPath?: string;
+  /** The TCP port a target proxy listens on. */
+  readonly port?: number;
+  /** Where each connection goes (unix path, or host:port). */
+  readonly target: string;
+  /** Bytes carried each way so far. */
+  readonly bytes: { out: number; in: number };
+  stop(): Promise<void>;
+}
+
+type Log = (message: string) => void;
+
+/** Pipes two sockets both ways; either side ending or failing ends both. */
+function splice(a: Socket, b: Socket, counts: { out: number; in: number }, open: Set<Socket>): void {
+  open.add(a);
+  open.add(b);
+  a.on('data', (d: Buffer) => {
+    counts.out += d.length;
+  });
+  b.on('data', (d: Buffer) => {
+    counts.in += d.length;
+  });
+  a.pipe(b);
+  b.pipe(a);
+  const end = () => {
+    a.destroy();
+    b.destroy();
+    open.delete(a);
+    open.delete(b);
+  };
+  a.on('close', end);
+  b.on('close', end);
+  a.on('error', end);
+  b.on('error', end);
+}
+
+function listening(server: Server, listen: (cb: () => void) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    listen(() => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function stopper(server: Server, open: Set<Socket>, after?: () => void) {
+  return () =>
+    new Promise<void>((resolve) => {
+      for (const s of open) s.destroy();
+      open.clear();
+      server.close(() => {
+        after?.();
+        resolve();
+      });
+    });
+}
+
+/** Options of {@link startSourceProxy}. */
+export interface SourceProxyOptions {
+  /** The unix socket to create (its directory is made). */
+  unixPath: string;
+  /** The target handler's listener. */
+  host: string;
+  port: number;
+  /** Client material; undefined when TLS is disabled. */
+  tls?: () => MigrationTlsMaterial;
+  /** Owner of the socket (the launcher's user must connect to it). */
+  owner?: { uid: number; gid: number };
+  log?: Log;
+}
+
+/** A unix socket on the source node whose connections go to the target node's proxy. */
+export async function startSourceProxy(o: SourceProxyOptions): Promise<MigrationProxy> {
+  const log = o.log ?? (() => {});
+  const open = new Set<Socket>();
+  const bytes = { out: 0, in: 0 };
+  const target = `${o.host}:${o.port}`;
+  const server = createServer((local) => {
+    local.pause();
+    const remote: Socket = o.tls
+      ? tlsConnect({ host: o.host, port: o.port, ...clientTlsOptions(o.tls()) })
+      : createConnection({ host: o.host, port: o.port });
+    const ready = o.tls ? 'secureConnect' : 'connect';
+    remote.once(ready, () => local.resume());
+    remote.once('error', (e) => log(`migration proxy ${o.unixPath} -> ${target}: ${e.message}`));
+    splice(local, remote, bytes, open);
+  });
+  rmSync(o.unixPath, { force: true });
+  mkdirSync(dirname(o.unixPath), { recursive: true });
+  await listening(server, (cb) => server.listen(o.unixPath, cb));
+  // QEMU and libvirt in the pod run as the launcher's user (107 in upstream's image).
+  if (o.owner) chownSync(o.unixPath, o.owner.uid, o.owner.gid);
+  chmodSync(o.unixPath, 0o660);
+  return {
+    unixPath: o.unixPath,
+    target,
+    bytes,
+    stop: stopper(server, open, () => rmSync(o.unixPath, { force: true })),
+  };
+}
+
+/** Options of {@link startTargetProxy}. */
+export interface TargetProxyOptions {
+  /** Address to listen on (the node's address; upstream binds the zero address). */
+  host: string;
+  /** 0: a free port. */
+  port: number;
+  /** The target launcher's unix socket each connection goes to. */
+  unixTarget: string;
+  /** Server material; undefined when TLS is disabled. */
+  tls?: () => MigrationTlsMaterial;
+  log?: Log;
+}
+
+/** A TCP listener on the target node whose connections go to a unix socket in the target pod. */
+export async function startTargetProxy(o: TargetProxyOptions): Promise<MigrationProxy> {
+  const log = o.log ?? (() => {});
+  const open = new Set<Socket>();
+  const bytes = { out: 0, in: 0 };
+  const forward = (remote: Socket) => {
+    remote.pause();
+    const local = createConnection(o.unixTarget);
+    local.once('connect', () => remote.resume());
+    local.once('error', (e) => log(`migration proxy -> ${o.unixTarget}: ${e.message}`));
+    splice(remote, local, bytes, open);
+  };
+  let server: Server;
+  if (o.tls) {
+    const tls = o.tls;
+    // Read when the listener starts (one per migration): rotated certificates apply to the next.
+    const tlsServer = createTlsServer(serverTlsOptions(tls()));
+    tlsServer.on('secureConnection', (s: TLSSocket) => {
+      const refusal = clientIdentityRefusal(s.getPeerX509Certificate());
+      if (refusal) {
+        log(`migration proxy on port ${port()}: refused ${s.remoteAddress}: ${refusal}`);
+        s.destroy();
+        return;
+      }
+      forward(s);
+    });
+    tlsServer.on('tlsClientError', (e, s) => {
+      log(`migration proxy on port ${port()}: TLS handshake with ${s.remoteAddress}: ${e.message}`);
+    });
+    server = tlsServer;
+  } else {
+    server = createServer(forward);
+  }
+  const port = () => {
+    const a = server.address();
+    return typeof a === 'object' && a ? a.port : o.port;
+  };
+  await listening(server, (cb) => server.listen(o.port, o.host, cb));
+  return { port: port(), target: o.unixTarget, bytes, stop: stopper(server, open) };
+}

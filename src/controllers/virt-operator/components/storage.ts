@@ -1,0 +1,114 @@
+/**
+ * The storage stack beside the node DaemonSet (csi-driver.ts): the VolumeSnapshot CRDs
+ * (external-snapshotter's, copied into crds/external-snapshotter/ from the module the
+ * sidecars are built from), snapshot-controller (a Deployment of two electing one leader,
+ * as external-snapshotter's deploy/kubernetes/snapshot-controller, with distributed
+ * snapshotting: it labels each snapshot content with its volume's node, whose
+ * csi-snapshotter takes it), the CSIDriver object, the `kubevirt-ts-local` StorageClass
+ * (KubeVirt's default virt class) and VolumeSnapshotClass.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { csiDriverObject, storageClassObject, volumeSnapshotClassObject } from '../../common/csi-objects';
+import type { KubeObject } from '../../runtime/types';
+import { csiNodeObjects } from './csi-driver';
+import { componentEnv, componentLabels, devClusterPodFields, type InstallOptions } from './install-options';
+import { clusterRoleFor, type Rule, roleFor, serviceAccount } from './rbac';
+
+const SNAPSHOT_CONTROLLER = 'snapshot-controller';
+const READ = ['get', 'list', 'watch'];
+/** Where the VolumeSnapshot CRDs are, under the crds directory. */
+export const SNAPSHOT_CRDS_SUBDIR = 'external-snapshotter';
+
+/** The VolumeSnapshot, VolumeSnapshotContent and VolumeSnapshotClass CRDs. */
+export function snapshotCrdObjects(crdsDir: string): KubeObject[] {
+  const dir = join(crdsDir, SNAPSHOT_CRDS_SUBDIR);
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .flatMap((f) =>
+      parseAllDocuments(readFileSync(join(dir, f), 'utf8'))
+        .map((d) => d.toJS() as KubeObject | null)
+        .filter((o): o is KubeObject => o?.kind === 'CustomResourceDefinition'),
+    );
+}
+
+/** snapshot-controller's rules (external-snapshotter's rbac-snapshot-controller.yaml, without group snapshots) and the nodes it reads for distributed snapshotting. */
+export const snapshotControllerRules: Rule[] = [
+  { apiGroups: [''], resources: ['persistentvolumes', 'nodes'], verbs: READ },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'update'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['list', 'watch', 'create', 'update', 'patch'] },
+  { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotclasses'], verbs: READ },
+  {
+    apiGroups: ['snapshot.storage.k8s.io'],
+    resources: ['volumesnapshotcontents'],
+    verbs: ['create', 'get', 'list', 'watch', 'update', 'delete', 'patch'],
+  },
+  { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotcontents/status'], verbs: ['patch'] },
+  {
+    apiGroups: ['snapshot.storage.k8s.io'],
+    resources: ['volumesnapshots'],
+    verbs: ['create', 'get', 'list', 'watch', 'update', 'patch', 'delete'],
+  },
+  {
+    apiGroups: ['snapshot.storage.k8s.io'],
+    resources: ['volumesnapshots/status'],
+    verbs: ['update', 'patch'],
+  },
+];
+
+/** The snapshot-controller Deployment. */
+export function snapshotControllerDeployment(o: InstallOptions): KubeObject {
+  const labels = componentLabels(SNAPSHOT_CONTROLLER);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: SNAPSHOT_CONTROLLER, namespace: o.namespace, labels },
+    spec: {
+      replicas: o.snapshotControllerReplicas,
+      selector: { matchLabels: { 'kubevirt.io': SNAPSHOT_CONTROLLER } },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: SNAPSHOT_CONTROLLER,
+          ...devClusterPodFields(o),
+          containers: [
+            {
+              name: SNAPSHOT_CONTROLLER,
+              image: o.image,
+              imagePullPolicy: o.imagePullPolicy,
+              command: [`/usr/bin/${SNAPSHOT_CONTROLLER}`],
+              args: ['--v=2', '--leader-election=true', '--enable-distributed-snapshotting=true'],
+              env: componentEnv(o),
+              resources: { requests: { cpu: '5m', memory: '40Mi' } },
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            },
+          ],
+        },
+      },
+    },
+  } as KubeObject;
+}
+
+/** The whole storage stack: CRDs, node DaemonSet, snapshot-controller, CSIDriver, classes. */
+export function storageObjects(o: InstallOptions, crdsDir: string): KubeObject[] {
+  return [
+    ...snapshotCrdObjects(crdsDir),
+    ...csiNodeObjects(o),
+    serviceAccount(SNAPSHOT_CONTROLLER, o.namespace),
+    ...clusterRoleFor(SNAPSHOT_CONTROLLER, o.namespace, snapshotControllerRules),
+    ...roleFor(SNAPSHOT_CONTROLLER, o.namespace, [
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: [...READ, 'create', 'update', 'delete'],
+      },
+    ]),
+    snapshotControllerDeployment(o),
+    csiDriverObject() as KubeObject,
+    storageClassObject() as KubeObject,
+    volumeSnapshotClassObject() as KubeObject,
+  ];
+}

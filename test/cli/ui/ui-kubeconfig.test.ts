@@ -1,0 +1,136 @@
+/**
+ * The web console with `--kubeconfig` against a real kube-apiserver (the shared control
+ * plane: no kubelet, no virt-api), in headless Chromium: the list follows the API
+ * server's watch (a VM created there appears without a reload), Start from the VM page
+ * makes the change virtctl makes on a cluster without virt-api (runStrategy Always), and
+ * Pause shows the cluster's refusal as virtctl words it. The kubeconfig's credentials stay
+ * in the server.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildUi } from '../../../scripts/build-ui';
+import { crdsDir } from '../../../scripts/gen-crds';
+import { openTarget } from '../../../src/cli/commands/virtctl/target';
+import { UiBackend } from '../../../src/cli/ui/backend';
+import { startUiServer, type UiServer } from '../../../src/cli/ui/server';
+import { KubeClient } from '../../../src/controllers/runtime/kube/client';
+import { NamespaceType, VirtualMachineType } from '../../../src/controllers/runtime/resources';
+import type { KubeObject } from '../../../src/controllers/runtime/types';
+import { integration } from '../../support/integration';
+import {
+  available,
+  type ControlPlaneAccess,
+  kubeBinDir,
+  sharedControlPlane,
+  unavailableReason,
+} from '../../support/kube';
+
+const CHROMIUM = process.env.KUBEVIRT_TS_CHROMIUM ?? '/usr/bin/chromium';
+const run = integration(
+  'web console with --kubeconfig in Chromium',
+  available() && existsSync(CHROMIUM),
+  available()
+    ? `no Chromium at ${CHROMIUM}: scripts/setup-host.sh --with-kube installs it`
+    : unavailableReason,
+);
+
+const vmObject = (name: string, ns: string) =>
+  ({
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachine',
+    metadata: { name, namespace: ns },
+    spec: { runStrategy: 'Halted', template: { spec: { domain: { devices: {} } } } },
+  }) as KubeObject;
+
+describe.runIf(run)('kubevirt-ts ui --kubeconfig against a real API server', () => {
+  const ns = `ui-kube-${process.pid}`;
+  let cp: ControlPlaneAccess;
+  let client: KubeClient;
+  let server: UiServer;
+  let browser: Browser;
+  let page: Page;
+  let assets = '';
+
+  beforeAll(async () => {
+    cp = await sharedControlPlane();
+    const kubectl = path.join(kubeBinDir, 'kubectl');
+    const applied = spawnSync(kubectl, ['--kubeconfig', cp.kubeconfigPath, 'apply', '-f', crdsDir], {
+      encoding: 'utf8',
+    });
+    expect(applied.status, applied.stderr).toBe(0);
+    const waited = spawnSync(
+      kubectl,
+      [
+        '--kubeconfig',
+        cp.kubeconfigPath,
+        'wait',
+        '--for=condition=Established',
+        '--timeout=60s',
+        'crd/virtualmachines.kubevirt.io',
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(waited.status, waited.stderr).toBe(0);
+    client = KubeClient.fromKubeconfig(cp.kubeconfigPath);
+    await client.create(NamespaceType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await client.create(VirtualMachineType, vmObject('k1', ns));
+    assets = mkdtempSync(path.join(tmpdir(), 'kvts-ui-kube-'));
+    await buildUi(assets);
+    server = await startUiServer({
+      backend: new UiBackend(openTarget({ kubeconfig: cp.kubeconfigPath, namespace: ns })),
+      assetsDir: assets,
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    page = await browser.newPage();
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await client?.delete(NamespaceType, ns).catch(() => undefined);
+    client?.close();
+    if (assets) rmSync(assets, { recursive: true, force: true });
+  });
+
+  it('lists the namespace live, starts a VM, and shows the API refusal of pause', async () => {
+    const seen: string[] = [];
+    page.on('response', async (r) => {
+      if (r.headers()['content-type']?.includes('json')) seen.push(await r.text().catch(() => ''));
+    });
+    await page.goto(server.url);
+    const status = (vm: string) => page.locator(`tr[data-vm="${ns}/${vm}"] td.status`);
+    await expect.poll(() => status('k1').count(), { timeout: 30_000 }).toBe(1);
+    expect(await page.textContent('.where')).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/?$/);
+    await client.create(VirtualMachineType, vmObject('k2', ns));
+    await expect.poll(() => status('k2').count(), { timeout: 30_000 }).toBe(1);
+
+    await page.click(`tr[data-vm="${ns}/k1"] a`);
+    await page.click('button[data-action="start"]');
+    await expect
+      .poll(
+        async () =>
+          ((await client.get(VirtualMachineType, 'k1', ns)) as KubeObject & { spec: { runStrategy: string } })
+            .spec.runStrategy,
+        {
+          timeout: 30_000,
+        },
+      )
+      .toBe('Always');
+    await page.click('button[data-action="pause"]');
+    await expect
+      .poll(() => page.textContent('.error'), { timeout: 30_000 })
+      .toContain('pause: the cluster does not serve subresources.kubevirt.io');
+    // What the browser got never carries the kubeconfig's client key.
+    const keyFile = /client-key: "([^"]+)"/.exec(readFileSync(cp.kubeconfigPath, 'utf8'))?.[1] as string;
+    const key = readFileSync(keyFile, 'utf8')
+      .split('\n')
+      .find((l) => l.length > 40) as string;
+    expect(key).toBeTruthy();
+    expect(seen.length).toBeGreaterThan(2);
+    for (const body of seen) expect(body.includes(key)).toBe(false);
+  }, 120_000);
+});

@@ -1,0 +1,411 @@
+/**
+ * Issue 27 on the real one-node cluster: a VM whose second disk is a CSI PVC
+ * (kubevirt-ts-local, through the project's driver and the real csi-provisioner,
+ * csi-snapshotter and snapshot-controller as host processes, test/cluster/csi-sidecars.ts)
+ * is snapshotted while running with its guest agent connected (frozen through virt-api's
+ * freeze, thawed once the CSI VolumeSnapshot is cut), then restored after the guest
+ * overwrote the disk: started again, the guest reads what it wrote before the snapshot.
+ * The components run as pods from the project's images (test/support/cluster-install.ts).
+ * The guest writes its markers to the raw disk (/dev/vdb; the busybox guest formats no
+ * filesystem), the disk's image is `disk.img` on the claim's filesystem volume.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  KubernetesObjectApi,
+  StorageV1Api,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { type ClusterInfo, clusterPaths } from '../../scripts/cluster/state';
+import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
+import { type CsiDriver, startCsiDriver } from '../../src/controllers/csi-driver/csi-driver';
+import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
+import {
+  csiDriverObject,
+  LOCAL_CLASS,
+  storageClassObject,
+  volumeSnapshotClassObject,
+} from '../../src/controllers/csi-driver/objects';
+import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
+import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
+import { KubeClient } from '../../src/controllers/runtime/kube/client';
+import { VirtualMachineType } from '../../src/controllers/runtime/resources';
+import { makeTestPool, poolTestsEnabled, type TestPool } from '../controllers/csi-driver/pool-fixture';
+import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
+import { installComponents } from '../support/cluster-install';
+import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
+import { SerialConsole } from '../support/guest';
+import { integration } from '../support/integration';
+import { waitFor } from '../support/wait';
+import { type Sidecars, sidecarsUnavailableReason, snapshotCrdFiles, startSidecars } from './csi-sidecars';
+
+const why = clusterUnavailableReason();
+const noSidecars = sidecarsUnavailableReason();
+const enabled =
+  integration('one-node cluster', why === undefined, why ?? '') &&
+  poolTestsEnabled('VM snapshots') &&
+  integration('CSI sidecars', noSidecars === undefined, noSidecars ?? '');
+const NS = 'cluster-vm-snapshot';
+const VM = 'vm-snap';
+const MARKER = 'KUBEVIRT-TS-GUEST-BOOTED';
+const KV = { group: 'kubevirt.io', version: 'v1', namespace: NS };
+const SNAPKV = { group: 'snapshot.kubevirt.io', version: 'v1beta1', namespace: NS };
+
+describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI VolumeSnapshots)', () => {
+  let info: ClusterInfo;
+  let tp: TestPool;
+  let driver: CsiDriver | undefined;
+  let sidecars: Sidecars | undefined;
+  let core: CoreV1Api;
+  let custom: CustomObjectsApi;
+  let objects: KubernetesObjectApi;
+  let kubectl: (...args: string[]) => string;
+  let dir = '';
+  let pluginDir = '';
+  let crds: Array<Record<string, unknown>> = [];
+  const classObjects = () => [volumeSnapshotClassObject(), storageClassObject(), csiDriverObject()];
+  const createOrKeep = (o: object) =>
+    objects.create(o as never).catch((e: { code?: number }) => {
+      if (e.code !== 409) throw e;
+    });
+  const show = <T>(what: string, f: () => Promise<T | undefined>, ms = 180_000) =>
+    waitFor(what, f, ms, 500).catch((e) => {
+      throw new Error(`${e}\n${sidecars?.logs()}`);
+    });
+
+  beforeAll(async () => {
+    info = await sharedCluster();
+    kubectl = kubectlWith(info.kubeconfigPath);
+    const kc = new KubeConfig();
+    kc.loadFromFile(info.kubeconfigPath);
+    core = kc.makeApiClient(CoreV1Api);
+    custom = kc.makeApiClient(CustomObjectsApi);
+    objects = KubernetesObjectApi.makeApiClient(kc);
+    const storage = kc.makeApiClient(StorageV1Api);
+    tp = await makeTestPool(2 * 1024 ** 3);
+    const kubelet = clusterPaths(info.stateDir).kubelet;
+    pluginDir = join(kubelet, 'plugins', DRIVER_NAME);
+    driver = await startCsiDriver({
+      socketPath: join(pluginDir, 'csi.sock'),
+      poolDir: tp.dir,
+      poolImage: tp.image,
+      poolSizeBytes: 2 * 1024 ** 3,
+      nodeId: info.nodeName,
+      version: 'test',
+      kubeletRegistration: { registryDir: join(kubelet, 'plugins_registry') },
+    });
+    await waitFor(
+      'the driver in CSINode',
+      async () =>
+        (await storage.readCSINode({ name: info.nodeName }).catch(() => undefined))?.spec.drivers?.find(
+          (d) => d.name === DRIVER_NAME,
+        ),
+      60_000,
+      250,
+    );
+    // The VolumeSnapshot kinds before virt-controller starts: it runs its snapshot
+    // controllers only when they are served.
+    crds = snapshotCrdFiles().flatMap((f) =>
+      parseAllDocuments(readFileSync(f, 'utf8'))
+        .map((d) => d.toJSON() as Record<string, unknown>)
+        .filter(Boolean),
+    );
+    for (const crd of crds) await createOrKeep(crd);
+    kubectl(
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      ...crds.map((c) => `crd/${(c.metadata as { name: string }).name}`),
+    );
+    for (const o of classObjects()) await createOrKeep(o);
+    dir = mkdtempSync(join(tmpdir(), 'kvts-vm-snapshot-'));
+    // kubectl runs synchronously here, blocking this process's driver: the sidecars start
+    // after it (their first connection to the driver must not time out).
+    installComponents(info, dir, kubectl);
+    sidecars = startSidecars(join(pluginDir, 'csi.sock'), info.kubeconfigPath, tp.base);
+    await core.createNamespace({ body: { metadata: { name: NS } } });
+    await waitFor(
+      'default service account',
+      () => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }),
+      60_000,
+      200,
+    );
+  }, 400_000);
+
+  afterAll(async () => {
+    if (core) {
+      await core.deleteNamespace({ name: NS }).catch(() => undefined);
+      await waitFor(
+        'the namespace gone',
+        async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)),
+        180_000,
+        500,
+      ).catch((e) => console.error(String(e)));
+      await waitFor(
+        'the PVs deleted',
+        async () =>
+          !(await core.listPersistentVolume()).items.some((pv) => pv.spec?.csi?.driver === DRIVER_NAME),
+        120_000,
+        500,
+      ).catch((e) => console.error(`${e}\n${sidecars?.logs()}`));
+    }
+    try {
+      if (dir) kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
+    } catch {}
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    await sidecars?.stop();
+    await tp?.cleanup(async () => {
+      await driver?.stop();
+    });
+    if (pluginDir) await rm(pluginDir, { recursive: true, force: true });
+    for (const o of [...classObjects(), ...crds]) await objects?.delete(o as never).catch(() => {});
+  }, 400_000);
+
+  const readVm = async () =>
+    (await custom.getNamespacedCustomObject({
+      ...KV,
+      plural: 'virtualmachines',
+      name: VM,
+    })) as VirtualMachine;
+  const readVmi = async () =>
+    (await custom
+      .getNamespacedCustomObject({ ...KV, plural: 'virtualmachineinstances', name: VM })
+      .catch(() => undefined)) as VirtualMachineInstance | undefined;
+  const get = async (plural: string, name: string) =>
+    (await custom.getNamespacedCustomObject({ ...SNAPKV, plural, name })) as {
+      metadata: { uid: string };
+      status?: Record<string, unknown> & { phase?: string; readyToUse?: boolean; complete?: boolean };
+    };
+  /** Merge-patches the VM's runStrategy (through the project's client: a real merge patch). */
+  const setRunStrategy = async (runStrategy: string) => {
+    const c = KubeClient.fromKubeconfig(info.kubeconfigPath);
+    try {
+      await c.patch(VirtualMachineType, VM, { spec: { runStrategy } }, { namespace: NS, type: 'merge' });
+    } finally {
+      c.close();
+    }
+  };
+
+  /** Waits for the VM's guest to boot; its console, and the launcher's serial log path. */
+  async function booted(): Promise<{ con: SerialConsole; vmiUid: string; pod: string }> {
+    const vmi = await show(
+      'VMI Running with the agent connected',
+      async () => {
+        const v = await readVmi();
+        return v?.status?.phase === 'Running' &&
+          v.status.conditions?.some((c) => c.type === 'AgentConnected' && c.status === 'True')
+          ? v
+          : undefined;
+      },
+      300_000,
+    );
+    const pods = (
+      await core.listNamespacedPod({
+        namespace: NS,
+        labelSelector: `kubevirt.io/created-by=${vmi.metadata?.uid}`,
+      })
+    ).items;
+    const pod = pods[0]!;
+    const con = await SerialConsole.connect(
+      join(
+        shortDir(podEmptyDirPath(join(info.stateDir, 'kubelet', 'pods'), pod.metadata?.uid ?? '', 'sockets')),
+        CONSOLE_SOCKET,
+      ),
+      30_000,
+    );
+    await con.waitFor(MARKER, 180_000);
+    return { con, vmiUid: vmi.metadata?.uid ?? '', pod: pod.metadata?.name ?? '' };
+  }
+  /** Boot markers in the launcher's serial log (kubectl run asynchronously: the driver is in this process). */
+  const markerCount = async (pod: string, vmiUid: string) => {
+    const log = `/var/run/kubevirt-private/${vmiUid}/virt-serial0-log`;
+    const x = kubectlExecAsync(info.kubeconfigPath, NS, pod, ['busybox', 'grep', '-c', MARKER, log]);
+    await x.exited;
+    return x.out().trim();
+  };
+  /** What the guest reads at the start of its second disk (page cache dropped first). */
+  const readDisk = (con: SerialConsole) =>
+    con.run('echo 3 > /proc/sys/vm/drop_caches; head -c 14 /dev/vdb; echo');
+  const writeDisk = (con: SerialConsole, text: string) => con.run(`printf '${text}' > /dev/vdb; sync`);
+
+  it('snapshots the running VM (frozen through its agent) and restores its CSI disk: A back, B gone', {
+    timeout: 900_000,
+  }, async () => {
+    // The claim, holding an empty disk.img (written by a pod, which binds the WaitForFirstConsumer claim).
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace: NS,
+      body: {
+        metadata: { name: 'data' },
+        spec: {
+          storageClassName: LOCAL_CLASS,
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '64Mi' } },
+        },
+      },
+    });
+    await core.createNamespacedPod({
+      namespace: NS,
+      body: {
+        metadata: { name: 'mkdisk' },
+        spec: {
+          restartPolicy: 'Never',
+          volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }],
+          containers: [
+            {
+              name: 'c',
+              image: info.images['kubevirt-ts'] ?? '',
+              imagePullPolicy: 'Never',
+              // QEMU runs as user 107: the image is theirs to write.
+              command: ['/bin/sh', '-c', 'truncate -s 16M /data/disk.img && chmod 666 /data/disk.img'],
+              securityContext: { runAsUser: 0 },
+              volumeMounts: [{ name: 'data', mountPath: '/data' }],
+            },
+          ],
+        },
+      },
+    });
+    await show('the disk image written', async () => {
+      const p = await core.readNamespacedPod({ name: 'mkdisk', namespace: NS });
+      if (p.status?.phase === 'Failed') throw new Error(`mkdisk failed: ${JSON.stringify(p.status)}`);
+      return p.status?.phase === 'Succeeded';
+    });
+    await core.deleteNamespacedPod({ name: 'mkdisk', namespace: NS });
+    await show(
+      'mkdisk gone',
+      async () => !(await core.readNamespacedPod({ name: 'mkdisk', namespace: NS }).catch(() => undefined)),
+    );
+    const vm = {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachine',
+      metadata: { name: VM, namespace: NS },
+      spec: {
+        runStrategy: 'Always',
+        template: {
+          spec: {
+            domain: {
+              devices: {
+                autoattachGraphicsDevice: false,
+                disks: [
+                  { name: 'boot', disk: { bus: 'virtio' } },
+                  { name: 'data', disk: { bus: 'virtio' } },
+                ],
+              },
+              resources: { requests: { memory: '128Mi' } },
+            },
+            volumes: [
+              {
+                name: 'boot',
+                containerDisk: {
+                  image: 'localhost/kubevirt-ts/tiny-guest-containerdisk:latest',
+                  imagePullPolicy: 'Never',
+                },
+              },
+              { name: 'data', persistentVolumeClaim: { claimName: 'data' } },
+            ],
+          },
+        },
+      },
+    };
+    await custom.createNamespacedCustomObject({ ...KV, plural: 'virtualmachines', body: vm });
+    const first = await booted();
+    await writeDisk(first.con, 'FILE-A-PRESENT');
+    expect(await readDisk(first.con)).toBe('FILE-A-PRESENT\n');
+
+    // The online snapshot; the VMI's fsFreezeStatus is watched while it is taken.
+    let sawFrozen = false;
+    const watchFreeze = setInterval(() => {
+      void readVmi().then((v) => {
+        if (v?.status?.fsFreezeStatus === 'frozen') sawFrozen = true;
+      });
+    }, 100);
+    await custom.createNamespacedCustomObject({
+      ...SNAPKV,
+      plural: 'virtualmachinesnapshots',
+      body: {
+        apiVersion: 'snapshot.kubevirt.io/v1beta1',
+        kind: 'VirtualMachineSnapshot',
+        metadata: { name: 'snap1' },
+        spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: VM } },
+      },
+    });
+    const snap = await show('the VM snapshot ready', async () => {
+      const s = await get('virtualmachinesnapshots', 'snap1');
+      return s.status?.readyToUse ? s : undefined;
+    });
+    clearInterval(watchFreeze);
+    expect(snap.status?.phase).toBe('Succeeded');
+    expect(snap.status?.indications).toEqual(['GuestAgent', 'Online']);
+    expect(snap.status?.snapshotVolumes).toEqual({ includedVolumes: ['data'], excludedVolumes: ['boot'] });
+    const vsName = `vmsnapshot-${snap.metadata.uid}-volume-data`;
+    const vs = (await custom.getNamespacedCustomObject({
+      group: 'snapshot.storage.k8s.io',
+      version: 'v1',
+      namespace: NS,
+      plural: 'volumesnapshots',
+      name: vsName,
+    })) as {
+      spec: unknown;
+      status?: { readyToUse?: boolean };
+    };
+    expect(vs.spec).toEqual({
+      source: { persistentVolumeClaimName: 'data' },
+      volumeSnapshotClassName: LOCAL_CLASS,
+    });
+    expect(vs.status?.readyToUse).toBe(true);
+    await show(
+      'the guest thawed',
+      async () => (await readVmi())?.status?.fsFreezeStatus === undefined,
+      30_000,
+    );
+    expect((await readVm()).status?.snapshotInProgress).toBeUndefined();
+    // The thaw waits for the CSI snapshot to be cut (snapshot-controller, snapshotter, driver,
+    // then virt-api and the handler): far longer than the 100 ms poll.
+    expect(sawFrozen, 'the VMI reported fsFreezeStatus frozen during the snapshot').toBe(true);
+
+    // B over A, then stop and restore.
+    await writeDisk(first.con, 'FILE-B-PRESENT');
+    expect(await readDisk(first.con)).toBe('FILE-B-PRESENT\n');
+    expect(await markerCount(first.pod, first.vmiUid)).toBe('1');
+    first.con.close();
+    await setRunStrategy('Halted');
+    await show('VMI gone', async () => !(await readVmi()));
+    await custom.createNamespacedCustomObject({
+      ...SNAPKV,
+      plural: 'virtualmachinerestores',
+      body: {
+        apiVersion: 'snapshot.kubevirt.io/v1beta1',
+        kind: 'VirtualMachineRestore',
+        metadata: { name: 'restore1' },
+        spec: {
+          target: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: VM },
+          virtualMachineSnapshotName: 'snap1',
+        },
+      },
+    });
+    const restore = await show('the restore complete', async () => {
+      const r = await get('virtualmachinerestores', 'restore1');
+      return r.status?.complete ? r : undefined;
+    });
+    const claim = `restore-${restore.metadata.uid}-data`;
+    expect(restore.status?.restores).toEqual([
+      { volumeName: 'data', persistentVolumeClaim: claim, volumeSnapshotName: vsName },
+    ]);
+    expect(
+      (await readVm()).spec.template.spec?.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim
+        ?.claimName,
+    ).toBe(claim);
+    await setRunStrategy('Always');
+    const second = await booted();
+    expect(await readDisk(second.con)).toBe('FILE-A-PRESENT\n');
+    expect(await markerCount(second.pod, second.vmiUid)).toBe('1');
+    second.con.close();
+    await setRunStrategy('Halted');
+    await show('VMI gone', async () => !(await readVmi()));
+  });
+});
