@@ -46,6 +46,11 @@ for (const arg of args) {
     failOutside(file, `no report (vitest exited ${rc}): ${e.message}`);
     continue;
   }
+  // Errors of files and describe blocks (hooks), from scripts/vitest-hook-errors.ts.
+  let hookErrors = {};
+  try {
+    hookErrors = JSON.parse(readFileSync(file.replace(/\.json$/, '-hook-errors.json'), 'utf8')).files ?? {};
+  } catch {}
   passed += r.numPassedTests ?? 0;
   failedTests += r.numFailedTests ?? 0;
   skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
@@ -57,7 +62,8 @@ for (const arg of args) {
     // A file error (its message) beside failed tests is a failure of its own; with no
     // failed test, a failed file failed outside them even when vitest gave no message.
     if (suite.status === 'failed' && (suite.message || bad.length === 0)) {
-      failOutside(name, head(suite.message) || 'failed outside its tests (a hook or a describe block)');
+      const why = suite.message || hookErrors[suite.name]?.join('\n');
+      failOutside(name, head(why) || 'failed outside its tests (a hook or a describe block)');
       failedHere++;
     }
   }

@@ -31,14 +31,18 @@ stage build npm run build
 # The one-node cluster's Debian packages and the container images (scripts/images/build.sh,
 # cached by content: seconds when warm). They need dist/, so they come after the build.
 stage cluster-setup scripts/cluster/setup.sh
-rm -f test-results.json test-results-serial.json
-stage tests npx vitest run --reporter=default --reporter=json --outputFile.json=test-results.json
+rm -f test-results*.json
+# The JSON reports leave out why a file failed in a hook: scripts/vitest-hook-errors.ts
+# writes that beside them (KVTS_HOOK_ERRORS) for the closing summary.
+hooks=--reporter=./scripts/vitest-hook-errors.ts
+KVTS_HOOK_ERRORS=test-results-hook-errors.json stage tests npx vitest run --reporter=default $hooks \
+  --reporter=json --outputFile.json=test-results.json
 tests_rc=$rc
 # Tests that restart shared host services or start their own (a second libvirtd for
 # migration) run after everything else, one file at a time: two of them at once would
 # fight over the daemon and its migration ports.
-VITEST_SERIAL=1 stage serial-tests npx vitest run --passWithNoTests --no-file-parallelism --reporter=default \
-  --reporter=json --outputFile.json=test-results-serial.json
+VITEST_SERIAL=1 KVTS_HOOK_ERRORS=test-results-serial-hook-errors.json stage serial-tests npx vitest run \
+  --passWithNoTests --no-file-parallelism --reporter=default $hooks --reporter=json --outputFile.json=test-results-serial.json
 serial_rc=$rc
 # With each run's exit status, so a run that failed outside any test is counted too.
 node scripts/print-test-summary.mjs "test-results.json:$tests_rc" "test-results-serial.json:$serial_rc" ||

@@ -8,6 +8,10 @@
  * deleted through the API (the provisioner's DeleteVolume, the snapshotter's
  * DeleteSnapshot), and the pool's leftover check fails the test on a mount or loop device
  * left behind.
+ *
+ * The driver's one name registers once with a kubelet, and these files also install and
+ * delete the snapshot CRDs: the CSI cluster test files take a host lock for their whole
+ * run (test/support/host-lock.ts; two at once failed each other in a full run).
  */
 import { readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
@@ -33,6 +37,7 @@ import {
 } from '../../src/controllers/csi-driver/objects';
 import { makeTestPool, poolTestsEnabled, type TestPool } from '../controllers/csi-driver/pool-fixture';
 import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
+import { acquireHostLock } from '../support/host-lock';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
 import { type Sidecars, sidecarsUnavailableReason, snapshotCrdFiles, startSidecars } from './csi-sidecars';
@@ -72,8 +77,10 @@ describe.skipIf(!enabled)('PVCs on kubevirt-ts-local through the real CSI sideca
     });
   }
 
+  let releaseCsiLock: (() => void) | undefined;
   beforeAll(async () => {
     info = await sharedCluster();
+    releaseCsiLock = await acquireHostLock('csi-driver', 900_000);
     const kc = new KubeConfig();
     kc.loadFromFile(info.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
@@ -132,7 +139,7 @@ describe.skipIf(!enabled)('PVCs on kubevirt-ts-local through the real CSI sideca
       60_000,
       200,
     );
-  }, 300_000);
+  }, 1_200_000);
 
   afterAll(async () => {
     // The namespace's PVCs and snapshots go first, while the sidecars still run: their
@@ -163,6 +170,7 @@ describe.skipIf(!enabled)('PVCs on kubevirt-ts-local through the real CSI sideca
     });
     if (pluginDir) await rm(pluginDir, { recursive: true, force: true });
     for (const o of [...classObjects(), ...crds]) await objects?.delete(o as never).catch(() => {});
+    releaseCsiLock?.();
   }, 300_000);
 
   /** A pod of the kubevirt-ts image running `script` with `claim` on /data, until it has Succeeded. */

@@ -19,6 +19,7 @@ import { csiDriverObject, LOCAL_CLASS, storageClassObject } from '../../src/cont
 import { TOPOLOGY_KEY } from '../../src/controllers/csi-driver/topology';
 import { makeTestPool, poolTestsEnabled, type TestPool } from '../controllers/csi-driver/pool-fixture';
 import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
+import { acquireHostLock } from '../support/host-lock';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
 
@@ -36,15 +37,18 @@ describe.skipIf(!enabled)('the CSI driver registers with the real kubelet', () =
   let pluginDir = '';
   const calls: string[] = [];
 
+  let releaseCsiLock: (() => void) | undefined;
   beforeAll(async () => {
     info = await sharedCluster();
+    // One driver name per kubelet: the CSI cluster test files run one at a time.
+    releaseCsiLock = await acquireHostLock('csi-driver', 900_000);
     const kc = new KubeConfig();
     kc.loadFromFile(info.kubeconfigPath);
     storage = kc.makeApiClient(StorageV1Api);
     core = kc.makeApiClient(CoreV1Api);
     objects = KubernetesObjectApi.makeApiClient(kc);
     tp = await makeTestPool(1024 ** 3);
-  });
+  }, 1_000_000);
   afterAll(async () => {
     await tp?.cleanup(async () => {
       await driver?.stop();
@@ -52,6 +56,7 @@ describe.skipIf(!enabled)('the CSI driver registers with the real kubelet', () =
     if (pluginDir) await rm(pluginDir, { recursive: true, force: true });
     for (const o of [storageClassObject(), csiDriverObject()])
       await objects.delete(o as never).catch(() => {});
+    releaseCsiLock?.();
   });
 
   /** The driver's entry in the node's CSINode, if any. */

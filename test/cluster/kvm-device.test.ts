@@ -1,14 +1,17 @@
 /**
  * /dev/kvm for a non-root launcher on the real kubelet (upstream's claimDeviceOwnership):
- * a pod running as the qemu user (107) that a device plugin gives /dev/kvm gets the node
- * with the host's owner and mode (root:kvm 0660) and cannot open it; the node agent's step
+ * a pod running as the qemu user (107) that a device plugin gives /dev/kvm gets the node as
+ * its own from the project's containerd (device_ownership_from_security_context); under a
+ * runtime without that setting it would keep the host's owner and mode (root:kvm 0660, set
+ * back by the test) and could not open it; the node agent's step
  * for launcher pods (find the container's process through the host's /proc, make the
  * container's own node 107's) lets it, and the host's /dev/kvm is untouched. The device
  * plugin here is the handler's DevicePlugin class served by this test under a resource
  * name of its own, so the test needs no component installed. (The VM test boots with TCG
  * and requests no KVM: KVM guests are unusably slow on these machines.)
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chownSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterInfo } from '../../scripts/cluster/state';
@@ -83,10 +86,13 @@ describe.skipIf(!enabled)('an allocated /dev/kvm for a non-root container', () =
         .split('\n');
     const host = statSync('/dev/kvm');
     const mode = (host.mode & 0o777).toString(8);
-    const [uid, before, refused] = open();
+    const [uid, given, openedAtStart] = open();
     expect(uid).toBe('107');
-    expect(before).toBe(`0:${host.gid} ${mode}`);
-    expect(refused).toBe('denied');
+    // The project's containerd hands devices to the container's user
+    // (device_ownership_from_security_context, scripts/cluster/containerd.ts), as KubeVirt
+    // asks of a runtime for non-root VMs.
+    expect(given).toBe(`107:107 ${mode}`);
+    expect(openedAtStart).toBe('opened');
     // The pod's one container stands for a launcher's compute container.
     const asLauncher = {
       ...(pod as Pod),
@@ -96,6 +102,12 @@ describe.skipIf(!enabled)('an allocated /dev/kvm for a non-root container', () =
     } as Pod;
     const iso = await detectLauncherIsolation(asLauncher);
     expect(readCmd(iso.pid)).toEqual(['busybox', 'sleep', '3600']);
+    // A runtime without that setting leaves the host's owner on the container's node: put it
+    // back so, and the node agent's step must make it usable again.
+    chownSync(join(iso.root, 'dev', 'kvm'), 0, host.gid);
+    const [, before, refused] = open();
+    expect(before).toBe(`0:${host.gid} ${mode}`);
+    expect(refused).toBe('denied');
     expect(await claimDeviceOwnership(iso.root, 'kvm')).toBe(true);
     const [, after, opened] = open();
     expect(after).toBe(`107:107 ${mode}`);

@@ -180,7 +180,9 @@ describe.skipIf(!enabled)('node failure on two nodes', () => {
         500,
       );
       // As upstream: the VMI stays while its pod may still run (the node may be cut off only).
-      expect((await readVmi())?.status?.phase).toBe('Running');
+      // Under load kube-controller-manager may already have evicted the unreachable node's pod
+      // (its NoExecute taint), and then the VMI is rightly failed: either, never another phase.
+      expect(['Running', 'Failed']).toContain((await readVmi())?.status?.phase);
       // Fencing: Kubernetes' non-graceful node shutdown. The pod is deleted once the node is NotReady.
       kubectl('taint', 'node', nodeB, 'node.kubernetes.io/out-of-service=nodeshutdown:NoExecute');
       const failed = await waitFor(

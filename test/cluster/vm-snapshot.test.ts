@@ -8,6 +8,10 @@
  * The components run as pods from the project's images (test/support/cluster-install.ts).
  * The guest writes its markers to the raw disk (/dev/vdb; the busybox guest formats no
  * filesystem), the disk's image is `disk.img` on the claim's filesystem volume.
+ *
+ * The driver's one name registers once with a kubelet, and these files also install and
+ * delete the snapshot CRDs: the CSI cluster test files take a host lock for their whole
+ * run (test/support/host-lock.ts; two at once failed each other in a full run).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -41,6 +45,7 @@ import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
 import { SerialConsole } from '../support/guest';
+import { acquireHostLock } from '../support/host-lock';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
 import { type Sidecars, sidecarsUnavailableReason, snapshotCrdFiles, startSidecars } from './csi-sidecars';
@@ -79,8 +84,10 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       throw new Error(`${e}\n${sidecars?.logs()}`);
     });
 
+  let releaseCsiLock: (() => void) | undefined;
   beforeAll(async () => {
     info = await sharedCluster();
+    releaseCsiLock = await acquireHostLock('csi-driver', 900_000);
     kubectl = kubectlWith(info.kubeconfigPath);
     const kc = new KubeConfig();
     kc.loadFromFile(info.kubeconfigPath);
@@ -136,7 +143,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       60_000,
       200,
     );
-  }, 400_000);
+  }, 1_200_000);
 
   afterAll(async () => {
     if (core) {
@@ -165,6 +172,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     });
     if (pluginDir) await rm(pluginDir, { recursive: true, force: true });
     for (const o of [...classObjects(), ...crds]) await objects?.delete(o as never).catch(() => {});
+    releaseCsiLock?.();
   }, 400_000);
 
   const readVm = async () =>
@@ -288,6 +296,10 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
         runStrategy: 'Always',
         template: {
           spec: {
+            // The busybox guest ignores ACPI shutdown: without this, deleting the namespace
+            // waits out the default 180 s grace, and the driver would stop (afterAll) while
+            // the kubelet still has the claim published (a CI run failed on that leftover).
+            terminationGracePeriodSeconds: 0,
             domain: {
               devices: {
                 autoattachGraphicsDevice: false,
