@@ -85,9 +85,12 @@ function awaitEarlierRemoval(kubectl: (...args: string[]) => string): void {
     .filter(Boolean);
   const gone = [...(ns ? ['namespace/kubevirt'] : []), ...crds.map((c) => `crd/${c}`)];
   if (!gone.length) return;
-  process.stderr.write(`[install] waiting for the earlier removal of ${gone.join(', ')}\n`);
+  const start = Date.now();
   // Under kubectlWith's 120 s limit.
   kubectl('wait', '--for=delete', '--timeout=110s', ...gone);
+  process.stderr.write(
+    `[install] waited ${Date.now() - start} ms for the earlier removal of ${gone.join(', ')}\n`,
+  );
 }
 
 /** `text` (YAML documents) with `extra` appended to the named components' first container args. */
