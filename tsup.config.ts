@@ -67,6 +67,22 @@ export default defineConfig([
       js: "import { createRequire as __kvtsRequire } from 'node:module'; const require = __kvtsRequire(import.meta.url);",
     },
   },
+  // cdi-importer: the DataVolume importer pod's command, in the launcher's image (dist/ but
+  // no node_modules), so self-contained like virt-probe.
+  {
+    entry: { 'cli/cdi-importer': 'src/cli/cdi-importer.ts' },
+    format: ['esm'],
+    target: 'node20',
+    platform: 'node',
+    splitting: false,
+    noExternal: [/.*/],
+    minify: true,
+    sourcemap: true,
+    clean: false,
+    banner: {
+      js: "import { createRequire as __kvtsRequire } from 'node:module'; const require = __kvtsRequire(import.meta.url);",
+    },
+  },
   // virt-probe: run by the kubelet in the launcher's container (whose image has dist/ but
   // no node_modules) every probe period, so self-contained and small like the launcher.
   {

@@ -191,6 +191,9 @@ export function registerVirtControllerCommand(program: Command): void {
         instancetypes: true,
         pools: true,
         volumes: true,
+        // CDI's DataVolumes: importer pods run the launcher image (it has qemu-img).
+        dataVolumes: { importerImage: f.launcherImage },
+        dataVolumeTemplates: true,
         // Its CRD comes with the install (manifests/01-crds.yaml); without it VMIs naming
         // a definition get the missing-NAD condition and the kind is probed again.
         networkAttachments: true,

@@ -13,21 +13,9 @@
 import { type FieldError, FieldPath, fieldError } from '../../api/errors';
 import type { VirtualMachine } from '../../api/generated/types';
 import { NotFoundError } from '../runtime/errors';
-import { PersistentVolumeClaimType } from '../runtime/resources';
+import { DataSourceType, DataVolumeType, PersistentVolumeClaimType } from '../runtime/resources';
 import { VolumeSnapshotType } from '../runtime/storage-resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../runtime/types';
-
-/** CDI's kinds read here (served by CDI's CRDs where CDI is installed). */
-const cdi = (kind: string, plural: string): ResourceType => ({
-  group: 'cdi.kubevirt.io',
-  version: 'v1beta1',
-  kind,
-  plural,
-  namespaced: true,
-  statusSubresource: true,
-});
-const DataVolumeType = cdi('DataVolume', 'datavolumes');
-const DataSourceType = cdi('DataSource', 'datasources');
 
 /** Upstream's labels naming a volume's default instance type and preference. */
 export const InferLabels = {

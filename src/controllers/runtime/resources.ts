@@ -154,6 +154,28 @@ export const VirtualMachinePoolType = rt(
   true,
 );
 
+/** cdi.kubevirt.io/v1beta1 kinds (CDI's CRDs on a cluster; built in to the embedded store). */
+export const DataVolumeType = rt('cdi.kubevirt.io', 'v1beta1', 'DataVolume', 'datavolumes', true, true);
+export const DataSourceType = rt('cdi.kubevirt.io', 'v1beta1', 'DataSource', 'datasources', true, true);
+export const StorageProfileType = rt(
+  'cdi.kubevirt.io',
+  'v1beta1',
+  'StorageProfile',
+  'storageprofiles',
+  false,
+  true,
+);
+export const CDIConfigType = rt('cdi.kubevirt.io', 'v1beta1', 'CDIConfig', 'cdiconfigs', false, true);
+/** storage.k8s.io/v1 StorageClass: read for a DataVolume's default class and provisioner. */
+export const StorageClassType = rt('storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', false, false);
+/** The CDI kinds the embedded store serves (local mode). */
+export const cdiTypes: readonly ResourceType[] = [
+  DataVolumeType,
+  DataSourceType,
+  StorageProfileType,
+  CDIConfigType,
+];
+
 /** Built-in kinds the embedded store knows without a CRD. */
 export const builtinTypes: readonly ResourceType[] = [
   NamespaceType,
@@ -184,6 +206,7 @@ export const kubevirtTypes: readonly ResourceType[] = [
   KubeVirtType,
   ...Object.values(InstancetypeResources),
   VirtualMachinePoolType,
+  ...cdiTypes,
 ];
 
 /** The ResourceTypes a CustomResourceDefinition object serves (one per served version). */

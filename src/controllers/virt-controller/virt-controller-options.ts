@@ -48,6 +48,17 @@ export interface VirtControllerOptions {
    */
   volumes?: boolean;
   /**
+   * Run CDI's DataVolume and StorageProfile controllers (src/controllers/cdi-controller)
+   * on this Manager (default off: the cdi.kubevirt.io kinds and StorageClasses must be
+   * served), importer pods from `importerImage` (the project's image, with qemu-img).
+   */
+  dataVolumes?: { importerImage: string; imagePullPolicy?: string };
+  /**
+   * Watch DataVolumes for the VM controller (default false: the kind must be served): VMs'
+   * dataVolumeTemplates become DataVolumes and VMs wait for them.
+   */
+  dataVolumeTemplates?: boolean;
+  /**
    * Run the VirtualMachineSnapshot, VirtualMachineSnapshotContent and
    * VirtualMachineRestore controllers (default false: the snapshot.kubevirt.io kinds, the
    * CSI VolumeSnapshot kinds and StorageClasses must be served). Watches claims too.

@@ -7,6 +7,7 @@
  */
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import { createClusterConfig } from '../../api/config/cluster-config';
+import type { DataVolume } from '../../api/generated/cdi/types';
 import type {
   VirtualMachine,
   VirtualMachineInstance,
@@ -21,6 +22,7 @@ import {
   type InstancetypeObjectCatalog,
 } from '../../api/instancetype/catalog';
 import { type ControllerRevision, RevisionLabels } from '../../api/instancetype/revision';
+import { registerCdiControllers } from '../cdi-controller/cdi-controller';
 import type { Pod } from '../common/pod';
 import { VmiResource } from '../common/vmi-resource';
 import { ControllerMetrics } from '../metrics/controller-metrics';
@@ -30,6 +32,7 @@ import type { Informer, SharedInformerFactory } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
 import {
   ControllerRevisionType,
+  DataVolumeType,
   objectKey,
   PodType,
   VirtualMachineInstanceMigrationType,
@@ -38,6 +41,7 @@ import {
 } from '../runtime/resources';
 import type { KubeObject, ResourceType } from '../runtime/types';
 import type { WorkQueue } from '../runtime/workqueue';
+import { watchDataVolumes } from './datavolume-watch';
 import { MigrationController } from './migration/controller';
 import { NetworkAttachmentWatch } from './network-attachment-watch';
 import { wireNodeControllers } from './node/wiring';
@@ -85,6 +89,7 @@ export class VirtController {
   private readonly migrationLoop: Controller;
   private poolInformer?: Informer<KubeObject>;
   private readonly claimInformer?: Informer<KubeObject>;
+  private readonly dataVolumeInformer?: Informer<KubeObject>;
   private readonly nadWatch?: NetworkAttachmentWatch;
   private poolLoop?: Controller;
 
@@ -131,6 +136,9 @@ export class VirtController {
     this.claimInformer =
       opts.volumes || opts.snapshots ? this.informers.informerFor(PersistentVolumeClaimType) : undefined;
     const claims = this.claimInformer ? lister<Claim>(this.claimInformer) : undefined;
+    this.dataVolumeInformer = opts.dataVolumeTemplates
+      ? this.informers.informerFor(DataVolumeType)
+      : undefined;
     // Watched only while the kind is served: a cluster without Multus's CRD must not block start.
     this.nadWatch = opts.networkAttachments
       ? new NetworkAttachmentWatch({
@@ -183,6 +191,7 @@ export class VirtController {
         claims,
         catalog,
         revisions: revisionInformer && lister<ControllerRevision>(revisionInformer),
+        dataVolumes: this.dataVolumeInformer ? lister<DataVolume>(this.dataVolumeInformer) : undefined,
         onWrite: record('vm'),
       }),
     );
@@ -235,6 +244,18 @@ export class VirtController {
           onWrite: record('pool'),
         }),
       );
+    }
+    if (opts.dataVolumes) {
+      registerCdiControllers({
+        manager: this.manager,
+        recorder: this.recorder,
+        importer: {
+          image: opts.dataVolumes.importerImage,
+          imagePullPolicy: opts.dataVolumes.imagePullPolicy,
+        },
+        workers: 2,
+        onError,
+      });
     }
     // The per-Node controllers (node/wiring.ts): heartbeats and evacuation, when asked for.
     const { informers, vmiInformer, podInformer, migrationInformer, recorder } = this;
@@ -294,6 +315,7 @@ export class VirtController {
         onDelete: onClaim,
       });
     }
+    if (this.dataVolumeInformer) watchDataVolumes(this.dataVolumeInformer, this.vmInformer, vmQ);
     if (this.poolInformer && this.poolLoop) {
       const poolQ = this.poolLoop.queue;
       const toPool = (vm: KubeObject, observed?: 'creation' | 'deletion') => {

@@ -6,6 +6,7 @@
  * VM's status (printableStatus, conditions, created, ready, generations).
  */
 import type { ClusterConfig } from '../../../api/config/cluster-config';
+import type { DataVolume } from '../../../api/generated/cdi/types';
 import type {
   VirtualMachine,
   VirtualMachineCondition,
@@ -28,6 +29,7 @@ import {
   timestamp,
 } from '../services/ports';
 import { type Claim, hasUnboundClaim } from '../services/volumes';
+import { handleDataVolumes, hasDataVolumeErrors, hasDataVolumeProvisioning } from './datavolumes';
 import { InstancetypeRevisions } from './instancetype-revisions';
 import { type PrintableStatusInput, printableStatus } from './printable-status';
 import {
@@ -63,6 +65,11 @@ export interface VmControllerDeps extends ControllerDeps {
   revisions?: Lister<ControllerRevision>;
   /** PersistentVolumeClaims, when watched: unbound claims show as WaitingForVolumeBinding. */
   claims?: Lister<Claim>;
+  /**
+   * DataVolumes, when watched: dataVolumeTemplates become DataVolumes owned by the VM, the
+   * VM waits for them, and printableStatus shows Provisioning / DataVolumeError.
+   */
+  dataVolumes?: Lister<DataVolume>;
   onWrite?: (kind: 'VirtualMachineInstance' | 'VirtualMachine', verb: 'create' | 'update' | 'delete') => void;
 }
 
@@ -168,6 +175,18 @@ export class VmController implements KeyReconciler {
     if (vm.metadata?.deletionTimestamp) {
       if (vmi && !vmi.metadata?.deletionTimestamp) await this.stopVmi(key, vm, vmi);
       return {};
+    }
+    const dataVolumes = this.d.dataVolumes;
+    if (dataVolumes && vm.spec.dataVolumeTemplates?.length) {
+      // As upstream: a VM waits for its DataVolumes (unless Halted, legacy behaviour).
+      const ready = await handleDataVolumes({ ...this.d, dataVolumes }, vm);
+      let halted = false;
+      try {
+        halted = effectiveRunStrategy(vm.spec) === 'Halted';
+      } catch {
+        // an invalid strategy is reported by decideRunStrategy below
+      }
+      if (!ready && !halted) return {};
     }
     const decision = decideRunStrategy({
       runStrategy: vm.spec.runStrategy,
@@ -361,6 +380,8 @@ export class VmController implements KeyReconciler {
       startExpected: (this.d.expectations.pending(key)?.add ?? 0) > 0,
       stopExpected: (this.d.expectations.pending(key)?.del ?? 0) > 0,
       consecutiveFailCount: status.startFailure?.consecutiveFailCount ?? 0,
+      provisioning: this.d.dataVolumes ? hasDataVolumeProvisioning(vm, this.d.dataVolumes) : false,
+      dataVolumeError: this.d.dataVolumes ? hasDataVolumeErrors(vm, this.d.dataVolumes) : false,
       unboundPvc: this.d.claims
         ? hasUnboundClaim(vm.spec.template.spec, vm.metadata?.namespace ?? '', this.d.claims)
         : false,

@@ -34,7 +34,16 @@ export const virtControllerRules: Rule[] = [
   },
   // The launcher pod's readiness-gate condition (kubevirt.io/virtual-machine-unpaused).
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
-  { apiGroups: [''], resources: ['persistentvolumeclaims', 'nodes', 'namespaces'], verbs: READ },
+  { apiGroups: [''], resources: ['nodes', 'namespaces'], verbs: READ },
+  // CDI's DataVolume controller makes each DataVolume's claim (and annotates it).
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ALL },
+  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: READ },
+  {
+    apiGroups: ['cdi.kubevirt.io'],
+    resources: ['datavolumes', 'datavolumes/status', 'storageprofiles', 'storageprofiles/status'],
+    verbs: ALL,
+  },
+  { apiGroups: ['cdi.kubevirt.io'], resources: ['cdiconfigs', 'datasources'], verbs: READ },
   // The node controller marks a node whose virt-handler stopped heartbeating unschedulable.
   { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },

@@ -31,6 +31,8 @@ export async function startHarness(
     instancetypes?: boolean;
     volumes?: boolean;
     networkAttachments?: boolean;
+    dataVolumeTemplates?: boolean;
+    dataVolumes?: boolean;
     snapshots?: boolean;
     freezer?: VirtControllerOptions['freezer'];
   } = {},
@@ -50,6 +52,8 @@ export async function startHarness(
     instancetypes: opts.instancetypes,
     volumes: opts.volumes,
     networkAttachments: opts.networkAttachments,
+    dataVolumeTemplates: opts.dataVolumeTemplates,
+    dataVolumes: opts.dataVolumes ? { importerImage: 'kubevirt-ts/launcher:test' } : undefined,
     snapshots: opts.snapshots,
     freezer: opts.freezer,
     onWrite: (w) => writes.push(w),
