@@ -32,7 +32,7 @@ import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
 import { BOOT_MARKER, bootDiskPath, guestDir, SerialConsole } from '../support/guest';
-import { acquireHostLock } from '../support/host-lock';
+import { acquireHostLocks } from '../support/host-lock';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
 import { sidecarsUnavailableReason } from './csi-sidecars';
@@ -145,10 +145,10 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
       throw new Error(`${e}\n${await diagnose()}`);
     });
 
-  let releaseCsiLock: (() => void) | undefined;
+  let releaseLocks: (() => void) | undefined;
   beforeAll(async () => {
     info = await sharedCluster();
-    releaseCsiLock = await acquireHostLock('csi-driver', 900_000);
+    releaseLocks = await acquireHostLocks(['cluster-components', 'csi-driver'], 900_000);
     kubectl = kubectlWith(info.kubeconfigPath);
     const kc = new KubeConfig();
     kc.loadFromFile(info.kubeconfigPath);
@@ -232,7 +232,7 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
       await csi?.stop();
     } finally {
       // Also when the pool's leftover check throws: the worker may run another file next.
-      releaseCsiLock?.();
+      releaseLocks?.();
     }
   }, 400_000);
 
