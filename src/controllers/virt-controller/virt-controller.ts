@@ -15,13 +15,6 @@ import type {
   VirtualMachineInstanceReplicaSet,
   VirtualMachinePool,
 } from '../../api/generated/types';
-import { kinds } from '../../api/groups';
-import {
-  createInstancetypeCatalog,
-  InstancetypeKinds,
-  type InstancetypeObjectCatalog,
-} from '../../api/instancetype/catalog';
-import { type ControllerRevision, RevisionLabels } from '../../api/instancetype/revision';
 import { registerCdiControllers } from '../cdi-controller/cdi-controller';
 import type { Pod } from '../common/pod';
 import { VmiResource } from '../common/vmi-resource';
@@ -31,7 +24,6 @@ import { Expectations } from '../runtime/expectations';
 import type { Informer, SharedInformerFactory } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
 import {
-  ControllerRevisionType,
   DataVolumeType,
   objectKey,
   PodType,
@@ -41,7 +33,9 @@ import {
 } from '../runtime/resources';
 import type { KubeObject, ResourceType } from '../runtime/types';
 import type { WorkQueue } from '../runtime/workqueue';
+import { watchClaims } from './claim-watch';
 import { watchDataVolumes } from './datavolume-watch';
+import { watchInstancetypes } from './instancetype-watch';
 import { MigrationController } from './migration/controller';
 import { NetworkAttachmentWatch } from './network-attachment-watch';
 import { wireNodeControllers } from './node/wiring';
@@ -50,7 +44,7 @@ import { ReplicaSetController } from './replicaset/controller';
 import { memoryOverhead } from './services/memory-overhead';
 import { networkAttachmentKeys } from './services/network-attachments';
 import type { EventRecorder, KeyReconciler } from './services/ports';
-import { type Claim, claimNames, PersistentVolumeClaimType } from './services/volumes';
+import { type Claim, PersistentVolumeClaimType } from './services/volumes';
 import { registerSnapshotControllers } from './snapshot/wiring';
 import type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 import { VmController } from './vm/controller';
@@ -173,11 +167,7 @@ export class VirtController {
         onWrite: record('vmi'),
       }),
     );
-    const catalog = opts.catalog ?? (opts.instancetypes ? this.instancetypeCatalog() : undefined);
-    // Only the revisions this project labels (a user's revisionName is read on a cache miss).
-    const revisionInformer = catalog
-      ? this.informers.informerFor(ControllerRevisionType, { labelSelector: RevisionLabels.objectKind })
-      : undefined;
+    const { catalog, revisions } = watchInstancetypes(this.informers, opts);
     this.vmLoop = register(
       'vm',
       VirtualMachineType,
@@ -190,7 +180,7 @@ export class VirtController {
         config,
         claims,
         catalog,
-        revisions: revisionInformer && lister<ControllerRevision>(revisionInformer),
+        revisions,
         dataVolumes: this.dataVolumeInformer ? lister<DataVolume>(this.dataVolumeInformer) : undefined,
         onWrite: record('vm'),
       }),
@@ -268,53 +258,11 @@ export class VirtController {
     this.wire(config);
   }
 
-  /** A catalog over informers of the four instancetype kinds (built on use). */
-  private instancetypeCatalog(): () => InstancetypeObjectCatalog {
-    const wanted = Object.values(InstancetypeKinds) as string[];
-    const infs = kinds
-      .filter((k) => k.group === 'instancetype.kubevirt.io' && wanted.includes(k.kind))
-      .map((k) =>
-        this.informers.informerFor(
-          {
-            group: k.group,
-            version: k.version,
-            kind: k.kind,
-            plural: k.plural,
-            namespaced: k.namespaced,
-            statusSubresource: false,
-          },
-          {},
-        ),
-      );
-    // List items from an API server carry no kind: the catalog needs it.
-    return () =>
-      createInstancetypeCatalog(
-        infs.flatMap((inf) => inf.indexer.list().map((o) => ({ ...o, kind: inf.type.kind }))),
-      );
-  }
-
   private wire(config: () => ClusterConfig): void {
     const vmQ = this.vmLoop.queue;
     const vmiQ = this.vmiLoop.queue;
     // Each controller's own kind is wired by the Manager; here: children to owners.
-    if (this.claimInformer) {
-      // A claim appearing or binding: the VMIs and VMs that use it look again.
-      const onClaim = (c: KubeObject) => {
-        const ns = c.metadata?.namespace;
-        const name = c.metadata?.name ?? '';
-        for (const v of this.vmiInformer.indexer.byIndex('namespace', ns ?? '')) {
-          if (claimNames((v as VirtualMachineInstance).spec).includes(name)) vmiQ.add(objectKey(v));
-        }
-        for (const v of this.vmInformer.indexer.byIndex('namespace', ns ?? '')) {
-          if (claimNames((v as VirtualMachine).spec?.template?.spec).includes(name)) vmQ.add(objectKey(v));
-        }
-      };
-      this.claimInformer.addEventHandler({
-        onAdd: onClaim,
-        onUpdate: (_a, b) => onClaim(b),
-        onDelete: onClaim,
-      });
-    }
+    if (this.claimInformer) watchClaims(this.claimInformer, this.vmiInformer, this.vmInformer, vmiQ, vmQ);
     if (this.dataVolumeInformer) watchDataVolumes(this.dataVolumeInformer, this.vmInformer, vmQ);
     if (this.poolInformer && this.poolLoop) {
       const poolQ = this.poolLoop.queue;

@@ -9,7 +9,6 @@ import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { DataVolume } from '../../../api/generated/cdi/types';
 import type {
   VirtualMachine,
-  VirtualMachineCondition,
   VirtualMachineInstance,
   VirtualMachineStatus,
 } from '../../../api/generated/types';
@@ -20,28 +19,14 @@ import { VmiResource } from '../../common/vmi-resource';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { VirtualMachineType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
-import {
-  type ControllerDeps,
-  type Expectations,
-  type KeyReconciler,
-  type Lister,
-  type ReconcileResult,
-  timestamp,
-} from '../services/ports';
-import { type Claim, hasUnboundClaim } from '../services/volumes';
-import { handleDataVolumes, hasDataVolumeErrors, hasDataVolumeProvisioning } from './datavolumes';
+import type { ControllerDeps, Expectations, KeyReconciler, Lister, ReconcileResult } from '../services/ports';
+import type { Claim } from '../services/volumes';
+import { handleDataVolumes } from './datavolumes';
 import { InstancetypeRevisions } from './instancetype-revisions';
-import { type PrintableStatusInput, printableStatus } from './printable-status';
-import {
-  decideRunStrategy,
-  effectiveRunStrategy,
-  firstRequestDone,
-  isSetToStart,
-  RunStrategyError,
-  type VmiState,
-} from './run-strategy';
-import { backoffSecondsLeft, nextStartFailure } from './start-backoff';
-import { type SyncFailure, vmConditions } from './vm-conditions';
+import { decideRunStrategy, effectiveRunStrategy, RunStrategyError } from './run-strategy';
+import { backoffSecondsLeft } from './start-backoff';
+import type { SyncFailure } from './vm-conditions';
+import { computeVmStatus, vmiState } from './vm-status';
 import { VM_GENERATION_ANNOTATION, vmiFromTemplate } from './vmi-template';
 
 /** Event reasons of the VM controller (upstream values). */
@@ -75,17 +60,6 @@ export interface VmControllerDeps extends ControllerDeps {
 
 /** A failure of the last sync, surfaced as the VM's Failure condition. */
 type SyncError = SyncFailure;
-
-const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
-
-function vmiState(vmi: VirtualMachineInstance | undefined): VmiState | undefined {
-  if (!vmi) return undefined;
-  return {
-    uid: vmi.metadata?.uid ?? '',
-    phase: vmi.status?.phase,
-    deleting: vmi.metadata?.deletionTimestamp !== undefined,
-  };
-}
 
 function ownedBy(vmi: VirtualMachineInstance, vm: VirtualMachine): boolean {
   return (vmi.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === vm.metadata?.uid);
@@ -313,90 +287,15 @@ export class VmController implements KeyReconciler {
     }
   }
 
-  /** The VM's status as upstream's updateStatus computes it. */
+  /** The VM's status as upstream's updateStatus computes it (vm-status.ts). */
   computeStatus(
     vm: VirtualMachine,
     vmi: VirtualMachineInstance | undefined,
     syncError?: SyncError,
     catalog?: InstancetypeCatalog,
   ): VirtualMachineStatus {
-    const key = keyOf(vm.metadata?.namespace, vm.metadata?.name);
-    const now = timestamp(this.now());
-    const status: VirtualMachineStatus = structuredClone(vm.status ?? {});
-    let strategy: string;
-    try {
-      strategy = effectiveRunStrategy(vm.spec);
-    } catch (err) {
-      strategy = 'Unknown';
-      syncError ??= { reason: 'FailedRunStrategy', message: (err as Error).message };
-    }
-    status.runStrategy = strategy;
-    status.created = vmi !== undefined;
-    const vmiReady = vmi?.status?.conditions?.find((c) => c.type === 'Ready');
-    status.ready = vmi !== undefined && vmiReady?.status === 'True' && vmi.status?.phase === 'Running';
-    status.desiredGeneration = vm.metadata?.generation;
-    const vmiGen = Number(vmi?.metadata?.annotations?.[VM_GENERATION_ANNOTATION]);
-    if (Number.isFinite(vmiGen) && vmiGen > 0) status.observedGeneration = vmiGen;
-
-    // stateChangeRequests: drop the first one once carried out.
-    if (firstRequestDone(status.stateChangeRequests, vmiState(vmi))) {
-      status.stateChangeRequests = status.stateChangeRequests?.slice(1);
-      if (status.stateChangeRequests?.length === 0) delete status.stateChangeRequests;
-    }
-
-    // Crash-loop backoff bookkeeping.
-    const everRunning = (vmi?.status?.phaseTransitionTimestamps ?? []).some((t) => t.phase === 'Running');
-    const failure = nextStartFailure(
-      status.startFailure,
-      strategy,
-      vmi ? { uid: vmi.metadata?.uid ?? '', phase: vmi.status?.phase, everRunning } : undefined,
-      this.now(),
-    );
-    if (failure) status.startFailure = failure;
-    else delete status.startFailure;
-
-    status.conditions = vmConditions(
-      (status.conditions ?? []) as VirtualMachineCondition[],
-      vmi,
-      syncError,
-      this.restartRequired(vm, vmi, catalog),
-      now,
-    );
-
-    const input: PrintableStatusInput = {
-      vmDeleting: vm.metadata?.deletionTimestamp !== undefined,
-      runStrategy: strategy,
-      setToStart: (() => {
-        try {
-          return isSetToStart({
-            ...vm.spec,
-            stateChangeRequests: status.stateChangeRequests,
-            vmi: vmiState(vmi),
-          });
-        } catch {
-          return false;
-        }
-      })(),
-      startExpected: (this.d.expectations.pending(key)?.add ?? 0) > 0,
-      stopExpected: (this.d.expectations.pending(key)?.del ?? 0) > 0,
-      consecutiveFailCount: status.startFailure?.consecutiveFailCount ?? 0,
-      provisioning: this.d.dataVolumes ? hasDataVolumeProvisioning(vm, this.d.dataVolumes) : false,
-      dataVolumeError: this.d.dataVolumes ? hasDataVolumeErrors(vm, this.d.dataVolumes) : false,
-      unboundPvc: this.d.claims
-        ? hasUnboundClaim(vm.spec.template.spec, vm.metadata?.namespace ?? '', this.d.claims)
-        : false,
-      vmi: vmi && {
-        phase: vmi.status?.phase,
-        deleting: vmi.metadata?.deletionTimestamp !== undefined,
-        conditions: vmi.status?.conditions,
-        migrating:
-          vmi.status?.migrationState !== undefined &&
-          !vmi.status.migrationState.completed &&
-          !vmi.status.migrationState.failed,
-      },
-    };
-    status.printableStatus = printableStatus(input);
-    return status;
+    const restartRequired = () => this.restartRequired(vm, vmi, catalog);
+    return computeVmStatus(this.d, vm, vmi, syncError, restartRequired, () => this.now());
   }
 
   /** The template changed since the running VMI was created from it (defaulted specs differ). */
