@@ -154,9 +154,11 @@ export const VirtualMachinePoolType = rt(
   true,
 );
 
-/** cdi.kubevirt.io/v1beta1 kinds (CDI's CRDs on a cluster; built in to the embedded store). */
+/** cdi.kubevirt.io/v1beta1 DataVolume (CDI's CRDs on a cluster; built in to the embedded store). */
 export const DataVolumeType = rt('cdi.kubevirt.io', 'v1beta1', 'DataVolume', 'datavolumes', true, true);
+/** cdi.kubevirt.io/v1beta1 DataSource: a named source (claim or snapshot) DataVolumes and inference read. */
 export const DataSourceType = rt('cdi.kubevirt.io', 'v1beta1', 'DataSource', 'datasources', true, true);
+/** cdi.kubevirt.io/v1beta1 StorageProfile: a StorageClass's claim defaults, one per class. */
 export const StorageProfileType = rt(
   'cdi.kubevirt.io',
   'v1beta1',
@@ -165,6 +167,7 @@ export const StorageProfileType = rt(
   false,
   true,
 );
+/** cdi.kubevirt.io/v1beta1 CDIConfig (cluster-scoped): CDI's settings, e.g. the filesystem overhead. */
 export const CDIConfigType = rt('cdi.kubevirt.io', 'v1beta1', 'CDIConfig', 'cdiconfigs', false, true);
 /** storage.k8s.io/v1 StorageClass: read for a DataVolume's default class and provisioner. */
 export const StorageClassType = rt('storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', false, false);
