@@ -53,6 +53,9 @@ export const FATAL_ERROR_ANNOTATION = 'cdi.kubevirt.io/storage.import.fatalError
 /** Importer exit codes: 1 retry, 2 fatal (the termination message says `fatal`). */
 const defaultRetryDelay = (n: number) => Math.min(5000 * 2 ** Math.max(0, n - 1), 300_000);
 
+/** The status every write starts from: `phase`, the claim when there is one, nothing ready or running. */
+type BaseStatus = (phase: string, claim: ClaimObject | undefined) => WantedStatus;
+
 const isOwnedBy = (o: KubeObject, owner: KubeObject) =>
   (o.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === owner.metadata?.uid);
 
@@ -75,7 +78,7 @@ export class DataVolumeController implements KeyReconciler {
     const name = dv.metadata?.name ?? '';
     const ns = dv.metadata?.namespace;
     const restarts = dv.status?.restartCount ?? 0;
-    const base = (phase: string, claim: ClaimObject | undefined): WantedStatus => ({
+    const base: BaseStatus = (phase, claim) => ({
       phase,
       claimName: claim ? name : undefined,
       progress: 'N/A',
@@ -88,16 +91,7 @@ export class DataVolumeController implements KeyReconciler {
     const errs = validateDataVolume(dv);
     if (errs.length > 0) {
       const message = errs.map((e) => formatFieldError('DataVolume', name, e)).join('; ');
-      await this.write(
-        dv,
-        {
-          ...base(DvPhase.Failed, undefined),
-          ready: { status: 'False', reason: DvEvent.InvalidSpec, message },
-        },
-        'Warning',
-        DvEvent.InvalidSpec,
-        message,
-      );
+      await this.refuse(dv, base(DvPhase.Failed, undefined), DvEvent.InvalidSpec, message);
       return undefined;
     }
 
@@ -109,16 +103,7 @@ export class DataVolumeController implements KeyReconciler {
       );
       if ('error' in rendered) {
         const message = `DataVolume/${name}: ${rendered.error.path}: ${rendered.error.message}`;
-        await this.write(
-          dv,
-          {
-            ...base(DvPhase.Pending, undefined),
-            ready: { status: 'False', reason: DvEvent.ErrClaimNotValid, message },
-          },
-          'Warning',
-          DvEvent.ErrClaimNotValid,
-          message,
-        );
+        await this.refuse(dv, base(DvPhase.Pending, undefined), DvEvent.ErrClaimNotValid, message);
         return { requeueAfterMs: 30_000 };
       }
       try {
@@ -135,41 +120,20 @@ export class DataVolumeController implements KeyReconciler {
     }
     if (!isOwnedBy(claim, dv)) {
       const message = `Resource "${name}" already exists and is not managed by DataVolume`;
-      await this.write(
-        dv,
-        {
-          ...base(DvPhase.Pending, undefined),
-          ready: { status: 'False', reason: DvEvent.ErrResourceExists, message },
-        },
-        'Warning',
-        DvEvent.ErrResourceExists,
-        message,
-      );
+      await this.refuse(dv, base(DvPhase.Pending, undefined), DvEvent.ErrResourceExists, message);
       return undefined;
     }
 
     const ann = claim.metadata?.annotations ?? {};
     if (ann[CdiLabels.podPhase] === 'Succeeded') {
       await this.deletePod(ns, importerPodName(name));
-      await this.write(
-        dv,
-        this.succeeded(base, claim),
-        'Normal',
-        DvEvent.ImportSucceeded,
-        `Successfully imported into PVC ${name}`,
-      );
+      await this.succeeded(dv, base, claim);
       return undefined;
     }
     if (ann[FATAL_ERROR_ANNOTATION]) {
       const message = ann[FATAL_ERROR_ANNOTATION];
       await this.deletePod(ns, importerPodName(name));
-      await this.write(
-        dv,
-        { ...base(DvPhase.Failed, claim), running: { status: 'False', reason: DvEvent.Error, message } },
-        'Warning',
-        DvEvent.ImportFailed,
-        `Failed to import into PVC ${name}: ${message}`,
-      );
+      await this.failed(dv, base, claim, message);
       return undefined;
     }
 
@@ -179,20 +143,49 @@ export class DataVolumeController implements KeyReconciler {
     return this.followImport(key, dv, claim, pod, base, restarts);
   }
 
-  private succeeded(base: (p: string, c: ClaimObject) => WantedStatus, claim: ClaimObject): WantedStatus {
-    return {
-      ...base(DvPhase.Succeeded, claim),
-      progress: '100.0%',
-      ready: { status: 'True' },
-      running: { status: 'False', reason: 'Completed' },
-    };
+  /** A DataVolume refused before its import (`status` for its phase): Ready False for `reason`, a Warning. */
+  private refuse(dv: DataVolume, status: WantedStatus, reason: string, message: string): Promise<void> {
+    return this.write(
+      dv,
+      { ...status, ready: { status: 'False', reason, message } },
+      'Warning',
+      reason,
+      message,
+    );
+  }
+
+  /** The import done: Succeeded, Ready, the importer Completed. */
+  private succeeded(dv: DataVolume, base: BaseStatus, claim: ClaimObject): Promise<void> {
+    return this.write(
+      dv,
+      {
+        ...base(DvPhase.Succeeded, claim),
+        progress: '100.0%',
+        ready: { status: 'True' },
+        running: { status: 'False', reason: 'Completed' },
+      },
+      'Normal',
+      DvEvent.ImportSucceeded,
+      `Successfully imported into PVC ${dv.metadata?.name ?? ''}`,
+    );
+  }
+
+  /** A fatal import error: Failed, the importer's Running condition carrying it. */
+  private failed(dv: DataVolume, base: BaseStatus, claim: ClaimObject, message: string): Promise<void> {
+    return this.write(
+      dv,
+      { ...base(DvPhase.Failed, claim), running: { status: 'False', reason: DvEvent.Error, message } },
+      'Warning',
+      DvEvent.ImportFailed,
+      `Failed to import into PVC ${dv.metadata?.name ?? ''}: ${message}`,
+    );
   }
 
   private async startImport(
     key: string,
     dv: DataVolume,
     claim: ClaimObject,
-    base: (p: string, c: ClaimObject) => WantedStatus,
+    base: BaseStatus,
     restarts: number,
     podGoing: boolean,
   ): Promise<ReconcileResult | undefined> {
@@ -236,7 +229,7 @@ export class DataVolumeController implements KeyReconciler {
     dv: DataVolume,
     claim: ClaimObject,
     pod: Pod,
-    base: (p: string, c: ClaimObject) => WantedStatus,
+    base: BaseStatus,
     restarts: number,
   ): Promise<ReconcileResult | undefined> {
     const name = dv.metadata?.name ?? '';
@@ -259,13 +252,7 @@ export class DataVolumeController implements KeyReconciler {
         await this.annotateClaim(claim, { [CdiLabels.podPhase]: 'Succeeded' });
         await this.deletePod(ns, pod.metadata?.name ?? '');
         this.retryAt.delete(key);
-        await this.write(
-          dv,
-          this.succeeded(base, claim),
-          'Normal',
-          DvEvent.ImportSucceeded,
-          `Successfully imported into PVC ${name}`,
-        );
+        await this.succeeded(dv, base, claim);
         return undefined;
       }
       case 'Failed': {
@@ -277,13 +264,7 @@ export class DataVolumeController implements KeyReconciler {
         if (result?.fatal) {
           await this.annotateClaim(claim, { [FATAL_ERROR_ANNOTATION]: message });
           await this.deletePod(ns, pod.metadata?.name ?? '');
-          await this.write(
-            dv,
-            { ...base(DvPhase.Failed, claim), running: { status: 'False', reason: DvEvent.Error, message } },
-            'Warning',
-            DvEvent.ImportFailed,
-            `Failed to import into PVC ${name}: ${message}`,
-          );
+          await this.failed(dv, base, claim, message);
           return undefined;
         }
         const delay = (this.d.retryDelayMs ?? defaultRetryDelay)(restarts + 1);
