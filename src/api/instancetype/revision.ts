@@ -10,6 +10,7 @@
 import type {
   InstancetypeMatcher,
   InstancetypeStatusRef,
+  ObjectMeta,
   PreferenceMatcher,
   VirtualMachineInstancetypeSpec,
   VirtualMachinePreferenceSpec,
@@ -48,21 +49,7 @@ export interface InstancetypeObject {
 export interface ControllerRevision {
   apiVersion?: string;
   kind?: string;
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    labels?: Record<string, string>;
-    ownerReferences?: Array<{
-      apiVersion: string;
-      kind: string;
-      name: string;
-      uid: string;
-      controller?: boolean;
-      blockOwnerDeletion?: boolean;
-    }>;
-    resourceVersion?: string;
-  };
+  metadata?: ObjectMeta;
   data?: unknown;
   revision?: number;
 }

@@ -5,15 +5,10 @@
  * assignable to `KubeObject` without this layer importing them.
  */
 
-/** `metadata.ownerReferences[]` of a Kubernetes object. */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+import type { OwnerReference } from '../../api/generated/types';
+
+/** `metadata.ownerReferences[]` of a Kubernetes object (the API's type). */
+export type { OwnerReference };
 
 /** `metadata` of a Kubernetes object (the fields this layer reads or writes). */
 export interface ObjectMeta {
