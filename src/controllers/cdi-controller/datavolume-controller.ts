@@ -56,6 +56,15 @@ const defaultRetryDelay = (n: number) => Math.min(5000 * 2 ** Math.max(0, n - 1)
 /** The status every write starts from: `phase`, the claim when there is one, nothing ready or running. */
 type BaseStatus = (phase: string, claim: ClaimObject | undefined) => WantedStatus;
 
+/** What the import steps of one reconcile share: the DataVolume, its claim, its status so far. */
+interface ImportStep {
+  key: string;
+  dv: DataVolume;
+  claim: ClaimObject;
+  base: BaseStatus;
+  restarts: number;
+}
+
 const isOwnedBy = (o: KubeObject, owner: KubeObject) =>
   (o.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === owner.metadata?.uid);
 
@@ -138,9 +147,9 @@ export class DataVolumeController implements KeyReconciler {
     }
 
     const pod = this.d.pods.get(`${ns}/${importerPodName(name)}`);
-    if (!pod || pod.metadata?.deletionTimestamp)
-      return this.startImport(key, dv, claim, base, restarts, pod !== undefined);
-    return this.followImport(key, dv, claim, pod, base, restarts);
+    const step: ImportStep = { key, dv, claim, base, restarts };
+    if (!pod || pod.metadata?.deletionTimestamp) return this.startImport(step, pod !== undefined);
+    return this.followImport(step, pod);
   }
 
   /** A DataVolume refused before its import (`status` for its phase): Ready False for `reason`, a Warning. */
@@ -181,14 +190,8 @@ export class DataVolumeController implements KeyReconciler {
     );
   }
 
-  private async startImport(
-    key: string,
-    dv: DataVolume,
-    claim: ClaimObject,
-    base: BaseStatus,
-    restarts: number,
-    podGoing: boolean,
-  ): Promise<ReconcileResult | undefined> {
+  private async startImport(step: ImportStep, podGoing: boolean): Promise<ReconcileResult | undefined> {
+    const { key, dv, claim, base, restarts } = step;
     const name = dv.metadata?.name ?? '';
     const wait = (this.retryAt.get(key) ?? 0) - this.now().getTime();
     if (podGoing || wait > 0) return { requeueAfterMs: podGoing ? 1000 : wait };
@@ -224,14 +227,8 @@ export class DataVolumeController implements KeyReconciler {
     return undefined;
   }
 
-  private async followImport(
-    key: string,
-    dv: DataVolume,
-    claim: ClaimObject,
-    pod: Pod,
-    base: BaseStatus,
-    restarts: number,
-  ): Promise<ReconcileResult | undefined> {
+  private async followImport(step: ImportStep, pod: Pod): Promise<ReconcileResult | undefined> {
+    const { key, dv, claim, base, restarts } = step;
     const name = dv.metadata?.name ?? '';
     const ns = dv.metadata?.namespace;
     const cs = pod.status?.containerStatuses?.[0];
