@@ -191,8 +191,6 @@ export function registerVirtControllerCommand(program: Command): void {
         instancetypes: true,
         pools: true,
         volumes: true,
-        // CDI's DataVolumes: importer pods run the launcher image (it has qemu-img).
-        dataVolumes: { importerImage: f.launcherImage },
         dataVolumeTemplates: true,
         // Its CRD comes with the install (manifests/01-crds.yaml); without it VMIs naming
         // a definition get the missing-NAD condition and the kind is probed again.
@@ -216,6 +214,17 @@ export function registerVirtControllerCommand(program: Command): void {
           exitCode = 1;
           done();
         },
+        onError: (c, key, e) => reconcileError(c, key, e),
+      });
+      // CDI's DataVolume and StorageProfile controllers run in this process, on its Manager
+      // (CDI's own cdi-controller is not installed); importer pods run the launcher image,
+      // which has qemu-img.
+      const { registerCdiControllers } = await import('../../controllers/cdi-controller/cdi-controller');
+      registerCdiControllers({
+        manager: controller.manager,
+        recorder: controller.recorder,
+        importer: { image: f.launcherImage },
+        workers: 2,
         onError: (c, key, e) => reconcileError(c, key, e),
       });
       // A failed reconcile, with the object's kind, namespace, name and uid (from the cache).

@@ -5,6 +5,8 @@
  * hosts them on its own Manager (same leader election) when asked to.
  */
 import type { CDIConfig, DataVolume, StorageProfile } from '../../api/generated/cdi/types';
+import type { EventRecorder } from '../common/controller-ports';
+import { asReconciler, lister } from '../common/controller-wiring';
 import type { Pod } from '../common/pod';
 import type { Manager } from '../runtime/manager';
 import {
@@ -17,8 +19,6 @@ import {
   StorageProfileType,
 } from '../runtime/resources';
 import type { KubeObject } from '../runtime/types';
-import type { EventRecorder } from '../virt-controller/services/ports';
-import { asReconciler, lister } from '../virt-controller/wiring';
 import { CdiLabels } from './annotations';
 import type { StorageClassInfo } from './claim-spec';
 import { type ClaimObject, DataVolumeController } from './datavolume-controller';

@@ -10,20 +10,20 @@
 import { validateDataVolume } from '../../api/cdi/validate-datavolume';
 import { formatFieldError } from '../../api/errors';
 import type { CDIConfig, DataVolume, StorageProfile } from '../../api/generated/cdi/types';
-import { IMPORT_COMPLETE, parseTermination } from '../cdi-importer/termination';
-import type { Pod } from '../common/pod';
-import { AlreadyExistsError, ConflictError, NotFoundError } from '../runtime/errors';
-import { DataVolumeType, PersistentVolumeClaimType, PodType } from '../runtime/resources';
-import { sameJson } from '../runtime/same-json';
-import type { KubeObject } from '../runtime/types';
-import { controllerRef } from '../virt-controller/services/owner-ref';
+import { IMPORT_COMPLETE, parseTermination } from '../common/cdi-import-termination';
 import {
   type ControllerDeps,
   type KeyReconciler,
   type Lister,
   type ReconcileResult,
   timestamp,
-} from '../virt-controller/services/ports';
+} from '../common/controller-ports';
+import { controllerRef } from '../common/owner-ref';
+import type { Pod } from '../common/pod';
+import { AlreadyExistsError, ConflictError, NotFoundError } from '../runtime/errors';
+import { DataVolumeType, PersistentVolumeClaimType, PodType } from '../runtime/resources';
+import { sameJson } from '../runtime/same-json';
+import type { KubeObject } from '../runtime/types';
 import { CdiLabels } from './annotations';
 import { type ClaimSpec, claimSpecFor, filesystemOverhead, type StorageClassInfo } from './claim-spec';
 import { boundCondition, DvEvent, DvPhase, renderStatus, type WantedStatus } from './datavolume-status';

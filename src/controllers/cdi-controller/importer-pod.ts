@@ -12,10 +12,10 @@ import {
   IMPORTER_DATA_DIR,
   IMPORTER_SCRATCH_DIR,
   ImporterEnv,
-} from '../cdi-importer/import-request';
-import { TERMINATION_LOG } from '../cdi-importer/termination';
+} from '../common/cdi-import-request';
+import { TERMINATION_LOG } from '../common/cdi-import-termination';
+import { controllerRef } from '../common/owner-ref';
 import type { Pod, PodVolume } from '../common/pod';
-import { controllerRef } from '../virt-controller/services/owner-ref';
 import { CdiLabels } from './annotations';
 
 /** What the importer pod needs besides the DataVolume. */

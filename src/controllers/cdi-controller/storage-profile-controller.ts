@@ -6,17 +6,11 @@
  * CSI driver), else none (DataVolumes on that class must then say their access modes).
  */
 import type { ClaimPropertySet, StorageProfile } from '../../api/generated/cdi/types';
-import { SHARED_PARAMETER } from '../csi-driver/access-modes';
-import { DRIVER_NAME } from '../csi-driver/identity-service';
+import type { ControllerDeps, KeyReconciler, Lister, ReconcileResult } from '../common/controller-ports';
+import { DRIVER_NAME, SHARED_PARAMETER } from '../common/csi-objects';
 import { AlreadyExistsError, ConflictError, NotFoundError } from '../runtime/errors';
 import { StorageClassType, StorageProfileType } from '../runtime/resources';
 import { sameJson } from '../runtime/same-json';
-import type {
-  ControllerDeps,
-  KeyReconciler,
-  Lister,
-  ReconcileResult,
-} from '../virt-controller/services/ports';
 import type { StorageClassInfo } from './claim-spec';
 
 /** The claim properties of a known provisioner (first: what a DataVolume gets by default). */

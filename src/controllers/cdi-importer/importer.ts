@@ -11,10 +11,10 @@
 import { constants } from 'node:fs';
 import { open, rename, rm, statfs, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DISK_IMAGE, type ImportRequest } from '../common/cdi-import-request';
 import { runTool } from '../common/run-tool';
 import { compressionOf, convertToRaw, decompress, imageInfo, imageProblem } from './disk-image';
 import { download } from './http-download';
-import { DISK_IMAGE, type ImportRequest } from './import-request';
 
 /** Where the importer reads and writes. */
 export interface ImportPaths {

@@ -1,10 +1,10 @@
 /** Wires DataVolume events to the VM controller's queue: the owner VM and the VMs naming it. */
 import type { VirtualMachine } from '../../api/generated/types';
+import { ownerKey } from '../common/controller-wiring';
 import type { Informer } from '../runtime/informer';
 import { objectKey } from '../runtime/resources';
 import type { KubeObject } from '../runtime/types';
 import type { WorkQueue } from '../runtime/workqueue';
-import { ownerKey } from './wiring';
 
 export function watchDataVolumes(
   dvs: Informer<KubeObject>,

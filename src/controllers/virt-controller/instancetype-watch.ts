@@ -10,11 +10,11 @@ import {
   type InstancetypeObjectCatalog,
 } from '../../api/instancetype/catalog';
 import { type ControllerRevision, RevisionLabels } from '../../api/instancetype/revision';
+import type { Lister } from '../common/controller-ports';
+import { lister } from '../common/controller-wiring';
 import type { SharedInformerFactory } from '../runtime/informer';
 import { ControllerRevisionType } from '../runtime/resources';
-import type { Lister } from './services/ports';
 import type { VirtControllerOptions } from './virt-controller-options';
-import { lister } from './wiring';
 
 /**
  * The catalog (`opts.catalog`, else informers when `opts.instancetypes`) and, when there

@@ -4,10 +4,10 @@
  */
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { InstancetypeObjectCatalog } from '../../api/instancetype/catalog';
+import type { EventRecorder } from '../common/controller-ports';
 import type { LeaderElectionOptions } from '../runtime/leader-election';
 import type { ObjectClient } from '../runtime/types';
 import type { LauncherPodOptions } from './services/pod-renderer';
-import type { EventRecorder } from './services/ports';
 import type { VmiFreezer } from './snapshot/source';
 
 /** A write made by a controller, for tests and benchmarks that count them. */
@@ -47,12 +47,6 @@ export interface VirtControllerOptions {
    * missing claims (FailedPvcNotFound) and VMs show WaitingForVolumeBinding.
    */
   volumes?: boolean;
-  /**
-   * Run CDI's DataVolume and StorageProfile controllers (src/controllers/cdi-controller)
-   * on this Manager (default off: the cdi.kubevirt.io kinds and StorageClasses must be
-   * served), importer pods from `importerImage` (the project's image, with qemu-img).
-   */
-  dataVolumes?: { importerImage: string; imagePullPolicy?: string };
   /**
    * Watch DataVolumes for the VM controller (default false: the kind must be served): VMs'
    * dataVolumeTemplates become DataVolumes and VMs wait for them.

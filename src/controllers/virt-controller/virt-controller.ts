@@ -15,7 +15,8 @@ import type {
   VirtualMachineInstanceReplicaSet,
   VirtualMachinePool,
 } from '../../api/generated/types';
-import { registerCdiControllers } from '../cdi-controller/cdi-controller';
+import type { EventRecorder, KeyReconciler } from '../common/controller-ports';
+import { asReconciler, lister, ownerKey } from '../common/controller-wiring';
 import type { Pod } from '../common/pod';
 import { VmiResource } from '../common/vmi-resource';
 import { ControllerMetrics } from '../metrics/controller-metrics';
@@ -43,13 +44,11 @@ import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
 import { memoryOverhead } from './services/memory-overhead';
 import { networkAttachmentKeys } from './services/network-attachments';
-import type { EventRecorder, KeyReconciler } from './services/ports';
 import { type Claim, PersistentVolumeClaimType } from './services/volumes';
 import { registerSnapshotControllers } from './snapshot/wiring';
 import type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 import { VmController } from './vm/controller';
 import { VmiController } from './vmi/controller';
-import { asReconciler, lister, ownerKey } from './wiring';
 
 export type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 
@@ -71,7 +70,8 @@ export class VirtController {
   readonly rsExpectations = new Expectations();
   readonly migrationExpectations = new Expectations();
   readonly poolExpectations = new Expectations();
-  private readonly recorder: EventRecorder & { flush?: () => Promise<void> };
+  /** The Events recorder its controllers share (composition roots give it to controllers they add, e.g. CDI's). */
+  readonly recorder: EventRecorder & { flush?: () => Promise<void> };
   private readonly vmInformer: Informer<KubeObject>;
   private readonly vmiInformer: Informer<KubeObject>;
   private readonly podInformer: Informer<KubeObject>;
@@ -234,18 +234,6 @@ export class VirtController {
           onWrite: record('pool'),
         }),
       );
-    }
-    if (opts.dataVolumes) {
-      registerCdiControllers({
-        manager: this.manager,
-        recorder: this.recorder,
-        importer: {
-          image: opts.dataVolumes.importerImage,
-          imagePullPolicy: opts.dataVolumes.imagePullPolicy,
-        },
-        workers: 2,
-        onError,
-      });
     }
     // The per-Node controllers (node/wiring.ts): heartbeats and evacuation, when asked for.
     const { informers, vmiInformer, podInformer, migrationInformer, recorder } = this;

@@ -14,13 +14,13 @@ import type {
   VirtualMachineSnapshotContent,
   VolumeRestore,
 } from '../../../api/generated/types';
+import type { ControllerDeps, KeyReconciler, Lister, ReconcileResult } from '../../common/controller-ports';
+import { timestamp } from '../../common/controller-ports';
+import { controllerRef } from '../../common/owner-ref';
 import { NotFoundError } from '../../runtime/errors';
 import { PersistentVolumeClaimType, VirtualMachineType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
 import type { KubeObject } from '../../runtime/types';
-import { controllerRef } from '../services/owner-ref';
-import type { ControllerDeps, KeyReconciler, Lister, ReconcileResult } from '../services/ports';
-import { timestamp } from '../services/ports';
 import { ConditionType, condition, hasCondition, updateCondition } from '../snapshot/conditions';
 import {
   type Pvc,

@@ -12,11 +12,11 @@ import type {
   VirtualMachineSnapshotContent,
   VirtualMachineSnapshotContentStatus,
 } from '../../../api/generated/types';
+import type { KeyReconciler, ReconcileResult } from '../../common/controller-ports';
+import { timestamp } from '../../common/controller-ports';
+import { controllerRef } from '../../common/owner-ref';
 import { sameJson } from '../../runtime/same-json';
 import type { KubeObject } from '../../runtime/types';
-import { controllerRef } from '../services/owner-ref';
-import type { KeyReconciler, ReconcileResult } from '../services/ports';
-import { timestamp } from '../services/ports';
 import { FREEZE_LIMIT_REACHED } from './conditions';
 import { VirtualMachineSnapshotContentType, type VolumeSnapshot, VolumeSnapshotType } from './resources';
 import { claimSnapshotClass, type SnapshotDeps, SnapshotEventReason } from './snapshot-controller';

@@ -11,14 +11,14 @@ import type {
   VirtualMachineSnapshot,
   VirtualMachineSnapshotContent,
 } from '../../../api/generated/types';
+import type { EventRecorder, KeyReconciler } from '../../common/controller-ports';
+import { lister, ownerKey } from '../../common/controller-wiring';
 import type { Pod } from '../../common/pod';
 import type { Controller } from '../../runtime/controller';
 import type { Informer, SharedInformerFactory } from '../../runtime/informer';
 import { objectKey } from '../../runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../runtime/types';
 import { VmRestoreController } from '../restore/restore-controller';
-import type { EventRecorder, KeyReconciler } from '../services/ports';
-import { lister, ownerKey } from '../wiring';
 import { VmSnapshotContentController } from './content-controller';
 import {
   type Pvc,

@@ -15,11 +15,17 @@ import type {
 import type { InstancetypeCatalog, InstancetypeObjectCatalog } from '../../../api/instancetype/catalog';
 import type { ControllerRevision } from '../../../api/instancetype/revision';
 import { Finalizers } from '../../../api/labels';
+import type {
+  ControllerDeps,
+  Expectations,
+  KeyReconciler,
+  Lister,
+  ReconcileResult,
+} from '../../common/controller-ports';
 import { VmiResource } from '../../common/vmi-resource';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { VirtualMachineType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
-import type { ControllerDeps, Expectations, KeyReconciler, Lister, ReconcileResult } from '../services/ports';
 import type { Claim } from '../services/volumes';
 import { handleDataVolumes } from './datavolumes';
 import { InstancetypeRevisions } from './instancetype-revisions';

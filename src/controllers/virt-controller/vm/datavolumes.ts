@@ -8,11 +8,11 @@
  */
 import type { DataVolume } from '../../../api/generated/cdi/types';
 import type { VirtualMachine } from '../../../api/generated/types';
+import type { ControllerDeps, Lister } from '../../common/controller-ports';
+import { controllerRef } from '../../common/owner-ref';
 import { AlreadyExistsError, ConflictError } from '../../runtime/errors';
 import { DataVolumeType } from '../../runtime/resources';
 import type { KubeObject } from '../../runtime/types';
-import { controllerRef } from '../services/owner-ref';
-import type { ControllerDeps, Lister } from '../services/ports';
 
 /** Upstream's event reasons. */
 export const DataVolumeEventReason = {

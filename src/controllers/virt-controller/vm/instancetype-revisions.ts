@@ -27,13 +27,13 @@ import {
   sameRevisionData,
   syncStatusRef,
 } from '../../../api/instancetype/revision';
+import type { Lister } from '../../common/controller-ports';
 import { revisionCatalog } from '../../common/instancetype-revision-catalog';
+import { controllerRef } from '../../common/owner-ref';
 import { AlreadyExistsError } from '../../runtime/errors';
 import { ControllerRevisionType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
 import type { KubeObject, ObjectClient } from '../../runtime/types';
-import { controllerRef } from '../services/owner-ref';
-import type { Lister } from '../services/ports';
 
 /** What {@link InstancetypeRevisions} needs. */
 export interface InstancetypeRevisionsDeps {

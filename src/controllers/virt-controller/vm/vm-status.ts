@@ -10,7 +10,7 @@ import type {
   VirtualMachineInstance,
   VirtualMachineStatus,
 } from '../../../api/generated/types';
-import { type Expectations, type Lister, timestamp } from '../services/ports';
+import { type Expectations, type Lister, timestamp } from '../../common/controller-ports';
 import { type Claim, hasUnboundClaim } from '../services/volumes';
 import { hasDataVolumeErrors, hasDataVolumeProvisioning } from './datavolumes';
 import { type PrintableStatusInput, printableStatus } from './printable-status';

@@ -2,7 +2,9 @@
  * Test harness: an in-memory embedded store with the virt-controller and the node
  * simulator running on it, plus helpers to wait for a state and to read writes.
  */
+
 import { createClusterConfig } from '../../../../src/api/config/cluster-config';
+import { registerCdiControllers } from '../../../../src/controllers/cdi-controller/cdi-controller';
 import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/store';
 import type { ResourceType } from '../../../../src/controllers/runtime/types';
 import {
@@ -53,12 +55,19 @@ export async function startHarness(
     volumes: opts.volumes,
     networkAttachments: opts.networkAttachments,
     dataVolumeTemplates: opts.dataVolumeTemplates,
-    dataVolumes: opts.dataVolumes ? { importerImage: 'kubevirt-ts/launcher:test' } : undefined,
     snapshots: opts.snapshots,
     freezer: opts.freezer,
     onWrite: (w) => writes.push(w),
     onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
   });
+  if (opts.dataVolumes)
+    registerCdiControllers({
+      manager: ctrl.manager,
+      recorder: ctrl.recorder,
+      importer: { image: 'kubevirt-ts/launcher:test' },
+      workers: 2,
+      onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
+    });
   const sim = new NodeSimulator(store, {
     ...opts.sim,
     onWrite: (role, kind, name) => simWrites.push({ role, kind, name }),

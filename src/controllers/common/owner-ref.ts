@@ -1,5 +1,5 @@
 /** The controller owner reference a KubeVirt controller puts on the objects it creates. */
-import type { OwnerReference as ApiOwnerReference } from '../../../api/generated/types';
+import type { OwnerReference as ApiOwnerReference } from '../../api/generated/types';
 
 /** An ownerReferences entry with `controller` and `blockOwnerDeletion` set. */
 export type OwnerReference = Required<ApiOwnerReference>;
