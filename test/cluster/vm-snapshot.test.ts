@@ -9,9 +9,10 @@
  * The guest writes its markers to the raw disk (/dev/vdb; the busybox guest formats no
  * filesystem), the disk's image is `disk.img` on the claim's filesystem volume.
  *
- * The driver's one name registers once with a kubelet, and these files also install and
- * delete the snapshot CRDs: the CSI cluster test files take a host lock for their whole
- * run (test/support/host-lock.ts; two at once failed each other in a full run).
+ * The driver's one name registers once with a kubelet, these files also install and
+ * delete the snapshot CRDs, and this one installs and removes the components: it takes
+ * the host locks for its whole run (test/support/host-lock.ts; two at once failed each
+ * other in a full run).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -45,7 +46,7 @@ import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
 import { SerialConsole } from '../support/guest';
-import { acquireHostLock } from '../support/host-lock';
+import { acquireHostLocks } from '../support/host-lock';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
 import { type Sidecars, sidecarsUnavailableReason, snapshotCrdFiles, startSidecars } from './csi-sidecars';
@@ -85,10 +86,10 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       throw new Error(`${e}\n${sidecars?.logs()}`);
     });
 
-  let releaseCsiLock: (() => void) | undefined;
+  let releaseLocks: (() => void) | undefined;
   beforeAll(async () => {
     info = await sharedCluster();
-    releaseCsiLock = await acquireHostLock('csi-driver', 900_000);
+    releaseLocks = await acquireHostLocks(['cluster-components', 'csi-driver'], 900_000);
     kubectl = kubectlWith(info.kubeconfigPath);
     const kc = new KubeConfig();
     kc.loadFromFile(info.kubeconfigPath);
@@ -147,6 +148,14 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
   }, 1_200_000);
 
   afterAll(async () => {
+    try {
+      await cleanUp();
+    } finally {
+      // Also when the pool's leftover check throws: the worker may run another file next.
+      releaseLocks?.();
+    }
+  }, 400_000);
+  const cleanUp = async () => {
     if (core) {
       await core.deleteNamespace({ name: NS }).catch(() => undefined);
       await waitFor(
@@ -173,8 +182,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     });
     if (pluginDir) await rm(pluginDir, { recursive: true, force: true });
     for (const o of [...classObjects(), ...crds]) await objects?.delete(o as never).catch(() => {});
-    releaseCsiLock?.();
-  }, 400_000);
+  };
 
   const readVm = async (name = VM) =>
     (await custom.getNamespacedCustomObject({

@@ -3,16 +3,8 @@
  * (KubeVirt's CRDs), the CSI snapshot kinds of snapshot.storage.k8s.io (the
  * external-snapshotter's CRDs) and storage.k8s.io's StorageClass.
  */
+import { resourceType as rt } from './resources';
 import type { ResourceType } from './types';
-
-const rt = (
-  group: string,
-  version: string,
-  kind: string,
-  plural: string,
-  namespaced: boolean,
-  statusSubresource: boolean,
-): ResourceType => ({ group, version, kind, plural, namespaced, statusSubresource });
 
 export const VirtualMachineSnapshotType = rt(
   'snapshot.kubevirt.io',

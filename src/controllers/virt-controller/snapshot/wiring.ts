@@ -11,6 +11,8 @@ import type {
   VirtualMachineSnapshot,
   VirtualMachineSnapshotContent,
 } from '../../../api/generated/types';
+import type { EventRecorder, KeyReconciler } from '../../common/controller-ports';
+import { lister, ownerKey } from '../../common/controller-wiring';
 import type { Pod } from '../../common/pod';
 import type { Controller } from '../../runtime/controller';
 import type { Informer, SharedInformerFactory } from '../../runtime/informer';
@@ -18,14 +20,12 @@ import { objectKey } from '../../runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../runtime/types';
 import { registerCloneController } from '../clone/wiring';
 import { VmRestoreController } from '../restore/restore-controller';
-import type { EventRecorder, KeyReconciler } from '../services/ports';
-import { lister, ownerKey } from '../wiring';
 import { VmSnapshotContentController } from './content-controller';
 import {
   type Pvc,
   type StorageClass,
   StorageClassType,
-  VirtualMachineCloneType,
+  snapshotTypes,
   VirtualMachineRestoreType,
   VirtualMachineSnapshotContentType,
   VirtualMachineSnapshotType,
@@ -151,15 +151,7 @@ export function registerSnapshotControllers(w: SnapshotWiring): void {
  * controllers over an unserved kind would hold up all the others.
  */
 export async function unservedSnapshotKind(client: ObjectClient): Promise<string | undefined> {
-  for (const t of [
-    VirtualMachineSnapshotType,
-    VirtualMachineSnapshotContentType,
-    VirtualMachineRestoreType,
-    VirtualMachineCloneType,
-    VolumeSnapshotType,
-    VolumeSnapshotClassType,
-    StorageClassType,
-  ]) {
+  for (const t of snapshotTypes) {
     try {
       await client.list(t, { limit: 1 });
     } catch (e) {

@@ -5,6 +5,7 @@
  * its RBAC (service account, cluster role, bindings, and reading the API server's
  * authentication ConfigMap in kube-system).
  */
+import { nonRootPodSecurity, unprivilegedContainerSecurity } from './install-options';
 
 /** Options of {@link virtApiComponents}. */
 export interface VirtApiComponentOptions {
@@ -240,6 +241,12 @@ function rbac(o: VirtApiComponentOptions): Obj[] {
       verbs: ['create', 'get', 'list', 'watch'],
     },
     { apiGroups: ['instancetype.kubevirt.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+    // A VM's stored instance type and preference revisions (admission and expand-spec read them).
+    { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['get'] },
+    // inferFromVolume: the labels of what backs the volume (claim, DataVolume, DataSource, snapshot).
+    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
+    { apiGroups: ['cdi.kubevirt.io'], resources: ['datavolumes', 'datasources'], verbs: ['get'] },
+    { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
     // The restore webhook refuses a second restore in progress for one target.
     {
       apiGroups: ['snapshot.kubevirt.io'],
@@ -300,11 +307,7 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
         spec: {
           serviceAccountName: 'kubevirt-apiserver',
           // The image's default user is root: name a non-root one, as virt-controller's.
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 1001,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: nonRootPodSecurity(),
           containers: [
             {
               name: NAME,
@@ -332,7 +335,7 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
                 periodSeconds: 10,
               },
               resources: { requests: { cpu: '5m', memory: '128Mi' } },
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              securityContext: unprivilegedContainerSecurity(),
               volumeMounts: [
                 { name: 'kubevirt-virt-api-certs', mountPath: '/etc/virt-api/certificates', readOnly: true },
                 {
