@@ -15,11 +15,11 @@ import type {
   VirtualMachineSnapshot,
   VirtualMachineSnapshotContent,
 } from '../../../api/generated/types';
+import type { ControllerDeps, KeyReconciler, Lister, ReconcileResult } from '../../common/controller-ports';
+import { timestamp } from '../../common/controller-ports';
 import { NotFoundError } from '../../runtime/errors';
 import { sameJson } from '../../runtime/same-json';
 import type { KubeObject } from '../../runtime/types';
-import type { ControllerDeps, KeyReconciler, Lister, ReconcileResult } from '../services/ports';
-import { timestamp } from '../services/ports';
 import { condition, updateCondition } from '../snapshot/conditions';
 import {
   type Pvc,

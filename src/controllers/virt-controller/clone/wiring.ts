@@ -11,13 +11,13 @@ import type {
   VirtualMachineSnapshot,
   VirtualMachineSnapshotContent,
 } from '../../../api/generated/types';
+import type { EventRecorder, KeyReconciler } from '../../common/controller-ports';
+import { lister, ownerKey } from '../../common/controller-wiring';
 import type { Controller } from '../../runtime/controller';
 import type { Informer, SharedInformerFactory } from '../../runtime/informer';
 import { objectKey } from '../../runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../runtime/types';
-import type { EventRecorder, KeyReconciler } from '../services/ports';
 import { type Pvc, VirtualMachineCloneType } from '../snapshot/resources';
-import { lister, ownerKey } from '../wiring';
 import { targetName, VmCloneController } from './clone-controller';
 
 export interface CloneWiring {

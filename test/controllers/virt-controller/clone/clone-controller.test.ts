@@ -9,8 +9,8 @@ import type {
   VirtualMachineSnapshot,
   VirtualMachineSnapshotContent,
 } from '../../../../src/api/generated/types';
+import type { Lister } from '../../../../src/controllers/common/controller-ports';
 import { VmCloneController } from '../../../../src/controllers/virt-controller/clone/clone-controller';
-import type { Lister } from '../../../../src/controllers/virt-controller/services/ports';
 
 const lister = <T extends { metadata?: { name?: string; namespace?: string } }>(items: T[]): Lister<T> => ({
   get: (k) => items.find((o) => `${o.metadata?.namespace}/${o.metadata?.name}` === k),
