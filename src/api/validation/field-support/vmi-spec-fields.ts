@@ -150,7 +150,9 @@ export const vmiSpecFieldSupport: FieldRegistry = {
   'volumes[*].configMap.volumeLabel': {
     effect: 'test/controllers/virt-controller/services/pod-renderer-volumes.test.ts',
   },
-  'volumes[*].containerDisk.image': { effect: 'test/converter/iso/iso.test.ts' },
+  'volumes[*].containerDisk.image': {
+    effect: 'test/controllers/virt-controller/services/pod-renderer-container-disks.test.ts',
+  },
   'volumes[*].containerDisk.imagePullPolicy': {
     effect: 'test/controllers/virt-controller/services/pod-renderer-container-disks.test.ts',
   },
@@ -175,9 +177,9 @@ export const vmiSpecFieldSupport: FieldRegistry = {
   'volumes[*].emptyDisk.capacity': {
     effect: 'test/controllers/virt-controller/services/pod-renderer-volumes.test.ts',
   },
-  'volumes[*].ephemeral.persistentVolumeClaim.claimName': { effect: 'test/converter/iso/iso.test.ts' },
-  'volumes[*].ephemeral.persistentVolumeClaim.readOnly': {
-    effect: 'test/controllers/virt-controller/services/pod-renderer-volumes.test.ts',
+  'volumes[*].ephemeral.**': {
+    refused:
+      'ephemeral (copy-on-write over a PVC) volumes are not prepared yet: the launcher pod does not mount the claim nor create the overlay',
   },
   'volumes[*].hostDisk.capacity': {
     effect: 'test/controllers/virt-controller/services/pod-renderer-volumes.test.ts',
@@ -191,7 +193,9 @@ export const vmiSpecFieldSupport: FieldRegistry = {
   },
   'volumes[*].memoryDump.**': { refused: 'memory dumps (virtctl memory-dump) are not implemented' },
   'volumes[*].name': { effect: 'test/controllers/virt-controller/services/pod-renderer-volumes.test.ts' },
-  'volumes[*].persistentVolumeClaim.claimName': { effect: 'test/converter/iso/iso.test.ts' },
+  'volumes[*].persistentVolumeClaim.claimName': {
+    effect: 'test/controllers/virt-controller/services/claim-volumes.test.ts',
+  },
   'volumes[*].persistentVolumeClaim.hotpluggable': {
     effect: 'test/converter/configurators/cpu-memory.test.ts',
   },
