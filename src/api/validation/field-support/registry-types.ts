@@ -74,6 +74,8 @@ export function findSetFields(
   const walk = (value: unknown, i: number, at: FieldPath) => {
     if (value === undefined || value === null) return;
     if (i === segs.length) {
+      // An empty list asks for nothing; an empty object still picks a source or binding.
+      if (Array.isArray(value) && value.length === 0) return;
       if (!allowed.includes(value as never)) out.push(String(at));
       return;
     }
