@@ -6,6 +6,7 @@
  */
 import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { DataVolume, DataVolumeSource } from '../generated/cdi/types';
+import { validateUnsupportedDataVolumeFields } from '../validation/unsupported-fields';
 import { checksumProblem } from './checksum';
 
 /** Sources the importer handles today. */
@@ -122,14 +123,11 @@ export function validateDataVolume(dv: DataVolume): FieldError[] {
     );
   const target = s.pvc ?? s.storage;
   const tp = spec.child(s.pvc ? 'pvc' : 'storage');
-  if (target?.dataSource || target?.dataSourceRef)
-    errs.push(
-      fieldError(
-        tp.child('dataSourceRef'),
-        'external population is not supported yet',
-        'FieldValueNotSupported',
-      ),
-    );
+  for (const ref of ['dataSource', 'dataSourceRef'] as const)
+    if (target?.[ref])
+      errs.push(
+        fieldError(tp.child(ref), 'external population is not supported yet', 'FieldValueNotSupported'),
+      );
   if (s.pvc && !s.pvc.resources?.requests?.storage)
     errs.push(
       fieldError(
@@ -138,5 +136,6 @@ export function validateDataVolume(dv: DataVolume): FieldError[] {
         'FieldValueRequired',
       ),
     );
+  errs.push(...validateUnsupportedDataVolumeFields(spec, s));
   return errs;
 }

@@ -3,6 +3,8 @@
  * metadata and (defaulted) spec must be valid, data volume templates must be well formed
  * and used, and exactly one of `running`/`runStrategy` must be set to a known strategy.
  */
+
+import { validateDataVolume } from '../cdi/validate-datavolume';
 import type { ClusterConfig } from '../config/cluster-config';
 import { FeatureGate } from '../config/feature-gates';
 import { parseQuantity } from '../config/quantity';
@@ -15,6 +17,7 @@ import { expandVirtualMachine } from '../instancetype/expand';
 import { checkPreferenceRequirements } from '../instancetype/requirements';
 import { awaitsInference, validateMatchers } from './instancetype-matcher';
 import { validateObjectMeta } from './names';
+import { validateUnsupportedVmFields } from './unsupported-fields';
 import { type ValidationOptions, validateVirtualMachineInstanceMetadata } from './vmi';
 import { validateArchitectureSettings } from './vmi-arch';
 import { validateVirtualMachineInstanceSpec } from './vmi-spec';
@@ -129,6 +132,23 @@ function validateRunStrategy(
   return errs;
 }
 
+/**
+ * What the DataVolume controller would refuse of each `dataVolumeTemplates` entry (sources
+ * and fields kubevirt-ts does not build), refused at the VM's admission instead of when
+ * its DataVolume is created.
+ */
+function validateDataVolumeTemplateRefusals(field: FieldPath, spec: VirtualMachineSpec): FieldError[] {
+  const errs: FieldError[] = [];
+  (spec.dataVolumeTemplates ?? []).forEach((dv, idx) => {
+    const p = field.child('dataVolumeTemplates').index(idx);
+    for (const e of validateDataVolume({ spec: dv.spec } as Parameters<typeof validateDataVolume>[0])) {
+      if (e.type !== 'FieldValueNotSupported') continue;
+      errs.push({ ...e, path: e.path.replace(/^spec\b/, `${p}.spec`) });
+    }
+  });
+  return errs;
+}
+
 /** Upstream's `ValidateVirtualMachineSpec` for the VM spec at `field` (also used by pools). */
 export function validateVirtualMachineSpec(
   field: FieldPath,
@@ -180,6 +200,8 @@ export function validateVirtualMachineSpec(
       );
     }
   });
+  errs.push(...validateDataVolumeTemplateRefusals(field, spec));
+  errs.push(...validateUnsupportedVmFields(field, spec));
   errs.push(...validateRunStrategy(field, spec, config));
   if (config.vmRolloutStrategy === 'LiveUpdate') {
     const memory = spec.template.spec?.domain?.memory;

@@ -7,6 +7,7 @@ import { type FieldError, type FieldPath, fieldError } from '../errors';
 import type { VirtualMachineInstanceSpec } from '../generated/types';
 import { validateAffinity } from './affinity';
 import { isDNS1123Label, isDNS1123Subdomain } from './names';
+import { validateUnsupportedVmiFields } from './unsupported-fields';
 import { validateAccessCredentials } from './vmi-access-credentials';
 import { validateCompute } from './vmi-compute';
 import { validateDevices } from './vmi-devices';
@@ -146,5 +147,6 @@ export function validateVirtualMachineInstanceSpec(
     ...validateVolumes(field, s, config),
     ...validateAccessCredentials(field, s),
     ...validateScheduling(field, s, config),
+    ...validateUnsupportedVmiFields(field, s),
   ];
 }

@@ -38,6 +38,17 @@ describe('clock configurator', () => {
   });
 });
 
+describe('clock utc offset', () => {
+  it('maps utc.offsetSeconds to the clock adjustment', () => {
+    expect(
+      run([clockConfigurator], vmi({ domain: { clock: { utc: { offsetSeconds: 3600 } } } })).clock,
+    ).toEqual({
+      offset: 'utc',
+      adjustment: '3600',
+    });
+  });
+});
+
 describe('hypervisor features configurator', () => {
   it('maps ACPI, APIC, SMM (only when enabled), Hyper-V, KVM hiding and pvspinlock', () => {
     const d = run(
@@ -106,6 +117,16 @@ describe('hypervisor features configurator', () => {
   });
 });
 
+describe('APIC end of interrupt', () => {
+  it('maps apic.endOfInterrupt to eoi on', () => {
+    const d = run(
+      [hypervisorFeaturesConfigurator],
+      vmi({ domain: { features: { apic: { endOfInterrupt: true } } } }),
+    );
+    expect(d.features?.apic).toEqual({ eoi: 'on' });
+  });
+});
+
 describe('sysinfo configurator', () => {
   it('writes the system and chassis blocks, rejecting line breaks', () => {
     const d = run(
@@ -113,7 +134,7 @@ describe('sysinfo configurator', () => {
       vmi({
         domain: {
           firmware: { uuid: '5d307ca9-b3ef-428c-8861-06e72d69f223', serial: 'S<1>' },
-          chassis: { asset: 'A&B' },
+          chassis: { asset: 'A&B', sku: 'S1', version: 'v2' },
         },
       }),
     );
@@ -128,7 +149,13 @@ describe('sysinfo configurator', () => {
           { name: 'product', value: 'None' },
         ],
       },
-      chassis: { entry: [{ name: 'asset', value: 'A&B' }] },
+      chassis: {
+        entry: [
+          { name: 'version', value: 'v2' },
+          { name: 'asset', value: 'A&B' },
+          { name: 'sku', value: 'S1' },
+        ],
+      },
     });
     expect(() => run([sysinfoConfigurator], vmi({ domain: { firmware: { serial: 'a\nb' } } }))).toThrow(
       'spec.domain.firmware.serial: must be a single line (no line breaks)',

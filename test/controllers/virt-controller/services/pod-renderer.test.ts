@@ -185,6 +185,14 @@ describe('renderLauncherPod: variants', () => {
     expect(bytes(r.requests!.memory)).toBe((1n << 30n) + memoryOverhead(v));
   });
 
+  it('leaves the overhead out of the memory request with overcommitGuestOverhead', () => {
+    const v = vmi({
+      domain: { resources: { requests: { memory: '1Gi' }, overcommitGuestOverhead: true }, devices: {} },
+    });
+    const r = renderLauncherPod(v, cfg, opts).spec!.containers[0].resources!;
+    expect(bytes(r.requests!.memory)).toBe(1n << 30n);
+  });
+
   it('selects SEV nodes and requests the SEV device', () => {
     const v = vmi({
       domain: {
