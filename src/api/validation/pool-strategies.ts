@@ -2,7 +2,7 @@
  * Validation of a VirtualMachinePool's rollout fields (upstream's VM pool admitter, plus
  * the refusals of what this project does not build): `maxUnavailable` an integer above 0
  * or a percentage 1-100%; at most one update and one scale-in strategy; known sort
- * policies and node-selector operators; a parseable `minFailingToStartDuration`; and
+ * policies (node-selector operators are an enum of the schema); a parseable `minFailingToStartDuration`; and
  * `statePreservation` other than Disabled refused, since keeping a scaled-in VM's claims
  * and memory for reuse is not implemented.
  */
@@ -11,8 +11,8 @@ import { type FieldError, type FieldPath, fieldError } from '../errors';
 import type { VirtualMachinePoolSelectionPolicy, VirtualMachinePoolSpec } from '../generated/types';
 import { validateLabelSelector } from './label-selector';
 
-const SORT_POLICIES = ['AscendingOrder', 'DescendingOrder', 'Newest', 'Oldest', 'Random'];
-const NODE_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'];
+/** Upstream's VirtualMachinePoolSortPolicy values. */
+export const POOL_SORT_POLICIES = ['AscendingOrder', 'DescendingOrder', 'Newest', 'Oldest', 'Random'];
 
 function oneStrategy(field: FieldPath, s: Record<string, unknown>): FieldError[] {
   const set = ['unmanaged', 'opportunistic', 'proactive'].filter((k) => s[k] !== undefined && s[k] !== null);
@@ -29,27 +29,17 @@ function oneStrategy(field: FieldPath, s: Record<string, unknown>): FieldError[]
 function selectionPolicy(field: FieldPath, p: VirtualMachinePoolSelectionPolicy | undefined): FieldError[] {
   if (!p) return [];
   const errs: FieldError[] = [];
-  if (p.sortPolicy !== undefined && !SORT_POLICIES.includes(p.sortPolicy))
+  if (p.sortPolicy !== undefined && !POOL_SORT_POLICIES.includes(p.sortPolicy))
     errs.push(
       fieldError(
         field.child('sortPolicy'),
-        `Unsupported value: ${JSON.stringify(p.sortPolicy)}: supported values: ${SORT_POLICIES.join(', ')}`,
+        `Unsupported value: ${JSON.stringify(p.sortPolicy)}: supported values: ${POOL_SORT_POLICIES.join(', ')}`,
         'FieldValueNotSupported',
       ),
     );
   const sel = field.child('selectors');
   if (p.selectors?.labelSelector)
     errs.push(...validateLabelSelector(sel.child('labelSelector'), p.selectors.labelSelector));
-  (p.selectors?.nodeSelectorRequirementMatcher ?? []).forEach((r, i) => {
-    if (!NODE_OPERATORS.includes(r.operator))
-      errs.push(
-        fieldError(
-          sel.child('nodeSelectorRequirementMatcher').index(i).child('operator'),
-          `${JSON.stringify(r.operator)} is not a valid label selector operator`,
-          'FieldValueNotSupported',
-        ),
-      );
-  });
   return errs;
 }
 

@@ -12,12 +12,6 @@ import type {
 } from '../../../api/generated/types';
 import { labelSelectorMatches } from '../../../api/validation/label-selector';
 
-/** Upstream's VirtualMachinePoolSortPolicy values. */
-export const SORT_POLICIES = ['AscendingOrder', 'DescendingOrder', 'Newest', 'Oldest', 'Random'] as const;
-
-/** The node-selector operators upstream's nodeSelectorRequirementsAsSelector accepts. */
-export const NODE_SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'] as const;
-
 /** The trailing `-<n>` of a VM name (0 when there is none, as upstream's indexFromName errors). */
 function ordinal(vm: VirtualMachine): number {
   const m = /-(\d+)$/.exec(vm.metadata?.name ?? '');
