@@ -50,6 +50,9 @@ export class PoolRevisions {
       this.onWrite?.('create');
     } catch (err) {
       if (!(err instanceof AlreadyExistsError)) throw err;
+      // Another owner's (a deleted pool of the same name, not yet collected): wait for it to go.
+      if (!(await this.spec(pool, name)))
+        throw new Error(`ControllerRevision ${ns}/${name} exists and is not this pool's`);
     }
     this.clean.delete(pool.metadata?.uid ?? '');
     this.cache.set(this.key(pool, name), structuredClone(pool.spec));

@@ -246,4 +246,47 @@ describe('VirtualMachinePool controller on the embedded store (the vmpool-contai
     await waitFor('2 VMs', async () => (await getPool()).status?.replicas === 2);
     expect((await vms()).map((v) => v.metadata!.uid)).toContain(vm.metadata!.uid);
   });
+  it("waits, with ReplicaFailure, while a revision of its name is another owner's", async () => {
+    await start();
+    const stale = {
+      apiVersion: 'apps/v1',
+      kind: 'ControllerRevision',
+      metadata: {
+        name: `${NAME}-1`,
+        namespace: 'default',
+        ownerReferences: [
+          {
+            apiVersion: 'pool.kubevirt.io/v1beta1',
+            kind: 'VirtualMachinePool',
+            name: NAME,
+            uid: 'old-uid',
+            controller: true,
+          },
+        ],
+      },
+      data: {},
+      revision: 1,
+    };
+    await h.store.create(ControllerRevisionType, stale as KubeObject);
+    await h.store.create(VirtualMachinePoolType, examplePool({ replicas: 1 }) as KubeObject);
+    const cond = await waitFor('ReplicaFailure', async () =>
+      (await getPool()).status?.conditions?.find((c) => c.type === 'ReplicaFailure'),
+    );
+    expect(cond).toMatchObject({
+      reason: 'FailedScaleOut',
+      message: `ControllerRevision default/${NAME}-1 exists and is not this pool's`,
+    });
+    expect(await vms()).toEqual([]);
+    await h.store.delete(ControllerRevisionType, `${NAME}-1`, { namespace: 'default' });
+    // Revisions are not watched (the pool retries in 5 s); a pool edit wakes it now.
+    const cur = await getPool();
+    await h.store.update(VirtualMachinePoolType, {
+      ...cur,
+      metadata: { ...cur.metadata, annotations: { poke: '1' } },
+    } as KubeObject);
+    await readyPool(1);
+    expect((await getPool()).status?.conditions ?? []).not.toContainEqual(
+      expect.objectContaining({ type: 'ReplicaFailure' }),
+    );
+  });
 });
