@@ -289,4 +289,24 @@ describe('VirtualMachinePool controller on the embedded store (the vmpool-contai
       expect.objectContaining({ type: 'ReplicaFailure' }),
     );
   });
+  it('paused: no VMs and the ReplicaPaused condition, until resumed', async () => {
+    await start();
+    await h.store.create(VirtualMachinePoolType, examplePool({ replicas: 1, paused: true }) as KubeObject);
+    const cond = await waitFor('ReplicaPaused', async () =>
+      (await getPool()).status?.conditions?.find((c) => c.type === 'ReplicaPaused'),
+    );
+    expect(cond).toMatchObject({
+      status: 'True',
+      reason: 'SuccessfulPaused',
+      message: 'Pool controller is paused',
+    });
+    expect(await vms()).toEqual([]);
+    const cur = await getPool();
+    await h.store.update(VirtualMachinePoolType, {
+      ...cur,
+      spec: { ...cur.spec, paused: false },
+    } as KubeObject);
+    await readyPool(1);
+    expect((await getPool()).status?.conditions ?? []).toEqual([]);
+  });
 });
