@@ -1,11 +1,13 @@
 /**
  * Validation of a VirtualMachinePool (upstream's VM pool admitter): a VM template whose
- * spec is a valid VM spec, and a valid selector matching the VM template's labels.
+ * spec is a valid VM spec, a valid selector matching the VM template's labels, and valid
+ * rollout fields (pool-strategies.ts).
  */
 import type { ClusterConfig } from '../config/cluster-config';
 import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { VirtualMachinePool } from '../generated/types';
 import { validateObjectMeta } from './names';
+import { validatePoolStrategies } from './pool-strategies';
 import { validateReplicasAndSelector } from './replicas';
 import { validateVirtualMachineSpec } from './vm';
 import type { ValidationOptions } from './vmi';
@@ -35,5 +37,6 @@ export function validateVirtualMachinePool(
     ),
   );
   errs.push(...validateReplicasAndSelector(field, spec, spec.virtualMachineTemplate.metadata?.labels));
+  errs.push(...validatePoolStrategies(field, spec));
   return errs;
 }

@@ -230,6 +230,7 @@ export class VirtController {
           recorder: this.recorder,
           pools: lister<VirtualMachinePool>(this.poolInformer),
           vms: lister<VirtualMachine>(this.vmInformer),
+          vmis,
           expectations: this.poolExpectations,
           onWrite: record('pool'),
         }),
@@ -265,6 +266,17 @@ export class VirtController {
         onAdd: (o) => toPool(o, 'creation'),
         onUpdate: (_a, b) => toPool(b),
         onDelete: (o) => toPool(o, 'deletion'),
+      });
+      // A pool VM's VMI changing (started from another revision, ready or not) wakes its pool.
+      const vmiToPool = (vmi: KubeObject) => {
+        const vmKey = ownerKey(vmi, 'VirtualMachine');
+        const vm = vmKey ? this.vmInformer.indexer.get(vmKey) : undefined;
+        if (vm) toPool(vm);
+      };
+      this.vmiInformer.addEventHandler({
+        onAdd: vmiToPool,
+        onUpdate: (_a, b) => vmiToPool(b),
+        onDelete: vmiToPool,
       });
     }
     // VMI owners: their controller reconciles on every VMI change and counts its creates/deletes.
