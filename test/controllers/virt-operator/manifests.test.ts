@@ -138,7 +138,21 @@ describe('install manifests', () => {
       '/var/run/kubevirt',
       '/var/run/kubevirt-libvirt-probe',
       '/etc/virt-handler/servercertificates',
+      '/etc/virt-handler/clientcertificates',
     ]);
+    // The migration proxy: the pod's IP (upstream's MY_POD_IP) and the client pair virt-certs makes.
+    expect(c.env).toContainEqual({
+      name: 'MY_POD_IP',
+      valueFrom: { fieldRef: { fieldPath: 'status.podIP' } },
+    });
+    const arg = (flag: string) => c.args[c.args.indexOf(flag) + 1];
+    expect(arg('--pod-ip-address')).toBe('$(MY_POD_IP)');
+    expect(arg('--migration-client-cert-file')).toBe('/etc/virt-handler/clientcertificates/tls.crt');
+    expect(arg('--migration-client-key-file')).toBe('/etc/virt-handler/clientcertificates/tls.key');
+    expect(ds.spec.template.spec.volumes).toContainEqual({
+      name: 'kubevirt-virt-handler-certs',
+      secret: { secretName: 'kubevirt-virt-handler-certs', optional: false },
+    });
     // It installs upstream's launcher seccomp profile in the kubelet's seccomp directory.
     expect(c.args.slice(c.args.indexOf('--seccomp-dir'), c.args.indexOf('--seccomp-dir') + 2)).toEqual([
       '--seccomp-dir',

@@ -2,7 +2,7 @@
  * The libvirt driver's migration and SEV calls through the real daemon, on libvirt's
  * test driver (test:///default, no QEMU): options are checked before anything is sent;
  * a full MigratePerform3Params call (destination_xml and persistent_xml from the live
- * XML with the target's paths, bandwidth, migrate_uri, flags) is decoded by the daemon
+ * XML with the target's paths, bandwidth, migrate_uri, migrate_disks, disks_uri, flags) is decoded by the daemon
  * and refused by the test driver, which cannot migrate; job statistics and SEV are
  * refused as Unsupported (the test driver has neither).
  */
@@ -56,6 +56,15 @@ describe.skipIf(!run)('libvirt driver migration and SEV calls on test:///default
     });
   });
 
+  it('refuses a disks URI that is not tcp:// or unix://', async () => {
+    await expect(
+      driver.migration.migrateSource(ref, 'qemu+tcp://n2/system', '', {
+        blockMigration: { shared: [], generated: [] },
+        disksUri: 'nbd:host:1',
+      }),
+    ).rejects.toThrow(`migration of ${dom}: disks URI "nbd:host:1" is not a tcp:// or unix:// URI`);
+  });
+
   it('refuses a parallel connection count below one', async () => {
     await expect(
       driver.migration.migrateSource(ref, 'qemu+tcp://n2/system', '', { parallelConnections: 0 }),
@@ -73,6 +82,9 @@ describe.skipIf(!run)('libvirt driver migration and SEV calls on test:///default
         unsafe: true,
         migrateUri: 'tcp://127.0.0.1',
         parallelConnections: 2,
+        // A block migration: NON_SHARED_INC, migrate_disks and disks_uri decode too.
+        blockMigration: { shared: [], generated: [] },
+        disksUri: 'unix:///tmp/kvts-no-such-49153.sock',
       })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DriverError);

@@ -76,10 +76,27 @@ export function virtHandlerArgs(o: InstallOptions): string[] {
     `${SERVER_CERTS_PATH}/tls.crt`,
     '--tls-key-file',
     `${SERVER_CERTS_PATH}/tls.key`,
-    // The REST server for virt-api only with the operator's Secret (it needs the CA).
-    ...(o.handlerServerCerts ? ['--kubevirt-ca', `${SERVER_CERTS_PATH}/ca.crt`] : []),
+    // The REST server for virt-api only with the operator's Secret (it needs the CA);
+    // with it, the migration proxy too (upstream's --pod-ip-address and client pair).
+    ...(o.handlerServerCerts
+      ? [
+          '--kubevirt-ca',
+          `${SERVER_CERTS_PATH}/ca.crt`,
+          '--pod-ip-address',
+          '$(MY_POD_IP)',
+          '--migration-client-cert-file',
+          `${CLIENT_CERTS_PATH}/tls.crt`,
+          '--migration-client-key-file',
+          `${CLIENT_CERTS_PATH}/tls.key`,
+        ]
+      : []),
   ];
 }
+
+/** Where the handler's client pair (`kubevirt-virt-handler-certs`) is mounted: the migration proxy presents it. */
+const CLIENT_CERTS_PATH = '/etc/virt-handler/clientcertificates';
+/** The operator's (and virt-certs') client Secret, which virt-api mounts too. */
+const HANDLER_CLIENT_CERTS = 'kubevirt-virt-handler-certs';
 
 /** Where the handler's serving certificates are mounted. */
 const SERVER_CERTS_PATH = '/etc/virt-handler/servercertificates';
@@ -141,6 +158,10 @@ function probeLibvirtContainer(o: InstallOptions): Record<string, unknown> {
 export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
   const labels = componentLabels(NAME);
   const certs = serverCerts(o);
+  // The client pair only where the operator (or virt-certs) makes the Secrets.
+  const client = o.handlerServerCerts
+    ? certVolume(HANDLER_CLIENT_CERTS, HANDLER_CLIENT_CERTS, CLIENT_CERTS_PATH, false)
+    : undefined;
   const port = metricsPort(o, 'virt-handler');
   // Upstream's probes on the metrics port (HTTPS; the kubelet does not verify it).
   const probe = (path: string, periodSeconds: number) => ({
@@ -174,6 +195,8 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
               args: virtHandlerArgs(o),
               env: [
                 { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+                // The migration proxy's address (upstream's MY_POD_IP).
+                { name: 'MY_POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
                 ...componentEnv(o),
               ],
               ports: [metricsContainerPort(o, 'virt-handler')],
@@ -189,6 +212,7 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
                 })),
                 PROBE_RUN_MOUNT,
                 certs.mount,
+                ...(client ? [client.mount] : []),
               ],
             },
             probeLibvirtContainer(o),
@@ -200,6 +224,7 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
             })),
             { name: PROBE_RUN_MOUNT.name, emptyDir: {} },
             certs.volume,
+            ...(client ? [client.volume] : []),
           ],
         },
       },
