@@ -92,7 +92,7 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
             p.metadata?.name ?? '',
             '-c',
             c,
-            '--tail=60',
+            '--tail=40',
           );
           process.stderr.write(`[migration] --- ${p.metadata?.name} (${p.spec?.nodeName}) ${c}:\n${out}\n`);
         } catch (e) {
@@ -160,7 +160,7 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
               throw new Error(`migration Failed: ${JSON.stringify(m.status.migrationState ?? m.status)}`);
             return m?.status?.phase === 'Succeeded' ? m : undefined;
           },
-          300_000,
+          180_000,
           500,
         );
       } catch (e) {

@@ -189,8 +189,17 @@ describe('install manifests', () => {
     // It never creates or deletes pods or VMIs.
     for (const r of role.rules.filter(
       (r: Obj) => r.resources.includes('pods') || r.resources.includes('virtualmachineinstances'),
-    ))
+    )) {
       expect(r.verbs).not.toContain('create');
+      expect(r.verbs).not.toContain('delete');
+    }
+    // A migration target's handler annotates its launcher pod with the prepared domain XML.
+    expect(role.rules.find((r: Obj) => r.resources.includes('pods')).verbs).toEqual([
+      'get',
+      'list',
+      'watch',
+      'update',
+    ]);
   });
 
   it('virt-api: Deployment, Service, APIService and webhooks without a caBundle, and virt-certs to make the certificates and patch it', () => {

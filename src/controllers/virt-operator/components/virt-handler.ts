@@ -29,7 +29,9 @@ export const virtHandlerRules: Rule[] = [
   },
   { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: READ },
   { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: READ },
-  { apiGroups: [''], resources: ['pods'], verbs: READ },
+  // update: a migration target's handler publishes its launcher's domain XML on the
+  // target pod (annotation kubevirt-ts.io/migration-target-domain) for the source.
+  { apiGroups: [''], resources: ['pods'], verbs: [...READ, 'update'] },
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
   // Heartbeat and device resources where no device plugin reports them (node-registrar.ts).
   { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch', 'update'] },
