@@ -57,6 +57,12 @@ export function libvirtMigration(d: MigrationDeps): MigrationSupport {
           `migration of ${domainName(ref)}: bandwidth ${bandwidth} MiB/s must be a non-negative integer`,
         );
       }
+      if (options.disksUri !== undefined && !/^(tcp|unix):\/\/[^\s]+$/.test(options.disksUri)) {
+        throw new DriverError(
+          'Invalid',
+          `migration of ${domainName(ref)}: disks URI ${JSON.stringify(options.disksUri)} is not a tcp:// or unix:// URI`,
+        );
+      }
       const dom = await d.lookupActive(ref, 'migrate');
       const params: TypedParam[] = [];
       const readLive = () =>
@@ -94,15 +100,7 @@ export function libvirtMigration(d: MigrationDeps): MigrationSupport {
         if (devs.length > 0) {
           flags |= MigrateFlags.NON_SHARED_INC;
           for (const dev of devs) params.push(tp.string('migrate_disks', dev));
-          if (options.disksUri) {
-            if (!/^(tcp|unix):\/\/[^\s]+$/.test(options.disksUri)) {
-              throw new DriverError(
-                'Invalid',
-                `migration of ${domainName(ref)}: disks URI ${JSON.stringify(options.disksUri)} is not a tcp:// or unix:// URI`,
-              );
-            }
-            params.push(tp.string('disks_uri', options.disksUri));
-          }
+          if (options.disksUri) params.push(tp.string('disks_uri', options.disksUri));
         }
       }
       if (options.allowAutoConverge) flags |= MigrateFlags.AUTO_CONVERGE;

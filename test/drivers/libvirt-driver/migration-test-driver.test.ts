@@ -2,7 +2,7 @@
  * The libvirt driver's migration and SEV calls through the real daemon, on libvirt's
  * test driver (test:///default, no QEMU): options are checked before anything is sent;
  * a full MigratePerform3Params call (destination_xml and persistent_xml from the live
- * XML with the target's paths, bandwidth, migrate_uri, migrate_disks, disks_uri, flags) is decoded by the daemon
+ * XML with the target's paths, bandwidth, migrate_uri, flags) is decoded by the daemon
  * and refused by the test driver, which cannot migrate; job statistics and SEV are
  * refused as Unsupported (the test driver has neither).
  */
@@ -82,7 +82,7 @@ describe.skipIf(!run)('libvirt driver migration and SEV calls on test:///default
         unsafe: true,
         migrateUri: 'tcp://127.0.0.1',
         parallelConnections: 2,
-        // A block migration: NON_SHARED_INC, migrate_disks and disks_uri decode too.
+        // A block migration of a domain without file disks: nothing to copy, no extra parameters.
         blockMigration: { shared: [], generated: [] },
         disksUri: 'unix:///tmp/kvts-no-such-49153.sock',
       })
