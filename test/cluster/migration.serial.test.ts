@@ -172,12 +172,23 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
       }
       const totalMs = Math.round(performance.now() - t0);
       process.stdout.write(`BENCH migration total_ms=${totalMs}\n`);
-      expect(done.status?.migrationState).toMatchObject({
+      // The final migration keeps the VMI's migration state (upstream's), written just after.
+      const final = await waitFor(
+        "the migration's final state",
+        async () => {
+          const m = await get<VirtualMachineInstanceMigration>('virtualmachineinstancemigrations', MIGRATION);
+          return m?.status?.migrationState?.completed ? m : undefined;
+        },
+        30_000,
+        500,
+      );
+      expect(final.status?.migrationState?.migrationUid).toBe(done.metadata?.uid);
+      expect(final.status?.migrationState).toMatchObject({
         sourceNode: nodeA,
         targetNode: nodeB,
         completed: true,
       });
-      expect(done.status?.migrationState?.failed ?? false).toBe(false);
+      expect(final.status?.migrationState?.failed ?? false).toBe(false);
       const moved = await readVmi();
       expect(moved?.status?.nodeName).toBe(nodeB);
       expect(moved?.status?.phase).toBe('Running');
