@@ -6,9 +6,10 @@
  * VirtualMachineInstanceMigration. The target launcher pod on node B accepts the guest
  * in its own libvirt daemon; libvirt's connection, QEMU's stream and the containerDisk's
  * block stream go from the source pod's sockets through both handlers over mutual TLS to
- * the target pod's sockets. Asserted: the migration Succeeded from A to B, the VMI is on
- * B, the guest did not boot again (its boot marker once, on A's serial log, none on B's) and its
- * console answers on B. Prints `BENCH migration total_ms=<n>` (the VMIM's creation to
+ * the target pod's sockets. Asserted: the migration Succeeded from A to B, node B's
+ * handler carried bytes from A over TLS on each of the three streams, the VMI is on B, the
+ * guest did not boot again (its boot marker once, on A's serial log, none on B's; its uptime
+ * on B older than the boot seen on A) and its console answers on B. Prints `BENCH migration total_ms=<n>` (the VMIM's creation to
  * Succeeded). Serial: its own cluster.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -194,6 +195,30 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
       expect(moved?.status?.nodeName).toBe(nodeB);
       expect(moved?.status?.phase).toBe('Running');
       expect(moved?.metadata?.uid).toBe(vmiUid);
+
+      // Node B's handler closed its listeners: libvirt's connection, QEMU's stream and the
+      // containerDisk's block stream all came from node A over TLS.
+      const handlerB = (
+        await core.listNamespacedPod({ namespace: 'kubevirt', labelSelector: 'kubevirt.io=virt-handler' })
+      ).items.find((p) => p.spec?.nodeName === nodeB);
+      const closed = new RegExp(
+        `migration ${vmiUid}: target proxies closed \\((TLS|plain TCP); bytes by key port 0: (\\d+) out, \\d+ in; 49152: (\\d+) out, \\d+ in; 49153: (\\d+) out`,
+      );
+      const carried = await waitFor(
+        "node B's migration proxy report",
+        () =>
+          closed.exec(
+            kubectl('logs', '-n', 'kubevirt', handlerB?.metadata?.name ?? '', '-c', 'virt-handler'),
+          ) ?? undefined,
+        60_000,
+        1_000,
+      );
+      process.stderr.write(`[migration] node B's proxies: ${carried[0]}\n`);
+      expect(carried[1]).toBe('TLS');
+      // libvirt's and QEMU's streams are large; the disks' carries what the guest wrote to its overlay.
+      expect(Number(carried[2])).toBeGreaterThan(1000);
+      expect(Number(carried[3])).toBeGreaterThan(1000);
+      expect(Number(carried[4])).toBeGreaterThan(0);
 
       // The guest did not boot again: its one boot marker was on node A's console; node B's has none.
       const target = (await launchers()).find((p) => p.spec?.nodeName === nodeB);

@@ -106,7 +106,12 @@ describe('virt-handler migration proxy from its flags', () => {
   it('carries the source launcher from in-pod socket paths to the target pod over mutual TLS, or plain with disableTLS', async () => {
     let disableTls = false;
     // One wiring per node; both on loopback here.
-    const target = await migrationProxyFromFlags(flags(), () => disableTls);
+    const logged: string[] = [];
+    const target = await migrationProxyFromFlags(
+      flags(),
+      () => disableTls,
+      (m) => logged.push(m),
+    );
     const source = await migrationProxyFromFlags(flags(), () => disableTls);
     if (!target || !source) throw new Error('no proxy built');
     try {
@@ -149,6 +154,10 @@ describe('virt-handler migration proxy from its flags', () => {
       // side only would fail, so the target is restarted too.
       await source.manager.stopSource(vmiUid);
       await target.manager.stopTarget(vmiUid);
+      // What each listener carried, and how: the daemon's got 'hello' and answered 'ok hello'.
+      expect(logged).toEqual([
+        `migration ${vmiUid}: target proxies closed (TLS; bytes by key port 0: 5 out, 8 in; 49152: 0 out, 0 in; 49153: 0 out, 0 in)`,
+      ]);
       disableTls = true;
       const plainPorts = await target.manager.startTarget(vmiUid, sockets);
       const [listener] = Object.entries(plainPorts).find(([, p]) => p === 0) ?? [];
