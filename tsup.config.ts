@@ -1,4 +1,4 @@
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
 // Two builds. The library: one entry per public subpath export (see package.json
 // "exports") plus the two bins; splitting keeps shared code in chunks, so importing
@@ -20,6 +20,28 @@ const libraryEntries = {
   'testing/index': 'src/testing/index.ts',
 };
 
+/**
+ * One minified single-file build of `src/cli/<name>.ts` with its dependencies inlined
+ * (`inline`: the ones to inline, every one by default).
+ */
+function selfContained(name: string, inline: RegExp = /.*/): Options {
+  return {
+    entry: { [`cli/${name}`]: `src/cli/${name}.ts` },
+    format: ['esm'],
+    target: 'node20',
+    platform: 'node',
+    splitting: false,
+    noExternal: [inline],
+    minify: true,
+    sourcemap: true,
+    clean: false,
+    // Inlined CommonJS dependencies (grpc-js) call require() for Node's built-ins.
+    banner: {
+      js: "import { createRequire as __kvtsRequire } from 'node:module'; const require = __kvtsRequire(import.meta.url);",
+    },
+  };
+}
+
 export default defineConfig([
   {
     entry: {
@@ -38,49 +60,12 @@ export default defineConfig([
   },
   // virt-api: one server process, the same way; client-node stays external (it is loaded
   // only for kubeconfig exec/auth-provider users, see controllers/runtime/kube/kubeconfig.ts).
-  {
-    entry: { 'cli/virt-api': 'src/cli/virt-api.ts' },
-    format: ['esm'],
-    target: 'node20',
-    platform: 'node',
-    splitting: false,
-    noExternal: [/^(?!@kubernetes\/client-node)/],
-    minify: true,
-    sourcemap: true,
-    clean: false,
-    banner: {
-      js: "import { createRequire as __kvtsRequire } from 'node:module'; const require = __kvtsRequire(import.meta.url);",
-    },
-  },
-  {
-    entry: { 'cli/virt-launcher': 'src/cli/virt-launcher.ts' },
-    format: ['esm'],
-    target: 'node20',
-    platform: 'node',
-    splitting: false,
-    noExternal: [/.*/],
-    minify: true,
-    sourcemap: true,
-    clean: false,
-    // Inlined CommonJS dependencies (grpc-js) call require() for Node's built-ins.
-    banner: {
-      js: "import { createRequire as __kvtsRequire } from 'node:module'; const require = __kvtsRequire(import.meta.url);",
-    },
-  },
+  selfContained('virt-api', /^(?!@kubernetes\/client-node)/),
+  selfContained('virt-launcher'),
+  // cdi-importer: the DataVolume importer pod's command, in the launcher's image (dist/ but
+  // no node_modules), so self-contained like virt-probe.
+  selfContained('cdi-importer'),
   // virt-probe: run by the kubelet in the launcher's container (whose image has dist/ but
   // no node_modules) every probe period, so self-contained and small like the launcher.
-  {
-    entry: { 'cli/virt-probe': 'src/cli/virt-probe.ts' },
-    format: ['esm'],
-    target: 'node20',
-    platform: 'node',
-    splitting: false,
-    noExternal: [/.*/],
-    minify: true,
-    sourcemap: true,
-    clean: false,
-    banner: {
-      js: "import { createRequire as __kvtsRequire } from 'node:module'; const require = __kvtsRequire(import.meta.url);",
-    },
-  },
+  selfContained('virt-probe'),
 ]);

@@ -3,6 +3,7 @@
  * points (the package's subpath exports), with the TypeScript compiler API: one page per
  * entry point listing each export, its kind, its signature (functions) and its doc
  * comment. Exports without a doc comment are listed as such, so gaps are visible.
+ * `--missing` also prints each undocumented export with its source file, to find them.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import ts from 'typescript';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, 'docs', 'api-reference');
+const printMissing = process.argv.includes('--missing');
 
 /** Subpath export -> source entry. */
 const entries: Array<[string, string]> = [
@@ -31,6 +33,21 @@ function kindOf(decl: ts.Declaration | undefined, symbol: ts.Symbol): string {
   if (ts.isVariableDeclaration(decl)) return 'const';
   if (ts.isModuleDeclaration(decl) || ts.isSourceFile(decl) || ts.isNamespaceExport(decl)) return 'namespace';
   return ts.SyntaxKind[decl.kind] ?? 'value';
+}
+
+/**
+ * The export's doc comment. A namespace re-export (`export * as x from './x'`) resolves to a
+ * source file, which carries no doc comment, so its comment is read from the export line.
+ */
+function docOf(sym: ts.Symbol, target: ts.Symbol, checker: ts.TypeChecker): string {
+  const doc = ts.displayPartsToString(target.getDocumentationComment(checker)).trim();
+  const own = sym.declarations?.[0];
+  if (doc || !own || !ts.isNamespaceExport(own)) return doc;
+  return ts
+    .getJSDocCommentsAndTags(own.parent)
+    .map((j) => (ts.isJSDoc(j) ? (ts.getTextOfJSDocComment(j.comment) ?? '') : ''))
+    .join('\n')
+    .trim();
 }
 
 function main(): void {
@@ -67,8 +84,12 @@ function main(): void {
       const target = sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym;
       const decl = target.declarations?.[0];
       const kind = kindOf(decl, target);
-      const doc = ts.displayPartsToString(target.getDocumentationComment(checker)).trim();
+      const doc = docOf(sym, target, checker);
       if (doc) documented++;
+      else if (printMissing) {
+        const where = decl ? path.relative(root, decl.getSourceFile().fileName) : '?';
+        process.stdout.write(`${subpath}\t${sym.name}\t${where}\n`);
+      }
       lines.push(
         `## ${sym.name}`,
         '',

@@ -21,6 +21,15 @@ import {
   type SwaggerSchema,
 } from './gen-api';
 
+/** What a CRD is made from: a kind's registry entry (its TypeScript type name aside). */
+export type CrdKind = Omit<KindInfo, 'typeName'>;
+
+/**
+ * CRD files another generator writes into crds/ (scripts/gen-cdi-api.ts: CDI's
+ * cdi.kubevirt.io kinds); this one leaves them alone and keeps them out of all.yaml.
+ */
+export const isForeignCrdFile = (name: string): boolean => name.startsWith('cdi.kubevirt.io_');
+
 /** A node of a structural OpenAPI v3 schema as apiextensions.k8s.io/v1 accepts it. */
 export interface CrdSchema {
   description?: string;
@@ -158,7 +167,7 @@ export const CRD_JSON_BUDGET = 200_000;
 /** The schema of one kind's object, from its swagger definition. */
 export function kindSchema(
   doc: SwaggerDocument,
-  info: KindInfo,
+  info: CrdKind,
   descriptionDepth = Number.POSITIVE_INFINITY,
 ): CrdSchema {
   const def = doc.definitions[info.definition];
@@ -170,7 +179,7 @@ export function kindSchema(
  * The CustomResourceDefinition object for one kind. Schema descriptions (what
  * `kubectl explain` shows) are kept as deep as the size budget allows.
  */
-export function crdFor(doc: SwaggerDocument, info: KindInfo): Record<string, unknown> {
+export function crdFor(doc: SwaggerDocument, info: CrdKind): Record<string, unknown> {
   for (const depth of [Number.POSITIVE_INFINITY, 6, 5, 4, 3, 2, 1, 0]) {
     const crd = buildCrd(info, kindSchema(doc, info, depth));
     if (JSON.stringify(crd).length <= CRD_JSON_BUDGET) return crd;
@@ -185,7 +194,7 @@ export function crdFor(doc: SwaggerDocument, info: KindInfo): Record<string, unk
   return bare;
 }
 
-function buildCrd(info: KindInfo, schema: CrdSchema): Record<string, unknown> {
+function buildCrd(info: CrdKind, schema: CrdSchema): Record<string, unknown> {
   const versions = info.versions.map((v) => {
     const version: Record<string, unknown> = { name: v.name, served: v.served, storage: v.storage };
     if (v.deprecated) version.deprecated = true;
@@ -226,7 +235,7 @@ function buildCrd(info: KindInfo, schema: CrdSchema): Record<string, unknown> {
 
 export const crdsDir = path.join(repoRoot, 'crds');
 
-export function crdFileName(info: KindInfo): string {
+export function crdFileName(info: CrdKind): string {
   return `${info.group}_${info.plural}.yaml`;
 }
 
@@ -250,7 +259,7 @@ function main(): void {
   const files = generateCrdFiles(doc);
   mkdirSync(crdsDir, { recursive: true });
   for (const old of readdirSync(crdsDir)) {
-    if (old.endsWith('.yaml') && !files.has(old)) rmSync(path.join(crdsDir, old));
+    if (old.endsWith('.yaml') && !files.has(old) && !isForeignCrdFile(old)) rmSync(path.join(crdsDir, old));
   }
   for (const [name, content] of files) writeFileSync(path.join(crdsDir, name), content);
   console.log(`wrote ${files.size} files to ${path.relative(repoRoot, crdsDir)}/`);

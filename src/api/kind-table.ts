@@ -5,6 +5,7 @@
  */
 import type { KindInfo, PrinterColumn, ScaleSubresource, ServedVersion } from './kind-info';
 
+/** The core KubeVirt API group, of VirtualMachine, VirtualMachineInstance and the KubeVirt CR. */
 export const KUBEVIRT_GROUP = 'kubevirt.io';
 
 const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };

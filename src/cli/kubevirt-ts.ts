@@ -14,6 +14,11 @@ if (process.argv[2] === LAUNCHER_SUBCOMMAND) {
   const entry = new URL('./virt-probe.js', import.meta.url).href;
   const { virtProbeMain } = (await import(entry)) as typeof import('./virt-probe');
   await virtProbeMain(process.argv.slice(3));
+} else if (process.argv[2] === 'cdi-importer') {
+  // The DataVolume importer pod, in the launcher's image (no node_modules): its own bundle.
+  const entry = new URL('./cdi-importer.js', import.meta.url).href;
+  const { cdiImporterMain } = (await import(entry)) as typeof import('./cdi-importer');
+  await cdiImporterMain();
 } else if (process.argv[2] === 'virt-api') {
   // One server process: its own bundle without the rest of the CLI (see virt-api.ts).
   const entry = new URL('./virt-api.js', import.meta.url).href;

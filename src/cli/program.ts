@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerCdiImporterCommand } from './commands/cdi-importer';
 import { registerConvertCommand } from './commands/convert';
 import { registerCsiDriverCommand } from './commands/csi-driver';
 import { registerDescribeCommand } from './commands/describe';
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerVirtLauncherCommand(program);
   registerVirtOperatorCommand(program);
   registerCsiDriverCommand(program);
+  registerCdiImporterCommand(program);
   registerUpCommand(program);
   registerUiCommand(program);
   registerImageCommand(program);

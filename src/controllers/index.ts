@@ -13,7 +13,7 @@ export { MigrationLabels } from './common/migration-labels';
 export type { Pod } from './common/pod';
 export { parseQuantity, QuantityError } from './common/quantity';
 export { VmiResource } from './common/vmi-resource';
-/** The node side: virt-handler, virt-launcher, the local pod runtime, and their composition. */
+/** Composition roots (inversify containers) of virt-launcher and of a node's virt-handler and pod runtime. */
 export { createLauncherContainer, LauncherTokens } from './composition/launcher-container';
 export { createNodeContainer, NodeTokens } from './composition/node-container';
 export {
@@ -23,6 +23,7 @@ export {
 } from './config/kubevirt-config';
 /** The CSI driver csi.kubevirt-ts.io (docs/storage.md). */
 export * as csi from './csi-driver/index';
+/** The local pod runtime: runs launcher Pods as processes on nodes without a kubelet. */
 export * as podruntime from './local/pod-runtime/index';
 export { PvBinder, type PvBinderOptions } from './local/pv-binder';
 export * from './runtime';
@@ -55,5 +56,10 @@ export {
 export { nextStartFailure, startBackoffSeconds } from './virt-controller/vm/start-backoff';
 export { VmiController, VmiEventReason } from './virt-controller/vmi/controller';
 export { nextVmiStatus, VmiPhase } from './virt-controller/vmi/status';
+/**
+ * virt-handler, the node agent: drives the launchers of its node's VMIs, writes VMI status
+ * from their reports, labels the node.
+ */
 export * as handler from './virt-handler/index';
+/** virt-launcher (one process per VMI, serving the launcher protocol) and the handler-launcher contract. */
 export * as launcher from './virt-launcher/index';

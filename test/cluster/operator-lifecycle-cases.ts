@@ -95,7 +95,10 @@ export async function upgradeImageTag({ info, log }: OperatorCases, tag: string,
   expect(await consoleAnswers(info, VM, { expr: '7*6', tag: 'Y' })).toBe(42);
 }
 
-/** Deletes the KubeVirt CR: refused while the VM runs, then everything but the operator goes. */
+/**
+ * Deletes the KubeVirt CR: refused while the VM runs, then everything but the operator goes,
+ * except the VolumeSnapshot CRDs the operator created (the cluster's, not the install's).
+ */
 export async function removeWithWorkloadBlock({ info, log }: OperatorCases) {
   const k = (...args: string[]) => kubectl(info, ...args);
   const kv = () => kvOf(info);
@@ -168,4 +171,21 @@ export async function removeWithWorkloadBlock({ info, log }: OperatorCases) {
     .split('\n')
     .filter((n) => n.includes('kubevirt.io'));
   expect(crds).toEqual(['customresourcedefinition.apiextensions.k8s.io/kubevirts.kubevirt.io']);
+  // Deleting these would delete every VolumeSnapshot of the cluster: they stay, marked as made by the operator.
+  const snapshotCrds = k(
+    'get',
+    'crd',
+    '-l',
+    'kubevirt-ts.io/created-if-absent-by=virt-operator',
+    '-o',
+    'name',
+  )
+    .trim()
+    .split('\n')
+    .sort();
+  expect(snapshotCrds).toEqual(
+    ['volumesnapshotclasses', 'volumesnapshotcontents', 'volumesnapshots'].map(
+      (p) => `customresourcedefinition.apiextensions.k8s.io/${p}.snapshot.storage.k8s.io`,
+    ),
+  );
 }

@@ -48,6 +48,7 @@ import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
 import { kubectlExecAsync, kubectlWith, runPod } from '../support/cluster-pods';
 import { SerialConsole } from '../support/guest';
+import { acquireHostLocks } from '../support/host-lock';
 import { integration } from '../support/integration';
 import { ECHO_SERVER, HOLD_CLIENT } from '../support/netns-process';
 import { waitFor } from '../support/wait';
@@ -121,8 +122,11 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     expect((await readVmi()).status?.phase, `VMI phase after ${after}`).toBe('Running');
   };
 
+  let releaseLocks: (() => void) | undefined;
   beforeAll(async () => {
     info = await sharedCluster();
+    // Other files install and remove the components on this cluster too (host-lock.ts).
+    releaseLocks = await acquireHostLocks(['cluster-components'], 900_000);
     kubectl = kubectlWith(info.kubeconfigPath);
     const kc = new KubeConfig();
     kc.loadFromFile(info.kubeconfigPath);
@@ -138,18 +142,29 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
       60_000,
       200,
     );
-  }, 300_000);
+  }, 1_200_000);
 
   afterAll(async () => {
     if (!info) return;
-    await core.deleteNamespace({ name: NS }).catch(() => undefined);
     try {
-      kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
-    } catch {
-      // The run's cluster goes down next anyway.
+      await core.deleteNamespace({ name: NS }).catch(() => undefined);
+      // Gone before the components are: its VMs' finalizers need virt-controller.
+      await waitFor(
+        'the namespace gone',
+        async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)),
+        180_000,
+        500,
+      ).catch((e) => console.error(String(e)));
+      try {
+        kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
+      } catch {
+        // The run's cluster goes down next anyway.
+      }
+      rmSync(dir, { recursive: true, force: true });
+    } finally {
+      releaseLocks?.();
     }
-    rmSync(dir, { recursive: true, force: true });
-  });
+  }, 300_000);
 
   it('runs virt-controller and virt-handler as pods; the kvm resource comes from the device plugin', async () => {
     const ready = await waitFor(

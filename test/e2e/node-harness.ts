@@ -86,6 +86,8 @@ export interface NodeHarnessOptions {
   featureGates?: string[];
   /** virt-controller handles volumes (PVC claims). Default false. */
   volumes?: boolean;
+  /** virt-controller expands instance types and preferences (and stores their revisions). Default false. */
+  instancetypes?: boolean;
   /** A libvirtd socket to use instead of the system daemon's, for launchers and the handler (a second "host"). */
   libvirtSocket?: string;
   /** Launchers run their own libvirt daemons (the default outside tests) instead of the system daemon. */
@@ -149,6 +151,7 @@ export class NodeHarness {
         ? (c, k, e) => console.log(`controller ${c} ${k}: ${e.message}`)
         : () => {},
       ...(this.o.volumes ? { volumes: true } : {}),
+      ...(this.o.instancetypes ? { instancetypes: true } : {}),
     });
   }
 

@@ -69,6 +69,7 @@ import { canTestNetworking, networkGuestDir, scopedSnapshot } from '../support/n
 import { inNs } from '../support/netns-process';
 import { describeUpstream } from '../support/upstream';
 import { cliBuilt, e2eRun, waitFor } from './node-harness';
+import { qemuSize } from './qemu-size';
 
 /** Upstream examples that cannot boot here, and why (checked against the examples folder). */
 const NOT_HERE: Record<string, string> = {
@@ -466,7 +467,7 @@ describeUpstream("upstream's example VMs boot in local mode with default network
       const mib = sized.memory.endsWith('Gi')
         ? Number.parseInt(sized.memory, 10) * 1024
         : Number.parseInt(sized.memory, 10);
-      const qemu = qemuOf(`default_${e.vmi}`);
+      const qemu = qemuSize(`default_${e.vmi}`);
       expect(qemu, `${e.file}: QEMU of ${e.vmi}`).toEqual({ vcpus: sized.cpus, mib });
       const out = await serial.run('grep -c ^processor /proc/cpuinfo; grep MemTotal /proc/meminfo', 10_000);
       const guestCpus = Number(/^(\d+)\s*$/m.exec(out)?.[1]);
@@ -480,36 +481,6 @@ describeUpstream("upstream's example VMs boot in local mode with default network
     }
   });
 });
-
-/**
- * The vCPUs and memory (MiB) of the QEMU process running domain `name`: its vCPU threads
- * (named `CPU <n>/TCG` or `/KVM` with debug-threads; libvirt starts QEMU with one and plugs
- * the other enabled ones in, so `-smp` alone does not tell) and its `-m` size.
- */
-function qemuOf(name: string): { vcpus: number; mib: number } | undefined {
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    let args: string[];
-    try {
-      args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    } catch {
-      continue;
-    }
-    if (!/qemu-system/.test(args[0] ?? '') || !args.some((a) => a.startsWith(`guest=${name},`))) continue;
-    const vcpus = readdirSync(`/proc/${pid}/task`).filter((t) => {
-      try {
-        return /^CPU \d+\/(TCG|KVM)$/.test(readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim());
-      } catch {
-        return false;
-      }
-    }).length;
-    // `-m 128` (MiB) or `-m size=131072k,...`.
-    const m = /^(?:size=)?(\d+)([kMG]?)/.exec(args[args.indexOf('-m') + 1] ?? '');
-    const n = Number(m?.[1]);
-    const mib = m?.[2] === 'k' ? n / 1024 : m?.[2] === 'G' ? n * 1024 : n;
-    return { vcpus, mib };
-  }
-  return undefined;
-}
 
 /** The VMI spec an example's object carries (its template's for a VM or ReplicaSet). */
 function vmiSpecOf(o: ApiObject): VirtualMachineInstance['spec'] | undefined {

@@ -38,6 +38,7 @@ export function installComponents(
   /** Arguments appended to a component's container (e.g. shortened timeouts for a test). */
   extraArgs: { 'virt-controller'?: string[]; 'virt-handler'?: string[] } = {},
 ): void {
+  awaitEarlierRemoval(kubectl);
   const opts = defaultInstallOptions({
     imagePullPolicy: 'Never',
     kubeletRootDir: join(info.stateDir, 'kubelet'),
@@ -58,6 +59,40 @@ export function installComponents(
     }),
   );
   kubectl('apply', '-f', join(dir, 'kubevirt-cr.yaml'));
+}
+
+/**
+ * Waits for an earlier file's `kubectl delete --wait=false -f` of the components to finish:
+ * applying into the terminating `kubevirt` namespace is refused, and a terminating CRD
+ * vanishes, with what this file creates of it, once its old objects are gone. The CSI
+ * files under one host lock run back to back, so the next one's install meets the last
+ * one's removal (the namespace's pods take their grace period to stop).
+ */
+function awaitEarlierRemoval(kubectl: (...args: string[]) => string): void {
+  const ns = kubectl(
+    'get',
+    'namespace',
+    'kubevirt',
+    '--ignore-not-found',
+    '-o',
+    'jsonpath={.metadata.deletionTimestamp}',
+  );
+  const crds = kubectl(
+    'get',
+    'crd',
+    '-o',
+    'jsonpath={range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name}{"\\n"}{end}',
+  )
+    .split('\n')
+    .filter(Boolean);
+  const gone = [...(ns ? ['namespace/kubevirt'] : []), ...crds.map((c) => `crd/${c}`)];
+  if (!gone.length) return;
+  const start = Date.now();
+  // Under kubectlWith's 120 s limit.
+  kubectl('wait', '--for=delete', '--timeout=110s', ...gone);
+  process.stderr.write(
+    `[install] waited ${Date.now() - start} ms for the earlier removal of ${gone.join(', ')}\n`,
+  );
 }
 
 /** `text` (YAML documents) with `extra` appended to the named components' first container args. */

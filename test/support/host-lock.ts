@@ -39,3 +39,35 @@ export async function acquireHostLock(name: string, timeoutMs: number): Promise<
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+/**
+ * The shared cluster's host locks, taken in this order (one order everywhere: no deadlock):
+ * - `cluster-components`: the files that install the components on the shared cluster and
+ *   remove them (CRDs included) at their end: vm-tiny, vm-snapshot, datavolume-vm. One's
+ *   removal would take the others' controllers and VMs away mid-test.
+ * - `csi-driver`: the files that run the CSI driver in their own process under its one
+ *   name (one registration per kubelet) and install/delete the snapshot CRDs.
+ */
+export const HOST_LOCK_ORDER = ['cluster-components', 'csi-driver'] as const;
+
+/** Takes `names` in `order`; resolves to one release of them all (in reverse). */
+export async function acquireHostLocks(
+  names: ReadonlyArray<string>,
+  timeoutMs: number,
+  order: ReadonlyArray<string> = HOST_LOCK_ORDER,
+): Promise<() => void> {
+  const unknown = names.filter((n) => !order.includes(n));
+  if (unknown.length) throw new Error(`host locks ${unknown.join(', ')}: not in the lock order`);
+  const releases: Array<() => void> = [];
+  const releaseAll = () => {
+    for (const r of releases.splice(0).reverse()) r();
+  };
+  try {
+    for (const name of order.filter((n) => names.includes(n)))
+      releases.push(await acquireHostLock(name, timeoutMs));
+  } catch (e) {
+    releaseAll();
+    throw e;
+  }
+  return releaseAll;
+}

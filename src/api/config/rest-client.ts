@@ -22,6 +22,7 @@ export const DEFAULT_RATE_LIMITS = {
   virtOperator: { qps: 200, burst: 400 },
 } as const satisfies Record<string, RateLimit>;
 
+/** A component whose client is rate limited: a key of {@link DEFAULT_RATE_LIMITS}. */
 export type RateLimitedComponent = keyof typeof DEFAULT_RATE_LIMITS;
 
 /** Where the KubeVirt CR configures each component's client (the operator's has no field). */

@@ -148,6 +148,17 @@ export function validateKubeVirtConfiguration(
         ),
       );
   }
+  // Instance types are always referenced through ControllerRevisions (upstream's default);
+  // the expand policies (rewriting the VM) are not built.
+  const policy = cfg.instancetype?.referencePolicy;
+  if (policy !== undefined && policy !== 'reference') {
+    errs.push(
+      fieldError(
+        field.child('instancetype', 'referencePolicy'),
+        `Unsupported value: ${JSON.stringify(policy)}: kubevirt-ts supports only "reference" (upstream's "expand" and "expandAll" are not built)`,
+      ),
+    );
+  }
   return errs;
 }
 

@@ -28,10 +28,17 @@ export interface InstancetypeCatalog {
   findPreference(matcher: PreferenceMatcher, namespace: string): VirtualMachinePreferenceSpec | undefined;
 }
 
-interface CatalogObject {
+/** A stored instancetype.kubevirt.io object: kind, identity (uid, generation) and spec. */
+export interface CatalogObject {
   kind?: string;
-  metadata?: { name?: string; namespace?: string };
+  metadata?: { name?: string; namespace?: string; uid?: string; generation?: number };
   spec?: unknown;
+}
+
+/** A catalog that also hands out the whole objects (to store them as revisions). */
+export interface InstancetypeObjectCatalog extends InstancetypeCatalog {
+  instancetypeObject(matcher: InstancetypeMatcher, namespace: string): CatalogObject | undefined;
+  preferenceObject(matcher: PreferenceMatcher, namespace: string): CatalogObject | undefined;
 }
 
 const defaultNamespace = 'default';
@@ -54,8 +61,8 @@ export function preferenceMatcherKind(matcher: PreferenceMatcher): string | unde
 }
 
 /** Builds an in-memory catalog from instancetype.kubevirt.io objects; other kinds are ignored. */
-export function createInstancetypeCatalog(objects: readonly unknown[]): InstancetypeCatalog {
-  const byKey = new Map<string, unknown>();
+export function createInstancetypeCatalog(objects: readonly unknown[]): InstancetypeObjectCatalog {
+  const byKey = new Map<string, CatalogObject>();
   const key = (kind: string, namespace: string, name: string) => `${kind}/${namespace}/${name}`;
   for (const o of objects) {
     if (typeof o !== 'object' || o === null) continue;
@@ -64,17 +71,20 @@ export function createInstancetypeCatalog(objects: readonly unknown[]): Instance
     if (!(Object.values(InstancetypeKinds) as string[]).includes(kind)) continue;
     const cluster = kind.includes('Cluster');
     const ns = cluster ? '' : (obj.metadata?.namespace ?? defaultNamespace);
-    byKey.set(key(kind, ns, obj.metadata?.name ?? ''), obj.spec ?? {});
+    byKey.set(key(kind, ns, obj.metadata?.name ?? ''), obj);
   }
   const find = (kind: string | undefined, name: string | undefined, namespace: string) => {
     if (!kind || !name) return undefined;
     const ns = kind.includes('Cluster') ? '' : namespace || defaultNamespace;
     return byKey.get(key(kind, ns, name));
   };
+  const spec = (o: CatalogObject | undefined) => (o ? (o.spec ?? {}) : undefined);
   return {
     findInstancetype: (m, ns) =>
-      find(instancetypeMatcherKind(m), m.name, ns) as VirtualMachineInstancetypeSpec | undefined,
+      spec(find(instancetypeMatcherKind(m), m.name, ns)) as VirtualMachineInstancetypeSpec | undefined,
     findPreference: (m, ns) =>
-      find(preferenceMatcherKind(m), m.name, ns) as VirtualMachinePreferenceSpec | undefined,
+      spec(find(preferenceMatcherKind(m), m.name, ns)) as VirtualMachinePreferenceSpec | undefined,
+    instancetypeObject: (m, ns) => find(instancetypeMatcherKind(m), m.name, ns),
+    preferenceObject: (m, ns) => find(preferenceMatcherKind(m), m.name, ns),
   };
 }

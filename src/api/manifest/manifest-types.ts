@@ -68,6 +68,7 @@ export interface LoadedForeignObject {
   source: ManifestSource;
 }
 
+/** A loaded object: of a known kind (typed, `known: true`) or a foreign one passed through. */
 export type LoadedObject = LoadedKnownObject | LoadedForeignObject;
 
 /** The result of loading: objects without errors, and every issue found. */
@@ -77,6 +78,7 @@ export interface LoadResult {
   errors: ManifestIssue[];
 }
 
+/** Options of `loadManifests`/`loadManifestFile`: limits on the input, and which groups pass unchecked. */
 export interface LoadOptions {
   /** Name used in messages; default `<input>`. */
   filename?: string;

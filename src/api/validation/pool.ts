@@ -5,8 +5,8 @@
 import type { ClusterConfig } from '../config/cluster-config';
 import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { VirtualMachinePool } from '../generated/types';
-import { labelSelectorMatches, validateLabelSelector } from './label-selector';
 import { validateObjectMeta } from './names';
+import { validateReplicasAndSelector } from './replicas';
 import { validateVirtualMachineSpec } from './vm';
 import type { ValidationOptions } from './vmi';
 
@@ -34,18 +34,6 @@ export function validateVirtualMachinePool(
       options,
     ),
   );
-  if (spec.replicas !== undefined && spec.replicas < 0) {
-    errs.push(
-      fieldError(
-        field.child('replicas'),
-        `Invalid value: ${spec.replicas}: must be greater than or equal to 0`,
-      ),
-    );
-  }
-  const selectorErrs = validateLabelSelector(field.child('selector'), spec.selector);
-  if (selectorErrs.length > 0) errs.push(...selectorErrs);
-  else if (!labelSelectorMatches(spec.selector, spec.virtualMachineTemplate.metadata?.labels)) {
-    errs.push(fieldError(field.child('selector'), 'selector does not match labels.'));
-  }
+  errs.push(...validateReplicasAndSelector(field, spec, spec.virtualMachineTemplate.metadata?.labels));
   return errs;
 }

@@ -5,8 +5,8 @@
 import type { ClusterConfig } from '../config/cluster-config';
 import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { VirtualMachineInstanceReplicaSet } from '../generated/types';
-import { labelSelectorMatches, validateLabelSelector } from './label-selector';
 import { validateObjectMeta } from './names';
+import { validateReplicasAndSelector } from './replicas';
 import { validateVirtualMachineInstanceSpec } from './vmi-spec';
 
 /** Validates a VirtualMachineInstanceReplicaSet; returns every error with its field path. */
@@ -26,18 +26,6 @@ export function validateVirtualMachineInstanceReplicaSet(
   errs.push(
     ...validateVirtualMachineInstanceSpec(field.child('template', 'spec'), spec.template.spec, config),
   );
-  if (spec.replicas !== undefined && spec.replicas < 0) {
-    errs.push(
-      fieldError(
-        field.child('replicas'),
-        `Invalid value: ${spec.replicas}: must be greater than or equal to 0`,
-      ),
-    );
-  }
-  const selectorErrs = validateLabelSelector(field.child('selector'), spec.selector);
-  if (selectorErrs.length > 0) errs.push(...selectorErrs);
-  else if (!labelSelectorMatches(spec.selector, spec.template.metadata?.labels)) {
-    errs.push(fieldError(field.child('selector'), 'selector does not match labels.'));
-  }
+  errs.push(...validateReplicasAndSelector(field, spec, spec.template.metadata?.labels));
   return errs;
 }

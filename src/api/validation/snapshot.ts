@@ -56,35 +56,70 @@ const RESTORE_POLICIES = ['RandomizeNames', 'InPlace', 'PrefixTargetName'];
 const OWNERSHIP_POLICIES = ['Vm', 'None'];
 const READINESS_POLICIES = ['StopTarget', 'WaitGracePeriod', 'FailImmediate', 'WaitEventually'];
 
-/** upstream validatePatches: `"key": value` pairs; paths only under /spec/ (or labels, annotations). */
+/** A patch's path is one a restore may patch: under /spec/, or a label or annotation. */
+const patchablePath = (path: string) =>
+  path.startsWith('/metadata/labels/') ||
+  path.startsWith('/metadata/annotations/') ||
+  path.startsWith('/spec/');
+
+/**
+ * upstream validatePatches: `"key": value` pairs; paths only under /spec/ (or labels,
+ * annotations). Upstream splits the text on `,` and `:`, which also refuses a well-formed
+ * patch whose value holds one (a MAC address: upstream's own clones with
+ * `newMacAddresses` would be refused); here a patch the split cannot read that parses as a
+ * JSON object is judged by its `path` instead. Otherwise upstream's split and messages.
+ */
 function patchErrors(patches: unknown): FieldError[] {
   const out: FieldError[] = [];
   for (const p of Array.isArray(patches) ? patches : []) {
-    for (const kv of String(p)
-      .replace(/^[{}]+|[{}]+$/g, '')
-      .split(',')) {
-      const parts = kv.split(':');
-      if (parts.length !== 2) {
-        out.push({
-          path: 'spec.patches',
-          message: `patch format is not valid - one ":" expected in a single key-value json patch: ${kv}`,
-          type: 'FieldValueInvalid',
-        });
-        continue;
-      }
-      const key = parts[0]!.trim();
-      const value = parts[1]!.trim();
-      if (key !== '"path"') continue;
-      if (value.startsWith('"/metadata/labels/') || value.startsWith('"/metadata/annotations/')) continue;
-      if (!value.startsWith('"/spec/'))
-        out.push({
-          path: 'spec.patches',
-          message: `patching is valid only for elements under /spec/ only: ${kv}`,
-          type: 'FieldValueInvalid',
-        });
-    }
+    const split = splitPatchErrors(String(p));
+    const op = split.some((e) => e.message.startsWith('patch format')) ? parsedObject(p) : undefined;
+    if (!op) out.push(...split);
+    else if (typeof op.path === 'string' && !patchablePath(op.path))
+      out.push({
+        path: 'spec.patches',
+        message: `patching is valid only for elements under /spec/ only: "path": ${JSON.stringify(op.path)}`,
+        type: 'FieldValueInvalid',
+      });
   }
   return out;
+}
+
+/** upstream's reading of one patch: its text split into `"key": value` pairs. */
+function splitPatchErrors(p: string): FieldError[] {
+  const out: FieldError[] = [];
+  for (const kv of p.replace(/^[{}]+|[{}]+$/g, '').split(',')) {
+    const parts = kv.split(':');
+    if (parts.length !== 2) {
+      out.push({
+        path: 'spec.patches',
+        message: `patch format is not valid - one ":" expected in a single key-value json patch: ${kv}`,
+        type: 'FieldValueInvalid',
+      });
+      continue;
+    }
+    const key = parts[0]!.trim();
+    const value = parts[1]!.trim();
+    if (key === '"path"' && !patchablePath(value.replace(/^"/, '')))
+      out.push({
+        path: 'spec.patches',
+        message: `patching is valid only for elements under /spec/ only: ${kv}`,
+        type: 'FieldValueInvalid',
+      });
+  }
+  return out;
+}
+
+function parsedObject(p: unknown): Record<string, unknown> | undefined {
+  if (typeof p !== 'string') return undefined;
+  try {
+    const v: unknown = JSON.parse(p);
+    return v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What restore admission needs from the cluster. */

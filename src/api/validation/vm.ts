@@ -13,6 +13,7 @@ import type { DataVolumeTemplateSpec, VirtualMachine, VirtualMachineSpec } from 
 import type { InstancetypeCatalog } from '../instancetype/catalog';
 import { expandVirtualMachine } from '../instancetype/expand';
 import { checkPreferenceRequirements } from '../instancetype/requirements';
+import { awaitsInference, validateMatchers } from './instancetype-matcher';
 import { validateObjectMeta } from './names';
 import { type ValidationOptions, validateVirtualMachineInstanceMetadata } from './vmi';
 import { validateArchitectureSettings } from './vmi-arch';
@@ -211,24 +212,12 @@ export function validateVirtualMachine(
   options: VirtualMachineValidationOptions = {},
 ): FieldError[] {
   const errs = validateObjectMeta(vm.metadata);
-  // Inferring the instance type or preference from a volume's labels is not built (upstream
-  // reads the DataVolume's or PVC's instancetype.kubevirt.io/default-* labels): refused
-  // rather than left to fail at start.
-  const infer: FieldError[] = [];
-  for (const which of ['instancetype', 'preference'] as const) {
-    if (vm.spec?.[which]?.inferFromVolume) {
-      const p = FieldPath.of('spec', which, 'inferFromVolume');
-      errs.push(
-        fieldError(
-          p,
-          `${p}: inferring the ${which} from a volume is not supported by kubevirt-ts; name it instead`,
-        ),
-      );
-    }
-  }
-  if (infer.length > 0) return [...errs, ...infer];
+  const matchers = validateMatchers(vm);
+  if (matchers.length > 0) return [...errs, ...matchers];
   let target = vm;
-  if (options.instancetypes && (vm.spec?.instancetype || vm.spec?.preference)) {
+  // A matcher naming a volume is inferred by virt-api's mutating webhook (local mode: its
+  // apply) from the volume's objects; until then there is nothing to expand the VM with.
+  if (options.instancetypes && !awaitsInference(vm) && (vm.spec?.instancetype || vm.spec?.preference)) {
     const expanded = expandVirtualMachine(vm, options.instancetypes);
     if (expanded.errors.length > 0) return [...errs, ...expanded.errors];
     target = expanded.vm;

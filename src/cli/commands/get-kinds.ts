@@ -3,6 +3,7 @@
  * (`kubevirtTypes`), by the names kubectl accepts (kind, singular, plural, short names
  * from the API's kind table), printed with the kind's CRD printer columns as kubectl does.
  */
+import { cdiKinds } from '../../api/cdi/kinds';
 import { findKind, type KindInfo, type PrinterColumn } from '../../api/groups';
 import { kubevirtTypes } from '../../controllers/runtime/resources';
 import type { KubeObject, ResourceType } from '../../controllers/runtime/types';
@@ -18,7 +19,9 @@ export interface ListedKind {
 export function findListedKind(name: string): ListedKind | undefined {
   const n = name.toLowerCase();
   for (const type of kubevirtTypes) {
-    const info = findKind(type.group, type.kind);
+    const info =
+      findKind(type.group, type.kind) ??
+      (cdiKinds.find((k) => k.group === type.group && k.kind === type.kind) as KindInfo | undefined);
     if (!info) continue;
     const names = [info.kind.toLowerCase(), info.singular, info.plural, ...(info.shortNames ?? [])];
     if (names.includes(n)) return { type, info };

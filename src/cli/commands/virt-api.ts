@@ -7,7 +7,8 @@
 
 import type { Command } from 'commander';
 import { VERBOSITY_HELP } from '../verbosity-flag';
-import { followRateLimit, restClientRateLimit } from './rest-client-limit';
+import { followKubeVirtConfig } from './follow-config';
+import { restClientRateLimit } from './rest-client-limit';
 
 interface ApiFlags {
   kubeconfig?: string;
@@ -61,23 +62,16 @@ export function registerVirtApiCommand(program: Command): void {
       const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
       const logs = new ComponentLog('virt-api', parseVerbosity(f.v)).captureRuntime();
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
-      const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
       const { startVirtApi } = await import('../../controllers/virt-api/server');
       const log = logs.line;
       const client = KubeClient.fromKubeconfig(f.kubeconfig, restClientRateLimit('virtAPI'));
-      const config = new KubeVirtConfigWatcher({
+      const config = await followKubeVirtConfig({
         client,
         namespace: f.kubevirtNamespace,
+        logs,
         log,
-        // upstream: the KubeVirt resource's logVerbosity.virtAPI wins over --v while set.
-        onChange: (c) => {
-          logs.followConfig(c.configuration);
-          followRateLimit(client, 'virtAPI', c, log);
-        },
+        rateLimited: 'virtAPI',
       });
-      await config.start();
-      logs.followConfig(config.current().configuration);
-      followRateLimit(client, 'virtAPI', config.current(), log);
       const api = await startVirtApi({
         client,
         tls: { cert: f.tlsCertFile, key: f.tlsKeyFile },

@@ -14,7 +14,8 @@ import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { parseMetricsListen } from '../metrics-flags';
 import { VERBOSITY_HELP } from '../verbosity-flag';
-import { followRateLimit, restClientRateLimit } from './rest-client-limit';
+import { followKubeVirtConfig } from './follow-config';
+import { restClientRateLimit } from './rest-client-limit';
 
 interface ControllerFlags {
   kubeconfig?: string;
@@ -151,24 +152,17 @@ export function registerVirtControllerCommand(program: Command): void {
       // Loaded here so the other commands start without the Kubernetes client.
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
       const { VirtController } = await import('../../controllers/virt-controller/virt-controller');
-      const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
       const { apiFreezer } = await import('../../controllers/virt-controller/snapshot/api-freezer');
       const { unservedSnapshotKind } = await import('../../controllers/virt-controller/snapshot/wiring');
       const log = logs.line;
       const client = KubeClient.fromKubeconfig(f.kubeconfig, restClientRateLimit('virtController'));
-      const config = new KubeVirtConfigWatcher({
+      const config = await followKubeVirtConfig({
         client,
         namespace: f.kubevirtNamespace,
+        logs,
         log,
-        // upstream: the KubeVirt resource's logVerbosity.virtController wins over --v while set.
-        onChange: (c) => {
-          logs.followConfig(c.configuration);
-          followRateLimit(client, 'virtController', c, log);
-        },
+        rateLimited: 'virtController',
       });
-      await config.start();
-      logs.followConfig(config.current().configuration);
-      followRateLimit(client, 'virtController', config.current(), log);
       let exitCode = 0;
       let done: () => void = () => {};
       const finished = new Promise<void>((r) => {
@@ -176,13 +170,15 @@ export function registerVirtControllerCommand(program: Command): void {
       });
       let reconcileError: (c: string, key: string, e: Error) => void = () => {};
       let snapshotsOff = await unservedSnapshotKind(client);
-      // KubeVirt's own snapshot CRDs are applied with this Deployment: give them a moment
-      // to be established (the CSI snapshot kinds are not waited for).
-      for (let i = 0; i < 20 && snapshotsOff?.includes('.snapshot.kubevirt.io '); i++) {
+      // KubeVirt's own snapshot and clone CRDs are applied with this Deployment: give them a
+      // moment to be established (the CSI snapshot kinds are not waited for).
+      const ownKind = (off: string | undefined) =>
+        off?.includes('.snapshot.kubevirt.io ') || off?.includes('.clone.kubevirt.io ');
+      for (let i = 0; i < 20 && ownKind(snapshotsOff); i++) {
         await new Promise((r) => setTimeout(r, 1000));
         snapshotsOff = await unservedSnapshotKind(client);
       }
-      if (snapshotsOff) log(`VM snapshot and restore controllers off: ${snapshotsOff} is not served`);
+      if (snapshotsOff) log(`VM snapshot, restore and clone controllers off: ${snapshotsOff} is not served`);
       const controller = new VirtController({
         client,
         config: () => config.current(),
@@ -197,6 +193,7 @@ export function registerVirtControllerCommand(program: Command): void {
         instancetypes: true,
         pools: true,
         volumes: true,
+        dataVolumeTemplates: true,
         // Its CRD comes with the install (manifests/01-crds.yaml); without it VMIs naming
         // a definition get the missing-NAD condition and the kind is probed again.
         networkAttachments: true,
@@ -219,6 +216,17 @@ export function registerVirtControllerCommand(program: Command): void {
           exitCode = 1;
           done();
         },
+        onError: (c, key, e) => reconcileError(c, key, e),
+      });
+      // CDI's DataVolume and StorageProfile controllers run in this process, on its Manager
+      // (CDI's own cdi-controller is not installed); importer pods run the launcher image,
+      // which has qemu-img.
+      const { registerCdiControllers } = await import('../../controllers/cdi-controller/cdi-controller');
+      registerCdiControllers({
+        manager: controller.manager,
+        recorder: controller.recorder,
+        importer: { image: f.launcherImage },
+        workers: 2,
         onError: (c, key, e) => reconcileError(c, key, e),
       });
       // A failed reconcile, with the object's kind, namespace, name and uid (from the cache).

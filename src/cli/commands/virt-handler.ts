@@ -9,7 +9,8 @@ import type { PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime
 import type { VirtHandler } from '../../controllers/virt-handler/handler';
 import { parseMetricsListen } from '../metrics-flags';
 import { VERBOSITY_HELP } from '../verbosity-flag';
-import { followRateLimit, restClientRateLimit } from './rest-client-limit';
+import { followKubeVirtConfig } from './follow-config';
+import { restClientRateLimit } from './rest-client-limit';
 
 /** kubelet's pod root (launcher-protocol/paths; not imported, so the CLI starts without gRPC). */
 const KUBELET_PODS_ROOT = '/var/lib/kubelet/pods';
@@ -174,7 +175,6 @@ export function registerVirtHandlerCommand(program: Command): void {
         : KubeClient.fromKubeconfig(f.kubeconfig, restClientRateLimit('virtHandler'));
       const env: Record<string, string> = f.sharedLibvirt ? { KUBEVIRT_TS_LIBVIRT_URI: f.libvirtUri } : {};
       if (f.imageRoot) env.KUBEVIRT_TS_IMAGE_ROOT = f.imageRoot;
-      const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
       // Migration settings (bandwidth, timeouts, ...) follow the KubeVirt resource, as upstream's.
       // upstream: the profile is (re)installed whenever the configuration changes and the gate is on.
       const seccomp = f.seccompDir
@@ -189,21 +189,16 @@ export function registerVirtHandlerCommand(program: Command): void {
           log(`seccomp profile not installed: ${(e as Error).message}`);
         }
       };
-      const config = new KubeVirtConfigWatcher({
+      // upstream: logVerbosity.nodeVerbosity[node], else .virtHandler, wins over --v while set.
+      const config = await followKubeVirtConfig({
         client,
         namespace: f.kubevirtNamespace,
+        logs,
         log,
-        onChange: (c) => {
-          // upstream: logVerbosity.nodeVerbosity[node], else .virtHandler, wins over --v while set.
-          logs.followConfig(c.configuration, f.nodeName);
-          installProfile(c);
-          followRateLimit(client, 'virtHandler', c, log);
-        },
+        rateLimited: 'virtHandler',
+        node: f.nodeName,
+        onConfig: installProfile,
       });
-      await config.start();
-      logs.followConfig(config.current().configuration, f.nodeName);
-      installProfile(config.current());
-      followRateLimit(client, 'virtHandler', config.current(), log);
       const { migrationProxyFromFlags } = await import('./virt-handler-migration');
       // disableTLS is read when a migration's proxies start, so a CR change applies to the next one.
       const migrationProxy = await migrationProxyFromFlags(

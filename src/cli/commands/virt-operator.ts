@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { VERBOSITY_HELP } from '../verbosity-flag';
+import { followKubeVirtConfig } from './follow-config';
 import { restClientRateLimit } from './rest-client-limit';
 
 interface OperatorFlags {
@@ -117,18 +118,10 @@ export function registerVirtOperatorCommand(program: Command): void {
         throw new Error(`--crds-dir: ${crdsDir} holds no kubevirt.io_kubevirts.yaml`);
       const { KubeClient } = await import('../../controllers/runtime/kube/client');
       const { VirtOperator } = await import('../../controllers/virt-operator/operator');
-      const { KubeVirtConfigWatcher } = await import('../../controllers/config/kubevirt-config');
       const log = logs.line;
       const client = KubeClient.fromKubeconfig(f.kubeconfig, restClientRateLimit('virtOperator'));
-      // upstream: the KubeVirt resource's logVerbosity.virtOperator wins over --v while set.
-      const config = new KubeVirtConfigWatcher({
-        client,
-        namespace: f.namespace,
-        log,
-        onChange: (c) => logs.followConfig(c.configuration),
-      });
-      await config.start();
-      logs.followConfig(config.current().configuration);
+      // The operator's own client keeps its limit; its log verbosity follows the resource.
+      const config = await followKubeVirtConfig({ client, namespace: f.namespace, logs, log });
       let exitCode = 0;
       let done: () => void = () => {};
       const finished = new Promise<void>((r) => {

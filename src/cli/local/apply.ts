@@ -16,6 +16,7 @@ import {
 } from '../../api/instancetype/catalog';
 import { loadManifestFile } from '../../api/manifest/load';
 import { type ApiObject, admit } from '../../api/validation/admission';
+import { inferMatchers } from '../../controllers/common/instancetype-infer';
 import { pickKubeVirt } from '../../controllers/config/kubevirt-config';
 import { builtinTypes, KubeVirtType, kubevirtTypes } from '../../controllers/runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../controllers/runtime/types';
@@ -137,11 +138,22 @@ export async function loadAndAdmit(
     .flatMap(({ file, objects }) => objects.map((o) => ({ file, o })))
     .sort((a, b) => rank(a.o.kind) - rank(b.o.kind));
   for (const { file, o } of queue) {
-    const obj = o.object as ApiObject;
+    let obj = o.object as ApiObject;
     const id = `${o.kind}/${obj.metadata?.name ?? '<unnamed>'}`;
     if (!typeOf(o.kind)) {
       problems.push(`${file}: ${id}: kind ${o.kind} is not served in local mode`);
       continue;
+    }
+    // As virt-api's mutating webhook: a matcher naming a volume is inferred from the stored
+    // claim (or DataVolume, DataSource); without a store, `up` admits again once it is open.
+    if (o.kind === 'VirtualMachine' && stored) {
+      const inferred = await inferMatchers(stored, obj as unknown as VirtualMachine);
+      if (inferred.errors.length > 0) {
+        const name = obj.metadata?.name ?? '<unnamed>';
+        problems.push(...inferred.errors.map((e) => `${file}: ${formatFieldError(o.kind, name, e)}`));
+        continue;
+      }
+      obj = inferred.vm as unknown as ApiObject;
     }
     const instancetypes =
       o.kind === 'VirtualMachine'

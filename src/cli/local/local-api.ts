@@ -15,6 +15,7 @@ import type { VirtualMachineInstance } from '../../api/generated/types';
 import { VmiResource } from '../../controllers/common/vmi-resource';
 import { CONSOLE_SOCKET, podEmptyDirPath, VNC_SOCKET } from '../../controllers/launcher-protocol/paths';
 import { shortDir } from '../../controllers/launcher-protocol/short-dir';
+import { listenOwnerOnly } from '../../controllers/runtime/embedded/owner-socket';
 import { PodType } from '../../controllers/runtime/resources';
 import type { KubeObject } from '../../controllers/runtime/types';
 import { onGuest } from '../../controllers/virt-handler/vmi-operations';
@@ -70,16 +71,7 @@ export async function serveLocalApi(node: LocalNode, socketPath: string): Promis
       );
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    const old = process.umask(0o177);
-    try {
-      server.listen(socketPath, () => resolve());
-    } finally {
-      process.umask(old);
-    }
-  });
-  fs.chmodSync(socketPath, 0o600);
+  await listenOwnerOnly(server, socketPath);
   return {
     close: async () => {
       server.closeAllConnections();

@@ -6,13 +6,8 @@
  */
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import {
-  type handleUnaryCall,
-  Server,
-  ServerCredentials,
-  type ServiceDefinition,
-  status,
-} from '@grpc/grpc-js';
+import { type handleUnaryCall, Server, type ServiceDefinition, status } from '@grpc/grpc-js';
+import { bindUnixSocket, unixSocketServer } from '../common/grpc-unix';
 import { CsiError } from './errors';
 import { ControllerService, IdentityService, NodeService } from './generated/csi/csi';
 
@@ -81,17 +76,7 @@ export async function serveCsi(
   if (services.controller)
     server.addService(ControllerService, handlers(ControllerService, services.controller, log, trace));
   if (services.node) server.addService(NodeService, handlers(NodeService, services.node, log, trace));
-  await new Promise<void>((resolve, reject) =>
-    server.bindAsync(`unix:${socketPath}`, ServerCredentials.createInsecure(), (err) =>
-      err ? reject(err) : resolve(),
-    ),
-  );
+  await bindUnixSocket(server, socketPath);
   await chmod(socketPath, 0o600);
-  return {
-    socketPath,
-    close: async () => {
-      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
-      await rm(socketPath, { force: true });
-    },
-  };
+  return unixSocketServer(server, socketPath);
 }

@@ -10,7 +10,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type handleUnaryCall, Server, ServerCredentials } from '@grpc/grpc-js';
+import { type handleUnaryCall, Server } from '@grpc/grpc-js';
+import { bindUnixSocket } from '../common/grpc-unix';
 import {
   type InfoRequest,
   type PluginInfo,
@@ -111,11 +112,7 @@ export class KubeletRegistration {
     };
     const server = new Server();
     server.addService(RegistrationService, { getInfo, notifyRegistrationStatus: notify });
-    await new Promise<void>((resolve, reject) =>
-      server.bindAsync(`unix:${this.socketPath}`, ServerCredentials.createInsecure(), (err) =>
-        err ? reject(err) : resolve(),
-      ),
-    );
+    await bindUnixSocket(server, this.socketPath);
     this.server = server;
   }
 }

@@ -1,6 +1,7 @@
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { credentials, Metadata, Server, ServerCredentials, status } from '@grpc/grpc-js';
+import { credentials, Metadata, Server, status } from '@grpc/grpc-js';
+import { bindUnixSocket, unixSocketServer } from '../common/grpc-unix';
 import {
   NotifyClient,
   type NotifyServer as NotifyImpl,
@@ -66,19 +67,9 @@ export async function serveNotify(
     },
   };
   server.addService(NotifyService, impl);
-  await new Promise<void>((resolve, reject) =>
-    server.bindAsync(`unix:${socketPath}`, ServerCredentials.createInsecure(), (err) =>
-      err ? reject(err) : resolve(),
-    ),
-  );
+  await bindUnixSocket(server, socketPath);
   await chmod(socketPath, 0o600);
-  return {
-    socketPath,
-    close: async () => {
-      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
-      await rm(socketPath, { force: true });
-    },
-  };
+  return unixSocketServer(server, socketPath);
 }
 
 /** The launcher's side: sends domain events to the node agent. Failures are returned, not thrown. */

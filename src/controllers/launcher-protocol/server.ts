@@ -1,6 +1,7 @@
 import { chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type handleUnaryCall, Server, ServerCredentials, status } from '@grpc/grpc-js';
+import { type handleUnaryCall, Server, status } from '@grpc/grpc-js';
+import { bindUnixSocket, unixSocketServer } from '../common/grpc-unix';
 import { type CmdInfoResponse, CmdInfoService } from './generated/kubevirt/cmd/info/info';
 import {
   CmdService,
@@ -198,18 +199,8 @@ export async function serveLauncher(socketDir: string, impl: LauncherService): P
     ),
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.bindAsync(`unix:${initPath}`, ServerCredentials.createInsecure(), (err) =>
-      err ? reject(err) : resolve(),
-    );
-  });
+  await bindUnixSocket(server, initPath);
   await chmod(initPath, 0o600);
   await rename(initPath, socketPath);
-  return {
-    socketPath,
-    close: async () => {
-      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
-      await rm(socketPath, { force: true });
-    },
-  };
+  return unixSocketServer(server, socketPath);
 }

@@ -10,6 +10,10 @@ export interface BackoffOptions {
   jitter?: number;
 }
 
+/**
+ * Exponential backoff state for one retry loop: `next()`/`wait()` grow the delay by
+ * `factor` up to `maxMs`, with jitter; `reset()` after a success.
+ */
 export class Backoff {
   private attempt = 0;
   private readonly initialMs: number;

@@ -15,6 +15,11 @@ export const NAMESPACE_INDEX = 'namespace';
 /** Built-in index: by the uid of the controller owner reference. */
 export const CONTROLLER_UID_INDEX = 'controllerUid';
 
+/**
+ * An informer's cache: objects by `namespace/name` key, with the built-in namespace and
+ * controller-uid indexes and any added with `addIndex`. Returns the cached objects
+ * themselves: read-only.
+ */
 export class Indexer<T extends KubeObject = KubeObject> {
   private readonly items = new Map<string, T>();
   private readonly indexFuncs = new Map<string, IndexFunc<T>>();

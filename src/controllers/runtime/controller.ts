@@ -11,6 +11,7 @@ import { runtimeError } from './runtime-log';
 import type { KubeObject, ResourceType } from './types';
 import { WorkQueue, type WorkQueueMetricsSink } from './workqueue';
 
+/** What a controller reconciles, what else enqueues its keys, and its workers and queue. */
 export interface ControllerOptions {
   /** Name used in logs and events. */
   name: string;
@@ -40,6 +41,11 @@ export interface ControllerStats {
   errors: number;
 }
 
+/**
+ * Informer events turned into keys on a rate-limited work queue, and workers calling the
+ * Reconciler for each key: an error or `requeue` retries with backoff, `requeueAfterMs`
+ * re-adds later. Made by `Manager.addController`, which starts it.
+ */
 export class Controller {
   readonly queue: WorkQueue<string>;
   readonly stats: ControllerStats = { reconciles: 0, errors: 0 };

@@ -118,6 +118,7 @@ export function notFound(group: string, plural: string, name: string): NotFoundE
   });
 }
 
+/** `<plural>.<group> "<name>" already exists`, as the API server words it (409 AlreadyExists). */
 export function alreadyExists(group: string, plural: string, name: string): AlreadyExistsError {
   return new AlreadyExistsError(
     409,
@@ -131,6 +132,7 @@ export function alreadyExists(group: string, plural: string, name: string): Alre
   );
 }
 
+/** `Operation cannot be fulfilled on <plural>.<group> "<name>": <why>`, as the API server words it (409). */
 export function conflict(group: string, plural: string, name: string, why: string): ConflictError {
   return new ConflictError(
     409,
@@ -150,24 +152,29 @@ export function invalid(kind: string, name: string, causes: StatusCause[]): Inva
   });
 }
 
+/** 410 Expired: the requested resourceVersion is too old (compacted); the watcher must relist. */
 export function gone(message: string): GoneError {
   return new GoneError(410, 'Expired', message);
 }
 
+/** 400 BadRequest with `message`. */
 export function badRequest(message: string): BadRequestError {
   return new BadRequestError(400, 'BadRequest', message);
 }
 
-/** True when `err` is an ApiError of that class (works across module copies by name). */
+/** True when `err` is a NotFoundError (an `instanceof` check: the classes of this module copy). */
 export function isNotFound(err: unknown): err is NotFoundError {
   return err instanceof NotFoundError;
 }
+/** True when `err` is a ConflictError. */
 export function isConflict(err: unknown): err is ConflictError {
   return err instanceof ConflictError;
 }
+/** True when `err` is an AlreadyExistsError. */
 export function isAlreadyExists(err: unknown): err is AlreadyExistsError {
   return err instanceof AlreadyExistsError;
 }
+/** True when `err` is a GoneError (410 Gone or Expired). */
 export function isGone(err: unknown): err is GoneError {
   return err instanceof GoneError;
 }

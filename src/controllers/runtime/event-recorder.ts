@@ -12,8 +12,10 @@ import { EventType } from './resources';
 import { runtimeWarn } from './runtime-log';
 import type { KubeObject, ObjectClient } from './types';
 
+/** An Event's `type`: Normal, or Warning for something a user should look at. */
 export type EventKind = 'Normal' | 'Warning';
 
+/** Who reports the events: the Event's `source` (and `reportingComponent`/`reportingInstance`). */
 export interface EventSource {
   /** Reporting component, e.g. `virt-controller`. */
   component: string;
@@ -39,6 +41,10 @@ interface Queued {
   message: string;
 }
 
+/**
+ * Writes core/v1 Events about objects from a bounded queue, one at a time, folding repeats
+ * into a growing `count`; `event()` never throws or waits (see the file comment).
+ */
 export class EventRecorder {
   private readonly folded = new Map<string, Folded>();
   private readonly queue: Queued[] = [];

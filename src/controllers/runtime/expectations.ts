@@ -11,6 +11,11 @@ interface Record_ {
   at: number;
 }
 
+/**
+ * Creations and deletions a controller awaits per owner key (client-go's
+ * ControllerExpectations): act on a key only once `satisfied`, so a lagging cache cannot
+ * cause duplicates. Records expire after `ttlMs` (default 5 minutes).
+ */
 export class Expectations {
   private readonly records = new Map<string, Record_>();
 

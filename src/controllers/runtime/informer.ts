@@ -21,6 +21,7 @@ export interface EventHandler<T extends KubeObject> {
   onDelete?(obj: T): void;
 }
 
+/** What an informer watches (namespace, label/field selectors), and its resync, retry and watch settings. */
 export interface InformerOptions {
   namespace?: string;
   labelSelector?: string;
@@ -63,6 +64,10 @@ export interface InformerStats {
   lastBackoffMs: number;
 }
 
+/**
+ * Keeps `indexer`, a cache of one kind, in step with the server by list and watch (see
+ * the file comment), and calls its event handlers on each change.
+ */
 export class Informer<T extends KubeObject = KubeObject> {
   readonly indexer = new Indexer<T>();
   readonly stats: InformerStats = { lists: 0, watches: 0, gone: 0, events: 0, lastBackoffMs: 0 };

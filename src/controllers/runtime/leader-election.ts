@@ -11,6 +11,7 @@ import { isAlreadyExists, isConflict, isNotFound } from './errors';
 import { LeaseType } from './resources';
 import type { KubeObject, ObjectClient } from './types';
 
+/** The Lease to hold, this candidate's identity, and the lease, renew and retry timings. */
 export interface LeaderElectionOptions {
   /** Lease name, e.g. `virt-controller`. */
   name: string;
@@ -40,6 +41,10 @@ function microTime(d = new Date()): string {
   return d.toISOString().replace(/Z$/, '000Z');
 }
 
+/**
+ * One candidate for a Lease (see the file comment): `acquire` waits to win it,
+ * `renewLoop` keeps it until renewal fails or is aborted, `release` gives it up.
+ */
 export class LeaderElector {
   private observed?: string;
   private observedAt = 0;

@@ -12,6 +12,7 @@ import { type LeaderElectionOptions, LeaderElector } from './leader-election';
 import type { ObjectClient } from './types';
 import type { WorkQueueMetricsSink } from './workqueue';
 
+/** The Manager's client, namespace, optional leader election, and informer and metrics settings. */
 export interface ManagerOptions {
   client: ObjectClient;
   /** Watch only this namespace (default: all). */
@@ -26,6 +27,11 @@ export interface ManagerOptions {
   queueMetrics?: (controller: string) => WorkQueueMetricsSink;
 }
 
+/**
+ * Runs controllers on shared informers: starts the informers, waits for their caches,
+ * starts the workers (after winning the Lease when leader election is on) and shuts down
+ * gracefully (`stop`).
+ */
 export class Manager {
   readonly client: ObjectClient;
   readonly informers: SharedInformerFactory;

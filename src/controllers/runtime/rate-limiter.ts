@@ -1,6 +1,7 @@
 /** Rate limiters of the work queue: how long an item waits before it is retried. */
 import { TokenBucket } from './token-bucket';
 
+/** Decides how long a failed work-queue item waits before its retry (client-go's RateLimiter). */
 export interface RateLimiter<K> {
   /** Delay in ms before `item` may be processed again (counts a failure). */
   when(item: K): number;

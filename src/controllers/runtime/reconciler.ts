@@ -14,6 +14,7 @@ export interface Result {
   requeueAfterMs?: number;
 }
 
+/** Passed to each `reconcile` call: the controller's name and when to give up. */
 export interface ReconcileContext {
   /** Aborted when the manager shuts down or loses leadership. */
   signal: AbortSignal;

@@ -19,24 +19,34 @@ export function splitKey(key: string): { namespace?: string; name: string } {
   return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
 
-function rt(
+/** A resource type from where it lives in the API (one helper for every table of kinds). */
+export function resourceType(
   group: string,
   version: string,
   kind: string,
   plural: string,
   namespaced: boolean,
-  statusSubresource: boolean,
+  statusSubresource = false,
 ): ResourceType {
   return { group, version, kind, plural, namespaced, statusSubresource };
 }
+const rt = resourceType;
 
+/** core/v1 Namespace (cluster-scoped). */
 export const NamespaceType = rt('', 'v1', 'Namespace', 'namespaces', false, true);
+/** core/v1 Pod: launcher pods, among others. */
 export const PodType = rt('', 'v1', 'Pod', 'pods', true, true);
+/** core/v1 ConfigMap. */
 export const ConfigMapType = rt('', 'v1', 'ConfigMap', 'configmaps', true, false);
+/** core/v1 Secret. */
 export const SecretType = rt('', 'v1', 'Secret', 'secrets', true, false);
+/** core/v1 Service. */
 export const ServiceType = rt('', 'v1', 'Service', 'services', true, true);
+/** core/v1 Node (cluster-scoped): labelled and heartbeated by virt-handler. */
 export const NodeType = rt('', 'v1', 'Node', 'nodes', false, true);
+/** core/v1 Event, written by `EventRecorder`. */
 export const EventType = rt('', 'v1', 'Event', 'events', true, false);
+/** core/v1 PersistentVolumeClaim. */
 export const PersistentVolumeClaimType = rt(
   '',
   'v1',
@@ -45,8 +55,20 @@ export const PersistentVolumeClaimType = rt(
   true,
   true,
 );
+/** core/v1 PersistentVolume (cluster-scoped). */
 export const PersistentVolumeType = rt('', 'v1', 'PersistentVolume', 'persistentvolumes', false, true);
+/** apps/v1 ControllerRevision: the instance type and preference copies a VM is expanded from. */
+export const ControllerRevisionType = rt(
+  'apps',
+  'v1',
+  'ControllerRevision',
+  'controllerrevisions',
+  true,
+  false,
+);
+/** coordination.k8s.io/v1 Lease: leader election (`LeaderElector`). */
 export const LeaseType = rt('coordination.k8s.io', 'v1', 'Lease', 'leases', true, false);
+/** apiextensions.k8s.io/v1 CustomResourceDefinition (cluster-scoped). */
 export const CustomResourceDefinitionType = rt(
   'apiextensions.k8s.io',
   'v1',
@@ -56,6 +78,7 @@ export const CustomResourceDefinitionType = rt(
   true,
 );
 
+/** kubevirt.io/v1 VirtualMachine (status subresource). */
 export const VirtualMachineType = rt('kubevirt.io', 'v1', 'VirtualMachine', 'virtualmachines', true, true);
 /** Upstream's VMI CRD has no status subresource: virt-handler writes the whole object. */
 export const VirtualMachineInstanceType = rt(
@@ -66,6 +89,7 @@ export const VirtualMachineInstanceType = rt(
   true,
   false,
 );
+/** kubevirt.io/v1 VirtualMachineInstanceReplicaSet (status subresource). */
 export const VirtualMachineInstanceReplicaSetType = rt(
   'kubevirt.io',
   'v1',
@@ -74,6 +98,7 @@ export const VirtualMachineInstanceReplicaSetType = rt(
   true,
   true,
 );
+/** kubevirt.io/v1 VirtualMachineInstanceMigration (status subresource). */
 export const VirtualMachineInstanceMigrationType = rt(
   'kubevirt.io',
   'v1',
@@ -82,6 +107,7 @@ export const VirtualMachineInstanceMigrationType = rt(
   true,
   true,
 );
+/** kubevirt.io/v1 KubeVirt: the install and configuration CR, reconciled by virt-operator. */
 export const KubeVirtType = rt('kubevirt.io', 'v1', 'KubeVirt', 'kubevirts', true, true);
 /**
  * Multus's NetworkAttachmentDefinition (k8s.cni.cncf.io/v1): a secondary network's CNI
@@ -100,12 +126,16 @@ export const NetworkAttachmentDefinitionType = rt(
 /** instancetype.kubevirt.io/v1beta1: a VM's instance type and preference (no status). */
 const instancetypeType = (kind: string, namespaced: boolean) =>
   rt('instancetype.kubevirt.io', 'v1beta1', kind, `${kind.toLowerCase()}s`, namespaced, false);
+/** instancetype.kubevirt.io/v1beta1 VirtualMachineInstancetype (namespaced). */
 export const VirtualMachineInstancetypeType = instancetypeType('VirtualMachineInstancetype', true);
+/** instancetype.kubevirt.io/v1beta1 VirtualMachineClusterInstancetype (cluster-scoped). */
 export const VirtualMachineClusterInstancetypeType = instancetypeType(
   'VirtualMachineClusterInstancetype',
   false,
 );
+/** instancetype.kubevirt.io/v1beta1 VirtualMachinePreference (namespaced). */
 export const VirtualMachinePreferenceType = instancetypeType('VirtualMachinePreference', true);
+/** instancetype.kubevirt.io/v1beta1 VirtualMachineClusterPreference (cluster-scoped). */
 export const VirtualMachineClusterPreferenceType = instancetypeType('VirtualMachineClusterPreference', false);
 /** The four instancetype.kubevirt.io kinds, by kind name. */
 export const InstancetypeResources: Readonly<Record<string, ResourceType>> = {
@@ -124,6 +154,31 @@ export const VirtualMachinePoolType = rt(
   true,
 );
 
+/** cdi.kubevirt.io/v1beta1 DataVolume (CDI's CRDs on a cluster; built in to the embedded store). */
+export const DataVolumeType = rt('cdi.kubevirt.io', 'v1beta1', 'DataVolume', 'datavolumes', true, true);
+/** cdi.kubevirt.io/v1beta1 DataSource: a named source (claim or snapshot) DataVolumes and inference read. */
+export const DataSourceType = rt('cdi.kubevirt.io', 'v1beta1', 'DataSource', 'datasources', true, true);
+/** cdi.kubevirt.io/v1beta1 StorageProfile: a StorageClass's claim defaults, one per class. */
+export const StorageProfileType = rt(
+  'cdi.kubevirt.io',
+  'v1beta1',
+  'StorageProfile',
+  'storageprofiles',
+  false,
+  true,
+);
+/** cdi.kubevirt.io/v1beta1 CDIConfig (cluster-scoped): CDI's settings, e.g. the filesystem overhead. */
+export const CDIConfigType = rt('cdi.kubevirt.io', 'v1beta1', 'CDIConfig', 'cdiconfigs', false, true);
+/** storage.k8s.io/v1 StorageClass: read for a DataVolume's default class and provisioner. */
+export const StorageClassType = rt('storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', false, false);
+/** The CDI kinds the embedded store serves (local mode). */
+export const cdiTypes: readonly ResourceType[] = [
+  DataVolumeType,
+  DataSourceType,
+  StorageProfileType,
+  CDIConfigType,
+];
+
 /** Built-in kinds the embedded store knows without a CRD. */
 export const builtinTypes: readonly ResourceType[] = [
   NamespaceType,
@@ -134,6 +189,7 @@ export const builtinTypes: readonly ResourceType[] = [
   NodeType,
   EventType,
   LeaseType,
+  ControllerRevisionType,
   PersistentVolumeClaimType,
   PersistentVolumeType,
   CustomResourceDefinitionType,
@@ -153,6 +209,7 @@ export const kubevirtTypes: readonly ResourceType[] = [
   KubeVirtType,
   ...Object.values(InstancetypeResources),
   VirtualMachinePoolType,
+  ...cdiTypes,
 ];
 
 /** The ResourceTypes a CustomResourceDefinition object serves (one per served version). */

@@ -1,18 +1,10 @@
 /**
- * Storage kinds more than one component reads: snapshot.kubevirt.io's (KubeVirt's CRDs),
- * the CSI snapshot kinds of snapshot.storage.k8s.io (the external-snapshotter's CRDs) and
- * storage.k8s.io's StorageClass.
+ * Storage kinds more than one component reads: snapshot.kubevirt.io's and clone.kubevirt.io's
+ * (KubeVirt's CRDs), the CSI snapshot kinds of snapshot.storage.k8s.io (the
+ * external-snapshotter's CRDs) and storage.k8s.io's StorageClass.
  */
+import { resourceType as rt } from './resources';
 import type { ResourceType } from './types';
-
-const rt = (
-  group: string,
-  version: string,
-  kind: string,
-  plural: string,
-  namespaced: boolean,
-  statusSubresource: boolean,
-): ResourceType => ({ group, version, kind, plural, namespaced, statusSubresource });
 
 export const VirtualMachineSnapshotType = rt(
   'snapshot.kubevirt.io',
@@ -35,6 +27,14 @@ export const VirtualMachineRestoreType = rt(
   'v1beta1',
   'VirtualMachineRestore',
   'virtualmachinerestores',
+  true,
+  true,
+);
+export const VirtualMachineCloneType = rt(
+  'clone.kubevirt.io',
+  'v1beta1',
+  'VirtualMachineClone',
+  'virtualmachineclones',
   true,
   true,
 );
@@ -61,6 +61,7 @@ export const snapshotTypes: readonly ResourceType[] = [
   VirtualMachineSnapshotType,
   VirtualMachineSnapshotContentType,
   VirtualMachineRestoreType,
+  VirtualMachineCloneType,
   VolumeSnapshotType,
   VolumeSnapshotClassType,
   StorageClassType,

@@ -14,6 +14,7 @@ import type {
   WriteOptions,
 } from './types';
 
+/** `ObjectClient`'s calls for one kind (`type`), typed as `T`; made by {@link typed}. */
 export interface TypedClient<T extends KubeObject> {
   readonly type: ResourceType;
   get(name: string, namespace?: string): Promise<T>;

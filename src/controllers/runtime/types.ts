@@ -5,15 +5,10 @@
  * assignable to `KubeObject` without this layer importing them.
  */
 
-/** `metadata.ownerReferences[]` of a Kubernetes object. */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+import type { OwnerReference } from '../../api/generated/types';
+
+/** `metadata.ownerReferences[]` of a Kubernetes object (the API's type). */
+export type { OwnerReference };
 
 /** `metadata` of a Kubernetes object (the fields this layer reads or writes). */
 export interface ObjectMeta {
@@ -92,6 +87,7 @@ export interface WatchOptions extends ListOptions {
   timeoutSeconds?: number;
 }
 
+/** A watch event's `type`: an object added, modified or deleted, or a BOOKMARK (progress only). */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
 
 /** One watch event. BOOKMARK events carry only `metadata.resourceVersion`. */
@@ -114,6 +110,7 @@ export interface WriteOptions {
   fieldManager?: string;
 }
 
+/** How a patch body is applied: JSON merge patch (RFC 7386), JSON patch (RFC 6902) or server-side apply. */
 export type PatchType = 'merge' | 'json' | 'apply';
 
 /** Options of `patch`. */
@@ -127,6 +124,7 @@ export interface PatchOptions extends WriteOptions {
   force?: boolean;
 }
 
+/** On delete, what happens to dependents: deleted in the background, first (foreground), or orphaned. */
 export type PropagationPolicy = 'Background' | 'Foreground' | 'Orphan';
 
 /** Options of `delete`. */

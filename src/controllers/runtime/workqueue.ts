@@ -5,6 +5,7 @@
  * were first added; `addRateLimited` delays by the rate limiter (per-item exponential
  * backoff and an overall token bucket); `shutDown` wakes waiting workers.
  */
+import { ConflictError } from './errors';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter';
 
 /**
@@ -18,6 +19,10 @@ export interface WorkQueueMetricsSink {
   worked(seconds: number): void;
 }
 
+/**
+ * A deduplicating, rate-limited queue of keys for workers (see the file comment): `get`
+ * an item, process it, then `done` it; `forget` clears its backoff after a success.
+ */
 export class WorkQueue<K = string> {
   private queue: K[] = [];
   private head = 0;
@@ -165,5 +170,31 @@ export class WorkQueue<K = string> {
     this.shutDown();
     if (this.processing.size === 0) return;
     await new Promise<void>((r) => this.drained.push(r));
+  }
+}
+
+/**
+ * One worker over `queue` until it shuts down: each key reconciled (a number returned asks
+ * for the key again after that many ms), a failure retried rate-limited and reported to
+ * `onError` unless it is a conflict (a stale read, which the retry reads again).
+ */
+export async function runKeyWorker<K>(
+  queue: WorkQueue<K>,
+  reconcile: (key: K) => Promise<number | undefined>,
+  onError: (key: K, err: Error) => void,
+): Promise<void> {
+  for (;;) {
+    const key = await queue.get();
+    if (key === undefined) return;
+    try {
+      const again = await reconcile(key);
+      queue.forget(key);
+      if (again !== undefined) queue.addAfter(key, again);
+    } catch (err) {
+      if (!(err instanceof ConflictError)) onError(key, err as Error);
+      queue.addRateLimited(key);
+    } finally {
+      queue.done(key);
+    }
   }
 }

@@ -4,8 +4,11 @@
  * objects named are read; a missing one is left out of the catalog and the VM's
  * validation reports it.
  */
+
+import type { VirtualMachine } from '../../api/generated/types';
 import type { InstancetypeCatalog } from '../../api/instancetype/catalog';
 import { createInstancetypeCatalog } from '../../api/instancetype/catalog';
+import { revisionCatalog } from '../common/instancetype-revision-catalog';
 import { InstancetypeResources } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
 
@@ -17,10 +20,11 @@ interface Matcher {
   name?: string;
 }
 
-/** A VM as far as its instance type and preference matchers go. */
+/** A VM as far as its instance type and preference matchers (and their status references) go. */
 export interface VmReferences {
   metadata?: { namespace?: string };
   spec?: { instancetype?: Matcher; preference?: Matcher };
+  status?: Pick<NonNullable<VirtualMachine['status']>, 'instancetypeRef' | 'preferenceRef'>;
 }
 
 /** True when `vm` names an instance type or a preference. */
@@ -53,11 +57,18 @@ export async function referencedObjects(client: ObjectClient, vm: VmReferences):
   return objects;
 }
 
-/** The catalog holding what `vm` references, or undefined when it references nothing. */
+/**
+ * The catalog holding what `vm` references, or undefined when it references nothing. As
+ * upstream's SpecFinder, a matcher with a stored revision (its revisionName, or the VM's
+ * status reference) reads the revision rather than the live object. A revision that cannot
+ * be read leaves the live object: the VM controller reports that failure on the VM, and
+ * admission does not block other changes to it.
+ */
 export async function catalogForVm(
   client: ObjectClient,
   vm: VmReferences,
 ): Promise<InstancetypeCatalog | undefined> {
   if (!referencesInstancetype(vm)) return undefined;
-  return createInstancetypeCatalog(await referencedObjects(client, vm));
+  const live = createInstancetypeCatalog(await referencedObjects(client, vm));
+  return revisionCatalog(client, vm as VirtualMachine, live).catch(() => live);
 }

@@ -12,6 +12,7 @@ import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { VirtualMachine } from '../../api/generated/types';
 import { MAX_OBJECT_DEPTH, nestedDeeperThan } from '../../api/json-bounds';
 import { servedGitVersion } from '../../api/served-version';
+import { readLimitedBody } from '../common/request-body';
 import { readTlsFiles, type TlsFiles, type TlsMaterial, watchTlsFiles } from '../common/tls-files';
 import { currentTlsProtocol, followTlsProtocol } from '../common/tls-protocol';
 import { VirtualMachineInstanceType, VirtualMachineType } from '../runtime/resources';
@@ -100,19 +101,7 @@ const COMPONENT_ACCOUNTS = [
 const routeOf = (p: RequestPath) => subresourceRoute(p.segments, SUBRESOURCE_GROUP, SUBRESOURCE_VERSIONS);
 
 function readBody(req: Readable, limit: number, what: string): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        reject(new HttpError(400, `${what} exceeds ${limit} bytes`));
-        req.resume();
-      } else chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+  return readLimitedBody(req, limit, () => new HttpError(400, `${what} exceeds ${limit} bytes`), 'drain');
 }
 
 async function jsonBody(req: Readable): Promise<unknown> {

@@ -5,12 +5,14 @@
  */
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { FieldError } from '../../api/errors';
-import type { VirtualMachineInstanceMigration } from '../../api/generated/types';
+import type { VirtualMachine, VirtualMachineInstanceMigration } from '../../api/generated/types';
 import { admit, admitDefaults } from '../../api/validation/admission';
 import { validateVmUnderSnapshotOrRestore } from '../../api/validation/snapshot';
+import { inferMatchers } from '../common/instancetype-infer';
 import { sameJson } from '../runtime/same-json';
 import type { ObjectClient } from '../runtime/types';
 import { type AdmissionRequest, type StatusCause, toCauses } from './admission-review';
+import { CloneWebhooks } from './clone-webhooks';
 import { catalogForVm } from './instancetype-lookup';
 import { type JsonPatchOperation, jsonPatch } from './json-patch';
 import { migrationCreateErrors } from './migration-create';
@@ -65,7 +67,13 @@ function objectOf(req: AdmissionRequest): Record<string, unknown> {
 
 /** The object admitted by `how`: defaulted only (the mutators) or defaulted and validated. */
 async function admitted(req: AdmissionRequest, ctx: WebhookContext, how: typeof admit) {
-  const object = objectOf(req);
+  let object = objectOf(req);
+  if (req.kind.kind === 'VirtualMachine') {
+    // Upstream's VM mutator infers matchers naming a volume first (the validator finds none left).
+    const inferred = await inferMatchers(ctx.client, object as unknown as VirtualMachine);
+    if (inferred.errors.length > 0) return { object, errors: inferred.errors };
+    object = inferred.vm as unknown as typeof object;
+  }
   const instancetypes =
     req.kind.kind === 'VirtualMachine' ? await catalogForVm(ctx.client, object) : undefined;
   return how(object, ctx.config(), { instancetypes, kubevirtServiceAccount: ctx.privileged(req) });
@@ -180,4 +188,5 @@ export const Webhooks: Readonly<Record<string, Webhook>> = {
   '/kubevirt-validate': validate(['KubeVirt']),
   '/launcher-eviction-validate': admitPodEviction,
   ...SnapshotWebhooks,
+  ...CloneWebhooks,
 };

@@ -8,12 +8,13 @@
  * VMI controller's missing-NAD condition) and probes again on an interval, starting the
  * informer when the CRD appears.
  */
+
+import type { Lister } from '../common/controller-ports';
 import { isNotFound } from '../runtime/errors';
 import type { Informer, SharedInformerFactory } from '../runtime/informer';
 import { NetworkAttachmentDefinitionType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
 import type { NetworkAttachmentDefinition } from './services/network-attachments';
-import type { Lister } from './services/ports';
 
 /** Options of {@link NetworkAttachmentWatch}. */
 export interface NetworkAttachmentWatchOptions {

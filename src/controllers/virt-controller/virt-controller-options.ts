@@ -3,11 +3,11 @@
  * the optional kinds it watches, leader election and the hooks tests and benchmarks use.
  */
 import type { ClusterConfig } from '../../api/config/cluster-config';
-import type { InstancetypeCatalog } from '../../api/instancetype/catalog';
+import type { InstancetypeObjectCatalog } from '../../api/instancetype/catalog';
+import type { EventRecorder } from '../common/controller-ports';
 import type { LeaderElectionOptions } from '../runtime/leader-election';
 import type { ObjectClient } from '../runtime/types';
 import type { LauncherPodOptions } from './services/pod-renderer';
-import type { EventRecorder } from './services/ports';
 import type { VmiFreezer } from './snapshot/source';
 
 /** A write made by a controller, for tests and benchmarks that count them. */
@@ -31,7 +31,7 @@ export interface VirtControllerOptions {
   /** Event recorder (default: core/v1 Events through `client`, component virt-controller). */
   recorder?: EventRecorder;
   /** Instance types and preferences for VMs that reference them (overrides `instancetypes`). */
-  catalog?: () => InstancetypeCatalog;
+  catalog?: () => InstancetypeObjectCatalog;
   /**
    * Watch the instancetype.kubevirt.io kinds and expand VMs with them (default false: the
    * kinds must be served, i.e. their CRDs installed or the embedded store told about them).
@@ -48,9 +48,15 @@ export interface VirtControllerOptions {
    */
   volumes?: boolean;
   /**
-   * Run the VirtualMachineSnapshot, VirtualMachineSnapshotContent and
-   * VirtualMachineRestore controllers (default false: the snapshot.kubevirt.io kinds, the
-   * CSI VolumeSnapshot kinds and StorageClasses must be served). Watches claims too.
+   * Watch DataVolumes for the VM controller (default false: the kind must be served): VMs'
+   * dataVolumeTemplates become DataVolumes and VMs wait for them.
+   */
+  dataVolumeTemplates?: boolean;
+  /**
+   * Run the VirtualMachineSnapshot, VirtualMachineSnapshotContent, VirtualMachineRestore
+   * and VirtualMachineClone controllers (default false: the snapshot.kubevirt.io and
+   * clone.kubevirt.io kinds, the CSI VolumeSnapshot kinds and StorageClasses must be
+   * served). Watches claims too.
    */
   snapshots?: boolean;
   /** Freezes running sources with a guest agent during a snapshot (none: never frozen). */

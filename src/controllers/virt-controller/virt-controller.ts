@@ -7,6 +7,7 @@
  */
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import { createClusterConfig } from '../../api/config/cluster-config';
+import type { DataVolume } from '../../api/generated/cdi/types';
 import type {
   VirtualMachine,
   VirtualMachineInstance,
@@ -14,12 +15,8 @@ import type {
   VirtualMachineInstanceReplicaSet,
   VirtualMachinePool,
 } from '../../api/generated/types';
-import { kinds } from '../../api/groups';
-import {
-  createInstancetypeCatalog,
-  type InstancetypeCatalog,
-  InstancetypeKinds,
-} from '../../api/instancetype/catalog';
+import type { EventRecorder, KeyReconciler } from '../common/controller-ports';
+import { asReconciler, lister, ownerKey } from '../common/controller-wiring';
 import type { Pod } from '../common/pod';
 import { VmiResource } from '../common/vmi-resource';
 import { ControllerMetrics } from '../metrics/controller-metrics';
@@ -28,6 +25,7 @@ import { Expectations } from '../runtime/expectations';
 import type { Informer, SharedInformerFactory } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
 import {
+  DataVolumeType,
   objectKey,
   PodType,
   VirtualMachineInstanceMigrationType,
@@ -36,6 +34,9 @@ import {
 } from '../runtime/resources';
 import type { KubeObject, ResourceType } from '../runtime/types';
 import type { WorkQueue } from '../runtime/workqueue';
+import { watchClaims } from './claim-watch';
+import { watchDataVolumes } from './datavolume-watch';
+import { watchInstancetypes } from './instancetype-watch';
 import { MigrationController } from './migration/controller';
 import { NetworkAttachmentWatch } from './network-attachment-watch';
 import { wireNodeControllers } from './node/wiring';
@@ -43,13 +44,11 @@ import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
 import { memoryOverhead } from './services/memory-overhead';
 import { networkAttachmentKeys } from './services/network-attachments';
-import type { EventRecorder, KeyReconciler } from './services/ports';
-import { type Claim, claimNames, PersistentVolumeClaimType } from './services/volumes';
+import { type Claim, PersistentVolumeClaimType } from './services/volumes';
 import { registerSnapshotControllers } from './snapshot/wiring';
 import type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 import { VmController } from './vm/controller';
 import { VmiController } from './vmi/controller';
-import { asReconciler, lister, ownerKey } from './wiring';
 
 export type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 
@@ -71,7 +70,8 @@ export class VirtController {
   readonly rsExpectations = new Expectations();
   readonly migrationExpectations = new Expectations();
   readonly poolExpectations = new Expectations();
-  private readonly recorder: EventRecorder & { flush?: () => Promise<void> };
+  /** The Events recorder its controllers share (composition roots give it to controllers they add, e.g. CDI's). */
+  readonly recorder: EventRecorder & { flush?: () => Promise<void> };
   private readonly vmInformer: Informer<KubeObject>;
   private readonly vmiInformer: Informer<KubeObject>;
   private readonly podInformer: Informer<KubeObject>;
@@ -83,6 +83,7 @@ export class VirtController {
   private readonly migrationLoop: Controller;
   private poolInformer?: Informer<KubeObject>;
   private readonly claimInformer?: Informer<KubeObject>;
+  private readonly dataVolumeInformer?: Informer<KubeObject>;
   private readonly nadWatch?: NetworkAttachmentWatch;
   private poolLoop?: Controller;
 
@@ -129,6 +130,9 @@ export class VirtController {
     this.claimInformer =
       opts.volumes || opts.snapshots ? this.informers.informerFor(PersistentVolumeClaimType) : undefined;
     const claims = this.claimInformer ? lister<Claim>(this.claimInformer) : undefined;
+    this.dataVolumeInformer = opts.dataVolumeTemplates
+      ? this.informers.informerFor(DataVolumeType)
+      : undefined;
     // Watched only while the kind is served: a cluster without Multus's CRD must not block start.
     this.nadWatch = opts.networkAttachments
       ? new NetworkAttachmentWatch({
@@ -163,6 +167,7 @@ export class VirtController {
         onWrite: record('vmi'),
       }),
     );
+    const { catalog, revisions } = watchInstancetypes(this.informers, opts);
     this.vmLoop = register(
       'vm',
       VirtualMachineType,
@@ -174,7 +179,9 @@ export class VirtController {
         expectations: this.vmExpectations,
         config,
         claims,
-        catalog: opts.catalog ?? (opts.instancetypes ? this.instancetypeCatalog() : undefined),
+        catalog,
+        revisions,
+        dataVolumes: this.dataVolumeInformer ? lister<DataVolume>(this.dataVolumeInformer) : undefined,
         onWrite: record('vm'),
       }),
     );
@@ -239,53 +246,12 @@ export class VirtController {
     this.wire(config);
   }
 
-  /** A catalog over informers of the four instancetype kinds (built on use). */
-  private instancetypeCatalog(): () => InstancetypeCatalog {
-    const wanted = Object.values(InstancetypeKinds) as string[];
-    const infs = kinds
-      .filter((k) => k.group === 'instancetype.kubevirt.io' && wanted.includes(k.kind))
-      .map((k) =>
-        this.informers.informerFor(
-          {
-            group: k.group,
-            version: k.version,
-            kind: k.kind,
-            plural: k.plural,
-            namespaced: k.namespaced,
-            statusSubresource: false,
-          },
-          {},
-        ),
-      );
-    // List items from an API server carry no kind: the catalog needs it.
-    return () =>
-      createInstancetypeCatalog(
-        infs.flatMap((inf) => inf.indexer.list().map((o) => ({ ...o, kind: inf.type.kind }))),
-      );
-  }
-
   private wire(config: () => ClusterConfig): void {
     const vmQ = this.vmLoop.queue;
     const vmiQ = this.vmiLoop.queue;
     // Each controller's own kind is wired by the Manager; here: children to owners.
-    if (this.claimInformer) {
-      // A claim appearing or binding: the VMIs and VMs that use it look again.
-      const onClaim = (c: KubeObject) => {
-        const ns = c.metadata?.namespace;
-        const name = c.metadata?.name ?? '';
-        for (const v of this.vmiInformer.indexer.byIndex('namespace', ns ?? '')) {
-          if (claimNames((v as VirtualMachineInstance).spec).includes(name)) vmiQ.add(objectKey(v));
-        }
-        for (const v of this.vmInformer.indexer.byIndex('namespace', ns ?? '')) {
-          if (claimNames((v as VirtualMachine).spec?.template?.spec).includes(name)) vmQ.add(objectKey(v));
-        }
-      };
-      this.claimInformer.addEventHandler({
-        onAdd: onClaim,
-        onUpdate: (_a, b) => onClaim(b),
-        onDelete: onClaim,
-      });
-    }
+    if (this.claimInformer) watchClaims(this.claimInformer, this.vmiInformer, this.vmInformer, vmiQ, vmQ);
+    if (this.dataVolumeInformer) watchDataVolumes(this.dataVolumeInformer, this.vmInformer, vmQ);
     if (this.poolInformer && this.poolLoop) {
       const poolQ = this.poolLoop.queue;
       const toPool = (vm: KubeObject, observed?: 'creation' | 'deletion') => {

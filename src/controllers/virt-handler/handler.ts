@@ -15,18 +15,19 @@ import type { LauncherDomain } from '../launcher-protocol/domain-report';
 import { MIGRATION_TARGET_XML } from '../launcher-protocol/paths';
 import { vmiFields } from '../logging/logger';
 import type { StatsTarget } from '../metrics/handler-metrics';
-import { ConflictError, NotFoundError } from '../runtime/errors';
+import { NotFoundError } from '../runtime/errors';
 import { EventRecorder } from '../runtime/event-recorder';
 import type { Informer, SharedInformerFactory } from '../runtime/informer';
 import { objectKey } from '../runtime/resources';
 import type { KubeObject } from '../runtime/types';
-import { WorkQueue } from '../runtime/workqueue';
+import { runKeyWorker, WorkQueue } from '../runtime/workqueue';
 import type { DevicePlugin } from './device-plugin/device-plugin';
 import type { VirtHandlerOptions } from './handler-options';
 
 export type { VirtHandlerOptions } from './handler-options';
 
 import { sameJson } from '../runtime/same-json';
+import { LauncherCalls } from './launcher-calls';
 import { LauncherConnections } from './launcher-connections';
 import { launcherPodOf } from './launcher-pod';
 import { LauncherPodSetup } from './launcher-pod-setup';
@@ -72,8 +73,8 @@ export class VirtHandler {
   private resync: NodeJS.Timeout | undefined;
   /** Last domain each VMI's launcher reported, by VMI uid (outlives the launcher). */
   private readonly lastDomain = new Map<string, LauncherDomain>();
-  /** Consecutive failed calls to a VMI's launcher, by VMI uid. */
-  private readonly failures = new Map<string, number>();
+  /** Calls on the launchers, with consecutive failures by VMI uid. */
+  private readonly calls: LauncherCalls;
   /** Final VMIs whose launcher and domain are already dealt with. */
   private readonly collected = new Set<string>();
   private readonly log: (m: string) => void;
@@ -103,6 +104,7 @@ export class VirtHandler {
     this.pods = w.pods;
     this.podSetup = new LauncherPodSetup({ podsRoot: o.podsRoot, netnsOf: o.podNetns, procRoot: o.procRoot });
     this.conns = new LauncherConnections(o.podsRoot, o.notifySocket, o.launcherTimeoutMs);
+    this.calls = new LauncherCalls(this.conns);
     const enqueue = (obj: KubeObject) => this.queue.add(objectKey(obj));
     this.vmis.addEventHandler({ onAdd: enqueue, onUpdate: (_a, b) => enqueue(b), onDelete: enqueue });
     this.targets.addEventHandler({ onAdd: enqueue, onUpdate: (_a, b) => enqueue(b), onDelete: enqueue });
@@ -166,7 +168,14 @@ export class VirtHandler {
     this.podInformers.start();
     await this.informers.waitForCacheSync();
     await this.podInformers.waitForCacheSync();
-    for (let i = 0; i < (this.o.workers ?? 4); i++) this.workers.push(this.work());
+    for (let i = 0; i < (this.o.workers ?? 4); i++)
+      this.workers.push(
+        runKeyWorker(
+          this.queue,
+          (key) => this.reconcile(key),
+          (key, err) => this.logVmi(key, 'error', err.message),
+        ),
+      );
     const every = this.o.resyncMs ?? 5_000;
     this.resync = setInterval(() => {
       for (const v of this.vmis.indexer.list()) this.queue.add(objectKey(v));
@@ -221,23 +230,6 @@ export class VirtHandler {
     this.queue.add(`${d.name.slice(0, i)}/${d.name.slice(i + 1)}`);
   }
 
-  private async work(): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      try {
-        const again = await this.reconcile(key);
-        this.queue.forget(key);
-        if (again !== undefined) this.queue.addAfter(key, again);
-      } catch (err) {
-        if (!(err instanceof ConflictError)) this.logVmi(key, 'error', (err as Error).message);
-        this.queue.addRateLimited(key);
-      } finally {
-        this.queue.done(key);
-      }
-    }
-  }
-
   private vmi(key: string): VirtualMachineInstance | undefined {
     return (this.vmis.indexer.get(key) ?? this.targets.indexer.get(key)) as
       | VirtualMachineInstance
@@ -250,22 +242,6 @@ export class VirtHandler {
       vmi,
       this.o.nodeName,
     );
-  }
-
-  /** Runs `fn` on the VMI's launcher client; undefined when the launcher does not answer. */
-  private async call<T>(
-    podUid: string,
-    vmiUid: string,
-    fn: (c: Awaited<ReturnType<LauncherConnections['get']>>) => Promise<T>,
-  ): Promise<{ ok: true; value: T } | { ok: false; error: Error }> {
-    try {
-      const value = await fn(await this.conns.get(podUid));
-      this.failures.delete(vmiUid);
-      return { ok: true, value };
-    } catch (error) {
-      this.failures.set(vmiUid, (this.failures.get(vmiUid) ?? 0) + 1);
-      return { ok: false, error: error as Error };
-    }
   }
 
   /** One VMI. Returns ms to look again, or undefined. */
@@ -290,7 +266,7 @@ export class VirtHandler {
       if (!told && this.lastDomain.get(uid)?.finished !== true) await this.removeOrphan(vmi);
       if (podUid) await this.conns.drop(podUid);
       this.lastDomain.delete(uid);
-      this.failures.delete(uid);
+      this.calls.forget(uid);
       this.shutdownSignaled.delete(uid);
       this.shutdownClock.forget(uid);
       this.deletionSignaled.delete(uid);
@@ -311,11 +287,11 @@ export class VirtHandler {
 
     const got = podDown
       ? ({ ok: false, error: new Error('launcher pod is not running') } as const)
-      : await this.call(podUid, uid, (c) => c.getDomain() as Promise<LauncherDomain | undefined>);
+      : await this.calls.call(podUid, uid, (c) => c.getDomain() as Promise<LauncherDomain | undefined>);
     let view: LauncherView;
     let applyMigration: ((next: VirtualMachineInstance) => VirtualMachineInstance) | undefined;
     if (!got.ok) {
-      const n = this.failures.get(uid) ?? 1;
+      const n = this.calls.failuresOf(uid) ?? 1;
       if (!podDown && n < 3) return 1_000;
       view = {
         kind: 'gone',
@@ -336,7 +312,7 @@ export class VirtHandler {
         if (domain && !domain.finished) {
           // 0 or run out: kill; else ACPI with what is left of the VMI's current grace period.
           const step = this.shutdownClock.next(uid, vmi.spec.terminationGracePeriodSeconds ?? 30);
-          const asked = await this.call(podUid, uid, (c) =>
+          const asked = await this.calls.call(podUid, uid, (c) =>
             step.kill ? c.killVirtualMachine(vmi) : c.shutdownVirtualMachine(vmi, step.secondsLeft),
           );
           if (asked.ok && !this.shutdownSignaled.has(uid)) {
@@ -353,12 +329,12 @@ export class VirtHandler {
           this.log(`${key}: ${setupError}`);
           return 2_000;
         }
-        const synced = await this.call(podUid, uid, (c) => c.syncVirtualMachine(vmi));
+        const synced = await this.calls.call(podUid, uid, (c) => c.syncVirtualMachine(vmi));
         if (!synced.ok) {
           this.logVmi(key, 'warn', `sync: ${synced.error.message}`);
           return 2_000;
         }
-        const again = await this.call(
+        const again = await this.calls.call(
           podUid,
           uid,
           (c) => c.getDomain() as Promise<LauncherDomain | undefined>,
@@ -384,7 +360,7 @@ export class VirtHandler {
   /** Tells the launcher to drop the domain and exit (upstream's DeleteDomain): `Deleted` once. */
   private async signalDeletion(vmi: VirtualMachineInstance, podUid: string): Promise<boolean> {
     const uid = vmi.metadata?.uid ?? '';
-    const told = (await this.call(podUid, uid, (c) => c.deleteVirtualMachine(vmi))).ok;
+    const told = (await this.calls.call(podUid, uid, (c) => c.deleteVirtualMachine(vmi))).ok;
     if (told && !this.deletionSignaled.has(uid)) {
       this.deletionSignaled.add(uid);
       this.record(vmi, VMI_SIGNAL_DELETION);

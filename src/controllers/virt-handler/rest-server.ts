@@ -14,6 +14,7 @@ import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { WebSocketServer } from 'ws';
 import type { VirtualMachineInstanceGuestAgentInfo } from '../../api/generated/types';
+import { readLimitedBody } from '../common/request-body';
 import { readTlsFiles, secureContextOptions, type TlsFiles, watchTlsFiles } from '../common/tls-files';
 import { currentTlsProtocol, followTlsProtocol, type TlsConfigurationSource } from '../common/tls-protocol';
 import { unfreezeTimeoutSeconds } from '../common/unfreeze-timeout';
@@ -136,19 +137,7 @@ function launcherStatus(e: unknown, fallback: number): number {
 }
 
 function readBody(req: import('node:http').IncomingMessage, limit = 1 << 20): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        reject(new HttpError(413, `request body over ${limit} bytes`));
-        req.destroy();
-      } else chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+  return readLimitedBody(req, limit, () => new HttpError(413, `request body over ${limit} bytes`), 'destroy');
 }
 
 function statusOf(e: unknown): number {

@@ -26,6 +26,7 @@ import { toGuestAgentInfo } from '../launcher-protocol/guest-agent-report';
 import { NOTIFY_PIPE_SOCKET } from '../launcher-protocol/paths';
 import { AgentCredentials } from './agent-credentials';
 import { coalesced } from './coalesced';
+import { domainFields } from './domain-fields';
 import { ACTIVE_STATES, LauncherDomainOps } from './domain-rpcs';
 import { watchDriver } from './driver-watch';
 import { LauncherGuestOps } from './freeze-screenshot-rpcs';
@@ -147,15 +148,7 @@ export class VirtLauncher implements LauncherService {
     const d = this.last;
     if (!d && !this.finished) return undefined;
     return {
-      name: this.domainName,
-      uuid: d?.uuid ?? '',
-      state: d?.state ?? 'shutoff',
-      reason: d?.reason ?? 'destroyed',
-      bootId: d?.bootId ?? '',
-      vcpus: d?.vcpus ?? 0,
-      memoryKiB: d?.memoryKiB ?? 0,
-      vmiUid: this.opts.uid,
-      finished: this.finished,
+      ...domainFields(this.domainName, this.opts.uid, d, this.finished),
       guestAgent: this.agent.report,
       ...(this.credentials.report ? { accessCredential: this.credentials.report } : {}),
       ...(this.guestOps.frozen ? { fsFreezeStatus: 'frozen' as const } : {}),
@@ -369,17 +362,9 @@ export class VirtLauncher implements LauncherService {
   private async refreshOnce(): Promise<void> {
     if (!this.driver || this.exiting) return;
     const info = await this.driver.getDomain(this.ref);
-    // A migration target sees the incoming domain (paused) come and, when the migration
-    // fails, go: neither is this guest running or ending here.
-    const receiving =
-      !!this.migrations.incoming && !this.migrations.incoming.endTimestamp && info?.state !== 'running';
-    if (info && ACTIVE_STATES.has(info.state) && !receiving) {
+    if (info && ACTIVE_STATES.has(info.state) && !this.migrations.receiving(info)) {
       this.everRan = true;
-      // The incoming guest runs here: the migration is over for this (target) side.
-      if (this.migrations.incoming && !this.migrations.incoming.endTimestamp) {
-        this.migrations.incoming.completed = true;
-        this.migrations.incoming.endTimestamp = new Date().toISOString();
-      }
+      this.migrations.arrived();
       // Re-attach in the background: while a guest powers off, its console socket is
       // already gone and attaching retries for up to 30 s, which must not hold up the
       // refresh that reports the shutoff (and every RPC waiting on it).

@@ -62,6 +62,23 @@ export class LauncherMigrations {
     return this.incomingXml;
   }
 
+  /**
+   * True while `info` is an incoming guest that has not arrived: a migration target sees the
+   * incoming domain (paused) come and, when the migration fails, go; neither is this guest
+   * running or ending here.
+   */
+  receiving(info: DomainInfo | undefined): boolean {
+    return !!this.incoming && !this.incoming.endTimestamp && info?.state !== 'running';
+  }
+
+  /** The incoming guest runs here: the migration is over for this (target) side. */
+  arrived(): void {
+    if (this.incoming && !this.incoming.endTimestamp) {
+      this.incoming.completed = true;
+      this.incoming.endTimestamp = new Date().toISOString();
+    }
+  }
+
   private requireMigration() {
     const m = this.d.driver().migration;
     if (!m) {

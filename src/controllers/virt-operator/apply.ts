@@ -4,19 +4,23 @@
  * live resourceVersion kept, and what the server assigns that cannot change, such as a
  * Service's clusterIP), and objects carrying the operator's label that the rendering no
  * longer has are deleted. Objects are listed by the label, so the operator finds what it
- * created even after a restart.
+ * created even after a restart. An object marked created-if-absent (the VolumeSnapshot
+ * CRDs) is only created where missing, and the cluster's snapshot CRDs are never deleted.
  */
 import { AlreadyExistsError, NotFoundError } from '../runtime/errors';
 import { objectKey } from '../runtime/resources';
+import { VolumeSnapshotClassType } from '../runtime/storage-resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../runtime/types';
 import {
+  createdIfAbsent,
   FOREIGN_NAMESPACES,
   INSTALL_NAMESPACE_LABEL,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   upToDate,
 } from './bookkeeping';
-import { installedTypes, typeOf, VolumeSnapshotClassType } from './resource-types';
+import { isSnapshotCrd } from './components/storage';
+import { installedTypes, typeOf } from './resource-types';
 
 /** What one pass changed, as `Kind namespace/name`. */
 export interface ApplyResult {
@@ -109,6 +113,39 @@ export async function applyOne(
 }
 
 /**
+ * Creates `desired` unless an object of its name exists, whoever made it; never adopts,
+ * updates or labels an existing one. Returns whether it created it.
+ */
+async function createIfAbsent(
+  client: ObjectClient,
+  type: ResourceType,
+  desired: KubeObject,
+): Promise<boolean> {
+  try {
+    await client.get(type, desired.metadata!.name!, desired.metadata?.namespace);
+    return false;
+  } catch (e) {
+    if (!(e instanceof NotFoundError)) throw e;
+  }
+  try {
+    await client.create(type, desired);
+    return true;
+  } catch (e) {
+    if (e instanceof AlreadyExistsError) return false;
+    throw e;
+  }
+}
+
+/**
+ * Objects no pass deletes, not even at removal: those created only where absent, and the
+ * CSI snapshot CRDs whatever their labels (an earlier operator adopted and labelled them;
+ * deleting one deletes every VolumeSnapshot of the cluster).
+ */
+function neverDeleted(obj: KubeObject): boolean {
+  return createdIfAbsent(obj) || isSnapshotCrd(obj);
+}
+
+/**
  * One pass over every installed kind in creation order. `hold(obj)` returns true for a
  * desired object that must keep its current version for now (virt-handler during an
  * upgrade, until virt-api and virt-controller are ready); a held object that does not
@@ -126,6 +163,10 @@ export async function applyAll(
     const live = await listManaged(client, type, namespace);
     const byKey = new Map(live.map((o) => [objectKey(o), o]));
     for (const d of want) {
+      if (createdIfAbsent(d)) {
+        if (await createIfAbsent(client, type, d)) result.created.push(id(type, d));
+        continue;
+      }
       const l = byKey.get(objectKey(d));
       if (l && hold(d)) continue;
       let r: Awaited<ReturnType<typeof applyOne>>;
@@ -140,7 +181,7 @@ export async function applyAll(
     }
     const wanted = new Set(want.map(objectKey));
     for (const l of live) {
-      if (wanted.has(objectKey(l))) continue;
+      if (wanted.has(objectKey(l)) || neverDeleted(l)) continue;
       await deleteQuietly(client, type, l);
       result.deleted.push(id(type, l));
     }
@@ -164,11 +205,15 @@ export async function deleteQuietly(
   }
 }
 
-/** Deletes every managed object, in reverse creation order; returns how many were left to delete. */
+/**
+ * Deletes every managed object but those {@link neverDeleted} keeps, in reverse creation
+ * order; returns what it deleted.
+ */
 export async function deleteAll(client: ObjectClient, namespace: string): Promise<string[]> {
   const deleted: string[] = [];
   for (const type of [...installedTypes].reverse()) {
     for (const l of await listManaged(client, type, namespace)) {
+      if (neverDeleted(l)) continue;
       await deleteQuietly(client, type, l);
       deleted.push(id(type, l));
     }

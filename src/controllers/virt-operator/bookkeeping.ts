@@ -4,7 +4,8 @@
  * those that are no longer wanted), the `kubevirt.io/install-strategy-version`,
  * `-registry` and `-identifier` annotations (the version and registry it was rendered for,
  * and a hash of the desired object: a changed hash means the object is updated), and the
- * CR's generation in `kubevirt.io/generation`.
+ * CR's generation in `kubevirt.io/generation`. The VolumeSnapshot CRDs are created only where
+ * absent and marked `kubevirt-ts.io/created-if-absent-by` instead of managed-by.
  */
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../runtime/types';
@@ -22,6 +23,15 @@ export const GENERATION_ANNOTATION = 'kubevirt.io/generation';
 export const INSTALL_NAMESPACE_LABEL = 'kubevirt.io/install-namespace';
 /** Namespaces besides the install's own that the rendering puts objects in. */
 export const FOREIGN_NAMESPACES = ['kube-system'] as const;
+/**
+ * On objects the operator creates only where absent and afterwards neither updates nor
+ * deletes, not even when the KubeVirt CR is removed: the VolumeSnapshot CRDs. They belong to
+ * the CSI snapshot stack (external-snapshotter's manifests install them; upstream's
+ * virt-operator does not own them), and deleting a CRD deletes every object of its kinds,
+ * every user's VolumeSnapshots. The value names who created the object. Such objects carry
+ * no managed-by label, so no pass lists them as the install's.
+ */
+export const CREATED_IF_ABSENT_LABEL = 'kubevirt-ts.io/created-if-absent-by';
 /** The KubeVirt CR's finalizer (upstream's). */
 export const KUBEVIRT_FINALIZER = 'foregroundDeleteKubeVirt';
 
@@ -47,15 +57,30 @@ export function desiredHash(obj: KubeObject): string {
   return createHash('sha256').update(stableJson(obj)).digest('hex').slice(0, 32);
 }
 
-/** A copy of `obj` with the operator's label and annotations. */
+/** A copy of `obj` to be created only where absent (see CREATED_IF_ABSENT_LABEL). */
+export function markCreatedIfAbsent<T extends KubeObject>(obj: T): T {
+  const md = obj.metadata ?? {};
+  return { ...obj, metadata: { ...md, labels: { ...md.labels, [CREATED_IF_ABSENT_LABEL]: MANAGED_BY } } };
+}
+
+/** True for an object marked by {@link markCreatedIfAbsent}. */
+export function createdIfAbsent(obj: KubeObject): boolean {
+  return obj.metadata?.labels?.[CREATED_IF_ABSENT_LABEL] !== undefined;
+}
+
+/**
+ * A copy of `obj` with the operator's label and annotations; one created only where absent
+ * gets the annotations but not the label.
+ */
 export function stamp<T extends KubeObject>(obj: T, s: InstallStrategy): T {
   const hash = desiredHash(obj);
   const md = obj.metadata ?? {};
+  const managed = createdIfAbsent(obj) ? {} : { [MANAGED_BY_LABEL]: MANAGED_BY };
   return {
     ...obj,
     metadata: {
       ...md,
-      labels: { ...md.labels, [MANAGED_BY_LABEL]: MANAGED_BY },
+      labels: { ...md.labels, ...managed },
       annotations: {
         ...md.annotations,
         [VERSION_ANNOTATION]: s.version,

@@ -5,12 +5,15 @@
  * certificate Secrets and the CA bundle ConfigMap; pull policy, dev-cluster fields
  * (overlays.ts) and node placement laid over; each
  * stamped with the operator's label and install-strategy annotations. The namespace
- * and the KubeVirt CRD are the operator manifest's and are left out.
+ * and the KubeVirt CRD are the operator manifest's and are left out. The VolumeSnapshot
+ * CRDs are the cluster's (the CSI snapshot stack's): marked to be created only where
+ * absent, never updated or deleted (bookkeeping.ts).
  */
 import type { KubeObject } from '../runtime/types';
-import { INSTALL_NAMESPACE_LABEL, type InstallStrategy, stamp } from './bookkeeping';
+import { INSTALL_NAMESPACE_LABEL, type InstallStrategy, markCreatedIfAbsent, stamp } from './bookkeeping';
 import { CA_BUNDLE_KEY, CA_NAME, type CertPlan, HANDLER_SERVER_CERTS } from './cert-rotation';
 import { defaultInstallOptions, renderInstall } from './components/index';
+import { isSnapshotCrd } from './components/storage';
 import { virtApiComponents } from './components/virt-api';
 import type { InstallSpec } from './kubevirt-spec';
 import { withInstallOverlays } from './overlays';
@@ -91,7 +94,7 @@ export function renderInstallObjects(ctx: RenderContext, spec: InstallSpec, cert
     if (file.startsWith('00-namespace')) continue;
     for (const obj of objs)
       if (!(obj.kind === 'CustomResourceDefinition' && obj.metadata?.name === KUBEVIRT_CRD))
-        objects.push(obj);
+        objects.push(isSnapshotCrd(obj) ? markCreatedIfAbsent(obj) : obj);
   }
   objects.push(
     ...(virtApiComponents({

@@ -1,22 +1,13 @@
 /** The kinds the operator installs, with where they live in the API. */
-import { ConfigMapType, CustomResourceDefinitionType, SecretType, ServiceType } from '../runtime/resources';
+import {
+  ConfigMapType,
+  CustomResourceDefinitionType,
+  resourceType as rt,
+  SecretType,
+  ServiceType,
+} from '../runtime/resources';
+import { StorageClassType, VolumeSnapshotClassType } from '../runtime/storage-resources';
 import type { KubeObject, ResourceType } from '../runtime/types';
-
-const rt = (
-  group: string,
-  version: string,
-  kind: string,
-  plural: string,
-  namespaced: boolean,
-  statusSubresource = false,
-): ResourceType => ({
-  group,
-  version,
-  kind,
-  plural,
-  namespaced,
-  statusSubresource,
-});
 
 export const ServiceAccountType = rt('', 'v1', 'ServiceAccount', 'serviceaccounts', true);
 export const DeploymentType = rt('apps', 'v1', 'Deployment', 'deployments', true, true);
@@ -42,15 +33,6 @@ export const ValidatingWebhookConfigurationType = rt(
   false,
 );
 export const CSIDriverType = rt('storage.k8s.io', 'v1', 'CSIDriver', 'csidrivers', false);
-export const StorageClassType = rt('storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', false);
-/** Served by a CRD of the install itself: listed as empty until that CRD is established. */
-export const VolumeSnapshotClassType = rt(
-  'snapshot.storage.k8s.io',
-  'v1',
-  'VolumeSnapshotClass',
-  'volumesnapshotclasses',
-  false,
-);
 export const APIServiceType = rt('apiregistration.k8s.io', 'v1', 'APIService', 'apiservices', false, true);
 
 /**
@@ -72,6 +54,7 @@ export const installedTypes: readonly ResourceType[] = [
   DaemonSetType,
   CSIDriverType,
   StorageClassType,
+  // Served by a CRD the operator creates where absent: listed as empty until it is established.
   VolumeSnapshotClassType,
   APIServiceType,
   MutatingWebhookConfigurationType,

@@ -5,6 +5,7 @@
  */
 import type { Address, Alias, Empty, OnOff, YesNo } from './basic-types';
 
+/** A disk's `<driver>`: QEMU's image format, cache and I/O modes, error policy, iothread and queues. */
 export interface DiskDriver {
   name: 'qemu';
   type?: 'raw' | 'qcow2';
@@ -17,6 +18,7 @@ export interface DiskDriver {
   iommu?: OnOff;
 }
 
+/** A disk's `<source>`: the file, block device or directory behind it. */
 export interface DiskSource {
   file?: string;
   dev?: string;
@@ -24,12 +26,14 @@ export interface DiskSource {
   name?: string;
 }
 
+/** A disk's `<backingStore>`: the image under an overlay (e.g. a container disk under its qcow2 overlay). */
 export interface BackingStore {
   type?: 'file' | 'block';
   format?: { type: 'raw' | 'qcow2' };
   source?: DiskSource;
 }
 
+/** `<disk>`: a disk, cdrom, floppy or LUN of the guest, its source, bus and boot order. */
 export interface Disk {
   type: 'file' | 'block' | 'dir' | 'network' | 'volume';
   device: 'disk' | 'cdrom' | 'floppy' | 'lun';
@@ -48,6 +52,7 @@ export interface Disk {
   blockio?: { logical_block_size?: number; physical_block_size?: number };
 }
 
+/** `<interface>`: a guest NIC (tap, bridge, passt, SR-IOV hostdev, vhost-user), its MAC and model. */
 export interface Interface {
   type: 'ethernet' | 'bridge' | 'network' | 'user' | 'hostdev' | 'vhostuser';
   managed?: YesNo;
@@ -74,6 +79,7 @@ export interface Interface {
   acpi?: { index: number };
 }
 
+/** `<controller>`: a USB, SCSI, virtio-serial, PCI, SATA or IDE controller. */
 export interface Controller {
   type: 'usb' | 'scsi' | 'virtio-serial' | 'pci' | 'sata' | 'ide';
   index: number;
@@ -84,6 +90,7 @@ export interface Controller {
   address?: Address;
 }
 
+/** `<input>`: a tablet, mouse or keyboard. */
 export interface Input {
   type: 'tablet' | 'mouse' | 'keyboard';
   bus?: 'usb' | 'virtio' | 'ps2';
@@ -92,6 +99,7 @@ export interface Input {
   address?: Address;
 }
 
+/** `<graphics>`: the VNC (or SPICE) display server and where it listens. */
 export interface Graphics {
   type: 'vnc' | 'spice';
   autoport?: YesNo;
@@ -100,21 +108,25 @@ export interface Graphics {
   listen?: { type: 'address' | 'socket' | 'none'; address?: string; socket?: string }[];
 }
 
+/** `<video>`: the guest's video card model. */
 export interface Video {
   model: { type: string; heads?: number; vram?: number; primary?: YesNo };
   alias?: Alias;
 }
 
+/** The `<source>` of a character device: a UNIX socket path, bound or connected to. */
 export interface CharSource {
   mode?: 'bind' | 'connect';
   path?: string;
 }
 
+/** `<log>` of a character device: the file its output is copied to. */
 export interface CharLog {
   file: string;
   append?: OnOff;
 }
 
+/** `<serial>`: a serial port, backed by a UNIX socket, pty or file. */
 export interface Serial {
   type: 'unix' | 'pty' | 'file';
   source?: CharSource;
@@ -123,6 +135,7 @@ export interface Serial {
   alias?: Alias;
 }
 
+/** `<console>`: the guest console, on a serial port or virtio. */
 export interface Console {
   type: 'unix' | 'pty';
   source?: CharSource;
@@ -130,6 +143,7 @@ export interface Console {
   alias?: Alias;
 }
 
+/** `<channel>`: a host-guest channel (e.g. the guest agent's virtio-serial socket). */
 export interface Channel {
   type: 'unix' | 'spicevmc';
   source?: CharSource;
@@ -138,6 +152,7 @@ export interface Channel {
   address?: Address;
 }
 
+/** `<memballoon>`: the memory balloon device, and its stats period. */
 export interface MemBalloon {
   model: 'virtio' | 'virtio-non-transitional' | 'virtio-transitional' | 'none';
   freePageReporting?: OnOff;
@@ -147,6 +162,7 @@ export interface MemBalloon {
   address?: Address;
 }
 
+/** `<rng>`: a virtio random number generator and its host entropy backend. */
 export interface Rng {
   model: 'virtio' | 'virtio-non-transitional' | 'virtio-transitional';
   backend: { model: 'random' | 'egd'; value?: string };
@@ -155,12 +171,14 @@ export interface Rng {
   address?: Address;
 }
 
+/** `<watchdog>`: an emulated watchdog and the action when it fires. */
 export interface Watchdog {
   model: 'i6300esb' | 'ib700' | 'diag288' | 'itco';
   action?: 'reset' | 'shutdown' | 'poweroff' | 'pause' | 'none' | 'dump' | 'inject-nmi';
   alias?: Alias;
 }
 
+/** `<tpm>`: a TPM, emulated (swtpm) or passed through. */
 export interface TPM {
   model: 'tpm-tis' | 'tpm-crb' | 'spapr-tpm-proxy';
   backend: {
@@ -171,12 +189,14 @@ export interface TPM {
   alias?: Alias;
 }
 
+/** A host device's `<source>`: its PCI/mdev address or USB vendor and product ids. */
 export interface HostDevSource {
   address?: Address;
   vendor?: { id: string };
   product?: { id: string };
 }
 
+/** `<hostdev>`: a host PCI, USB, mediated or SCSI device assigned to the guest. */
 export interface HostDev {
   mode: 'subsystem' | 'capabilities';
   type: 'pci' | 'usb' | 'mdev' | 'scsi';
@@ -191,6 +211,7 @@ export interface HostDev {
   address?: Address;
 }
 
+/** `<filesystem>`: a host directory shared with the guest (virtiofs). */
 export interface FileSystem {
   type: 'mount';
   accessmode?: 'passthrough' | 'mapped' | 'squash';
@@ -201,16 +222,19 @@ export interface FileSystem {
   alias?: Alias;
 }
 
+/** `<sound>`: an emulated sound card. */
 export interface Sound {
   model: 'ich9' | 'ac97' | 'ich6' | 'usb';
   alias?: Alias;
 }
 
+/** `<panic>`: a panic notifier device (e.g. pvpanic, hyperv). */
 export interface Panic {
   model?: 'isa' | 'hyperv' | 'pvpanic' | 's390' | 'pseries';
   alias?: Alias;
 }
 
+/** `<vsock>`: a virtio vsock device and its context id (CID). */
 export interface VSock {
   model: 'virtio' | 'virtio-non-transitional' | 'virtio-transitional';
   cid: { auto: YesNo; address?: number };
@@ -218,6 +242,7 @@ export interface VSock {
   alias?: Alias;
 }
 
+/** `<redirdev>`: a USB redirection channel. */
 export interface RedirDev {
   bus: 'usb';
   type: 'unix' | 'spicevmc' | 'tcp';
@@ -225,6 +250,7 @@ export interface RedirDev {
   alias?: Alias;
 }
 
+/** `<devices>`: every device of the domain, and the emulator binary. */
 export interface Devices {
   emulator?: string;
   disk?: Disk[];

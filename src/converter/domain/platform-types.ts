@@ -6,12 +6,14 @@
  */
 import type { Empty, FeatureState, OnOff, YesNo } from './basic-types';
 
+/** One `<page>` of `<hugepages>`: the huge page size, and the guest NUMA nodes it backs. */
 export interface HugePage {
   size: number;
   unit?: string;
   nodeset?: string;
 }
 
+/** `<memoryBacking>`: how guest memory is backed: huge pages, file/memfd source, shared access, locking. */
 export interface MemoryBacking {
   hugepages?: { page?: HugePage[] };
   nosharepages?: Empty;
@@ -21,12 +23,14 @@ export interface MemoryBacking {
   allocation?: { mode: 'immediate' | 'ondemand' };
 }
 
+/** The `<os>`'s `<type>`: `hvm`, with the architecture and machine type. */
 export interface OSType {
   arch?: string;
   machine?: string;
   value: string;
 }
 
+/** `<loader>`: the firmware image (e.g. OVMF for EFI), read-only pflash, Secure Boot. */
 export interface Loader {
   readonly?: YesNo;
   secure?: YesNo;
@@ -34,11 +38,13 @@ export interface Loader {
   value?: string;
 }
 
+/** `<nvram>`: the guest's EFI variable store, and the template it starts from. */
 export interface NVRam {
   template?: string;
   value?: string;
 }
 
+/** `<os>`: how the guest boots: firmware, kernel/initrd/cmdline, boot order and menu, SMBIOS, ACPI tables. */
 export interface OS {
   type: OSType;
   loader?: Loader;
@@ -53,11 +59,13 @@ export interface OS {
   acpi?: { table: { type: 'slic' | 'msdm'; value: string }[] };
 }
 
+/** An `<entry name="...">` of an SMBIOS table. */
 export interface SysInfoEntry {
   name: string;
   value?: string;
 }
 
+/** `<sysinfo type="smbios">`: the SMBIOS BIOS, system, base board and chassis entries the guest sees. */
 export interface SysInfo {
   type: 'smbios';
   bios?: { entry?: SysInfoEntry[] };
@@ -66,11 +74,13 @@ export interface SysInfo {
   chassis?: { entry?: SysInfoEntry[] };
 }
 
+/** Hyper-V `<spinlocks>`: on/off and the retry count before the guest notifies the host. */
 export interface HyperVSpinlocks {
   state: OnOff;
   retries?: number;
 }
 
+/** `<hyperv>`: Hyper-V enlightenments offered to Windows guests. */
 export interface HyperV {
   mode?: 'custom' | 'passthrough';
   relaxed?: FeatureState;
@@ -89,6 +99,7 @@ export interface HyperV {
   evmcs?: FeatureState;
 }
 
+/** `<features>`: ACPI, APIC, Hyper-V, KVM hiding, PMU, SMM, the IOAPIC driver and the rest. */
 export interface Features {
   acpi?: Empty;
   apic?: { eoi?: OnOff };
@@ -101,11 +112,13 @@ export interface Features {
   ioapic?: { driver: 'kvm' | 'qemu' };
 }
 
+/** A CPU `<feature>`: a CPU flag and whether it is required, disabled, etc. */
 export interface CPUFeature {
   policy: 'force' | 'require' | 'optional' | 'disable' | 'forbid';
   name: string;
 }
 
+/** A guest NUMA `<cell>`: its vCPUs and memory. */
 export interface NUMACell {
   id: number;
   cpus: string;
@@ -114,6 +127,7 @@ export interface NUMACell {
   memAccess?: 'shared' | 'private';
 }
 
+/** `<cpu>`: the CPU model (host-model, host-passthrough or named), topology, features, guest NUMA cells. */
 export interface CPU {
   mode?: 'host-model' | 'host-passthrough' | 'custom' | 'maximum';
   match?: 'minimum' | 'exact' | 'strict';
@@ -124,6 +138,7 @@ export interface CPU {
   numa?: { cell: NUMACell[] };
 }
 
+/** `<vcpu>`: the number of vCPUs (maximum; `current` of them online) and their placement. */
 export interface VCPU {
   placement?: 'static' | 'auto';
   current?: number;
@@ -135,6 +150,7 @@ export interface VCPUs {
   vcpu: { id: number; enabled: YesNo; hotpluggable: YesNo; order?: number }[];
 }
 
+/** `<cputune>`: pinning of vCPUs, the emulator and iothreads to host CPUs, and vCPU scheduling. */
 export interface CPUTune {
   vcpupin?: { vcpu: number; cpuset: string }[];
   emulatorpin?: { cpuset: string };
@@ -142,6 +158,7 @@ export interface CPUTune {
   vcpusched?: { vcpus: string; scheduler: 'batch' | 'idle' | 'fifo' | 'rr' | 'other'; priority?: number }[];
 }
 
+/** `<numatune>`: which host NUMA nodes guest memory (and each guest cell) is allocated from. */
 export interface NUMATune {
   memory?: { mode: 'strict' | 'preferred' | 'interleave' | 'restrictive'; nodeset?: string };
   memnode?: {
@@ -151,6 +168,7 @@ export interface NUMATune {
   }[];
 }
 
+/** A clock `<timer>`: one of the guest's timers (rtc, pit, hpet, kvmclock, ...), tick policy, presence. */
 export interface Timer {
   name: 'rtc' | 'pit' | 'hpet' | 'kvmclock' | 'hypervclock' | 'tsc';
   tickpolicy?: 'delay' | 'catchup' | 'merge' | 'discard';
@@ -159,6 +177,7 @@ export interface Timer {
   frequency?: number;
 }
 
+/** `<clock>`: the guest clock's offset from UTC (or timezone) and its timers. */
 export interface Clock {
   offset: 'utc' | 'localtime' | 'timezone' | 'variable';
   timezone?: string;
@@ -167,6 +186,7 @@ export interface Clock {
   timer?: Timer[];
 }
 
+/** `<launchSecurity>`: confidential-guest settings (AMD SEV/SEV-SNP, s390 protected virtualization). */
 export interface LaunchSecurity {
   type: 'sev' | 'sev-snp' | 's390-pv';
   cbitpos?: number;

@@ -28,12 +28,14 @@ export type * from './basic-types';
 export type * from './device-types';
 export type * from './platform-types';
 
+/** `<kubevirt xmlns="http://kubevirt.io">` in `<metadata>`: the VMI's UID and termination grace period. */
 export interface KubeVirtMetadata {
   xmlns: string;
   uid?: string;
   graceperiod?: { deletionGracePeriodSeconds?: number; deletionTimestamp?: string };
 }
 
+/** `<metadata>`: application data libvirt keeps with the domain; here KubeVirt's element. */
 export interface Metadata {
   kubevirt?: KubeVirtMetadata;
 }

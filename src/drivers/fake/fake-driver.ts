@@ -61,7 +61,6 @@ export interface FakeDriverOptions {
 
 const MiB = 1024 * 1024;
 
-/** An in-memory `HypervisorDriver`. */
 /**
  * Deterministic `virsh domstats`-style keys for a fake domain: CPU time split evenly over
  * the vCPUs, resident memory = the guest's memory, one drive `vda` read once at boot.
@@ -87,6 +86,11 @@ function fakeBulkStats(cpuTimeNs: number, memoryKiB: number, vcpus: number): Rec
   return p;
 }
 
+/**
+ * An in-memory `HypervisorDriver` on a `FakeHost`: domains, events, stats, the guest agent,
+ * migration and SEV follow libvirt's rules, with optional latency (`latencyMs`) and
+ * injected failures (`failNext`), for unit tests and benchmarks.
+ */
 export class FakeDriver implements HypervisorDriver {
   readonly name = 'fake';
   readonly host: FakeHost;

@@ -59,6 +59,11 @@ describe('KubeVirt configuration rules', () => {
       'spec.configuration.vmRolloutStrategy',
       'Unsupported value: "Rolling": supported values: "Stage", "LiveUpdate"',
     ],
+    [
+      { instancetype: { referencePolicy: 'expand' } },
+      'spec.configuration.instancetype.referencePolicy',
+      'Unsupported value: "expand": kubevirt-ts supports only "reference" (upstream\'s "expand" and "expandAll" are not built)',
+    ],
   ])('%j is rejected at %s', (cfg, path, message) => {
     // Some hold what the type forbids (as a user's YAML can).
     expect(

@@ -13,6 +13,7 @@ import { ImageStore } from '../../../src/cli/local/images';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import {
   CustomResourceDefinitionType,
+  PersistentVolumeClaimType,
   VirtualMachineClusterInstancetypeType,
   VirtualMachineInstancetypeType,
   VirtualMachinePoolType,
@@ -171,6 +172,41 @@ describe('loadAndAdmit: instance types, preferences and pools in local mode', ()
     await expect(loadAndAdmit([clash], images, true, undefined, store)).rejects.toThrow(
       'VirtualMachine/clash: spec.template.spec.domain.memory: VM field spec.template.spec.domain.memory conflicts with selected instance type',
     );
+  });
+
+  it("infers a VM's instance type from its stored claim's label, as virt-api's mutating webhook", async () => {
+    await store.create(
+      VirtualMachineClusterInstancetypeType,
+      instancetype('c1', 2, '256Mi', true) as KubeObject,
+    );
+    await store.create(PersistentVolumeClaimType, {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: {
+        name: 'root',
+        namespace: 'default',
+        labels: { 'instancetype.kubevirt.io/default-instancetype': 'c1' },
+      },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    } as KubeObject);
+    const inferred = vm('inferred', { instancetype: { inferFromVolume: 'root' } });
+    inferred.spec.template.spec.volumes = [
+      { name: 'root', persistentVolumeClaim: { claimName: 'root' } } as never,
+    ];
+    inferred.spec.template.spec.domain.devices.disks = [{ name: 'root', disk: {} }];
+    const [out] = await loadAndAdmit([write('inf.yaml', [inferred])], images, true, undefined, store);
+    expect((out?.spec as { instancetype?: unknown } | undefined)?.instancetype).toEqual({
+      name: 'c1',
+      kind: 'VirtualMachineClusterInstancetype',
+    });
+    // A claim without the label: upstream's reason at the matcher.
+    const unlabelled = structuredClone(inferred);
+    unlabelled.spec.template.spec.volumes = [
+      { name: 'root', persistentVolumeClaim: { claimName: 'none' } } as never,
+    ];
+    await expect(
+      loadAndAdmit([write('bad.yaml', [unlabelled])], images, true, undefined, store),
+    ).rejects.toThrow('spec.instancetype.inferFromVolume: failed to infer the instancetype:');
   });
 
   it("takes the batch's instance type over the stored one of the same name", async () => {

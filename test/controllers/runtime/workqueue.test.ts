@@ -3,9 +3,11 @@ import {
   BucketRateLimiter,
   ItemExponentialRateLimiter,
   MaxOfRateLimiter,
+  runKeyWorker,
   TokenBucket,
   WorkQueue,
 } from '../../../src/controllers/runtime';
+import { ConflictError } from '../../../src/controllers/runtime/errors';
 
 const noLimit = () => new ItemExponentialRateLimiter<string>(1, 1000);
 
@@ -112,5 +114,29 @@ describe('WorkQueue', () => {
     q.done(k!);
     await d;
     expect(drained).toBe(true);
+  });
+});
+
+describe('runKeyWorker', () => {
+  it('reconciles each key, requeues after the delay asked, retries failures and reports all but conflicts', async () => {
+    const q = new WorkQueue<string>({ rateLimiter: noLimit() });
+    const seen: string[] = [];
+    const errors: string[] = [];
+    const calls = new Map<string, number>();
+    const reconcile = async (key: string) => {
+      const n = (calls.get(key) ?? 0) + 1;
+      calls.set(key, n);
+      seen.push(`${key}${n}`);
+      if (key === 'fails' && n === 1) throw new Error('boom');
+      if (key === 'conflicts' && n === 1) throw new ConflictError(409, 'Conflict', 'stale');
+      if (key === 'again' && n === 1) return 5;
+      if (seen.length >= 7) q.shutDown();
+      return undefined;
+    };
+    for (const k of ['plain', 'fails', 'conflicts', 'again']) q.add(k);
+    await runKeyWorker(q, reconcile, (key, err) => errors.push(`${key}: ${err.message}`));
+    expect(seen.slice(0, 4)).toEqual(['plain1', 'fails1', 'conflicts1', 'again1']);
+    expect([...seen.slice(4)].sort()).toEqual(['again2', 'conflicts2', 'fails2']);
+    expect(errors).toEqual(['fails: boom']);
   });
 });

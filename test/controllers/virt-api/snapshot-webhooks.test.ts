@@ -162,6 +162,25 @@ describe('snapshot.kubevirt.io admission', () => {
       'spec.volumeOwnershipPolicy: volume ownership policy "Nobody" doesn\'t exist',
       'spec.targetReadinessPolicy: target readiness policy "Whenever" doesn\'t exist',
     ]);
+    // A clone's patches: a value holding ':' (a MAC) is a valid patch, not upstream's split
+    // error; a path outside /spec/ is still refused when the text only parses as JSON.
+    const macs = (path: string) =>
+      restoreHook(
+        req(
+          'VirtualMachineRestore',
+          'virtualmachinerestores',
+          'CREATE',
+          restore('r1', { patches: [JSON.stringify({ op: 'add', path, value: '02:00:00:c1:0e:01' })] }),
+        ),
+        ctx,
+      );
+    expect(await macs('/spec/template/spec/domain/devices/interfaces/0/macAddress')).toEqual({
+      allowed: true,
+    });
+    expect(await macs('/status/x')).toMatchObject({
+      allowed: false,
+      causes: [{ message: 'patching is valid only for elements under /spec/ only: "path": "/status/x"' }],
+    });
     await store.create(VirtualMachineRestoreType, {
       apiVersion: 'snapshot.kubevirt.io/v1beta1',
       kind: 'VirtualMachineRestore',

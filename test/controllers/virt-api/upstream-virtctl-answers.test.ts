@@ -4,19 +4,18 @@
  * kubevirt.io, which virtctl prints and scripts match on), the version (semver whose
  * major.minor is the served KubeVirt release, so virtctl prints no mismatch banner), a
  * forced stop/restart lowering the VMI's grace period as upstream's, and the VM-level
- * portforward (`virtctl port-forward vm/NAME`, `ssh user@vm/NAME`).
+ * portforward (`virtctl port-forward vm/NAME`, `ssh user@vm/NAME`). expand-vm-spec and
+ * objectgraph: vm-spec-answers.test.ts.
  */
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { VirtualMachineInstanceSpec } from '../../../src/api/generated/types';
-import { InstancetypeResources, PodType } from '../../../src/controllers/runtime/resources';
-import type { KubeObject } from '../../../src/controllers/runtime/types';
 import {
   startVirtApiHarness,
   type VirtApiHarness,
   VirtualMachineInstanceType,
   VirtualMachineType,
 } from './virt-api-harness';
+import { vmObjects } from './vm-objects';
 
 const NS = 'ns1';
 const base = `/apis/subresources.kubevirt.io/v1/namespaces/${NS}`;
@@ -24,46 +23,7 @@ let h: VirtApiHarness;
 let echo: Server;
 let echoPort = 0;
 
-const template = { spec: { domain: { devices: {}, resources: { requests: { memory: '64Mi' } } } } };
-const uids: Record<string, string> = {};
-
-async function vm(name: string, runStrategy: string, status: Record<string, unknown> = {}) {
-  const created = await h.put(VirtualMachineType, {
-    apiVersion: 'kubevirt.io/v1',
-    kind: 'VirtualMachine',
-    metadata: { name, namespace: NS },
-    spec: { runStrategy, template },
-    status,
-  } as KubeObject);
-  uids[name] = created.metadata?.uid ?? '';
-}
-
-async function vmi(name: string, status: Record<string, unknown>, grace = 180, finalizers?: string[]) {
-  await h.put(VirtualMachineInstanceType, {
-    apiVersion: 'kubevirt.io/v1',
-    kind: 'VirtualMachineInstance',
-    metadata: {
-      name,
-      namespace: NS,
-      ...(finalizers ? { finalizers } : {}),
-      ...(uids[name]
-        ? {
-            ownerReferences: [
-              {
-                apiVersion: 'kubevirt.io/v1',
-                kind: 'VirtualMachine',
-                name,
-                uid: uids[name],
-                controller: true,
-              },
-            ],
-          }
-        : {}),
-    },
-    spec: { ...template.spec, terminationGracePeriodSeconds: grace },
-    status,
-  } as KubeObject);
-}
+const { vm, vmi } = vmObjects(() => h, NS);
 
 const paused = { type: 'Paused', status: 'True' };
 
@@ -325,171 +285,6 @@ describe('portforward on a VM (virtctl port-forward vm/NAME, ssh user@vm/NAME)',
     await expect(h.stream(`${base}/virtualmachines/vm-paused/portforward/22/tcp`)).rejects.toMatchObject({
       code: 409,
       message: expect.stringContaining('\\"vm-paused\\": VMI is paused'),
-    });
-  });
-});
-
-describe('expand-vm-spec (virtctl expand --file)', () => {
-  it('adds the default disks and interface upstream adds, with the preference applied to them', async () => {
-    await h.store.create(
-      InstancetypeResources.VirtualMachineClusterPreference as never,
-      {
-        apiVersion: 'instancetype.kubevirt.io/v1beta1',
-        kind: 'VirtualMachineClusterPreference',
-        metadata: { name: 'virtio' },
-        spec: { devices: { preferredDiskBus: 'virtio', preferredInterfaceModel: 'virtio' } },
-      } as KubeObject,
-    );
-    const { code, body } = await h.call('PUT', `${base}/expand-vm-spec`, {
-      apiVersion: 'kubevirt.io/v1',
-      kind: 'VirtualMachine',
-      metadata: { name: 'to-expand' },
-      spec: {
-        preference: { name: 'virtio' },
-        template: {
-          spec: {
-            domain: { devices: {}, resources: { requests: { memory: '64Mi' } } },
-            volumes: [{ name: 'root', containerDisk: { image: 'example/tiny:1' } }],
-          },
-        },
-      },
-    });
-    expect(code, JSON.stringify(body)).toBe(200);
-    const spec = (body as unknown as { spec: { template: { spec: VirtualMachineInstanceSpec } } }).spec
-      .template.spec;
-    expect(spec.domain.devices.disks).toEqual([{ name: 'root', disk: { bus: 'virtio' } }]);
-    expect(spec.domain.devices.interfaces).toEqual([{ name: 'default', bridge: {}, model: 'virtio' }]);
-    expect(spec.networks).toEqual([{ name: 'default', pod: {} }]);
-    expect(spec.domain.machine).toEqual({ type: 'q35' });
-  });
-});
-
-describe('objectgraph (upstream v1.9, feature gate ObjectGraph)', () => {
-  const ref = (kind: string, apiGroup: string, name: string, namespace = NS) => ({
-    objectReference: { name, namespace, apiGroup, kind },
-  });
-  const dep = (t: string) => ({ labels: { 'kubevirt.io/dependency-type': t } });
-
-  beforeAll(async () => {
-    await vm('vm-graph', 'Always', { created: true });
-    await h.store.patch(
-      VirtualMachineType,
-      'vm-graph',
-      {
-        spec: {
-          preference: { kind: 'VirtualMachineClusterPreference', name: 'virtio' },
-          template: {
-            spec: {
-              ...template.spec,
-              accessCredentials: [
-                {
-                  sshPublicKey: {
-                    source: { secret: { secretName: 'keys' } },
-                    propagationMethod: { noCloud: {} },
-                  },
-                },
-              ],
-              networks: [
-                { name: 'default', pod: {} },
-                { name: 'blue', multus: { networkName: 'other/blue-net' } },
-              ],
-              volumes: [
-                { name: 'root', persistentVolumeClaim: { claimName: 'root-pvc' } },
-                { name: 'ci', cloudInitNoCloud: { secretRef: { name: 'ci-secret' } } },
-                { name: 'dv', dataVolume: { name: 'dv1' } },
-              ],
-            },
-          },
-        },
-      },
-      { namespace: NS, type: 'merge' },
-    );
-    await vmi('vm-graph', { phase: 'Running' });
-    await h.store.create(PodType, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: 'virt-launcher-vm-graph-abcde',
-        namespace: NS,
-        labels: { 'kubevirt.io': 'virt-launcher' },
-        annotations: { 'kubevirt.io/domain': 'vm-graph' },
-      },
-      spec: { containers: [{ name: 'compute', image: 'x' }] },
-    } as KubeObject);
-  });
-
-  it('is refused while the gate is off, as upstream', async () => {
-    expect(await h.call('GET', `${base}/virtualmachines/vm-graph/objectgraph`)).toMatchObject({
-      code: 400,
-      body: { message: 'ObjectGraph feature gate not enabled: Unable to return object graph.' },
-    });
-  });
-
-  it("a VM's graph: its VMI and launcher pod, preference, credentials, volumes and Multus network", async () => {
-    h.gates.push('ObjectGraph');
-    const { code, body } = await h.call('GET', `${base}/virtualmachines/vm-graph/objectgraph`);
-    expect(code, JSON.stringify(body)).toBe(200);
-    expect(body).toEqual({
-      ...ref('VirtualMachine', 'kubevirt.io', 'vm-graph'),
-      ...dep('compute'),
-      children: [
-        {
-          ...ref('VirtualMachineInstance', 'kubevirt.io', 'vm-graph'),
-          ...dep('compute'),
-          children: [{ ...ref('Pod', '', 'virt-launcher-vm-graph-abcde'), ...dep('compute') }],
-        },
-        {
-          ...ref('VirtualMachineClusterPreference', 'instancetype.kubevirt.io', 'virtio', ''),
-          ...dep('config'),
-          optional: true,
-        },
-        { ...ref('Secret', '', 'keys'), ...dep('config') },
-        { ...ref('PersistentVolumeClaim', '', 'root-pvc'), ...dep('storage') },
-        { ...ref('Secret', '', 'ci-secret'), ...dep('config') },
-        {
-          ...ref('DataVolume', 'cdi.kubevirt.io', 'dv1'),
-          ...dep('storage'),
-          children: [{ ...ref('PersistentVolumeClaim', '', 'dv1'), ...dep('storage') }],
-        },
-        {
-          ...ref('NetworkAttachmentDefinition', 'k8s.cni.cncf.io', 'blue-net', 'other'),
-          ...dep('network'),
-          optional: true,
-        },
-      ],
-    });
-  });
-
-  it('options: without optional nodes, and only storage', async () => {
-    const { body } = await h.call('GET', `${base}/virtualmachines/vm-graph/objectgraph`, {
-      includeOptionalNodes: false,
-      labelSelector: { matchLabels: { 'kubevirt.io/dependency-type': 'storage' } },
-    });
-    const names = (body.children as Array<{ objectReference: { name: string } }>).map(
-      (c) => c.objectReference.name,
-    );
-    expect(names).toEqual(['root-pvc', 'dv1']);
-    expect(
-      await h.call('GET', `${base}/virtualmachines/vm-graph/objectgraph`, {
-        labelSelector: { matchExpressions: [{ key: 'a', operator: 'Near' }] },
-      }),
-    ).toMatchObject({
-      code: 400,
-      body: { message: expect.stringContaining('matchExpressions[0].operator') },
-    });
-  });
-
-  it("a VMI's graph starts at its launcher pod", async () => {
-    const { body } = await h.call('GET', `${base}/virtualmachineinstances/vm-graph/objectgraph`);
-    expect(body.objectReference).toEqual({
-      name: 'vm-graph',
-      namespace: NS,
-      apiGroup: 'kubevirt.io',
-      kind: 'VirtualMachineInstance',
-    });
-    expect((body.children as unknown[])[0]).toEqual({
-      ...ref('Pod', '', 'virt-launcher-vm-graph-abcde'),
-      ...dep('compute'),
     });
   });
 });

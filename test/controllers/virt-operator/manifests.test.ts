@@ -105,6 +105,12 @@ describe('install manifests', () => {
     // Least privilege: no wildcard, no secrets.
     expect(JSON.stringify(role.rules)).not.toContain('*');
     expect(JSON.stringify(role.rules)).not.toContain('secrets');
+    // Instance type revisions: it stores and reads the VMs' ControllerRevisions.
+    expect(role.rules).toContainEqual({
+      apiGroups: ['apps'],
+      resources: ['controllerrevisions'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+    });
     const lease = byKind(all, 'Role', 'virt-controller')[0];
     expect(lease.metadata.namespace).toBe('kubevirt');
     expect(lease.rules).toEqual([

@@ -459,5 +459,12 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
     );
     // What is left of kubevirt.io is the operator manifest's KubeVirt CRD.
     expect(crds.filter((n) => n.endsWith('kubevirt.io'))).toEqual(['kubevirts.kubevirt.io']);
+    // The VolumeSnapshot CRDs it created stay (the cluster's: deleting one deletes every VolumeSnapshot).
+    const snap = (await client.list(CustomResourceDefinitionType)).items.filter((c) =>
+      c.metadata?.name?.endsWith('.snapshot.storage.k8s.io'),
+    );
+    expect(snap.map((c) => c.metadata?.labels?.['kubevirt-ts.io/created-if-absent-by'])).toEqual(
+      Array(3).fill('virt-operator'),
+    );
   }, 420_000);
 });

@@ -13,13 +13,14 @@ import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { EventRecorder } from '../../runtime/event-recorder';
 import { type Informer, SharedInformerFactory } from '../../runtime/informer';
 import { objectKey, PodType } from '../../runtime/resources';
-import type { KubeObject, ObjectClient } from '../../runtime/types';
-import { WorkQueue } from '../../runtime/workqueue';
+import type { KubeObject } from '../../runtime/types';
+import { runKeyWorker, WorkQueue } from '../../runtime/workqueue';
 import { containerArgv, containerEnv } from './container-command';
 import { NodeStatusKeeper } from './node-status';
 import { podDir, preparePodDirs, removePodDirs } from './pod-dirs';
-import { PodNetwork, type PodNetworkInfo, type PodNetworkOptions } from './pod-network';
-import { type PodProbes, processEnv, startPodProbes } from './pod-probes';
+import { PodNetwork, type PodNetworkInfo } from './pod-network';
+import { processEnv, startPodProbes } from './pod-probes';
+import type { PodRuntimeOptions } from './pod-runtime-options';
 import {
   containersReady,
   creatingStatus,
@@ -31,62 +32,16 @@ import { materializeVolume } from './pod-volumes';
 import {
   isAlive,
   logTail,
-  type ProcessRecord,
   readProcessRecord,
   removeProcessRecord,
   signalGroup,
   startProcess,
 } from './processes';
+import { graceSeconds, type Running, stopGracefully } from './running-pod';
 import { secondaryAttachments } from './secondary-networks';
 
 export { defaultCliEntry } from './container-command';
-
-/** Options of {@link PodRuntime}. */
-export interface PodRuntimeOptions {
-  client: ObjectClient;
-  nodeName: string;
-  /** Root of pod directories (kubelet's layout under it). */
-  root: string;
-  /** Bind unscheduled pods to this node (no scheduler runs). Default false. */
-  bindPending?: boolean;
-  /**
-   * Commands by name: the first word of a container's command is looked up here (default:
-   * `kubevirt-ts` -> `node <this package>/dist/cli/kubevirt-ts.js`).
-   */
-  commands?: Record<string, string[]>;
-  /** Environment added to every container (e.g. the image store root, the libvirt URI). */
-  env?: Record<string, string>;
-  /** Register the Node, keep it Ready and its Lease renewed (default true). */
-  manageNode?: boolean;
-  /** How often adopted processes are checked for exit, ms (default 500). */
-  pollMs?: number;
-  /**
-   * How often the secret, configMap and downwardAPI volumes of running pods are rewritten
-   * from the API, ms (default 10 000; kubelet's sync does it about once a minute), so a
-   * changed Secret reaches the pod as it does on a kubelet node.
-   */
-  volumeSyncMs?: number;
-  /**
-   * Give every pod (not `hostNetwork`) its own network namespace attached with the CNI
-   * bridge plugin (see pod-network.ts), and run its process inside it. Off by default.
-   */
-  network?: PodNetworkOptions;
-  onWrite?: (kind: 'Pod' | 'Node' | 'Lease', name: string) => void;
-  log?: (message: string) => void;
-}
-
-interface Running {
-  record: ProcessRecord;
-  /** Set for processes this runtime started (their exit code is known). */
-  exit?: Promise<number>;
-  exited?: number;
-  /** Set when the process was found gone without a known exit code. */
-  lost?: boolean;
-  killTimer?: NodeJS.Timeout;
-  net?: PodNetworkInfo;
-  /** The compute container's readiness and liveness probes, while it runs. */
-  probes?: PodProbes;
-}
+export type { PodRuntimeOptions } from './pod-runtime-options';
 
 /** Retry of a pod whose volumes cannot be set up yet: 1 s, doubling up to 30 s. */
 const MOUNT_RETRY_FIRST_MS = 1_000;
@@ -141,7 +96,14 @@ export class PodRuntime {
     if (this.o.manageNode !== false) await this.node.start();
     this.informers.start();
     await this.informers.waitForCacheSync();
-    for (let i = 0; i < 4; i++) this.workers.push(this.work());
+    for (let i = 0; i < 4; i++)
+      this.workers.push(
+        runKeyWorker(
+          this.queue,
+          (key) => this.reconcile(key),
+          (key, err) => this.log(`${key}: ${err.message}`),
+        ),
+      );
     this.poll = setInterval(() => this.checkProcesses(), this.o.pollMs ?? 500);
     this.poll.unref?.();
     this.volumeSync = setInterval(() => void this.syncVolumes(), this.o.volumeSyncMs ?? 10_000);
@@ -212,23 +174,6 @@ export class PodRuntime {
     if (pod) this.queue.add(`${pod.metadata?.namespace}/${pod.metadata?.name}/${uid}`);
   }
 
-  private async work(): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      try {
-        const again = await this.reconcile(key);
-        this.queue.forget(key);
-        if (again !== undefined) this.queue.addAfter(key, again);
-      } catch (err) {
-        if (!(err instanceof ConflictError)) this.log(`${key}: ${(err as Error).message}`);
-        this.queue.addRateLimited(key);
-      } finally {
-        this.queue.done(key);
-      }
-    }
-  }
-
   private async reconcile(key: string): Promise<number | undefined> {
     const [namespace, name, uid] = key.split('/');
     const cacheKey = `${namespace}/${name}`;
@@ -292,11 +237,7 @@ export class PodRuntime {
         events: this.events,
         requeue: () => this.requeueUid(uid),
         kill: () => {
-          if (r.killTimer || !isAlive(r.record)) return;
-          signalGroup(r.record, 'SIGTERM');
-          const grace = (pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
-          r.killTimer = setTimeout(() => signalGroup(r.record, 'SIGKILL'), grace);
-          r.killTimer.unref?.();
+          if (isAlive(r.record)) stopGracefully(r, (pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000);
         },
       },
     );
@@ -393,13 +334,7 @@ export class PodRuntime {
     const uid = pod.metadata?.uid ?? '';
     r?.probes?.stop();
     if (r && r.exited === undefined && !r.lost && isAlive(r.record)) {
-      if (!r.killTimer) {
-        const grace =
-          pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
-        signalGroup(r.record, 'SIGTERM');
-        r.killTimer = setTimeout(() => signalGroup(r.record, 'SIGKILL'), grace * 1000);
-        r.killTimer.unref?.();
-      }
+      stopGracefully(r, graceSeconds(pod) * 1000);
       return 500;
     }
     try {

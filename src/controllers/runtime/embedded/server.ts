@@ -11,6 +11,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { ApiError, badRequest, invalid, type Status } from '../errors';
 import type { DeleteOptions, KubeObject } from '../types';
+import { listenOwnerOnly } from './owner-socket';
 import { intParam, parseJson, parsePatch, patchTypes, type Route, readBody, route } from './rest-request';
 import type { EmbeddedStore } from './store';
 import { metadataShapeCauses } from './validation';
@@ -20,6 +21,7 @@ export { MAX_BODY_DEPTH } from './rest-request';
 /** Unread watch output after which a slow watcher is cut off. */
 const MAX_WATCH_BUFFER = 16 * 1024 * 1024;
 
+/** A running `serveEmbeddedStore`: the socket it listens on, and how to stop it. */
 export interface EmbeddedServer {
   readonly socketPath: string;
   /** Stops accepting requests and ends open watches. */
@@ -37,16 +39,7 @@ export async function serveEmbeddedStore(store: EmbeddedStore, socketPath: strin
     handle(store, req, res, watches).catch((err) => sendError(res, err));
   });
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    const old = process.umask(0o177);
-    try {
-      server.listen(socketPath, () => resolve());
-    } finally {
-      process.umask(old);
-    }
-  });
-  fs.chmodSync(socketPath, 0o600);
+  await listenOwnerOnly(server, socketPath);
   return {
     socketPath,
     close: async () => {

@@ -6,6 +6,7 @@ export type StoredObj = Record<string, unknown> & {
   metadata: ObjectMeta & { name: string; uid: string; resourceVersion: string };
 };
 
+/** Options of `EmbeddedStore`: persistence, extra kinds, watch history and bookmarks, initial namespaces. */
 export interface EmbeddedStoreOptions {
   /** Directory to persist to; omitted keeps everything in memory. */
   dir?: string;

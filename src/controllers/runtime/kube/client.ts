@@ -26,6 +26,7 @@ import type {
 import { LeanKubeConfig } from './kubeconfig';
 import { type Endpoint, type HttpRequest, type HttpResponse, HttpTransport } from './transport';
 
+/** A KubeClient's rate limit, retries and User-Agent. */
 export interface KubeClientOptions {
   /** Sustained requests per second (default 50). */
   qps?: number;
@@ -61,6 +62,10 @@ export function collectionPath(type: ResourceType, namespace?: string): string {
   return `${prefix}/${type.plural}`;
 }
 
+/**
+ * `ObjectClient` over the Kubernetes REST API (see the file comment). Made with
+ * `fromKubeconfig`, `inCluster` or `fromSocket` (the embedded store's server).
+ */
 export class KubeClient implements ObjectClient {
   private readonly transport: HttpTransport;
   private bucket: TokenBucket;

@@ -12,9 +12,15 @@
  * system-critical, as upstream. The migration controller's limits queue them.
  */
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../api/generated/types';
+import type {
+  ControllerDeps,
+  Expectations,
+  KeyReconciler,
+  Lister,
+  ReconcileResult,
+} from '../../common/controller-ports';
 import { VirtualMachineInstanceMigrationType } from '../../runtime/resources';
 import type { KubeObject } from '../../runtime/types';
-import type { ControllerDeps, Expectations, KeyReconciler, Lister, ReconcileResult } from '../services/ports';
 
 /** upstream's annotation on evacuation migrations (the source node). */
 export const EVACUATION_ANNOTATION = 'kubevirt.io/evacuationMigration';

@@ -9,14 +9,6 @@
 import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../api/generated/types';
 import { Finalizers } from '../../../api/labels';
-import { MigrationLabels } from '../../common/migration-labels';
-import type { Pod } from '../../common/pod';
-import { VmiResource } from '../../common/vmi-resource';
-import { ConflictError, NotFoundError } from '../../runtime/errors';
-import { PodType, VirtualMachineInstanceMigrationType } from '../../runtime/resources';
-import { sameJson } from '../../runtime/same-json';
-import type { KubeObject } from '../../runtime/types';
-import { type LauncherPodOptions, renderLauncherPod } from '../services/pod-renderer';
 import {
   type ControllerDeps,
   type Expectations,
@@ -25,7 +17,15 @@ import {
   type PodsByVmi,
   type ReconcileResult,
   timestamp,
-} from '../services/ports';
+} from '../../common/controller-ports';
+import { MigrationLabels } from '../../common/migration-labels';
+import type { Pod } from '../../common/pod';
+import { VmiResource } from '../../common/vmi-resource';
+import { ConflictError, NotFoundError } from '../../runtime/errors';
+import { PodType, VirtualMachineInstanceMigrationType } from '../../runtime/resources';
+import { sameJson } from '../../runtime/same-json';
+import type { KubeObject } from '../../runtime/types';
+import { type LauncherPodOptions, renderLauncherPod } from '../services/pod-renderer';
 import { setCondition } from '../vmi/status';
 import { pendingTargetPodVerdict } from './pending-timeout';
 import { isMigrationFinal, MigrationPhase, nextMigrationStep } from './phases';
@@ -53,6 +53,11 @@ export interface MigrationControllerDeps extends ControllerDeps {
   pendingTimeouts?: { unschedulable: number; catchAll: number };
 }
 
+/**
+ * Reconciles one VirtualMachineInstanceMigration (`namespace/name` key): creates the
+ * target launcher pod, hands the migration to the node agents through the VMI's
+ * `status.migrationState`, and records their progress as the migration's phase.
+ */
 export class MigrationController implements KeyReconciler {
   constructor(private readonly d: MigrationControllerDeps) {}
 

@@ -12,12 +12,12 @@
  * A Node without the annotation (no handler ever ran there) is never unresponsive.
  */
 import type { VirtualMachineInstance } from '../../../api/generated/types';
+import type { ControllerDeps, KeyReconciler, Lister, ReconcileResult } from '../../common/controller-ports';
 import type { Pod } from '../../common/pod';
 import { VmiResource } from '../../common/vmi-resource';
 import { NotFoundError } from '../../runtime/errors';
 import { NodeType } from '../../runtime/resources';
 import type { KubeObject } from '../../runtime/types';
-import type { ControllerDeps, KeyReconciler, Lister, ReconcileResult } from '../services/ports';
 
 /** upstream's reason on the Events and the failed VMIs. */
 export const NODE_UNRESPONSIVE_REASON = 'NodeUnresponsive';

@@ -8,6 +8,8 @@
 
 import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../api/generated/types';
+import type { EventRecorder, KeyReconciler } from '../../common/controller-ports';
+import { lister } from '../../common/controller-wiring';
 import type { Pod } from '../../common/pod';
 import type { Controller } from '../../runtime/controller';
 import { Expectations } from '../../runtime/expectations';
@@ -15,9 +17,7 @@ import type { Informer, SharedInformerFactory } from '../../runtime/informer';
 import { NodeType } from '../../runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../runtime/types';
 import { EVACUATION_ANNOTATION, EvacuationController } from '../evacuation/controller';
-import type { EventRecorder, KeyReconciler } from '../services/ports';
 import type { VirtControllerOptions } from '../virt-controller-options';
-import { lister } from '../wiring';
 import { NodeController, type NodeObject } from './controller';
 
 const NODE_INDEX = 'nodeName';

@@ -12,13 +12,6 @@ import type {
   VirtualMachinePool,
   VirtualMachinePoolStatus,
 } from '../../../api/generated/types';
-import { ConflictError, NotFoundError } from '../../runtime/errors';
-import { VirtualMachinePoolType, VirtualMachineType } from '../../runtime/resources';
-import { sameJson } from '../../runtime/same-json';
-import { formatLabelSelector, type LabelSelectorSpec, parseLabelSelector } from '../../runtime/selectors';
-import type { KubeObject } from '../../runtime/types';
-import { deleteOwned } from '../services/delete-owned';
-import { controllerRef } from '../services/owner-ref';
 import {
   type ControllerDeps,
   type Expectations,
@@ -26,7 +19,14 @@ import {
   type Lister,
   type ReconcileResult,
   timestamp,
-} from '../services/ports';
+} from '../../common/controller-ports';
+import { controllerRef } from '../../common/owner-ref';
+import { ConflictError, NotFoundError } from '../../runtime/errors';
+import { VirtualMachinePoolType, VirtualMachineType } from '../../runtime/resources';
+import { sameJson } from '../../runtime/same-json';
+import { formatLabelSelector, type LabelSelectorSpec, parseLabelSelector } from '../../runtime/selectors';
+import type { KubeObject } from '../../runtime/types';
+import { deleteOwned } from '../services/delete-owned';
 import { removeCondition, setCondition } from '../vmi/status';
 
 /** The VirtualMachinePool resource (defined with the other well-known kinds). */
@@ -54,6 +54,10 @@ function indexOf(pool: string, vm: VirtualMachine): number {
   return m ? Number(m[1]) : -1;
 }
 
+/**
+ * Reconciles one VirtualMachinePool (`namespace/name` key): scales its VMs to
+ * `spec.replicas`, keeps them on the pool's template and writes the pool's status.
+ */
 export class PoolController implements KeyReconciler {
   constructor(private readonly d: PoolControllerDeps) {}
 

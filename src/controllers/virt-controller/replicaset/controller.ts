@@ -14,14 +14,6 @@ import type {
   VirtualMachineInstanceReplicaSetStatus,
 } from '../../../api/generated/types';
 import { validateVirtualMachineInstanceSpec } from '../../../api/validation/vmi-spec';
-import { VmiResource } from '../../common/vmi-resource';
-import { ConflictError, NotFoundError } from '../../runtime/errors';
-import { VirtualMachineInstanceReplicaSetType } from '../../runtime/resources';
-import { sameJson } from '../../runtime/same-json';
-import { formatLabelSelector, type LabelSelectorSpec, parseLabelSelector } from '../../runtime/selectors';
-import type { KubeObject } from '../../runtime/types';
-import { deleteOwned } from '../services/delete-owned';
-import { controllerRef } from '../services/owner-ref';
 import {
   type ControllerDeps,
   type Expectations,
@@ -29,7 +21,15 @@ import {
   type Lister,
   type ReconcileResult,
   timestamp,
-} from '../services/ports';
+} from '../../common/controller-ports';
+import { controllerRef } from '../../common/owner-ref';
+import { VmiResource } from '../../common/vmi-resource';
+import { ConflictError, NotFoundError } from '../../runtime/errors';
+import { VirtualMachineInstanceReplicaSetType } from '../../runtime/resources';
+import { sameJson } from '../../runtime/same-json';
+import { formatLabelSelector, type LabelSelectorSpec, parseLabelSelector } from '../../runtime/selectors';
+import type { KubeObject } from '../../runtime/types';
+import { deleteOwned } from '../services/delete-owned';
 import { isFinalPhase, removeCondition, setCondition } from '../vmi/status';
 
 /** Event reasons of the ReplicaSet controller (upstream values). */
@@ -76,6 +76,10 @@ function deletionRank(vmi: VirtualMachineInstance): number {
   return isReady(vmi) ? 4 : 3;
 }
 
+/**
+ * Reconciles one VirtualMachineInstanceReplicaSet (`namespace/name` key): creates and
+ * deletes owned VMIs to reach `spec.replicas` and writes the ReplicaSet's status.
+ */
 export class ReplicaSetController implements KeyReconciler {
   constructor(private readonly d: ReplicaSetControllerDeps) {}
 

@@ -14,12 +14,13 @@ import type {
   VirtualMachineSnapshotContent,
   VolumeRestore,
 } from '../../../api/generated/types';
+import type { ControllerDeps, KeyReconciler, Lister, ReconcileResult } from '../../common/controller-ports';
+import { timestamp } from '../../common/controller-ports';
+import { controllerRef } from '../../common/owner-ref';
 import { NotFoundError } from '../../runtime/errors';
 import { PersistentVolumeClaimType, VirtualMachineType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
 import type { KubeObject } from '../../runtime/types';
-import type { ControllerDeps, KeyReconciler, Lister, ReconcileResult } from '../services/ports';
-import { timestamp } from '../services/ports';
 import { ConditionType, condition, hasCondition, updateCondition } from '../snapshot/conditions';
 import {
   type Pvc,
@@ -109,17 +110,7 @@ export class VmRestoreController implements KeyReconciler {
     const ns = r.metadata?.namespace ?? '';
     // Owned by the target VM, protected by our finalizer.
     const meta = { ...(r.metadata ?? {}) };
-    if (!meta.ownerReferences?.length && target?.metadata?.uid)
-      meta.ownerReferences = [
-        {
-          apiVersion: 'kubevirt.io/v1',
-          kind: 'VirtualMachine',
-          name: target.metadata.name ?? '',
-          uid: target.metadata.uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ];
+    if (!meta.ownerReferences?.length && target?.metadata?.uid) meta.ownerReferences = [vmOwner(target)];
     if (!(meta.finalizers ?? []).includes(RESTORE_FINALIZER))
       meta.finalizers = [...(meta.finalizers ?? []), RESTORE_FINALIZER];
     if (!sameJson(meta, r.metadata)) {
@@ -376,12 +367,5 @@ export class VmRestoreController implements KeyReconciler {
 }
 
 function vmOwner(vm: VirtualMachine) {
-  return {
-    apiVersion: 'kubevirt.io/v1',
-    kind: 'VirtualMachine',
-    name: vm.metadata?.name ?? '',
-    uid: vm.metadata?.uid ?? '',
-    controller: true,
-    blockOwnerDeletion: true,
-  };
+  return controllerRef('kubevirt.io/v1', 'VirtualMachine', vm);
 }

@@ -5,9 +5,10 @@
  * lower the expectation again for a delete that did not happen. An object already gone
  * counts as deleted; any other error is recorded and stops the pass (the key is retried).
  */
+
+import type { ControllerDeps, EventSubject, Expectations } from '../../common/controller-ports';
 import { NotFoundError } from '../../runtime/errors';
 import type { KubeObject, ResourceType } from '../../runtime/types';
-import type { ControllerDeps, EventSubject, Expectations } from './ports';
 
 /** What {@link deleteOwned} needs from the calling controller. */
 export interface DeleteOwnedDeps extends ControllerDeps {

@@ -6,8 +6,8 @@
  * definition created later lets the next sync render it.
  */
 import type { VirtualMachineInstance } from '../../../api/generated/types';
+import type { Lister } from '../../common/controller-ports';
 import { isSecondaryMultus, nadNamespacedName } from '../../common/multus';
-import type { Lister } from './ports';
 
 /** core fields of a NetworkAttachmentDefinition the components read. */
 export interface NetworkAttachmentDefinition {

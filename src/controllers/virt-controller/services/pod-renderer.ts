@@ -16,13 +16,13 @@ import {
   renderLauncherArgs,
 } from '../../common/launcher-args';
 import { MULTUS_NETWORKS_ANNOTATION, multusNetworksAnnotation } from '../../common/multus';
+import { controllerRef } from '../../common/owner-ref';
 import type { Pod, PodContainer } from '../../common/pod';
 import { launcherVerbosityEnv } from '../../logging/launcher-verbosity';
 import { computeContainerPorts, computeProbe } from './compute-probes';
 import { containerDiskContainers } from './container-disk-containers';
 import { launcherSeccompProfile } from './launcher-seccomp';
 import { isCpuDedicated, memoryOverhead } from './memory-overhead';
-import { controllerRef } from './owner-ref';
 import { PodRenderError } from './pod-render-error';
 import { launcherResources } from './pod-resources';
 import { launcherVolumes } from './pod-volumes';

@@ -7,7 +7,7 @@ import type {
   VirtualMachineInstanceSpec,
   VolumeStatus,
 } from '../../../api/generated/types';
-import type { Lister } from './ports';
+import type { Lister } from '../../common/controller-ports';
 
 /** core/v1 PersistentVolumeClaim (defined with the other core kinds). */
 export { PersistentVolumeClaimType } from '../../runtime/resources';

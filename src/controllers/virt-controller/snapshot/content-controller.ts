@@ -12,10 +12,11 @@ import type {
   VirtualMachineSnapshotContent,
   VirtualMachineSnapshotContentStatus,
 } from '../../../api/generated/types';
+import type { KeyReconciler, ReconcileResult } from '../../common/controller-ports';
+import { timestamp } from '../../common/controller-ports';
+import { controllerRef } from '../../common/owner-ref';
 import { sameJson } from '../../runtime/same-json';
 import type { KubeObject } from '../../runtime/types';
-import type { KeyReconciler, ReconcileResult } from '../services/ports';
-import { timestamp } from '../services/ports';
 import { FREEZE_LIMIT_REACHED } from './conditions';
 import { VirtualMachineSnapshotContentType, type VolumeSnapshot, VolumeSnapshotType } from './resources';
 import { claimSnapshotClass, type SnapshotDeps, SnapshotEventReason } from './snapshot-controller';
@@ -222,14 +223,7 @@ export class VmSnapshotContentController implements KeyReconciler {
           [st.SOURCE_NAMESPACE_LABEL]: vm?.metadata?.namespace ?? '',
         },
         ownerReferences: [
-          {
-            apiVersion: 'snapshot.kubevirt.io/v1beta1',
-            kind: 'VirtualMachineSnapshotContent',
-            name: content.metadata?.name ?? '',
-            uid: content.metadata?.uid ?? '',
-            controller: true,
-            blockOwnerDeletion: true,
-          },
+          controllerRef('snapshot.kubevirt.io/v1beta1', 'VirtualMachineSnapshotContent', content),
         ],
       },
       spec: { source: { persistentVolumeClaimName: claim.metadata?.name }, volumeSnapshotClassName: cls },

@@ -3,9 +3,12 @@
  * (served by KubeVirt's CRDs), the CSI snapshot kinds of snapshot.storage.k8s.io (served by
  * the external-snapshotter's CRDs) and storage.k8s.io's StorageClass.
  */
+import type { ObjectMeta } from '../../../api/generated/types';
+
 export {
   StorageClassType,
   snapshotTypes,
+  VirtualMachineCloneType,
   VirtualMachineRestoreType,
   VirtualMachineSnapshotContentType,
   VirtualMachineSnapshotType,
@@ -17,14 +20,7 @@ export {
 export interface VolumeSnapshot {
   apiVersion?: string;
   kind?: string;
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    labels?: Record<string, string>;
-    deletionTimestamp?: string;
-    ownerReferences?: Array<Record<string, unknown>>;
-  };
+  metadata?: ObjectMeta;
   spec: { source: { persistentVolumeClaimName?: string }; volumeSnapshotClassName?: string };
   status?: {
     readyToUse?: boolean;
@@ -52,21 +48,7 @@ export interface StorageClass {
 export interface Pvc {
   apiVersion?: string;
   kind?: string;
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    deletionTimestamp?: string;
-    ownerReferences?: Array<{
-      apiVersion: string;
-      kind: string;
-      name: string;
-      uid: string;
-      controller?: boolean;
-    }>;
-  };
+  metadata?: ObjectMeta;
   spec?: {
     accessModes?: string[];
     resources?: { requests?: Record<string, string> };

@@ -4,7 +4,7 @@
  * one of them, or the one annotated default among several; none means the claim's volume
  * cannot be snapshotted (it is excluded from the VM snapshot).
  */
-import type { Lister } from '../services/ports';
+import type { Lister } from '../../common/controller-ports';
 import type { StorageClass, VolumeSnapshotClass } from './resources';
 
 const DEFAULT_CLASS_ANNOTATION = 'snapshot.storage.kubernetes.io/is-default-class';

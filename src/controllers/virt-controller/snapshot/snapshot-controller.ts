@@ -14,11 +14,11 @@ import type {
   VirtualMachineSnapshotStatus,
   VolumeBackup,
 } from '../../../api/generated/types';
+import type { ControllerDeps, KeyReconciler, Lister, ReconcileResult } from '../../common/controller-ports';
+import { timestamp } from '../../common/controller-ports';
 import { NotFoundError } from '../../runtime/errors';
 import { sameJson } from '../../runtime/same-json';
 import type { KubeObject } from '../../runtime/types';
-import type { ControllerDeps, KeyReconciler, Lister, ReconcileResult } from '../services/ports';
-import { timestamp } from '../services/ports';
 import {
   ConditionType,
   condition,

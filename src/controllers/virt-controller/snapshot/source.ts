@@ -10,9 +10,9 @@ import type {
   VirtualMachineInstance,
   VirtualMachineSnapshot,
 } from '../../../api/generated/types';
+import type { Lister } from '../../common/controller-ports';
 import { VirtualMachineType } from '../../runtime/resources';
 import type { ObjectClient } from '../../runtime/types';
-import type { Lister } from '../services/ports';
 import type { Pvc } from './resources';
 
 /** The finalizer a locked source VM carries. */

@@ -1,5 +1,5 @@
 /**
- * Registers the snapshot, content and restore controllers on virt-controller's Manager and
+ * Registers the snapshot, content, restore and clone controllers on virt-controller's Manager and
  * wires their informers: a VM or its VMI changing wakes the snapshots of it and the
  * restores targeting it; a VolumeSnapshot wakes its content; a content its snapshot; a
  * claim the restores of its namespace.
@@ -11,19 +11,21 @@ import type {
   VirtualMachineSnapshot,
   VirtualMachineSnapshotContent,
 } from '../../../api/generated/types';
+import type { EventRecorder, KeyReconciler } from '../../common/controller-ports';
+import { lister, ownerKey } from '../../common/controller-wiring';
 import type { Pod } from '../../common/pod';
 import type { Controller } from '../../runtime/controller';
 import type { Informer, SharedInformerFactory } from '../../runtime/informer';
 import { objectKey } from '../../runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../runtime/types';
+import { registerCloneController } from '../clone/wiring';
 import { VmRestoreController } from '../restore/restore-controller';
-import type { EventRecorder, KeyReconciler } from '../services/ports';
-import { lister, ownerKey } from '../wiring';
 import { VmSnapshotContentController } from './content-controller';
 import {
   type Pvc,
   type StorageClass,
   StorageClassType,
+  snapshotTypes,
   VirtualMachineRestoreType,
   VirtualMachineSnapshotContentType,
   VirtualMachineSnapshotType,
@@ -50,7 +52,7 @@ export interface SnapshotWiring {
   freezer?: VmiFreezer;
 }
 
-/** Starts nothing: registers the three controllers (the Manager starts them). */
+/** Starts nothing: registers the four controllers (the Manager starts them). */
 export function registerSnapshotControllers(w: SnapshotWiring): void {
   const snapInf = w.informers.informerFor(VirtualMachineSnapshotType);
   const contentInf = w.informers.informerFor(VirtualMachineSnapshotContentType);
@@ -129,6 +131,12 @@ export function registerSnapshotControllers(w: SnapshotWiring): void {
     for (const r of restoreInf.indexer.byIndex('namespace', c.metadata?.namespace ?? ''))
       restoreLoop.queue.add(objectKey(r));
   });
+  registerCloneController({
+    ...w,
+    snapshotInformer: snapInf,
+    contentInformer: contentInf,
+    restoreInformer: restoreInf,
+  });
   // A class appearing changes which volumes can be snapshotted: look at unfinished snapshots.
   const all = () => {
     for (const s of snapInf.indexer.list()) snapLoop.queue.add(objectKey(s));
@@ -143,14 +151,7 @@ export function registerSnapshotControllers(w: SnapshotWiring): void {
  * controllers over an unserved kind would hold up all the others.
  */
 export async function unservedSnapshotKind(client: ObjectClient): Promise<string | undefined> {
-  for (const t of [
-    VirtualMachineSnapshotType,
-    VirtualMachineSnapshotContentType,
-    VirtualMachineRestoreType,
-    VolumeSnapshotType,
-    VolumeSnapshotClassType,
-    StorageClassType,
-  ]) {
+  for (const t of snapshotTypes) {
     try {
       await client.list(t, { limit: 1 });
     } catch (e) {

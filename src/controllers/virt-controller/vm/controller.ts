@@ -6,38 +6,33 @@
  * VM's status (printableStatus, conditions, created, ready, generations).
  */
 import type { ClusterConfig } from '../../../api/config/cluster-config';
+import type { DataVolume } from '../../../api/generated/cdi/types';
 import type {
   VirtualMachine,
-  VirtualMachineCondition,
   VirtualMachineInstance,
   VirtualMachineStatus,
 } from '../../../api/generated/types';
-import type { InstancetypeCatalog } from '../../../api/instancetype/catalog';
+import type { InstancetypeCatalog, InstancetypeObjectCatalog } from '../../../api/instancetype/catalog';
+import type { ControllerRevision } from '../../../api/instancetype/revision';
 import { Finalizers } from '../../../api/labels';
+import type {
+  ControllerDeps,
+  Expectations,
+  KeyReconciler,
+  Lister,
+  ReconcileResult,
+} from '../../common/controller-ports';
 import { VmiResource } from '../../common/vmi-resource';
 import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { VirtualMachineType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
-import {
-  type ControllerDeps,
-  type Expectations,
-  type KeyReconciler,
-  type Lister,
-  type ReconcileResult,
-  timestamp,
-} from '../services/ports';
-import { type Claim, hasUnboundClaim } from '../services/volumes';
-import { type PrintableStatusInput, printableStatus } from './printable-status';
-import {
-  decideRunStrategy,
-  effectiveRunStrategy,
-  firstRequestDone,
-  isSetToStart,
-  RunStrategyError,
-  type VmiState,
-} from './run-strategy';
-import { backoffSecondsLeft, nextStartFailure } from './start-backoff';
-import { type SyncFailure, vmConditions } from './vm-conditions';
+import type { Claim } from '../services/volumes';
+import { handleDataVolumes } from './datavolumes';
+import { InstancetypeRevisions } from './instancetype-revisions';
+import { decideRunStrategy, effectiveRunStrategy, RunStrategyError } from './run-strategy';
+import { backoffSecondsLeft } from './start-backoff';
+import type { SyncFailure } from './vm-conditions';
+import { computeVmStatus, vmiState } from './vm-status';
 import { VM_GENERATION_ANNOTATION, vmiFromTemplate } from './vmi-template';
 
 /** Event reasons of the VM controller (upstream values). */
@@ -56,32 +51,36 @@ export interface VmControllerDeps extends ControllerDeps {
   expectations: Expectations;
   config: () => ClusterConfig;
   /** Instance types and preferences to expand VMs with; none means VMs must not reference any. */
-  catalog?: () => InstancetypeCatalog;
+  catalog?: () => InstancetypeObjectCatalog;
+  /** Cached ControllerRevisions, where the VMs' instance type and preference copies are read first. */
+  revisions?: Lister<ControllerRevision>;
   /** PersistentVolumeClaims, when watched: unbound claims show as WaitingForVolumeBinding. */
   claims?: Lister<Claim>;
+  /**
+   * DataVolumes, when watched: dataVolumeTemplates become DataVolumes owned by the VM, the
+   * VM waits for them, and printableStatus shows Provisioning / DataVolumeError.
+   */
+  dataVolumes?: Lister<DataVolume>;
   onWrite?: (kind: 'VirtualMachineInstance' | 'VirtualMachine', verb: 'create' | 'update' | 'delete') => void;
 }
 
 /** A failure of the last sync, surfaced as the VM's Failure condition. */
 type SyncError = SyncFailure;
 
-const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
-
-function vmiState(vmi: VirtualMachineInstance | undefined): VmiState | undefined {
-  if (!vmi) return undefined;
-  return {
-    uid: vmi.metadata?.uid ?? '',
-    phase: vmi.status?.phase,
-    deleting: vmi.metadata?.deletionTimestamp !== undefined,
-  };
-}
-
 function ownedBy(vmi: VirtualMachineInstance, vm: VirtualMachine): boolean {
   return (vmi.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === vm.metadata?.uid);
 }
 
+/**
+ * Reconciles one VirtualMachine (`namespace/name` key): starts or stops its VMI as the
+ * run strategy asks and mirrors the VMI into the VM's status.
+ */
 export class VmController implements KeyReconciler {
-  constructor(private readonly d: VmControllerDeps) {}
+  private readonly revisions?: InstancetypeRevisions;
+
+  constructor(private readonly d: VmControllerDeps) {
+    if (d.catalog) this.revisions = new InstancetypeRevisions({ ...d, catalog: d.catalog });
+  }
 
   private now(): Date {
     return this.d.now?.() ?? new Date();
@@ -110,9 +109,17 @@ export class VmController implements KeyReconciler {
     let syncError: SyncError | undefined;
     let requeueAfterMs: number | undefined;
     let vmAfterSync = vm;
-    if (this.d.expectations.satisfied(key)) {
+    // Instance type revisions first (upstream's instancetype Sync): new status refs are written alone.
+    let catalog: InstancetypeCatalog | undefined = this.d.catalog?.();
+    if (this.revisions && !vm.metadata?.deletionTimestamp) {
+      const r = await this.revisions.sync(vm);
+      if (r.refs) return void (await this.writeStatus(vm, { ...(vm.status ?? {}), ...r.refs }));
+      catalog = r.catalog ?? catalog;
+      if (r.error) syncError = { reason: 'FailedCreate', message: r.error };
+    }
+    if (!syncError && this.d.expectations.satisfied(key)) {
       try {
-        const r = await this.sync(key, vm, vmi);
+        const r = await this.sync(key, vm, vmi, catalog);
         requeueAfterMs = r.requeueAfterMs;
         if (r.vm) vmAfterSync = r.vm;
         if (r.created) vmi = r.created; // as the API server returned it; the cache may lag
@@ -125,7 +132,7 @@ export class VmController implements KeyReconciler {
     }
     if (vmAfterSync !== vm) return { requeueAfterMs };
 
-    const status = this.computeStatus(vm, vmi, syncError);
+    const status = this.computeStatus(vm, vmi, syncError, catalog);
     await this.writeStatus(vm, status);
 
     // Once the VMI is final and recorded on the VM, let it go.
@@ -143,10 +150,23 @@ export class VmController implements KeyReconciler {
     key: string,
     vm: VirtualMachine,
     vmi: VirtualMachineInstance | undefined,
+    catalog: InstancetypeCatalog | undefined,
   ): Promise<{ requeueAfterMs?: number; created?: VirtualMachineInstance; vm?: VirtualMachine }> {
     if (vm.metadata?.deletionTimestamp) {
       if (vmi && !vmi.metadata?.deletionTimestamp) await this.stopVmi(key, vm, vmi);
       return {};
+    }
+    const dataVolumes = this.d.dataVolumes;
+    if (dataVolumes && vm.spec.dataVolumeTemplates?.length) {
+      // As upstream: a VM waits for its DataVolumes (unless Halted, legacy behaviour).
+      const ready = await handleDataVolumes({ ...this.d, dataVolumes }, vm);
+      let halted = false;
+      try {
+        halted = effectiveRunStrategy(vm.spec) === 'Halted';
+      } catch {
+        // an invalid strategy is reported by decideRunStrategy below
+      }
+      if (!ready && !halted) return {};
     }
     const decision = decideRunStrategy({
       runStrategy: vm.spec.runStrategy,
@@ -162,7 +182,7 @@ export class VmController implements KeyReconciler {
       case 'wait':
         return { requeueAfterMs: decision.retryAfterSeconds * 1000 };
       case 'start':
-        return { created: await this.startVmi(key, vm, decision.paused) };
+        return { created: await this.startVmi(key, vm, decision.paused, catalog) };
       case 'stop':
         if (vmi) await this.stopVmi(key, vm, vmi);
         if (decision.thenRequestStart) {
@@ -181,13 +201,22 @@ export class VmController implements KeyReconciler {
     }
   }
 
-  /** Builds the VMI this VM would start now: template expanded, defaulted, owned by the VM. */
-  buildVmi(vm: VirtualMachine, paused: boolean): { vmi?: VirtualMachineInstance; errors: string[] } {
-    return vmiFromTemplate(vm, paused, this.d.config(), this.d.catalog?.());
+  /** Builds the VMI this VM would start now: template expanded (`catalog`: default live), defaulted, owned by the VM. */
+  buildVmi(
+    vm: VirtualMachine,
+    paused: boolean,
+    catalog: InstancetypeCatalog | undefined = this.d.catalog?.(),
+  ): { vmi?: VirtualMachineInstance; errors: string[] } {
+    return vmiFromTemplate(vm, paused, this.d.config(), catalog);
   }
 
-  private async startVmi(key: string, vm: VirtualMachine, paused: boolean): Promise<VirtualMachineInstance> {
-    const { vmi, errors } = this.buildVmi(vm, paused);
+  private async startVmi(
+    key: string,
+    vm: VirtualMachine,
+    paused: boolean,
+    catalog: InstancetypeCatalog | undefined,
+  ): Promise<VirtualMachineInstance> {
+    const { vmi, errors } = this.buildVmi(vm, paused, catalog);
     if (!vmi) {
       const message = `Error creating virtual machine instance: ${errors.join('; ')}`;
       this.d.recorder.event(vm, 'Warning', VmEventReason.FailedCreate, message);
@@ -264,95 +293,27 @@ export class VmController implements KeyReconciler {
     }
   }
 
-  /** The VM's status as upstream's updateStatus computes it. */
+  /** The VM's status as upstream's updateStatus computes it (vm-status.ts). */
   computeStatus(
     vm: VirtualMachine,
     vmi: VirtualMachineInstance | undefined,
     syncError?: SyncError,
+    catalog?: InstancetypeCatalog,
   ): VirtualMachineStatus {
-    const key = keyOf(vm.metadata?.namespace, vm.metadata?.name);
-    const now = timestamp(this.now());
-    const status: VirtualMachineStatus = structuredClone(vm.status ?? {});
-    let strategy: string;
-    try {
-      strategy = effectiveRunStrategy(vm.spec);
-    } catch (err) {
-      strategy = 'Unknown';
-      syncError ??= { reason: 'FailedRunStrategy', message: (err as Error).message };
-    }
-    status.runStrategy = strategy;
-    status.created = vmi !== undefined;
-    const vmiReady = vmi?.status?.conditions?.find((c) => c.type === 'Ready');
-    status.ready = vmi !== undefined && vmiReady?.status === 'True' && vmi.status?.phase === 'Running';
-    status.desiredGeneration = vm.metadata?.generation;
-    const vmiGen = Number(vmi?.metadata?.annotations?.[VM_GENERATION_ANNOTATION]);
-    if (Number.isFinite(vmiGen) && vmiGen > 0) status.observedGeneration = vmiGen;
-
-    // stateChangeRequests: drop the first one once carried out.
-    if (firstRequestDone(status.stateChangeRequests, vmiState(vmi))) {
-      status.stateChangeRequests = status.stateChangeRequests?.slice(1);
-      if (status.stateChangeRequests?.length === 0) delete status.stateChangeRequests;
-    }
-
-    // Crash-loop backoff bookkeeping.
-    const everRunning = (vmi?.status?.phaseTransitionTimestamps ?? []).some((t) => t.phase === 'Running');
-    const failure = nextStartFailure(
-      status.startFailure,
-      strategy,
-      vmi ? { uid: vmi.metadata?.uid ?? '', phase: vmi.status?.phase, everRunning } : undefined,
-      this.now(),
-    );
-    if (failure) status.startFailure = failure;
-    else delete status.startFailure;
-
-    status.conditions = vmConditions(
-      (status.conditions ?? []) as VirtualMachineCondition[],
-      vmi,
-      syncError,
-      this.restartRequired(vm, vmi),
-      now,
-    );
-
-    const input: PrintableStatusInput = {
-      vmDeleting: vm.metadata?.deletionTimestamp !== undefined,
-      runStrategy: strategy,
-      setToStart: (() => {
-        try {
-          return isSetToStart({
-            ...vm.spec,
-            stateChangeRequests: status.stateChangeRequests,
-            vmi: vmiState(vmi),
-          });
-        } catch {
-          return false;
-        }
-      })(),
-      startExpected: (this.d.expectations.pending(key)?.add ?? 0) > 0,
-      stopExpected: (this.d.expectations.pending(key)?.del ?? 0) > 0,
-      consecutiveFailCount: status.startFailure?.consecutiveFailCount ?? 0,
-      unboundPvc: this.d.claims
-        ? hasUnboundClaim(vm.spec.template.spec, vm.metadata?.namespace ?? '', this.d.claims)
-        : false,
-      vmi: vmi && {
-        phase: vmi.status?.phase,
-        deleting: vmi.metadata?.deletionTimestamp !== undefined,
-        conditions: vmi.status?.conditions,
-        migrating:
-          vmi.status?.migrationState !== undefined &&
-          !vmi.status.migrationState.completed &&
-          !vmi.status.migrationState.failed,
-      },
-    };
-    status.printableStatus = printableStatus(input);
-    return status;
+    const restartRequired = () => this.restartRequired(vm, vmi, catalog);
+    return computeVmStatus(this.d, vm, vmi, syncError, restartRequired, () => this.now());
   }
 
   /** The template changed since the running VMI was created from it (defaulted specs differ). */
-  private restartRequired(vm: VirtualMachine, vmi: VirtualMachineInstance | undefined): boolean {
+  private restartRequired(
+    vm: VirtualMachine,
+    vmi: VirtualMachineInstance | undefined,
+    catalog: InstancetypeCatalog | undefined,
+  ): boolean {
     if (!vmi || vmi.metadata?.deletionTimestamp) return false;
     if (vmi.metadata?.annotations?.[VM_GENERATION_ANNOTATION] === String(vm.metadata?.generation ?? 1))
       return false;
-    const { vmi: wanted } = this.buildVmi(vm, vmi.spec.startStrategy === 'Paused');
+    const { vmi: wanted } = this.buildVmi(vm, vmi.spec.startStrategy === 'Paused', catalog);
     if (!wanted) return false;
     return !sameJson({ ...wanted.spec, startStrategy: undefined }, { ...vmi.spec, startStrategy: undefined });
   }

@@ -12,7 +12,7 @@ import type { InstancetypeCatalog } from '../../../api/instancetype/catalog';
 import { expandVirtualMachine } from '../../../api/instancetype/expand';
 import { Finalizers } from '../../../api/labels';
 import { validateVirtualMachineInstanceSpec } from '../../../api/validation/vmi-spec';
-import { controllerRef } from '../services/owner-ref';
+import { controllerRef } from '../../common/owner-ref';
 
 /** The VMI annotation recording the VM generation it was created from (upstream). */
 export const VM_GENERATION_ANNOTATION = 'kubevirt.io/vm-generation';

@@ -7,13 +7,6 @@
 import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
 import { Finalizers } from '../../../api/labels';
-import type { Pod } from '../../common/pod';
-import { VmiResource } from '../../common/vmi-resource';
-import { ConflictError, InvalidError, NotFoundError } from '../../runtime/errors';
-import { PodType } from '../../runtime/resources';
-import { sameJson } from '../../runtime/same-json';
-import { missingNetworkAttachment, type NetworkAttachmentDefinition } from '../services/network-attachments';
-import { type LauncherPodOptions, PodRenderError, renderLauncherPod } from '../services/pod-renderer';
 import {
   type ControllerDeps,
   type Expectations,
@@ -22,7 +15,14 @@ import {
   type PodsByVmi,
   type ReconcileResult,
   timestamp,
-} from '../services/ports';
+} from '../../common/controller-ports';
+import type { Pod } from '../../common/pod';
+import { VmiResource } from '../../common/vmi-resource';
+import { ConflictError, InvalidError, NotFoundError } from '../../runtime/errors';
+import { PodType } from '../../runtime/resources';
+import { sameJson } from '../../runtime/same-json';
+import { missingNetworkAttachment, type NetworkAttachmentDefinition } from '../services/network-attachments';
+import { type LauncherPodOptions, PodRenderError, renderLauncherPod } from '../services/pod-renderer';
 import { blockVolumeNames, type Claim, missingClaim, nextVolumeStatus } from '../services/volumes';
 import { podDownOrGoingDown } from './pod-state';
 import { isFinalPhase, nextVmiStatus, VmiPhase } from './status';
@@ -68,6 +68,10 @@ function pickPod(pods: Pod[], nodeName: string | undefined): Pod | undefined {
   return list.filter((p) => !p.metadata?.labels?.['kubevirt.io/migrationJobUID']).sort(byNewest)[0];
 }
 
+/**
+ * Reconciles one VirtualMachineInstance (`namespace/name` key): creates its launcher pod,
+ * moves it through Pending, Scheduling and Scheduled, and cleans up pods and finalizer.
+ */
 export class VmiController implements KeyReconciler {
   constructor(private readonly d: VmiControllerDeps) {}
 

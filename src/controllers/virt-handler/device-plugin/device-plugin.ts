@@ -13,7 +13,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { credentials, Metadata, Server, ServerCredentials, type ServerWritableStream } from '@grpc/grpc-js';
+import { credentials, Metadata, Server, type ServerWritableStream } from '@grpc/grpc-js';
+import { bindUnixSocket } from '../../common/grpc-unix';
 import {
   type AllocateRequest,
   type AllocateResponse,
@@ -151,11 +152,7 @@ export class DevicePlugin {
       },
       preStartContainer: (_call: unknown, cb: (e: null, r: object) => void) => cb(null, {}),
     });
-    await new Promise<void>((resolve, reject) =>
-      server.bindAsync(`unix://${this.socketPath}`, ServerCredentials.createInsecure(), (e) =>
-        e ? reject(e) : resolve(),
-      ),
-    );
+    await bindUnixSocket(server, this.socketPath);
     this.server = server;
     await this.register();
   }

@@ -76,6 +76,7 @@ function userRules(write: boolean): Array<Record<string, unknown>> {
       resources: ['virtualmachinesnapshots', 'virtualmachinesnapshotcontents', 'virtualmachinerestores'],
       verbs,
     },
+    { apiGroups: ['clone.kubevirt.io'], resources: ['virtualmachineclones'], verbs },
     {
       apiGroups: ['instancetype.kubevirt.io'],
       resources: ['virtualmachineinstancetypes', 'virtualmachinepreferences'],

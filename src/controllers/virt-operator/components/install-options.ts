@@ -114,6 +114,16 @@ export function devClusterPodFields(o: InstallOptions): { hostNetwork?: boolean;
   return o.devCluster ? { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' } : {};
 }
 
+/** The pod security context of a component that runs as the image's non-root user (the image's default user is root). */
+export function nonRootPodSecurity(): Record<string, unknown> {
+  return { runAsNonRoot: true, runAsUser: 1001, seccompProfile: { type: 'RuntimeDefault' } };
+}
+
+/** The container security context of a component that needs no privilege. */
+export function unprivilegedContainerSecurity(): Record<string, unknown> {
+  return { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+}
+
 /** Env of a component container: its pod name and namespace, plus the dev cluster's API server address. */
 export function componentEnv(o: InstallOptions): Array<Record<string, unknown>> {
   const env: Array<Record<string, unknown>> = [

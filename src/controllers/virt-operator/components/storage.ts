@@ -13,11 +13,19 @@ import { parseAllDocuments } from 'yaml';
 import { csiDriverObject, storageClassObject, volumeSnapshotClassObject } from '../../common/csi-objects';
 import type { KubeObject } from '../../runtime/types';
 import { csiNodeObjects } from './csi-driver';
-import { componentEnv, componentLabels, devClusterPodFields, type InstallOptions } from './install-options';
+import {
+  componentEnv,
+  componentLabels,
+  devClusterPodFields,
+  type InstallOptions,
+  unprivilegedContainerSecurity,
+} from './install-options';
 import { clusterRoleFor, type Rule, roleFor, serviceAccount } from './rbac';
 
 const SNAPSHOT_CONTROLLER = 'snapshot-controller';
 const READ = ['get', 'list', 'watch'];
+/** The CSI snapshot API group (external-snapshotter's CRDs). */
+export const SNAPSHOT_STORAGE_GROUP = 'snapshot.storage.k8s.io';
 /** Where the VolumeSnapshot CRDs are, under the crds directory. */
 export const SNAPSHOT_CRDS_SUBDIR = 'external-snapshotter';
 
@@ -32,6 +40,14 @@ export function snapshotCrdObjects(crdsDir: string): KubeObject[] {
         .map((d) => d.toJS() as KubeObject | null)
         .filter((o): o is KubeObject => o?.kind === 'CustomResourceDefinition'),
     );
+}
+
+/** True for a CRD of the CSI snapshot API group (the cluster's, not the install's: see install-objects.ts). */
+export function isSnapshotCrd(obj: KubeObject): boolean {
+  return (
+    obj.kind === 'CustomResourceDefinition' &&
+    (obj.spec as { group?: string } | undefined)?.group === SNAPSHOT_STORAGE_GROUP
+  );
 }
 
 /** snapshot-controller's rules (external-snapshotter's rbac-snapshot-controller.yaml, without group snapshots) and the nodes it reads for distributed snapshotting. */
@@ -83,7 +99,7 @@ export function snapshotControllerDeployment(o: InstallOptions): KubeObject {
               args: ['--v=2', '--leader-election=true', '--enable-distributed-snapshotting=true'],
               env: componentEnv(o),
               resources: { requests: { cpu: '5m', memory: '40Mi' } },
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              securityContext: unprivilegedContainerSecurity(),
             },
           ],
         },

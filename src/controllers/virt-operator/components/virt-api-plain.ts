@@ -7,7 +7,14 @@
  * their Secrets (required volumes), which virt-certs writes within seconds of starting.
  */
 import type { KubeObject } from '../../runtime/types';
-import { componentEnv, componentLabels, devClusterPodFields, type InstallOptions } from './install-options';
+import {
+  componentEnv,
+  componentLabels,
+  devClusterPodFields,
+  type InstallOptions,
+  nonRootPodSecurity,
+  unprivilegedContainerSecurity,
+} from './install-options';
 import { clusterRoleFor, roleFor, serviceAccount } from './rbac';
 import { virtApiComponents } from './virt-api';
 
@@ -89,11 +96,7 @@ function virtCertsObjects(o: InstallOptions): KubeObject[] {
           spec: {
             serviceAccountName: CERTS,
             ...devClusterPodFields(o),
-            securityContext: {
-              runAsNonRoot: true,
-              runAsUser: 1001,
-              seccompProfile: { type: 'RuntimeDefault' },
-            },
+            securityContext: nonRootPodSecurity(),
             containers: [
               {
                 name: CERTS,
@@ -102,7 +105,7 @@ function virtCertsObjects(o: InstallOptions): KubeObject[] {
                 command: ['kubevirt-ts', 'virt-certs', '--namespace', o.namespace],
                 env: componentEnv(o),
                 resources: { requests: { cpu: '5m', memory: '64Mi' } },
-                securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+                securityContext: unprivilegedContainerSecurity(),
               },
             ],
           },

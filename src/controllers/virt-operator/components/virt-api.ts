@@ -5,6 +5,7 @@
  * its RBAC (service account, cluster role, bindings, and reading the API server's
  * authentication ConfigMap in kube-system).
  */
+import { nonRootPodSecurity, unprivilegedContainerSecurity } from './install-options';
 
 /** Options of {@link virtApiComponents}. */
 export interface VirtApiComponentOptions {
@@ -84,6 +85,13 @@ const MUTATING: Hook[] = [
     ['virtualmachineinstancemigrations'],
     ['CREATE'],
   ),
+  {
+    name: 'virtualmachineclones-mutator.kubevirt.io',
+    path: '/vm-clone-mutate-create',
+    group: 'clone.kubevirt.io',
+    resources: ['virtualmachineclones'],
+    operations: ['CREATE'],
+  },
 ];
 
 const it = (kind: string): Hook => ({
@@ -151,6 +159,13 @@ const VALIDATING: Hook[] = [
     path: '/virtualmachinerestores-validate',
     group: 'snapshot.kubevirt.io',
     resources: ['virtualmachinerestores'],
+    operations: ['CREATE', 'UPDATE'],
+  },
+  {
+    name: 'vm-clone-validator.kubevirt.io',
+    path: '/vm-clone-validate-create',
+    group: 'clone.kubevirt.io',
+    resources: ['virtualmachineclones'],
     operations: ['CREATE', 'UPDATE'],
   },
   {
@@ -226,6 +241,12 @@ function rbac(o: VirtApiComponentOptions): Obj[] {
       verbs: ['create', 'get', 'list', 'watch'],
     },
     { apiGroups: ['instancetype.kubevirt.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+    // A VM's stored instance type and preference revisions (admission and expand-spec read them).
+    { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['get'] },
+    // inferFromVolume: the labels of what backs the volume (claim, DataVolume, DataSource, snapshot).
+    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
+    { apiGroups: ['cdi.kubevirt.io'], resources: ['datavolumes', 'datasources'], verbs: ['get'] },
+    { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
     // The restore webhook refuses a second restore in progress for one target.
     {
       apiGroups: ['snapshot.kubevirt.io'],
@@ -286,11 +307,7 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
         spec: {
           serviceAccountName: 'kubevirt-apiserver',
           // The image's default user is root: name a non-root one, as virt-controller's.
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 1001,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: nonRootPodSecurity(),
           containers: [
             {
               name: NAME,
@@ -318,7 +335,7 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
                 periodSeconds: 10,
               },
               resources: { requests: { cpu: '5m', memory: '128Mi' } },
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              securityContext: unprivilegedContainerSecurity(),
               volumeMounts: [
                 { name: 'kubevirt-virt-api-certs', mountPath: '/etc/virt-api/certificates', readOnly: true },
                 {

@@ -7,7 +7,14 @@
  */
 import type { KubeObject } from '../../runtime/types';
 import { CONTROLLER_CERTS } from './cert-secrets';
-import { componentEnv, componentLabels, devClusterPodFields, type InstallOptions } from './install-options';
+import {
+  componentEnv,
+  componentLabels,
+  devClusterPodFields,
+  type InstallOptions,
+  nonRootPodSecurity,
+  unprivilegedContainerSecurity,
+} from './install-options';
 import { certVolume, metricsContainerPort, metricsPort, PROMETHEUS_LABEL } from './metrics';
 import { clusterRoleFor, type Rule, roleFor, serviceAccount } from './rbac';
 
@@ -27,7 +34,16 @@ export const virtControllerRules: Rule[] = [
   },
   // The launcher pod's readiness-gate condition (kubevirt.io/virtual-machine-unpaused).
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
-  { apiGroups: [''], resources: ['persistentvolumeclaims', 'nodes', 'namespaces'], verbs: READ },
+  { apiGroups: [''], resources: ['nodes', 'namespaces'], verbs: READ },
+  // CDI's DataVolume controller makes each DataVolume's claim (and annotates it).
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ALL },
+  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: READ },
+  {
+    apiGroups: ['cdi.kubevirt.io'],
+    resources: ['datavolumes', 'datavolumes/status', 'storageprofiles', 'storageprofiles/status'],
+    verbs: ALL,
+  },
+  { apiGroups: ['cdi.kubevirt.io'], resources: ['cdiconfigs', 'datasources'], verbs: READ },
   // The node controller marks a node whose virt-handler stopped heartbeating unschedulable.
   { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
@@ -63,6 +79,12 @@ export const virtControllerRules: Rule[] = [
     ],
     verbs: READ,
   },
+  // The instance type and preference copies a VM is expanded from (upstream's verbs).
+  {
+    apiGroups: ['apps'],
+    resources: ['controllerrevisions'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+  },
   { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: READ },
   // A VMI's multus networks must exist before its pod is made (upstream reads them too).
   { apiGroups: ['k8s.cni.cncf.io'], resources: ['network-attachment-definitions'], verbs: READ },
@@ -79,6 +101,12 @@ export const virtControllerRules: Rule[] = [
       'virtualmachinerestores',
       'virtualmachinerestores/status',
     ],
+    verbs: ALL,
+  },
+  // VM clones: a snapshot of the source and a restore to the target, both deleted when done.
+  {
+    apiGroups: ['clone.kubevirt.io'],
+    resources: ['virtualmachineclones', 'virtualmachineclones/status'],
     verbs: ALL,
   },
   { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ALL },
@@ -159,11 +187,7 @@ export function virtControllerDeployment(o: InstallOptions): KubeObject {
           serviceAccountName: NAME,
           priorityClassName: 'system-cluster-critical',
           ...devClusterPodFields(o),
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 1001,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: nonRootPodSecurity(),
           containers: [
             {
               name: NAME,
@@ -173,7 +197,7 @@ export function virtControllerDeployment(o: InstallOptions): KubeObject {
               env: componentEnv(o),
               ...probes,
               resources: { requests: { cpu: '10m', memory: '150Mi' } },
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              securityContext: unprivilegedContainerSecurity(),
               volumeMounts: [certs.mount],
             },
           ],

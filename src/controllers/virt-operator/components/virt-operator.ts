@@ -8,7 +8,13 @@
  */
 import type { KubeObject } from '../../runtime/types';
 import { crdObjects } from './crds';
-import { componentEnv, componentLabels, devClusterPodFields, type InstallOptions } from './install-options';
+import {
+  componentEnv,
+  componentLabels,
+  devClusterPodFields,
+  type InstallOptions,
+  unprivilegedContainerSecurity,
+} from './install-options';
 import { namespaceObjects } from './namespace';
 import { clusterRoleFor, type Rule, roleFor, serviceAccount } from './rbac';
 
@@ -98,7 +104,7 @@ export function virtOperatorObjects(o: InstallOptions, crdsDir: string): KubeObj
                 ],
                 env: componentEnv(o),
                 resources: { requests: { cpu: '10m', memory: '150Mi' } },
-                securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+                securityContext: unprivilegedContainerSecurity(),
               },
             ],
           },

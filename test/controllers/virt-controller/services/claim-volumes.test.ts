@@ -7,9 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { createClusterConfig } from '../../../../src/api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../../src/api/generated/types';
+import type { Lister } from '../../../../src/controllers/common/controller-ports';
 import { parseLauncherArgs } from '../../../../src/controllers/common/launcher-args';
 import { renderLauncherPod } from '../../../../src/controllers/virt-controller/services/pod-renderer';
-import type { Lister } from '../../../../src/controllers/virt-controller/services/ports';
 import {
   blockVolumeNames,
   type Claim,

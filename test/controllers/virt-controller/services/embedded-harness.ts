@@ -2,7 +2,9 @@
  * Test harness: an in-memory embedded store with the virt-controller and the node
  * simulator running on it, plus helpers to wait for a state and to read writes.
  */
+
 import { createClusterConfig } from '../../../../src/api/config/cluster-config';
+import { registerCdiControllers } from '../../../../src/controllers/cdi-controller/cdi-controller';
 import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/store';
 import type { ResourceType } from '../../../../src/controllers/runtime/types';
 import {
@@ -31,6 +33,8 @@ export async function startHarness(
     instancetypes?: boolean;
     volumes?: boolean;
     networkAttachments?: boolean;
+    dataVolumeTemplates?: boolean;
+    dataVolumes?: boolean;
     snapshots?: boolean;
     freezer?: VirtControllerOptions['freezer'];
   } = {},
@@ -50,11 +54,20 @@ export async function startHarness(
     instancetypes: opts.instancetypes,
     volumes: opts.volumes,
     networkAttachments: opts.networkAttachments,
+    dataVolumeTemplates: opts.dataVolumeTemplates,
     snapshots: opts.snapshots,
     freezer: opts.freezer,
     onWrite: (w) => writes.push(w),
     onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
   });
+  if (opts.dataVolumes)
+    registerCdiControllers({
+      manager: ctrl.manager,
+      recorder: ctrl.recorder,
+      importer: { image: 'kubevirt-ts/launcher:test' },
+      workers: 2,
+      onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
+    });
   const sim = new NodeSimulator(store, {
     ...opts.sim,
     onWrite: (role, kind, name) => simWrites.push({ role, kind, name }),

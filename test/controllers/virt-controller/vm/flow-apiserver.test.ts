@@ -30,6 +30,7 @@ import {
 } from '../../../support/kube';
 import { NodeSimulator, type SimRole } from '../../../support/node-simulator';
 import { waitFor } from '../services/embedded-harness';
+import { instancetypeRevisionScenario } from './instancetype-revisions-case';
 
 const kubectlPath = path.join(kubeBinDir, 'kubectl');
 const ready = available() && existsSync(kubectlPath);
@@ -81,6 +82,8 @@ describe.skipIf(!run)('virt-controller on a real kube-apiserver', () => {
         '--timeout=60s',
         'crd/virtualmachines.kubevirt.io',
         'crd/virtualmachineinstances.kubevirt.io',
+        'crd/virtualmachineinstancetypes.instancetype.kubevirt.io',
+        'crd/virtualmachinepreferences.instancetype.kubevirt.io',
       ],
       { encoding: 'utf8' },
     );
@@ -135,6 +138,7 @@ describe.skipIf(!run)('virt-controller on a real kube-apiserver', () => {
       config: createClusterConfig({}, { hostArchitecture: 'amd64' }),
       launcher: { launcherImage: 'kubevirt-ts/launcher:test' },
       namespace: NS,
+      instancetypes: true,
       onWrite: (w) => writes.push(w),
       onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
     });
@@ -249,5 +253,9 @@ describe.skipIf(!run)('virt-controller on a real kube-apiserver', () => {
       async () => (await getVm('real1')).status?.printableStatus === 'Stopped',
       30_000,
     );
+  });
+
+  it('instance type revisions: an edit leaves the next start unchanged, clearing the reference picks it up', async () => {
+    await instancetypeRevisionScenario(client, NS, 'revs', 30_000);
   });
 });

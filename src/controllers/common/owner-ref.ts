@@ -1,14 +1,8 @@
 /** The controller owner reference a KubeVirt controller puts on the objects it creates. */
+import type { OwnerReference as ApiOwnerReference } from '../../api/generated/types';
 
-/** An ownerReferences entry. */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller: boolean;
-  blockOwnerDeletion: boolean;
-}
+/** An ownerReferences entry with `controller` and `blockOwnerDeletion` set. */
+export type OwnerReference = Required<ApiOwnerReference>;
 
 /**
  * The reference that makes `owner` the controller of a new object: garbage collection

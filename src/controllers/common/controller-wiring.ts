@@ -5,7 +5,7 @@
 import type { Informer } from '../runtime/informer';
 import type { Reconciler } from '../runtime/reconciler';
 import type { KubeObject, OwnerReference } from '../runtime/types';
-import type { KeyReconciler, Lister } from './services/ports';
+import type { KeyReconciler, Lister } from './controller-ports';
 
 /** The controlling owner reference of `obj`. */
 export function controllerOf(obj: KubeObject): OwnerReference | undefined {

@@ -3,7 +3,7 @@
  * caches, a way to requeue, an event recorder and create/delete expectations. Small on
  * purpose so the runtime's informers, work queue and recorder satisfy them directly.
  */
-import type { ObjectClient } from '../../runtime/types';
+import type { ObjectClient } from '../runtime/types';
 
 /** A read-only view of an informer cache. */
 export interface Lister<T> {

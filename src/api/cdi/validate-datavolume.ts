@@ -1,0 +1,142 @@
+/**
+ * What kubevirt-ts accepts of a DataVolume's spec (CDI's webhook rules where they apply,
+ * plus the refusal of what is not built yet): the DataVolume controller fails a
+ * DataVolume that breaks them, with the field path and reason in its condition and event,
+ * rather than accept a source and ignore it.
+ */
+import { type FieldError, FieldPath, fieldError } from '../errors';
+import type { DataVolume, DataVolumeSource } from '../generated/cdi/types';
+import { checksumProblem } from './checksum';
+
+/** Sources the importer handles today. */
+export const SUPPORTED_SOURCES = ['http', 'blank'] as const;
+
+/** Why each known but unbuilt source is refused. */
+export const REFUSED_SOURCES: Readonly<Record<string, string>> = {
+  registry: 'registry (containerDisk image) imports are not supported yet',
+  upload: 'upload sources (the upload proxy and UploadTokenRequest) are not supported yet',
+  pvc: 'PVC clones are not supported yet',
+  snapshot: 'VolumeSnapshot sources are not supported yet',
+  s3: 'S3 sources are not supported (no outside network here)',
+  gcs: 'GCS sources are not supported (no outside network here)',
+  vddk: 'VDDK (VMware) sources are not supported',
+  imageio: 'oVirt imageio sources are not supported',
+};
+
+function validateSource(p: FieldPath, source: DataVolumeSource): FieldError[] {
+  const set = Object.entries(source).filter(([, v]) => v !== undefined && v !== null);
+  if (set.length === 0) return [fieldError(p, 'Missing dataVolume valid source', 'FieldValueRequired')];
+  if (set.length > 1) return [fieldError(p, 'Multiple dataVolume sources', 'FieldValueInvalid')];
+  const [kind] = set[0];
+  if (REFUSED_SOURCES[kind])
+    return [fieldError(p.child(kind), REFUSED_SOURCES[kind], 'FieldValueNotSupported')];
+  if (kind !== 'http') return [];
+  const http = source.http!;
+  const errs: FieldError[] = [];
+  let url: URL | undefined;
+  try {
+    url = new URL(http.url);
+  } catch {
+    errs.push(fieldError(p.child('http', 'url'), `${JSON.stringify(http.url)} is not a valid URL`));
+  }
+  if (url && url.protocol !== 'http:' && url.protocol !== 'https:')
+    errs.push(fieldError(p.child('http', 'url'), `scheme ${url.protocol} is not http or https`));
+  const sumProblem = http.checksum !== undefined ? checksumProblem(http.checksum) : undefined;
+  if (sumProblem) errs.push(fieldError(p.child('http', 'checksum'), sumProblem));
+  if (http.secretExtraHeaders?.length)
+    errs.push(
+      fieldError(
+        p.child('http', 'secretExtraHeaders'),
+        'secretExtraHeaders is not supported yet',
+        'FieldValueNotSupported',
+      ),
+    );
+  for (const [i, h] of (http.extraHeaders ?? []).entries())
+    if (!/^[A-Za-z0-9-]+:[^\r\n]*$/.test(h))
+      errs.push(
+        fieldError(p.child('http', 'extraHeaders').index(i), `${JSON.stringify(h)} is not "Name: value"`),
+      );
+  return errs;
+}
+
+/** The DataVolume's problems; empty when the controller can carry it out. */
+export function validateDataVolume(dv: DataVolume): FieldError[] {
+  const spec = FieldPath.of('spec');
+  const s = dv.spec ?? {};
+  const errs: FieldError[] = [];
+  if (!s.pvc && !s.storage)
+    errs.push(fieldError(spec.child('storage'), 'Missing Data volume PVC or Storage', 'FieldValueRequired'));
+  if (s.pvc && s.storage)
+    errs.push(
+      fieldError(
+        spec.child('storage'),
+        'Duplicate storage definition, both target storage and target pvc defined',
+      ),
+    );
+  if (s.sourceRef)
+    errs.push(
+      fieldError(
+        spec.child('sourceRef'),
+        'sourceRef (DataSource) is not supported yet',
+        'FieldValueNotSupported',
+      ),
+    );
+  if (!s.source && !s.sourceRef)
+    errs.push(fieldError(spec.child('source'), 'Missing dataVolume valid source', 'FieldValueRequired'));
+  if (s.source) errs.push(...validateSource(spec.child('source'), s.source));
+  if (s.contentType === 'archive')
+    errs.push(
+      fieldError(
+        spec.child('contentType'),
+        'contentType archive is not supported yet',
+        'FieldValueNotSupported',
+      ),
+    );
+  else if (s.contentType !== undefined && s.contentType !== '' && s.contentType !== 'kubevirt')
+    errs.push(
+      fieldError(
+        spec.child('contentType'),
+        `${JSON.stringify(s.contentType)} is not kubevirt or archive`,
+        'FieldValueNotSupported',
+      ),
+    );
+  if (s.checkpoints?.length)
+    errs.push(
+      fieldError(
+        spec.child('checkpoints'),
+        'multi-stage (checkpoint) imports are not supported',
+        'FieldValueNotSupported',
+      ),
+    );
+  if (s.finalCheckpoint)
+    errs.push(
+      fieldError(
+        spec.child('finalCheckpoint'),
+        'multi-stage (checkpoint) imports are not supported',
+        'FieldValueNotSupported',
+      ),
+    );
+  if (s.preallocation)
+    errs.push(
+      fieldError(spec.child('preallocation'), 'preallocation is not supported yet', 'FieldValueNotSupported'),
+    );
+  const target = s.pvc ?? s.storage;
+  const tp = spec.child(s.pvc ? 'pvc' : 'storage');
+  if (target?.dataSource || target?.dataSourceRef)
+    errs.push(
+      fieldError(
+        tp.child('dataSourceRef'),
+        'external population is not supported yet',
+        'FieldValueNotSupported',
+      ),
+    );
+  if (s.pvc && !s.pvc.resources?.requests?.storage)
+    errs.push(
+      fieldError(
+        tp.child('resources', 'requests', 'storage'),
+        'Required value: the PVC size',
+        'FieldValueRequired',
+      ),
+    );
+  return errs;
+}

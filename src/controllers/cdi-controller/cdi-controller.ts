@@ -1,0 +1,111 @@
+/**
+ * The CDI controllers (CDI's cdi-deployment: DataVolume and StorageProfile controllers)
+ * on a runtime Manager: informers on DataVolumes, PVCs, importer pods (by label),
+ * StorageClasses, StorageProfiles and CDIConfigs feed two reconcilers. virt-controller
+ * hosts them on its own Manager (same leader election) when asked to.
+ */
+import type { CDIConfig, DataVolume, StorageProfile } from '../../api/generated/cdi/types';
+import type { EventRecorder } from '../common/controller-ports';
+import { asReconciler, lister } from '../common/controller-wiring';
+import type { Pod } from '../common/pod';
+import type { Manager } from '../runtime/manager';
+import {
+  CDIConfigType,
+  DataVolumeType,
+  objectKey,
+  PersistentVolumeClaimType,
+  PodType,
+  StorageClassType,
+  StorageProfileType,
+} from '../runtime/resources';
+import type { KubeObject } from '../runtime/types';
+import { CdiLabels } from './annotations';
+import type { StorageClassInfo } from './claim-spec';
+import { type ClaimObject, DataVolumeController } from './datavolume-controller';
+import type { ImporterPodOptions } from './importer-pod';
+import { StorageProfileController } from './storage-profile-controller';
+
+export interface CdiControllerOptions {
+  manager: Manager;
+  recorder: EventRecorder;
+  importer: ImporterPodOptions;
+  workers?: number;
+  now?: () => Date;
+  retryDelayMs?: (restarts: number) => number;
+  onError?: (controller: string, key: string, err: Error) => void;
+}
+
+/** Label selector of the importer pods. */
+export const IMPORTER_POD_SELECTOR = `${CdiLabels.app}=${CdiLabels.appValue}`;
+
+/** Registers the DataVolume and StorageProfile controllers on `o.manager`. */
+export function registerCdiControllers(o: CdiControllerOptions): void {
+  const { manager } = o;
+  const inf = manager.informers;
+  const client = manager.client;
+  const dvInf = inf.informerFor(DataVolumeType);
+  const claimInf = inf.informerFor(PersistentVolumeClaimType);
+  const podInf = inf.informerFor(PodType, { labelSelector: IMPORTER_POD_SELECTOR });
+  const classInf = inf.informerFor(StorageClassType);
+  const profileInf = inf.informerFor(StorageProfileType);
+  const configInf = inf.informerFor(CDIConfigType);
+  const onError = (name: string) => (req: { namespace?: string; name: string }, err: Error) =>
+    o.onError?.(name, req.namespace ? `${req.namespace}/${req.name}` : req.name, err);
+
+  const dvLoop = manager.addController({
+    name: 'datavolume',
+    forType: DataVolumeType,
+    workers: o.workers ?? 2,
+    reconciler: asReconciler(
+      new DataVolumeController({
+        client,
+        recorder: o.recorder,
+        now: o.now,
+        dataVolumes: lister<DataVolume>(dvInf),
+        claims: lister<ClaimObject>(claimInf),
+        pods: lister<Pod>(podInf),
+        storageClasses: () => classInf.indexer.list() as StorageClassInfo[],
+        storageProfiles: () => profileInf.indexer.list() as StorageProfile[],
+        // CDI's one CDIConfig is named `config`.
+        cdiConfig: () => configInf.indexer.get('config') as CDIConfig | undefined,
+        importer: o.importer,
+        retryDelayMs: o.retryDelayMs,
+      }),
+    ),
+    onError: onError('datavolume'),
+  });
+  // A claim or importer pod changing: its DataVolume (same name / the claim's owner) looks again.
+  const toDv = (obj: KubeObject) => {
+    const ns = obj.metadata?.namespace;
+    const ref = obj.metadata?.ownerReferences?.find((r) => r.controller);
+    if (ref?.kind === 'DataVolume') dvLoop.queue.add(`${ns}/${ref.name}`);
+    else if (ref?.kind === 'PersistentVolumeClaim') dvLoop.queue.add(`${ns}/${ref.name}`);
+  };
+  for (const i of [claimInf, podInf])
+    i.addEventHandler({ onAdd: toDv, onUpdate: (_a, b) => toDv(b), onDelete: toDv });
+
+  const profileLoop = manager.addController({
+    name: 'storageprofile',
+    forType: StorageClassType,
+    workers: 1,
+    reconciler: asReconciler(
+      new StorageProfileController({
+        client,
+        recorder: o.recorder,
+        storageClasses: lister(classInf),
+        storageProfiles: lister<StorageProfile>(profileInf),
+      }),
+    ),
+    onError: onError('storageprofile'),
+  });
+  // A profile edited (its spec) or deleted: its class's reconcile puts it right.
+  const toClass = (p: KubeObject) => profileLoop.queue.add(objectKey(p));
+  profileInf.addEventHandler({ onAdd: toClass, onUpdate: (_a, b) => toClass(b), onDelete: toClass });
+  // A new profile status: DataVolumes still waiting for claim properties look again.
+  profileInf.addEventHandler({
+    onUpdate: () => {
+      for (const dv of dvInf.indexer.list())
+        if (!(dv as DataVolume).status?.claimName) dvLoop.queue.add(objectKey(dv));
+    },
+  });
+}

@@ -1,0 +1,147 @@
+/**
+ * One import (CDI's importer, `kubevirt-ts cdi-importer`): fetch the source into scratch
+ * space, verify its checksum, decompress, check format and size, and write it as raw to
+ * the target: `disk.img` on a filesystem volume, the device itself on a block volume.
+ *
+ * A filesystem target is written as `disk.img.tmp` and renamed into place only when it is
+ * complete and synced; a restarted import first removes what an earlier run left, so
+ * `disk.img` is either absent or whole. A block device has no rename: it is written in
+ * place, and only the pod's success (which the DataVolume waits for) says it is whole.
+ */
+import { constants } from 'node:fs';
+import { open, rename, rm, statfs, truncate } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DISK_IMAGE, type ImportRequest } from '../common/cdi-import-request';
+import { runTool } from '../common/run-tool';
+import { compressionOf, convertToRaw, decompress, imageInfo, imageProblem } from './disk-image';
+import { download } from './http-download';
+
+/** Where the importer reads and writes. */
+export interface ImportPaths {
+  /** Filesystem volumes: the volume's mount point. */
+  dataDir: string;
+  /** Block volumes: the device. */
+  blockDevice: string;
+  /** Space for the download (an emptyDir). */
+  scratchDir: string;
+}
+
+export interface ImportOutcome {
+  /** Bytes of the disk written (its virtual size). */
+  diskBytes: number;
+  format?: string;
+}
+
+const SECTOR = 512;
+
+/** An import error no retry can fix: the DataVolume goes to Failed. */
+export class FatalImportError extends Error {}
+
+async function fsyncPath(p: string, flags = constants.O_RDONLY): Promise<void> {
+  const fh = await open(p, flags);
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Bytes of a filesystem volume a disk may take: its size less the filesystem overhead. */
+export async function usableFilesystemBytes(dir: string, overhead: number): Promise<number> {
+  const s = await statfs(dir);
+  const total = s.blocks * s.bsize;
+  return Math.floor((total * (1 - overhead)) / SECTOR) * SECTOR;
+}
+
+async function blockDeviceBytes(dev: string): Promise<number> {
+  return Number((await runTool('blockdev', ['--getsize64', dev])).trim());
+}
+
+/** Runs one import; errors say what went wrong in words for the DataVolume's condition. */
+export async function runImport(
+  req: ImportRequest,
+  paths: ImportPaths,
+  log: (line: string) => void = () => {},
+): Promise<ImportOutcome> {
+  const block = req.volumeMode === 'Block';
+  const finalPath = join(paths.dataDir, DISK_IMAGE);
+  const tmpPath = `${finalPath}.tmp`;
+  if (!block) {
+    // A restarted import starts from a clean target.
+    await rm(tmpPath, { force: true });
+    await rm(finalPath, { force: true });
+  }
+  const capacity = block
+    ? await blockDeviceBytes(paths.blockDevice)
+    : await usableFilesystemBytes(paths.dataDir, req.filesystemOverhead);
+  const wanted = Math.min(req.imageSizeBytes ?? capacity, capacity);
+
+  if (req.source === 'blank') {
+    if (!block) {
+      const fh = await open(tmpPath, 'w');
+      await fh.close();
+      await truncate(tmpPath, Math.floor(wanted / SECTOR) * SECTOR);
+      await fsyncPath(tmpPath);
+      await rename(tmpPath, finalPath);
+      await fsyncPath(paths.dataDir);
+    }
+    log(`blank disk of ${wanted} bytes`);
+    return { diskBytes: wanted };
+  }
+
+  const downloaded = join(paths.scratchDir, 'source');
+  await rm(downloaded, { force: true });
+  let lastPct = -10;
+  const got = await download(
+    {
+      url: req.endpoint!,
+      basicAuth: req.basicAuth,
+      extraHeaders: req.extraHeaders,
+      certDir: req.certDir,
+      hashAlgorithm: req.checksum?.algorithm,
+      onProgress: (done, total) => {
+        const pct = total ? Math.floor((100 * done) / total) : -1;
+        if (pct >= lastPct + 10) {
+          lastPct = pct;
+          log(`downloaded ${done} of ${total} bytes`);
+        }
+      },
+    },
+    downloaded,
+  );
+  log(`downloaded ${got.bytes} bytes from ${req.endpoint}`);
+  if (req.checksum && got.digest !== req.checksum.hex)
+    throw new FatalImportError(
+      `checksum mismatch: the source's ${req.checksum.algorithm} is ${got.digest}, the DataVolume's checksum says ${req.checksum.hex}`,
+    );
+  let image = downloaded;
+  const compression = await compressionOf(downloaded);
+  if (compression) {
+    image = join(paths.scratchDir, 'source.dec');
+    await decompress(compression, downloaded, image);
+    await rm(downloaded, { force: true });
+  }
+  const info = await imageInfo(image);
+  const problem = imageProblem(info);
+  if (problem) throw new FatalImportError(problem);
+  if (info.virtualSize > capacity)
+    throw new FatalImportError(
+      `the image's virtual size ${info.virtualSize} bytes is larger than the ${capacity} bytes the volume can hold`,
+    );
+  if (block) {
+    await convertToRaw(image, info.format, paths.blockDevice, true);
+    await fsyncPath(paths.blockDevice, constants.O_RDWR);
+  } else {
+    await convertToRaw(image, info.format, tmpPath, false);
+    // Grown (sparse) to the size the DataVolume asked for, as CDI resizes the disk.
+    if (req.imageSizeBytes !== undefined && wanted > info.virtualSize)
+      await truncate(tmpPath, Math.floor(wanted / SECTOR) * SECTOR);
+    await fsyncPath(tmpPath);
+    await rename(tmpPath, finalPath);
+    await fsyncPath(paths.dataDir);
+  }
+  await rm(image, { force: true });
+  log(`wrote ${info.format} image (${info.virtualSize} bytes virtual) as raw`);
+  const grown = !block && req.imageSizeBytes !== undefined ? wanted : 0;
+  return { diskBytes: Math.max(info.virtualSize, grown), format: info.format };
+}

@@ -1,0 +1,83 @@
+/**
+ * The project's CSI stack on the one-node cluster for a test: the driver in this process
+ * on a test pool, registered with the kubelet, the real csi-provisioner (and the snapshot
+ * sidecars) as host processes, and the CSIDriver and `kubevirt-ts-local` StorageClass
+ * (the default virt class). As test/cluster/csi-provisioning.test.ts sets it up, until
+ * the operator installs it (issue 25's other part).
+ */
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type KubeConfig, KubernetesObjectApi, StorageV1Api } from '@kubernetes/client-node';
+import { type ClusterInfo, clusterPaths } from '../../scripts/cluster/state';
+import { type CsiDriver, startCsiDriver } from '../../src/controllers/csi-driver/csi-driver';
+import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
+import { csiDriverObject, storageClassObject } from '../../src/controllers/csi-driver/objects';
+import { makeTestPool, type TestPool } from '../controllers/csi-driver/pool-fixture';
+import { waitFor } from '../support/wait';
+import { type Sidecars, startSidecars } from './csi-sidecars';
+
+export interface CsiStack {
+  pool: TestPool;
+  sidecars: Sidecars;
+  /** Volume IDs in the pool now. */
+  volumes(): Promise<string[]>;
+  /** Stops the sidecars and the driver, removes the classes and the pool (failing on leftovers). */
+  stop(): Promise<void>;
+}
+
+export async function startCsiStack(
+  info: ClusterInfo,
+  kc: KubeConfig,
+  poolBytes = 2 * 1024 ** 3,
+): Promise<CsiStack> {
+  const storage = kc.makeApiClient(StorageV1Api);
+  const objects = KubernetesObjectApi.makeApiClient(kc);
+  const pool = await makeTestPool(poolBytes);
+  const kubelet = clusterPaths(info.stateDir).kubelet;
+  const pluginDir = join(kubelet, 'plugins', DRIVER_NAME);
+  let driver: CsiDriver | undefined;
+  let sidecars: Sidecars | undefined;
+  const classes = [storageClassObject(), csiDriverObject()];
+  const stop = async () => {
+    await sidecars?.stop();
+    await pool.cleanup(async () => {
+      await driver?.stop();
+    });
+    await rm(pluginDir, { recursive: true, force: true });
+    for (const o of classes) await objects.delete(o as never).catch(() => {});
+  };
+  try {
+    driver = await startCsiDriver({
+      socketPath: join(pluginDir, 'csi.sock'),
+      poolDir: pool.dir,
+      poolImage: pool.image,
+      poolSizeBytes: poolBytes,
+      nodeId: info.nodeName,
+      version: 'test',
+      kubeletRegistration: { registryDir: join(kubelet, 'plugins_registry') },
+    });
+    await waitFor(
+      'the driver in CSINode',
+      async () =>
+        (await storage.readCSINode({ name: info.nodeName }).catch(() => undefined))?.spec.drivers?.find(
+          (d) => d.name === DRIVER_NAME,
+        ),
+      60_000,
+      250,
+    );
+    for (const o of classes)
+      await objects.create(o as never).catch((e: { code?: number }) => {
+        if (e.code !== 409) throw e;
+      });
+    sidecars = startSidecars(join(pluginDir, 'csi.sock'), info.kubeconfigPath, pool.base);
+  } catch (err) {
+    await stop().catch(() => {});
+    throw err;
+  }
+  return {
+    pool,
+    sidecars,
+    volumes: () => readdir(join(pool.dir, 'volumes')).catch(() => []),
+    stop,
+  };
+}
