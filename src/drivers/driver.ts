@@ -183,6 +183,15 @@ export interface MigrationOptions {
   migrateUri?: string;
   /** Send memory over this many parallel connections (libvirt's PARALLEL flag); absent: one. */
   parallelConnections?: number;
+  /**
+   * Copy the guest's local disks along (a block migration: libvirt's NON_SHARED_INC and
+   * `migrate_disks`): every file or block disk but CD-ROMs, read-only disks not
+   * `generated` and `shared` ones (VMI volume names); the target has each disk's file
+   * ready (a containerDisk's overlay on the same image).
+   */
+  blockMigration?: { shared: string[]; generated: string[] };
+  /** Where the disks' stream goes (libvirt's `disks_uri`, e.g. `unix:///run/proxy-49153.sock`); default: the target daemon's NBD port. */
+  disksUri?: string;
 }
 
 /** Progress of a running migration job. */

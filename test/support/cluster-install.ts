@@ -8,10 +8,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import { manifestFiles } from '../../scripts/gen-manifests';
 import { defaultInstallOptions } from '../../src/controllers/virt-operator/components/index';
+import { waitFor } from './wait';
 
 /**
  * Files of the manifests the shared cluster does without: the operator's (this installs
@@ -111,4 +113,28 @@ function withArgs(text: string, extra: Record<string, string[] | undefined>): st
       return stringify(obj);
     })
     .join('---\n');
+}
+
+/** Waits (up to `timeoutMs`) for a Ready virt-handler on each of `nodes` and a Ready virt-controller. */
+export async function componentsReady(core: CoreV1Api, nodes: string[], timeoutMs = 300_000): Promise<void> {
+  const ready = (p: V1Pod) =>
+    p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  const pods = async (component: string) =>
+    (await core.listNamespacedPod({ namespace: 'kubevirt', labelSelector: `kubevirt.io=${component}` }))
+      .items;
+  await waitFor(
+    `a Ready virt-handler on ${nodes.join(', ')}`,
+    async () => {
+      const on = new Set((await pods('virt-handler')).filter(ready).map((p) => p.spec?.nodeName));
+      return nodes.every((n) => on.has(n)) ? true : undefined;
+    },
+    timeoutMs,
+    1_000,
+  );
+  await waitFor(
+    'virt-controller Ready (leading)',
+    async () => ((await pods('virt-controller')).some(ready) ? true : undefined),
+    timeoutMs,
+    1_000,
+  );
 }

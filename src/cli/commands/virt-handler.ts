@@ -33,6 +33,9 @@ interface HandlerFlags {
   bindPending?: boolean;
   imageRoot?: string;
   migrationAddress?: string;
+  podIpAddress?: string;
+  migrationClientCertFile?: string;
+  migrationClientKeyFile?: string;
   kubevirtNamespace: string;
   restPort: string;
   restHost: string;
@@ -111,6 +114,15 @@ export function registerVirtHandlerCommand(program: Command): void {
       "what migration sources use to reach this node's libvirtd: host[:port] of its TCP listener, or a libvirt URI (without it this node is no migration target)",
     )
     .option(
+      '--pod-ip-address <ip>',
+      "this handler pod's IP: the migration proxy's listeners bind and advertise it (needs the TLS flags, --kubevirt-ca and --migration-client-*)",
+    )
+    .option(
+      '--migration-client-cert-file <file>',
+      'PEM client certificate the migration proxy presents to target handlers',
+    )
+    .option('--migration-client-key-file <file>', 'PEM key of --migration-client-cert-file')
+    .option(
       '--metrics-listen <address:port>',
       'serve /metrics, /healthz and /readyz there (upstream serves them on 0.0.0.0:8443 over HTTPS)',
     )
@@ -187,6 +199,13 @@ export function registerVirtHandlerCommand(program: Command): void {
         node: f.nodeName,
         onConfig: installProfile,
       });
+      const { migrationProxyFromFlags } = await import('./virt-handler-migration');
+      // disableTLS is read when a migration's proxies start, so a CR change applies to the next one.
+      const migrationProxy = await migrationProxyFromFlags(
+        f,
+        () => config.current().migrations.disableTLS === true,
+        (m) => logger.info({ node: f.nodeName, part: 'migration-proxy' }, m),
+      );
       const container = createNodeContainer({
         client,
         drivers: {
@@ -204,6 +223,7 @@ export function registerVirtHandlerCommand(program: Command): void {
           heartbeatMs: Number(f.heartbeatInterval) * 1000,
           migrationAddress: f.migrationAddress,
           migrationConfig: () => config.current().migrations,
+          migrationProxy,
           devicePluginDir:
             f.devicePlugins === undefined || f.devicePlugins === false
               ? undefined
@@ -268,6 +288,7 @@ export function registerVirtHandlerCommand(program: Command): void {
       await rest?.close();
       await metrics?.close();
       await handler.stop();
+      await migrationProxy?.manager.shutdown();
       await runtime?.stop();
       await config.stop();
       client.close();

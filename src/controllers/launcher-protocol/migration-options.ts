@@ -2,12 +2,13 @@
  * The options of MigrateVirtualMachine: upstream's `cmdclient.MigrationOptions` as the
  * handler sends it (JSON with Go field names: Bandwidth, ProgressTimeout,
  * CompletionTimeoutPerGiB, UnsafeMigration, AllowAutoConverge, AllowPostCopy, ...) plus
- * three kubevirt-ts fields: `TargetURI` (the target daemon; by default
+ * four kubevirt-ts fields: `TargetURI` (the target daemon; by default
  * `qemu+tcp://<status.migrationState.targetNodeAddress>/system`), `MigrateURI` (where
  * the data stream goes; default: the target daemon's choice) and `TargetDomainXML`
  * (the domain the target launcher prepared in SyncMigrationTarget; without it the
  * source's own definition is sent, which is right only where both pods see the same
- * paths, as upstream's containers do).
+ * paths, as upstream's containers do), and `DisksURI` (a block migration's disk stream,
+ * the migration proxy's 49153 socket: the local disks are copied, as upstream).
  */
 import { status } from '@grpc/grpc-js';
 import { parseQuantity, type VirtualMachineInstance } from '../../api';
@@ -31,6 +32,35 @@ export interface MigrationRequestOptions {
   TargetDomainXML?: string;
   /** kubevirt-ts: where the migration data stream goes (libvirt's migrate_uri). */
   MigrateURI?: string;
+  /** kubevirt-ts: where a block migration's disk stream goes (libvirt's disks_uri). */
+  DisksURI?: string;
+}
+
+/**
+ * The volumes a block migration treats specially, as upstream's
+ * classifyVolumesForMigration: claims and shared host disks are shared (never copied);
+ * volumes the launcher generates are copied even when read-only.
+ */
+export function blockMigrationVolumes(vmi: VirtualMachineInstance): {
+  shared: string[];
+  generated: string[];
+} {
+  const shared: string[] = [];
+  const generated: string[] = [];
+  for (const v of vmi.spec.volumes ?? []) {
+    if (v.persistentVolumeClaim || v.dataVolume || v.hostDisk?.shared) shared.push(v.name);
+    else if (
+      v.configMap ||
+      v.secret ||
+      v.downwardAPI ||
+      v.serviceAccount ||
+      v.cloudInitNoCloud ||
+      v.cloudInitConfigDrive ||
+      v.containerDisk
+    )
+      generated.push(v.name);
+  }
+  return { shared, generated };
 }
 
 /** A validated migration request. */
@@ -116,6 +146,18 @@ export function parseMigrationRequest(
       `migration options.MigrateURI: ${JSON.stringify(migrateUri)} is not a tcp://, unix:// or rdma:// URI`,
     );
   }
+  const disksUri = o.DisksURI ?? '';
+  if (typeof disksUri !== 'string' || (disksUri && !/^(tcp|unix):\/\/[^\s]+$/.test(disksUri))) {
+    throw bad(`migration options.DisksURI: ${JSON.stringify(disksUri)} is not a tcp:// or unix:// URI`);
+  }
+  // upstream: the local disks travel when the handler found the VMI block-migrating; here
+  // through the migration proxy's disks socket (without the proxy, as before: not copied).
+  const block = disksUri !== '';
+  if (block && vmi.status?.migrationMethod !== 'BlockMigration') {
+    throw bad(
+      `migration options.DisksURI: given, but status.migrationMethod is ${JSON.stringify(vmi.status?.migrationMethod ?? '')}, not BlockMigration`,
+    );
+  }
   const allowPostCopy = flag(o.AllowPostCopy, 'AllowPostCopy');
   let parallel: number | undefined;
   if (o.ParallelMigrationThreads !== undefined && o.ParallelMigrationThreads !== null) {
@@ -138,6 +180,8 @@ export function parseMigrationRequest(
       allowPostCopy,
       unsafe: flag(o.UnsafeMigration, 'UnsafeMigration'),
       ...(migrateUri ? { migrateUri } : {}),
+      ...(block ? { blockMigration: blockMigrationVolumes(vmi) } : {}),
+      ...(disksUri ? { disksUri } : {}),
       // As upstream: parallel connections only without post-copy (QEMU cannot combine them).
       ...(parallel !== undefined && !allowPostCopy ? { parallelConnections: parallel } : {}),
     },

@@ -123,6 +123,7 @@ export class VirtHandler {
       migrationAddress: o.migrationAddress,
       migrationConfig: o.migrationConfig,
       proxy: o.migrationProxy,
+      prepareTargetPod: (vmi, pod) => this.podSetup.ensure(vmi, pod),
       now: () => new Date(),
       log: (m) => this.log(m),
     });

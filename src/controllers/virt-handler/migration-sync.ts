@@ -77,6 +77,12 @@ export interface MigrationSyncDeps {
   migrationConfig?: () => MigrationConfiguration;
   /** Carry the migration through the handlers (upstream's migration proxy) instead of straight to `migrationAddress`. */
   proxy?: MigrationProxyWiring;
+  /**
+   * Prepares the target launcher pod as the handler does any launcher pod before its first
+   * sync (devices, network phase 1: upstream's migration target preparation); an error
+   * message to retry on, or undefined.
+   */
+  prepareTargetPod?(vmi: VirtualMachineInstance, pod: Pod): Promise<string | undefined>;
   /** How long the source waits after the job for the target to report the guest running (default 60 s, as upstream). */
   targetReadyTimeoutMs?: number;
   now: () => Date;
@@ -186,6 +192,11 @@ export class MigrationSync {
     }
     const launcher = await this.d.launcher(podUid);
     if (!this.prepared.has(uid)) {
+      const setupError = await this.d.prepareTargetPod?.(vmi, pod);
+      if (setupError) {
+        this.d.log(`${this.subject(vmi)}: migration target: ${setupError}`);
+        return 2_000;
+      }
       try {
         await launcher.syncMigrationTarget(vmi);
       } catch (e) {
@@ -203,7 +214,7 @@ export class MigrationSync {
       const vmiUid = vmi.metadata?.uid ?? '';
       const ports = await this.d.proxy.manager.startTarget(
         vmiUid,
-        this.d.proxy.targetSockets(podUid, vmiUid),
+        this.d.proxy.targetSockets(podUid, vmiUid, vmi.status?.migrationMethod === 'BlockMigration'),
       );
       next.targetNodeAddress = this.d.proxy.address;
       next.targetDirectMigrationNodePorts = ports;

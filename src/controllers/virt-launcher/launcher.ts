@@ -109,6 +109,7 @@ export class VirtLauncher implements LauncherService {
       driver: () => this.mustDriver(),
       parseVmi: (req) => this.parseVmi(req),
       prepareVolumes: opts.prepareVolumes,
+      prepareNetwork: opts.prepareNetwork,
       syncOptions: () => opts.syncOptions ?? {},
       pollMs: opts.migrationPollMs ?? 400,
       refresh: () => this.refresh(),

@@ -30,6 +30,8 @@ export interface MigrationHost {
   driver(): HypervisorDriver;
   parseVmi(req: Pick<VMIRequest, 'vmi'>): VirtualMachineInstance;
   prepareVolumes?: (vmi: VirtualMachineInstance) => Promise<void>;
+  /** Network phase 2 (the cached MACs, the guest's DHCP server), as before a start. */
+  prepareNetwork?: (vmi: VirtualMachineInstance) => Promise<VirtualMachineInstance>;
   syncOptions(): SyncOptions;
   pollMs: number;
   refresh(): Promise<void>;
@@ -138,9 +140,9 @@ export class LauncherMigrations {
    * `MigrationRequestOptions.TargetDomainXML`) and written to {@link MIGRATION_TARGET_XML}.
    */
   async prepareTarget(req: VMIRequest): Promise<void> {
-    const vmi = this.d.parseVmi(req);
+    const parsed = this.d.parseVmi(req);
     const migration = this.requireMigration();
-    const uid = vmi.status?.migrationState?.migrationUid;
+    const uid = parsed.status?.migrationState?.migrationUid;
     if (!uid) {
       throw new LauncherRpcError(
         status.INVALID_ARGUMENT,
@@ -148,6 +150,8 @@ export class LauncherMigrations {
       );
     }
     if (this.incoming?.uid === uid && this.incomingXml) return;
+    // upstream's prepareMigrationTarget runs network phase 2 too: the guest keeps its lease.
+    const vmi = this.d.prepareNetwork ? await this.d.prepareNetwork(parsed) : parsed;
     await this.d.prepareVolumes?.(vmi);
     try {
       this.incomingXml = await migration.prepareTarget(vmi, this.d.syncOptions());

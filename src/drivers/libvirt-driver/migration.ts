@@ -12,6 +12,7 @@ import {
   typedParamsToRecord,
 } from '../libvirt';
 import { migratableXmlForTarget } from './migratable-xml';
+import { migrationDiskTargets } from './migration-disks';
 
 /** VIR_MIGRATE_UNSAFE: migrate even where libvirt thinks it unsafe (e.g. disk cache modes). */
 const MIGRATE_UNSAFE = 512;
@@ -56,12 +57,20 @@ export function libvirtMigration(d: MigrationDeps): MigrationSupport {
           `migration of ${domainName(ref)}: bandwidth ${bandwidth} MiB/s must be a non-negative integer`,
         );
       }
+      if (options.disksUri !== undefined && !/^(tcp|unix):\/\/[^\s]+$/.test(options.disksUri)) {
+        throw new DriverError(
+          'Invalid',
+          `migration of ${domainName(ref)}: disks URI ${JSON.stringify(options.disksUri)} is not a tcp:// or unix:// URI`,
+        );
+      }
       const dom = await d.lookupActive(ref, 'migrate');
       const params: TypedParam[] = [];
-      if (cookie) {
-        const live = await d.call(dom.name, 'read migratable XML', () =>
+      const readLive = () =>
+        d.call(dom.name, 'read migratable XML', () =>
           d.client().domainGetXMLDesc(dom, DomainXMLFlags.SECURE | DomainXMLFlags.MIGRATABLE),
         );
+      if (cookie) {
+        const live = await readLive();
         let xmlForTarget: string;
         try {
           xmlForTarget = migratableXmlForTarget(live, cookie);
@@ -85,6 +94,15 @@ export function libvirtMigration(d: MigrationDeps): MigrationSupport {
       }
       let flags =
         MigrateFlags.LIVE | MigrateFlags.PEER2PEER | MigrateFlags.PERSIST_DEST | MigrateFlags.UNDEFINE_SOURCE;
+      if (options.blockMigration) {
+        // As upstream: the local disks' top layers are copied (the target has the same backing images).
+        const devs = migrationDiskTargets(await readLive(), options.blockMigration);
+        if (devs.length > 0) {
+          flags |= MigrateFlags.NON_SHARED_INC;
+          for (const dev of devs) params.push(tp.string('migrate_disks', dev));
+          if (options.disksUri) params.push(tp.string('disks_uri', options.disksUri));
+        }
+      }
       if (options.allowAutoConverge) flags |= MigrateFlags.AUTO_CONVERGE;
       if (options.allowPostCopy) flags |= MigrateFlags.POSTCOPY;
       if (options.unsafe) flags |= MIGRATE_UNSAFE;

@@ -49,6 +49,37 @@ describe('parseMigrationRequest', () => {
     });
   });
 
+  it("DisksURI makes a block migration of the local disks (the proxy's 49153 socket), as upstream classifies volumes", () => {
+    const block: VirtualMachineInstance = {
+      ...vmi(),
+      spec: {
+        domain: { devices: {} },
+        volumes: [
+          { name: 'root', containerDisk: { image: 'tiny' } },
+          { name: 'ci', cloudInitNoCloud: { userData: '#cloud-config' } },
+          { name: 'scratch', emptyDisk: { capacity: '1Mi' } },
+          { name: 'data', persistentVolumeClaim: { claimName: 'rwx' } },
+          { name: 'hd', hostDisk: { path: '/x.img', type: 'Disk', shared: true } },
+        ],
+      },
+      status: { migrationState: { migrationUid: 'mig-7' }, migrationMethod: 'BlockMigration' },
+    };
+    const sock = 'unix:///var/run/kubevirt/migrationproxy/u-49153-source.sock';
+    const plan = parseMigrationRequest(raw({ TargetURI: 'fake://x', DisksURI: sock }), block, S);
+    expect(plan.driver.disksUri).toBe(sock);
+    expect(plan.driver.blockMigration).toEqual({ shared: ['data', 'hd'], generated: ['root', 'ci'] });
+    // Without the disks socket nothing is copied (as before the proxy).
+    expect(
+      parseMigrationRequest(raw({ TargetURI: 'fake://x' }), block, S).driver.blockMigration,
+    ).toBeUndefined();
+    expect(() => parseMigrationRequest(raw({ TargetURI: 'fake://x', DisksURI: 'nbd:x' }), block, S)).toThrow(
+      `${S}: migration options.DisksURI: "nbd:x" is not a tcp:// or unix:// URI`,
+    );
+    expect(() => parseMigrationRequest(raw({ TargetURI: 'fake://x', DisksURI: sock }), vmi(), S)).toThrow(
+      `${S}: migration options.DisksURI: given, but status.migrationMethod is "", not BlockMigration`,
+    );
+  });
+
   it('ParallelMigrationThreads becomes parallel connections, except with post-copy (as upstream)', () => {
     const opts = (o: object) => parseMigrationRequest(raw({ TargetURI: 'fake://x', ...o }), vmi(), S).driver;
     expect(opts({ ParallelMigrationThreads: 4 }).parallelConnections).toBe(4);

@@ -22,7 +22,15 @@ const pod: Pod = {
   status: { phase: 'Running' },
 };
 
-function fixture(o: { pods?: Pod[]; ready?: boolean; prepareError?: Error; address?: string } = {}) {
+function fixture(
+  o: {
+    pods?: Pod[];
+    ready?: boolean;
+    prepareError?: Error;
+    address?: string;
+    podSetup?: () => string | undefined;
+  } = {},
+) {
   const events: string[] = [];
   const writes: VirtualMachineInstance[] = [];
   let domain: LauncherDomain | undefined;
@@ -64,6 +72,14 @@ function fixture(o: { pods?: Pod[]; ready?: boolean; prepareError?: Error; addre
       writes.push(next);
     },
     migrationAddress: 'address' in o ? o.address : 'qemu+tcp://n2/system',
+    ...(o.podSetup
+      ? {
+          prepareTargetPod: async (_v: VirtualMachineInstance, p: Pod) => {
+            events.push(`setup ${p.metadata?.uid}`);
+            return o.podSetup?.();
+          },
+        }
+      : {}),
     now: () => new Date('2026-11-29T18:00:00Z'),
     log: () => {},
   });
@@ -115,6 +131,22 @@ describe('MigrationSync target side', () => {
       targetNodeDomainReadyTimestamp: '2026-11-29T18:00:00Z',
     });
     expect(f.events.filter((e) => e === 'syncMigrationTarget')).toHaveLength(1);
+  });
+
+  it('sets the target pod up (network phase 1) before preparing its launcher; retries while that fails', async () => {
+    let err: string | undefined = 'launcher pod set-up: no compute process yet';
+    const f = fixture({ podSetup: () => err });
+    expect(await f.sync.syncTarget(vmi())).toBe(2_000);
+    expect(f.events).toEqual(['setup tp-uid']);
+    err = undefined;
+    expect(await f.sync.syncTarget(vmi())).toBe(1_000);
+    expect(f.events).toEqual([
+      'setup tp-uid',
+      'setup tp-uid',
+      'syncMigrationTarget',
+      'annotate <domain>for tp</domain>',
+      'write',
+    ]);
   });
 
   it('a launcher that cannot be a target (UNIMPLEMENTED) fails the migration, naming the node', async () => {

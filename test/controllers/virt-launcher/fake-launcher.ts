@@ -50,7 +50,12 @@ export interface FakeLauncherOptions {
   launcher?: Partial<
     Pick<
       VirtLauncherOptions,
-      'finalWaitMs' | 'agentPollMs' | 'agentConnectPollMs' | 'migrationPollMs' | 'accessCredentialDir'
+      | 'finalWaitMs'
+      | 'agentPollMs'
+      | 'agentConnectPollMs'
+      | 'migrationPollMs'
+      | 'accessCredentialDir'
+      | 'prepareNetwork'
     >
   >;
 }

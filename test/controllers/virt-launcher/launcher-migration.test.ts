@@ -121,6 +121,28 @@ describe('launcher live migration (fake hosts)', () => {
     );
   });
 
+  it("a target runs network phase 2 before preparing (as upstream's preStartHook): the prepared domain is of the VMI it returns", async () => {
+    const seen: string[] = [];
+    const host = new FakeHost();
+    const t = await startFakeLauncher({
+      host,
+      driver: () => new FakeDriver({ host }),
+      dirPrefix: 'kvts-mig-',
+      launcher: {
+        prepareNetwork: async (v) => {
+          seen.push(v.status?.migrationState?.migrationUid ?? '');
+          return { ...v, metadata: { ...v.metadata, uid: 'uid-after-network' } };
+        },
+      },
+    });
+    sides.push(t);
+    await t.client.syncMigrationTarget(vmi('mig-net'));
+    expect(seen).toEqual(['mig-net']);
+    expect(JSON.parse(t.launcher.preparedMigrationXml ?? '{}')).toMatchObject({
+      vmiUid: 'uid-after-network',
+    });
+  });
+
   it('CancelVirtualMachineMigration aborts the running job; the guest keeps running on the source', async () => {
     await pair({ durationMs: 600_000 });
     await target.client.syncMigrationTarget(vmi());

@@ -144,7 +144,21 @@ describe('install manifests', () => {
       '/var/run/kubevirt',
       '/var/run/kubevirt-libvirt-probe',
       '/etc/virt-handler/servercertificates',
+      '/etc/virt-handler/clientcertificates',
     ]);
+    // The migration proxy: the pod's IP (upstream's MY_POD_IP) and the client pair virt-certs makes.
+    expect(c.env).toContainEqual({
+      name: 'MY_POD_IP',
+      valueFrom: { fieldRef: { fieldPath: 'status.podIP' } },
+    });
+    const arg = (flag: string) => c.args[c.args.indexOf(flag) + 1];
+    expect(arg('--pod-ip-address')).toBe('$(MY_POD_IP)');
+    expect(arg('--migration-client-cert-file')).toBe('/etc/virt-handler/clientcertificates/tls.crt');
+    expect(arg('--migration-client-key-file')).toBe('/etc/virt-handler/clientcertificates/tls.key');
+    expect(ds.spec.template.spec.volumes).toContainEqual({
+      name: 'kubevirt-virt-handler-certs',
+      secret: { secretName: 'kubevirt-virt-handler-certs', optional: false },
+    });
     // It installs upstream's launcher seccomp profile in the kubelet's seccomp directory.
     expect(c.args.slice(c.args.indexOf('--seccomp-dir'), c.args.indexOf('--seccomp-dir') + 2)).toEqual([
       '--seccomp-dir',
@@ -181,8 +195,17 @@ describe('install manifests', () => {
     // It never creates or deletes pods or VMIs.
     for (const r of role.rules.filter(
       (r: Obj) => r.resources.includes('pods') || r.resources.includes('virtualmachineinstances'),
-    ))
+    )) {
       expect(r.verbs).not.toContain('create');
+      expect(r.verbs).not.toContain('delete');
+    }
+    // A migration target's handler annotates its launcher pod with the prepared domain XML.
+    expect(role.rules.find((r: Obj) => r.resources.includes('pods')).verbs).toEqual([
+      'get',
+      'list',
+      'watch',
+      'update',
+    ]);
   });
 
   it('virt-api: Deployment, Service, APIService and webhooks without a caBundle, and virt-certs to make the certificates and patch it', () => {

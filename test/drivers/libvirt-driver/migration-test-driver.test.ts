@@ -56,6 +56,15 @@ describe.skipIf(!run)('libvirt driver migration and SEV calls on test:///default
     });
   });
 
+  it('refuses a disks URI that is not tcp:// or unix://', async () => {
+    await expect(
+      driver.migration.migrateSource(ref, 'qemu+tcp://n2/system', '', {
+        blockMigration: { shared: [], generated: [] },
+        disksUri: 'nbd:host:1',
+      }),
+    ).rejects.toThrow(`migration of ${dom}: disks URI "nbd:host:1" is not a tcp:// or unix:// URI`);
+  });
+
   it('refuses a parallel connection count below one', async () => {
     await expect(
       driver.migration.migrateSource(ref, 'qemu+tcp://n2/system', '', { parallelConnections: 0 }),
@@ -73,6 +82,9 @@ describe.skipIf(!run)('libvirt driver migration and SEV calls on test:///default
         unsafe: true,
         migrateUri: 'tcp://127.0.0.1',
         parallelConnections: 2,
+        // A block migration of a domain without file disks: nothing to copy, no extra parameters.
+        blockMigration: { shared: [], generated: [] },
+        disksUri: 'unix:///tmp/kvts-no-such-49153.sock',
       })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DriverError);

@@ -82,6 +82,7 @@ export class MigrationController implements KeyReconciler {
 
     const phase = m.status?.phase ?? '';
     if (isMigrationFinal(phase)) {
+      await this.keepFinalState(m, vmi);
       await this.dropFinalizer(m);
       return undefined;
     }
@@ -284,6 +285,29 @@ export class MigrationController implements KeyReconciler {
     }
     try {
       await this.d.client.updateStatus(VirtualMachineInstanceMigrationType, { ...m, status } as never);
+      this.d.onWrite?.('VirtualMachineInstanceMigration', 'update');
+    } catch (err) {
+      if (err instanceof ConflictError || err instanceof NotFoundError) return;
+      throw err;
+    }
+  }
+
+  /**
+   * upstream: a final migration keeps the VMI's finished migration state for it in its
+   * own `status.migrationState` (source and target node, pods, timestamps, failure).
+   */
+  private async keepFinalState(
+    m: VirtualMachineInstanceMigration,
+    vmi: VirtualMachineInstance | undefined,
+  ): Promise<void> {
+    const state = vmi?.status?.migrationState;
+    if (!state?.completed || state.migrationUid !== m.metadata?.uid) return;
+    if (sameJson(m.status?.migrationState, state)) return;
+    try {
+      await this.d.client.updateStatus(VirtualMachineInstanceMigrationType, {
+        ...m,
+        status: { ...m.status, migrationState: structuredClone(state) },
+      } as never);
       this.d.onWrite?.('VirtualMachineInstanceMigration', 'update');
     } catch (err) {
       if (err instanceof ConflictError || err instanceof NotFoundError) return;

@@ -1,3 +1,4 @@
+export * from './kubelet-wiring';
 export * from './manager';
 export * from './ports';
 export * from './proxy';

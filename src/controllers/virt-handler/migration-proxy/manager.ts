@@ -35,11 +35,11 @@ export interface TargetSocket {
 export class MigrationProxyManager {
   private readonly targets = new Map<
     string,
-    { sockets: string; proxies: { port: number; proxy: MigrationProxy }[] }
+    { sockets: string; tls: boolean; proxies: { port: number; proxy: MigrationProxy }[] }
   >();
   private readonly sources = new Map<
     string,
-    { plan: string; proxies: { port: number; proxy: MigrationProxy }[] }
+    { plan: string; tls: boolean; proxies: { port: number; proxy: MigrationProxy }[] }
   >();
   private shuttingDown = false;
 
@@ -72,7 +72,7 @@ export class MigrationProxyManager {
         await Promise.all(proxies.map((p) => p.proxy.stop()));
         throw e;
       }
-      this.targets.set(key, { sockets: id, proxies });
+      this.targets.set(key, { sockets: id, tls: tls !== undefined, proxies });
     }
     return this.targetPorts(key);
   }
@@ -88,6 +88,20 @@ export class MigrationProxyManager {
     const have = this.targets.get(key);
     this.targets.delete(key);
     await Promise.all((have?.proxies ?? []).map((p) => p.proxy.stop()));
+    this.logClosed('target', key, have);
+  }
+
+  /** One line per migration and side: what each proxy carried, and whether over TLS. */
+  private logClosed(
+    side: string,
+    key: string,
+    have: { tls: boolean; proxies: { port: number; proxy: MigrationProxy }[] } | undefined,
+  ): void {
+    if (!have?.proxies.length) return;
+    const ports = have.proxies.map((p) => `${p.port}: ${p.proxy.bytes.out} out, ${p.proxy.bytes.in} in`);
+    this.o.log?.(
+      `migration ${key}: ${side} proxies closed (${have.tls ? 'TLS' : 'plain TCP'}; bytes by key port ${ports.join('; ')})`,
+    );
   }
 
   /**
@@ -124,7 +138,7 @@ export class MigrationProxyManager {
         await Promise.all(proxies.map((p) => p.proxy.stop()));
         throw e;
       }
-      this.sources.set(key, { plan, proxies });
+      this.sources.set(key, { plan, tls: tls !== undefined, proxies });
     }
     return this.sourceFiles(key);
   }
@@ -140,6 +154,7 @@ export class MigrationProxyManager {
     const have = this.sources.get(key);
     this.sources.delete(key);
     await Promise.all((have?.proxies ?? []).map((p) => p.proxy.stop()));
+    this.logClosed('source', key, have);
   }
 
   /** Bytes carried so far by migration `key`'s proxies on this handler (out: towards the target). */

@@ -29,7 +29,9 @@ export const virtHandlerRules: Rule[] = [
   },
   { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: READ },
   { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: READ },
-  { apiGroups: [''], resources: ['pods'], verbs: READ },
+  // update: a migration target's handler publishes its launcher's domain XML on the
+  // target pod (annotation kubevirt-ts.io/migration-target-domain) for the source.
+  { apiGroups: [''], resources: ['pods'], verbs: [...READ, 'update'] },
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
   // Heartbeat and device resources where no device plugin reports them (node-registrar.ts).
   { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch', 'update'] },
@@ -76,10 +78,27 @@ export function virtHandlerArgs(o: InstallOptions): string[] {
     `${SERVER_CERTS_PATH}/tls.crt`,
     '--tls-key-file',
     `${SERVER_CERTS_PATH}/tls.key`,
-    // The REST server for virt-api only with the operator's Secret (it needs the CA).
-    ...(o.handlerServerCerts ? ['--kubevirt-ca', `${SERVER_CERTS_PATH}/ca.crt`] : []),
+    // The REST server for virt-api only with the operator's Secret (it needs the CA);
+    // with it, the migration proxy too (upstream's --pod-ip-address and client pair).
+    ...(o.handlerServerCerts
+      ? [
+          '--kubevirt-ca',
+          `${SERVER_CERTS_PATH}/ca.crt`,
+          '--pod-ip-address',
+          '$(MY_POD_IP)',
+          '--migration-client-cert-file',
+          `${CLIENT_CERTS_PATH}/tls.crt`,
+          '--migration-client-key-file',
+          `${CLIENT_CERTS_PATH}/tls.key`,
+        ]
+      : []),
   ];
 }
+
+/** Where the handler's client pair (`kubevirt-virt-handler-certs`) is mounted: the migration proxy presents it. */
+const CLIENT_CERTS_PATH = '/etc/virt-handler/clientcertificates';
+/** The operator's (and virt-certs') client Secret, which virt-api mounts too. */
+const HANDLER_CLIENT_CERTS = 'kubevirt-virt-handler-certs';
 
 /** Where the handler's serving certificates are mounted. */
 const SERVER_CERTS_PATH = '/etc/virt-handler/servercertificates';
@@ -141,6 +160,10 @@ function probeLibvirtContainer(o: InstallOptions): Record<string, unknown> {
 export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
   const labels = componentLabels(NAME);
   const certs = serverCerts(o);
+  // The client pair only where the operator (or virt-certs) makes the Secrets.
+  const client = o.handlerServerCerts
+    ? certVolume(HANDLER_CLIENT_CERTS, HANDLER_CLIENT_CERTS, CLIENT_CERTS_PATH, false)
+    : undefined;
   const port = metricsPort(o, 'virt-handler');
   // Upstream's probes on the metrics port (HTTPS; the kubelet does not verify it).
   const probe = (path: string, periodSeconds: number) => ({
@@ -174,6 +197,8 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
               args: virtHandlerArgs(o),
               env: [
                 { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+                // The migration proxy's address (upstream's MY_POD_IP).
+                { name: 'MY_POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
                 ...componentEnv(o),
               ],
               ports: [metricsContainerPort(o, 'virt-handler')],
@@ -189,6 +214,7 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
                 })),
                 PROBE_RUN_MOUNT,
                 certs.mount,
+                ...(client ? [client.mount] : []),
               ],
             },
             probeLibvirtContainer(o),
@@ -200,6 +226,7 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
             })),
             { name: PROBE_RUN_MOUNT.name, emptyDir: {} },
             certs.volume,
+            ...(client ? [client.volume] : []),
           ],
         },
       },

@@ -83,8 +83,17 @@ describe('migration controller on the embedded store', () => {
           requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname' }],
         },
       });
-      // The migration object loses its finalizer once final.
-      await waitFor('finalizer removed', async () => !(await getM('job1')).metadata!.finalizers?.length);
+      // The migration object loses its finalizer once final and keeps the VMI's final state (upstream's).
+      const final = await waitFor('finalizer removed', async () => {
+        const x = await getM('job1');
+        return x.metadata!.finalizers?.length ? undefined : x;
+      });
+      expect(final.status!.migrationState).toMatchObject({
+        migrationUid: m.metadata!.uid,
+        sourceNode: 'node01',
+        targetNode: 'node02',
+        completed: true,
+      });
       const events = (
         await h.store.list<KubeObject & { reason: string }>(EventType, { namespace: 'default' })
       ).items.map((e) => e.reason);
