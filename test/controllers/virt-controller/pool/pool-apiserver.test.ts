@@ -10,8 +10,6 @@
  * collector does not yet watch the just-applied CRDs.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crdsDir } from '../../../../scripts/gen-crds';
 import { createClusterConfig } from '../../../../src/api/config/cluster-config';
@@ -28,21 +26,17 @@ import { VirtualMachinePoolType } from '../../../../src/controllers/virt-control
 import { POOL_REVISION_LABEL } from '../../../../src/controllers/virt-controller/pool/vm-template';
 import { VirtController } from '../../../../src/controllers/virt-controller/virt-controller';
 import { fixture } from '../../../support/fixtures';
-import { integration } from '../../../support/integration';
 import {
-  available,
+  apiserverTestsEnabled,
   type ControlPlane,
-  kubeBinDir,
+  kubectlPath,
   registerReadyNode,
   startControlPlane,
-  unavailableReason,
 } from '../../../support/kube';
 import { NodeSimulator } from '../../../support/node-simulator';
 import { waitFor } from '../../../support/wait';
 
-const kubectlPath = path.join(kubeBinDir, 'kubectl');
-const ready = available() && existsSync(kubectlPath);
-const run = integration('kube-apiserver (pool controller)', ready, ready ? '' : unavailableReason);
+const run = apiserverTestsEnabled('kube-apiserver (pool controller)');
 const NS = 'default';
 const NAME = 'vmpool-containerdisk';
 

@@ -5,8 +5,6 @@
  * scheduler binds the launcher pods).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crdsDir } from '../../../../scripts/gen-crds';
 import { createClusterConfig } from '../../../../src/api/config/cluster-config';
@@ -20,21 +18,17 @@ import {
   VirtController,
   type WriteRecord,
 } from '../../../../src/controllers/virt-controller/virt-controller';
-import { integration } from '../../../support/integration';
 import {
-  available,
+  apiserverTestsEnabled,
   type ControlPlane,
-  kubeBinDir,
+  kubectlPath,
   startControlPlane,
-  unavailableReason,
 } from '../../../support/kube';
 import { NodeSimulator, type SimRole } from '../../../support/node-simulator';
 import { waitFor } from '../services/embedded-harness';
 import { instancetypeRevisionScenario } from './instancetype-revisions-case';
 
-const kubectlPath = path.join(kubeBinDir, 'kubectl');
-const ready = available() && existsSync(kubectlPath);
-const run = integration('kube-apiserver (virt-controller flows)', ready, ready ? '' : unavailableReason);
+const run = apiserverTestsEnabled('kube-apiserver (virt-controller flows)');
 const NS = 'default';
 
 function vm(name: string, runStrategy: string, nodeSelector?: Record<string, string>): VirtualMachine {
