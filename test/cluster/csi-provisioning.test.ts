@@ -37,6 +37,7 @@ import {
 } from '../../src/controllers/csi-driver/objects';
 import { makeTestPool, poolTestsEnabled, type TestPool } from '../controllers/csi-driver/pool-fixture';
 import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
+import { deleteNamespaceAndWait, waitForDriverPvsDeleted } from '../support/cluster-teardown';
 import { acquireHostLock } from '../support/host-lock';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
@@ -145,20 +146,8 @@ describe.skipIf(!enabled)('PVCs on kubevirt-ts-local through the real CSI sideca
     // The namespace's PVCs and snapshots go first, while the sidecars still run: their
     // volumes and snapshots are deleted by DeleteVolume and DeleteSnapshot.
     if (core) {
-      await core.deleteNamespace({ name: NS }).catch(() => undefined);
-      await waitFor(
-        'the namespace gone',
-        async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)),
-        120_000,
-        500,
-      ).catch((e) => console.error(String(e)));
-      await waitFor(
-        'the PVs deleted',
-        async () =>
-          !(await core.listPersistentVolume()).items.some((pv) => pv.spec?.csi?.driver === DRIVER_NAME),
-        120_000,
-        500,
-      ).catch((e) => console.error(`${e}\n${sidecars?.logs()}`));
+      await deleteNamespaceAndWait(core, NS, 120_000);
+      await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => sidecars?.logs());
     }
     await sidecars?.stop();
     await tp?.cleanup(async () => {

@@ -31,6 +31,7 @@ import { poolTestsEnabled } from '../controllers/csi-driver/pool-fixture';
 import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
+import { deleteNamespaceAndWait, waitForDriverPvsDeleted } from '../support/cluster-teardown';
 import { BOOT_MARKER, bootDiskPath, guestDir, SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
 import { integration } from '../support/integration';
@@ -204,20 +205,8 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     if (core) {
       // The namespace first (VM, DataVolumes, claims) while the driver and provisioner run:
       // the kubelet unpublishes, DeleteVolume empties the pool. The driver stops only after.
-      await core.deleteNamespace({ name: NS }).catch(() => undefined);
-      await waitFor(
-        'the namespace gone',
-        async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)),
-        180_000,
-        500,
-      ).catch((e) => process.stderr.write(`${e}\n`));
-      await waitFor(
-        'the PVs deleted',
-        async () =>
-          !(await core.listPersistentVolume()).items.some((pv) => pv.spec?.csi?.driver === DRIVER_NAME),
-        120_000,
-        500,
-      ).catch((e) => process.stderr.write(`${e}\n${csi?.sidecars.logs()}\n`));
+      await deleteNamespaceAndWait(core, NS, 180_000);
+      await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => csi?.sidecars.logs());
       await waitFor('the pool empty', async () => (await csi?.volumes())?.length === 0, 60_000, 500).catch(
         (e) => process.stderr.write(`${e}\n`),
       );

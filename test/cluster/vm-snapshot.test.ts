@@ -45,6 +45,7 @@ import { makeTestPool, poolTestsEnabled, type TestPool } from '../controllers/cs
 import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
+import { deleteNamespaceAndWait, waitForDriverPvsDeleted } from '../support/cluster-teardown';
 import { SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
 import { integration } from '../support/integration';
@@ -157,20 +158,8 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
   }, 400_000);
   const cleanUp = async () => {
     if (core) {
-      await core.deleteNamespace({ name: NS }).catch(() => undefined);
-      await waitFor(
-        'the namespace gone',
-        async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)),
-        180_000,
-        500,
-      ).catch((e) => console.error(String(e)));
-      await waitFor(
-        'the PVs deleted',
-        async () =>
-          !(await core.listPersistentVolume()).items.some((pv) => pv.spec?.csi?.driver === DRIVER_NAME),
-        120_000,
-        500,
-      ).catch((e) => console.error(`${e}\n${sidecars?.logs()}`));
+      await deleteNamespaceAndWait(core, NS, 180_000);
+      await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => sidecars?.logs());
     }
     try {
       if (dir) kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);

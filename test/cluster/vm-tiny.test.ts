@@ -47,6 +47,7 @@ import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
 import { kubectlExecAsync, kubectlWith, runPod } from '../support/cluster-pods';
+import { deleteNamespaceAndWait } from '../support/cluster-teardown';
 import { SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
 import { integration } from '../support/integration';
@@ -147,14 +148,8 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
   afterAll(async () => {
     if (!info) return;
     try {
-      await core.deleteNamespace({ name: NS }).catch(() => undefined);
       // Gone before the components are: its VMs' finalizers need virt-controller.
-      await waitFor(
-        'the namespace gone',
-        async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)),
-        180_000,
-        500,
-      ).catch((e) => console.error(String(e)));
+      await deleteNamespaceAndWait(core, NS, 180_000);
       try {
         kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
       } catch {
