@@ -26,8 +26,8 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { type ClusterInfo, clusterPaths } from '../../scripts/cluster/state';
-import { type CsiDriver, startCsiDriver } from '../../src/controllers/csi-driver/csi-driver';
+import type { ClusterInfo } from '../../scripts/cluster/state';
+import type { CsiDriver } from '../../src/controllers/csi-driver/csi-driver';
 import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
 import {
   csiDriverObject,
@@ -42,6 +42,7 @@ import { acquireHostLock } from '../support/host-lock';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
 import { type Sidecars, sidecarsUnavailableReason, snapshotCrdFiles, startSidecars } from './csi-sidecars';
+import { csiPluginDir, startRegisteredDriver } from './csi-stack';
 
 const why = clusterUnavailableReason();
 const noSidecars = sidecarsUnavailableReason();
@@ -89,27 +90,8 @@ describe.skipIf(!enabled)('PVCs on kubevirt-ts-local through the real CSI sideca
     custom = kc.makeApiClient(CustomObjectsApi);
     objects = KubernetesObjectApi.makeApiClient(kc);
     tp = await makeTestPool(2 * 1024 ** 3);
-    const kubelet = clusterPaths(info.stateDir).kubelet;
-    pluginDir = join(kubelet, 'plugins', DRIVER_NAME);
-    driver = await startCsiDriver({
-      socketPath: join(pluginDir, 'csi.sock'),
-      poolDir: tp.dir,
-      poolImage: tp.image,
-      poolSizeBytes: 2 * 1024 ** 3,
-      nodeId: info.nodeName,
-      version: 'test',
-      kubeletRegistration: { registryDir: join(kubelet, 'plugins_registry') },
-    });
-    // The provisioner reads the node's topology from CSINode: wait for the registration.
-    await waitFor(
-      'the driver in CSINode',
-      async () =>
-        (await storage.readCSINode({ name: info.nodeName }).catch(() => undefined))?.spec.drivers?.find(
-          (d) => d.name === DRIVER_NAME,
-        ),
-      60_000,
-      250,
-    );
+    pluginDir = csiPluginDir(info);
+    driver = await startRegisteredDriver(info, storage, tp, 2 * 1024 ** 3);
     crds = snapshotCrdFiles().flatMap((f) =>
       parseAllDocuments(readFileSync(f, 'utf8'))
         .map((d) => d.toJSON() as Record<string, unknown>)

@@ -33,8 +33,7 @@ export async function startCsiStack(
   const storage = kc.makeApiClient(StorageV1Api);
   const objects = KubernetesObjectApi.makeApiClient(kc);
   const pool = await makeTestPool(poolBytes);
-  const kubelet = clusterPaths(info.stateDir).kubelet;
-  const pluginDir = join(kubelet, 'plugins', DRIVER_NAME);
+  const pluginDir = csiPluginDir(info);
   let driver: CsiDriver | undefined;
   let sidecars: Sidecars | undefined;
   const classes = [storageClassObject(), csiDriverObject()];
@@ -47,24 +46,7 @@ export async function startCsiStack(
     for (const o of classes) await objects.delete(o as never).catch(() => {});
   };
   try {
-    driver = await startCsiDriver({
-      socketPath: join(pluginDir, 'csi.sock'),
-      poolDir: pool.dir,
-      poolImage: pool.image,
-      poolSizeBytes: poolBytes,
-      nodeId: info.nodeName,
-      version: 'test',
-      kubeletRegistration: { registryDir: join(kubelet, 'plugins_registry') },
-    });
-    await waitFor(
-      'the driver in CSINode',
-      async () =>
-        (await storage.readCSINode({ name: info.nodeName }).catch(() => undefined))?.spec.drivers?.find(
-          (d) => d.name === DRIVER_NAME,
-        ),
-      60_000,
-      250,
-    );
+    driver = await startRegisteredDriver(info, storage, pool, poolBytes);
     for (const o of classes)
       await objects.create(o as never).catch((e: { code?: number }) => {
         if (e.code !== 409) throw e;
@@ -80,4 +62,46 @@ export async function startCsiStack(
     volumes: () => readdir(join(pool.dir, 'volumes')).catch(() => []),
     stop,
   };
+}
+
+/** The driver's directory (its socket) under the node's kubelet plugins. */
+export function csiPluginDir(info: ClusterInfo): string {
+  return join(clusterPaths(info.stateDir).kubelet, 'plugins', DRIVER_NAME);
+}
+
+/**
+ * Starts the driver in this process on `pool` (its socket in {@link csiPluginDir}),
+ * registered with the node's kubelet, and waits for the driver in the node's CSINode: the
+ * provisioner reads the node's topology there. The driver is stopped when the wait fails.
+ */
+export async function startRegisteredDriver(
+  info: ClusterInfo,
+  storage: StorageV1Api,
+  pool: TestPool,
+  poolBytes: number,
+): Promise<CsiDriver> {
+  const driver = await startCsiDriver({
+    socketPath: join(csiPluginDir(info), 'csi.sock'),
+    poolDir: pool.dir,
+    poolImage: pool.image,
+    poolSizeBytes: poolBytes,
+    nodeId: info.nodeName,
+    version: 'test',
+    kubeletRegistration: { registryDir: join(clusterPaths(info.stateDir).kubelet, 'plugins_registry') },
+  });
+  try {
+    await waitFor(
+      'the driver in CSINode',
+      async () =>
+        (await storage.readCSINode({ name: info.nodeName }).catch(() => undefined))?.spec.drivers?.find(
+          (d) => d.name === DRIVER_NAME,
+        ),
+      60_000,
+      250,
+    );
+  } catch (err) {
+    await driver.stop().catch(() => {});
+    throw err;
+  }
+  return driver;
 }

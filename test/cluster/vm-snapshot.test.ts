@@ -27,9 +27,9 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { type ClusterInfo, clusterPaths } from '../../scripts/cluster/state';
+import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
-import { type CsiDriver, startCsiDriver } from '../../src/controllers/csi-driver/csi-driver';
+import type { CsiDriver } from '../../src/controllers/csi-driver/csi-driver';
 import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
 import {
   csiDriverObject,
@@ -51,6 +51,7 @@ import { acquireHostLocks } from '../support/host-lock';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
 import { type Sidecars, sidecarsUnavailableReason, snapshotCrdFiles, startSidecars } from './csi-sidecars';
+import { csiPluginDir, startRegisteredDriver } from './csi-stack';
 import { cloneStoppedVm } from './vm-snapshot-clone';
 
 const why = clusterUnavailableReason();
@@ -99,26 +100,8 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     objects = KubernetesObjectApi.makeApiClient(kc);
     const storage = kc.makeApiClient(StorageV1Api);
     tp = await makeTestPool(2 * 1024 ** 3);
-    const kubelet = clusterPaths(info.stateDir).kubelet;
-    pluginDir = join(kubelet, 'plugins', DRIVER_NAME);
-    driver = await startCsiDriver({
-      socketPath: join(pluginDir, 'csi.sock'),
-      poolDir: tp.dir,
-      poolImage: tp.image,
-      poolSizeBytes: 2 * 1024 ** 3,
-      nodeId: info.nodeName,
-      version: 'test',
-      kubeletRegistration: { registryDir: join(kubelet, 'plugins_registry') },
-    });
-    await waitFor(
-      'the driver in CSINode',
-      async () =>
-        (await storage.readCSINode({ name: info.nodeName }).catch(() => undefined))?.spec.drivers?.find(
-          (d) => d.name === DRIVER_NAME,
-        ),
-      60_000,
-      250,
-    );
+    pluginDir = csiPluginDir(info);
+    driver = await startRegisteredDriver(info, storage, tp, 2 * 1024 ** 3);
     // The VolumeSnapshot kinds before virt-controller starts: it runs its snapshot
     // controllers only when they are served.
     crds = snapshotCrdFiles().flatMap((f) =>
