@@ -9,9 +9,7 @@
  * the garbage collector (VMs carry no finalizer here), and a fresh control plane's
  * collector does not yet watch the just-applied CRDs.
  */
-import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crdsDir } from '../../../../scripts/gen-crds';
 import { createClusterConfig } from '../../../../src/api/config/cluster-config';
 import type {
   VirtualMachine,
@@ -25,11 +23,11 @@ import type { KubeObject } from '../../../../src/controllers/runtime/types';
 import { VirtualMachinePoolType } from '../../../../src/controllers/virt-controller/pool/controller';
 import { POOL_REVISION_LABEL } from '../../../../src/controllers/virt-controller/pool/vm-template';
 import { VirtController } from '../../../../src/controllers/virt-controller/virt-controller';
+import { applyCrdsEstablished } from '../../../support/crd-established';
 import { fixture } from '../../../support/fixtures';
 import {
   apiserverTestsEnabled,
   type ControlPlane,
-  kubectlPath,
   registerReadyNode,
   startControlPlane,
 } from '../../../support/kube';
@@ -54,19 +52,11 @@ describe.skipIf(!run)('VirtualMachinePool controller on a real kube-apiserver', 
 
   beforeAll(async () => {
     cp = await startControlPlane({ controllerManager: false, scheduler: true });
-    const kubectl = (...args: string[]) => {
-      const r = spawnSync(kubectlPath, ['--kubeconfig', cp!.kubeconfigPath, ...args], { encoding: 'utf8' });
-      expect(r.status, r.stderr).toBe(0);
-    };
-    kubectl('apply', '-f', crdsDir);
-    kubectl(
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      'crd/virtualmachines.kubevirt.io',
-      'crd/virtualmachineinstances.kubevirt.io',
-      'crd/virtualmachinepools.pool.kubevirt.io',
-    );
+    applyCrdsEstablished(cp.kubeconfigPath, [
+      'virtualmachines.kubevirt.io',
+      'virtualmachineinstances.kubevirt.io',
+      'virtualmachinepools.pool.kubevirt.io',
+    ]);
     // A kubelet-less node the real scheduler binds the launcher pods to.
     await registerReadyNode(cp.kubeconfigPath, 'node01', {
       labels: {
