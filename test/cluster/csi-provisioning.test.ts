@@ -35,21 +35,15 @@ import {
   storageClassObject,
   volumeSnapshotClassObject,
 } from '../../src/controllers/csi-driver/objects';
-import { makeTestPool, poolTestsEnabled, type TestPool } from '../controllers/csi-driver/pool-fixture';
-import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
+import { makeTestPool, type TestPool } from '../controllers/csi-driver/pool-fixture';
+import { sharedCluster } from '../support/cluster';
 import { deleteNamespaceAndWait, waitForDriverPvsDeleted } from '../support/cluster-teardown';
 import { acquireHostLock } from '../support/host-lock';
-import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
-import { type Sidecars, sidecarsUnavailableReason, snapshotCrdFiles, startSidecars } from './csi-sidecars';
-import { csiPluginDir, startRegisteredDriver } from './csi-stack';
+import { type Sidecars, snapshotCrdFiles, startSidecars } from './csi-sidecars';
+import { csiClusterTestsEnabled, csiPluginDir, startRegisteredDriver } from './csi-stack';
 
-const why = clusterUnavailableReason();
-const noSidecars = sidecarsUnavailableReason();
-const enabled =
-  integration('one-node cluster', why === undefined, why ?? '') &&
-  poolTestsEnabled('CSI provisioning') &&
-  integration('CSI sidecars', noSidecars === undefined, noSidecars ?? '');
+const enabled = csiClusterTestsEnabled('CSI provisioning');
 const NS = 'csi-provisioning';
 const SNAP = { group: 'snapshot.storage.k8s.io', version: 'v1' };
 

@@ -12,9 +12,26 @@ import { type ClusterInfo, clusterPaths } from '../../scripts/cluster/state';
 import { type CsiDriver, startCsiDriver } from '../../src/controllers/csi-driver/csi-driver';
 import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
 import { csiDriverObject, storageClassObject } from '../../src/controllers/csi-driver/objects';
-import { makeTestPool, type TestPool } from '../controllers/csi-driver/pool-fixture';
+import { makeTestPool, poolTestsEnabled, type TestPool } from '../controllers/csi-driver/pool-fixture';
+import { clusterUnavailableReason } from '../support/cluster';
+import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
-import { type Sidecars, startSidecars } from './csi-sidecars';
+import { type Sidecars, sidecarsUnavailableReason, startSidecars } from './csi-sidecars';
+
+/**
+ * The gate of a cluster test file on the CSI stack: the one-node cluster, the test pool
+ * (root, losetup, mkfs.xfs; `name` names the file's tests) and the sidecars, each through
+ * {@link integration} (skipped with the reason, or failing under the README's command).
+ */
+export function csiClusterTestsEnabled(name: string): boolean {
+  const why = clusterUnavailableReason();
+  const noSidecars = sidecarsUnavailableReason();
+  return (
+    integration('one-node cluster', why === undefined, why ?? '') &&
+    poolTestsEnabled(name) &&
+    integration('CSI sidecars', noSidecars === undefined, noSidecars ?? '')
+  );
+}
 
 export interface CsiStack {
   pool: TestPool;

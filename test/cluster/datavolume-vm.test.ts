@@ -27,24 +27,16 @@ import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/gener
 import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
 import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
 import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
-import { poolTestsEnabled } from '../controllers/csi-driver/pool-fixture';
-import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
+import { sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
 import { deleteNamespaceAndWait, waitForDriverPvsDeleted } from '../support/cluster-teardown';
 import { BOOT_MARKER, bootDiskPath, guestDir, SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
-import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
-import { sidecarsUnavailableReason } from './csi-sidecars';
-import { type CsiStack, startCsiStack } from './csi-stack';
+import { type CsiStack, csiClusterTestsEnabled, startCsiStack } from './csi-stack';
 
-const why = clusterUnavailableReason();
-const noSidecars = sidecarsUnavailableReason();
-const enabled =
-  integration('one-node cluster', why === undefined, why ?? '') &&
-  poolTestsEnabled('DataVolumes on the cluster') &&
-  integration('CSI sidecars', noSidecars === undefined, noSidecars ?? '');
+const enabled = csiClusterTestsEnabled('DataVolumes on the cluster');
 const NS = 'cluster-datavolumes';
 const VM = 'vm-dv';
 const CDI = { group: 'cdi.kubevirt.io', version: 'v1beta1', plural: 'datavolumes' };

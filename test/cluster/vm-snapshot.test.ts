@@ -41,25 +41,19 @@ import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-
 import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { VirtualMachineType } from '../../src/controllers/runtime/resources';
-import { makeTestPool, poolTestsEnabled, type TestPool } from '../controllers/csi-driver/pool-fixture';
-import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
+import { makeTestPool, type TestPool } from '../controllers/csi-driver/pool-fixture';
+import { sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
 import { deleteNamespaceAndWait, waitForDriverPvsDeleted } from '../support/cluster-teardown';
 import { SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
-import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
-import { type Sidecars, sidecarsUnavailableReason, snapshotCrdFiles, startSidecars } from './csi-sidecars';
-import { csiPluginDir, startRegisteredDriver } from './csi-stack';
+import { type Sidecars, snapshotCrdFiles, startSidecars } from './csi-sidecars';
+import { csiClusterTestsEnabled, csiPluginDir, startRegisteredDriver } from './csi-stack';
 import { cloneStoppedVm } from './vm-snapshot-clone';
 
-const why = clusterUnavailableReason();
-const noSidecars = sidecarsUnavailableReason();
-const enabled =
-  integration('one-node cluster', why === undefined, why ?? '') &&
-  poolTestsEnabled('VM snapshots') &&
-  integration('CSI sidecars', noSidecars === undefined, noSidecars ?? '');
+const enabled = csiClusterTestsEnabled('VM snapshots');
 const NS = 'cluster-vm-snapshot';
 const VM = 'vm-snap';
 const MARKER = 'KUBEVIRT-TS-GUEST-BOOTED';
