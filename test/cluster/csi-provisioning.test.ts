@@ -37,7 +37,11 @@ import {
 } from '../../src/controllers/csi-driver/objects';
 import { makeTestPool, type TestPool } from '../controllers/csi-driver/pool-fixture';
 import { sharedCluster } from '../support/cluster';
-import { deleteNamespaceAndWait, waitForDriverPvsDeleted } from '../support/cluster-teardown';
+import {
+  createTestNamespace,
+  deleteNamespaceAndWait,
+  waitForDriverPvsDeleted,
+} from '../support/cluster-namespace';
 import { acquireHostLock } from '../support/host-lock';
 import { waitFor } from '../support/wait';
 import { type Sidecars, snapshotCrdFiles, startSidecars } from './csi-sidecars';
@@ -109,13 +113,7 @@ describe.skipIf(!enabled)('PVCs on kubevirt-ts-local through the real CSI sideca
     );
     for (const o of classObjects()) await createOrKeep(o);
     sidecars = startSidecars(join(pluginDir, 'csi.sock'), info.kubeconfigPath, tp.base);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    await waitFor(
-      'default service account',
-      () => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }),
-      60_000,
-      200,
-    );
+    await createTestNamespace(core, NS);
   }, 1_200_000);
 
   afterAll(async () => {

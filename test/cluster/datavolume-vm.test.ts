@@ -29,8 +29,12 @@ import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-
 import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import { sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
+import {
+  createTestNamespace,
+  deleteNamespaceAndWait,
+  waitForDriverPvsDeleted,
+} from '../support/cluster-namespace';
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
-import { deleteNamespaceAndWait, waitForDriverPvsDeleted } from '../support/cluster-teardown';
 import { BOOT_MARKER, bootDiskPath, guestDir, SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
 import { waitFor } from '../support/wait';
@@ -152,13 +156,7 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     // driver runs in it: csi-provisioner exits when the driver does not answer at its start.
     installComponents(info, dir, kubectl);
     csi = await startCsiStack(info, kc);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    await waitFor(
-      'default service account',
-      () => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }),
-      60_000,
-      200,
-    );
+    await createTestNamespace(core, NS);
     // The disk server: the guest build's directory, read-only, served by node on the pod network.
     await core.createNamespacedPod({
       namespace: NS,

@@ -44,8 +44,12 @@ import { VirtualMachineType } from '../../src/controllers/runtime/resources';
 import { makeTestPool, type TestPool } from '../controllers/csi-driver/pool-fixture';
 import { sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
+import {
+  createTestNamespace,
+  deleteNamespaceAndWait,
+  waitForDriverPvsDeleted,
+} from '../support/cluster-namespace';
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
-import { deleteNamespaceAndWait, waitForDriverPvsDeleted } from '../support/cluster-teardown';
 import { SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
 import { waitFor } from '../support/wait';
@@ -116,13 +120,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     // after it (their first connection to the driver must not time out).
     installComponents(info, dir, kubectl);
     sidecars = startSidecars(join(pluginDir, 'csi.sock'), info.kubeconfigPath, tp.base);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    await waitFor(
-      'default service account',
-      () => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }),
-      60_000,
-      200,
-    );
+    await createTestNamespace(core, NS);
   }, 1_200_000);
 
   afterAll(async () => {

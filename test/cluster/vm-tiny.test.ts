@@ -46,8 +46,8 @@ import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-
 import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
+import { createTestNamespace, deleteNamespaceAndWait } from '../support/cluster-namespace';
 import { kubectlExecAsync, kubectlWith, runPod } from '../support/cluster-pods';
-import { deleteNamespaceAndWait } from '../support/cluster-teardown';
 import { SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
 import { integration } from '../support/integration';
@@ -136,13 +136,7 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     coordination = kc.makeApiClient(CoordinationV1Api);
     dir = mkdtempSync(join(tmpdir(), 'kvts-vm-tiny-'));
     installComponents(info, dir, kubectl);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    await waitFor(
-      'default service account',
-      () => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }),
-      60_000,
-      200,
-    );
+    await createTestNamespace(core, NS);
   }, 1_200_000);
 
   afterAll(async () => {
