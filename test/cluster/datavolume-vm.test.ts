@@ -15,7 +15,7 @@
  * (test/support/host-lock.ts).
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
@@ -37,6 +37,7 @@ import {
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
 import { BOOT_MARKER, bootDiskPath, guestDir, SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
+import { qemuCmdline } from '../support/processes';
 import { waitFor } from '../support/wait';
 import { type CsiStack, csiClusterTestsEnabled, startCsiStack } from './csi-stack';
 
@@ -48,20 +49,6 @@ const KV = { group: 'kubevirt.io', version: 'v1' };
 /** Where the guest writes: 40 MiB into the disk, past the 14 MiB boot image. */
 const MARKER_SECTOR = 81920;
 const SERVER = `require('http').createServer((q,s)=>{const f=require('fs');const p='/guest/'+(q.url==='/boot.qcow2'?'boot.qcow2':'');if(!p.endsWith('.qcow2')){s.writeHead(404);return s.end()}s.writeHead(200,{'content-length':f.statSync(p).size});f.createReadStream(p).pipe(s)}).listen(8080)`;
-
-/** The command line of this test's QEMU (arguments joined by spaces), if it runs. */
-function qemuCmdline(): string | undefined {
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    let cmd = '';
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    if (cmd.includes(`guest=${NS}_${VM},`)) return cmd.split('\0').join(' ');
-  }
-  return undefined;
-}
 
 describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
   let info: ClusterInfo;
@@ -299,7 +286,7 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
         name: VM,
       })) as VirtualMachineInstance;
       expect(vmi.spec.volumes).toEqual([{ name: 'root', dataVolume: { name: `${VM}-root` } }]);
-      const cmdline = qemuCmdline();
+      const cmdline = qemuCmdline(NS, VM);
       expect(cmdline).toContain(
         '"driver":"file","filename":"/var/run/kubevirt-private/vmi-disks/root/disk.img"',
       );
