@@ -26,8 +26,8 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { type ClusterInfo, clusterPaths } from '../../scripts/cluster/state';
-import { type CsiDriver, startCsiDriver } from '../../src/controllers/csi-driver/csi-driver';
+import type { ClusterInfo } from '../../scripts/cluster/state';
+import type { CsiDriver } from '../../src/controllers/csi-driver/csi-driver';
 import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
 import {
   csiDriverObject,
@@ -35,19 +35,19 @@ import {
   storageClassObject,
   volumeSnapshotClassObject,
 } from '../../src/controllers/csi-driver/objects';
-import { makeTestPool, poolTestsEnabled, type TestPool } from '../controllers/csi-driver/pool-fixture';
-import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
+import { makeTestPool, type TestPool } from '../controllers/csi-driver/pool-fixture';
+import { sharedCluster } from '../support/cluster';
+import {
+  createTestNamespace,
+  deleteNamespaceAndWait,
+  waitForDriverPvsDeleted,
+} from '../support/cluster-namespace';
 import { acquireHostLock } from '../support/host-lock';
-import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
-import { type Sidecars, sidecarsUnavailableReason, snapshotCrdFiles, startSidecars } from './csi-sidecars';
+import { type Sidecars, snapshotCrdFiles, startSidecars } from './csi-sidecars';
+import { csiClusterTestsEnabled, csiPluginDir, startRegisteredDriver } from './csi-stack';
 
-const why = clusterUnavailableReason();
-const noSidecars = sidecarsUnavailableReason();
-const enabled =
-  integration('one-node cluster', why === undefined, why ?? '') &&
-  poolTestsEnabled('CSI provisioning') &&
-  integration('CSI sidecars', noSidecars === undefined, noSidecars ?? '');
+const enabled = csiClusterTestsEnabled('CSI provisioning');
 const NS = 'csi-provisioning';
 const SNAP = { group: 'snapshot.storage.k8s.io', version: 'v1' };
 
@@ -88,27 +88,8 @@ describe.skipIf(!enabled)('PVCs on kubevirt-ts-local through the real CSI sideca
     custom = kc.makeApiClient(CustomObjectsApi);
     objects = KubernetesObjectApi.makeApiClient(kc);
     tp = await makeTestPool(2 * 1024 ** 3);
-    const kubelet = clusterPaths(info.stateDir).kubelet;
-    pluginDir = join(kubelet, 'plugins', DRIVER_NAME);
-    driver = await startCsiDriver({
-      socketPath: join(pluginDir, 'csi.sock'),
-      poolDir: tp.dir,
-      poolImage: tp.image,
-      poolSizeBytes: 2 * 1024 ** 3,
-      nodeId: info.nodeName,
-      version: 'test',
-      kubeletRegistration: { registryDir: join(kubelet, 'plugins_registry') },
-    });
-    // The provisioner reads the node's topology from CSINode: wait for the registration.
-    await waitFor(
-      'the driver in CSINode',
-      async () =>
-        (await storage.readCSINode({ name: info.nodeName }).catch(() => undefined))?.spec.drivers?.find(
-          (d) => d.name === DRIVER_NAME,
-        ),
-      60_000,
-      250,
-    );
+    pluginDir = csiPluginDir(info);
+    driver = await startRegisteredDriver(info, storage, tp, 2 * 1024 ** 3);
     crds = snapshotCrdFiles().flatMap((f) =>
       parseAllDocuments(readFileSync(f, 'utf8'))
         .map((d) => d.toJSON() as Record<string, unknown>)
@@ -132,33 +113,15 @@ describe.skipIf(!enabled)('PVCs on kubevirt-ts-local through the real CSI sideca
     );
     for (const o of classObjects()) await createOrKeep(o);
     sidecars = startSidecars(join(pluginDir, 'csi.sock'), info.kubeconfigPath, tp.base);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    await waitFor(
-      'default service account',
-      () => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }),
-      60_000,
-      200,
-    );
+    await createTestNamespace(core, NS);
   }, 1_200_000);
 
   afterAll(async () => {
     // The namespace's PVCs and snapshots go first, while the sidecars still run: their
     // volumes and snapshots are deleted by DeleteVolume and DeleteSnapshot.
     if (core) {
-      await core.deleteNamespace({ name: NS }).catch(() => undefined);
-      await waitFor(
-        'the namespace gone',
-        async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)),
-        120_000,
-        500,
-      ).catch((e) => console.error(String(e)));
-      await waitFor(
-        'the PVs deleted',
-        async () =>
-          !(await core.listPersistentVolume()).items.some((pv) => pv.spec?.csi?.driver === DRIVER_NAME),
-        120_000,
-        500,
-      ).catch((e) => console.error(`${e}\n${sidecars?.logs()}`));
+      await deleteNamespaceAndWait(core, NS, 120_000);
+      await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => sidecars?.logs());
     }
     await sidecars?.stop();
     await tp?.cleanup(async () => {

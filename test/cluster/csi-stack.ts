@@ -12,9 +12,26 @@ import { type ClusterInfo, clusterPaths } from '../../scripts/cluster/state';
 import { type CsiDriver, startCsiDriver } from '../../src/controllers/csi-driver/csi-driver';
 import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
 import { csiDriverObject, storageClassObject } from '../../src/controllers/csi-driver/objects';
-import { makeTestPool, type TestPool } from '../controllers/csi-driver/pool-fixture';
+import { makeTestPool, poolTestsEnabled, type TestPool } from '../controllers/csi-driver/pool-fixture';
+import { clusterUnavailableReason } from '../support/cluster';
+import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
-import { type Sidecars, startSidecars } from './csi-sidecars';
+import { type Sidecars, sidecarsUnavailableReason, startSidecars } from './csi-sidecars';
+
+/**
+ * The gate of a cluster test file on the CSI stack: the one-node cluster, the test pool
+ * (root, losetup, mkfs.xfs; `name` names the file's tests) and the sidecars, each through
+ * {@link integration} (skipped with the reason, or failing under the README's command).
+ */
+export function csiClusterTestsEnabled(name: string): boolean {
+  const why = clusterUnavailableReason();
+  const noSidecars = sidecarsUnavailableReason();
+  return (
+    integration('one-node cluster', why === undefined, why ?? '') &&
+    poolTestsEnabled(name) &&
+    integration('CSI sidecars', noSidecars === undefined, noSidecars ?? '')
+  );
+}
 
 export interface CsiStack {
   pool: TestPool;
@@ -33,8 +50,7 @@ export async function startCsiStack(
   const storage = kc.makeApiClient(StorageV1Api);
   const objects = KubernetesObjectApi.makeApiClient(kc);
   const pool = await makeTestPool(poolBytes);
-  const kubelet = clusterPaths(info.stateDir).kubelet;
-  const pluginDir = join(kubelet, 'plugins', DRIVER_NAME);
+  const pluginDir = csiPluginDir(info);
   let driver: CsiDriver | undefined;
   let sidecars: Sidecars | undefined;
   const classes = [storageClassObject(), csiDriverObject()];
@@ -47,24 +63,7 @@ export async function startCsiStack(
     for (const o of classes) await objects.delete(o as never).catch(() => {});
   };
   try {
-    driver = await startCsiDriver({
-      socketPath: join(pluginDir, 'csi.sock'),
-      poolDir: pool.dir,
-      poolImage: pool.image,
-      poolSizeBytes: poolBytes,
-      nodeId: info.nodeName,
-      version: 'test',
-      kubeletRegistration: { registryDir: join(kubelet, 'plugins_registry') },
-    });
-    await waitFor(
-      'the driver in CSINode',
-      async () =>
-        (await storage.readCSINode({ name: info.nodeName }).catch(() => undefined))?.spec.drivers?.find(
-          (d) => d.name === DRIVER_NAME,
-        ),
-      60_000,
-      250,
-    );
+    driver = await startRegisteredDriver(info, storage, pool, poolBytes);
     for (const o of classes)
       await objects.create(o as never).catch((e: { code?: number }) => {
         if (e.code !== 409) throw e;
@@ -80,4 +79,46 @@ export async function startCsiStack(
     volumes: () => readdir(join(pool.dir, 'volumes')).catch(() => []),
     stop,
   };
+}
+
+/** The driver's directory (its socket) under the node's kubelet plugins. */
+export function csiPluginDir(info: ClusterInfo): string {
+  return join(clusterPaths(info.stateDir).kubelet, 'plugins', DRIVER_NAME);
+}
+
+/**
+ * Starts the driver in this process on `pool` (its socket in {@link csiPluginDir}),
+ * registered with the node's kubelet, and waits for the driver in the node's CSINode: the
+ * provisioner reads the node's topology there. The driver is stopped when the wait fails.
+ */
+export async function startRegisteredDriver(
+  info: ClusterInfo,
+  storage: StorageV1Api,
+  pool: TestPool,
+  poolBytes: number,
+): Promise<CsiDriver> {
+  const driver = await startCsiDriver({
+    socketPath: join(csiPluginDir(info), 'csi.sock'),
+    poolDir: pool.dir,
+    poolImage: pool.image,
+    poolSizeBytes: poolBytes,
+    nodeId: info.nodeName,
+    version: 'test',
+    kubeletRegistration: { registryDir: join(clusterPaths(info.stateDir).kubelet, 'plugins_registry') },
+  });
+  try {
+    await waitFor(
+      'the driver in CSINode',
+      async () =>
+        (await storage.readCSINode({ name: info.nodeName }).catch(() => undefined))?.spec.drivers?.find(
+          (d) => d.name === DRIVER_NAME,
+        ),
+      60_000,
+      250,
+    );
+  } catch (err) {
+    await driver.stop().catch(() => {});
+    throw err;
+  }
+  return driver;
 }

@@ -15,7 +15,7 @@
  * (test/support/host-lock.ts).
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
@@ -27,23 +27,21 @@ import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/gener
 import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
 import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
 import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
-import { poolTestsEnabled } from '../controllers/csi-driver/pool-fixture';
-import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
+import { sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
+import {
+  createTestNamespace,
+  deleteNamespaceAndWait,
+  waitForDriverPvsDeleted,
+} from '../support/cluster-namespace';
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
 import { BOOT_MARKER, bootDiskPath, guestDir, SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
-import { integration } from '../support/integration';
+import { qemuCmdline } from '../support/processes';
 import { waitFor } from '../support/wait';
-import { sidecarsUnavailableReason } from './csi-sidecars';
-import { type CsiStack, startCsiStack } from './csi-stack';
+import { type CsiStack, csiClusterTestsEnabled, startCsiStack } from './csi-stack';
 
-const why = clusterUnavailableReason();
-const noSidecars = sidecarsUnavailableReason();
-const enabled =
-  integration('one-node cluster', why === undefined, why ?? '') &&
-  poolTestsEnabled('DataVolumes on the cluster') &&
-  integration('CSI sidecars', noSidecars === undefined, noSidecars ?? '');
+const enabled = csiClusterTestsEnabled('DataVolumes on the cluster');
 const NS = 'cluster-datavolumes';
 const VM = 'vm-dv';
 const CDI = { group: 'cdi.kubevirt.io', version: 'v1beta1', plural: 'datavolumes' };
@@ -51,20 +49,6 @@ const KV = { group: 'kubevirt.io', version: 'v1' };
 /** Where the guest writes: 40 MiB into the disk, past the 14 MiB boot image. */
 const MARKER_SECTOR = 81920;
 const SERVER = `require('http').createServer((q,s)=>{const f=require('fs');const p='/guest/'+(q.url==='/boot.qcow2'?'boot.qcow2':'');if(!p.endsWith('.qcow2')){s.writeHead(404);return s.end()}s.writeHead(200,{'content-length':f.statSync(p).size});f.createReadStream(p).pipe(s)}).listen(8080)`;
-
-/** The command line of this test's QEMU (arguments joined by spaces), if it runs. */
-function qemuCmdline(): string | undefined {
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    let cmd = '';
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    if (cmd.includes(`guest=${NS}_${VM},`)) return cmd.split('\0').join(' ');
-  }
-  return undefined;
-}
 
 describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
   let info: ClusterInfo;
@@ -159,13 +143,7 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     // driver runs in it: csi-provisioner exits when the driver does not answer at its start.
     installComponents(info, dir, kubectl);
     csi = await startCsiStack(info, kc);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    await waitFor(
-      'default service account',
-      () => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }),
-      60_000,
-      200,
-    );
+    await createTestNamespace(core, NS);
     // The disk server: the guest build's directory, read-only, served by node on the pod network.
     await core.createNamespacedPod({
       namespace: NS,
@@ -204,20 +182,8 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     if (core) {
       // The namespace first (VM, DataVolumes, claims) while the driver and provisioner run:
       // the kubelet unpublishes, DeleteVolume empties the pool. The driver stops only after.
-      await core.deleteNamespace({ name: NS }).catch(() => undefined);
-      await waitFor(
-        'the namespace gone',
-        async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)),
-        180_000,
-        500,
-      ).catch((e) => process.stderr.write(`${e}\n`));
-      await waitFor(
-        'the PVs deleted',
-        async () =>
-          !(await core.listPersistentVolume()).items.some((pv) => pv.spec?.csi?.driver === DRIVER_NAME),
-        120_000,
-        500,
-      ).catch((e) => process.stderr.write(`${e}\n${csi?.sidecars.logs()}\n`));
+      await deleteNamespaceAndWait(core, NS, 180_000);
+      await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => csi?.sidecars.logs());
       await waitFor('the pool empty', async () => (await csi?.volumes())?.length === 0, 60_000, 500).catch(
         (e) => process.stderr.write(`${e}\n`),
       );
@@ -320,7 +286,7 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
         name: VM,
       })) as VirtualMachineInstance;
       expect(vmi.spec.volumes).toEqual([{ name: 'root', dataVolume: { name: `${VM}-root` } }]);
-      const cmdline = qemuCmdline();
+      const cmdline = qemuCmdline(NS, VM);
       expect(cmdline).toContain(
         '"driver":"file","filename":"/var/run/kubevirt-private/vmi-disks/root/disk.img"',
       );

@@ -11,6 +11,7 @@ import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import { clusterUnavailableReason, sharedCluster, TEST_POD_SUBNET } from '../support/cluster';
+import { createTestNamespace } from '../support/cluster-namespace';
 import { cacheDir, integration } from '../support/integration';
 import { waitFor } from '../support/wait';
 
@@ -27,14 +28,7 @@ describe.skipIf(!enabled)('the one-node cluster runs the project images', () => 
     const kc = new KubeConfig();
     kc.loadFromFile(info.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    // The ServiceAccount admission plugin refuses pods until the namespace's account exists.
-    await waitFor(
-      'default service account',
-      () => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }),
-      60_000,
-      200,
-    );
+    await createTestNamespace(core, NS);
   }, 300_000);
 
   afterAll(async () => {

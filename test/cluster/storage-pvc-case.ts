@@ -9,12 +9,12 @@
  * `virtctl start` (a new launcher pod) reads both back.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { stringify } from 'yaml';
 import { repoRoot } from '../../scripts/gen-api';
 import { PtySession } from '../cli/pty-bridge';
+import { qemuCmdline } from '../support/processes';
 import { waitFor } from '../support/wait';
 import { getJson, isReady, kubectl, kubectlResult, podsByComponent } from './operator-cluster';
 import { KV_NS, type OperatorCases } from './operator-lifecycle-cases';
@@ -39,20 +39,6 @@ function diagnosis(info: OperatorCases['info']): string {
     `--- launcher:\n${run(['logs', '-n', NS, '-l', `vm.kubevirt.io/name=${VM}`, '-c', 'compute', '--tail=80'])}`,
     `--- in the launcher:\n${launcherShell(info, 'id; ls -ln /dev/blkdisk /var/run/kubevirt-private/vmi-disks/fsdisk; tail -n 20 $(find / -xdev -name "*.log" -path "*qemu*" 2>/dev/null) 2>&1')}`,
   ].join('\n');
-}
-
-/** The command line of the VM's QEMU (arguments joined by spaces), if it runs. */
-function qemuCmdline(): string | undefined {
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    let cmd = '';
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    if (cmd.includes(`guest=${NS}_${VM},`)) return cmd.split('\0').join(' ');
-  }
-  return undefined;
 }
 
 /** waitFor, with the diagnosis in the failure. */
@@ -307,7 +293,7 @@ async function vmWithClaimDisksSteps({ info, log }: OperatorCases) {
     volumeMode: 'Filesystem',
   });
   // QEMU opens the file claim's disk.img as a file and the block claim's device as a host device.
-  const cmdline = await waitShowing(info, "the guest's QEMU process", () => qemuCmdline(), 60_000);
+  const cmdline = await waitShowing(info, "the guest's QEMU process", () => qemuCmdline(NS, VM), 60_000);
   expect(cmdline).toContain(
     '"driver":"file","filename":"/var/run/kubevirt-private/vmi-disks/fsdisk/disk.img"',
   );

@@ -8,6 +8,7 @@ import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import { clusterUnavailableReason, SECOND_NODE_TAINT, sharedCluster } from '../support/cluster';
+import { createTestNamespace } from '../support/cluster-namespace';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
 
@@ -24,13 +25,7 @@ describe.skipIf(!enabled)('sharedCluster({ nodes: 2 })', () => {
     const kc = new KubeConfig();
     kc.loadFromFile(info.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    await waitFor(
-      'default service account',
-      () => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }),
-      60_000,
-      200,
-    );
+    await createTestNamespace(core, NS);
   }, 300_000);
 
   afterAll(async () => {

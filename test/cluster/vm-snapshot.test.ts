@@ -27,9 +27,9 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { type ClusterInfo, clusterPaths } from '../../scripts/cluster/state';
+import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
-import { type CsiDriver, startCsiDriver } from '../../src/controllers/csi-driver/csi-driver';
+import type { CsiDriver } from '../../src/controllers/csi-driver/csi-driver';
 import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
 import {
   csiDriverObject,
@@ -41,23 +41,23 @@ import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-
 import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { VirtualMachineType } from '../../src/controllers/runtime/resources';
-import { makeTestPool, poolTestsEnabled, type TestPool } from '../controllers/csi-driver/pool-fixture';
-import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
+import { makeTestPool, type TestPool } from '../controllers/csi-driver/pool-fixture';
+import { sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
+import {
+  createTestNamespace,
+  deleteNamespaceAndWait,
+  waitForDriverPvsDeleted,
+} from '../support/cluster-namespace';
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
 import { SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
-import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
-import { type Sidecars, sidecarsUnavailableReason, snapshotCrdFiles, startSidecars } from './csi-sidecars';
+import { type Sidecars, snapshotCrdFiles, startSidecars } from './csi-sidecars';
+import { csiClusterTestsEnabled, csiPluginDir, startRegisteredDriver } from './csi-stack';
 import { cloneStoppedVm } from './vm-snapshot-clone';
 
-const why = clusterUnavailableReason();
-const noSidecars = sidecarsUnavailableReason();
-const enabled =
-  integration('one-node cluster', why === undefined, why ?? '') &&
-  poolTestsEnabled('VM snapshots') &&
-  integration('CSI sidecars', noSidecars === undefined, noSidecars ?? '');
+const enabled = csiClusterTestsEnabled('VM snapshots');
 const NS = 'cluster-vm-snapshot';
 const VM = 'vm-snap';
 const MARKER = 'KUBEVIRT-TS-GUEST-BOOTED';
@@ -98,26 +98,8 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     objects = KubernetesObjectApi.makeApiClient(kc);
     const storage = kc.makeApiClient(StorageV1Api);
     tp = await makeTestPool(2 * 1024 ** 3);
-    const kubelet = clusterPaths(info.stateDir).kubelet;
-    pluginDir = join(kubelet, 'plugins', DRIVER_NAME);
-    driver = await startCsiDriver({
-      socketPath: join(pluginDir, 'csi.sock'),
-      poolDir: tp.dir,
-      poolImage: tp.image,
-      poolSizeBytes: 2 * 1024 ** 3,
-      nodeId: info.nodeName,
-      version: 'test',
-      kubeletRegistration: { registryDir: join(kubelet, 'plugins_registry') },
-    });
-    await waitFor(
-      'the driver in CSINode',
-      async () =>
-        (await storage.readCSINode({ name: info.nodeName }).catch(() => undefined))?.spec.drivers?.find(
-          (d) => d.name === DRIVER_NAME,
-        ),
-      60_000,
-      250,
-    );
+    pluginDir = csiPluginDir(info);
+    driver = await startRegisteredDriver(info, storage, tp, 2 * 1024 ** 3);
     // The VolumeSnapshot kinds before virt-controller starts: it runs its snapshot
     // controllers only when they are served.
     crds = snapshotCrdFiles().flatMap((f) =>
@@ -138,13 +120,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     // after it (their first connection to the driver must not time out).
     installComponents(info, dir, kubectl);
     sidecars = startSidecars(join(pluginDir, 'csi.sock'), info.kubeconfigPath, tp.base);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    await waitFor(
-      'default service account',
-      () => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }),
-      60_000,
-      200,
-    );
+    await createTestNamespace(core, NS);
   }, 1_200_000);
 
   afterAll(async () => {
@@ -157,20 +133,8 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
   }, 400_000);
   const cleanUp = async () => {
     if (core) {
-      await core.deleteNamespace({ name: NS }).catch(() => undefined);
-      await waitFor(
-        'the namespace gone',
-        async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)),
-        180_000,
-        500,
-      ).catch((e) => console.error(String(e)));
-      await waitFor(
-        'the PVs deleted',
-        async () =>
-          !(await core.listPersistentVolume()).items.some((pv) => pv.spec?.csi?.driver === DRIVER_NAME),
-        120_000,
-        500,
-      ).catch((e) => console.error(`${e}\n${sidecars?.logs()}`));
+      await deleteNamespaceAndWait(core, NS, 180_000);
+      await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => sidecars?.logs());
     }
     try {
       if (dir) kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);

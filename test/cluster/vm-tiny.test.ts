@@ -46,6 +46,7 @@ import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-
 import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
+import { createTestNamespace, deleteNamespaceAndWait } from '../support/cluster-namespace';
 import { kubectlExecAsync, kubectlWith, runPod } from '../support/cluster-pods';
 import { SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
@@ -135,26 +136,14 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     coordination = kc.makeApiClient(CoordinationV1Api);
     dir = mkdtempSync(join(tmpdir(), 'kvts-vm-tiny-'));
     installComponents(info, dir, kubectl);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    await waitFor(
-      'default service account',
-      () => core.readNamespacedServiceAccount({ name: 'default', namespace: NS }),
-      60_000,
-      200,
-    );
+    await createTestNamespace(core, NS);
   }, 1_200_000);
 
   afterAll(async () => {
     if (!info) return;
     try {
-      await core.deleteNamespace({ name: NS }).catch(() => undefined);
       // Gone before the components are: its VMs' finalizers need virt-controller.
-      await waitFor(
-        'the namespace gone',
-        async () => !(await core.readNamespace({ name: NS }).catch(() => undefined)),
-        180_000,
-        500,
-      ).catch((e) => console.error(String(e)));
+      await deleteNamespaceAndWait(core, NS, 180_000);
       try {
         kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
       } catch {

@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { expect } from 'vitest';
+import { crdsDir } from '../../scripts/gen-crds';
+import { kubectlPath } from './kube-components';
 import { waitFor } from './wait';
 
 /**
@@ -18,4 +22,17 @@ export async function waitForCrdEstablished(
     120_000,
     1_000,
   );
+}
+
+/**
+ * `kubectl apply -f` the generated CRDs (scripts/gen-crds) onto the API server of
+ * `kubeconfig`, then `kubectl wait` for `crds` (CRD names) Established; each must exit 0.
+ */
+export function applyCrdsEstablished(kubeconfig: string, crds: string[]): void {
+  const kubectl = (...args: string[]) => {
+    const r = spawnSync(kubectlPath, ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+  };
+  kubectl('apply', '-f', crdsDir);
+  kubectl('wait', '--for=condition=Established', '--timeout=60s', ...crds.map((c) => `crd/${c}`));
 }

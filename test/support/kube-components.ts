@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { cacheDir } from './integration';
+import { cacheDir, integration } from './integration';
 import { FRONT_PROXY_CLIENT } from './kube-pki';
 import { isOurProcess, terminate } from './processes';
 
@@ -32,6 +32,19 @@ export function available(): boolean {
 
 /** Why the control-plane tests skip when {@link available} is false. */
 export const unavailableReason = `the Kubernetes control plane is not built (${kubeBinDir}): run scripts/setup-host.sh --with-kube (needs Go)`;
+
+/** The kubectl built beside the control plane. */
+export const kubectlPath = join(kubeBinDir, 'kubectl');
+
+/**
+ * The gate of a test on its own kube-apiserver driven with kubectl: true when the control
+ * plane and kubectl are built; else skips (or fails under the README's test command)
+ * through {@link integration}, naming `name`.
+ */
+export function apiserverTestsEnabled(name: string): boolean {
+  const ready = available() && existsSync(kubectlPath);
+  return integration(name, ready, ready ? '' : unavailableReason);
+}
 
 /** A free loopback TCP port (closed again, for a component to bind). */
 export async function freePort(): Promise<number> {

@@ -28,7 +28,14 @@ import {
 } from './kube-components';
 import { CLIENT_EXT, issueCert, makePki, writeKubeconfig } from './kube-pki';
 
-export { available, kubeBinDir, stopDetachedControlPlane, unavailableReason } from './kube-components';
+export {
+  apiserverTestsEnabled,
+  available,
+  kubeBinDir,
+  kubectlPath,
+  stopDetachedControlPlane,
+  unavailableReason,
+} from './kube-components';
 export { type ReadyNodeOptions, registerReadyNode } from './kube-node';
 export { isOurProcess, terminate } from './processes';
 

@@ -1,6 +1,7 @@
 /**
  * Daemons known by pid (pid files of detached control planes and of scripts/cluster):
- * checking that a pid still runs what it was started as, and stopping it.
+ * checking that a pid still runs what it was started as, and stopping it; and a VM's QEMU
+ * found by its command line.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -55,4 +56,18 @@ export function processesWith(needle: string): { pid: number; argv: string[] }[]
     }
   }
   return out;
+}
+
+/** The command line of VM `ns`/`vm`'s QEMU on this host (arguments joined by spaces), if it runs. */
+export function qemuCmdline(ns: string, vm: string): string | undefined {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (cmd.includes(`guest=${ns}_${vm},`)) return cmd.split('\0').join(' ');
+  }
+  return undefined;
 }

@@ -5,26 +5,17 @@
  * (an unknown or pruned field fails), plus short names, printer columns, embedded-metadata preservation and the scale subresource.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crdsDir } from '../../../scripts/gen-crds';
 import { kinds } from '../../../src/api/groups';
 import { loadManifests } from '../../../src/api/manifest';
 import { fixtureFiles, fixturesDir } from '../../support/fixtures';
-import { integration } from '../../support/integration';
-import {
-  available,
-  type ControlPlane,
-  kubeBinDir,
-  startControlPlane,
-  unavailableReason,
-} from '../../support/kube';
+import { apiserverTestsEnabled, type ControlPlane, kubectlPath, startControlPlane } from '../../support/kube';
 import { describeUpstream } from '../../support/upstream';
 
-const kubectlPath = path.join(kubeBinDir, 'kubectl');
-const ready = available() && existsSync(kubectlPath);
-const run = integration('kube-apiserver (CRD apply)', ready, ready ? '' : unavailableReason);
+const run = apiserverTestsEnabled('kube-apiserver (CRD apply)');
 const ns = 'crd-fixtures';
 
 describe.skipIf(!run)('CRDs on a real kube-apiserver', () => {

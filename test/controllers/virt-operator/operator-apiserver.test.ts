@@ -6,7 +6,6 @@
  * refused, an image tag upgrade with virt-handler last, and removal.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crdsDir } from '../../../scripts/gen-crds';
@@ -32,19 +31,10 @@ import {
   DeploymentType,
   ValidatingWebhookConfigurationType,
 } from '../../../src/controllers/virt-operator/resource-types';
-import { integration } from '../../support/integration';
-import {
-  available,
-  type ControlPlane,
-  kubeBinDir,
-  startControlPlane,
-  unavailableReason,
-} from '../../support/kube';
+import { apiserverTestsEnabled, type ControlPlane, kubectlPath, startControlPlane } from '../../support/kube';
 import { waitFor } from '../../support/wait';
 
-const kubectlPath = path.join(kubeBinDir, 'kubectl');
-const ready = available() && existsSync(kubectlPath);
-const run = integration('kube-apiserver (virt-operator)', ready, ready ? '' : unavailableReason);
+const run = apiserverTestsEnabled('kube-apiserver (virt-operator)');
 const NS = 'kubevirt';
 type KV = KubeVirt & KubeObject;
 

@@ -15,16 +15,15 @@ import { PersistentVolumeClaimType, VirtualMachineType } from '../../../../src/c
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
 import {
   type Pvc,
-  StorageClassType,
   snapshotTypes,
   VirtualMachineCloneType,
   VirtualMachineRestoreType,
   VirtualMachineSnapshotType,
   type VolumeSnapshot,
-  VolumeSnapshotClassType,
   VolumeSnapshotType,
 } from '../../../../src/controllers/virt-controller/snapshot/resources';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
+import { createBoundClaim, createSnapshotStorageClasses } from '../snapshot/storage-fixture';
 
 const NS = 'default';
 type K<T> = T & KubeObject;
@@ -79,40 +78,10 @@ describe('VM clones on the embedded store (snapshot + restore)', () => {
 
   async function start() {
     h = await startHarness({ volumes: true, snapshots: true, types: [...snapshotTypes] });
-    await h.store.create(StorageClassType, {
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'StorageClass',
-      metadata: { name: 'local' },
-      provisioner: 'csi.kubevirt-ts.io',
-    } as never);
-    await h.store.create(StorageClassType, {
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'StorageClass',
-      metadata: { name: 'plain' },
-      provisioner: 'kubernetes.io/no-provisioner',
-    } as never);
-    await h.store.create(VolumeSnapshotClassType, {
-      apiVersion: 'snapshot.storage.k8s.io/v1',
-      kind: 'VolumeSnapshotClass',
-      metadata: { name: 'local-snap' },
-      driver: 'csi.kubevirt-ts.io',
-      deletionPolicy: 'Delete',
-    } as never);
+    await createSnapshotStorageClasses(h.store);
   }
 
-  async function claim(name: string, sc: string) {
-    const made = await h.store.create<K<Pvc>>(PersistentVolumeClaimType, {
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name, namespace: NS },
-      spec: {
-        accessModes: ['ReadWriteOnce'],
-        resources: { requests: { storage: '1Gi' } },
-        storageClassName: sc,
-      },
-    } as never);
-    await h.store.updateStatus(PersistentVolumeClaimType, { ...made, status: { phase: 'Bound' } } as never);
-  }
+  const claim = (name: string, sc: string) => createBoundClaim(h.store, NS, name, sc);
 
   async function makeVm(name: string, extraVolume = false) {
     await claim(`${name}-data`, 'local');

@@ -9,11 +9,7 @@
  * the garbage collector (VMs carry no finalizer here), and a fresh control plane's
  * collector does not yet watch the just-applied CRDs.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crdsDir } from '../../../../scripts/gen-crds';
 import { createClusterConfig } from '../../../../src/api/config/cluster-config';
 import type {
   VirtualMachine,
@@ -27,22 +23,18 @@ import type { KubeObject } from '../../../../src/controllers/runtime/types';
 import { VirtualMachinePoolType } from '../../../../src/controllers/virt-controller/pool/controller';
 import { POOL_REVISION_LABEL } from '../../../../src/controllers/virt-controller/pool/vm-template';
 import { VirtController } from '../../../../src/controllers/virt-controller/virt-controller';
+import { applyCrdsEstablished } from '../../../support/crd-established';
 import { fixture } from '../../../support/fixtures';
-import { integration } from '../../../support/integration';
 import {
-  available,
+  apiserverTestsEnabled,
   type ControlPlane,
-  kubeBinDir,
   registerReadyNode,
   startControlPlane,
-  unavailableReason,
 } from '../../../support/kube';
 import { NodeSimulator } from '../../../support/node-simulator';
 import { waitFor } from '../../../support/wait';
 
-const kubectlPath = path.join(kubeBinDir, 'kubectl');
-const ready = available() && existsSync(kubectlPath);
-const run = integration('kube-apiserver (pool controller)', ready, ready ? '' : unavailableReason);
+const run = apiserverTestsEnabled('kube-apiserver (pool controller)');
 const NS = 'default';
 const NAME = 'vmpool-containerdisk';
 
@@ -60,19 +52,11 @@ describe.skipIf(!run)('VirtualMachinePool controller on a real kube-apiserver', 
 
   beforeAll(async () => {
     cp = await startControlPlane({ controllerManager: false, scheduler: true });
-    const kubectl = (...args: string[]) => {
-      const r = spawnSync(kubectlPath, ['--kubeconfig', cp!.kubeconfigPath, ...args], { encoding: 'utf8' });
-      expect(r.status, r.stderr).toBe(0);
-    };
-    kubectl('apply', '-f', crdsDir);
-    kubectl(
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      'crd/virtualmachines.kubevirt.io',
-      'crd/virtualmachineinstances.kubevirt.io',
-      'crd/virtualmachinepools.pool.kubevirt.io',
-    );
+    applyCrdsEstablished(cp.kubeconfigPath, [
+      'virtualmachines.kubevirt.io',
+      'virtualmachineinstances.kubevirt.io',
+      'virtualmachinepools.pool.kubevirt.io',
+    ]);
     // A kubelet-less node the real scheduler binds the launcher pods to.
     await registerReadyNode(cp.kubeconfigPath, 'node01', {
       labels: {

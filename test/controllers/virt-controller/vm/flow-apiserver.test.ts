@@ -4,11 +4,7 @@
  * Kubernetes client, and the node simulator as kubelet and node agent (the real
  * scheduler binds the launcher pods).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crdsDir } from '../../../../scripts/gen-crds';
 import { createClusterConfig } from '../../../../src/api/config/cluster-config';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../../src/api/generated/types';
 import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
@@ -20,21 +16,13 @@ import {
   VirtController,
   type WriteRecord,
 } from '../../../../src/controllers/virt-controller/virt-controller';
-import { integration } from '../../../support/integration';
-import {
-  available,
-  type ControlPlane,
-  kubeBinDir,
-  startControlPlane,
-  unavailableReason,
-} from '../../../support/kube';
+import { applyCrdsEstablished } from '../../../support/crd-established';
+import { apiserverTestsEnabled, type ControlPlane, startControlPlane } from '../../../support/kube';
 import { NodeSimulator, type SimRole } from '../../../support/node-simulator';
 import { waitFor } from '../services/embedded-harness';
 import { instancetypeRevisionScenario } from './instancetype-revisions-case';
 
-const kubectlPath = path.join(kubeBinDir, 'kubectl');
-const ready = available() && existsSync(kubectlPath);
-const run = integration('kube-apiserver (virt-controller flows)', ready, ready ? '' : unavailableReason);
+const run = apiserverTestsEnabled('kube-apiserver (virt-controller flows)');
 const NS = 'default';
 
 function vm(name: string, runStrategy: string, nodeSelector?: Record<string, string>): VirtualMachine {
@@ -68,26 +56,12 @@ describe.skipIf(!run)('virt-controller on a real kube-apiserver', () => {
     // Our own control plane: a scheduler but no controller-manager, so nothing taints the
     // kubelet-less node object.
     cp = await startControlPlane({ controllerManager: false, scheduler: true });
-    const applied = spawnSync(kubectlPath, ['--kubeconfig', cp.kubeconfigPath, 'apply', '-f', crdsDir], {
-      encoding: 'utf8',
-    });
-    expect(applied.status, applied.stderr).toBe(0);
-    const waited = spawnSync(
-      kubectlPath,
-      [
-        '--kubeconfig',
-        cp.kubeconfigPath,
-        'wait',
-        '--for=condition=Established',
-        '--timeout=60s',
-        'crd/virtualmachines.kubevirt.io',
-        'crd/virtualmachineinstances.kubevirt.io',
-        'crd/virtualmachineinstancetypes.instancetype.kubevirt.io',
-        'crd/virtualmachinepreferences.instancetype.kubevirt.io',
-      ],
-      { encoding: 'utf8' },
-    );
-    expect(waited.status, waited.stderr).toBe(0);
+    applyCrdsEstablished(cp.kubeconfigPath, [
+      'virtualmachines.kubevirt.io',
+      'virtualmachineinstances.kubevirt.io',
+      'virtualmachineinstancetypes.instancetype.kubevirt.io',
+      'virtualmachinepreferences.instancetype.kubevirt.io',
+    ]);
     client = KubeClient.fromKubeconfig(cp.kubeconfigPath, { qps: 200, burst: 400 });
     const node = (await client.create(NodeType, {
       apiVersion: 'v1',
