@@ -13,7 +13,6 @@
  * delete the snapshot CRDs: the CSI cluster test files take a host lock for their whole
  * run (test/support/host-lock.ts; two at once failed each other in a full run).
  */
-import { readFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -25,7 +24,6 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { CsiDriver } from '../../src/controllers/csi-driver/csi-driver';
 import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
@@ -44,7 +42,7 @@ import {
 } from '../support/cluster-namespace';
 import { acquireHostLock } from '../support/host-lock';
 import { waitFor } from '../support/wait';
-import { type Sidecars, snapshotCrdFiles, startSidecars } from './csi-sidecars';
+import { installSnapshotCrds, removeSnapshotCrds, type Sidecars, startSidecars } from './csi-sidecars';
 import { csiClusterTestsEnabled, csiPluginDir, startRegisteredDriver } from './csi-stack';
 
 const enabled = csiClusterTestsEnabled('CSI provisioning');
@@ -90,27 +88,7 @@ describe.skipIf(!enabled)('PVCs on kubevirt-ts-local through the real CSI sideca
     tp = await makeTestPool(2 * 1024 ** 3);
     pluginDir = csiPluginDir(info);
     driver = await startRegisteredDriver(info, storage, tp, 2 * 1024 ** 3);
-    crds = snapshotCrdFiles().flatMap((f) =>
-      parseAllDocuments(readFileSync(f, 'utf8'))
-        .map((d) => d.toJSON() as Record<string, unknown>)
-        .filter(Boolean),
-    );
-    for (const crd of crds) await createOrKeep(crd);
-    await waitFor(
-      'the VolumeSnapshot CRDs established',
-      async () => {
-        for (const crd of crds) {
-          const o = (await objects.read(crd as never)) as {
-            status?: { conditions?: Array<{ type: string; status: string }> };
-          };
-          if (!o.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'))
-            return false;
-        }
-        return true;
-      },
-      60_000,
-      250,
-    );
+    crds = await installSnapshotCrds(objects);
     for (const o of classObjects()) await createOrKeep(o);
     sidecars = startSidecars(join(pluginDir, 'csi.sock'), info.kubeconfigPath, tp.base);
     await createTestNamespace(core, NS);
@@ -132,7 +110,8 @@ describe.skipIf(!enabled)('PVCs on kubevirt-ts-local through the real CSI sideca
       }
     });
     if (pluginDir) await rm(pluginDir, { recursive: true, force: true });
-    for (const o of [...classObjects(), ...crds]) await objects?.delete(o as never).catch(() => {});
+    for (const o of classObjects()) await objects?.delete(o as never).catch(() => {});
+    if (objects) await removeSnapshotCrds(objects, crds);
     releaseCsiLock?.();
   }, 300_000);
 

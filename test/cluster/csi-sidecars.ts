@@ -8,6 +8,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { cacheDir } from '../support/integration';
 
 /** Where build-sidecars.sh puts the current build. */
@@ -89,4 +90,68 @@ export function startSidecars(
       );
     },
   };
+}
+
+type CrdObject = Record<string, unknown> & { metadata?: { name?: string; deletionTimestamp?: string } };
+type CrdApi = {
+  create(o: never): Promise<unknown>;
+  read(o: never): Promise<unknown>;
+  delete(o: never): Promise<unknown>;
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const readCrd = (objects: CrdApi, crd: CrdObject) =>
+  objects.read(crd as never).then(
+    (o) => o as CrdObject & { status?: { conditions?: Array<{ type: string; status: string }> } },
+    () => undefined,
+  );
+
+/**
+ * Creates the VolumeSnapshot CRDs (kept when present) and waits until each is Established
+ * and not being deleted: a CRD another file deleted just before is still there, terminating,
+ * and vanishes later (a full run's VolumeSnapshot create got 404 that way). Returns them.
+ */
+export async function installSnapshotCrds(objects: CrdApi, timeoutMs = 120_000): Promise<CrdObject[]> {
+  const crds = snapshotCrdFiles().flatMap((f) =>
+    parseAllDocuments(readFileSync(f, 'utf8'))
+      .map((d) => d.toJSON() as CrdObject)
+      .filter(Boolean),
+  );
+  const end = Date.now() + timeoutMs;
+  for (const crd of crds) {
+    for (;;) {
+      const live = await readCrd(objects, crd);
+      const established = live?.status?.conditions?.some(
+        (c) => c.type === 'Established' && c.status === 'True',
+      );
+      if (live && !live.metadata?.deletionTimestamp && established) break;
+      if (!live)
+        await objects.create(crd as never).catch((e: { code?: number }) => {
+          if (e.code !== 409) throw e;
+        });
+      if (Date.now() > end)
+        throw new Error(
+          `CRD ${crd.metadata?.name}: not Established (or still terminating) after ${timeoutMs} ms`,
+        );
+      await sleep(250);
+    }
+  }
+  return crds;
+}
+
+/** Deletes the CRDs and waits until they are gone, so the next file finds none terminating. */
+export async function removeSnapshotCrds(
+  objects: CrdApi,
+  crds: CrdObject[],
+  timeoutMs = 120_000,
+): Promise<void> {
+  for (const crd of crds) await objects.delete(crd as never).catch(() => {});
+  const end = Date.now() + timeoutMs;
+  for (const crd of crds)
+    while (await readCrd(objects, crd)) {
+      if (Date.now() > end) {
+        console.error(`CRD ${crd.metadata?.name} still there ${timeoutMs} ms after its deletion`);
+        return;
+      }
+      await sleep(250);
+    }
 }

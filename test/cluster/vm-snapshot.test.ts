@@ -14,7 +14,7 @@
  * the host locks for its whole run (test/support/host-lock.ts; two at once failed each
  * other in a full run).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +26,6 @@ import {
   StorageV1Api,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
 import type { CsiDriver } from '../../src/controllers/csi-driver/csi-driver';
@@ -53,7 +52,7 @@ import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
 import { SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
 import { waitFor } from '../support/wait';
-import { type Sidecars, snapshotCrdFiles, startSidecars } from './csi-sidecars';
+import { installSnapshotCrds, removeSnapshotCrds, type Sidecars, startSidecars } from './csi-sidecars';
 import { csiClusterTestsEnabled, csiPluginDir, startRegisteredDriver } from './csi-stack';
 import { cloneStoppedVm } from './vm-snapshot-clone';
 
@@ -102,18 +101,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     driver = await startRegisteredDriver(info, storage, tp, 2 * 1024 ** 3);
     // The VolumeSnapshot kinds before virt-controller starts: it runs its snapshot
     // controllers only when they are served.
-    crds = snapshotCrdFiles().flatMap((f) =>
-      parseAllDocuments(readFileSync(f, 'utf8'))
-        .map((d) => d.toJSON() as Record<string, unknown>)
-        .filter(Boolean),
-    );
-    for (const crd of crds) await createOrKeep(crd);
-    kubectl(
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      ...crds.map((c) => `crd/${(c.metadata as { name: string }).name}`),
-    );
+    crds = await installSnapshotCrds(objects);
     for (const o of classObjects()) await createOrKeep(o);
     dir = mkdtempSync(join(tmpdir(), 'kvts-vm-snapshot-'));
     // kubectl runs synchronously here, blocking this process's driver: the sidecars start
@@ -145,7 +133,8 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       await driver?.stop();
     });
     if (pluginDir) await rm(pluginDir, { recursive: true, force: true });
-    for (const o of [...classObjects(), ...crds]) await objects?.delete(o as never).catch(() => {});
+    for (const o of classObjects()) await objects?.delete(o as never).catch(() => {});
+    if (objects) await removeSnapshotCrds(objects, crds);
   };
 
   const readVm = async (name = VM) =>

@@ -62,8 +62,9 @@ export async function makeTestPool(sizeBytes = 2 * 1024 ** 3): Promise<TestPool>
       } finally {
         await unmountPoolFilesystem(dir).catch(() => {});
       }
-      // What a failed test left is cleaned up too (the host is shared), and then reported.
-      const left = await leftovers(base);
+      // What a failed test left is cleaned up too (the host is shared), and then reported;
+      // a loop device the kernel is still clearing (see assertNothingLeft) is not left.
+      const left = await settledLeftovers(base, 5_000);
       await forceClean(left);
       await unmountPoolFilesystem(dir).catch(() => {});
       await assertNothingLeft(base);
@@ -74,6 +75,17 @@ export async function makeTestPool(sizeBytes = 2 * 1024 ** 3): Promise<TestPool>
         );
     },
   };
+}
+
+/** What is under `base` once it stops shrinking for up to `ms` (async loop autoclear). */
+async function settledLeftovers(base: string, ms: number) {
+  const end = Date.now() + ms;
+  let left = await leftovers(base);
+  while ((left.mounts.length || left.loops.length) && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 200));
+    left = await leftovers(base);
+  }
+  return left;
 }
 
 async function leftovers(base: string) {
@@ -100,11 +112,21 @@ async function forceClean(left: { mounts: string[]; loops: string[] }): Promise<
   }
 }
 
-/** Fails when a mount point or a loop device's backing file is under `base`. */
-export async function assertNothingLeft(base: string): Promise<void> {
-  const left = await leftovers(base);
-  if (left.mounts.length || left.loops.length)
-    throw new Error(
-      `left behind under ${base}: mounts ${JSON.stringify(left.mounts)}, loop devices ${JSON.stringify(left.loops)}`,
-    );
+/**
+ * Fails when a mount point or a loop device's backing file is under `base` and stays for
+ * `settleMs`: the kernel clears an autoclear loop device asynchronously after its last
+ * close (an unmount), so right after one it can still name its file for a moment (a full
+ * run under load failed on a loop device that was on its way out).
+ */
+export async function assertNothingLeft(base: string, settleMs = 10_000): Promise<void> {
+  const end = Date.now() + settleMs;
+  for (;;) {
+    const left = await leftovers(base);
+    if (!left.mounts.length && !left.loops.length) return;
+    if (Date.now() > end)
+      throw new Error(
+        `left behind under ${base}: mounts ${JSON.stringify(left.mounts)}, loop devices ${JSON.stringify(left.loops)}`,
+      );
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
