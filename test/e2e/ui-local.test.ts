@@ -61,7 +61,7 @@ describe.runIf(run)('kubevirt-ts ui in a real browser, local mode, real guests',
     const up = ctl('up', '-d', '--no-pod-network', '--ui');
     expect(up.status, up.stderr).toBe(0);
     const url = /web console: (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(up.stderr + up.stdout)?.[1];
-    expect(url, up.stderr).toBeTruthy();
+    expect(url, up.stderr).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{16,}$/);
     server = { url: url as string, origin: new URL(url as string).origin };
     target = openTarget({ stateDir: state });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
@@ -203,7 +203,7 @@ describe.runIf(run)('kubevirt-ts ui in a real browser, local mode, real guests',
         "spec.template.spec.domain.resources.requests.memory '1Ki': must be greater than or equal to 1M",
       );
     const line = new RegExp(`^( *)kubevirt\\.io/vm: ${a}$`, 'm').exec(text);
-    expect(line).toBeTruthy();
+    expect(line?.[0], text).toMatch(new RegExp(`kubevirt\\.io/vm: ${a}$`));
     const edited = text.replace(line?.[0] as string, `${line?.[0]}\n${line?.[1]}ui-edited: "yes"`);
     await page.fill('#yaml-text', edited);
     await page.click('button[data-yaml="save"]');

@@ -12,9 +12,12 @@ import {
 import { apiSchemas } from '../../../src/api/generated/cdi/schemas';
 
 const haveCdi = existsSync(defaultCdiSwaggerPath);
+// An upstream-compatibility check: CDI's swagger.json is an input the project is checked
+// against, not part of it, so a user's clone has none (set KUBEVIRT_TS_CDI_DIR to run it).
+if (!haveCdi) console.warn(`skipping the gen-cdi-api drift check: no ${defaultCdiSwaggerPath}`);
 
 describe.skipIf(!haveCdi)(
-  "gen-cdi-api output from upstream CDI's swagger.json (skipped without ../shared/cdi)",
+  `gen-cdi-api output from upstream CDI's swagger.json (skipped where ${defaultCdiSwaggerPath} is absent)`,
   () => {
     it('committed types, schemas and CRDs equal the generator output (run `npm run gen:cdi-api` on drift)', () => {
       const files = generateCdiFiles(readCdiSwagger());
