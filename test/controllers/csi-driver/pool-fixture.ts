@@ -69,10 +69,7 @@ export async function makeTestPool(sizeBytes = 2 * 1024 ** 3): Promise<TestPool>
       await unmountPoolFilesystem(dir).catch(() => {});
       await assertNothingLeft(base);
       await rm(base, { recursive: true, force: true });
-      if (left.mounts.length || left.loops.length)
-        throw new Error(
-          `left behind under ${base}: mounts ${JSON.stringify(left.mounts)}, loop devices ${JSON.stringify(left.loops)}`,
-        );
+      if (left.mounts.length || left.loops.length) throw leftBehind(base, left);
     },
   };
 }
@@ -119,14 +116,11 @@ async function forceClean(left: { mounts: string[]; loops: string[] }): Promise<
  * run under load failed on a loop device that was on its way out).
  */
 export async function assertNothingLeft(base: string, settleMs = 10_000): Promise<void> {
-  const end = Date.now() + settleMs;
-  for (;;) {
-    const left = await leftovers(base);
-    if (!left.mounts.length && !left.loops.length) return;
-    if (Date.now() > end)
-      throw new Error(
-        `left behind under ${base}: mounts ${JSON.stringify(left.mounts)}, loop devices ${JSON.stringify(left.loops)}`,
-      );
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const left = await settledLeftovers(base, settleMs);
+  if (left.mounts.length || left.loops.length) throw leftBehind(base, left);
 }
+
+const leftBehind = (base: string, left: { mounts: string[]; loops: string[] }) =>
+  new Error(
+    `left behind under ${base}: mounts ${JSON.stringify(left.mounts)}, loop devices ${JSON.stringify(left.loops)}`,
+  );
