@@ -77,6 +77,7 @@ function userRules(write: boolean): Array<Record<string, unknown>> {
       verbs,
     },
     { apiGroups: ['clone.kubevirt.io'], resources: ['virtualmachineclones'], verbs },
+    { apiGroups: ['export.kubevirt.io'], resources: ['virtualmachineexports'], verbs },
     {
       apiGroups: ['instancetype.kubevirt.io'],
       resources: ['virtualmachineinstancetypes', 'virtualmachinepreferences'],
