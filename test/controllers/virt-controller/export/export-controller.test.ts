@@ -64,7 +64,7 @@ function harness(
     client: {
       create: async (t: { kind: string }, obj: any) => {
         if (created.some((x) => x.kind === t.kind && x.obj.metadata.name === obj.metadata.name))
-          throw new AlreadyExistsError('exists');
+          throw new AlreadyExistsError(409, 'AlreadyExists', 'exists');
         created.push({ kind: t.kind, obj });
         return {
           ...obj,
@@ -73,7 +73,7 @@ function harness(
         };
       },
       get: async () => {
-        throw new NotFoundError('no');
+        throw new NotFoundError(404, 'NotFound', 'no');
       },
       delete: async (t: { kind: string }, name: string) => {
         deleted.push(`${t.kind}/${name}`);
