@@ -91,6 +91,9 @@ function harness(
     vms: lister([vm]),
     vmis: lister(o.vmis ?? []),
     podsIn: async () => [],
+    snapshots: lister(o.snapshots ?? []),
+    contents: lister(o.contents ?? []),
+    volumeSnapshots: lister([]),
     certs: {
       caBundle: async () => 'CA-BUNDLE\n',
       issue: async (cn, names) => ({ cert: `CERT ${cn} ${names.join(',')}`, key: 'KEY' }),
@@ -229,6 +232,73 @@ describe('VmExportController', () => {
     expect(env).toContainEqual({ name: 'VOLUME0_EXPORT_DIR_URI', value: '/volumes/files/dir/' });
     expect(h.created[1]!.obj.spec.volumes).toContainEqual({ name: 'token', secret: { secretName: 'mine' } });
     expect(h.statuses[0]).toMatchObject({ tokenSecretRef: 'mine' });
+  });
+
+  it("restores a VMSnapshot's volumes into claims it owns, then serves them under the original names", async () => {
+    const snap = {
+      metadata: { name: 's', namespace: 'ns' },
+      spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: 'vm' } },
+      status: { readyToUse: true, virtualMachineSnapshotContentName: 'c' },
+    };
+    const content = {
+      metadata: { name: 'c', namespace: 'ns' },
+      spec: {
+        source: { virtualMachine: vm },
+        volumeBackups: [
+          {
+            volumeName: 'd',
+            volumeSnapshotName: 'vs-d',
+            persistentVolumeClaim: { metadata: { name: 'disk' }, spec: claim('disk').spec },
+          },
+        ],
+      },
+    };
+    const source = { apiGroup: 'snapshot.kubevirt.io', kind: 'VirtualMachineSnapshot', name: 's' };
+    const h = harness(exp(source), { claims: [], snapshots: [snap], contents: [content] });
+    await h.c.reconcile('ns/e');
+    const restore = h.created.find((x) => x.kind === 'PersistentVolumeClaim')!.obj;
+    expect(restore.metadata).toMatchObject({
+      name: 'e-disk',
+      annotations: { 'cdi.kubevirt.io/storage.contentType': 'kubevirt' },
+      ownerReferences: [expect.objectContaining({ kind: 'VirtualMachineExport', name: 'e' })],
+    });
+    expect(restore.spec.dataSource).toEqual({
+      apiGroup: 'snapshot.storage.k8s.io',
+      kind: 'VolumeSnapshot',
+      name: 'vs-d',
+    });
+    expect(h.created.some((x) => x.kind === 'Pod')).toBe(false);
+    // The restored claim exists: the pod serves it, the link names the original claim.
+    const restored = { ...claim('e-disk', { 'cdi.kubevirt.io/storage.contentType': 'kubevirt' }) };
+    const h2 = harness(exp(source), { claims: [restored], snapshots: [snap], contents: [content] });
+    await h2.c.reconcile('ns/e');
+    const pod = h2.created.find((x) => x.kind === 'Pod')!.obj;
+    expect(pod.spec.volumes).toContainEqual({
+      name: 'e-disk',
+      persistentVolumeClaim: { claimName: 'e-disk', readOnly: true },
+    });
+    const ready = {
+      ...pod,
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    } as Pod;
+    const h3 = harness(
+      { ...exp(source), status: h2.statuses[0] },
+      { claims: [restored], snapshots: [snap], contents: [content], pods: [ready] },
+    );
+    await h3.c.reconcile('ns/e');
+    expect(h3.statuses[0].virtualMachineName).toBe('vm');
+    expect(h3.statuses[0].links.internal.volumes).toEqual([
+      {
+        name: 'disk',
+        formats: [
+          { format: 'raw', url: 'https://virt-export-e.ns.svc/volumes/e-disk/disk.img' },
+          { format: 'gzip', url: 'https://virt-export-e.ns.svc/volumes/e-disk/disk.img.gz' },
+        ],
+      },
+    ]);
+    expect(h3.statuses[0].conditions).toContainEqual(
+      expect.objectContaining({ type: 'VolumesCreated', status: 'True', reason: 'AllPVCsReady' }),
+    );
   });
 
   it('deletes the export at its TTL', async () => {
