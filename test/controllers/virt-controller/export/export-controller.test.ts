@@ -54,7 +54,13 @@ const vm: VirtualMachine = {
 
 function harness(
   e: VirtualMachineExport,
-  o: { pods?: Pod[]; vmis?: VirtualMachineInstance[]; claims?: Pvc[] } = {},
+  o: {
+    pods?: Pod[];
+    vmis?: VirtualMachineInstance[];
+    claims?: Pvc[];
+    snapshots?: any[];
+    contents?: any[];
+  } = {},
 ) {
   const created: Array<{ kind: string; obj: Record<string, any> }> = [];
   const deleted: string[] = [];
