@@ -337,6 +337,20 @@ describe.skipIf(!enabled)('VirtualMachineExport on the real cluster', () => {
       const part = await status(token, { range: 'bytes=0-15' });
       expect(part.code).toBe(206);
       expect(part.body.equals(got.subarray(0, 16))).toBe(true);
+      // The transfer alone (no process start, no wait): raw, and gzip as served.
+      const timed = async (path: string) => {
+        const t0 = process.hrtime.bigint();
+        const r = await get({ ...common, url: `https://${host}${path}`, token });
+        let n = 0;
+        for await (const c of r) n += (c as Buffer).length;
+        return { n, mibS: IMAGE_MIB / (Number(process.hrtime.bigint() - t0) / 1e9) };
+      };
+      const raw = await timed('/volumes/disk/disk.img');
+      const gz = await timed('/volumes/disk/disk.img.gz');
+      expect(raw.n).toBe(IMAGE_MIB * 2 ** 20);
+      console.log(
+        `BENCH export transfer_raw_mib_s=${raw.mibS.toFixed(1)} transfer_gzip_mib_s=${gz.mibS.toFixed(1)} (${gz.n} bytes on the wire) (one GET through the API server's pods/portforward, ${IMAGE_MIB} MiB image)`,
+      );
     } finally {
       await fwd.close();
     }
