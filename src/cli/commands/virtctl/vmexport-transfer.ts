@@ -29,7 +29,10 @@ export async function forwardPort(
   localPort: number,
 ): Promise<Forward> {
   const pf = new PortForward(kc, true);
+  const open = new Set<import('node:net').Socket>();
   const server: Server = createServer((sock) => {
+    open.add(sock);
+    sock.on('close', () => open.delete(sock));
     // client-node writes what the pod sends to `sock` and reads what to send from `input`.
     const input = new PassThrough();
     sock.pipe(input);
@@ -47,7 +50,12 @@ export async function forwardPort(
   });
   return {
     port: (server.address() as { port: number }).port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    // Connections still open (an idle keep-alive one) would hold close() until they time out.
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of open) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -77,6 +85,8 @@ export function get(o: FetchOptions): Promise<import('node:http').IncomingMessag
         headers: { ...o.headers, 'x-kubevirt-export-token': o.token },
         ca: o.ca,
         servername: u.hostname,
+        // One request per connection: no idle keep-alive socket left on the port-forward.
+        agent: false,
         rejectUnauthorized: !o.insecure,
       },
       resolve,
