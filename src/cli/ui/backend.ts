@@ -144,9 +144,9 @@ export class UiBackend {
   /** What the create form offers: instance types and preferences (kinds absent here count as none). */
   async catalog(namespace: string): Promise<Catalog> {
     const names = async (type: ResourceType, ns?: string) =>
-      (await this.t.client.list(type, { namespace: ns }).catch(() => ({ items: [] as KubeObject[] }))).items.map(
-        (o) => ({ kind: type.kind, name: o.metadata?.name ?? '' }),
-      );
+      (
+        await this.t.client.list(type, { namespace: ns }).catch(() => ({ items: [] as KubeObject[] }))
+      ).items.map((o) => ({ kind: type.kind, name: o.metadata?.name ?? '' }));
     const [ci, i, cp, p] = await Promise.all([
       names(VirtualMachineClusterInstancetypeType),
       names(VirtualMachineInstancetypeType, namespace),
