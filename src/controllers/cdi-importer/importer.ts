@@ -1,6 +1,6 @@
 /**
  * One import (CDI's importer, `kubevirt-ts cdi-importer`): fetch the source into scratch
- * space, verify its checksum, decompress, check format and size, and write it as raw to
+ * space (or take the registry image's disk an init container put there), verify its checksum, decompress, check format and size, and write it as raw to
  * the target: `disk.img` on a filesystem volume, the device itself on a block volume.
  *
  * A filesystem target is written as `disk.img.tmp` and renamed into place only when it is
@@ -9,9 +9,9 @@
  * place, and only the pod's success (which the DataVolume waits for) says it is whole.
  */
 import { constants } from 'node:fs';
-import { open, rename, rm, statfs, truncate } from 'node:fs/promises';
+import { open, rename, rm, stat, statfs, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DISK_IMAGE, type ImportRequest } from '../common/cdi-import-request';
+import { DISK_IMAGE, type ImportRequest, REGISTRY_IMAGE_FILE } from '../common/cdi-import-request';
 import { runTool } from '../common/run-tool';
 import { compressionOf, convertToRaw, decompress, imageInfo, imageProblem } from './disk-image';
 import { download } from './http-download';
@@ -57,6 +57,53 @@ async function blockDeviceBytes(dev: string): Promise<number> {
   return Number((await runTool('blockdev', ['--getsize64', dev])).trim());
 }
 
+/**
+ * The source as a local file in scratch, decompressed: downloaded (http, its checksum
+ * checked) or the copy the registry init container left.
+ */
+async function fetchSource(req: ImportRequest, scratchDir: string, log: (line: string) => void) {
+  let source: string;
+  if (req.source === 'registry') {
+    source = join(scratchDir, REGISTRY_IMAGE_FILE);
+    const st = await stat(source).catch(() => undefined);
+    if (!st?.isFile())
+      throw new Error(`the registry image's disk was not copied to ${source} (the init container's job)`);
+    log(`the disk of ${req.endpoint} is ${st.size} bytes`);
+  } else {
+    source = join(scratchDir, 'source');
+    await rm(source, { force: true });
+    let lastPct = -10;
+    const got = await download(
+      {
+        url: req.endpoint!,
+        basicAuth: req.basicAuth,
+        extraHeaders: req.extraHeaders,
+        certDir: req.certDir,
+        hashAlgorithm: req.checksum?.algorithm,
+        onProgress: (done, total) => {
+          const pct = total ? Math.floor((100 * done) / total) : -1;
+          if (pct >= lastPct + 10) {
+            lastPct = pct;
+            log(`downloaded ${done} of ${total} bytes`);
+          }
+        },
+      },
+      source,
+    );
+    log(`downloaded ${got.bytes} bytes from ${req.endpoint}`);
+    if (req.checksum && got.digest !== req.checksum.hex)
+      throw new FatalImportError(
+        `checksum mismatch: the source's ${req.checksum.algorithm} is ${got.digest}, the DataVolume's checksum says ${req.checksum.hex}`,
+      );
+  }
+  const compression = await compressionOf(source);
+  if (!compression) return source;
+  const image = join(scratchDir, 'source.dec');
+  await decompress(compression, source, image);
+  await rm(source, { force: true });
+  return image;
+}
+
 /** Runs one import; errors say what went wrong in words for the DataVolume's condition. */
 export async function runImport(
   req: ImportRequest,
@@ -89,38 +136,7 @@ export async function runImport(
     return { diskBytes: wanted };
   }
 
-  const downloaded = join(paths.scratchDir, 'source');
-  await rm(downloaded, { force: true });
-  let lastPct = -10;
-  const got = await download(
-    {
-      url: req.endpoint!,
-      basicAuth: req.basicAuth,
-      extraHeaders: req.extraHeaders,
-      certDir: req.certDir,
-      hashAlgorithm: req.checksum?.algorithm,
-      onProgress: (done, total) => {
-        const pct = total ? Math.floor((100 * done) / total) : -1;
-        if (pct >= lastPct + 10) {
-          lastPct = pct;
-          log(`downloaded ${done} of ${total} bytes`);
-        }
-      },
-    },
-    downloaded,
-  );
-  log(`downloaded ${got.bytes} bytes from ${req.endpoint}`);
-  if (req.checksum && got.digest !== req.checksum.hex)
-    throw new FatalImportError(
-      `checksum mismatch: the source's ${req.checksum.algorithm} is ${got.digest}, the DataVolume's checksum says ${req.checksum.hex}`,
-    );
-  let image = downloaded;
-  const compression = await compressionOf(downloaded);
-  if (compression) {
-    image = join(paths.scratchDir, 'source.dec');
-    await decompress(compression, downloaded, image);
-    await rm(downloaded, { force: true });
-  }
+  const image = await fetchSource(req, paths.scratchDir, log);
   const info = await imageInfo(image);
   const problem = imageProblem(info);
   if (problem) throw new FatalImportError(problem);

@@ -164,6 +164,24 @@ describe.skipIf(!hasQemuImg)('cdi-importer (qemu-img and a loopback server)', ()
     );
   });
 
+  it('registry: converts the disk the init container copied into scratch; none there is a retried error', async () => {
+    const t = target('registry');
+    writeFileSync(join(t.scratchDir, 'registry-image'), files.get('/disk.qcow2')!);
+    const out = await runImport(
+      req({ source: 'registry', endpoint: 'docker://localhost/x/disk:latest', imageSizeBytes: 8 << 20 }),
+      t,
+    );
+    expect(out).toEqual({ diskBytes: 8 << 20, format: 'qcow2' });
+    expect(readFileSync(join(t.dataDir, 'disk.img')).subarray(0, raw.length).equals(raw)).toBe(true);
+    expect(existsSync(join(t.scratchDir, 'registry-image'))).toBe(false);
+    const err = await runImport(
+      req({ source: 'registry', endpoint: 'docker://x' }),
+      target('reg-none'),
+    ).catch((e) => e);
+    expect(err).not.toBeInstanceOf(FatalImportError);
+    expect(err.message).toMatch(/^the registry image's disk was not copied to .*registry-image/);
+  });
+
   it('blank makes a sparse disk.img of the asked size', async () => {
     const t = target('blank');
     await runImport(req({ source: 'blank', imageSizeBytes: 64 << 20 }), t);
