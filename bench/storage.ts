@@ -6,7 +6,7 @@
  *
  * - import: the same 1 GiB qcow2 (incompressible data), served by one loopback HTTP server
  *   (busybox httpd, with Range support), written as a raw disk on the pool twice, best
- *   of two rounds each, alternating (busybox httpd serves it):
+ *   of three rounds each, alternating (busybox httpd serves it):
  *   - `import_mib_s`: the importer's code path (`runImport`, what the importer pod runs:
  *     download to scratch on the pool, `qemu-img info`, `qemu-img convert`, fsync, rename);
  *   - `qemu_img_mib_s`: a bare `qemu-img convert -f qcow2 -O raw http://...` (qemu's curl
@@ -33,7 +33,7 @@ import { Pool } from '../src/controllers/csi-driver/pool';
 import { makeTestPool, type TestPool } from '../test/controllers/csi-driver/pool-fixture';
 
 const GiB = 1024 ** 3;
-const ROUNDS = 2;
+const ROUNDS = 3;
 
 /**
  * The file server: busybox httpd (Range and HEAD, which qemu's curl driver needs). A node
