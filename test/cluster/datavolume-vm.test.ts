@@ -58,7 +58,11 @@ const CDI = { group: 'cdi.kubevirt.io', version: 'v1beta1', plural: 'datavolumes
 const KV = { group: 'kubevirt.io', version: 'v1' };
 /** Where the guest writes: 40 MiB into the disk, past the 14 MiB boot image. */
 const MARKER_SECTOR = 81920;
-const SERVER = `require('http').createServer((q,s)=>{const f=require('fs');const p='/guest/'+(q.url==='/boot.qcow2'?'boot.qcow2':'');if(!p.endsWith('.qcow2')){s.writeHead(404);return s.end()}s.writeHead(200,{'content-length':f.statSync(p).size});f.createReadStream(p).pipe(s)}).listen(8080)`;
+/**
+ * The disk server: node serving /guest/boot.qcow2 (404 for anything else), answering Range
+ * requests as real servers do (the importer then streams the image) and logging each.
+ */
+const SERVER = `require('http').createServer((q,s)=>{const f=require('fs');const p='/guest/'+(q.url==='/boot.qcow2'?'boot.qcow2':'');if(!p.endsWith('.qcow2')){s.writeHead(404);return s.end()}const n=f.statSync(p).size;const r=/^bytes=(\\d+)-(\\d*)$/.exec(q.headers.range||'');if(r){console.log('range '+r[0]);const a=+r[1],b=r[2]?Math.min(+r[2],n-1):n-1;s.writeHead(206,{'content-length':b-a+1,'content-range':'bytes '+a+'-'+b+'/'+n});return f.createReadStream(p,{start:a,end:b}).pipe(s)}console.log('whole');s.writeHead(200,{'content-length':n});f.createReadStream(p).pipe(s)}).listen(8080)`;
 
 describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
   let info: ClusterInfo;
@@ -376,6 +380,11 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     expect(await events(`${VM}-root`)).toEqual(
       expect.arrayContaining([`ImportSucceeded: Successfully imported into PVC ${VM}-root`]),
     );
+    // Streamed by ranges (the probe, then the 4 MiB blocks the image spans), not downloaded whole.
+    const served = (await core.readNamespacedPodLog({ name: 'disk-server', namespace: NS })).split('\n');
+    expect(served).toContain('range bytes=0-5');
+    expect(served).toContain('range bytes=0-4194303');
+    expect(served).not.toContain('whole');
 
     const vmi = async () =>
       (await custom.getNamespacedCustomObject({

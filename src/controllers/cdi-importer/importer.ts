@@ -13,8 +13,17 @@ import { open, rename, rm, stat, statfs, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DISK_IMAGE, type ImportRequest, REGISTRY_IMAGE_FILE } from '../common/cdi-import-request';
 import { runTool } from '../common/run-tool';
-import { compressionOf, convertToRaw, decompress, imageInfo, imageProblem } from './disk-image';
+import {
+  compressionOf,
+  compressionOfHead,
+  convertToRaw,
+  decompress,
+  imageInfo,
+  imageProblem,
+} from './disk-image';
 import { download } from './http-download';
+import { openRangeSource } from './http-ranges';
+import { startNbdExport } from './nbd-export';
 
 /** Where the importer reads and writes. */
 export interface ImportPaths {
@@ -57,11 +66,55 @@ async function blockDeviceBytes(dev: string): Promise<number> {
   return Number((await runTool('blockdev', ['--getsize64', dev])).trim());
 }
 
+/** Where qemu-img reads the source, and what to undo after. */
+interface FetchedSource {
+  /** A local file in scratch, or the NBD export's URI. */
+  image: string;
+  done(): Promise<void>;
+}
+
 /**
- * The source as a local file in scratch, decompressed: downloaded (http, its checksum
- * checked) or the copy the registry init container left.
+ * An http source without a checksum whose server answers ranges, and which is not
+ * compressed, is streamed: qemu-img reads it through a local NBD export of the URL and
+ * converts as it arrives (one pass, no scratch copy), as CDI's importer does through
+ * nbdkit. A checksum needs every byte in order, compression a decompressor; without ranges
+ * the server can only be read whole: those are downloaded first.
  */
-async function fetchSource(req: ImportRequest, scratchDir: string, log: (line: string) => void) {
+async function streamedSource(req: ImportRequest, scratchDir: string, log: (line: string) => void) {
+  if (req.source !== 'http' || req.checksum) return undefined;
+  const source = await openRangeSource({
+    url: req.endpoint!,
+    basicAuth: req.basicAuth,
+    extraHeaders: req.extraHeaders,
+    certDir: req.certDir,
+  });
+  if (!source) return undefined;
+  if (compressionOfHead(source.head)) {
+    source.close();
+    return undefined;
+  }
+  const nbd = await startNbdExport(join(scratchDir, 'source.nbd'), source);
+  log(`streaming ${source.size} bytes from ${req.endpoint} by ranges`);
+  return {
+    image: nbd.uri,
+    readError: nbd.readError,
+    done: async () => {
+      await nbd.close();
+      source.close();
+    },
+  };
+}
+
+/**
+ * The source where qemu-img reads it: streamed (above), or a local file in scratch,
+ * decompressed: downloaded (http, its checksum checked) or the copy the registry init
+ * container left.
+ */
+async function fetchSource(
+  req: ImportRequest,
+  scratchDir: string,
+  log: (line: string) => void,
+): Promise<FetchedSource> {
   let source: string;
   if (req.source === 'registry') {
     source = join(scratchDir, REGISTRY_IMAGE_FILE);
@@ -97,11 +150,13 @@ async function fetchSource(req: ImportRequest, scratchDir: string, log: (line: s
       );
   }
   const compression = await compressionOf(source);
-  if (!compression) return source;
-  const image = join(scratchDir, 'source.dec');
-  await decompress(compression, source, image);
-  await rm(source, { force: true });
-  return image;
+  let image = source;
+  if (compression) {
+    image = join(scratchDir, 'source.dec');
+    await decompress(compression, source, image);
+    await rm(source, { force: true });
+  }
+  return { image, done: () => rm(image, { force: true }) };
 }
 
 /** Runs one import; errors say what went wrong in words for the DataVolume's condition. */
@@ -136,27 +191,41 @@ export async function runImport(
     return { diskBytes: wanted };
   }
 
-  const image = await fetchSource(req, paths.scratchDir, log);
-  const info = await imageInfo(image);
-  const problem = imageProblem(info);
-  if (problem) throw new FatalImportError(problem);
-  if (info.virtualSize > capacity)
-    throw new FatalImportError(
-      `the image's virtual size ${info.virtualSize} bytes is larger than the ${capacity} bytes the volume can hold`,
-    );
-  if (block) {
-    await convertToRaw(image, info.format, paths.blockDevice, true);
-    await fsyncPath(paths.blockDevice, constants.O_RDWR);
-  } else {
-    await convertToRaw(image, info.format, tmpPath, false);
-    // Grown (sparse) to the size the DataVolume asked for, as CDI resizes the disk.
-    if (req.imageSizeBytes !== undefined && wanted > info.virtualSize)
-      await truncate(tmpPath, Math.floor(wanted / SECTOR) * SECTOR);
-    await fsyncPath(tmpPath);
-    await rename(tmpPath, finalPath);
-    await fsyncPath(paths.dataDir);
+  const streamed = await streamedSource(req, paths.scratchDir, log);
+  const fetched = streamed ?? (await fetchSource(req, paths.scratchDir, log));
+  const image = fetched.image;
+  let info: Awaited<ReturnType<typeof imageInfo>>;
+  try {
+    try {
+      info = await imageInfo(image);
+      const problem = imageProblem(info);
+      if (problem) throw new FatalImportError(problem);
+      if (info.virtualSize > capacity)
+        throw new FatalImportError(
+          `the image's virtual size ${info.virtualSize} bytes is larger than the ${capacity} bytes the volume can hold`,
+        );
+      if (block) {
+        await convertToRaw(image, info.format, paths.blockDevice, true);
+        await fsyncPath(paths.blockDevice, constants.O_RDWR);
+      } else {
+        await convertToRaw(image, info.format, tmpPath, false);
+        // Grown (sparse) to the size the DataVolume asked for, as CDI resizes the disk.
+        if (req.imageSizeBytes !== undefined && wanted > info.virtualSize)
+          await truncate(tmpPath, Math.floor(wanted / SECTOR) * SECTOR);
+        await fsyncPath(tmpPath);
+        await rename(tmpPath, finalPath);
+        await fsyncPath(paths.dataDir);
+      }
+    } catch (err) {
+      // qemu-img saw an I/O error where the HTTP read failed: say what failed.
+      const readError = streamed?.readError();
+      if (readError && !(err instanceof FatalImportError))
+        throw new Error(`reading ${req.endpoint}: ${readError.message}`);
+      throw err;
+    }
+  } finally {
+    await fetched.done();
   }
-  await rm(image, { force: true });
   log(`wrote ${info.format} image (${info.virtualSize} bytes virtual) as raw`);
   const grown = !block && req.imageSizeBytes !== undefined ? wanted : 0;
   return { diskBytes: Math.max(info.virtualSize, grown), format: info.format };
