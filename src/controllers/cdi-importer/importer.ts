@@ -93,7 +93,10 @@ async function streamedSource(req: ImportRequest, scratchDir: string, log: (line
     source.close();
     return undefined;
   }
-  const nbd = await startNbdExport(join(scratchDir, 'source.nbd'), source);
+  const nbd = await startNbdExport(join(scratchDir, 'source.nbd'), source).catch((err) => {
+    source.close();
+    throw err;
+  });
   log(`streaming ${source.size} bytes from ${req.endpoint} by ranges`);
   return {
     image: nbd.uri,
