@@ -306,6 +306,20 @@ describe('DataVolume controller (embedded store)', () => {
         { name: 'IMPORTER_ENDPOINT', value: url },
       ]),
     );
+    // An image the node cannot get: the kubelet's reason shows while the pod waits.
+    await setPod('importer-reg', {
+      phase: 'Pending',
+      initContainerStatuses: [
+        { name: 'init', state: { terminated: { exitCode: 0 } } },
+        { name: 'registry', state: { waiting: { reason: 'ErrImageNeverPull', message: 'not present' } } },
+      ],
+      containerStatuses: [{ name: 'importer', state: { waiting: { reason: 'PodInitializing' } } }],
+    });
+    await waitFor('the pull error shown', async () =>
+      (await getDv('reg')).status?.conditions?.find(
+        (c) => c.type === 'Running' && c.reason === 'ErrImageNeverPull' && c.message === 'not present',
+      ),
+    );
     // An init container that fails (an image that is no containerDisk) says why: fatal.
     const msg = 'the registry image must hold exactly one disk image file under /disk/ (a containerDisk)';
     await setPod('importer-reg', {
