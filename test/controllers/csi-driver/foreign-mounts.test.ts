@@ -17,12 +17,16 @@ const enabled = poolTestsEnabled('pool cleanup with a foreign mount namespace');
 
 describe.runIf(enabled)('a copy of the pool mount in another mount namespace', () => {
   let holder: ChildProcess | undefined;
-  afterAll(() => {
+  let cleanup: (() => Promise<void>) | undefined;
+  afterAll(async () => {
     holder?.kill('SIGKILL');
+    // A failure before the test's own cleanup leaves the pool mounted: clean it here.
+    await cleanup?.().catch(() => {});
   });
 
   it('holds the loop device after our unmount; the cleanup unmounts it there and passes', async () => {
     const tp = await makeTestPool(512 * 1024 ** 2);
+    cleanup = () => tp.cleanup();
     const loopsOfPool = async () =>
       (await listLoopDevices()).filter((d) => d.backFile === tp.image).map((d) => d.name);
     const [loop] = await loopsOfPool();
@@ -47,6 +51,7 @@ describe.runIf(enabled)('a copy of the pool mount in another mount namespace', (
     expect(await loopsOfPool()).toEqual([loop]);
     const foreign = await foreignMountsOf([loop as string]);
     expect(foreign.map((f) => [f.pid, f.mountPoint])).toContainEqual([sleeper, tp.dir]);
+    cleanup = undefined;
     await tp.cleanup();
     expect(await loopsOfPool()).toEqual([]);
     expect(await readFile(`/proc/${sleeper}/mountinfo`, 'utf8')).not.toContain(` ${tp.dir} `);
