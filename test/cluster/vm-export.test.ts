@@ -11,7 +11,9 @@
  * gunzips it to the claim's sha256; `--manifest` prints the VM and a DataVolume importing
  * from the export; requests without the token or with another get 401; starting the VM
  * pauses the export (its pod deleted, InUse) until the VM stops; `vmexport delete` removes
- * the pod, the Service and the token Secret. Prints `BENCH export export_mib_s` beside a
+ * the pod, the Service and the token Secret. A VirtualMachineSnapshot of the VM is
+ * exported too: its volume restored into a claim the export owns, the same sha256
+ * downloaded, the claim gone with the export. Prints `BENCH export export_mib_s` beside a
  * `dd` read of the same file in the exporter pod (no guest boots: the VM's disk is data;
  * its QEMU runs the firmware only while it is started).
  *
@@ -23,12 +25,13 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachineExport } from '../../src/api/generated/types';
 import { forwardPort, get } from '../../src/cli/commands/virtctl/vmexport-transfer';
 import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
+import { volumeSnapshotClassObject } from '../../src/controllers/csi-driver/objects';
 import { sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
 import {
@@ -39,6 +42,7 @@ import {
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
 import { acquireHostLocks } from '../support/host-lock';
 import { waitFor } from '../support/wait';
+import { installSnapshotCrds, removeSnapshotCrds } from './csi-sidecars';
 import { type CsiStack, csiClusterTestsEnabled, startCsiStack } from './csi-stack';
 
 const enabled = csiClusterTestsEnabled('VM exports on the cluster');
@@ -59,6 +63,8 @@ describe.skipIf(!enabled)('VirtualMachineExport on the real cluster', () => {
   let kubectl: (...args: string[]) => string;
   let volumeSha = '';
   let releaseLocks: (() => void) | undefined;
+  let objects: KubernetesObjectApi | undefined;
+  let crds: Array<Record<string, unknown>> = [];
 
   /** The built virtctl against the cluster, in a child process (the driver runs in this one). */
   const virtctl = (args: string[], timeoutMs = 180_000) =>
@@ -125,9 +131,16 @@ describe.skipIf(!enabled)('VirtualMachineExport on the real cluster', () => {
     kc.loadFromFile(info.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
     custom = kc.makeApiClient(CustomObjectsApi);
+    objects = KubernetesObjectApi.makeApiClient(kc);
     dir = mkdtempSync(join(tmpdir(), 'kvts-export-'));
+    // The VolumeSnapshot kinds before virt-controller starts: it runs its snapshot
+    // controllers (and watches VM snapshots for exports) only when they are served.
+    crds = await installSnapshotCrds(objects);
     installComponents(info, dir, kubectl);
     csi = await startCsiStack(info, kc);
+    await objects.create(volumeSnapshotClassObject() as never).catch((e: { code?: number }) => {
+      if (e.code !== 409) throw e;
+    });
     await createTestNamespace(core, NS);
     await core.createNamespacedPersistentVolumeClaim({
       namespace: NS,
@@ -222,6 +235,8 @@ describe.skipIf(!enabled)('VirtualMachineExport on the real cluster', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
     try {
       await csi?.stop();
+      await objects?.delete(volumeSnapshotClassObject() as never).catch(() => {});
+      if (objects) await removeSnapshotCrds(objects, crds);
     } finally {
       releaseLocks?.();
     }
@@ -387,6 +402,85 @@ describe.skipIf(!enabled)('VirtualMachineExport on the real cluster', () => {
         ];
         return all.every(Boolean) ? true : undefined;
       },
+      120_000,
+    );
+  });
+
+  it('exports a VM snapshot: its volume restored into a claim the export owns, the same bytes downloaded', {
+    timeout: 600_000,
+  }, async () => {
+    await custom.createNamespacedCustomObject({
+      group: 'snapshot.kubevirt.io',
+      version: 'v1beta1',
+      plural: 'virtualmachinesnapshots',
+      namespace: NS,
+      body: {
+        apiVersion: 'snapshot.kubevirt.io/v1beta1',
+        kind: 'VirtualMachineSnapshot',
+        metadata: { name: 'snap' },
+        spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: VM } },
+      },
+    });
+    await waitOrDiagnose(
+      'the VM snapshot ready',
+      async () => {
+        const snap = (await custom
+          .getNamespacedCustomObject({
+            group: 'snapshot.kubevirt.io',
+            version: 'v1beta1',
+            plural: 'virtualmachinesnapshots',
+            namespace: NS,
+            name: 'snap',
+          })
+          .catch(() => undefined)) as { status?: { readyToUse?: boolean } } | undefined;
+        return snap?.status?.readyToUse ? snap : undefined;
+      },
+      180_000,
+    );
+    await virtctl(['vmexport', 'create', 'snapexp', '--snapshot', 'snap']);
+    const ready = await waitOrDiagnose(
+      'the snapshot export Ready',
+      async () => {
+        const e = (await custom
+          .getNamespacedCustomObject({ ...EXPORTS, namespace: NS, name: 'snapexp' })
+          .catch(() => undefined)) as VirtualMachineExport | undefined;
+        return e?.status?.phase === 'Ready' ? e : undefined;
+      },
+      240_000,
+    );
+    const host = `virt-export-snapexp.${NS}.svc`;
+    expect(ready.status?.virtualMachineName).toBe(VM);
+    expect(ready.status?.links?.internal?.volumes).toEqual([
+      {
+        name: 'disk',
+        formats: [
+          { format: 'raw', url: `https://${host}/volumes/snapexp-disk/disk.img` },
+          { format: 'gzip', url: `https://${host}/volumes/snapexp-disk/disk.img.gz` },
+        ],
+      },
+    ]);
+    const restored = await core.readNamespacedPersistentVolumeClaim({ name: 'snapexp-disk', namespace: NS });
+    expect(restored.spec?.dataSource).toMatchObject({
+      kind: 'VolumeSnapshot',
+      apiGroup: 'snapshot.storage.k8s.io',
+    });
+    expect(restored.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: 'VirtualMachineExport',
+      name: 'snapexp',
+    });
+    const out = join(dir, 'snap.img');
+    await virtctl(['vmexport', 'download', 'snapexp', '--output', out, '--format', 'raw', '--port-forward']);
+    expect(createHash('sha256').update(readFileSync(out)).digest('hex')).toBe(volumeSha);
+    await virtctl(['vmexport', 'delete', 'snapexp']);
+    await waitOrDiagnose(
+      'the restored claim gone with the export',
+      async () =>
+        (await core.readNamespacedPersistentVolumeClaim({ name: 'snapexp-disk', namespace: NS }).then(
+          () => false,
+          () => true,
+        ))
+          ? true
+          : undefined,
       120_000,
     );
   });
