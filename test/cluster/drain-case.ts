@@ -102,6 +102,21 @@ export async function drainCase(c: DrainContext): Promise<void> {
     '--delete-emptydir-data',
     '--timeout=300s',
   ]);
+  /** What the cluster looked like, when a wait fails. */
+  const diagnose = () => {
+    for (const args of [
+      ['get', 'vmi,vmim', '-n', ns, '-o', 'wide'],
+      ['get', 'pods', '-n', ns, '-o', 'wide'],
+      ['get', 'vmi', c.vm, '-n', ns, '-o', 'jsonpath={.status.evacuationNodeName} {.status.conditions}'],
+    ]) {
+      try {
+        process.stderr.write(`[drain] kubectl ${args.join(' ')}:\n${kubectl(...args)}\n`);
+      } catch (e) {
+        process.stderr.write(`[drain] ${(e as Error).message}\n`);
+      }
+    }
+    process.stderr.write(`[drain] kubectl drain so far:\n${tail(drain.out())}\n`);
+  };
   try {
     // The VM moves back to node A through an evacuation migration.
     const evacuation = await waitFor(
@@ -147,6 +162,9 @@ export async function drainCase(c: DrainContext): Promise<void> {
     process.stderr.write(`[drain] kubectl drain output:\n${tail(drain.out())}\n`);
     expect(code).toBe(0);
     expect(drain.out()).toContain(`node/${c.nodeB} drained`);
+  } catch (e) {
+    diagnose();
+    throw e;
   } finally {
     drain.kill();
   }
