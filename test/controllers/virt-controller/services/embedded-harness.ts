@@ -39,6 +39,7 @@ export async function startHarness(
     snapshots?: boolean;
     freezer?: VirtControllerOptions['freezer'];
     migrationPolicies?: boolean;
+    evacuation?: boolean;
     /** Laid over the harness's KubeVirt configuration. */
     configuration?: KubeVirtConfiguration;
   } = {},
@@ -65,6 +66,7 @@ export async function startHarness(
     snapshots: opts.snapshots,
     freezer: opts.freezer,
     migrationPolicies: opts.migrationPolicies,
+    evacuation: opts.evacuation,
     onWrite: (w) => writes.push(w),
     onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
   });
