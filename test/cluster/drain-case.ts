@@ -2,17 +2,18 @@
  * `kubectl drain` on the two-node cluster (issue 26, "Eviction and drain"), run by
  * migration.serial.test.ts after its migration from node A to node B, on that cluster:
  * the control plane runs on node A, so draining node B evicts only launcher pods (the
- * handler is a DaemonSet). On node B: the migrated VM (evictionStrategy LiveMigrate) and
- * a VMI that is not live-migratable (a bridge binding on the pod network,
- * LiveMigratable=False, InterfaceNotLiveMigratable) with no strategy of its own, under
- * the KubeVirt CR's default evictionStrategy LiveMigrate.
+ * handler is a DaemonSet). On node B: the migrated VM (evictionStrategy LiveMigrate), a
+ * VMI with evictionStrategy LiveMigrate that is not live-migratable (a bridge binding on
+ * the pod network: LiveMigratable=False, InterfaceNotLiveMigratable), and a VMI with no
+ * strategy (the cluster's default, None).
  *
  * `kubectl drain B --ignore-daemonsets --delete-emptydir-data`: virt-api's eviction
  * webhook turns the VM's eviction into an evacuation (an evacuation migration moves it
  * back to A, the same guest: no boot marker on either later console, its uptime older
- * than its first boot) and keeps refusing the other VMI's with upstream's reason, which
- * drain prints as it retries. The CR's default then becomes None: the next retry evicts
- * that VMI's pod, the VMI stops (upstream's behaviour), and the drain completes.
+ * than its first boot), lets the strategy-less VMI's pod be evicted (the VMI stops,
+ * upstream's behaviour) and keeps refusing the other VMI's with upstream's reason, which
+ * drain prints as it retries. Once that VMI is deleted (what its owner does about the
+ * refusal), the drain completes.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -44,6 +45,7 @@ export interface DrainContext {
 }
 
 const STUCK = 'vmi-nomigrate';
+const NONE = 'vmi-nostrategy';
 /** upstream's refusal for a LiveMigrate VMI that is not live-migratable (pod-eviction-admitter.go). */
 const REFUSAL = `VMI ${STUCK} is configured with an eviction strategy but is not live-migratable`;
 
@@ -60,25 +62,14 @@ export async function drainCase(c: DrainContext): Promise<void> {
         name,
       })
       .catch(() => undefined) as Promise<VirtualMachineInstance | undefined>;
-  const setDefaultStrategy = (s: string) =>
-    kubectl(
-      'patch',
-      'kubevirt',
-      'kubevirt',
-      '-n',
-      'kubevirt',
-      '--type',
-      'merge',
-      '-p',
-      JSON.stringify({ spec: { configuration: { evictionStrategy: s } } }),
-    );
   const before = await vmis(c.vm);
   const uid = before?.metadata?.uid ?? '';
   expect(before?.status?.nodeName).toBe(c.nodeB);
 
-  setDefaultStrategy('LiveMigrate');
-  writeFileSync(join(c.dir, 'stuck.yaml'), JSON.stringify(stuckVmi(ns, c.nodeB)));
-  kubectl('create', '-f', join(c.dir, 'stuck.yaml'));
+  for (const v of [stuckVmi(ns, c.nodeB), noneVmi(ns, c.nodeB)]) {
+    writeFileSync(join(c.dir, `${v.metadata.name}.yaml`), JSON.stringify(v));
+    kubectl('create', '-f', join(c.dir, `${v.metadata.name}.yaml`));
+  }
   const stuck = await waitFor(
     `${STUCK} Running on node B, not live-migratable`,
     async () => {
@@ -91,6 +82,17 @@ export async function drainCase(c: DrainContext): Promise<void> {
   );
   expect(stuck.v.status?.nodeName).toBe(c.nodeB);
   expect(stuck.cond.reason).toBe('InterfaceNotLiveMigratable');
+  const none = await waitFor(
+    `${NONE} Running on node B`,
+    async () => {
+      const v = await vmis(NONE);
+      return v?.status?.phase === 'Running' ? v : undefined;
+    },
+    240_000,
+    1_000,
+  );
+  expect(none.status?.nodeName).toBe(c.nodeB);
+  expect(none.spec.evictionStrategy).toBeUndefined();
 
   const t0 = performance.now();
   const drain = run([
@@ -141,7 +143,18 @@ export async function drainCase(c: DrainContext): Promise<void> {
     process.stderr.write(
       `[drain] ${c.vm} evacuated to node A ${Math.round(performance.now() - t0)} ms after the drain began\n`,
     );
-    // The other VMI's eviction is refused with the reason, again and again, and it still runs.
+    // The strategy-less VMI was evicted: it stopped (upstream's None).
+    const stopped = await waitFor(
+      `${NONE} stopped`,
+      async () => {
+        const v = await vmis(NONE);
+        return v?.status?.phase === 'Failed' || v?.status?.phase === 'Succeeded' ? v : undefined;
+      },
+      120_000,
+      500,
+    );
+    process.stderr.write(`[drain] ${NONE} ended ${stopped.status?.phase}\n`);
+    // The non-migratable VMI's eviction is refused with the reason, again and again; it runs on.
     await waitFor(
       'drain printing the refusal twice',
       () => (drain.out().split(REFUSAL).length > 2 ? true : undefined),
@@ -151,8 +164,8 @@ export async function drainCase(c: DrainContext): Promise<void> {
     expect((await vmis(STUCK))?.status?.phase).toBe('Running');
     expect(drain.code()).toBeUndefined();
 
-    // The cluster's default becomes None: that VMI's pod is evicted, the VMI stops.
-    setDefaultStrategy('None');
+    // Its owner stops it: the drain completes.
+    kubectl('delete', 'vmi', STUCK, '-n', ns, '--wait=false');
     const { code } = await waitFor(
       'the drain to end',
       () => (drain.code() === undefined ? undefined : { code: drain.code() }),
@@ -168,17 +181,6 @@ export async function drainCase(c: DrainContext): Promise<void> {
   } finally {
     drain.kill();
   }
-  const gone = await waitFor(
-    `${STUCK} stopped`,
-    async () => {
-      const v = await vmis(STUCK);
-      return v?.status?.phase === 'Failed' || v?.status?.phase === 'Succeeded' ? v : undefined;
-    },
-    60_000,
-    500,
-  );
-  process.stderr.write(`[drain] ${STUCK} ended ${gone.status?.phase}\n`);
-
   // The same VMI on node A, its evacuation over, no new boot.
   const after = await vmis(c.vm);
   expect(after?.metadata?.uid).toBe(uid);
@@ -202,12 +204,12 @@ export async function drainCase(c: DrainContext): Promise<void> {
   kubectl('uncordon', c.nodeB);
 }
 
-/** The tiny guest as a VMI on node B with the bridge binding (not live-migratable). */
-function stuckVmi(ns: string, node: string) {
+/** The tiny guest as a VMI pinned to `node`, with `spec` laid over. */
+function tinyVmi(ns: string, name: string, node: string, iface: object, spec: object = {}) {
   return {
     apiVersion: 'kubevirt.io/v1',
     kind: 'VirtualMachineInstance',
-    metadata: { name: STUCK, namespace: ns },
+    metadata: { name, namespace: ns },
     spec: {
       terminationGracePeriodSeconds: 0,
       nodeSelector: { 'kubernetes.io/hostname': node },
@@ -215,7 +217,7 @@ function stuckVmi(ns: string, node: string) {
         devices: {
           autoattachGraphicsDevice: false,
           disks: [{ name: 'boot', disk: { bus: 'virtio' } }],
-          interfaces: [{ name: 'default', bridge: {} }],
+          interfaces: [{ name: 'default', ...iface }],
         },
         resources: { requests: { memory: '128Mi' } },
       },
@@ -229,9 +231,16 @@ function stuckVmi(ns: string, node: string) {
           },
         },
       ],
+      ...spec,
     },
   };
 }
+
+/** LiveMigrate, but the bridge binding on the pod network makes it not live-migratable. */
+const stuckVmi = (ns: string, node: string) =>
+  tinyVmi(ns, STUCK, node, { bridge: {} }, { evictionStrategy: 'LiveMigrate' });
+/** No strategy of its own: the cluster's default (none set: None). */
+const noneVmi = (ns: string, node: string) => tinyVmi(ns, NONE, node, { masquerade: {} });
 
 /** kubectl in the background: its output so far, its exit code once it ended. */
 function run(args: string[]) {
