@@ -94,6 +94,10 @@ export async function drainCase(c: DrainContext): Promise<void> {
   expect(none.status?.nodeName).toBe(c.nodeB);
   expect(none.spec.evictionStrategy).toBeUndefined();
 
+  // A MigrationPolicy for the VM's label: its evacuation runs at 16 MiB/s.
+  writeFileSync(join(c.dir, 'policy.yaml'), JSON.stringify(POLICY));
+  kubectl('create', '-f', join(c.dir, 'policy.yaml'));
+
   const t0 = performance.now();
   const drain = run([
     '--kubeconfig',
@@ -143,6 +147,7 @@ export async function drainCase(c: DrainContext): Promise<void> {
     process.stderr.write(
       `[drain] ${c.vm} evacuated to node A ${Math.round(performance.now() - t0)} ms after the drain began\n`,
     );
+    await policyTookEffect(c, evacuation, uid);
     // The strategy-less VMI was evicted: it stopped (upstream's None).
     const stopped = await waitFor(
       `${NONE} stopped`,
@@ -202,6 +207,71 @@ export async function drainCase(c: DrainContext): Promise<void> {
   });
   expect(uptime).toBeGreaterThanOrEqual(Math.floor((performance.now() - c.booted) / 1000) - 1);
   kubectl('uncordon', c.nodeB);
+}
+
+const POLICY = {
+  apiVersion: 'migrations.kubevirt.io/v1alpha1',
+  kind: 'MigrationPolicy',
+  metadata: { name: 'drain-slow' },
+  spec: {
+    bandwidthPerMigration: '16Mi',
+    selectors: { virtualMachineInstanceSelector: { 'kubevirt.io/vm': 'vm-tiny-cd' } },
+  },
+};
+const MiB = 1024 * 1024;
+
+/**
+ * The policy is the evacuation's configuration and limited its memory stream: the bytes
+ * node A's handler received on QEMU's stream over the migration's seconds (its
+ * timestamps, to the second: one more second allowed) stay within 16 MiB/s (10% slack).
+ */
+async function policyTookEffect(
+  c: DrainContext,
+  m: VirtualMachineInstanceMigration,
+  vmiUid: string,
+): Promise<void> {
+  const final = await waitFor(
+    "the evacuation's final state",
+    async () => {
+      const x = (await c.custom
+        .getNamespacedCustomObject({
+          group: 'kubevirt.io',
+          version: 'v1',
+          namespace: c.ns,
+          plural: 'virtualmachineinstancemigrations',
+          name: m.metadata?.name ?? '',
+        })
+        .catch(() => undefined)) as VirtualMachineInstanceMigration | undefined;
+      return x?.status?.migrationState?.completed ? x.status.migrationState : undefined;
+    },
+    30_000,
+    500,
+  );
+  expect(final.migrationPolicyName).toBe('drain-slow');
+  expect(final.migrationConfiguration).toMatchObject({ bandwidthPerMigration: '16Mi', progressTimeout: 150 });
+  const handlerA = (
+    await c.core.listNamespacedPod({ namespace: 'kubevirt', labelSelector: 'kubevirt.io=virt-handler' })
+  ).items.find((p) => p.spec?.nodeName === c.nodeA);
+  const closed = new RegExp(
+    `migration ${vmiUid}: target proxies closed \\((?:TLS|plain TCP); bytes by key port 0: \\d+ out, \\d+ in; 49152: (\\d+) out`,
+  );
+  const bytes = await waitFor(
+    "node A's migration proxy report",
+    () => {
+      const log = c.kubectl('logs', '-n', 'kubevirt', handlerA?.metadata?.name ?? '', '-c', 'virt-handler');
+      const hit = closed.exec(log);
+      return hit ? Number(hit[1]) : undefined;
+    },
+    60_000,
+    1_000,
+  );
+  const seconds = (Date.parse(final.endTimestamp ?? '') - Date.parse(final.startTimestamp ?? '')) / 1000;
+  const rate = bytes / MiB / (seconds + 1);
+  process.stderr.write(
+    `[drain] evacuation under the policy: ${(bytes / MiB).toFixed(1)} MiB in ${seconds} s (+1): ${rate.toFixed(1)} MiB/s\n`,
+  );
+  expect(bytes).toBeGreaterThan(32 * MiB);
+  expect(rate).toBeLessThanOrEqual(16 * 1.1);
 }
 
 /** The tiny guest as a VMI pinned to `node`, with `spec` laid over. */
