@@ -1,6 +1,7 @@
-/** A VM's page: status, spec summary, conditions, events, actions, serial console and VNC. */
+/** A VM's page: status, spec summary, usage graphs, conditions, events, actions, serial console and VNC. */
 import { ApiFailure, call, type Obj, watchObjects } from './api';
 import { age, h, mount } from './dom';
+import { showUsageGraphs } from './usage-graphs';
 import { cpuOf, memoryOf } from './vm-list';
 
 interface Details {
@@ -148,6 +149,7 @@ export function showVmPage(root: HTMLElement, ns: string, name: string): () => v
   const errorBox = h('div', { class: 'error', role: 'alert' });
   const body = h('div', {});
   const panel = h('div', { class: 'panel' });
+  const usage = h('section', { class: 'usage' });
   let closePanel: (() => void) | undefined;
   const act = async (action: string) => {
     errorBox.textContent = '';
@@ -243,8 +245,10 @@ export function showVmPage(root: HTMLElement, ns: string, name: string): () => v
     status,
     errorBox,
     panel,
+    usage,
     body,
   );
+  const stopUsage = showUsageGraphs(usage, ns, name);
   // Re-read the page whenever the VM or its VMI changes (at most every 300 ms).
   let timer: ReturnType<typeof setTimeout> | undefined;
   const onChange = () => {
@@ -258,6 +262,7 @@ export function showVmPage(root: HTMLElement, ns: string, name: string): () => v
   void refresh();
   return () => {
     for (const s of stops) s();
+    stopUsage();
     closePanel?.();
     if (timer) clearTimeout(timer);
   };

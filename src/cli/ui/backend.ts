@@ -6,6 +6,7 @@
  * Lifecycle verbs go the way virtctl's go (the VM subresources on a cluster, the same
  * direct change in local mode); the node verbs are the VMI's `subresources.kubevirt.io`.
  */
+import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createClusterConfig, mergeConfiguration } from '../../api/config/cluster-config';
@@ -24,6 +25,7 @@ import type { Target } from '../commands/virtctl/target';
 import { storedKubeVirt } from '../local/apply';
 import { ImageNotFoundError, ImageStore } from '../local/images';
 import { localConfigDefaults } from '../local/local-config';
+import { ScrapeUsageSource, type UsageSeries, type UsageSource } from './vm-usage';
 
 /** The actions the UI offers on a VM. */
 export const VM_ACTIONS = ['start', 'stop', 'restart', 'migrate', 'pause', 'unpause', 'softreboot'] as const;
@@ -41,7 +43,21 @@ export interface VmDetails {
 
 /** The web console's view of KubeVirt. */
 export class UiBackend {
-  constructor(private readonly t: Target) {}
+  private readonly usageSource?: UsageSource;
+
+  /**
+   * `usage` gives the VM page's graphs: by default, in local mode, its virt-handler's
+   * /metrics (the URL `up` wrote to the state directory); on a cluster there is none unless
+   * given (a Prometheus: tenants cannot reach virt-handler).
+   */
+  constructor(
+    private readonly t: Target,
+    usage?: UsageSource,
+  ) {
+    const local = t.local;
+    this.usageSource =
+      usage ?? (local ? new ScrapeUsageSource(() => scrapeLocalHandler(local.paths.metricsFile)) : undefined);
+  }
 
   /** `local` or the cluster's URL. */
   get where(): string {
@@ -179,6 +195,15 @@ export class UiBackend {
     return openClusterStream(this.t.kubeConfig, ns, name, sub);
   }
 
+  /** The VM's usage over the last minutes (its page's graphs). */
+  async usage(ns: string, name: string): Promise<UsageSeries> {
+    if (!this.usageSource)
+      throw new NoUsageSourceError(
+        'no source of usage figures: on a cluster, run `kubevirt-ts ui --prometheus URL` with a Prometheus that scrapes virt-handler',
+      );
+    return this.usageSource.series(ns, name);
+  }
+
   /** The VNC screenshot (PNG), where the target serves it (virt-api on a cluster). */
   async screenshot(ns: string, name: string): Promise<{ contentType: string; body: Buffer } | undefined> {
     return this.t.subresourceBytes?.(ns, name, 'vnc/screenshot');
@@ -189,14 +214,27 @@ export class UiBackend {
   }
 }
 
+/** No usage source is configured (answered 404). */
+export class NoUsageSourceError extends Error {}
+
+/** local mode's virt-handler /metrics text, or undefined when `up` serves none now. */
+async function scrapeLocalHandler(metricsFile: string): Promise<string | undefined> {
+  const urls = JSON.parse(await readFile(metricsFile, 'utf8').catch(() => '{}')) as Record<string, string>;
+  const url = urls['virt-handler'];
+  if (!url) return undefined;
+  const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+  return res?.ok ? res.text() : undefined;
+}
+
 /** An error as the API said it, for the browser: a Kubernetes Status. */
 export function statusOf(e: unknown): { code: number; body: Record<string, unknown> } {
   if (e instanceof ApiError) return { code: e.code || 500, body: { ...e.toStatus() } };
   const message = e instanceof Error ? e.message : String(e);
-  const code = /not found/i.test(message)
-    ? 404
-    : /not running|is not|no .* socket/i.test(message)
-      ? 409
-      : 500;
+  const code =
+    e instanceof NoUsageSourceError || /not found/i.test(message)
+      ? 404
+      : /not running|is not|no .* socket/i.test(message)
+        ? 409
+        : 500;
   return { code, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, message } };
 }

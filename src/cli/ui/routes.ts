@@ -13,6 +13,7 @@
  * | `PUT /api/vms/NS/NAME` | replaces the VM (the YAML editor; JSON body, admitted as create) |
  * | `POST /api/vms` | creates a VM (JSON body); refusals are Kubernetes Statuses with field causes |
  * | `GET /api/vms/NS/NAME/screenshot` | the VNC screenshot PNG where served (a cluster's virt-api) |
+ * | `GET /api/vms/NS/NAME/usage` | CPU, memory, network and disk I/O over the last minutes (vm-usage.ts) |
  *
  * Errors are the API's own Status objects, passed on as it said them.
  */
@@ -108,6 +109,7 @@ export async function handleApi(
         await backend.act(ns, name, sub as VmAction);
         return sendJson(res, 200, {});
       }
+      if (sub === 'usage' && method === 'GET') return sendJson(res, 200, await backend.usage(ns, name));
       if (sub === 'screenshot' && method === 'GET') {
         const shot = await backend.screenshot(ns, name);
         if (!shot) throw new HttpFailure(404, 'screenshots are served on a cluster with virt-api only');

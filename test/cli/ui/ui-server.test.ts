@@ -171,6 +171,12 @@ describe('kubevirt-ts ui server', () => {
     expect(status.details.causes[0].field).toBe('metadata.name');
   });
 
+  it("answers the usage graphs' path with 404 and the way to get them where no source is set (a cluster without --prometheus)", async () => {
+    const r = await request(server.origin, '/api/vms/default/vm1/usage', { headers: { cookie } });
+    expect(r.status).toBe(404);
+    expect(JSON.parse(r.body).message).toContain('kubevirt-ts ui --prometheus URL');
+  });
+
   it('is no open proxy: paths outside the console API are 404', async () => {
     for (const path of [
       '/api/v1/secrets',

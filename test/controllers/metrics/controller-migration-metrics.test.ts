@@ -14,7 +14,7 @@ import { VmiResource } from '../../../src/controllers/common/vmi-resource';
 import { scrape } from '../../../src/controllers/metrics/server';
 import { VirtualMachineInstanceMigrationType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
-import { parseExposition } from '../../support/exposition';
+import { parseExposition } from '../../../src/controllers/metrics/exposition';
 import { type Harness, startHarness, waitFor } from '../virt-controller/services/embedded-harness';
 
 const vmi = (name: string): VirtualMachineInstance => ({

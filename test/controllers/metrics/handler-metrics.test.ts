@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { HandlerMetrics, type StatsTarget } from '../../../src/controllers/metrics/handler-metrics';
 import { scrape } from '../../../src/controllers/metrics/server';
-import { parseExposition } from '../../support/exposition';
+import { parseExposition } from '../../../src/controllers/metrics/exposition';
 
 const params = {
   'cpu.time': 5_000_000_000,

@@ -12,7 +12,7 @@ import { scrape } from '../../../src/controllers/metrics/server';
 import type { LauncherConnections } from '../../../src/controllers/virt-handler/launcher-connections';
 import { interfaceAliases, statsTargets } from '../../../src/controllers/virt-handler/stats-targets';
 import { tapName } from '../../../src/converter/configurators/interfaces';
-import { parseExposition } from '../../support/exposition';
+import { parseExposition } from '../../../src/controllers/metrics/exposition';
 
 const vmi: VirtualMachineInstance = {
   apiVersion: 'kubevirt.io/v1',
