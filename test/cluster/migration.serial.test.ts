@@ -249,7 +249,25 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
       process.stderr.write(`[migration] ${nodeA} -> ${nodeB} in ${totalMs} ms\n`);
 
       // Then node B drained: the VM goes back to node A (drain-case.ts).
-      await drainCase({ info, dir, kubectl, core, custom, ns: NS, vm: VM, nodeA, nodeB, markers, booted });
+      const ms = final.status?.migrationState;
+      const unlimited = {
+        bytes: Number(carried[3]),
+        seconds: (Date.parse(ms?.endTimestamp ?? '') - Date.parse(ms?.startTimestamp ?? '')) / 1000,
+      };
+      await drainCase({
+        info,
+        dir,
+        kubectl,
+        core,
+        custom,
+        ns: NS,
+        vm: VM,
+        nodeA,
+        nodeB,
+        markers,
+        booted,
+        unlimited,
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
       const left = await down({ stateDir, bridge: TEST_BRIDGE, log });
