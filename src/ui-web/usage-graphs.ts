@@ -3,24 +3,10 @@
  * server's `/api/vms/NS/NAME/usage` (virt-handler's metrics or a Prometheus), polled while
  * the page is open. Plain SVG polylines: no chart library in the bundle.
  */
+
+import type { UsagePoint, UsageSeries } from '../cli/ui/vm-usage';
 import { ApiFailure, call } from './api';
 import { h, mount } from './dom';
-
-interface UsagePoint {
-  t: number;
-  cpuCores?: number;
-  memoryBytes?: number;
-  rxBytesPerSecond?: number;
-  txBytesPerSecond?: number;
-  readBytesPerSecond?: number;
-  writeBytesPerSecond?: number;
-}
-
-interface UsageSeries {
-  source: string;
-  memory: 'guest' | 'resident';
-  points: UsagePoint[];
-}
 
 type Figure = Exclude<keyof UsagePoint, 't'>;
 

@@ -14,12 +14,19 @@ import type { VirtualMachine } from '../../api/generated/types';
 import { type ApiObject, admit } from '../../api/validation/admission';
 import { ApiError, InvalidError } from '../../controllers/runtime/errors';
 import {
+  DataVolumeType,
   EventType,
   NamespaceType,
+  VirtualMachineClusterInstancetypeType,
+  VirtualMachineClusterPreferenceType,
+  VirtualMachineInstanceMigrationType,
   VirtualMachineInstanceType,
+  VirtualMachineInstancetypeType,
+  VirtualMachinePreferenceType,
   VirtualMachineType,
 } from '../../controllers/runtime/resources';
-import type { KubeObject, WatchEvent, WatchHandle } from '../../controllers/runtime/types';
+import { VirtualMachineSnapshotType } from '../../controllers/runtime/storage-resources';
+import type { KubeObject, ResourceType, WatchEvent, WatchHandle } from '../../controllers/runtime/types';
 import { lifecycle } from '../commands/virtctl/lifecycle';
 import type { Target } from '../commands/virtctl/target';
 import { storedKubeVirt } from '../local/apply';
@@ -39,6 +46,23 @@ export interface VmDetails {
   vm: KubeObject;
   vmi?: KubeObject;
   events: KubeObject[];
+  /** The DataVolumes its volumes name (their phase and import progress), where they exist. */
+  dataVolumes: KubeObject[];
+}
+
+/** The other kinds the console lists, by the name its API uses. */
+export const LISTED_KINDS = {
+  vmis: VirtualMachineInstanceType,
+  migrations: VirtualMachineInstanceMigrationType,
+  datavolumes: DataVolumeType,
+  snapshots: VirtualMachineSnapshotType,
+} as const;
+export type ListedKind = keyof typeof LISTED_KINDS;
+
+/** Instance types and preferences a new VM may name (cluster-wide and the namespace's). */
+export interface Catalog {
+  instancetypes: Array<{ kind: string; name: string }>;
+  preferences: Array<{ kind: string; name: string }>;
 }
 
 /** The web console's view of KubeVirt. */
@@ -102,7 +126,34 @@ export class UiBackend {
     const events = all.items.filter((e) =>
       uids.has((e as KubeObject & { involvedObject?: { uid?: string } }).involvedObject?.uid),
     );
-    return { vm, vmi, events };
+    const volumes = ((vm as VirtualMachine).spec?.template?.spec?.volumes ?? []) as Array<{
+      dataVolume?: { name?: string };
+    }>;
+    const dvNames = [...new Set(volumes.map((v) => v.dataVolume?.name).filter((n): n is string => !!n))];
+    const dataVolumes = (
+      await Promise.all(dvNames.map((n) => this.t.client.get(DataVolumeType, n, ns).catch(() => undefined)))
+    ).filter((d): d is KubeObject => !!d);
+    return { vm, vmi, events, dataVolumes };
+  }
+
+  /** The objects of one of {@link LISTED_KINDS} in `namespace` (all when undefined). */
+  async list(kind: ListedKind, namespace: string | undefined): Promise<KubeObject[]> {
+    return (await this.t.client.list(LISTED_KINDS[kind], { namespace })).items;
+  }
+
+  /** What the create form offers: instance types and preferences (kinds absent here count as none). */
+  async catalog(namespace: string): Promise<Catalog> {
+    const names = async (type: ResourceType, ns?: string) =>
+      (await this.t.client.list(type, { namespace: ns }).catch(() => ({ items: [] as KubeObject[] }))).items.map(
+        (o) => ({ kind: type.kind, name: o.metadata?.name ?? '' }),
+      );
+    const [ci, i, cp, p] = await Promise.all([
+      names(VirtualMachineClusterInstancetypeType),
+      names(VirtualMachineInstancetypeType, namespace),
+      names(VirtualMachineClusterPreferenceType),
+      names(VirtualMachinePreferenceType, namespace),
+    ]);
+    return { instancetypes: [...ci, ...i], preferences: [...cp, ...p] };
   }
 
   async act(ns: string, name: string, action: VmAction): Promise<void> {
