@@ -34,6 +34,10 @@ export const Subresources: ReadonlyArray<{ name: string; verbs: string[] }> = [
   { name: 'virtualmachines/restart', verbs: ['update'] },
   { name: 'virtualmachines/migrate', verbs: ['update'] },
   { name: 'virtualmachines/expand-spec', verbs: ['get'] },
+  { name: 'virtualmachines/addvolume', verbs: ['update'] },
+  { name: 'virtualmachines/removevolume', verbs: ['update'] },
+  { name: 'virtualmachineinstances/addvolume', verbs: ['update'] },
+  { name: 'virtualmachineinstances/removevolume', verbs: ['update'] },
   { name: 'virtualmachines/objectgraph', verbs: ['get'] },
   { name: 'virtualmachineinstances/objectgraph', verbs: ['get'] },
 ];

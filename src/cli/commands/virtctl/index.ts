@@ -11,6 +11,7 @@ import { registerPortForwardCommand } from './port-forward';
 import { registerSshCommands } from './ssh';
 import { registerVersionCommand } from './version';
 import { registerVmiSubresourceCommands } from './vmi-subresources';
+import { registerVolumeCommands } from './volumes';
 
 /** Adds every virtctl command to `program`. */
 export function registerVirtctlCommands(program: Command): Command {
@@ -21,6 +22,7 @@ export function registerVirtctlCommands(program: Command): Command {
   registerCredentialsCommands(program);
   registerPortForwardCommand(program);
   registerSshCommands(program);
+  registerVolumeCommands(program);
   registerVersionCommand(program);
   return program;
 }
