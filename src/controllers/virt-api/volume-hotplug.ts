@@ -51,9 +51,11 @@ export function parseAddVolumeOptions(body: unknown): AddVolumeOptions {
       'AddVolumeOptions.volumeSource: set exactly one of dataVolume and persistentVolumeClaim',
     );
   const disk: Disk = { ...o.disk, name: o.name };
-  const volumeSource: HotplugVolumeSource = src.dataVolume
-    ? { dataVolume: { ...src.dataVolume, hotpluggable: true } }
-    : { persistentVolumeClaim: { ...src.persistentVolumeClaim!, hotpluggable: true } };
+  const volumeSource = (
+    src.dataVolume
+      ? { dataVolume: { ...src.dataVolume, hotpluggable: true } }
+      : { persistentVolumeClaim: { ...(src.persistentVolumeClaim ?? {}), hotpluggable: true } }
+  ) as HotplugVolumeSource;
   const named = volumeSource.dataVolume?.name ?? volumeSource.persistentVolumeClaim?.claimName;
   if (typeof named !== 'string' || named === '')
     throw new HttpError(400, 'AddVolumeOptions.volumeSource: the DataVolume or claim needs a name');
