@@ -48,6 +48,15 @@ export async function hotplugStep(
     `VirtualMachineInstance ${vmi.metadata?.namespace}/${vmi.metadata?.name} volume ${name}`;
   for (const s of next) {
     if (!hot.has(s.name) || s.phase !== 'AttachedToNode' || !s.hotplugVolume?.attachPodUID) continue;
+    if (s.persistentVolumeClaimInfo?.volumeMode === 'Block') {
+      // Not built yet (docs/storage.md): say so on the volume rather than wait silently.
+      const message = `Volume ${s.name}: hotplugging a block-mode claim is not implemented; use a Filesystem claim`;
+      if (s.message !== message) {
+        Object.assign(s, { reason: 'BlockHotplugNotSupported', message });
+        changed = true;
+      }
+      continue;
+    }
     const dir = await mounts.claimDir(s.hotplugVolume.attachPodUID);
     if (!dir) {
       waiting = true;

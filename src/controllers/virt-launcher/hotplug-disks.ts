@@ -58,3 +58,22 @@ export class LauncherHotplug {
       );
   }
 }
+
+/** The guest's VMI as it was started (network set up) with `now`'s volumes, disks and status. */
+export function withVolumesOf(
+  started: VirtualMachineInstance,
+  now: VirtualMachineInstance,
+): VirtualMachineInstance {
+  return {
+    ...started,
+    spec: {
+      ...started.spec,
+      volumes: now.spec.volumes,
+      domain: {
+        ...started.spec.domain,
+        devices: { ...started.spec.domain.devices, disks: now.spec.domain.devices.disks },
+      },
+    },
+    status: now.status,
+  };
+}

@@ -38,7 +38,7 @@ import { watchDriver } from './driver-watch';
 import { LauncherGuestOps } from './freeze-screenshot-rpcs';
 import { GuestAgentPoller } from './guest-agent-poller';
 import { GuestEndpoints } from './guest-endpoints';
-import { LauncherHotplug } from './hotplug-disks';
+import { LauncherHotplug, withVolumesOf } from './hotplug-disks';
 import type { VirtLauncherOptions } from './launcher-options';
 import { LauncherMigrations } from './migration-rpcs';
 import { NodeNotifier } from './node-notifier';
@@ -85,6 +85,8 @@ export class VirtLauncher implements LauncherService {
   }
   private readonly migrations: LauncherMigrations;
   private readonly hotplug = new LauncherHotplug((m) => this.log(m));
+  /** The VMI the guest was started from (after network preparation): hotplug renders from it. */
+  private started: VirtualMachineInstance | undefined;
   /** qemuGuestAgent SSH keys and passwords, applied on each agent poll. */
   private readonly credentials: AgentCredentials;
 
@@ -199,7 +201,9 @@ export class VirtLauncher implements LauncherService {
       // A running guest: only its hotplugged volumes change (network and volumes are set up).
       this.everRan = true;
       this.credentials.setVmi(parsed);
-      await this.syncHotplug(driver, parsed, { ...this.opts.syncOptions });
+      await this.syncHotplug(driver, withVolumesOf(this.started ?? parsed, parsed), {
+        ...this.opts.syncOptions,
+      });
       await this.attachDevices();
       await this.refresh();
       return;
@@ -218,6 +222,7 @@ export class VirtLauncher implements LauncherService {
     });
     if (ACTIVE_STATES.has(info.state)) {
       this.everRan = true;
+      this.started = vmi;
       await this.syncHotplug(driver, vmi, options);
     }
     await this.attachDevices();
