@@ -72,7 +72,6 @@ export function renderAttachmentPod(
           name: launcher.metadata?.name ?? '',
           uid: launcher.metadata?.uid ?? '',
           controller: true,
-          blockOwnerDeletion: true,
         },
       ],
     },
