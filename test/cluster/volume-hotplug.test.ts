@@ -210,6 +210,7 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
     con.write('\n');
     let attachMs = 0;
     let detachMs = 0;
+    let marker = '';
     try {
       await con.waitFor(BOOT_MARKER, 180_000);
       await waitOrDiagnose(
@@ -266,7 +267,7 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
       expect((await readVm()).status?.conditions?.find((c) => c.type === 'RestartRequired')).toBeUndefined();
 
       // The guest writes to it.
-      const marker = `KVTS-HOTPLUG-${Date.now()}`;
+      marker = `KVTS-HOTPLUG-${Date.now()}`;
       await con.run(
         `echo ${marker} | dd of=/dev/${dev} bs=512 seek=${SECTOR} conv=notrunc,fsync 2>/dev/null; sync`,
       );
@@ -293,15 +294,29 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
     } finally {
       con.close();
     }
-    // The data is on the PVC: the volume's disk.img in the pool.
+    // The data is on the PVC: the volume's filesystem (the pool's `volumes/<id>/disk`,
+    // mounted read-only here once the kubelet has let it go) holds disk.img with the line.
     const claim = await core.readNamespacedPersistentVolumeClaim({ name: CLAIM, namespace: NS });
     const pv = await core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' });
-    const img = join(csi!.pool.dir, 'volumes', pv.spec?.csi?.volumeHandle ?? '', 'disk.img');
-    const fd = openSync(img, 'r');
+    const volume = join(csi!.pool.dir, 'volumes', pv.spec?.csi?.volumeHandle ?? '', 'disk');
+    await waitOrDiagnose(
+      'the volume unstaged',
+      async () => ((await run('losetup', ['-j', volume])).stdout.trim() === '' ? true : undefined),
+      60_000,
+      500,
+    );
+    const mnt = mkdtempSync(join(tmpdir(), 'kvts-hotplug-vol-'));
+    await run('mount', ['-o', 'loop,ro', volume, mnt]);
     const buf = Buffer.alloc(64);
-    readSync(fd, buf, 0, buf.length, SECTOR * 512);
-    closeSync(fd);
-    expect(buf.toString('utf8')).toMatch(/^KVTS-HOTPLUG-\d+\n/);
+    try {
+      const fd = openSync(join(mnt, 'disk.img'), 'r');
+      readSync(fd, buf, 0, buf.length, SECTOR * 512);
+      closeSync(fd);
+    } finally {
+      await run('umount', [mnt]);
+      rmSync(mnt, { recursive: true, force: true });
+    }
+    expect(buf.toString('utf8').split('\n')[0]).toBe(marker);
     // One boot (the console log holds the marker once).
     const vmiUid = launcher.metadata?.labels?.['kubevirt.io/created-by'];
     const grep = kubectlExecAsync(info.kubeconfigPath, NS, launcher.metadata?.name ?? '', [
