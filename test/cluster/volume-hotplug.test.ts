@@ -8,8 +8,9 @@
  * bind-mounting its disk.img into the launcher pod, the launcher attaching it through
  * libvirt). In the guest `/sys/block/<dev>/serial` shows the serial and the size is the
  * claim's; the guest writes to it; `virtctl removevolume` makes the disk disappear from
- * the guest, the attachment pod goes, and the data is in the volume's disk.img in the
- * pool. The guest boots once. Prints `BENCH hotplug volume_attach_ms= volume_detach_ms=`
+ * the guest, and the attachment pod goes; an edit of the VM's spec adds it again (another
+ * serial; the guest reads back what it wrote) and takes it away; the data is in the
+ * volume's disk.img in the pool. The guest boots once. Prints `BENCH hotplug volume_attach_ms= volume_detach_ms=`
  * beside the launcher's own libvirt attach/detach time of the same operations.
  *
  * The driver's one name registers once with a kubelet: like the other CSI cluster test
@@ -286,6 +287,54 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
         'volume status and attachment pod gone',
         async () =>
           !(await volumeStatus(CLAIM)) && (await pods('kubevirt.io=hotplug-disk')).length === 0
+            ? true
+            : undefined,
+        120_000,
+        500,
+      );
+
+      // The same through an edit of the VM's spec (DeclarativeHotplugVolumes), another serial.
+      const patchVm = (ops: object[]) =>
+        run(kubectlBin, [
+          '--kubeconfig',
+          info.kubeconfigPath,
+          '-n',
+          NS,
+          'patch',
+          'vm',
+          VM,
+          '--type=json',
+          '-p',
+          JSON.stringify(ops),
+        ]);
+      const volume = { name: CLAIM, persistentVolumeClaim: { claimName: CLAIM, hotpluggable: true } };
+      const disk = { name: CLAIM, disk: { bus: 'virtio' }, serial: `${SERIAL}B` };
+      await patchVm([
+        { op: 'add', path: '/spec/template/spec/volumes/-', value: volume },
+        { op: 'add', path: '/spec/template/spec/domain/devices/disks/-', value: disk },
+      ]);
+      const again = await waitOrDiagnose(
+        'the disk back in the guest',
+        async () => (await disks()).split('\n').find((l) => l.endsWith(` ${SERIAL}B`)),
+        180_000,
+        500,
+      );
+      // What the guest wrote is still there.
+      const dev2 = again.split(' ')[0] ?? '';
+      expect(
+        (await con.run(`dd if=/dev/${dev2} bs=512 skip=${SECTOR} count=1 2>/dev/null | head -n1`)).trim(),
+      ).toBe(marker);
+      await patchVm([
+        { op: 'test', path: '/spec/template/spec/volumes/1', value: volume },
+        { op: 'remove', path: '/spec/template/spec/volumes/1' },
+        { op: 'remove', path: '/spec/template/spec/domain/devices/disks/1' },
+      ]);
+      await waitOrDiagnose(
+        'the disk gone again',
+        async () =>
+          !(await disks()).includes(SERIAL) &&
+          !(await volumeStatus(CLAIM)) &&
+          (await pods('kubevirt.io=hotplug-disk')).length === 0
             ? true
             : undefined,
         120_000,
