@@ -38,6 +38,8 @@ export const Subresources: ReadonlyArray<{ name: string; verbs: string[] }> = [
   { name: 'virtualmachines/removevolume', verbs: ['update'] },
   { name: 'virtualmachineinstances/addvolume', verbs: ['update'] },
   { name: 'virtualmachineinstances/removevolume', verbs: ['update'] },
+  { name: 'virtualmachines/evacuate/cancel', verbs: ['update'] },
+  { name: 'virtualmachineinstances/evacuate/cancel', verbs: ['update'] },
   { name: 'virtualmachines/objectgraph', verbs: ['get'] },
   { name: 'virtualmachineinstances/objectgraph', verbs: ['get'] },
 ];
