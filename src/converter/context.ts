@@ -18,6 +18,11 @@ export interface ConverterPaths {
   pvcDiskDir: string;
   /** Block PVCs and DataVolumes: `<dir>/<volume>`. */
   blockDeviceDir: string;
+  /**
+   * Hotplugged PVCs and DataVolumes: `<dir>/<volume>.img` (filesystem) or `<dir>/<volume>`
+   * (block); upstream's `/var/run/kubevirt/hotplug-disks` when unset.
+   */
+  hotplugDiskDir?: string;
   /** cloud-init ISOs: `<dir>/<namespace>/<name>/noCloud.iso` or `configdrive.iso`. */
   cloudInitDir: string;
   /** configMap, secret, serviceAccount, downwardAPI, sysprep ISOs: `<dir>/<kind>/<volume>.iso`. */
@@ -88,6 +93,12 @@ export interface ConverterContext {
   cpuNUMANodes?: Record<number, number>;
   /** Volumes backed by a block device rather than a file. */
   blockVolumes: ReadonlySet<string>;
+  /**
+   * Hotpluggable PVC/DataVolume volumes whose disk the node agent has put in the launcher's
+   * hotplug directory (`paths.hotplugDiskDir`). The disks of other hotpluggable volumes are
+   * left out of the domain (they are attached live once ready). Default: none.
+   */
+  hotplugReadyVolumes?: ReadonlySet<string>;
   /** Image format of each containerDisk/ephemeral backing file, by volume name (default `raw`). */
   backingFormats: Record<string, 'raw' | 'qcow2'>;
   /** Block sizes the launcher probed per volume, for disks with `blockSize.matchVolume`. */

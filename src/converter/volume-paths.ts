@@ -16,6 +16,9 @@ const configDirs: Record<ConfigVolumeKind, string> = {
   sysprep: 'sysprep-disks',
 };
 
+/** Upstream's hotplug directory in the launcher (an emptyDir the node agent mounts disks into). */
+export const HOTPLUG_DISK_DIR = '/var/run/kubevirt/hotplug-disks';
+
 /** Path helpers bound to one directory layout. */
 export const volumePaths = {
   containerDiskBacking: (p: ConverterPaths, index: number) => `${p.containerDiskDir}/disk_${index}.img`,
@@ -23,6 +26,8 @@ export const volumePaths = {
   emptyDisk: (p: ConverterPaths, volume: string) => `${p.emptyDiskDir}/${volume}.qcow2`,
   pvcFile: (p: ConverterPaths, volume: string) => `${p.pvcDiskDir}/${volume}/disk.img`,
   blockDevice: (p: ConverterPaths, volume: string) => `${p.blockDeviceDir}/${volume}`,
+  hotplugDisk: (p: ConverterPaths, volume: string, block: boolean) =>
+    `${p.hotplugDiskDir ?? HOTPLUG_DISK_DIR}/${volume}${block ? '' : '.img'}`,
   cloudInit: (p: ConverterPaths, namespace: string, name: string, kind: 'noCloud' | 'configDrive') =>
     `${p.cloudInitDir}/${namespace}/${name}/${kind === 'noCloud' ? 'noCloud.iso' : 'configdrive.iso'}`,
   // Upstream names the one serviceAccount ISO `service-account.iso` whatever its volume is called.

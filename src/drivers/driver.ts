@@ -137,6 +137,11 @@ export interface SyncOptions {
   paused?: boolean;
   /** Driver- or plugin-specific values (e.g. converter context overrides). */
   extra?: Record<string, unknown>;
+  /**
+   * Hotpluggable volumes whose disk is in place (the node agent mounted it into the
+   * launcher's hotplug directory); the others are left out of the domain. Default: none.
+   */
+  hotplugReady?: ReadonlySet<string>;
 }
 
 /** Where a guest's serial console can be reached. */
@@ -294,6 +299,24 @@ export interface FsFreezeSupport {
 }
 
 /**
+ * Live volume hotplug: attaching and detaching the disks of a VMI's hotpluggable volumes
+ * while its guest runs, for drivers that can.
+ */
+export interface DiskHotplugSupport {
+  /**
+   * Brings the running domain's hotplugged disks in line with `vmi`: attaches the disk of
+   * each hotpluggable volume in `options.hotplugReady` the domain lacks, and detaches each
+   * hotplugged disk whose volume left the spec, waiting (up to `timeoutMs`, default 60 s)
+   * for the guest to let it go. Resolves with the hotplugged volumes the domain has now.
+   */
+  syncDisks(vmi: VirtualMachineInstance, options: SyncOptions, timeoutMs?: number): Promise<string[]>;
+  /** Hot-plugs one device given as the driver's device XML (libvirt: `<disk>...</disk>`). */
+  attachDevice(ref: DomainRef, xml: string): Promise<void>;
+  /** Unplugs one device given as XML and waits (up to `timeoutMs`) until the guest released it. */
+  detachDevice(ref: DomainRef, xml: string, timeoutMs?: number): Promise<void>;
+}
+
+/**
  * A hypervisor backend. Every method that names a domain takes the VMI's namespace and
  * name. Methods reject with a `DriverError` whose `code` says what went wrong.
  */
@@ -341,6 +364,8 @@ export interface HypervisorDriver {
   readonly sev?: SevSupport;
   /** Present when the driver can freeze and thaw guest filesystems (through the guest agent). */
   readonly fsFreeze?: FsFreezeSupport;
+  /** Present when the driver can attach and detach disks of a running guest (volume hotplug). */
+  readonly hotplug?: DiskHotplugSupport;
   /** The guest display's current picture; absent when the driver cannot capture it. */
   screenshot?(ref: DomainRef): Promise<Screenshot>;
   /** Releases connections; running domains keep running. */

@@ -8,6 +8,7 @@ import { FeatureGate } from '../config/feature-gates';
 import { type FieldError, type FieldPath, fieldError } from '../errors';
 import type { Disk, VirtualMachineInstanceSpec, Volume } from '../generated/types';
 import { isDNS1123Label } from './names';
+import { validateHotplugVolumes } from './vmi-hotplug';
 
 const arrayLenMax = 256;
 const maxStrLen = 256;
@@ -240,6 +241,7 @@ export function validateDisks(
       errs.push(fieldError(p.child('bootOrder'), `${p} must have a boot order > 0, if supplied`));
     } else claimBootOrder(p, iface.bootOrder);
   });
+  errs.push(...validateHotplugVolumes(field, spec, config));
   return errs;
 }
 

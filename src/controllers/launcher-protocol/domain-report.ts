@@ -37,6 +37,8 @@ export interface LauncherDomain {
   migration?: LauncherMigrationState;
   /** The guest's pod-network interfaces as the network setup made them. */
   interfaces?: LauncherInterface[];
+  /** The hotplugged volumes the domain has attached now (volume hotplug). */
+  hotplugVolumes?: string[];
 }
 
 /** One interface the launcher's network setup serves (status.interfaces reads it). */

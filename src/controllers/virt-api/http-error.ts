@@ -65,11 +65,12 @@ export function notFound(resource: 'virtualmachine' | 'virtualmachineinstance', 
   });
 }
 
-/** A non-JSON answer of a subresource (the screenshot's PNG). */
+/** A non-JSON answer of a subresource (the screenshot's PNG), or one with another code than 200. */
 export class RawResponse {
   constructor(
     readonly contentType: string,
     readonly body: Buffer,
+    readonly code = 200,
   ) {}
 }
 

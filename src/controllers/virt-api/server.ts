@@ -51,6 +51,7 @@ import { isStream, refuseUpgrade, StreamRelay } from './streams';
 import { type AnyRequest, type AnyResponse, createTlsListener } from './tls-listener';
 import { expandSpec, expandVm, migrateVm, restartVm, startVm, stopVm } from './vm-lifecycle';
 import { fetchVmi, fetchVmiForVm, isVmiOperation, vmiOperation } from './vmi-subresources';
+import { isVolumeOperation, volumeRequest } from './volume-hotplug';
 import { Webhooks } from './webhooks';
 
 /** Options of {@link startVirtApi}. */
@@ -225,6 +226,12 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
       if (req.method !== 'GET') throw new HttpError(405, 'objectgraph: use GET');
       return objectGraph(o.client, o.config(), kind as ObjectGraphResource, ns, name, await jsonBody(req));
     }
+    if (isVolumeOperation(op) && (kind === 'virtualmachines' || kind === 'virtualmachineinstances')) {
+      if (req.method !== 'PUT') throw new HttpError(405, `${op}: use PUT`);
+      await volumeRequest(o.client, o.config(), kind, ns, name, op, await jsonBody(req));
+      // upstream answers 202 Accepted with no body: the change is carried out asynchronously.
+      return new RawResponse('application/json', Buffer.alloc(0), 202);
+    }
     if (op === 'evacuate/cancel') {
       if (req.method !== 'PUT') throw new HttpError(405, 'evacuate/cancel: use PUT');
       const vmi =
@@ -288,7 +295,7 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
       parsed.segments[0] === 'apis'
         ? api(req, parsed).then((b) => {
             if (b instanceof RawResponse) {
-              res.writeHead(200, { 'content-type': b.contentType, 'content-length': b.body.length });
+              res.writeHead(b.code, { 'content-type': b.contentType, 'content-length': b.body.length });
               res.end(b.body);
             } else sendJson(res, 200, b ?? {});
             void logCall(call);

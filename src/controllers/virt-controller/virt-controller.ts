@@ -51,6 +51,11 @@ import { registerSnapshotControllers } from './snapshot/wiring';
 import type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 import { VmController } from './vm/controller';
 import { VmiController } from './vmi/controller';
+import {
+  ATTACHMENT_POD_SELECTOR,
+  HOTPLUG_VMI_ANNOTATION,
+  HOTPLUG_VMI_UID_LABEL,
+} from './vmi/hotplug-attachments';
 
 export type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 
@@ -77,6 +82,7 @@ export class VirtController {
   private readonly vmInformer: Informer<KubeObject>;
   private readonly vmiInformer: Informer<KubeObject>;
   private readonly podInformer: Informer<KubeObject>;
+  private readonly attachmentInformer: Informer<KubeObject>;
   private readonly vmLoop: Controller;
   private readonly vmiLoop: Controller;
   private readonly rsInformer: Informer<KubeObject>;
@@ -125,6 +131,12 @@ export class VirtController {
       const v = p.metadata?.labels?.['kubevirt.io/created-by'];
       return v ? [v] : [];
     });
+    // Volume hotplug's attachment pods (vmi/hotplug-attachments.ts), by the VMI they serve.
+    this.attachmentInformer = this.informers.informerFor(PodType, { labelSelector: ATTACHMENT_POD_SELECTOR });
+    this.attachmentInformer.indexer.addIndex(CREATED_BY_INDEX, (p) => {
+      const v = p.metadata?.labels?.[HOTPLUG_VMI_UID_LABEL];
+      return v ? [v] : [];
+    });
     const record = (controller: string) => (kind: string, verb: WriteRecord['verb']) =>
       opts.onWrite?.({ controller, kind, verb });
 
@@ -161,6 +173,9 @@ export class VirtController {
         recorder: this.recorder,
         vmis,
         pods: { byVmiUid: (uid) => this.podInformer.indexer.byIndex(CREATED_BY_INDEX, uid) as Pod[] },
+        attachments: claims
+          ? { byVmiUid: (uid) => this.attachmentInformer.indexer.byIndex(CREATED_BY_INDEX, uid) as Pod[] }
+          : undefined,
         expectations: this.vmiExpectations,
         config,
         claims,
@@ -351,6 +366,15 @@ export class VirtController {
       }
       if (vmiKey) vmiQ.add(vmiKey);
     };
+    const attachmentEvent = (p: KubeObject) => {
+      const vmi = p.metadata?.annotations?.[HOTPLUG_VMI_ANNOTATION];
+      if (vmi) vmiQ.add(`${p.metadata?.namespace}/${vmi}`);
+    };
+    this.attachmentInformer.addEventHandler({
+      onAdd: attachmentEvent,
+      onUpdate: (_a, p) => attachmentEvent(p),
+      onDelete: attachmentEvent,
+    });
     this.podInformer.addEventHandler({
       onAdd: (p) => podEvent(p, 'creation'),
       onUpdate: (_a, p) => podEvent(p),

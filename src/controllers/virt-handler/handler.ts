@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { VirtualMachineInstance } from '../../api/generated/types';
+import type { VirtualMachineInstance, VolumeStatus } from '../../api/generated/types';
 import type { Pod } from '../common/pod';
 import { VmiResource } from '../common/vmi-resource';
 import { type DomainEventNotification, type NotifyServer, serveNotify } from '../launcher-protocol';
@@ -27,6 +27,8 @@ import type { VirtHandlerOptions } from './handler-options';
 export type { VirtHandlerOptions } from './handler-options';
 
 import { sameJson } from '../runtime/same-json';
+import { HotplugMounts } from './hotplug-mounts';
+import { hotplugStep } from './hotplug-volumes';
 import { LauncherCalls } from './launcher-calls';
 import { LauncherConnections } from './launcher-connections';
 import { launcherPodOf } from './launcher-pod';
@@ -66,6 +68,8 @@ export class VirtHandler {
   private readonly queue = new WorkQueue<string>();
   private readonly conns: LauncherConnections;
   private readonly podSetup: LauncherPodSetup;
+  /** Hotplugged volumes' mounts into launcher pods (./hotplug-mounts). */
+  private readonly mounts: HotplugMounts;
   private registrar: NodeRegistrar | undefined;
   private devicePlugins: DevicePlugin[] = [];
   private notify: NotifyServer | undefined;
@@ -102,6 +106,7 @@ export class VirtHandler {
     this.vmis = w.vmis;
     this.targets = w.targets;
     this.pods = w.pods;
+    this.mounts = new HotplugMounts({ podsRoot: o.podsRoot });
     this.podSetup = new LauncherPodSetup({ podsRoot: o.podsRoot, netnsOf: o.podNetns, procRoot: o.procRoot });
     this.conns = new LauncherConnections(o.podsRoot, o.notifySocket, o.launcherTimeoutMs);
     this.calls = new LauncherCalls(this.conns);
@@ -265,6 +270,11 @@ export class VirtHandler {
       // No launcher to tell: remove what a dead one may have left running.
       if (!told && this.lastDomain.get(uid)?.finished !== true) await this.removeOrphan(vmi);
       if (podUid) await this.conns.drop(podUid);
+      // Hotplugged disks mounted into its pod would keep the kubelet from removing the pod.
+      if (podUid)
+        await this.mounts
+          .unmountAll(podUid)
+          .catch((e) => this.logVmi(key, 'warn', `hotplug unmount: ${e.message}`));
       this.lastDomain.delete(uid);
       this.calls.forget(uid);
       this.shutdownSignaled.delete(uid);
@@ -289,6 +299,8 @@ export class VirtHandler {
       ? ({ ok: false, error: new Error('launcher pod is not running') } as const)
       : await this.calls.call(podUid, uid, (c) => c.getDomain() as Promise<LauncherDomain | undefined>);
     let view: LauncherView;
+    let hotplugStatus: VolumeStatus[] | undefined;
+    let again: number | undefined;
     let applyMigration: ((next: VirtualMachineInstance) => VirtualMachineInstance) | undefined;
     if (!got.ok) {
       const n = this.calls.failuresOf(uid) ?? 1;
@@ -342,6 +354,25 @@ export class VirtHandler {
         domain = again.ok ? again.value : domain;
         if (domain) this.lastDomain.set(uid, domain);
       }
+      if (!deleting && domain && !domain.finished && domain.state !== 'shutoff') {
+        // Volume hotplug (./hotplug-volumes): mount, attach, detach, unmount.
+        const hp = await hotplugStep(vmi, podUid, domain, this.mounts, async (v) => {
+          const r = await this.calls.call(podUid, uid, (c) => c.syncVirtualMachine(v));
+          if (!r.ok) throw r.error;
+          const again = await this.calls.call(
+            podUid,
+            uid,
+            (c) => c.getDomain() as Promise<LauncherDomain | undefined>,
+          );
+          return again.ok ? again.value : domain;
+        });
+        if (hp.domain) {
+          domain = hp.domain;
+          this.lastDomain.set(uid, domain);
+        }
+        hotplugStatus = hp.volumeStatus;
+        if (hp.waiting) again = 1_000;
+      }
       if (deleting && !domain) {
         view = {
           kind: 'gone',
@@ -353,8 +384,9 @@ export class VirtHandler {
       }
     }
     const next = nextHandlerStatus(vmi, view, stamp());
+    if (hotplugStatus && next.status) next.status = { ...next.status, volumeStatus: hotplugStatus };
     await this.write(vmi, applyMigration ? applyMigration(next) : next);
-    return undefined;
+    return again;
   }
 
   /** Tells the launcher to drop the domain and exit (upstream's DeleteDomain): `Deleted` once. */

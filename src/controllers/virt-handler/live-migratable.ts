@@ -78,5 +78,10 @@ export function liveMigrationCondition(vmi: VirtualMachineInstance): LiveMigrati
   if (vmi.spec.domain.features?.hypervPassthrough?.enabled)
     return no('HypervPassthroughNotLiveMigratable', 'VMI uses hyperv passthrough');
   if (volumes.error) return no('DisksNotLiveMigratable', volumes.error);
+  // The target pod would need its own attachment pods and mounts: not built (docs/storage.md).
+  if (
+    (vmi.spec.volumes ?? []).some((v) => v.persistentVolumeClaim?.hotpluggable || v.dataVolume?.hotpluggable)
+  )
+    return no('HotplugNotLiveMigratable', 'VMI has hotplugged volumes: migrating them is not implemented');
   return { condition: { type: 'LiveMigratable', status: 'True' }, blockMigration };
 }

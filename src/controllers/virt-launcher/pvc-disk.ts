@@ -14,7 +14,7 @@ import { dirname } from 'node:path';
 import type { PersistentVolumeClaimInfo, VirtualMachineInstance } from '../../api';
 import { PVC_DISK_DEFAULTS } from '../common/launcher-args';
 import type { PathMap } from '../common/path-map';
-import { parseQuantity, quantityValue } from '../common/quantity';
+import { pvcDiskSize } from '../common/pvc-disk-size';
 import { mountedDiskDir } from './volume-sources';
 
 /** How a filesystem claim's image is sized against the room it has. */
@@ -33,26 +33,11 @@ export interface PreparedPvcDisk {
   created?: string;
 }
 
-const MiB = 1024n * 1024n;
+export { pvcDiskSize } from '../common/pvc-disk-size';
 
 /** The claim info the VMI controller recorded for volume `name`. */
 export function claimInfo(vmi: VirtualMachineInstance, name: string): PersistentVolumeClaimInfo | undefined {
   return vmi.status?.volumeStatus?.find((s) => s.name === name)?.persistentVolumeClaimInfo;
-}
-
-/** upstream replaceForHostDisk's size: the request when below the capacity (or no capacity), else the capacity; 1 MiB aligned. */
-export function pvcDiskSize(info: PersistentVolumeClaimInfo, field: string): bigint {
-  const q = (v: string | number | undefined, f: string) =>
-    v === undefined ? undefined : quantityValue(parseQuantity(String(v), f));
-  const capacity = q(info.capacity?.storage, `${field}.capacity.storage`);
-  const requested = q(info.requests?.storage, `${field}.requests.storage`);
-  if (capacity === undefined && requested === undefined)
-    throw new Error(
-      `${field}: claim '${info.claimName}' has neither a capacity nor a storage request to size disk.img from`,
-    );
-  const size =
-    requested !== undefined && (capacity === undefined || capacity > requested) ? requested : capacity!;
-  return (size / MiB) * MiB;
 }
 
 /**

@@ -17,6 +17,10 @@ const CACHES = ['none', 'writethrough', 'writeback'];
 const IOS = ['native', 'threads'];
 const ERROR_POLICIES = ['stop', 'report', 'ignore', 'enospace'];
 
+/** A hotpluggable PVC or DataVolume volume: attached live from the hotplug directory. */
+export const isHotplugVolume = (v: Volume): boolean =>
+  !!(v.persistentVolumeClaim?.hotpluggable || v.dataVolume?.hotpluggable);
+
 type Source = Pick<Disk, 'type' | 'source' | 'backingStore'> & { format: 'raw' | 'qcow2'; block: boolean };
 
 function volumeSource(c: Conversion, vol: Volume, volIndex: number, path: string): Source {
@@ -37,6 +41,12 @@ function volumeSource(c: Conversion, vol: Volume, volIndex: number, path: string
   if (vol.containerDisk) return backing(volumePaths.containerDiskBacking(p, volIndex));
   if (vol.ephemeral) {
     return isBlock ? backing(volumePaths.blockDevice(p, name), true) : backing(volumePaths.pvcFile(p, name));
+  }
+  if (isHotplugVolume(vol)) {
+    const path = volumePaths.hotplugDisk(p, name, isBlock);
+    return isBlock
+      ? { type: 'block', source: { dev: path }, format: 'raw', block: true }
+      : { type: 'file', source: { file: path }, format: 'raw', block: false };
   }
   if (vol.persistentVolumeClaim || vol.dataVolume) {
     return isBlock
@@ -184,15 +194,20 @@ export const disksConfigurator: Configurator = {
     });
     const namer = new DeviceNamer();
     const seen = new Set<string>();
-    c.domain.devices.disk = (c.spec.domain.devices.disks ?? []).map((d, i) => {
+    const ready = c.ctx.hotplugReadyVolumes ?? new Set<string>();
+    const disks: Disk[] = [];
+    (c.spec.domain.devices.disks ?? []).forEach((d, i) => {
       const path = `spec.domain.devices.disks[${i}]`;
       c.segment(d.name, `${path}.name`);
       if (seen.has(d.name)) c.fail(`${path}.name`, `duplicate disk name '${d.name}'`);
       seen.add(d.name);
       const found = byName.get(d.name);
       if (!found) c.fail(`${path}.name`, `no volume named '${d.name}' in spec.volumes`);
-      return convertDisk(c, d, path, found.vol, found.index, namer);
+      // A hotplug volume's disk joins the domain once it is in the hotplug directory.
+      if (isHotplugVolume(found.vol) && !ready.has(d.name)) return;
+      disks.push(convertDisk(c, d, path, found.vol, found.index, namer));
     });
+    c.domain.devices.disk = disks;
     if (c.domain.devices.disk.length === 0) delete c.domain.devices.disk;
   },
 };

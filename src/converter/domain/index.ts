@@ -2,4 +2,4 @@
 
 export { type ChildSpec, domainSpec, type ElementSpec, type Leaf } from './schema';
 export * from './types';
-export { DomainXMLError, decodeDomain, encodeDomain } from './xml';
+export { DomainXMLError, decodeDomain, encodeDevice, encodeDomain } from './xml';

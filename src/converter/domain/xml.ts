@@ -148,6 +148,19 @@ export function encodeDomain(domain: Domain): string {
   return out.join('');
 }
 
+/**
+ * Encodes one device of `<devices>` (a `disk` to hot-plug, say) to libvirt XML, as it
+ * appears inside a domain. Throws `DomainXMLError` for an unknown device or a bad value.
+ */
+export function encodeDevice(tag: string, model: unknown): string {
+  const devices = domainSpec.children.find((c) => c.tag === 'devices')?.spec;
+  const spec = typeof devices === 'object' ? devices.children.find((c) => c.tag === tag)?.spec : undefined;
+  if (!spec || typeof spec !== 'object') throw new DomainXMLError(`devices.${tag}`, 'not a device element');
+  const out: string[] = [];
+  writeElement(out, tag, model, spec, `devices.${tag}`, '');
+  return out.join('');
+}
+
 const parser = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: ATTR,

@@ -7,6 +7,7 @@
 import type { VirtualMachineInstance } from '../../api';
 import {
   type ConsoleEndpoint,
+  type DiskHotplugSupport,
   type DomainEvent,
   type DomainInfo,
   type DomainRef,
@@ -25,6 +26,7 @@ import {
 import { DriverError } from '../errors';
 import { FakeGuestAgent } from './fake-guest-agent';
 import { type FakeDomain, FakeHost } from './fake-host';
+import { fakeDiskHotplug } from './fake-hotplug';
 import { type FakeMigrationBehaviour, fakeMigrationSupport } from './fake-migration';
 import { fakeSevSupport } from './fake-sev';
 
@@ -43,7 +45,8 @@ export type FakeOperation =
   | 'listDomains'
   | 'getStats'
   | 'migration'
-  | 'sev';
+  | 'sev'
+  | 'hotplug';
 
 /** Options of `FakeDriver`. */
 export interface FakeDriverOptions {
@@ -101,12 +104,15 @@ export class FakeDriver implements HypervisorDriver {
   /** Live migration to another fake host registered with `registerFakeHost`. */
   readonly migration: MigrationSupport;
   private readonly sevSupport: SevSupport;
+  /** Volume hotplug (fake-hotplug.ts). */
+  readonly hotplug: DiskHotplugSupport;
 
   constructor(private readonly options: FakeDriverOptions = {}) {
     this.host = options.host ?? new FakeHost();
     this.latencyMs = options.latencyMs ?? 0;
     this.migration = fakeMigrationSupport(this.host, () => this.enter('migration'), options.migration);
     this.sevSupport = fakeSevSupport(this.host, () => this.enter('sev'));
+    this.hotplug = fakeDiskHotplug(this.host, () => this.enter('hotplug'));
   }
 
   /** SEV attestation; present only while the host's capabilities report SEV. */

@@ -20,6 +20,8 @@ export interface FakeDomain {
   sevSecret?: SevSecret;
   /** The outgoing migration running now, if any. */
   migration?: FakeMigrationJob;
+  /** Hotplugged volumes (fake-hotplug.ts). */
+  hotplugged?: Set<string>;
 }
 
 /** An outgoing migration of a fake domain. */

@@ -8,6 +8,7 @@ import type { VirtualMachineInstance } from '../../api';
 import { type Domain, encodeDomain } from '../../converter';
 import {
   type ConsoleEndpoint,
+  type DiskHotplugSupport,
   type DomainEvent,
   type DomainInfo,
   type DomainRef,
@@ -31,6 +32,7 @@ import { EventHub } from '../event-hub';
 import type { GuestAgentSupport } from '../guest-agent';
 import {
   CreateFlags,
+  DomainXMLFlags,
   LibvirtClient,
   type DomainRef as LibvirtDomain,
   LibvirtError,
@@ -45,10 +47,12 @@ import {
 import { SevAttestation } from '../sev-snp/attestation';
 import { probeSevCapabilities } from '../sev-snp/capabilities';
 import { bulkStats } from './bulk-stats';
+import { libvirtDiskHotplug } from './disk-hotplug';
 import { DOMAIN_NAME_RE, LibvirtDomains } from './domains';
 import { libvirtFsFreeze } from './fs-freeze';
 import { libvirtGuestAgent } from './guest-agent';
 import { parseDomainCapabilities, parseHostCapabilities, toHostCapabilities } from './host-probe';
+import { wantsHotplugPorts, withHotplugPorts } from './hotplug-ports';
 import { consoleOf, vncOf } from './live-devices';
 import { libvirtMigration } from './migration';
 import type { LibvirtDriverOptions } from './options';
@@ -70,6 +74,8 @@ export class LibvirtDriver implements HypervisorDriver {
   private capabilities: Promise<HostCapabilities> | undefined;
   private closed = false;
   private readonly domains: LibvirtDomains;
+  /** libvirt's test driver (no PCI addressing: no spare hotplug ports), known once probed. */
+  private testDriver = false;
 
   private constructor(
     private readonly client: LibvirtClient,
@@ -129,6 +135,7 @@ export class LibvirtDriver implements HypervisorDriver {
       ]);
       const host = parseHostCapabilities(hostXml);
       const testDriver = type.toLowerCase() === 'test';
+      this.testDriver = testDriver;
       let domcaps: ReturnType<typeof parseDomainCapabilities> | undefined;
       let sev: HostCapabilities['sev'];
       if (!testDriver) {
@@ -187,6 +194,10 @@ export class LibvirtDriver implements HypervisorDriver {
     }
     try {
       dom = await this.client.domainDefineXML(text);
+      if (wantsHotplugPorts(vmi, domain) && !this.testDriver) {
+        const back = await this.client.domainGetXMLDesc(dom, DomainXMLFlags.INACTIVE);
+        dom = await this.client.domainDefineXML(withHotplugPorts(back));
+      }
       // spec.startStrategy Paused: the guest's vCPUs wait for an unpause, as upstream's launcher starts it.
       const paused = options.paused || vmi.spec?.startStrategy === 'Paused';
       dom = await this.client.domainCreate(dom, paused ? CreateFlags.START_PAUSED : 0);
@@ -355,6 +366,15 @@ export class LibvirtDriver implements HypervisorDriver {
     lookup: (ref) => this.domains.mustLookup(ref),
     liveXml: (dom) => this.domains.call(dom.name, 'read XML', () => this.client.domainGetXMLDesc(dom)),
     agentCommand: (dom, cmd, timeoutSec) => this.client.qemuAgentCommand(dom, cmd, timeoutSec),
+  });
+
+  /** Volume hotplug: live attach and detach of disks (see ./disk-hotplug). */
+  readonly hotplug: DiskHotplugSupport = libvirtDiskHotplug({
+    client: () => this.client,
+    lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
+    call: (name, op, fn) => this.domains.call(name, op, fn),
+    render: (vmi, options) => this.render(vmi, options),
+    hotplugDir: () => this.options.converterContext?.paths?.hotplugDiskDir,
   });
 
   /** Guest filesystem freeze through the agent (see ./fs-freeze). */

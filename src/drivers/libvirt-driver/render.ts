@@ -52,6 +52,7 @@ export function renderDomain(
       : undefined,
     passtBackend: passtBackendFor(caps),
     ...options.converterContext,
+    ...(syncOptions.hotplugReady ? { hotplugReadyVolumes: syncOptions.hotplugReady } : {}),
   });
   let domain: Domain;
   try {

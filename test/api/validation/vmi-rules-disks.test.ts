@@ -1,6 +1,12 @@
 /** VMI admission rules: disks and volumes (the cases' shape and check: vmi-rule-case.ts). */
 import { describe, it } from 'vitest';
+import type { Disk, VirtualMachineInstance } from '../../../src/api/generated/types';
 import { expectVmiRuleError, type VmiRuleCase } from './vmi-rule-case';
+
+const hotplug = (v: VirtualMachineInstance, disk: Omit<Disk, 'name'>) => {
+  v.spec.domain.devices.disks?.push({ ...disk, name: 'hp' });
+  v.spec.volumes?.push({ name: 'hp', persistentVolumeClaim: { claimName: 'c', hotpluggable: true } });
+};
 
 const cases: VmiRuleCase[] = [
   // Disks and volumes
@@ -290,6 +296,48 @@ const cases: VmiRuleCase[] = [
     },
     path: 'spec.volumes[0].containerDisk',
     message: 'spec.volumes[0].containerDisk must not point to root',
+  },
+  // Hotplug volumes (upstream's storage hotplug admitter; what kubevirt-ts attaches live).
+  {
+    name: 'hotplug disk on the sata bus',
+    file: 'vmi-containerdisk.yaml',
+    mutate: (v) => hotplug(v, { disk: { bus: 'sata' } }),
+    path: 'spec.domain.devices.disks[1].disk.bus',
+    message:
+      'hotplugged Disk hp does not use a scsi or virtio bus (spec.domain.devices.disks[1].disk.bus: sata)',
+  },
+  {
+    name: 'hotplug disk with a boot order',
+    file: 'vmi-containerdisk.yaml',
+    mutate: (v) => hotplug(v, { disk: { bus: 'virtio' }, bootOrder: 2 }),
+    path: 'spec.domain.devices.disks[1].bootOrder',
+    message: "Hotplugged disk hp can't define a boot order",
+  },
+  {
+    name: 'hotplug CD-ROM (inject/eject not implemented)',
+    file: 'vmi-containerdisk.yaml',
+    mutate: (v) => hotplug(v, { cdrom: { bus: 'sata' } }),
+    path: 'spec.domain.devices.disks[1].cdrom',
+    message: 'spec.domain.devices.disks[1].cdrom: hotplugging a CD-ROM is not implemented',
+  },
+  {
+    name: 'hotplug volume with hotplug disabled',
+    file: 'vmi-containerdisk.yaml',
+    mutate: (v) => {
+      hotplug(v, { disk: { bus: 'scsi' } });
+      v.spec.domain.devices.disableHotplug = true;
+    },
+    path: 'spec.volumes[1].persistentVolumeClaim.hotpluggable',
+    message: 'spec.volumes[1].persistentVolumeClaim.hotpluggable: spec.domain.devices.disableHotplug is true',
+  },
+  {
+    name: 'hotplug volume without a hotplug gate',
+    file: 'vmi-containerdisk.yaml',
+    disabledGates: ['DeclarativeHotplugVolumes'],
+    mutate: (v) => hotplug(v, { disk: { bus: 'scsi' } }),
+    path: 'spec.volumes[1].persistentVolumeClaim.hotpluggable',
+    message:
+      'spec.volumes[1].persistentVolumeClaim.hotpluggable: enable the DeclarativeHotplugVolumes or HotplugVolumes feature gate',
   },
 ];
 

@@ -161,7 +161,7 @@ export const vmiSpecFieldSupport: FieldRegistry = {
     effect: 'test/controllers/virt-controller/services/pod-renderer-volumes.test.ts',
   },
   'volumes[*].containerPath.**': { refused: 'containerPath volumes are not implemented' },
-  'volumes[*].dataVolume.hotpluggable': { effect: 'test/converter/configurators/cpu-memory.test.ts' },
+  'volumes[*].dataVolume.hotpluggable': { effect: 'test/converter/configurators/disks-hotplug.test.ts' },
   'volumes[*].dataVolume.name': {
     effect: 'test/controllers/virt-controller/services/pod-renderer-volumes.test.ts',
   },
@@ -197,7 +197,7 @@ export const vmiSpecFieldSupport: FieldRegistry = {
     effect: 'test/controllers/virt-controller/services/claim-volumes.test.ts',
   },
   'volumes[*].persistentVolumeClaim.hotpluggable': {
-    effect: 'test/converter/configurators/cpu-memory.test.ts',
+    effect: 'test/converter/configurators/disks-hotplug.test.ts',
   },
   'volumes[*].persistentVolumeClaim.readOnly': {
     effect: 'test/controllers/virt-controller/services/pod-renderer-volumes.test.ts',

@@ -12,6 +12,7 @@ import { registerSshCommands } from './ssh';
 import { registerVersionCommand } from './version';
 import { registerVmExportCommand } from './vmexport';
 import { registerVmiSubresourceCommands } from './vmi-subresources';
+import { registerVolumeCommands } from './volumes';
 
 /** Adds every virtctl command to `program`. */
 export function registerVirtctlCommands(program: Command): Command {
@@ -22,6 +23,7 @@ export function registerVirtctlCommands(program: Command): Command {
   registerCredentialsCommands(program);
   registerPortForwardCommand(program);
   registerSshCommands(program);
+  registerVolumeCommands(program);
   registerVersionCommand(program);
   registerVmExportCommand(program);
   return program;

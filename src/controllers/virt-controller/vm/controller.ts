@@ -6,6 +6,7 @@
  * VM's status (printableStatus, conditions, created, ready, generations).
  */
 import type { ClusterConfig } from '../../../api/config/cluster-config';
+import { FeatureGate } from '../../../api/config/feature-gates';
 import type { DataVolume } from '../../../api/generated/cdi/types';
 import type {
   VirtualMachine,
@@ -23,11 +24,12 @@ import type {
   ReconcileResult,
 } from '../../common/controller-ports';
 import { VmiResource } from '../../common/vmi-resource';
-import { ConflictError, NotFoundError } from '../../runtime/errors';
+import { ConflictError, InvalidError, NotFoundError } from '../../runtime/errors';
 import { VirtualMachineType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
 import type { Claim } from '../services/volumes';
 import { handleDataVolumes } from './datavolumes';
+import { declarativeVolumePatch, withoutHotplugVolumes } from './hotplug-volumes';
 import { InstancetypeRevisions } from './instancetype-revisions';
 import { decideRunStrategy, effectiveRunStrategy, RunStrategyError } from './run-strategy';
 import { backoffSecondsLeft } from './start-backoff';
@@ -178,6 +180,7 @@ export class VmController implements KeyReconciler {
     });
     switch (decision.action) {
       case 'none':
+        if (vmi) await this.syncHotplugVolumes(vm, vmi);
         return {};
       case 'wait':
         return { requeueAfterMs: decision.retryAfterSeconds * 1000 };
@@ -198,6 +201,29 @@ export class VmController implements KeyReconciler {
         this.d.onWrite?.('VirtualMachine', 'update');
         return { vm: written as VirtualMachine };
       }
+    }
+  }
+
+  /** DeclarativeHotplugVolumes (not with the imperative HotplugVolumes gate, as upstream). */
+  private async syncHotplugVolumes(vm: VirtualMachine, vmi: VirtualMachineInstance): Promise<void> {
+    const config = this.d.config();
+    if (
+      config.isFeatureGateEnabled(FeatureGate.HotplugVolumes) ||
+      !config.isFeatureGateEnabled(FeatureGate.DeclarativeHotplugVolumes)
+    )
+      return;
+    const ops = declarativeVolumePatch(vm, vmi);
+    if (!ops) return;
+    try {
+      await this.d.client.patch(VmiResource, vmi.metadata?.name ?? '', ops, {
+        namespace: vmi.metadata?.namespace,
+        type: 'json',
+      });
+      this.d.onWrite?.('VirtualMachineInstance', 'update');
+    } catch (err) {
+      // A newer VMI (the test op failed) comes through the informer and is looked at again.
+      if (err instanceof ConflictError || err instanceof NotFoundError || err instanceof InvalidError) return;
+      throw err;
     }
   }
 
@@ -315,7 +341,11 @@ export class VmController implements KeyReconciler {
       return false;
     const { vmi: wanted } = this.buildVmi(vm, vmi.spec.startStrategy === 'Paused', catalog);
     if (!wanted) return false;
-    return !sameJson({ ...wanted.spec, startStrategy: undefined }, { ...vmi.spec, startStrategy: undefined });
+    // Hotplug volumes reach the running VMI live (./hotplug-volumes): no restart for them.
+    return !sameJson(
+      { ...withoutHotplugVolumes(wanted.spec), startStrategy: undefined },
+      { ...withoutHotplugVolumes(vmi.spec), startStrategy: undefined },
+    );
   }
 
   private async writeStatus(vm: VirtualMachine, status: VirtualMachineStatus): Promise<void> {

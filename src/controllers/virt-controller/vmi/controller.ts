@@ -24,6 +24,7 @@ import { sameJson } from '../../runtime/same-json';
 import { missingNetworkAttachment, type NetworkAttachmentDefinition } from '../services/network-attachments';
 import { type LauncherPodOptions, PodRenderError, renderLauncherPod } from '../services/pod-renderer';
 import { blockVolumeNames, type Claim, missingClaim, nextVolumeStatus } from '../services/volumes';
+import { AttachmentPods } from './attachment-pods';
 import { podDownOrGoingDown } from './pod-state';
 import { isFinalPhase, nextVmiStatus, VmiPhase } from './status';
 import { unpausedConditionPatch } from './unpaused-condition';
@@ -44,6 +45,8 @@ export interface VmiControllerDeps extends ControllerDeps {
   podOptions: LauncherPodOptions;
   /** PersistentVolumeClaims, when watched: a VMI waits for its claims to exist. */
   claims?: Lister<Claim>;
+  /** Hotplug attachment pods by VMI uid, when watched (volume hotplug: ./hotplug-attachments). */
+  attachments?: PodsByVmi<Pod>;
   /** NetworkAttachmentDefinitions, when watched: a VMI's multus networks must exist for its pod. */
   nads?: Lister<NetworkAttachmentDefinition>;
   /** Called with the VMI written by this controller (tests count writes through it). */
@@ -73,7 +76,11 @@ function pickPod(pods: Pod[], nodeName: string | undefined): Pod | undefined {
  * moves it through Pending, Scheduling and Scheduled, and cleans up pods and finalizer.
  */
 export class VmiController implements KeyReconciler {
-  constructor(private readonly d: VmiControllerDeps) {}
+  private readonly hotplug: AttachmentPods;
+
+  constructor(private readonly d: VmiControllerDeps) {
+    this.hotplug = new AttachmentPods(d);
+  }
 
   async reconcile(key: string): Promise<ReconcileResult | undefined> {
     const vmi = this.d.vmis.get(key);
@@ -137,6 +144,20 @@ export class VmiController implements KeyReconciler {
       await this.syncUnpausedCondition(vmi, pod);
     const next = nextVmiStatus({ vmi, pod, podJustCreated, syncError, now: this.now() });
     if (this.d.claims && next.status) next.status.volumeStatus = nextVolumeStatus(vmi, this.d.claims);
+    if (
+      this.d.attachments &&
+      next.status &&
+      pod &&
+      phase === VmiPhase.Running &&
+      !deleting &&
+      !podDownOrGoingDown(pod)
+    )
+      next.status.volumeStatus = await this.hotplug.sync(
+        vmi,
+        pod,
+        this.d.attachments.byVmiUid(uid),
+        next.status.volumeStatus ?? [],
+      );
     await this.writeStatus(vmi, next);
     return syncError && !missing ? { requeueAfterMs: 5000 } : undefined;
   }

@@ -42,7 +42,9 @@ export const virtHandlerRules: Rule[] = [
 function hostDirs(o: InstallOptions): Array<{ name: string; path: string; propagation?: string }> {
   return [
     // Launcher sockets: <pods>/<uid>/volumes/kubernetes.io~empty-dir/sockets/launcher-sock.
-    { name: 'kubelet-pods', path: `${o.kubeletRootDir}/pods`, propagation: 'HostToContainer' },
+    // Bidirectional, as upstream's: the disks of hotplugged volumes the handler bind-mounts
+    // into a launcher pod's hotplug-disks emptyDir must reach the host (and from there the pod).
+    { name: 'kubelet-pods', path: `${o.kubeletRootDir}/pods`, propagation: 'Bidirectional' },
     // Fixed in the kubelet, whatever its --root-dir.
     { name: 'device-plugins', path: '/var/lib/kubelet/device-plugins' },
     // The kubelet's seccomp profiles: the handler installs kubevirt/kubevirt.json there.

@@ -1,0 +1,97 @@
+/**
+ * The VMI controller's part of volume hotplug: the attachment pod it renders (owned by
+ * the launcher pod, on the VMI's node, mounting only the claim), the hotplug phases it
+ * writes (Pending, AttachedToNode; the handler's MountedToPod/Ready kept; Detaching and
+ * UnMountedFromPod on removal), and which pods it creates and deletes.
+ */
+import { describe, expect, it } from 'vitest';
+import type { VirtualMachineInstance, VolumeStatus } from '../../../../src/api/generated/types';
+import type { Pod } from '../../../../src/controllers/common/pod';
+import {
+  attachmentPodChanges,
+  HOTPLUG_VOLUME_ANNOTATION,
+  hotplugVolumeStatus,
+  renderAttachmentPod,
+} from '../../../../src/controllers/virt-controller/vmi/hotplug-attachments';
+
+const hp = { name: 'data', persistentVolumeClaim: { claimName: 'claim1', hotpluggable: true } };
+const vmi = (volumes: object[], volumeStatus: VolumeStatus[] = []): VirtualMachineInstance =>
+  ({
+    metadata: { name: 'vm1', namespace: 'ns', uid: 'vmi-uid' },
+    spec: { domain: { devices: {} }, volumes },
+    status: { phase: 'Running', nodeName: 'node1', volumeStatus },
+  }) as unknown as VirtualMachineInstance;
+const launcher = { metadata: { name: 'virt-launcher-vm1-abcde', uid: 'pod-uid' } } as Pod;
+const attachment = (phase: string, uid = 'ap-uid', volume = 'data'): Pod =>
+  ({
+    metadata: { name: 'hp-volume-x', uid, annotations: { [HOTPLUG_VOLUME_ANNOTATION]: volume } },
+    status: { phase },
+  }) as Pod;
+
+describe('attachment pods', () => {
+  it('renders upstream-like hp-volume pods: owned by the launcher, on its node, mounting the claim only', () => {
+    const p = renderAttachmentPod(vmi([hp]), launcher, hp, 'img:1', 'Never', false) as unknown as Record<
+      string,
+      // biome-ignore lint/suspicious/noExplicitAny: a manifest read back
+      any
+    >;
+    expect(p.metadata.name).toMatch(/^hp-volume-[0-9a-f]{5}$/);
+    expect(p.metadata.labels).toEqual({
+      'kubevirt.io': 'hotplug-disk',
+      'kubevirt-ts.io/hotplug-vmi-uid': 'vmi-uid',
+    });
+    expect(p.metadata.ownerReferences).toEqual([
+      expect.objectContaining({
+        kind: 'Pod',
+        uid: 'pod-uid',
+        name: 'virt-launcher-vm1-abcde',
+        controller: true,
+      }),
+    ]);
+    expect(
+      p.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms,
+    ).toEqual([{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node1'] }] }]);
+    expect(p.spec.volumes).toEqual([{ name: 'hotplug', persistentVolumeClaim: { claimName: 'claim1' } }]);
+    expect(p.spec.automountServiceAccountToken).toBe(false);
+    expect(p.spec.containers[0].volumeMounts).toEqual([{ name: 'hotplug', mountPath: '/hotplug' }]);
+    const block = renderAttachmentPod(vmi([hp]), launcher, hp, 'img:1', 'Never', true) as unknown as {
+      spec: { containers: { volumeDevices?: unknown }[] };
+    };
+    expect(block.spec.containers[0]?.volumeDevices).toEqual([
+      { name: 'hotplug', devicePath: '/dev/hotplug' },
+    ]);
+  });
+
+  it('moves a volume Pending -> AttachedToNode with its pod, and keeps the handler phases', () => {
+    const base = [{ name: 'data', target: '' }];
+    expect(hotplugVolumeStatus(vmi([hp]), [], base)[0]).toMatchObject({ phase: 'Pending' });
+    expect(hotplugVolumeStatus(vmi([hp]), [attachment('Pending')], base)[0]).toMatchObject({
+      phase: 'Pending',
+      hotplugVolume: { attachPodName: 'hp-volume-x', attachPodUID: 'ap-uid' },
+    });
+    expect(hotplugVolumeStatus(vmi([hp]), [attachment('Running')], base)[0]).toMatchObject({
+      phase: 'AttachedToNode',
+    });
+    const mounted = { name: 'data', target: '', phase: 'Ready', hotplugVolume: { attachPodUID: 'ap-uid' } };
+    expect(hotplugVolumeStatus(vmi([hp], [mounted]), [attachment('Running')], base)[0]?.phase).toBe('Ready');
+  });
+
+  it('detaches a removed volume: Detaching while mounted, its pod deleted once unmounted, then the entry goes', () => {
+    const ready = { name: 'data', target: '', phase: 'Ready', hotplugVolume: { attachPodUID: 'ap-uid' } };
+    const pods = [attachment('Running')];
+    const s1 = hotplugVolumeStatus(vmi([], [ready]), pods, []);
+    expect(s1).toMatchObject([{ name: 'data', phase: 'Detaching' }]);
+    expect(attachmentPodChanges(vmi([], [ready]), pods, s1).remove).toEqual([]);
+    const unmounted = { ...ready, phase: 'UnMountedFromPod' };
+    const s2 = hotplugVolumeStatus(vmi([], [unmounted]), pods, []);
+    expect(s2).toMatchObject([{ name: 'data', phase: 'UnMountedFromPod' }]);
+    expect(attachmentPodChanges(vmi([], [unmounted]), pods, s2).remove).toEqual(pods);
+    expect(hotplugVolumeStatus(vmi([], [unmounted]), [], [])).toEqual([]);
+  });
+
+  it('creates one pod per hotplug volume without one', () => {
+    const s = hotplugVolumeStatus(vmi([hp]), [], [{ name: 'data', target: '' }]);
+    expect(attachmentPodChanges(vmi([hp]), [], s).create).toEqual([hp]);
+    expect(attachmentPodChanges(vmi([hp]), [attachment('Pending')], s).create).toEqual([]);
+  });
+});
