@@ -31,7 +31,11 @@ export function countRequests<C extends ObjectClient>(client: C): CountedClient<
       // Counted per second when done: the client's token bucket delays the start, so
       // completions show its throughput.
       void Promise.resolve(r)
-        .catch(() => undefined)
+        .catch((err: unknown) => {
+          // Failed requests (conflicts above all) cost a token each and do nothing.
+          const f = `failed${(err as { code?: number }).code ?? ''} ${k}`;
+          byKind.set(f, (byKind.get(f) ?? 0) + 1);
+        })
         .then(() => {
           const s = Math.floor((performance.now() - t0) / 1000);
           perSecond[s] = (perSecond[s] ?? 0) + 1;
@@ -61,6 +65,9 @@ export type Counts = Record<string, number>;
 
 const READS = new Set(['get', 'list', 'watch']);
 
+/** `failed409 update ...`: the failed share of a kind, already counted under the kind. */
+const isFailure = (k: string) => k.startsWith('failed');
+
 /** `after - before`, per kind, kinds that did not change left out. */
 export function diffCounts(before: Counts, after: Counts): Counts {
   const out: Counts = {};
@@ -74,11 +81,18 @@ export function diffCounts(before: Counts, after: Counts): Counts {
 /** Requests that change objects (create, update, updateStatus, patch, delete). */
 export function writeTotal(c: Counts): number {
   return Object.entries(c)
-    .filter(([k]) => !READS.has(k.split(' ')[0]))
+    .filter(([k]) => !READS.has(k.split(' ')[0]) && !isFailure(k))
     .reduce((a, [, n]) => a + n, 0);
 }
 
-/** Every kind per VM, busiest first: `update virtualmachineinstances 2.00, ...`. */
+/** Requests made, failed ones included once (their `failed<code>` entries are a breakdown). */
+export function requestTotal(c: Counts): number {
+  return Object.entries(c)
+    .filter(([k]) => !isFailure(k))
+    .reduce((a, [, n]) => a + n, 0);
+}
+
+/** Every kind per VM, busiest first: `update virtualmachineinstances 2.00, ...`; `failed409 <kind>` is the part of `<kind>` that failed with 409. */
 export function perVm(c: Counts, n: number): string {
   return Object.entries(c)
     .sort((a, b) => b[1] - a[1])
