@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { socketLinkRoot } from '../src/controllers/launcher-protocol/short-dir';
 import { type Backend, type BackendKind, startBackend } from './scale/backend';
 import { type Part, requestCounts, rssMb, startPart, stopPart } from './scale/proc';
-import { diffCounts, perVm, requestTotal, writeTotal } from './scale/request-count';
+import { byClientset, diffCounts, perVm, requestTotal, writeTotal } from './scale/request-count';
 import { restartController } from './scale/restart';
 import { benchLine, percentile } from './scale/stats';
 import { createVms, deleteAll, RunningWatch } from './scale/workload';
@@ -172,8 +172,13 @@ async function main(): Promise<number> {
       controllerQps: Number(values['controller-qps'] ?? 200),
     }),
   );
+  // Per clientset: each has its own QPS/burst, so the busiest one bounds the pace.
+  const perSet = Object.entries(byClientset(toRunning))
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => ` ${k.replaceAll(/[^a-z0-9]+/g, '_')}_per_vm=${(v / N).toFixed(2)}`)
+    .join('');
   console.log(
-    `BENCH scale-requests vms=${N} backend=${kind} controller_requests_per_vm=${(reqs / N).toFixed(2)} controller_writes_per_vm=${(writeTotal(toRunning) / N).toFixed(2)}`,
+    `BENCH scale-requests vms=${N} backend=${kind} controller_requests_per_vm=${(reqs / N).toFixed(2)} controller_writes_per_vm=${(writeTotal(toRunning) / N).toFixed(2)}${perSet}`,
   );
 
   // A virt-controller restart with everything settled: it should write nothing.

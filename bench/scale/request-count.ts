@@ -3,6 +3,8 @@
  * benchmark can tell whether a part is held back by its client's QPS limit (requests
  * per second flat at the limit) rather than by CPU.
  */
+import { collectionPath } from '../../src/controllers/runtime/kube/client';
+import { clientsetOf } from '../../src/controllers/runtime/kube/clientset';
 import type { ObjectClient, ResourceType } from '../../src/controllers/runtime/types';
 
 const METHODS = ['get', 'list', 'watch', 'create', 'update', 'updateStatus', 'patch', 'delete'] as const;
@@ -27,6 +29,9 @@ export function countRequests<C extends ObjectClient>(client: C): CountedClient<
     c[m] = (type: ResourceType, ...rest: unknown[]) => {
       const k = `${m} ${type.plural}`;
       byKind.set(k, (byKind.get(k) ?? 0) + 1);
+      // Which client rate limit the request waited on (the kube client's, per clientset).
+      const b = `clientset ${clientsetOf(collectionPath(type))}`;
+      byKind.set(b, (byKind.get(b) ?? 0) + 1);
       const r = orig(type, ...rest);
       // Counted per second when done: the client's token bucket delays the start, so
       // completions show its throughput.
@@ -53,6 +58,7 @@ export function requestSummary(c: CountedClient<ObjectClient>, qps: number): str
   const peak = Math.max(0, ...secs);
   const atLimit = secs.filter((n) => n >= 0.9 * qps).length;
   const top = [...c.byKind]
+    .filter(([k]) => !isFailure(k))
     .sort((a, b) => b[1] - a[1])
     .slice(0, 8)
     .map(([k, n]) => `${k} ${n}`)
@@ -65,8 +71,20 @@ export type Counts = Record<string, number>;
 
 const READS = new Set(['get', 'list', 'watch']);
 
-/** `failed409 update ...`: the failed share of a kind, already counted under the kind. */
-const isFailure = (k: string) => k.startsWith('failed');
+/**
+ * Breakdowns of requests already counted under their kind: `failed409 update ...` (the
+ * failed share of a kind), `clientset kubevirt` (the requests on that clientset's limit).
+ */
+const isFailure = (k: string) => k.startsWith('failed') || k.startsWith('clientset ');
+
+/** Requests per clientset rate limit (`kubevirt`, `kubernetes`, ...). */
+export function byClientset(c: Counts): Counts {
+  return Object.fromEntries(
+    Object.entries(c)
+      .filter(([k]) => k.startsWith('clientset '))
+      .map(([k, n]) => [k.slice('clientset '.length), n]),
+  );
+}
 
 /** `after - before`, per kind, kinds that did not change left out. */
 export function diffCounts(before: Counts, after: Counts): Counts {
