@@ -187,7 +187,8 @@ export class VmController implements KeyReconciler {
     catalog: InstancetypeCatalog | undefined,
   ): Promise<{ requeueAfterMs?: number; created?: VirtualMachineInstance; vm?: VirtualMachine }> {
     if (vm.metadata?.deletionTimestamp) {
-      if (vmi && !vmi.metadata?.deletionTimestamp) await this.stopVmi(key, vm, vmi);
+      // Deleted with propagationPolicy Orphan: the VMI stays (the garbage collector orphans it).
+      if (vmi && !vmi.metadata?.deletionTimestamp && !orphaning(vm)) await this.stopVmi(key, vm, vmi);
       return {};
     }
     const dataVolumes = this.d.dataVolumes;

@@ -248,4 +248,22 @@ describe('VM to running VMI on the embedded store', () => {
     expect(vmWrites).toContain('VirtualMachineInstance:patch');
     expect(vmWrites.at(-1)).toBe('VirtualMachine:patch');
   });
+
+  it('deleting a VM with propagationPolicy Orphan leaves its VMI running, no longer owned', async () => {
+    await store.create(VirtualMachineType, vm('vm6', 'Always') as KubeObject);
+    await waitFor('VM Running', async () => (await getVm('vm6')).status?.printableStatus === 'Running');
+    await store.delete(VirtualMachineType, 'vm6', { namespace: 'default', propagationPolicy: 'Orphan' });
+    await waitFor('VM gone', () =>
+      getVm('vm6').then(
+        () => false,
+        (err) => err instanceof NotFoundError,
+      ),
+    );
+    const vmi = await waitFor('VMI orphaned', async () => {
+      const x = await getVmi('vm6');
+      return x.metadata?.ownerReferences?.length ? undefined : x;
+    });
+    expect(vmi.metadata?.deletionTimestamp).toBeUndefined();
+    expect(vmi.status?.phase).toBe('Running');
+  });
 });
