@@ -1,11 +1,12 @@
 /**
- * The web console's entry: a hash router over the VM list, a VM's page and the create
- * form. Plain DOM, no framework (see docs/ui.md for why).
+ * The web console's entry: a hash router over the VM list, a VM's page, the create form
+ * and the other kinds' lists (`#/resources/NS`). Plain DOM, no framework (see docs/ui.md for why).
  */
 import './app.css';
 import { call } from './api';
 import { showCreateForm } from './create-form';
 import { h, mount } from './dom';
+import { showResourceLists } from './resource-lists';
 import { showVmList } from './vm-list';
 import { showVmPage } from './vm-page';
 
@@ -30,6 +31,7 @@ function route(): void {
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   if (parts[0] === 'vm' && parts[1] && parts[2]) leave = showVmPage(view, parts[1], parts[2]);
   else if (parts[0] === 'create') leave = showCreateForm(view, info.namespace);
+  else if (parts[0] === 'resources') leave = showResourceLists(view, parts[1] ?? info.namespace);
   else leave = showVmList(view, namespaces, info.namespace);
 }
 

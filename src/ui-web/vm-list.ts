@@ -118,7 +118,15 @@ export function showVmList(root: HTMLElement, namespaces: string[], initial: str
     ];
     render();
   };
-  select.addEventListener('change', () => start(select.value));
+  const others = h(
+    'a',
+    { class: 'button', href: `#/resources/${encodeURIComponent(initial)}` },
+    'Other kinds',
+  );
+  select.addEventListener('change', () => {
+    others.setAttribute('href', `#/resources/${encodeURIComponent(select.value)}`);
+    start(select.value);
+  });
   // Ages move on without events.
   const tick = setInterval(() => rerender?.(), 10_000);
   mount(
@@ -129,6 +137,8 @@ export function showVmList(root: HTMLElement, namespaces: string[], initial: str
       h('label', { for: 'ns-select' }, 'Namespace '),
       select,
       h('a', { class: 'button', href: '#/create' }, 'Create VM'),
+      ' ',
+      others,
     ),
     tableBox,
   );

@@ -1,12 +1,15 @@
-/** A VM's page: status, spec summary, conditions, events, actions, serial console and VNC. */
+/** A VM's page: status, spec summary, usage graphs, conditions, events, actions, serial console and VNC. */
 import { ApiFailure, call, type Obj, watchObjects } from './api';
 import { age, h, mount } from './dom';
+import { showUsageGraphs } from './usage-graphs';
+import { disksSection } from './vm-disks';
 import { cpuOf, memoryOf } from './vm-list';
 
 interface Details {
   vm: Obj;
   vmi?: Obj;
   events: Obj[];
+  dataVolumes: Obj[];
 }
 
 const ACTIONS: Array<[string, string]> = [
@@ -54,15 +57,8 @@ function conditionsTable(title: string, obj: Obj | undefined): Node {
 
 function summary(d: Details): Node {
   const spec = d.vm.spec ?? {};
-  const tmpl = spec.template?.spec ?? {};
-  const vols = (tmpl.volumes ?? []) as Array<Record<string, { image?: string; claimName?: string }>>;
-  const volText = vols
-    .map((v) => {
-      const kind = Object.keys(v).find((k) => k !== 'name') ?? '';
-      const src = v[kind] ?? {};
-      return `${v.name as unknown as string} (${kind}${src.image ? ` ${src.image}` : src.claimName ? ` ${src.claimName}` : ''})`;
-    })
-    .join(', ');
+  const ref = (r?: { kind?: string; name?: string }) =>
+    r?.name ? `${r.name}${r.kind ? ` (${r.kind})` : ''}` : '';
   const rows: Array<[string, string]> = [
     ['Status', d.vm.status?.printableStatus ?? ''],
     ['Run strategy', spec.runStrategy ?? (spec.running ? 'Always (running: true)' : 'Halted')],
@@ -75,9 +71,10 @@ function summary(d: Details): Node {
         .filter(Boolean)
         .join(', '),
     ],
+    ['Instance type', ref(spec.instancetype)],
+    ['Preference', ref(spec.preference)],
     ['CPU', cpuOf(d.vm)],
     ['Memory', memoryOf(d.vm)],
-    ['Volumes', volText],
     ['Age', age(d.vm.metadata?.creationTimestamp)],
   ];
   return h(
@@ -147,7 +144,10 @@ export function showVmPage(root: HTMLElement, ns: string, name: string): () => v
   const status = h('div', { class: 'status-line', role: 'status', 'aria-live': 'polite' });
   const errorBox = h('div', { class: 'error', role: 'alert' });
   const body = h('div', {});
+  // Conditions and events below the graphs: they grow, the summary and graphs do not.
+  const more = h('div', {});
   const panel = h('div', { class: 'panel' });
+  const usage = h('section', { class: 'usage' });
   let closePanel: (() => void) | undefined;
   const act = async (action: string) => {
     errorBox.textContent = '';
@@ -195,17 +195,29 @@ export function showVmPage(root: HTMLElement, ns: string, name: string): () => v
   const refresh = async () => {
     try {
       const d = await call<Details>('GET', `/api/vms/${ns}/${name}`);
+      // DataVolumes change without the VM or VMI changing: re-read while one imports.
+      const dvVolumes = (
+        (d.vm.spec?.template?.spec?.volumes ?? []) as Array<{ dataVolume?: unknown }>
+      ).filter((v) => v.dataVolume).length;
+      const dvs = d.dataVolumes ?? [];
+      const importing = dvs.length < dvVolumes || dvs.some((dv) => dv.status?.phase !== 'Succeeded');
+      if (importing && !timer)
+        timer = setTimeout(() => {
+          timer = undefined;
+          void refresh();
+        }, 3_000);
+      mount(body, summary(d), disksSection(d.vm, d.dataVolumes ?? []));
       mount(
-        body,
-        summary(d),
+        more,
         conditionsTable('VM conditions', d.vm),
         conditionsTable('VMI conditions', d.vmi),
         eventsTable(d.events),
       );
     } catch (e) {
-      if (e instanceof ApiFailure && e.code === 404)
+      if (e instanceof ApiFailure && e.code === 404) {
         mount(body, h('p', {}, `VirtualMachine ${ns}/${name} not found.`));
-      else errorBox.textContent = (e as Error).message;
+        mount(more);
+      } else errorBox.textContent = (e as Error).message;
     }
   };
   mount(
@@ -244,7 +256,10 @@ export function showVmPage(root: HTMLElement, ns: string, name: string): () => v
     errorBox,
     panel,
     body,
+    usage,
+    more,
   );
+  const stopUsage = showUsageGraphs(usage, ns, name);
   // Re-read the page whenever the VM or its VMI changes (at most every 300 ms).
   let timer: ReturnType<typeof setTimeout> | undefined;
   const onChange = () => {
@@ -258,6 +273,7 @@ export function showVmPage(root: HTMLElement, ns: string, name: string): () => v
   void refresh();
   return () => {
     for (const s of stops) s();
+    stopUsage();
     closePanel?.();
     if (timer) clearTimeout(timer);
   };

@@ -47,7 +47,7 @@ function tmpFile(name: string, text: string): string {
 }
 
 /** Fixtures that use fields validation refuses (docs/unsupported-fields.md). */
-const REFUSED_FIXTURES = ['vm-datavolume.yaml', 'vmi-gpu-dra.yaml'];
+const REFUSED_FIXTURES = ['vmi-gpu-dra.yaml'];
 
 // Spawning is cheap in CPU but slow in wall time on a loaded host; allow for that.
 describe('kubevirt-ts validate (spawned)', { timeout: 180_000 }, () => {
@@ -57,8 +57,8 @@ describe('kubevirt-ts validate (spawned)', { timeout: 180_000 }, () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const docs = parseAllDocuments(r.stdout).map((d) => d.toJS());
-    // 42 KubeVirt objects and 2 Kubernetes built-ins, in 43 files.
-    expect(docs).toHaveLength(44);
+    // 43 KubeVirt objects and 2 Kubernetes built-ins, in 44 files.
+    expect(docs).toHaveLength(45);
     const vmi = docs.find(
       (d) => d.kind === 'VirtualMachineInstance' && d.metadata.name === 'vmi-containerdisk',
     );
@@ -73,7 +73,6 @@ describe('kubevirt-ts validate (spawned)', { timeout: 180_000 }, () => {
     const r = run('--feature-gates', 'GPUsWithDRA', ...REFUSED_FIXTURES.map(ex));
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split('\n')).toEqual([
-      'VirtualMachine/vm-datavolume: spec.dataVolumeTemplates[0].spec.source.registry: registry (containerDisk image) imports are not supported yet',
       ...[
         'spec.resourceClaims',
         'spec.domain.devices.gpus[0].claimName',

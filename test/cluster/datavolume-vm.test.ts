@@ -7,17 +7,23 @@
  * dataVolumeTemplates import that disk: the DataVolume's PVC is provisioned on the pool
  * when the importer pod (its first consumer) is scheduled, the importer converts the
  * qcow2 to disk.img, the VM waits (Provisioning) and then boots the guest from the PVC
- * (its only disk), once. A 404 URL is retried with the error in the Running condition and
- * an event; a wrong checksum fails the DataVolume.
+ * (its only disk), once; the guest writes to it, and after `virtctl stop` and `start` (a new
+ * launcher pod) reads it back, one boot per start. The same with a Block DataVolume
+ * imported from a registry source (the tiny guest's containerDisk image, `pullMethod:
+ * node`): the importer writes the device, the launcher gets it as a `volumeDevices` entry
+ * and QEMU as a host device. A 404 URL is retried with the error in the Running condition
+ * and an event; a wrong checksum fails the DataVolume.
  *
  * The driver's one name registers once with a kubelet: like the other CSI cluster test
  * files, this one takes the host lock `csi-driver` for its whole run
  * (test/support/host-lock.ts).
  */
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -37,6 +43,7 @@ import {
 import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
 import { BOOT_MARKER, bootDiskPath, guestDir, SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
+import { repoRoot } from '../support/netns-process';
 import { qemuCmdline } from '../support/processes';
 import { waitFor } from '../support/wait';
 import { type CsiStack, csiClusterTestsEnabled, startCsiStack } from './csi-stack';
@@ -44,11 +51,18 @@ import { type CsiStack, csiClusterTestsEnabled, startCsiStack } from './csi-stac
 const enabled = csiClusterTestsEnabled('DataVolumes on the cluster');
 const NS = 'cluster-datavolumes';
 const VM = 'vm-dv';
+const BLOCK_VM = 'vm-dv-block';
+/** The tiny guest's containerDisk, in the node's image store (scripts/cluster/images.ts). */
+const CONTAINERDISK = 'docker://localhost/kubevirt-ts/tiny-guest-containerdisk:latest';
 const CDI = { group: 'cdi.kubevirt.io', version: 'v1beta1', plural: 'datavolumes' };
 const KV = { group: 'kubevirt.io', version: 'v1' };
 /** Where the guest writes: 40 MiB into the disk, past the 14 MiB boot image. */
 const MARKER_SECTOR = 81920;
-const SERVER = `require('http').createServer((q,s)=>{const f=require('fs');const p='/guest/'+(q.url==='/boot.qcow2'?'boot.qcow2':'');if(!p.endsWith('.qcow2')){s.writeHead(404);return s.end()}s.writeHead(200,{'content-length':f.statSync(p).size});f.createReadStream(p).pipe(s)}).listen(8080)`;
+/**
+ * The disk server: node serving /guest/boot.qcow2 (404 for anything else), answering Range
+ * requests as real servers do (the importer then streams the image) and logging each.
+ */
+const SERVER = `require('http').createServer((q,s)=>{const f=require('fs');const p='/guest/'+(q.url==='/boot.qcow2'?'boot.qcow2':'');if(!p.endsWith('.qcow2')){s.writeHead(404);return s.end()}const n=f.statSync(p).size;const r=/^bytes=(\\d+)-(\\d*)$/.exec(q.headers.range||'');if(r){console.log('range '+r[0]);const a=+r[1],b=r[2]?Math.min(+r[2],n-1):n-1;s.writeHead(206,{'content-length':b-a+1,'content-range':'bytes '+a+'-'+b+'/'+n});return f.createReadStream(p,{start:a,end:b}).pipe(s)}console.log('whole');s.writeHead(200,{'content-length':n});f.createReadStream(p).pipe(s)}).listen(8080)`;
 
 describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
   let info: ClusterInfo;
@@ -64,17 +78,20 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     (await custom.getNamespacedCustomObject({ ...CDI, namespace: NS, name }).catch(() => undefined)) as
       | DataVolume
       | undefined;
-  const readVm = async () =>
+  const readVm = async (name: string) =>
     (await custom.getNamespacedCustomObject({
       ...KV,
       plural: 'virtualmachines',
       namespace: NS,
-      name: VM,
+      name,
     })) as VirtualMachine;
-  const launcherPod = async () =>
-    (await core.listNamespacedPod({ namespace: NS, labelSelector: 'kubevirt.io=virt-launcher' })).items.find(
-      (p) => p.status?.phase === 'Running',
-    );
+  const launcherPod = async (vmName: string) =>
+    (
+      await core.listNamespacedPod({
+        namespace: NS,
+        labelSelector: `kubevirt.io=virt-launcher,vm.kubevirt.io/name=${vmName}`,
+      })
+    ).items.find((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
   const dvYaml = (name: string, source: object) =>
     stringify({
       apiVersion: 'cdi.kubevirt.io/v1beta1',
@@ -202,53 +219,42 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     }
   }, 400_000);
 
-  it('a VM with an http dataVolumeTemplate boots once from the imported PVC', {
-    timeout: 600_000,
-  }, async () => {
-    const vm = {
-      apiVersion: 'kubevirt.io/v1',
-      kind: 'VirtualMachine',
-      metadata: { name: VM, namespace: NS },
-      spec: {
-        runStrategy: 'Always',
-        dataVolumeTemplates: [
-          {
-            metadata: { name: `${VM}-root` },
-            spec: {
-              // KubeVirt's VM schema embeds an older DataVolumeSpec without http.checksum
-              // (the API server refuses it there): the checksum is tested on a DataVolume below.
-              source: { http: { url: `${url}/boot.qcow2` } },
-              storage: { resources: { requests: { storage: '64Mi' } } },
+  /** A VM whose one disk is the DataVolume `<vm>-root` its one template makes. */
+  const vmWithTemplate = (name: string, dvSpec: object) => ({
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachine',
+    metadata: { name, namespace: NS },
+    spec: {
+      runStrategy: 'Always',
+      dataVolumeTemplates: [{ metadata: { name: `${name}-root` }, spec: dvSpec }],
+      template: {
+        spec: {
+          // The busybox guest ignores ACPI shutdown: without this, a stop and deleting the
+          // namespace wait out the default 180 s grace.
+          terminationGracePeriodSeconds: 0,
+          domain: {
+            devices: {
+              autoattachGraphicsDevice: false,
+              disks: [{ name: 'root', disk: { bus: 'virtio' } }],
             },
+            resources: { requests: { memory: '128Mi' } },
           },
-        ],
-        template: {
-          spec: {
-            // The busybox guest ignores ACPI shutdown: without this, deleting the namespace
-            // waits out the default 180 s grace and afterAll's leftover checks fail.
-            terminationGracePeriodSeconds: 0,
-            domain: {
-              devices: {
-                autoattachGraphicsDevice: false,
-                disks: [{ name: 'root', disk: { bus: 'virtio' } }],
-              },
-              resources: { requests: { memory: '128Mi' } },
-            },
-            volumes: [{ name: 'root', dataVolume: { name: `${VM}-root` } }],
-          },
+          volumes: [{ name: 'root', dataVolume: { name: `${name}-root` } }],
         },
       },
-    };
-    apply('vm.yaml', stringify(vm));
+    },
+  });
+
+  /** The VM's DataVolume Succeeded (a failed or restarted import throws at once); the states seen on the way. */
+  const importedDv = async (vmName: string) => {
     const seen = new Set<string>();
     const dv = await waitOrDiagnose(
-      'DataVolume Succeeded',
+      `DataVolume ${vmName}-root Succeeded`,
       async () => {
-        const v = await readVm().catch(() => undefined);
+        const v = await readVm(vmName).catch(() => undefined);
         if (v?.status?.printableStatus) seen.add(v.status.printableStatus);
-        const d = await readDv(`${VM}-root`);
+        const d = await readDv(`${vmName}-root`);
         if (d?.status?.phase) seen.add(`dv:${d.status.phase}`);
-        // Failed, or an importer that had to be restarted: no point waiting the whole timeout.
         if (d?.status?.phase === 'Failed' || (d?.status?.restartCount ?? 0) > 0)
           throw new Error(`DataVolume import failed: ${JSON.stringify(d?.status)}\n${await diagnose()}`);
         return d?.status?.phase === 'Succeeded' ? d : undefined;
@@ -256,6 +262,107 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
       300_000,
       250,
     );
+    return { dv, seen };
+  };
+
+  /** How many times the launcher pod's serial log holds the boot marker (kubectl run asynchronously: the driver is in this process). */
+  const bootCount = async (pod: V1Pod) => {
+    const vmiUid = pod.metadata?.labels?.['kubevirt.io/created-by'];
+    const grep = kubectlExecAsync(info.kubeconfigPath, NS, pod.metadata?.name ?? '', [
+      'busybox',
+      'grep',
+      '-c',
+      BOOT_MARKER,
+      `/var/run/kubevirt-private/${vmiUid}/virt-serial0-log`,
+    ]);
+    await grep.exited;
+    return grep.out().trim();
+  };
+
+  /** Our CLI's `virtctl VERB VM` (asynchronously: the driver is in this process). */
+  const virtctl = (verb: string, vmName: string) =>
+    promisify(execFile)(process.execPath, [
+      join(repoRoot, 'dist', 'cli', 'virtctl.js'),
+      verb,
+      vmName,
+      '-n',
+      NS,
+      '--kubeconfig',
+      info.kubeconfigPath,
+    ]);
+
+  /**
+   * The guest booted from the DataVolume: `check` looks at its QEMU; it writes a line at
+   * 40 MiB into /dev/vda; after `virtctl stop` and `start` (a new launcher pod) the new
+   * boot reads the line back. The serial log holds one boot marker per launcher pod.
+   */
+  const bootWriteRestartRead = async (vmName: string, check: (cmdline: string) => void) => {
+    const launcher = await waitOrDiagnose('launcher pod Running', () => launcherPod(vmName), 240_000, 1000);
+    const marker = `KVTS-DV-WRITE-${Date.now()}`;
+    const con = await console(launcher);
+    try {
+      await con.waitFor(BOOT_MARKER, 180_000);
+      check(qemuCmdline(NS, vmName) ?? '');
+      // QEMU runs as user 107: the importer left the disk theirs.
+      await con.run(
+        `echo ${marker} | dd of=/dev/vda bs=512 seek=${MARKER_SECTOR} conv=notrunc 2>/dev/null; sync; echo 3 > /proc/sys/vm/drop_caches`,
+      );
+      expect(
+        await con.run(`dd if=/dev/vda bs=512 skip=${MARKER_SECTOR} count=1 2>/dev/null | head -n1`),
+      ).toBe(`${marker}\n`);
+    } finally {
+      con.close();
+    }
+    expect(await bootCount(launcher)).toBe('1');
+
+    await virtctl('stop', vmName);
+    await waitOrDiagnose(
+      'the first launcher pod gone',
+      async () =>
+        (await core.listNamespacedPod({ namespace: NS })).items.some(
+          (p) => p.metadata?.uid === launcher.metadata?.uid,
+        )
+          ? undefined
+          : true,
+      180_000,
+      500,
+    );
+    await virtctl('start', vmName);
+    const again = await waitOrDiagnose(
+      'a new launcher pod Running',
+      () => launcherPod(vmName),
+      240_000,
+      1000,
+    );
+    expect(again.metadata?.uid).not.toBe(launcher.metadata?.uid);
+    const con2 = await console(again);
+    try {
+      await con2.waitFor(BOOT_MARKER, 180_000);
+      expect(
+        await con2.run(`dd if=/dev/vda bs=512 skip=${MARKER_SECTOR} count=1 2>/dev/null | head -n1`),
+      ).toBe(`${marker}\n`);
+    } finally {
+      con2.close();
+    }
+    expect(await bootCount(again)).toBe('1');
+    return again;
+  };
+
+  it('a VM with an http dataVolumeTemplate boots from the imported PVC; its write survives stop and start', {
+    timeout: 900_000,
+  }, async () => {
+    apply(
+      'vm.yaml',
+      stringify(
+        // KubeVirt's VM schema embeds an older DataVolumeSpec without http.checksum (the
+        // API server refuses it there): the checksum is tested on a DataVolume below.
+        vmWithTemplate(VM, {
+          source: { http: { url: `${url}/boot.qcow2` } },
+          storage: { resources: { requests: { storage: '64Mi' } } },
+        }),
+      ),
+    );
+    const { dv, seen } = await importedDv(VM);
     expect(seen).toContain('Provisioning');
     expect(seen).toContain('dv:ImportScheduled');
     expect(dv.status).toMatchObject({ progress: '100.0%', claimName: `${VM}-root`, restartCount: 0 });
@@ -273,47 +380,54 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     expect(await events(`${VM}-root`)).toEqual(
       expect.arrayContaining([`ImportSucceeded: Successfully imported into PVC ${VM}-root`]),
     );
+    // Streamed by ranges (the probe, then the 4 MiB blocks the image spans), not downloaded whole.
+    const served = (await core.readNamespacedPodLog({ name: 'disk-server', namespace: NS })).split('\n');
+    expect(served).toContain('range bytes=0-5');
+    expect(served).toContain('range bytes=0-4194303');
+    expect(served).not.toContain('whole');
 
-    const launcher = await waitOrDiagnose('launcher pod Running', launcherPod, 240_000, 1000);
-    const con = await console(launcher);
-    try {
-      await con.waitFor(BOOT_MARKER, 180_000);
-      // Booted from the claim: its disk.img is QEMU's only disk.
-      const vmi = (await custom.getNamespacedCustomObject({
+    const vmi = async () =>
+      (await custom.getNamespacedCustomObject({
         ...KV,
         plural: 'virtualmachineinstances',
         namespace: NS,
         name: VM,
       })) as VirtualMachineInstance;
-      expect(vmi.spec.volumes).toEqual([{ name: 'root', dataVolume: { name: `${VM}-root` } }]);
-      const cmdline = qemuCmdline(NS, VM);
+    await bootWriteRestartRead(VM, (cmdline) => {
+      // Booted from the claim: its disk.img is QEMU's only file-backed disk.
       expect(cmdline).toContain(
         '"driver":"file","filename":"/var/run/kubevirt-private/vmi-disks/root/disk.img"',
       );
-      expect(cmdline?.match(/"driver":"file"/g)).toHaveLength(1);
-      // The guest writes to its disk (QEMU runs as user 107; the importer left disk.img theirs).
-      const marker = `KVTS-DV-WRITE-${Date.now()}`;
-      await con.run(
-        `echo ${marker} | dd of=/dev/vda bs=512 seek=${MARKER_SECTOR} conv=notrunc 2>/dev/null; sync; echo 3 > /proc/sys/vm/drop_caches`,
-      );
-      expect(
-        await con.run(`dd if=/dev/vda bs=512 skip=${MARKER_SECTOR} count=1 2>/dev/null | head -n1`),
-      ).toBe(`${marker}\n`);
-    } finally {
-      con.close();
-    }
-    // One boot: the serial log holds the marker once (kubectl run asynchronously: the
-    // driver is in this process).
-    const vmiUid = launcher.metadata?.labels?.['kubevirt.io/created-by'];
-    const grep = kubectlExecAsync(info.kubeconfigPath, NS, launcher.metadata?.name ?? '', [
-      'busybox',
-      'grep',
-      '-c',
-      BOOT_MARKER,
-      `/var/run/kubevirt-private/${vmiUid}/virt-serial0-log`,
-    ]);
-    await grep.exited;
-    expect(grep.out().trim()).toBe('1');
+      expect(cmdline.match(/"driver":"file"/g)).toHaveLength(1);
+    });
+    expect((await vmi()).spec.volumes).toEqual([{ name: 'root', dataVolume: { name: `${VM}-root` } }]);
+  });
+
+  it('a Block DataVolume from a registry source (a containerDisk image, pullMethod node) boots as a block disk; its write survives stop and start', {
+    timeout: 900_000,
+  }, async () => {
+    apply(
+      'vm-block.yaml',
+      stringify(
+        vmWithTemplate(BLOCK_VM, {
+          source: { registry: { url: CONTAINERDISK, pullMethod: 'node' } },
+          storage: { volumeMode: 'Block', resources: { requests: { storage: '64Mi' } } },
+        }),
+      ),
+    );
+    const { dv } = await importedDv(BLOCK_VM);
+    expect(dv.status).toMatchObject({ progress: '100.0%', restartCount: 0 });
+    const claim = await core.readNamespacedPersistentVolumeClaim({ name: `${BLOCK_VM}-root`, namespace: NS });
+    expect(claim.spec?.volumeMode).toBe('Block');
+    expect(claim.metadata?.annotations?.['cdi.kubevirt.io/storage.import.source']).toBe('registry');
+    const pod = await bootWriteRestartRead(BLOCK_VM, (cmdline) => {
+      expect(cmdline).toContain('"driver":"host_device","filename":"/dev/root"');
+      expect(cmdline).not.toContain('"driver":"file"');
+    });
+    // The launcher hands the claim to QEMU as a device, not a mount.
+    const compute = pod.spec?.containers.find((c) => c.name === 'compute');
+    expect(compute?.volumeDevices).toEqual([{ name: 'root', devicePath: '/dev/root' }]);
+    expect(compute?.volumeMounts?.some((m) => m.name === 'root')).toBe(false);
   });
 
   it('a 404 URL is retried with the error shown; a wrong checksum fails the DataVolume', {

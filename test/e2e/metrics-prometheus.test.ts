@@ -20,6 +20,8 @@ import { applyObjects, loadAndAdmit } from '../../src/cli/local/apply';
 import { ImageStore } from '../../src/cli/local/images';
 import { LocalNode } from '../../src/cli/local/local-node';
 import { statePaths } from '../../src/cli/local/state-dir';
+import { PrometheusUsageSource } from '../../src/cli/ui/prometheus-usage';
+import { ScrapeUsageSource } from '../../src/cli/ui/vm-usage';
 import type { Pod } from '../../src/controllers/common/pod';
 import { VmiResource } from '../../src/controllers/common/vmi-resource';
 import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
@@ -28,9 +30,9 @@ import { podDir } from '../../src/controllers/local/pod-runtime/pod-dirs';
 import { netnsName, PodNetwork } from '../../src/controllers/local/pod-runtime/pod-network';
 import { ComponentLog } from '../../src/controllers/logging/component-log';
 import { ALL_METRICS, metricDef } from '../../src/controllers/metrics/catalog';
+import { familyOf, parseExposition } from '../../src/controllers/metrics/exposition';
 import { EventType, PodType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
-import { familyOf, parseExposition } from '../support/exposition';
 import { SerialConsole } from '../support/guest';
 import { canTestNetworking, netSnapshot, networkGuestDir, scopedSnapshot } from '../support/net-snapshot';
 import {
@@ -269,6 +271,40 @@ describe.runIf(run)('metrics scraped by a real Prometheus (local mode, real gues
     console.info(`the handler serves:\n${served.join('\n')}`);
     console.info(
       `prometheus: interface default rx ${rx0} -> ${rx1} bytes, tx ${tx0} -> ${tx1} bytes, rx packets ${pkts0} -> ${pkts1} (echo of ${sent} bytes from ${podIP}'s peer)`,
+    );
+  });
+
+  it("the web console's usage graphs: Prometheus's range queries and virt-handler's scrapes give this VM's CPU, memory and network", async () => {
+    const fromProm = new PrometheusUsageSource(prom?.url ?? '');
+    const series = await waitFor('CPU, memory and received bytes in the range queries', async () => {
+      const s = await fromProm.series(ns, name);
+      const has = (f: (p: (typeof s.points)[number]) => number | undefined) =>
+        s.points.some((p) => (f(p) ?? 0) > 0);
+      return has((p) => p.cpuCores) && has((p) => p.memoryBytes) && has((p) => p.rxBytesPerSecond)
+        ? s
+        : undefined;
+    });
+    expect(series.source).toBe('prometheus');
+    // Guest memory in use is within the guest's memory; QEMU's resident size within it plus the overhead.
+    const domain = 128 * 1024 * 1024;
+    const bound =
+      series.memory === 'guest'
+        ? domain
+        : domain + (await promValue(`kubevirt_vmi_launcher_memory_overhead_bytes{${sel}}`));
+    for (const p of series.points)
+      if (p.memoryBytes !== undefined) expect(p.memoryBytes).toBeLessThanOrEqual(bound);
+    const fromHandler = new ScrapeUsageSource(
+      async () => (await fetch(`${node?.metricsUrls['virt-handler']}/metrics`)).text(),
+      1_000,
+    );
+    expect((await fromHandler.series(ns, name)).points).toEqual([]);
+    await new Promise((r) => setTimeout(r, 1_500));
+    const scraped = await fromHandler.series(ns, name);
+    expect(scraped.points).toHaveLength(1);
+    expect(scraped.points[0]?.cpuCores).toBeGreaterThan(0);
+    expect(scraped.points[0]?.memoryBytes).toBeGreaterThan(0);
+    console.info(
+      `usage: prometheus ${series.points.length} points (memory: ${series.memory}), last ${JSON.stringify(series.points.at(-1))}; virt-handler ${JSON.stringify(scraped.points[0])}`,
     );
   });
 

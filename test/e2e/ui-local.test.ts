@@ -5,7 +5,8 @@
  * the VM appear and turn Running without a reload; the serial console shows the boot
  * marker and runs a command typed in the browser; VNC draws a non-blank frame; pause and
  * unpause change the status shown; a VM created through the form boots; an invalid form
- * shows the admission error under its field; delete asks first. Two guests boot in all.
+ * shows the admission error under its field; delete asks first; the VM page graphs the
+ * guest's CPU and memory from virt-handler's metrics. Two guests boot in all.
  * The screenshots in docs/ui.md are taken here (docs/ui/*.png).
  */
 import { spawnSync } from 'node:child_process';
@@ -143,6 +144,25 @@ describe.runIf(run)('kubevirt-ts ui in a real browser, local mode, real guests',
     await expect.poll(() => page.locator('table.events tr').count(), { timeout: 30_000 }).toBeGreaterThan(1);
     expect(await page.locator('table.conditions').first().textContent()).toContain('Ready');
   }, 150_000);
+
+  it("graphs the running guest's CPU and memory from virt-handler's metrics, refreshed while the page is open", async () => {
+    const latest = (figure: string) =>
+      page.$eval(`span[data-figure="${figure}"]`, (el) => Number(el.getAttribute('data-latest') || 0));
+    const points = () =>
+      page.$eval('figure[data-graph="cpu"]', (el) => Number(el.getAttribute('data-points') || 0));
+    await expect.poll(points, { timeout: 30_000, interval: 500 }).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => latest('cpuCores'), { timeout: 30_000, interval: 500 }).toBeGreaterThan(0);
+    // QEMU's resident size (the tiny guest reports no balloon statistics): what QEMU touched,
+    // well above nothing and below the guest's memory plus the launcher's overhead.
+    const memory = await latest('memoryBytes');
+    expect(memory).toBeGreaterThan(16 * 1024 * 1024);
+    expect(memory).toBeLessThan(1024 * 1024 * 1024);
+    expect(await page.textContent('.usage-source')).toMatch(/^From virt-handler, the last \d+ min\.$/);
+    const before = await points();
+    await expect.poll(points, { timeout: 30_000, interval: 500 }).toBeGreaterThan(before);
+    expect(await page.locator('figure[data-graph="cpu"] polyline').count()).toBe(1);
+    await page.locator('section.usage').screenshot({ path: path.join(shots, 'graphs.png') });
+  }, 90_000);
 
   it('VNC draws a non-blank frame', async () => {
     await page.click('button[data-open="vnc"]');

@@ -73,7 +73,8 @@ import { qemuSize } from './qemu-size';
 
 /** Upstream examples that cannot boot here, and why (checked against the examples folder). */
 const NOT_HERE: Record<string, string> = {
-  'vm-alpine-datavolume.yaml': 'a DataVolume disk: CDI is not part of kubevirt-ts',
+  'vm-alpine-datavolume.yaml':
+    'a DataVolume disk: local mode runs no DataVolume controller yet (the cluster does)',
   'vm-alpine-multipvc.yaml': 'disks on pre-provisioned PersistentVolumeClaims the example does not ship',
   'vmi-pvc.yaml': 'a disk on a pre-provisioned PersistentVolumeClaim the example does not ship',
   'vm-windows-clarge-windows.yaml': 'a Windows disk on a PersistentVolumeClaim, and an instancetype',

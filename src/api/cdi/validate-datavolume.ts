@@ -5,16 +5,15 @@
  * rather than accept a source and ignore it.
  */
 import { type FieldError, FieldPath, fieldError } from '../errors';
-import type { DataVolume, DataVolumeSource } from '../generated/cdi/types';
+import type { DataVolume, DataVolumeSource, DataVolumeSourceRegistry } from '../generated/cdi/types';
 import { validateUnsupportedDataVolumeFields } from '../validation/unsupported-fields';
 import { checksumProblem } from './checksum';
 
 /** Sources the importer handles today. */
-export const SUPPORTED_SOURCES = ['http', 'blank'] as const;
+export const SUPPORTED_SOURCES = ['http', 'blank', 'registry'] as const;
 
 /** Why each known but unbuilt source is refused. */
 export const REFUSED_SOURCES: Readonly<Record<string, string>> = {
-  registry: 'registry (containerDisk image) imports are not supported yet',
   upload: 'upload sources (the upload proxy and UploadTokenRequest) are not supported yet',
   pvc: 'PVC clones are not supported yet',
   snapshot: 'VolumeSnapshot sources are not supported yet',
@@ -24,6 +23,62 @@ export const REFUSED_SOURCES: Readonly<Record<string, string>> = {
   imageio: 'oVirt imageio sources are not supported',
 };
 
+/**
+ * An image reference as the container runtime takes it: host[:port]/path[:tag][@digest],
+ * lower-case path components. Anything else (spaces, shell or YAML syntax) never reaches
+ * the importer pod's spec.
+ */
+const IMAGE_REFERENCE =
+  /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(\/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
+
+/** The registry fields the node's container runtime cannot honour, and why. */
+const REFUSED_REGISTRY_FIELDS: Readonly<Record<string, string>> = {
+  secretRef:
+    "registry credentials are not supported: the image is pulled by the node's container runtime (use the node's pull configuration)",
+  certConfigMap:
+    "registry certificates are not supported: the image is pulled by the node's container runtime (use the node's registry configuration)",
+  imageStream: 'imageStream (OpenShift image streams) is not supported',
+  platform: 'platform selection is not supported: the node pulls the image for its own architecture',
+};
+
+/**
+ * A registry source: a containerDisk image the node's container runtime provides (CDI's
+ * `pullMethod: node`; the default `pod` goes the same way, since the importer has no
+ * registry client and no registry is reachable here).
+ */
+function validateRegistry(p: FieldPath, reg: DataVolumeSourceRegistry): FieldError[] {
+  const errs: FieldError[] = [];
+  const url = reg.url ?? '';
+  if (!url) errs.push(fieldError(p.child('url'), 'Required value: the image URL', 'FieldValueRequired'));
+  else if (!url.startsWith('docker://'))
+    errs.push(
+      fieldError(
+        p.child('url'),
+        `${JSON.stringify(url)}: only docker:// image references are supported (oci-archive:// is not)`,
+        'FieldValueNotSupported',
+      ),
+    );
+  else if (!IMAGE_REFERENCE.test(url.slice('docker://'.length)))
+    errs.push(fieldError(p.child('url'), `${JSON.stringify(url)} is not a valid image reference`));
+  if (reg.pullMethod !== undefined && reg.pullMethod !== 'node' && reg.pullMethod !== 'pod')
+    errs.push(
+      fieldError(
+        p.child('pullMethod'),
+        `${JSON.stringify(reg.pullMethod)} is not pod or node`,
+        'FieldValueNotSupported',
+      ),
+    );
+  for (const [field, why] of Object.entries(REFUSED_REGISTRY_FIELDS))
+    if (reg[field as keyof DataVolumeSourceRegistry] !== undefined)
+      errs.push(fieldError(p.child(field), why, 'FieldValueNotSupported'));
+  return errs;
+}
+
+/** The image a `docker://` registry URL names, as a pod's `image`. */
+export function registryImage(url: string): string {
+  return url.slice('docker://'.length);
+}
+
 function validateSource(p: FieldPath, source: DataVolumeSource): FieldError[] {
   const set = Object.entries(source).filter(([, v]) => v !== undefined && v !== null);
   if (set.length === 0) return [fieldError(p, 'Missing dataVolume valid source', 'FieldValueRequired')];
@@ -31,6 +86,7 @@ function validateSource(p: FieldPath, source: DataVolumeSource): FieldError[] {
   const [kind] = set[0];
   if (REFUSED_SOURCES[kind])
     return [fieldError(p.child(kind), REFUSED_SOURCES[kind], 'FieldValueNotSupported')];
+  if (kind === 'registry') return validateRegistry(p.child('registry'), source.registry!);
   if (kind !== 'http') return [];
   const http = source.http!;
   const errs: FieldError[] = [];

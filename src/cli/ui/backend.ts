@@ -6,6 +6,7 @@
  * Lifecycle verbs go the way virtctl's go (the VM subresources on a cluster, the same
  * direct change in local mode); the node verbs are the VMI's `subresources.kubevirt.io`.
  */
+import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createClusterConfig, mergeConfiguration } from '../../api/config/cluster-config';
@@ -13,17 +14,25 @@ import type { VirtualMachine } from '../../api/generated/types';
 import { type ApiObject, admit } from '../../api/validation/admission';
 import { ApiError, InvalidError } from '../../controllers/runtime/errors';
 import {
+  DataVolumeType,
   EventType,
   NamespaceType,
+  VirtualMachineClusterInstancetypeType,
+  VirtualMachineClusterPreferenceType,
+  VirtualMachineInstanceMigrationType,
   VirtualMachineInstanceType,
+  VirtualMachineInstancetypeType,
+  VirtualMachinePreferenceType,
   VirtualMachineType,
 } from '../../controllers/runtime/resources';
-import type { KubeObject, WatchEvent, WatchHandle } from '../../controllers/runtime/types';
+import { VirtualMachineSnapshotType } from '../../controllers/runtime/storage-resources';
+import type { KubeObject, ResourceType, WatchEvent, WatchHandle } from '../../controllers/runtime/types';
 import { lifecycle } from '../commands/virtctl/lifecycle';
 import type { Target } from '../commands/virtctl/target';
 import { storedKubeVirt } from '../local/apply';
 import { ImageNotFoundError, ImageStore } from '../local/images';
 import { localConfigDefaults } from '../local/local-config';
+import { ScrapeUsageSource, type UsageSeries, type UsageSource } from './vm-usage';
 
 /** The actions the UI offers on a VM. */
 export const VM_ACTIONS = ['start', 'stop', 'restart', 'migrate', 'pause', 'unpause', 'softreboot'] as const;
@@ -37,11 +46,42 @@ export interface VmDetails {
   vm: KubeObject;
   vmi?: KubeObject;
   events: KubeObject[];
+  /** The DataVolumes its volumes name (their phase and import progress), where they exist. */
+  dataVolumes: KubeObject[];
+}
+
+/** The other kinds the console lists, by the name its API uses. */
+export const LISTED_KINDS = {
+  vmis: VirtualMachineInstanceType,
+  migrations: VirtualMachineInstanceMigrationType,
+  datavolumes: DataVolumeType,
+  snapshots: VirtualMachineSnapshotType,
+} as const;
+export type ListedKind = keyof typeof LISTED_KINDS;
+
+/** Instance types and preferences a new VM may name (cluster-wide and the namespace's). */
+export interface Catalog {
+  instancetypes: Array<{ kind: string; name: string }>;
+  preferences: Array<{ kind: string; name: string }>;
 }
 
 /** The web console's view of KubeVirt. */
 export class UiBackend {
-  constructor(private readonly t: Target) {}
+  private readonly usageSource?: UsageSource;
+
+  /**
+   * `usage` gives the VM page's graphs: by default, in local mode, its virt-handler's
+   * /metrics (the URL `up` wrote to the state directory); on a cluster there is none unless
+   * given (a Prometheus: tenants cannot reach virt-handler).
+   */
+  constructor(
+    private readonly t: Target,
+    usage?: UsageSource,
+  ) {
+    const local = t.local;
+    this.usageSource =
+      usage ?? (local ? new ScrapeUsageSource(() => scrapeLocalHandler(local.paths.metricsFile)) : undefined);
+  }
 
   /** `local` or the cluster's URL. */
   get where(): string {
@@ -86,7 +126,34 @@ export class UiBackend {
     const events = all.items.filter((e) =>
       uids.has((e as KubeObject & { involvedObject?: { uid?: string } }).involvedObject?.uid),
     );
-    return { vm, vmi, events };
+    const volumes = ((vm as VirtualMachine).spec?.template?.spec?.volumes ?? []) as Array<{
+      dataVolume?: { name?: string };
+    }>;
+    const dvNames = [...new Set(volumes.map((v) => v.dataVolume?.name).filter((n): n is string => !!n))];
+    const dataVolumes = (
+      await Promise.all(dvNames.map((n) => this.t.client.get(DataVolumeType, n, ns).catch(() => undefined)))
+    ).filter((d): d is KubeObject => !!d);
+    return { vm, vmi, events, dataVolumes };
+  }
+
+  /** The objects of one of {@link LISTED_KINDS} in `namespace` (all when undefined). */
+  async list(kind: ListedKind, namespace: string | undefined): Promise<KubeObject[]> {
+    return (await this.t.client.list(LISTED_KINDS[kind], { namespace })).items;
+  }
+
+  /** What the create form offers: instance types and preferences (kinds absent here count as none). */
+  async catalog(namespace: string): Promise<Catalog> {
+    const names = async (type: ResourceType, ns?: string) =>
+      (
+        await this.t.client.list(type, { namespace: ns }).catch(() => ({ items: [] as KubeObject[] }))
+      ).items.map((o) => ({ kind: type.kind, name: o.metadata?.name ?? '' }));
+    const [ci, i, cp, p] = await Promise.all([
+      names(VirtualMachineClusterInstancetypeType),
+      names(VirtualMachineInstancetypeType, namespace),
+      names(VirtualMachineClusterPreferenceType),
+      names(VirtualMachinePreferenceType, namespace),
+    ]);
+    return { instancetypes: [...ci, ...i], preferences: [...cp, ...p] };
   }
 
   async act(ns: string, name: string, action: VmAction): Promise<void> {
@@ -179,6 +246,15 @@ export class UiBackend {
     return openClusterStream(this.t.kubeConfig, ns, name, sub);
   }
 
+  /** The VM's usage over the last minutes (its page's graphs). */
+  async usage(ns: string, name: string): Promise<UsageSeries> {
+    if (!this.usageSource)
+      throw new NoUsageSourceError(
+        'no source of usage figures: on a cluster, run `kubevirt-ts ui --prometheus URL` with a Prometheus that scrapes virt-handler',
+      );
+    return this.usageSource.series(ns, name);
+  }
+
   /** The VNC screenshot (PNG), where the target serves it (virt-api on a cluster). */
   async screenshot(ns: string, name: string): Promise<{ contentType: string; body: Buffer } | undefined> {
     return this.t.subresourceBytes?.(ns, name, 'vnc/screenshot');
@@ -189,14 +265,27 @@ export class UiBackend {
   }
 }
 
+/** No usage source is configured (answered 404). */
+export class NoUsageSourceError extends Error {}
+
+/** local mode's virt-handler /metrics text, or undefined when `up` serves none now. */
+async function scrapeLocalHandler(metricsFile: string): Promise<string | undefined> {
+  const urls = JSON.parse(await readFile(metricsFile, 'utf8').catch(() => '{}')) as Record<string, string>;
+  const url = urls['virt-handler'];
+  if (!url) return undefined;
+  const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+  return res?.ok ? res.text() : undefined;
+}
+
 /** An error as the API said it, for the browser: a Kubernetes Status. */
 export function statusOf(e: unknown): { code: number; body: Record<string, unknown> } {
   if (e instanceof ApiError) return { code: e.code || 500, body: { ...e.toStatus() } };
   const message = e instanceof Error ? e.message : String(e);
-  const code = /not found/i.test(message)
-    ? 404
-    : /not running|is not|no .* socket/i.test(message)
-      ? 409
-      : 500;
+  const code =
+    e instanceof NoUsageSourceError || /not found/i.test(message)
+      ? 404
+      : /not running|is not|no .* socket/i.test(message)
+        ? 409
+        : 500;
   return { code, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, message } };
 }

@@ -7,18 +7,28 @@
  * | `GET /api/info` | where the console acts (`local` or the cluster) and the default namespace |
  * | `GET /api/namespaces` | namespace names |
  * | `GET /api/watch?kind=vm\|vmi&namespace=NS` | server-sent events: the objects, then changes (no namespace: all) |
- * | `GET /api/vms/NS/NAME` | the VM, its VMI and their events |
+ * | `GET /api/vms/NS/NAME` | the VM, its VMI, their events and its DataVolumes |
+ * | `GET /api/list/KIND?namespace=NS` | VMIs, migrations, DataVolumes or snapshots (`LISTED_KINDS`) |
+ * | `GET /api/catalog?namespace=NS` | instance types and preferences for the create form |
  * | `PUT /api/vms/NS/NAME/ACTION` | start, stop, restart, migrate, pause, unpause, softreboot |
  * | `DELETE /api/vms/NS/NAME` | deletes the VM |
  * | `PUT /api/vms/NS/NAME` | replaces the VM (the YAML editor; JSON body, admitted as create) |
  * | `POST /api/vms` | creates a VM (JSON body); refusals are Kubernetes Statuses with field causes |
  * | `GET /api/vms/NS/NAME/screenshot` | the VNC screenshot PNG where served (a cluster's virt-api) |
+ * | `GET /api/vms/NS/NAME/usage` | CPU, memory, network and disk I/O over the last minutes (vm-usage.ts) |
  *
  * Errors are the API's own Status objects, passed on as it said them.
  */
 import type http from 'node:http';
 import type { VirtualMachine } from '../../api/generated/types';
-import { statusOf, type UiBackend, VM_ACTIONS, type VmAction } from './backend';
+import {
+  LISTED_KINDS,
+  type ListedKind,
+  statusOf,
+  type UiBackend,
+  VM_ACTIONS,
+  type VmAction,
+} from './backend';
 
 const NAME = '[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?';
 const NS = '[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?';
@@ -83,6 +93,16 @@ export async function handleApi(
       await streamWatch(backend, url, req, res);
       return;
     }
+    const listed = /^\/api\/list\/([a-z]+)$/.exec(url.pathname);
+    if (listed && method === 'GET') {
+      const kind = listed[1] as string;
+      if (!Object.hasOwn(LISTED_KINDS, kind)) throw new HttpFailure(404, `no list of ${kind}`);
+      const items = await backend.list(kind as ListedKind, namespaceParam(url));
+      return sendJson(res, 200, { items });
+    }
+    if (url.pathname === '/api/catalog' && method === 'GET') {
+      return sendJson(res, 200, await backend.catalog(namespaceParam(url) ?? backend.defaultNamespace));
+    }
     if (url.pathname === '/api/vms' && method === 'POST') {
       const body = (await readJson(req)) as VirtualMachine;
       if (body?.kind !== 'VirtualMachine') throw new HttpFailure(400, 'the body is not a VirtualMachine');
@@ -108,6 +128,7 @@ export async function handleApi(
         await backend.act(ns, name, sub as VmAction);
         return sendJson(res, 200, {});
       }
+      if (sub === 'usage' && method === 'GET') return sendJson(res, 200, await backend.usage(ns, name));
       if (sub === 'screenshot' && method === 'GET') {
         const shot = await backend.screenshot(ns, name);
         if (!shot) throw new HttpFailure(404, 'screenshots are served on a cluster with virt-api only');
@@ -128,6 +149,13 @@ export async function handleApi(
   }
 }
 
+/** The `namespace` query parameter (undefined: all), refused unless a DNS label. */
+function namespaceParam(url: URL): string | undefined {
+  const ns = url.searchParams.get('namespace') || undefined;
+  if (ns && !new RegExp(`^${NS}$`).test(ns)) throw new HttpFailure(400, 'namespace is not a DNS label');
+  return ns;
+}
+
 /** Server-sent events of one watch: `data: {"type":..,"object":..}` lines until the client goes. */
 async function streamWatch(
   backend: UiBackend,
@@ -137,8 +165,7 @@ async function streamWatch(
 ): Promise<void> {
   const kind = url.searchParams.get('kind');
   if (kind !== 'vm' && kind !== 'vmi') throw new HttpFailure(400, 'kind must be vm or vmi');
-  const ns = url.searchParams.get('namespace') || undefined;
-  if (ns && !new RegExp(`^${NS}$`).test(ns)) throw new HttpFailure(400, 'namespace is not a DNS label');
+  const ns = namespaceParam(url);
   const head = () => {
     if (!res.headersSent)
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });

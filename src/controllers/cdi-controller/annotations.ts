@@ -11,4 +11,5 @@ export const CdiLabels = {
   importEndpoint: 'cdi.kubevirt.io/storage.import.endpoint',
   importSource: 'cdi.kubevirt.io/storage.import.source',
   contentType: 'cdi.kubevirt.io/storage.contentType',
+  registryImportMethod: 'cdi.kubevirt.io/storage.import.registryImportMethod',
 } as const;

@@ -65,6 +65,17 @@ interface ImportStep {
   restarts: number;
 }
 
+/**
+ * The container status that says how the import goes: an init container (a registry
+ * import's image copy) that failed or waits (its image missing), else the importer's.
+ */
+function importerStatus(pod: Pod) {
+  const init = pod.status?.initContainerStatuses?.find(
+    (c) => (c.state?.terminated && c.state.terminated.exitCode !== 0) || c.state?.waiting,
+  );
+  return init ?? pod.status?.containerStatuses?.[0];
+}
+
 const isOwnedBy = (o: KubeObject, owner: KubeObject) =>
   (o.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === owner.metadata?.uid);
 
@@ -231,7 +242,7 @@ export class DataVolumeController implements KeyReconciler {
     const { key, dv, claim, base, restarts } = step;
     const name = dv.metadata?.name ?? '';
     const ns = dv.metadata?.namespace;
-    const cs = pod.status?.containerStatuses?.[0];
+    const cs = importerStatus(pod);
     switch (pod.status?.phase) {
       case 'Running':
         await this.write(
@@ -308,9 +319,15 @@ export class DataVolumeController implements KeyReconciler {
         labels: { [CdiLabels.app]: CdiLabels.appValue, ...(dv.metadata?.labels ?? {}) },
         annotations: {
           [CdiLabels.createdForDataVolume]: dv.metadata?.uid ?? '',
-          [CdiLabels.importSource]: src.http ? 'http' : 'none',
+          [CdiLabels.importSource]: src.http ? 'http' : src.registry ? 'registry' : 'none',
           [CdiLabels.contentType]: dv.spec.contentType || 'kubevirt',
           ...(src.http ? { [CdiLabels.importEndpoint]: src.http.url } : {}),
+          ...(src.registry?.url
+            ? {
+                [CdiLabels.importEndpoint]: src.registry.url,
+                [CdiLabels.registryImportMethod]: src.registry.pullMethod ?? 'pod',
+              }
+            : {}),
           [CdiLabels.importPodName]: importerPodName(dv.metadata?.name ?? ''),
         },
         ownerReferences: [controllerRef('cdi.kubevirt.io/v1beta1', 'DataVolume', dv)],

@@ -2,9 +2,11 @@
  * The importer pod of a DataVolume (CDI's createImporterPod): the project's image running
  * `kubevirt-ts cdi-importer`, the claim mounted at /data (Filesystem) or handed over as
  * /dev/cdi-block-volume (Block), an emptyDir for the download, the http source's secret as
- * basic-auth variables and its certConfigMap at /certs. Owned by the PVC, as upstream, so
+ * basic-auth variables and its certConfigMap at /certs; a registry source's image as an
+ * init container. Owned by the PVC, as upstream, so
  * it goes with it.
  */
+import { registryImage } from '../../api/cdi/validate-datavolume';
 import type { DataVolume } from '../../api/generated/cdi/types';
 import {
   IMPORTER_BLOCK_DEVICE,
@@ -12,11 +14,63 @@ import {
   IMPORTER_DATA_DIR,
   IMPORTER_SCRATCH_DIR,
   ImporterEnv,
+  REGISTRY_IMAGE_FILE,
 } from '../common/cdi-import-request';
 import { TERMINATION_LOG } from '../common/cdi-import-termination';
 import { controllerRef } from '../common/owner-ref';
 import type { Pod, PodVolume } from '../common/pod';
 import { CdiLabels } from './annotations';
+
+/** Where the first init container puts busybox for the image's own container. */
+const BIN_DIR = '/cdi-bin';
+
+/**
+ * The copy a registry import's second init container runs (busybox sh, $0 the image
+ * reference for messages): the one file under the image's /disk/ (KubeVirt's containerDisk
+ * layout) into scratch, renamed into place when whole. An image without exactly one such
+ * file is a fatal error (a retry pulls the same image); a failed copy is retried.
+ */
+export const REGISTRY_COPY_SCRIPT = [
+  `set -- /disk/*`,
+  `if [ $# -ne 1 ] || [ ! -f "$1" ]; then echo '{"message":"the registry image must hold exactly one disk image file under /disk/ (a containerDisk)","fatal":true}' > ${TERMINATION_LOG}; exit 2; fi`,
+  `${BIN_DIR}/busybox cp -- "$1" ${IMPORTER_SCRATCH_DIR}/${REGISTRY_IMAGE_FILE}.tmp`,
+  `${BIN_DIR}/busybox mv -- ${IMPORTER_SCRATCH_DIR}/${REGISTRY_IMAGE_FILE}.tmp ${IMPORTER_SCRATCH_DIR}/${REGISTRY_IMAGE_FILE}`,
+].join(' && ');
+
+/**
+ * CDI's registry import with `pullMethod: node`: the containerDisk image runs in the
+ * importer pod, so the node's container runtime provides it and no registry client is
+ * needed. Upstream's image container serves its disk over HTTP on localhost to the
+ * importer; here, with the importer after it, it copies the disk into scratch as an init
+ * container. The image has no userland: the first init container puts the project's
+ * static busybox on a shared emptyDir, as the launcher's containerDisk containers do.
+ */
+function registryInitContainers(url: string, o: ImporterPodOptions): Array<Record<string, unknown>> {
+  const bin = { name: 'cdi-bin-vol', mountPath: BIN_DIR };
+  const resources = { requests: { cpu: '10m', memory: '40Mi' }, limits: { memory: '256Mi' } };
+  return [
+    {
+      name: 'init',
+      image: o.image,
+      imagePullPolicy: o.imagePullPolicy ?? 'IfNotPresent',
+      command: ['cp', '/bin/busybox', `${BIN_DIR}/busybox`],
+      volumeMounts: [bin],
+      resources,
+      terminationMessagePolicy: 'FallbackToLogsOnError',
+    },
+    {
+      name: 'registry',
+      image: registryImage(url),
+      // The node's image store first: pullMethod node is "use what the node has or pulls".
+      imagePullPolicy: 'IfNotPresent',
+      command: [`${BIN_DIR}/busybox`, 'sh', '-c', REGISTRY_COPY_SCRIPT],
+      volumeMounts: [bin, { name: 'cdi-scratch-vol', mountPath: IMPORTER_SCRATCH_DIR }],
+      resources,
+      terminationMessagePath: TERMINATION_LOG,
+      terminationMessagePolicy: 'FallbackToLogsOnError',
+    },
+  ];
+}
 
 /** What the importer pod needs besides the DataVolume. */
 export interface ImporterPodOptions {
@@ -45,8 +99,9 @@ export function importerPod(input: ImporterPodInput, o: ImporterPodOptions): Pod
   const claimName = claim.metadata?.name ?? '';
   const source = dv.spec.source ?? {};
   const http = source.http;
+  const registry = source.registry;
   const env: Array<Record<string, unknown>> = [
-    { name: ImporterEnv.source, value: http ? 'http' : 'blank' },
+    { name: ImporterEnv.source, value: http ? 'http' : registry ? 'registry' : 'blank' },
     { name: ImporterEnv.contentType, value: dv.spec.contentType || 'kubevirt' },
     { name: ImporterEnv.imageSize, value: String(input.imageSizeBytes) },
     { name: ImporterEnv.volumeMode, value: input.volumeMode },
@@ -83,6 +138,12 @@ export function importerPod(input: ImporterPodInput, o: ImporterPodOptions): Pod
       env.push({ name: ImporterEnv.certDir, value: IMPORTER_CERT_DIR });
     }
   }
+  let initContainers: Array<Record<string, unknown>> | undefined;
+  if (registry?.url) {
+    env.push({ name: ImporterEnv.endpoint, value: registry.url });
+    volumes.push({ name: 'cdi-bin-vol', emptyDir: {} });
+    initContainers = registryInitContainers(registry.url, o);
+  }
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -106,6 +167,7 @@ export function importerPod(input: ImporterPodInput, o: ImporterPodOptions): Pod
         input.volumeMode === 'Filesystem'
           ? { runAsUser: 107, runAsGroup: 107, fsGroup: 107, runAsNonRoot: true }
           : { runAsUser: 0 },
+      ...(initContainers ? { initContainers: initContainers as never } : {}),
       containers: [
         {
           name: 'importer',

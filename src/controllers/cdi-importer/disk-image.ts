@@ -13,15 +13,21 @@ import { runTool } from '../common/run-tool';
 /** Image formats the importer converts (qemu-img's names). */
 export const ACCEPTED_FORMATS = ['raw', 'qcow2', 'vmdk', 'vhdx', 'vpc'] as const;
 
+/** gzip or xz by a source's first bytes (up to 6), else none. */
+export function compressionOfHead(b: Buffer): 'gz' | 'xz' | undefined {
+  if (b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b) return 'gz';
+  if (b.length >= 6 && b.subarray(0, 6).equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00])))
+    return 'xz';
+  return undefined;
+}
+
 /** gzip or xz by the file's first bytes, else none. */
 export async function compressionOf(file: string): Promise<'gz' | 'xz' | undefined> {
   const fh = await open(file, 'r');
   try {
     const b = Buffer.alloc(6);
     const { bytesRead } = await fh.read(b, 0, 6, 0);
-    if (bytesRead >= 2 && b[0] === 0x1f && b[1] === 0x8b) return 'gz';
-    if (bytesRead >= 6 && b.equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]))) return 'xz';
-    return undefined;
+    return compressionOfHead(b.subarray(0, bytesRead));
   } finally {
     await fh.close();
   }

@@ -31,13 +31,13 @@ export interface DownloadResult {
   digest?: string;
 }
 
-async function extraCas(dir: string | undefined): Promise<string[]> {
+export async function extraCas(dir: string | undefined): Promise<string[]> {
   if (!dir) return [];
   const names = (await readdir(dir)).filter((n) => !n.startsWith('.')).sort();
   return Promise.all(names.map((n) => readFile(join(dir, n), 'utf8')));
 }
 
-function headersOf(o: DownloadOptions): Record<string, string> {
+export function headersOf(o: DownloadOptions): Record<string, string> {
   const h: Record<string, string> = { 'user-agent': 'kubevirt-ts-cdi-importer' };
   for (const line of o.extraHeaders ?? []) {
     const i = line.indexOf(':');

@@ -1,6 +1,6 @@
 /**
  * One import (CDI's importer, `kubevirt-ts cdi-importer`): fetch the source into scratch
- * space, verify its checksum, decompress, check format and size, and write it as raw to
+ * space (or take the registry image's disk an init container put there), verify its checksum, decompress, check format and size, and write it as raw to
  * the target: `disk.img` on a filesystem volume, the device itself on a block volume.
  *
  * A filesystem target is written as `disk.img.tmp` and renamed into place only when it is
@@ -9,12 +9,21 @@
  * place, and only the pod's success (which the DataVolume waits for) says it is whole.
  */
 import { constants } from 'node:fs';
-import { open, rename, rm, statfs, truncate } from 'node:fs/promises';
+import { open, rename, rm, stat, statfs, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DISK_IMAGE, type ImportRequest } from '../common/cdi-import-request';
+import { DISK_IMAGE, type ImportRequest, REGISTRY_IMAGE_FILE } from '../common/cdi-import-request';
 import { runTool } from '../common/run-tool';
-import { compressionOf, convertToRaw, decompress, imageInfo, imageProblem } from './disk-image';
+import {
+  compressionOf,
+  compressionOfHead,
+  convertToRaw,
+  decompress,
+  imageInfo,
+  imageProblem,
+} from './disk-image';
 import { download } from './http-download';
+import { openRangeSource } from './http-ranges';
+import { startNbdExport } from './nbd-export';
 
 /** Where the importer reads and writes. */
 export interface ImportPaths {
@@ -57,6 +66,102 @@ async function blockDeviceBytes(dev: string): Promise<number> {
   return Number((await runTool('blockdev', ['--getsize64', dev])).trim());
 }
 
+/** Where qemu-img reads the source, and what to undo after. */
+interface FetchedSource {
+  /** A local file in scratch, or the NBD export's URI. */
+  image: string;
+  done(): Promise<void>;
+}
+
+/**
+ * An http source without a checksum whose server answers ranges, and which is not
+ * compressed, is streamed: qemu-img reads it through a local NBD export of the URL and
+ * converts as it arrives (one pass, no scratch copy), as CDI's importer does through
+ * nbdkit. A checksum needs every byte in order, compression a decompressor; without ranges
+ * the server can only be read whole: those are downloaded first.
+ */
+async function streamedSource(req: ImportRequest, scratchDir: string, log: (line: string) => void) {
+  if (req.source !== 'http' || req.checksum) return undefined;
+  const source = await openRangeSource({
+    url: req.endpoint!,
+    basicAuth: req.basicAuth,
+    extraHeaders: req.extraHeaders,
+    certDir: req.certDir,
+  });
+  if (!source) return undefined;
+  if (compressionOfHead(source.head)) {
+    source.close();
+    return undefined;
+  }
+  const nbd = await startNbdExport(join(scratchDir, 'source.nbd'), source).catch((err) => {
+    source.close();
+    throw err;
+  });
+  log(`streaming ${source.size} bytes from ${req.endpoint} by ranges`);
+  return {
+    image: nbd.uri,
+    readError: nbd.readError,
+    done: async () => {
+      await nbd.close();
+      source.close();
+    },
+  };
+}
+
+/**
+ * The source where qemu-img reads it: streamed (above), or a local file in scratch,
+ * decompressed: downloaded (http, its checksum checked) or the copy the registry init
+ * container left.
+ */
+async function fetchSource(
+  req: ImportRequest,
+  scratchDir: string,
+  log: (line: string) => void,
+): Promise<FetchedSource> {
+  let source: string;
+  if (req.source === 'registry') {
+    source = join(scratchDir, REGISTRY_IMAGE_FILE);
+    const st = await stat(source).catch(() => undefined);
+    if (!st?.isFile())
+      throw new Error(`the registry image's disk was not copied to ${source} (the init container's job)`);
+    log(`the disk of ${req.endpoint} is ${st.size} bytes`);
+  } else {
+    source = join(scratchDir, 'source');
+    await rm(source, { force: true });
+    let lastPct = -10;
+    const got = await download(
+      {
+        url: req.endpoint!,
+        basicAuth: req.basicAuth,
+        extraHeaders: req.extraHeaders,
+        certDir: req.certDir,
+        hashAlgorithm: req.checksum?.algorithm,
+        onProgress: (done, total) => {
+          const pct = total ? Math.floor((100 * done) / total) : -1;
+          if (pct >= lastPct + 10) {
+            lastPct = pct;
+            log(`downloaded ${done} of ${total} bytes`);
+          }
+        },
+      },
+      source,
+    );
+    log(`downloaded ${got.bytes} bytes from ${req.endpoint}`);
+    if (req.checksum && got.digest !== req.checksum.hex)
+      throw new FatalImportError(
+        `checksum mismatch: the source's ${req.checksum.algorithm} is ${got.digest}, the DataVolume's checksum says ${req.checksum.hex}`,
+      );
+  }
+  const compression = await compressionOf(source);
+  let image = source;
+  if (compression) {
+    image = join(scratchDir, 'source.dec');
+    await decompress(compression, source, image);
+    await rm(source, { force: true });
+  }
+  return { image, done: () => rm(image, { force: true }) };
+}
+
 /** Runs one import; errors say what went wrong in words for the DataVolume's condition. */
 export async function runImport(
   req: ImportRequest,
@@ -89,58 +194,41 @@ export async function runImport(
     return { diskBytes: wanted };
   }
 
-  const downloaded = join(paths.scratchDir, 'source');
-  await rm(downloaded, { force: true });
-  let lastPct = -10;
-  const got = await download(
-    {
-      url: req.endpoint!,
-      basicAuth: req.basicAuth,
-      extraHeaders: req.extraHeaders,
-      certDir: req.certDir,
-      hashAlgorithm: req.checksum?.algorithm,
-      onProgress: (done, total) => {
-        const pct = total ? Math.floor((100 * done) / total) : -1;
-        if (pct >= lastPct + 10) {
-          lastPct = pct;
-          log(`downloaded ${done} of ${total} bytes`);
-        }
-      },
-    },
-    downloaded,
-  );
-  log(`downloaded ${got.bytes} bytes from ${req.endpoint}`);
-  if (req.checksum && got.digest !== req.checksum.hex)
-    throw new FatalImportError(
-      `checksum mismatch: the source's ${req.checksum.algorithm} is ${got.digest}, the DataVolume's checksum says ${req.checksum.hex}`,
-    );
-  let image = downloaded;
-  const compression = await compressionOf(downloaded);
-  if (compression) {
-    image = join(paths.scratchDir, 'source.dec');
-    await decompress(compression, downloaded, image);
-    await rm(downloaded, { force: true });
+  const streamed = await streamedSource(req, paths.scratchDir, log);
+  const fetched = streamed ?? (await fetchSource(req, paths.scratchDir, log));
+  const image = fetched.image;
+  let info: Awaited<ReturnType<typeof imageInfo>>;
+  try {
+    try {
+      info = await imageInfo(image);
+      const problem = imageProblem(info);
+      if (problem) throw new FatalImportError(problem);
+      if (info.virtualSize > capacity)
+        throw new FatalImportError(
+          `the image's virtual size ${info.virtualSize} bytes is larger than the ${capacity} bytes the volume can hold`,
+        );
+      if (block) {
+        await convertToRaw(image, info.format, paths.blockDevice, true);
+        await fsyncPath(paths.blockDevice, constants.O_RDWR);
+      } else {
+        await convertToRaw(image, info.format, tmpPath, false);
+        // Grown (sparse) to the size the DataVolume asked for, as CDI resizes the disk.
+        if (req.imageSizeBytes !== undefined && wanted > info.virtualSize)
+          await truncate(tmpPath, Math.floor(wanted / SECTOR) * SECTOR);
+        await fsyncPath(tmpPath);
+        await rename(tmpPath, finalPath);
+        await fsyncPath(paths.dataDir);
+      }
+    } catch (err) {
+      // qemu-img saw an I/O error where the HTTP read failed: say what failed.
+      const readError = streamed?.readError();
+      if (readError && !(err instanceof FatalImportError))
+        throw new Error(`reading ${req.endpoint}: ${readError.message}`);
+      throw err;
+    }
+  } finally {
+    await fetched.done();
   }
-  const info = await imageInfo(image);
-  const problem = imageProblem(info);
-  if (problem) throw new FatalImportError(problem);
-  if (info.virtualSize > capacity)
-    throw new FatalImportError(
-      `the image's virtual size ${info.virtualSize} bytes is larger than the ${capacity} bytes the volume can hold`,
-    );
-  if (block) {
-    await convertToRaw(image, info.format, paths.blockDevice, true);
-    await fsyncPath(paths.blockDevice, constants.O_RDWR);
-  } else {
-    await convertToRaw(image, info.format, tmpPath, false);
-    // Grown (sparse) to the size the DataVolume asked for, as CDI resizes the disk.
-    if (req.imageSizeBytes !== undefined && wanted > info.virtualSize)
-      await truncate(tmpPath, Math.floor(wanted / SECTOR) * SECTOR);
-    await fsyncPath(tmpPath);
-    await rename(tmpPath, finalPath);
-    await fsyncPath(paths.dataDir);
-  }
-  await rm(image, { force: true });
   log(`wrote ${info.format} image (${info.virtualSize} bytes virtual) as raw`);
   const grown = !block && req.imageSizeBytes !== undefined ? wanted : 0;
   return { diskBytes: Math.max(info.virtualSize, grown), format: info.format };

@@ -24,12 +24,18 @@ export const IMPORTER_DATA_DIR = '/data';
 export const IMPORTER_BLOCK_DEVICE = '/dev/cdi-block-volume';
 export const IMPORTER_SCRATCH_DIR = '/scratch';
 export const IMPORTER_CERT_DIR = '/certs';
+/**
+ * A registry import's disk, in the scratch space: the init container running the
+ * containerDisk image copies the image's one file under /disk/ there (then renames it
+ * from `.tmp`), and the importer converts it as it would a download.
+ */
+export const REGISTRY_IMAGE_FILE = 'registry-image';
 /** The disk file on a filesystem volume, as KubeVirt reads it. */
 export const DISK_IMAGE = 'disk.img';
 
 export interface ImportRequest {
-  source: 'http' | 'blank';
-  /** http: the URL. */
+  source: 'http' | 'blank' | 'registry';
+  /** http: the URL; registry: the docker:// URL (for the log: the disk is in scratch). */
   endpoint?: string;
   contentType: 'kubevirt' | 'archive';
   /** The disk's size in bytes the DataVolume asked for (the disk is grown to it). */
@@ -47,8 +53,8 @@ export interface ImportRequest {
 /** Parses the importer's environment; errors name the variable. */
 export function importRequestFromEnv(env: NodeJS.ProcessEnv): ImportRequest {
   const source = env[ImporterEnv.source];
-  if (source !== 'http' && source !== 'blank')
-    throw new Error(`${ImporterEnv.source}: ${JSON.stringify(source)} is not http or blank`);
+  if (source !== 'http' && source !== 'blank' && source !== 'registry')
+    throw new Error(`${ImporterEnv.source}: ${JSON.stringify(source)} is not http, registry or blank`);
   const endpoint = env[ImporterEnv.endpoint] || undefined;
   if (source === 'http') {
     let url: URL;

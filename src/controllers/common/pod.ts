@@ -158,6 +158,7 @@ export interface Pod {
     phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
     conditions?: PodCondition[];
     containerStatuses?: ContainerStatus[];
+    initContainerStatuses?: ContainerStatus[];
     podIP?: string;
     podIPs?: Array<{ ip: string }>;
     hostIP?: string;

@@ -92,7 +92,6 @@ describe('fixture manifests', () => {
     },
     { files: 45, objects: 43 },
     {
-      'vm-datavolume.yaml': ['spec.dataVolumeTemplates[0].spec.source.registry'],
       'vmi-gpu-dra.yaml': [
         'spec.resourceClaims',
         'spec.domain.devices.gpus[0].claimName',
@@ -115,7 +114,6 @@ describeUpstream('upstream examples', (upstream) => {
     },
     { files: 47, objects: 42 },
     {
-      'vm-alpine-datavolume.yaml': ['spec.dataVolumeTemplates[0].spec.source.registry'],
       'vmi-dra-pgpu.yaml': [
         'spec.resourceClaims',
         'spec.domain.devices.gpus[0].claimName',

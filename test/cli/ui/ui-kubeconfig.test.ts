@@ -18,7 +18,12 @@ import { openTarget } from '../../../src/cli/commands/virtctl/target';
 import { UiBackend } from '../../../src/cli/ui/backend';
 import { startUiServer, type UiServer } from '../../../src/cli/ui/server';
 import { KubeClient } from '../../../src/controllers/runtime/kube/client';
-import { NamespaceType, VirtualMachineType } from '../../../src/controllers/runtime/resources';
+import {
+  DataVolumeType,
+  NamespaceType,
+  VirtualMachineClusterInstancetypeType,
+  VirtualMachineType,
+} from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import { integration } from '../../support/integration';
 import {
@@ -29,6 +34,7 @@ import {
   unavailableReason,
 } from '../../support/kube';
 
+const shotsDir = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../../docs/ui');
 const CHROMIUM = process.env.KUBEVIRT_TS_CHROMIUM ?? '/usr/bin/chromium';
 const run = integration(
   'web console with --kubeconfig in Chromium',
@@ -71,6 +77,9 @@ describe.runIf(run)('kubevirt-ts ui --kubeconfig against a real API server', () 
         '--for=condition=Established',
         '--timeout=60s',
         'crd/virtualmachines.kubevirt.io',
+        'crd/datavolumes.cdi.kubevirt.io',
+        'crd/virtualmachineclusterinstancetypes.instancetype.kubevirt.io',
+        'crd/virtualmachinesnapshots.snapshot.kubevirt.io',
       ],
       { encoding: 'utf8' },
     );
@@ -133,5 +142,82 @@ describe.runIf(run)('kubevirt-ts ui --kubeconfig against a real API server', () 
     expect(key).toMatch(/^[A-Za-z0-9+/=]{41,}$/);
     expect(seen.length).toBeGreaterThan(2);
     for (const body of seen) expect(body.includes(key)).toBe(false);
+  }, 120_000);
+
+  it('creates a VM from an instance type and a URL import, shows its DataVolume importing, and lists the other kinds', async () => {
+    await client.create(VirtualMachineClusterInstancetypeType, {
+      apiVersion: 'instancetype.kubevirt.io/v1beta1',
+      kind: 'VirtualMachineClusterInstancetype',
+      metadata: { name: `ui-small-${process.pid}` },
+      spec: { cpu: { guest: 1 }, memory: { guest: '128Mi' } },
+    } as KubeObject);
+    await page.goto(`${server.origin}/#/create`);
+    await page.fill('#f-name', 'k3');
+    await page.fill('#f-namespace', ns);
+    await page.selectOption('#f-source', 'http');
+    expect(await page.textContent('label[for="f-image"]')).toBe('Image URL');
+    await page.fill('#f-image', 'http://127.0.0.1:1/disk.qcow2');
+    await page.fill('#f-size', '64Mi');
+    // The namespace's catalog: the cluster instance type is offered; choosing it hides CPU and memory.
+    await page.locator('#f-namespace').dispatchEvent('change');
+    const itValue = `VirtualMachineClusterInstancetype/ui-small-${process.pid}`;
+    await expect.poll(() => page.locator(`#f-instancetype option[value="${itValue}"]`).count()).toBe(1);
+    await page.selectOption('#f-instancetype', itValue);
+    expect(await page.isVisible('#f-cores')).toBe(false);
+    await page.selectOption('#f-runStrategy', 'Halted');
+    await page.click('form.create button[type="submit"]');
+    await expect.poll(() => page.url(), { timeout: 30_000 }).toContain(`#/vm/${ns}/k3`);
+    const vm = (await client.get(VirtualMachineType, 'k3', ns)) as KubeObject & {
+      spec: {
+        instancetype?: unknown;
+        dataVolumeTemplates: Array<{ spec: Record<string, unknown> }>;
+        template: { spec: { domain: { cpu?: unknown }; volumes: unknown[] } };
+      };
+    };
+    expect(vm.spec.instancetype).toEqual({
+      kind: 'VirtualMachineClusterInstancetype',
+      name: `ui-small-${process.pid}`,
+    });
+    expect(vm.spec.template.spec.domain.cpu).toBeUndefined();
+    expect(vm.spec.dataVolumeTemplates).toEqual([
+      {
+        metadata: { name: 'k3-root' },
+        spec: {
+          source: { http: { url: 'http://127.0.0.1:1/disk.qcow2' } },
+          storage: { resources: { requests: { storage: '64Mi' } } },
+        },
+      },
+    ]);
+    expect(vm.spec.template.spec.volumes).toEqual([{ name: 'root', dataVolume: { name: 'k3-root' } }]);
+    await expect
+      .poll(() => page.textContent('dd[data-field="instance-type"]'), { timeout: 30_000 })
+      .toBe(`ui-small-${process.pid} (VirtualMachineClusterInstancetype)`);
+    // No CDI runs on this control plane: the test writes the DataVolume's status as CDI would.
+    const dv = await client.create(DataVolumeType, {
+      apiVersion: 'cdi.kubevirt.io/v1beta1',
+      kind: 'DataVolume',
+      metadata: { name: 'k3-root', namespace: ns },
+      spec: vm.spec.dataVolumeTemplates[0]?.spec,
+    } as KubeObject);
+    await client.updateStatus(DataVolumeType, {
+      ...dv,
+      status: { phase: 'ImportInProgress', progress: '45.20%' },
+    });
+    const bar = page.locator('span.dv-status[data-dv="k3-root"] progress');
+    await expect.poll(() => bar.getAttribute('value'), { timeout: 30_000 }).toBe('45.2');
+    expect(await page.getAttribute('span.dv-status[data-dv="k3-root"]', 'data-phase')).toBe(
+      'ImportInProgress',
+    );
+    await page.screenshot({ path: path.join(shotsDir, 'import-progress.png') });
+
+    await page.goto(`${server.origin}/#/resources/${ns}`);
+    await expect
+      .poll(() => page.getAttribute('table[data-list="datavolumes"] span.dv-status progress', 'value'), {
+        timeout: 30_000,
+      })
+      .toBe('45.2');
+    expect(await page.textContent('p[data-list="vmis"]')).toBe('None.');
+    expect(await page.textContent('p[data-list="snapshots"]')).toBe('None.');
+    expect(await page.textContent('p[data-list="migrations"]')).toBe('None.');
   }, 120_000);
 });

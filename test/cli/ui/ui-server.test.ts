@@ -171,6 +171,28 @@ describe('kubevirt-ts ui server', () => {
     expect(status.details.causes[0].field).toBe('metadata.name');
   });
 
+  it("answers the usage graphs' path with 404 and the way to get them where no source is set (a cluster without --prometheus)", async () => {
+    const r = await request(server.origin, '/api/vms/default/vm1/usage', { headers: { cookie } });
+    expect(r.status).toBe(404);
+    expect(JSON.parse(r.body).message).toContain('kubevirt-ts ui --prometheus URL');
+  });
+
+  it('lists only the kinds it offers (VMIs, migrations, DataVolumes, snapshots), and the create form its catalog', async () => {
+    const vmis = await request(server.origin, '/api/list/vmis?namespace=default', { headers: { cookie } });
+    expect(vmis.status).toBe(200);
+    expect(JSON.parse(vmis.body)).toEqual({ items: [] });
+    for (const kind of ['secrets', 'pods', 'constructor', '__proto__']) {
+      const r = await request(server.origin, `/api/list/${kind}`, { headers: { cookie } });
+      expect(r.status, kind).toBe(404);
+    }
+    const badNs = await request(server.origin, '/api/list/vmis?namespace=..%2Fsecrets', {
+      headers: { cookie },
+    });
+    expect(badNs.status).toBe(400);
+    const catalog = await request(server.origin, '/api/catalog?namespace=default', { headers: { cookie } });
+    expect(JSON.parse(catalog.body)).toEqual({ instancetypes: [], preferences: [] });
+  });
+
   it('is no open proxy: paths outside the console API are 404', async () => {
     for (const path of [
       '/api/v1/secrets',

@@ -239,21 +239,102 @@ describe('DataVolume controller (embedded store)', () => {
   });
 
   it('refuses sources not built yet, naming the field', async () => {
-    await store.create(
-      DataVolumeType,
-      dv('reg', { registry: { url: 'docker://quay.io/x/y' } }) as KubeObject,
-    );
-    const d = await phase('reg', 'Failed');
+    await store.create(DataVolumeType, dv('s3', { s3: { url: 'https://s3.example/b/d.img' } }) as KubeObject);
+    const d = await phase('s3', 'Failed');
     expect(d.status?.conditions).toContainEqual(
       expect.objectContaining({
         type: 'Ready',
         status: 'False',
         reason: 'ErrInvalidSpec',
-        message:
-          'DataVolume/reg: spec.source.registry: registry (containerDisk image) imports are not supported yet',
+        message: 'DataVolume/s3: spec.source.s3: S3 sources are not supported (no outside network here)',
       }),
     );
+    // A registry source: only docker:// references, and no credentials (the node pulls).
+    await store.create(
+      DataVolumeType,
+      dv('reg-bad', { registry: { url: 'oci-archive:///x.tar', secretRef: 'creds' } }) as KubeObject,
+    );
+    const bad = await phase('reg-bad', 'Failed');
+    expect(bad.status?.conditions?.find((c) => c.type === 'Ready')?.message).toBe(
+      'DataVolume/reg-bad: spec.source.registry.url: "oci-archive:///x.tar": only docker:// image references are supported (oci-archive:// is not); ' +
+        "DataVolume/reg-bad: spec.source.registry.secretRef: registry credentials are not supported: the image is pulled by the node's container runtime (use the node's pull configuration)",
+    );
+    await store.create(
+      DataVolumeType,
+      dv('reg-ref', { registry: { url: 'docker://Quay.io/x y', pullMethod: 'skopeo' } }) as KubeObject,
+    );
+    const ref = await phase('reg-ref', 'Failed');
+    expect(ref.status?.conditions?.find((c) => c.type === 'Ready')?.message).toBe(
+      'DataVolume/reg-ref: spec.source.registry.url: "docker://Quay.io/x y" is not a valid image reference; ' +
+        'DataVolume/reg-ref: spec.source.registry.pullMethod: "skopeo" is not pod or node',
+    );
     expect((await store.list(PersistentVolumeClaimType, { namespace: NS })).items).toHaveLength(0);
+  });
+
+  it('registry import: the containerDisk image runs as an init container copying its disk to scratch', async () => {
+    const url = 'docker://localhost/kubevirt-ts/tiny-guest-containerdisk:latest';
+    await store.create(DataVolumeType, dv('reg', { registry: { url, pullMethod: 'node' } }) as KubeObject);
+    const claim = await waitFor('claim', () =>
+      store.get<KubeObject>(PersistentVolumeClaimType, 'reg', NS).catch(() => undefined),
+    );
+    expect(claim.metadata?.annotations).toMatchObject({
+      'cdi.kubevirt.io/storage.import.source': 'registry',
+      'cdi.kubevirt.io/storage.import.endpoint': url,
+      'cdi.kubevirt.io/storage.import.registryImportMethod': 'node',
+    });
+    await store.updateStatus(PersistentVolumeClaimType, {
+      ...claim,
+      status: { phase: 'Bound' },
+    } as KubeObject);
+    const p = await pod('importer-reg');
+    const init = p.spec!.initContainers as unknown as Array<Record<string, unknown>>;
+    expect(init.map((c) => [c.name, c.image, c.imagePullPolicy])).toEqual([
+      ['init', 'kubevirt-ts/launcher:test', 'IfNotPresent'],
+      ['registry', 'localhost/kubevirt-ts/tiny-guest-containerdisk:latest', 'IfNotPresent'],
+    ]);
+    expect(init[0].command).toEqual(['cp', '/bin/busybox', '/cdi-bin/busybox']);
+    expect(init[1].command).toEqual([
+      '/cdi-bin/busybox',
+      'sh',
+      '-c',
+      expect.stringContaining('set -- /disk/*'),
+    ]);
+    expect(init[1].volumeMounts).toContainEqual({ name: 'cdi-scratch-vol', mountPath: '/scratch' });
+    expect(p.spec!.containers[0].env).toEqual(
+      expect.arrayContaining([
+        { name: 'IMPORTER_SOURCE', value: 'registry' },
+        { name: 'IMPORTER_ENDPOINT', value: url },
+      ]),
+    );
+    // An image the node cannot get: the kubelet's reason shows while the pod waits.
+    await setPod('importer-reg', {
+      phase: 'Pending',
+      initContainerStatuses: [
+        { name: 'init', state: { terminated: { exitCode: 0 } } },
+        { name: 'registry', state: { waiting: { reason: 'ErrImageNeverPull', message: 'not present' } } },
+      ],
+      containerStatuses: [{ name: 'importer', state: { waiting: { reason: 'PodInitializing' } } }],
+    });
+    await waitFor('the pull error shown', async () =>
+      (await getDv('reg')).status?.conditions?.find(
+        (c) => c.type === 'Running' && c.reason === 'ErrImageNeverPull' && c.message === 'not present',
+      ),
+    );
+    // An init container that fails (an image that is no containerDisk) says why: fatal.
+    const msg = 'the registry image must hold exactly one disk image file under /disk/ (a containerDisk)';
+    await setPod('importer-reg', {
+      phase: 'Failed',
+      initContainerStatuses: [
+        { name: 'init', state: { terminated: { exitCode: 0 } } },
+        {
+          name: 'registry',
+          state: { terminated: { exitCode: 2, message: JSON.stringify({ message: msg, fatal: true }) } },
+        },
+      ],
+      containerStatuses: [{ name: 'importer', state: { waiting: { reason: 'PodInitializing' } } }],
+    });
+    const d = await phase('reg', 'Failed');
+    expect(d.status?.conditions?.find((c) => c.type === 'Running')?.message).toBe(msg);
   });
 
   it('a PVC of the same name not made for it is left alone', async () => {

@@ -5,8 +5,8 @@
  * should (fatal or not).
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -34,6 +34,7 @@ describe.skipIf(!hasQemuImg)('cdi-importer (qemu-img and a loopback server)', ()
   let server: Server;
   let base: string;
   const files = new Map<string, Buffer>();
+  const rangeRequests: string[] = [];
   let raw: Buffer;
 
   beforeAll(async () => {
@@ -65,6 +66,31 @@ describe.skipIf(!hasQemuImg)('cdi-importer (qemu-img and a loopback server)', ()
     files.set('/disk.raw.gz', gzipSync(raw));
     files.set('/child.qcow2', readFileSync(join(dir, 'child.qcow2')));
     server = createServer((req, res) => {
+      // /ranged/<file> answers Range requests (the streamed path); /flaky/<file> answers
+      // the first (the probe) and fails the rest.
+      const ranged = /^\/(ranged|flaky)(\/.*)$/.exec(req.url ?? '');
+      if (ranged && files.has(ranged[2])) {
+        const data = files.get(ranged[2])!;
+        const r = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+        if (!r) {
+          res.writeHead(200, { 'content-length': data.length }).end(data);
+          return;
+        }
+        rangeRequests.push(`${ranged[1]} ${r[1]}-${r[2]}`);
+        if (ranged[1] === 'flaky' && r[1] !== '0') {
+          res.writeHead(500).end();
+          return;
+        }
+        const from = Number(r[1]);
+        const to = Math.min(Number(r[2]), data.length - 1);
+        res
+          .writeHead(206, {
+            'content-length': to - from + 1,
+            'content-range': `bytes ${from}-${to}/${data.length}`,
+          })
+          .end(data.subarray(from, to + 1));
+        return;
+      }
       const body = files.get(req.url ?? '');
       if (req.url === '/auth.qcow2') {
         if (req.headers.authorization !== `Basic ${Buffer.from('me:pw').toString('base64')}`) {
@@ -126,6 +152,54 @@ describe.skipIf(!hasQemuImg)('cdi-importer (qemu-img and a loopback server)', ()
     expect(existsSync(join(t.scratchDir, 'source'))).toBe(false);
   });
 
+  it('a server answering ranges is streamed through the NBD export (no scratch copy); a checksum or compression downloads', async () => {
+    // 4 MiB + 2 sectors of raw: qemu-img's reads cross the 4 MiB block boundary.
+    const big = Buffer.concat([raw, Buffer.from('x'.repeat(1024))]);
+    files.set('/big.raw', big);
+    const t = target('ranged');
+    const lines: string[] = [];
+    rangeRequests.length = 0;
+    const out = await runImport(req({ endpoint: `${base}/ranged/big.raw` }), t, (l) => lines.push(l));
+    expect(out).toEqual({ diskBytes: big.length, format: 'raw' });
+    expect(readFileSync(join(t.dataDir, 'disk.img')).equals(big)).toBe(true);
+    expect(lines).toContain(`streaming ${big.length} bytes from ${base}/ranged/big.raw by ranges`);
+    // The probe, then whole blocks (4 MiB aligned), each once.
+    expect(rangeRequests).toEqual(['ranged 0-5', 'ranged 0-4194303', 'ranged 4194304-4195327']);
+    expect(readdirSync(t.scratchDir)).toEqual([]);
+
+    const t2 = target('ranged-qcow2');
+    await runImport(req({ endpoint: `${base}/ranged/disk.qcow2`, imageSizeBytes: 8 << 20 }), t2, (l) =>
+      lines.push(l),
+    );
+    expect(readFileSync(join(t2.dataDir, 'disk.img')).subarray(0, raw.length).equals(raw)).toBe(true);
+
+    lines.length = 0;
+    const sum = createHash('sha256').update(files.get('/disk.qcow2')!).digest('hex');
+    await runImport(
+      req({ endpoint: `${base}/ranged/disk.qcow2`, checksum: { algorithm: 'sha256', hex: sum } }),
+      target('ranged-sum'),
+      (l) => lines.push(l),
+    );
+    await runImport(req({ endpoint: `${base}/ranged/disk.raw.gz` }), target('ranged-gz'), (l) =>
+      lines.push(l),
+    );
+    expect(lines.filter((l) => l.startsWith('streaming'))).toEqual([]);
+    expect(lines.filter((l) => l.startsWith('downloaded') && l.includes(' from '))).toHaveLength(2);
+  });
+
+  it('a range read failing mid-stream is a plain (retried) error naming the URL', async () => {
+    const t = target('flaky');
+    // Past the first 4 MiB block, which the flaky server still serves.
+    files.set('/five.raw', randomBytes(5 << 20));
+    const err = await runImport(req({ endpoint: `${base}/flaky/five.raw` }), t).catch((e) => e);
+    expect(err).not.toBeInstanceOf(FatalImportError);
+    expect(err.message).toBe(
+      `reading ${base}/flaky/five.raw: http data source ${base}/flaky/five.raw answered 500 to a range request`,
+    );
+    expect(existsSync(join(t.dataDir, 'disk.img'))).toBe(false);
+    expect(readdirSync(t.scratchDir)).toEqual([]);
+  });
+
   it('gzip-compressed raw and basic auth', async () => {
     const t = target('gz');
     await runImport(req({ endpoint: `${base}/disk.raw.gz` }), t);
@@ -162,6 +236,24 @@ describe.skipIf(!hasQemuImg)('cdi-importer (qemu-img and a loopback server)', ()
     expect(e2.message).toMatch(
       /^Unable to connect to http data source http:\/\/127\.0\.0\.1:1\/x\.img: .*ECONNREFUSED/,
     );
+  });
+
+  it('registry: converts the disk the init container copied into scratch; none there is a retried error', async () => {
+    const t = target('registry');
+    writeFileSync(join(t.scratchDir, 'registry-image'), files.get('/disk.qcow2')!);
+    const out = await runImport(
+      req({ source: 'registry', endpoint: 'docker://localhost/x/disk:latest', imageSizeBytes: 8 << 20 }),
+      t,
+    );
+    expect(out).toEqual({ diskBytes: 8 << 20, format: 'qcow2' });
+    expect(readFileSync(join(t.dataDir, 'disk.img')).subarray(0, raw.length).equals(raw)).toBe(true);
+    expect(existsSync(join(t.scratchDir, 'registry-image'))).toBe(false);
+    const err = await runImport(
+      req({ source: 'registry', endpoint: 'docker://x' }),
+      target('reg-none'),
+    ).catch((e) => e);
+    expect(err).not.toBeInstanceOf(FatalImportError);
+    expect(err.message).toMatch(/^the registry image's disk was not copied to .*registry-image/);
   });
 
   it('blank makes a sparse disk.img of the asked size', async () => {

@@ -14,6 +14,7 @@ import {
   unmountPoolFilesystem,
 } from '../../../src/controllers/csi-driver/pool-filesystem';
 import { integration } from '../../support/integration';
+import { describeForeign, foreignMountsOf, unmountForeign } from './foreign-mounts';
 
 function has(cmd: string): boolean {
   try {
@@ -64,7 +65,7 @@ export async function makeTestPool(sizeBytes = 2 * 1024 ** 3): Promise<TestPool>
       }
       // What a failed test left is cleaned up too (the host is shared), and then reported;
       // a loop device the kernel is still clearing (see assertNothingLeft) is not left.
-      const left = await settledLeftovers(base, 5_000);
+      const left = await withoutForeignCopies(base, await settledLeftovers(base, 5_000));
       await forceClean(left);
       await unmountPoolFilesystem(dir).catch(() => {});
       await assertNothingLeft(base);
@@ -75,7 +76,7 @@ export async function makeTestPool(sizeBytes = 2 * 1024 ** 3): Promise<TestPool>
 }
 
 /** What is under `base` once it stops shrinking for up to `ms` (async loop autoclear). */
-async function settledLeftovers(base: string, ms: number) {
+async function settledLeftovers(base: string, ms: number): Promise<Leftovers> {
   const end = Date.now() + ms;
   let left = await leftovers(base);
   while ((left.mounts.length || left.loops.length) && Date.now() < end) {
@@ -85,7 +86,29 @@ async function settledLeftovers(base: string, ms: number) {
   return left;
 }
 
-async function leftovers(base: string) {
+/**
+ * `left` less the loop devices that only copies of the pool's mount in other mount
+ * namespaces held (see foreign-mounts.ts): those copies are unmounted where they are,
+ * logged, and the devices that then clear are not the test's leftovers.
+ */
+async function withoutForeignCopies(base: string, left: Leftovers): Promise<Leftovers> {
+  if (!left.loops.length) return left;
+  const foreign = await foreignMountsOf(left.loops);
+  if (!foreign.length) return left;
+  process.stderr.write(
+    `[pool-fixture] ${base}: ${left.loops.join(', ')} held by copies of the pool's mount in other mount namespaces: ${describeForeign(foreign)}; unmounting them there\n`,
+  );
+  unmountForeign(foreign);
+  const after = await settledLeftovers(base, 10_000);
+  return { mounts: left.mounts, loops: left.loops.filter((l) => after.loops.includes(l)) };
+}
+
+interface Leftovers {
+  mounts: string[];
+  loops: string[];
+}
+
+async function leftovers(base: string): Promise<Leftovers> {
   const mounts = (await readFile('/proc/self/mountinfo', 'utf8'))
     .split('\n')
     .map((l) => l.split(' ')[4])
@@ -116,7 +139,7 @@ async function forceClean(left: { mounts: string[]; loops: string[] }): Promise<
  * run under load failed on a loop device that was on its way out).
  */
 export async function assertNothingLeft(base: string, settleMs = 10_000): Promise<void> {
-  const left = await settledLeftovers(base, settleMs);
+  const left = await withoutForeignCopies(base, await settledLeftovers(base, settleMs));
   if (left.mounts.length || left.loops.length) throw leftBehind(base, left);
 }
 

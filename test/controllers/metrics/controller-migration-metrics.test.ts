@@ -11,10 +11,10 @@ import type {
   VirtualMachineInstanceMigration,
 } from '../../../src/api/generated/types';
 import { VmiResource } from '../../../src/controllers/common/vmi-resource';
+import { parseExposition } from '../../../src/controllers/metrics/exposition';
 import { scrape } from '../../../src/controllers/metrics/server';
 import { VirtualMachineInstanceMigrationType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
-import { parseExposition } from '../../support/exposition';
 import { type Harness, startHarness, waitFor } from '../virt-controller/services/embedded-harness';
 
 const vmi = (name: string): VirtualMachineInstance => ({

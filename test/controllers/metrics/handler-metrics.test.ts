@@ -5,9 +5,9 @@
  * returns at its deadline with what it has.
  */
 import { describe, expect, it } from 'vitest';
+import { parseExposition } from '../../../src/controllers/metrics/exposition';
 import { HandlerMetrics, type StatsTarget } from '../../../src/controllers/metrics/handler-metrics';
 import { scrape } from '../../../src/controllers/metrics/server';
-import { parseExposition } from '../../support/exposition';
 
 const params = {
   'cpu.time': 5_000_000_000,

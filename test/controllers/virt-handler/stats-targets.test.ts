@@ -7,12 +7,12 @@ import { describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
 import type { Pod } from '../../../src/controllers/common/pod';
 import { domainSamples } from '../../../src/controllers/metrics/domain-stats';
+import { parseExposition } from '../../../src/controllers/metrics/exposition';
 import { HandlerMetrics } from '../../../src/controllers/metrics/handler-metrics';
 import { scrape } from '../../../src/controllers/metrics/server';
 import type { LauncherConnections } from '../../../src/controllers/virt-handler/launcher-connections';
 import { interfaceAliases, statsTargets } from '../../../src/controllers/virt-handler/stats-targets';
 import { tapName } from '../../../src/converter/configurators/interfaces';
-import { parseExposition } from '../../support/exposition';
 
 const vmi: VirtualMachineInstance = {
   apiVersion: 'kubevirt.io/v1',

@@ -74,10 +74,26 @@ export const dataVolumeFieldSupport: FieldRegistry = {
   'source.http.url': { effect: CDI },
   'source.imageio.**': { refused: 'oVirt imageio sources are not supported', rule: DV_RULE },
   'source.pvc.**': { refused: 'PVC clones are not supported yet', rule: DV_RULE },
-  'source.registry.**': {
-    refused: 'registry (containerDisk image) imports are not supported yet',
+  'source.registry.certConfigMap': {
+    refused:
+      "registry certificates are not supported: the image is pulled by the node's container runtime (use the node's registry configuration)",
     rule: DV_RULE,
   },
+  'source.registry.imageStream': {
+    refused: 'imageStream (OpenShift image streams) is not supported',
+    rule: DV_RULE,
+  },
+  'source.registry.platform.**': {
+    refused: 'platform selection is not supported: the node pulls the image for its own architecture',
+    rule: DV_RULE,
+  },
+  'source.registry.pullMethod': { effect: CDI },
+  'source.registry.secretRef': {
+    refused:
+      "registry credentials are not supported: the image is pulled by the node's container runtime (use the node's pull configuration)",
+    rule: DV_RULE,
+  },
+  'source.registry.url': { effect: CDI },
   'source.s3.**': { refused: 'S3 sources are not supported (no outside network here)', rule: DV_RULE },
   'source.snapshot.**': { refused: 'VolumeSnapshot sources are not supported yet', rule: DV_RULE },
   'source.upload': {
