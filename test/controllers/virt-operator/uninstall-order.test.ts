@@ -23,7 +23,7 @@ afterEach(async () => {
 
 describe('deleteCrdsFirst', () => {
   it('deletes only the managed CRDs, leaves the Deployments, and counts the CRDs not yet gone', async () => {
-    const s = await EmbeddedStore.open({ types: installedTypes });
+    const s = await EmbeddedStore.open({ types: [...installedTypes] });
     store = s;
     await s.create(NamespaceType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     // A CRD of the install (the embedded store serves the kubevirt.io kinds itself, so another group).
