@@ -9,6 +9,8 @@ import {
   dataVolumeFieldSupport,
   type FieldRegistry,
   isRefused,
+  migrationConfigurationFieldSupport,
+  migrationPolicyFieldSupport,
   patternField,
   vmFieldSupport,
   vmiFieldSupport,
@@ -34,10 +36,13 @@ function section(title: string, prefix: string, registry: FieldRegistry): string
 
 /** The docs page text. */
 export function renderUnsupportedFieldsDoc(): string {
-  const total = [vmiFieldSupport, vmFieldSupport, dataVolumeFieldSupport].reduce(
-    (n, r) => n + Object.values(r).filter(isRefused).length,
-    0,
-  );
+  const total = [
+    vmiFieldSupport,
+    vmFieldSupport,
+    dataVolumeFieldSupport,
+    migrationConfigurationFieldSupport,
+    migrationPolicyFieldSupport,
+  ].reduce((n, r) => n + Object.values(r).filter(isRefused).length, 0);
   return [
     '# Unsupported fields',
     '',
@@ -61,6 +66,12 @@ export function renderUnsupportedFieldsDoc(): string {
       'spec.',
       dataVolumeFieldSupport,
     ),
+    ...section(
+      "KubeVirt CR's migration configuration (refused by virt-api's KubeVirt webhook; a running component keeps its last valid configuration)",
+      'spec.configuration.migrations.',
+      migrationConfigurationFieldSupport,
+    ),
+    ...section('MigrationPolicy spec (migrations.kubevirt.io)', 'spec.', migrationPolicyFieldSupport),
   ].join('\n');
 }
 

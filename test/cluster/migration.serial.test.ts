@@ -11,7 +11,8 @@
  * the block the guest wrote on A, which it reads back on B), the VMI is on B, the
  * guest did not boot again (its boot marker once, on A's serial log, none on B's; its uptime
  * on B older than the boot seen on A) and its console answers on B. Prints `BENCH migration total_ms=<n>` (the VMIM's creation to
- * Succeeded). Serial: its own cluster.
+ * Succeeded). Then `kubectl drain` of node B (drain-case.ts) moves the VM back to A.
+ * Serial: its own cluster.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,6 +30,7 @@ import { kubectlWith } from '../support/cluster-pods';
 import { BOOT_MARKER } from '../support/guest';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
+import { drainCase } from './drain-case';
 import { consoleAnswers } from './operator-cluster';
 
 const why = clusterUnavailableReason();
@@ -111,7 +113,8 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
       await componentsReady(core, [nodeA, nodeB]);
       const vm = readFileSync(join(repoRoot, 'examples', 'vm-tiny-containerdisk.yaml'), 'utf8').replace(
         'terminationGracePeriodSeconds: 30',
-        'terminationGracePeriodSeconds: 0',
+        // The drain case (drain-case.ts) evicts it: it must migrate.
+        'terminationGracePeriodSeconds: 0\n      evictionStrategy: LiveMigrate',
       );
       writeFileSync(join(dir, 'vm.yaml'), vm);
       kubectl('apply', '-f', join(dir, 'vm.yaml'));
@@ -244,6 +247,27 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
       const read = `$(echo 3 >/proc/sys/vm/drop_caches; dd if=/dev/vda bs=512 skip=4096 count=1 2>/dev/null | grep -c ${DISK_MARK})`;
       expect(await consoleAnswers(info, VM, { expr: read, tag: 'R' })).toBe(1);
       process.stderr.write(`[migration] ${nodeA} -> ${nodeB} in ${totalMs} ms\n`);
+
+      // Then node B drained: the VM goes back to node A (drain-case.ts).
+      const ms = final.status?.migrationState;
+      const unlimited = {
+        bytes: Number(carried[3]),
+        seconds: (Date.parse(ms?.endTimestamp ?? '') - Date.parse(ms?.startTimestamp ?? '')) / 1000,
+      };
+      await drainCase({
+        info,
+        dir,
+        kubectl,
+        core,
+        custom,
+        ns: NS,
+        vm: VM,
+        nodeA,
+        nodeB,
+        markers,
+        booted,
+        unlimited,
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
       const left = await down({ stateDir, bridge: TEST_BRIDGE, log });

@@ -6,6 +6,7 @@
  */
 import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { KubeVirtConfiguration } from '../generated/types';
+import { validateMigrationConfiguration } from './migration-configuration';
 import { isValidQuantity } from './quantity';
 import { validateRestClientConfiguration } from './rest-client';
 import { validateTlsConfiguration } from './tls-configuration';
@@ -125,6 +126,7 @@ export function validateKubeVirtConfiguration(
   }
   errs.push(...validateSeccompConfiguration(cfg, field.child('seccompConfiguration')));
   errs.push(...validateTlsConfiguration(cfg.tlsConfiguration, field.child('tlsConfiguration')));
+  errs.push(...validateMigrationConfiguration(cfg.migrations, field.child('migrations')));
   errs.push(...validateRestClientConfiguration(cfg, field));
   // Log verbosity (klog's --v): the components take it as their level, so whole numbers 0 or more.
   const lv = dev?.logVerbosity;

@@ -190,6 +190,8 @@ export function registerVirtControllerCommand(program: Command): void {
         workers: checked.workers,
         nodeHeartbeatTimeoutMs: checked.nodeHeartbeatTimeoutMs,
         evacuation: true,
+        // Its CRD comes with the install (manifests/01-crds.yaml).
+        migrationPolicies: true,
         instancetypes: true,
         pools: true,
         volumes: true,

@@ -14,6 +14,7 @@ import { type PathMap, pathMapFromEnv } from '../common/path-map';
 import { shortDir } from '../launcher-protocol/short-dir';
 import { ComponentLog } from '../logging/component-log';
 import { launcherVerbosity } from '../logging/launcher-verbosity';
+import { removeContainerDiskCopies } from '../virt-launcher/container-disk-cleanup';
 import { type LauncherDriverFactory, launcherDriverFactories } from '../virt-launcher/drivers';
 import { GuestNetwork } from '../virt-launcher/guest-network';
 import { IMAGE_ROOT_ENV } from '../virt-launcher/image-dirs';
@@ -148,7 +149,11 @@ export function createLauncherContainer(c: LauncherComposition): Container {
         prepareNetwork: args.hypervisor === 'fake' ? undefined : (vmi) => network.prepare(vmi),
         networkReport: () => network.report(),
         networkBackends: args.hypervisor === 'fake' ? undefined : passt,
-        onExit: daemons ? () => daemons.stop() : undefined,
+        onExit: async () => {
+          await daemons?.stop();
+          // The pod's volume containers end once their copies are gone: the pod completes.
+          await removeContainerDiskCopies(paths.containerDiskDir);
+        },
         syncOptions: { useEmulation: args.allowEmulation },
         finalWaitMs: c.finalWaitMs,
         log,

@@ -107,6 +107,18 @@ export const VirtualMachineInstanceMigrationType = rt(
   true,
   true,
 );
+/**
+ * migrations.kubevirt.io/v1alpha1 MigrationPolicy (cluster-scoped): per-VMI migration
+ * settings selected by labels. Served by its CRD on a cluster; not in the embedded store.
+ */
+export const MigrationPolicyType = rt(
+  'migrations.kubevirt.io',
+  'v1alpha1',
+  'MigrationPolicy',
+  'migrationpolicies',
+  false,
+  true,
+);
 /** kubevirt.io/v1 KubeVirt: the install and configuration CR, reconciled by virt-operator. */
 export const KubeVirtType = rt('kubevirt.io', 'v1', 'KubeVirt', 'kubevirts', true, true);
 /**

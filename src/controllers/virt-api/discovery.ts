@@ -34,6 +34,8 @@ export const Subresources: ReadonlyArray<{ name: string; verbs: string[] }> = [
   { name: 'virtualmachines/restart', verbs: ['update'] },
   { name: 'virtualmachines/migrate', verbs: ['update'] },
   { name: 'virtualmachines/expand-spec', verbs: ['get'] },
+  { name: 'virtualmachines/evacuate/cancel', verbs: ['update'] },
+  { name: 'virtualmachineinstances/evacuate/cancel', verbs: ['update'] },
   { name: 'virtualmachines/objectgraph', verbs: ['get'] },
   { name: 'virtualmachineinstances/objectgraph', verbs: ['get'] },
 ];

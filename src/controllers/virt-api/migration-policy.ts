@@ -1,11 +1,14 @@
 /**
  * Validation of `migrations.kubevirt.io` MigrationPolicy objects, as upstream's
  * migration-policy admitter: quantities and timeouts must not be negative, and the
- * selectors must be label maps.
+ * selectors must be label maps; the settings kubevirt-ts does not implement are refused
+ * with the reason (field-support/migration-fields.ts).
  */
 import { parseQuantity } from '../../api/config/quantity';
-import type { FieldError } from '../../api/errors';
+import { type FieldError, FieldPath } from '../../api/errors';
+import { migrationPolicyFieldSupport } from '../../api/validation/field-support';
 import { validateObjectMeta } from '../../api/validation/names';
+import { validateUnsupportedFields } from '../../api/validation/unsupported-fields';
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -64,5 +67,6 @@ export function validateMigrationPolicy(obj: Record<string, unknown>): FieldErro
       }
     }
   }
+  errors.push(...validateUnsupportedFields(FieldPath.of('spec'), spec, migrationPolicyFieldSupport));
   return errors;
 }

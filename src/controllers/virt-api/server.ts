@@ -34,6 +34,7 @@ import {
   SUBRESOURCE_VERSIONS,
   versionInfo,
 } from './discovery';
+import { evacuateCancel } from './evacuate-cancel';
 import {
   authenticate,
   loadRequestHeaderConfig,
@@ -49,7 +50,7 @@ import { parseRequestPath, type RequestPath, type SubresourceRoute, subresourceR
 import { isStream, refuseUpgrade, StreamRelay } from './streams';
 import { type AnyRequest, type AnyResponse, createTlsListener } from './tls-listener';
 import { expandSpec, expandVm, migrateVm, restartVm, startVm, stopVm } from './vm-lifecycle';
-import { isVmiOperation, vmiOperation } from './vmi-subresources';
+import { fetchVmi, fetchVmiForVm, isVmiOperation, vmiOperation } from './vmi-subresources';
 import { Webhooks } from './webhooks';
 
 /** Options of {@link startVirtApi}. */
@@ -223,6 +224,14 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
       // upstream: GET with an optional ObjectGraphOptions body.
       if (req.method !== 'GET') throw new HttpError(405, 'objectgraph: use GET');
       return objectGraph(o.client, o.config(), kind as ObjectGraphResource, ns, name, await jsonBody(req));
+    }
+    if (op === 'evacuate/cancel') {
+      if (req.method !== 'PUT') throw new HttpError(405, 'evacuate/cancel: use PUT');
+      const vmi =
+        kind === 'virtualmachines'
+          ? await fetchVmiForVm(o.client, ns, name)
+          : await fetchVmi(o.client, ns, name);
+      return evacuateCancel(o.client, o.config(), vmi, await jsonBody(req));
     }
     if (kind === 'virtualmachines') {
       if (op === 'expand-spec') {

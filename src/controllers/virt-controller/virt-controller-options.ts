@@ -79,6 +79,11 @@ export interface VirtControllerOptions {
    * or on a drain-tainted node get migrations. Default off (it watches Nodes).
    */
   evacuation?: boolean;
+  /**
+   * Watch MigrationPolicies (migrations.kubevirt.io; default false: the kind must be
+   * served, by its CRD): a migration's configuration takes the matching policy's.
+   */
+  migrationPolicies?: boolean;
   /** Run only while holding this coordination.k8s.io Lease (several replicas, one active). */
   leaderElection?: Omit<LeaderElectionOptions, 'identity'> & { identity?: string };
   /** Called when the Lease is lost after being held (default: the controllers stop). */

@@ -38,6 +38,8 @@ import { watchClaims } from './claim-watch';
 import { watchDataVolumes } from './datavolume-watch';
 import { watchInstancetypes } from './instancetype-watch';
 import { MigrationController } from './migration/controller';
+import { isMigrationFinal } from './migration/phases';
+import { migrationPolicySource } from './migration/policy-wiring';
 import { NetworkAttachmentWatch } from './network-attachment-watch';
 import { wireNodeControllers } from './node/wiring';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
@@ -217,6 +219,7 @@ export class VirtController {
         expectations: this.migrationExpectations,
         config,
         podOptions: opts.launcher,
+        ...migrationPolicySource(this.informers, client, opts.migrationPolicies),
         onWrite: record('migration'),
       }),
     );
@@ -302,6 +305,20 @@ export class VirtController {
       for (const m of this.migrationInformer.indexer.byIndex(VMI_NAME_INDEX, objectKey(vmi)))
         migQ.add(objectKey(m));
     };
+    // A migration ending frees a slot under the migration limits: the waiting ones look
+    // again now (upstream's reEnqueueHighestPriorityPendingMigrations).
+    const requeueWaiting = () => {
+      for (const w of this.migrationInformer.indexer.list() as VirtualMachineInstanceMigration[])
+        if ((w.status?.phase ?? 'Pending') === 'Pending') migQ.add(objectKey(w as KubeObject));
+    };
+    const finalPhase = (m: KubeObject) =>
+      isMigrationFinal((m as VirtualMachineInstanceMigration).status?.phase);
+    this.migrationInformer.addEventHandler({
+      onUpdate: (a, b) => {
+        if (!finalPhase(a) && finalPhase(b)) requeueWaiting();
+      },
+      onDelete: requeueWaiting,
+    });
     this.vmiInformer.addEventHandler({
       onAdd: (o) => {
         vmiQ.add(objectKey(o));

@@ -92,7 +92,12 @@ export function migrationDataHost(addr: string): string | undefined {
   return /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)$/.test(host) ? host : undefined;
 }
 
-/** The VMI handed to the target node: upstream's migration ACK on the source. */
+/**
+ * The VMI handed to the target node: upstream's migration ACK on the source. As upstream's
+ * target (ackMigrationCompletion), `status.evacuationNodeName` is cleared: the VMI has
+ * left the node it was evacuated from, and a later drain of its new node must be able to
+ * mark it again (the eviction webhook answers "Evacuation in progress" while it is set).
+ */
 export function handedOver(vmi: VirtualMachineInstance, ms: VirtualMachineInstanceMigrationState) {
   const next = structuredClone(vmi);
   const target = ms.targetNode ?? '';
@@ -100,5 +105,6 @@ export function handedOver(vmi: VirtualMachineInstance, ms: VirtualMachineInstan
   delete labels[MigrationLabels.targetNode];
   next.metadata = { ...next.metadata, labels };
   next.status = { ...next.status, nodeName: target, migrationState: { ...ms, completed: true } };
+  delete next.status.evacuationNodeName;
   return next;
 }

@@ -150,4 +150,13 @@ describe('handedOver', () => {
     // The input is left alone.
     expect(before.status?.nodeName).toBe('n1');
   });
+
+  it('clears status.evacuationNodeName: the VMI left the node it was evacuated from (upstream ackMigrationCompletion)', () => {
+    const before = vmi('n1', ms);
+    before.status = { ...before.status, evacuationNodeName: 'n1' };
+    const after = handedOver(before, ms);
+    expect(after.status?.nodeName).toBe('n2');
+    expect(after.status && 'evacuationNodeName' in after.status).toBe(false);
+    expect(before.status.evacuationNodeName).toBe('n1');
+  });
 });

@@ -4,12 +4,22 @@
  * VolumePreparer waiting for its outcome and making the qcow2 overlay on the copy.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api';
 import { containerDiskCopyScript } from '../../../src/controllers/virt-controller/services/container-disk-containers';
+import { removeContainerDiskCopies } from '../../../src/controllers/virt-launcher/container-disk-cleanup';
 import { VolumePreparer } from '../../../src/controllers/virt-launcher/volume-prep';
 import { type ConverterPaths, upstreamPaths } from '../../../src/converter';
 import { integration } from '../../support/integration';
@@ -64,7 +74,12 @@ describe.skipIf(!busybox)('the volume container copy script (busybox sh)', () =>
     expect(existsSync(`${dest}.tmp`)).toBe(false);
     expect(existsSync(`${dest}.error`)).toBe(false);
     await new Promise((r) => setTimeout(r, 200));
-    expect(c.exitCode).toBeNull(); // sleeping: the pod's container stays running
+    expect(c.exitCode).toBeNull(); // waiting: the pod's container stays running
+    // The launcher's exit removes the copy: the container ends, status 0 (the pod completes).
+    const exited = new Promise<number | null>((r) => c.once('exit', (code) => r(code)));
+    expect(await removeContainerDiskCopies(dir)).toEqual(['disk_0.img']);
+    expect(await exited).toBe(0);
+    expect(existsSync(dest)).toBe(false);
   });
 
   it('leaves the reason in <dest>.error when the path is not a file, and keeps running', async () => {
@@ -77,6 +92,19 @@ describe.skipIf(!busybox)('the volume container copy script (busybox sh)', () =>
     expect(existsSync(dest)).toBe(false);
     await new Promise((r) => setTimeout(r, 200));
     expect(c.exitCode).toBeNull();
+    const exited = new Promise<number | null>((r) => c.once('exit', (code) => r(code)));
+    expect(await removeContainerDiskCopies(dir)).toEqual(['disk_1.img.error']);
+    expect(await exited).toBe(0);
+  });
+
+  it('the cleanup leaves symlinks (local mode) and other files alone', async () => {
+    const d = mkdtempSync(join(dir, 'links-'));
+    writeFileSync(join(d, 'target'), 'x');
+    symlinkSync(join(d, 'target'), join(d, 'disk_0.img'));
+    writeFileSync(join(d, 'disk_0.img.tmp'), 'partial');
+    expect(await removeContainerDiskCopies(d)).toEqual([]);
+    expect(existsSync(join(d, 'disk_0.img'))).toBe(true);
+    expect(await removeContainerDiskCopies(join(d, 'missing'))).toEqual([]);
   });
 });
 

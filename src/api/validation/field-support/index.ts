@@ -3,6 +3,7 @@ import { dataVolumeFieldSupport, vmFieldSupport } from './vm-fields';
 import { vmiDomainFieldSupport } from './vmi-domain-fields';
 import { vmiSpecFieldSupport } from './vmi-spec-fields';
 
+export { migrationConfigurationFieldSupport, migrationPolicyFieldSupport } from './migration-fields';
 export * from './registry-types';
 export { dataVolumeFieldSupport, vmFieldSupport };
 

@@ -1,10 +1,13 @@
 /**
  * `virtctl pause|unpause vm|vmi NAME`, `soft-reboot`, `reset`, `freeze`, `unfreeze`,
- * `guestosinfo`, `userlist`, `fslist NAME`: calls of
+ * `guestosinfo`, `userlist`, `fslist NAME`, `evacuate-cancel vm|vmi NAME`: calls of
  * the VMI's `subresources.kubevirt.io/v1` subresources (a VM's VMI has the VM's name).
  */
 import type { Command } from 'commander';
+import type { VirtualMachineInstance } from '../../../api/generated/types';
 import { parseGoDuration } from '../../../controllers/common/go-duration';
+import { VirtualMachineInstanceType } from '../../../controllers/runtime/resources';
+import type { KubeObject } from '../../../controllers/runtime/types';
 import { printable } from '../../local/progress';
 import { type TargetOptions, withTarget, withTargetOptions } from './target';
 
@@ -15,8 +18,35 @@ function kindArg(kind: string): 'vm' | 'vmi' {
   throw new Error(`${JSON.stringify(kind)}: expected vm or vmi`);
 }
 
-/** Registers pause, unpause, soft-reboot, reset, freeze, unfreeze, userlist, fslist and guestosinfo. */
+/** Registers pause, unpause, soft-reboot, reset, freeze, unfreeze, userlist, fslist, guestosinfo and evacuate-cancel. */
 export function registerVmiSubresourceCommands(program: Command): void {
+  // upstream's: the VMI's node as the evacuation to cancel, then the VM's or VMI's subresource.
+  withTargetOptions(
+    program
+      .command('evacuate-cancel')
+      .description("cancel the evacuation of a VM's or VMI's guest (no further migration for it)")
+      .argument('<kind>', 'vm or vmi')
+      .argument('<name>')
+      .option('--dry-run', 'check the request without changing anything'),
+  ).action((kind: string, name: string, o: TargetOptions & { dryRun?: boolean }) => {
+    const k = kindArg(kind);
+    const what = `${k.toUpperCase()} ${printable(name)}`;
+    return withTarget(o, async (t) => {
+      if (!t.kubeConfig) throw new Error('evacuate-cancel: local mode has one node and evacuates nothing');
+      const vmi = await t.client
+        .get<VirtualMachineInstance & KubeObject>(VirtualMachineInstanceType, name, t.namespace)
+        .catch((e: Error) => {
+          throw new Error(`error retrieving VMI for evacuation cancel for ${what}: ${e.message}`);
+        });
+      if (!vmi.status?.nodeName) throw new Error(`${what} doesn't report Node name`);
+      const body = { evacuationNodeName: vmi.status.nodeName, ...(o.dryRun ? { dryRun: ['All'] } : {}) };
+      const resource = k === 'vm' ? 'virtualmachines' : 'virtualmachineinstances';
+      await t.subresource('PUT', t.namespace, name, 'evacuate/cancel', body, resource);
+      process.stdout.write(
+        `${k.toUpperCase()} ${printable(`${t.namespace}/${name}`)} was canceled evacuation\n`,
+      );
+    });
+  });
   for (const verb of ['pause', 'unpause'] as const) {
     withTargetOptions(
       program

@@ -7,7 +7,11 @@
  * actual memory copy) is the node side's.
  */
 import type { ClusterConfig } from '../../../api/config/cluster-config';
-import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../api/generated/types';
+import type {
+  MigrationPolicy,
+  VirtualMachineInstance,
+  VirtualMachineInstanceMigration,
+} from '../../../api/generated/types';
 import { Finalizers } from '../../../api/labels';
 import {
   type ControllerDeps,
@@ -27,8 +31,10 @@ import { sameJson } from '../../runtime/same-json';
 import type { KubeObject } from '../../runtime/types';
 import { type LauncherPodOptions, renderLauncherPod } from '../services/pod-renderer';
 import { setCondition } from '../vmi/status';
+import { migrationLimitWait, requeueDelayMs } from './limits';
 import { pendingTargetPodVerdict } from './pending-timeout';
 import { isMigrationFinal, MigrationPhase, nextMigrationStep } from './phases';
+import { effectiveMigrationConfiguration } from './policy';
 
 /** Event reasons (upstream values). */
 export const MigrationEventReason = {
@@ -39,6 +45,8 @@ export const MigrationEventReason = {
   FailedMigration: 'FailedMigration',
   MigrationTargetPodUnschedulable: 'migrationTargetPodUnschedulable',
   SuccessfulDelete: 'SuccessfulDelete',
+  /** kubevirt-ts: the migration waits for a slot under the KubeVirt CR's migration limits. */
+  WaitingForMigrationSlot: 'WaitingForMigrationSlot',
 } as const;
 
 export interface MigrationControllerDeps extends ControllerDeps {
@@ -51,6 +59,10 @@ export interface MigrationControllerDeps extends ControllerDeps {
   onWrite?: (kind: string, verb: 'create' | 'update' | 'delete') => void;
   /** Seconds a target pod may stay pending (upstream's defaults: 300 unschedulable, 900 any). */
   pendingTimeouts?: { unschedulable: number; catchAll: number };
+  /** The MigrationPolicies (migrations.kubevirt.io); none when absent. */
+  policies?: () => MigrationPolicy[];
+  /** A namespace's labels, for the policies' namespace selectors. */
+  namespaceLabels?: (namespace: string) => Promise<Record<string, string> | undefined>;
 }
 
 /**
@@ -59,6 +71,9 @@ export interface MigrationControllerDeps extends ControllerDeps {
  * `status.migrationState`, and records their progress as the migration's phase.
  */
 export class MigrationController implements KeyReconciler {
+  /** The last wait reason recorded per migration uid (one Event per change, not per retry). */
+  private readonly waits = new Map<string, string>();
+
   constructor(private readonly d: MigrationControllerDeps) {}
 
   private now(): string {
@@ -82,6 +97,7 @@ export class MigrationController implements KeyReconciler {
 
     const phase = m.status?.phase ?? '';
     if (isMigrationFinal(phase)) {
+      this.waits.delete(m.metadata?.uid ?? '');
       await this.keepFinalState(m, vmi);
       await this.dropFinalizer(m);
       return undefined;
@@ -140,10 +156,14 @@ export class MigrationController implements KeyReconciler {
     switch (step.kind) {
       case 'none':
         return recheckMs ? { requeueAfterMs: recheckMs } : undefined;
-      case 'createTargetPod':
+      case 'createTargetPod': {
+        const wait = this.limitWait(m, vmi!);
+        if (wait) return { requeueAfterMs: Math.min(requeueDelayMs(m), recheckMs ?? Infinity) };
+        this.waits.delete(m.metadata?.uid ?? '');
         await this.createTargetPod(key, m, vmi!);
         await this.setPhase(m, MigrationPhase.Scheduling);
         return undefined;
+      }
       case 'handOff':
         await this.handOff(m, vmi!, step.targetPod);
         await this.setPhase(m, MigrationPhase.PreparingTarget);
@@ -225,6 +245,32 @@ export class MigrationController implements KeyReconciler {
     }
   }
 
+  /**
+   * Why the migration waits under the cluster's migration limits (./limits.ts), recorded
+   * as an Event on the migration when it changes; undefined when it may start.
+   */
+  private limitWait(m: VirtualMachineInstanceMigration, vmi: VirtualMachineInstance): string | undefined {
+    const cfg = this.d.config().migrations;
+    const wait = migrationLimitWait({
+      migration: m,
+      vmi,
+      migrations: this.d.migrations.list(),
+      vmiOf: (x) => this.d.vmis.get(`${x.metadata?.namespace}/${x.spec.vmiName}`),
+      hasTargetPod: (x, v) =>
+        this.d.pods
+          .byVmiUid(v.metadata?.uid ?? '')
+          .some((p) => p.metadata?.labels?.[MigrationLabels.jobUid] === x.metadata?.uid),
+      perCluster: cfg.parallelMigrationsPerCluster ?? 5,
+      perNode: cfg.parallelOutboundMigrationsPerNode ?? 2,
+    });
+    const uid = m.metadata?.uid ?? '';
+    if (wait && this.waits.get(uid) !== wait) {
+      this.waits.set(uid, wait);
+      this.d.recorder.event(m, 'Normal', MigrationEventReason.WaitingForMigrationSlot, wait);
+    }
+    return wait;
+  }
+
   /** Writes migrationState onto the VMI: the node agents take over from here. */
   private async handOff(
     m: VirtualMachineInstanceMigration,
@@ -236,6 +282,12 @@ export class MigrationController implements KeyReconciler {
       ...next.metadata,
       labels: { ...(next.metadata?.labels ?? {}), [MigrationLabels.targetNode]: target.spec?.nodeName ?? '' },
     };
+    const { configuration, policyName } = await effectiveMigrationConfiguration(
+      vmi,
+      this.d.config().migrations,
+      this.d.policies?.() ?? [],
+      this.d.namespaceLabels,
+    );
     next.status = {
       ...next.status,
       migrationState: {
@@ -244,6 +296,8 @@ export class MigrationController implements KeyReconciler {
         targetNode: target.spec?.nodeName,
         targetPod: target.metadata?.name,
         mode: 'PreCopy',
+        migrationConfiguration: configuration,
+        ...(policyName ? { migrationPolicyName: policyName } : {}),
       },
     };
     await this.d.client.update(VmiResource, next as never);

@@ -61,9 +61,21 @@ export function wireNodeControllers(
     onAdd: (v) => queueNode((v as VirtualMachineInstance).status?.nodeName),
     onUpdate: (_a, v) => queueNode((v as VirtualMachineInstance).status?.nodeName),
   });
+  // A pod's change also concerns its VMI's node: a migration source pod completing there
+  // leaves the VMI one active pod, which evacuation waits for.
+  const podChanged = (p: Pod) => {
+    queueNode(p.spec?.nodeName);
+    const owner = p.metadata?.ownerReferences?.find((o) => o.kind === 'VirtualMachineInstance');
+    const vmi = owner
+      ? (w.vmiInformer.indexer.get(`${p.metadata?.namespace}/${owner.name}`) as
+          | VirtualMachineInstance
+          | undefined)
+      : undefined;
+    if (vmi?.status?.nodeName !== p.spec?.nodeName) queueNode(vmi?.status?.nodeName);
+  };
   w.podInformer.addEventHandler({
-    onUpdate: (_a, p) => queueNode((p as Pod).spec?.nodeName),
-    onDelete: (p) => queueNode((p as Pod).spec?.nodeName),
+    onUpdate: (_a, p) => podChanged(p as Pod),
+    onDelete: (p) => podChanged(p as Pod),
   });
 }
 

@@ -15,10 +15,15 @@
  * Upstream's volume container serves its image's disk in place (virt-handler reaches it
  * through /proc/<pid>/root); this one copies it (the one file under /disk/, or `path`) to
  * the launcher's backing file `<container-disks>/disk_<i>.img`, with a rename when
- * complete, then sleeps. A failed copy leaves `disk_<i>.img.error` with the reason (and
+ * complete, then waits. A failed copy leaves `disk_<i>.img.error` with the reason (and
  * the container's log): the launcher waits for one of the two (volume-prep.ts) and reports
  * the error under the volume's field path. The copy overlaps the launcher's start-up; the
  * launcher's qcow2 overlay on it keeps the guest's writes apart.
+ *
+ * The container ends when that file is gone: the launcher removes it as it exits
+ * (container-disk-cleanup.ts), as upstream's volume container ends when the launcher
+ * removed its socket. So a launcher pod whose guest left (a migration source) completes
+ * (Succeeded), which the evacuation controller and `kubectl drain` wait for.
  */
 import { normalize } from 'node:path';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
@@ -34,13 +39,15 @@ const BUSYBOX = `${CONTAINER_DISK_BIN_DIR}/busybox`;
 /**
  * The volume container's script, run by `busybox sh -c` with $0 = the destination and
  * $1 = the file inside the image (or none: the one file under /disk/). Either outcome is
- * final and atomic (a rename); the container then sleeps so the pod (restartPolicy Never)
- * keeps every container running and ready, as upstream's does. Exported for its test.
+ * final and atomic (a rename); the container then stays running and ready, as upstream's
+ * does, until the launcher removes the outcome's file (checked each second), and exits 0.
+ * Exported for its test.
  */
 export function containerDiskCopyScript(busybox = BUSYBOX): string {
-  const sleep = `exec ${busybox} sleep 2147483647`;
+  const waitGone = (f: string) => `while [ -e "${f}" ]; do ${busybox} sleep 1; done; exit 0`;
+  const sleep = waitGone('$0');
   return [
-    `fail() { echo "$1" >&2; echo "$1" > "$0.error.tmp" && mv -- "$0.error.tmp" "$0.error"; ${sleep}; }`,
+    `fail() { echo "$1" >&2; echo "$1" > "$0.error.tmp" && mv -- "$0.error.tmp" "$0.error"; ${waitGone('$0.error')}; }`,
     'if [ $# -eq 1 ]; then [ -f "$1" ] || fail "path $1 is not a file in the image"',
     'else set -- /disk/*; { [ $# -eq 1 ] && [ -f "$1" ]; } || fail "the image must hold exactly one file under /disk/ (found: $*); or set path"; fi',
     'err=$(cp -- "$1" "$0.tmp" 2>&1) || fail "copying $1 failed: $err"',

@@ -30,6 +30,7 @@ const VMI_ACTIONS = [
   'virtualmachineinstances/removevolume',
   'virtualmachineinstances/freeze',
   'virtualmachineinstances/unfreeze',
+  'virtualmachineinstances/evacuate/cancel',
 ];
 const VMI_READS = [
   'virtualmachineinstances/guestosinfo',
@@ -44,6 +45,7 @@ const VM_ACTIONS = [
   'virtualmachines/addvolume',
   'virtualmachines/removevolume',
   'virtualmachines/memorydump',
+  'virtualmachines/evacuate/cancel',
 ];
 
 function role(name: string, aggregateTo: string, rules: Array<Record<string, unknown>>): KubeObject {

@@ -254,6 +254,8 @@ function rbac(o: VirtApiComponentOptions): Obj[] {
       verbs: ['get', 'list', 'watch'],
     },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+    // evacuate/cancel refuses while the node has the drain taint.
+    { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
     // virt-api authorises each subresource call itself (authorizer.ts), as upstream's.
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   ];

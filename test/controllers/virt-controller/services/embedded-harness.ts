@@ -3,7 +3,8 @@
  * simulator running on it, plus helpers to wait for a state and to read writes.
  */
 
-import { createClusterConfig } from '../../../../src/api/config/cluster-config';
+import { createClusterConfig, mergeConfiguration } from '../../../../src/api/config/cluster-config';
+import type { KubeVirtConfiguration } from '../../../../src/api/generated/types';
 import { registerCdiControllers } from '../../../../src/controllers/cdi-controller/cdi-controller';
 import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/store';
 import type { ResourceType } from '../../../../src/controllers/runtime/types';
@@ -37,6 +38,10 @@ export async function startHarness(
     dataVolumes?: boolean;
     snapshots?: boolean;
     freezer?: VirtControllerOptions['freezer'];
+    migrationPolicies?: boolean;
+    evacuation?: boolean;
+    /** Laid over the harness's KubeVirt configuration. */
+    configuration?: KubeVirtConfiguration;
   } = {},
 ): Promise<Harness> {
   const store = await EmbeddedStore.open({ types: opts.types });
@@ -46,7 +51,10 @@ export async function startHarness(
   const ctrl = new VirtController({
     client: store,
     config: createClusterConfig(
-      { developerConfiguration: { useEmulation: opts.useEmulation ?? false } },
+      mergeConfiguration(
+        { developerConfiguration: { useEmulation: opts.useEmulation ?? false } },
+        opts.configuration,
+      ),
       { hostArchitecture: 'amd64' },
     ),
     launcher: { launcherImage: 'kubevirt-ts/launcher:test' },
@@ -57,6 +65,8 @@ export async function startHarness(
     dataVolumeTemplates: opts.dataVolumeTemplates,
     snapshots: opts.snapshots,
     freezer: opts.freezer,
+    migrationPolicies: opts.migrationPolicies,
+    evacuation: opts.evacuation,
     onWrite: (w) => writes.push(w),
     onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
   });

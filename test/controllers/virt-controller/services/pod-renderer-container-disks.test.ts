@@ -54,7 +54,7 @@ describe('launcher pod containerDisks under a kubelet', () => {
     expect(compute.volumeMounts).toContainEqual({ name: 'virt-bin-share-dir', mountPath: '/init/usr/bin' });
     expect(boot.imagePullPolicy).toBe('Never');
     expect(boot.command?.slice(0, 3)).toEqual(['/init/usr/bin/busybox', 'sh', '-c']);
-    expect(boot.command?.[3]).toContain('exec /init/usr/bin/busybox sleep');
+    expect(boot.command?.[3]).toContain('while [ -e "$0" ]; do /init/usr/bin/busybox sleep 1; done; exit 0');
     // Volume index 0 and 2: the launcher's backing-file names; path normalized, passed as an argument.
     expect(boot.args).toEqual(['/var/run/kubevirt/container-disks/disk_0.img']);
     expect(extra.args).toEqual(['/var/run/kubevirt/container-disks/disk_2.img', '/images/x.qcow2']);
