@@ -2,9 +2,10 @@
  * The Kubernetes backend of `ObjectClient`: REST calls to a real API server (or to the
  * embedded store's server over a unix socket), with a QPS/burst token bucket per upstream
  * clientset (clientset.ts) and retries with exponential backoff for answers that mean
- * "try again" (429, 503, connection refused). Authentication and TLS come from a kubeconfig: ./kubeconfig's lean reader
- * for files and the service account (client-node's KubeConfig only for exec and
- * auth-provider users), or any KubeConfig a caller passes.
+ * "try again" (429, 503, connection refused). Authentication and TLS come from a
+ * kubeconfig: ./kubeconfig's lean reader for files and the service account
+ * (client-node's KubeConfig only for exec and auth-provider users), or any KubeConfig a
+ * caller passes.
  */
 import { Backoff, type BackoffOptions, sleep } from '../backoff';
 import { ApiError, badRequest, errorFromStatus, type Status } from '../errors';
