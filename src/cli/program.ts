@@ -11,6 +11,7 @@ import { registerValidateCommand } from './commands/validate';
 import { registerVirtApiCommand } from './commands/virt-api';
 import { registerVirtCertsCommand } from './commands/virt-certs';
 import { registerVirtControllerCommand } from './commands/virt-controller';
+import { registerVirtExportServerCommand } from './commands/virt-exportserver';
 import { registerVirtHandlerCommand } from './commands/virt-handler';
 import { registerVirtLauncherCommand } from './commands/virt-launcher';
 import { registerVirtOperatorCommand } from './commands/virt-operator';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerVirtOperatorCommand(program);
   registerCsiDriverCommand(program);
   registerCdiImporterCommand(program);
+  registerVirtExportServerCommand(program);
   registerUpCommand(program);
   registerUiCommand(program);
   registerImageCommand(program);

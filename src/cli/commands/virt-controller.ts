@@ -231,6 +231,18 @@ export function registerVirtControllerCommand(program: Command): void {
         workers: 2,
         onError: (c, key, e) => reconcileError(c, key, e),
       });
+      // VirtualMachineExports: exporter pods run the launcher image (it has the server's
+      // bundle); their certificates come from the install's CA.
+      const { registerExportController } = await import('../../controllers/virt-controller/export/wiring');
+      const { exportCertIssuer } = await import('./export-cert-issuer');
+      registerExportController({
+        manager: controller.manager,
+        recorder: controller.recorder,
+        certs: await exportCertIssuer(client, f.kubevirtNamespace),
+        image: f.launcherImage,
+        snapshots: snapshotsOff === undefined,
+        onError: (c, key, e) => reconcileError(c, key, e),
+      });
       // A failed reconcile, with the object's kind, namespace, name and uid (from the cache).
       const { reconcileErrorLogger } = await import('../../controllers/logging/reconcile-log');
       const { cachedUid } = await import('../../controllers/virt-controller/cached-uid');

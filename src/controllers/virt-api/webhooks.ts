@@ -13,6 +13,7 @@ import { sameJson } from '../runtime/same-json';
 import type { ObjectClient } from '../runtime/types';
 import { type AdmissionRequest, type StatusCause, toCauses } from './admission-review';
 import { CloneWebhooks } from './clone-webhooks';
+import { ExportWebhooks } from './export-webhooks';
 import { catalogForVm } from './instancetype-lookup';
 import { type JsonPatchOperation, jsonPatch } from './json-patch';
 import { migrationCreateErrors } from './migration-create';
@@ -189,4 +190,5 @@ export const Webhooks: Readonly<Record<string, Webhook>> = {
   '/launcher-eviction-validate': admitPodEviction,
   ...SnapshotWebhooks,
   ...CloneWebhooks,
+  ...ExportWebhooks,
 };

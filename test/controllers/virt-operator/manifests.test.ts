@@ -102,9 +102,13 @@ describe('install manifests', () => {
     expect(d.spec.template.spec.hostNetwork).toBeUndefined();
     expect(c.env.map((e: Obj) => e.name)).toEqual(['POD_NAME', 'POD_NAMESPACE']);
     const role = byKind(all, 'ClusterRole', 'kubevirt-ts-virt-controller')[0];
-    // Least privilege: no wildcard, no secrets.
+    // Least privilege: no wildcard; Secrets only created (the VM exports' token and TLS
+    // Secrets), never read, listed or changed, but the install CA in its namespace.
     expect(JSON.stringify(role.rules)).not.toContain('*');
-    expect(JSON.stringify(role.rules)).not.toContain('secrets');
+    const secretRules = role.rules.filter((r: Obj) => r.resources.includes('secrets'));
+    expect(secretRules).toEqual([
+      { apiGroups: [''], resources: ['services', 'secrets', 'configmaps'], verbs: ['create'] },
+    ]);
     // Instance type revisions: it stores and reads the VMs' ControllerRevisions.
     expect(role.rules).toContainEqual({
       apiGroups: ['apps'],
@@ -118,6 +122,12 @@ describe('install manifests', () => {
         apiGroups: ['coordination.k8s.io'],
         resources: ['leases'],
         verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
+      },
+      {
+        apiGroups: [''],
+        resources: ['secrets', 'configmaps'],
+        resourceNames: ['kubevirt-ca'],
+        verbs: ['get'],
       },
     ]);
     const binding = byKind(all, 'ClusterRoleBinding', 'kubevirt-ts-virt-controller')[0];

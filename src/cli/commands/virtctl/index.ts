@@ -10,6 +10,7 @@ import { registerLifecycleCommands } from './lifecycle';
 import { registerPortForwardCommand } from './port-forward';
 import { registerSshCommands } from './ssh';
 import { registerVersionCommand } from './version';
+import { registerVmExportCommand } from './vmexport';
 import { registerVmiSubresourceCommands } from './vmi-subresources';
 
 /** Adds every virtctl command to `program`. */
@@ -22,5 +23,6 @@ export function registerVirtctlCommands(program: Command): Command {
   registerPortForwardCommand(program);
   registerSshCommands(program);
   registerVersionCommand(program);
+  registerVmExportCommand(program);
   return program;
 }

@@ -79,6 +79,7 @@ function userRules(write: boolean): Array<Record<string, unknown>> {
       verbs,
     },
     { apiGroups: ['clone.kubevirt.io'], resources: ['virtualmachineclones'], verbs },
+    { apiGroups: ['export.kubevirt.io'], resources: ['virtualmachineexports'], verbs },
     {
       apiGroups: ['instancetype.kubevirt.io'],
       resources: ['virtualmachineinstancetypes', 'virtualmachinepreferences'],

@@ -169,6 +169,13 @@ const VALIDATING: Hook[] = [
     operations: ['CREATE', 'UPDATE'],
   },
   {
+    name: 'virtualmachineexport-validator.export.kubevirt.io',
+    path: '/virtualmachineexports-validate',
+    group: 'export.kubevirt.io',
+    resources: ['virtualmachineexports'],
+    operations: ['CREATE', 'UPDATE'],
+  },
+  {
     name: 'migration-policy-validator.kubevirt.io',
     path: '/migration-policy-validate',
     group: 'migrations.kubevirt.io',

@@ -109,6 +109,16 @@ export const virtControllerRules: Rule[] = [
     resources: ['virtualmachineclones', 'virtualmachineclones/status'],
     verbs: ALL,
   },
+  // VM exports: the export kind, and its exporter pod's Service, token and TLS Secrets and
+  // manifest ConfigMap in the export's namespace, only created (owner references delete
+  // them): no Secret is read, listed or changed. The install CA it signs with is read in
+  // its own namespace (the Role below).
+  {
+    apiGroups: ['export.kubevirt.io'],
+    resources: ['virtualmachineexports', 'virtualmachineexports/status'],
+    verbs: ALL,
+  },
+  { apiGroups: [''], resources: ['services', 'secrets', 'configmaps'], verbs: ['create'] },
   { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ALL },
   { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotclasses'], verbs: READ },
   { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: READ },
@@ -127,6 +137,8 @@ export const virtControllerLeaseRules: Rule[] = [
     resources: ['leases'],
     verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
   },
+  // The install's CA, which signs the VM exporter pods' certificates (export-cert-issuer.ts).
+  { apiGroups: [''], resources: ['secrets', 'configmaps'], resourceNames: ['kubevirt-ca'], verbs: ['get'] },
 ];
 
 /** The command line of its container. */
