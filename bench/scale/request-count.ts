@@ -3,6 +3,8 @@
  * benchmark can tell whether a part is held back by its client's QPS limit (requests
  * per second flat at the limit) rather than by CPU.
  */
+import { collectionPath } from '../../src/controllers/runtime/kube/client';
+import { clientsetOf } from '../../src/controllers/runtime/kube/clientset';
 import type { ObjectClient, ResourceType } from '../../src/controllers/runtime/types';
 
 const METHODS = ['get', 'list', 'watch', 'create', 'update', 'updateStatus', 'patch', 'delete'] as const;
@@ -27,11 +29,18 @@ export function countRequests<C extends ObjectClient>(client: C): CountedClient<
     c[m] = (type: ResourceType, ...rest: unknown[]) => {
       const k = `${m} ${type.plural}`;
       byKind.set(k, (byKind.get(k) ?? 0) + 1);
+      // Which client rate limit the request waited on (the kube client's, per clientset).
+      const b = `clientset ${clientsetOf(collectionPath(type))}`;
+      byKind.set(b, (byKind.get(b) ?? 0) + 1);
       const r = orig(type, ...rest);
       // Counted per second when done: the client's token bucket delays the start, so
       // completions show its throughput.
       void Promise.resolve(r)
-        .catch(() => undefined)
+        .catch((err: unknown) => {
+          // Failed requests (conflicts above all) cost a token each and do nothing.
+          const f = `failed${(err as { code?: number }).code ?? ''} ${k}`;
+          byKind.set(f, (byKind.get(f) ?? 0) + 1);
+        })
         .then(() => {
           const s = Math.floor((performance.now() - t0) / 1000);
           perSecond[s] = (perSecond[s] ?? 0) + 1;
@@ -49,6 +58,7 @@ export function requestSummary(c: CountedClient<ObjectClient>, qps: number): str
   const peak = Math.max(0, ...secs);
   const atLimit = secs.filter((n) => n >= 0.9 * qps).length;
   const top = [...c.byKind]
+    .filter(([k]) => !isFailure(k))
     .sort((a, b) => b[1] - a[1])
     .slice(0, 8)
     .map(([k, n]) => `${k} ${n}`)
@@ -60,6 +70,21 @@ export function requestSummary(c: CountedClient<ObjectClient>, qps: number): str
 export type Counts = Record<string, number>;
 
 const READS = new Set(['get', 'list', 'watch']);
+
+/**
+ * Breakdowns of requests already counted under their kind: `failed409 update ...` (the
+ * failed share of a kind), `clientset kubevirt` (the requests on that clientset's limit).
+ */
+const isFailure = (k: string) => k.startsWith('failed') || k.startsWith('clientset ');
+
+/** Requests per clientset rate limit (`kubevirt`, `kubernetes`, ...). */
+export function byClientset(c: Counts): Counts {
+  return Object.fromEntries(
+    Object.entries(c)
+      .filter(([k]) => k.startsWith('clientset '))
+      .map(([k, n]) => [k.slice('clientset '.length), n]),
+  );
+}
 
 /** `after - before`, per kind, kinds that did not change left out. */
 export function diffCounts(before: Counts, after: Counts): Counts {
@@ -74,11 +99,18 @@ export function diffCounts(before: Counts, after: Counts): Counts {
 /** Requests that change objects (create, update, updateStatus, patch, delete). */
 export function writeTotal(c: Counts): number {
   return Object.entries(c)
-    .filter(([k]) => !READS.has(k.split(' ')[0]))
+    .filter(([k]) => !READS.has(k.split(' ')[0]) && !isFailure(k))
     .reduce((a, [, n]) => a + n, 0);
 }
 
-/** Every kind per VM, busiest first: `update virtualmachineinstances 2.00, ...`. */
+/** Requests made, failed ones included once (their `failed<code>` entries are a breakdown). */
+export function requestTotal(c: Counts): number {
+  return Object.entries(c)
+    .filter(([k]) => !isFailure(k))
+    .reduce((a, [, n]) => a + n, 0);
+}
+
+/** Every kind per VM, busiest first: `update virtualmachineinstances 2.00, ...`; `failed409 <kind>` is the part of `<kind>` that failed with 409. */
 export function perVm(c: Counts, n: number): string {
   return Object.entries(c)
     .sort((a, b) => b[1] - a[1])

@@ -3,7 +3,7 @@
  * patch (RFC 6902). Pure functions over plain JSON values; inputs are never mutated.
  */
 import { MAX_OBJECT_DEPTH, nestedDeeperThan } from '../../api/json-bounds';
-import { ApiError, badRequest } from './errors';
+import { ApiError, badRequest, InvalidError } from './errors';
 import type { JsonPatchOp } from './types';
 
 type Json = unknown;
@@ -48,8 +48,9 @@ function checkPlacedDepth(value: Json, tokens: string[], i: number, op: string, 
 }
 
 /** 422 as the API server answers a patch that cannot be applied. */
+/** 422 Invalid, as the same error read back over HTTP is (a failed `test` is a patch's conflict). */
 function unprocessable(message: string): ApiError {
-  return new ApiError(422, 'Invalid', message);
+  return new InvalidError(422, 'Invalid', message);
 }
 
 function arrayIndex(arr: Json[], token: string, forAdd: boolean, path: string): number {

@@ -14,7 +14,7 @@ import type { VmiFreezer } from './snapshot/source';
 export interface WriteRecord {
   controller: string;
   kind: string;
-  verb: 'create' | 'update' | 'delete';
+  verb: 'create' | 'update' | 'patch' | 'delete';
 }
 
 /** Options of {@link VirtController}. */

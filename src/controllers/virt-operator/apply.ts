@@ -8,7 +8,7 @@
  * CRDs) is only created where missing, and the cluster's snapshot CRDs are never deleted.
  */
 import { AlreadyExistsError, NotFoundError } from '../runtime/errors';
-import { objectKey } from '../runtime/resources';
+import { CustomResourceDefinitionType, objectKey } from '../runtime/resources';
 import { VolumeSnapshotClassType } from '../runtime/storage-resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../runtime/types';
 import {
@@ -203,6 +203,28 @@ export async function deleteQuietly(
   } catch (e) {
     if (!(e instanceof NotFoundError)) throw e;
   }
+}
+
+/**
+ * Deletes the managed CRDs ({@link neverDeleted} ones kept) and returns how many of them
+ * are still there (being dropped with their objects), as upstream's DeleteAll does first:
+ * while the CRDs go, virt-controller still runs to release its finalizers on their
+ * objects (a VM's VMI deleted, then the VM's finalizer), so the components go after them.
+ */
+export async function deleteCrdsFirst(
+  client: ObjectClient,
+  namespace: string,
+): Promise<{ deleted: string[]; left: number }> {
+  const deleted: string[] = [];
+  let left = 0;
+  for (const l of await listManaged(client, CustomResourceDefinitionType, namespace)) {
+    if (neverDeleted(l)) continue;
+    left++;
+    if (l.metadata?.deletionTimestamp) continue;
+    await deleteQuietly(client, CustomResourceDefinitionType, l);
+    deleted.push(id(CustomResourceDefinitionType, l));
+  }
+  return { deleted, left };
 }
 
 /**

@@ -12,7 +12,7 @@ import { pickKubeVirt } from '../config/kubevirt-config';
 import { NotFoundError } from '../runtime/errors';
 import { KubeVirtType, VirtualMachineInstanceType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
-import { type ApplyResult, applyAll, deleteAll, listManaged } from './apply';
+import { type ApplyResult, applyAll, deleteAll, deleteCrdsFirst, listManaged } from './apply';
 import { KUBEVIRT_FINALIZER, VERSION_ANNOTATION } from './bookkeeping';
 import { planCertificates } from './cert-rotation';
 import { readCertState } from './cert-state';
@@ -86,6 +86,10 @@ async function uninstall(ctx: OperatorContext, kv: KV): Promise<ReconcileOutcome
     }
   }
   await writeStatus(ctx, kv, { kind: 'deleting' });
+  // The CRDs first, and the components once they are gone (upstream's DeleteAll).
+  const crds = await deleteCrdsFirst(ctx.client, ctx.namespace);
+  if (crds.deleted.length) ctx.onApply?.({ created: [], updated: [], deleted: crds.deleted });
+  if (crds.left) return { requeueAfterMs: POLL_MS };
   const deleted = await deleteAll(ctx.client, ctx.namespace);
   ctx.onApply?.({ created: [], updated: [], deleted });
   const fresh = await ctx.client.get<KV>(KubeVirtType, kv.metadata!.name!, kv.metadata?.namespace);

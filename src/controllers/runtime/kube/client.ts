@@ -1,10 +1,11 @@
 /**
  * The Kubernetes backend of `ObjectClient`: REST calls to a real API server (or to the
- * embedded store's server over a unix socket), with a QPS/burst token bucket and retries
- * with exponential backoff for answers that mean "try again" (429, 503, connection
- * refused). Authentication and TLS come from a kubeconfig: ./kubeconfig's lean reader
- * for files and the service account (client-node's KubeConfig only for exec and
- * auth-provider users), or any KubeConfig a caller passes.
+ * embedded store's server over a unix socket), with a QPS/burst token bucket per upstream
+ * clientset (clientset.ts) and retries with exponential backoff for answers that mean
+ * "try again" (429, 503, connection refused). Authentication and TLS come from a
+ * kubeconfig: ./kubeconfig's lean reader for files and the service account
+ * (client-node's KubeConfig only for exec and auth-provider users), or any KubeConfig a
+ * caller passes.
  */
 import { Backoff, type BackoffOptions, sleep } from '../backoff';
 import { ApiError, badRequest, errorFromStatus, type Status } from '../errors';
@@ -23,6 +24,7 @@ import type {
   WatchOptions,
   WriteOptions,
 } from '../types';
+import { clientsetOf } from './clientset';
 import { LeanKubeConfig } from './kubeconfig';
 import { type Endpoint, type HttpRequest, type HttpResponse, HttpTransport } from './transport';
 
@@ -68,7 +70,9 @@ export function collectionPath(type: ResourceType, namespace?: string): string {
  */
 export class KubeClient implements ObjectClient {
   private readonly transport: HttpTransport;
-  private bucket: TokenBucket;
+  private readonly limit: { qps: number; burst: number };
+  /** One token bucket per upstream clientset (clientset.ts), made on first use. */
+  private buckets = new Map<string, TokenBucket>();
   private readonly retries: number;
   private readonly backoffOptions: BackoffOptions;
 
@@ -80,7 +84,9 @@ export class KubeClient implements ObjectClient {
       this.contextNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
     }
     this.transport = new HttpTransport(endpoint, options.userAgent);
-    this.bucket = new TokenBucket(options.qps ?? 50, options.burst ?? 100);
+    this.limit = { qps: options.qps ?? 50, burst: options.burst ?? 100 };
+    // Made now so a bad limit throws here, not at the first call.
+    this.buckets.set('kubernetes', new TokenBucket(this.limit.qps, this.limit.burst));
     this.retries = options.retries ?? 5;
     this.backoffOptions = options.backoff ?? { initialMs: 100, maxMs: 5000 };
   }
@@ -117,7 +123,7 @@ export class KubeClient implements ObjectClient {
 
   /** The current rate limit. */
   get rateLimit(): { qps: number; burst: number } {
-    return { qps: this.bucket.qps, burst: this.bucket.burst };
+    return { ...this.limit };
   }
 
   /**
@@ -126,9 +132,21 @@ export class KubeClient implements ObjectClient {
    * whether it changed.
    */
   setRateLimit(qps: number, burst: number): boolean {
-    if (qps === this.bucket.qps && burst === this.bucket.burst) return false;
-    this.bucket = new TokenBucket(qps, burst);
+    if (qps === this.limit.qps && burst === this.limit.burst) return false;
+    this.buckets = new Map([['kubernetes', new TokenBucket(qps, burst)]]);
+    Object.assign(this.limit, { qps, burst });
     return true;
+  }
+
+  /** The token bucket a request to `path` waits on: its clientset's. */
+  private bucketFor(path: string): TokenBucket {
+    const set = clientsetOf(path);
+    let b = this.buckets.get(set);
+    if (!b) {
+      b = new TokenBucket(this.limit.qps, this.limit.burst);
+      this.buckets.set(set, b);
+    }
+    return b;
   }
 
   /** Closes kept-alive connections (open watches stop on their own). */
@@ -166,10 +184,11 @@ export class KubeClient implements ObjectClient {
     options: WatchOptions,
     onEvent: (event: WatchEvent<T>) => void,
   ): Promise<WatchHandle> {
-    await this.bucket.take();
+    const path = collectionPath(type, options.namespace);
+    await this.bucketFor(path).take();
     const { res, abort } = await this.transport.stream({
       method: 'GET',
-      path: collectionPath(type, options.namespace),
+      path,
       query: {
         watch: 1,
         resourceVersion: options.resourceVersion,
@@ -361,7 +380,7 @@ export class KubeClient implements ObjectClient {
   private async call<T>(req: HttpRequest): Promise<T> {
     const backoff = new Backoff(this.backoffOptions);
     for (let attempt = 0; ; attempt++) {
-      await this.bucket.take();
+      await this.bucketFor(req.path).take();
       let res: HttpResponse;
       try {
         res = await this.transport.request(req);

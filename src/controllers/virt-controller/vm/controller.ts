@@ -27,6 +27,7 @@ import { VmiResource } from '../../common/vmi-resource';
 import { ConflictError, InvalidError, NotFoundError } from '../../runtime/errors';
 import { VirtualMachineType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
+import type { JsonPatchOp } from '../../runtime/types';
 import type { Claim } from '../services/volumes';
 import { handleDataVolumes } from './datavolumes';
 import { declarativeVolumePatch, withoutHotplugVolumes } from './hotplug-volumes';
@@ -63,11 +64,27 @@ export interface VmControllerDeps extends ControllerDeps {
    * VM waits for them, and printableStatus shows Provisioning / DataVolumeError.
    */
   dataVolumes?: Lister<DataVolume>;
-  onWrite?: (kind: 'VirtualMachineInstance' | 'VirtualMachine', verb: 'create' | 'update' | 'delete') => void;
+  onWrite?: (
+    kind: 'VirtualMachineInstance' | 'VirtualMachine',
+    verb: 'create' | 'update' | 'patch' | 'delete',
+  ) => void;
 }
 
 /** A failure of the last sync, surfaced as the VM's Failure condition. */
 type SyncError = SyncFailure;
+
+/** The garbage collector's finalizer asking to orphan the dependents (metav1.FinalizerOrphanDependents). */
+const ORPHAN_FINALIZER = 'orphan';
+
+const orphaning = (vm: VirtualMachine) => vm.metadata?.finalizers?.includes(ORPHAN_FINALIZER) ?? false;
+
+/** upstream getPatchFinalizerOps: test the finalizers as read (null when absent), replace them. */
+function finalizerPatch(old: string[] | undefined, next: string[]): JsonPatchOp[] {
+  return [
+    { op: 'test', path: '/metadata/finalizers', value: old ?? null },
+    { op: old ? 'replace' : 'add', path: '/metadata/finalizers', value: next },
+  ];
+}
 
 function ownedBy(vmi: VirtualMachineInstance, vm: VirtualMachine): boolean {
   return (vmi.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === vm.metadata?.uid);
@@ -89,15 +106,18 @@ export class VmController implements KeyReconciler {
   }
 
   async reconcile(key: string): Promise<ReconcileResult | undefined> {
-    const vm = this.d.vms.get(key);
+    let vm = this.d.vms.get(key);
     let vmi = this.d.vmis.get(key);
     if (!vm) {
       this.d.expectations.delete(key);
-      // The VM is gone: release our finalizer so the VMI can go too.
+      // The VM is gone (orphaned, or deleted before it had our finalizer): release our
+      // finalizer so the VMI can go too.
       if (vmi) await this.releaseVmi(vmi);
       return undefined;
     }
     if (vmi && !ownedBy(vmi, vm)) {
+      // Not ours: as if there were none (upstream's claim leaves it out of the sync).
+      if (vm.metadata?.deletionTimestamp) return void (await this.removeVmFinalizer(vm));
       await this.writeStatus(
         vm,
         this.computeStatus(vm, undefined, {
@@ -106,6 +126,20 @@ export class VmController implements KeyReconciler {
         }),
       );
       return undefined;
+    }
+
+    // As upstream's sync: a VM being deleted keeps our finalizer until its VMI is gone (this
+    // controller deletes the VMI, at its own pace rather than the garbage collector's).
+    // A patch whose test fails read a stale VM: the newer one's informer event brings it back.
+    if (!vm.metadata?.deletionTimestamp) {
+      const written = await this.addVmFinalizer(vm);
+      if (!written) return undefined;
+      vm = written;
+    } else if (this.d.expectations.satisfied(key) && (!vmi || orphaning(vm))) {
+      const released = await this.removeVmFinalizer(vm);
+      // Without other finalizers the VM is gone now: nothing left to write.
+      if (!released?.metadata?.finalizers?.length) return undefined;
+      vm = released;
     }
 
     let syncError: SyncError | undefined;
@@ -155,7 +189,8 @@ export class VmController implements KeyReconciler {
     catalog: InstancetypeCatalog | undefined,
   ): Promise<{ requeueAfterMs?: number; created?: VirtualMachineInstance; vm?: VirtualMachine }> {
     if (vm.metadata?.deletionTimestamp) {
-      if (vmi && !vmi.metadata?.deletionTimestamp) await this.stopVmi(key, vm, vmi);
+      // Deleted with propagationPolicy Orphan: the VMI stays (the garbage collector orphans it).
+      if (vmi && !vmi.metadata?.deletionTimestamp && !orphaning(vm)) await this.stopVmi(key, vm, vmi);
       return {};
     }
     const dataVolumes = this.d.dataVolumes;
@@ -301,20 +336,62 @@ export class VmController implements KeyReconciler {
     );
   }
 
-  /** Removes the VM controller's finalizer from a VMI. */
+  /**
+   * Removes the VM controller's finalizer from a VMI, with upstream's JSON patch (test
+   * the finalizers, replace them): a concurrent change to them fails the patch, and the
+   * VMI's informer event brings the VM back here.
+   */
   private async releaseVmi(vmi: VirtualMachineInstance): Promise<void> {
     const f = vmi.metadata?.finalizers ?? [];
     if (!f.includes(Finalizers.virtualMachineController)) return;
-    const next = structuredClone(vmi);
-    next.metadata = {
-      ...next.metadata,
-      finalizers: f.filter((x) => x !== Finalizers.virtualMachineController),
-    };
+    const next = f.filter((x) => x !== Finalizers.virtualMachineController);
     try {
-      await this.d.client.update(VmiResource, next as never);
-      this.d.onWrite?.('VirtualMachineInstance', 'update');
+      await this.d.client.patch(VmiResource, vmi.metadata?.name ?? '', finalizerPatch(f, next), {
+        namespace: vmi.metadata?.namespace,
+        type: 'json',
+      });
+      this.d.onWrite?.('VirtualMachineInstance', 'patch');
     } catch (err) {
-      if (err instanceof ConflictError || err instanceof NotFoundError) return;
+      if (err instanceof ConflictError || err instanceof NotFoundError || err instanceof InvalidError) return;
+      throw err;
+    }
+  }
+
+  /**
+   * upstream addVMFinalizer: the VM keeps our finalizer while it lives. Returns the VM as
+   * written, or undefined when the patch's test failed (the cached VM was stale) or the VM is gone.
+   */
+  private async addVmFinalizer(vm: VirtualMachine): Promise<VirtualMachine | undefined> {
+    const f = vm.metadata?.finalizers;
+    if (f?.includes(Finalizers.virtualMachineController)) return vm;
+    return this.patchVmFinalizers(vm, [...(f ?? []), Finalizers.virtualMachineController]);
+  }
+
+  /**
+   * upstream removeVMFinalizer: the VM's VMI is gone (or orphaned). Returns the VM as
+   * written, or undefined when the patch's test failed or the VM is gone.
+   */
+  private async removeVmFinalizer(vm: VirtualMachine): Promise<VirtualMachine | undefined> {
+    const f = vm.metadata?.finalizers ?? [];
+    if (!f.includes(Finalizers.virtualMachineController)) return vm;
+    return this.patchVmFinalizers(
+      vm,
+      f.filter((x) => x !== Finalizers.virtualMachineController),
+    );
+  }
+
+  private async patchVmFinalizers(vm: VirtualMachine, next: string[]): Promise<VirtualMachine | undefined> {
+    try {
+      const ops = finalizerPatch(vm.metadata?.finalizers, next);
+      const written = (await this.d.client.patch(VirtualMachineType, vm.metadata?.name ?? '', ops, {
+        namespace: vm.metadata?.namespace,
+        type: 'json',
+      })) as VirtualMachine;
+      this.d.onWrite?.('VirtualMachine', 'patch');
+      return written;
+    } catch (err) {
+      if (err instanceof InvalidError || err instanceof ConflictError || err instanceof NotFoundError)
+        return undefined;
       throw err;
     }
   }

@@ -28,6 +28,7 @@ import { AttachmentPods } from './attachment-pods';
 import { podDownOrGoingDown } from './pod-state';
 import { isFinalPhase, nextVmiStatus, VmiPhase } from './status';
 import { unpausedConditionPatch } from './unpaused-condition';
+import { vmiPatch } from './vmi-patch';
 
 /** Event reasons of the VMI controller (upstream values). */
 export const VmiEventReason = {
@@ -50,7 +51,7 @@ export interface VmiControllerDeps extends ControllerDeps {
   /** NetworkAttachmentDefinitions, when watched: a VMI's multus networks must exist for its pod. */
   nads?: Lister<NetworkAttachmentDefinition>;
   /** Called with the VMI written by this controller (tests count writes through it). */
-  onWrite?: (kind: 'VirtualMachineInstance' | 'Pod', verb: 'create' | 'update' | 'delete') => void;
+  onWrite?: (kind: 'VirtualMachineInstance' | 'Pod', verb: 'create' | 'update' | 'patch' | 'delete') => void;
 }
 
 const byNewest = (a: Pod, b: Pod) =>
@@ -259,12 +260,27 @@ export class VmiController implements KeyReconciler {
     ) {
       return;
     }
+    // As upstream: a VMI handed to its node is virt-handler's to update; the controller
+    // patches only what it changed, testing those fields (vmi-patch.ts).
+    const patched = old.status?.phase === VmiPhase.Scheduled || old.status?.phase === VmiPhase.Running;
     try {
-      await this.d.client.update(VmiResource, next as never);
-      this.d.onWrite?.('VirtualMachineInstance', 'update');
+      if (patched) {
+        const ops = vmiPatch(old, next);
+        if (!ops.length) return;
+        await this.d.client.patch(VmiResource, old.metadata?.name ?? '', ops, {
+          namespace: old.metadata?.namespace,
+          type: 'json',
+        });
+        this.d.onWrite?.('VirtualMachineInstance', 'patch');
+      } else {
+        await this.d.client.update(VmiResource, next as never);
+        this.d.onWrite?.('VirtualMachineInstance', 'update');
+      }
     } catch (err) {
-      // A newer VMI is on its way through the informer; it triggers the next reconcile.
+      // A newer VMI is on its way through the informer; it triggers the next reconcile
+      // (a failed patch test is the patch's conflict).
       if (err instanceof ConflictError || err instanceof NotFoundError) return;
+      if (patched && err instanceof InvalidError) return;
       throw err;
     }
   }

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigMapType, EmbeddedStore } from '../../../../src/controllers/runtime';
 import { serveEmbeddedStore } from '../../../../src/controllers/runtime/embedded/server';
 import { KubeClient } from '../../../../src/controllers/runtime/kube/client';
+import { clientsetOf } from '../../../../src/controllers/runtime/kube/clientset';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -41,5 +42,28 @@ describe('KubeClient rate limit', () => {
     expect(client.setRateLimit(10_000, 10_000)).toBe(true);
     expect(client.rateLimit).toEqual({ qps: 10_000, burst: 10_000 });
     expect(await timeCalls(client, 6)).toBeLessThan(150);
+  });
+});
+
+describe('clientsetOf', () => {
+  it("splits requests by upstream's clientsets, each with its own rate limit", () => {
+    const of = (paths: string[]) => paths.map(clientsetOf);
+    expect(
+      of([
+        '/api/v1/namespaces/default/pods/p',
+        '/api/v1/namespaces/default/events',
+        '/apis/apps/v1/namespaces/default/controllerrevisions',
+        '/apis/coordination.k8s.io/v1/namespaces/kubevirt/leases/l',
+      ]),
+    ).toEqual(['kubernetes', 'kubernetes', 'kubernetes', 'kubernetes']);
+    expect(
+      of([
+        '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances/v',
+        '/apis/snapshot.kubevirt.io/v1beta1/namespaces/default/virtualmachinesnapshots',
+        '/apis/cdi.kubevirt.io/v1beta1/namespaces/default/datavolumes',
+        '/apis/k8s.cni.cncf.io/v1/namespaces/default/network-attachment-definitions',
+        '/apis/snapshot.storage.k8s.io/v1/namespaces/default/volumesnapshots',
+      ]),
+    ).toEqual(['kubevirt', 'kubevirt', 'cdi', 'k8s.cni.cncf.io', 'snapshot.storage.k8s.io']);
   });
 });

@@ -217,4 +217,53 @@ describe('VM to running VMI on the embedded store', () => {
       async () => (await getVm('vm4')).status?.stateChangeRequests === undefined,
     );
   });
+
+  it('deleting a VM: the VM controller deletes its VMI and releases the VM once the VMI is gone (its finalizer)', async () => {
+    await store.create(VirtualMachineType, vm('vm5', 'Always') as KubeObject);
+    await waitFor('VM Running', async () => (await getVm('vm5')).status?.printableStatus === 'Running');
+    expect((await getVm('vm5')).metadata!.finalizers).toEqual([
+      'kubevirt.io/virtualMachineControllerFinalize',
+    ]);
+    writes.length = 0;
+    await store.delete(VirtualMachineType, 'vm5', { namespace: 'default' });
+    const gone = async (get: () => Promise<unknown>) =>
+      get().then(
+        () => false,
+        (err) => err instanceof NotFoundError,
+      );
+    // The VM stays (Terminating) as long as its VMI does.
+    await waitFor('VM gone', async () => {
+      const vmGone = await gone(() => getVm('vm5'));
+      if (vmGone) expect(await gone(() => getVmi('vm5'))).toBe(true);
+      return vmGone;
+    });
+    await waitFor(
+      'pod gone',
+      async () => (await store.list(PodType, { namespace: 'default' })).items.length === 0,
+    );
+    const vmWrites = writes.filter((w) => w.controller === 'vm').map((w) => `${w.kind}:${w.verb}`);
+    // The VMI deleted by the VM controller (not left to the garbage collector), its
+    // finalizer patched off once Succeeded, then the VM's.
+    expect(vmWrites).toContain('VirtualMachineInstance:delete');
+    expect(vmWrites).toContain('VirtualMachineInstance:patch');
+    expect(vmWrites.at(-1)).toBe('VirtualMachine:patch');
+  });
+
+  it('deleting a VM with propagationPolicy Orphan leaves its VMI running, no longer owned', async () => {
+    await store.create(VirtualMachineType, vm('vm6', 'Always') as KubeObject);
+    await waitFor('VM Running', async () => (await getVm('vm6')).status?.printableStatus === 'Running');
+    await store.delete(VirtualMachineType, 'vm6', { namespace: 'default', propagationPolicy: 'Orphan' });
+    await waitFor('VM gone', () =>
+      getVm('vm6').then(
+        () => false,
+        (err) => err instanceof NotFoundError,
+      ),
+    );
+    const vmi = await waitFor('VMI orphaned', async () => {
+      const x = await getVmi('vm6');
+      return x.metadata?.ownerReferences?.length ? undefined : x;
+    });
+    expect(vmi.metadata?.deletionTimestamp).toBeUndefined();
+    expect(vmi.status?.phase).toBe('Running');
+  });
 });
