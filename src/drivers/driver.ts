@@ -298,6 +298,16 @@ export interface FsFreezeSupport {
   status(ref: DomainRef): Promise<'frozen' | 'thawed'>;
 }
 
+/** Dumping a running guest's memory to a file (`virtctl memory-dump`), for drivers that can. */
+export interface MemoryDumpSupport {
+  /**
+   * Writes a memory-only core dump of the running (or paused) guest to `path` (an ELF
+   * core: libvirt's `virDomainCoreDumpWithFormat` with `VIR_DUMP_MEMORY_ONLY`, raw
+   * format); resolves once the file is complete. The guest keeps running.
+   */
+  dump(ref: DomainRef, path: string): Promise<void>;
+}
+
 /**
  * Live volume hotplug: attaching and detaching the disks of a VMI's hotpluggable volumes
  * while its guest runs, for drivers that can.
@@ -366,6 +376,8 @@ export interface HypervisorDriver {
   readonly fsFreeze?: FsFreezeSupport;
   /** Present when the driver can attach and detach disks of a running guest (volume hotplug). */
   readonly hotplug?: DiskHotplugSupport;
+  /** Present when the driver can dump a running guest's memory to a file. */
+  readonly memoryDump?: MemoryDumpSupport;
   /** The guest display's current picture; absent when the driver cannot capture it. */
   screenshot?(ref: DomainRef): Promise<Screenshot>;
   /** Releases connections; running domains keep running. */

@@ -10,6 +10,7 @@ import {
   type GuestPingResponse,
   type InjectLaunchSecretRequest,
   type LaunchMeasurementResponse,
+  type MemoryDumpRequest,
   type MigrationRequest,
   type Response,
   type ScreenshotResponse,
@@ -107,6 +108,16 @@ export class LauncherClient {
     const req = LauncherClient.request(vmi);
     return this.command('UnfreezeVirtualMachine', (o, cb) =>
       this.cmd.unfreezeVirtualMachine(req, meta(), o, cb),
+    );
+  }
+  /**
+   * Starts a memory-only core dump of the guest into `dumpPath` (a path in the launcher's
+   * hotplug directory); answers once started, the domain report carries the progress.
+   */
+  virtualMachineMemoryDump(vmi: unknown, dumpPath: string): Promise<void> {
+    const req: MemoryDumpRequest = { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, dumpPath };
+    return this.command('VirtualMachineMemoryDump', (o, cb) =>
+      this.cmd.virtualMachineMemoryDump(req, meta(), o, cb),
     );
   }
   /** The guest display's picture (PNG from this project's launcher). */

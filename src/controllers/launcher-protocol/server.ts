@@ -16,6 +16,7 @@ import {
   type GuestPingResponse,
   type InjectLaunchSecretRequest,
   type LaunchMeasurementResponse,
+  type MemoryDumpRequest,
   type MigrationRequest,
   type Response,
   type ScreenshotResponse,
@@ -63,6 +64,8 @@ export interface LauncherService {
   exec(req: ExecRequest): Promise<{ exitCode: number; stdout: string }>;
   /** A guestAgentPing probe: resolves when the guest agent answers. */
   guestPing(req: GuestPingRequest): Promise<void>;
+  /** Starts a memory-only dump of the guest into `dumpPath`; resolves once started. */
+  virtualMachineMemoryDump(req: MemoryDumpRequest): Promise<void>;
 }
 
 function failure(err: unknown): Response {
@@ -147,6 +150,7 @@ export async function serveLauncher(socketDir: string, impl: LauncherService): P
     cancelVirtualMachineMigration: command((r: VMIRequest) => impl.cancelVirtualMachineMigration(r)),
     ping: command(() => impl.ping()),
     injectLaunchSecret: command((r: InjectLaunchSecretRequest) => impl.injectLaunchSecret(r)),
+    virtualMachineMemoryDump: command((r: MemoryDumpRequest) => impl.virtualMachineMemoryDump(r)),
     getDomain: withPayload(
       (_: EmptyRequest) => impl.getDomain(),
       (response, domain): DomainResponse => ({ response, domain: domain ?? '' }),

@@ -44,6 +44,7 @@ import {
 } from './front-proxy-auth';
 import { HandlerClient, type HandlerClientOptions } from './handler-client';
 import { HttpError, RawResponse, sendError, sendJson } from './http-error';
+import { isMemoryDumpOperation, memoryDumpRequest } from './memory-dump';
 import { type ObjectGraphResource, objectGraph } from './object-graph';
 import { logAdmissionRefusal, logSubresource, type ObjectLog, type SubresourceCall } from './request-log';
 import { parseRequestPath, type RequestPath, type SubresourceRoute, subresourceRoute } from './request-path';
@@ -230,6 +231,11 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
       if (req.method !== 'PUT') throw new HttpError(405, `${op}: use PUT`);
       await volumeRequest(o.client, o.config(), kind, ns, name, op, await jsonBody(req));
       // upstream answers 202 Accepted with no body: the change is carried out asynchronously.
+      return new RawResponse('application/json', Buffer.alloc(0), 202);
+    }
+    if (isMemoryDumpOperation(op) && kind === 'virtualmachines') {
+      if (req.method !== 'PUT') throw new HttpError(405, `${op}: use PUT`);
+      await memoryDumpRequest(o.client, o.config(), ns, name, op, await jsonBody(req));
       return new RawResponse('application/json', Buffer.alloc(0), 202);
     }
     if (op === 'evacuate/cancel') {

@@ -26,6 +26,7 @@ import type { VirtHandlerOptions } from './handler-options';
 
 export type { VirtHandlerOptions } from './handler-options';
 
+import { LAUNCHER_DIRS } from '../common/launcher-args';
 import { sameJson } from '../runtime/same-json';
 import { HotplugMounts } from './hotplug-mounts';
 import { hotplugStep } from './hotplug-volumes';
@@ -33,6 +34,7 @@ import { LauncherCalls } from './launcher-calls';
 import { LauncherConnections } from './launcher-connections';
 import { launcherPodOf } from './launcher-pod';
 import { LauncherPodSetup } from './launcher-pod-setup';
+import { memoryDumpStep } from './memory-dump-volumes';
 import { MigrationSync, migrationRole } from './migration-sync';
 import { BY_CREATOR, nodeInformers } from './node-informers';
 import type { NodeRegistrar } from './node-registrar';
@@ -372,6 +374,23 @@ export class VirtHandler {
         }
         hotplugStatus = hp.volumeStatus;
         if (hp.waiting) again = 1_000;
+        // Memory dumps (./memory-dump-volumes): mount the claim, dump, report, unmount.
+        const withHotplug = hotplugStatus
+          ? { ...vmi, status: { ...vmi.status, volumeStatus: hotplugStatus } }
+          : vmi;
+        const md = await memoryDumpStep(
+          withHotplug,
+          podUid,
+          domain,
+          this.mounts,
+          LAUNCHER_DIRS.hotplugDisks,
+          async (path) => {
+            const r = await this.calls.call(podUid, uid, (c) => c.virtualMachineMemoryDump(vmi, path));
+            if (!r.ok) throw r.error;
+          },
+        );
+        hotplugStatus = md.volumeStatus ?? hotplugStatus;
+        if (md.waiting) again = 1_000;
       }
       if (deleting && !domain) {
         view = {

@@ -15,6 +15,7 @@ import {
   domainName,
   type HostCapabilities,
   type HypervisorDriver,
+  type MemoryDumpSupport,
   type MigrationSupport,
   refOf,
   type SevSupport,
@@ -27,6 +28,7 @@ import { DriverError } from '../errors';
 import { FakeGuestAgent } from './fake-guest-agent';
 import { type FakeDomain, FakeHost } from './fake-host';
 import { fakeDiskHotplug } from './fake-hotplug';
+import { fakeMemoryDump } from './fake-memory-dump';
 import { type FakeMigrationBehaviour, fakeMigrationSupport } from './fake-migration';
 import { fakeSevSupport } from './fake-sev';
 
@@ -46,7 +48,8 @@ export type FakeOperation =
   | 'getStats'
   | 'migration'
   | 'sev'
-  | 'hotplug';
+  | 'hotplug'
+  | 'memoryDump';
 
 /** Options of `FakeDriver`. */
 export interface FakeDriverOptions {
@@ -106,6 +109,8 @@ export class FakeDriver implements HypervisorDriver {
   private readonly sevSupport: SevSupport;
   /** Volume hotplug (fake-hotplug.ts). */
   readonly hotplug: DiskHotplugSupport;
+  /** Memory dumps (fake-memory-dump.ts). */
+  readonly memoryDump: MemoryDumpSupport;
 
   constructor(private readonly options: FakeDriverOptions = {}) {
     this.host = options.host ?? new FakeHost();
@@ -113,6 +118,7 @@ export class FakeDriver implements HypervisorDriver {
     this.migration = fakeMigrationSupport(this.host, () => this.enter('migration'), options.migration);
     this.sevSupport = fakeSevSupport(this.host, () => this.enter('sev'));
     this.hotplug = fakeDiskHotplug(this.host, () => this.enter('hotplug'));
+    this.memoryDump = fakeMemoryDump(this.host, () => this.enter('memoryDump'));
   }
 
   /** SEV attestation; present only while the host's capabilities report SEV. */

@@ -17,6 +17,7 @@ import {
   type FsFreezeSupport,
   type HostCapabilities,
   type HypervisorDriver,
+  type MemoryDumpSupport,
   type MigrationSupport,
   refOf,
   type Screenshot,
@@ -54,6 +55,7 @@ import { libvirtGuestAgent } from './guest-agent';
 import { parseDomainCapabilities, parseHostCapabilities, toHostCapabilities } from './host-probe';
 import { wantsHotplugPorts, withHotplugPorts } from './hotplug-ports';
 import { consoleOf, vncOf } from './live-devices';
+import { libvirtMemoryDump } from './memory-dump';
 import { libvirtMigration } from './migration';
 import type { LibvirtDriverOptions } from './options';
 import { invalidVmi, renderDomain } from './render';
@@ -375,6 +377,12 @@ export class LibvirtDriver implements HypervisorDriver {
     call: (name, op, fn) => this.domains.call(name, op, fn),
     render: (vmi, options) => this.render(vmi, options),
     hotplugDir: () => this.options.converterContext?.paths?.hotplugDiskDir,
+  });
+
+  /** Memory-only core dumps of the running guest (see ./memory-dump). */
+  readonly memoryDump: MemoryDumpSupport = libvirtMemoryDump({
+    client: () => this.client,
+    lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
   });
 
   /** Guest filesystem freeze through the agent (see ./fs-freeze). */

@@ -24,6 +24,7 @@ describe('handler-launcher protocol over a unix socket', () => {
   const graces: number[] = [];
   const freezes: number[] = [];
   const execs: string[][] = [];
+  const dumps: string[] = [];
 
   const impl: LauncherService = {
     syncVirtualMachine: async (req) => {
@@ -64,6 +65,10 @@ describe('handler-launcher protocol over a unix socket', () => {
     },
     guestPing: async (req) => {
       if (req.domainName !== 'default_vm1') throw new Error('Guest agent is not responding');
+    },
+    virtualMachineMemoryDump: async (req) => {
+      if (req.dumpPath.includes('..')) throw new Error('memory dump path: must be an absolute, normalized path');
+      dumps.push(req.dumpPath);
     },
   };
 
@@ -129,6 +134,15 @@ describe('handler-launcher protocol over a unix socket', () => {
     await client.guestPing('default_vm1', 1);
     const ping = await client.guestPing('default_vm2', 1).catch((e: unknown) => e);
     expect((ping as Error).message).toBe('GuestPing: Guest agent is not responding');
+  });
+
+  it('carries the memory dump path and the refusal of a bad one', async () => {
+    const path = '/var/run/kubevirt/hotplug-disks/dump/vm1-dump-20261204-211700.memory.dump';
+    await client.virtualMachineMemoryDump({ metadata: { name: 'vm1' } }, path);
+    expect(dumps).toEqual([path]);
+    await expect(client.virtualMachineMemoryDump({}, '/x/../y')).rejects.toThrow(
+      'VirtualMachineMemoryDump: memory dump path: must be an absolute, normalized path',
+    );
   });
 
   it('answers version negotiation', async () => {

@@ -7,6 +7,7 @@ import { registerConsoleCommands } from './console';
 import { registerCredentialsCommands } from './credentials';
 import { registerExposeCommand } from './expose';
 import { registerLifecycleCommands } from './lifecycle';
+import { registerMemoryDumpCommand } from './memory-dump';
 import { registerPortForwardCommand } from './port-forward';
 import { registerSshCommands } from './ssh';
 import { registerVersionCommand } from './version';
@@ -24,6 +25,7 @@ export function registerVirtctlCommands(program: Command): Command {
   registerPortForwardCommand(program);
   registerSshCommands(program);
   registerVolumeCommands(program);
+  registerMemoryDumpCommand(program);
   registerVersionCommand(program);
   registerVmExportCommand(program);
   return program;

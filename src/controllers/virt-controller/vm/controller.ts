@@ -32,6 +32,7 @@ import type { Claim } from '../services/volumes';
 import { handleDataVolumes } from './datavolumes';
 import { declarativeVolumePatch, withoutHotplugVolumes } from './hotplug-volumes';
 import { InstancetypeRevisions } from './instancetype-revisions';
+import { handleMemoryDumpRequest, nextMemoryDumpRequest, vmiSpecForStart } from './memory-dump';
 import { decideRunStrategy, effectiveRunStrategy, RunStrategyError } from './run-strategy';
 import { backoffSecondsLeft } from './start-backoff';
 import type { SyncFailure } from './vm-conditions';
@@ -167,6 +168,9 @@ export class VmController implements KeyReconciler {
       }
     }
     if (vmAfterSync !== vm) return { requeueAfterMs };
+    // Memory dumps (./memory-dump): a template change is carried on by the VM's next event.
+    if (!syncError && !vm.metadata?.deletionTimestamp && (await handleMemoryDumpRequest(this.d, vm, vmi)))
+      return undefined;
 
     const status = this.computeStatus(vm, vmi, syncError, catalog);
     await this.writeStatus(vm, status);
@@ -278,6 +282,7 @@ export class VmController implements KeyReconciler {
     catalog: InstancetypeCatalog | undefined,
   ): Promise<VirtualMachineInstance> {
     const { vmi, errors } = this.buildVmi(vm, paused, catalog);
+    if (vmi) vmi.spec = vmiSpecForStart(vm, vmi.spec);
     if (!vmi) {
       const message = `Error creating virtual machine instance: ${errors.join('; ')}`;
       this.d.recorder.event(vm, 'Warning', VmEventReason.FailedCreate, message);
@@ -404,7 +409,11 @@ export class VmController implements KeyReconciler {
     catalog?: InstancetypeCatalog,
   ): VirtualMachineStatus {
     const restartRequired = () => this.restartRequired(vm, vmi, catalog);
-    return computeVmStatus(this.d, vm, vmi, syncError, restartRequired, () => this.now());
+    const status = computeVmStatus(this.d, vm, vmi, syncError, restartRequired, () => this.now());
+    const memoryDumpRequest = nextMemoryDumpRequest(vm, vmi);
+    if (memoryDumpRequest) status.memoryDumpRequest = memoryDumpRequest;
+    else delete status.memoryDumpRequest;
+    return status;
   }
 
   /** The template changed since the running VMI was created from it (defaulted specs differ). */

@@ -45,6 +45,7 @@ const VM_ACTIONS = [
   'virtualmachines/addvolume',
   'virtualmachines/removevolume',
   'virtualmachines/memorydump',
+  'virtualmachines/removememorydump',
   'virtualmachines/evacuate/cancel',
 ];
 

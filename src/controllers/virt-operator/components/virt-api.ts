@@ -253,6 +253,8 @@ function rbac(o: VirtApiComponentOptions): Obj[] {
     // inferFromVolume: the labels of what backs the volume (claim, DataVolume, DataSource, snapshot).
     { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
     { apiGroups: ['cdi.kubevirt.io'], resources: ['datavolumes', 'datasources'], verbs: ['get'] },
+    // memorydump: the claim's filesystem overhead.
+    { apiGroups: ['cdi.kubevirt.io'], resources: ['cdiconfigs'], verbs: ['get'] },
     { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
     // The restore webhook refuses a second restore in progress for one target.
     {
