@@ -67,7 +67,8 @@ describe('handler-launcher protocol over a unix socket', () => {
       if (req.domainName !== 'default_vm1') throw new Error('Guest agent is not responding');
     },
     virtualMachineMemoryDump: async (req) => {
-      if (req.dumpPath.includes('..')) throw new Error('memory dump path: must be an absolute, normalized path');
+      if (req.dumpPath.includes('..'))
+        throw new Error('memory dump path: must be an absolute, normalized path');
       dumps.push(req.dumpPath);
     },
   };

@@ -1,0 +1,326 @@
+/**
+ * Issue 27's memory dump on the real one-node cluster, with a real guest: the components
+ * from the manifests, the project's CSI driver in this process with the real
+ * csi-provisioner (test/cluster/csi-stack.ts). The tiny guest boots from its
+ * containerDisk; `virtctl memory-dump get VM --claim-name --create-claim` creates a claim
+ * sized as upstream sizes it (guest memory + 100 MiB + 5.5 %) and asks virt-api's
+ * `memorydump` subresource; the VM controller adds the `memoryDump` volume to the VM and
+ * the VMI, an attachment pod brings the claim to the node, virt-handler bind-mounts its
+ * directory into the launcher pod and asks the launcher, whose libvirt writes a
+ * memory-only ELF core (virDomainCoreDumpWithFormat); the request goes Completed, the
+ * claim is annotated with the file name, the volume leaves the VMI and its attachment
+ * pod goes. The file on the volume is an ELF core (readelf -h: CORE) of about the guest's
+ * RAM; `virtctl memory-dump download --port-forward` fetches it through a
+ * VirtualMachineExport of the claim (a tar.gz holding that file); `memory-dump remove`
+ * dissociates the claim (the request and the template's volume go). The guest keeps
+ * running throughout (one boot).
+ *
+ * The driver's one name registers once with a kubelet: like the other CSI cluster test
+ * files, this one takes the host lock `csi-driver` for its whole run.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import type { ClusterInfo } from '../../scripts/cluster/state';
+import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
+import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
+import { sharedCluster } from '../support/cluster';
+import { installComponents } from '../support/cluster-install';
+import {
+  createTestNamespace,
+  deleteNamespaceAndWait,
+  waitForDriverPvsDeleted,
+} from '../support/cluster-namespace';
+import { kubectlBin, kubectlWith } from '../support/cluster-pods';
+import { acquireHostLocks } from '../support/host-lock';
+import { waitFor } from '../support/wait';
+import { type CsiStack, csiClusterTestsEnabled, startCsiStack } from './csi-stack';
+
+const enabled = csiClusterTestsEnabled('memory dump on the cluster');
+const NS = 'cluster-memdump';
+const VM = 'vm-md';
+const CLAIM = 'md-claim';
+const GUEST_MIB = 128;
+const KV = { group: 'kubevirt.io', version: 'v1' };
+const virtctlBin = new URL('../../dist/cli/virtctl.js', import.meta.url).pathname;
+const run = promisify(execFile);
+
+describe.skipIf(!enabled)('memory dump on the real cluster', () => {
+  let info: ClusterInfo;
+  let core: CoreV1Api;
+  let custom: CustomObjectsApi;
+  let csi: CsiStack | undefined;
+  let dir = '';
+  let kubectl: (...args: string[]) => string;
+  let releaseLocks: (() => void) | undefined;
+
+  // The CSI driver answers in this process: every external command runs asynchronously.
+  const virtctl = (...args: string[]) =>
+    run(process.execPath, [virtctlBin, ...args, '-n', NS, '--kubeconfig', info.kubeconfigPath], {
+      timeout: 300_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  const readVmi = async () =>
+    (await custom.getNamespacedCustomObject({
+      ...KV,
+      plural: 'virtualmachineinstances',
+      namespace: NS,
+      name: VM,
+    })) as VirtualMachineInstance;
+  const readVm = async () =>
+    (await custom.getNamespacedCustomObject({
+      ...KV,
+      plural: 'virtualmachines',
+      namespace: NS,
+      name: VM,
+    })) as VirtualMachine;
+  const pods = async (selector: string) =>
+    (await core.listNamespacedPod({ namespace: NS, labelSelector: selector })).items;
+  const diagnose = async () => {
+    const all = (await core.listNamespacedPod({ namespace: NS })).items.map(
+      (p) => `${p.metadata?.name} ${p.status?.phase}`,
+    );
+    const evs = (await core.listNamespacedEvent({ namespace: NS })).items.map(
+      (e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason}: ${e.message}`,
+    );
+    const vmi = await readVmi().catch(() => undefined);
+    const vm = await readVm().catch(() => undefined);
+    let logs = '';
+    for (const c of ['virt-handler', 'virt-controller'])
+      logs += await run(kubectlBin, [
+        '--kubeconfig',
+        info.kubeconfigPath,
+        'logs',
+        '-n',
+        'kubevirt',
+        '-l',
+        `kubevirt.io=${c}`,
+        '--tail=25',
+      ])
+        .then((r) => `${c}:\n${r.stdout}`)
+        .catch((e) => `${c}: ${e}`);
+    const launcher = (await pods('kubevirt.io=virt-launcher'))[0]?.metadata?.name;
+    if (launcher)
+      logs += await run(kubectlBin, [
+        '--kubeconfig',
+        info.kubeconfigPath,
+        'logs',
+        '-n',
+        NS,
+        launcher,
+        '-c',
+        'compute',
+        '--tail=25',
+      ])
+        .then((r) => `launcher:\n${r.stdout}`)
+        .catch((e) => `launcher: ${e}`);
+    return `pods:\n${all.join('\n')}\nevents:\n${evs.join('\n')}\nmemoryDumpRequest: ${JSON.stringify(vm?.status?.memoryDumpRequest)}\nvolumeStatus: ${JSON.stringify(vmi?.status?.volumeStatus)}\n${logs}`;
+  };
+  const waitOrDiagnose = <T>(what: string, f: () => Promise<T | undefined>, ms: number, every = 500) =>
+    waitFor(what, f, ms, every).catch(async (e) => {
+      throw new Error(`${e}\n${await diagnose()}`);
+    });
+
+  beforeAll(async () => {
+    info = await sharedCluster();
+    releaseLocks = await acquireHostLocks(['cluster-components', 'csi-driver'], 900_000);
+    kubectl = kubectlWith(info.kubeconfigPath);
+    const kc = new KubeConfig();
+    kc.loadFromFile(info.kubeconfigPath);
+    core = kc.makeApiClient(CoreV1Api);
+    custom = kc.makeApiClient(CustomObjectsApi);
+    dir = mkdtempSync(join(tmpdir(), 'kvts-memdump-'));
+    installComponents(info, dir, kubectl);
+    csi = await startCsiStack(info, kc);
+    await createTestNamespace(core, NS);
+  }, 1_200_000);
+
+  afterAll(async () => {
+    if (core) {
+      await deleteNamespaceAndWait(core, NS, 180_000);
+      await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => csi?.sidecars.logs());
+      await waitFor('the pool empty', async () => (await csi?.volumes())?.length === 0, 60_000, 500).catch(
+        (e) => process.stderr.write(`${e}\n`),
+      );
+    }
+    try {
+      if (dir) kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
+    } catch {
+      // the cluster goes down next anyway
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    try {
+      await csi?.stop();
+    } finally {
+      releaseLocks?.();
+    }
+  }, 400_000);
+
+  it('dumps the running guest into a claim as an ELF core, downloads it, and dissociates the claim', {
+    timeout: 900_000,
+  }, async () => {
+    writeFileSync(
+      join(dir, 'vm.yaml'),
+      stringify({
+        apiVersion: 'kubevirt.io/v1',
+        kind: 'VirtualMachine',
+        metadata: { name: VM, namespace: NS },
+        spec: {
+          runStrategy: 'Always',
+          template: {
+            spec: {
+              terminationGracePeriodSeconds: 0,
+              domain: {
+                devices: {
+                  autoattachGraphicsDevice: false,
+                  disks: [{ name: 'root', disk: { bus: 'virtio' } }],
+                },
+                resources: { requests: { memory: `${GUEST_MIB}Mi` } },
+              },
+              volumes: [
+                {
+                  name: 'root',
+                  containerDisk: {
+                    image: 'localhost/kubevirt-ts/tiny-guest-containerdisk:latest',
+                    imagePullPolicy: 'Never',
+                  },
+                },
+              ],
+            },
+          },
+        },
+      }),
+    );
+    await run(kubectlBin, ['--kubeconfig', info.kubeconfigPath, 'apply', '-f', join(dir, 'vm.yaml')]);
+    await waitOrDiagnose(
+      'VMI Running',
+      async () => ((await readVmi()).status?.phase === 'Running' ? true : undefined),
+      300_000,
+      1000,
+    );
+    const vmiUid = (await readVmi()).metadata?.uid;
+
+    // get --create-claim: the claim sized as upstream sizes it, then the request.
+    const t0 = performance.now();
+    const got = await virtctl(
+      'memory-dump',
+      'get',
+      VM,
+      `--claim-name=${CLAIM}`,
+      '--create-claim',
+      '--storage-class=kubevirt-ts-local',
+    );
+    expect(got.stdout).toContain(`PVC ${NS}/${CLAIM} created`);
+    expect(got.stdout).toContain(`Successfully submitted memory dump request of VM ${VM}`);
+    const claim = await core.readNamespacedPersistentVolumeClaim({ name: CLAIM, namespace: NS });
+    // (128 Mi + 100 Mi) * 1.055 = 240.54 Mi, rounded up to a MiB.
+    expect(claim.spec?.resources?.requests?.storage).toBe('241Mi');
+
+    const done = await waitOrDiagnose(
+      'the request Completed',
+      async () => {
+        const r = (await readVm()).status?.memoryDumpRequest;
+        if (r?.phase === 'Failed') throw new Error(`memory dump failed: ${r.message}`);
+        return r?.phase === 'Completed' ? r : undefined;
+      },
+      300_000,
+    );
+    const dumpMs = performance.now() - t0;
+    expect(done.fileName).toMatch(new RegExp(`^${VM}-${CLAIM}-\\d{8}-\\d{6}\\.memory\\.dump$`));
+    expect(done.startTimestamp).toBeTruthy();
+    expect(done.endTimestamp).toBeTruthy();
+    const annotated = await core.readNamespacedPersistentVolumeClaim({ name: CLAIM, namespace: NS });
+    expect(annotated.metadata?.annotations?.['kubevirt.io/memory-dump']).toBe(done.fileName);
+    // The template keeps the volume until remove; the VMI and the node let it go.
+    expect((await readVm()).spec.template?.spec?.volumes?.find((v) => v.name === CLAIM)).toEqual({
+      name: CLAIM,
+      memoryDump: { claimName: CLAIM, hotpluggable: true },
+    });
+    const vmi = await readVmi();
+    expect(vmi.spec.volumes?.some((v) => v.name === CLAIM)).toBe(false);
+    expect(vmi.status?.volumeStatus?.some((s) => s.name === CLAIM)).toBe(false);
+    await waitOrDiagnose(
+      'the attachment pod gone',
+      async () => ((await pods('kubevirt.io=hotplug-disk')).length === 0 ? true : undefined),
+      120_000,
+    );
+    expect((await readVm()).status?.conditions?.find((c) => c.type === 'RestartRequired')).toBeUndefined();
+
+    // The file on the volume: the pool's `volumes/<id>/disk` (an ext4 image), mounted read-only
+    // here once the kubelet has let it go.
+    const pv = await core.readPersistentVolume({ name: annotated.spec?.volumeName ?? '' });
+    const volume = join(csi!.pool.dir, 'volumes', pv.spec?.csi?.volumeHandle ?? '', 'disk');
+    await waitOrDiagnose(
+      'the volume unstaged',
+      async () => ((await run('losetup', ['-j', volume])).stdout.trim() === '' ? true : undefined),
+      60_000,
+    );
+    const mnt = mkdtempSync(join(tmpdir(), 'kvts-memdump-vol-'));
+    await run('mount', ['-o', 'loop,ro', volume, mnt]);
+    let header = '';
+    let size = 0;
+    try {
+      const file = join(mnt, done.fileName ?? '');
+      size = statSync(file).size;
+      header = (await run('readelf', ['-h', file])).stdout;
+    } finally {
+      await run('umount', [mnt]);
+      rmSync(mnt, { recursive: true, force: true });
+    }
+    expect(header).toMatch(/Type:\s+CORE \(Core file\)/);
+    expect(header).toMatch(/Machine:\s+Advanced Micro Devices X86-64/);
+    // The guest's RAM and the ELF notes and headers: between its RAM and RAM + 8 MiB.
+    expect(size).toBeGreaterThanOrEqual(GUEST_MIB * 1024 * 1024);
+    expect(size).toBeLessThan((GUEST_MIB + 8) * 1024 * 1024);
+
+    // download: through a VirtualMachineExport of the claim, as a tar.gz holding the dump.
+    const out = join(dir, 'dump.tar.gz');
+    const dl = await virtctl('memory-dump', 'download', VM, `--output=${out}`, '--port-forward');
+    expect(dl.stdout).toContain('Memory dump completed successfully');
+    const listing = (await run('tar', ['-tzvf', out])).stdout;
+    expect(listing).toContain(done.fileName);
+    expect(listing).toContain(String(size));
+    await waitOrDiagnose(
+      'the export gone',
+      async () =>
+        (
+          (await custom.listNamespacedCustomObject({
+            group: 'export.kubevirt.io',
+            version: 'v1',
+            plural: 'virtualmachineexports',
+            namespace: NS,
+          })) as { items: unknown[] }
+        ).items.length === 0
+          ? true
+          : undefined,
+      60_000,
+    );
+
+    // remove: dissociated, the template's volume gone.
+    const rm = await virtctl('memory-dump', 'remove', VM);
+    expect(rm.stdout).toBe(`Successfully submitted remove memory dump association of VM ${VM}\n`);
+    await waitOrDiagnose(
+      'the association gone',
+      async () => {
+        const vm = await readVm();
+        return !vm.status?.memoryDumpRequest &&
+          !vm.spec.template?.spec?.volumes?.some((v) => v.name === CLAIM)
+          ? true
+          : undefined;
+      },
+      60_000,
+    );
+    // The guest ran on throughout: the same VMI, still Running.
+    const after = await readVmi();
+    expect(after.metadata?.uid).toBe(vmiUid);
+    expect(after.status?.phase).toBe('Running');
+    process.stdout.write(
+      `memory dump of a ${GUEST_MIB} MiB guest: virtctl get to Completed in ${dumpMs.toFixed(0)} ms, file ${size} bytes\n`,
+    );
+  });
+});
