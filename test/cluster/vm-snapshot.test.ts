@@ -54,6 +54,15 @@ import { acquireHostLocks } from '../support/host-lock';
 import { waitFor } from '../support/wait';
 import { installSnapshotCrds, removeSnapshotCrds, type Sidecars, startSidecars } from './csi-sidecars';
 import { csiClusterTestsEnabled, csiPluginDir, startRegisteredDriver } from './csi-stack';
+import {
+  benchLine,
+  DATA_DISK,
+  exportMibPerSecond,
+  figures,
+  freezeWindowMs,
+  POOL_BYTES,
+  SNAPSHOT_BENCH,
+} from './vm-snapshot-bench';
 import { cloneStoppedVm } from './vm-snapshot-clone';
 
 const enabled = csiClusterTestsEnabled('VM snapshots');
@@ -96,9 +105,9 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     custom = kc.makeApiClient(CustomObjectsApi);
     objects = KubernetesObjectApi.makeApiClient(kc);
     const storage = kc.makeApiClient(StorageV1Api);
-    tp = await makeTestPool(2 * 1024 ** 3);
+    tp = await makeTestPool(POOL_BYTES);
     pluginDir = csiPluginDir(info);
-    driver = await startRegisteredDriver(info, storage, tp, 2 * 1024 ** 3);
+    driver = await startRegisteredDriver(info, storage, tp, POOL_BYTES);
     // The VolumeSnapshot kinds before virt-controller starts: it runs its snapshot
     // controllers only when they are served.
     crds = await installSnapshotCrds(objects);
@@ -215,7 +224,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
         spec: {
           storageClassName: LOCAL_CLASS,
           accessModes: ['ReadWriteOnce'],
-          resources: { requests: { storage: '64Mi' } },
+          resources: { requests: { storage: DATA_DISK.claim } },
         },
       },
     });
@@ -232,7 +241,11 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
               image: info.images['kubevirt-ts'] ?? '',
               imagePullPolicy: 'Never',
               // QEMU runs as user 107: the image is theirs to write.
-              command: ['/bin/sh', '-c', 'truncate -s 16M /data/disk.img && chmod 666 /data/disk.img'],
+              command: [
+                '/bin/sh',
+                '-c',
+                `truncate -s ${DATA_DISK.image} /data/disk.img && chmod 666 /data/disk.img`,
+              ],
               securityContext: { runAsUser: 0 },
               volumeMounts: [{ name: 'data', mountPath: '/data' }],
             },
@@ -298,6 +311,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
         if (v?.status?.fsFreezeStatus === 'frozen') sawFrozen = true;
       });
     }, 100);
+    const snapStart = performance.now();
     await custom.createNamespacedCustomObject({
       ...SNAPKV,
       plural: 'virtualmachinesnapshots',
@@ -312,6 +326,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       const s = await get('virtualmachinesnapshots', 'snap1');
       return s.status?.readyToUse ? s : undefined;
     });
+    figures.online_snapshot_ms = performance.now() - snapStart;
     clearInterval(watchFreeze);
     expect(snap.status?.phase).toBe('Succeeded');
     expect(snap.status?.indications).toEqual(['GuestAgent', 'Online']);
@@ -341,6 +356,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     // The thaw waits for the CSI snapshot to be cut (snapshot-controller, snapshotter, driver,
     // then virt-api and the handler): far longer than the 100 ms poll.
     expect(sawFrozen, 'the VMI reported fsFreezeStatus frozen during the snapshot').toBe(true);
+    figures.freeze_ms = await freezeWindowMs(info.kubeconfigPath, NS, first.pod);
 
     // B over A, then stop and restore.
     await writeDisk(first.con, 'FILE-B-PRESENT');
@@ -349,6 +365,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     first.con.close();
     await setRunStrategy('Halted');
     await show('VMI gone', async () => !(await readVmi()));
+    const restoreStart = performance.now();
     await custom.createNamespacedCustomObject({
       ...SNAPKV,
       plural: 'virtualmachinerestores',
@@ -366,6 +383,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       const r = await get('virtualmachinerestores', 'restore1');
       return r.status?.complete ? r : undefined;
     });
+    figures.restore_ms = performance.now() - restoreStart;
     const claim = `restore-${restore.metadata.uid}-data`;
     expect(restore.status?.restores).toEqual([
       { volumeName: 'data', persistentVolumeClaim: claim, volumeSnapshotName: vsName },
@@ -386,7 +404,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
   it('clones the stopped VM (a snapshot, then a restore to a new VM): new MAC and serial, its own disk, boots once', {
     timeout: 600_000,
   }, async () => {
-    await cloneStoppedVm({
+    figures.clone_vm_ms = await cloneStoppedVm({
       info,
       core,
       custom,
@@ -401,5 +419,8 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       writeDisk,
       show,
     });
+    // Bench mode: the source VM (stopped) exported; then the figures, whatever was taken.
+    if (SNAPSHOT_BENCH) figures.export_mib_s = await exportMibPerSecond(info.kubeconfigPath, NS, VM);
+    console.log(benchLine());
   });
 });
