@@ -26,7 +26,7 @@ import type { Lister } from '../../common/controller-ports';
 import { VmiResource } from '../../common/vmi-resource';
 import { ConflictError, InvalidError, NotFoundError } from '../../runtime/errors';
 import { PersistentVolumeClaimType, VirtualMachineType } from '../../runtime/resources';
-import type { JsonPatchOp, ObjectClient } from '../../runtime/types';
+import type { JsonPatchOp, KubeObject, ObjectClient } from '../../runtime/types';
 import type { Claim } from '../services/volumes';
 
 /** upstream's MemoryDumpPhase values. */
@@ -215,7 +215,13 @@ async function annotateClaim(d: MemoryDumpDeps, vm: VirtualMachine, r: VirtualMa
   const ns = vm.metadata?.namespace ?? '';
   const value = r.phase === MemoryDumpPhase.Failed ? FAILED_ANNOTATION : r.fileName;
   if (!value) return;
-  const claim = d.claims?.get(`${ns}/${r.claimName}`);
+  // The cache first (as upstream's pvcStore); without a claim watch, the API.
+  const claim =
+    d.claims?.get(`${ns}/${r.claimName}`) ??
+    (await d.client.get<Claim & KubeObject>(PersistentVolumeClaimType, r.claimName, ns).catch((e) => {
+      if (e instanceof NotFoundError) return undefined;
+      throw e;
+    }));
   if (!claim)
     throw new Error(`memory dump: PersistentVolumeClaim ${ns}/${r.claimName} not found to annotate`);
   const annotations = claim.metadata?.annotations;
