@@ -218,8 +218,23 @@ describe.skipIf(!enabled)('memory dump on the real cluster', () => {
     expect(got.stdout).toContain(`PVC ${NS}/${CLAIM} created`);
     expect(got.stdout).toContain(`Successfully submitted memory dump request of VM ${VM}`);
     const claim = await core.readNamespacedPersistentVolumeClaim({ name: CLAIM, namespace: NS });
-    // (128 Mi + 100 Mi) * 1.055 = 240.54 Mi, rounded up to a MiB.
-    expect(claim.spec?.resources?.requests?.storage).toBe('241Mi');
+    // (128 Mi + 100 Mi) * (1 + the filesystem overhead: the CDIConfig's, else 5.5 %), rounded
+    // up to a MiB (241Mi with 5.5 %).
+    const cdiConfig = (await custom
+      .getClusterCustomObject({
+        group: 'cdi.kubevirt.io',
+        version: 'v1beta1',
+        plural: 'cdiconfigs',
+        name: 'config',
+      })
+      .catch(() => undefined)) as
+      | { status?: { filesystemOverhead?: { global?: string; storageClass?: Record<string, string> } } }
+      | undefined;
+    const fsOverhead = cdiConfig?.status?.filesystemOverhead;
+    const overhead = Number(fsOverhead?.storageClass?.['kubevirt-ts-local'] ?? fsOverhead?.global ?? '0.055');
+    expect(claim.spec?.resources?.requests?.storage).toBe(
+      `${Math.ceil((GUEST_MIB + 100) * (1 + overhead))}Mi`,
+    );
 
     const done = await waitOrDiagnose(
       'the request Completed',
