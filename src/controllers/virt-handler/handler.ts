@@ -26,15 +26,12 @@ import type { VirtHandlerOptions } from './handler-options';
 
 export type { VirtHandlerOptions } from './handler-options';
 
-import { LAUNCHER_DIRS } from '../common/launcher-args';
 import { sameJson } from '../runtime/same-json';
 import { HotplugMounts } from './hotplug-mounts';
-import { hotplugStep } from './hotplug-volumes';
 import { LauncherCalls } from './launcher-calls';
 import { LauncherConnections } from './launcher-connections';
 import { launcherPodOf } from './launcher-pod';
 import { LauncherPodSetup } from './launcher-pod-setup';
-import { memoryDumpStep } from './memory-dump-volumes';
 import { MigrationSync, migrationRole } from './migration-sync';
 import { BY_CREATOR, nodeInformers } from './node-informers';
 import type { NodeRegistrar } from './node-registrar';
@@ -51,6 +48,7 @@ import {
   type VmiEvent,
 } from './vmi-events';
 import { type LauncherView, nextHandlerStatus } from './vmi-status';
+import { volumeSteps } from './volume-steps';
 
 const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const FINAL = new Set(['Succeeded', 'Failed']);
@@ -357,40 +355,14 @@ export class VirtHandler {
         if (domain) this.lastDomain.set(uid, domain);
       }
       if (!deleting && domain && !domain.finished && domain.state !== 'shutoff') {
-        // Volume hotplug (./hotplug-volumes): mount, attach, detach, unmount.
-        const hp = await hotplugStep(vmi, podUid, domain, this.mounts, async (v) => {
-          const r = await this.calls.call(podUid, uid, (c) => c.syncVirtualMachine(v));
-          if (!r.ok) throw r.error;
-          const again = await this.calls.call(
-            podUid,
-            uid,
-            (c) => c.getDomain() as Promise<LauncherDomain | undefined>,
-          );
-          return again.ok ? again.value : domain;
-        });
-        if (hp.domain) {
-          domain = hp.domain;
+        // Volume hotplug and memory dumps (./volume-steps).
+        const steps = await volumeSteps(vmi, podUid, domain, this.mounts, this.calls);
+        if (steps.domain) {
+          domain = steps.domain;
           this.lastDomain.set(uid, domain);
         }
-        hotplugStatus = hp.volumeStatus;
-        if (hp.waiting) again = 1_000;
-        // Memory dumps (./memory-dump-volumes): mount the claim, dump, report, unmount.
-        const withHotplug = hotplugStatus
-          ? { ...vmi, status: { ...vmi.status, volumeStatus: hotplugStatus } }
-          : vmi;
-        const md = await memoryDumpStep(
-          withHotplug,
-          podUid,
-          domain,
-          this.mounts,
-          LAUNCHER_DIRS.hotplugDisks,
-          async (path) => {
-            const r = await this.calls.call(podUid, uid, (c) => c.virtualMachineMemoryDump(vmi, path));
-            if (!r.ok) throw r.error;
-          },
-        );
-        hotplugStatus = md.volumeStatus ?? hotplugStatus;
-        if (md.waiting) again = 1_000;
+        hotplugStatus = steps.volumeStatus;
+        if (steps.waiting) again = 1_000;
       }
       if (deleting && !domain) {
         view = {
