@@ -7,7 +7,10 @@
  * dump getting no memory dump volume.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClusterConfig } from '../../../../src/api/config/cluster-config';
+import { defaultVirtualMachineInstanceSpec } from '../../../../src/api/defaults/vmi-defaults';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../../src/api/generated/types';
+import { validateVirtualMachine } from '../../../../src/api/validation/vm';
 import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
 import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/store';
 import {
@@ -112,6 +115,27 @@ describe('nextMemoryDumpRequest (upstream UpdateRequest)', () => {
     expect(nextMemoryDumpRequest(vmOf(req('InProgress', { remove: true })), undefined)?.phase).toBe(
       'Dissociating',
     );
+  });
+
+  it('the template the controller writes validates, and defaulting gives the memory dump volume no disk', () => {
+    const vm = {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachine',
+      metadata: { name: 'vm1', namespace: NS },
+      spec: {
+        runStrategy: 'Always',
+        template: {
+          spec: {
+            domain: { devices: {}, resources: { requests: { memory: '64Mi' } } },
+            volumes: [root, dumpVol],
+          },
+        },
+      },
+    } as unknown as VirtualMachine;
+    const config = createClusterConfig({}, { hostArchitecture: 'amd64' });
+    expect(validateVirtualMachine(vm, config)).toEqual([]);
+    const spec = defaultVirtualMachineInstanceSpec(vm.spec.template?.spec as never, config);
+    expect(spec.domain.devices.disks?.map((d) => d.name)).toEqual(['root']);
   });
 
   it('a VM started after a completed dump gets no memory dump volume; RestartRequired ignores it', () => {
