@@ -159,8 +159,8 @@ export async function handleMemoryDumpRequest(
   if (!r) return false;
   const ns = vm.metadata?.namespace;
   const vmiHas = (vmi?.spec.volumes ?? []).some((v) => v.name === r.claimName);
-  const patchVmi = async (volumes: Volume[]) => {
-    if (!vmi) return;
+  const patchVmi = async (volumes: Volume[]): Promise<boolean> => {
+    if (!vmi) return false;
     const ok = await patchQuietly(() =>
       d.client.patch(
         VmiResource,
@@ -173,6 +173,7 @@ export async function handleMemoryDumpRequest(
       ),
     );
     if (ok) d.onWrite?.('VirtualMachineInstance', 'patch');
+    return ok;
   };
   const patchTemplate = async (volumes: Volume[]) => {
     const tpl = vm.spec.template?.spec;
@@ -192,7 +193,8 @@ export async function handleMemoryDumpRequest(
     case MemoryDumpPhase.Associating: {
       const running = vmi && !vmi.metadata?.deletionTimestamp && vmi.status?.phase === 'Running';
       if (!running) return false;
-      if (!vmiHas) await patchVmi(withMemoryDumpVolume(vmi.spec.volumes, r.claimName));
+      // The template only once the VMI has it: InProgress (the template having it) adds nothing.
+      if (!vmiHas && !(await patchVmi(withMemoryDumpVolume(vmi.spec.volumes, r.claimName)))) return false;
       const want = withMemoryDumpVolume(tplVolumes, r.claimName);
       return want !== tplVolumes && (await patchTemplate(want));
     }
