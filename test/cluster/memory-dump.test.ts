@@ -23,23 +23,14 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
-import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
-import { sharedCluster } from '../support/cluster';
-import { installComponents } from '../support/cluster-install';
-import {
-  createTestNamespace,
-  deleteNamespaceAndWait,
-  waitForDriverPvsDeleted,
-} from '../support/cluster-namespace';
-import { kubectlBin, kubectlWith } from '../support/cluster-pods';
-import { acquireHostLocks } from '../support/host-lock';
-import { waitFor } from '../support/wait';
-import { type CsiStack, csiClusterTestsEnabled, startCsiStack } from './csi-stack';
+import { kubectlBin } from '../support/cluster-pods';
+import { csiClusterTestsEnabled } from './csi-stack';
+import { oneDiskVm, storageClusterFixture } from './storage-cluster';
 
 const enabled = csiClusterTestsEnabled('memory dump on the cluster');
 const NS = 'cluster-memdump';
@@ -51,13 +42,11 @@ const virtctlBin = new URL('../../dist/cli/virtctl.js', import.meta.url).pathnam
 const run = promisify(execFile);
 
 describe.skipIf(!enabled)('memory dump on the real cluster', () => {
+  const fx = storageClusterFixture({ namespace: NS, tmpPrefix: 'kvts-memdump-' });
   let info: ClusterInfo;
   let core: CoreV1Api;
   let custom: CustomObjectsApi;
-  let csi: CsiStack | undefined;
   let dir = '';
-  let kubectl: (...args: string[]) => string;
-  let releaseLocks: (() => void) | undefined;
 
   // The CSI driver answers in this process: every external command runs asynchronously.
   const virtctl = (...args: string[]) =>
@@ -81,120 +70,53 @@ describe.skipIf(!enabled)('memory dump on the real cluster', () => {
     })) as VirtualMachine;
   const pods = async (selector: string) =>
     (await core.listNamespacedPod({ namespace: NS, labelSelector: selector })).items;
-  const diagnose = async () => {
-    const all = (await core.listNamespacedPod({ namespace: NS })).items.map(
-      (p) => `${p.metadata?.name} ${p.status?.phase}`,
-    );
-    const evs = (await core.listNamespacedEvent({ namespace: NS })).items.map(
-      (e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason}: ${e.message}`,
-    );
-    const vmi = await readVmi().catch(() => undefined);
-    const vm = await readVm().catch(() => undefined);
-    let logs = '';
-    for (const c of ['virt-handler', 'virt-controller'])
-      logs += await run(kubectlBin, [
-        '--kubeconfig',
-        info.kubeconfigPath,
-        'logs',
-        '-n',
-        'kubevirt',
-        '-l',
-        `kubevirt.io=${c}`,
-        '--tail=25',
-      ])
-        .then((r) => `${c}:\n${r.stdout}`)
-        .catch((e) => `${c}: ${e}`);
-    const launcher = (await pods('kubevirt.io=virt-launcher'))[0]?.metadata?.name;
-    if (launcher)
-      logs += await run(kubectlBin, [
-        '--kubeconfig',
-        info.kubeconfigPath,
-        'logs',
-        '-n',
-        NS,
-        launcher,
-        '-c',
-        'compute',
-        '--tail=25',
-      ])
-        .then((r) => `launcher:\n${r.stdout}`)
-        .catch((e) => `launcher: ${e}`);
-    return `pods:\n${all.join('\n')}\nevents:\n${evs.join('\n')}\nmemoryDumpRequest: ${JSON.stringify(vm?.status?.memoryDumpRequest)}\nvolumeStatus: ${JSON.stringify(vmi?.status?.volumeStatus)}\n${logs}`;
-  };
   const waitOrDiagnose = <T>(what: string, f: () => Promise<T | undefined>, ms: number, every = 500) =>
-    waitFor(what, f, ms, every).catch(async (e) => {
-      throw new Error(`${e}\n${await diagnose()}`);
+    fx.waitOrDiagnose(what, f, ms, every, async () => {
+      const vm = await readVm().catch(() => undefined);
+      const vmi = await readVmi().catch(() => undefined);
+      const launcher = (await pods('kubevirt.io=virt-launcher'))[0]?.metadata?.name;
+      const logs = launcher
+        ? await run(kubectlBin, [
+            '--kubeconfig',
+            info.kubeconfigPath,
+            'logs',
+            '-n',
+            NS,
+            launcher,
+            '-c',
+            'compute',
+            '--tail=25',
+          ])
+            .then((r) => `launcher:\n${r.stdout}`)
+            .catch((e) => `launcher: ${e}`)
+        : '';
+      return `memoryDumpRequest: ${JSON.stringify(vm?.status?.memoryDumpRequest)}\nvolumeStatus: ${JSON.stringify(vmi?.status?.volumeStatus)}\n${logs}\n${await fx.diagnose(['virt-handler'], 25)}`;
     });
 
   beforeAll(async () => {
-    info = await sharedCluster();
-    releaseLocks = await acquireHostLocks(['cluster-components', 'csi-driver'], 900_000);
-    kubectl = kubectlWith(info.kubeconfigPath);
-    const kc = new KubeConfig();
-    kc.loadFromFile(info.kubeconfigPath);
-    core = kc.makeApiClient(CoreV1Api);
-    custom = kc.makeApiClient(CustomObjectsApi);
-    dir = mkdtempSync(join(tmpdir(), 'kvts-memdump-'));
-    installComponents(info, dir, kubectl);
-    csi = await startCsiStack(info, kc);
-    await createTestNamespace(core, NS);
+    await fx.setUp();
+    ({ info, core, custom, dir } = fx);
   }, 1_200_000);
-
-  afterAll(async () => {
-    if (core) {
-      await deleteNamespaceAndWait(core, NS, 180_000);
-      await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => csi?.sidecars.logs());
-      await waitFor('the pool empty', async () => (await csi?.volumes())?.length === 0, 60_000, 500).catch(
-        (e) => process.stderr.write(`${e}\n`),
-      );
-    }
-    try {
-      if (dir) kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
-    } catch {
-      // the cluster goes down next anyway
-    }
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    try {
-      await csi?.stop();
-    } finally {
-      releaseLocks?.();
-    }
-  }, 400_000);
+  afterAll(() => fx.tearDown(), 400_000);
 
   it('dumps the running guest into a claim as an ELF core, downloads it, and dissociates the claim', {
     timeout: 900_000,
   }, async () => {
     writeFileSync(
       join(dir, 'vm.yaml'),
-      stringify({
-        apiVersion: 'kubevirt.io/v1',
-        kind: 'VirtualMachine',
-        metadata: { name: VM, namespace: NS },
-        spec: {
-          runStrategy: 'Always',
-          template: {
-            spec: {
-              terminationGracePeriodSeconds: 0,
-              domain: {
-                devices: {
-                  autoattachGraphicsDevice: false,
-                  disks: [{ name: 'root', disk: { bus: 'virtio' } }],
-                },
-                resources: { requests: { memory: `${GUEST_MIB}Mi` } },
-              },
-              volumes: [
-                {
-                  name: 'root',
-                  containerDisk: {
-                    image: 'localhost/kubevirt-ts/tiny-guest-containerdisk:latest',
-                    imagePullPolicy: 'Never',
-                  },
-                },
-              ],
+      stringify(
+        oneDiskVm({
+          name: VM,
+          namespace: NS,
+          memory: `${GUEST_MIB}Mi`,
+          volume: {
+            containerDisk: {
+              image: 'localhost/kubevirt-ts/tiny-guest-containerdisk:latest',
+              imagePullPolicy: 'Never',
             },
           },
-        },
-      }),
+        }),
+      ),
     );
     await run(kubectlBin, ['--kubeconfig', info.kubeconfigPath, 'apply', '-f', join(dir, 'vm.yaml')]);
     await waitOrDiagnose(
@@ -269,7 +191,7 @@ describe.skipIf(!enabled)('memory dump on the real cluster', () => {
     // The file on the volume: the pool's `volumes/<id>/disk` (an ext4 image), mounted read-only
     // here once the kubelet has let it go.
     const pv = await core.readPersistentVolume({ name: annotated.spec?.volumeName ?? '' });
-    const volume = join(csi!.pool.dir, 'volumes', pv.spec?.csi?.volumeHandle ?? '', 'disk');
+    const volume = join(fx.csi!.pool.dir, 'volumes', pv.spec?.csi?.volumeHandle ?? '', 'disk');
     await waitOrDiagnose(
       'the volume unstaged',
       async () => ((await run('losetup', ['-j', volume])).stdout.trim() === '' ? true : undefined),
@@ -294,10 +216,17 @@ describe.skipIf(!enabled)('memory dump on the real cluster', () => {
     expect(size).toBeLessThan((GUEST_MIB + 8) * 1024 * 1024);
 
     // download: through a VirtualMachineExport of the claim, as a tar.gz holding the dump.
-    const out = join(dir, 'dump.tar.gz');
-    const dl = await virtctl('memory-dump', 'download', VM, `--output=${out}`, '--port-forward');
-    expect(dl.stdout).toContain('Memory dump completed successfully');
-    const listing = (await run('tar', ['-tzvf', out])).stdout;
+    // Not in fx.dir: the teardown deletes what that holds with kubectl.
+    const outDir = mkdtempSync(join(tmpdir(), 'kvts-memdump-dl-'));
+    const out = join(outDir, 'dump.tar.gz');
+    let listing = '';
+    try {
+      const dl = await virtctl('memory-dump', 'download', VM, `--output=${out}`, '--port-forward');
+      expect(dl.stdout).toContain('Memory dump completed successfully');
+      listing = (await run('tar', ['-tzvf', out])).stdout;
+    } finally {
+      rmSync(outDir, { recursive: true, force: true });
+    }
     expect(listing).toContain(done.fileName);
     expect(listing).toContain(String(size));
     await waitOrDiagnose(
