@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { makeTestPool } from '../test/controllers/csi-driver/pool-fixture';
 
 const child = spawn('npx', ['vitest', 'run', '--no-file-parallelism', 'test/cluster/vm-snapshot.test.ts'], {
-  env: { ...process.env, KVTS_SNAPSHOT_BENCH: '1', KUBEVIRT_TS_REQUIRE_INTEGRATION: '1', VITEST_SERIAL: '1' },
+  env: { ...process.env, KVTS_SNAPSHOT_BENCH: '1', KUBEVIRT_TS_REQUIRE_INTEGRATION: '1', VITEST_SERIAL: '' },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 let out = '';
