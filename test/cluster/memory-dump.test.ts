@@ -23,12 +23,13 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { CoreV1Api, CustomObjectsApi, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
-import { kubectlBin } from '../support/cluster-pods';
+import { kubectlBin, kubectlExecAsync } from '../support/cluster-pods';
+import { BOOT_MARKER } from '../support/guest';
 import { csiClusterTestsEnabled } from './csi-stack';
 import { oneDiskVm, storageClusterFixture } from './storage-cluster';
 
@@ -126,6 +127,14 @@ describe.skipIf(!enabled)('memory dump on the real cluster', () => {
       1000,
     );
     const vmiUid = (await readVmi()).metadata?.uid;
+    // The guest booted (its kernel in long mode: the dump is then an x86-64 core).
+    const launcher = (await pods('kubevirt.io=virt-launcher'))[0] as V1Pod;
+    const con = await fx.launcherConsole(launcher);
+    try {
+      await con.waitFor(BOOT_MARKER, 180_000);
+    } finally {
+      con.close();
+    }
 
     // get --create-claim: the claim sized as upstream sizes it, then the request.
     const t0 = performance.now();
@@ -204,13 +213,16 @@ describe.skipIf(!enabled)('memory dump on the real cluster', () => {
     try {
       const file = join(mnt, done.fileName ?? '');
       size = statSync(file).size;
-      header = (await run('readelf', ['-h', file])).stdout;
+      header = (await run('readelf', ['-h', '-l', '-W', file])).stdout;
     } finally {
       await run('umount', [mnt]);
       rmSync(mnt, { recursive: true, force: true });
     }
     expect(header).toMatch(/Type:\s+CORE \(Core file\)/);
     expect(header).toMatch(/Machine:\s+Advanced Micro Devices X86-64/);
+    // The guest's RAM is one PT_LOAD from physical address 0 of its whole size.
+    const ram = (GUEST_MIB * 1024 * 1024).toString(16);
+    expect(header).toMatch(new RegExp(`^\\s+LOAD\\s+\\S+\\s+0x0+\\s+0x0+\\s+0x${ram}\\s`, 'm'));
     // The guest's RAM and the ELF notes and headers: between its RAM and RAM + 8 MiB.
     expect(size).toBeGreaterThanOrEqual(GUEST_MIB * 1024 * 1024);
     expect(size).toBeLessThan((GUEST_MIB + 8) * 1024 * 1024);
@@ -263,6 +275,15 @@ describe.skipIf(!enabled)('memory dump on the real cluster', () => {
     const after = await readVmi();
     expect(after.metadata?.uid).toBe(vmiUid);
     expect(after.status?.phase).toBe('Running');
+    const grep = kubectlExecAsync(info.kubeconfigPath, NS, launcher.metadata?.name ?? '', [
+      'busybox',
+      'grep',
+      '-c',
+      BOOT_MARKER,
+      `/var/run/kubevirt-private/${vmiUid}/virt-serial0-log`,
+    ]);
+    await grep.exited;
+    expect(grep.out().trim()).toBe('1');
     process.stdout.write(
       `memory dump of a ${GUEST_MIB} MiB guest: virtctl get to Completed in ${dumpMs.toFixed(0)} ms, file ${size} bytes\n`,
     );

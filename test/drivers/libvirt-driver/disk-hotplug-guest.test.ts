@@ -116,8 +116,11 @@ it.skipIf(!run)(
       const t2 = performance.now();
       await driver.memoryDump.dump(ref, dump);
       const dumpMs = performance.now() - t2;
-      const header = execFileSync('readelf', ['-h', dump], { encoding: 'utf8' });
+      const header = execFileSync('readelf', ['-h', '-l', '-W', dump], { encoding: 'utf8' });
       expect(header).toMatch(/Type:\s+CORE \(Core file\)/);
+      // The booted guest is in long mode: QEMU writes an x86-64 core, its RAM one PT_LOAD.
+      expect(header).toMatch(/Machine:\s+Advanced Micro Devices X86-64/);
+      expect(header).toMatch(/^\s+LOAD\s+\S+\s+0x0+\s+0x0+\s+0x8000000\s/m);
       const size = statSync(dump).size;
       expect(size).toBeGreaterThanOrEqual(128 * 1024 * 1024);
       expect(size).toBeLessThan(136 * 1024 * 1024);
