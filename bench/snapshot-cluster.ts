@@ -28,7 +28,8 @@ child.stdout.on('data', (d: Buffer) => {
   process.stderr.write(d);
 });
 const code = await new Promise<number | null>((r) => child.on('exit', r));
-const line = out.split('\n').find((l) => l.startsWith('BENCH snapshot '));
+// Vitest's reporter colours the line's start: the line is found inside the output.
+const line = /BENCH snapshot [\w=./ -]*/.exec(out)?.[0]?.trim();
 if (code !== 0 || !line)
   throw new Error(`bench:snapshot: the test run failed (exit ${code}) or printed no BENCH line`);
 
