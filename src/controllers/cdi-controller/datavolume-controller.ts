@@ -11,6 +11,7 @@ import { validateDataVolume } from '../../api/cdi/validate-datavolume';
 import { formatFieldError } from '../../api/errors';
 import type { CDIConfig, DataVolume, StorageProfile } from '../../api/generated/cdi/types';
 import { IMPORT_COMPLETE, parseTermination } from '../common/cdi-import-termination';
+import { UPLOAD_REQUEST_ANNOTATION } from '../common/cdi-upload';
 import {
   type ControllerDeps,
   type KeyReconciler,
@@ -27,6 +28,7 @@ import type { KubeObject } from '../runtime/types';
 import { CdiLabels } from './annotations';
 import { type ClaimSpec, claimSpecFor, filesystemOverhead, type StorageClassInfo } from './claim-spec';
 import { boundCondition, DvEvent, DvPhase, renderStatus, type WantedStatus } from './datavolume-status';
+import { uploadStatus } from './datavolume-upload';
 import { type ImporterPodOptions, importerPod, importerPodName } from './importer-pod';
 
 /** A PVC as this controller reads and writes it. */
@@ -141,6 +143,13 @@ export class DataVolumeController implements KeyReconciler {
     if (!isOwnedBy(claim, dv)) {
       const message = `Resource "${name}" already exists and is not managed by DataVolume`;
       await this.refuse(dv, base(DvPhase.Pending, undefined), DvEvent.ErrResourceExists, message);
+      return undefined;
+    }
+
+    // Uploads: the upload controller runs the pod; the DataVolume follows its claim.
+    if (dv.spec.source?.upload) {
+      const step = uploadStatus(dv, claim, (phase) => base(phase, claim));
+      await this.write(dv, step.status, step.type, step.reason, step.message);
       return undefined;
     }
 
@@ -319,7 +328,15 @@ export class DataVolumeController implements KeyReconciler {
         labels: { [CdiLabels.app]: CdiLabels.appValue, ...(dv.metadata?.labels ?? {}) },
         annotations: {
           [CdiLabels.createdForDataVolume]: dv.metadata?.uid ?? '',
-          [CdiLabels.importSource]: src.http ? 'http' : src.registry ? 'registry' : 'none',
+          // An upload's claim asks the upload controller for its pod (CDI's annotation).
+          ...(src.upload ? { [UPLOAD_REQUEST_ANNOTATION]: '' } : {}),
+          [CdiLabels.importSource]: src.http
+            ? 'http'
+            : src.registry
+              ? 'registry'
+              : src.upload
+                ? 'upload'
+                : 'none',
           [CdiLabels.contentType]: dv.spec.contentType || 'kubevirt',
           ...(src.http ? { [CdiLabels.importEndpoint]: src.http.url } : {}),
           ...(src.registry?.url

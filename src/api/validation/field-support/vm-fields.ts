@@ -96,10 +96,7 @@ export const dataVolumeFieldSupport: FieldRegistry = {
   'source.registry.url': { effect: CDI },
   'source.s3.**': { refused: 'S3 sources are not supported (no outside network here)', rule: DV_RULE },
   'source.snapshot.**': { refused: 'VolumeSnapshot sources are not supported yet', rule: DV_RULE },
-  'source.upload': {
-    refused: 'upload sources (the upload proxy and UploadTokenRequest) are not supported yet',
-    rule: DV_RULE,
-  },
+  'source.upload': { effect: CDI },
   'source.vddk.**': { refused: 'VDDK (VMware) sources are not supported', rule: DV_RULE },
   'sourceRef.**': { refused: 'sourceRef (DataSource) is not supported yet', rule: DV_RULE },
   'storage.accessModes[*]': { effect: CDI },
