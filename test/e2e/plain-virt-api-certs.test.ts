@@ -85,8 +85,11 @@ describe.runIf(run)("the plain manifests' virt-certs on a real API server", () =
   it('one pass makes the certificates and sets every caBundle to the CA bundle', async () => {
     const r = await keepCertificates(certs, ns, new Date());
     expect(r.renewed.sort()).toEqual([
+      'cdi-uploadproxy-server-cert',
+      'cdi-uploadserver-client-cert',
       'kubevirt-ca',
       'kubevirt-controller-certs',
+      'kubevirt-ts-upload-token-signer',
       'kubevirt-virt-api-certs',
       'kubevirt-virt-handler-certs',
       'kubevirt-virt-handler-server-certs',
