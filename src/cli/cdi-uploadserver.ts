@@ -2,8 +2,8 @@
  * `kubevirt-ts cdi-uploadserver`: the upload pod's command (CDI's cdi-uploadserver). Reads
  * the environment the upload controller sets (common/cdi-upload.ts UploadServerEnv),
  * serves until one upload is on the claim, leaves CDI's `Upload Complete` (or the error)
- * in the termination message and exits (0: done; 1: an async upload failed, the pod's
- * restart waits for another). Loaded before commander (see kubevirt-ts.ts) as its own
+ * in the termination message and exits (0: done, or its DEADLINE passed with no upload;
+ * 1: an async upload failed, the pod's restart waits for another). Loaded before commander (see kubevirt-ts.ts) as its own
  * self-contained bundle: it runs from the launcher's image (qemu-img, no node_modules).
  */
 
@@ -36,6 +36,9 @@ export async function uploadServerMain(env: NodeJS.ProcessEnv = process.env): Pr
     const overhead = Number(env[UploadServerEnv.filesystemOverhead] ?? '0.06');
     if (!(overhead >= 0 && overhead < 1))
       throw new Error(`${UploadServerEnv.filesystemOverhead}: ${JSON.stringify(overhead)} is not a fraction`);
+    const deadline = env[UploadServerEnv.deadline] ? new Date(env[UploadServerEnv.deadline]!) : undefined;
+    if (deadline && Number.isNaN(deadline.getTime()))
+      throw new Error(`${UploadServerEnv.deadline}: ${env[UploadServerEnv.deadline]} is not a time`);
     const s = await startUploadServer({
       certFile: need(env, UploadServerEnv.certFile),
       keyFile: need(env, UploadServerEnv.keyFile),
@@ -50,12 +53,16 @@ export async function uploadServerMain(env: NodeJS.ProcessEnv = process.env): Pr
       volumeMode: env[UploadServerEnv.volumeMode] === 'Block' ? 'Block' : 'Filesystem',
       imageSizeBytes,
       filesystemOverhead: overhead,
+      deadline,
       log,
     });
     process.once('SIGTERM', () => void s.close().then(() => process.exit(143)));
     try {
       const out = await s.done;
-      writeTermination({ message: UPLOAD_COMPLETE, diskBytes: out.diskBytes });
+      // Past the deadline nothing was written: exit 0 without `Upload Complete`, and the
+      // controller replaces the pod (with a new certificate).
+      if (out.deadlinePassed) writeTermination({ message: 'deadline passed: no upload' });
+      else writeTermination({ message: UPLOAD_COMPLETE, diskBytes: out.diskBytes });
     } finally {
       await s.close();
     }

@@ -35,6 +35,9 @@ export interface UploadCertIssuer {
   /** The CA bundle the upload proxy's client certificate chains to. */
   caBundle(): Promise<string>;
   issue(commonName: string, dnsNames: string[]): Promise<{ cert: string; key: string }>;
+  /** How long an issued certificate lasts and how long before its end the pod is replaced. */
+  durationMs?: number;
+  renewBeforeMs?: number;
 }
 
 export interface UploadControllerDeps extends ControllerDeps {
@@ -120,9 +123,20 @@ export class UploadController implements KeyReconciler {
       return false;
     }
     const disk = this.d.diskFor(claim);
+    const { durationMs, renewBeforeMs } = this.d.certs;
+    // The server stops when idle before its certificate ends; a new pod gets a new one.
+    const deadline =
+      durationMs === undefined
+        ? undefined
+        : new Date((this.d.now?.() ?? new Date()).getTime() + durationMs - (renewBeforeMs ?? 0))
+            .toISOString()
+            .replace(/\.\d+Z$/, 'Z');
     await this.createIgnoringExists(
       PodType,
-      uploadPod({ claim, imageSizeBytes: disk.imageSizeBytes, overhead: disk.overhead }, this.d.image),
+      uploadPod(
+        { claim, imageSizeBytes: disk.imageSizeBytes, overhead: disk.overhead, deadline },
+        this.d.image,
+      ),
     );
     return true;
   }

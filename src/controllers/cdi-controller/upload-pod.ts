@@ -43,6 +43,8 @@ export interface UploadPodInput {
   overhead: number;
   priorityClassName?: string;
   serviceAccountName?: string;
+  /** When the server stops if idle (RFC 3339): before its certificate ends. */
+  deadline?: string;
 }
 
 const owner = (claim: UploadClaim) => controllerRef('v1', 'PersistentVolumeClaim', claim);
@@ -63,6 +65,7 @@ export function uploadPod(input: UploadPodInput, o: ImporterPodOptions): Pod {
     ...(input.imageSizeBytes
       ? [{ name: UploadServerEnv.imageSize, value: String(input.imageSizeBytes) }]
       : []),
+    ...(input.deadline ? [{ name: UploadServerEnv.deadline, value: input.deadline }] : []),
   ];
   const mounts: Array<Record<string, unknown>> = [
     { name: 'cdi-scratch-vol', mountPath: IMPORTER_SCRATCH_DIR },

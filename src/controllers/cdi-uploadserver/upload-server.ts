@@ -45,14 +45,22 @@ export interface UploadServerOptions {
   /** The disk size the DataVolume asked for, bytes (the disk is grown to it). */
   imageSizeBytes?: number;
   filesystemOverhead: number;
+  /**
+   * Stop when idle after this time (before the serving certificate's end, as CDI's
+   * DEADLINE): `done` resolves with `deadlinePassed`, and the controller starts a new pod.
+   */
+  deadline?: Date;
   log?: (line: string) => void;
 }
+
+/** How a server ended: the disk written, or its deadline passed with no upload done. */
+export type UploadOutcome = (ImportOutcome & { deadlinePassed?: false }) | { deadlinePassed: true };
 
 /** A running upload server. */
 export interface UploadServer {
   port: number;
-  /** Resolves with the written disk once an upload succeeded (the server then closes); rejects on an async failure. */
-  done: Promise<ImportOutcome>;
+  /** Resolves with the written disk once an upload succeeded, or at the deadline; rejects on an async failure. */
+  done: Promise<UploadOutcome>;
   close(): Promise<void>;
 }
 
@@ -77,9 +85,9 @@ export async function startUploadServer(o: UploadServerOptions): Promise<UploadS
     readFile(o.clientCaFile),
   ]);
   let state: 'idle' | 'busy' | 'done' = 'idle';
-  let resolveDone!: (v: ImportOutcome) => void;
+  let resolveDone!: (v: UploadOutcome) => void;
   let rejectDone!: (e: Error) => void;
-  const done = new Promise<ImportOutcome>((res, rej) => {
+  const done = new Promise<UploadOutcome>((res, rej) => {
     resolveDone = res;
     rejectDone = rej;
   });
@@ -206,7 +214,19 @@ export async function startUploadServer(o: UploadServerOptions): Promise<UploadS
     server.once('error', reject);
     server.listen(o.port, o.host ?? '0.0.0.0', () => resolve());
   });
+  // At the deadline: stop once no upload runs (one in progress is let finish).
+  let timer: NodeJS.Timeout | undefined;
+  if (o.deadline) {
+    const check = () => {
+      if (state === 'idle') {
+        log(`deadline ${o.deadline!.toISOString()} passed with no upload: stopping`);
+        resolveDone({ deadlinePassed: true });
+      } else if (state === 'busy') timer = setTimeout(check, 2000);
+    };
+    timer = setTimeout(check, Math.max(0, Math.min(o.deadline.getTime() - Date.now(), 2 ** 31 - 1)));
+  }
   const close = async () => {
+    if (timer) clearTimeout(timer);
     server.closeIdleConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };

@@ -83,6 +83,8 @@ export const UploadServerEnv = {
   imageSize: 'UPLOAD_IMAGE_SIZE',
   filesystemOverhead: 'FILESYSTEM_OVERHEAD',
   volumeMode: 'UPLOAD_VOLUME_MODE',
+  /** RFC 3339: stop when idle after it (CDI's DEADLINE), before the certificate ends. */
+  deadline: 'DEADLINE',
 } as const;
 
 /** The upload server pod's readiness path. */

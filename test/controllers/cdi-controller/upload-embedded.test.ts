@@ -48,6 +48,8 @@ describe('upload DataVolumes (embedded store)', () => {
       importer: { image: 'kubevirt-ts/launcher:test' },
       uploadCerts: {
         caBundle: async () => ca.cert,
+        durationMs: 86_400_000,
+        renewBeforeMs: 17_280_000,
         issue: (commonName, dnsNames) =>
           createLeaf(ca, { commonName, dnsNames, usage: 'server' }, new Date(), 3_600_000),
       },
@@ -100,6 +102,11 @@ describe('upload DataVolumes (embedded store)', () => {
     expect(c.image).toBe('kubevirt-ts/launcher:test');
     expect(c.args).toEqual(['cdi-uploadserver']);
     const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
+    // The server stops when idle a fifth of a day before its certificate's end.
+    const deadline = Date.parse(String(env.DEADLINE)) - Date.now();
+    expect(deadline).toBeGreaterThan(0.8 * 86_400_000 - 60_000);
+    expect(deadline).toBeLessThanOrEqual(0.8 * 86_400_000);
+    delete env.DEADLINE;
     expect(env).toEqual({
       TLS_CERT_FILE: '/etc/cdi-upload/tls.crt',
       TLS_KEY_FILE: '/etc/cdi-upload/tls.key',
@@ -125,6 +132,21 @@ describe('upload DataVolumes (embedded store)', () => {
     expect(Buffer.from(secret.data['ca.crt']!, 'base64').toString()).toBe(ca.cert);
     await phase('disk', 'UploadScheduled');
 
+    // A server that stopped at its deadline (exit 0, no Upload Complete) is replaced by a new pod.
+    await setPod('cdi-upload-disk', {
+      phase: 'Succeeded',
+      containerStatuses: [
+        {
+          name: 'cdi-upload-server',
+          state: { terminated: { exitCode: 0, message: '{"message":"deadline passed: no upload"}' } },
+        },
+      ],
+    });
+    await waitFor('a new upload pod', async () => {
+      const p = await get<Pod>(PodType, 'cdi-upload-disk');
+      return p && p.metadata?.uid !== pod.metadata?.uid ? p : undefined;
+    });
+    expect((await get<DataVolume>(DataVolumeType, 'disk'))?.status?.phase).toBe('UploadScheduled');
     await setPod('cdi-upload-disk', { phase: 'Running' });
     await waitFor('running, not ready', async () =>
       (await annotations('disk'))['cdi.kubevirt.io/storage.pod.phase'] === 'Running' ? true : undefined,

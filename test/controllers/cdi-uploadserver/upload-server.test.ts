@@ -4,7 +4,8 @@
  * POSTed to the sync path lands as `disk.img` equal to `qemu-img convert -O raw` of it,
  * grown to the asked size; a short body and a refused image leave no `disk.img` and the
  * server takes the next try; the async path answers before converting; the form path
- * takes the `file` part; after success the server stops and refuses more (409).
+ * takes the `file` part; after success the server stops and refuses more; an idle server
+ * stops at its deadline.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -83,7 +84,7 @@ describe.skipIf(!hasQemuImg)('cdi-uploadserver (loopback TLS, qemu-img)', () => 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function start(name: string, imageSizeBytes?: number) {
+  async function start(name: string, imageSizeBytes?: number, deadline?: Date) {
     const paths = {
       dataDir: join(dir, `${name}-data`),
       scratchDir: join(dir, `${name}-scratch`),
@@ -102,6 +103,7 @@ describe.skipIf(!hasQemuImg)('cdi-uploadserver (loopback TLS, qemu-img)', () => 
       volumeMode: 'Filesystem',
       imageSizeBytes,
       filesystemOverhead: 0,
+      deadline,
     });
     servers.push(s);
     return { s, paths };
@@ -149,7 +151,7 @@ describe.skipIf(!hasQemuImg)('cdi-uploadserver (loopback TLS, qemu-img)', () => 
     const out = await s.done;
     const disk = readFileSync(join(paths.dataDir, 'disk.img'));
     expect(disk.length).toBe(8 << 20);
-    expect(out.diskBytes).toBe(8 << 20);
+    expect(out).toMatchObject({ diskBytes: 8 << 20 });
     expect(sha(disk.subarray(0, raw.length))).toBe(sha(raw));
     expect(disk.subarray(raw.length).every((b) => b === 0)).toBe(true);
     // Nothing of the upload is left in scratch.
@@ -209,5 +211,11 @@ describe.skipIf(!hasQemuImg)('cdi-uploadserver (loopback TLS, qemu-img)', () => 
     expect(r.status).toBe(200);
     await s.done;
     expect(sha(readFileSync(join(paths.dataDir, 'disk.img')))).toBe(sha(raw));
+  });
+
+  it('stops at its deadline when no upload came (the controller then starts a new pod)', async () => {
+    const { s, paths } = await start('deadline', undefined, new Date(Date.now() + 300));
+    expect(await s.done).toEqual({ deadlinePassed: true });
+    expect(existsSync(join(paths.dataDir, 'disk.img'))).toBe(false);
   });
 });
