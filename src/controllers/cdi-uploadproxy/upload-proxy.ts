@@ -175,7 +175,9 @@ export async function startUploadProxy(o: UploadProxyOptions): Promise<UploadPro
       );
       up.on('error', (e) => fail(new ProxyError(502, `error in upload-proxy: ${e.message}`)));
       // The client going away ends the upstream request too, so the server sees a short body.
-      req.on('aborted', () => up.destroy(new Error('the client went away')));
+      req.on('close', () => {
+        if (!req.complete) up.destroy(new Error('the client went away'));
+      });
       req.pipe(up);
     });
   };
