@@ -2,42 +2,29 @@
  * Issue 25's upload proof on the real one-node cluster: the components from the manifests
  * (virt-controller running CDI's upload controller, virt-api serving UploadTokenRequests
  * behind the `v1beta1.upload.cdi.kubevirt.io` APIService, cdi-uploadproxy), the project's
- * CSI driver in this process with the real csi-provisioner (test/cluster/csi-stack.ts, as
- * datavolume-vm.test.ts). Our CLI's `virtctl image-upload dv ... --image-path <the tiny
+ * CSI driver in this process with the real csi-provisioner (storageClusterFixture,
+ * test/cluster/storage-cluster.ts, as datavolume-vm.test.ts). Our CLI's `virtctl image-upload dv ... --image-path <the tiny
  * guest's qcow2>` through a port-forward to the upload proxy: the DataVolume passes
  * UploadReady and ends Succeeded, and its claim's `disk.img` (read by a pod) has the
  * sha256 of `qemu-img convert -O raw` of the image, grown with zeros to the asked size.
  * The proxy refuses a wrong token (401) and takes one an UploadTokenRequest (CDI's
  * example manifest) gave; CDI's upload example DataVolume reaches UploadReady.
- *
- * The driver's one name registers once with a kubelet: this file takes the host lock
- * `csi-driver` for its whole run, as the other CSI cluster test files do.
+ * No guest boots here: the content check is the claim's bytes (datavolume-vm.test.ts boots
+ * from imported claims).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { DataVolume } from '../../src/api/generated/cdi/types';
 import { type Forward, forwardPort } from '../../src/cli/commands/virtctl/vmexport-transfer';
-import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
-import { sharedCluster } from '../support/cluster';
-import { installComponents } from '../support/cluster-install';
-import {
-  createTestNamespace,
-  deleteNamespaceAndWait,
-  waitForDriverPvsDeleted,
-} from '../support/cluster-namespace';
-import { kubectlWith } from '../support/cluster-pods';
 import { bootDiskPath } from '../support/guest';
-import { acquireHostLocks } from '../support/host-lock';
 import { waitFor } from '../support/wait';
-import { type CsiStack, csiClusterTestsEnabled, startCsiStack } from './csi-stack';
+import { csiClusterTestsEnabled } from './csi-stack';
+import { storageClusterFixture } from './storage-cluster';
 
 const enabled = csiClusterTestsEnabled('DataVolume uploads on the cluster');
 const NS = 'cluster-upload';
@@ -46,39 +33,16 @@ const VIRTCTL = resolve('dist/cli/virtctl.js');
 const EXAMPLES = resolve('../shared/cdi/examples');
 
 describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
-  let info: ClusterInfo;
-  let kc: KubeConfig;
-  let core: CoreV1Api;
-  let custom: CustomObjectsApi;
-  let csi: CsiStack | undefined;
+  const sc = storageClusterFixture({ namespace: NS, tmpPrefix: 'kvts-upload-' });
   let fwd: Forward | undefined;
-  let dir = '';
-  let kubectl: (...args: string[]) => string;
-  let releaseLocks: (() => void) | undefined;
 
   const readDv = async (name: string) =>
-    (await custom.getNamespacedCustomObject({ ...CDI, namespace: NS, name }).catch(() => undefined)) as
+    (await sc.custom.getNamespacedCustomObject({ ...CDI, namespace: NS, name }).catch(() => undefined)) as
       | DataVolume
       | undefined;
-  const diagnose = async () => {
-    const pods = (await core.listNamespacedPod({ namespace: NS })).items.map(
-      (p) =>
-        `${p.metadata?.name} ${p.status?.phase} ${JSON.stringify(p.status?.containerStatuses?.map((c) => c.state))}`,
-    );
-    const evs = (await core.listNamespacedEvent({ namespace: NS })).items.map(
-      (e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason}: ${e.message}`,
-    );
-    const logs = (sel: string) => {
-      try {
-        return kubectl('logs', '-n', 'kubevirt', '-l', sel, '--tail=30', '--prefix');
-      } catch (e) {
-        return String(e);
-      }
-    };
-    return `pods:\n${pods.join('\n')}\nevents:\n${evs.join('\n')}\nvirt-controller:\n${logs('kubevirt.io=virt-controller')}\ncdi-uploadproxy:\n${logs('kubevirt.io=cdi-uploadproxy')}`;
-  };
+  const diagnose = () => sc.diagnose(['virt-controller', 'cdi-uploadproxy']);
   const dvPhase = (name: string, want: string, ms = 240_000) =>
-    waitFor(
+    sc.waitOrDiagnose(
       `DataVolume ${name} ${want}`,
       async () => {
         const d = await readDv(name);
@@ -88,16 +52,14 @@ describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
       },
       ms,
       500,
-    ).catch(async (e) => {
-      throw new Error(`${e}\n${await diagnose()}`);
-    });
+    );
 
   /** The built virtctl in a child process (the driver runs in this one). */
   const virtctl = (args: string[], timeoutMs = 300_000) =>
     new Promise<string>((res, rej) => {
       const child = spawn(
         process.execPath,
-        [VIRTCTL, ...args, '--kubeconfig', info.kubeconfigPath, '-n', NS],
+        [VIRTCTL, ...args, '--kubeconfig', sc.info.kubeconfigPath, '-n', NS],
         {
           stdio: ['ignore', 'pipe', 'pipe'],
         },
@@ -139,54 +101,25 @@ describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
     });
 
   beforeAll(async () => {
-    info = await sharedCluster();
-    releaseLocks = await acquireHostLocks(['cluster-components', 'csi-driver'], 900_000);
-    kubectl = kubectlWith(info.kubeconfigPath);
-    kc = new KubeConfig();
-    kc.loadFromFile(info.kubeconfigPath);
-    core = kc.makeApiClient(CoreV1Api);
-    custom = kc.makeApiClient(CustomObjectsApi);
-    dir = mkdtempSync(join(tmpdir(), 'kvts-upload-'));
-    installComponents(info, dir, kubectl);
-    csi = await startCsiStack(info, kc);
-    await createTestNamespace(core, NS);
-    const proxyPod = await waitFor(
+    await sc.setUp();
+    const proxyPod = await sc.waitOrDiagnose(
       'cdi-uploadproxy ready',
       async () =>
         (
-          await core.listNamespacedPod({
+          await sc.core.listNamespacedPod({
             namespace: 'kubevirt',
             labelSelector: 'kubevirt.io=cdi-uploadproxy',
           })
         ).items.find((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')),
       180_000,
       1000,
-    ).catch(async (e) => {
-      throw new Error(`${e}\n${await diagnose()}`);
-    });
-    fwd = await forwardPort(kc, 'kubevirt', proxyPod.metadata?.name ?? '', 8443, 0);
+    );
+    fwd = await forwardPort(sc.kc, 'kubevirt', proxyPod.metadata?.name ?? '', 8443, 0);
   }, 1_200_000);
 
   afterAll(async () => {
     await fwd?.close();
-    if (core) {
-      await deleteNamespaceAndWait(core, NS, 180_000);
-      await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => csi?.sidecars.logs());
-      await waitFor('the pool empty', async () => (await csi?.volumes())?.length === 0, 60_000, 500).catch(
-        (e) => process.stderr.write(`${e}\n`),
-      );
-    }
-    try {
-      if (dir) kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
-    } catch {
-      // the cluster goes down next anyway
-    }
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    try {
-      await csi?.stop();
-    } finally {
-      releaseLocks?.();
-    }
+    await sc.tearDown();
   }, 400_000);
 
   it('virtctl image-upload dv: UploadReady, Succeeded, the claim holds the raw image', async () => {
@@ -212,7 +145,7 @@ describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
     expect(out).toContain(`Uploading ${bootDiskPath} completed successfully`);
     const dv = await dvPhase('up-dv', 'Succeeded');
     expect(dv.status).toMatchObject({ progress: '100.0%', claimName: 'up-dv' });
-    const events = (await core.listNamespacedEvent({ namespace: NS })).items
+    const events = (await sc.core.listNamespacedEvent({ namespace: NS })).items
       .filter((e) => e.involvedObject.name === 'up-dv' && e.involvedObject.kind === 'DataVolume')
       .map((e) => e.reason);
     expect(events).toEqual(expect.arrayContaining(['UploadScheduled', 'UploadReady', 'UploadSucceeded']));
@@ -220,18 +153,18 @@ describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
     await waitFor(
       'upload pod gone',
       async () =>
-        (await core.readNamespacedPod({ name: 'cdi-upload-up-dv', namespace: NS }).catch(() => undefined))
+        (await sc.core.readNamespacedPod({ name: 'cdi-upload-up-dv', namespace: NS }).catch(() => undefined))
           ? undefined
           : true,
       60_000,
       500,
     );
     expect(
-      await core.readNamespacedService({ name: 'cdi-upload-up-dv', namespace: NS }).catch(() => undefined),
+      await sc.core.readNamespacedService({ name: 'cdi-upload-up-dv', namespace: NS }).catch(() => undefined),
     ).toBe(undefined);
 
     // The claim's disk.img, read by a pod: the raw image grown with zeros to its size.
-    await core.createNamespacedPod({
+    await sc.core.createNamespacedPod({
       namespace: NS,
       body: {
         metadata: { name: 'reader' },
@@ -244,7 +177,7 @@ describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
           containers: [
             {
               name: 'main',
-              image: info.images['virt-launcher'],
+              image: sc.info.images['virt-launcher'],
               imagePullPolicy: 'Never',
               command: [
                 'node',
@@ -260,16 +193,16 @@ describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
     await waitFor(
       'reader done',
       async () => {
-        const p = await core.readNamespacedPod({ name: 'reader', namespace: NS });
+        const p = await sc.core.readNamespacedPod({ name: 'reader', namespace: NS });
         if (p.status?.phase === 'Failed')
-          throw new Error(`reader failed: ${kubectl('logs', '-n', NS, 'reader')}`);
+          throw new Error(`reader failed: ${sc.kubectl('logs', '-n', NS, 'reader')}`);
         return p.status?.phase === 'Succeeded' ? true : undefined;
       },
       120_000,
       500,
     );
-    const [size, sum] = kubectl('logs', '-n', NS, 'reader').trim().split(' ') as [string, string];
-    const rawFile = join(dir, 'boot.raw');
+    const [size, sum] = sc.kubectl('logs', '-n', NS, 'reader').trim().split(' ') as [string, string];
+    const rawFile = join(sc.dir, 'boot.raw');
     execFileSync('qemu-img', ['convert', '-f', 'qcow2', '-O', 'raw', bootDiskPath, rawFile]);
     const raw = readFileSync(rawFile);
     // The disk is the image grown to the size asked (CDI resizes an uploaded disk), as far
@@ -288,14 +221,14 @@ describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
     if (!existsSync(join(EXAMPLES, 'upload-datavolume.yaml')))
       return ctx.skip(`${EXAMPLES} is absent (CDI's example manifests, ../shared/cdi/SOURCE.md)`);
     const dvText = readFileSync(join(EXAMPLES, 'upload-datavolume.yaml'), 'utf8');
-    writeFileSync(join(dir, 'example-dv.yaml'), dvText);
-    kubectl('apply', '-n', NS, '-f', join(dir, 'example-dv.yaml'));
+    writeFileSync(join(sc.dir, 'example-dv.yaml'), dvText);
+    sc.kubectl('apply', '-n', NS, '-f', join(sc.dir, 'example-dv.yaml'));
     await dvPhase('upload-datavolume', 'UploadReady');
     const tokenReq = parse(readFileSync(join(EXAMPLES, 'upload-datavolume-token.yaml'), 'utf8'));
     tokenReq.metadata.namespace = NS;
-    writeFileSync(join(dir, 'example-token.json'), JSON.stringify(tokenReq));
+    writeFileSync(join(sc.dir, 'example-token.json'), JSON.stringify(tokenReq));
     const answer = JSON.parse(
-      kubectl('create', '--validate=false', '-f', join(dir, 'example-token.json'), '-o', 'json'),
+      sc.kubectl('create', '--validate=false', '-f', join(sc.dir, 'example-token.json'), '-o', 'json'),
     );
     expect(answer.kind).toBe('UploadTokenRequest');
     const token = answer.status.token as string;
