@@ -100,6 +100,63 @@ describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
       req.end();
     });
 
+  /** `qemu-img convert -O raw` of the uploaded image. */
+  const rawImage = () => {
+    const rawFile = join(sc.dir, 'boot.raw');
+    if (!existsSync(rawFile))
+      execFileSync('qemu-img', ['convert', '-f', 'qcow2', '-O', 'raw', bootDiskPath, rawFile]);
+    return readFileSync(rawFile);
+  };
+  /** sha256 of `raw` followed by zeros to `size` bytes. */
+  const paddedSum = (raw: Buffer, size: number) =>
+    createHash('sha256')
+      .update(raw)
+      .update(Buffer.alloc(size - raw.length))
+      .digest('hex');
+
+  /** The size and sha256 of a claim's disk (`disk.img`, or the device), read by a pod. */
+  const readClaim = async (pod: string, claimName: string, block: boolean): Promise<[string, string]> => {
+    const path = block ? '/dev/disk0' : '/d/disk.img';
+    // Read in 4 MiB pieces to the end: a device's stat says no size.
+    const script = `const f=require('fs'),h=require('crypto').createHash('sha256'),b=Buffer.alloc(4<<20),fd=f.openSync('${path}','r');let n=0,r;while((r=f.readSync(fd,b,0,b.length,null))>0){h.update(b.subarray(0,r));n+=r}console.log(n+' '+h.digest('hex'))`;
+    await sc.core.createNamespacedPod({
+      namespace: NS,
+      body: {
+        metadata: { name: pod },
+        spec: {
+          restartPolicy: 'Never',
+          terminationGracePeriodSeconds: 1,
+          automountServiceAccountToken: false,
+          securityContext: block ? { runAsUser: 0 } : { runAsUser: 107, runAsGroup: 107, fsGroup: 107 },
+          volumes: [{ name: 'd', persistentVolumeClaim: { claimName, readOnly: true } }],
+          containers: [
+            {
+              name: 'main',
+              image: sc.info.images['virt-launcher'],
+              imagePullPolicy: 'Never',
+              command: ['node', '-e', script],
+              ...(block
+                ? { volumeDevices: [{ name: 'd', devicePath: '/dev/disk0' }] }
+                : { volumeMounts: [{ name: 'd', mountPath: '/d', readOnly: true }] }),
+            },
+          ],
+        },
+      },
+    });
+    await sc.waitOrDiagnose(
+      `${pod} done`,
+      async () => {
+        const p = await sc.core.readNamespacedPod({ name: pod, namespace: NS });
+        if (p.status?.phase === 'Failed')
+          throw new Error(`${pod} failed: ${sc.kubectl('logs', '-n', NS, pod)}`);
+        return p.status?.phase === 'Succeeded' ? true : undefined;
+      },
+      120_000,
+      500,
+    );
+    return sc.kubectl('logs', '-n', NS, pod).trim().split(' ') as [string, string];
+  };
+
   beforeAll(async () => {
     await sc.setUp();
     const proxyPod = await sc.waitOrDiagnose(
@@ -164,57 +221,48 @@ describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
     ).toBe(undefined);
 
     // The claim's disk.img, read by a pod: the raw image grown with zeros to its size.
-    await sc.core.createNamespacedPod({
-      namespace: NS,
-      body: {
-        metadata: { name: 'reader' },
-        spec: {
-          restartPolicy: 'Never',
-          terminationGracePeriodSeconds: 1,
-          automountServiceAccountToken: false,
-          securityContext: { runAsUser: 107, runAsGroup: 107, fsGroup: 107 },
-          volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'up-dv', readOnly: true } }],
-          containers: [
-            {
-              name: 'main',
-              image: sc.info.images['virt-launcher'],
-              imagePullPolicy: 'Never',
-              command: [
-                'node',
-                '-e',
-                "const f=require('fs');const b=f.readFileSync('/d/disk.img');console.log(b.length+' '+require('crypto').createHash('sha256').update(b).digest('hex'))",
-              ],
-              volumeMounts: [{ name: 'd', mountPath: '/d', readOnly: true }],
-            },
-          ],
-        },
-      },
-    });
-    await waitFor(
-      'reader done',
-      async () => {
-        const p = await sc.core.readNamespacedPod({ name: 'reader', namespace: NS });
-        if (p.status?.phase === 'Failed')
-          throw new Error(`reader failed: ${sc.kubectl('logs', '-n', NS, 'reader')}`);
-        return p.status?.phase === 'Succeeded' ? true : undefined;
-      },
-      120_000,
-      500,
-    );
-    const [size, sum] = sc.kubectl('logs', '-n', NS, 'reader').trim().split(' ') as [string, string];
-    const rawFile = join(sc.dir, 'boot.raw');
-    execFileSync('qemu-img', ['convert', '-f', 'qcow2', '-O', 'raw', bootDiskPath, rawFile]);
-    const raw = readFileSync(rawFile);
+    const [size, sum] = await readClaim('reader', 'up-dv', false);
+    const raw = rawImage();
     // The disk is the image grown to the size asked (CDI resizes an uploaded disk), as far
     // as the filesystem's room less its overhead allows.
     expect(Number(size)).toBeGreaterThanOrEqual(raw.length);
     expect(Number(size)).toBeLessThanOrEqual(64 * 1024 * 1024);
     expect(Number(size) % 512).toBe(0);
-    const want = createHash('sha256')
-      .update(raw)
-      .update(Buffer.alloc(Number(size) - raw.length))
-      .digest('hex');
-    expect(sum).toBe(want);
+    expect(sum).toBe(paddedSum(raw, Number(size)));
+  }, 600_000);
+
+  it('virtctl image-upload pvc --volume-mode block: the device holds the raw image', async () => {
+    const out = await virtctl([
+      'image-upload',
+      'pvc',
+      'up-blk',
+      '--size',
+      '64Mi',
+      // A PVC takes the cluster's default class, which this cluster has none of (the
+      // DataVolume takes the default virt class).
+      '--storage-class',
+      'kubevirt-ts-local',
+      '--volume-mode',
+      'block',
+      '--image-path',
+      bootDiskPath,
+      '--uploadproxy-url',
+      `https://127.0.0.1:${fwd!.port}`,
+      '--insecure',
+    ]).catch(async (e) => {
+      throw new Error(`${e}\n${await diagnose()}`);
+    });
+    expect(out).toContain(`PersistentVolumeClaim ${NS}/up-blk created`);
+    expect(out).toContain('Processing completed successfully');
+    const claim = await sc.core.readNamespacedPersistentVolumeClaim({ name: 'up-blk', namespace: NS });
+    expect(claim.spec?.volumeMode).toBe('Block');
+    expect(claim.spec?.storageClassName).toBe('kubevirt-ts-local');
+    expect(claim.metadata?.annotations?.['cdi.kubevirt.io/storage.pod.phase']).toBe('Succeeded');
+    const [size, sum] = await readClaim('reader-blk', 'up-blk', true);
+    // A block claim is its asked size; the image is written raw from its start, the rest of
+    // a new volume reads as zeros.
+    expect(Number(size)).toBe(64 * 1024 * 1024);
+    expect(sum).toBe(paddedSum(rawImage(), Number(size)));
   }, 600_000);
 
   it("CDI's upload example reaches UploadReady; the proxy refuses a wrong token and takes an UploadTokenRequest's", async (ctx) => {
