@@ -72,6 +72,13 @@ export class UploadController implements KeyReconciler {
     if (!this.d.services.get(`${ns}/${name}`))
       await this.createIgnoringExists(ServiceType, uploadService(claim));
     if (!pod) {
+      // The cache may not show a pod made a moment ago: ask the API server before making
+      // one (startPod replaces the certificate Secret, which such a pod is using).
+      const live = await this.d.client.get(PodType, name, ns).catch((e: unknown) => {
+        if (e instanceof NotFoundError) return undefined;
+        throw e;
+      });
+      if (live) return { requeueAfterMs: 500 };
       if (!(await this.startPod(claim))) return { requeueAfterMs: 1000 };
       await this.annotate(claim, {
         [UPLOAD_POD_ANNOTATION]: name,
@@ -114,12 +121,12 @@ export class UploadController implements KeyReconciler {
     const names = uploadServiceNames(claim);
     const [pair, bundle] = await Promise.all([this.d.certs.issue(names[2]!, names), this.d.certs.caBundle()]);
     const secret = uploadCertSecret(claim, pair, bundle);
+    // A Secret left by an earlier pod (its certificate near its end) goes: the new pod gets a new one.
+    await this.deleteIgnoringMissing(SecretType, secret.metadata.namespace ?? '', secret.metadata.name);
     try {
       await this.d.client.create(SecretType, secret as never);
     } catch (err) {
       if (!(err instanceof AlreadyExistsError || err instanceof ConflictError)) throw err;
-      // Left by an earlier pod: deleted, and the next pass makes one for the new pod.
-      await this.deleteIgnoringMissing(SecretType, secret.metadata.namespace ?? '', secret.metadata.name);
       return false;
     }
     const disk = this.d.diskFor(claim);

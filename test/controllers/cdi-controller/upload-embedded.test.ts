@@ -155,6 +155,9 @@ describe('upload DataVolumes (embedded store)', () => {
     await setPod('cdi-upload-disk', ready());
     const r = await phase('disk', 'UploadReady');
     expect((await annotations('disk'))['cdi.kubevirt.io/storage.pod.ready']).toBe('true');
+    // The pod's certificate Secret is still there (a reconcile that did not yet see the pod
+    // in its cache once deleted it: the cluster test's pod waited for it forever).
+    expect(await get(SecretType, 'cdi-upload-disk')).toBeDefined();
     expect(r.status?.conditions).toContainEqual(
       expect.objectContaining({ type: 'Running', status: 'True', reason: 'Pod is running' }),
     );
