@@ -29,6 +29,12 @@ import {
   PodType,
   VirtualMachineType,
 } from '../../src/controllers/runtime/resources';
+import {
+  VirtualMachineRestoreType,
+  VirtualMachineSnapshotType,
+  VolumeSnapshotContentType,
+  VolumeSnapshotType,
+} from '../../src/controllers/runtime/storage-resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import { BOOT_MARKER, bootDiskPath, SerialConsole } from '../support/guest';
 import { e2eRun, waitFor } from './node-harness';
@@ -53,6 +59,105 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
   let url = '';
   const served: string[] = [];
   const poolVolumes = () => readdirSync(join(statePaths(state).csi, 'pool', 'volumes'));
+  const poolSnapshots = () => readdirSync(join(statePaths(state).csi, 'pool', 'snapshots'));
+
+  /** A VM whose one disk is the DataVolume `<vm>-root` its template imports from the loopback server. */
+  const dvVm = (vmName: string, runStrategy = 'Always') =>
+    ({
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachine',
+      metadata: { name: vmName, namespace: NS },
+      spec: {
+        runStrategy,
+        dataVolumeTemplates: [
+          {
+            metadata: { name: `${vmName}-root` },
+            spec: {
+              source: { http: { url: `${url}/boot.qcow2` } },
+              storage: { resources: { requests: { storage: '64Mi' } } },
+            },
+          },
+        ],
+        template: {
+          spec: {
+            terminationGracePeriodSeconds: 0,
+            domain: {
+              devices: {
+                autoattachGraphicsDevice: false,
+                autoattachPodInterface: false,
+                disks: [{ name: 'root', disk: { bus: 'virtio' } }],
+              },
+              resources: { requests: { memory: '128Mi' } },
+            },
+            volumes: [{ name: 'root', dataVolume: { name: `${vmName}-root` } }],
+          },
+        },
+      },
+    }) as KubeObject;
+
+  /** The VM's DataVolume Succeeded (a failed or retried import throws at once). */
+  const succeeded = (dv: string) =>
+    waitFor(
+      `DataVolume ${dv} Succeeded`,
+      async () => {
+        const d = await node.store
+          .get<DataVolume & KubeObject>(DataVolumeType, dv, NS)
+          .catch(() => undefined);
+        if (d?.status?.phase === 'Failed' || (d?.status?.restartCount ?? 0) > 0)
+          throw new Error(`DataVolume import failed: ${JSON.stringify(d?.status)}`);
+        return d?.status?.phase === 'Succeeded' && d;
+      },
+      300_000,
+    );
+
+  /** Waits for the VM's launcher to run and its guest to boot (once); runs `fn` on its console. */
+  const onConsole = async <T>(vmName: string, fn: (con: SerialConsole) => Promise<T>): Promise<T> => {
+    const pod = await waitFor(
+      `the launcher pod of ${vmName} running`,
+      async () => {
+        const pods = await node.store.list<Pod & KubeObject>(PodType, { namespace: NS });
+        return pods.items.find(
+          (p) =>
+            p.metadata?.name?.startsWith(`virt-launcher-${vmName}`) &&
+            p.status?.phase === 'Running' &&
+            !p.metadata?.deletionTimestamp,
+        );
+      },
+      180_000,
+    );
+    const sockets = podEmptyDirPath(statePaths(state).pods, pod.metadata?.uid ?? '', 'sockets');
+    const con = await SerialConsole.connect(join(shortDir(sockets), CONSOLE_SOCKET), 120_000);
+    try {
+      await con.waitFor(BOOT_MARKER, 240_000);
+      const out = await fn(con);
+      expect(con.output.split(BOOT_MARKER).length).toBe(2);
+      return out;
+    } finally {
+      con.close();
+    }
+  };
+
+  /** Sets the VM's runStrategy (virtctl start/stop) and, stopping, waits for its pods to go. */
+  const setRunning = async (vmName: string, running: boolean) => {
+    const vm = await node.store.get<KubeObject & { spec: { runStrategy?: string } }>(
+      VirtualMachineType,
+      vmName,
+      NS,
+    );
+    await node.store.update(VirtualMachineType, {
+      ...vm,
+      spec: { ...vm.spec, runStrategy: running ? 'Always' : 'Halted' },
+    });
+    if (!running)
+      await waitFor(
+        `${vmName} stopped`,
+        async () =>
+          !(await node.store.list(PodType, { namespace: NS })).items.some((p) =>
+            p.metadata?.name?.startsWith(`virt-launcher-${vmName}`),
+          ),
+        120_000,
+      );
+  };
 
   beforeAll(async () => {
     state = mkdtempSync(join(tmpdir(), 'kvts-dvl-'));
@@ -99,37 +204,7 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
     timeout: 600_000,
   }, async () => {
     expect(node.storageStatus).toMatch(/^StorageClass kubevirt-ts-local \(default; CSI driver in-process\)/);
-    await node.store.create(VirtualMachineType, {
-      apiVersion: 'kubevirt.io/v1',
-      kind: 'VirtualMachine',
-      metadata: { name, namespace: NS },
-      spec: {
-        runStrategy: 'Always',
-        dataVolumeTemplates: [
-          {
-            metadata: { name: dvName },
-            spec: {
-              source: { http: { url: `${url}/boot.qcow2` } },
-              storage: { resources: { requests: { storage: '64Mi' } } },
-            },
-          },
-        ],
-        template: {
-          spec: {
-            terminationGracePeriodSeconds: 0,
-            domain: {
-              devices: {
-                autoattachGraphicsDevice: false,
-                autoattachPodInterface: false,
-                disks: [{ name: 'root', disk: { bus: 'virtio' } }],
-              },
-              resources: { requests: { memory: '128Mi' } },
-            },
-            volumes: [{ name: 'root', dataVolume: { name: dvName } }],
-          },
-        },
-      },
-    } as KubeObject);
+    await node.store.create(VirtualMachineType, dvVm(name));
 
     const dv = await waitFor(
       `DataVolume ${dvName} Succeeded`,
@@ -161,26 +236,8 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
     expect(pv.spec?.persistentVolumeReclaimPolicy).toBe('Delete');
     expect(poolVolumes()).toEqual([pv.spec?.csi?.volumeHandle]);
 
-    const pod = await waitFor(
-      'the launcher pod running',
-      async () => {
-        const pods = await node.store.list<Pod & KubeObject>(PodType, { namespace: NS });
-        return pods.items.find(
-          (p) => p.metadata?.name?.startsWith(`virt-launcher-${name}`) && p.status?.phase === 'Running',
-        );
-      },
-      180_000,
-    );
-    const sockets = podEmptyDirPath(statePaths(state).pods, pod.metadata?.uid ?? '', 'sockets');
-    const con = await SerialConsole.connect(join(shortDir(sockets), CONSOLE_SOCKET), 120_000);
-    try {
-      await con.waitFor(BOOT_MARKER, 240_000);
-      // The guest booted from the claim's disk.img: its root shell answers.
-      expect(await con.run('echo disk-$((6*7))')).toContain('disk-42');
-      expect(con.output.split(BOOT_MARKER).length).toBe(2);
-    } finally {
-      con.close();
-    }
+    // The guest booted from the claim's disk.img: its root shell answers.
+    expect(await onConsole(name, (con) => con.run('echo disk-$((6*7))'))).toContain('disk-42');
 
     await node.store.delete(VirtualMachineType, name, { namespace: NS });
     await waitFor(
@@ -193,6 +250,109 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
           ...(await node.store.list(PersistentVolumeType)).items,
         ];
         return left.length === 0 && poolVolumes().length === 0;
+      },
+      180_000,
+    );
+  });
+
+  it('a VirtualMachineSnapshot of a stopped VM and its restore bring the disk back (local snapshotter)', {
+    timeout: 600_000,
+  }, async () => {
+    const vmName = `${name}-s`;
+    const sector = 81920; // 40 MiB into the disk: past the 14 MiB boot image
+    const write = (con: SerialConsole, text: string) =>
+      con.run(
+        `echo ${text} | dd of=/dev/vda bs=512 seek=${sector} conv=notrunc 2>/dev/null; sync; echo 3 > /proc/sys/vm/drop_caches`,
+      );
+    const read = (con: SerialConsole) =>
+      con.run(`dd if=/dev/vda bs=512 skip=${sector} count=1 2>/dev/null | head -n1`);
+    await node.store.create(VirtualMachineType, dvVm(vmName));
+    await succeeded(`${vmName}-root`);
+    await onConsole(vmName, (con) => write(con, 'MARK-A'));
+    await setRunning(vmName, false);
+
+    const snap = `${vmName}-snap`;
+    await node.store.create(VirtualMachineSnapshotType, {
+      apiVersion: 'snapshot.kubevirt.io/v1beta1',
+      kind: 'VirtualMachineSnapshot',
+      metadata: { name: snap, namespace: NS },
+      spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: vmName } },
+    } as KubeObject);
+    const taken = await waitFor(
+      'the VirtualMachineSnapshot ready',
+      async () => {
+        const s = await node.store.get<KubeObject & { status?: { readyToUse?: boolean; phase?: string } }>(
+          VirtualMachineSnapshotType,
+          snap,
+          NS,
+        );
+        if (s.status?.phase === 'Failed') throw new Error(`snapshot failed: ${JSON.stringify(s.status)}`);
+        return s.status?.readyToUse && s;
+      },
+      120_000,
+    );
+    expect(taken.status?.phase).toBe('Succeeded');
+    // The CSI objects of the sidecars' shape, and a reflink copy in the pool.
+    const vs = (
+      await node.store.list<
+        KubeObject & { status?: { boundVolumeSnapshotContentName?: string; readyToUse?: boolean } }
+      >(VolumeSnapshotType, { namespace: NS })
+    ).items;
+    expect(vs).toHaveLength(1);
+    expect(vs[0].status?.readyToUse).toBe(true);
+    expect(vs[0].status?.boundVolumeSnapshotContentName).toBe(`snapcontent-${vs[0].metadata?.uid}`);
+    expect(poolSnapshots()).toHaveLength(1);
+
+    await setRunning(vmName, true);
+    const written = await onConsole(vmName, async (con) => {
+      await write(con, 'MARK-B');
+      return read(con);
+    });
+    expect(written).toContain('MARK-B');
+    await setRunning(vmName, false);
+
+    const restore = `${vmName}-restore`;
+    await node.store.create(VirtualMachineRestoreType, {
+      apiVersion: 'snapshot.kubevirt.io/v1beta1',
+      kind: 'VirtualMachineRestore',
+      metadata: { name: restore, namespace: NS },
+      spec: {
+        target: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: vmName },
+        virtualMachineSnapshotName: snap,
+      },
+    } as KubeObject);
+    await waitFor(
+      'the VirtualMachineRestore complete',
+      async () => {
+        const r = await node.store.get<KubeObject & { status?: { complete?: boolean } }>(
+          VirtualMachineRestoreType,
+          restore,
+          NS,
+        );
+        return r.status?.complete === true;
+      },
+      180_000,
+    );
+    await setRunning(vmName, true);
+    const after = await onConsole(vmName, read);
+    expect(after).toContain('MARK-A');
+    expect(after).not.toContain('MARK-B');
+
+    // Everything goes: the VM (its DataVolume and restored claim), the snapshot and restore.
+    await node.store.delete(VirtualMachineRestoreType, restore, { namespace: NS });
+    await node.store.delete(VirtualMachineSnapshotType, snap, { namespace: NS });
+    await node.store.delete(VirtualMachineType, vmName, { namespace: NS });
+    await waitFor(
+      'claims, volumes, snapshots and the pool empty',
+      async () => {
+        const left = [
+          ...(await node.store.list(PodType, { namespace: NS })).items,
+          ...(await node.store.list(PersistentVolumeClaimType, { namespace: NS })).items,
+          ...(await node.store.list(PersistentVolumeType)).items,
+          ...(await node.store.list(VolumeSnapshotType, { namespace: NS })).items,
+          ...(await node.store.list(VolumeSnapshotContentType)).items,
+        ];
+        return left.length === 0 && poolVolumes().length === 0 && poolSnapshots().length === 0;
       },
       180_000,
     );

@@ -29,7 +29,7 @@ import { IMAGE_ROOT_ENV } from '../../controllers/virt-launcher/image-dirs';
 import { LibvirtDriver } from '../../drivers/libvirt-driver/libvirt-driver';
 import { type LocalApiServer, serveLocalApi } from './local-api';
 import { localConfigDefaults } from './local-config';
-import { type LocalStorage, startLocalStorage } from './local-storage';
+import { type LocalStorage, localStorageTypes, startLocalStorage } from './local-storage';
 import { ensureStateDirs, type StatePaths } from './state-dir';
 
 /** The CLI running now when it is a build of kubevirt-ts (launchers then match it), else the package's. */
@@ -124,6 +124,7 @@ export class LocalNode {
       dir: paths.store,
       // `kubevirt` too, as KubeVirt's install creates it: the KubeVirt resource lives there.
       namespaces: ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'kubevirt'],
+      types: [...localStorageTypes],
     });
     this.storeServer = await serveEmbeddedStore(this.store, paths.storeSocket);
     // Before the pod runtime: adopted pods' CSI volumes need the driver.
@@ -155,6 +156,9 @@ export class LocalNode {
       instancetypes: true,
       // ... and CDI's kinds: dataVolumeTemplates become DataVolumes (CDI's controller below).
       dataVolumeTemplates: true,
+      // ... and the snapshot kinds: VirtualMachineSnapshots, Restores and Clones on the
+      // local snapshotter (no guest freeze here: no freezer is wired in local mode yet).
+      snapshots: true,
       pools: true,
       onError: (c, key, e) => reconcileError(c, key, e),
     });
@@ -202,6 +206,7 @@ export class LocalNode {
     await this.config.start();
     await this.binder.start();
     await this.storage?.provisioner.start();
+    await this.storage?.snapshotter.start();
     await this.controller.start();
     await this.runtime.start();
     await this.handler.start();
@@ -297,6 +302,7 @@ export class LocalNode {
     await this.controller?.stop().catch(() => undefined);
     await this.binder?.stop().catch(() => undefined);
     await this.storage?.provisioner.stop().catch(() => undefined);
+    await this.storage?.snapshotter.stop().catch(() => undefined);
     await this.storage?.csi.close();
     await this.config?.stop().catch(() => undefined);
     await this.storeServer?.close().catch(() => undefined);

@@ -138,6 +138,23 @@ export class DataVolumeController implements KeyReconciler {
       await this.write(dv, base(DvPhase.Pending, claim), 'Normal', DvEvent.Pending, `PVC ${name} Pending`);
       return undefined;
     }
+    if (claim.metadata?.annotations?.[CdiLabels.populatedFor] === name) {
+      // CDI's pvcIsPopulated: the claim was filled for this DataVolume (a VM restore makes
+      // it from a snapshot); the DataVolume adopts it and is done, with no import.
+      if (!isOwnedBy(claim, dv))
+        claim = (await this.d.client.update(PersistentVolumeClaimType, {
+          ...claim,
+          metadata: {
+            ...claim.metadata,
+            ownerReferences: [
+              ...(claim.metadata?.ownerReferences ?? []).filter((r) => !r.controller),
+              controllerRef('cdi.kubevirt.io/v1beta1', 'DataVolume', dv),
+            ],
+          },
+        } as KubeObject)) as ClaimObject;
+      await this.succeeded(dv, base, claim);
+      return undefined;
+    }
     if (!isOwnedBy(claim, dv)) {
       const message = `Resource "${name}" already exists and is not managed by DataVolume`;
       await this.refuse(dv, base(DvPhase.Pending, undefined), DvEvent.ErrResourceExists, message);

@@ -13,6 +13,7 @@
  * node, DeleteVolume'd, then removed; Retain keeps both.
  */
 import { bytesOf, formatBytes } from '../../common/quantity';
+import type { VolumeContentSource } from '../../csi-driver/generated/csi/csi';
 import { DRIVER_NAME } from '../../csi-driver/identity-service';
 import { TOPOLOGY_KEY } from '../../csi-driver/topology';
 import { NotFoundError } from '../../runtime/errors';
@@ -24,8 +25,14 @@ import {
   PodType,
   StorageClassType,
 } from '../../runtime/resources';
+import { VolumeSnapshotContentType, VolumeSnapshotType } from '../../runtime/storage-resources';
 import type { KubeObject, ObjectClient } from '../../runtime/types';
-import type { ClaimObject } from '../pv-binder';
+import type { ClaimObject as BinderClaim } from '../pv-binder';
+
+type DataSource = { apiGroup?: string; kind?: string; name?: string };
+/** The claim fields the provisioner reads besides the binder's. */
+type ClaimObject = BinderClaim & { spec?: { dataSource?: DataSource; dataSourceRef?: DataSource } };
+
 import { DEFAULT_FS_TYPE, volumeCapability } from './capability';
 import type { LocalCsi } from './local-csi';
 import { unstageIfUnused } from './node-volumes';
@@ -99,6 +106,8 @@ export class LocalProvisioner {
       watches: [
         { type: StorageClassType, map: waiting },
         { type: PodType, map: waiting },
+        // ... and so may a VolumeSnapshot becoming ready (a restore's claim).
+        { type: VolumeSnapshotType, map: waiting },
       ],
       reconciler: { reconcile: (req) => this.provision(`${req.namespace}/${req.name}`) },
       onError: (req, err) => this.log(`PersistentVolumeClaim ${req.namespace}/${req.name}: ${err.message}`),
@@ -179,8 +188,11 @@ export class LocalProvisioner {
     const parameters = Object.fromEntries(
       Object.entries(sc.parameters ?? {}).filter(([k]) => !k.startsWith('csi.storage.k8s.io/')),
     );
+    const contentSource = await this.contentSource(claim, key);
+    if (contentSource === 'wait') return undefined;
     const { controller } = await this.o.csi.ready();
     const { volume } = await controller.createVolume({
+      volumeContentSource: contentSource,
       name: pvName,
       capacityRange: { requiredBytes: Number(size), limitBytes: 0 },
       volumeCapabilities: (claim.spec?.accessModes ?? ['ReadWriteOnce']).map((m) =>
@@ -228,6 +240,57 @@ export class LocalProvisioner {
     } as KubeObject);
     this.log(`provisioned PersistentVolume ${pvName} (${volume.volumeId}) for claim ${key}`);
     return undefined;
+  }
+
+  /**
+   * The claim's dataSource as CreateVolume's content source, as external-provisioner reads
+   * it: a ready VolumeSnapshot of the driver (its content's snapshot handle) or a bound
+   * claim of the driver in the same namespace (a CSI clone); 'wait' while the snapshot is
+   * not ready. Other kinds (volume populators) are refused with the field at fault.
+   */
+  private async contentSource(
+    claim: ClaimObject,
+    key: string,
+  ): Promise<VolumeContentSource | undefined | 'wait'> {
+    const src = claim.spec?.dataSourceRef ?? claim.spec?.dataSource;
+    if (!src?.name) return undefined;
+    const ns = claim.metadata?.namespace;
+    const field = `PersistentVolumeClaim ${key}: spec.dataSource`;
+    const missing = (e: unknown) => (e instanceof NotFoundError ? undefined : Promise.reject(e));
+    if (src.kind === 'VolumeSnapshot' && src.apiGroup === 'snapshot.storage.k8s.io') {
+      const vs = await this.o.client
+        .get<KubeObject & { status?: { readyToUse?: boolean; boundVolumeSnapshotContentName?: string } }>(
+          VolumeSnapshotType,
+          src.name,
+          ns,
+        )
+        .catch(missing);
+      const contentName = vs?.status?.readyToUse ? vs.status.boundVolumeSnapshotContentName : undefined;
+      if (!contentName) return 'wait';
+      const content = await this.o.client
+        .get<KubeObject & { spec?: { driver?: string }; status?: { snapshotHandle?: string } }>(
+          VolumeSnapshotContentType,
+          contentName,
+        )
+        .catch(missing);
+      if (content?.spec?.driver !== DRIVER_NAME || !content.status?.snapshotHandle)
+        throw new Error(`${field}: VolumeSnapshot ${ns}/${src.name} is not a snapshot of ${DRIVER_NAME}`);
+      return { snapshot: { snapshotId: content.status.snapshotHandle } };
+    }
+    if (src.kind === 'PersistentVolumeClaim' && !src.apiGroup) {
+      const source = await this.o.client
+        .get<ClaimObject>(PersistentVolumeClaimType, src.name, ns)
+        .catch(missing);
+      const pvName = source?.spec?.volumeName;
+      if (!pvName) return 'wait';
+      const pv = (await this.o.client.get<ProvisionedVolume>(PersistentVolumeType, pvName)).spec?.csi;
+      if (pv?.driver !== DRIVER_NAME || !pv.volumeHandle)
+        throw new Error(`${field}: claim ${ns}/${src.name} is not a volume of ${DRIVER_NAME}`);
+      return { volume: { volumeId: pv.volumeHandle } };
+    }
+    throw new Error(
+      `${field}: ${src.apiGroup ? `${src.apiGroup}/` : ''}${src.kind} is not a source local mode provisions from (VolumeSnapshot, PersistentVolumeClaim)`,
+    );
   }
 
   /** Deletes a provisioned volume whose claim is gone (reclaim policy Delete). */
