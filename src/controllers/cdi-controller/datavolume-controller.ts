@@ -28,6 +28,7 @@ import { CdiLabels } from './annotations';
 import { type ClaimSpec, claimSpecFor, filesystemOverhead, type StorageClassInfo } from './claim-spec';
 import { boundCondition, DvEvent, DvPhase, renderStatus, type WantedStatus } from './datavolume-status';
 import { type ImporterPodOptions, importerPod, importerPodName } from './importer-pod';
+import { adoptClaim, populatedFor } from './populated-claim';
 
 /** A PVC as this controller reads and writes it. */
 export interface ClaimObject extends KubeObject {
@@ -138,21 +139,8 @@ export class DataVolumeController implements KeyReconciler {
       await this.write(dv, base(DvPhase.Pending, claim), 'Normal', DvEvent.Pending, `PVC ${name} Pending`);
       return undefined;
     }
-    if (claim.metadata?.annotations?.[CdiLabels.populatedFor] === name) {
-      // CDI's pvcIsPopulated: the claim was filled for this DataVolume (a VM restore makes
-      // it from a snapshot); the DataVolume adopts it and is done, with no import.
-      if (!isOwnedBy(claim, dv))
-        claim = (await this.d.client.update(PersistentVolumeClaimType, {
-          ...claim,
-          metadata: {
-            ...claim.metadata,
-            ownerReferences: [
-              ...(claim.metadata?.ownerReferences ?? []).filter((r) => !r.controller),
-              controllerRef('cdi.kubevirt.io/v1beta1', 'DataVolume', dv),
-            ],
-          },
-        } as KubeObject)) as ClaimObject;
-      await this.succeeded(dv, base, claim);
+    if (populatedFor(claim, dv)) {
+      await this.succeeded(dv, base, await adoptClaim(this.d.client, claim, dv));
       return undefined;
     }
     if (!isOwnedBy(claim, dv)) {
