@@ -62,19 +62,22 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
   const poolSnapshots = () => readdirSync(join(statePaths(state).csi, 'pool', 'snapshots'));
 
   /** A VM whose one disk is the DataVolume `<vm>-root` its template imports from the loopback server. */
-  const dvVm = (vmName: string, runStrategy = 'Always') =>
+  const dvVm = (vmName: string, volumeMode?: 'Block') =>
     ({
       apiVersion: 'kubevirt.io/v1',
       kind: 'VirtualMachine',
       metadata: { name: vmName, namespace: NS },
       spec: {
-        runStrategy,
+        runStrategy: 'Always',
         dataVolumeTemplates: [
           {
             metadata: { name: `${vmName}-root` },
             spec: {
               source: { http: { url: `${url}/boot.qcow2` } },
-              storage: { resources: { requests: { storage: '64Mi' } } },
+              storage: {
+                ...(volumeMode ? { volumeMode } : {}),
+                resources: { requests: { storage: '64Mi' } },
+              },
             },
           },
         ],
@@ -354,6 +357,27 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
         ];
         return left.length === 0 && poolVolumes().length === 0 && poolSnapshots().length === 0;
       },
+      180_000,
+    );
+  });
+
+  it('a Block-mode DataVolume: imported onto the device, the guest boots from it', {
+    timeout: 400_000,
+  }, async () => {
+    const vmName = `${name}-b`;
+    await node.store.create(VirtualMachineType, dvVm(vmName, 'Block'));
+    await succeeded(`${vmName}-root`);
+    const pv = (await node.store.list<Volume & { spec?: { volumeMode?: string } }>(PersistentVolumeType))
+      .items;
+    expect(pv.map((v) => v.spec?.volumeMode)).toEqual(['Block']);
+    expect(await onConsole(vmName, (con) => con.run('echo block-$((6*7))'))).toContain('block-42');
+    await node.store.delete(VirtualMachineType, vmName, { namespace: NS });
+    await waitFor(
+      'the block VM, its claim, PV and volume gone',
+      async () =>
+        (await node.store.list(PodType, { namespace: NS })).items.length === 0 &&
+        (await node.store.list(PersistentVolumeType)).items.length === 0 &&
+        poolVolumes().length === 0,
       180_000,
     );
   });

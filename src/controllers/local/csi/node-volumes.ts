@@ -2,7 +2,8 @@
  * The kubelet's CSI volume plugin for local mode's pod runtime, against the driver's Node
  * service in-process: a pod's claim bound to a PV of the driver is staged once per volume
  * (`<csi dir>/staging/<pv>`, the kubelet's globalmount) and published into the pod's
- * directory at `volumes/kubernetes.io~csi/<pv>/mount`, with the PV's volume handle kept
+ * directory at `volumes/kubernetes.io~csi/<pv>/mount` (a block volume: the device node
+ * bound on the file `.../<pv>/dev`, which the pod's volumeDevices path maps to), with the PV's volume handle kept
  * beside it in `vol_data.json` (as the kubelet does) so the pod's teardown can unpublish
  * it, and the volume is unstaged once no pod publishes it.
  */
@@ -20,6 +21,7 @@ const CSI_PLUGIN_DIR = 'kubernetes.io~csi';
 interface VolData {
   volumeHandle: string;
   stagingPath: string;
+  targetPath?: string;
 }
 
 function stagingPath(csi: LocalCsi, pvName: string): string {
@@ -30,7 +32,6 @@ function stagingPath(csi: LocalCsi, pvName: string): string {
 
 /** Stages (once) and publishes `v` into the pod directory; returns the published directory. */
 export async function publishVolume(csi: LocalCsi, podDir: string, v: CsiVolumeSource): Promise<string> {
-  if (v.volumeMode === 'Block') throw new Error('block volumes are not published by local mode yet');
   const { node } = await csi.ready();
   const staging = stagingPath(csi, v.pvName);
   const cap = volumeCapability(v.accessMode, v.volumeMode, v.fsType);
@@ -38,10 +39,12 @@ export async function publishVolume(csi: LocalCsi, podDir: string, v: CsiVolumeS
   await mkdir(staging, { recursive: true, mode: 0o750 });
   await node.nodeStageVolume({ ...base, stagingTargetPath: staging, volumeCapability: cap });
   const dir = join(podDir, 'volumes', CSI_PLUGIN_DIR, v.pvName);
-  const target = join(dir, 'mount');
+  // A filesystem volume is a directory, a block volume a file the device node is bound on.
+  const block = v.volumeMode === 'Block';
+  const target = join(dir, block ? 'dev' : 'mount');
   // Traversable: QEMU (its own account) reaches the disk through this path, there being no mount namespace.
   await mkdir(dir, { recursive: true, mode: 0o755 });
-  const data: VolData = { volumeHandle: v.volumeHandle, stagingPath: staging };
+  const data: VolData = { volumeHandle: v.volumeHandle, stagingPath: staging, targetPath: target };
   await writeFile(join(dir, 'vol_data.json'), `${JSON.stringify(data)}\n`, { mode: 0o600 });
   await node.nodePublishVolume({
     ...base,
@@ -50,7 +53,7 @@ export async function publishVolume(csi: LocalCsi, podDir: string, v: CsiVolumeS
     volumeCapability: cap,
     readonly: v.readOnly,
   });
-  if (v.fsGroup !== undefined && !v.readOnly) await giveToGroup(target, v.fsGroup);
+  if (v.fsGroup !== undefined && !v.readOnly && !block) await giveToGroup(target, v.fsGroup);
   return target;
 }
 
@@ -93,9 +96,10 @@ export async function unpublishPodVolumes(csi: LocalCsi, podDir: string): Promis
   for (const pvName of names) {
     const dir = join(root, pvName);
     const data = JSON.parse(await readFile(join(dir, 'vol_data.json'), 'utf8')) as VolData;
-    await node?.nodeUnpublishVolume({ volumeId: data.volumeHandle, targetPath: join(dir, 'mount') });
+    const target = data.targetPath ?? join(dir, 'mount');
+    await node?.nodeUnpublishVolume({ volumeId: data.volumeHandle, targetPath: target });
     await unstageIfUnused(csi, pvName, data.volumeHandle);
-    if (await mountAt(join(dir, 'mount'))) throw new Error(`${join(dir, 'mount')} is still mounted`);
+    if (await mountAt(target)) throw new Error(`${target} is still mounted`);
     await rm(join(dir, 'vol_data.json'), { force: true });
   }
   const prefix = `${podDir}/`;

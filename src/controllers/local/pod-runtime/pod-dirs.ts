@@ -4,7 +4,7 @@
  * files (pid file, container log) in `<root>/<pod uid>/`.
  */
 import { chmod, lstat, mkdir, readFile, rm, symlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Pod } from '../../common/pod';
 import { podEmptyDirPath, SOCKETS_VOLUME } from '../../launcher-protocol/paths';
 import { removeShortDir } from '../../launcher-protocol/short-dir';
@@ -75,6 +75,21 @@ export async function preparePodDirs(
       mounts[m.mountPath] = join(host, m.subPath);
     } else mounts[m.mountPath] = host;
   }
+  // Block claims: the device path maps to a link named as the device, in one directory
+  // (`volumeDevices/`, the launcher's block-device directory), to where the CSI plugin
+  // bound the device node.
+  for (const [j, d] of (compute?.volumeDevices ?? []).entries()) {
+    const host = hostDirs.get(d.name);
+    if (!host) continue;
+    const field = `spec.containers[0].volumeDevices[${j}].devicePath`;
+    const problem = hostPathProblem(d.devicePath) ?? (basename(d.devicePath) ? undefined : 'names no file');
+    if (problem) throw new Error(`${subject}: ${field}: ${quoted(d.devicePath)} ${problem}`);
+    const link = join(dir, VOLUME_DEVICES_DIR, basename(d.devicePath));
+    await mkdir(dirname(link), { recursive: true, mode: 0o755 });
+    await rm(link, { force: true });
+    await symlink(host, link);
+    mounts[d.devicePath] = link;
+  }
   // The termination message file (kubelet's terminationMessagePath) is the pod directory's.
   mounts[compute?.terminationMessagePath || DEFAULT_TERMINATION_PATH] = join(dir, TERMINATION_FILE);
   // Links for mounts nested in an emptyDir mount (deepest parent wins).
@@ -94,6 +109,9 @@ export async function preparePodDirs(
   }
   return mounts;
 }
+
+/** The pod directory's directory of links to its block devices (see preparePodDirs). */
+export const VOLUME_DEVICES_DIR = 'volumeDevices';
 
 /** The kubelet's default terminationMessagePath. */
 const DEFAULT_TERMINATION_PATH = '/dev/termination-log';
