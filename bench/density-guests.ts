@@ -52,8 +52,10 @@ function refusal(p: V1Pod): { reason: string; detail: string } | undefined {
     const reason = /Too many pods/.test(msg)
       ? 'pod-limit'
       : /Insufficient memory/.test(msg)
-        ? 'memory'
-        : 'unschedulable';
+        ? 'memory-requests'
+        : /Insufficient cpu/.test(msg)
+          ? 'cpu-requests'
+          : 'unschedulable';
     return { reason, detail: `scheduler: ${msg}` };
   }
   // The kubelet's admission (OutOfpods, OutOfmemory, ...) fails the pod outright.

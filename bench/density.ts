@@ -9,15 +9,18 @@
  * `--guest-memory` of RAM (default 112Mi: the tiny guest boots in bare QEMU from 100 MiB
  * and panics at 96, "System is deadlocked on memory", while unpacking its initramfs; one
  * 8 MiB step above for the launcher's devices) is started `--batch` at a time until the
- * kubelet's pod limit or the scheduler (requests against allocatable memory), memory (the
- * node's MemoryPressure, or the host's MemAvailable falling under `--min-available-mib`:
- * 6 engineers share this host), a guest that does not boot, the run's `--deadline-min`,
- * or `--max-guests` stops it. A guest counts once its boot marker shows on its console.
+ * kubelet's pod limit or the scheduler (the pods' requests against the node's allocatable
+ * memory or CPU: upstream's default `cpuAllocationRatio` 10 has each tiny VMI request
+ * 100m, so 2 cores hold ~17; `--cpu-allocation-ratio` sets the KubeVirt CR's, upstream's
+ * CPU overcommit knob), memory (the node's MemoryPressure, or the host's MemAvailable
+ * falling under `--min-available-mib`: 6 engineers share this host), a guest that does
+ * not boot, the run's `--deadline-min`, or `--max-guests` stops it. A guest counts once
+ * its boot marker shows on its console.
  *
- * `--max-guests` defaults to 40 on this 2-core host: a TCG guest boots on ~5 s of a core
- * and each idle guest, its launcher and daemons take a few percent of one (measured
- * here, docs/benchmarks.md), so 40 idle keep under about half the host's CPU and
- * ~8 GiB of its 23.5 GiB, and the host stays usable for the others sharing it.
+ * `--max-guests` defaults to 40 on this shared 2-core, 23.5 GiB host: a launcher pod with
+ * its guest holds ~250 MiB and idles at ~0.4% of a core (docs/benchmarks.md), so 40 take
+ * ~10 GiB, under half the host's memory, and a sixth of a core; the boots (~15 s each, 4
+ * at a time) are the CPU cost. More would eat the memory the others' runs need.
  *
  * Measured once all booted and settled (`--settle-s`):
  * - overhead per VM: the launcher pod's memory cgroup working set (usage minus inactive
@@ -25,7 +28,8 @@
  *   the guest's RAM (the guest's own pages, which only grow as the guest touches them);
  *   beside it upstream's budget for the same VMI (memory-overhead.ts: 240 MiB fixed +
  *   guest memory / 512 + 8 MiB per vCPU + 8 MiB for the IO thread), and QEMU's own share
- *   (its RSS minus the guest's resident RAM);
+ *   (its anonymous resident memory minus the guest's resident RAM: TCG's translation
+ *   cache, device state; the shared library pages its RSS also counts left out);
  * - idle CPU per VM: each launcher pod's cpuacct usage over `--idle-window-s`, as a
  *   percentage of one core, with QEMU's share (its /proc CPU time), the kubevirt
  *   components' pods and the whole host over the same window beside it.
@@ -52,7 +56,7 @@ import { componentsReady, installComponents } from '../test/support/cluster-inst
 import { kubectlWith } from '../test/support/cluster-pods';
 import { waitFor } from '../test/support/wait';
 import { bootBatch, densityVm, type Guest, nextBatchRoom } from './density-guests';
-import { cgroupCpuNs, hostBusyNs, podCpuacctCgroup, processCpuNs, processRss } from './pod-cpu';
+import { cgroupCpuNs, hostBusyNs, podCpuacctCgroup, processCpuNs, processRssAnon } from './pod-cpu';
 import { guestResident, podMemoryCgroup, workingSet } from './pod-memory';
 
 const { values } = parseArgs({
@@ -66,6 +70,7 @@ const { values } = parseArgs({
     'settle-s': { type: 'string', default: '30' },
     'boot-timeout-s': { type: 'string', default: '300' },
     'deadline-min': { type: 'string', default: '12' },
+    'cpu-allocation-ratio': { type: 'string', default: '10' },
   },
 });
 const num = (name: keyof typeof values) => {
@@ -86,8 +91,8 @@ const span = (xs: number[], d = 1) => `${Math.min(...xs).toFixed(d)}-${Math.max(
 function memoryOf(g: Guest, guestBytes: number) {
   const ws = workingSet(podMemoryCgroup(g.podUid)) / MiB;
   const resident = guestResident(g.qemuPid, guestBytes) / MiB;
-  const qemuRss = processRss(g.qemuPid) / MiB;
-  return { ws, resident, overhead: ws - resident, qemuOverhead: qemuRss - resident };
+  const qemuAnon = processRssAnon(g.qemuPid) / MiB;
+  return { ws, resident, overhead: ws - resident, qemuOverhead: qemuAnon - resident };
 }
 
 /** CPU over `windowS` of each guest's pod and QEMU, the components' pods and the host, in % of a core. */
@@ -140,7 +145,9 @@ async function main(): Promise<void> {
     const kc = new KubeConfig();
     kc.loadFromFile(info.kubeconfigPath);
     const core = kc.makeApiClient(CoreV1Api);
-    installComponents(info, dir, kubectl);
+    // Upstream's CPU overcommit knob: a VMI without dedicated CPUs requests vCPUs / ratio
+    // (default 10: 100m), which on 2 cores binds the scheduler at ~17 tiny guests.
+    installComponents(info, dir, kubectl, {}, { cpuAllocationRatio: num('cpu-allocation-ratio') });
     await componentsReady(core, [info.nodeName]);
     await waitFor(
       'the kvm device plugin registered',
@@ -190,6 +197,10 @@ async function main(): Promise<void> {
       );
     }
     log(`stopped: ${stop?.reason}: ${stop?.detail}`);
+    const first = (await core.listNamespacedPod({ namespace: NS })).items[0];
+    log(
+      `a launcher pod's requests: ${JSON.stringify(first?.spec?.containers?.map((c) => [c.name, c.resources?.requests]))}`,
+    );
     if (!guests.length) throw new Error(`no guest booted (${stop?.reason}: ${stop?.detail})`);
     await sleep(num('settle-s') * 1000);
     // A guest whose figures cannot be read (its QEMU gone meanwhile) is left out, named.

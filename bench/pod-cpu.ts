@@ -34,9 +34,12 @@ export function hostBusyNs(): number {
   return (total - cpu[3] - cpu[4]) * 10_000_000;
 }
 
-/** The resident set of process `pid` (VmRSS), in bytes. */
-export function processRss(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/**
+ * The anonymous resident memory of process `pid` (RssAnon: its heap and private
+ * mappings, not the shared library and binary pages VmRSS also counts), in bytes.
+ */
+export function processRssAnon(pid: number): number {
+  const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : Number.NaN;
 }
 
