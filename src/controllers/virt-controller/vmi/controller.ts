@@ -275,7 +275,7 @@ export class VmiController implements KeyReconciler {
     // As upstream: a VMI handed to its node is virt-handler's to update; the controller
     // patches only what it changed, testing those fields (vmi-patch.ts).
     const patched = old.status?.phase === VmiPhase.Scheduled || old.status?.phase === VmiPhase.Running;
-    let written: VirtualMachineInstance | undefined;
+    let written: { metadata?: { resourceVersion?: string } } | undefined;
     try {
       if (patched) {
         const ops = vmiPatch(old, next);
