@@ -30,6 +30,7 @@ import { kubectlWith } from '../support/cluster-pods';
 import { BOOT_MARKER } from '../support/guest';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
+import { cpuHotplugCase } from './cpu-hotplug-case';
 import { drainCase } from './drain-case';
 import { consoleAnswers } from './operator-cluster';
 
@@ -111,11 +112,14 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
       kubectl('cordon', nodeB);
       installComponents(info, dir, kubectl);
       await componentsReady(core, [nodeA, nodeB]);
-      const vm = readFileSync(join(repoRoot, 'examples', 'vm-tiny-containerdisk.yaml'), 'utf8').replace(
-        'terminationGracePeriodSeconds: 30',
-        // The drain case (drain-case.ts) evicts it: it must migrate.
-        'terminationGracePeriodSeconds: 0\n      evictionStrategy: LiveMigrate',
-      );
+      const vm = readFileSync(join(repoRoot, 'examples', 'vm-tiny-containerdisk.yaml'), 'utf8')
+        .replace(
+          'terminationGracePeriodSeconds: 30',
+          // The drain case (drain-case.ts) evicts it: it must migrate.
+          'terminationGracePeriodSeconds: 0\n      evictionStrategy: LiveMigrate',
+        )
+        // The CPU hotplug case raises the sockets: a template CPU section to change (upstream's rule).
+        .replace('      domain:\n', '      domain:\n        cpu:\n          sockets: 1\n');
       writeFileSync(join(dir, 'vm.yaml'), vm);
       kubectl('apply', '-f', join(dir, 'vm.yaml'));
       const running = await waitFor(
@@ -268,6 +272,8 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
         booted,
         unlimited,
       });
+      // Then CPU hotplug through a migration to a bigger pod (cpu-hotplug-case.ts).
+      await cpuHotplugCase({ info, kubectl, core, custom, ns: NS, vm: VM, markers, booted });
     } finally {
       rmSync(dir, { recursive: true, force: true });
       const left = await down({ stateDir, bridge: TEST_BRIDGE, log });

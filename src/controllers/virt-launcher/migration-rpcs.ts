@@ -22,6 +22,18 @@ import { SourceMigration } from './migration-job';
 /** The domain states a migration can start from. */
 const ACTIVE = new Set(['running', 'blocked', 'paused', 'pmsuspended', 'shutdown']);
 
+/**
+ * The VMI with the vCPUs its running guest has: during a CPU hotplug the spec already asks
+ * for more sockets than `status.currentCPUTopology`, but the incoming guest keeps the
+ * source's vCPUs (a migration cannot change them); the handler adds them once it arrived.
+ */
+export function withCurrentCpus(vmi: VirtualMachineInstance): VirtualMachineInstance {
+  const current = vmi.status?.currentCPUTopology?.sockets;
+  const cpu = vmi.spec?.domain?.cpu;
+  if (!cpu || !current || (cpu.sockets ?? 1) === current) return vmi;
+  return { ...vmi, spec: { ...vmi.spec, domain: { ...vmi.spec.domain, cpu: { ...cpu, sockets: current } } } };
+}
+
 /** What the migration RPCs need of their launcher. */
 export interface MigrationHost {
   ref: DomainRef;
@@ -140,7 +152,7 @@ export class LauncherMigrations {
    * `MigrationRequestOptions.TargetDomainXML`) and written to {@link MIGRATION_TARGET_XML}.
    */
   async prepareTarget(req: VMIRequest): Promise<void> {
-    const parsed = this.d.parseVmi(req);
+    const parsed = withCurrentCpus(this.d.parseVmi(req));
     const migration = this.requireMigration();
     const uid = parsed.status?.migrationState?.migrationUid;
     if (!uid) {

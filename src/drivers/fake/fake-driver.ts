@@ -7,6 +7,7 @@
 import type { VirtualMachineInstance } from '../../api';
 import {
   type ConsoleEndpoint,
+  type CpuHotplugSupport,
   type DiskHotplugSupport,
   type DomainEvent,
   type DomainInfo,
@@ -24,6 +25,7 @@ import {
   type VncEndpoint,
 } from '../driver';
 import { DriverError } from '../errors';
+import { fakeCpuHotplug } from './fake-cpu-hotplug';
 import { FakeGuestAgent } from './fake-guest-agent';
 import { type FakeDomain, FakeHost } from './fake-host';
 import { fakeDiskHotplug } from './fake-hotplug';
@@ -46,7 +48,8 @@ export type FakeOperation =
   | 'getStats'
   | 'migration'
   | 'sev'
-  | 'hotplug';
+  | 'hotplug'
+  | 'cpuHotplug';
 
 /** Options of `FakeDriver`. */
 export interface FakeDriverOptions {
@@ -106,6 +109,8 @@ export class FakeDriver implements HypervisorDriver {
   private readonly sevSupport: SevSupport;
   /** Volume hotplug (fake-hotplug.ts). */
   readonly hotplug: DiskHotplugSupport;
+  /** CPU hotplug (fake-cpu-hotplug.ts). */
+  readonly cpuHotplug: CpuHotplugSupport;
 
   constructor(private readonly options: FakeDriverOptions = {}) {
     this.host = options.host ?? new FakeHost();
@@ -113,6 +118,7 @@ export class FakeDriver implements HypervisorDriver {
     this.migration = fakeMigrationSupport(this.host, () => this.enter('migration'), options.migration);
     this.sevSupport = fakeSevSupport(this.host, () => this.enter('sev'));
     this.hotplug = fakeDiskHotplug(this.host, () => this.enter('hotplug'));
+    this.cpuHotplug = fakeCpuHotplug(this.host, () => this.enter('cpuHotplug'));
   }
 
   /** SEV attestation; present only while the host's capabilities report SEV. */

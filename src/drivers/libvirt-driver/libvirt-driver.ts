@@ -8,6 +8,7 @@ import type { VirtualMachineInstance } from '../../api';
 import { type Domain, encodeDomain } from '../../converter';
 import {
   type ConsoleEndpoint,
+  type CpuHotplugSupport,
   type DiskHotplugSupport,
   type DomainEvent,
   type DomainInfo,
@@ -47,6 +48,7 @@ import {
 import { SevAttestation } from '../sev-snp/attestation';
 import { probeSevCapabilities } from '../sev-snp/capabilities';
 import { bulkStats } from './bulk-stats';
+import { libvirtCpuHotplug } from './cpu-hotplug';
 import { libvirtDiskHotplug } from './disk-hotplug';
 import { DOMAIN_NAME_RE, LibvirtDomains } from './domains';
 import { libvirtFsFreeze } from './fs-freeze';
@@ -375,6 +377,13 @@ export class LibvirtDriver implements HypervisorDriver {
     call: (name, op, fn) => this.domains.call(name, op, fn),
     render: (vmi, options) => this.render(vmi, options),
     hotplugDir: () => this.options.converterContext?.paths?.hotplugDiskDir,
+  });
+
+  /** CPU hotplug: the running guest's vCPU count (see ./cpu-hotplug). */
+  readonly cpuHotplug: CpuHotplugSupport = libvirtCpuHotplug({
+    client: () => this.client,
+    lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
+    call: (name, op, fn) => this.domains.call(name, op, fn),
   });
 
   /** Guest filesystem freeze through the agent (see ./fs-freeze). */
