@@ -53,6 +53,9 @@ export function cpuChange(wanted: VirtualMachineInstance, vmi: VirtualMachineIns
       restart: `CPU hotplug needs a live migration and the VMI is not live-migratable: ${migratable.message ?? migratable.reason ?? ''}`,
     };
   }
+  // The hotplug is a migration: not before virt-handler said whether the VMI can do one.
+  if (migratable?.status !== 'True')
+    return { wait: "the VMI's LiveMigratable condition is not reported yet" };
   if (conds.some((c) => c.type === HOT_VCPU_CHANGE && c.status === 'True'))
     return { wait: 'another CPU hotplug is in progress' };
   if (migrating(vmi)) return { wait: 'CPU hotplug is not allowed while VMI is migrating' };

@@ -18,7 +18,8 @@ const migratable = (status: 'True' | 'False', message?: string) => ({
 
 describe('cpuChange', () => {
   it('raises the sockets with a tested JSON patch', () => {
-    const c = cpuChange(vmi({ sockets: 2, cores: 1 }), vmi({ sockets: 1, cores: 1, maxSockets: 4 }));
+    const live = vmi({ sockets: 1, cores: 1, maxSockets: 4 }, migratable('True'));
+    const c = cpuChange(vmi({ sockets: 2, cores: 1 }), live);
     expect(c).toEqual({
       patch: [
         { op: 'test', path: '/spec/domain/cpu/sockets', value: 1 },
@@ -52,15 +53,23 @@ describe('cpuChange', () => {
     );
   });
 
-  it('waits while another hotplug or a migration is in progress', () => {
+  it('waits for LiveMigratable, and while another hotplug or a migration is in progress', () => {
+    expect(cpuChange(vmi({ sockets: 2 }), vmi({ sockets: 1, maxSockets: 4 }))).toEqual({
+      wait: "the VMI's LiveMigratable condition is not reported yet",
+    });
     const busy = vmi(
       { sockets: 2, maxSockets: 4 },
-      { conditions: [{ type: 'HotVCPUChange', status: 'True' }] },
+      {
+        conditions: [
+          { type: 'LiveMigratable', status: 'True' },
+          { type: 'HotVCPUChange', status: 'True' },
+        ],
+      },
     );
     expect(cpuChange(vmi({ sockets: 3 }), busy)).toEqual({ wait: 'another CPU hotplug is in progress' });
     const moving = vmi(
       { sockets: 1, maxSockets: 4 },
-      { migrationState: { startTimestamp: '2026-12-04T21:00:00Z' } },
+      { ...migratable('True'), migrationState: { startTimestamp: '2026-12-04T21:00:00Z' } },
     );
     expect(cpuChange(vmi({ sockets: 2 }), moving)).toEqual({
       wait: 'CPU hotplug is not allowed while VMI is migrating',
