@@ -14,6 +14,7 @@ import { CONSOLE_SOCKET, VNC_SOCKET } from '../../../src/controllers/launcher-pr
 import type { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
 import { BOOT_MARKER, POWEROFF_MARKER, SerialConsole } from '../../support/guest';
 import { integration } from '../../support/integration';
+import { waitFor } from '../../support/wait';
 import {
   type RealLauncher,
   realLauncherBlocker,
@@ -84,6 +85,36 @@ describe.runIf(run)('virt-launcher boots the tiny guest under emulation', () => 
     });
     expect(banner).toBe('RFB 003.008\n');
   }, 60_000);
+
+  it('hot-plugs a vCPU (SyncVirtualMachineCPUs: libvirt setvcpus): the guest gets cpu1 without a reboot', async () => {
+    await console_.waitFor(BOOT_MARKER, 120_000);
+    const vmi = tinyGuestVmi(ns, name, uid);
+    // LiveUpdate's headroom: 4 sockets possible, 1 enabled.
+    expect(vmi.spec.domain.cpu).toMatchObject({ sockets: 1, maxSockets: 4 });
+    const count = () =>
+      spawnSync('virsh', ['-c', URI, 'vcpucount', `${ns}_${name}`, '--live', '--active'], {
+        encoding: 'utf8',
+      }).stdout.trim();
+    expect(count()).toBe('1');
+    vmi.spec.domain.cpu = { ...vmi.spec.domain.cpu, sockets: 2 };
+    await client.syncVirtualMachineCPUs(vmi);
+    expect(count()).toBe('2');
+    // The guest kernel took it by ACPI (offline: the tiny guest has no udev to online it).
+    const seen = await waitFor(
+      'cpu1 in the guest',
+      async () => {
+        const out = await console_.run('ls -d /sys/devices/system/cpu/cpu[0-9]*');
+        return out.includes('/sys/devices/system/cpu/cpu1') ? out : undefined;
+      },
+      30_000,
+      200,
+    );
+    expect(seen.match(/cpu\/cpu\d+/g)).toEqual(['cpu/cpu0', 'cpu/cpu1']);
+    // Past the domain's maximum: libvirt refuses, the error reaches the handler.
+    vmi.spec.domain.cpu = { ...vmi.spec.domain.cpu, sockets: 5 };
+    await expect(client.syncVirtualMachineCPUs(vmi)).rejects.toThrow(/SyncVirtualMachineCPUs/);
+    expect(count()).toBe('2');
+  }, 90_000);
 
   it('powers the guest off with an ACPI shutdown and forgets it on delete', async () => {
     await client.shutdownVirtualMachine(tinyGuestVmi(ns, name, uid), 60);
