@@ -30,7 +30,7 @@ import type { JsonPatchOp } from '../../runtime/types';
 import type { Claim } from '../services/volumes';
 import { handleDataVolumes } from './datavolumes';
 import { InstancetypeRevisions } from './instancetype-revisions';
-import { LiveUpdates } from './live-update';
+import { LiveUpdateError, LiveUpdates } from './live-update';
 import { decideRunStrategy, effectiveRunStrategy, RunStrategyError } from './run-strategy';
 import { backoffSecondsLeft } from './start-backoff';
 import type { SyncFailure } from './vm-conditions';
@@ -162,7 +162,12 @@ export class VmController implements KeyReconciler {
         if (r.created) vmi = r.created; // as the API server returned it; the cache may lag
       } catch (err) {
         syncError = {
-          reason: err instanceof RunStrategyError ? 'FailedRunStrategy' : 'FailedCreate',
+          reason:
+            err instanceof RunStrategyError
+              ? 'FailedRunStrategy'
+              : err instanceof LiveUpdateError
+                ? err.reason
+                : 'FailedCreate',
           message: (err as Error).message,
         };
       }

@@ -15,6 +15,17 @@ import { cpuChange, withoutLiveCpu } from './cpu-hotplug';
 import { declarativeVolumePatch, withoutHotplugVolumes } from './hotplug-volumes';
 import { VM_GENERATION_ANNOTATION } from './vmi-template';
 
+/** A live update that has to wait, surfaced as the VM's Failure condition with its reason (upstream's). */
+export class LiveUpdateError extends Error {
+  override readonly name = 'LiveUpdateError';
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 type BuildVmi = (
   vm: VirtualMachine,
   paused: boolean,
@@ -62,7 +73,11 @@ export class LiveUpdates {
     const wanted = this.wanted(vm, vmi, catalog);
     if (!wanted) return;
     const change = cpuChange(wanted, vmi);
-    if (change.wait) throw new Error(`Error encountered while handling CPU change request: ${change.wait}`);
+    if (change.wait)
+      throw new LiveUpdateError(
+        'HotPlugCPUError',
+        `Error encountered while handling CPU change request: ${change.wait}`,
+      );
     if (change.patch) await this.patch(vmi, change.patch, 'patch');
   }
 

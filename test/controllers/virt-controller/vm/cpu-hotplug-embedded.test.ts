@@ -1,7 +1,8 @@
 /**
  * CPU hotplug through virt-controller on the embedded store (VM, VMI and workload-updater
- * controllers, a simulated two-node handler): raising a running VM's sockets patches the
- * VMI's sockets, the VMI gets HotVCPUChange, the workload updater creates a
+ * controllers, a simulated two-node handler): raising a running VM's sockets waits for the
+ * VMI's LiveMigratable condition (a Failure with upstream's HotPlugCPUError), then patches
+ * the VMI's sockets, the VMI gets HotVCPUChange, the workload updater creates a
  * user-triggered `kubevirt-workload-update-*` migration that the simulated handlers carry
  * out, and the VM never shows RestartRequired; once the handler applied the vCPUs
  * (simulated here: currentCPUTopology and the condition gone), sockets past maxSockets
@@ -66,11 +67,19 @@ describe('CPU hotplug in virt-controller (embedded)', () => {
     // LiveUpdate's defaults: headroom of maxHotplugRatio (4) sockets, the booted topology in status.
     expect(running.spec.domain.cpu).toMatchObject({ sockets: 1, maxSockets: 4 });
     expect(running.status?.currentCPUTopology?.sockets).toBe(1);
+    // Before virt-handler reported LiveMigratable: a wait, shown as the VM's Failure (upstream's reason).
+    await setSockets(2);
+    const waiting = await waitFor('the Failure condition', async () => {
+      const c = (await getVm()).status?.conditions?.find((x) => x.type === 'Failure');
+      return c?.reason === 'HotPlugCPUError' ? c : undefined;
+    });
+    expect(waiting.message).toBe(
+      "Error encountered while handling CPU change request: the VMI's LiveMigratable condition is not reported yet",
+    );
+    expect((await getVmi()).spec.domain.cpu?.sockets).toBe(1);
     await editVmi('LiveMigratable', (v) => {
       v.status!.conditions = [...(v.status?.conditions ?? []), { type: 'LiveMigratable', status: 'True' }];
     });
-
-    await setSockets(2);
     const hot = await waitFor('the VMI at 2 sockets with HotVCPUChange', async () => {
       const v = await getVmi();
       const c = v.status?.conditions?.find((x) => x.type === 'HotVCPUChange');
@@ -95,7 +104,9 @@ describe('CPU hotplug in virt-controller (embedded)', () => {
     expect(done.spec).toEqual({ vmiName: 'cpu', priority: 'user-triggered' });
     expect((await migrations()).length).toBe(1);
     expect((await getVmi()).status?.nodeName).toBe('node02');
-    expect((await getVm()).status?.conditions?.find((c) => c.type === 'RestartRequired')).toBeUndefined();
+    const conds = (await getVm()).status?.conditions ?? [];
+    expect(conds.find((c) => c.type === 'RestartRequired')).toBeUndefined();
+    expect(conds.find((c) => c.type === 'Failure')).toBeUndefined();
 
     // The target's handler enabled the vCPUs (simulated): the topology recorded, the condition gone.
     await editVmi('the hotplug applied', (v) => {
