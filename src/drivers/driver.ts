@@ -326,6 +326,19 @@ export interface CpuHotplugSupport {
 }
 
 /**
+ * Live memory hotplug (upstream's launcher UpdateGuestMemory): the virtio-mem device of a
+ * running guest, for drivers that can.
+ */
+export interface MemoryHotplugSupport {
+  /**
+   * Gives the running domain the guest memory `vmi` asks for above what it booted with:
+   * updates the requested size of its virtio-mem device (live), or attaches the device
+   * (live and config) the first time.
+   */
+  syncGuestMemory(vmi: VirtualMachineInstance): Promise<void>;
+}
+
+/**
  * A hypervisor backend. Every method that names a domain takes the VMI's namespace and
  * name. Methods reject with a `DriverError` whose `code` says what went wrong.
  */
@@ -377,6 +390,8 @@ export interface HypervisorDriver {
   readonly hotplug?: DiskHotplugSupport;
   /** Present when the driver can change a running guest's vCPU count (CPU hotplug). */
   readonly cpuHotplug?: CpuHotplugSupport;
+  /** Present when the driver can change a running guest's memory (virtio-mem hotplug). */
+  readonly memoryHotplug?: MemoryHotplugSupport;
   /** The guest display's current picture; absent when the driver cannot capture it. */
   screenshot?(ref: DomainRef): Promise<Screenshot>;
   /** Releases connections; running domains keep running. */

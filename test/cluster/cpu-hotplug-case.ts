@@ -137,13 +137,70 @@ export async function cpuHotplugCase(c: CpuHotplugContext): Promise<void> {
   const online = 'echo 1 >/sys/devices/system/cpu/cpu1/online; grep -c ^processor /proc/cpuinfo';
   expect(await consoleAnswers(c.info, c.vm, { expr: `$(${online})`, tag: 'ON' })).toBe(2);
 
+  // Memory: memory.guest 1Gi -> 2Gi (maxGuest 4Gi): a second workload-update migration, to
+  // a pod requesting the new memory, and the virtio-mem device plugs 1 GiB into the guest.
+  const memTotal = (tag: string) =>
+    consoleAnswers(c.info, c.vm, { expr: "$(grep MemTotal /proc/meminfo | tr -s ' ' | cut -d' ' -f2)", tag });
+  const booted = await vmi();
+  expect(booted?.spec.domain.memory).toMatchObject({ guest: '1Gi', maxGuest: '4Gi' });
+  expect(booted?.status?.memory?.guestRequested).toBe('1Gi');
+  const kib0 = await memTotal('M0');
+  const t1 = performance.now();
+  kubectl(
+    'patch',
+    'vm',
+    c.vm,
+    '-n',
+    ns,
+    '--type',
+    'merge',
+    '-p',
+    JSON.stringify({ spec: { template: { spec: { domain: { memory: { guest: '2Gi' } } } } } }),
+  );
+  const grown = await waitFor(
+    "the VMI's memory hotplug recorded",
+    async () => {
+      const v = await vmi();
+      const hot = v?.status?.conditions?.some((x) => x.type === 'HotMemoryChange');
+      return v?.status?.memory?.guestRequested === '2Gi' && !hot ? v : undefined;
+    },
+    300_000,
+    250,
+  );
+  const kib1 = await waitFor(
+    'MemTotal 1 GiB larger in the guest',
+    async () => {
+      const k = await memTotal('M1');
+      return k >= kib0 + 1024 * 1024 * 0.95 ? k : undefined;
+    },
+    60_000,
+    200,
+  );
+  const memoryHotplugMs = Math.round(performance.now() - t1);
+  const updates = await workloadUpdates();
+  expect(updates).toHaveLength(2);
+  const mm = updates.find((x) => x.metadata?.name !== m?.metadata?.name);
+  expect(mm?.status?.phase).toBe('Succeeded');
+  expect(grown.status?.nodeName).toBe(mm?.status?.migrationState?.targetNode);
+  expect(grown.spec.domain.resources?.requests?.memory).toBe('2Gi');
+  const memPod = (
+    await c.core.listNamespacedPod({ namespace: ns, labelSelector: `kubevirt.io/created-by=${uid}` })
+  ).items.find((p) => p.metadata?.name === mm?.status?.migrationState?.targetPod);
+  if (!memPod) throw new Error(`no target launcher pod ${mm?.status?.migrationState?.targetPod}`);
+  expect(c.markers(memPod, uid)).toBe(0);
+  expect(await restartRequired()).toBeUndefined();
+  expect(await cpusInGuest('C2')).toBe(2);
+  process.stderr.write(
+    `[memory-hotplug] MemTotal ${kib0} -> ${kib1} kB in ${memoryHotplugMs} ms through ${mm?.metadata?.name}\n`,
+  );
+
   // Past maxSockets: a restart, with the reason; the VMI is left alone.
   setSockets(5);
   const cond = await waitFor('RestartRequired', restartRequired, 60_000, 500);
   expect(cond).toMatchObject({ status: 'True', message: PAST_MAX });
   expect((await vmi())?.spec.domain.cpu?.sockets).toBe(2);
-  expect(await workloadUpdates()).toHaveLength(1);
-  process.stdout.write(`BENCH hotplug cpu_hotplug_ms=${cpuHotplugMs}\n`);
+  expect(await workloadUpdates()).toHaveLength(2);
+  process.stdout.write(`BENCH hotplug cpu_hotplug_ms=${cpuHotplugMs} memory_hotplug_ms=${memoryHotplugMs}\n`);
   // Where the time went, from the migration's own timestamps (to the second).
   const at = (phase: string) =>
     Date.parse(

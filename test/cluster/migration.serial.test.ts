@@ -118,8 +118,13 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
           // The drain case (drain-case.ts) evicts it: it must migrate.
           'terminationGracePeriodSeconds: 0\n      evictionStrategy: LiveMigrate',
         )
-        // The CPU hotplug case raises the sockets: a template CPU section to change (upstream's rule).
-        .replace('      domain:\n', '      domain:\n        cpu:\n          sockets: 1\n');
+        // The hotplug case raises the sockets and the memory: template sections to change (upstream's rule).
+        .replace(
+          '      domain:\n',
+          '      domain:\n        cpu:\n          sockets: 1\n        memory:\n          guest: 1Gi\n',
+        )
+        // Memory hotplug needs at least 1Gi (virtio-mem; maxGuest defaults to 4x).
+        .replace('            memory: 128Mi', '            memory: 1Gi');
       writeFileSync(join(dir, 'vm.yaml'), vm);
       kubectl('apply', '-f', join(dir, 'vm.yaml'));
       const running = await waitFor(
@@ -272,7 +277,7 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
         booted,
         unlimited,
       });
-      // Then CPU hotplug through a migration to a bigger pod (cpu-hotplug-case.ts).
+      // Then CPU and memory hotplug through migrations to bigger pods (cpu-hotplug-case.ts).
       await cpuHotplugCase({ info, kubectl, core, custom, ns: NS, vm: VM, markers, booted });
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -174,6 +174,13 @@ export class LauncherClient {
       this.cmd.syncVirtualMachineCpUs(req, meta(), o, cb),
     );
   }
+  /** Memory hotplug: the running guest gets the VMI's `memory.guest` through virtio-mem. */
+  syncVirtualMachineMemory(vmi: unknown): Promise<void> {
+    const req = LauncherClient.request(vmi);
+    return this.command('SyncVirtualMachineMemory', (o, cb) =>
+      this.cmd.syncVirtualMachineMemory(req, meta(), o, cb),
+    );
+  }
   ping(): Promise<void> {
     return this.command('Ping', (o, cb) => this.cmd.ping({}, meta(), o, cb));
   }

@@ -27,7 +27,7 @@ import type { VirtHandlerOptions } from './handler-options';
 export type { VirtHandlerOptions } from './handler-options';
 
 import { sameJson } from '../runtime/same-json';
-import { cpuHotplugDue, withCpusHotplugged } from './cpu-hotplug';
+import { cpuHotplugDue, memoryHotplugDue, withCpusHotplugged, withMemoryHotplugged } from './cpu-hotplug';
 import { HotplugMounts } from './hotplug-mounts';
 import { hotplugStep } from './hotplug-volumes';
 import { LauncherCalls } from './launcher-calls';
@@ -302,6 +302,7 @@ export class VirtHandler {
     let view: LauncherView;
     let hotplugStatus: VolumeStatus[] | undefined;
     let cpusHotplugged = false;
+    let memoryHotplugged = false;
     let again: number | undefined;
     let applyMigration: ((next: VirtualMachineInstance) => VirtualMachineInstance) | undefined;
     if (!got.ok) {
@@ -383,6 +384,14 @@ export class VirtHandler {
             again = 5_000;
           }
         }
+        if (memoryHotplugDue(vmi, this.o.nodeName)) {
+          const r = await this.calls.call(podUid, uid, (c) => c.syncVirtualMachineMemory(vmi));
+          if (r.ok) memoryHotplugged = true;
+          else {
+            this.logVmi(key, 'warn', `memory hotplug: ${r.error.message}`);
+            again = 5_000;
+          }
+        }
       }
       if (deleting && !domain) {
         view = {
@@ -397,6 +406,7 @@ export class VirtHandler {
     let next = nextHandlerStatus(vmi, view, stamp());
     if (hotplugStatus && next.status) next.status = { ...next.status, volumeStatus: hotplugStatus };
     if (cpusHotplugged) next = withCpusHotplugged(vmi, next);
+    if (memoryHotplugged) next = withMemoryHotplugged(vmi, next);
     await this.write(vmi, applyMigration ? applyMigration(next) : next);
     return again;
   }

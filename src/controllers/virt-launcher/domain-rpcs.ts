@@ -180,6 +180,23 @@ export class LauncherDomainOps {
     await this.h.refresh();
   }
 
+  /**
+   * Memory hotplug (upstream's SyncVirtualMachineMemory / UpdateGuestMemory): the running
+   * guest's virtio-mem device asks for `memory.guest` above what it booted with.
+   */
+  async syncMemory(req: VMIRequest): Promise<void> {
+    const vmi = this.h.parse(req);
+    const hotplug = this.h.driver().memoryHotplug;
+    if (!hotplug) {
+      throw new LauncherRpcError(
+        status.UNIMPLEMENTED,
+        `memory hotplug is not available: the ${this.h.driver().name} driver cannot change a running guest's memory`,
+      );
+    }
+    await hotplug.syncGuestMemory(vmi);
+    await this.h.refresh();
+  }
+
   sevInfo(): Promise<Uint8Array> {
     return sevRpcs.getSevInfo(this.h.driver(), this.h.ref());
   }

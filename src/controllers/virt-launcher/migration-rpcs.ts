@@ -7,6 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '../../api';
+import { quantityValue } from '../../api/config/quantity';
 import type { DomainInfo, DomainRef, HypervisorDriver, SyncOptions } from '../../drivers/driver';
 import {
   LauncherRpcError,
@@ -23,15 +24,32 @@ import { SourceMigration } from './migration-job';
 const ACTIVE = new Set(['running', 'blocked', 'paused', 'pmsuspended', 'shutdown']);
 
 /**
- * The VMI with the vCPUs its running guest has: during a CPU hotplug the spec already asks
- * for more sockets than `status.currentCPUTopology`, but the incoming guest keeps the
- * source's vCPUs (a migration cannot change them); the handler adds them once it arrived.
+ * The VMI with the vCPUs and memory its running guest has: during a CPU or memory hotplug
+ * the spec already asks for more than `status.currentCPUTopology` and
+ * `status.memory.guestRequested`, but the incoming guest keeps the source's (a migration
+ * cannot change them); the handler adds the rest once it arrived.
  */
 export function withCurrentCpus(vmi: VirtualMachineInstance): VirtualMachineInstance {
+  let out = vmi;
   const current = vmi.status?.currentCPUTopology?.sockets;
   const cpu = vmi.spec?.domain?.cpu;
-  if (!cpu || !current || (cpu.sockets ?? 1) === current) return vmi;
-  return { ...vmi, spec: { ...vmi.spec, domain: { ...vmi.spec.domain, cpu: { ...cpu, sockets: current } } } };
+  if (cpu && current && (cpu.sockets ?? 1) !== current)
+    out = {
+      ...out,
+      spec: { ...out.spec, domain: { ...out.spec.domain, cpu: { ...cpu, sockets: current } } },
+    };
+  const requested = vmi.status?.memory?.guestRequested;
+  const memory = vmi.spec?.domain?.memory;
+  if (
+    memory?.guest !== undefined &&
+    requested !== undefined &&
+    quantityValue(memory.guest) !== quantityValue(requested)
+  )
+    out = {
+      ...out,
+      spec: { ...out.spec, domain: { ...out.spec.domain, memory: { ...memory, guest: requested } } },
+    };
+  return out;
 }
 
 /** What the migration RPCs need of their launcher. */

@@ -16,6 +16,7 @@ import {
   domainName,
   type HostCapabilities,
   type HypervisorDriver,
+  type MemoryHotplugSupport,
   type MigrationSupport,
   refOf,
   type SevSupport,
@@ -29,6 +30,7 @@ import { fakeCpuHotplug } from './fake-cpu-hotplug';
 import { FakeGuestAgent } from './fake-guest-agent';
 import { type FakeDomain, FakeHost } from './fake-host';
 import { fakeDiskHotplug } from './fake-hotplug';
+import { fakeMemoryHotplug } from './fake-memory-hotplug';
 import { type FakeMigrationBehaviour, fakeMigrationSupport } from './fake-migration';
 import { fakeSevSupport } from './fake-sev';
 
@@ -49,7 +51,8 @@ export type FakeOperation =
   | 'migration'
   | 'sev'
   | 'hotplug'
-  | 'cpuHotplug';
+  | 'cpuHotplug'
+  | 'memoryHotplug';
 
 /** Options of `FakeDriver`. */
 export interface FakeDriverOptions {
@@ -111,6 +114,8 @@ export class FakeDriver implements HypervisorDriver {
   readonly hotplug: DiskHotplugSupport;
   /** CPU hotplug (fake-cpu-hotplug.ts). */
   readonly cpuHotplug: CpuHotplugSupport;
+  /** Memory hotplug (fake-memory-hotplug.ts). */
+  readonly memoryHotplug: MemoryHotplugSupport;
 
   constructor(private readonly options: FakeDriverOptions = {}) {
     this.host = options.host ?? new FakeHost();
@@ -119,6 +124,7 @@ export class FakeDriver implements HypervisorDriver {
     this.sevSupport = fakeSevSupport(this.host, () => this.enter('sev'));
     this.hotplug = fakeDiskHotplug(this.host, () => this.enter('hotplug'));
     this.cpuHotplug = fakeCpuHotplug(this.host, () => this.enter('cpuHotplug'));
+    this.memoryHotplug = fakeMemoryHotplug(this.host, () => this.enter('memoryHotplug'));
   }
 
   /** SEV attestation; present only while the host's capabilities report SEV. */

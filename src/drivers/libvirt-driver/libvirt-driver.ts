@@ -18,6 +18,7 @@ import {
   type FsFreezeSupport,
   type HostCapabilities,
   type HypervisorDriver,
+  type MemoryHotplugSupport,
   type MigrationSupport,
   refOf,
   type Screenshot,
@@ -56,6 +57,7 @@ import { libvirtGuestAgent } from './guest-agent';
 import { parseDomainCapabilities, parseHostCapabilities, toHostCapabilities } from './host-probe';
 import { wantsHotplugPorts, withHotplugPorts } from './hotplug-ports';
 import { consoleOf, vncOf } from './live-devices';
+import { libvirtMemoryHotplug } from './memory-hotplug';
 import { libvirtMigration } from './migration';
 import type { LibvirtDriverOptions } from './options';
 import { invalidVmi, renderDomain } from './render';
@@ -381,6 +383,13 @@ export class LibvirtDriver implements HypervisorDriver {
 
   /** CPU hotplug: the running guest's vCPU count (see ./cpu-hotplug). */
   readonly cpuHotplug: CpuHotplugSupport = libvirtCpuHotplug({
+    client: () => this.client,
+    lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
+    call: (name, op, fn) => this.domains.call(name, op, fn),
+  });
+
+  /** Memory hotplug: the running guest's virtio-mem device (see ./memory-hotplug). */
+  readonly memoryHotplug: MemoryHotplugSupport = libvirtMemoryHotplug({
     client: () => this.client,
     lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
     call: (name, op, fn) => this.domains.call(name, op, fn),

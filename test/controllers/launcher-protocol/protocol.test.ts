@@ -54,6 +54,9 @@ describe('handler-launcher protocol over a unix socket', () => {
     syncVirtualMachineCPUs: async (req) => {
       cpuSyncs.push(JSON.parse(Buffer.from(req.vmi!.vmiJson).toString()));
     },
+    syncVirtualMachineMemory: async (req) => {
+      cpuSyncs.push({ memory: JSON.parse(Buffer.from(req.vmi!.vmiJson).toString()) });
+    },
     getDomain: async () => JSON.stringify({ name: 'default_vm1', state: 'Running' }),
     getDomainStats: async () => undefined,
     getGuestInfo: async () => undefined,
@@ -94,10 +97,12 @@ describe('handler-launcher protocol over a unix socket', () => {
     expect(synced).toEqual([{ metadata: { name: 'vm1', namespace: 'default' } }]);
   });
 
-  it('carries the VMI to SyncVirtualMachineCPUs (CPU hotplug)', async () => {
+  it('carries the VMI to SyncVirtualMachineCPUs and SyncVirtualMachineMemory (hotplug)', async () => {
     const vmi = { metadata: { name: 'vm1' }, spec: { domain: { cpu: { sockets: 2, maxSockets: 4 } } } };
     await client.syncVirtualMachineCPUs(vmi);
     expect(cpuSyncs).toEqual([vmi]);
+    await client.syncVirtualMachineMemory(vmi);
+    expect(cpuSyncs).toEqual([vmi, { memory: vmi }]);
   });
 
   it("reports the launcher's failure message as a LauncherCommandError", async () => {

@@ -102,27 +102,43 @@ describe('virt-handler CPU hotplug after a migration (two nodes, fake hosts)', (
       spec: {
         domain: {
           cpu: { sockets: 1, maxSockets: 4 },
+          memory: { guest: '1Gi', maxGuest: '4Gi' },
           devices: {},
-          resources: { requests: { memory: '64Mi' } },
+          resources: { requests: { memory: '1Gi' } },
         },
       },
-      status: { phase: 'Scheduled', nodeName: 'node1', currentCPUTopology: { sockets: 1 } },
+      status: {
+        phase: 'Scheduled',
+        nodeName: 'node1',
+        currentCPUTopology: { sockets: 1 },
+        memory: { guestAtBoot: '1Gi', guestRequested: '1Gi' },
+      },
     } as VirtualMachineInstance & KubeObject);
     await launcherPod(n1, created, 'virt-launcher-vm1-src');
     await waitFor('VMI Running on node1', async () => (await getVmi()).status?.phase === 'Running');
     expect(n1.host.domains.get('default_vm1')?.info.vcpus).toBe(1);
+    expect(n1.host.domains.get('default_vm1')?.info.memoryKiB).toBe(1024 * 1024);
 
-    // The VM controller's patch (2 sockets) and the VMI controller's condition.
+    // The VM controller's patches (2 sockets, 2Gi) and the VMI controller's conditions.
     const v = await getVmi();
     const t = new Date(Date.now() - 2000).toISOString().replace(/\.\d+Z$/, 'Z');
     await store.update(VmiResource, {
       ...v,
-      spec: { ...v.spec, domain: { ...v.spec.domain, cpu: { sockets: 2, maxSockets: 4 } } },
+      spec: {
+        ...v.spec,
+        domain: {
+          ...v.spec.domain,
+          cpu: { sockets: 2, maxSockets: 4 },
+          memory: { guest: '2Gi', maxGuest: '4Gi' },
+          resources: { requests: { memory: '2Gi' } },
+        },
+      },
       status: {
         ...v.status,
         conditions: [
           ...(v.status?.conditions ?? []),
           { type: 'HotVCPUChange', status: 'True', lastTransitionTime: t },
+          { type: 'HotMemoryChange', status: 'True', lastTransitionTime: t },
         ],
       },
     } as KubeObject);
@@ -164,8 +180,11 @@ describe('virt-handler CPU hotplug after a migration (two nodes, fake hosts)', (
     const dom = n2.host.domains.get('default_vm1');
     expect(dom?.info.vcpus).toBe(2);
     expect(dom?.boots).toBe(1);
-    // The guest arrived with its one vCPU: the target domain was made at the current topology.
+    expect(dom?.info.memoryKiB).toBe(2 * 1024 * 1024);
+    expect(done.status?.memory?.guestAtBoot).toBe('1Gi');
+    // The guest arrived with its one vCPU and 1Gi: the target domain was made at the current ones.
     expect(dom?.vmi.spec.domain.cpu?.sockets).toBe(1);
+    expect(dom?.vmi.spec.domain.memory?.guest).toBe('1Gi');
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * The VM controller's live updates of a running VMI (upstream's LiveUpdate rollout
  * strategy): declarative hotplug volumes (./hotplug-volumes), CPU sockets (./cpu-hotplug),
- * and the decision that whatever else changed in the template needs a restart, with why.
+ * guest memory (./memory-hotplug), and the decision that whatever else changed in the template needs a restart, with why.
  */
 import { FeatureGate } from '../../../api/config/feature-gates';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../api/generated/types';
@@ -13,6 +13,7 @@ import type { JsonPatchOp } from '../../runtime/types';
 import type { VmControllerDeps } from './controller';
 import { cpuChange, withoutLiveCpu } from './cpu-hotplug';
 import { declarativeVolumePatch, withoutHotplugVolumes } from './hotplug-volumes';
+import { memoryChange, withoutLiveMemory } from './memory-hotplug';
 import { VM_GENERATION_ANNOTATION } from './vmi-template';
 
 /** A live update that has to wait, surfaced as the VM's Failure condition with its reason (upstream's). */
@@ -56,8 +57,9 @@ export class LiveUpdates {
   }
 
   /**
-   * CPU hotplug under LiveUpdate (./cpu-hotplug): the template's new sockets onto the
-   * running VMI, unless the VM needs (or already waits for) a restart. A change that must
+   * CPU and memory hotplug under LiveUpdate (./cpu-hotplug, ./memory-hotplug): the
+   * template's new sockets, then its new guest memory, onto the running VMI, unless the VM
+   * needs (or already waits for) a restart. A change that must
    * wait is a sync error, retried, as upstream's.
    */
   async syncCpus(
@@ -78,7 +80,14 @@ export class LiveUpdates {
         'HotPlugCPUError',
         `Error encountered while handling CPU change request: ${change.wait}`,
       );
-    if (change.patch) await this.patch(vmi, change.patch, 'patch');
+    if (change.patch) return this.patch(vmi, change.patch, 'patch');
+    const memory = memoryChange(wanted, vmi);
+    if (memory.wait)
+      throw new LiveUpdateError(
+        'HotPlugMemoryError',
+        `error encountered while handling memory hotplug requests: ${memory.wait}`,
+      );
+    if (memory.patch) await this.patch(vmi, memory.patch, 'patch');
   }
 
   /**
@@ -100,7 +109,9 @@ export class LiveUpdates {
       // CPU sockets go live (./cpu-hotplug) unless that change says why not.
       const cpu = cpuChange(wanted, vmi);
       if (cpu.restart) return cpu.restart;
-      wanted = withoutLiveCpu(vm, wanted, vmi);
+      const memory = memoryChange(wanted, vmi);
+      if (memory.restart) return memory.restart;
+      wanted = withoutLiveMemory(vm, withoutLiveCpu(vm, wanted, vmi), vmi);
     }
     // Hotplug volumes reach the running VMI live (./hotplug-volumes): no restart for them.
     const same = sameJson(

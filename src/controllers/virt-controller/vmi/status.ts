@@ -4,9 +4,10 @@
  * pods of a VMI from its launcher pod. Pure; the reconciler writes the result only when
  * it differs, so a VMI is written once per real transition.
  */
+import { quantityValue } from '../../../api/config/quantity';
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition } from '../../../api/generated/types';
 import { Labels } from '../../../api/labels';
-import { HOT_VCPU_CHANGE } from '../../common/hotplug-migration';
+import { HOT_MEMORY_CHANGE, HOT_VCPU_CHANGE } from '../../common/hotplug-migration';
 import type { Pod } from '../../common/pod';
 import {
   imagePullError,
@@ -46,6 +47,14 @@ type Condition = VirtualMachineInstanceCondition;
 
 const vcpus = (t: { sockets?: number; cores?: number; threads?: number }) =>
   (t.sockets || 1) * (t.cores || 1) * (t.threads || 1);
+
+/** upstream requireMemoryHotplug: hotplug headroom (maxGuest) and a guest memory other than requested. */
+export function requiresMemoryHotplug(vmi: VirtualMachineInstance): boolean {
+  const memory = vmi.spec?.domain?.memory;
+  const requested = vmi.status?.memory?.guestRequested;
+  if (!memory?.maxGuest || memory.guest === undefined || requested === undefined) return false;
+  return quantityValue(memory.guest) !== quantityValue(requested);
+}
 
 /** upstream requireCPUHotplug: hotplug headroom (maxSockets) and spec vCPUs other than the guest's. */
 export function requiresCpuHotplug(vmi: VirtualMachineInstance): boolean {
@@ -211,6 +220,13 @@ export function nextVmiStatus(input: VmiStatusInput): VirtualMachineInstance {
     !conds.some((c) => c.type === HOT_VCPU_CHANGE)
   )
     conds = setCondition(conds, { type: HOT_VCPU_CHANGE, status: 'True' }, now);
+  // The same for memory (upstream's requireMemoryHotplug): guest memory other than requested.
+  if (
+    status.phase === VmiPhase.Running &&
+    requiresMemoryHotplug(vmi) &&
+    !conds.some((c) => c.type === HOT_MEMORY_CHANGE)
+  )
+    conds = setCondition(conds, { type: HOT_MEMORY_CHANGE, status: 'True' }, now);
   status.conditions = conds;
 
   // activePods (pod uid -> node) is refreshed with phase changes, and when the VMI's pod is
