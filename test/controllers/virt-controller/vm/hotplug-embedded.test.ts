@@ -7,6 +7,10 @@
  * out, and the VM never shows RestartRequired; once the handler applied the vCPUs
  * (simulated here: currentCPUTopology and the condition gone), sockets past maxSockets
  * give RestartRequired with the reason and leave the VMI alone.
+ *
+ * Memory the same way: 1Gi -> 2Gi patches the VMI's guest memory and its request,
+ * HotMemoryChange, one workload-update migration; 5Gi (past maxGuest 4Gi) is
+ * RestartRequired with upstream's reason.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type {
@@ -22,7 +26,7 @@ import {
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
 
-describe('CPU hotplug in virt-controller (embedded)', () => {
+describe('CPU and memory hotplug in virt-controller (embedded)', () => {
   let h: Harness;
   afterEach(async () => {
     await h.stop();
@@ -126,5 +130,66 @@ describe('CPU hotplug in virt-controller (embedded)', () => {
     expect(after.spec.domain.cpu?.sockets).toBe(2);
     expect(after.status?.conditions?.some((c) => c.type === 'HotVCPUChange')).toBe(false);
     expect((await migrations()).length).toBe(1);
+  });
+  it('migrates a VMI whose guest memory was raised, and refuses memory past maxGuest with the reason', async () => {
+    h = await startHarness({ sim: { nodeNames: ['node01', 'node02'] } });
+    await h.store.create(VirtualMachineType, {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachine',
+      metadata: { name: 'cpu', namespace: 'default' },
+      spec: {
+        runStrategy: 'Always',
+        template: {
+          spec: {
+            domain: { memory: { guest: '1Gi' }, devices: {}, resources: { requests: { memory: '1Gi' } } },
+          },
+        },
+      },
+    } as KubeObject);
+    const running = await waitFor('the VMI Running', async () => {
+      const v = await getVmi().catch(() => undefined);
+      return v?.status?.phase === 'Running' ? v : undefined;
+    });
+    expect(running.spec.domain.memory).toEqual({ guest: '1Gi', maxGuest: '4Gi' });
+    expect(running.status?.memory?.guestRequested).toBe('1Gi');
+    await editVmi('LiveMigratable', (v) => {
+      v.status!.conditions = [...(v.status?.conditions ?? []), { type: 'LiveMigratable', status: 'True' }];
+    });
+    const setGuest = (g: string) =>
+      waitFor(`guest ${g}`, async () => {
+        const vm = await getVm();
+        vm.spec.template.spec!.domain.memory = { guest: g };
+        await h.store.update(VirtualMachineType, vm as KubeObject);
+        return true;
+      });
+    await setGuest('2Gi');
+    const hot = await waitFor('the VMI at 2Gi with HotMemoryChange', async () => {
+      const v = await getVmi();
+      const c = v.status?.conditions?.find((x) => x.type === 'HotMemoryChange');
+      return v.spec.domain.memory?.guest === '2Gi' && c?.status === 'True' ? v : undefined;
+    });
+    expect(hot.spec.domain.resources?.requests?.memory).toBe('2Gi');
+    const done = await waitFor('the workload-update migration Succeeded', async () => {
+      const [m] = (
+        await h.store.list<VirtualMachineInstanceMigration & KubeObject>(
+          VirtualMachineInstanceMigrationType,
+          {
+            namespace: 'default',
+          },
+        )
+      ).items;
+      return m?.status?.phase === 'Succeeded' ? m : undefined;
+    });
+    expect(done.metadata?.annotations).toHaveProperty(['kubevirt.io/workloadUpdateMigration'], '');
+    expect((await getVm()).status?.conditions?.find((c) => c.type === 'RestartRequired')).toBeUndefined();
+    await setGuest('5Gi');
+    const vm = await waitFor('RestartRequired', async () => {
+      const x = await getVm();
+      return x.status?.conditions?.find((c) => c.type === 'RestartRequired') ? x : undefined;
+    });
+    expect(vm.status?.conditions?.find((c) => c.type === 'RestartRequired')?.message).toBe(
+      "memory updated in template spec to a value higher than what's available",
+    );
+    expect((await getVmi()).spec.domain.memory?.guest).toBe('2Gi');
   });
 });
