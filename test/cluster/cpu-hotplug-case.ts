@@ -1,19 +1,25 @@
 /**
- * CPU hotplug on the two-node cluster (issue 28 item 2), run by migration.serial.test.ts
- * after its drain case, on that cluster and guest (the tiny VM, back on node A, booted
- * once): raising the VM's `domain.cpu.sockets` from 1 to 2 (LiveUpdate, the default
- * rollout strategy; the VMI was defaulted to maxSockets 4) has the VM controller set the
- * VMI's sockets, the VMI gets HotVCPUChange, the workload updater creates a
- * `kubevirt-workload-update-*` migration whose target launcher pod asks for the second
- * vCPU's share of CPU, and once the guest runs there the handler has the launcher enable
- * the vCPU (libvirt setvcpus, live). Asserted: the migration Succeeded, the VMI's
- * currentCPUTopology has 2 sockets and the condition is gone, the guest shows
- * /sys/devices/system/cpu/cpu1 (which it then onlines: 2 processors in /proc/cpuinfo)
- * without booting again (no boot marker on the new launcher's console, its uptime older
- * than its first boot), and the VM never showed RestartRequired. Then sockets 5, past
- * maxSockets: RestartRequired with upstream's reason, the VMI left at 2 sockets and no
- * migration. Prints `BENCH hotplug cpu_hotplug_ms=<n>`: the edit to the vCPU showing in
- * the guest (its console polled).
+ * CPU and memory hotplug on the two-node cluster (issue 28 item 2), run by
+ * migration.serial.test.ts after its drain case, on that cluster and guest (the tiny VM
+ * with 1Gi of memory, back on node A, booted once). LiveUpdate is the default rollout
+ * strategy; the VMI was defaulted to maxSockets 4 and maxGuest 4Gi.
+ *
+ * CPU: sockets 1 -> 2 has the VM controller set the VMI's sockets, the VMI gets
+ * HotVCPUChange, the workload updater creates a `kubevirt-workload-update-*` migration
+ * whose target launcher pod asks for the second vCPU's share of CPU, and once the guest
+ * runs there the handler has the launcher enable the vCPU (libvirt setvcpus, live).
+ * Asserted: the migration Succeeded, currentCPUTopology has 2 sockets and the condition
+ * is gone, the guest shows /sys/devices/system/cpu/cpu1 (which it then onlines: 2
+ * processors) without booting again (no boot marker on the new launcher's console, its
+ * uptime older than its first boot), and the VM never showed RestartRequired.
+ *
+ * Memory: memory.guest 1Gi -> 2Gi the same way (HotMemoryChange, a second migration, the
+ * request 2Gi), then the handler has the launcher attach the virtio-mem device: the
+ * guest's MemTotal grows by about 1 GiB, no boot marker on the new launcher.
+ *
+ * Then sockets 5, past maxSockets: RestartRequired with upstream's reason, the VMI left at
+ * 2 sockets and no migration. Prints `BENCH hotplug cpu_hotplug_ms=<n>
+ * memory_hotplug_ms=<n>`: each edit to the guest showing it (its console polled).
  */
 import type { CoreV1Api, CustomObjectsApi, V1Pod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
