@@ -57,6 +57,7 @@ import {
   HOTPLUG_VMI_ANNOTATION,
   HOTPLUG_VMI_UID_LABEL,
 } from './vmi/hotplug-attachments';
+import { wireWorkloadUpdater } from './workload-updater/wiring';
 
 export type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 
@@ -238,6 +239,16 @@ export class VirtController {
         onWrite: record('migration'),
       }),
     );
+    // Hotplug's migrations to launcher pods sized for the new resources (./workload-updater).
+    const { migrationInformer: mi, vmiInformer: vi, recorder: rec } = this;
+    const wu = {
+      client,
+      recorder: rec,
+      vmiInformer: vi,
+      migrationInformer: mi,
+      vmiNameIndex: VMI_NAME_INDEX,
+    };
+    wireWorkloadUpdater({ ...wu, register, onWrite: record('workload-updater') });
     if (opts.pools) {
       this.poolInformer = this.informers.informerFor(VirtualMachinePoolType);
       this.poolLoop = register(
