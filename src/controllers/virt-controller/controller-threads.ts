@@ -53,7 +53,9 @@ export const MAX_THREADS = 64;
 /**
  * Workers for controller `name`: `threads` for its group if set, else `workers` (one
  * count for every controller, for tests and benches), else upstream's default.
- * A controller outside the groups gets `workers` or 3 (upstream's default).
+ * A controller outside the groups gets `workers` or 3 (upstream's default): the workload
+ * updater, which upstream runs with one hard-coded worker over a single key (the KubeVirt
+ * object) and this project per VMI.
  */
 export function workersFor(
   name: string,

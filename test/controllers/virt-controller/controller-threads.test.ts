@@ -41,6 +41,8 @@ describe('virt-controller worker counts', () => {
       pool: 3,
       node: 3,
       evacuation: 3,
+      // Upstream's runs 1 worker over one key (the KubeVirt object); this one keys per VMI.
+      'workload-updater': 3,
     });
     expect(workersFor('vmsnapshot')).toBe(6);
     expect(workersFor('vmsnapshotcontent')).toBe(6);
