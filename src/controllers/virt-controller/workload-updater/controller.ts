@@ -22,8 +22,7 @@ import type {
   ReconcileResult,
 } from '../../common/controller-ports';
 import { HOT_MEMORY_CHANGE, HOT_VCPU_CHANGE, migratedForHotplug } from '../../common/hotplug-migration';
-import { VirtualMachineInstanceMigrationType } from '../../runtime/resources';
-import type { KubeObject } from '../../runtime/types';
+import { createSystemMigration } from '../migration/create-migration';
 
 /** upstream's annotation on the migrations the workload updater creates. */
 export const WORKLOAD_UPDATE_ANNOTATION = 'kubevirt.io/workloadUpdateMigration';
@@ -80,36 +79,18 @@ export class WorkloadUpdateController implements KeyReconciler {
       return undefined;
     }
     if (!this.o.expectations.satisfied(key) || !this.wantsMigration(vmi)) return undefined;
-    const migration = {
-      apiVersion: 'kubevirt.io/v1',
-      kind: 'VirtualMachineInstanceMigration',
-      metadata: {
-        generateName: 'kubevirt-workload-update-',
-        namespace: vmi.metadata?.namespace,
-        annotations: { [WORKLOAD_UPDATE_ANNOTATION]: '' },
-      },
-      spec: { vmiName: vmi.metadata?.name, priority: 'user-triggered' },
-    } as KubeObject;
     this.o.expectations.expectCreations(key, 1);
-    try {
-      const made = await this.o.client.create(VirtualMachineInstanceMigrationType, migration);
-      this.o.onWrite?.('VirtualMachineInstanceMigration', 'create');
-      this.o.recorder.event(
-        vmi,
-        'Normal',
-        'SuccessfulCreate',
-        `Created Migration ${made.metadata?.name ?? ''} for automated workload update`,
-      );
-    } catch (e) {
-      this.o.expectations.creationObserved(key);
-      this.o.recorder.event(
-        vmi,
-        'Warning',
-        'FailedCreate',
-        `Error creating a Migration for automated workload update: ${(e as Error).message}`,
-      );
-      throw e;
-    }
+    await createSystemMigration(
+      this.o,
+      vmi,
+      {
+        generateName: 'kubevirt-workload-update-',
+        annotations: { [WORKLOAD_UPDATE_ANNOTATION]: '' },
+        priority: 'user-triggered',
+        purpose: ' for automated workload update',
+      },
+      key,
+    );
     return undefined;
   }
 }
