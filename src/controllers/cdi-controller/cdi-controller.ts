@@ -75,6 +75,9 @@ export function registerCdiControllers(o: CdiControllerOptions): void {
         cdiConfig: () => configInf.indexer.get('config') as CDIConfig | undefined,
         importer: o.importer,
         retryDelayMs: o.retryDelayMs,
+        uploadsRefused: o.uploadCerts
+          ? undefined
+          : 'upload sources need the upload controller and cdi-uploadproxy, which do not run here (local mode): use an http or registry source',
       }),
     ),
     onError: onError('datavolume'),

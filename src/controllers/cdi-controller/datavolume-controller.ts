@@ -47,6 +47,8 @@ export interface DataVolumeControllerDeps extends ControllerDeps {
   storageProfiles: () => StorageProfile[];
   cdiConfig: () => CDIConfig | undefined;
   importer: ImporterPodOptions;
+  /** Why upload sources are refused here (no upload controller runs: local mode); none: they work. */
+  uploadsRefused?: string;
   /** Backoff before the n-th retry (default 5s doubling, at most 5 minutes). */
   retryDelayMs?: (restarts: number) => number;
 }
@@ -112,6 +114,8 @@ export class DataVolumeController implements KeyReconciler {
     });
 
     const errs = validateDataVolume(dv);
+    if (dv.spec.source?.upload && this.d.uploadsRefused)
+      errs.push({ path: 'spec.source.upload', message: this.d.uploadsRefused });
     if (errs.length > 0) {
       const message = errs.map((e) => formatFieldError('DataVolume', name, e)).join('; ');
       await this.refuse(dv, base(DvPhase.Failed, undefined), DvEvent.InvalidSpec, message);
