@@ -7,6 +7,7 @@
 import type { VirtualMachineInstance } from '../../api';
 import {
   type ConsoleEndpoint,
+  type CpuHotplugSupport,
   type DiskHotplugSupport,
   type DomainEvent,
   type DomainInfo,
@@ -16,6 +17,7 @@ import {
   type HostCapabilities,
   type HypervisorDriver,
   type MemoryDumpSupport,
+  type MemoryHotplugSupport,
   type MigrationSupport,
   refOf,
   type SevSupport,
@@ -25,10 +27,12 @@ import {
   type VncEndpoint,
 } from '../driver';
 import { DriverError } from '../errors';
+import { fakeCpuHotplug } from './fake-cpu-hotplug';
 import { FakeGuestAgent } from './fake-guest-agent';
 import { type FakeDomain, FakeHost } from './fake-host';
 import { fakeDiskHotplug } from './fake-hotplug';
 import { fakeMemoryDump } from './fake-memory-dump';
+import { fakeMemoryHotplug } from './fake-memory-hotplug';
 import { type FakeMigrationBehaviour, fakeMigrationSupport } from './fake-migration';
 import { fakeSevSupport } from './fake-sev';
 
@@ -49,7 +53,9 @@ export type FakeOperation =
   | 'migration'
   | 'sev'
   | 'hotplug'
-  | 'memoryDump';
+  | 'memoryDump'
+  | 'cpuHotplug'
+  | 'memoryHotplug';
 
 /** Options of `FakeDriver`. */
 export interface FakeDriverOptions {
@@ -111,6 +117,10 @@ export class FakeDriver implements HypervisorDriver {
   readonly hotplug: DiskHotplugSupport;
   /** Memory dumps (fake-memory-dump.ts). */
   readonly memoryDump: MemoryDumpSupport;
+  /** CPU hotplug (fake-cpu-hotplug.ts). */
+  readonly cpuHotplug: CpuHotplugSupport;
+  /** Memory hotplug (fake-memory-hotplug.ts). */
+  readonly memoryHotplug: MemoryHotplugSupport;
 
   constructor(private readonly options: FakeDriverOptions = {}) {
     this.host = options.host ?? new FakeHost();
@@ -119,6 +129,8 @@ export class FakeDriver implements HypervisorDriver {
     this.sevSupport = fakeSevSupport(this.host, () => this.enter('sev'));
     this.hotplug = fakeDiskHotplug(this.host, () => this.enter('hotplug'));
     this.memoryDump = fakeMemoryDump(this.host, () => this.enter('memoryDump'));
+    this.cpuHotplug = fakeCpuHotplug(this.host, () => this.enter('cpuHotplug'));
+    this.memoryHotplug = fakeMemoryHotplug(this.host, () => this.enter('memoryHotplug'));
   }
 
   /** SEV attestation; present only while the host's capabilities report SEV. */

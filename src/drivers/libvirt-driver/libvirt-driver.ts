@@ -8,6 +8,7 @@ import type { VirtualMachineInstance } from '../../api';
 import { type Domain, encodeDomain } from '../../converter';
 import {
   type ConsoleEndpoint,
+  type CpuHotplugSupport,
   type DiskHotplugSupport,
   type DomainEvent,
   type DomainInfo,
@@ -18,6 +19,7 @@ import {
   type HostCapabilities,
   type HypervisorDriver,
   type MemoryDumpSupport,
+  type MemoryHotplugSupport,
   type MigrationSupport,
   refOf,
   type Screenshot,
@@ -48,6 +50,7 @@ import {
 import { SevAttestation } from '../sev-snp/attestation';
 import { probeSevCapabilities } from '../sev-snp/capabilities';
 import { bulkStats } from './bulk-stats';
+import { libvirtCpuHotplug } from './cpu-hotplug';
 import { libvirtDiskHotplug } from './disk-hotplug';
 import { DOMAIN_NAME_RE, LibvirtDomains } from './domains';
 import { libvirtFsFreeze } from './fs-freeze';
@@ -56,6 +59,7 @@ import { parseDomainCapabilities, parseHostCapabilities, toHostCapabilities } fr
 import { wantsHotplugPorts, withHotplugPorts } from './hotplug-ports';
 import { consoleOf, vncOf } from './live-devices';
 import { libvirtMemoryDump } from './memory-dump';
+import { libvirtMemoryHotplug } from './memory-hotplug';
 import { libvirtMigration } from './migration';
 import type { LibvirtDriverOptions } from './options';
 import { invalidVmi, renderDomain } from './render';
@@ -383,6 +387,20 @@ export class LibvirtDriver implements HypervisorDriver {
   readonly memoryDump: MemoryDumpSupport = libvirtMemoryDump({
     client: () => this.client,
     lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
+  });
+
+  /** CPU hotplug: the running guest's vCPU count (see ./cpu-hotplug). */
+  readonly cpuHotplug: CpuHotplugSupport = libvirtCpuHotplug({
+    client: () => this.client,
+    lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
+    call: (name, op, fn) => this.domains.call(name, op, fn),
+  });
+
+  /** Memory hotplug: the running guest's virtio-mem device (see ./memory-hotplug). */
+  readonly memoryHotplug: MemoryHotplugSupport = libvirtMemoryHotplug({
+    client: () => this.client,
+    lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
+    call: (name, op, fn) => this.domains.call(name, op, fn),
   });
 
   /** Guest filesystem freeze through the agent (see ./fs-freeze). */

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { registerConsoleCommands } from './console';
 import { registerCredentialsCommands } from './credentials';
 import { registerExposeCommand } from './expose';
+import { registerImageUploadCommand } from './image-upload';
 import { registerLifecycleCommands } from './lifecycle';
 import { registerMemoryDumpCommand } from './memory-dump';
 import { registerPortForwardCommand } from './port-forward';
@@ -28,5 +29,6 @@ export function registerVirtctlCommands(program: Command): Command {
   registerMemoryDumpCommand(program);
   registerVersionCommand(program);
   registerVmExportCommand(program);
+  registerImageUploadCommand(program);
   return program;
 }
