@@ -110,23 +110,50 @@ export async function drainCase(c: DrainContext): Promise<void> {
     '--delete-emptydir-data',
     '--timeout=300s',
   ]);
-  /** What the cluster looked like, when a wait fails. */
+  // Every launcher pod change meanwhile: a target pod that fails is deleted at once, so its
+  // last status (the compute container's exit) is only seen here.
+  const podWatch = run([
+    '--kubeconfig',
+    c.info.kubeconfigPath,
+    'get',
+    'pods',
+    '-n',
+    ns,
+    '-l',
+    'kubevirt.io=virt-launcher',
+    '--watch',
+    '-o',
+    'jsonpath={.metadata.name} {.spec.nodeName} {.status.phase} deleting={.metadata.deletionTimestamp} ' +
+      '{range .status.containerStatuses[*]}{.name}={.state}{" "}{end}{"\n"}',
+  ]);
+  /** What the cluster looked like, when a wait fails or an evacuation attempt failed. */
   const diagnose = () => {
+    const handlers = (
+      kubectl('get', 'pods', '-n', 'kubevirt', '-l', 'kubevirt.io=virt-handler', '-o', 'name') || ''
+    )
+      .split('\n')
+      .filter(Boolean);
     for (const args of [
       ['get', 'vmi,vmim', '-n', ns, '-o', 'wide'],
       ['get', 'pods', '-n', ns, '-o', 'wide'],
-      ['get', 'vmi', c.vm, '-n', ns, '-o', 'jsonpath={.status.evacuationNodeName} {.status.conditions}'],
+      ['get', 'vmi', c.vm, '-n', ns, '-o', 'jsonpath={.status.evacuationNodeName} {.status.migrationState}'],
+      ['get', 'events', '-n', ns, '--sort-by=.lastTimestamp'],
+      ...handlers.map((h) => ['logs', '-n', 'kubevirt', h, '-c', 'virt-handler', '--tail=60']),
     ]) {
       try {
-        process.stderr.write(`[drain] kubectl ${args.join(' ')}:\n${kubectl(...args)}\n`);
+        process.stderr.write(`[drain] kubectl ${args.join(' ')}:\n${tail(kubectl(...args), 60)}\n`);
       } catch (e) {
         process.stderr.write(`[drain] ${(e as Error).message}\n`);
       }
     }
+    process.stderr.write(`[drain] launcher pods as they changed:\n${tail(podWatch.out(), 40)}\n`);
     process.stderr.write(`[drain] kubectl drain so far:\n${tail(drain.out())}\n`);
   };
   try {
-    // The VM moves back to node A through an evacuation migration.
+    // The VM moves back to node A through an evacuation migration. Upstream retries a failed
+    // one (a new migration, after a backoff): the first that succeeds counts; each failure is
+    // explained here (at most two are tolerated).
+    const failed = new Set<string>();
     const evacuation = await waitFor(
       'the evacuation migration Succeeded',
       async () => {
@@ -136,11 +163,19 @@ export async function drainCase(c: DrainContext): Promise<void> {
           namespace: ns,
           plural: 'virtualmachineinstancemigrations',
         })) as { items: VirtualMachineInstanceMigration[] };
-        const m = list.items.find(
+        const ours = list.items.filter(
           (x) => x.spec.vmiName === c.vm && x.metadata?.name?.startsWith('kubevirt-evacuation-'),
         );
-        if (m?.status?.phase === 'Failed') throw new Error(`evacuation Failed: ${JSON.stringify(m.status)}`);
-        return m?.status?.phase === 'Succeeded' ? m : undefined;
+        for (const m of ours.filter((x) => x.status?.phase === 'Failed')) {
+          const name = m.metadata?.name ?? '';
+          if (failed.has(name)) continue;
+          failed.add(name);
+          process.stderr.write(`[drain] evacuation attempt ${name} Failed: ${JSON.stringify(m.status)}\n`);
+          diagnose();
+          if (failed.size > 2)
+            throw new Error(`evacuation Failed ${failed.size} times: ${JSON.stringify(m.status)}`);
+        }
+        return ours.find((x) => x.status?.phase === 'Succeeded');
       },
       240_000,
       1_000,
@@ -187,6 +222,7 @@ export async function drainCase(c: DrainContext): Promise<void> {
     throw e;
   } finally {
     drain.kill();
+    podWatch.kill();
   }
   // The same VMI on node A, its evacuation over, no new boot.
   const after = await vmis(c.vm);
@@ -261,8 +297,9 @@ async function policyTookEffect(
     "node A's migration proxy report",
     () => {
       const log = c.kubectl('logs', '-n', 'kubevirt', handlerA?.metadata?.name ?? '', '-c', 'virt-handler');
-      const hit = closed.exec(log);
-      return hit ? Number(hit[1]) : undefined;
+      // The last report: an earlier, failed attempt may have closed its own proxies.
+      const hits = [...log.matchAll(new RegExp(closed, 'g'))];
+      return hits.length ? Number(hits[hits.length - 1][1]) : undefined;
     },
     60_000,
     1_000,
@@ -339,4 +376,4 @@ function run(args: string[]) {
   };
 }
 
-const tail = (s: string) => s.split('\n').slice(-15).join('\n');
+const tail = (s: string, n = 15) => s.split('\n').slice(-n).join('\n');
