@@ -3,8 +3,9 @@
  * its Service, the `v1.subresources.kubevirt.io` APIService, the mutating and validating
  * webhook configurations (caBundle, failurePolicy Fail, sideEffects None, timeouts) and
  * its RBAC (service account, cluster role, bindings, and reading the API server's
- * authentication ConfigMap in kube-system).
+ * authentication ConfigMap in kube-system), and its PodDisruptionBudget (./disruption-budget.ts).
  */
+import { podDisruptionBudgetFor } from './disruption-budget';
 import { nonRootPodSecurity, unprivilegedContainerSecurity } from './install-options';
 
 /** Options of {@link virtApiComponents}. */
@@ -388,6 +389,7 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
   return [
     ...rbac(o),
     deployment,
+    ...podDisruptionBudgetFor(deployment as never),
     service,
     apiService,
     {
