@@ -15,15 +15,14 @@
  * drain prints as it retries. Once that VMI is deleted (what its owner does about the
  * refusal), the drain completes.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CoreV1Api, CustomObjectsApi, V1Pod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/generated/types';
-import { kubectlBin } from '../support/cluster-pods';
 import { waitFor } from '../support/wait';
+import { run, tail } from './background-kubectl';
 import { consoleAnswers } from './operator-cluster';
 
 /** What the drain case needs from the migration test. */
@@ -154,9 +153,31 @@ export async function drainCase(c: DrainContext): Promise<void> {
     // one (a new migration, after a backoff): the first that succeeds counts; each failure is
     // explained here (at most two are tolerated).
     const failed = new Set<string>();
+    /** The compute log of each migration target pod whose compute ended, read before the pod goes. */
+    const targetLogs = new Map<string, string>();
+    const readEndedTargets = async () => {
+      const pods = await c.core.listNamespacedPod({
+        namespace: ns,
+        labelSelector: `kubevirt.io/created-by=${uid}`,
+      });
+      for (const p of pods.items) {
+        const name = p.metadata?.name ?? '';
+        const target = p.metadata?.labels?.['kubevirt.io/migrationJobUID'];
+        const ended = p.status?.containerStatuses?.find((x) => x.name === 'compute')?.state?.terminated;
+        if (!target || !ended || targetLogs.has(name)) continue;
+        let log: string;
+        try {
+          log = kubectl('logs', '-n', ns, name, '-c', 'compute', '--tail=40');
+        } catch (e) {
+          log = (e as Error).message;
+        }
+        targetLogs.set(name, `compute ended ${JSON.stringify(ended)}:\n${log}`);
+      }
+    };
     const evacuation = await waitFor(
       'the evacuation migration Succeeded',
       async () => {
+        await readEndedTargets().catch(() => undefined);
         const list = (await c.custom.listNamespacedCustomObject({
           group: 'kubevirt.io',
           version: 'v1',
@@ -171,6 +192,7 @@ export async function drainCase(c: DrainContext): Promise<void> {
           if (failed.has(name)) continue;
           failed.add(name);
           process.stderr.write(`[drain] evacuation attempt ${name} Failed: ${JSON.stringify(m.status)}\n`);
+          for (const [pod, log] of targetLogs) process.stderr.write(`[drain] target pod ${pod}: ${log}\n`);
           diagnose();
           if (failed.size > 2)
             throw new Error(`evacuation Failed ${failed.size} times: ${JSON.stringify(m.status)}`);
@@ -352,28 +374,3 @@ const stuckVmi = (ns: string, node: string) =>
   tinyVmi(ns, STUCK, node, { bridge: {} }, { evictionStrategy: 'LiveMigrate' });
 /** No strategy of its own: the cluster's default (none set: None). */
 const noneVmi = (ns: string, node: string) => tinyVmi(ns, NONE, node, { masquerade: {} });
-
-/** kubectl in the background: its output so far, its exit code once it ended. */
-function run(args: string[]) {
-  const child: ChildProcess = spawn(kubectlBin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let code: number | undefined;
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    out += d;
-  });
-  child.once('exit', (c) => {
-    code = c ?? -1;
-  });
-  return {
-    out: () => out,
-    code: () => code,
-    kill: () => {
-      if (code === undefined) child.kill();
-    },
-  };
-}
-
-const tail = (s: string, n = 15) => s.split('\n').slice(-n).join('\n');

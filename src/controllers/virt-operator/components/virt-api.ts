@@ -389,7 +389,7 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
   return [
     ...rbac(o),
     deployment,
-    ...podDisruptionBudgetFor(deployment as never),
+    ...(podDisruptionBudgetFor(deployment as never) as Obj[]),
     service,
     apiService,
     {
