@@ -68,9 +68,17 @@ export async function bareVirshMigration(xml: string, disk: string, marker: RegE
       chmodSync(overlay, 0o666);
       const d = domainInDir(xml, name, dir, overlay);
       writeFileSync(join(dir, 'domain.xml'), d.xml);
-      return { file: join(dir, 'domain.xml'), serial: d.serial };
+      return { file: join(dir, 'domain.xml'), serial: d.serial, xml: d.xml };
     });
     execFileSync('virsh', ['-c', 'qemu:///system', 'create', files[0].file], { stdio: 'pipe' });
+    // The target's XML must name the same guest: the UUID libvirt gave it.
+    const uuid = execFileSync('virsh', ['-c', 'qemu:///system', 'domuuid', name], {
+      encoding: 'utf8',
+    }).trim();
+    writeFileSync(
+      files[1].file,
+      files[1].xml.replace(`<name>${name}</name>`, `<name>${name}</name><uuid>${uuid}</uuid>`),
+    );
     const con = await SerialConsole.connect(files[0].serial, 60_000);
     try {
       await con.waitFor(marker, 300_000);

@@ -22,7 +22,6 @@ import { parse } from 'yaml';
 import { down } from '../scripts/cluster/down';
 import { up } from '../scripts/cluster/up';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../src/api/generated/types';
-import { TARGET_DOMAIN_ANNOTATION } from '../src/controllers/virt-handler/migration-sync';
 import {
   clusterUnavailableReason,
   TEST_BRIDGE,
@@ -84,16 +83,19 @@ function benchVm(): Record<string, unknown> {
 const inLauncher = (pod: string, cmd: string) =>
   kubectl('exec', '-n', NS, pod, '-c', 'compute', '--', 'busybox', 'sh', '-c', cmd);
 
-/** The completed migration job as the launcher's own (session) daemon recorded it. */
-function launcherJob(pod: string): string {
+/** `virsh <args> <the domain>` against a launcher's own (session) daemon. */
+function launcherVirsh(pod: string, args: string): string {
   const dom = `${NS}_${VM}`;
   return inLauncher(
     pod,
     `for s in virtqemud-sock libvirt-sock; do p=/var/run/libvirt/run/libvirt/$s; ` +
-      `[ -S $p ] && exec virsh -c "qemu+unix:///session?socket=$p" domjobinfo ${dom} --completed --rawstats; done; ` +
+      `[ -S $p ] && exec virsh -c "qemu+unix:///session?socket=$p" ${args} ${dom}; done; ` +
       'echo no libvirt socket >&2; exit 1',
   );
 }
+
+/** The completed migration job as the target launcher's daemon recorded it. */
+const launcherJob = (pod: string) => launcherVirsh(pod, 'domjobinfo --completed --rawstats');
 
 interface Run extends JobFigures {
   mode: string;
@@ -215,21 +217,18 @@ try {
     1_000,
   );
   for (const [i, tls] of [true, false, true, false].entries()) runs.push(await migrate(i, tls, uid));
-  const last = runs[runs.length - 1];
-  const pods = await core.listNamespacedPod({
-    namespace: NS,
-    labelSelector: `kubevirt.io/created-by=${uid}`,
-  });
-  xml =
-    pods.items.find(
-      (p) => p.spec?.nodeName === last.to && p.metadata?.annotations?.[TARGET_DOMAIN_ANNOTATION],
-    )?.metadata?.annotations?.[TARGET_DOMAIN_ANNOTATION] ?? '';
-  if (!xml) throw new Error('no prepared domain XML on the last target pod');
+  // The domain as the last target's daemon defined it (libvirt's own form, as bench:cluster's).
+  const final = await get<VirtualMachineInstance>('virtualmachineinstances', VM);
+  const pod = final?.status?.migrationState?.targetPod ?? '';
+  xml = launcherVirsh(pod, 'dumpxml --inactive');
+  if (!xml.includes('<domain')) throw new Error(`no domain XML from ${pod}: ${xml.slice(0, 200)}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
   await down({ stateDir, bridge: TEST_BRIDGE, log: (l) => process.stderr.write(`[cluster] ${l}\n`) });
 }
 
+// Kept for a look at what the reference ran.
+writeFileSync(join(tmpdir(), 'kvts-bench-migration-domain.xml'), xml);
 const bare = await bareVirshMigration(xml, DISK, MARKER_LINE);
 log(
   `bare virsh migrate: ${bare.totalMs} ms; job ${bare.jobMs} ms, downtime ${bare.downtimeMs} ms, ${bare.mib.toFixed(1)} MiB`,

@@ -29,7 +29,10 @@ export function domainInDir(
   );
   x = x.replace(/socket='([^']+)'/g, () => `socket='${dir}/s${n++}'`);
   x = x.replace(/<log file='[^']+'/g, `<log file='${dir}/serial.log'`);
-  const serial = /<serial type='unix'>\s*<source mode='bind' path='([^']+)'/.exec(x)?.[1];
+  // libvirt's own dump puts <source> first; a launcher's rendered XML may not.
+  const serial = /<serial type='unix'>(?:(?!<\/serial>)[\s\S])*?<source mode='bind' path='([^']+)'/.exec(
+    x,
+  )?.[1];
   if (!serial) throw new Error('no unix serial console in the domain XML');
   return { xml: x, serial };
 }
