@@ -84,9 +84,7 @@ describe('MigrationPolicy spec', () => {
 
   it('accepts post-copy and a maximum downtime; refuses a downtime under 1 ms and the experimental options', () => {
     expect(policy({ allowPostCopy: true, maxDowntimeMs: 100 })).toEqual([]);
-    expect(
-      policy({ allowPostCopy: true, maxDowntimeMs: 0, experimental: { compression: 'zstd' } }),
-    ).toEqual([
+    expect(policy({ allowPostCopy: true, maxDowntimeMs: 0, experimental: { compression: 'zstd' } })).toEqual([
       'spec.maxDowntimeMs: must be a whole number >= 1 (milliseconds)',
       'spec.experimental: spec.experimental is not supported by kubevirt-ts: the experimental migration options (stall detector, downtime tuning, compression) are not implemented',
     ]);

@@ -4,7 +4,6 @@
  */
 import type { FieldRegistry } from './registry-types';
 
-
 /** `spec.configuration.migrations` of the KubeVirt CR. */
 export const migrationConfigurationFieldSupport: FieldRegistry = {
   parallelMigrationsPerCluster: { effect: 'test/controllers/virt-controller/migration/limits.test.ts' },
