@@ -325,6 +325,28 @@ export interface DiskHotplugSupport {
 }
 
 /**
+ * Live CPU hotplug (upstream's launcher UpdateVCPUs: virDomainSetVcpusFlags, live and
+ * config), for drivers whose domains can enable more of their hotpluggable vCPUs.
+ */
+export interface CpuHotplugSupport {
+  /** Enables `count` vCPUs of the running domain (at most its maximum), live and in its definition. */
+  setVcpus(ref: DomainRef, count: number): Promise<void>;
+}
+
+/**
+ * Live memory hotplug (upstream's launcher UpdateGuestMemory): the virtio-mem device of a
+ * running guest, for drivers that can.
+ */
+export interface MemoryHotplugSupport {
+  /**
+   * Gives the running domain the guest memory `vmi` asks for above what it booted with:
+   * updates the requested size of its virtio-mem device (live), or attaches the device
+   * (live and config) the first time.
+   */
+  syncGuestMemory(vmi: VirtualMachineInstance): Promise<void>;
+}
+
+/**
  * A hypervisor backend. Every method that names a domain takes the VMI's namespace and
  * name. Methods reject with a `DriverError` whose `code` says what went wrong.
  */
@@ -374,6 +396,10 @@ export interface HypervisorDriver {
   readonly fsFreeze?: FsFreezeSupport;
   /** Present when the driver can attach and detach disks of a running guest (volume hotplug). */
   readonly hotplug?: DiskHotplugSupport;
+  /** Present when the driver can change a running guest's vCPU count (CPU hotplug). */
+  readonly cpuHotplug?: CpuHotplugSupport;
+  /** Present when the driver can change a running guest's memory (virtio-mem hotplug). */
+  readonly memoryHotplug?: MemoryHotplugSupport;
   /** The guest display's current picture; absent when the driver cannot capture it. */
   screenshot?(ref: DomainRef): Promise<Screenshot>;
   /** Releases connections; running domains keep running. */

@@ -28,6 +28,7 @@ import { CdiLabels } from './annotations';
 import { type ClaimSpec, claimSpecFor, filesystemOverhead, type StorageClassInfo } from './claim-spec';
 import { boundCondition, DvEvent, DvPhase, renderStatus, type WantedStatus } from './datavolume-status';
 import { type ImporterPodOptions, importerPod, importerPodName } from './importer-pod';
+import { adoptClaim, populatedFor } from './populated-claim';
 
 /** A PVC as this controller reads and writes it. */
 export interface ClaimObject extends KubeObject {
@@ -136,6 +137,10 @@ export class DataVolumeController implements KeyReconciler {
         return { requeueAfterMs: 1000 }; // a claim of that name exists: the cache shows it shortly
       }
       await this.write(dv, base(DvPhase.Pending, claim), 'Normal', DvEvent.Pending, `PVC ${name} Pending`);
+      return undefined;
+    }
+    if (populatedFor(claim, dv)) {
+      await this.succeeded(dv, base, await adoptClaim(this.d.client, claim, dv));
       return undefined;
     }
     if (!isOwnedBy(claim, dv)) {

@@ -167,6 +167,20 @@ export class LauncherClient {
       this.cmd.cancelVirtualMachineMigration(req, meta(), o, cb),
     );
   }
+  /** CPU hotplug: the running guest gets the vCPUs of the VMI's spec topology. */
+  syncVirtualMachineCPUs(vmi: unknown): Promise<void> {
+    const req = LauncherClient.request(vmi);
+    return this.command('SyncVirtualMachineCPUs', (o, cb) =>
+      this.cmd.syncVirtualMachineCpUs(req, meta(), o, cb),
+    );
+  }
+  /** Memory hotplug: the running guest gets the VMI's `memory.guest` through virtio-mem. */
+  syncVirtualMachineMemory(vmi: unknown): Promise<void> {
+    const req = LauncherClient.request(vmi);
+    return this.command('SyncVirtualMachineMemory', (o, cb) =>
+      this.cmd.syncVirtualMachineMemory(req, meta(), o, cb),
+    );
+  }
   ping(): Promise<void> {
     return this.command('Ping', (o, cb) => this.cmd.ping({}, meta(), o, cb));
   }

@@ -49,6 +49,10 @@ export interface LauncherService {
   migrateVirtualMachine(req: MigrationRequest): Promise<void>;
   syncMigrationTarget(req: VMIRequest): Promise<void>;
   cancelVirtualMachineMigration(req: VMIRequest): Promise<void>;
+  /** CPU hotplug: enables the vCPUs of the VMI's spec topology on the running guest. */
+  syncVirtualMachineCPUs(req: VMIRequest): Promise<void>;
+  /** Memory hotplug: gives the running guest the VMI's memory.guest through virtio-mem. */
+  syncVirtualMachineMemory(req: VMIRequest): Promise<void>;
   /** The domain as JSON, or undefined when there is none yet. */
   getDomain(): Promise<string | undefined>;
   getDomainStats(): Promise<string | undefined>;
@@ -145,6 +149,8 @@ export async function serveLauncher(socketDir: string, impl: LauncherService): P
     migrateVirtualMachine: command((r: MigrationRequest) => impl.migrateVirtualMachine(r)),
     syncMigrationTarget: command((r: VMIRequest) => impl.syncMigrationTarget(r)),
     cancelVirtualMachineMigration: command((r: VMIRequest) => impl.cancelVirtualMachineMigration(r)),
+    syncVirtualMachineCpUs: command((r: VMIRequest) => impl.syncVirtualMachineCPUs(r)),
+    syncVirtualMachineMemory: command((r: VMIRequest) => impl.syncVirtualMachineMemory(r)),
     ping: command(() => impl.ping()),
     injectLaunchSecret: command((r: InjectLaunchSecretRequest) => impl.injectLaunchSecret(r)),
     getDomain: withPayload(

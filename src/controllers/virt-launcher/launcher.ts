@@ -309,6 +309,8 @@ export class VirtLauncher implements LauncherService {
   resetVirtualMachine = (r: VMIRequest) => this.ops.reset(r);
   softRebootVirtualMachine = (r: VMIRequest) => this.ops.softReboot(r);
   killVirtualMachine = (r: VMIRequest) => this.ops.kill(r);
+  syncVirtualMachineCPUs = (r: VMIRequest) => this.ops.syncCpus(r);
+  syncVirtualMachineMemory = (r: VMIRequest) => this.ops.syncMemory(r);
   getSevInfo = () => this.ops.sevInfo();
   getLaunchMeasurement = (r: VMIRequest) => this.ops.launchMeasurement(r);
   injectLaunchSecret = (r: InjectLaunchSecretRequest) => this.ops.injectLaunchSecret(r);

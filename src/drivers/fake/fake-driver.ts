@@ -7,6 +7,7 @@
 import type { VirtualMachineInstance } from '../../api';
 import {
   type ConsoleEndpoint,
+  type CpuHotplugSupport,
   type DiskHotplugSupport,
   type DomainEvent,
   type DomainInfo,
@@ -15,6 +16,7 @@ import {
   domainName,
   type HostCapabilities,
   type HypervisorDriver,
+  type MemoryHotplugSupport,
   type MigrationSupport,
   refOf,
   type SevSupport,
@@ -24,9 +26,11 @@ import {
   type VncEndpoint,
 } from '../driver';
 import { DriverError } from '../errors';
+import { fakeCpuHotplug } from './fake-cpu-hotplug';
 import { FakeGuestAgent } from './fake-guest-agent';
 import { type FakeDomain, FakeHost } from './fake-host';
 import { fakeDiskHotplug } from './fake-hotplug';
+import { fakeMemoryHotplug } from './fake-memory-hotplug';
 import { type FakeMigrationBehaviour, fakeMigrationSupport } from './fake-migration';
 import { fakeSevSupport } from './fake-sev';
 
@@ -46,7 +50,9 @@ export type FakeOperation =
   | 'getStats'
   | 'migration'
   | 'sev'
-  | 'hotplug';
+  | 'hotplug'
+  | 'cpuHotplug'
+  | 'memoryHotplug';
 
 /** Options of `FakeDriver`. */
 export interface FakeDriverOptions {
@@ -106,6 +112,10 @@ export class FakeDriver implements HypervisorDriver {
   private readonly sevSupport: SevSupport;
   /** Volume hotplug (fake-hotplug.ts). */
   readonly hotplug: DiskHotplugSupport;
+  /** CPU hotplug (fake-cpu-hotplug.ts). */
+  readonly cpuHotplug: CpuHotplugSupport;
+  /** Memory hotplug (fake-memory-hotplug.ts). */
+  readonly memoryHotplug: MemoryHotplugSupport;
 
   constructor(private readonly options: FakeDriverOptions = {}) {
     this.host = options.host ?? new FakeHost();
@@ -113,6 +123,8 @@ export class FakeDriver implements HypervisorDriver {
     this.migration = fakeMigrationSupport(this.host, () => this.enter('migration'), options.migration);
     this.sevSupport = fakeSevSupport(this.host, () => this.enter('sev'));
     this.hotplug = fakeDiskHotplug(this.host, () => this.enter('hotplug'));
+    this.cpuHotplug = fakeCpuHotplug(this.host, () => this.enter('cpuHotplug'));
+    this.memoryHotplug = fakeMemoryHotplug(this.host, () => this.enter('memoryHotplug'));
   }
 
   /** SEV attestation; present only while the host's capabilities report SEV. */

@@ -21,6 +21,7 @@ describe('handler-launcher protocol over a unix socket', () => {
   let server: LauncherServer;
   let client: LauncherClient;
   const synced: unknown[] = [];
+  const cpuSyncs: unknown[] = [];
   const graces: number[] = [];
   const freezes: number[] = [];
   const execs: string[][] = [];
@@ -50,6 +51,12 @@ describe('handler-launcher protocol over a unix socket', () => {
     migrateVirtualMachine: async () => {},
     syncMigrationTarget: async () => {},
     cancelVirtualMachineMigration: async () => {},
+    syncVirtualMachineCPUs: async (req) => {
+      cpuSyncs.push(JSON.parse(Buffer.from(req.vmi!.vmiJson).toString()));
+    },
+    syncVirtualMachineMemory: async (req) => {
+      cpuSyncs.push({ memory: JSON.parse(Buffer.from(req.vmi!.vmiJson).toString()) });
+    },
     getDomain: async () => JSON.stringify({ name: 'default_vm1', state: 'Running' }),
     getDomainStats: async () => undefined,
     getGuestInfo: async () => undefined,
@@ -88,6 +95,14 @@ describe('handler-launcher protocol over a unix socket', () => {
   it('carries the VMI as JSON to SyncVirtualMachine', async () => {
     await client.syncVirtualMachine({ metadata: { name: 'vm1', namespace: 'default' } });
     expect(synced).toEqual([{ metadata: { name: 'vm1', namespace: 'default' } }]);
+  });
+
+  it('carries the VMI to SyncVirtualMachineCPUs and SyncVirtualMachineMemory (hotplug)', async () => {
+    const vmi = { metadata: { name: 'vm1' }, spec: { domain: { cpu: { sockets: 2, maxSockets: 4 } } } };
+    await client.syncVirtualMachineCPUs(vmi);
+    expect(cpuSyncs).toEqual([vmi]);
+    await client.syncVirtualMachineMemory(vmi);
+    expect(cpuSyncs).toEqual([vmi, { memory: vmi }]);
   });
 
   it("reports the launcher's failure message as a LauncherCommandError", async () => {

@@ -6,7 +6,6 @@
  * VM's status (printableStatus, conditions, created, ready, generations).
  */
 import type { ClusterConfig } from '../../../api/config/cluster-config';
-import { FeatureGate } from '../../../api/config/feature-gates';
 import type { DataVolume } from '../../../api/generated/cdi/types';
 import type {
   VirtualMachine,
@@ -30,13 +29,13 @@ import { sameJson } from '../../runtime/same-json';
 import type { JsonPatchOp } from '../../runtime/types';
 import type { Claim } from '../services/volumes';
 import { handleDataVolumes } from './datavolumes';
-import { declarativeVolumePatch, withoutHotplugVolumes } from './hotplug-volumes';
 import { InstancetypeRevisions } from './instancetype-revisions';
+import { LiveUpdateError, LiveUpdates } from './live-update';
 import { decideRunStrategy, effectiveRunStrategy, RunStrategyError } from './run-strategy';
 import { backoffSecondsLeft } from './start-backoff';
 import type { SyncFailure } from './vm-conditions';
 import { computeVmStatus, vmiState } from './vm-status';
-import { VM_GENERATION_ANNOTATION, vmiFromTemplate } from './vmi-template';
+import { vmiFromTemplate } from './vmi-template';
 
 /** Event reasons of the VM controller (upstream values). */
 export const VmEventReason = {
@@ -96,9 +95,11 @@ function ownedBy(vmi: VirtualMachineInstance, vm: VirtualMachine): boolean {
  */
 export class VmController implements KeyReconciler {
   private readonly revisions?: InstancetypeRevisions;
+  private readonly live: LiveUpdates;
 
   constructor(private readonly d: VmControllerDeps) {
     if (d.catalog) this.revisions = new InstancetypeRevisions({ ...d, catalog: d.catalog });
+    this.live = new LiveUpdates(d, (vm, paused, catalog) => this.buildVmi(vm, paused, catalog));
   }
 
   private now(): Date {
@@ -161,7 +162,12 @@ export class VmController implements KeyReconciler {
         if (r.created) vmi = r.created; // as the API server returned it; the cache may lag
       } catch (err) {
         syncError = {
-          reason: err instanceof RunStrategyError ? 'FailedRunStrategy' : 'FailedCreate',
+          reason:
+            err instanceof RunStrategyError
+              ? 'FailedRunStrategy'
+              : err instanceof LiveUpdateError
+                ? err.reason
+                : 'FailedCreate',
           message: (err as Error).message,
         };
       }
@@ -215,7 +221,8 @@ export class VmController implements KeyReconciler {
     });
     switch (decision.action) {
       case 'none':
-        if (vmi) await this.syncHotplugVolumes(vm, vmi);
+        if (vmi) await this.live.syncVolumes(vm, vmi);
+        if (vmi) await this.live.syncCpus(vm, vmi, catalog);
         return {};
       case 'wait':
         return { requeueAfterMs: decision.retryAfterSeconds * 1000 };
@@ -236,29 +243,6 @@ export class VmController implements KeyReconciler {
         this.d.onWrite?.('VirtualMachine', 'update');
         return { vm: written as VirtualMachine };
       }
-    }
-  }
-
-  /** DeclarativeHotplugVolumes (not with the imperative HotplugVolumes gate, as upstream). */
-  private async syncHotplugVolumes(vm: VirtualMachine, vmi: VirtualMachineInstance): Promise<void> {
-    const config = this.d.config();
-    if (
-      config.isFeatureGateEnabled(FeatureGate.HotplugVolumes) ||
-      !config.isFeatureGateEnabled(FeatureGate.DeclarativeHotplugVolumes)
-    )
-      return;
-    const ops = declarativeVolumePatch(vm, vmi);
-    if (!ops) return;
-    try {
-      await this.d.client.patch(VmiResource, vmi.metadata?.name ?? '', ops, {
-        namespace: vmi.metadata?.namespace,
-        type: 'json',
-      });
-      this.d.onWrite?.('VirtualMachineInstance', 'update');
-    } catch (err) {
-      // A newer VMI (the test op failed) comes through the informer and is looked at again.
-      if (err instanceof ConflictError || err instanceof NotFoundError || err instanceof InvalidError) return;
-      throw err;
     }
   }
 
@@ -403,26 +387,8 @@ export class VmController implements KeyReconciler {
     syncError?: SyncError,
     catalog?: InstancetypeCatalog,
   ): VirtualMachineStatus {
-    const restartRequired = () => this.restartRequired(vm, vmi, catalog);
+    const restartRequired = () => this.live.restartRequired(vm, vmi, catalog);
     return computeVmStatus(this.d, vm, vmi, syncError, restartRequired, () => this.now());
-  }
-
-  /** The template changed since the running VMI was created from it (defaulted specs differ). */
-  private restartRequired(
-    vm: VirtualMachine,
-    vmi: VirtualMachineInstance | undefined,
-    catalog: InstancetypeCatalog | undefined,
-  ): boolean {
-    if (!vmi || vmi.metadata?.deletionTimestamp) return false;
-    if (vmi.metadata?.annotations?.[VM_GENERATION_ANNOTATION] === String(vm.metadata?.generation ?? 1))
-      return false;
-    const { vmi: wanted } = this.buildVmi(vm, vmi.spec.startStrategy === 'Paused', catalog);
-    if (!wanted) return false;
-    // Hotplug volumes reach the running VMI live (./hotplug-volumes): no restart for them.
-    return !sameJson(
-      { ...withoutHotplugVolumes(wanted.spec), startStrategy: undefined },
-      { ...withoutHotplugVolumes(vmi.spec), startStrategy: undefined },
-    );
   }
 
   private async writeStatus(vm: VirtualMachine, status: VirtualMachineStatus): Promise<void> {

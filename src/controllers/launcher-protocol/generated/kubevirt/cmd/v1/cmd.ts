@@ -26,12 +26,11 @@ export const protobufFileName = "kubevirt/cmd/v1/cmd.proto";
 /**
  * The handler-to-launcher command protocol, modelled on upstream KubeVirt's
  * pkg/handler-launcher-com/cmd/v1/cmd.proto (package kubevirt.cmd.v1, service Cmd), but
- * not the same surface: it has 23 of the 36 RPCs of upstream's file at tag v1.9.0
+ * not the same surface: it has 25 of the 36 RPCs of upstream's file at tag v1.9.0
  * (commit 79d34c1762; main at d923fdb815 has the same 36), with upstream's names and
- * request/response types. Missing (13): SignalTargetPodCleanup,
+ * request/response types. Missing (11): SignalTargetPodCleanup,
  * FinalizeVirtualMachineMigration, HotplugHostDevices, GetUsers, GetFilesystems,
- * VirtualMachineMemoryDump, GetQemuVersion, SyncVirtualMachineCPUs,
- * SyncVirtualMachineMemory, GetDomainDirtyRateStats, BackupVirtualMachine,
+ * VirtualMachineMemoryDump, GetQemuVersion, GetDomainDirtyRateStats, BackupVirtualMachine,
  * RedefineCheckpoint, GetVMStats. The VMI travels as JSON in VMI.vmiJson as upstream's does, but two fields
  * of VirtualMachineOptions mean something else here: field 3 is gracePeriodSeconds
  * (upstream: repeated string PreallocatedVolumes) and field 4 is clusterConfigJson
@@ -2000,6 +1999,26 @@ export const CmdService = {
     responseSerialize: (value: Response): Buffer => Buffer.from(Response.encode(value).finish()),
     responseDeserialize: (value: Buffer): Response => Response.decode(value),
   },
+  /** CPU hotplug after the migration to a bigger pod: the vCPUs of the VMI's spec topology. */
+  syncVirtualMachineCpUs: {
+    path: "/kubevirt.cmd.v1.Cmd/SyncVirtualMachineCPUs" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: VMIRequest): Buffer => Buffer.from(VMIRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): VMIRequest => VMIRequest.decode(value),
+    responseSerialize: (value: Response): Buffer => Buffer.from(Response.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Response => Response.decode(value),
+  },
+  /** Memory hotplug after the migration to a bigger pod: the VMI's memory.guest through virtio-mem. */
+  syncVirtualMachineMemory: {
+    path: "/kubevirt.cmd.v1.Cmd/SyncVirtualMachineMemory" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: VMIRequest): Buffer => Buffer.from(VMIRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): VMIRequest => VMIRequest.decode(value),
+    responseSerialize: (value: Response): Buffer => Buffer.from(Response.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Response => Response.decode(value),
+  },
   getDomain: {
     path: "/kubevirt.cmd.v1.Cmd/GetDomain" as const,
     requestStream: false as const,
@@ -2109,6 +2128,10 @@ export interface CmdServer extends UntypedServiceImplementation {
   migrateVirtualMachine: handleUnaryCall<MigrationRequest, Response>;
   syncMigrationTarget: handleUnaryCall<VMIRequest, Response>;
   cancelVirtualMachineMigration: handleUnaryCall<VMIRequest, Response>;
+  /** CPU hotplug after the migration to a bigger pod: the vCPUs of the VMI's spec topology. */
+  syncVirtualMachineCpUs: handleUnaryCall<VMIRequest, Response>;
+  /** Memory hotplug after the migration to a bigger pod: the VMI's memory.guest through virtio-mem. */
+  syncVirtualMachineMemory: handleUnaryCall<VMIRequest, Response>;
   getDomain: handleUnaryCall<EmptyRequest, DomainResponse>;
   getDomainStats: handleUnaryCall<EmptyRequest, DomainStatsResponse>;
   getGuestInfo: handleUnaryCall<EmptyRequest, GuestInfoResponse>;
@@ -2313,6 +2336,38 @@ export interface CmdClient extends Client {
     callback: (error: ServiceError | null, response: Response) => void,
   ): ClientUnaryCall;
   cancelVirtualMachineMigration(
+    request: VMIRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  /** CPU hotplug after the migration to a bigger pod: the vCPUs of the VMI's spec topology. */
+  syncVirtualMachineCpUs(
+    request: VMIRequest,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  syncVirtualMachineCpUs(
+    request: VMIRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  syncVirtualMachineCpUs(
+    request: VMIRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  /** Memory hotplug after the migration to a bigger pod: the VMI's memory.guest through virtio-mem. */
+  syncVirtualMachineMemory(
+    request: VMIRequest,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  syncVirtualMachineMemory(
+    request: VMIRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  syncVirtualMachineMemory(
     request: VMIRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
