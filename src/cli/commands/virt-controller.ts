@@ -247,22 +247,25 @@ export function registerVirtControllerCommand(program: Command): void {
       // CDI's DataVolume and StorageProfile controllers run in this process, on its Manager
       // (CDI's own cdi-controller is not installed); importer pods run the launcher image,
       // which has qemu-img.
+      // Upload pods' serving certificates come from the install's CA, as exporters' do.
+      const { exportCertIssuer } = await import('./export-cert-issuer');
+      const installCerts = await exportCertIssuer(client, f.kubevirtNamespace);
       const { registerCdiControllers } = await import('../../controllers/cdi-controller/cdi-controller');
       registerCdiControllers({
         manager: controller.manager,
         recorder: controller.recorder,
         importer: { image: f.launcherImage },
+        uploadCerts: installCerts,
         workers: 2,
         onError: (c, key, e) => reconcileError(c, key, e),
       });
       // VirtualMachineExports: exporter pods run the launcher image (it has the server's
       // bundle); their certificates come from the install's CA.
       const { registerExportController } = await import('../../controllers/virt-controller/export/wiring');
-      const { exportCertIssuer } = await import('./export-cert-issuer');
       registerExportController({
         manager: controller.manager,
         recorder: controller.recorder,
-        certs: await exportCertIssuer(client, f.kubevirtNamespace),
+        certs: installCerts,
         image: f.launcherImage,
         snapshots: snapshotsOff === undefined,
         workers: controller.workersFor('vmexport'),

@@ -11,6 +11,7 @@ import { validateDataVolume } from '../../api/cdi/validate-datavolume';
 import { formatFieldError } from '../../api/errors';
 import type { CDIConfig, DataVolume, StorageProfile } from '../../api/generated/cdi/types';
 import { IMPORT_COMPLETE, parseTermination } from '../common/cdi-import-termination';
+import { UPLOAD_REQUEST_ANNOTATION } from '../common/cdi-upload';
 import {
   type ControllerDeps,
   type KeyReconciler,
@@ -27,6 +28,7 @@ import type { KubeObject } from '../runtime/types';
 import { CdiLabels } from './annotations';
 import { type ClaimSpec, claimSpecFor, filesystemOverhead, type StorageClassInfo } from './claim-spec';
 import { boundCondition, DvEvent, DvPhase, renderStatus, type WantedStatus } from './datavolume-status';
+import { uploadStatus } from './datavolume-upload';
 import { type ImporterPodOptions, importerPod, importerPodName } from './importer-pod';
 import { adoptClaim, populatedFor } from './populated-claim';
 
@@ -45,6 +47,8 @@ export interface DataVolumeControllerDeps extends ControllerDeps {
   storageProfiles: () => StorageProfile[];
   cdiConfig: () => CDIConfig | undefined;
   importer: ImporterPodOptions;
+  /** Why upload sources are refused here (no upload controller runs: local mode); none: they work. */
+  uploadsRefused?: string;
   /** Backoff before the n-th retry (default 5s doubling, at most 5 minutes). */
   retryDelayMs?: (restarts: number) => number;
 }
@@ -110,6 +114,8 @@ export class DataVolumeController implements KeyReconciler {
     });
 
     const errs = validateDataVolume(dv);
+    if (dv.spec.source?.upload && this.d.uploadsRefused)
+      errs.push({ path: 'spec.source.upload', message: this.d.uploadsRefused });
     if (errs.length > 0) {
       const message = errs.map((e) => formatFieldError('DataVolume', name, e)).join('; ');
       await this.refuse(dv, base(DvPhase.Failed, undefined), DvEvent.InvalidSpec, message);
@@ -146,6 +152,13 @@ export class DataVolumeController implements KeyReconciler {
     if (!isOwnedBy(claim, dv)) {
       const message = `Resource "${name}" already exists and is not managed by DataVolume`;
       await this.refuse(dv, base(DvPhase.Pending, undefined), DvEvent.ErrResourceExists, message);
+      return undefined;
+    }
+
+    // Uploads: the upload controller runs the pod; the DataVolume follows its claim.
+    if (dv.spec.source?.upload) {
+      const step = uploadStatus(dv, claim, (phase) => base(phase, claim));
+      await this.write(dv, step.status, step.type, step.reason, step.message);
       return undefined;
     }
 
@@ -324,7 +337,15 @@ export class DataVolumeController implements KeyReconciler {
         labels: { [CdiLabels.app]: CdiLabels.appValue, ...(dv.metadata?.labels ?? {}) },
         annotations: {
           [CdiLabels.createdForDataVolume]: dv.metadata?.uid ?? '',
-          [CdiLabels.importSource]: src.http ? 'http' : src.registry ? 'registry' : 'none',
+          // An upload's claim asks the upload controller for its pod (CDI's annotation).
+          ...(src.upload ? { [UPLOAD_REQUEST_ANNOTATION]: '' } : {}),
+          [CdiLabels.importSource]: src.http
+            ? 'http'
+            : src.registry
+              ? 'registry'
+              : src.upload
+                ? 'upload'
+                : 'none',
           [CdiLabels.contentType]: dv.spec.contentType || 'kubevirt',
           ...(src.http ? { [CdiLabels.importEndpoint]: src.http.url } : {}),
           ...(src.registry?.url

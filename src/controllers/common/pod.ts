@@ -119,6 +119,8 @@ export interface ContainerStatus {
     running?: { startedAt?: string };
     terminated?: { exitCode?: number; reason?: string; message?: string };
   };
+  /** The previous run of a restarted container. */
+  lastState?: { terminated?: { exitCode?: number; reason?: string; message?: string } };
 }
 
 /** A launcher Pod (or any pod the controllers look at). */

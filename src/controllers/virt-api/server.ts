@@ -49,6 +49,7 @@ import { logAdmissionRefusal, logSubresource, type ObjectLog, type SubresourceCa
 import { parseRequestPath, type RequestPath, type SubresourceRoute, subresourceRoute } from './request-path';
 import { isStream, refuseUpgrade, StreamRelay } from './streams';
 import { type AnyRequest, type AnyResponse, createTlsListener } from './tls-listener';
+import { serveUploadApi, UPLOAD_GROUP, UPLOAD_VERSION, uploadApiGroup } from './upload-token-request';
 import { expandSpec, expandVm, migrateVm, restartVm, startVm, stopVm } from './vm-lifecycle';
 import { fetchVmi, fetchVmiForVm, isVmiOperation, vmiOperation } from './vmi-subresources';
 import { isVolumeOperation, volumeRequest } from './volume-hotplug';
@@ -80,6 +81,8 @@ export interface VirtApiOptions {
   /** Users treated as KubeVirt components besides its service accounts. */
   privilegedUsers?: string[];
   version?: string;
+  /** The upload-token signer's private key (PEM file, read per request): UploadTokenRequests are answered with it. */
+  uploadTokenSignerKeyFile?: string;
   log?: (m: string) => void;
   /** Lines naming the object of each subresource call and admission refusal (request-log.ts). */
   objectLog?: ObjectLog;
@@ -194,8 +197,24 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
   const api = async (req: AnyRequest, parsed: RequestPath): Promise<unknown> => {
     const { path, query } = parsed;
     const base = `/apis/${SUBRESOURCE_GROUP}`;
+    if (parsed.segments[1] === UPLOAD_GROUP)
+      return serveUploadApi(req.method ?? 'GET', parsed, {
+        authorizeCreate: async (ns) =>
+          requireAllowed(authorize, authn(req), {
+            namespace: ns,
+            verb: 'create',
+            group: UPLOAD_GROUP,
+            version: UPLOAD_VERSION,
+            resource: 'uploadtokenrequests',
+          }),
+        body: () => jsonBody(req),
+        signerKeyFile: o.uploadTokenSignerKeyFile,
+      });
     if (req.method === 'GET') {
-      if (path === '/apis') return apiGroupList();
+      if (path === '/apis') {
+        const list = apiGroupList() as { groups: unknown[] };
+        return { ...list, groups: [...list.groups, uploadApiGroup()] };
+      }
       if (path === base) return apiGroup();
       for (const v of SUBRESOURCE_VERSIONS) {
         if (path === `${base}/${v}`) return apiResourceList(v);

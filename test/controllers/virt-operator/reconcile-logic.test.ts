@@ -60,6 +60,9 @@ describe('certificate planning', () => {
       'kubevirt-virt-handler-certs',
       'kubevirt-virt-handler-server-certs',
       'kubevirt-controller-certs',
+      'cdi-uploadproxy-server-cert',
+      'cdi-uploadserver-client-cert',
+      'kubevirt-ts-upload-token-signer',
     ]);
     expect(certInfo(p.state.leaves['kubevirt-virt-api-certs']!.cert).dnsNames).toContain(
       'virt-api.kubevirt.svc',
@@ -80,6 +83,9 @@ describe('certificate planning', () => {
       'kubevirt-virt-handler-certs',
       'kubevirt-virt-handler-server-certs',
       'kubevirt-controller-certs',
+      'cdi-uploadproxy-server-cert',
+      'cdi-uploadserver-client-cert',
+      'kubevirt-ts-upload-token-signer',
     ]);
     const ca = await planCertificates('kubevirt', leaves.state, d, new Date(t0.getTime() + 1.1 * H));
     expect(ca.renewed[0]).toBe('kubevirt-ca');

@@ -9,6 +9,7 @@ const VM = 'test/controllers/virt-controller/vm/';
 const CDI = 'test/controllers/cdi-controller/datavolume-embedded.test.ts';
 const IMPORTER = 'test/controllers/cdi-importer/importer.test.ts';
 const CLAIM = 'test/controllers/cdi-controller/claim-spec.test.ts';
+const UPLOAD = 'test/controllers/cdi-controller/upload-embedded.test.ts';
 /** Refusals validateDataVolume makes by its own rules (src/api/cdi/validate-datavolume.ts). */
 const DV_RULE = 'src/api/cdi/validate-datavolume.ts';
 const CHECKPOINTS = 'multi-stage (checkpoint) imports are not supported';
@@ -96,10 +97,7 @@ export const dataVolumeFieldSupport: FieldRegistry = {
   'source.registry.url': { effect: CDI },
   'source.s3.**': { refused: 'S3 sources are not supported (no outside network here)', rule: DV_RULE },
   'source.snapshot.**': { refused: 'VolumeSnapshot sources are not supported yet', rule: DV_RULE },
-  'source.upload': {
-    refused: 'upload sources (the upload proxy and UploadTokenRequest) are not supported yet',
-    rule: DV_RULE,
-  },
+  'source.upload': { effect: UPLOAD },
   'source.vddk.**': { refused: 'VDDK (VMware) sources are not supported', rule: DV_RULE },
   'sourceRef.**': { refused: 'sourceRef (DataSource) is not supported yet', rule: DV_RULE },
   'storage.accessModes[*]': { effect: CDI },

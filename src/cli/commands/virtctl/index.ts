@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { registerConsoleCommands } from './console';
 import { registerCredentialsCommands } from './credentials';
 import { registerExposeCommand } from './expose';
+import { registerImageUploadCommand } from './image-upload';
 import { registerLifecycleCommands } from './lifecycle';
 import { registerPortForwardCommand } from './port-forward';
 import { registerSshCommands } from './ssh';
@@ -26,5 +27,6 @@ export function registerVirtctlCommands(program: Command): Command {
   registerVolumeCommands(program);
   registerVersionCommand(program);
   registerVmExportCommand(program);
+  registerImageUploadCommand(program);
   return program;
 }

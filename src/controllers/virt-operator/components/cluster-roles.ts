@@ -97,6 +97,8 @@ function userRules(write: boolean): Array<Record<string, unknown>> {
     rules.unshift(
       { apiGroups: ['subresources.kubevirt.io'], resources: VMI_ACTIONS, verbs: ['get', 'update'] },
       { apiGroups: ['subresources.kubevirt.io'], resources: VM_ACTIONS, verbs: ['update'] },
+      // CDI's cdi.kubevirt.io:edit grants upload tokens (virtctl image-upload), which virt-api serves here.
+      { apiGroups: ['upload.cdi.kubevirt.io'], resources: ['uploadtokenrequests'], verbs: ['create'] },
     );
   }
   return rules;
