@@ -8,14 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SerialConsole } from '../test/support/guest';
 
-/** The same domain by `virsh create` on the system libvirtd: renamed, a fresh overlay of the disk. */
-export async function virshRun(xml: string, disk: string, markerLine: RegExp): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'kvts-bench-cluster-virsh-'));
-  chmodSync(dir, 0o777);
-  const name = `kvts-bench-cluster-${process.pid}`;
-  const overlay = join(dir, 'disk.qcow2');
-  execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', disk, overlay]);
-  chmodSync(overlay, 0o666);
+/**
+ * `xml` (a launcher's domain) for a raw daemon: named `name`, no UUID, its disk the
+ * qcow2 `overlay`, every socket, log and other path in `dir`; with its serial console's socket.
+ */
+export function domainInDir(
+  xml: string,
+  name: string,
+  dir: string,
+  overlay: string,
+): { xml: string; serial: string } {
   let x = xml.replace(/<name>[^<]*<\/name>/, `<name>${name}</name>`).replace(/<uuid>[^<]*<\/uuid>/, '');
   x = x
     .replace(/<entry name='uuid'>[^<]*<\/entry>/, '')
@@ -27,8 +29,23 @@ export async function virshRun(xml: string, disk: string, markerLine: RegExp): P
   );
   x = x.replace(/socket='([^']+)'/g, () => `socket='${dir}/s${n++}'`);
   x = x.replace(/<log file='[^']+'/g, `<log file='${dir}/serial.log'`);
-  const serial = /<serial type='unix'>\s*<source mode='bind' path='([^']+)'/.exec(x)?.[1];
+  // libvirt's own dump puts <source> first; a launcher's rendered XML may not.
+  const serial = /<serial type='unix'>(?:(?!<\/serial>)[\s\S])*?<source mode='bind' path='([^']+)'/.exec(
+    x,
+  )?.[1];
   if (!serial) throw new Error('no unix serial console in the domain XML');
+  return { xml: x, serial };
+}
+
+/** The same domain by `virsh create` on the system libvirtd: renamed, a fresh overlay of the disk. */
+export async function virshRun(xml: string, disk: string, markerLine: RegExp): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'kvts-bench-cluster-virsh-'));
+  chmodSync(dir, 0o777);
+  const name = `kvts-bench-cluster-${process.pid}`;
+  const overlay = join(dir, 'disk.qcow2');
+  execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', disk, overlay]);
+  chmodSync(overlay, 0o666);
+  const { xml: x, serial } = domainInDir(xml, name, dir, overlay);
   const file = join(dir, 'domain.xml');
   writeFileSync(file, x);
   try {

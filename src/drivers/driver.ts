@@ -229,6 +229,14 @@ export interface MigrationSupport {
   progress(ref: DomainRef): Promise<MigrationProgress | undefined>;
   /** Aborts the running outgoing migration job (the guest keeps running on the source). */
   cancel(ref: DomainRef): Promise<void>;
+  /**
+   * Switches the running outgoing job to post-copy: the guest runs on the target from now
+   * on and fetches the memory still here on demand. Only for a job started with
+   * `allowPostCopy`.
+   */
+  startPostCopy(ref: DomainRef): Promise<void>;
+  /** The most the guest may be paused at the running job's switch-over, ms. */
+  setMaxDowntime(ref: DomainRef, ms: number): Promise<void>;
   /** Cleans up the target after a failed or aborted migration. */
   abortTarget(ref: DomainRef): Promise<void>;
 }

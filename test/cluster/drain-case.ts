@@ -15,15 +15,14 @@
  * drain prints as it retries. Once that VMI is deleted (what its owner does about the
  * refusal), the drain completes.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CoreV1Api, CustomObjectsApi, V1Pod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/generated/types';
-import { kubectlBin } from '../support/cluster-pods';
 import { waitFor } from '../support/wait';
+import { run, tail } from './background-kubectl';
 import { consoleAnswers } from './operator-cluster';
 
 /** What the drain case needs from the migration test. */
@@ -110,37 +109,95 @@ export async function drainCase(c: DrainContext): Promise<void> {
     '--delete-emptydir-data',
     '--timeout=300s',
   ]);
-  /** What the cluster looked like, when a wait fails. */
+  // Every launcher pod change meanwhile: a target pod that fails is deleted at once, so its
+  // last status (the compute container's exit) is only seen here.
+  const podWatch = run([
+    '--kubeconfig',
+    c.info.kubeconfigPath,
+    'get',
+    'pods',
+    '-n',
+    ns,
+    '-l',
+    'kubevirt.io=virt-launcher',
+    '--watch',
+    '-o',
+    'jsonpath={.metadata.name} {.spec.nodeName} {.status.phase} deleting={.metadata.deletionTimestamp} ' +
+      '{range .status.containerStatuses[*]}{.name}={.state}{" "}{end}{"\n"}',
+  ]);
+  /** What the cluster looked like, when a wait fails or an evacuation attempt failed. */
   const diagnose = () => {
+    const handlers = (
+      kubectl('get', 'pods', '-n', 'kubevirt', '-l', 'kubevirt.io=virt-handler', '-o', 'name') || ''
+    )
+      .split('\n')
+      .filter(Boolean);
     for (const args of [
       ['get', 'vmi,vmim', '-n', ns, '-o', 'wide'],
       ['get', 'pods', '-n', ns, '-o', 'wide'],
-      ['get', 'vmi', c.vm, '-n', ns, '-o', 'jsonpath={.status.evacuationNodeName} {.status.conditions}'],
+      ['get', 'vmi', c.vm, '-n', ns, '-o', 'jsonpath={.status.evacuationNodeName} {.status.migrationState}'],
+      ['get', 'events', '-n', ns, '--sort-by=.lastTimestamp'],
+      ...handlers.map((h) => ['logs', '-n', 'kubevirt', h, '-c', 'virt-handler', '--tail=60']),
     ]) {
       try {
-        process.stderr.write(`[drain] kubectl ${args.join(' ')}:\n${kubectl(...args)}\n`);
+        process.stderr.write(`[drain] kubectl ${args.join(' ')}:\n${tail(kubectl(...args), 60)}\n`);
       } catch (e) {
         process.stderr.write(`[drain] ${(e as Error).message}\n`);
       }
     }
+    process.stderr.write(`[drain] launcher pods as they changed:\n${tail(podWatch.out(), 40)}\n`);
     process.stderr.write(`[drain] kubectl drain so far:\n${tail(drain.out())}\n`);
   };
   try {
-    // The VM moves back to node A through an evacuation migration.
+    // The VM moves back to node A through an evacuation migration. Upstream retries a failed
+    // one (a new migration, after a backoff): the first that succeeds counts; each failure is
+    // explained here (at most two are tolerated).
+    const failed = new Set<string>();
+    /** The compute log of each migration target pod whose compute ended, read before the pod goes. */
+    const targetLogs = new Map<string, string>();
+    const readEndedTargets = async () => {
+      const pods = await c.core.listNamespacedPod({
+        namespace: ns,
+        labelSelector: `kubevirt.io/created-by=${uid}`,
+      });
+      for (const p of pods.items) {
+        const name = p.metadata?.name ?? '';
+        const target = p.metadata?.labels?.['kubevirt.io/migrationJobUID'];
+        const ended = p.status?.containerStatuses?.find((x) => x.name === 'compute')?.state?.terminated;
+        if (!target || !ended || targetLogs.has(name)) continue;
+        let log: string;
+        try {
+          log = kubectl('logs', '-n', ns, name, '-c', 'compute', '--tail=40');
+        } catch (e) {
+          log = (e as Error).message;
+        }
+        targetLogs.set(name, `compute ended ${JSON.stringify(ended)}:\n${log}`);
+      }
+    };
     const evacuation = await waitFor(
       'the evacuation migration Succeeded',
       async () => {
+        await readEndedTargets().catch(() => undefined);
         const list = (await c.custom.listNamespacedCustomObject({
           group: 'kubevirt.io',
           version: 'v1',
           namespace: ns,
           plural: 'virtualmachineinstancemigrations',
         })) as { items: VirtualMachineInstanceMigration[] };
-        const m = list.items.find(
+        const ours = list.items.filter(
           (x) => x.spec.vmiName === c.vm && x.metadata?.name?.startsWith('kubevirt-evacuation-'),
         );
-        if (m?.status?.phase === 'Failed') throw new Error(`evacuation Failed: ${JSON.stringify(m.status)}`);
-        return m?.status?.phase === 'Succeeded' ? m : undefined;
+        for (const m of ours.filter((x) => x.status?.phase === 'Failed')) {
+          const name = m.metadata?.name ?? '';
+          if (failed.has(name)) continue;
+          failed.add(name);
+          process.stderr.write(`[drain] evacuation attempt ${name} Failed: ${JSON.stringify(m.status)}\n`);
+          for (const [pod, log] of targetLogs) process.stderr.write(`[drain] target pod ${pod}: ${log}\n`);
+          diagnose();
+          if (failed.size > 2)
+            throw new Error(`evacuation Failed ${failed.size} times: ${JSON.stringify(m.status)}`);
+        }
+        return ours.find((x) => x.status?.phase === 'Succeeded');
       },
       240_000,
       1_000,
@@ -187,6 +244,7 @@ export async function drainCase(c: DrainContext): Promise<void> {
     throw e;
   } finally {
     drain.kill();
+    podWatch.kill();
   }
   // The same VMI on node A, its evacuation over, no new boot.
   const after = await vmis(c.vm);
@@ -261,8 +319,9 @@ async function policyTookEffect(
     "node A's migration proxy report",
     () => {
       const log = c.kubectl('logs', '-n', 'kubevirt', handlerA?.metadata?.name ?? '', '-c', 'virt-handler');
-      const hit = closed.exec(log);
-      return hit ? Number(hit[1]) : undefined;
+      // The last report: an earlier, failed attempt may have closed its own proxies.
+      const hits = [...log.matchAll(new RegExp(closed, 'g'))];
+      return hits.length ? Number(hits[hits.length - 1][1]) : undefined;
     },
     60_000,
     1_000,
@@ -315,28 +374,3 @@ const stuckVmi = (ns: string, node: string) =>
   tinyVmi(ns, STUCK, node, { bridge: {} }, { evictionStrategy: 'LiveMigrate' });
 /** No strategy of its own: the cluster's default (none set: None). */
 const noneVmi = (ns: string, node: string) => tinyVmi(ns, NONE, node, { masquerade: {} });
-
-/** kubectl in the background: its output so far, its exit code once it ended. */
-function run(args: string[]) {
-  const child: ChildProcess = spawn(kubectlBin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let code: number | undefined;
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    out += d;
-  });
-  child.once('exit', (c) => {
-    code = c ?? -1;
-  });
-  return {
-    out: () => out,
-    code: () => code,
-    kill: () => {
-      if (code === undefined) child.kill();
-    },
-  };
-}
-
-const tail = (s: string) => s.split('\n').slice(-15).join('\n');

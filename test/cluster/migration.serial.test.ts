@@ -11,7 +11,8 @@
  * the block the guest wrote on A, which it reads back on B), the VMI is on B, the
  * guest did not boot again (its boot marker once, on A's serial log, none on B's; its uptime
  * on B older than the boot seen on A) and its console answers on B. Prints `BENCH migration total_ms=<n>` (the VMIM's creation to
- * Succeeded). Then `kubectl drain` of node B (drain-case.ts) moves the VM back to A.
+ * Succeeded). Then `kubectl drain` of node B (drain-case.ts) moves the VM back to A, and
+ * post-copy (post-copy-case.ts) moves it to B again.
  * Serial: its own cluster.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,6 +34,7 @@ import { waitFor } from '../support/wait';
 import { cpuHotplugCase } from './cpu-hotplug-case';
 import { drainCase } from './drain-case';
 import { consoleAnswers } from './operator-cluster';
+import { postCopyCase } from './post-copy-case';
 
 const why = clusterUnavailableReason();
 const enabled = integration('two-node cluster', why === undefined, why ?? '');
@@ -263,7 +265,7 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
         bytes: Number(carried[3]),
         seconds: (Date.parse(ms?.endTimestamp ?? '') - Date.parse(ms?.startTimestamp ?? '')) / 1000,
       };
-      await drainCase({
+      const ctx = {
         info,
         dir,
         kubectl,
@@ -276,9 +278,14 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
         markers,
         booted,
         unlimited,
-      });
+      };
+      await drainCase(ctx);
       // Then CPU and memory hotplug through migrations to bigger pods (cpu-hotplug-case.ts).
       await cpuHotplugCase({ info, kubectl, core, custom, ns: NS, vm: VM, markers, booted });
+      // Last (its guest keeps dirtying memory): a guest dirtying memory faster than a
+      // policy's bandwidth, aborted without post-copy, moved by post-copy with it
+      // (post-copy-case.ts).
+      await postCopyCase(ctx);
     } finally {
       rmSync(dir, { recursive: true, force: true });
       const left = await down({ stateDir, bridge: TEST_BRIDGE, log });

@@ -6,6 +6,7 @@
  * resource with TCG guests (KVM is unusable for a guest on these machines, see
  * docs/cluster.md).
  */
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
@@ -51,6 +52,7 @@ export function installComponents(
   kubectl('apply', '-f', dir);
   // Not `wait --for=condition=Available`: with one replica and maxUnavailable 1 it holds at 0 ready.
   kubectl('-n', 'kubevirt', 'rollout', 'status', '--timeout=110s', 'deployment/virt-api');
+  awaitCaBundle(kubectl);
   writeFileSync(
     join(dir, 'kubevirt-cr.yaml'),
     stringify({
@@ -61,6 +63,30 @@ export function installComponents(
     }),
   );
   kubectl('apply', '-f', join(dir, 'kubevirt-cr.yaml'));
+}
+
+/**
+ * Waits until virt-certs has patched the CA bundle into virt-api's validating webhooks:
+ * virt-api's pods start once virt-certs wrote the Secrets, which it does before the patch,
+ * so a KubeVirt CR applied right after virt-api's rollout could meet a webhook without
+ * the bundle ("x509: certificate signed by unknown authority"; seen once in
+ * bench:migration).
+ */
+function awaitCaBundle(kubectl: (...args: string[]) => string): void {
+  const deadline = Date.now() + 110_000;
+  for (;;) {
+    const bundle = kubectl(
+      'get',
+      'validatingwebhookconfiguration',
+      'virt-api-validator',
+      '-o',
+      'jsonpath={.webhooks[0].clientConfig.caBundle}',
+    );
+    if (bundle.trim()) return;
+    if (Date.now() > deadline)
+      throw new Error('virt-certs did not patch the CA bundle into virt-api-validator in 110 s');
+    spawnSync('sleep', ['0.5']);
+  }
 }
 
 /**

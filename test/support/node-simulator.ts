@@ -27,6 +27,8 @@ export interface NodeSimulatorOptions {
   unschedulable?: (pod: Pod) => string | undefined;
   /** VMIs whose guest fails to start: the handler reports Failed instead of Running. */
   failGuest?: (vmi: VirtualMachineInstance) => boolean;
+  /** VMIs whose migration target launcher dies while it is prepared: the kubelet reports its pod Failed. */
+  failTarget?: (vmi: VirtualMachineInstance) => boolean;
   /**
    * Informers to read pods and VMIs from. In a benchmark the simulator may share the
    * controller's (one cache instead of two in one process); by default it has its own,
@@ -165,7 +167,8 @@ export class NodeSimulator {
     if (
       !this.nodeNames.includes(pod.spec?.nodeName ?? '') ||
       pod.status?.phase === 'Running' ||
-      pod.status?.phase === 'Succeeded'
+      pod.status?.phase === 'Succeeded' ||
+      pod.status?.phase === 'Failed'
     )
       return;
     const now = stamp();
@@ -288,6 +291,23 @@ export class NodeSimulator {
     };
     const st = next.status!;
     const ms = st.migrationState!;
+    if (!ms.targetNodeAddress && this.opts.failTarget?.(vmi)) {
+      const target = this.pods.indexer.list().find((p) => p.metadata?.name === ms.targetPod) as
+        | Pod
+        | undefined;
+      if (target && target.status?.phase !== 'Failed') {
+        await this.client.updateStatus(PodType, {
+          ...target,
+          status: {
+            ...target.status,
+            phase: 'Failed',
+            containerStatuses: [{ name: 'compute', state: { terminated: { exitCode: 1 } } }],
+          },
+        } as KubeObject);
+        this.count('kubelet', 'Pod', target.metadata?.name ?? '');
+      }
+      return;
+    }
     if (!ms.targetNodeAddress) {
       ms.targetNodeAddress = '10.0.0.2';
       ms.targetNodeDomainDetected = true;

@@ -39,6 +39,8 @@ export function validateMigrationConfiguration(
   whole('parallelOutboundMigrationsPerNode', 1);
   whole('completionTimeoutPerGiB', 0);
   whole('progressTimeout', 0);
+  // libvirt's max downtime: at least 1 ms (QEMU takes no 0).
+  whole('maxDowntimeMs', 1);
   if (m.bandwidthPerMigration !== undefined && !isNonNegativeQuantity(m.bandwidthPerMigration))
     errs.push(
       fieldError(

@@ -20,7 +20,8 @@ export interface MigrationRequestOptions {
   Bandwidth?: string | number;
   ProgressTimeout?: number;
   CompletionTimeoutPerGiB?: number;
-  MaxDowntime?: number;
+  /** upstream's MaxDowntimeMs: the most the guest may be paused at switch-over (libvirt's max downtime). */
+  MaxDowntimeMs?: number;
   UnsafeMigration?: boolean;
   AllowAutoConverge?: boolean;
   AllowPostCopy?: boolean;
@@ -75,8 +76,13 @@ export interface MigrationPlan {
   progressTimeoutSeconds: number;
   /** After this many seconds per GiB of guest memory, pause or abort (0: never). */
   completionTimeoutPerGiB: number;
-  /** At the completion timeout, pause the guest so the copy converges instead of aborting. */
+  /**
+   * At the completion timeout, switch to post-copy (with `driver.allowPostCopy`) or pause
+   * the guest so the copy converges, instead of aborting.
+   */
   allowWorkloadDisruption: boolean;
+  /** libvirt's max downtime for the job, ms; absent: QEMU's default (300). */
+  maxDowntimeMs?: number;
 }
 
 const HOST_RE = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
@@ -167,6 +173,14 @@ export function parseMigrationRequest(
     }
     parallel = n;
   }
+  let maxDowntimeMs: number | undefined;
+  if (o.MaxDowntimeMs !== undefined && o.MaxDowntimeMs !== null) {
+    const n = o.MaxDowntimeMs;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) {
+      throw bad('migration options.MaxDowntimeMs: must be a positive integer (milliseconds)');
+    }
+    maxDowntimeMs = n;
+  }
   const targetXml = o.TargetDomainXML ?? '';
   if (typeof targetXml !== 'string') throw bad('migration options.TargetDomainXML: must be a string');
 
@@ -188,5 +202,6 @@ export function parseMigrationRequest(
     progressTimeoutSeconds: seconds(o.ProgressTimeout, 'ProgressTimeout'),
     completionTimeoutPerGiB: seconds(o.CompletionTimeoutPerGiB, 'CompletionTimeoutPerGiB'),
     allowWorkloadDisruption: flag(o.AllowWorkloadDisruption, 'AllowWorkloadDisruption'),
+    ...(maxDowntimeMs !== undefined ? { maxDowntimeMs } : {}),
   };
 }

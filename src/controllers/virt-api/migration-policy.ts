@@ -50,6 +50,14 @@ export function validateMigrationPolicy(obj: Record<string, unknown>): FieldErro
       type: 'FieldValueInvalid',
     });
   }
+  const d = spec.maxDowntimeMs;
+  if (d !== undefined && (typeof d !== 'number' || !Number.isInteger(d) || d < 1)) {
+    errors.push({
+      path: 'spec.maxDowntimeMs',
+      message: 'must be a whole number >= 1 (milliseconds)',
+      type: 'FieldValueInvalid',
+    });
+  }
   const sel = spec.selectors;
   if (sel !== undefined) {
     if (!isObject(sel))

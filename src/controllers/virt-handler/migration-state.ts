@@ -63,8 +63,10 @@ export function migrationOptions(
     UnsafeMigration: c.unsafeMigrationOverride ?? false,
     AllowAutoConverge: c.allowAutoConverge ?? false,
     AllowPostCopy: c.allowPostCopy ?? false,
-    AllowWorkloadDisruption: c.allowWorkloadDisruption ?? false,
+    // upstream's backward compatibility: unset, it follows allowPostCopy.
+    AllowWorkloadDisruption: c.allowWorkloadDisruption ?? c.allowPostCopy ?? false,
   };
+  if (c.maxDowntimeMs !== undefined) o.MaxDowntimeMs = c.maxDowntimeMs;
   const addr = ms.targetNodeAddress ?? '';
   if (addr.includes('://')) o.TargetURI = addr;
   const dataHost = migrationDataHost(addr);

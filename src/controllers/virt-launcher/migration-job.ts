@@ -3,10 +3,14 @@
  * (live-migration-source.go): the driver sends the guest while a monitor polls the job
  * and aborts it when the remaining data stops shrinking for `ProgressTimeout` seconds
  * or the whole migration exceeds `CompletionTimeoutPerGiB` seconds per GiB of guest
- * memory; with `AllowWorkloadDisruption` it pauses the guest at that point instead, so
- * the copy converges (libvirt resumes it on the target; a failed migration resumes it
- * here). The result (completed, failed and why, abort status) is kept as upstream's
- * migration metadata for the domain report.
+ * memory; with `AllowWorkloadDisruption` it switches to post-copy at that point (with
+ * `AllowPostCopy`: the guest runs on the target from then on and fetches the rest of its
+ * memory there) or pauses the guest, so the copy converges (libvirt resumes it on the
+ * target; a failed migration resumes it here), as upstream's legacy convergence. Once in
+ * post-copy nothing is aborted (the guest's state is on both sides). `MaxDowntimeMs` is
+ * given to libvirt (virDomainMigrateSetMaxDowntime) as soon as the job runs. The result
+ * (completed, failed and why, abort status, mode) is kept as upstream's migration
+ * metadata for the domain report.
  */
 import { status } from '@grpc/grpc-js';
 import type { DomainRef, MigrationSupport } from '../../drivers/driver';
@@ -47,6 +51,8 @@ export class SourceMigration {
   private settled = false;
   /** Why the monitor aborted the job, when it did. */
   private timeoutReason: string | undefined;
+  /** libvirt took the plan's max downtime. */
+  private maxDowntimeSet = false;
 
   constructor(
     private readonly plan: MigrationPlan,
@@ -124,6 +130,7 @@ export class SourceMigration {
       () => true,
       () => true,
     );
+    let downtimeTries = this.plan.maxDowntimeMs ? 3 : 0;
     while (!this.settled) {
       await Promise.race([sleep(this.deps.pollMs), ended]);
       if (this.settled) return;
@@ -133,6 +140,12 @@ export class SourceMigration {
         .catch(() => undefined);
       if (this.settled) return;
       const now = Date.now();
+      if (p && downtimeTries > 0) {
+        // Only a running job takes it (libvirt: "no job is active" before).
+        downtimeTries--;
+        await this.setMaxDowntime(downtimeTries === 0);
+        if (this.maxDowntimeSet) downtimeTries = 0;
+      }
       if (p) {
         this.state.dataTotal = p.dataTotal;
         this.state.dataProcessed = p.dataProcessed;
@@ -142,19 +155,54 @@ export class SourceMigration {
           lastProgress = now;
         }
       }
-      if (this.timeoutReason || this.state.abortStatus) continue;
+      // In post-copy the guest runs on the target: aborting now would lose it (upstream tracks nothing then).
+      if (this.timeoutReason || this.state.abortStatus || this.state.mode === 'PostCopy') continue;
       const stuckMs = now - lastProgress;
       if (this.plan.progressTimeoutSeconds > 0 && stuckMs > this.plan.progressTimeoutSeconds * 1000) {
         this.abortForTimeout(
           `Live migration stuck for ${Math.round(stuckMs / 1000)} sec and has been aborted`,
         );
       } else if (acceptableMs > 0 && now - started > acceptableMs && this.state.mode !== 'Paused') {
-        if (this.plan.allowWorkloadDisruption) await this.pauseToConverge(acceptableMs);
+        if (this.plan.allowWorkloadDisruption && this.plan.driver.allowPostCopy)
+          await this.postCopyToConverge(acceptableMs);
+        else if (this.plan.allowWorkloadDisruption) await this.pauseToConverge(acceptableMs);
         else
           this.abortForTimeout(
             `Live migration is not completed after ${Math.round(acceptableMs / 1000)} sec and has been aborted`,
           );
       }
+    }
+  }
+
+  private async setMaxDowntime(last: boolean): Promise<void> {
+    const ms = this.plan.maxDowntimeMs ?? 0;
+    try {
+      await this.deps.migration().setMaxDowntime(this.deps.ref, ms);
+      this.maxDowntimeSet = true;
+      this.deps.log(`migration max downtime set to ${ms} ms`);
+    } catch (e) {
+      if (last)
+        this.deps.log(`setting the migration max downtime to ${ms} ms failed: ${(e as Error).message}`);
+    }
+  }
+
+  /**
+   * upstream's post-copy switch at the completion timeout: the guest continues on the
+   * target at once and pulls what memory is left. If libvirt refuses, the guest is paused
+   * instead (the other way to converge).
+   */
+  private async postCopyToConverge(acceptableMs: number): Promise<void> {
+    const after = Math.round(acceptableMs / 1000);
+    try {
+      await this.deps.migration().startPostCopy(this.deps.ref);
+      this.state.mode = 'PostCopy';
+      this.deps.log(`live migration not completed after ${after} sec: switched to post-copy`);
+      this.deps.onChange();
+    } catch (e) {
+      this.deps.log(
+        `live migration not completed after ${after} sec: post-copy failed to start: ${(e as Error).message}`,
+      );
+      await this.pauseToConverge(acceptableMs);
     }
   }
 

@@ -12,6 +12,14 @@ import type { KubeObject, ResourceType } from '../runtime/types';
 export const ServiceAccountType = rt('', 'v1', 'ServiceAccount', 'serviceaccounts', true);
 export const DeploymentType = rt('apps', 'v1', 'Deployment', 'deployments', true, true);
 export const DaemonSetType = rt('apps', 'v1', 'DaemonSet', 'daemonsets', true, true);
+export const PodDisruptionBudgetType = rt(
+  'policy',
+  'v1',
+  'PodDisruptionBudget',
+  'poddisruptionbudgets',
+  true,
+  true,
+);
 const RBAC = 'rbac.authorization.k8s.io';
 export const ClusterRoleType = rt(RBAC, 'v1', 'ClusterRole', 'clusterroles', false);
 export const ClusterRoleBindingType = rt(RBAC, 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false);
@@ -51,6 +59,7 @@ export const installedTypes: readonly ResourceType[] = [
   ConfigMapType,
   ServiceType,
   DeploymentType,
+  PodDisruptionBudgetType,
   DaemonSetType,
   CSIDriverType,
   StorageClassType,

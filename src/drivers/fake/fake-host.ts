@@ -33,6 +33,12 @@ export interface FakeMigrationJob {
   total: number;
   /** Set by `cancel`; the migration then fails as libvirt's does. */
   cancelled: boolean;
+  /** Started with `allowPostCopy`: `startPostCopy` may switch it. */
+  postCopyAllowed: boolean;
+  /** Switched to post-copy (the guest moved at once). */
+  postCopy: boolean;
+  /** The max downtime `setMaxDowntime` set, ms. */
+  maxDowntimeMs?: number;
   /** Wakes the migration early (on cancel). */
   wake: () => void;
 }

@@ -48,7 +48,7 @@ export function fakeMigrationSupport(
       return JSON.stringify({ fakeDomain: name, vmiUid: vmi.metadata?.uid ?? '' });
     },
 
-    async migrateSource(ref, targetUri, _cookie, _options) {
+    async migrateSource(ref, targetUri, _cookie, options) {
       await enter();
       const name = domainName(ref);
       const dom = get(ref);
@@ -74,6 +74,8 @@ export function fakeMigrationSupport(
         startedAt: Date.now(),
         total: dom.info.memoryKiB * 1024,
         cancelled: false,
+        postCopyAllowed: options?.allowPostCopy ?? false,
+        postCopy: false,
         wake: () => {},
       };
       dom.migration = job;
@@ -136,6 +138,30 @@ export function fakeMigrationSupport(
       }
       dom.migration.cancelled = true;
       dom.migration.wake();
+    },
+
+    async startPostCopy(ref) {
+      await enter();
+      const dom = get(ref);
+      const job = dom.migration;
+      if (!job) throw new DriverError('InvalidState', `domain ${dom.info.name}: no migration job is running`);
+      if (!job.postCopyAllowed) {
+        throw new DriverError(
+          'Invalid',
+          `domain ${dom.info.name}: switching to post-copy requires migration to be started with VIR_MIGRATE_POSTCOPY flag`,
+        );
+      }
+      // The guest runs on the target now; the rest of its memory follows on demand.
+      job.postCopy = true;
+      job.wake();
+    },
+
+    async setMaxDowntime(ref, ms) {
+      await enter();
+      const dom = get(ref);
+      if (!dom.migration)
+        throw new DriverError('InvalidState', `domain ${dom.info.name}: no migration job is running`);
+      dom.migration.maxDowntimeMs = ms;
     },
 
     async abortTarget(ref) {

@@ -139,6 +139,22 @@ export function libvirtMigration(d: MigrationDeps): MigrationSupport {
       const dom = await d.lookup(ref);
       await d.call(dom.name, 'abort migration job', () => d.client().domainAbortJob(dom));
     },
+    startPostCopy: async (ref) => {
+      const dom = await d.lookup(ref);
+      await d.call(dom.name, 'start post-copy', () => d.client().domainMigrateStartPostCopy(dom));
+    },
+    setMaxDowntime: async (ref, ms) => {
+      if (!Number.isInteger(ms) || ms < 1) {
+        throw new DriverError(
+          'Invalid',
+          `migration of ${domainName(ref)}: max downtime ${ms} ms must be a positive integer`,
+        );
+      }
+      const dom = await d.lookup(ref);
+      await d.call(dom.name, 'set the migration max downtime', () =>
+        d.client().domainMigrateSetMaxDowntime(dom, ms),
+      );
+    },
     abortTarget: (ref) => d.delete(ref),
   };
 }

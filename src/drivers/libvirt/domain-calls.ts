@@ -281,6 +281,23 @@ export abstract class LibvirtDomainCalls extends LibvirtConnection {
   async domainAbortJob(dom: DomainRef): Promise<void> {
     await this.rpc(RemoteProc.DOMAIN_ABORT_JOB, (w) => writeDomain(w, dom));
   }
+
+  /** The most the guest may be paused at the migration's switch-over (virDomainMigrateSetMaxDowntime), ms. */
+  async domainMigrateSetMaxDowntime(dom: DomainRef, downtimeMs: number, flags = 0): Promise<void> {
+    await this.rpc(RemoteProc.DOMAIN_MIGRATE_SET_MAX_DOWNTIME, (w) => {
+      writeDomain(w, dom);
+      w.uhyper(downtimeMs, 'downtime');
+      w.uint(flags, 'flags');
+    });
+  }
+
+  /** Switches a running migration started with VIR_MIGRATE_POSTCOPY to post-copy (virDomainMigrateStartPostCopy). */
+  async domainMigrateStartPostCopy(dom: DomainRef, flags = 0): Promise<void> {
+    await this.rpc(RemoteProc.DOMAIN_MIGRATE_START_POST_COPY, (w) => {
+      writeDomain(w, dom);
+      w.uint(flags, 'flags');
+    });
+  }
   /**
    * Freezes the guest's filesystems through its agent (virDomainFSFreeze); `mountpoints`
    * empty: all of them. Resolves with how many filesystems were frozen.

@@ -23,7 +23,8 @@ describe('spec.configuration.migrations', () => {
         unsafeMigrationOverride: false,
         disableTLS: false,
         nodeDrainTaintKey: 'example.com/drain',
-        allowPostCopy: false,
+        allowPostCopy: true,
+        maxDowntimeMs: 300,
         matchSELinuxLevelOnMigration: false,
       }),
     ).toEqual([]);
@@ -36,11 +37,13 @@ describe('spec.configuration.migrations', () => {
         parallelOutboundMigrationsPerNode: 1.5,
         progressTimeout: -1,
         bandwidthPerMigration: 'fast',
+        maxDowntimeMs: 0,
       }),
     ).toEqual([
       'spec.configuration.migrations.parallelMigrationsPerCluster: Invalid value: 0: must be a whole number >= 1',
       'spec.configuration.migrations.parallelOutboundMigrationsPerNode: Invalid value: 1.5: must be a whole number >= 1',
       'spec.configuration.migrations.progressTimeout: Invalid value: -1: must be a whole number >= 0',
+      'spec.configuration.migrations.maxDowntimeMs: Invalid value: 0: must be a whole number >= 1',
       'spec.configuration.migrations.bandwidthPerMigration: Invalid value: "fast": not a non-negative quantity',
     ]);
   });
@@ -48,15 +51,11 @@ describe('spec.configuration.migrations', () => {
   it('refuses the settings not implemented, naming each', () => {
     expect(
       errs({
-        allowPostCopy: true,
-        maxDowntimeMs: 300,
         network: 'migration-net',
         matchSELinuxLevelOnMigration: true,
         utilityVolumesTimeout: 150,
       }),
     ).toEqual([
-      'spec.configuration.migrations.allowPostCopy: spec.configuration.migrations.allowPostCopy is not supported by kubevirt-ts: the switch to post-copy is not implemented: a migration over its completion time is aborted, or paused with allowWorkloadDisruption',
-      "spec.configuration.migrations.maxDowntimeMs: spec.configuration.migrations.maxDowntimeMs is not supported by kubevirt-ts: the maximum downtime is not passed to libvirt yet (QEMU's default applies)",
       'spec.configuration.migrations.network: spec.configuration.migrations.network is not supported by kubevirt-ts: a dedicated migration network is not implemented: migrations go through the pod network',
       "spec.configuration.migrations.matchSELinuxLevelOnMigration: spec.configuration.migrations.matchSELinuxLevelOnMigration is not supported by kubevirt-ts: SELinux levels of launcher pods are not managed (the target pod's level is the runtime's)",
       'spec.configuration.migrations.utilityVolumesTimeout: spec.configuration.migrations.utilityVolumesTimeout is not supported by kubevirt-ts: utility volumes are not implemented',
@@ -83,12 +82,10 @@ describe('MigrationPolicy spec', () => {
     ).toEqual([]);
   });
 
-  it('refuses post-copy, the maximum downtime and the experimental options', () => {
-    expect(
-      policy({ allowPostCopy: true, maxDowntimeMs: 100, experimental: { compression: 'zstd' } }),
-    ).toEqual([
-      'spec.allowPostCopy: spec.allowPostCopy is not supported by kubevirt-ts: the switch to post-copy is not implemented: a migration over its completion time is aborted, or paused with allowWorkloadDisruption',
-      "spec.maxDowntimeMs: spec.maxDowntimeMs is not supported by kubevirt-ts: the maximum downtime is not passed to libvirt yet (QEMU's default applies)",
+  it('accepts post-copy and a maximum downtime; refuses a downtime under 1 ms and the experimental options', () => {
+    expect(policy({ allowPostCopy: true, maxDowntimeMs: 100 })).toEqual([]);
+    expect(policy({ allowPostCopy: true, maxDowntimeMs: 0, experimental: { compression: 'zstd' } })).toEqual([
+      'spec.maxDowntimeMs: must be a whole number >= 1 (milliseconds)',
       'spec.experimental: spec.experimental is not supported by kubevirt-ts: the experimental migration options (stall detector, downtime tuning, compression) are not implemented',
     ]);
   });

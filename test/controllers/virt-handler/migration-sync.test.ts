@@ -94,7 +94,7 @@ describe('migrationOptions', () => {
         {
           ...ms,
           targetNodeAddress: '10.0.0.7',
-          migrationConfiguration: { allowPostCopy: true, progressTimeout: 30 },
+          migrationConfiguration: { allowPostCopy: true, progressTimeout: 30, maxDowntimeMs: 150 },
         },
         '<domain/>',
       ),
@@ -105,7 +105,9 @@ describe('migrationOptions', () => {
       UnsafeMigration: true,
       AllowAutoConverge: true,
       AllowPostCopy: true,
-      AllowWorkloadDisruption: false,
+      // Unset, it follows allowPostCopy (upstream's backward compatibility).
+      AllowWorkloadDisruption: true,
+      MaxDowntimeMs: 150,
       MigrateURI: 'tcp://10.0.0.7',
       TargetDomainXML: '<domain/>',
     });

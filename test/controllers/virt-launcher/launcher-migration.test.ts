@@ -205,6 +205,41 @@ describe('launcher live migration (fake hosts)', () => {
     expect(resumed.migration).toMatchObject({ mode: 'Paused', failed: true, abortStatus: 'Succeeded' });
   });
 
+  it('AllowPostCopy with AllowWorkloadDisruption switches to post-copy at the completion timeout: the guest arrives', async () => {
+    await pair({ durationMs: 600_000 });
+    await target.client.syncMigrationTarget(vmi());
+    await source.client.migrateVirtualMachine(vmi(), {
+      TargetURI: 'fake://node2',
+      CompletionTimeoutPerGiB: 1,
+      AllowPostCopy: true,
+      AllowWorkloadDisruption: true,
+    });
+    // Before the timeout the job runs in pre-copy.
+    expect((await report(source)).migration?.mode).toBe('PreCopy');
+    const done = await waitFor('the migration completed', async () => {
+      const d = await report(source);
+      return d.migration?.endTimestamp ? d : undefined;
+    });
+    expect(done.migration).toMatchObject({ mode: 'PostCopy', completed: true });
+    expect(done.migration?.failed).toBeUndefined();
+    expect(target.host.domains.get('ns1_vm1')?.info.state).toBe('running');
+    expect(source.host.domains.has('ns1_vm1')).toBe(false);
+  });
+
+  it('MaxDowntimeMs reaches libvirt as soon as the job runs; without AllowPostCopy no post-copy', async () => {
+    await pair({ durationMs: 600_000 });
+    await source.client.migrateVirtualMachine(vmi(), { TargetURI: 'fake://node2', MaxDowntimeMs: 120 });
+    const job = await waitFor('the max downtime on the job', () => {
+      const j = source.host.domains.get('ns1_vm1')?.migration;
+      return j?.maxDowntimeMs ? j : undefined;
+    });
+    expect(job.maxDowntimeMs).toBe(120);
+    expect(job.postCopyAllowed).toBe(false);
+    await source.client.cancelVirtualMachineMigration(vmi());
+    await waitFor('the abort', async () => (await report(source)).migration?.endTimestamp);
+    expect(job.postCopy).toBe(false);
+  });
+
   it('without AllowWorkloadDisruption the completion timeout aborts', async () => {
     await pair({ durationMs: 600_000 });
     await source.client.migrateVirtualMachine(vmi(), {
@@ -250,6 +285,10 @@ describe('launcher live migration (fake hosts)', () => {
     const b = await failure(source.client.migrateVirtualMachine(vmi(), { Bandwidth: 'lots' }));
     expect(b.message).toBe(
       'MigrateVirtualMachine: VirtualMachineInstance ns1/vm1: migration options.Bandwidth: "lots" is not a non-negative quantity',
+    );
+    const m = await failure(source.client.migrateVirtualMachine(vmi(), { MaxDowntimeMs: 0 }));
+    expect(m.message).toBe(
+      'MigrateVirtualMachine: VirtualMachineInstance ns1/vm1: migration options.MaxDowntimeMs: must be a positive integer (milliseconds)',
     );
     const c = await failure(target.client.syncMigrationTarget(noUid));
     expect(c.code).toBe(status.INVALID_ARGUMENT);

@@ -234,12 +234,20 @@ describe('install manifests', () => {
       'ClusterRoleBinding/kubevirt-apiserver',
       'RoleBinding/kubevirt-apiserver-auth-reader',
       'Deployment/virt-api',
+      'PodDisruptionBudget/virt-api-pdb',
       'Service/virt-api',
       'APIService/v1.subresources.kubevirt.io',
       'APIService/v1beta1.upload.cdi.kubevirt.io',
       'MutatingWebhookConfiguration/virt-api-mutator',
       'ValidatingWebhookConfiguration/virt-api-validator',
     ]);
+    // upstream's PodDisruptionBudget per Deployment: one replica less than it runs.
+    const apiDeployment = byKind(api, 'Deployment', 'virt-api')[0];
+    expect(apiDeployment.spec.replicas).toBe(2);
+    expect(byKind(api, 'PodDisruptionBudget')[0].spec).toEqual({
+      minAvailable: 1,
+      selector: apiDeployment.spec.selector,
+    });
     const [apiService] = byKind(api, 'APIService');
     expect(apiService.spec.service).toEqual({ namespace: 'kubevirt', name: 'virt-api', port: 443 });
     expect(apiService.spec.caBundle).toBeUndefined();

@@ -29,6 +29,7 @@ import {
   ClusterRoleType,
   DaemonSetType,
   DeploymentType,
+  PodDisruptionBudgetType,
   ValidatingWebhookConfigurationType,
 } from '../../../src/controllers/virt-operator/resource-types';
 import { apiserverTestsEnabled, type ControlPlane, kubectlPath, startControlPlane } from '../../support/kube';
@@ -175,6 +176,15 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
     expect(handler.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('virt-operator');
     expect(handler.metadata?.annotations?.[VERSION_ANNOTATION]).toBe('v1');
     await client.get(DeploymentType, 'virt-controller', NS);
+    // upstream's PodDisruptionBudgets for the two-replica Deployments.
+    for (const name of ['virt-api-pdb', 'virt-controller-pdb']) {
+      const pdb = await client.get<KubeObject & { spec: { minAvailable: number } }>(
+        PodDisruptionBudgetType,
+        name,
+        NS,
+      );
+      expect(pdb.spec.minAvailable).toBe(1);
+    }
     await client.get(CustomResourceDefinitionType, 'virtualmachines.kubevirt.io');
     await client.get(ValidatingWebhookConfigurationType, 'virt-api-validator');
     const apisvc = await client.get<KubeObject>(APIServiceType, 'v1.subresources.kubevirt.io');

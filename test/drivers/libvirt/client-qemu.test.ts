@@ -150,6 +150,13 @@ describe.skipIf(!run)('LibvirtClient on qemu:///system', { timeout: 180_000 }, (
     const abort = await c.domainAbortJob(dom).catch((e) => e);
     expect(abort).toBeInstanceOf(LibvirtError);
     expect(abort.code).toBe(VIR_ERR_OPERATION_INVALID);
+    // The migration tuning calls reach QEMU: the max downtime is a migration parameter any
+    // running domain takes; post-copy needs an outgoing migration.
+    await c.domainMigrateSetMaxDowntime(dom, 150);
+    const postCopy = await c.domainMigrateStartPostCopy(dom).catch((e) => e);
+    expect(postCopy).toBeInstanceOf(LibvirtError);
+    expect(postCopy.code).toBe(VIR_ERR_OPERATION_INVALID);
+    expect(postCopy.message).toMatch(/migrat/i);
     const agent = await c.qemuAgentCommand(dom, '{"execute":"guest-ping"}', 0).catch((e) => e);
     expect(agent).toBeInstanceOf(LibvirtError);
     expect(agent.message).toMatch(/agent/i);

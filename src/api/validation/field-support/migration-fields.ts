@@ -4,10 +4,6 @@
  */
 import type { FieldRegistry } from './registry-types';
 
-const POST_COPY =
-  'the switch to post-copy is not implemented: a migration over its completion time is aborted, or paused with allowWorkloadDisruption';
-const MAX_DOWNTIME = "the maximum downtime is not passed to libvirt yet (QEMU's default applies)";
-
 /** `spec.configuration.migrations` of the KubeVirt CR. */
 export const migrationConfigurationFieldSupport: FieldRegistry = {
   parallelMigrationsPerCluster: { effect: 'test/controllers/virt-controller/migration/limits.test.ts' },
@@ -22,8 +18,8 @@ export const migrationConfigurationFieldSupport: FieldRegistry = {
   unsafeMigrationOverride: { effect: 'test/drivers/libvirt-driver/migration-test-driver.test.ts' },
   disableTLS: { effect: 'test/controllers/virt-handler/migration-proxy.test.ts' },
   nodeDrainTaintKey: { effect: 'test/controllers/virt-controller/evacuation/controller.test.ts' },
-  allowPostCopy: { refused: POST_COPY, allowed: [false] },
-  maxDowntimeMs: { refused: MAX_DOWNTIME },
+  allowPostCopy: { effect: 'test/controllers/virt-launcher/launcher-migration.test.ts' },
+  maxDowntimeMs: { effect: 'test/controllers/virt-launcher/launcher-migration.test.ts' },
   network: {
     refused: 'a dedicated migration network is not implemented: migrations go through the pod network',
   },
@@ -41,8 +37,8 @@ export const migrationPolicyFieldSupport: FieldRegistry = {
   completionTimeoutPerGiB: { effect: 'test/controllers/virt-controller/migration/policy.test.ts' },
   allowAutoConverge: { effect: 'test/controllers/virt-controller/migration/policy.test.ts' },
   allowWorkloadDisruption: { effect: 'test/controllers/virt-controller/migration/policy.test.ts' },
-  allowPostCopy: { refused: POST_COPY, allowed: [false] },
-  maxDowntimeMs: { refused: MAX_DOWNTIME },
+  allowPostCopy: { effect: 'test/controllers/virt-controller/migration/policy.test.ts' },
+  maxDowntimeMs: { effect: 'test/controllers/virt-controller/migration/policy.test.ts' },
   'experimental.**': {
     refused:
       'the experimental migration options (stall detector, downtime tuning, compression) are not implemented',

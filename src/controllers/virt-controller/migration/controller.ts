@@ -31,23 +31,15 @@ import { sameJson } from '../../runtime/same-json';
 import type { KubeObject } from '../../runtime/types';
 import { type LauncherPodOptions, renderLauncherPod } from '../services/pod-renderer';
 import { setCondition } from '../vmi/status';
-import { migrationLimitWait, requeueDelayMs } from './limits';
+import { MigrationEventReason } from './events';
+import { requeueDelayMs } from './limits';
 import { pendingTargetPodVerdict } from './pending-timeout';
 import { isMigrationFinal, MigrationPhase, nextMigrationStep } from './phases';
 import { effectiveMigrationConfiguration } from './policy';
+import { markFailedOnVmi } from './vmi-failure';
+import { MigrationWaits } from './waits';
 
-/** Event reasons (upstream values). */
-export const MigrationEventReason = {
-  SuccessfulCreate: 'SuccessfulCreate',
-  FailedCreate: 'FailedCreate',
-  SuccessfulHandOver: 'SuccessfulHandOver',
-  SuccessfulMigration: 'SuccessfulMigration',
-  FailedMigration: 'FailedMigration',
-  MigrationTargetPodUnschedulable: 'migrationTargetPodUnschedulable',
-  SuccessfulDelete: 'SuccessfulDelete',
-  /** kubevirt-ts: the migration waits for a slot under the KubeVirt CR's migration limits. */
-  WaitingForMigrationSlot: 'WaitingForMigrationSlot',
-} as const;
+export { MigrationEventReason } from './events';
 
 export interface MigrationControllerDeps extends ControllerDeps {
   migrations: Lister<VirtualMachineInstanceMigration>;
@@ -72,9 +64,11 @@ export interface MigrationControllerDeps extends ControllerDeps {
  */
 export class MigrationController implements KeyReconciler {
   /** The last wait reason recorded per migration uid (one Event per change, not per retry). */
-  private readonly waits = new Map<string, string>();
+  private readonly waits: MigrationWaits;
 
-  constructor(private readonly d: MigrationControllerDeps) {}
+  constructor(private readonly d: MigrationControllerDeps) {
+    this.waits = new MigrationWaits(d);
+  }
 
   private now(): string {
     return timestamp(this.d.now?.() ?? new Date());
@@ -97,7 +91,8 @@ export class MigrationController implements KeyReconciler {
 
     const phase = m.status?.phase ?? '';
     if (isMigrationFinal(phase)) {
-      this.waits.delete(m.metadata?.uid ?? '');
+      this.waits.forget(m);
+      if (phase === MigrationPhase.Failed) await this.markFailedOnVmi(m, vmi);
       await this.keepFinalState(m, vmi);
       await this.dropFinalizer(m);
       return undefined;
@@ -152,14 +147,21 @@ export class MigrationController implements KeyReconciler {
       recheckMs = verdict?.recheckMs;
     }
 
-    const step = nextMigrationStep({ migration: m, vmi, targetPod });
+    const ownerUid = vmi?.status?.migrationState?.migrationUid;
+    const stateOwner =
+      ownerUid && ownerUid !== m.metadata?.uid
+        ? this.d.migrations.list().find((x) => x.metadata?.uid === ownerUid)
+        : undefined;
+    const step = nextMigrationStep({ migration: m, vmi, targetPod, stateOwner });
     switch (step.kind) {
       case 'none':
         return recheckMs ? { requeueAfterMs: recheckMs } : undefined;
       case 'createTargetPod': {
-        const wait = this.limitWait(m, vmi!);
+        const backoff = this.waits.backoffMs(m, vmi!);
+        if (backoff > 0) return { requeueAfterMs: backoff };
+        const wait = this.waits.limitWait(m, vmi!);
         if (wait) return { requeueAfterMs: Math.min(requeueDelayMs(m), recheckMs ?? Infinity) };
-        this.waits.delete(m.metadata?.uid ?? '');
+        this.waits.forget(m);
         await this.createTargetPod(key, m, vmi!);
         await this.setPhase(m, MigrationPhase.Scheduling);
         return undefined;
@@ -173,6 +175,8 @@ export class MigrationController implements KeyReconciler {
         return undefined;
       case 'phase':
         if (step.phase === MigrationPhase.Failed) {
+          // upstream marks the VMI first: the agents never will for a migration they did not start.
+          await this.markFailedOnVmi(m, vmi);
           if (
             targetPod &&
             !targetPod.metadata?.deletionTimestamp &&
@@ -245,30 +249,9 @@ export class MigrationController implements KeyReconciler {
     }
   }
 
-  /**
-   * Why the migration waits under the cluster's migration limits (./limits.ts), recorded
-   * as an Event on the migration when it changes; undefined when it may start.
-   */
-  private limitWait(m: VirtualMachineInstanceMigration, vmi: VirtualMachineInstance): string | undefined {
-    const cfg = this.d.config().migrations;
-    const wait = migrationLimitWait({
-      migration: m,
-      vmi,
-      migrations: this.d.migrations.list(),
-      vmiOf: (x) => this.d.vmis.get(`${x.metadata?.namespace}/${x.spec.vmiName}`),
-      hasTargetPod: (x, v) =>
-        this.d.pods
-          .byVmiUid(v.metadata?.uid ?? '')
-          .some((p) => p.metadata?.labels?.[MigrationLabels.jobUid] === x.metadata?.uid),
-      perCluster: cfg.parallelMigrationsPerCluster ?? 5,
-      perNode: cfg.parallelOutboundMigrationsPerNode ?? 2,
-    });
-    const uid = m.metadata?.uid ?? '';
-    if (wait && this.waits.get(uid) !== wait) {
-      this.waits.set(uid, wait);
-      this.d.recorder.event(m, 'Normal', MigrationEventReason.WaitingForMigrationSlot, wait);
-    }
-    return wait;
+  /** upstream's handleMarkMigrationFailedOnVMI (./vmi-failure.ts). */
+  private markFailedOnVmi(m: VirtualMachineInstanceMigration, vmi?: VirtualMachineInstance): Promise<void> {
+    return markFailedOnVmi(this.d, m, vmi, this.now());
   }
 
   /** Writes migrationState onto the VMI: the node agents take over from here. */

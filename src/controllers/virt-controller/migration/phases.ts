@@ -38,10 +38,16 @@ export interface MigrationInput {
   migration: VirtualMachineInstanceMigration;
   vmi?: VirtualMachineInstance;
   targetPod?: Pod;
+  /**
+   * The migration named by the VMI's `status.migrationState`, when it is another one and
+   * still in the store (upstream's canMigrateVMI lets a migration take over from one that
+   * is gone or final).
+   */
+  stateOwner?: VirtualMachineInstanceMigration;
 }
 
 /** Decides the next step of a migration. */
-export function nextMigrationStep({ migration, vmi, targetPod }: MigrationInput): MigrationStep {
+export function nextMigrationStep({ migration, vmi, targetPod, stateOwner }: MigrationInput): MigrationStep {
   const phase = migration.status?.phase ?? '';
   const uid = migration.metadata?.uid;
   const state = vmi?.status?.migrationState;
@@ -82,7 +88,9 @@ export function nextMigrationStep({ migration, vmi, targetPod }: MigrationInput)
       if ((vmi.status.conditions ?? []).some((c) => c.type === 'LiveMigratable' && c.status === 'False')) {
         return { kind: 'phase', phase: MigrationPhase.Failed, reason: 'the VMI is not live-migratable' };
       }
-      if (state && !state.completed && !ours) return { kind: 'none' }; // another migration in flight
+      // Another migration in flight (upstream's canMigrateVMI: not one that is gone or final).
+      if (state && !state.completed && !ours && stateOwner && !isMigrationFinal(stateOwner.status?.phase))
+        return { kind: 'none' };
       return targetPod ? { kind: 'phase', phase: MigrationPhase.Scheduling } : { kind: 'createTargetPod' };
     case MigrationPhase.Scheduling:
       if (!targetPod)

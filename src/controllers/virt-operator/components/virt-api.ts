@@ -3,9 +3,10 @@
  * its Service, the `v1.subresources.kubevirt.io` APIService, the mutating and validating
  * webhook configurations (caBundle, failurePolicy Fail, sideEffects None, timeouts) and
  * its RBAC (service account, cluster role, bindings, and reading the API server's
- * authentication ConfigMap in kube-system).
+ * authentication ConfigMap in kube-system), and its PodDisruptionBudget (./disruption-budget.ts).
  */
 import { UPLOAD_TOKEN_SIGNER } from './cert-secrets';
+import { podDisruptionBudgetFor } from './disruption-budget';
 import { nonRootPodSecurity, unprivilegedContainerSecurity } from './install-options';
 
 /** The APIService of CDI's upload.cdi.kubevirt.io, served by virt-api. */
@@ -407,6 +408,7 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
   return [
     ...rbac(o),
     deployment,
+    ...(podDisruptionBudgetFor(deployment as never) as Obj[]),
     service,
     apiService,
     uploadApiService,

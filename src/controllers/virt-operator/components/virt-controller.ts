@@ -7,6 +7,7 @@
  */
 import type { KubeObject } from '../../runtime/types';
 import { CONTROLLER_CERTS } from './cert-secrets';
+import { podDisruptionBudgetFor } from './disruption-budget';
 import {
   componentEnv,
   componentLabels,
@@ -231,5 +232,6 @@ export function virtControllerObjects(o: InstallOptions): KubeObject[] {
     ...clusterRoleFor(NAME, o.namespace, virtControllerRules),
     ...roleFor(NAME, o.namespace, virtControllerLeaseRules),
     virtControllerDeployment(o),
+    ...podDisruptionBudgetFor(virtControllerDeployment(o)),
   ];
 }

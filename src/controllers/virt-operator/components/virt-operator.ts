@@ -50,6 +50,8 @@ export const virtOperatorRules: Rule[] = [
   // virt-api's RoleBinding lives in kube-system.
   { apiGroups: [''], resources: ['serviceaccounts', 'services', 'secrets', 'configmaps'], verbs: ALL },
   { apiGroups: ['apps'], resources: ['deployments', 'daemonsets'], verbs: ALL },
+  // virt-api's and virt-controller's PodDisruptionBudgets (disruption-budget.ts).
+  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ALL },
   // The storage stack (storage.ts): the CSI driver's objects and its snapshot class.
   { apiGroups: ['storage.k8s.io'], resources: ['csidrivers', 'storageclasses'], verbs: ALL },
   { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotclasses'], verbs: ALL },

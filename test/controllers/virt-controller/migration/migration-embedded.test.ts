@@ -173,4 +173,51 @@ describe('migration controller on the embedded store', () => {
       expect(events).toEqual(expect.arrayContaining(['migrationTargetPodUnschedulable', 'SuccessfulDelete']));
     });
   });
+
+  describe('when the target launcher dies while it is prepared', () => {
+    let failing = true;
+    beforeEach(async () => {
+      failing = true;
+      h = await startHarness({ sim: { nodeNames: ['node01', 'node02'], failTarget: () => failing } });
+    });
+
+    // The drain case's flake: the migration went Failed ("target pod failed") but the VMI
+    // kept its unfinished migration state, so the evacuation's retry stayed Pending forever.
+    it("marks the failure in the VMI's migration state, so the next migration runs", async () => {
+      await h.store.create(VmiResource, vmi('mig5') as KubeObject);
+      await waitFor('VMI Running', async () => (await getVmi('mig5')).status?.phase === 'Running');
+      await h.store.create(VirtualMachineInstanceMigrationType, migration('job5', 'mig5') as KubeObject);
+      const m = await waitFor('Failed', async () => {
+        const x = await getM('job5');
+        return x.status?.phase === 'Failed' ? x : undefined;
+      });
+      expect(m.status!.conditions!.find((c) => c.type === 'Failed')!.message).toBe('target pod failed');
+      const v = await waitFor('failure marked on the VMI', async () => {
+        const x = await getVmi('mig5');
+        return x.status?.migrationState?.failed ? x : undefined;
+      });
+      expect(v.status!.migrationState).toMatchObject({
+        migrationUid: m.metadata!.uid,
+        completed: true,
+        failed: true,
+        failureReason: 'Target pod is down',
+      });
+      expect(v.status!.migrationState!.endTimestamp).toBeDefined();
+      expect(v.status!.phase).toBe('Running');
+      expect(v.status!.nodeName).toBe('node01');
+      // The final migration keeps that state (upstream's).
+      await waitFor(
+        'state kept on the migration',
+        async () => (await getM('job5')).status?.migrationState?.failed,
+      );
+
+      failing = false;
+      await h.store.create(VirtualMachineInstanceMigrationType, migration('job6', 'mig5') as KubeObject);
+      await waitFor(
+        'the next migration Succeeded',
+        async () => (await getM('job6')).status?.phase === 'Succeeded',
+      );
+      expect((await getVmi('mig5')).status!.nodeName).toBe('node02');
+    });
+  });
 });

@@ -42,6 +42,29 @@ describe('nextMigrationStep (one transition per step, as upstream)', () => {
     ['VMI not running yet: wait', { migration: mig('Pending'), vmi: vmi('Scheduled') }, 'none'],
     ['Pending -> create target pod', { migration: mig('Pending'), vmi: vmi('Running') }, 'createTargetPod'],
     [
+      "Pending, another migration's unfinished state: wait",
+      {
+        migration: mig('Pending'),
+        vmi: vmi('Running', { migrationUid: 'other' }),
+        stateOwner: { metadata: { uid: 'other' }, spec: {}, status: { phase: 'Running' } },
+      },
+      'none',
+    ],
+    [
+      "Pending, another migration's state, that migration Failed: take over (upstream canMigrateVMI)",
+      {
+        migration: mig('Pending'),
+        vmi: vmi('Running', { migrationUid: 'other' }),
+        stateOwner: { metadata: { uid: 'other' }, spec: {}, status: { phase: 'Failed' } },
+      },
+      'createTargetPod',
+    ],
+    [
+      "Pending, another migration's state, that migration gone: take over",
+      { migration: mig('Pending'), vmi: vmi('Running', { migrationUid: 'other' }) },
+      'createTargetPod',
+    ],
+    [
       'Pending, pod exists -> Scheduling',
       { migration: mig('Pending'), vmi: vmi('Running'), targetPod: pod('pending') },
       'phase',
