@@ -26,6 +26,8 @@ import { sameJson } from '../runtime/same-json';
 import type { KubeObject } from '../runtime/types';
 import { CdiLabels } from './annotations';
 import { type ClaimSpec, claimSpecFor, filesystemOverhead, type StorageClassInfo } from './claim-spec';
+import type { DataVolumeCloner } from './clone-controller';
+import { isCloneDataVolume } from './clone-source';
 import { boundCondition, DvEvent, DvPhase, renderStatus, type WantedStatus } from './datavolume-status';
 import { type ImporterPodOptions, importerPod, importerPodName } from './importer-pod';
 
@@ -43,6 +45,8 @@ export interface DataVolumeControllerDeps extends ControllerDeps {
   storageClasses: () => StorageClassInfo[];
   storageProfiles: () => StorageProfile[];
   cdiConfig: () => CDIConfig | undefined;
+  /** The clone path (`source.pvc`, `source.snapshot`, `sourceRef`); without it clones wait. */
+  cloner?: DataVolumeCloner;
   importer: ImporterPodOptions;
   /** Backoff before the n-th retry (default 5s doubling, at most 5 minutes). */
   retryDelayMs?: (restarts: number) => number;
@@ -114,6 +118,8 @@ export class DataVolumeController implements KeyReconciler {
       await this.refuse(dv, base(DvPhase.Failed, undefined), DvEvent.InvalidSpec, message);
       return undefined;
     }
+
+    if (isCloneDataVolume(dv)) return this.d.cloner?.reconcile(dv, base, (...a) => this.write(...a));
 
     let claim = this.d.claims.get(key);
     if (!claim) {
