@@ -129,6 +129,14 @@ function validateSource(p: FieldPath, source: DataVolumeSource, dvNamespace?: st
     errs.push(fieldError(p.child('http', 'url'), `scheme ${url.protocol} is not http or https`));
   const sumProblem = http.checksum !== undefined ? checksumProblem(http.checksum) : undefined;
   if (sumProblem) errs.push(fieldError(p.child('http', 'checksum'), sumProblem));
+  if (http.insecureSkipVerify)
+    errs.push(
+      fieldError(
+        p.child('http', 'insecureSkipVerify'),
+        "skipping TLS verification is not supported: give the server's CA with certConfigMap",
+        'FieldValueNotSupported',
+      ),
+    );
   if (http.secretExtraHeaders?.length)
     errs.push(
       fieldError(
