@@ -228,7 +228,9 @@ export class DataVolumeCloner {
   private async follow(s: Step, claim: ClaimObject, source: CloneSource | undefined) {
     const { dv, base, write } = s;
     const name = dv.metadata?.name ?? '';
-    const from = source ? describe(source) : '';
+    // The source as resolved now, else as the claim names it (a DataSource since changed).
+    const named = (claim.spec as { dataSource?: { name?: string } } | undefined)?.dataSource?.name;
+    const from = source ? describe(source) : `${dv.metadata?.namespace}/${named ?? ''}`;
     if (claim.status?.phase === 'Bound') {
       const done: WantedStatus = {
         ...base(DvPhase.Succeeded, claim),
