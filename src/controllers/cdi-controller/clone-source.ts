@@ -120,17 +120,32 @@ export const CLONE_TYPE_ANNOTATION = 'cdi.kubevirt.io/cloneType';
 /** The scheduler's annotation a WaitForFirstConsumer claim is provisioned on. */
 export const SELECTED_NODE_ANNOTATION = 'volume.kubernetes.io/selected-node';
 
-/** A pod that holds `claim` read-write (CDI's GetPodsUsingPVCs, read-only users allowed). */
-export function podUsesClaimReadWrite(
-  pod: {
-    status?: { phase?: string };
-    spec?: { volumes?: { persistentVolumeClaim?: { claimName?: string; readOnly?: boolean } }[] };
-  },
-  claim: string,
-): boolean {
+type PodShape = {
+  status?: { phase?: string };
+  spec?: {
+    volumes?: { name?: string; persistentVolumeClaim?: { claimName?: string; readOnly?: boolean } }[];
+    containers?: {
+      volumeMounts?: { name?: string; readOnly?: boolean }[];
+      volumeDevices?: { name?: string }[];
+    }[];
+  };
+};
+
+/**
+ * A pod that has not ended and holds `claim` read-write (CDI's GetPodsUsingPVCs with
+ * read-only users allowed): a read-only claim volume, or one every container mounts
+ * read-only, does not count; a block device does (it cannot be handed over read-only).
+ */
+export function podUsesClaimReadWrite(pod: PodShape, claim: string): boolean {
   const phase = pod.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') return false;
-  return (pod.spec?.volumes ?? []).some(
-    (v) => v.persistentVolumeClaim?.claimName === claim && !v.persistentVolumeClaim.readOnly,
-  );
+  const containers = pod.spec?.containers ?? [];
+  return (pod.spec?.volumes ?? []).some((v) => {
+    if (v.persistentVolumeClaim?.claimName !== claim || v.persistentVolumeClaim.readOnly) return false;
+    return containers.some(
+      (c) =>
+        (c.volumeMounts ?? []).some((m) => m.name === v.name && !m.readOnly) ||
+        (c.volumeDevices ?? []).some((d) => d.name === v.name),
+    );
+  });
 }

@@ -206,7 +206,7 @@ describe('DataVolume clone sources and DataSources (embedded store)', () => {
       kind: 'Pod',
       metadata: { name: 'virt-launcher-vm', namespace: NS },
       spec: {
-        containers: [{ name: 'c', image: 'x' }],
+        containers: [{ name: 'c', image: 'x', volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
         volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'src' } }],
       },
     } as KubeObject);
@@ -227,6 +227,18 @@ describe('DataVolume clone sources and DataSources (embedded store)', () => {
     expect(inUse.status?.phase).toBe('CloneScheduled');
     expect(ready(inUse)?.message).toBe('pod default/virt-launcher-vm using PersistentVolumeClaim src');
     expect(await store.get(PersistentVolumeClaimType, 'late', NS).catch(() => undefined)).toBeUndefined();
+    // A reader (every mount read-only) does not hold the clone, as CDI allows read-only users.
+    await store.create(PodType, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'reader', namespace: NS },
+      spec: {
+        containers: [
+          { name: 'c', image: 'x', volumeMounts: [{ name: 'd', mountPath: '/d', readOnly: true }] },
+        ],
+        volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'src' } }],
+      },
+    } as KubeObject);
     await store.delete(PodType, 'virt-launcher-vm', { namespace: NS });
     expect((await claim('late')).spec?.dataSource).toEqual({ kind: 'PersistentVolumeClaim', name: 'src' });
   });
