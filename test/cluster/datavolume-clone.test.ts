@@ -141,7 +141,10 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
   const sha256 = async (file: string) =>
     (await promisify(execFile)('sha256sum', [file], { maxBuffer: 1 << 20 })).stdout.split(' ')[0];
   /** Whether a loop device holds `file` (the volume staged on the node). */
-  const staged = (file: string) => loopBackingFiles().includes(realpathSync(file));
+  const staged = (file: string) => {
+    const bound = loopBackingFiles();
+    return bound.includes(file) || bound.includes(realpathSync(file));
+  };
 
   let releaseLocks: (() => void) | undefined;
   beforeAll(async () => {
