@@ -11,7 +11,9 @@
  * (Ready); each reaches Succeeded (the test prints the time from creation) and its volume
  * in the pool is byte-identical to the source's (sha256 of the pool files). A VM whose
  * dataVolumeTemplates clone the source boots from the clone (one boot), the guest writes
- * to it; after the VM stops, the clone's bytes differ and the source's are unchanged.
+ * to it; a clone of the running VM's disk waits (CloneSourceInUse) until the VM stops and
+ * then holds what the guest wrote; the clone's bytes differ from the source's, which are
+ * unchanged.
  * Then CDI's example manifests (cdi-examples-case.ts).
  *
  * The driver's one name registers once with a kubelet: like the other CSI cluster test
@@ -350,6 +352,20 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
       expect(
         await con.run(`dd if=/dev/vda bs=512 skip=${MARKER_SECTOR} count=1 2>/dev/null | head -n1`),
       ).toBe(`${marker}\n`);
+      // A clone of the running VM's disk waits for it: the launcher holds it read-write.
+      await createDv('clone-of-running', {
+        source: { pvc: { namespace: NS, name: `${vm}-root` } },
+        storage: {},
+      });
+      const inUse = await show('clone-of-running waiting: CloneSourceInUse', async () => {
+        const d = await readDv('clone-of-running');
+        const r = d?.status?.conditions?.find((c) => c.type === 'Ready');
+        return r?.reason === 'CloneSourceInUse' ? d : undefined;
+      });
+      expect(inUse.status?.phase).toBe('CloneScheduled');
+      expect(inUse.status?.conditions?.find((c) => c.type === 'Ready')?.message).toBe(
+        `pod ${NS}/${launcher.metadata?.name} using PersistentVolumeClaim ${vm}-root`,
+      );
     } finally {
       con.close();
     }
@@ -375,6 +391,9 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
       );
     expect(await grep(cloneFile)).toBe('1');
     expect(await grep(src)).toBe('0');
+    // Once the VM stopped, the waiting clone went ahead, with what the guest wrote.
+    await succeeded('clone-of-running', Date.now());
+    expect(await grep(await poolFile('clone-of-running'))).toBe('1');
   });
 
   it.skipIf(!cdiExamplesDir())(
