@@ -20,33 +20,22 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Api, CustomObjectsApi, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { DataVolume } from '../../src/api/generated/cdi/types';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
-import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
-import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
-import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
-import { sharedCluster } from '../support/cluster';
-import { installComponents } from '../support/cluster-install';
-import {
-  createTestNamespace,
-  deleteNamespaceAndWait,
-  waitForDriverPvsDeleted,
-} from '../support/cluster-namespace';
-import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
-import { BOOT_MARKER, bootDiskPath, guestDir, SerialConsole } from '../support/guest';
-import { acquireHostLocks } from '../support/host-lock';
+import { kubectlExecAsync } from '../support/cluster-pods';
+import { BOOT_MARKER, bootDiskPath, guestDir } from '../support/guest';
 import { repoRoot } from '../support/netns-process';
 import { qemuCmdline } from '../support/processes';
 import { waitFor } from '../support/wait';
-import { type CsiStack, csiClusterTestsEnabled, startCsiStack } from './csi-stack';
+import { csiClusterTestsEnabled } from './csi-stack';
+import { oneDiskVm, storageClusterFixture } from './storage-cluster';
 
 const enabled = csiClusterTestsEnabled('DataVolumes on the cluster');
 const NS = 'cluster-datavolumes';
@@ -65,10 +54,10 @@ const MARKER_SECTOR = 81920;
 const SERVER = `require('http').createServer((q,s)=>{const f=require('fs');const p='/guest/'+(q.url==='/boot.qcow2'?'boot.qcow2':'');if(!p.endsWith('.qcow2')){s.writeHead(404);return s.end()}const n=f.statSync(p).size;const r=/^bytes=(\\d+)-(\\d*)$/.exec(q.headers.range||'');if(r){console.log('range '+r[0]);const a=+r[1],b=r[2]?Math.min(+r[2],n-1):n-1;s.writeHead(206,{'content-length':b-a+1,'content-range':'bytes '+a+'-'+b+'/'+n});return f.createReadStream(p,{start:a,end:b}).pipe(s)}console.log('whole');s.writeHead(200,{'content-length':n});f.createReadStream(p).pipe(s)}).listen(8080)`;
 
 describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
+  const fx = storageClusterFixture({ namespace: NS, tmpPrefix: 'kvts-dv-' });
   let info: ClusterInfo;
   let core: CoreV1Api;
   let custom: CustomObjectsApi;
-  let csi: CsiStack | undefined;
   let dir = '';
   let kubectl: (...args: string[]) => string;
   let url = '';
@@ -103,17 +92,8 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     writeFileSync(join(dir, file), text);
     return kubectl('apply', '-f', join(dir, file));
   };
-  const console = async (pod: V1Pod) => {
-    const sockets = podEmptyDirPath(
-      join(info.stateDir, 'kubelet', 'pods'),
-      pod.metadata?.uid ?? '',
-      'sockets',
-    );
-    const c = await SerialConsole.connect(join(shortDir(sockets), CONSOLE_SOCKET), 60_000);
-    // The shell prints its prompt only on input: a newline makes the boot marker's wait cheap to retry.
-    c.write('\n');
-    return c;
-  };
+  const console = (pod: V1Pod) => fx.launcherConsole(pod);
+
   const events = async (name: string) =>
     (await core.listNamespacedEvent({ namespace: NS })).items
       .filter((e) => e.involvedObject.name === name)
@@ -126,41 +106,16 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
       .catch(() => ({ items: [] }))) as {
       items: DataVolume[];
     };
-    const pods = (await core.listNamespacedPod({ namespace: NS })).items.map(
-      (p) =>
-        `${p.metadata?.name} ${p.status?.phase} ${JSON.stringify(p.status?.containerStatuses?.map((c) => c.state))}`,
-    );
-    const evs = (await core.listNamespacedEvent({ namespace: NS })).items.map(
-      (e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason}: ${e.message}`,
-    );
-    let logs = '';
-    try {
-      logs = kubectl('logs', '-n', 'kubevirt', '-l', 'kubevirt.io=virt-controller', '--tail=40', '--prefix');
-    } catch (e) {
-      logs = String(e);
-    }
-    return `DataVolumes: ${JSON.stringify(dvs.items.map((d) => [d.metadata?.name, d.status]))}\npods:\n${pods.join('\n')}\nevents:\n${evs.join('\n')}\nvirt-controller:\n${logs}\n${csi?.sidecars.logs(10)}`;
+    return `DataVolumes: ${JSON.stringify(dvs.items.map((d) => [d.metadata?.name, d.status]))}\n${await fx.diagnose(['virt-controller'], 40)}\n${fx.csi?.sidecars.logs(10)}`;
   };
   const waitOrDiagnose = <T>(what: string, f: () => Promise<T | undefined>, ms: number, every: number) =>
     waitFor(what, f, ms, every).catch(async (e) => {
       throw new Error(`${e}\n${await diagnose()}`);
     });
 
-  let releaseLocks: (() => void) | undefined;
   beforeAll(async () => {
-    info = await sharedCluster();
-    releaseLocks = await acquireHostLocks(['cluster-components', 'csi-driver'], 900_000);
-    kubectl = kubectlWith(info.kubeconfigPath);
-    const kc = new KubeConfig();
-    kc.loadFromFile(info.kubeconfigPath);
-    core = kc.makeApiClient(CoreV1Api);
-    custom = kc.makeApiClient(CustomObjectsApi);
-    dir = mkdtempSync(join(tmpdir(), 'kvts-dv-'));
-    // The components first: installComponents blocks this process (kubectl), and the CSI
-    // driver runs in it: csi-provisioner exits when the driver does not answer at its start.
-    installComponents(info, dir, kubectl);
-    csi = await startCsiStack(info, kc);
-    await createTestNamespace(core, NS);
+    await fx.setUp();
+    ({ info, core, custom, kubectl, dir } = fx);
     // The disk server: the guest build's directory, read-only, served by node on the pod network.
     await core.createNamespacedPod({
       namespace: NS,
@@ -195,55 +150,16 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     url = `http://${server.status?.podIP}:8080`;
   }, 1_200_000);
 
-  afterAll(async () => {
-    if (core) {
-      // The namespace first (VM, DataVolumes, claims) while the driver and provisioner run:
-      // the kubelet unpublishes, DeleteVolume empties the pool. The driver stops only after.
-      await deleteNamespaceAndWait(core, NS, 180_000);
-      await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => csi?.sidecars.logs());
-      await waitFor('the pool empty', async () => (await csi?.volumes())?.length === 0, 60_000, 500).catch(
-        (e) => process.stderr.write(`${e}\n`),
-      );
-    }
-    try {
-      if (dir) kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
-    } catch {
-      // the cluster goes down next anyway
-    }
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    try {
-      await csi?.stop();
-    } finally {
-      // Also when the pool's leftover check throws: the worker may run another file next.
-      releaseLocks?.();
-    }
-  }, 400_000);
+  afterAll(() => fx.tearDown(), 400_000);
 
   /** A VM whose one disk is the DataVolume `<vm>-root` its one template makes. */
-  const vmWithTemplate = (name: string, dvSpec: object) => ({
-    apiVersion: 'kubevirt.io/v1',
-    kind: 'VirtualMachine',
-    metadata: { name, namespace: NS },
-    spec: {
-      runStrategy: 'Always',
+  const vmWithTemplate = (name: string, dvSpec: object) =>
+    oneDiskVm({
+      name,
+      namespace: NS,
       dataVolumeTemplates: [{ metadata: { name: `${name}-root` }, spec: dvSpec }],
-      template: {
-        spec: {
-          // The busybox guest ignores ACPI shutdown: without this, a stop and deleting the
-          // namespace wait out the default 180 s grace.
-          terminationGracePeriodSeconds: 0,
-          domain: {
-            devices: {
-              autoattachGraphicsDevice: false,
-              disks: [{ name: 'root', disk: { bus: 'virtio' } }],
-            },
-            resources: { requests: { memory: '128Mi' } },
-          },
-          volumes: [{ name: 'root', dataVolume: { name: `${name}-root` } }],
-        },
-      },
-    },
-  });
+      volume: { dataVolume: { name: `${name}-root` } },
+    });
 
   /** The VM's DataVolume Succeeded (a failed or restarted import throws at once); the states seen on the way. */
   const importedDv = async (vmName: string) => {
@@ -376,7 +292,7 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     expect(claim.spec?.storageClassName).toBe('kubevirt-ts-local');
     expect(claim.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'DataVolume', name: `${VM}-root` });
     const pv = await core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' });
-    expect(await csi!.volumes()).toContain(pv.spec?.csi?.volumeHandle);
+    expect(await fx.csi!.volumes()).toContain(pv.spec?.csi?.volumeHandle);
     expect(await events(`${VM}-root`)).toEqual(
       expect.arrayContaining([`ImportSucceeded: Successfully imported into PVC ${VM}-root`]),
     );

@@ -22,28 +22,17 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import type { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachineExport } from '../../src/api/generated/types';
 import { forwardPort, get } from '../../src/cli/commands/virtctl/vmexport-transfer';
-import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
-import { volumeSnapshotClassObject } from '../../src/controllers/csi-driver/objects';
-import { sharedCluster } from '../support/cluster';
-import { installComponents } from '../support/cluster-install';
-import {
-  createTestNamespace,
-  deleteNamespaceAndWait,
-  waitForDriverPvsDeleted,
-} from '../support/cluster-namespace';
-import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
-import { acquireHostLocks } from '../support/host-lock';
+import { kubectlExecAsync } from '../support/cluster-pods';
 import { waitFor } from '../support/wait';
-import { installSnapshotCrds, removeSnapshotCrds } from './csi-sidecars';
-import { type CsiStack, csiClusterTestsEnabled, startCsiStack } from './csi-stack';
+import { csiClusterTestsEnabled } from './csi-stack';
+import { oneDiskVm, storageClusterFixture } from './storage-cluster';
 
 const enabled = csiClusterTestsEnabled('VM exports on the cluster');
 const NS = 'cluster-vmexport';
@@ -54,17 +43,13 @@ const VIRTCTL = resolve('dist/cli/virtctl.js');
 const IMAGE_MIB = 32;
 
 describe.skipIf(!enabled)('VirtualMachineExport on the real cluster', () => {
+  const fx = storageClusterFixture({ namespace: NS, tmpPrefix: 'kvts-export-', snapshots: true });
   let info: ClusterInfo;
   let kc: KubeConfig;
   let core: CoreV1Api;
   let custom: CustomObjectsApi;
-  let csi: CsiStack | undefined;
   let dir = '';
-  let kubectl: (...args: string[]) => string;
   let volumeSha = '';
-  let releaseLocks: (() => void) | undefined;
-  let objects: KubernetesObjectApi | undefined;
-  let crds: Array<Record<string, unknown>> = [];
 
   /** The built virtctl against the cluster, in a child process (the driver runs in this one). */
   const virtctl = (args: string[], timeoutMs = 180_000) =>
@@ -95,22 +80,8 @@ describe.skipIf(!enabled)('VirtualMachineExport on the real cluster', () => {
     (await custom
       .getNamespacedCustomObject({ ...EXPORTS, namespace: NS, name: EXP })
       .catch(() => undefined)) as VirtualMachineExport | undefined;
-  const diagnose = async () => {
-    const pods = (await core.listNamespacedPod({ namespace: NS })).items.map(
-      (p) =>
-        `${p.metadata?.name} ${p.status?.phase} ${JSON.stringify(p.status?.containerStatuses?.map((c) => c.state))}`,
-    );
-    const evs = (await core.listNamespacedEvent({ namespace: NS })).items.map(
-      (e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason}: ${e.message}`,
-    );
-    let logs = '';
-    try {
-      logs = kubectl('logs', '-n', 'kubevirt', '-l', 'kubevirt.io=virt-controller', '--tail=30', '--prefix');
-    } catch (e) {
-      logs = String(e);
-    }
-    return `export: ${JSON.stringify((await readExport())?.status)}\npods:\n${pods.join('\n')}\nevents:\n${evs.join('\n')}\nvirt-controller:\n${logs}`;
-  };
+  const diagnose = async () =>
+    `export: ${JSON.stringify((await readExport())?.status)}\n${await fx.diagnose(['virt-controller'], 30)}`;
   const waitOrDiagnose = <T>(what: string, f: () => Promise<T | undefined>, ms: number) =>
     waitFor(what, f, ms, 500).catch(async (e) => {
       throw new Error(`${e}\n${await diagnose()}`);
@@ -124,24 +95,8 @@ describe.skipIf(!enabled)('VirtualMachineExport on the real cluster', () => {
     core.readNamespacedPod({ name: `virt-export-${EXP}`, namespace: NS }).catch(() => undefined);
 
   beforeAll(async () => {
-    info = await sharedCluster();
-    releaseLocks = await acquireHostLocks(['cluster-components', 'csi-driver'], 900_000);
-    kubectl = kubectlWith(info.kubeconfigPath);
-    kc = new KubeConfig();
-    kc.loadFromFile(info.kubeconfigPath);
-    core = kc.makeApiClient(CoreV1Api);
-    custom = kc.makeApiClient(CustomObjectsApi);
-    objects = KubernetesObjectApi.makeApiClient(kc);
-    dir = mkdtempSync(join(tmpdir(), 'kvts-export-'));
-    // The VolumeSnapshot kinds before virt-controller starts: it runs its snapshot
-    // controllers (and watches VM snapshots for exports) only when they are served.
-    crds = await installSnapshotCrds(objects);
-    installComponents(info, dir, kubectl);
-    csi = await startCsiStack(info, kc);
-    await objects.create(volumeSnapshotClassObject() as never).catch((e: { code?: number }) => {
-      if (e.code !== 409) throw e;
-    });
-    await createTestNamespace(core, NS);
+    await fx.setUp();
+    ({ info, kc, core, custom, dir } = fx);
     await core.createNamespacedPersistentVolumeClaim({
       namespace: NS,
       body: {
@@ -195,52 +150,17 @@ describe.skipIf(!enabled)('VirtualMachineExport on the real cluster', () => {
       version: 'v1',
       plural: 'virtualmachines',
       namespace: NS,
-      body: {
-        apiVersion: 'kubevirt.io/v1',
-        kind: 'VirtualMachine',
-        metadata: { name: VM, namespace: NS },
-        spec: {
-          runStrategy: 'Halted',
-          template: {
-            spec: {
-              terminationGracePeriodSeconds: 0,
-              domain: {
-                devices: {
-                  autoattachGraphicsDevice: false,
-                  disks: [{ name: 'data', disk: { bus: 'virtio' } }],
-                },
-                resources: { requests: { memory: '64Mi' } },
-              },
-              volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'disk' } }],
-            },
-          },
-        },
-      },
+      body: oneDiskVm({
+        name: VM,
+        namespace: NS,
+        runStrategy: 'Halted',
+        memory: '64Mi',
+        volume: { persistentVolumeClaim: { claimName: 'disk' } },
+      }),
     });
   }, 1_200_000);
 
-  afterAll(async () => {
-    if (core) {
-      await deleteNamespaceAndWait(core, NS, 180_000);
-      await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => csi?.sidecars.logs());
-      await waitFor('the pool empty', async () => (await csi?.volumes())?.length === 0, 60_000, 500).catch(
-        (e) => process.stderr.write(`${e}\n`),
-      );
-    }
-    try {
-      if (dir) kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
-    } catch {
-      // the cluster goes down next anyway
-    }
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    try {
-      await csi?.stop();
-      await objects?.delete(volumeSnapshotClassObject() as never).catch(() => {});
-      if (objects) await removeSnapshotCrds(objects, crds);
-    } finally {
-      releaseLocks?.();
-    }
-  }, 400_000);
+  afterAll(() => fx.tearDown(), 400_000);
 
   it('exports a stopped VM: links, download with gzip, manifests, token, pause while running, delete', {
     timeout: 900_000,

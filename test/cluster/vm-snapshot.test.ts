@@ -14,46 +14,18 @@
  * the host locks for its whole run (test/support/host-lock.ts; two at once failed each
  * other in a full run).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  KubernetesObjectApi,
-  StorageV1Api,
-} from '@kubernetes/client-node';
+import type { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
-import type { CsiDriver } from '../../src/controllers/csi-driver/csi-driver';
-import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
-import {
-  csiDriverObject,
-  LOCAL_CLASS,
-  storageClassObject,
-  volumeSnapshotClassObject,
-} from '../../src/controllers/csi-driver/objects';
-import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
-import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
+import { LOCAL_CLASS } from '../../src/controllers/csi-driver/objects';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { VirtualMachineType } from '../../src/controllers/runtime/resources';
-import { makeTestPool, type TestPool } from '../controllers/csi-driver/pool-fixture';
-import { sharedCluster } from '../support/cluster';
-import { installComponents } from '../support/cluster-install';
-import {
-  createTestNamespace,
-  deleteNamespaceAndWait,
-  waitForDriverPvsDeleted,
-} from '../support/cluster-namespace';
-import { kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
-import { SerialConsole } from '../support/guest';
-import { acquireHostLocks } from '../support/host-lock';
+import { kubectlExecAsync } from '../support/cluster-pods';
+import type { SerialConsole } from '../support/guest';
 import { waitFor } from '../support/wait';
-import { installSnapshotCrds, removeSnapshotCrds, type Sidecars, startSidecars } from './csi-sidecars';
-import { csiClusterTestsEnabled, csiPluginDir, startRegisteredDriver } from './csi-stack';
+import { csiClusterTestsEnabled } from './csi-stack';
+import { storageClusterFixture } from './storage-cluster';
 import { cloneStoppedVm } from './vm-snapshot-clone';
 
 const enabled = csiClusterTestsEnabled('VM snapshots');
@@ -64,78 +36,20 @@ const KV = { group: 'kubevirt.io', version: 'v1', namespace: NS };
 const SNAPKV = { group: 'snapshot.kubevirt.io', version: 'v1beta1', namespace: NS };
 
 describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI VolumeSnapshots)', () => {
+  const fx = storageClusterFixture({ namespace: NS, tmpPrefix: 'kvts-vm-snapshot-', snapshots: true });
   let info: ClusterInfo;
-  let tp: TestPool;
-  let driver: CsiDriver | undefined;
-  let sidecars: Sidecars | undefined;
   let core: CoreV1Api;
   let custom: CustomObjectsApi;
-  let objects: KubernetesObjectApi;
-  let kubectl: (...args: string[]) => string;
-  let dir = '';
-  let pluginDir = '';
-  let crds: Array<Record<string, unknown>> = [];
-  const classObjects = () => [volumeSnapshotClassObject(), storageClassObject(), csiDriverObject()];
-  const createOrKeep = (o: object) =>
-    objects.create(o as never).catch((e: { code?: number }) => {
-      if (e.code !== 409) throw e;
-    });
   const show = <T>(what: string, f: () => Promise<T | undefined>, ms = 180_000) =>
     waitFor(what, f, ms, 500).catch((e) => {
-      throw new Error(`${e}\n${sidecars?.logs()}`);
+      throw new Error(`${e}\n${fx.csi?.sidecars.logs()}`);
     });
 
-  let releaseLocks: (() => void) | undefined;
   beforeAll(async () => {
-    info = await sharedCluster();
-    releaseLocks = await acquireHostLocks(['cluster-components', 'csi-driver'], 900_000);
-    kubectl = kubectlWith(info.kubeconfigPath);
-    const kc = new KubeConfig();
-    kc.loadFromFile(info.kubeconfigPath);
-    core = kc.makeApiClient(CoreV1Api);
-    custom = kc.makeApiClient(CustomObjectsApi);
-    objects = KubernetesObjectApi.makeApiClient(kc);
-    const storage = kc.makeApiClient(StorageV1Api);
-    tp = await makeTestPool(2 * 1024 ** 3);
-    pluginDir = csiPluginDir(info);
-    driver = await startRegisteredDriver(info, storage, tp, 2 * 1024 ** 3);
-    // The VolumeSnapshot kinds before virt-controller starts: it runs its snapshot
-    // controllers only when they are served.
-    crds = await installSnapshotCrds(objects);
-    for (const o of classObjects()) await createOrKeep(o);
-    dir = mkdtempSync(join(tmpdir(), 'kvts-vm-snapshot-'));
-    // kubectl runs synchronously here, blocking this process's driver: the sidecars start
-    // after it (their first connection to the driver must not time out).
-    installComponents(info, dir, kubectl);
-    sidecars = startSidecars(join(pluginDir, 'csi.sock'), info.kubeconfigPath, tp.base);
-    await createTestNamespace(core, NS);
+    await fx.setUp();
+    ({ info, core, custom } = fx);
   }, 1_200_000);
-
-  afterAll(async () => {
-    try {
-      await cleanUp();
-    } finally {
-      // Also when the pool's leftover check throws: the worker may run another file next.
-      releaseLocks?.();
-    }
-  }, 400_000);
-  const cleanUp = async () => {
-    if (core) {
-      await deleteNamespaceAndWait(core, NS, 180_000);
-      await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => sidecars?.logs());
-    }
-    try {
-      if (dir) kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
-    } catch {}
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    await sidecars?.stop();
-    await tp?.cleanup(async () => {
-      await driver?.stop();
-    });
-    if (pluginDir) await rm(pluginDir, { recursive: true, force: true });
-    for (const o of classObjects()) await objects?.delete(o as never).catch(() => {});
-    if (objects) await removeSnapshotCrds(objects, crds);
-  };
+  afterAll(() => fx.tearDown(), 400_000);
 
   const readVm = async (name = VM) =>
     (await custom.getNamespacedCustomObject({
@@ -182,13 +96,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       })
     ).items;
     const pod = pods[0]!;
-    const con = await SerialConsole.connect(
-      join(
-        shortDir(podEmptyDirPath(join(info.stateDir, 'kubelet', 'pods'), pod.metadata?.uid ?? '', 'sockets')),
-        CONSOLE_SOCKET,
-      ),
-      30_000,
-    );
+    const con = await fx.launcherConsole(pod);
     await con.waitFor(MARKER, 180_000);
     return { con, vmiUid: vmi.metadata?.uid ?? '', pod: pod.metadata?.name ?? '' };
   }

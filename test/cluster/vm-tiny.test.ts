@@ -31,15 +31,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTAINERD_BIN } from '../../scripts/cluster/containerd';
-import { kubeletBin } from '../../scripts/cluster/kubelet';
-import {
-  type ClusterInfo,
-  clusterPaths,
-  daemonPid,
-  startDaemon,
-  stopDaemon,
-} from '../../scripts/cluster/state';
+import type { ClusterInfo } from '../../scripts/cluster/state';
 import { repoRoot } from '../../scripts/gen-api';
 import type { VirtualMachineInstance } from '../../src/api/generated/types';
 import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
@@ -47,19 +39,21 @@ import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import { clusterUnavailableReason, sharedCluster } from '../support/cluster';
 import { installComponents } from '../support/cluster-install';
 import { createTestNamespace, deleteNamespaceAndWait } from '../support/cluster-namespace';
-import { kubectlExecAsync, kubectlWith, runPod } from '../support/cluster-pods';
+import { kubectlWith, runPod } from '../support/cluster-pods';
 import { SerialConsole } from '../support/guest';
 import { acquireHostLocks } from '../support/host-lock';
 import { integration } from '../support/integration';
-import { ECHO_SERVER, HOLD_CLIENT } from '../support/netns-process';
+import { ECHO_SERVER } from '../support/netns-process';
 import { waitFor } from '../support/wait';
+import { expectLauncherIsolation } from './launcher-isolation';
 import { peerEcho, peerLogOnceGot } from './peer-traffic';
 import { registerAccessCredentialsCase } from './vm-access-credentials-case';
 import { registerForceStopCases } from './vm-force-stop-case';
 import { registerNetworkCases } from './vm-network-cases';
 import { registerPasstCase } from './vm-passt-case';
 import { registerProbesCase } from './vm-probes-case';
-import { computeSeccompModes, registerSeccompCase, seccompOf } from './vm-seccomp-case';
+import { registerRestartCases } from './vm-restarts-case';
+import { registerSeccompCase } from './vm-seccomp-case';
 
 const why = clusterUnavailableReason();
 const enabled = integration('one-node cluster', why === undefined, why ?? '');
@@ -258,61 +252,14 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     expect(ps).toMatch(/^qemu +virtlogd$/m);
     expect(ps).toMatch(/^qemu +qemu-system-x86$/m);
 
-    // QEMU on the host: user 107, in the compute container's memory cgroup of this pod.
-    const pids = execFileSync('pgrep', ['-f', `guest=${NS}_${VM},`], { encoding: 'utf8' })
-      .trim()
-      .split('\n');
-    expect(pids).toHaveLength(1);
-    qemuPid = Number(pids[0]);
-    expect(readFileSync(`/proc/${qemuPid}/status`, 'utf8')).toMatch(/^Uid:\t107\t107\t107\t107$/m);
-    const memLine = readFileSync(`/proc/${qemuPid}/cgroup`, 'utf8')
-      .split('\n')
-      .find((l) => /^\d+:memory:/.test(l));
-    const memPath = memLine?.split(':')[2] ?? '';
-    expect(memPath).toMatch(
-      new RegExp(
-        `^/kubepods(/(burstable|besteffort))?/pod${launcher.metadata?.uid}/${cid.slice('containerd://'.length)}$`,
-      ),
-    );
-    expect(readFileSync(`/sys/fs/cgroup/memory${memPath}/cgroup.procs`, 'utf8').split('\n')).toContain(
-      String(qemuPid),
-    );
-
-    // Seccomp: the pod runs under upstream's profile, which virt-handler installed in the
-    // kubelet's seccomp directory; every process of compute (launcher, libvirtd, virtlogd,
-    // QEMU) is filtered (mode 2), QEMU by the pod's filter and its own -sandbox one.
-    expect(launcher.spec?.securityContext?.seccompProfile).toEqual({
-      type: 'Localhost',
-      localhostProfile: 'kubevirt/kubevirt.json',
+    qemuPid = expectLauncherIsolation({
+      info,
+      launcher,
+      containerId: cid,
+      qemuGuest: `${NS}_${VM}`,
+      podIP,
+      guestPort: GUEST_PORT,
     });
-    const profile = JSON.parse(
-      readFileSync(join(info.stateDir, 'kubelet', 'seccomp', 'kubevirt', 'kubevirt.json'), 'utf8'),
-    ) as { defaultAction: string };
-    expect(profile.defaultAction).toBe('SCMP_ACT_ERRNO');
-    const modes = computeSeccompModes(qemuPid);
-    expect(modes.length).toBeGreaterThanOrEqual(3);
-    for (const [pid, mode] of modes) expect(mode, `Seccomp of pid ${pid} in compute`).toBe('2');
-    expect(seccompOf(qemuPid)?.filters).toBeGreaterThanOrEqual(2);
-
-    // Phase 1 ran in the pod's network namespace (QEMU's): the bridge, the tap, the NAT.
-    const inPod = (cmd: string, ...args: string[]) =>
-      execFileSync('nsenter', [`--net=/proc/${qemuPid}/ns/net`, '--', cmd, ...args], { encoding: 'utf8' });
-    const links = JSON.parse(inPod('ip', '-j', 'addr', 'show')) as {
-      ifname: string;
-      master?: string;
-      addr_info?: { family: string; local: string; prefixlen: number }[];
-    }[];
-    const byName = new Map(links.map((l) => [l.ifname, l]));
-    expect(byName.get('eth0')?.addr_info?.find((a) => a.family === 'inet')?.local).toBe(podIP);
-    expect(byName.get('k6t-eth0')?.addr_info?.find((a) => a.family === 'inet')).toMatchObject({
-      local: '10.0.2.1',
-      prefixlen: 24,
-    });
-    expect(byName.get('tap0')?.master).toBe('k6t-eth0');
-    const nat = inPod('nft', 'list', 'table', 'ip', 'kubevirt_nat');
-    expect(nat).toMatch(
-      new RegExp(`tcp dport ${GUEST_PORT} (counter packets \\d+ bytes \\d+ )?dnat to 10\\.0\\.2\\.2`),
-    );
 
     // The boot marker on the serial console's log file in the launcher pod.
     const vmiUid = launcher.metadata?.labels?.['kubevirt.io/created-by'];
@@ -378,98 +325,20 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     );
   }, 400_000);
 
-  it('keeps the guest and an open TCP connection to it through a new virt-handler pod and a new leading virt-controller', async () => {
-    expect(launcher, 'the boot test ran').toBeDefined();
-    // A connection from the peer to the guest's echo, held open across the restarts.
-    const hold = kubectlExecAsync(info.kubeconfigPath, NS, 'peer', [
-      'node',
-      '-e',
-      HOLD_CLIENT,
-      podIP,
-      String(GUEST_PORT),
-      '4096',
-      '/tmp/go',
-    ]);
-    await waitFor(
-      'the held connection echoed its first bytes',
-      () => hold.out().includes('first 4096'),
-      120_000,
-      200,
-    );
-    const lease = await kubeLease();
-    const leader = lease.spec?.holderIdentity ?? '';
-    expect(leader).toMatch(/^virt-controller-/);
-    const handlers = (
-      await core.listNamespacedPod({ namespace: 'kubevirt', labelSelector: 'kubevirt.io=virt-handler' })
-    ).items;
-    kubectl(
-      'delete',
-      'pod',
-      '-n',
-      'kubevirt',
-      '--wait=true',
-      handlers[0].metadata?.name ?? '',
-      leader.split('_')[0],
-    );
-    await waitFor(
-      'a new virt-handler Ready and a new leader',
-      async () => {
-        const pods = (await core.listNamespacedPod({ namespace: 'kubevirt' })).items;
-        const fresh = pods.filter(
-          (p) =>
-            p.metadata?.labels?.['kubevirt.io'] === 'virt-handler' &&
-            p.metadata?.uid !== handlers[0].metadata?.uid &&
-            p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
-        );
-        const l = (await kubeLease()).spec?.holderIdentity;
-        return fresh.length === 1 && l && l !== leader;
-      },
-      180_000,
-      1_000,
-    );
-    await expectGuestUnchanged('a new virt-handler and virt-controller leader');
-    // The same connection carries more bytes after the restart.
-    kubectl('exec', '-n', NS, 'peer', '--', 'touch', '/tmp/go');
-    const code = await hold.exited;
-    expect(hold.out()).toContain('second 8192');
-    expect(hold.out()).not.toContain('error');
-    expect(code).toBe(0);
-    process.stdout.write(`held connection ${podIP}:${GUEST_PORT}: ${hold.out().replace(/\n/g, '; ')}\n`);
-  }, 400_000);
-
-  it('keeps the guest through a kubelet restart and a containerd restart', async () => {
-    expect(launcher, 'the boot test ran').toBeDefined();
-    const paths = clusterPaths(info.stateDir);
-    // Each daemon again with its own command line (config and kubeconfig files stay).
-    const restart = async (name: string, binary: string) => {
-      const pid = daemonPid(paths, name, binary);
-      expect(pid, `${name} runs`).toBeDefined();
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      await stopDaemon(paths, name, binary);
-      startDaemon(paths, name, binary, argv.slice(1));
-    };
-    for (const [name, binary] of [
-      ['kubelet', kubeletBin()],
-      ['containerd', CONTAINERD_BIN],
-    ] as const) {
-      await restart(name, binary);
-      await waitFor(
-        `Node Ready and the launcher's containers seen after the ${name} restart`,
-        async () => {
-          const n = await core.readNode({ name: info.nodeName });
-          const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-          const p = await core.readNamespacedPod({ name: launcher.metadata?.name ?? '', namespace: NS });
-          const running = p.status?.containerStatuses?.find((c) => c.name === 'compute')?.state?.running;
-          // The kubelet lists the pod's containers again through the restarted containerd.
-          if (!ready || !running) return undefined;
-          return exec('busybox', 'true') === '';
-        },
-        180_000,
-        1_000,
-      );
-      await expectGuestUnchanged(`the ${name} restart`);
-    }
-  }, 600_000);
+  // A new virt-handler pod and controller leader, then kubelet and containerd restarts,
+  // with the guest untouched (vm-restarts-case.ts).
+  registerRestartCases(() => ({
+    info,
+    core,
+    kubectl,
+    namespace: NS,
+    guestPort: GUEST_PORT,
+    launcher,
+    podIP,
+    exec,
+    kubeLease,
+    expectGuestUnchanged,
+  }));
 
   it('virtctl stop stops it: the launcher pod and QEMU are gone, the VM is Stopped', async () => {
     expect(launcher, 'the boot test ran').toBeDefined();

@@ -21,26 +21,15 @@ import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Api, CustomObjectsApi, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
-import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
-import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
-import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
-import { sharedCluster } from '../support/cluster';
-import { installComponents } from '../support/cluster-install';
-import {
-  createTestNamespace,
-  deleteNamespaceAndWait,
-  waitForDriverPvsDeleted,
-} from '../support/cluster-namespace';
-import { kubectlBin, kubectlExecAsync, kubectlWith } from '../support/cluster-pods';
-import { BOOT_MARKER, SerialConsole } from '../support/guest';
-import { acquireHostLocks } from '../support/host-lock';
-import { waitFor } from '../support/wait';
-import { type CsiStack, csiClusterTestsEnabled, startCsiStack } from './csi-stack';
+import { kubectlBin, kubectlExecAsync } from '../support/cluster-pods';
+import { BOOT_MARKER } from '../support/guest';
+import { csiClusterTestsEnabled } from './csi-stack';
+import { oneDiskVm, storageClusterFixture } from './storage-cluster';
 
 const enabled = csiClusterTestsEnabled('volume hotplug on the cluster');
 const NS = 'cluster-hotplug';
@@ -54,13 +43,11 @@ const virtctlBin = new URL('../../dist/cli/virtctl.js', import.meta.url).pathnam
 const run = promisify(execFile);
 
 describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
+  const fx = storageClusterFixture({ namespace: NS, tmpPrefix: 'kvts-hotplug-' });
   let info: ClusterInfo;
   let core: CoreV1Api;
   let custom: CustomObjectsApi;
-  let csi: CsiStack | undefined;
   let dir = '';
-  let kubectl: (...args: string[]) => string;
-  let releaseLocks: (() => void) | undefined;
 
   // The CSI driver answers in this process: every external command runs asynchronously.
   const virtctl = (...args: string[]) =>
@@ -83,72 +70,19 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
     })) as VirtualMachine;
   const pods = async (selector: string) =>
     (await core.listNamespacedPod({ namespace: NS, labelSelector: selector })).items;
-  const diagnose = async () => {
-    const all = (await core.listNamespacedPod({ namespace: NS })).items.map(
-      (p) =>
-        `${p.metadata?.name} ${p.status?.phase} ${JSON.stringify(p.status?.containerStatuses?.map((c) => c.state))}`,
-    );
-    const evs = (await core.listNamespacedEvent({ namespace: NS })).items.map(
-      (e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason}: ${e.message}`,
-    );
-    const vmi = await readVmi().catch(() => undefined);
-    let logs = '';
-    for (const c of ['virt-handler', 'virt-controller'])
-      logs += await run(kubectlBin, [
-        '--kubeconfig',
-        info.kubeconfigPath,
-        'logs',
-        '-n',
-        'kubevirt',
-        '-l',
-        `kubevirt.io=${c}`,
-        '--tail=25',
-      ])
-        .then((r) => `${c}:\n${r.stdout}`)
-        .catch((e) => `${c}: ${e}`);
-    return `pods:\n${all.join('\n')}\nevents:\n${evs.join('\n')}\nvolumeStatus: ${JSON.stringify(vmi?.status?.volumeStatus)}\n${logs}`;
-  };
   const waitOrDiagnose = <T>(what: string, f: () => Promise<T | undefined>, ms: number, every = 250) =>
-    waitFor(what, f, ms, every).catch(async (e) => {
-      throw new Error(`${e}\n${await diagnose()}`);
+    fx.waitOrDiagnose(what, f, ms, every, async () => {
+      const vmi = await readVmi().catch(() => undefined);
+      return `volumeStatus: ${JSON.stringify(vmi?.status?.volumeStatus)}\n${await fx.diagnose(['virt-handler'], 25)}`;
     });
   const volumeStatus = async (name: string) =>
     (await readVmi()).status?.volumeStatus?.find((s) => s.name === name);
 
   beforeAll(async () => {
-    info = await sharedCluster();
-    releaseLocks = await acquireHostLocks(['cluster-components', 'csi-driver'], 900_000);
-    kubectl = kubectlWith(info.kubeconfigPath);
-    const kc = new KubeConfig();
-    kc.loadFromFile(info.kubeconfigPath);
-    core = kc.makeApiClient(CoreV1Api);
-    custom = kc.makeApiClient(CustomObjectsApi);
-    dir = mkdtempSync(join(tmpdir(), 'kvts-hotplug-'));
-    installComponents(info, dir, kubectl);
-    csi = await startCsiStack(info, kc);
-    await createTestNamespace(core, NS);
+    await fx.setUp();
+    ({ info, core, custom, dir } = fx);
   }, 1_200_000);
-
-  afterAll(async () => {
-    if (core) {
-      await deleteNamespaceAndWait(core, NS, 180_000);
-      await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => csi?.sidecars.logs());
-      await waitFor('the pool empty', async () => (await csi?.volumes())?.length === 0, 60_000, 500).catch(
-        (e) => process.stderr.write(`${e}\n`),
-      );
-    }
-    try {
-      if (dir) kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
-    } catch {
-      // the cluster goes down next anyway
-    }
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    try {
-      await csi?.stop();
-    } finally {
-      releaseLocks?.();
-    }
-  }, 400_000);
+  afterAll(() => fx.tearDown(), 400_000);
 
   it('hot-adds a CSI PVC with a serial, the guest writes to it, removevolume takes it away; one boot', {
     timeout: 600_000,
@@ -167,48 +101,26 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
         resources: { requests: { storage: '32Mi' } },
       },
     });
-    await apply('vm.yaml', {
-      apiVersion: 'kubevirt.io/v1',
-      kind: 'VirtualMachine',
-      metadata: { name: VM, namespace: NS },
-      spec: {
-        runStrategy: 'Always',
-        template: {
-          spec: {
-            terminationGracePeriodSeconds: 0,
-            domain: {
-              devices: {
-                autoattachGraphicsDevice: false,
-                disks: [{ name: 'root', disk: { bus: 'virtio' } }],
-              },
-              resources: { requests: { memory: '128Mi' } },
-            },
-            volumes: [
-              {
-                name: 'root',
-                containerDisk: {
-                  image: 'localhost/kubevirt-ts/tiny-guest-containerdisk:latest',
-                  imagePullPolicy: 'Never',
-                },
-              },
-            ],
+    await apply(
+      'vm.yaml',
+      oneDiskVm({
+        name: VM,
+        namespace: NS,
+        volume: {
+          containerDisk: {
+            image: 'localhost/kubevirt-ts/tiny-guest-containerdisk:latest',
+            imagePullPolicy: 'Never',
           },
         },
-      },
-    });
+      }),
+    );
     const launcher = await waitOrDiagnose(
       'launcher pod Running',
       async () => (await pods('kubevirt.io=virt-launcher')).find((p) => p.status?.phase === 'Running'),
       240_000,
       1000,
     );
-    const sockets = podEmptyDirPath(
-      join(info.stateDir, 'kubelet', 'pods'),
-      launcher.metadata?.uid ?? '',
-      'sockets',
-    );
-    const con = await SerialConsole.connect(join(shortDir(sockets), CONSOLE_SOCKET), 60_000);
-    con.write('\n');
+    const con = await fx.launcherConsole(launcher);
     let attachMs = 0;
     let detachMs = 0;
     let marker = '';
@@ -347,7 +259,7 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
     // mounted read-only here once the kubelet has let it go) holds disk.img with the line.
     const claim = await core.readNamespacedPersistentVolumeClaim({ name: CLAIM, namespace: NS });
     const pv = await core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' });
-    const volume = join(csi!.pool.dir, 'volumes', pv.spec?.csi?.volumeHandle ?? '', 'disk');
+    const volume = join(fx.csi!.pool.dir, 'volumes', pv.spec?.csi?.volumeHandle ?? '', 'disk');
     await waitOrDiagnose(
       'the volume unstaged',
       async () => ((await run('losetup', ['-j', volume])).stdout.trim() === '' ? true : undefined),

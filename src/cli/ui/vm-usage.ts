@@ -54,22 +54,20 @@ interface Sample {
   memory: 'guest' | 'resident';
 }
 
+/** The samples of one scrape, parsed. */
+type Samples = ReturnType<typeof parseExposition>['samples'];
+
 /** Sums the samples of `family` for VMI `ns/name`; undefined when there are none. */
-function sumOf(
-  samples: ReturnType<typeof parseExposition>['samples'],
-  family: string,
-  ns: string,
-  name: string,
-): number | undefined {
+function sumOf(samples: Samples, family: string, ns: string, name: string): number | undefined {
   let sum: number | undefined;
   for (const s of samples)
     if (s.name === family && s.labels.namespace === ns && s.labels.name === name) sum = (sum ?? 0) + s.value;
   return sum;
 }
 
-/** One VMI's figures in a virt-handler scrape. */
-export function sampleOf(text: string, ns: string, name: string, t: number): Sample | undefined {
-  const { samples } = parseExposition(text);
+/** One VMI's figures in a virt-handler scrape (its text, or its samples parsed once). */
+export function sampleOf(scrape: string | Samples, ns: string, name: string, t: number): Sample | undefined {
+  const samples = typeof scrape === 'string' ? parseExposition(scrape).samples : scrape;
   const f = (family: string) => sumOf(samples, `kubevirt_vmi_${family}`, ns, name);
   const cpuSeconds = f('cpu_usage_seconds_total');
   const available = f('memory_available_bytes');
@@ -122,7 +120,8 @@ export function pointsOf(samples: Sample[]): UsagePoint[] {
  */
 export class ScrapeUsageSource implements UsageSource {
   private readonly history = new Map<string, Sample[]>();
-  private last?: { t: number; text: Promise<string | undefined> };
+  /** The last scrape, parsed once for every page that asks within the interval. */
+  private last?: { t: number; samples: Promise<Samples | undefined> };
 
   constructor(
     private readonly scrape: () => Promise<string | undefined>,
@@ -130,17 +129,21 @@ export class ScrapeUsageSource implements UsageSource {
     private readonly now: () => number = Date.now,
   ) {}
 
-  private text(t: number): Promise<string | undefined> {
-    if (!this.last || t - this.last.t >= this.minIntervalMs) this.last = { t, text: this.scrape() };
-    return this.last.text;
+  private samples(t: number): Promise<Samples | undefined> {
+    if (!this.last || t - this.last.t >= this.minIntervalMs)
+      this.last = {
+        t,
+        samples: this.scrape().then((text) => (text ? parseExposition(text).samples : undefined)),
+      };
+    return this.last.samples;
   }
 
   async series(namespace: string, name: string): Promise<UsageSeries> {
     const key = `${namespace}/${name}`;
     const t = this.now();
-    const text = await this.text(t);
+    const samples = await this.samples(t);
     const kept = (this.history.get(key) ?? []).filter((s) => t - s.t <= USAGE_WINDOW_MS);
-    const sample = text ? sampleOf(text, namespace, name, this.last?.t ?? t) : undefined;
+    const sample = samples ? sampleOf(samples, namespace, name, this.last?.t ?? t) : undefined;
     if (sample && kept.at(-1)?.t !== sample.t) kept.push(sample);
     this.history.set(key, kept);
     return { source: 'virt-handler', memory: kept.at(-1)?.memory ?? 'resident', points: pointsOf(kept) };
