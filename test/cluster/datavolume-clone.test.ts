@@ -2,8 +2,8 @@
  * Issue 25's clone sources on the real one-node cluster: the components installed from the
  * manifests (virt-controller running CDI's DataVolume and DataSource controllers), the
  * project's CSI driver in this process on a test pool with the real csi-provisioner,
- * csi-snapshotter and snapshot-controller as host processes (the snapshot CRDs installed
- * before virt-controller starts, as vm-snapshot.test.ts).
+ * csi-snapshotter and snapshot-controller as host processes, the snapshot kinds served
+ * before virt-controller starts (storageClusterFixture, storage-cluster.ts).
  *
  * A 1 GiB DataVolume imported from the tiny guest's containerDisk is the source. A
  * `source.pvc` DataVolume (no size: the source's) is a CSI clone of it, a `source.snapshot`
@@ -16,54 +16,24 @@
  * unchanged.
  * Then CDI's example manifests (cdi-examples-case.ts).
  *
- * The driver's one name registers once with a kubelet: like the other CSI cluster test
- * files, this one takes the host locks for its whole run (test/support/host-lock.ts).
+ * The fixture takes the host locks for the file's whole run (test/support/host-lock.ts).
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  KubernetesObjectApi,
-  StorageV1Api,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { DataSource, DataVolume } from '../../src/api/generated/cdi/types';
-import type { CsiDriver } from '../../src/controllers/csi-driver/csi-driver';
-import { DRIVER_NAME } from '../../src/controllers/csi-driver/identity-service';
-import {
-  csiDriverObject,
-  LOCAL_CLASS,
-  storageClassObject,
-  volumeSnapshotClassObject,
-} from '../../src/controllers/csi-driver/objects';
-import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
-import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
-import { makeTestPool, type TestPool } from '../controllers/csi-driver/pool-fixture';
+import { LOCAL_CLASS } from '../../src/controllers/csi-driver/objects';
 import { cdiExamplesDir, needsCdiExamples } from '../support/cdi-examples';
-import { sharedCluster } from '../support/cluster';
-import { installComponents } from '../support/cluster-install';
-import {
-  createTestNamespace,
-  deleteNamespaceAndWait,
-  waitForDriverPvsDeleted,
-} from '../support/cluster-namespace';
-import { kubectlWith } from '../support/cluster-pods';
-import { BOOT_MARKER, guestDir, SerialConsole } from '../support/guest';
-import { acquireHostLocks } from '../support/host-lock';
+import { BOOT_MARKER, guestDir } from '../support/guest';
 import { repoRoot } from '../support/netns-process';
 import { qemuCmdline } from '../support/processes';
 import { waitFor } from '../support/wait';
 import { runCdiExamples } from './cdi-examples-case';
-import { installSnapshotCrds, removeSnapshotCrds, type Sidecars, startSidecars } from './csi-sidecars';
-import { csiClusterTestsEnabled, csiPluginDir, startRegisteredDriver } from './csi-stack';
+import { csiClusterTestsEnabled } from './csi-stack';
+import { oneDiskVm, storageClusterFixture } from './storage-cluster';
 
 const enabled = csiClusterTestsEnabled('DataVolume clones on the cluster');
 const NS = 'cluster-dv-clone';
@@ -76,48 +46,36 @@ const MARKER_SECTOR = 81920;
 const SERVER = `require('http').createServer((q,s)=>{const f=require('fs');if(q.url!=='/boot.qcow2'){s.writeHead(404);return s.end()}const n=f.statSync('/guest/boot.qcow2').size;s.writeHead(200,{'content-length':n});f.createReadStream('/guest/boot.qcow2').pipe(s)}).listen(8080)`;
 
 describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on the real cluster', () => {
-  let info: ClusterInfo;
-  let tp: TestPool;
-  let driver: CsiDriver | undefined;
-  let sidecars: Sidecars | undefined;
-  let core: CoreV1Api;
-  let custom: CustomObjectsApi;
-  let objects: KubernetesObjectApi;
-  let kubectl: (...args: string[]) => string;
-  let dir = '';
-  let pluginDir = '';
-  let crds: Array<Record<string, unknown>> = [];
+  const sc = storageClusterFixture({
+    namespace: NS,
+    tmpPrefix: 'kvts-dv-clone-',
+    snapshots: true,
+    poolBytes: POOL_BYTES,
+  });
   let sourceSum = '';
-  const classObjects = () => [volumeSnapshotClassObject(), storageClassObject(), csiDriverObject()];
+  const custom = () => sc.custom;
+  const core = () => sc.core;
 
   const readDv = async (name: string) =>
-    (await custom
+    (await custom()
       .getNamespacedCustomObject({ ...CDI, plural: 'datavolumes', name })
       .catch(() => undefined)) as DataVolume | undefined;
   const createDv = (name: string, spec: object) =>
-    custom.createNamespacedCustomObject({
+    custom().createNamespacedCustomObject({
       ...CDI,
       plural: 'datavolumes',
       body: { apiVersion: 'cdi.kubevirt.io/v1beta1', kind: 'DataVolume', metadata: { name }, spec },
     });
   const events = async (name: string) =>
-    (await core.listNamespacedEvent({ namespace: NS })).items
+    (await core().listNamespacedEvent({ namespace: NS })).items
       .filter((e) => e.involvedObject.name === name)
       .map((e) => `${e.reason}: ${e.message}`);
   const diagnose = async () => {
-    const dvs = (await custom.listNamespacedCustomObject({ ...CDI, plural: 'datavolumes' }).catch(() => ({
-      items: [],
-    }))) as { items: DataVolume[] };
-    const evs = (await core.listNamespacedEvent({ namespace: NS })).items.map(
-      (e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason}: ${e.message}`,
-    );
-    let logs = '';
-    try {
-      logs = kubectl('logs', '-n', 'kubevirt', '-l', 'kubevirt.io=virt-controller', '--tail=30', '--prefix');
-    } catch (e) {
-      logs = String(e);
-    }
-    return `DataVolumes: ${JSON.stringify(dvs.items.map((d) => [d.metadata?.name, d.status?.phase, d.status?.conditions]))}\nevents:\n${evs.join('\n')}\nvirt-controller:\n${logs}\n${sidecars?.logs(10)}`;
+    const dvs = (await custom()
+      .listNamespacedCustomObject({ ...CDI, plural: 'datavolumes' })
+      .catch(() => ({ items: [] }))) as { items: DataVolume[] };
+    const states = dvs.items.map((d) => [d.metadata?.name, d.status?.phase, d.status?.conditions]);
+    return `DataVolumes: ${JSON.stringify(states)}\n${await sc.diagnose()}\n${sc.csi?.sidecars.logs(10)}`;
   };
   const show = <T>(what: string, f: () => Promise<T | undefined>, ms = 300_000, every = 200) =>
     waitFor(what, f, ms, every).catch(async (e) => {
@@ -135,9 +93,9 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
   };
   /** The pool file of a DataVolume's volume (through its claim's PV). */
   const poolFile = async (claim: string) => {
-    const c = await core.readNamespacedPersistentVolumeClaim({ name: claim, namespace: NS });
-    const pv = await core.readPersistentVolume({ name: c.spec?.volumeName ?? '' });
-    return join(tp.dir, 'volumes', pv.spec?.csi?.volumeHandle ?? '', 'disk');
+    const c = await core().readNamespacedPersistentVolumeClaim({ name: claim, namespace: NS });
+    const pv = await core().readPersistentVolume({ name: c.spec?.volumeName ?? '' });
+    return join(sc.csi?.pool.dir ?? '', 'volumes', pv.spec?.csi?.volumeHandle ?? '', 'disk');
   };
   /** sha256 of a pool file (sha256sum: asynchronous, the driver is in this process). */
   const sha256 = async (file: string) =>
@@ -148,53 +106,8 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
     return bound.includes(file) || bound.includes(realpathSync(file));
   };
 
-  let releaseLocks: (() => void) | undefined;
-  beforeAll(async () => {
-    info = await sharedCluster();
-    releaseLocks = await acquireHostLocks(['cluster-components', 'csi-driver'], 900_000);
-    kubectl = kubectlWith(info.kubeconfigPath);
-    const kc = new KubeConfig();
-    kc.loadFromFile(info.kubeconfigPath);
-    core = kc.makeApiClient(CoreV1Api);
-    custom = kc.makeApiClient(CustomObjectsApi);
-    objects = KubernetesObjectApi.makeApiClient(kc);
-    const storage = kc.makeApiClient(StorageV1Api);
-    tp = await makeTestPool(POOL_BYTES);
-    pluginDir = csiPluginDir(info);
-    driver = await startRegisteredDriver(info, storage, tp, POOL_BYTES);
-    // The VolumeSnapshot kinds before virt-controller starts: it watches them only when served.
-    crds = await installSnapshotCrds(objects);
-    for (const o of classObjects())
-      await objects.create(o as never).catch((e: { code?: number }) => {
-        if (e.code !== 409) throw e;
-      });
-    dir = mkdtempSync(join(tmpdir(), 'kvts-dv-clone-'));
-    installComponents(info, dir, kubectl);
-    sidecars = startSidecars(join(pluginDir, 'csi.sock'), info.kubeconfigPath, tp.base);
-    await createTestNamespace(core, NS);
-  }, 1_200_000);
-
-  afterAll(async () => {
-    try {
-      if (core) {
-        await deleteNamespaceAndWait(core, NS, 240_000);
-        await waitForDriverPvsDeleted(core, DRIVER_NAME, 120_000, () => sidecars?.logs());
-      }
-      try {
-        if (dir) kubectl('delete', '--ignore-not-found', '--wait=false', '-f', dir);
-      } catch {}
-      if (dir) rmSync(dir, { recursive: true, force: true });
-      await sidecars?.stop();
-      await tp?.cleanup(async () => {
-        await driver?.stop();
-      });
-      if (pluginDir) await rm(pluginDir, { recursive: true, force: true });
-      for (const o of classObjects()) await objects?.delete(o as never).catch(() => {});
-      if (objects) await removeSnapshotCrds(objects, crds);
-    } finally {
-      releaseLocks?.();
-    }
-  }, 500_000);
+  beforeAll(() => sc.setUp(), 1_200_000);
+  afterAll(() => sc.tearDown(), 500_000);
 
   it('pvc, snapshot and DataSource sources: each a copy of the 1 GiB source, in well under a second', {
     timeout: 900_000,
@@ -214,8 +127,8 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
     await createDv('golden-clone', { source: { pvc: { namespace: NS, name: 'golden' } }, storage: {} });
     const clone = await succeeded('golden-clone', t0);
     process.stdout.write(`clone DataVolume of a 1 GiB source: created -> Succeeded in ${clone.ms} ms\n`);
-    const claim = await core.readNamespacedPersistentVolumeClaim({ name: 'golden-clone', namespace: NS });
-    const srcClaim = await core.readNamespacedPersistentVolumeClaim({ name: 'golden', namespace: NS });
+    const claim = await core().readNamespacedPersistentVolumeClaim({ name: 'golden-clone', namespace: NS });
+    const srcClaim = await core().readNamespacedPersistentVolumeClaim({ name: 'golden', namespace: NS });
     expect(claim.spec?.dataSource).toEqual({ kind: 'PersistentVolumeClaim', name: 'golden' });
     expect(claim.spec?.resources?.requests?.storage).toBe(srcClaim.status?.capacity?.storage);
     expect(claim.metadata?.annotations?.['cdi.kubevirt.io/cloneType']).toBe('csi-clone');
@@ -226,7 +139,7 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
     expect(await sha256(await poolFile('golden-clone'))).toBe(sourceSum);
 
     // source.snapshot: a VolumeSnapshot of the source, restored.
-    await custom.createNamespacedCustomObject({
+    await custom().createNamespacedCustomObject({
       group: 'snapshot.storage.k8s.io',
       version: 'v1',
       namespace: NS,
@@ -247,7 +160,7 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
     process.stdout.write(
       `snapshot-source DataVolume: created (with the VolumeSnapshot) -> Succeeded in ${fromSnap.ms} ms\n`,
     );
-    const snapClaim = await core.readNamespacedPersistentVolumeClaim({ name: 'from-snap', namespace: NS });
+    const snapClaim = await core().readNamespacedPersistentVolumeClaim({ name: 'from-snap', namespace: NS });
     expect(snapClaim.spec?.dataSource).toEqual({
       apiGroup: 'snapshot.storage.k8s.io',
       kind: 'VolumeSnapshot',
@@ -256,7 +169,7 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
     expect(await sha256(await poolFile('from-snap'))).toBe(sourceSum);
 
     // sourceRef: a DataSource naming the source; its Ready condition first.
-    await custom.createNamespacedCustomObject({
+    await custom().createNamespacedCustomObject({
       ...CDI,
       plural: 'datasources',
       body: {
@@ -267,7 +180,7 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
       },
     });
     const ds = await show('DataSource golden-ds Ready', async () => {
-      const d = (await custom.getNamespacedCustomObject({
+      const d = (await custom().getNamespacedCustomObject({
         ...CDI,
         plural: 'datasources',
         name: 'golden-ds',
@@ -287,45 +200,29 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
   }, async () => {
     expect(sourceSum).not.toBe('');
     const vm = 'vm-clone';
-    await custom.createNamespacedCustomObject({
+    await custom().createNamespacedCustomObject({
       group: 'kubevirt.io',
       version: 'v1',
       namespace: NS,
       plural: 'virtualmachines',
-      body: {
-        apiVersion: 'kubevirt.io/v1',
-        kind: 'VirtualMachine',
-        metadata: { name: vm },
-        spec: {
-          runStrategy: 'Always',
-          dataVolumeTemplates: [
-            {
-              metadata: { name: `${vm}-root` },
-              spec: { source: { pvc: { namespace: NS, name: 'golden' } }, storage: {} },
-            },
-          ],
-          template: {
-            spec: {
-              terminationGracePeriodSeconds: 0,
-              domain: {
-                devices: {
-                  autoattachGraphicsDevice: false,
-                  disks: [{ name: 'root', disk: { bus: 'virtio' } }],
-                },
-                resources: { requests: { memory: '128Mi' } },
-              },
-              volumes: [{ name: 'root', dataVolume: { name: `${vm}-root` } }],
-            },
+      body: oneDiskVm({
+        name: vm,
+        namespace: NS,
+        volume: { dataVolume: { name: `${vm}-root` } },
+        dataVolumeTemplates: [
+          {
+            metadata: { name: `${vm}-root` },
+            spec: { source: { pvc: { namespace: NS, name: 'golden' } }, storage: {} },
           },
-        },
-      },
+        ],
+      }),
     });
     await succeeded(`${vm}-root`, Date.now());
     const launcher = await show(
       'launcher pod Running',
       async () =>
         (
-          await core.listNamespacedPod({
+          await core().listNamespacedPod({
             namespace: NS,
             labelSelector: `kubevirt.io=virt-launcher,vm.kubevirt.io/name=${vm}`,
           })
@@ -333,15 +230,9 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
       240_000,
       1000,
     );
-    const sockets = podEmptyDirPath(
-      join(info.stateDir, 'kubelet', 'pods'),
-      launcher.metadata?.uid ?? '',
-      'sockets',
-    );
-    const con = await SerialConsole.connect(join(shortDir(sockets), CONSOLE_SOCKET), 60_000);
+    const con = await sc.launcherConsole(launcher);
     const marker = `KVTS-CLONE-WRITE-${Date.now()}`;
     try {
-      con.write('\n');
       await con.waitFor(BOOT_MARKER, 180_000);
       expect(qemuCmdline(NS, vm) ?? '').toContain(
         '"driver":"file","filename":"/var/run/kubevirt-private/vmi-disks/root/disk.img"',
@@ -376,7 +267,7 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
       '-n',
       NS,
       '--kubeconfig',
-      info.kubeconfigPath,
+      sc.info.kubeconfigPath,
     ]);
     const cloneFile = await poolFile(`${vm}-root`);
     await show('the clone unstaged after the stop', async () => !staged(cloneFile), 180_000, 500);
@@ -402,7 +293,7 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
       timeout: 900_000,
     },
     async () => {
-      await core.createNamespacedPod({
+      await core().createNamespacedPod({
         namespace: NS,
         body: {
           metadata: { name: 'disk-server' },
@@ -414,7 +305,7 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
             containers: [
               {
                 name: 'main',
-                image: info.images['virt-launcher'],
+                image: sc.info.images['virt-launcher'],
                 imagePullPolicy: 'Never',
                 command: ['node', '-e', SERVER],
                 volumeMounts: [{ name: 'guest', mountPath: '/guest', readOnly: true }],
@@ -426,7 +317,7 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
       const server = await show(
         'disk server running',
         async () => {
-          const p = await core.readNamespacedPod({ name: 'disk-server', namespace: NS });
+          const p = await core().readNamespacedPod({ name: 'disk-server', namespace: NS });
           return p.status?.phase === 'Running' && p.status.podIP ? p : undefined;
         },
         120_000,
@@ -437,8 +328,8 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
         namespace: NS,
         server: `http://${server.status?.podIP}:8080`,
         containerDisk: CONTAINERDISK,
-        objects,
-        custom,
+        objects: sc.objects,
+        custom: sc.custom,
         diagnose,
       });
     },

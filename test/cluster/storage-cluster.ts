@@ -52,6 +52,8 @@ export interface StorageClusterOptions {
    * controllers only when they are served) and create the VolumeSnapshotClass.
    */
   snapshots?: boolean;
+  /** The test pool's size (default csi-stack.ts's 2 GiB); a sparse image: only what is written takes space. */
+  poolBytes?: number;
 }
 
 /** A cluster test file's storage setup; fields are set by {@link StorageCluster.setUp}. */
@@ -90,7 +92,7 @@ export class StorageCluster {
     // The components first: installComponents blocks this process (kubectl), and the CSI
     // driver runs in it: csi-provisioner exits when the driver does not answer at its start.
     installComponents(this.info, this.dir, this.kubectl);
-    this.csi = await startCsiStack(this.info, this.kc);
+    this.csi = await startCsiStack(this.info, this.kc, this.opts.poolBytes);
     if (this.opts.snapshots)
       await this.objects.create(volumeSnapshotClassObject() as never).catch((e: { code?: number }) => {
         if (e.code !== 409) throw e;
