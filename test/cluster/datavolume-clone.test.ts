@@ -25,6 +25,7 @@ import { promisify } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSource, DataVolume } from '../../src/api/generated/cdi/types';
+import { bytesOf } from '../../src/controllers/common/quantity';
 import { LOCAL_CLASS } from '../../src/controllers/csi-driver/objects';
 import { cdiExamplesDir, needsCdiExamples } from '../support/cdi-examples';
 import { BOOT_MARKER, guestDir } from '../support/guest';
@@ -130,7 +131,8 @@ describe.skipIf(!enabled)('DataVolume clone, snapshot and DataSource sources on 
     const claim = await core().readNamespacedPersistentVolumeClaim({ name: 'golden-clone', namespace: NS });
     const srcClaim = await core().readNamespacedPersistentVolumeClaim({ name: 'golden', namespace: NS });
     expect(claim.spec?.dataSource).toEqual({ kind: 'PersistentVolumeClaim', name: 'golden' });
-    expect(claim.spec?.resources?.requests?.storage).toBe(srcClaim.status?.capacity?.storage);
+    const bytes = (q: unknown) => bytesOf(q as string, 'storage');
+    expect(bytes(claim.spec?.resources?.requests?.storage)).toBe(bytes(srcClaim.status?.capacity?.storage));
     expect(claim.metadata?.annotations?.['cdi.kubevirt.io/cloneType']).toBe('csi-clone');
     expect(clone.dv.status?.progress).toBe('100.0%');
     expect(await events('golden-clone')).toContain(
