@@ -65,6 +65,8 @@ export default defineConfig([
   // cdi-importer: the DataVolume importer pod's command, in the launcher's image (dist/ but
   // no node_modules), so self-contained like virt-probe.
   selfContained('cdi-importer'),
+  // cdi-uploadserver: the DataVolume upload pod's server, in the launcher's image too.
+  selfContained('cdi-uploadserver'),
   // virt-exportserver: the VirtualMachineExport pod's server, in the launcher's image too.
   selfContained('virt-exportserver'),
   // virt-probe: run by the kubelet in the launcher's container (whose image has dist/ but

@@ -11,7 +11,7 @@
  *
  *   npm run bench:scale -- --vms N --nodes M --backend apiserver|embedded [--timeout S] [--cpu-prof DIR]
  *     [--controller-qps Q]  (virt-controller's client limit: Q and burst 2Q; default upstream's 200/400)
- *     [--workers W]  (virt-controller's workers per controller)
+ *     [--workers W]  (every virt-controller controller's workers; unset: upstream's per-controller counts)
  */
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -4,6 +4,7 @@
  * $KUBEVIRT_TS_CLUSTER_DIR or /var/lib/kubevirt-ts-cluster).
  *
  *   up      [--nodes 1|2] [--node-name N] [--node-ip IP] [--bridge NAME] [--pod-subnet A.B.C.0/24]
+ *           [--max-pods N]   (the first node's kubelet pod limit; default the kubelet's 110)
  *           (ends with `export KUBECONFIG=...` and `export PATH=<kubectl's dir>:$PATH` lines)
  *   down    [--purge]   (--purge also drops containerd's image store)
  *   status
@@ -29,6 +30,7 @@ const { values, positionals } = parseArgs({
     'pod-subnet': { type: 'string' },
     purge: { type: 'boolean' },
     nodes: { type: 'string' },
+    'max-pods': { type: 'string' },
   },
 });
 const stateDir = values['state-dir'] ?? process.env.KUBEVIRT_TS_CLUSTER_DIR ?? DEFAULT_STATE_DIR;
@@ -101,6 +103,13 @@ async function status(): Promise<number> {
   return ready && firstReady && extraOk && daemons.containerd && daemons.kubelet ? 0 : 1;
 }
 
+/** `--max-pods`: digits only (up() checks the range against the node's pod addresses). */
+function maxPods(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[0-9]{1,5}$/.test(value)) throw new Error(`--max-pods ${JSON.stringify(value)}: expected a number`);
+  return Number(value);
+}
+
 function nodeCount(value: string | undefined): number {
   if (value === undefined) return 1;
   if (value !== '1' && value !== '2') throw new Error(`--nodes ${JSON.stringify(value)}: expected 1 or 2`);
@@ -117,6 +126,7 @@ async function main(): Promise<number> {
         bridge: values.bridge,
         podSubnet: values['pod-subnet'],
         nodes: nodeCount(values.nodes),
+        maxPods: maxPods(values['max-pods']),
         log,
       });
       // Paste-able: kubectl is not on PATH; it was built with the control plane.

@@ -28,6 +28,23 @@ export interface KubeletNodeOptions {
   cgroupRoot?: string;
   /** Taints the node registers with (the tests' shared cluster keeps unpinned pods off node 2). */
   taints?: { key: string; value?: string; effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' }[];
+  /**
+   * The kubelet's pod limit (`maxPods`; the kubelet's default 110 when unset): raised for
+   * density runs as upstream's scale set-ups do (HCO's KubeletConfig: 500). Checked by
+   * {@link checkMaxPods}.
+   */
+  maxPods?: number;
+}
+
+/**
+ * Refuses a `maxPods` the node cannot honour: a whole number from 1 up to `addresses`
+ * (the pod IPs its CNI range hands out; a pod past them would fail in IPAM instead).
+ */
+export function checkMaxPods(maxPods: number, addresses: number): void {
+  if (!Number.isInteger(maxPods) || maxPods < 1 || maxPods > addresses)
+    throw new Error(
+      `maxPods ${maxPods}: expected a whole number from 1 to ${addresses} (the node's pod addresses)`,
+    );
 }
 
 /**
@@ -80,6 +97,7 @@ export function writeKubeletConfig(
     makeIPTablesUtilChains: false,
     ...(node.cgroupRoot ? { cgroupRoot: node.cgroupRoot } : {}),
     ...(node.taints?.length ? { registerWithTaints: node.taints } : {}),
+    ...(node.maxPods !== undefined ? { maxPods: node.maxPods } : {}),
   };
   const file = join(paths.kubelet, 'kubelet.yaml');
   writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);

@@ -45,6 +45,17 @@ export function podRange(
   return index === 1 ? { start: `${p}.2`, end: `${p}.127` } : { start: `${p}.128`, end: `${p}.253` };
 }
 
+/**
+ * How many pod addresses node `index` of `nodes` hands out: its {@link podRange}, or the
+ * whole /24 but the network, broadcast and bridge (.1) addresses with one node.
+ */
+export function podAddressCount(podSubnet: string, index: number, nodes: number): number {
+  const range = podRange(podSubnet, index, nodes);
+  if (!range) return 253;
+  const last = (ip: string) => Number(ip.split('.')[3]);
+  return last(range.end) - last(range.start) + 1;
+}
+
 /** The second node's pod bridge address (in its namespace): the subnet's .254. */
 export const podBridgeAddress2 = (podSubnet: string): string => `${prefix24(podSubnet)}.254/24`;
 

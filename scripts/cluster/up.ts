@@ -27,7 +27,7 @@ import {
   startApiServiceRelay,
   startKubeProxy,
 } from './kube-proxy';
-import { checkNodeName, kubeletBin, runningKubelet, startKubelet } from './kubelet';
+import { checkMaxPods, checkNodeName, kubeletBin, runningKubelet, startKubelet } from './kubelet';
 import {
   grantMultusAccess,
   multusBin,
@@ -43,7 +43,7 @@ import {
   interfaceIPv4,
   writeCniConfig,
 } from './network';
-import { MAX_NODES, nodeLinks, podRange } from './node-network';
+import { MAX_NODES, nodeLinks, podAddressCount, podRange } from './node-network';
 import { type ClusterInfo, clusterPaths, daemonPid, readInfo, writeInfo } from './state';
 
 /** Options of {@link up}; every one has a default. */
@@ -74,6 +74,11 @@ export interface UpOptions {
    * second later (the tests' broker does).
    */
   ipamNodes?: number;
+  /**
+   * The first node's kubelet `maxPods` (default: the kubelet's 110): raised for density
+   * runs (bench/density.ts), at most the node's pod addresses.
+   */
+  maxPods?: number;
 }
 
 /**
@@ -122,6 +127,7 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
   checkBridgeName(bridge);
   bridgeAddress(podSubnet);
   podRange(podSubnet, 1, ipamNodes);
+  if (opts.maxPods !== undefined) checkMaxPods(opts.maxPods, podAddressCount(podSubnet, 1, ipamNodes));
   if (nodes > 1) {
     nodeLinks(bridge);
     checkNodeName(`${nodeName}-${nodes}`);
@@ -155,6 +161,7 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
       traceLogs: opts.traceLogs ?? false,
       nodes,
       ipamNodes,
+      maxPods: opts.maxPods,
     });
   } catch (err) {
     // Leave nothing half-started behind (logs/ stays for the post-mortem).
@@ -166,7 +173,7 @@ export async function up(opts: UpOptions): Promise<ClusterInfo> {
 
 async function bringUp(
   stateDir: string,
-  o: Required<
+  o: { maxPods?: number } & Required<
     Pick<
       UpOptions,
       | 'nodeName'
@@ -181,7 +188,7 @@ async function bringUp(
     >
   >,
 ): Promise<ClusterInfo> {
-  const { nodeName, nodeIP, bridge, podSubnet, imagesFile, log, traceLogs, nodes, ipamNodes } = o;
+  const { nodeName, nodeIP, bridge, podSubnet, imagesFile, log, traceLogs, nodes, ipamNodes, maxPods } = o;
   const paths = clusterPaths(stateDir);
   const t0 = performance.now();
   const lap = (what: string, since: number) => log(`${what}: ${Math.round(performance.now() - since)} ms`);
@@ -226,7 +233,10 @@ async function bringUp(
   lap('control plane', t);
 
   t = performance.now();
-  await startKubelet(paths, accessTo(cp), nodeName, nodeIP, { verbosity: traceLogs ? 2 : 1 });
+  await startKubelet(paths, accessTo(cp), nodeName, nodeIP, {
+    verbosity: traceLogs ? 2 : 1,
+    node: maxPods !== undefined ? { maxPods } : {},
+  });
   lap(`kubelet (node ${nodeName} Ready)`, t);
   t = performance.now();
   await startKubeProxy(paths, accessTo(cp), { nodeName, podSubnet, bridgeAddress: gateway });

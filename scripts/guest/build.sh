@@ -28,7 +28,7 @@ MARKER="KUBEVIRT-TS-GUEST-BOOTED"
 DISK_MARKER="KUBEVIRT-TS-DISK-MOUNTED"
 # Modules the init loads at boot, in this order (dependencies are resolved and loaded
 # first); the ext4 stack is loaded only when a disk is attached, after the boot marker.
-MODULES=(button evdev virtio_pci virtio_blk virtio_console virtio_net)
+MODULES=(button evdev virtio_pci virtio_blk virtio_console virtio_net virtio_mem)
 DISK_MODULES=(crc32c_generic ext4 isofs)
 # Bump when the recipe changes so cached artifacts of an older recipe are rebuilt
 # (it is part of the cache directory's name). 6: qemu-ga in the initramfs. 7: networking
@@ -36,7 +36,8 @@ DISK_MODULES=(crc32c_generic ext4 isofs)
 # 8: an SSH server (Debian's dropbear, keys from a cloud-init NoCloud disk; /etc/start-ssh).
 # 9: SSH keys also from cloud-init meta-data (NoCloud `public-keys`, ConfigDrive
 # `public_keys`: where accessCredentials put them) and from a ConfigDrive's user_data.
-RECIPE=9
+# 10: virtio_mem loaded at boot, hot-plugged memory blocks onlined (memory hotplug).
+RECIPE=10
 # What the guest's /etc/os-release says (guest-get-osinfo reads it).
 OS_ID="kubevirt-ts-guest"
 OS_NAME="kubevirt-ts tiny guest"
@@ -396,6 +397,8 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 hostname -F /etc/hostname
+# Memory a virtio-mem device plugs later goes online at once (no udev here to do it).
+echo online >/sys/devices/system/memory/auto_online_blocks 2>/dev/null
 while read -r ko; do insmod "/lib/modules/\$ko" 2>/dev/null; done </etc/modules.order
 # Power button -> poweroff. acpid reads every /dev/input/event* device.
 acpid -l /dev/null -a /etc/acpid.conf -c /etc/acpi

@@ -14,25 +14,34 @@ import {
   IMPORTER_SCRATCH_DIR,
   importRequestFromEnv,
   runImport,
+  TERMINATION_LOG,
   writeTermination,
 } from '../controllers/cdi-importer';
+import { pathMapFromEnv } from '../controllers/common/path-map';
 
 /** Runs one import from the environment; sets the exit code (2: fatal, 1: retry). */
 export async function cdiImporterMain(): Promise<void> {
   const log = (line: string) => console.error(`cdi-importer: ${line}`);
+  // In a pod: identity. Under local mode's pod runtime (no mount namespace): the pod's mounts.
+  const paths = pathMapFromEnv();
+  const terminationLog = paths.toHost(TERMINATION_LOG);
   try {
     const req = importRequestFromEnv(process.env);
     const out = await runImport(
       req,
-      { dataDir: IMPORTER_DATA_DIR, blockDevice: IMPORTER_BLOCK_DEVICE, scratchDir: IMPORTER_SCRATCH_DIR },
+      {
+        dataDir: paths.toHost(IMPORTER_DATA_DIR),
+        blockDevice: paths.toHost(IMPORTER_BLOCK_DEVICE),
+        scratchDir: paths.toHost(IMPORTER_SCRATCH_DIR),
+      },
       log,
     );
-    writeTermination({ message: IMPORT_COMPLETE, diskBytes: out.diskBytes });
+    writeTermination({ message: IMPORT_COMPLETE, diskBytes: out.diskBytes }, terminationLog);
   } catch (err) {
     const message = (err as Error).message;
     log(message);
     const fatal = err instanceof FatalImportError;
-    writeTermination({ message, ...(fatal ? { fatal } : {}) });
+    writeTermination({ message, ...(fatal ? { fatal } : {}) }, terminationLog);
     process.exitCode = fatal ? 2 : 1;
   }
 }

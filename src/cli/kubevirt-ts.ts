@@ -19,6 +19,11 @@ if (process.argv[2] === LAUNCHER_SUBCOMMAND) {
   const entry = new URL('./cdi-importer.js', import.meta.url).href;
   const { cdiImporterMain } = (await import(entry)) as typeof import('./cdi-importer');
   await cdiImporterMain();
+} else if (process.argv[2] === 'cdi-uploadserver') {
+  // The DataVolume upload pod, in the launcher's image (no node_modules): its own bundle.
+  const entry = new URL('./cdi-uploadserver.js', import.meta.url).href;
+  const { uploadServerMain } = (await import(entry)) as typeof import('./cdi-uploadserver');
+  await uploadServerMain();
 } else if (process.argv[2] === 'virt-exportserver') {
   // The VirtualMachineExport pod, in the launcher's image (no node_modules): its own bundle.
   const entry = new URL('./virt-exportserver.js', import.meta.url).href;

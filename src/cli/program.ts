@@ -1,5 +1,7 @@
 import { Command } from 'commander';
 import { registerCdiImporterCommand } from './commands/cdi-importer';
+import { registerCdiUploadProxyCommand } from './commands/cdi-uploadproxy';
+import { registerCdiUploadServerCommand } from './commands/cdi-uploadserver';
 import { registerConvertCommand } from './commands/convert';
 import { registerCsiDriverCommand } from './commands/csi-driver';
 import { registerDescribeCommand } from './commands/describe';
@@ -35,6 +37,8 @@ export function buildProgram(): Command {
   registerVirtOperatorCommand(program);
   registerCsiDriverCommand(program);
   registerCdiImporterCommand(program);
+  registerCdiUploadServerCommand(program);
+  registerCdiUploadProxyCommand(program);
   registerVirtExportServerCommand(program);
   registerUpCommand(program);
   registerUiCommand(program);

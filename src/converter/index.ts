@@ -18,4 +18,5 @@ export * from './domain';
 export { ConversionError } from './errors';
 // Pure ISO contents; the xorriso builder (IO) is imported from './iso' by the launcher.
 export { type IsoContents, isoContents, type ResolvedVolumeData } from './iso/contents';
+export { bootMemoryBytes, virtioMemDevice } from './virtio-mem';
 export { type ConfigVolumeKind, HOTPLUG_DISK_DIR, volumePaths } from './volume-paths';

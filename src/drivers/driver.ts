@@ -298,6 +298,16 @@ export interface FsFreezeSupport {
   status(ref: DomainRef): Promise<'frozen' | 'thawed'>;
 }
 
+/** Dumping a running guest's memory to a file (`virtctl memory-dump`), for drivers that can. */
+export interface MemoryDumpSupport {
+  /**
+   * Writes a memory-only core dump of the running (or paused) guest to `path` (an ELF
+   * core: libvirt's `virDomainCoreDumpWithFormat` with `VIR_DUMP_MEMORY_ONLY`, raw
+   * format); resolves once the file is complete. The guest keeps running.
+   */
+  dump(ref: DomainRef, path: string): Promise<void>;
+}
+
 /**
  * Live volume hotplug: attaching and detaching the disks of a VMI's hotpluggable volumes
  * while its guest runs, for drivers that can.
@@ -314,6 +324,28 @@ export interface DiskHotplugSupport {
   attachDevice(ref: DomainRef, xml: string): Promise<void>;
   /** Unplugs one device given as XML and waits (up to `timeoutMs`) until the guest released it. */
   detachDevice(ref: DomainRef, xml: string, timeoutMs?: number): Promise<void>;
+}
+
+/**
+ * Live CPU hotplug (upstream's launcher UpdateVCPUs: virDomainSetVcpusFlags, live and
+ * config), for drivers whose domains can enable more of their hotpluggable vCPUs.
+ */
+export interface CpuHotplugSupport {
+  /** Enables `count` vCPUs of the running domain (at most its maximum), live and in its definition. */
+  setVcpus(ref: DomainRef, count: number): Promise<void>;
+}
+
+/**
+ * Live memory hotplug (upstream's launcher UpdateGuestMemory): the virtio-mem device of a
+ * running guest, for drivers that can.
+ */
+export interface MemoryHotplugSupport {
+  /**
+   * Gives the running domain the guest memory `vmi` asks for above what it booted with:
+   * updates the requested size of its virtio-mem device (live), or attaches the device
+   * (live and config) the first time.
+   */
+  syncGuestMemory(vmi: VirtualMachineInstance): Promise<void>;
 }
 
 /**
@@ -366,6 +398,12 @@ export interface HypervisorDriver {
   readonly fsFreeze?: FsFreezeSupport;
   /** Present when the driver can attach and detach disks of a running guest (volume hotplug). */
   readonly hotplug?: DiskHotplugSupport;
+  /** Present when the driver can dump a running guest's memory to a file. */
+  readonly memoryDump?: MemoryDumpSupport;
+  /** Present when the driver can change a running guest's vCPU count (CPU hotplug). */
+  readonly cpuHotplug?: CpuHotplugSupport;
+  /** Present when the driver can change a running guest's memory (virtio-mem hotplug). */
+  readonly memoryHotplug?: MemoryHotplugSupport;
   /** The guest display's current picture; absent when the driver cannot capture it. */
   screenshot?(ref: DomainRef): Promise<Screenshot>;
   /** Releases connections; running domains keep running. */

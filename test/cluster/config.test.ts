@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeContainerdConfig } from '../../scripts/cluster/containerd';
 import { SERVICE_CIDR, writeKubeProxyConfig } from '../../scripts/cluster/kube-proxy';
-import { checkNodeName, writeKubeletConfig } from '../../scripts/cluster/kubelet';
+import { checkMaxPods, checkNodeName, writeKubeletConfig } from '../../scripts/cluster/kubelet';
 import { multusBin, prepareCniBinDir, writeMultusConfig } from '../../scripts/cluster/multus';
 import { bridgeAddress, checkBridgeName, writeCniConfig } from '../../scripts/cluster/network';
+import { podAddressCount } from '../../scripts/cluster/node-network';
 import { clusterPaths } from '../../scripts/cluster/state';
 
 const dirs: string[] = [];
@@ -64,6 +65,23 @@ describe('cluster configuration files', () => {
       // KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) that nothing removes.
       makeIPTablesUtilChains: false,
     });
+  });
+
+  it('kubelet: maxPods only when asked, within the pod addresses of the node', () => {
+    const paths = clusterPaths(tmp());
+    const plain = JSON.parse(readFileSync(writeKubeletConfig(paths, '/pki/ca.crt', '192.0.2.2'), 'utf8'));
+    expect(plain).not.toHaveProperty('maxPods');
+    const raised = JSON.parse(
+      readFileSync(writeKubeletConfig(paths, '/pki/ca.crt', '192.0.2.2', { maxPods: 250 }), 'utf8'),
+    );
+    expect(raised.maxPods).toBe(250);
+    expect(podAddressCount('10.245.0.0/24', 1, 1)).toBe(253);
+    expect(podAddressCount('10.245.0.0/24', 1, 2)).toBe(126);
+    expect(podAddressCount('10.245.0.0/24', 2, 2)).toBe(126);
+    expect(() => checkMaxPods(253, 253)).not.toThrow();
+    expect(() => checkMaxPods(254, 253)).toThrow('maxPods 254: expected a whole number from 1 to 253');
+    expect(() => checkMaxPods(0, 253)).toThrow('maxPods 0');
+    expect(() => checkMaxPods(1.5, 253)).toThrow('maxPods 1.5');
   });
 
   it('CNI: the bridge plugin with host-local IPAM, no gateway, no masquerading', () => {

@@ -30,6 +30,7 @@ import { kubectlWith } from '../support/cluster-pods';
 import { BOOT_MARKER } from '../support/guest';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
+import { cpuHotplugCase } from './cpu-hotplug-case';
 import { drainCase } from './drain-case';
 import { consoleAnswers } from './operator-cluster';
 
@@ -111,11 +112,19 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
       kubectl('cordon', nodeB);
       installComponents(info, dir, kubectl);
       await componentsReady(core, [nodeA, nodeB]);
-      const vm = readFileSync(join(repoRoot, 'examples', 'vm-tiny-containerdisk.yaml'), 'utf8').replace(
-        'terminationGracePeriodSeconds: 30',
-        // The drain case (drain-case.ts) evicts it: it must migrate.
-        'terminationGracePeriodSeconds: 0\n      evictionStrategy: LiveMigrate',
-      );
+      const vm = readFileSync(join(repoRoot, 'examples', 'vm-tiny-containerdisk.yaml'), 'utf8')
+        .replace(
+          'terminationGracePeriodSeconds: 30',
+          // The drain case (drain-case.ts) evicts it: it must migrate.
+          'terminationGracePeriodSeconds: 0\n      evictionStrategy: LiveMigrate',
+        )
+        // The hotplug case raises the sockets and the memory: template sections to change (upstream's rule).
+        .replace(
+          '      domain:\n',
+          '      domain:\n        cpu:\n          sockets: 1\n        memory:\n          guest: 1Gi\n',
+        )
+        // Memory hotplug needs at least 1Gi (virtio-mem; maxGuest defaults to 4x).
+        .replace('            memory: 128Mi', '            memory: 1Gi');
       writeFileSync(join(dir, 'vm.yaml'), vm);
       kubectl('apply', '-f', join(dir, 'vm.yaml'));
       const running = await waitFor(
@@ -268,6 +277,8 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
         booted,
         unlimited,
       });
+      // Then CPU and memory hotplug through migrations to bigger pods (cpu-hotplug-case.ts).
+      await cpuHotplugCase({ info, kubectl, core, custom, ns: NS, vm: VM, markers, booted });
     } finally {
       rmSync(dir, { recursive: true, force: true });
       const left = await down({ stateDir, bridge: TEST_BRIDGE, log });

@@ -52,7 +52,7 @@ export interface StorageClusterOptions {
    * controllers only when they are served) and create the VolumeSnapshotClass.
    */
   snapshots?: boolean;
-  /** The test pool's size (default csi-stack.ts's 2 GiB); a sparse image: only what is written takes space. */
+  /** The test pool's size (default csi-stack's 2 GiB). */
   poolBytes?: number;
 }
 

@@ -26,6 +26,15 @@ import type { SerialConsole } from '../support/guest';
 import { waitFor } from '../support/wait';
 import { csiClusterTestsEnabled } from './csi-stack';
 import { storageClusterFixture } from './storage-cluster';
+import {
+  benchLine,
+  DATA_DISK,
+  exportMibPerSecond,
+  figures,
+  freezeWindowMs,
+  POOL_BYTES,
+  SNAPSHOT_BENCH,
+} from './vm-snapshot-bench';
 import { cloneStoppedVm } from './vm-snapshot-clone';
 
 const enabled = csiClusterTestsEnabled('VM snapshots');
@@ -36,7 +45,12 @@ const KV = { group: 'kubevirt.io', version: 'v1', namespace: NS };
 const SNAPKV = { group: 'snapshot.kubevirt.io', version: 'v1beta1', namespace: NS };
 
 describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI VolumeSnapshots)', () => {
-  const fx = storageClusterFixture({ namespace: NS, tmpPrefix: 'kvts-vm-snapshot-', snapshots: true });
+  const fx = storageClusterFixture({
+    namespace: NS,
+    tmpPrefix: 'kvts-vm-snapshot-',
+    snapshots: true,
+    poolBytes: POOL_BYTES,
+  });
   let info: ClusterInfo;
   let core: CoreV1Api;
   let custom: CustomObjectsApi;
@@ -123,7 +137,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
         spec: {
           storageClassName: LOCAL_CLASS,
           accessModes: ['ReadWriteOnce'],
-          resources: { requests: { storage: '64Mi' } },
+          resources: { requests: { storage: DATA_DISK.claim } },
         },
       },
     });
@@ -140,7 +154,11 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
               image: info.images['kubevirt-ts'] ?? '',
               imagePullPolicy: 'Never',
               // QEMU runs as user 107: the image is theirs to write.
-              command: ['/bin/sh', '-c', 'truncate -s 16M /data/disk.img && chmod 666 /data/disk.img'],
+              command: [
+                '/bin/sh',
+                '-c',
+                `truncate -s ${DATA_DISK.image} /data/disk.img && chmod 666 /data/disk.img`,
+              ],
               securityContext: { runAsUser: 0 },
               volumeMounts: [{ name: 'data', mountPath: '/data' }],
             },
@@ -201,11 +219,19 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
 
     // The online snapshot; the VMI's fsFreezeStatus is watched while it is taken.
     let sawFrozen = false;
+    // When the VMI first showed frozen, and first showed thawed after that (the API's view).
+    let frozenAt: number | undefined;
+    let thawedAt: number | undefined;
     const watchFreeze = setInterval(() => {
       void readVmi().then((v) => {
-        if (v?.status?.fsFreezeStatus === 'frozen') sawFrozen = true;
+        const now = performance.now();
+        if (v?.status?.fsFreezeStatus === 'frozen') {
+          sawFrozen = true;
+          frozenAt ??= now;
+        } else if (frozenAt !== undefined) thawedAt ??= now;
       });
     }, 100);
+    const snapStart = performance.now();
     await custom.createNamespacedCustomObject({
       ...SNAPKV,
       plural: 'virtualmachinesnapshots',
@@ -220,7 +246,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       const s = await get('virtualmachinesnapshots', 'snap1');
       return s.status?.readyToUse ? s : undefined;
     });
-    clearInterval(watchFreeze);
+    figures.online_snapshot_ms = performance.now() - snapStart;
     expect(snap.status?.phase).toBe('Succeeded');
     expect(snap.status?.indications).toEqual(['GuestAgent', 'Online']);
     expect(snap.status?.snapshotVolumes).toEqual({ includedVolumes: ['data'], excludedVolumes: ['boot'] });
@@ -242,13 +268,18 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     expect(vs.status?.readyToUse).toBe(true);
     await show(
       'the guest thawed',
-      async () => (await readVmi())?.status?.fsFreezeStatus === undefined,
+      async () => (await readVmi())?.status?.fsFreezeStatus === undefined && thawedAt !== undefined,
       30_000,
     );
+    clearInterval(watchFreeze);
     expect((await readVm()).status?.snapshotInProgress).toBeUndefined();
     // The thaw waits for the CSI snapshot to be cut (snapshot-controller, snapshotter, driver,
     // then virt-api and the handler): far longer than the 100 ms poll.
     expect(sawFrozen, 'the VMI reported fsFreezeStatus frozen during the snapshot').toBe(true);
+    // The launcher's own window when its log shows it, else the VMI's (100 ms polls).
+    figures.freeze_ms =
+      (await freezeWindowMs(info.kubeconfigPath, NS, first.pod)) ??
+      (thawedAt !== undefined && frozenAt !== undefined ? thawedAt - frozenAt : undefined);
 
     // B over A, then stop and restore.
     await writeDisk(first.con, 'FILE-B-PRESENT');
@@ -257,6 +288,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     first.con.close();
     await setRunStrategy('Halted');
     await show('VMI gone', async () => !(await readVmi()));
+    const restoreStart = performance.now();
     await custom.createNamespacedCustomObject({
       ...SNAPKV,
       plural: 'virtualmachinerestores',
@@ -274,6 +306,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       const r = await get('virtualmachinerestores', 'restore1');
       return r.status?.complete ? r : undefined;
     });
+    figures.restore_ms = performance.now() - restoreStart;
     const claim = `restore-${restore.metadata.uid}-data`;
     expect(restore.status?.restores).toEqual([
       { volumeName: 'data', persistentVolumeClaim: claim, volumeSnapshotName: vsName },
@@ -294,7 +327,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
   it('clones the stopped VM (a snapshot, then a restore to a new VM): new MAC and serial, its own disk, boots once', {
     timeout: 600_000,
   }, async () => {
-    await cloneStoppedVm({
+    figures.clone_vm_ms = await cloneStoppedVm({
       info,
       core,
       custom,
@@ -309,5 +342,8 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       writeDisk,
       show,
     });
+    // Bench mode: the source VM (stopped) exported; then the figures, whatever was taken.
+    if (SNAPSHOT_BENCH) figures.export_mib_s = await exportMibPerSecond(info.kubeconfigPath, NS, VM);
+    console.log(benchLine());
   });
 });

@@ -85,8 +85,11 @@ describe.runIf(run)("the plain manifests' virt-certs on a real API server", () =
   it('one pass makes the certificates and sets every caBundle to the CA bundle', async () => {
     const r = await keepCertificates(certs, ns, new Date());
     expect(r.renewed.sort()).toEqual([
+      'cdi-uploadproxy-server-cert',
+      'cdi-uploadserver-client-cert',
       'kubevirt-ca',
       'kubevirt-controller-certs',
+      'kubevirt-ts-upload-token-signer',
       'kubevirt-virt-api-certs',
       'kubevirt-virt-handler-certs',
       'kubevirt-virt-handler-server-certs',
@@ -94,11 +97,11 @@ describe.runIf(run)("the plain manifests' virt-certs on a real API server", () =
     expect(r.missing).toEqual([]);
     const bundle = (await admin.get<Data>(ConfigMapType, 'kubevirt-ca', ns)).data?.['ca-bundle'] ?? '';
     const b64 = Buffer.from(bundle).toString('base64');
-    const apiService = await admin.get<KubeObject & { spec: { caBundle?: string } }>(
-      APIServiceType,
-      'v1.subresources.kubevirt.io',
-    );
-    expect(apiService.spec.caBundle).toBe(b64);
+    // Both of virt-api's APIServices: subresources.kubevirt.io and CDI's upload.cdi.kubevirt.io.
+    for (const name of ['v1.subresources.kubevirt.io', 'v1beta1.upload.cdi.kubevirt.io']) {
+      const apiService = await admin.get<KubeObject & { spec: { caBundle?: string } }>(APIServiceType, name);
+      expect(apiService.spec.caBundle, name).toBe(b64);
+    }
     for (const [type, name] of [
       [MutatingWebhookConfigurationType, 'virt-api-mutator'],
       [ValidatingWebhookConfigurationType, 'virt-api-validator'],

@@ -7,9 +7,11 @@
  * no call for it, victim's VMI and VM are unchanged (still there, not paused, same
  * resourceVersion). Her own VMI still works through the same chain.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyUploadToken } from '../../src/controllers/common/upload-token';
 import { VirtualMachineInstanceType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import { aggregatedRoleObjects } from '../../src/controllers/virt-operator/components/cluster-roles';
@@ -122,6 +124,34 @@ describe.runIf(run)('virt-api authorization through the API server', () => {
     console.log(`outcomes of the walks: ${[...seen].map(([k, n]) => `${n}x ${k}`).join('; ')}`);
     await b?.close();
   }, 120_000);
+
+  it('alice gets an upload token through the aggregator in her namespace (kubevirt.io:edit), not in victim', async () => {
+    const file = join(b.cp.dir, 'utr.json');
+    const utr = (ns: string) =>
+      writeFileSync(
+        file,
+        JSON.stringify({
+          apiVersion: 'upload.cdi.kubevirt.io/v1beta1',
+          kind: 'UploadTokenRequest',
+          metadata: { name: 'tok', namespace: ns },
+          spec: { pvcName: 'disk' },
+        }),
+      );
+    utr('alice');
+    const asAlice = b.cp.kubeconfigFor('alice');
+    const made = await b.k(['create', '--validate=false', '-f', file, '-o', 'json'], asAlice);
+    expect(made.status, made.stderr).toBe(0);
+    const answer = JSON.parse(made.stdout);
+    expect(answer.metadata).toMatchObject({ name: 'tok', namespace: 'alice' });
+    expect(verifyUploadToken(answer.status.token, b.signerCert)).toMatchObject({
+      name: 'disk',
+      namespace: 'alice',
+    });
+    utr('victim');
+    const refused = await b.k(['create', '--validate=false', '-f', file, '-o', 'json'], asAlice);
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toMatch(/forbidden/i);
+  });
 
   it("alice reaches her own VMI through the API server (the chain works), and not victim's directly", async () => {
     const own = await send(

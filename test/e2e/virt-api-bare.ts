@@ -14,6 +14,7 @@ import { createClusterConfig } from '../../src/api/config/cluster-config';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { HANDLER_SERVER_CN } from '../../src/controllers/virt-api/handler-client';
 import { startVirtApi, type VirtApi } from '../../src/controllers/virt-api/server';
+import { createCA, createLeaf } from '../../src/controllers/virt-operator/certificates';
 import { type ControlPlane, startControlPlane } from '../support/kube';
 import { issue, makeCa } from '../support/tls-certs';
 import { kubectl, type Ran, registerVirtApi, runAsync } from './virt-api-cluster';
@@ -23,6 +24,8 @@ export interface BareVirtApi {
   cp: ControlPlane;
   client: KubeClient;
   api: VirtApi;
+  /** The upload-token signer's certificate (verifies the tokens virt-api signs). */
+  signerCert: string;
   /** `METHOD path` of every request the stand-in handler received. */
   handlerCalls: string[];
   k(args: string[], kubeconfig?: string): Promise<Ran>;
@@ -70,6 +73,14 @@ export async function startBareVirtApi(): Promise<BareVirtApi> {
     socket.destroy();
   });
   await new Promise<void>((r) => handler.listen(0, '127.0.0.1', () => r()));
+  // The upload-token signer (ECDSA P-256, as the install's leaves): UploadTokenRequests are answered.
+  const signer = await createLeaf(
+    await createCA('signer-ca', new Date(), 86_400_000),
+    { commonName: 'signer', usage: 'client' },
+    new Date(),
+    3_600_000,
+  );
+  writeFileSync(join(pki, 'signer.key'), signer.key);
 
   const api = await startVirtApi({
     client,
@@ -80,6 +91,7 @@ export async function startBareVirtApi(): Promise<BareVirtApi> {
       createClusterConfig({ developerConfiguration: { useEmulation: true } }, { hostArchitecture: 'amd64' }),
     kubevirtNamespace: 'kubevirt',
     privilegedUsers: ['kubevirt-ts-admin'],
+    uploadTokenSignerKeyFile: join(pki, 'signer.key'),
     handler: {
       tls: { ...apiClient, ca: ca.cert },
       port: (handler.address() as { port: number }).port,
@@ -91,6 +103,7 @@ export async function startBareVirtApi(): Promise<BareVirtApi> {
     cp,
     client,
     api,
+    signerCert: signer.cert,
     handlerCalls,
     k,
     apply,

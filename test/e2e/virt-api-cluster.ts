@@ -154,8 +154,9 @@ export async function registerVirtApi(
     webhookUrl: `https://127.0.0.1:${port}`,
   });
   const pick = (kind: string) => rendered.filter((o) => o.kind === kind);
-  const apiService = pick('APIService')[0] as { spec: { service: { port: number } } };
-  apiService.spec.service.port = port;
+  // subresources.kubevirt.io and CDI's upload.cdi.kubevirt.io, both at virt-api's port.
+  const apiServices = pick('APIService') as Array<{ spec: { service: { port: number } } }>;
+  for (const a of apiServices) a.spec.service.port = port;
   const applied = await apply([
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kubevirt' } },
     {
@@ -164,7 +165,7 @@ export async function registerVirtApi(
       metadata: { name: 'virt-api', namespace: 'kubevirt' },
       spec: { type: 'ExternalName', externalName: '127.0.0.1', ports: [{ port, protocol: 'TCP' }] },
     },
-    apiService,
+    ...apiServices,
     ...pick('MutatingWebhookConfiguration'),
     ...pick('ValidatingWebhookConfiguration'),
   ]);
@@ -174,6 +175,7 @@ export async function registerVirtApi(
     '--for=condition=Available',
     '--timeout=60s',
     'apiservice/v1.subresources.kubevirt.io',
+    'apiservice/v1beta1.upload.cdi.kubevirt.io',
   ]);
   expect(avail.status, avail.stderr).toBe(0);
 }

@@ -37,6 +37,8 @@ export function installComponents(
   kubectl: (...args: string[]) => string,
   /** Arguments appended to a component's container (e.g. shortened timeouts for a test). */
   extraArgs: { 'virt-controller'?: string[]; 'virt-handler'?: string[] } = {},
+  /** More of the KubeVirt resource's `spec.configuration.developerConfiguration` (bench:density's CPU ratio). */
+  developerConfiguration: Record<string, unknown> = {},
 ): void {
   awaitEarlierRemoval(kubectl);
   const opts = defaultInstallOptions({
@@ -55,7 +57,7 @@ export function installComponents(
       apiVersion: 'kubevirt.io/v1',
       kind: 'KubeVirt',
       metadata: { name: 'kubevirt', namespace: 'kubevirt' },
-      spec: { configuration: { developerConfiguration: { useEmulation: true } } },
+      spec: { configuration: { developerConfiguration: { useEmulation: true, ...developerConfiguration } } },
     }),
   );
   kubectl('apply', '-f', join(dir, 'kubevirt-cr.yaml'));

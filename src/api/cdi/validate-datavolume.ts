@@ -10,11 +10,10 @@ import { validateUnsupportedDataVolumeFields } from '../validation/unsupported-f
 import { checksumProblem } from './checksum';
 
 /** Sources the importer handles today. */
-export const SUPPORTED_SOURCES = ['http', 'blank', 'registry', 'pvc', 'snapshot'] as const;
+export const SUPPORTED_SOURCES = ['http', 'blank', 'registry', 'upload', 'pvc', 'snapshot'] as const;
 
 /** Why each known but unbuilt source is refused. */
 export const REFUSED_SOURCES: Readonly<Record<string, string>> = {
-  upload: 'upload sources (the upload proxy and UploadTokenRequest) are not supported yet',
   s3: 'S3 sources are not supported (no outside network here)',
   gcs: 'GCS sources are not supported (no outside network here)',
   vddk: 'VDDK (VMware) sources are not supported',

@@ -127,7 +127,11 @@ export function setDefaultNetworkInterface(spec: VirtualMachineInstanceSpec, con
   spec.networks = [network];
 }
 
-/** Upstream's `SetDefaultVolumeDisk`: a disk named after every volume that has no disk or filesystem. */
+/**
+ * Upstream's `SetDefaultVolumeDisk`: a disk named after every volume that has no disk or
+ * filesystem, except a memory dump volume (no disk shows one: upstream's validation
+ * leaves it out of the disks' volumes, so its disk would be refused).
+ */
 export function setDefaultVolumeDisks(spec: VirtualMachineInstanceSpec): void {
   const devices = spec.domain.devices;
   const used = new Set<string>([
@@ -135,7 +139,7 @@ export function setDefaultVolumeDisks(spec: VirtualMachineInstanceSpec): void {
     ...(devices.filesystems ?? []).map((f) => f.name),
   ]);
   for (const v of spec.volumes ?? []) {
-    if (!used.has(v.name)) {
+    if (!used.has(v.name) && !v.memoryDump) {
       devices.disks = [...(devices.disks ?? []), { name: v.name }];
       used.add(v.name);
     }

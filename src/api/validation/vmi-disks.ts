@@ -175,7 +175,8 @@ export function validateDisks(
     if (!firstIndex.has(d.name)) firstIndex.set(d.name, i);
   });
   const volumes = new Map<string, Volume>();
-  for (const v of spec.volumes ?? []) volumes.set(v.name, v);
+  // A memory dump volume is no disk's (upstream's validateExpectedDisksAndFilesystems).
+  for (const v of spec.volumes ?? []) if (!v.memoryDump) volumes.set(v.name, v);
   const bootOrders = new Set<number>();
   /** Boot orders are unique across disks and interfaces. */
   const claimBootOrder = (p: FieldPath, order: number) => {

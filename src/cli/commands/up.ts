@@ -180,6 +180,7 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
   progress.line(
     `metrics: virt-handler ${node.metricsUrls['virt-handler']}/metrics, virt-controller ${node.metricsUrls['virt-controller']}/metrics`,
   );
+  progress.line(`storage: ${node.storageStatus}`);
   if (opts.ui) await serveConsole(paths, opts, progress);
   await watchPhases(node.store, progress);
   // Admitted again against the store: its KubeVirt resource, instance types and preferences.

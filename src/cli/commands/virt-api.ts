@@ -22,6 +22,7 @@ interface ApiFlags {
   handlerPort: string;
   kubevirtNamespace: string;
   privilegedUser: string[];
+  uploadTokenSignerKey?: string;
   v: string;
 }
 
@@ -57,6 +58,10 @@ export function registerVirtApiCommand(program: Command): void {
       (v: string, acc: string[]) => [...acc, v],
       [] as string[],
     )
+    .option(
+      '--upload-token-signer-key <file>',
+      'private key (PEM) signing upload tokens: serve upload.cdi.kubevirt.io UploadTokenRequests',
+    )
     .option('--v <level>', VERBOSITY_HELP, '2')
     .action(async (f: ApiFlags) => {
       const { ComponentLog, parseVerbosity } = await import('../../controllers/logging/component-log');
@@ -84,6 +89,7 @@ export function registerVirtApiCommand(program: Command): void {
           port: port('--handler-port', f.handlerPort),
         },
         privilegedUsers: f.privilegedUser,
+        uploadTokenSignerKeyFile: f.uploadTokenSignerKey,
         log,
         // Each subresource call and admission refusal, naming the object (kind, namespace, name, uid).
         objectLog: logs.logger,

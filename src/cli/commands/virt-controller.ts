@@ -12,6 +12,11 @@
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
+import {
+  CONTROLLER_THREADS,
+  checkThreads,
+  threadsFlag,
+} from '../../controllers/virt-controller/controller-threads';
 import { parseMetricsListen } from '../metrics-flags';
 import { VERBOSITY_HELP } from '../verbosity-flag';
 import { followKubeVirtConfig } from './follow-config';
@@ -29,7 +34,7 @@ interface ControllerFlags {
   leaderElectRetryPeriod: string;
   port: string;
   listenAddress: string;
-  workers: string;
+  workers?: string;
   nodeHeartbeatTimeout: string;
   v: string;
   metricsListen?: string;
@@ -62,8 +67,19 @@ export function checkControllerFlags(f: ControllerFlags) {
     throw new Error(`--kubevirt-namespace: ${JSON.stringify(f.kubevirtNamespace)} is not a DNS-1123 label`);
   if (!/^\d{1,5}$/.test(f.port) || Number(f.port) > 65535)
     throw new Error(`--port: ${JSON.stringify(f.port)} is not a port (0 turns the health server off)`);
-  if (!/^\d+$/.test(f.workers) || Number(f.workers) < 1 || Number(f.workers) > 64)
+  if (
+    f.workers !== undefined &&
+    (!/^\d+$/.test(f.workers) || Number(f.workers) < 1 || Number(f.workers) > 64)
+  )
     throw new Error(`--workers: ${JSON.stringify(f.workers)} is not a number from 1 to 64`);
+  const threads = checkThreads(
+    Object.fromEntries(
+      Object.keys(CONTROLLER_THREADS).map((g) => [
+        g,
+        (f as unknown as Record<string, string>)[`${g}ControllerThreads`],
+      ]),
+    ),
+  );
   const lease = {
     leaseDurationMs: seconds('--leader-elect-lease-duration', f.leaderElectLeaseDuration),
     renewDeadlineMs: seconds('--leader-elect-renew-deadline', f.leaderElectRenewDeadline),
@@ -72,7 +88,8 @@ export function checkControllerFlags(f: ControllerFlags) {
   if (lease.renewDeadlineMs >= lease.leaseDurationMs)
     throw new Error('--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration');
   const nodeHeartbeatTimeoutMs = seconds('--node-heartbeat-timeout', f.nodeHeartbeatTimeout);
-  return { lease, port: Number(f.port), workers: Number(f.workers), nodeHeartbeatTimeoutMs };
+  const workers = f.workers === undefined ? undefined : Number(f.workers);
+  return { lease, port: Number(f.port), workers, threads, nodeHeartbeatTimeoutMs };
 }
 
 /** Serves /healthz and /leader on `port`. */
@@ -98,7 +115,7 @@ function healthServer(port: number, address: string, isLeader: () => boolean): P
 
 /** Registers `virt-controller` on the program. */
 export function registerVirtControllerCommand(program: Command): void {
-  program
+  const cmd = program
     .command('virt-controller')
     .description('run the cluster controllers (VM, VMI, ReplicaSet, Pool, Migration) against an API server')
     .requiredOption('--launcher-image <image>', 'image of the virt-launcher pods it creates')
@@ -127,7 +144,13 @@ export function registerVirtControllerCommand(program: Command): void {
     .option('--leader-elect-retry-period <s>', 'seconds between Lease attempts', '2')
     .option('--port <port>', 'port of /healthz and /leader (0: none)', '8182')
     .option('--listen-address <addr>', 'address of the health server', '0.0.0.0')
-    .option('--workers <n>', 'workers per controller', '4')
+    .option('--workers <n>', "every controller's workers, in place of the per-controller counts below");
+  for (const [g, n] of Object.entries(CONTROLLER_THREADS))
+    cmd.option(
+      `${threadsFlag(g as keyof typeof CONTROLLER_THREADS)} <n>`,
+      `workers of the ${g} controller (upstream's default ${n})`,
+    );
+  cmd
     .option(
       '--node-heartbeat-timeout <s>',
       "seconds without a virt-handler heartbeat after which a node's VMIs whose pods are gone fail (upstream: 300)",
@@ -188,6 +211,7 @@ export function registerVirtControllerCommand(program: Command): void {
           podRuntime: f.podRuntime as 'kubelet' | 'local',
         },
         workers: checked.workers,
+        threads: checked.threads,
         nodeHeartbeatTimeoutMs: checked.nodeHeartbeatTimeoutMs,
         evacuation: true,
         // Its CRD comes with the install (manifests/01-crds.yaml).
@@ -223,25 +247,29 @@ export function registerVirtControllerCommand(program: Command): void {
       // CDI's DataVolume and StorageProfile controllers run in this process, on its Manager
       // (CDI's own cdi-controller is not installed); importer pods run the launcher image,
       // which has qemu-img.
+      // Upload pods' serving certificates come from the install's CA, as exporters' do.
+      const { exportCertIssuer } = await import('./export-cert-issuer');
+      const installCerts = await exportCertIssuer(client, f.kubevirtNamespace);
       const { registerCdiControllers } = await import('../../controllers/cdi-controller/cdi-controller');
       registerCdiControllers({
         manager: controller.manager,
         recorder: controller.recorder,
         importer: { image: f.launcherImage },
         snapshots: snapshotsOff === undefined,
+        uploadCerts: installCerts,
         workers: 2,
         onError: (c, key, e) => reconcileError(c, key, e),
       });
       // VirtualMachineExports: exporter pods run the launcher image (it has the server's
       // bundle); their certificates come from the install's CA.
       const { registerExportController } = await import('../../controllers/virt-controller/export/wiring');
-      const { exportCertIssuer } = await import('./export-cert-issuer');
       registerExportController({
         manager: controller.manager,
         recorder: controller.recorder,
-        certs: await exportCertIssuer(client, f.kubevirtNamespace),
+        certs: installCerts,
         image: f.launcherImage,
         snapshots: snapshotsOff === undefined,
+        workers: controller.workersFor('vmexport'),
         onError: (c, key, e) => reconcileError(c, key, e),
       });
       // A failed reconcile, with the object's kind, namespace, name and uid (from the cache).

@@ -46,6 +46,7 @@ interface HandlerFlags {
   metricsListenRetry?: string;
   seccompDir?: string;
   heartbeatInterval: string;
+  maxDevices: string;
   v: string;
 }
 
@@ -81,6 +82,11 @@ export function registerVirtHandlerCommand(program: Command): void {
     .option(
       '--device-plugins [dir]',
       'serve devices.kubevirt.io/kvm, tun, vhost-net (and sev) as kubelet device plugins (default dir /var/lib/kubelet/device-plugins); the kubelet then reports them',
+    )
+    .option(
+      '--max-devices <n>',
+      "how many of each shared device (kvm, tun, vhost-net) the node offers: the most VMIs it runs (upstream's flag; the operator sets it from the KubeVirt CR's virtualMachineInstancesPerNode)",
+      '1000',
     )
     .option('--pod-runtime', 'also run launcher pods as local processes (no kubelet on this node)')
     .option(
@@ -170,6 +176,8 @@ export function registerVirtHandlerCommand(program: Command): void {
         throw new Error(
           `--heartbeat-interval: ${JSON.stringify(f.heartbeatInterval)} is not a whole number of seconds >= 1`,
         );
+      if (!/^\d{1,6}$/.test(f.maxDevices) || Number(f.maxDevices) < 1)
+        throw new Error(`--max-devices: ${JSON.stringify(f.maxDevices)} is not a whole number >= 1`);
       const client = f.storeSocket
         ? KubeClient.fromSocket(f.storeSocket, restClientRateLimit('virtHandler'))
         : KubeClient.fromKubeconfig(f.kubeconfig, restClientRateLimit('virtHandler'));
@@ -230,6 +238,7 @@ export function registerVirtHandlerCommand(program: Command): void {
               : f.devicePlugins === true
                 ? DEVICE_PLUGIN_DIR
                 : f.devicePlugins,
+          maxDevices: Number(f.maxDevices),
           logger,
           // A kubelet's launcher pods: found through the host's /proc (hostPID).
           procRoot: f.podRuntime || f.localPods ? undefined : '/proc',

@@ -24,6 +24,7 @@ import { referencedObjects, referencesInstancetype } from '../../controllers/vir
 import { terminalText } from '../terminal-text';
 import type { ImageStore } from './images';
 import { localConfigDefaults } from './local-config';
+import { localStorageTypes } from './local-storage';
 
 /** One applied object. */
 export interface AppliedObject {
@@ -34,7 +35,7 @@ export interface AppliedObject {
 }
 
 function typeOf(kind: string): ResourceType | undefined {
-  return [...kubevirtTypes, ...builtinTypes].find((t) => t.kind === kind);
+  return [...kubevirtTypes, ...builtinTypes, ...localStorageTypes].find((t) => t.kind === kind);
 }
 
 const instancetypeKinds: readonly string[] = Object.values(InstancetypeKinds);

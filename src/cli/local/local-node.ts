@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { KubeVirtConfiguration } from '../../api/generated/types';
+import { registerCdiControllers } from '../../controllers/cdi-controller/cdi-controller';
 import { KubeVirtConfigWatcher } from '../../controllers/config/kubevirt-config';
 import { DEFAULT_POD_NETWORK } from '../../controllers/local/pod-runtime/pod-network';
 import { defaultCliEntry, PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime';
@@ -28,6 +29,7 @@ import { IMAGE_ROOT_ENV } from '../../controllers/virt-launcher/image-dirs';
 import { LibvirtDriver } from '../../drivers/libvirt-driver/libvirt-driver';
 import { type LocalApiServer, serveLocalApi } from './local-api';
 import { localConfigDefaults } from './local-config';
+import { type LocalStorage, localStorageTypes, startLocalStorage } from './local-storage';
 import { ensureStateDirs, type StatePaths } from './state-dir';
 
 /** The CLI running now when it is a build of kubevirt-ts (launchers then match it), else the package's. */
@@ -90,6 +92,10 @@ export class LocalNode {
   config!: KubeVirtConfigWatcher;
   /** kube-controller-manager's static volume binding, so PVC disks can start here. */
   binder!: PvBinder;
+  /** The CSI driver in-process and its provisioner, when the host allows them. */
+  storage: LocalStorage | undefined;
+  /** What `up` prints about storage: the pool and class, or why there is no dynamic provisioning. */
+  storageStatus = 'not started';
   private storeServer: EmbeddedServer | undefined;
   private apiServer: LocalApiServer | undefined;
   private metricsServers: MetricsServer[] = [];
@@ -118,8 +124,18 @@ export class LocalNode {
       dir: paths.store,
       // `kubevirt` too, as KubeVirt's install creates it: the KubeVirt resource lives there.
       namespaces: ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'kubevirt'],
+      types: [...localStorageTypes],
     });
     this.storeServer = await serveEmbeddedStore(this.store, paths.storeSocket);
+    // Before the pod runtime: adopted pods' CSI volumes need the driver.
+    const storage = await startLocalStorage({
+      client: this.store,
+      dir: paths.csi,
+      nodeName: this.nodeName,
+      log: (m) => log('csi', m),
+    });
+    this.storage = storage.running;
+    this.storageStatus = storage.status;
     // The KubeVirt resource configures local mode as it does a cluster (feature gates,
     // migrations, ...); only emulation follows the host and --kvm.
     this.config = new KubeVirtConfigWatcher({
@@ -138,6 +154,11 @@ export class LocalNode {
       networkAttachments: true,
       // The embedded store serves the instancetype.kubevirt.io kinds and VirtualMachinePools.
       instancetypes: true,
+      // ... and CDI's kinds: dataVolumeTemplates become DataVolumes (CDI's controller below).
+      dataVolumeTemplates: true,
+      // ... and the snapshot kinds: VirtualMachineSnapshots, Restores and Clones on the
+      // local snapshotter (no guest freeze here: no freezer is wired in local mode yet).
+      snapshots: true,
       pools: true,
       onError: (c, key, e) => reconcileError(c, key, e),
     });
@@ -145,14 +166,32 @@ export class LocalNode {
     const reconcileError = controllerLogger
       ? reconcileErrorLogger(controllerLogger, (c, key) => cachedUid(this.controller, c, key))
       : (c: string, key: string, e: Error) => log('virt-controller', `${c} ${key}: ${e.message}`);
+    // CDI's DataVolume and StorageProfile controllers on virt-controller's manager, as the
+    // cluster's virt-controller hosts them; importer pods run in the pod runtime below.
+    registerCdiControllers({
+      manager: this.controller.manager,
+      recorder: this.controller.recorder,
+      importer: { image: LOCAL_LAUNCHER.launcherImage },
+      // The PV binder here makes empty volumes: a claim's dataSource would be ignored.
+      clones: false,
+      workers: 2,
+      onError: (c, key, e) => reconcileError(c, key, e),
+    });
     this.binder = new PvBinder({ client: this.store, log: (m) => log('pv-binder', m) });
+    const cli = this.o.cliEntry ?? thisCliEntry();
     this.runtime = new PodRuntime({
       client: this.store,
       nodeName: this.nodeName,
       root: paths.pods,
       bindPending: true,
       manageNode: true,
-      commands: { 'kubevirt-ts': [process.execPath, this.o.cliEntry ?? thisCliEntry()] },
+      commands: {
+        'kubevirt-ts': [process.execPath, cli],
+        // The project image's entrypoint is kubevirt-ts: a container giving only args (the
+        // importer pod: `args: [cdi-importer]`) runs that subcommand.
+        'cdi-importer': [process.execPath, cli, 'cdi-importer'],
+      },
+      csi: this.storage?.podVolumes,
       // Each launcher runs its own libvirt daemons unless a shared one was asked for.
       env: { [IMAGE_ROOT_ENV]: paths.images, ...(this.o.libvirtUri ? { KUBEVIRT_TS_LIBVIRT_URI: uri } : {}) },
       network:
@@ -168,6 +207,8 @@ export class LocalNode {
     this.handler = this.makeHandler();
     await this.config.start();
     await this.binder.start();
+    await this.storage?.provisioner.start();
+    await this.storage?.snapshotter.start();
     await this.controller.start();
     await this.runtime.start();
     await this.handler.start();
@@ -262,6 +303,9 @@ export class LocalNode {
     await this.runtime?.stop().catch(() => undefined);
     await this.controller?.stop().catch(() => undefined);
     await this.binder?.stop().catch(() => undefined);
+    await this.storage?.provisioner.stop().catch(() => undefined);
+    await this.storage?.snapshotter.stop().catch(() => undefined);
+    await this.storage?.csi.close();
     await this.config?.stop().catch(() => undefined);
     await this.storeServer?.close().catch(() => undefined);
     await this.store?.close?.();

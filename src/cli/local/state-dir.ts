@@ -32,6 +32,8 @@ export interface StatePaths {
   logFile: string;
   /** Where the running `up` serves each component's /metrics (JSON: component -> URL). */
   metricsFile: string;
+  /** The CSI driver's pool (an XFS image and its mount point) and staging mounts. */
+  csi: string;
 }
 
 /** The default state directory: $KUBEVIRT_TS_STATE_DIR, /var/lib/kubevirt-ts for root, else ~/.local/state/kubevirt-ts. */
@@ -55,6 +57,7 @@ export function statePaths(root: string = defaultStateDir()): StatePaths {
     pidFile: join(r, 'up.pid'),
     logFile: join(r, 'up.log'),
     metricsFile: join(r, 'metrics.json'),
+    csi: join(r, 'csi'),
   };
 }
 

@@ -12,4 +12,6 @@ export const CdiLabels = {
   importSource: 'cdi.kubevirt.io/storage.import.source',
   contentType: 'cdi.kubevirt.io/storage.contentType',
   registryImportMethod: 'cdi.kubevirt.io/storage.import.registryImportMethod',
+  /** A claim already filled for the named DataVolume (a VM restore's): adopted, no import. */
+  populatedFor: 'cdi.kubevirt.io/storage.populatedFor',
 } as const;

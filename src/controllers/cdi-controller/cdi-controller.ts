@@ -16,19 +16,21 @@ import {
   objectKey,
   PersistentVolumeClaimType,
   PodType,
+  ServiceType,
   StorageClassType,
   StorageProfileType,
 } from '../runtime/resources';
 import { VolumeSnapshotType } from '../runtime/storage-resources';
 import type { KubeObject } from '../runtime/types';
 import { CdiLabels } from './annotations';
-import { filesystemOverhead, type StorageClassInfo } from './claim-spec';
+import { claimSpecFor, filesystemOverhead, type StorageClassInfo } from './claim-spec';
 import { DataVolumeCloner } from './clone-controller';
 import { isCloneDataVolume, type VolumeSnapshotObject } from './clone-source';
 import { DataSourceController } from './datasource-controller';
 import { type ClaimObject, DataVolumeController } from './datavolume-controller';
 import type { ImporterPodOptions } from './importer-pod';
 import { StorageProfileController } from './storage-profile-controller';
+import { type UploadCertIssuer, UploadController } from './upload-controller';
 
 export interface CdiControllerOptions {
   manager: Manager;
@@ -40,10 +42,18 @@ export interface CdiControllerOptions {
   /** How often a clone whose source a pod uses looks again (default 5 s). */
   cloneSourcePollMs?: number;
   /**
+   * Clone sources (`pvc`, `snapshot`, `sourceRef`) need a provisioner honouring a claim's
+   * dataSource: false where none runs (local mode's PV binder makes empty volumes), and
+   * such DataVolumes fail saying so.
+   */
+  clones?: boolean;
+  /**
    * Whether the cluster serves snapshot.storage.k8s.io's VolumeSnapshots (the
    * external-snapshotter's CRDs): without them `source.snapshot` DataVolumes fail, saying so.
    */
   snapshots?: boolean;
+  /** Run the upload controller, its pods' certificates from this issuer (none: uploads wait). */
+  uploadCerts?: UploadCertIssuer;
   onError?: (controller: string, key: string, err: Error) => void;
 }
 
@@ -84,19 +94,26 @@ export function registerCdiControllers(o: CdiControllerOptions): void {
         storageProfiles: () => profileInf.indexer.list() as StorageProfile[],
         // CDI's one CDIConfig is named `config`.
         cdiConfig: () => configInf.indexer.get('config') as CDIConfig | undefined,
-        cloner: new DataVolumeCloner({
-          client,
-          claims: lister<ClaimObject>(claimInf),
-          dataVolumes: lister<DataVolume>(dvInf),
-          dataSources,
-          snapshots,
-          storageClasses: () => classInf.indexer.list() as StorageClassInfo[],
-          storageProfiles: () => profileInf.indexer.list() as StorageProfile[],
-          overheadOf: (c) => filesystemOverhead(configInf.indexer.get('config') as CDIConfig | undefined, c),
-          sourcePollMs: o.cloneSourcePollMs,
-        }),
+        cloner:
+          o.clones === false
+            ? undefined
+            : new DataVolumeCloner({
+                client,
+                claims: lister<ClaimObject>(claimInf),
+                dataVolumes: lister<DataVolume>(dvInf),
+                dataSources,
+                snapshots,
+                storageClasses: () => classInf.indexer.list() as StorageClassInfo[],
+                storageProfiles: () => profileInf.indexer.list() as StorageProfile[],
+                overheadOf: (c) =>
+                  filesystemOverhead(configInf.indexer.get('config') as CDIConfig | undefined, c),
+                sourcePollMs: o.cloneSourcePollMs,
+              }),
         importer: o.importer,
         retryDelayMs: o.retryDelayMs,
+        uploadsRefused: o.uploadCerts
+          ? undefined
+          : 'upload sources need the upload controller and cdi-uploadproxy, which do not run here (local mode): use an http or registry source',
       }),
     ),
     onError: onError('datavolume'),
@@ -145,6 +162,8 @@ export function registerCdiControllers(o: CdiControllerOptions): void {
       onUpdate: (_a, b) => sourceChanged(b),
       onDelete: sourceChanged,
     });
+  if (o.uploadCerts)
+    registerUploadController(o, o.uploadCerts, { claimInf, podInf, dvInf, classInf, profileInf, configInf });
 
   const profileLoop = manager.addController({
     name: 'storageprofile',
@@ -170,4 +189,61 @@ export function registerCdiControllers(o: CdiControllerOptions): void {
         if (!(dv as DataVolume).status?.claimName) dvLoop.queue.add(objectKey(dv));
     },
   });
+}
+
+type Inf = ReturnType<Manager['informers']['informerFor']>;
+
+/**
+ * The upload controller on PVCs (CDI's): its pods and Services by label, each pod's
+ * change waking its claim. The disk size it tells the pod is the owning DataVolume's.
+ */
+function registerUploadController(
+  o: CdiControllerOptions,
+  certs: UploadCertIssuer,
+  i: Record<'claimInf' | 'podInf' | 'dvInf' | 'classInf' | 'profileInf' | 'configInf', Inf>,
+): void {
+  const { manager } = o;
+  const svcInf = manager.informers.informerFor(ServiceType, { labelSelector: IMPORTER_POD_SELECTOR });
+  const config = () => i.configInf.indexer.get('config') as CDIConfig | undefined;
+  const loop = manager.addController({
+    name: 'upload',
+    forType: PersistentVolumeClaimType,
+    workers: 1,
+    reconciler: asReconciler(
+      new UploadController({
+        client: manager.client,
+        recorder: o.recorder,
+        now: o.now,
+        claims: lister<ClaimObject>(i.claimInf),
+        pods: lister<Pod>(i.podInf),
+        services: lister(svcInf),
+        certs,
+        image: o.importer,
+        diskFor: (claim) => {
+          const cls = claim.spec?.storageClassName;
+          const overhead = claim.spec?.volumeMode === 'Block' ? 0 : filesystemOverhead(config(), cls);
+          const ref = claim.metadata?.ownerReferences?.find((r) => r.controller && r.kind === 'DataVolume');
+          const dv =
+            ref &&
+            (i.dvInf.indexer.get(`${claim.metadata?.namespace}/${ref.name}`) as DataVolume | undefined);
+          if (!dv) return { overhead };
+          const r = claimSpecFor(
+            dv,
+            i.classInf.indexer.list() as StorageClassInfo[],
+            i.profileInf.indexer.list() as StorageProfile[],
+            () => overhead,
+          );
+          return { overhead, imageSizeBytes: 'error' in r ? undefined : r.requestedBytes };
+        },
+      }),
+    ),
+    onError: (req, err) => o.onError?.('upload', `${req.namespace}/${req.name}`, err),
+  });
+  // An upload pod changing: its claim (the pod's owner) looks again.
+  const toClaim = (obj: KubeObject) => {
+    const ref = obj.metadata?.ownerReferences?.find((r) => r.controller);
+    if (ref?.kind === 'PersistentVolumeClaim') loop.queue.add(`${obj.metadata?.namespace}/${ref.name}`);
+  };
+  for (const inf of [i.podInf, svcInf])
+    inf.addEventHandler({ onAdd: toClaim, onUpdate: (_a, b) => toClaim(b), onDelete: toClaim });
 }

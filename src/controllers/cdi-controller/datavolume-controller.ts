@@ -11,6 +11,7 @@ import { validateDataVolume } from '../../api/cdi/validate-datavolume';
 import { formatFieldError } from '../../api/errors';
 import type { CDIConfig, DataVolume, StorageProfile } from '../../api/generated/cdi/types';
 import { IMPORT_COMPLETE, parseTermination } from '../common/cdi-import-termination';
+import { UPLOAD_REQUEST_ANNOTATION } from '../common/cdi-upload';
 import {
   type ControllerDeps,
   type KeyReconciler,
@@ -29,7 +30,9 @@ import { type ClaimSpec, claimSpecFor, filesystemOverhead, type StorageClassInfo
 import type { DataVolumeCloner } from './clone-controller';
 import { isCloneDataVolume } from './clone-source';
 import { boundCondition, DvEvent, DvPhase, renderStatus, type WantedStatus } from './datavolume-status';
+import { uploadStatus } from './datavolume-upload';
 import { type ImporterPodOptions, importerPod, importerPodName } from './importer-pod';
+import { adoptClaim, populatedFor } from './populated-claim';
 
 /** A PVC as this controller reads and writes it. */
 export interface ClaimObject extends KubeObject {
@@ -48,6 +51,8 @@ export interface DataVolumeControllerDeps extends ControllerDeps {
   /** The clone path (`source.pvc`, `source.snapshot`, `sourceRef`); without it clones wait. */
   cloner?: DataVolumeCloner;
   importer: ImporterPodOptions;
+  /** Why upload sources are refused here (no upload controller runs: local mode); none: they work. */
+  uploadsRefused?: string;
   /** Backoff before the n-th retry (default 5s doubling, at most 5 minutes). */
   retryDelayMs?: (restarts: number) => number;
 }
@@ -113,6 +118,14 @@ export class DataVolumeController implements KeyReconciler {
     });
 
     const errs = validateDataVolume(dv);
+    if (dv.spec.source?.upload && this.d.uploadsRefused)
+      errs.push({ path: 'spec.source.upload', message: this.d.uploadsRefused });
+    if (isCloneDataVolume(dv) && !this.d.cloner)
+      errs.push({
+        path: dv.spec.sourceRef ? 'spec.sourceRef' : 'spec.source',
+        message:
+          "clone sources need a CSI provisioner that clones (the cluster's csi-provisioner), which does not run here (local mode)",
+      });
     if (errs.length > 0) {
       const message = errs.map((e) => formatFieldError('DataVolume', name, e)).join('; ');
       await this.refuse(dv, base(DvPhase.Failed, undefined), DvEvent.InvalidSpec, message);
@@ -144,9 +157,20 @@ export class DataVolumeController implements KeyReconciler {
       await this.write(dv, base(DvPhase.Pending, claim), 'Normal', DvEvent.Pending, `PVC ${name} Pending`);
       return undefined;
     }
+    if (populatedFor(claim, dv)) {
+      await this.succeeded(dv, base, await adoptClaim(this.d.client, claim, dv));
+      return undefined;
+    }
     if (!isOwnedBy(claim, dv)) {
       const message = `Resource "${name}" already exists and is not managed by DataVolume`;
       await this.refuse(dv, base(DvPhase.Pending, undefined), DvEvent.ErrResourceExists, message);
+      return undefined;
+    }
+
+    // Uploads: the upload controller runs the pod; the DataVolume follows its claim.
+    if (dv.spec.source?.upload) {
+      const step = uploadStatus(dv, claim, (phase) => base(phase, claim));
+      await this.write(dv, step.status, step.type, step.reason, step.message);
       return undefined;
     }
 
@@ -325,7 +349,15 @@ export class DataVolumeController implements KeyReconciler {
         labels: { [CdiLabels.app]: CdiLabels.appValue, ...(dv.metadata?.labels ?? {}) },
         annotations: {
           [CdiLabels.createdForDataVolume]: dv.metadata?.uid ?? '',
-          [CdiLabels.importSource]: src.http ? 'http' : src.registry ? 'registry' : 'none',
+          // An upload's claim asks the upload controller for its pod (CDI's annotation).
+          ...(src.upload ? { [UPLOAD_REQUEST_ANNOTATION]: '' } : {}),
+          [CdiLabels.importSource]: src.http
+            ? 'http'
+            : src.registry
+              ? 'registry'
+              : src.upload
+                ? 'upload'
+                : 'none',
           [CdiLabels.contentType]: dv.spec.contentType || 'kubevirt',
           ...(src.http ? { [CdiLabels.importEndpoint]: src.http.url } : {}),
           ...(src.registry?.url

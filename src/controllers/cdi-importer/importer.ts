@@ -12,6 +12,7 @@ import { constants } from 'node:fs';
 import { open, rename, rm, stat, statfs, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DISK_IMAGE, type ImportRequest, REGISTRY_IMAGE_FILE } from '../common/cdi-import-request';
+import { UPLOAD_IMAGE_FILE } from '../common/cdi-upload';
 import { runTool } from '../common/run-tool';
 import {
   compressionOf,
@@ -119,12 +120,19 @@ async function fetchSource(
   log: (line: string) => void,
 ): Promise<FetchedSource> {
   let source: string;
-  if (req.source === 'registry') {
-    source = join(scratchDir, REGISTRY_IMAGE_FILE);
+  if (req.source === 'registry' || req.source === 'upload') {
+    const upload = req.source === 'upload';
+    source = join(scratchDir, upload ? UPLOAD_IMAGE_FILE : REGISTRY_IMAGE_FILE);
     const st = await stat(source).catch(() => undefined);
     if (!st?.isFile())
-      throw new Error(`the registry image's disk was not copied to ${source} (the init container's job)`);
-    log(`the disk of ${req.endpoint} is ${st.size} bytes`);
+      throw new Error(
+        upload
+          ? `the uploaded image is not at ${source}`
+          : `the registry image's disk was not copied to ${source} (the init container's job)`,
+      );
+    log(
+      upload ? `the uploaded image is ${st.size} bytes` : `the disk of ${req.endpoint} is ${st.size} bytes`,
+    );
   } else {
     source = join(scratchDir, 'source');
     await rm(source, { force: true });

@@ -34,7 +34,8 @@ export const REGISTRY_IMAGE_FILE = 'registry-image';
 export const DISK_IMAGE = 'disk.img';
 
 export interface ImportRequest {
-  source: 'http' | 'blank' | 'registry';
+  /** `upload`: the upload server received the image into scratch (UPLOAD_IMAGE_FILE). */
+  source: 'http' | 'blank' | 'registry' | 'upload';
   /** http: the URL; registry: the docker:// URL (for the log: the disk is in scratch). */
   endpoint?: string;
   contentType: 'kubevirt' | 'archive';

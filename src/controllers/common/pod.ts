@@ -58,6 +58,9 @@ export interface PodContainer {
   ports?: Array<{ name?: string; containerPort: number; protocol?: string }>;
   readinessProbe?: PodProbe;
   livenessProbe?: PodProbe;
+  /** Where the container writes its termination message (default /dev/termination-log). */
+  terminationMessagePath?: string;
+  terminationMessagePolicy?: string;
   /** Only an exec postStart hook is rendered (containerDisks: container-disk-containers.ts). */
   lifecycle?: { postStart?: { exec: { command: string[] } } };
 }
@@ -116,6 +119,8 @@ export interface ContainerStatus {
     running?: { startedAt?: string };
     terminated?: { exitCode?: number; reason?: string; message?: string };
   };
+  /** The previous run of a restarted container. */
+  lastState?: { terminated?: { exitCode?: number; reason?: string; message?: string } };
 }
 
 /** A launcher Pod (or any pod the controllers look at). */

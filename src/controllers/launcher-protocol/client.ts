@@ -10,6 +10,7 @@ import {
   type GuestPingResponse,
   type InjectLaunchSecretRequest,
   type LaunchMeasurementResponse,
+  type MemoryDumpRequest,
   type MigrationRequest,
   type Response,
   type ScreenshotResponse,
@@ -109,6 +110,16 @@ export class LauncherClient {
       this.cmd.unfreezeVirtualMachine(req, meta(), o, cb),
     );
   }
+  /**
+   * Starts a memory-only core dump of the guest into `dumpPath` (a path in the launcher's
+   * hotplug directory); answers once started, the domain report carries the progress.
+   */
+  virtualMachineMemoryDump(vmi: unknown, dumpPath: string): Promise<void> {
+    const req: MemoryDumpRequest = { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, dumpPath };
+    return this.command('VirtualMachineMemoryDump', (o, cb) =>
+      this.cmd.virtualMachineMemoryDump(req, meta(), o, cb),
+    );
+  }
   /** The guest display's picture (PNG from this project's launcher). */
   async getScreenshot(vmi: unknown): Promise<{ mime: string; data: Buffer }> {
     const req = LauncherClient.request(vmi);
@@ -165,6 +176,20 @@ export class LauncherClient {
     const req = LauncherClient.request(vmi);
     return this.command('CancelVirtualMachineMigration', (o, cb) =>
       this.cmd.cancelVirtualMachineMigration(req, meta(), o, cb),
+    );
+  }
+  /** CPU hotplug: the running guest gets the vCPUs of the VMI's spec topology. */
+  syncVirtualMachineCPUs(vmi: unknown): Promise<void> {
+    const req = LauncherClient.request(vmi);
+    return this.command('SyncVirtualMachineCPUs', (o, cb) =>
+      this.cmd.syncVirtualMachineCpUs(req, meta(), o, cb),
+    );
+  }
+  /** Memory hotplug: the running guest gets the VMI's `memory.guest` through virtio-mem. */
+  syncVirtualMachineMemory(vmi: unknown): Promise<void> {
+    const req = LauncherClient.request(vmi);
+    return this.command('SyncVirtualMachineMemory', (o, cb) =>
+      this.cmd.syncVirtualMachineMemory(req, meta(), o, cb),
     );
   }
   ping(): Promise<void> {

@@ -39,6 +39,21 @@ export interface LauncherDomain {
   interfaces?: LauncherInterface[];
   /** The hotplugged volumes the domain has attached now (volume hotplug). */
   hotplugVolumes?: string[];
+  /** The last memory dump asked of this launcher (upstream's domain metadata MemoryDump). */
+  memoryDump?: LauncherMemoryDumpState;
+}
+
+/** A memory dump as the launcher reports it: upstream's `MemoryDumpMetadata`. */
+export interface LauncherMemoryDumpState {
+  /** The dump file's name (the handler's `targetFileName`). */
+  fileName: string;
+  /** RFC 3339. */
+  startTimestamp: string;
+  /** RFC 3339, once the dump ended. */
+  endTimestamp?: string;
+  completed: boolean;
+  failed: boolean;
+  failureReason?: string;
 }
 
 /** One interface the launcher's network setup serves (status.interfaces reads it). */

@@ -8,6 +8,7 @@ export type {
   FreezeRequest,
   GuestPingRequest,
   InjectLaunchSecretRequest,
+  MemoryDumpRequest,
   MigrationRequest,
   VirtualMachineOptions,
   VMIRequest,

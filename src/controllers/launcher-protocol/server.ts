@@ -16,6 +16,7 @@ import {
   type GuestPingResponse,
   type InjectLaunchSecretRequest,
   type LaunchMeasurementResponse,
+  type MemoryDumpRequest,
   type MigrationRequest,
   type Response,
   type ScreenshotResponse,
@@ -49,6 +50,10 @@ export interface LauncherService {
   migrateVirtualMachine(req: MigrationRequest): Promise<void>;
   syncMigrationTarget(req: VMIRequest): Promise<void>;
   cancelVirtualMachineMigration(req: VMIRequest): Promise<void>;
+  /** CPU hotplug: enables the vCPUs of the VMI's spec topology on the running guest. */
+  syncVirtualMachineCPUs(req: VMIRequest): Promise<void>;
+  /** Memory hotplug: gives the running guest the VMI's memory.guest through virtio-mem. */
+  syncVirtualMachineMemory(req: VMIRequest): Promise<void>;
   /** The domain as JSON, or undefined when there is none yet. */
   getDomain(): Promise<string | undefined>;
   getDomainStats(): Promise<string | undefined>;
@@ -63,6 +68,8 @@ export interface LauncherService {
   exec(req: ExecRequest): Promise<{ exitCode: number; stdout: string }>;
   /** A guestAgentPing probe: resolves when the guest agent answers. */
   guestPing(req: GuestPingRequest): Promise<void>;
+  /** Starts a memory-only dump of the guest into `dumpPath`; resolves once started. */
+  virtualMachineMemoryDump(req: MemoryDumpRequest): Promise<void>;
 }
 
 function failure(err: unknown): Response {
@@ -145,8 +152,11 @@ export async function serveLauncher(socketDir: string, impl: LauncherService): P
     migrateVirtualMachine: command((r: MigrationRequest) => impl.migrateVirtualMachine(r)),
     syncMigrationTarget: command((r: VMIRequest) => impl.syncMigrationTarget(r)),
     cancelVirtualMachineMigration: command((r: VMIRequest) => impl.cancelVirtualMachineMigration(r)),
+    syncVirtualMachineCpUs: command((r: VMIRequest) => impl.syncVirtualMachineCPUs(r)),
+    syncVirtualMachineMemory: command((r: VMIRequest) => impl.syncVirtualMachineMemory(r)),
     ping: command(() => impl.ping()),
     injectLaunchSecret: command((r: InjectLaunchSecretRequest) => impl.injectLaunchSecret(r)),
+    virtualMachineMemoryDump: command((r: MemoryDumpRequest) => impl.virtualMachineMemoryDump(r)),
     getDomain: withPayload(
       (_: EmptyRequest) => impl.getDomain(),
       (response, domain): DomainResponse => ({ response, domain: domain ?? '' }),

@@ -204,6 +204,7 @@ export const builtinTypes: readonly ResourceType[] = [
   ControllerRevisionType,
   PersistentVolumeClaimType,
   PersistentVolumeType,
+  StorageClassType,
   CustomResourceDefinitionType,
   NetworkAttachmentDefinitionType,
 ];

@@ -66,3 +66,13 @@ export const snapshotTypes: readonly ResourceType[] = [
   VolumeSnapshotClassType,
   StorageClassType,
 ];
+
+/** The external-snapshotter's VolumeSnapshotContent (cluster-scoped); local mode's snapshotter writes it. */
+export const VolumeSnapshotContentType = rt(
+  'snapshot.storage.k8s.io',
+  'v1',
+  'VolumeSnapshotContent',
+  'volumesnapshotcontents',
+  false,
+  true,
+);

@@ -36,6 +36,8 @@ export const Subresources: ReadonlyArray<{ name: string; verbs: string[] }> = [
   { name: 'virtualmachines/expand-spec', verbs: ['get'] },
   { name: 'virtualmachines/addvolume', verbs: ['update'] },
   { name: 'virtualmachines/removevolume', verbs: ['update'] },
+  { name: 'virtualmachines/memorydump', verbs: ['update'] },
+  { name: 'virtualmachines/removememorydump', verbs: ['update'] },
   { name: 'virtualmachineinstances/addvolume', verbs: ['update'] },
   { name: 'virtualmachineinstances/removevolume', verbs: ['update'] },
   { name: 'virtualmachines/evacuate/cancel', verbs: ['update'] },

@@ -44,11 +44,13 @@ import {
 } from './front-proxy-auth';
 import { HandlerClient, type HandlerClientOptions } from './handler-client';
 import { HttpError, RawResponse, sendError, sendJson } from './http-error';
+import { isMemoryDumpOperation, memoryDumpRequest } from './memory-dump';
 import { type ObjectGraphResource, objectGraph } from './object-graph';
 import { logAdmissionRefusal, logSubresource, type ObjectLog, type SubresourceCall } from './request-log';
 import { parseRequestPath, type RequestPath, type SubresourceRoute, subresourceRoute } from './request-path';
 import { isStream, refuseUpgrade, StreamRelay } from './streams';
 import { type AnyRequest, type AnyResponse, createTlsListener } from './tls-listener';
+import { serveUploadApi, UPLOAD_GROUP, UPLOAD_VERSION, uploadApiGroup } from './upload-token-request';
 import { expandSpec, expandVm, migrateVm, restartVm, startVm, stopVm } from './vm-lifecycle';
 import { fetchVmi, fetchVmiForVm, isVmiOperation, vmiOperation } from './vmi-subresources';
 import { isVolumeOperation, volumeRequest } from './volume-hotplug';
@@ -80,6 +82,8 @@ export interface VirtApiOptions {
   /** Users treated as KubeVirt components besides its service accounts. */
   privilegedUsers?: string[];
   version?: string;
+  /** The upload-token signer's private key (PEM file, read per request): UploadTokenRequests are answered with it. */
+  uploadTokenSignerKeyFile?: string;
   log?: (m: string) => void;
   /** Lines naming the object of each subresource call and admission refusal (request-log.ts). */
   objectLog?: ObjectLog;
@@ -194,8 +198,24 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
   const api = async (req: AnyRequest, parsed: RequestPath): Promise<unknown> => {
     const { path, query } = parsed;
     const base = `/apis/${SUBRESOURCE_GROUP}`;
+    if (parsed.segments[1] === UPLOAD_GROUP)
+      return serveUploadApi(req.method ?? 'GET', parsed, {
+        authorizeCreate: async (ns) =>
+          requireAllowed(authorize, authn(req), {
+            namespace: ns,
+            verb: 'create',
+            group: UPLOAD_GROUP,
+            version: UPLOAD_VERSION,
+            resource: 'uploadtokenrequests',
+          }),
+        body: () => jsonBody(req),
+        signerKeyFile: o.uploadTokenSignerKeyFile,
+      });
     if (req.method === 'GET') {
-      if (path === '/apis') return apiGroupList();
+      if (path === '/apis') {
+        const list = apiGroupList() as { groups: unknown[] };
+        return { ...list, groups: [...list.groups, uploadApiGroup()] };
+      }
       if (path === base) return apiGroup();
       for (const v of SUBRESOURCE_VERSIONS) {
         if (path === `${base}/${v}`) return apiResourceList(v);
@@ -230,6 +250,11 @@ export async function startVirtApi(o: VirtApiOptions): Promise<VirtApi> {
       if (req.method !== 'PUT') throw new HttpError(405, `${op}: use PUT`);
       await volumeRequest(o.client, o.config(), kind, ns, name, op, await jsonBody(req));
       // upstream answers 202 Accepted with no body: the change is carried out asynchronously.
+      return new RawResponse('application/json', Buffer.alloc(0), 202);
+    }
+    if (isMemoryDumpOperation(op) && kind === 'virtualmachines') {
+      if (req.method !== 'PUT') throw new HttpError(405, `${op}: use PUT`);
+      await memoryDumpRequest(o.client, o.config(), ns, name, op, await jsonBody(req));
       return new RawResponse('application/json', Buffer.alloc(0), 202);
     }
     if (op === 'evacuate/cancel') {

@@ -7,6 +7,7 @@ import type { InstancetypeObjectCatalog } from '../../api/instancetype/catalog';
 import type { EventRecorder } from '../common/controller-ports';
 import type { LeaderElectionOptions } from '../runtime/leader-election';
 import type { ObjectClient } from '../runtime/types';
+import type { ControllerThreads } from './controller-threads';
 import type { LauncherPodOptions } from './services/pod-renderer';
 import type { VmiFreezer } from './snapshot/source';
 
@@ -24,8 +25,13 @@ export interface VirtControllerOptions {
   config?: ClusterConfig | (() => ClusterConfig);
   /** Launcher image and hypervisor choices for launcher pods. */
   launcher: LauncherPodOptions;
-  /** Workers per controller (default 4). */
+  /**
+   * Workers of every controller, in place of the per-controller counts (tests and
+   * benches); unset: `threads`, else upstream's defaults (controller-threads.ts).
+   */
   workers?: number;
+  /** Workers per controller group, as upstream's `--<group>-controller-threads` flags set them. */
+  threads?: Partial<ControllerThreads>;
   /** Restrict to one namespace (default: all). */
   namespace?: string;
   /** Event recorder (default: core/v1 Events through `client`, component virt-controller). */

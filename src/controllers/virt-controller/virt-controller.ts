@@ -35,6 +35,7 @@ import {
 import type { KubeObject, ResourceType } from '../runtime/types';
 import type { WorkQueue } from '../runtime/workqueue';
 import { watchClaims } from './claim-watch';
+import { workersFor } from './controller-threads';
 import { watchDataVolumes } from './datavolume-watch';
 import { watchInstancetypes } from './instancetype-watch';
 import { MigrationController } from './migration/controller';
@@ -56,6 +57,7 @@ import {
   HOTPLUG_VMI_ANNOTATION,
   HOTPLUG_VMI_UID_LABEL,
 } from './vmi/hotplug-attachments';
+import { wireWorkloadUpdater } from './workload-updater/wiring';
 
 export type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 
@@ -115,13 +117,12 @@ export class VirtController {
     });
     this.recorder = opts.recorder ?? this.manager.eventRecorder('virt-controller');
     this.informers = this.manager.informers;
-    const workers = opts.workers ?? 4;
     const register = (name: string, forType: ResourceType, r: KeyReconciler) =>
       this.manager.addController({
         name,
         forType,
         reconciler: asReconciler(r),
-        workers,
+        workers: this.workersFor(name),
         onError: (req, err) => onError(name, req.namespace ? `${req.namespace}/${req.name}` : req.name, err),
       });
     this.vmInformer = this.informers.informerFor(VirtualMachineType);
@@ -238,6 +239,16 @@ export class VirtController {
         onWrite: record('migration'),
       }),
     );
+    // Hotplug's migrations to launcher pods sized for the new resources (./workload-updater).
+    const { migrationInformer: mi, vmiInformer: vi, recorder: rec } = this;
+    const wu = {
+      client,
+      recorder: rec,
+      vmiInformer: vi,
+      migrationInformer: mi,
+      vmiNameIndex: VMI_NAME_INDEX,
+    };
+    wireWorkloadUpdater({ ...wu, register, onWrite: record('workload-updater') });
     if (opts.pools) {
       this.poolInformer = this.informers.informerFor(VirtualMachinePoolType);
       this.poolLoop = register(
@@ -406,6 +417,14 @@ export class VirtController {
       ready: () => this.manager.isReady(),
       queues: () => this.manager.controllerList.map((c) => ({ name: c.name, queue: c.queue })),
     });
+  }
+
+  /**
+   * Workers of controller `name` (its group's `threads`, else `workers`, else upstream's
+   * default): for the controllers composition roots add to this Manager too (vmexport).
+   */
+  workersFor(name: string): number {
+    return workersFor(name, this.opts);
   }
 
   /** Starts the informers, waits for their caches (and the Lease, if any), then the workers. */

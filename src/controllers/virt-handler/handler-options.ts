@@ -27,6 +27,11 @@ export interface VirtHandlerOptions {
    * device nodes to launcher pods.
    */
   devicePluginDir?: string;
+  /**
+   * How many of each shared device (kvm, tun, vhost-net) the node offers: the most VMIs
+   * it runs (upstream's --max-devices, default 1000).
+   */
+  maxDevices?: number;
   heartbeatMs?: number;
   /** How often every VMI on the node is looked at again, catching dead launchers (default 5 s). */
   resyncMs?: number;

@@ -27,8 +27,8 @@ import type { VirtHandlerOptions } from './handler-options';
 export type { VirtHandlerOptions } from './handler-options';
 
 import { sameJson } from '../runtime/same-json';
+import { cpuHotplugDue, memoryHotplugDue, withCpusHotplugged, withMemoryHotplugged } from './cpu-hotplug';
 import { HotplugMounts } from './hotplug-mounts';
-import { hotplugStep } from './hotplug-volumes';
 import { LauncherCalls } from './launcher-calls';
 import { LauncherConnections } from './launcher-connections';
 import { launcherPodOf } from './launcher-pod';
@@ -49,6 +49,7 @@ import {
   type VmiEvent,
 } from './vmi-events';
 import { type LauncherView, nextHandlerStatus } from './vmi-status';
+import { volumeSteps } from './volume-steps';
 
 const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const FINAL = new Set(['Succeeded', 'Failed']);
@@ -300,6 +301,8 @@ export class VirtHandler {
       : await this.calls.call(podUid, uid, (c) => c.getDomain() as Promise<LauncherDomain | undefined>);
     let view: LauncherView;
     let hotplugStatus: VolumeStatus[] | undefined;
+    let cpusHotplugged = false;
+    let memoryHotplugged = false;
     let again: number | undefined;
     let applyMigration: ((next: VirtualMachineInstance) => VirtualMachineInstance) | undefined;
     if (!got.ok) {
@@ -355,23 +358,31 @@ export class VirtHandler {
         if (domain) this.lastDomain.set(uid, domain);
       }
       if (!deleting && domain && !domain.finished && domain.state !== 'shutoff') {
-        // Volume hotplug (./hotplug-volumes): mount, attach, detach, unmount.
-        const hp = await hotplugStep(vmi, podUid, domain, this.mounts, async (v) => {
-          const r = await this.calls.call(podUid, uid, (c) => c.syncVirtualMachine(v));
-          if (!r.ok) throw r.error;
-          const again = await this.calls.call(
-            podUid,
-            uid,
-            (c) => c.getDomain() as Promise<LauncherDomain | undefined>,
-          );
-          return again.ok ? again.value : domain;
-        });
-        if (hp.domain) {
-          domain = hp.domain;
+        // Volume hotplug and memory dumps (./volume-steps).
+        const steps = await volumeSteps(vmi, podUid, domain, this.mounts, this.calls);
+        if (steps.domain) {
+          domain = steps.domain;
           this.lastDomain.set(uid, domain);
         }
-        hotplugStatus = hp.volumeStatus;
-        if (hp.waiting) again = 1_000;
+        hotplugStatus = steps.volumeStatus;
+        if (steps.waiting) again = 1_000;
+        // CPU hotplug, in the pod the migration brought the guest to (./cpu-hotplug).
+        if (cpuHotplugDue(vmi, this.o.nodeName)) {
+          const r = await this.calls.call(podUid, uid, (c) => c.syncVirtualMachineCPUs(vmi));
+          if (r.ok) cpusHotplugged = true;
+          else {
+            this.logVmi(key, 'warn', `CPU hotplug: ${r.error.message}`);
+            again = 5_000;
+          }
+        }
+        if (memoryHotplugDue(vmi, this.o.nodeName)) {
+          const r = await this.calls.call(podUid, uid, (c) => c.syncVirtualMachineMemory(vmi));
+          if (r.ok) memoryHotplugged = true;
+          else {
+            this.logVmi(key, 'warn', `memory hotplug: ${r.error.message}`);
+            again = 5_000;
+          }
+        }
       }
       if (deleting && !domain) {
         view = {
@@ -383,8 +394,10 @@ export class VirtHandler {
         view = { kind: 'domain', domain };
       }
     }
-    const next = nextHandlerStatus(vmi, view, stamp());
+    let next = nextHandlerStatus(vmi, view, stamp());
     if (hotplugStatus && next.status) next.status = { ...next.status, volumeStatus: hotplugStatus };
+    if (cpusHotplugged) next = withCpusHotplugged(vmi, next);
+    if (memoryHotplugged) next = withMemoryHotplugged(vmi, next);
     await this.write(vmi, applyMigration ? applyMigration(next) : next);
     return again;
   }

@@ -7,7 +7,7 @@
  * launcher mounts with HostToContainer propagation. The handler's own view of the pods
  * directory is Bidirectional, so its mount reaches the host and from there the pod.
  */
-import { chown, open, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chown, mkdir, open, readdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PersistentVolumeClaimInfo } from '../../api/generated/types';
 import { pvcDiskSize } from '../common/pvc-disk-size';
@@ -110,11 +110,43 @@ export class HotplugMounts {
     await rm(target, { force: true });
   }
 
-  /** Unmounts every hotplugged disk of a launcher pod (its VMI is over). */
+  /**
+   * The launcher-side directory a memory dump volume `name` is mounted on (upstream's
+   * hotplug-disk GetVolumeMountDir): the claim's whole filesystem, not a disk image.
+   */
+  dirTarget(launcherPodUid: string, name: string): string {
+    return this.target(launcherPodUid, name).slice(0, -'.img'.length);
+  }
+
+  /**
+   * Bind-mounts the claim's directory `source` onto volume `name`'s directory in the
+   * launcher pod (a memory dump volume; idempotent). The directory is handed to QEMU's
+   * user, which writes the dump.
+   */
+  async mountDir(source: string, launcherPodUid: string, name: string): Promise<void> {
+    const target = this.dirTarget(launcherPodUid, name);
+    if (await this.isMountPoint(target)) return;
+    await mkdir(target, { recursive: true, mode: 0o750 });
+    await chown(source, QEMU_UID, QEMU_UID);
+    await this.run('mount', ['--bind', source, target]);
+  }
+
+  /** Unmounts volume `name`'s directory from the launcher pod and removes it (idempotent). */
+  async unmountDir(launcherPodUid: string, name: string): Promise<void> {
+    const target = this.dirTarget(launcherPodUid, name);
+    while (await this.isMountPoint(target)) await this.run('umount', [target]);
+    await rmdir(target).catch((e: NodeJS.ErrnoException) => {
+      // Gone already, or something other than the mount is in it: the emptyDir goes with the pod.
+      if (e.code !== 'ENOENT' && e.code !== 'ENOTEMPTY') throw e;
+    });
+  }
+
+  /** Unmounts every hotplugged disk and memory dump directory of a launcher pod (its VMI is over). */
   async unmountAll(launcherPodUid: string): Promise<void> {
     const dir = podEmptyDirPath(this.o.podsRoot, launcherPodUid, HOTPLUG_DISKS_VOLUME);
-    for (const f of await readdir(dir).catch(() => [] as string[]))
-      if (f.endsWith('.img')) await this.unmount(launcherPodUid, f.slice(0, -4));
+    for (const f of await readdir(dir, { withFileTypes: true }).catch(() => []))
+      if (f.name.endsWith('.img')) await this.unmount(launcherPodUid, f.name.slice(0, -4));
+      else if (f.isDirectory()) await this.unmountDir(launcherPodUid, f.name);
   }
 }
 

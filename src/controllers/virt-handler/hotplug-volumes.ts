@@ -87,8 +87,12 @@ export async function hotplugStep(
       });
       changed = true;
     }
+    // A memory dump volume is a mounted directory, not a disk (./memory-dump-volumes).
     const gone =
-      !hot.has(s.name) && s.hotplugVolume && (s.phase === 'Detaching' || IN_POD.has(s.phase ?? ''));
+      !hot.has(s.name) &&
+      s.hotplugVolume &&
+      !s.memoryDumpVolume &&
+      (s.phase === 'Detaching' || IN_POD.has(s.phase ?? ''));
     if (gone && !attached.has(s.name)) {
       await mounts.unmount(podUid, s.name);
       Object.assign(s, {

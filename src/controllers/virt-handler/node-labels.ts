@@ -41,15 +41,19 @@ export function nodeLabelsFor(
   return { ...out, ...extra };
 }
 
-/** Device resources (capacity = allocatable) for a host with `caps`, plus `extra` (plugin resources). */
+/**
+ * Device resources (capacity = allocatable) for a host with `caps`, `count` of each shared
+ * device (upstream's --max-devices), plus `extra` (plugin resources).
+ */
 export function nodeDeviceResources(
   caps: HostCapabilities,
   extra: Record<string, number> = {},
+  count = SHARED_DEVICE_COUNT,
 ): Record<string, string> {
   const out: Record<string, string> = {
-    'devices.kubevirt.io/kvm': String(caps.kvmUsable ? SHARED_DEVICE_COUNT : 0),
-    'devices.kubevirt.io/tun': String(SHARED_DEVICE_COUNT),
-    'devices.kubevirt.io/vhost-net': String(SHARED_DEVICE_COUNT),
+    'devices.kubevirt.io/kvm': String(caps.kvmUsable ? count : 0),
+    'devices.kubevirt.io/tun': String(count),
+    'devices.kubevirt.io/vhost-net': String(count),
     'devices.kubevirt.io/sev': String(caps.sev?.sev ? caps.sev.maxGuests : 0),
   };
   for (const [k, v] of Object.entries(extra)) out[k] = String(v);

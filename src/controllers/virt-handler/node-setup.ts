@@ -21,10 +21,13 @@ export interface NodeSetup {
 export async function setUpNode(o: VirtHandlerOptions, log: (m: string) => void): Promise<NodeSetup> {
   const caps = await o.capabilities();
   const labels = nodeLabelsFor(caps, o.extraLabels?.(caps));
-  const resources = nodeDeviceResources(caps, o.extraResources?.(caps));
+  const resources = nodeDeviceResources(caps, o.extraResources?.(caps), o.maxDevices);
   let devicePlugins: DevicePlugin[] = [];
   if (o.devicePluginDir !== undefined) {
-    devicePlugins = await startDevicePlugins(nodeSharedDevices(caps), { pluginDir: o.devicePluginDir, log });
+    devicePlugins = await startDevicePlugins(nodeSharedDevices(caps, o.maxDevices), {
+      pluginDir: o.devicePluginDir,
+      log,
+    });
     // The kubelet reports these in the Node's capacity now.
     for (const name of Object.keys(nodeDeviceResources(caps))) delete resources[name];
   }

@@ -1,13 +1,14 @@
 /**
  * The launcher's RPCs that act on its domain directly and hold no launcher state: pause,
- * unpause, reset, soft reboot, kill, the background ACPI shutdown, and the SEV calls
- * (./sev-rpcs). Each checks the
+ * unpause, reset, soft reboot, kill, the background ACPI shutdown, CPU hotplug, and the
+ * SEV calls (./sev-rpcs). Each checks the
  * request's VMI is the launcher's first; those that change the domain's state have the
  * launcher look at it again.
  */
+import { status } from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '../../api';
 import type { DomainRef, DomainState, HypervisorDriver } from '../../drivers/driver';
-import type { InjectLaunchSecretRequest, VMIRequest } from '../launcher-protocol';
+import { type InjectLaunchSecretRequest, LauncherRpcError, type VMIRequest } from '../launcher-protocol';
 import * as sevRpcs from './sev-rpcs';
 
 /** Domain states in which a guest runs (QEMU is up). */
@@ -156,6 +157,43 @@ export class LauncherDomainOps {
     this.h.parse(req);
     const d = await this.h.driver().getDomain(this.h.ref());
     if (d && ACTIVE_STATES.has(d.state)) await this.h.driver().kill(this.h.ref());
+    await this.h.refresh();
+  }
+
+  /**
+   * CPU hotplug (upstream's SyncVirtualMachineCPUs / UpdateVCPUs): the running guest gets
+   * sockets x cores x threads of the VMI's spec enabled, which the domain's hotpluggable
+   * vCPUs (up to maxSockets) allow.
+   */
+  async syncCpus(req: VMIRequest): Promise<void> {
+    const vmi = this.h.parse(req);
+    const cpu = vmi.spec?.domain?.cpu ?? {};
+    const count = (cpu.sockets || 1) * (cpu.cores || 1) * (cpu.threads || 1);
+    const hotplug = this.h.driver().cpuHotplug;
+    if (!hotplug) {
+      throw new LauncherRpcError(
+        status.UNIMPLEMENTED,
+        `CPU hotplug is not available: the ${this.h.driver().name} driver cannot change a running guest's vCPUs`,
+      );
+    }
+    await hotplug.setVcpus(this.h.ref(), count);
+    await this.h.refresh();
+  }
+
+  /**
+   * Memory hotplug (upstream's SyncVirtualMachineMemory / UpdateGuestMemory): the running
+   * guest's virtio-mem device asks for `memory.guest` above what it booted with.
+   */
+  async syncMemory(req: VMIRequest): Promise<void> {
+    const vmi = this.h.parse(req);
+    const hotplug = this.h.driver().memoryHotplug;
+    if (!hotplug) {
+      throw new LauncherRpcError(
+        status.UNIMPLEMENTED,
+        `memory hotplug is not available: the ${this.h.driver().name} driver cannot change a running guest's memory`,
+      );
+    }
+    await hotplug.syncGuestMemory(vmi);
     await this.h.refresh();
   }
 

@@ -3,6 +3,7 @@
  * to host paths through the pod's mounts, with the kernel-boot directory pointing at the
  * kernelBoot container's image in the local image store.
  */
+import { basename, dirname } from 'node:path';
 import type { VirtualMachineInstance } from '../../api';
 import { type ConverterPaths, upstreamPaths } from '../../converter';
 import type { LauncherArgs } from '../common/launcher-args';
@@ -16,6 +17,15 @@ export function launcherConverterPaths(args: LauncherArgs, map: PathMap): Conver
     out[k] = map.toHost(v);
   }
   out.containerDiskDir = map.toHost(args.containerDiskDir);
+  // The local pod runtime maps each block device (`/dev/<volume>`) on its own, to links of
+  // the same names in one directory of the pod's: that directory is the devices' one.
+  const devices = map
+    .entries()
+    .filter(
+      ([c, h]) =>
+        dirname(c) === '/dev' && basename(h) === basename(c) && basename(dirname(h)) === 'volumeDevices',
+    );
+  if (devices.length) out.blockDeviceDir = dirname(devices[0][1]);
   return out;
 }
 

@@ -23,6 +23,7 @@ import {
   type InjectLaunchSecretRequest,
   type LauncherServer,
   type LauncherService,
+  type MemoryDumpRequest,
   type MigrationRequest,
   serveLauncher,
   type VMIRequest,
@@ -40,6 +41,7 @@ import { GuestAgentPoller } from './guest-agent-poller';
 import { GuestEndpoints } from './guest-endpoints';
 import { LauncherHotplug, withVolumesOf } from './hotplug-disks';
 import type { VirtLauncherOptions } from './launcher-options';
+import { LauncherMemoryDump } from './memory-dump-rpc';
 import { LauncherMigrations } from './migration-rpcs';
 import { NodeNotifier } from './node-notifier';
 import { LauncherProbeOps } from './probe-rpcs';
@@ -165,6 +167,7 @@ export class VirtLauncher implements LauncherService {
       ...this.endpoints.report(),
       interfaces: this.opts.networkReport?.(),
       ...(this.hotplug.attached.length ? { hotplugVolumes: [...this.hotplug.attached] } : {}),
+      ...(this.memoryDump.report ? { memoryDump: this.memoryDump.report } : {}),
       ...this.migrations.report(d),
     };
   }
@@ -309,6 +312,8 @@ export class VirtLauncher implements LauncherService {
   resetVirtualMachine = (r: VMIRequest) => this.ops.reset(r);
   softRebootVirtualMachine = (r: VMIRequest) => this.ops.softReboot(r);
   killVirtualMachine = (r: VMIRequest) => this.ops.kill(r);
+  syncVirtualMachineCPUs = (r: VMIRequest) => this.ops.syncCpus(r);
+  syncVirtualMachineMemory = (r: VMIRequest) => this.ops.syncMemory(r);
   getSevInfo = () => this.ops.sevInfo();
   getLaunchMeasurement = (r: VMIRequest) => this.ops.launchMeasurement(r);
   injectLaunchSecret = (r: InjectLaunchSecretRequest) => this.ops.injectLaunchSecret(r);
@@ -324,6 +329,18 @@ export class VirtLauncher implements LauncherService {
     this.guestOps.freeze(this.parseVmi(r), r.unfreezeTimeoutSeconds);
   unfreezeVirtualMachine = (r: VMIRequest) => this.guestOps.unfreeze(this.parseVmi(r));
   getScreenshot = (r: VMIRequest) => this.guestOps.screenshot(this.parseVmi(r));
+
+  // Memory dumps into a mounted memory dump volume (see ./memory-dump-rpc).
+  private readonly memoryDump = new LauncherMemoryDump({
+    driver: () => this.mustDriver(),
+    ref: () => this.ref,
+    log: (m) => this.log(m),
+    onChange: () => this.reported && !this.exiting && this.send('MODIFIED'),
+  });
+  virtualMachineMemoryDump = async (r: MemoryDumpRequest) => {
+    this.parseVmi(r);
+    await this.memoryDump.request(r.dumpPath);
+  };
 
   // virt-probe's calls (see ./probe-rpcs).
   private readonly probes = new LauncherProbeOps(

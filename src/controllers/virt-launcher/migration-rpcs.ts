@@ -7,6 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import type { VirtualMachineInstance } from '../../api';
+import { quantityValue } from '../../api/config/quantity';
 import type { DomainInfo, DomainRef, HypervisorDriver, SyncOptions } from '../../drivers/driver';
 import {
   LauncherRpcError,
@@ -21,6 +22,35 @@ import { SourceMigration } from './migration-job';
 
 /** The domain states a migration can start from. */
 const ACTIVE = new Set(['running', 'blocked', 'paused', 'pmsuspended', 'shutdown']);
+
+/**
+ * The VMI with the vCPUs and memory its running guest has: during a CPU or memory hotplug
+ * the spec already asks for more than `status.currentCPUTopology` and
+ * `status.memory.guestRequested`, but the incoming guest keeps the source's (a migration
+ * cannot change them); the handler adds the rest once it arrived.
+ */
+export function withCurrentCpus(vmi: VirtualMachineInstance): VirtualMachineInstance {
+  let out = vmi;
+  const current = vmi.status?.currentCPUTopology?.sockets;
+  const cpu = vmi.spec?.domain?.cpu;
+  if (cpu && current && (cpu.sockets ?? 1) !== current)
+    out = {
+      ...out,
+      spec: { ...out.spec, domain: { ...out.spec.domain, cpu: { ...cpu, sockets: current } } },
+    };
+  const requested = vmi.status?.memory?.guestRequested;
+  const memory = vmi.spec?.domain?.memory;
+  if (
+    memory?.guest !== undefined &&
+    requested !== undefined &&
+    quantityValue(memory.guest) !== quantityValue(requested)
+  )
+    out = {
+      ...out,
+      spec: { ...out.spec, domain: { ...out.spec.domain, memory: { ...memory, guest: requested } } },
+    };
+  return out;
+}
 
 /** What the migration RPCs need of their launcher. */
 export interface MigrationHost {
@@ -140,7 +170,7 @@ export class LauncherMigrations {
    * `MigrationRequestOptions.TargetDomainXML`) and written to {@link MIGRATION_TARGET_XML}.
    */
   async prepareTarget(req: VMIRequest): Promise<void> {
-    const parsed = this.d.parseVmi(req);
+    const parsed = withCurrentCpus(this.d.parseVmi(req));
     const migration = this.requireMigration();
     const uid = parsed.status?.migrationState?.migrationUid;
     if (!uid) {

@@ -62,19 +62,13 @@ async function patchBundles(client: ObjectClient, bundle: string, r: KeepResult)
       else throw e;
     }
   };
-  await apply(`APIService/${CA_BUNDLE_HOLDERS.apiService}`, async () => {
-    const live = await client.get<KubeObject & { spec?: { caBundle?: string } }>(
-      APIServiceType,
-      CA_BUNDLE_HOLDERS.apiService,
-    );
-    if (live.spec?.caBundle === caBundle) return;
-    await client.patch(
-      APIServiceType,
-      CA_BUNDLE_HOLDERS.apiService,
-      { spec: { caBundle } },
-      { type: 'merge' },
-    );
-  });
+  // virt-api's two APIServices: subresources.kubevirt.io and CDI's upload.cdi.kubevirt.io.
+  for (const name of [CA_BUNDLE_HOLDERS.apiService, CA_BUNDLE_HOLDERS.uploadApiService])
+    await apply(`APIService/${name}`, async () => {
+      const live = await client.get<KubeObject & { spec?: { caBundle?: string } }>(APIServiceType, name);
+      if (live.spec?.caBundle === caBundle) return;
+      await client.patch(APIServiceType, name, { spec: { caBundle } }, { type: 'merge' });
+    });
   for (const [type, name] of [
     [MutatingWebhookConfigurationType, CA_BUNDLE_HOLDERS.mutating],
     [ValidatingWebhookConfigurationType, CA_BUNDLE_HOLDERS.validating],

@@ -17,7 +17,13 @@ import {
   signedBy,
   splitBundle,
 } from './certificates';
-import { CONTROLLER_CERTS, HANDLER_SERVER_CERTS } from './components/cert-secrets';
+import {
+  CONTROLLER_CERTS,
+  HANDLER_SERVER_CERTS,
+  UPLOAD_TOKEN_SIGNER,
+  UPLOADPROXY_SERVER_CERTS,
+  UPLOADSERVER_CLIENT_CERTS,
+} from './components/cert-secrets';
 
 /** Name of the CA Secret and the CA bundle ConfigMap. */
 export const CA_NAME = 'kubevirt-ca';
@@ -52,6 +58,15 @@ export function leafSpecs(namespace: string): Record<string, LeafSpec> {
       dnsNames: ['virt-controller', `virt-controller.${namespace}.pod.cluster.local`],
       usage: 'server',
     },
+    // CDI's upload path: the proxy's serving pair, its client pair for the upload pods
+    // (whose own pairs virt-controller issues per pod), and the upload-token signer.
+    [UPLOADPROXY_SERVER_CERTS]: {
+      commonName: `cdi-uploadproxy.${namespace}.svc`,
+      dnsNames: svc('cdi-uploadproxy'),
+      usage: 'server',
+    },
+    [UPLOADSERVER_CLIENT_CERTS]: { commonName: 'client.upload-server.cdi.kubevirt.io', usage: 'client' },
+    [UPLOAD_TOKEN_SIGNER]: { commonName: 'kubevirt-ts:upload-token-signer', usage: 'client' },
   };
 }
 

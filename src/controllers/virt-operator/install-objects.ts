@@ -87,6 +87,7 @@ export function renderInstallObjects(ctx: RenderContext, spec: InstallSpec, cert
     ...(ctx.storage?.csiPoolDir ? { csiPoolDir: ctx.storage.csiPoolDir } : {}),
     ...(ctx.storage?.csiPoolSize ? { csiPoolSize: ctx.storage.csiPoolSize } : {}),
     handlerServerCerts: HANDLER_SERVER_CERTS,
+    ...(spec.maxDevices !== undefined ? { handlerMaxDevices: spec.maxDevices } : {}),
   });
   const files = renderInstall(o, ctx.crdsDir);
   const objects: KubeObject[] = [];

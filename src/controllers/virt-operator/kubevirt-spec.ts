@@ -41,6 +41,8 @@ export interface InstallSpec {
   workloads?: ComponentConfig;
   uninstallStrategy: (typeof UNINSTALL_STRATEGIES)[number];
   certs: CertDurations;
+  /** `configuration.virtualMachineInstancesPerNode`: virt-handler's --max-devices. */
+  maxDevices?: number;
 }
 
 const REGISTRY = /^[A-Za-z0-9][A-Za-z0-9._\-/:]{0,200}$/;
@@ -78,6 +80,11 @@ export function checkKubeVirt(kv: KubeVirt, d: ImageDefaults): { spec?: InstallS
     errors.push(
       'spec.workloads.replicas: virt-handler runs on every selected node; replicas applies to spec.infra only',
     );
+  const perNode = s.configuration?.virtualMachineInstancesPerNode;
+  if (perNode !== undefined && (!Number.isInteger(perNode) || perNode < 1 || perNode > 999_999))
+    errors.push(
+      `spec.configuration.virtualMachineInstancesPerNode: ${perNode} is not a whole number from 1 to 999999`,
+    );
   let certs: CertDurations | undefined;
   try {
     certs = certDurations(s);
@@ -87,6 +94,15 @@ export function checkKubeVirt(kv: KubeVirt, d: ImageDefaults): { spec?: InstallS
   if (errors.length || !certs) return { errors };
   return {
     errors,
-    spec: { registry, tag, pullPolicy, infra: s.infra, workloads: s.workloads, uninstallStrategy, certs },
+    spec: {
+      registry,
+      tag,
+      pullPolicy,
+      infra: s.infra,
+      workloads: s.workloads,
+      uninstallStrategy,
+      certs,
+      ...(perNode !== undefined ? { maxDevices: perNode } : {}),
+    },
   };
 }

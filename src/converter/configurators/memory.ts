@@ -1,18 +1,25 @@
 /**
  * Memory: guest size (`memory.guest`, else the request), memory hotplug headroom
- * (`maxGuest`: maxMemory with slots and one NUMA cell, as libvirt requires), and hugepage
- * backing.
+ * (`maxGuest`: maxMemory with slots and one NUMA cell, as libvirt requires), the
+ * virtio-mem device of a guest that was hot-plugged (../virtio-mem), and hugepage backing.
  */
 import { quantityValue } from '../../api/config/quantity';
 import type { Configurator, Conversion } from '../conversion';
 import { guestMemoryBytes, hugepageKiB } from '../memory-size';
+import { bootMemoryBytes, virtioMemDevice } from '../virtio-mem';
 
 export const memoryConfigurator: Configurator = {
   name: 'memory',
   configure(c: Conversion) {
-    const bytes = guestMemoryBytes(c);
+    // A hot-plugged guest (./virtio-mem): its boot memory here, the rest on the device.
+    const hotplugged = virtioMemDevice(c.vmi);
+    const bytes = hotplugged ? (bootMemoryBytes(c.vmi) ?? guestMemoryBytes(c)) : guestMemoryBytes(c);
     const kib = Math.ceil(bytes / 1024);
     c.domain.memory = { unit: 'KiB', value: kib };
+    if (hotplugged) {
+      c.domain.devices ??= {};
+      c.domain.devices.memory = [hotplugged];
+    }
     const hp = hugepageKiB(c);
     if (hp !== undefined) {
       if (kib % hp !== 0)

@@ -3,7 +3,7 @@
  * consoles and channels, host devices, filesystems and the rest
  * (https://libvirt.org/formatdomain.html#devices).
  */
-import type { Address, Alias, Empty, OnOff, YesNo } from './basic-types';
+import type { Address, Alias, Empty, OnOff, SizedValue, YesNo } from './basic-types';
 
 /** A disk's `<driver>`: QEMU's image format, cache and I/O modes, error policy, iothread and queues. */
 export interface DiskDriver {
@@ -162,6 +162,21 @@ export interface MemBalloon {
   address?: Address;
 }
 
+/** `<memory model="virtio-mem">`: hot-pluggable guest memory (sizes in KiB unless `unit` says). */
+export interface MemoryDevice {
+  model: 'virtio-mem';
+  target: {
+    size: SizedValue;
+    node: number;
+    block: SizedValue;
+    requested: SizedValue;
+    /** What the guest has plugged (libvirt reports it; never written). */
+    current?: SizedValue;
+  };
+  alias?: Alias;
+  address?: Address;
+}
+
 /** `<rng>`: a virtio random number generator and its host entropy backend. */
 export interface Rng {
   model: 'virtio' | 'virtio-non-transitional' | 'virtio-transitional';
@@ -269,6 +284,7 @@ export interface Devices {
   redirdev?: RedirDev[];
   watchdog?: Watchdog[];
   memballoon?: MemBalloon;
+  memory?: MemoryDevice[];
   rng?: Rng[];
   panic?: Panic[];
   vsock?: VSock;

@@ -219,6 +219,19 @@ export const domainSpec: ElementSpec = el('type xmlns:qemu', {
     redirdev: many(el('bus type', { source: charSource, alias })),
     watchdog: many(el('model action', { alias })),
     memballoon: el('model freePageReporting', { stats: el('period#'), driver: iommuDriver, alias, address }),
+    memory: many(
+      el('model', {
+        target: el('', {
+          size: sizedNumber(),
+          node: N,
+          block: sizedNumber(),
+          requested: sizedNumber(),
+          current: sizedNumber(),
+        }),
+        alias,
+        address,
+      }),
+    ),
     rng: many(el('model', { backend: el('model', {}, S), driver: iommuDriver, alias, address })),
     panic: many(el('model', { alias })),
     vsock: el('model', { cid: el('auto address#'), driver: iommuDriver, alias }),

@@ -7,6 +7,7 @@
 import type { VirtualMachineInstance } from '../../api';
 import {
   type ConsoleEndpoint,
+  type CpuHotplugSupport,
   type DiskHotplugSupport,
   type DomainEvent,
   type DomainInfo,
@@ -15,6 +16,8 @@ import {
   domainName,
   type HostCapabilities,
   type HypervisorDriver,
+  type MemoryDumpSupport,
+  type MemoryHotplugSupport,
   type MigrationSupport,
   refOf,
   type SevSupport,
@@ -24,9 +27,12 @@ import {
   type VncEndpoint,
 } from '../driver';
 import { DriverError } from '../errors';
+import { fakeCpuHotplug } from './fake-cpu-hotplug';
 import { FakeGuestAgent } from './fake-guest-agent';
 import { type FakeDomain, FakeHost } from './fake-host';
 import { fakeDiskHotplug } from './fake-hotplug';
+import { fakeMemoryDump } from './fake-memory-dump';
+import { fakeMemoryHotplug } from './fake-memory-hotplug';
 import { type FakeMigrationBehaviour, fakeMigrationSupport } from './fake-migration';
 import { fakeSevSupport } from './fake-sev';
 
@@ -46,7 +52,10 @@ export type FakeOperation =
   | 'getStats'
   | 'migration'
   | 'sev'
-  | 'hotplug';
+  | 'hotplug'
+  | 'memoryDump'
+  | 'cpuHotplug'
+  | 'memoryHotplug';
 
 /** Options of `FakeDriver`. */
 export interface FakeDriverOptions {
@@ -106,6 +115,12 @@ export class FakeDriver implements HypervisorDriver {
   private readonly sevSupport: SevSupport;
   /** Volume hotplug (fake-hotplug.ts). */
   readonly hotplug: DiskHotplugSupport;
+  /** Memory dumps (fake-memory-dump.ts). */
+  readonly memoryDump: MemoryDumpSupport;
+  /** CPU hotplug (fake-cpu-hotplug.ts). */
+  readonly cpuHotplug: CpuHotplugSupport;
+  /** Memory hotplug (fake-memory-hotplug.ts). */
+  readonly memoryHotplug: MemoryHotplugSupport;
 
   constructor(private readonly options: FakeDriverOptions = {}) {
     this.host = options.host ?? new FakeHost();
@@ -113,6 +128,9 @@ export class FakeDriver implements HypervisorDriver {
     this.migration = fakeMigrationSupport(this.host, () => this.enter('migration'), options.migration);
     this.sevSupport = fakeSevSupport(this.host, () => this.enter('sev'));
     this.hotplug = fakeDiskHotplug(this.host, () => this.enter('hotplug'));
+    this.memoryDump = fakeMemoryDump(this.host, () => this.enter('memoryDump'));
+    this.cpuHotplug = fakeCpuHotplug(this.host, () => this.enter('cpuHotplug'));
+    this.memoryHotplug = fakeMemoryHotplug(this.host, () => this.enter('memoryHotplug'));
   }
 
   /** SEV attestation; present only while the host's capabilities report SEV. */

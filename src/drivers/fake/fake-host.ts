@@ -22,6 +22,8 @@ export interface FakeDomain {
   migration?: FakeMigrationJob;
   /** Hotplugged volumes (fake-hotplug.ts). */
   hotplugged?: Set<string>;
+  /** Memory plugged by virtio-mem, KiB (fake-memory-hotplug.ts). */
+  hotpluggedKiB?: number;
 }
 
 /** An outgoing migration of a fake domain. */

@@ -8,6 +8,7 @@ import type { VirtualMachineInstance } from '../../api';
 import { type Domain, encodeDomain } from '../../converter';
 import {
   type ConsoleEndpoint,
+  type CpuHotplugSupport,
   type DiskHotplugSupport,
   type DomainEvent,
   type DomainInfo,
@@ -17,6 +18,8 @@ import {
   type FsFreezeSupport,
   type HostCapabilities,
   type HypervisorDriver,
+  type MemoryDumpSupport,
+  type MemoryHotplugSupport,
   type MigrationSupport,
   refOf,
   type Screenshot,
@@ -47,6 +50,7 @@ import {
 import { SevAttestation } from '../sev-snp/attestation';
 import { probeSevCapabilities } from '../sev-snp/capabilities';
 import { bulkStats } from './bulk-stats';
+import { libvirtCpuHotplug } from './cpu-hotplug';
 import { libvirtDiskHotplug } from './disk-hotplug';
 import { DOMAIN_NAME_RE, LibvirtDomains } from './domains';
 import { libvirtFsFreeze } from './fs-freeze';
@@ -54,6 +58,8 @@ import { libvirtGuestAgent } from './guest-agent';
 import { parseDomainCapabilities, parseHostCapabilities, toHostCapabilities } from './host-probe';
 import { wantsHotplugPorts, withHotplugPorts } from './hotplug-ports';
 import { consoleOf, vncOf } from './live-devices';
+import { libvirtMemoryDump } from './memory-dump';
+import { libvirtMemoryHotplug } from './memory-hotplug';
 import { libvirtMigration } from './migration';
 import type { LibvirtDriverOptions } from './options';
 import { invalidVmi, renderDomain } from './render';
@@ -375,6 +381,26 @@ export class LibvirtDriver implements HypervisorDriver {
     call: (name, op, fn) => this.domains.call(name, op, fn),
     render: (vmi, options) => this.render(vmi, options),
     hotplugDir: () => this.options.converterContext?.paths?.hotplugDiskDir,
+  });
+
+  /** Memory-only core dumps of the running guest (see ./memory-dump). */
+  readonly memoryDump: MemoryDumpSupport = libvirtMemoryDump({
+    client: () => this.client,
+    lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
+  });
+
+  /** CPU hotplug: the running guest's vCPU count (see ./cpu-hotplug). */
+  readonly cpuHotplug: CpuHotplugSupport = libvirtCpuHotplug({
+    client: () => this.client,
+    lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
+    call: (name, op, fn) => this.domains.call(name, op, fn),
+  });
+
+  /** Memory hotplug: the running guest's virtio-mem device (see ./memory-hotplug). */
+  readonly memoryHotplug: MemoryHotplugSupport = libvirtMemoryHotplug({
+    client: () => this.client,
+    lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
+    call: (name, op, fn) => this.domains.call(name, op, fn),
   });
 
   /** Guest filesystem freeze through the agent (see ./fs-freeze). */

@@ -74,6 +74,18 @@ export const CreateFlags = {
 /** Flags of `domainDestroy`. */
 export const DestroyFlags = { DEFAULT: 0, GRACEFUL: 1 } as const;
 
+/** virDomainCoreDumpFlags (`domainCoreDumpWithFormat`). */
+export const DumpFlags = {
+  CRASH: 1,
+  LIVE: 2,
+  BYPASS_CACHE: 4,
+  RESET: 8,
+  MEMORY_ONLY: 16,
+} as const;
+
+/** virDomainCoreDumpFormat: raw is an ELF core (the only format with MEMORY_ONLY and no compression). */
+export const CoreDumpFormat = { RAW: 0, KDUMP_ZLIB: 1, KDUMP_LZO: 2, KDUMP_SNAPPY: 3, WIN_DMP: 4 } as const;
+
 /** virDomainModificationImpact for device, memory and vcpu changes. */
 export const AffectFlags = { CURRENT: 0, LIVE: 1, CONFIG: 2 } as const;
 

@@ -47,9 +47,11 @@ import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_SOCKET_PATH } from './transport';
 export {
   AffectFlags,
   type ClientState,
+  CoreDumpFormat,
   CreateFlags,
   DestroyFlags,
   DomainXMLFlags,
+  DumpFlags,
   type LibvirtClientOptions,
   ListDomainsFlags,
   MigrateFlags,

@@ -311,4 +311,31 @@ export abstract class LibvirtDomainCalls extends LibvirtConnection {
       (r) => r.int(),
     );
   }
+
+  /**
+   * Dumps the domain's core to `to`, a path the daemon opens (virDomainCoreDumpWithFormat);
+   * `dumpFormat` is virDomainCoreDumpFormat (0: raw ELF), `flags` virDomainCoreDumpFlags
+   * (DumpFlags). Resolves when the file is written: the call lasts as long as the dump
+   * (`timeoutMs`: default the client's call timeout, 0 none).
+   */
+  async domainCoreDumpWithFormat(
+    dom: DomainRef,
+    to: string,
+    dumpFormat = 0,
+    flags = 0,
+    timeoutMs?: number,
+  ): Promise<void> {
+    checkText('dump path', to);
+    await this.rpc(
+      RemoteProc.DOMAIN_CORE_DUMP_WITH_FORMAT,
+      (w) => {
+        writeDomain(w, dom);
+        writeString(w, to);
+        w.uint(dumpFormat, 'dumpformat');
+        w.uint(flags, 'flags');
+      },
+      undefined,
+      timeoutMs,
+    );
+  }
 }

@@ -5,10 +5,12 @@
 export {
   AffectFlags,
   type ClientState,
+  CoreDumpFormat,
   CreateFlags,
   DestroyFlags,
   type DomainEventKind,
   DomainXMLFlags,
+  DumpFlags,
   LibvirtClient,
   type LibvirtClientOptions,
   ListDomainsFlags,

@@ -20,6 +20,29 @@ const cases: VmiRuleCase[] = [
     message: "spec.domain.devices.disks[1].Name 'orphan' not found.",
   },
   {
+    name: 'disk showing a memory dump volume',
+    file: 'vmi-containerdisk.yaml',
+    mutate: (v) => {
+      v.spec.volumes?.push({ name: 'md', memoryDump: { claimName: 'md', hotpluggable: true } });
+      v.spec.domain.devices.disks?.push({ name: 'md', disk: { bus: 'virtio' } });
+    },
+    path: 'spec.domain.devices.disks[1].name',
+    message: "spec.domain.devices.disks[1].Name 'md' not found.",
+  },
+  {
+    name: 'memory dump volume read-only',
+    file: 'vmi-containerdisk.yaml',
+    mutate: (v) => {
+      v.spec.volumes?.push({
+        name: 'md',
+        memoryDump: { claimName: 'md', hotpluggable: true, readOnly: true },
+      });
+    },
+    path: 'spec.volumes[1].memoryDump.readOnly',
+    message:
+      'spec.volumes[1].memoryDump.readOnly is not supported by kubevirt-ts: a memory dump volume receives the dump: it cannot be read-only',
+  },
+  {
     name: 'duplicate disk names',
     file: 'vmi-cloudinit-nocloud.yaml',
     mutate: (v) => {

@@ -398,3 +398,34 @@ describe('DataVolume clone sources and DataSources (embedded store)', () => {
     );
   });
 });
+
+describe('clone sources where no provisioner clones (local mode)', () => {
+  it('fail the DataVolume, naming the field, and make no claim', async () => {
+    const store = await EmbeddedStore.open({ types: [StorageClassType] });
+    const manager = new Manager({ client: store });
+    registerCdiControllers({
+      manager,
+      recorder: manager.eventRecorder('cdi-controller'),
+      importer: { image: 'kubevirt-ts/launcher:test' },
+      clones: false,
+    });
+    await manager.start();
+    try {
+      await store.create(
+        DataVolumeType,
+        cloneDv('copy', { source: { pvc: { namespace: NS, name: 'src' } } }) as KubeObject,
+      );
+      const d = await waitFor('Failed', async () => {
+        const x = await store.get<DataVolume & KubeObject>(DataVolumeType, 'copy', NS);
+        return x.status?.phase === 'Failed' ? x : undefined;
+      });
+      expect(d.status?.conditions?.find((c) => c.type === 'Ready')?.message).toBe(
+        "DataVolume/copy: spec.source: clone sources need a CSI provisioner that clones (the cluster's csi-provisioner), which does not run here (local mode)",
+      );
+      expect((await store.list(PersistentVolumeClaimType, { namespace: NS })).items).toHaveLength(0);
+    } finally {
+      await manager.stop();
+      await store.close();
+    }
+  });
+});

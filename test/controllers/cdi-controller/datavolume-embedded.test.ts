@@ -354,6 +354,34 @@ describe('DataVolume controller (embedded store)', () => {
     expect((await store.list(PodType, { namespace: NS })).items).toHaveLength(0);
   });
 
+  it('a PVC populated for it (a VM restore) is adopted: Succeeded, no importer', async () => {
+    await store.create(PersistentVolumeClaimType, {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: {
+        name: 'restored',
+        namespace: NS,
+        annotations: { 'cdi.kubevirt.io/storage.populatedFor': 'restored' },
+      },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    } as KubeObject);
+    const made = await store.create(
+      DataVolumeType,
+      dv('restored', { http: { url: 'http://127.0.0.1:1/disk.qcow2' } }) as KubeObject,
+    );
+    await phase('restored', 'Succeeded');
+    const claim = await store.get<KubeObject>(PersistentVolumeClaimType, 'restored', NS);
+    expect(claim.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({
+        kind: 'DataVolume',
+        name: 'restored',
+        uid: made.metadata?.uid,
+        controller: true,
+      }),
+    ]);
+    expect((await store.list(PodType, { namespace: NS })).items).toHaveLength(0);
+  });
+
   it('block volumes are not grown by the overhead; a missing class is named', async () => {
     await store.create(DataVolumeType, dv('blk', { blank: {} }, { volumeMode: 'Block' }) as KubeObject);
     const claim = await waitFor('claim', () =>

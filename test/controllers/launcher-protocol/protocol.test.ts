@@ -21,9 +21,11 @@ describe('handler-launcher protocol over a unix socket', () => {
   let server: LauncherServer;
   let client: LauncherClient;
   const synced: unknown[] = [];
+  const cpuSyncs: unknown[] = [];
   const graces: number[] = [];
   const freezes: number[] = [];
   const execs: string[][] = [];
+  const dumps: string[] = [];
 
   const impl: LauncherService = {
     syncVirtualMachine: async (req) => {
@@ -50,6 +52,12 @@ describe('handler-launcher protocol over a unix socket', () => {
     migrateVirtualMachine: async () => {},
     syncMigrationTarget: async () => {},
     cancelVirtualMachineMigration: async () => {},
+    syncVirtualMachineCPUs: async (req) => {
+      cpuSyncs.push(JSON.parse(Buffer.from(req.vmi!.vmiJson).toString()));
+    },
+    syncVirtualMachineMemory: async (req) => {
+      cpuSyncs.push({ memory: JSON.parse(Buffer.from(req.vmi!.vmiJson).toString()) });
+    },
     getDomain: async () => JSON.stringify({ name: 'default_vm1', state: 'Running' }),
     getDomainStats: async () => undefined,
     getGuestInfo: async () => undefined,
@@ -64,6 +72,11 @@ describe('handler-launcher protocol over a unix socket', () => {
     },
     guestPing: async (req) => {
       if (req.domainName !== 'default_vm1') throw new Error('Guest agent is not responding');
+    },
+    virtualMachineMemoryDump: async (req) => {
+      if (req.dumpPath.includes('..'))
+        throw new Error('memory dump path: must be an absolute, normalized path');
+      dumps.push(req.dumpPath);
     },
   };
 
@@ -88,6 +101,14 @@ describe('handler-launcher protocol over a unix socket', () => {
   it('carries the VMI as JSON to SyncVirtualMachine', async () => {
     await client.syncVirtualMachine({ metadata: { name: 'vm1', namespace: 'default' } });
     expect(synced).toEqual([{ metadata: { name: 'vm1', namespace: 'default' } }]);
+  });
+
+  it('carries the VMI to SyncVirtualMachineCPUs and SyncVirtualMachineMemory (hotplug)', async () => {
+    const vmi = { metadata: { name: 'vm1' }, spec: { domain: { cpu: { sockets: 2, maxSockets: 4 } } } };
+    await client.syncVirtualMachineCPUs(vmi);
+    expect(cpuSyncs).toEqual([vmi]);
+    await client.syncVirtualMachineMemory(vmi);
+    expect(cpuSyncs).toEqual([vmi, { memory: vmi }]);
   });
 
   it("reports the launcher's failure message as a LauncherCommandError", async () => {
@@ -129,6 +150,15 @@ describe('handler-launcher protocol over a unix socket', () => {
     await client.guestPing('default_vm1', 1);
     const ping = await client.guestPing('default_vm2', 1).catch((e: unknown) => e);
     expect((ping as Error).message).toBe('GuestPing: Guest agent is not responding');
+  });
+
+  it('carries the memory dump path and the refusal of a bad one', async () => {
+    const path = '/var/run/kubevirt/hotplug-disks/dump/vm1-dump-20261204-211700.memory.dump';
+    await client.virtualMachineMemoryDump({ metadata: { name: 'vm1' } }, path);
+    expect(dumps).toEqual([path]);
+    await expect(client.virtualMachineMemoryDump({}, '/x/../y')).rejects.toThrow(
+      'VirtualMachineMemoryDump: memory dump path: must be an absolute, normalized path',
+    );
   });
 
   it('answers version negotiation', async () => {

@@ -19,6 +19,7 @@ import {
   RegistrationService,
 } from '../../../src/controllers/virt-handler/device-plugin/generated/deviceplugin/v1beta1/api';
 import { nodeSharedDevices } from '../../../src/controllers/virt-handler/device-plugin/node-devices';
+import { nodeDeviceResources } from '../../../src/controllers/virt-handler/node-labels';
 
 async function waitFor<T>(what: string, fn: () => T | undefined | false, ms = 10_000): Promise<T> {
   const end = Date.now() + ms;
@@ -159,6 +160,17 @@ describe('node shared devices', () => {
     ]);
     const sev = nodeSharedDevices({ sev: { sev: true, maxGuests: 15 } as never });
     expect(sev[3]).toEqual({ resourceName: 'devices.kubevirt.io/sev', devicePath: '/dev/sev', count: 15 });
+  });
+
+  it('--max-devices (virtualMachineInstancesPerNode) sets the shared devices and the Node resources, not sev', () => {
+    const sev = { sev: true, maxGuests: 15 } as never;
+    expect(nodeSharedDevices({ sev }, 7).map((d) => d.count)).toEqual([7, 7, 7, 15]);
+    expect(nodeDeviceResources({ kvmUsable: true, sev } as never, {}, 7)).toMatchObject({
+      'devices.kubevirt.io/kvm': '7',
+      'devices.kubevirt.io/tun': '7',
+      'devices.kubevirt.io/vhost-net': '7',
+      'devices.kubevirt.io/sev': '15',
+    });
   });
 
   it('refuses a bad resource name or device path', () => {

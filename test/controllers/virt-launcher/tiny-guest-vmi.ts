@@ -29,10 +29,20 @@ export function defaultedLauncherVmi(
   );
 }
 
-/** The tiny guest VMI `namespace/name` with `uid`, defaulted as the API server would. */
-export function tinyGuestLauncherVmi(namespace: string, name: string, uid: string): VirtualMachineInstance {
+/**
+ * The tiny guest VMI `namespace/name` with `uid`, defaulted as the API server would;
+ * `guest` sets `memory.guest` (and the request) instead of 128Mi (1Gi or more gets
+ * memory hotplug headroom).
+ */
+export function tinyGuestLauncherVmi(
+  namespace: string,
+  name: string,
+  uid: string,
+  guest?: string,
+): VirtualMachineInstance {
   return defaultedLauncherVmi(namespace, name, uid, {
     domain: {
+      ...(guest ? { memory: { guest } } : {}),
       devices: { autoattachPodInterface: false },
       firmware: {
         kernelBoot: {
@@ -40,7 +50,7 @@ export function tinyGuestLauncherVmi(namespace: string, name: string, uid: strin
           container: { image: 'kubevirt-ts/tiny-guest', kernelPath: '/vmlinuz', initrdPath: '/initrd.img' },
         },
       },
-      resources: { requests: { memory: '128Mi' } },
+      resources: { requests: { memory: guest ?? '128Mi' } },
     },
     terminationGracePeriodSeconds: 30,
   });

@@ -103,11 +103,13 @@ describe('install manifests', () => {
     expect(c.env.map((e: Obj) => e.name)).toEqual(['POD_NAME', 'POD_NAMESPACE']);
     const role = byKind(all, 'ClusterRole', 'kubevirt-ts-virt-controller')[0];
     // Least privilege: no wildcard; Secrets only created (the VM exports' token and TLS
-    // Secrets), never read, listed or changed, but the install CA in its namespace.
+    // Secrets, the upload pods' TLS Secrets) and deleted (an upload pod's, when done),
+    // never read, listed or changed, but the install CA in its namespace.
     expect(JSON.stringify(role.rules)).not.toContain('*');
     const secretRules = role.rules.filter((r: Obj) => r.resources.includes('secrets'));
     expect(secretRules).toEqual([
       { apiGroups: [''], resources: ['services', 'secrets', 'configmaps'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['delete'] },
     ]);
     // Instance type revisions: it stores and reads the VMs' ControllerRevisions.
     expect(role.rules).toContainEqual({
@@ -234,6 +236,7 @@ describe('install manifests', () => {
       'Deployment/virt-api',
       'Service/virt-api',
       'APIService/v1.subresources.kubevirt.io',
+      'APIService/v1beta1.upload.cdi.kubevirt.io',
       'MutatingWebhookConfiguration/virt-api-mutator',
       'ValidatingWebhookConfiguration/virt-api-validator',
     ]);
@@ -260,6 +263,7 @@ describe('install manifests', () => {
     expect(vapi.volumes.map((v: Obj) => v.secret.secretName)).toEqual([
       'kubevirt-virt-api-certs',
       'kubevirt-virt-handler-certs',
+      'kubevirt-ts-upload-token-signer',
     ]);
     // virt-api authorises each subresource call itself.
     expect(byKind(api, 'ClusterRole', 'kubevirt-apiserver')[0].rules).toContainEqual({
@@ -275,10 +279,10 @@ describe('install manifests', () => {
       '--namespace',
       'kubevirt',
     ]);
-    // It may touch only the three holders of the bundle, by name.
+    // It may touch only the holders of the bundle, by name.
     const rules = byKind(api, 'ClusterRole', 'kubevirt-ts-virt-certs')[0].rules as Obj[];
     expect(rules.map((r) => [r.resources[0], r.resourceNames, r.verbs])).toEqual([
-      ['apiservices', ['v1.subresources.kubevirt.io'], ['get', 'patch']],
+      ['apiservices', ['v1.subresources.kubevirt.io', 'v1beta1.upload.cdi.kubevirt.io'], ['get', 'patch']],
       ['mutatingwebhookconfigurations', ['virt-api-mutator'], ['get', 'update']],
       ['validatingwebhookconfigurations', ['virt-api-validator'], ['get', 'update']],
     ]);

@@ -5,6 +5,7 @@ import { certDurations } from '../../../src/controllers/virt-operator/cert-confi
 import { planCertificates } from '../../../src/controllers/virt-operator/cert-rotation';
 import { certInfo, signedBy, splitBundle } from '../../../src/controllers/virt-operator/certificates';
 import { defaultInstallOptions } from '../../../src/controllers/virt-operator/components/install-options';
+import { virtHandlerArgs } from '../../../src/controllers/virt-operator/components/virt-handler';
 import { parseDuration } from '../../../src/controllers/virt-operator/duration';
 import { checkKubeVirt } from '../../../src/controllers/virt-operator/kubevirt-spec';
 import { withInstallOverlays } from '../../../src/controllers/virt-operator/overlays';
@@ -59,6 +60,9 @@ describe('certificate planning', () => {
       'kubevirt-virt-handler-certs',
       'kubevirt-virt-handler-server-certs',
       'kubevirt-controller-certs',
+      'cdi-uploadproxy-server-cert',
+      'cdi-uploadserver-client-cert',
+      'kubevirt-ts-upload-token-signer',
     ]);
     expect(certInfo(p.state.leaves['kubevirt-virt-api-certs']!.cert).dnsNames).toContain(
       'virt-api.kubevirt.svc',
@@ -79,6 +83,9 @@ describe('certificate planning', () => {
       'kubevirt-virt-handler-certs',
       'kubevirt-virt-handler-server-certs',
       'kubevirt-controller-certs',
+      'cdi-uploadproxy-server-cert',
+      'cdi-uploadserver-client-cert',
+      'kubevirt-ts-upload-token-signer',
     ]);
     const ca = await planCertificates('kubevirt', leaves.state, d, new Date(t0.getTime() + 1.1 * H));
     expect(ca.renewed[0]).toBe('kubevirt-ca');
@@ -125,6 +132,21 @@ describe('KubeVirt spec checks', () => {
       'spec.imageTag: "v 2" is not an image tag',
       'spec.uninstallStrategy: "Whatever" is not RemoveWorkloads or BlockUninstallIfWorkloadsExist',
       'spec.infra.replicas: 0 is not a whole number >= 1',
+    ]);
+  });
+
+  it('passes virtualMachineInstancesPerNode to virt-handler as --max-devices, as upstream; refuses a bad count', () => {
+    const r = checkKubeVirt(kv({ configuration: { virtualMachineInstancesPerNode: 12 } }), images);
+    expect(r.errors).toEqual([]);
+    expect(r.spec?.maxDevices).toBe(12);
+    const args = (n?: number) =>
+      virtHandlerArgs(defaultInstallOptions(n === undefined ? {} : { handlerMaxDevices: n }));
+    expect(args(12).join(' ')).toContain('--max-devices 12');
+    expect(args()).not.toContain('--max-devices');
+    expect(
+      checkKubeVirt(kv({ configuration: { virtualMachineInstancesPerNode: 0 } }), images).errors,
+    ).toEqual([
+      'spec.configuration.virtualMachineInstancesPerNode: 0 is not a whole number from 1 to 999999',
     ]);
   });
 

@@ -4,8 +4,11 @@
  * file in the hotplug directory is attached live as a virtio disk with a serial
  * (`hotplug.syncDisks` once the volume is ready), the guest sees the serial and the size
  * and writes to the disk; taking the volume out of the spec detaches it, the guest loses
- * it, and the data is in the file. The guest boots once.
+ * it, and the data is in the file. Then the driver's memory dump of the running guest
+ * (`memoryDump.dump`: virDomainCoreDumpWithFormat, memory-only) is an ELF core (`readelf -h`)
+ * of the guest's RAM, and the guest keeps running. The guest boots once.
  */
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   closeSync,
@@ -14,6 +17,7 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  statSync,
   truncateSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -38,7 +42,7 @@ const SIZE = 24 * 1024 * 1024;
 const SECTOR = 2048;
 
 it.skipIf(!run)(
-  'attaches a ready hotplug disk live with its serial, the guest writes to it, detach removes it',
+  'attaches a ready hotplug disk live with its serial, the guest writes to it, detach removes it; a memory dump is an ELF core',
   {
     timeout: 300_000,
   },
@@ -107,9 +111,25 @@ it.skipIf(!run)(
         .subarray(SECTOR * 512, SECTOR * 512 + marker.length)
         .toString();
       expect(data).toBe(marker);
+      // Memory dump of the running guest (virtctl memory-dump's last step).
+      const dump = join(scratch.dir, 'vm.memory.dump');
+      const t2 = performance.now();
+      await driver.memoryDump.dump(ref, dump);
+      const dumpMs = performance.now() - t2;
+      const header = execFileSync('readelf', ['-h', '-l', '-W', dump], { encoding: 'utf8' });
+      expect(header).toMatch(/Type:\s+CORE \(Core file\)/);
+      // The booted guest is in long mode: QEMU writes an x86-64 core, its RAM one PT_LOAD.
+      expect(header).toMatch(/Machine:\s+Advanced Micro Devices X86-64/);
+      expect(header).toMatch(/^\s+LOAD\s+\S+\s+0x0+\s+0x0+\s+0x8000000\s/m);
+      const size = statSync(dump).size;
+      expect(size).toBeGreaterThanOrEqual(128 * 1024 * 1024);
+      expect(size).toBeLessThan(136 * 1024 * 1024);
+      expect((await driver.getDomain(ref))?.state).toBe('running');
+      expect((await serial.run('echo still-$((6*7))')).trim()).toBe('still-42');
+      rmSync(dump, { force: true });
       expect(serial.output.split(guest.BOOT_MARKER).length - 1).toBe(1);
       process.stdout.write(
-        `hotplug through the libvirt driver: attach ${attachMs.toFixed(0)} ms, detach ${detachMs.toFixed(0)} ms\n`,
+        `hotplug through the libvirt driver: attach ${attachMs.toFixed(0)} ms, detach ${detachMs.toFixed(0)} ms; memory dump of 128 MiB ${dumpMs.toFixed(0)} ms\n`,
       );
     } finally {
       serial.close();

@@ -4,11 +4,16 @@
  * daemon's "not supported ... virXxx" error proves the procedure number reached the
  * intended API and the arguments decoded (a layout mismatch would be an RPC decode error).
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AffectFlags,
+  CoreDumpFormat,
   type DomainRef,
   DomainState,
+  DumpFlags,
   LibvirtClient,
   LibvirtError,
   MigrateFlags,
@@ -98,6 +103,24 @@ describe.skipIf(!run)('typed procedures on test:///default', () => {
     );
     await unsupported(c.qemuAgentCommand(dom, '{"execute":"guest-ping"}'), 'virDomainQemuAgentCommand');
     await unsupported(c.qemuMonitorCommand(dom, '{"execute":"query-status"}'), 'virDomainQemuMonitorCommand');
+  });
+
+  it('dumps the core through virDomainCoreDumpWithFormat (the test driver writes its own magic)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kvts-coredump-'));
+    try {
+      const file = join(dir, 'core.dump');
+      // The test driver takes only VIR_DUMP_CRASH: MEMORY_ONLY reaching it proves the flags' slot.
+      const err = await c
+        .domainCoreDumpWithFormat(dom, file, CoreDumpFormat.RAW, DumpFlags.MEMORY_ONLY)
+        .catch((e) => e);
+      expect(err).toBeInstanceOf(LibvirtError);
+      expect(err.message).toMatch(/unsupported flags \(0x10\) in function testDomainCoreDumpWithFormat/);
+      await c.domainCoreDumpWithFormat(dom, file, CoreDumpFormat.RAW, 0);
+      expect(readFileSync(file).subarray(0, 14).toString('latin1')).toBe('TestGuestMagic');
+      expect((await c.domainGetState(dom)).state).toBe(DomainState.RUNNING);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses non-peer-to-peer migration before calling the daemon', async () => {

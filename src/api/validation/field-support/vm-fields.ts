@@ -10,6 +10,7 @@ const CDI = 'test/controllers/cdi-controller/datavolume-embedded.test.ts';
 const IMPORTER = 'test/controllers/cdi-importer/importer.test.ts';
 const CLAIM = 'test/controllers/cdi-controller/claim-spec.test.ts';
 const CLONE = 'test/controllers/cdi-controller/clone-embedded.test.ts';
+const UPLOAD = 'test/controllers/cdi-controller/upload-embedded.test.ts';
 /** Refusals validateDataVolume makes by its own rules (src/api/cdi/validate-datavolume.ts). */
 const DV_RULE = 'src/api/cdi/validate-datavolume.ts';
 const CHECKPOINTS = 'multi-stage (checkpoint) imports are not supported';
@@ -99,10 +100,7 @@ export const dataVolumeFieldSupport: FieldRegistry = {
   'source.s3.**': { refused: 'S3 sources are not supported (no outside network here)', rule: DV_RULE },
   'source.snapshot.name': { effect: CLONE },
   'source.snapshot.namespace': { effect: CLONE },
-  'source.upload': {
-    refused: 'upload sources (the upload proxy and UploadTokenRequest) are not supported yet',
-    rule: DV_RULE,
-  },
+  'source.upload': { effect: UPLOAD },
   'source.vddk.**': { refused: 'VDDK (VMware) sources are not supported', rule: DV_RULE },
   'sourceRef.kind': { effect: CLONE },
   'sourceRef.name': { effect: CLONE },

@@ -191,7 +191,17 @@ export const vmiSpecFieldSupport: FieldRegistry = {
   'volumes[*].hostDisk.type': {
     effect: 'test/controllers/virt-controller/services/pod-renderer-volumes.test.ts',
   },
-  'volumes[*].memoryDump.**': { refused: 'memory dumps (virtctl memory-dump) are not implemented' },
+  // Set by the VM controller for `virtctl memory-dump` (the VM's memorydump subresource).
+  'volumes[*].memoryDump.claimName': {
+    effect: 'test/controllers/virt-controller/vm/memory-dump.test.ts',
+  },
+  'volumes[*].memoryDump.hotpluggable': {
+    effect: 'test/controllers/virt-controller/vm/memory-dump.test.ts',
+  },
+  'volumes[*].memoryDump.readOnly': {
+    refused: 'a memory dump volume receives the dump: it cannot be read-only',
+    allowed: [false],
+  },
   'volumes[*].name': { effect: 'test/controllers/virt-controller/services/pod-renderer-volumes.test.ts' },
   'volumes[*].persistentVolumeClaim.claimName': {
     effect: 'test/controllers/virt-controller/services/claim-volumes.test.ts',

@@ -6,7 +6,9 @@ import type { Command } from 'commander';
 import { registerConsoleCommands } from './console';
 import { registerCredentialsCommands } from './credentials';
 import { registerExposeCommand } from './expose';
+import { registerImageUploadCommand } from './image-upload';
 import { registerLifecycleCommands } from './lifecycle';
+import { registerMemoryDumpCommand } from './memory-dump';
 import { registerPortForwardCommand } from './port-forward';
 import { registerSshCommands } from './ssh';
 import { registerVersionCommand } from './version';
@@ -24,7 +26,9 @@ export function registerVirtctlCommands(program: Command): Command {
   registerPortForwardCommand(program);
   registerSshCommands(program);
   registerVolumeCommands(program);
+  registerMemoryDumpCommand(program);
   registerVersionCommand(program);
   registerVmExportCommand(program);
+  registerImageUploadCommand(program);
   return program;
 }

@@ -33,6 +33,9 @@ export async function forwardPort(
   const server: Server = createServer((sock) => {
     open.add(sock);
     sock.on('close', () => open.delete(sock));
+    // The local client going away (EPIPE when the pod's bytes arrive after its FIN) ends
+    // this connection only: without a listener the error would end the whole process.
+    sock.on('error', () => sock.destroy());
     // client-node writes what the pod sends to `sock` and reads what to send from `input`.
     const input = new PassThrough();
     sock.pipe(input);

@@ -18,7 +18,8 @@ import { VirtualMachineExportType } from '../../../controllers/virt-controller/e
 import { type Target, type TargetOptions, withTarget, withTargetOptions } from './target';
 import { download, type Forward, forwardPort, get } from './vmexport-transfer';
 
-interface Flags extends TargetOptions {
+/** The flags of `vmexport download` (memory-dump download reuses them). */
+export interface VmExportFlags extends TargetOptions {
   vm?: string;
   snapshot?: string;
   pvc?: string;
@@ -40,6 +41,7 @@ interface Flags extends TargetOptions {
   readinessTimeout?: string;
 }
 
+type Flags = VmExportFlags;
 type Vme = VirtualMachineExport & KubeObject;
 const say = (m: string) => process.stderr.write(`${m}\n`);
 
@@ -200,7 +202,11 @@ async function portForward(t: Target, e: Vme, localPort: number): Promise<Forwar
   return forwardPort(t.kubeConfig, t.namespace, pod, 8443, localPort);
 }
 
-async function runDownload(t: Target, name: string, f: Flags): Promise<void> {
+/**
+ * `vmexport download`: creates the export when a source is given, waits for it, downloads
+ * its volume (or prints its manifests), and deletes an export it created unless asked not to.
+ */
+export async function runDownload(t: Target, name: string, f: Flags): Promise<void> {
   const source = sourceOf(f);
   if (!f.manifest && !f.output) throw new Error('--output: the file to write the volume to is required');
   if (f.format && f.format !== 'gzip' && f.format !== 'raw')

@@ -1,13 +1,14 @@
 /**
  * The pod volumes backed by host paths: hostPath volumes checked or created by their
  * type, and PVCs resolved through their bound PersistentVolume to a hostPath or local
- * directory (filesystem mode only; this runtime has no provisioner).
+ * directory (filesystem mode only), or published by the runtime's CSI plugin (CSI PVs).
  */
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { NotFoundError } from '../../runtime/errors';
 import { PersistentVolumeClaimType, PersistentVolumeType } from '../../runtime/resources';
 import type { KubeObject, ObjectClient } from '../../runtime/types';
+import type { PodCsiVolumes } from './pod-runtime-options';
 import type { MaterializedVolume } from './pod-volumes';
 import { hostPathProblem, quoted } from './volume-paths';
 
@@ -49,7 +50,21 @@ interface ClaimObject extends KubeObject {
   status?: { phase?: string };
 }
 interface PVObject extends KubeObject {
-  spec?: { hostPath?: { path: string; type?: string }; local?: { path: string }; volumeMode?: string };
+  spec?: {
+    hostPath?: { path: string; type?: string };
+    local?: { path: string };
+    csi?: { driver: string; volumeHandle: string; fsType?: string; readOnly?: boolean };
+    accessModes?: string[];
+    volumeMode?: string;
+  };
+}
+
+/** Where a claim's CSI volume is published: the runtime's CSI plugin and the pod's directory. */
+export interface ClaimPublishing {
+  csi?: PodCsiVolumes;
+  podDir: string;
+  readOnly?: boolean;
+  fsGroup?: number;
 }
 
 /** Resolves a PVC to its bound PV's host path (hostPath or local PVs only). */
@@ -58,6 +73,7 @@ export async function claimPath(
   namespace: string,
   claimName: string,
   field: string,
+  publishing?: ClaimPublishing,
 ): Promise<MaterializedVolume> {
   const pvcKey = quoted(`${namespace}/${claimName}`);
   let pvc: ClaimObject;
@@ -70,7 +86,7 @@ export async function claimPath(
   const pvName = pvc.spec?.volumeName;
   if (pvc.status?.phase !== 'Bound' || !pvName)
     throw new Error(
-      `${field}: PersistentVolumeClaim ${pvcKey} is not bound (phase ${pvc.status?.phase ?? 'unknown'}); this runtime has no provisioner`,
+      `${field}: PersistentVolumeClaim ${pvcKey} is not bound (phase ${pvc.status?.phase ?? 'unknown'})`,
     );
   let pv: PVObject;
   try {
@@ -80,10 +96,28 @@ export async function claimPath(
       throw new Error(`${field}: PersistentVolume ${quoted(pvName)} bound to ${pvcKey} not found`);
     throw e;
   }
+  const csi = pv.spec?.csi;
+  if (csi) {
+    if (!publishing?.csi)
+      throw new Error(
+        `${field}: PersistentVolume ${quoted(pvName)} bound to ${pvcKey} is a CSI volume (driver ${quoted(csi.driver)}) and this runtime has no CSI driver`,
+      );
+    const hostPath = await publishing.csi.publish(publishing.podDir, {
+      pvName,
+      volumeHandle: csi.volumeHandle,
+      driver: csi.driver,
+      fsType: csi.fsType,
+      accessMode: pv.spec?.accessModes?.[0],
+      volumeMode: pv.spec?.volumeMode ?? pvc.spec?.volumeMode,
+      readOnly: !!(publishing.readOnly || csi.readOnly),
+      fsGroup: publishing.fsGroup,
+    });
+    return { hostPath };
+  }
   const src = pv.spec?.hostPath ?? pv.spec?.local;
   if (!src)
     throw new Error(
-      `${field}: PersistentVolume ${quoted(pvName)} bound to ${pvcKey} is neither hostPath nor local; this runtime mounts no other kind`,
+      `${field}: PersistentVolume ${quoted(pvName)} bound to ${pvcKey} is neither hostPath, local nor CSI; this runtime mounts no other kind`,
     );
   const problem = hostPathProblem(src.path);
   if (problem)

@@ -3,12 +3,13 @@
  * `<root>/<pod uid>/volumes/kubernetes.io~<plugin>/<volume>`, plus the runtime's own
  * files (pid file, container log) in `<root>/<pod uid>/`.
  */
-import { chmod, lstat, mkdir, rm, symlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { chmod, lstat, mkdir, readFile, rm, symlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { Pod } from '../../common/pod';
 import { podEmptyDirPath, SOCKETS_VOLUME } from '../../launcher-protocol/paths';
 import { removeShortDir } from '../../launcher-protocol/short-dir';
 import type { ObjectClient } from '../../runtime/types';
+import type { PodCsiVolumes } from './pod-runtime-options';
 import { hostPathProblem, materializeVolume, payloadPathProblem, quoted } from './pod-volumes';
 
 /** The runtime's files of one pod. */
@@ -32,6 +33,7 @@ export async function preparePodDirs(
   root: string,
   pod: Pod,
   client?: ObjectClient,
+  csi?: PodCsiVolumes,
 ): Promise<Record<string, string>> {
   const uid = pod.metadata?.uid ?? '';
   const dir = podDir(root, uid);
@@ -50,7 +52,7 @@ export async function preparePodDirs(
       continue;
     }
     try {
-      const m = await materializeVolume(client, dir, pod, v, i);
+      const m = await materializeVolume(client, dir, pod, v, i, csi);
       if (m) hostDirs.set(v.name, m.hostPath);
     } catch (e) {
       throw new Error(`${subject}: ${(e as Error).message}`, { cause: e });
@@ -73,6 +75,23 @@ export async function preparePodDirs(
       mounts[m.mountPath] = join(host, m.subPath);
     } else mounts[m.mountPath] = host;
   }
+  // Block claims: the device path maps to a link named as the device, in one directory
+  // (`volumeDevices/`, the launcher's block-device directory), to where the CSI plugin
+  // bound the device node.
+  for (const [j, d] of (compute?.volumeDevices ?? []).entries()) {
+    const host = hostDirs.get(d.name);
+    if (!host) continue;
+    const field = `spec.containers[0].volumeDevices[${j}].devicePath`;
+    const problem = hostPathProblem(d.devicePath) ?? (basename(d.devicePath) ? undefined : 'names no file');
+    if (problem) throw new Error(`${subject}: ${field}: ${quoted(d.devicePath)} ${problem}`);
+    const link = join(dir, VOLUME_DEVICES_DIR, basename(d.devicePath));
+    await mkdir(dirname(link), { recursive: true, mode: 0o755 });
+    await rm(link, { force: true });
+    await symlink(host, link);
+    mounts[d.devicePath] = link;
+  }
+  // The termination message file (kubelet's terminationMessagePath) is the pod directory's.
+  mounts[compute?.terminationMessagePath || DEFAULT_TERMINATION_PATH] = join(dir, TERMINATION_FILE);
   // Links for mounts nested in an emptyDir mount (deepest parent wins).
   for (const m of volumeMounts) {
     if (emptyDirs.has(m.name) || !mounts[m.mountPath]) continue;
@@ -89,6 +108,19 @@ export async function preparePodDirs(
     await symlink(mounts[m.mountPath], link);
   }
   return mounts;
+}
+
+/** The pod directory's directory of links to its block devices (see preparePodDirs). */
+export const VOLUME_DEVICES_DIR = 'volumeDevices';
+
+/** The kubelet's default terminationMessagePath. */
+const DEFAULT_TERMINATION_PATH = '/dev/termination-log';
+const TERMINATION_FILE = 'termination-log';
+
+/** A pod's termination message (at most the kubelet's 4096 bytes), or '' when it wrote none. */
+export async function terminationMessage(dir: string): Promise<string> {
+  const text = await readFile(join(dir, TERMINATION_FILE), 'utf8').catch(() => '');
+  return text.slice(0, 4096).trim();
 }
 
 /** Removes a pod's directories. */

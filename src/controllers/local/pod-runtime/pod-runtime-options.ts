@@ -2,6 +2,27 @@
 import type { ObjectClient } from '../../runtime/types';
 import type { PodNetworkOptions } from './pod-network';
 
+/** A PersistentVolume of a CSI driver, as the node side needs it. */
+export interface CsiVolumeSource {
+  pvName: string;
+  volumeHandle: string;
+  driver: string;
+  fsType?: string;
+  accessMode?: string;
+  volumeMode?: string;
+  readOnly: boolean;
+  /** The pod's fsGroup: the volume's files are given to it (the CSIDriver's fsGroupPolicy File). */
+  fsGroup?: number;
+}
+
+/** The kubelet's CSI volume plugin: publishes CSI PVs into pod directories (local mode: ../csi/). */
+export interface PodCsiVolumes {
+  /** Stages and publishes the volume for the pod; returns the directory holding its files. */
+  publish(podDir: string, v: CsiVolumeSource): Promise<string>;
+  /** Unpublishes every CSI volume of the pod; throws while any is still mounted there. */
+  unpublishAll(podDir: string): Promise<void>;
+}
+
 /** Options of `PodRuntime` (pod-runtime.ts). */
 export interface PodRuntimeOptions {
   client: ObjectClient;
@@ -32,6 +53,8 @@ export interface PodRuntimeOptions {
    * bridge plugin (see pod-network.ts), and run its process inside it. Off by default.
    */
   network?: PodNetworkOptions;
+  /** CSI volumes (claims bound to CSI PVs); without it such claims fail to mount, saying so. */
+  csi?: PodCsiVolumes;
   onWrite?: (kind: 'Pod' | 'Node' | 'Lease', name: string) => void;
   log?: (message: string) => void;
 }

@@ -17,7 +17,7 @@ import type { KubeObject } from '../../runtime/types';
 import { runKeyWorker, WorkQueue } from '../../runtime/workqueue';
 import { containerArgv, containerEnv } from './container-command';
 import { NodeStatusKeeper } from './node-status';
-import { podDir, preparePodDirs, removePodDirs } from './pod-dirs';
+import { podDir, preparePodDirs, removePodDirs, terminationMessage } from './pod-dirs';
 import { PodNetwork, type PodNetworkInfo } from './pod-network';
 import { processEnv, startPodProbes } from './pod-probes';
 import type { PodRuntimeOptions } from './pod-runtime-options';
@@ -215,7 +215,9 @@ export class PodRuntime {
     if (!r) return this.startPod(pod);
     const done = r.exited !== undefined || r.lost;
     if (done) {
-      const message = r.exited ? await logTail(podDir(this.o.root, uid)) : '';
+      // The kubelet's order: the termination message file, else (failed) the log's tail.
+      const dir = podDir(this.o.root, uid);
+      const message = (await terminationMessage(dir)) || (r.exited ? await logTail(dir) : '');
       await this.writeStatus(pod, terminatedStatus(pod, r.exited, r.record.startedAt, message));
       return undefined;
     }
@@ -268,7 +270,7 @@ export class PodRuntime {
       return;
     }
     try {
-      mounts = await preparePodDirs(this.o.root, pod, this.o.client);
+      mounts = await preparePodDirs(this.o.root, pod, this.o.client, this.o.csi);
     } catch (err) {
       // A volume that cannot be set up yet (a configMap or claim applied after the VM, an
       // unbound claim, a bad key) keeps the pod Pending in ContainerCreating and is retried
@@ -376,6 +378,12 @@ export class PodRuntime {
         ?.tearDown(uid, podDir(this.o.root, uid))
         .catch((e: Error) => this.log(`pod ${uid}: network teardown: ${e.message}`));
       await removeProcessRecord(podDir(this.o.root, uid));
+      // Its CSI volumes first: the removal is recursive and must not reach a volume's files
+      // (a failure keeps the directory; the log says why).
+      await this.o.csi?.unpublishAll(podDir(this.o.root, uid)).catch((e: Error) => {
+        this.log(`pod ${uid}: CSI volumes: ${e.message}; its directory is kept`);
+        throw e;
+      });
       await removePodDirs(this.o.root, uid);
     } catch {
       // A uid that is not a plain token has no directory of ours.

@@ -105,8 +105,8 @@ export function withReadiness(pod: Pod, ready: boolean): PodStatus {
 
 /**
  * A pod whose process ended with `exitCode` (undefined: it ended while the runtime was
- * down, so its code is unknown), started at `startedAt`. A failed container's `message` is
- * the tail of its log, as kubelet's `FallbackToLogsOnError` gives it.
+ * down, so its code is unknown), started at `startedAt`. `message` is the container's
+ * termination message, or a failed container's log tail (kubelet's `FallbackToLogsOnError`).
  */
 export function terminatedStatus(
   pod: Pod,
@@ -127,7 +127,7 @@ export function terminatedStatus(
       : {
           exitCode,
           reason: ok ? 'Completed' : 'Error',
-          ...(!ok && logTail ? { message: logTail } : {}),
+          ...(logTail ? { message: logTail } : {}),
           startedAt,
           finishedAt: now,
         };

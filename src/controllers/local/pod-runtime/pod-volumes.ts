@@ -26,6 +26,7 @@ import { NotFoundError } from '../../runtime/errors';
 import { ConfigMapType, SecretType } from '../../runtime/resources';
 import type { KubeObject, ObjectClient, ResourceType } from '../../runtime/types';
 import { checkHostPath, claimPath } from './host-volumes';
+import type { PodCsiVolumes } from './pod-runtime-options';
 import { hostPathProblem, payloadPathProblem, quoted } from './volume-paths';
 
 /** Kubelet's default file mode of configMap, secret, downwardAPI and projected volumes (0644). */
@@ -326,6 +327,7 @@ export async function materializeVolume(
   pod: Pod,
   vol: PodVolume,
   i: number,
+  csi?: PodCsiVolumes,
 ): Promise<MaterializedVolume | undefined> {
   const field = `spec.volumes[${i}]`;
   const ns = pod.metadata?.namespace ?? 'default';
@@ -340,7 +342,17 @@ export async function materializeVolume(
     return { hostPath: vol.hostPath.path };
   }
   if (vol.persistentVolumeClaim)
-    return claimPath(needClient(), ns, vol.persistentVolumeClaim.claimName, `${field}.persistentVolumeClaim`);
+    return claimPath(
+      needClient(),
+      ns,
+      vol.persistentVolumeClaim.claimName,
+      `${field}.persistentVolumeClaim`,
+      {
+        csi,
+        podDir: podDirPath,
+        readOnly: vol.persistentVolumeClaim.readOnly,
+      },
+    );
   const files = new Map<string, PayloadFile>();
   let plugin: string;
   if (vol.configMap) {

@@ -19,8 +19,8 @@ import type {
   Lister,
   ReconcileResult,
 } from '../../common/controller-ports';
-import { VirtualMachineInstanceMigrationType } from '../../runtime/resources';
 import type { KubeObject } from '../../runtime/types';
+import { createSystemMigration } from '../migration/create-migration';
 
 /** upstream's annotation on evacuation migrations (the source node). */
 export const EVACUATION_ANNOTATION = 'kubevirt.io/evacuationMigration';
@@ -95,35 +95,18 @@ export class EvacuationController implements KeyReconciler {
     this.o.expectations.expectCreations(name, vmis.length);
     const errors: string[] = [];
     for (const vmi of vmis) {
-      const migration = {
-        apiVersion: 'kubevirt.io/v1',
-        kind: 'VirtualMachineInstanceMigration',
-        metadata: {
+      await createSystemMigration(
+        this.o,
+        vmi,
+        {
           generateName: 'kubevirt-evacuation-',
-          namespace: vmi.metadata?.namespace,
           annotations: { [EVACUATION_ANNOTATION]: name },
+          priority: 'system-critical',
         },
-        spec: { vmiName: vmi.metadata?.name, priority: 'system-critical' },
-      } as KubeObject;
-      try {
-        const made = await this.o.client.create(VirtualMachineInstanceMigrationType, migration);
-        this.o.onWrite?.('VirtualMachineInstanceMigration', 'create');
-        this.o.recorder.event(
-          vmi,
-          'Normal',
-          'SuccessfulCreate',
-          `Created Migration ${made.metadata?.name ?? ''}`,
-        );
-      } catch (e) {
-        this.o.expectations.creationObserved(name);
-        this.o.recorder.event(
-          vmi,
-          'Warning',
-          'FailedCreate',
-          `Error creating a Migration: ${(e as Error).message}`,
-        );
-        errors.push(`${vmi.metadata?.namespace}/${vmi.metadata?.name}: ${(e as Error).message}`);
-      }
+        name,
+      ).catch((e) =>
+        errors.push(`${vmi.metadata?.namespace}/${vmi.metadata?.name}: ${(e as Error).message}`),
+      );
     }
     if (errors.length) throw new Error(`evacuating node ${name}: ${errors.join('; ')}`);
     return undefined;

@@ -62,7 +62,7 @@ export function hasUnboundClaim(
 
 /** The claim name of a PVC or DataVolume volume (upstream PVCNameFromVirtVolume). */
 function claimOf(v: NonNullable<VirtualMachineInstanceSpec['volumes']>[number]): string | undefined {
-  return v.persistentVolumeClaim?.claimName ?? v.dataVolume?.name;
+  return v.persistentVolumeClaim?.claimName ?? v.dataVolume?.name ?? v.memoryDump?.claimName;
 }
 
 /**

@@ -6,7 +6,6 @@
  * VM's status (printableStatus, conditions, created, ready, generations).
  */
 import type { ClusterConfig } from '../../../api/config/cluster-config';
-import { FeatureGate } from '../../../api/config/feature-gates';
 import type { DataVolume } from '../../../api/generated/cdi/types';
 import type {
   VirtualMachine,
@@ -30,13 +29,14 @@ import { sameJson } from '../../runtime/same-json';
 import type { JsonPatchOp } from '../../runtime/types';
 import type { Claim } from '../services/volumes';
 import { handleDataVolumes } from './datavolumes';
-import { declarativeVolumePatch, withoutHotplugVolumes } from './hotplug-volumes';
 import { InstancetypeRevisions } from './instancetype-revisions';
+import { LiveUpdateError, LiveUpdates } from './live-update';
+import { handleMemoryDumpRequest, nextMemoryDumpRequest, vmiSpecForStart } from './memory-dump';
 import { decideRunStrategy, effectiveRunStrategy, RunStrategyError } from './run-strategy';
 import { backoffSecondsLeft } from './start-backoff';
 import type { SyncFailure } from './vm-conditions';
 import { computeVmStatus, vmiState } from './vm-status';
-import { VM_GENERATION_ANNOTATION, vmiFromTemplate } from './vmi-template';
+import { vmiFromTemplate } from './vmi-template';
 
 /** Event reasons of the VM controller (upstream values). */
 export const VmEventReason = {
@@ -96,9 +96,11 @@ function ownedBy(vmi: VirtualMachineInstance, vm: VirtualMachine): boolean {
  */
 export class VmController implements KeyReconciler {
   private readonly revisions?: InstancetypeRevisions;
+  private readonly live: LiveUpdates;
 
   constructor(private readonly d: VmControllerDeps) {
     if (d.catalog) this.revisions = new InstancetypeRevisions({ ...d, catalog: d.catalog });
+    this.live = new LiveUpdates(d, (vm, paused, catalog) => this.buildVmi(vm, paused, catalog));
   }
 
   private now(): Date {
@@ -161,12 +163,20 @@ export class VmController implements KeyReconciler {
         if (r.created) vmi = r.created; // as the API server returned it; the cache may lag
       } catch (err) {
         syncError = {
-          reason: err instanceof RunStrategyError ? 'FailedRunStrategy' : 'FailedCreate',
+          reason:
+            err instanceof RunStrategyError
+              ? 'FailedRunStrategy'
+              : err instanceof LiveUpdateError
+                ? err.reason
+                : 'FailedCreate',
           message: (err as Error).message,
         };
       }
     }
     if (vmAfterSync !== vm) return { requeueAfterMs };
+    // Memory dumps (./memory-dump): a template change is carried on by the VM's next event.
+    if (!syncError && !vm.metadata?.deletionTimestamp && (await handleMemoryDumpRequest(this.d, vm, vmi)))
+      return undefined;
 
     const status = this.computeStatus(vm, vmi, syncError, catalog);
     await this.writeStatus(vm, status);
@@ -215,7 +225,8 @@ export class VmController implements KeyReconciler {
     });
     switch (decision.action) {
       case 'none':
-        if (vmi) await this.syncHotplugVolumes(vm, vmi);
+        if (vmi) await this.live.syncVolumes(vm, vmi);
+        if (vmi) await this.live.syncCpus(vm, vmi, catalog);
         return {};
       case 'wait':
         return { requeueAfterMs: decision.retryAfterSeconds * 1000 };
@@ -239,29 +250,6 @@ export class VmController implements KeyReconciler {
     }
   }
 
-  /** DeclarativeHotplugVolumes (not with the imperative HotplugVolumes gate, as upstream). */
-  private async syncHotplugVolumes(vm: VirtualMachine, vmi: VirtualMachineInstance): Promise<void> {
-    const config = this.d.config();
-    if (
-      config.isFeatureGateEnabled(FeatureGate.HotplugVolumes) ||
-      !config.isFeatureGateEnabled(FeatureGate.DeclarativeHotplugVolumes)
-    )
-      return;
-    const ops = declarativeVolumePatch(vm, vmi);
-    if (!ops) return;
-    try {
-      await this.d.client.patch(VmiResource, vmi.metadata?.name ?? '', ops, {
-        namespace: vmi.metadata?.namespace,
-        type: 'json',
-      });
-      this.d.onWrite?.('VirtualMachineInstance', 'update');
-    } catch (err) {
-      // A newer VMI (the test op failed) comes through the informer and is looked at again.
-      if (err instanceof ConflictError || err instanceof NotFoundError || err instanceof InvalidError) return;
-      throw err;
-    }
-  }
-
   /** Builds the VMI this VM would start now: template expanded (`catalog`: default live), defaulted, owned by the VM. */
   buildVmi(
     vm: VirtualMachine,
@@ -278,6 +266,7 @@ export class VmController implements KeyReconciler {
     catalog: InstancetypeCatalog | undefined,
   ): Promise<VirtualMachineInstance> {
     const { vmi, errors } = this.buildVmi(vm, paused, catalog);
+    if (vmi) vmi.spec = vmiSpecForStart(vm, vmi.spec);
     if (!vmi) {
       const message = `Error creating virtual machine instance: ${errors.join('; ')}`;
       this.d.recorder.event(vm, 'Warning', VmEventReason.FailedCreate, message);
@@ -403,26 +392,12 @@ export class VmController implements KeyReconciler {
     syncError?: SyncError,
     catalog?: InstancetypeCatalog,
   ): VirtualMachineStatus {
-    const restartRequired = () => this.restartRequired(vm, vmi, catalog);
-    return computeVmStatus(this.d, vm, vmi, syncError, restartRequired, () => this.now());
-  }
-
-  /** The template changed since the running VMI was created from it (defaulted specs differ). */
-  private restartRequired(
-    vm: VirtualMachine,
-    vmi: VirtualMachineInstance | undefined,
-    catalog: InstancetypeCatalog | undefined,
-  ): boolean {
-    if (!vmi || vmi.metadata?.deletionTimestamp) return false;
-    if (vmi.metadata?.annotations?.[VM_GENERATION_ANNOTATION] === String(vm.metadata?.generation ?? 1))
-      return false;
-    const { vmi: wanted } = this.buildVmi(vm, vmi.spec.startStrategy === 'Paused', catalog);
-    if (!wanted) return false;
-    // Hotplug volumes reach the running VMI live (./hotplug-volumes): no restart for them.
-    return !sameJson(
-      { ...withoutHotplugVolumes(wanted.spec), startStrategy: undefined },
-      { ...withoutHotplugVolumes(vmi.spec), startStrategy: undefined },
-    );
+    const restartRequired = () => this.live.restartRequired(vm, vmi, catalog);
+    const status = computeVmStatus(this.d, vm, vmi, syncError, restartRequired, () => this.now());
+    const memoryDumpRequest = nextMemoryDumpRequest(vm, vmi);
+    if (memoryDumpRequest) status.memoryDumpRequest = memoryDumpRequest;
+    else delete status.memoryDumpRequest;
+    return status;
   }
 
   private async writeStatus(vm: VirtualMachine, status: VirtualMachineStatus): Promise<void> {

@@ -17,9 +17,14 @@ import { sameJson } from '../../runtime/same-json';
 export const isHotplugVolume = (v: Volume): boolean =>
   !!(v.dataVolume?.hotpluggable || v.persistentVolumeClaim?.hotpluggable);
 
-/** The spec without its hotpluggable volumes and their disks (what a restart would need to change). */
+/**
+ * The spec without its hotpluggable volumes and their disks, and without a memory dump
+ * volume (what a restart would need to change).
+ */
 export function withoutHotplugVolumes(spec: VirtualMachineInstanceSpec): VirtualMachineInstanceSpec {
-  const hot = new Set((spec.volumes ?? []).filter(isHotplugVolume).map((v) => v.name));
+  const hot = new Set(
+    (spec.volumes ?? []).filter((v) => isHotplugVolume(v) || v.memoryDump).map((v) => v.name),
+  );
   if (hot.size === 0) return spec;
   return {
     ...spec,

@@ -1,7 +1,7 @@
 /**
  * The VM's conditions as upstream's VM controller sets them: Ready from the VMI (or why
  * there is none), the VMI's other conditions mirrored, Failure from the last sync error,
- * RestartRequired while the running VMI predates a non-live-updatable template change.
+ * RestartRequired (with why) while the running VMI predates a template change it cannot take live.
  */
 import type { VirtualMachineCondition, VirtualMachineInstance } from '../../../api/generated/types';
 import { removeCondition, setCondition } from '../vmi/status';
@@ -17,7 +17,8 @@ export function vmConditions(
   current: VirtualMachineCondition[],
   vmi: VirtualMachineInstance | undefined,
   syncError: SyncFailure | undefined,
-  restartRequired: boolean,
+  /** Why the VMI needs a restart for the template to apply, or undefined. */
+  restartRequired: string | undefined,
   now: string,
 ): VirtualMachineCondition[] {
   // Conditions: Ready from the VMI, the VMI's other conditions mirrored, Failure, RestartRequired.
@@ -64,7 +65,7 @@ export function vmConditions(
           type: 'RestartRequired',
           status: 'True',
           reason: 'RestartRequired',
-          message: 'a non-live-updatable field was changed in the template spec',
+          message: restartRequired,
         },
         now,
       )

@@ -47,7 +47,7 @@ export function computeVmStatus(
   vm: VirtualMachine,
   vmi: VirtualMachineInstance | undefined,
   syncError: SyncFailure | undefined,
-  restartRequired: () => boolean,
+  restartRequired: () => string | undefined,
   clock: () => Date,
 ): VirtualMachineStatus {
   const key = keyOf(vm.metadata?.namespace, vm.metadata?.name);

@@ -19,7 +19,7 @@ import {
 import type { Pod } from '../../common/pod';
 import { VmiResource } from '../../common/vmi-resource';
 import { ConflictError, InvalidError, NotFoundError } from '../../runtime/errors';
-import { PodType } from '../../runtime/resources';
+import { objectKey, PodType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
 import { missingNetworkAttachment, type NetworkAttachmentDefinition } from '../services/network-attachments';
 import { type LauncherPodOptions, PodRenderError, renderLauncherPod } from '../services/pod-renderer';
@@ -78,6 +78,12 @@ function pickPod(pods: Pod[], nodeName: string | undefined): Pod | undefined {
  */
 export class VmiController implements KeyReconciler {
   private readonly hotplug: AttachmentPods;
+  /**
+   * Per key, the resourceVersion our last write replaced, until the cache shows a newer
+   * one: reconciling that older copy (a pod event can come before our write's) would only
+   * repeat the write and fail with a conflict; our write's watch event re-queues the key.
+   */
+  private readonly replaced = new Map<string, string>();
 
   constructor(private readonly d: VmiControllerDeps) {
     this.hotplug = new AttachmentPods(d);
@@ -87,7 +93,13 @@ export class VmiController implements KeyReconciler {
     const vmi = this.d.vmis.get(key);
     if (!vmi) {
       this.d.expectations.delete(key);
+      this.replaced.delete(key);
       return undefined;
+    }
+    const superseded = this.replaced.get(key);
+    if (superseded !== undefined) {
+      if (superseded === vmi.metadata?.resourceVersion) return undefined;
+      this.replaced.delete(key);
     }
     // Our own pod create/delete is not in the cache yet: acting now would duplicate it.
     if (!this.d.expectations.satisfied(key)) return undefined;
@@ -263,19 +275,23 @@ export class VmiController implements KeyReconciler {
     // As upstream: a VMI handed to its node is virt-handler's to update; the controller
     // patches only what it changed, testing those fields (vmi-patch.ts).
     const patched = old.status?.phase === VmiPhase.Scheduled || old.status?.phase === VmiPhase.Running;
+    let written: { metadata?: { resourceVersion?: string } } | undefined;
     try {
       if (patched) {
         const ops = vmiPatch(old, next);
         if (!ops.length) return;
-        await this.d.client.patch(VmiResource, old.metadata?.name ?? '', ops, {
+        written = await this.d.client.patch(VmiResource, old.metadata?.name ?? '', ops, {
           namespace: old.metadata?.namespace,
           type: 'json',
         });
         this.d.onWrite?.('VirtualMachineInstance', 'patch');
       } else {
-        await this.d.client.update(VmiResource, next as never);
+        written = await this.d.client.update(VmiResource, next as never);
         this.d.onWrite?.('VirtualMachineInstance', 'update');
       }
+      // Only a write the server took as a change (a new version comes through the watch).
+      const [was, now] = [old.metadata?.resourceVersion, written?.metadata?.resourceVersion];
+      if (was && now && now !== was) this.replaced.set(objectKey(old as never), was);
     } catch (err) {
       // A newer VMI is on its way through the informer; it triggers the next reconcile
       // (a failed patch test is the patch's conflict).

@@ -30,14 +30,29 @@ export const HotplugPhase = {
   UnMountedFromPod: 'UnMountedFromPod',
 } as const;
 
-/** Phases the node agent sets once the disk is in the launcher pod. */
-const HANDLER_OWNED = new Set<string>([HotplugPhase.MountedToPod, HotplugPhase.Ready]);
+/**
+ * Phases the node agent sets once the volume is in the launcher pod (a disk; a memory
+ * dump volume's directory: virt-handler's memory-dump-volumes.ts).
+ */
+const HANDLER_OWNED = new Set<string>([
+  HotplugPhase.MountedToPod,
+  HotplugPhase.Ready,
+  'MemoryDumpInProgress',
+  'MemoryDumpCompleted',
+  'MemoryDumpFailed',
+]);
 
-const claimOf = (v: Volume) => v.persistentVolumeClaim?.claimName ?? v.dataVolume?.name;
+const claimOf = (v: Volume) =>
+  v.persistentVolumeClaim?.claimName ?? v.dataVolume?.name ?? v.memoryDump?.claimName;
 
-/** The hotpluggable PVC/DataVolume volumes of a spec. */
+/**
+ * The volumes of a spec that an attachment pod brings to the node: hotpluggable PVC and
+ * DataVolume volumes, and memory dump volumes (upstream: hotpluggable too).
+ */
 export const hotplugVolumes = (vmi: VirtualMachineInstance): Volume[] =>
-  (vmi.spec.volumes ?? []).filter((v) => v.persistentVolumeClaim?.hotpluggable || v.dataVolume?.hotpluggable);
+  (vmi.spec.volumes ?? []).filter(
+    (v) => v.persistentVolumeClaim?.hotpluggable || v.dataVolume?.hotpluggable || v.memoryDump,
+  );
 
 const volumeOfPod = (p: Pod) => p.metadata?.annotations?.[HOTPLUG_VOLUME_ANNOTATION];
 const live = (p: Pod) => !p.metadata?.deletionTimestamp;
@@ -128,6 +143,9 @@ export function hotplugVolumeStatus(
     const pod = podFor(s.name);
     const prev = old.get(s.name);
     const next: VolumeStatus = { ...s };
+    // upstream's VMI controller: a memory dump volume's status says which claim it dumps to.
+    const v = vmi.spec.volumes?.find((x) => x.name === s.name);
+    if (v?.memoryDump && !next.memoryDumpVolume) next.memoryDumpVolume = { claimName: v.name };
     next.hotplugVolume = pod
       ? { attachPodName: pod.metadata?.name, attachPodUID: pod.metadata?.uid }
       : (prev?.hotplugVolume ?? {});

@@ -4,8 +4,10 @@
  * pods of a VMI from its launcher pod. Pure; the reconciler writes the result only when
  * it differs, so a VMI is written once per real transition.
  */
+import { quantityValue } from '../../../api/config/quantity';
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition } from '../../../api/generated/types';
 import { Labels } from '../../../api/labels';
+import { HOT_MEMORY_CHANGE, HOT_VCPU_CHANGE } from '../../common/hotplug-migration';
 import type { Pod } from '../../common/pod';
 import {
   imagePullError,
@@ -42,6 +44,25 @@ export const isFinalPhase = (phase?: string) => phase === VmiPhase.Succeeded || 
 export const isUnprocessed = (phase?: string) => !phase || phase === VmiPhase.Pending;
 
 type Condition = VirtualMachineInstanceCondition;
+
+const vcpus = (t: { sockets?: number; cores?: number; threads?: number }) =>
+  (t.sockets || 1) * (t.cores || 1) * (t.threads || 1);
+
+/** upstream requireMemoryHotplug: hotplug headroom (maxGuest) and a guest memory other than requested. */
+export function requiresMemoryHotplug(vmi: VirtualMachineInstance): boolean {
+  const memory = vmi.spec?.domain?.memory;
+  const requested = vmi.status?.memory?.guestRequested;
+  if (!memory?.maxGuest || memory.guest === undefined || requested === undefined) return false;
+  return quantityValue(memory.guest) !== quantityValue(requested);
+}
+
+/** upstream requireCPUHotplug: hotplug headroom (maxSockets) and spec vCPUs other than the guest's. */
+export function requiresCpuHotplug(vmi: VirtualMachineInstance): boolean {
+  const cpu = vmi.spec?.domain?.cpu;
+  const current = vmi.status?.currentCPUTopology;
+  if (!cpu?.maxSockets || !current) return false;
+  return vcpus(cpu) !== vcpus(current);
+}
 
 /** Sets a condition, keeping the old one (and its timestamps) when type, status, reason and message match. */
 export function setCondition(conds: Condition[], next: Condition, now: string): Condition[] {
@@ -191,6 +212,21 @@ export function nextVmiStatus(input: VmiStatusInput): VirtualMachineInstance {
   if (ready.reason === undefined) delete ready.reason;
   if (ready.message === undefined) delete ready.message;
   conds = setCondition(conds, ready, now);
+  // A running VMI whose spec asks for other vCPUs than its guest has: a CPU hotplug is
+  // pending (upstream's requireCPUHotplug); the condition stays until virt-handler applied it.
+  if (
+    status.phase === VmiPhase.Running &&
+    requiresCpuHotplug(vmi) &&
+    !conds.some((c) => c.type === HOT_VCPU_CHANGE)
+  )
+    conds = setCondition(conds, { type: HOT_VCPU_CHANGE, status: 'True' }, now);
+  // The same for memory (upstream's requireMemoryHotplug): guest memory other than requested.
+  if (
+    status.phase === VmiPhase.Running &&
+    requiresMemoryHotplug(vmi) &&
+    !conds.some((c) => c.type === HOT_MEMORY_CHANGE)
+  )
+    conds = setCondition(conds, { type: HOT_MEMORY_CHANGE, status: 'True' }, now);
   status.conditions = conds;
 
   // activePods (pod uid -> node) is refreshed with phase changes, and when the VMI's pod is

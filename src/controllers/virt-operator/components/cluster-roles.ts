@@ -45,6 +45,7 @@ const VM_ACTIONS = [
   'virtualmachines/addvolume',
   'virtualmachines/removevolume',
   'virtualmachines/memorydump',
+  'virtualmachines/removememorydump',
   'virtualmachines/evacuate/cancel',
 ];
 
@@ -97,6 +98,8 @@ function userRules(write: boolean): Array<Record<string, unknown>> {
     rules.unshift(
       { apiGroups: ['subresources.kubevirt.io'], resources: VMI_ACTIONS, verbs: ['get', 'update'] },
       { apiGroups: ['subresources.kubevirt.io'], resources: VM_ACTIONS, verbs: ['update'] },
+      // CDI's cdi.kubevirt.io:edit grants upload tokens (virtctl image-upload), which virt-api serves here.
+      { apiGroups: ['upload.cdi.kubevirt.io'], resources: ['uploadtokenrequests'], verbs: ['create'] },
     );
   }
   return rules;

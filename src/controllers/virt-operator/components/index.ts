@@ -4,6 +4,7 @@
  * The operator (a later issue) reconciles the same objects.
  */
 import type { KubeObject } from '../../runtime/types';
+import { cdiUploadProxyObjects } from './cdi-uploadproxy';
 import { HANDLER_SERVER_CERTS } from './cert-secrets';
 import { aggregatedRoleObjects } from './cluster-roles';
 import { crdObjects } from './crds';
@@ -30,6 +31,8 @@ export function renderInstall(o: InstallOptions, crdsDir: string): Record<string
     '30-metrics-service.yaml': [prometheusMetricsService(o)],
     // The CSI driver, its sidecars, snapshot-controller, the snapshot CRDs and the classes.
     '40-storage.yaml': storageObjects(o, crdsDir),
+    // CDI's upload proxy (virtctl image-upload's endpoint).
+    '45-cdi-uploadproxy.yaml': cdiUploadProxyObjects(o),
   };
 }
 

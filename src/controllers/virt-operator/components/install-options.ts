@@ -40,6 +40,12 @@ export interface InstallOptions {
   csiPoolDir?: string;
   /** The pool image's size when a node makes it (sparse; default 50Gi). */
   csiPoolSize: string;
+  /**
+   * virt-handler's `--max-devices`: how many of each shared device a node offers, the most
+   * VMIs it runs (the KubeVirt CR's `configuration.virtualMachineInstancesPerNode`).
+   * Unset: the handler's default, 1000.
+   */
+  handlerMaxDevices?: number;
   /** snapshot-controller replicas (default 2, one leads). */
   snapshotControllerReplicas: number;
 }

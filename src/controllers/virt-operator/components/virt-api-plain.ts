@@ -21,6 +21,7 @@ import { virtApiComponents } from './virt-api';
 /** virt-api's objects that carry the CA bundle (as ./virt-api names them). */
 export const CA_BUNDLE_HOLDERS = {
   apiService: 'v1.subresources.kubevirt.io',
+  uploadApiService: 'v1beta1.upload.cdi.kubevirt.io',
   mutating: 'virt-api-mutator',
   validating: 'virt-api-validator',
 } as const;
@@ -66,7 +67,7 @@ function virtCertsObjects(o: InstallOptions): KubeObject[] {
       {
         apiGroups: ['apiregistration.k8s.io'],
         resources: ['apiservices'],
-        resourceNames: [CA_BUNDLE_HOLDERS.apiService],
+        resourceNames: [CA_BUNDLE_HOLDERS.apiService, CA_BUNDLE_HOLDERS.uploadApiService],
         verbs: ['get', 'patch'],
       },
       {

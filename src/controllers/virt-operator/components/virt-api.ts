@@ -5,7 +5,13 @@
  * its RBAC (service account, cluster role, bindings, and reading the API server's
  * authentication ConfigMap in kube-system).
  */
+import { UPLOAD_TOKEN_SIGNER } from './cert-secrets';
 import { nonRootPodSecurity, unprivilegedContainerSecurity } from './install-options';
+
+/** The APIService of CDI's upload.cdi.kubevirt.io, served by virt-api. */
+export const UPLOAD_API_SERVICE = 'v1beta1.upload.cdi.kubevirt.io';
+/** Where virt-api reads the upload-token signer's key. */
+const SIGNER_PATH = '/etc/virt-api/upload-token-signer';
 
 /** Options of {@link virtApiComponents}. */
 export interface VirtApiComponentOptions {
@@ -253,6 +259,8 @@ function rbac(o: VirtApiComponentOptions): Obj[] {
     // inferFromVolume: the labels of what backs the volume (claim, DataVolume, DataSource, snapshot).
     { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
     { apiGroups: ['cdi.kubevirt.io'], resources: ['datavolumes', 'datasources'], verbs: ['get'] },
+    // memorydump: the claim's filesystem overhead.
+    { apiGroups: ['cdi.kubevirt.io'], resources: ['cdiconfigs'], verbs: ['get'] },
     { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
     // The restore webhook refuses a second restore in progress for one target.
     {
@@ -329,6 +337,8 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
                 '--handler-client-cert=/etc/virt-handler/clientcertificates/tls.crt',
                 '--handler-client-key=/etc/virt-handler/clientcertificates/tls.key',
                 '--kubevirt-ca=/etc/virt-handler/clientcertificates/ca.crt',
+                // UploadTokenRequests (upload.cdi.kubevirt.io) are signed with this key.
+                `--upload-token-signer-key=${SIGNER_PATH}/tls.key`,
                 `--kubevirt-namespace=${o.namespace}`,
                 // kubevirt-ts's component accounts (upstream's kubevirt-controller and
                 // kubevirt-handler are virt-api's built-in list): they set the reserved
@@ -352,12 +362,14 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
                   mountPath: '/etc/virt-handler/clientcertificates',
                   readOnly: true,
                 },
+                { name: 'upload-token-signer', mountPath: SIGNER_PATH, readOnly: true },
               ],
             },
           ],
           volumes: [
             { name: 'kubevirt-virt-api-certs', secret: { secretName: serving, optional: false } },
             { name: 'kubevirt-virt-handler-certs', secret: { secretName: handlerClient, optional: false } },
+            { name: 'upload-token-signer', secret: { secretName: UPLOAD_TOKEN_SIGNER, optional: false } },
           ],
         },
       },
@@ -385,11 +397,19 @@ export function virtApiComponents(o: VirtApiComponentOptions): Obj[] {
       versionPriority: 15,
     },
   };
+  // CDI's upload.cdi.kubevirt.io (UploadTokenRequest), which virt-api serves in place of cdi-apiserver.
+  const spec = apiService.spec as Record<string, unknown>;
+  const uploadApiService: Obj = {
+    ...apiService,
+    metadata: { name: UPLOAD_API_SERVICE, labels: LABELS },
+    spec: { ...spec, group: 'upload.cdi.kubevirt.io', version: 'v1beta1', versionPriority: 10 },
+  };
   return [
     ...rbac(o),
     deployment,
     service,
     apiService,
+    uploadApiService,
     {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'MutatingWebhookConfiguration',

@@ -121,6 +121,10 @@ export const virtControllerRules: Rule[] = [
     verbs: ALL,
   },
   { apiGroups: [''], resources: ['services', 'secrets', 'configmaps'], verbs: ['create'] },
+  // CDI's upload controller: the upload pod's Service (watched by label) and certificate
+  // Secret, deleted once the upload is done; no Secret is read.
+  { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch', 'delete'] },
+  { apiGroups: [''], resources: ['secrets'], verbs: ['delete'] },
   { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ALL },
   { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshotclasses'], verbs: READ },
   { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: READ },

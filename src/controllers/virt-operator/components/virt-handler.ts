@@ -94,6 +94,8 @@ export function virtHandlerArgs(o: InstallOptions): string[] {
           `${CLIENT_CERTS_PATH}/tls.key`,
         ]
       : []),
+    // As upstream's operator (setMaxDevices): only when the KubeVirt CR sets it.
+    ...(o.handlerMaxDevices !== undefined ? ['--max-devices', String(o.handlerMaxDevices)] : []),
   ];
 }
 

@@ -110,7 +110,11 @@ describe('PodRuntime on the embedded store', () => {
     const uid = done.metadata?.uid ?? '';
     const out = readFileSync(join(root, uid, 'out.txt'), 'utf8');
     const sockets = join(root, uid, 'volumes', 'kubernetes.io~empty-dir', 'sockets');
-    expect(out.trim()).toBe(`hello p1 ${JSON.stringify({ '/var/run/kubevirt/sockets': sockets })}`);
+    // The termination message file is the pod directory's, as the kubelet mounts it.
+    const termination = join(root, uid, 'termination-log');
+    expect(out.trim()).toBe(
+      `hello p1 ${JSON.stringify({ '/var/run/kubevirt/sockets': sockets, '/dev/termination-log': termination })}`,
+    );
     expect(existsSync(sockets)).toBe(true);
   });
 

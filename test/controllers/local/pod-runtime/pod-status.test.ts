@@ -42,13 +42,15 @@ describe('pod statuses in kubelet shape', () => {
   });
 
   it('a finished pod: Succeeded on 0, Failed with the log tail otherwise, unknown when its end was missed', () => {
-    expect(terminatedStatus(pod, 0, 'T', 'ignored on success')).toMatchObject({
+    expect(terminatedStatus(pod, 0, 'T', 'Import Complete')).toMatchObject({
       phase: 'Succeeded',
       containerStatuses: [{ state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: 'T' } } }],
     });
+    // A successful container's termination message is kept (the runtime passes it; a log tail only on failure).
     expect(
-      terminatedStatus(pod, 0, 'T', 'ignored').containerStatuses?.[0]?.state?.terminated?.message,
-    ).toBeUndefined();
+      terminatedStatus(pod, 0, 'T', 'Import Complete').containerStatuses?.[0]?.state?.terminated?.message,
+    ).toBe('Import Complete');
+    expect(terminatedStatus(pod, 0, 'T').containerStatuses?.[0]?.state?.terminated?.message).toBeUndefined();
     expect(terminatedStatus(pod, 1, 'T', 'error: no domain')).toMatchObject({
       phase: 'Failed',
       containerStatuses: [

@@ -254,7 +254,7 @@ describe('pod volumes (kubelet role)', () => {
       'spec.volumes[1].persistentVolumeClaim: PersistentVolumeClaim "ns1/pending" is not bound (phase Pending)',
     );
     await expect(materializeVolume(store, dir, p, p.spec!.volumes![2], 2)).rejects.toThrow(
-      /PersistentVolume "nfs1" bound to "ns1\/nfs" is neither hostPath nor local/,
+      /PersistentVolume "nfs1" bound to "ns1\/nfs" is neither hostPath, local nor CSI/,
     );
     await expect(materializeVolume(store, dir, p, p.spec!.volumes![3], 3)).rejects.toThrow(
       'spec.volumes[3].persistentVolumeClaim: PersistentVolumeClaim "ns1/blk" is in Block mode; this runtime mounts filesystem claims only',

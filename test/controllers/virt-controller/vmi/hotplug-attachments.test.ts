@@ -94,4 +94,37 @@ describe('attachment pods', () => {
     expect(attachmentPodChanges(vmi([hp]), [], s).create).toEqual([hp]);
     expect(attachmentPodChanges(vmi([hp]), [attachment('Pending')], s).create).toEqual([]);
   });
+
+  it('brings a memory dump volume to the node too: its pod mounts the claim, its status names the claim, the dump phases are kept', () => {
+    const md = { name: 'dump', memoryDump: { claimName: 'dump', hotpluggable: true } };
+    const base = [{ name: 'dump', target: '' }];
+    const s = hotplugVolumeStatus(vmi([md]), [], base);
+    expect(s[0]).toMatchObject({ phase: 'Pending', memoryDumpVolume: { claimName: 'dump' } });
+    expect(attachmentPodChanges(vmi([md]), [], s).create).toEqual([md]);
+    const pod = renderAttachmentPod(vmi([md]), launcher, md, 'img', 'Never', false) as unknown as {
+      spec: { volumes: unknown[] };
+    };
+    expect(pod.spec.volumes).toEqual([{ name: 'hotplug', persistentVolumeClaim: { claimName: 'dump' } }]);
+    const inProgress = {
+      name: 'dump',
+      target: '',
+      phase: 'MemoryDumpInProgress',
+      hotplugVolume: { attachPodUID: 'ap-uid' },
+      memoryDumpVolume: { claimName: 'dump', targetFileName: 'f.memory.dump' },
+    };
+    const kept = hotplugVolumeStatus(
+      vmi([md], [inProgress]),
+      [attachment('Running', 'ap-uid', 'dump')],
+      [inProgress],
+    );
+    expect(kept[0]).toMatchObject({
+      phase: 'MemoryDumpInProgress',
+      memoryDumpVolume: { targetFileName: 'f.memory.dump' },
+    });
+    // Taken out of the spec after the dump: Detaching until the handler unmounted it.
+    const done = { ...inProgress, phase: 'MemoryDumpCompleted' };
+    expect(hotplugVolumeStatus(vmi([], [done]), [attachment('Running', 'ap-uid', 'dump')], [])).toMatchObject(
+      [{ name: 'dump', phase: 'Detaching' }],
+    );
+  });
 });

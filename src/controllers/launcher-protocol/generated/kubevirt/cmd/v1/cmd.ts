@@ -26,12 +26,11 @@ export const protobufFileName = "kubevirt/cmd/v1/cmd.proto";
 /**
  * The handler-to-launcher command protocol, modelled on upstream KubeVirt's
  * pkg/handler-launcher-com/cmd/v1/cmd.proto (package kubevirt.cmd.v1, service Cmd), but
- * not the same surface: it has 23 of the 36 RPCs of upstream's file at tag v1.9.0
+ * not the same surface: it has 26 of the 36 RPCs of upstream's file at tag v1.9.0
  * (commit 79d34c1762; main at d923fdb815 has the same 36), with upstream's names and
- * request/response types. Missing (13): SignalTargetPodCleanup,
+ * request/response types. Missing (10): SignalTargetPodCleanup,
  * FinalizeVirtualMachineMigration, HotplugHostDevices, GetUsers, GetFilesystems,
- * VirtualMachineMemoryDump, GetQemuVersion, SyncVirtualMachineCPUs,
- * SyncVirtualMachineMemory, GetDomainDirtyRateStats, BackupVirtualMachine,
+ * GetQemuVersion, GetDomainDirtyRateStats, BackupVirtualMachine,
  * RedefineCheckpoint, GetVMStats. The VMI travels as JSON in VMI.vmiJson as upstream's does, but two fields
  * of VirtualMachineOptions mean something else here: field 3 is gracePeriodSeconds
  * (upstream: repeated string PreallocatedVolumes) and field 4 is clusterConfigJson
@@ -147,6 +146,11 @@ export interface ExecResponse {
   response?: Response | undefined;
   exitCode: number;
   stdOut: string;
+}
+
+export interface MemoryDumpRequest {
+  vmi?: VMI | undefined;
+  dumpPath: string;
 }
 
 export interface GuestPingRequest {
@@ -1727,6 +1731,91 @@ export const ExecResponse: MessageFns<ExecResponse> = {
   },
 };
 
+function createBaseMemoryDumpRequest(): MemoryDumpRequest {
+  return { vmi: undefined, dumpPath: "" };
+}
+
+export const MemoryDumpRequest: MessageFns<MemoryDumpRequest> = {
+  encode(message: MemoryDumpRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.vmi !== undefined) {
+      VMI.encode(message.vmi, writer.uint32(10).fork()).join();
+    }
+    if (message.dumpPath !== "") {
+      writer.uint32(18).string(message.dumpPath);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MemoryDumpRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMemoryDumpRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.vmi = VMI.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.dumpPath = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MemoryDumpRequest {
+    return {
+      vmi: isSet(object.vmi) ? VMI.fromJSON(object.vmi) : undefined,
+      dumpPath: isSet(object.dumpPath) ? globalThis.String(object.dumpPath) : "",
+    };
+  },
+
+  toJSON(message: MemoryDumpRequest): unknown {
+    const obj: any = {};
+    if (message.vmi !== undefined) {
+      obj.vmi = VMI.toJSON(message.vmi);
+    }
+    if (message.dumpPath !== "") {
+      obj.dumpPath = message.dumpPath;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MemoryDumpRequest>, I>>(base?: I): MemoryDumpRequest {
+    return MemoryDumpRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MemoryDumpRequest>, I>>(object: I): MemoryDumpRequest {
+    const message = createBaseMemoryDumpRequest();
+    message.vmi = (object.vmi !== undefined && object.vmi !== null) ? VMI.fromPartial(object.vmi) : undefined;
+    message.dumpPath = object.dumpPath ?? "";
+    return message;
+  },
+};
+
 function createBaseGuestPingRequest(): GuestPingRequest {
   return { domainName: "", timeoutSeconds: 0 };
 }
@@ -2000,6 +2089,26 @@ export const CmdService = {
     responseSerialize: (value: Response): Buffer => Buffer.from(Response.encode(value).finish()),
     responseDeserialize: (value: Buffer): Response => Response.decode(value),
   },
+  /** CPU hotplug after the migration to a bigger pod: the vCPUs of the VMI's spec topology. */
+  syncVirtualMachineCpUs: {
+    path: "/kubevirt.cmd.v1.Cmd/SyncVirtualMachineCPUs" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: VMIRequest): Buffer => Buffer.from(VMIRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): VMIRequest => VMIRequest.decode(value),
+    responseSerialize: (value: Response): Buffer => Buffer.from(Response.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Response => Response.decode(value),
+  },
+  /** Memory hotplug after the migration to a bigger pod: the VMI's memory.guest through virtio-mem. */
+  syncVirtualMachineMemory: {
+    path: "/kubevirt.cmd.v1.Cmd/SyncVirtualMachineMemory" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: VMIRequest): Buffer => Buffer.from(VMIRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): VMIRequest => VMIRequest.decode(value),
+    responseSerialize: (value: Response): Buffer => Buffer.from(Response.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Response => Response.decode(value),
+  },
   getDomain: {
     path: "/kubevirt.cmd.v1.Cmd/GetDomain" as const,
     requestStream: false as const,
@@ -2093,6 +2202,19 @@ export const CmdService = {
     responseSerialize: (value: GuestPingResponse): Buffer => Buffer.from(GuestPingResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GuestPingResponse => GuestPingResponse.decode(value),
   },
+  /**
+   * Starts a memory-only core dump of the guest into dumpPath (a file in a memory dump
+   * volume mounted into the pod); answers at once, the progress is in the domain report.
+   */
+  virtualMachineMemoryDump: {
+    path: "/kubevirt.cmd.v1.Cmd/VirtualMachineMemoryDump" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: MemoryDumpRequest): Buffer => Buffer.from(MemoryDumpRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): MemoryDumpRequest => MemoryDumpRequest.decode(value),
+    responseSerialize: (value: Response): Buffer => Buffer.from(Response.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Response => Response.decode(value),
+  },
 } as const;
 
 export interface CmdServer extends UntypedServiceImplementation {
@@ -2109,6 +2231,10 @@ export interface CmdServer extends UntypedServiceImplementation {
   migrateVirtualMachine: handleUnaryCall<MigrationRequest, Response>;
   syncMigrationTarget: handleUnaryCall<VMIRequest, Response>;
   cancelVirtualMachineMigration: handleUnaryCall<VMIRequest, Response>;
+  /** CPU hotplug after the migration to a bigger pod: the vCPUs of the VMI's spec topology. */
+  syncVirtualMachineCpUs: handleUnaryCall<VMIRequest, Response>;
+  /** Memory hotplug after the migration to a bigger pod: the VMI's memory.guest through virtio-mem. */
+  syncVirtualMachineMemory: handleUnaryCall<VMIRequest, Response>;
   getDomain: handleUnaryCall<EmptyRequest, DomainResponse>;
   getDomainStats: handleUnaryCall<EmptyRequest, DomainStatsResponse>;
   getGuestInfo: handleUnaryCall<EmptyRequest, GuestInfoResponse>;
@@ -2120,6 +2246,11 @@ export interface CmdServer extends UntypedServiceImplementation {
   /** virt-probe's calls (exec and guestAgentPing probes), as upstream's. */
   exec: handleUnaryCall<ExecRequest, ExecResponse>;
   guestPing: handleUnaryCall<GuestPingRequest, GuestPingResponse>;
+  /**
+   * Starts a memory-only core dump of the guest into dumpPath (a file in a memory dump
+   * volume mounted into the pod); answers at once, the progress is in the domain report.
+   */
+  virtualMachineMemoryDump: handleUnaryCall<MemoryDumpRequest, Response>;
 }
 
 export interface CmdClient extends Client {
@@ -2318,6 +2449,38 @@ export interface CmdClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Response) => void,
   ): ClientUnaryCall;
+  /** CPU hotplug after the migration to a bigger pod: the vCPUs of the VMI's spec topology. */
+  syncVirtualMachineCpUs(
+    request: VMIRequest,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  syncVirtualMachineCpUs(
+    request: VMIRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  syncVirtualMachineCpUs(
+    request: VMIRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  /** Memory hotplug after the migration to a bigger pod: the VMI's memory.guest through virtio-mem. */
+  syncVirtualMachineMemory(
+    request: VMIRequest,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  syncVirtualMachineMemory(
+    request: VMIRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  syncVirtualMachineMemory(
+    request: VMIRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
   getDomain(
     request: EmptyRequest,
     callback: (error: ServiceError | null, response: DomainResponse) => void,
@@ -2462,6 +2625,25 @@ export interface CmdClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GuestPingResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Starts a memory-only core dump of the guest into dumpPath (a file in a memory dump
+   * volume mounted into the pod); answers at once, the progress is in the domain report.
+   */
+  virtualMachineMemoryDump(
+    request: MemoryDumpRequest,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  virtualMachineMemoryDump(
+    request: MemoryDumpRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Response) => void,
+  ): ClientUnaryCall;
+  virtualMachineMemoryDump(
+    request: MemoryDumpRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Response) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,96 @@
+/**
+ * The workload updater's live-update part (upstream's
+ * pkg/virt-controller/watch/workload-updater): a running VMI with a pending CPU hotplug
+ * (HotVCPUChange) or memory hotplug (HotMemoryChange True) is moved by a
+ * VirtualMachineInstanceMigration `kubevirt-workload-update-*` with upstream's
+ * `kubevirt.io/workloadUpdateMigration` annotation and priority user-triggered; its target
+ * launcher pod is rendered from the VMI's new spec, so it is sized for the new resources.
+ * Only LiveMigratable VMIs with no unfinished migration are moved (the VM controller
+ * keeps RestartRequired for the others).
+ *
+ * Deviations from upstream: reconciled per VMI (upstream's runs per KubeVirt CR and also
+ * moves VMIs whose launcher image is outdated, which kubevirt-ts does not track), and not
+ * gated on `workloadUpdateStrategy.workloadUpdateMethods`: hotplug is the only thing it
+ * migrates for.
+ */
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../api/generated/types';
+import type {
+  ControllerDeps,
+  Expectations,
+  KeyReconciler,
+  Lister,
+  ReconcileResult,
+} from '../../common/controller-ports';
+import { HOT_MEMORY_CHANGE, HOT_VCPU_CHANGE, migratedForHotplug } from '../../common/hotplug-migration';
+import { createSystemMigration } from '../migration/create-migration';
+
+/** upstream's annotation on the migrations the workload updater creates. */
+export const WORKLOAD_UPDATE_ANNOTATION = 'kubevirt.io/workloadUpdateMigration';
+
+/** Options of {@link WorkloadUpdateController}. */
+export interface WorkloadUpdateOptions extends ControllerDeps {
+  vmis: Lister<VirtualMachineInstance>;
+  /** The VMI's migrations that are not yet Succeeded or Failed. */
+  unfinishedMigrations(namespace: string, vmiName: string): VirtualMachineInstanceMigration[];
+  expectations: Expectations;
+  onWrite?: (kind: string, verb: 'create') => void;
+}
+
+const has = (vmi: VirtualMachineInstance, type: string, status?: string) =>
+  (vmi.status?.conditions ?? []).some(
+    (c) => c.type === type && (status === undefined || c.status === status),
+  );
+
+/**
+ * upstream's isHotplugInProgress, less the hotplugs whose migration already brought the
+ * VMI to its new pod (its handler applies them there; another migration would not help).
+ */
+export const hotplugInProgress = (vmi: VirtualMachineInstance) =>
+  (has(vmi, HOT_VCPU_CHANGE) && !migratedForHotplug(vmi, HOT_VCPU_CHANGE)) ||
+  (has(vmi, HOT_MEMORY_CHANGE, 'True') && !migratedForHotplug(vmi, HOT_MEMORY_CHANGE));
+
+/** Whether the VMI is mid-migration (upstream's migrations.IsMigrating). */
+const migrating = (vmi: VirtualMachineInstance) => {
+  const ms = vmi.status?.migrationState;
+  return !!ms?.startTimestamp && !ms.endTimestamp && !ms.completed;
+};
+
+/** Reconciles one VMI (`namespace/name` key). */
+export class WorkloadUpdateController implements KeyReconciler {
+  constructor(private readonly o: WorkloadUpdateOptions) {}
+
+  /** Whether `vmi` should get a workload-update migration now. */
+  wantsMigration(vmi: VirtualMachineInstance): boolean {
+    const ns = vmi.metadata?.namespace ?? '';
+    return (
+      vmi.status?.phase === 'Running' &&
+      !vmi.metadata?.deletionTimestamp &&
+      hotplugInProgress(vmi) &&
+      has(vmi, 'LiveMigratable', 'True') &&
+      !migrating(vmi) &&
+      this.o.unfinishedMigrations(ns, vmi.metadata?.name ?? '').length === 0
+    );
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult | undefined> {
+    const vmi = this.o.vmis.get(key);
+    if (!vmi) {
+      this.o.expectations.delete(key);
+      return undefined;
+    }
+    if (!this.o.expectations.satisfied(key) || !this.wantsMigration(vmi)) return undefined;
+    this.o.expectations.expectCreations(key, 1);
+    await createSystemMigration(
+      this.o,
+      vmi,
+      {
+        generateName: 'kubevirt-workload-update-',
+        annotations: { [WORKLOAD_UPDATE_ANNOTATION]: '' },
+        priority: 'user-triggered',
+        purpose: ' for automated workload update',
+      },
+      key,
+    );
+    return undefined;
+  }
+}
