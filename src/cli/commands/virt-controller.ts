@@ -255,6 +255,7 @@ export function registerVirtControllerCommand(program: Command): void {
         manager: controller.manager,
         recorder: controller.recorder,
         importer: { image: f.launcherImage },
+        snapshots: snapshotsOff === undefined,
         uploadCerts: installCerts,
         workers: 2,
         onError: (c, key, e) => reconcileError(c, key, e),

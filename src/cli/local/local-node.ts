@@ -172,6 +172,8 @@ export class LocalNode {
       manager: this.controller.manager,
       recorder: this.controller.recorder,
       importer: { image: LOCAL_LAUNCHER.launcherImage },
+      // The PV binder here makes empty volumes: a claim's dataSource would be ignored.
+      clones: false,
       workers: 2,
       onError: (c, key, e) => reconcileError(c, key, e),
     });

@@ -4,13 +4,14 @@
  * StorageClasses, StorageProfiles and CDIConfigs feed two reconcilers. virt-controller
  * hosts them on its own Manager (same leader election) when asked to.
  */
-import type { CDIConfig, DataVolume, StorageProfile } from '../../api/generated/cdi/types';
+import type { CDIConfig, DataSource, DataVolume, StorageProfile } from '../../api/generated/cdi/types';
 import type { EventRecorder } from '../common/controller-ports';
 import { asReconciler, lister } from '../common/controller-wiring';
 import type { Pod } from '../common/pod';
 import type { Manager } from '../runtime/manager';
 import {
   CDIConfigType,
+  DataSourceType,
   DataVolumeType,
   objectKey,
   PersistentVolumeClaimType,
@@ -19,10 +20,13 @@ import {
   StorageClassType,
   StorageProfileType,
 } from '../runtime/resources';
+import { VolumeSnapshotType } from '../runtime/storage-resources';
 import type { KubeObject } from '../runtime/types';
 import { CdiLabels } from './annotations';
-import type { StorageClassInfo } from './claim-spec';
-import { claimSpecFor, filesystemOverhead } from './claim-spec';
+import { claimSpecFor, filesystemOverhead, type StorageClassInfo } from './claim-spec';
+import { DataVolumeCloner } from './clone-controller';
+import { isCloneDataVolume, type VolumeSnapshotObject } from './clone-source';
+import { DataSourceController } from './datasource-controller';
 import { type ClaimObject, DataVolumeController } from './datavolume-controller';
 import type { ImporterPodOptions } from './importer-pod';
 import { StorageProfileController } from './storage-profile-controller';
@@ -35,6 +39,19 @@ export interface CdiControllerOptions {
   workers?: number;
   now?: () => Date;
   retryDelayMs?: (restarts: number) => number;
+  /** How often a clone whose source a pod uses looks again (default 5 s). */
+  cloneSourcePollMs?: number;
+  /**
+   * Clone sources (`pvc`, `snapshot`, `sourceRef`) need a provisioner honouring a claim's
+   * dataSource: false where none runs (local mode's PV binder makes empty volumes), and
+   * such DataVolumes fail saying so.
+   */
+  clones?: boolean;
+  /**
+   * Whether the cluster serves snapshot.storage.k8s.io's VolumeSnapshots (the
+   * external-snapshotter's CRDs): without them `source.snapshot` DataVolumes fail, saying so.
+   */
+  snapshots?: boolean;
   /** Run the upload controller, its pods' certificates from this issuer (none: uploads wait). */
   uploadCerts?: UploadCertIssuer;
   onError?: (controller: string, key: string, err: Error) => void;
@@ -43,7 +60,7 @@ export interface CdiControllerOptions {
 /** Label selector of the importer pods. */
 export const IMPORTER_POD_SELECTOR = `${CdiLabels.app}=${CdiLabels.appValue}`;
 
-/** Registers the DataVolume and StorageProfile controllers on `o.manager`. */
+/** Registers the DataVolume, DataSource and StorageProfile controllers on `o.manager`. */
 export function registerCdiControllers(o: CdiControllerOptions): void {
   const { manager } = o;
   const inf = manager.informers;
@@ -54,6 +71,10 @@ export function registerCdiControllers(o: CdiControllerOptions): void {
   const classInf = inf.informerFor(StorageClassType);
   const profileInf = inf.informerFor(StorageProfileType);
   const configInf = inf.informerFor(CDIConfigType);
+  const dsInf = inf.informerFor(DataSourceType);
+  const snapInf = o.snapshots ? inf.informerFor(VolumeSnapshotType) : undefined;
+  const dataSources = lister<DataSource>(dsInf);
+  const snapshots = snapInf ? lister<VolumeSnapshotObject>(snapInf) : undefined;
   const onError = (name: string) => (req: { namespace?: string; name: string }, err: Error) =>
     o.onError?.(name, req.namespace ? `${req.namespace}/${req.name}` : req.name, err);
 
@@ -73,6 +94,21 @@ export function registerCdiControllers(o: CdiControllerOptions): void {
         storageProfiles: () => profileInf.indexer.list() as StorageProfile[],
         // CDI's one CDIConfig is named `config`.
         cdiConfig: () => configInf.indexer.get('config') as CDIConfig | undefined,
+        cloner:
+          o.clones === false
+            ? undefined
+            : new DataVolumeCloner({
+                client,
+                claims: lister<ClaimObject>(claimInf),
+                dataVolumes: lister<DataVolume>(dvInf),
+                dataSources,
+                snapshots,
+                storageClasses: () => classInf.indexer.list() as StorageClassInfo[],
+                storageProfiles: () => profileInf.indexer.list() as StorageProfile[],
+                overheadOf: (c) =>
+                  filesystemOverhead(configInf.indexer.get('config') as CDIConfig | undefined, c),
+                sourcePollMs: o.cloneSourcePollMs,
+              }),
         importer: o.importer,
         retryDelayMs: o.retryDelayMs,
         uploadsRefused: o.uploadCerts
@@ -92,6 +128,40 @@ export function registerCdiControllers(o: CdiControllerOptions): void {
   for (const i of [claimInf, podInf])
     i.addEventHandler({ onAdd: toDv, onUpdate: (_a, b) => toDv(b), onDelete: toDv });
 
+  const dsLoop = manager.addController({
+    name: 'datasource',
+    forType: DataSourceType,
+    workers: 1,
+    reconciler: asReconciler(
+      new DataSourceController({
+        client,
+        recorder: o.recorder,
+        now: o.now,
+        dataSources,
+        claims: lister<ClaimObject>(claimInf),
+        dataVolumes: lister<DataVolume>(dvInf),
+        snapshots,
+      }),
+    ),
+    onError: onError('datasource'),
+  });
+  // A source changing (a claim, a snapshot, a DataVolume filling a claim, a DataSource):
+  // the DataSources and the clones not done yet look again (sources are named, not
+  // indexed; there are few of either).
+  const sourceChanged = (_obj: KubeObject) => {
+    for (const d of dsInf.indexer.list()) dsLoop.queue.add(objectKey(d));
+    for (const d of dvInf.indexer.list()) {
+      const dv = d as DataVolume;
+      if (isCloneDataVolume(dv) && dv.status?.phase !== 'Succeeded' && dv.status?.phase !== 'Failed')
+        dvLoop.queue.add(objectKey(d));
+    }
+  };
+  for (const i of [claimInf, dvInf, dsInf, ...(snapInf ? [snapInf] : [])])
+    i.addEventHandler({
+      onAdd: sourceChanged,
+      onUpdate: (_a, b) => sourceChanged(b),
+      onDelete: sourceChanged,
+    });
   if (o.uploadCerts)
     registerUploadController(o, o.uploadCerts, { claimInf, podInf, dvInf, classInf, profileInf, configInf });
 

@@ -27,6 +27,8 @@ import { sameJson } from '../runtime/same-json';
 import type { KubeObject } from '../runtime/types';
 import { CdiLabels } from './annotations';
 import { type ClaimSpec, claimSpecFor, filesystemOverhead, type StorageClassInfo } from './claim-spec';
+import type { DataVolumeCloner } from './clone-controller';
+import { isCloneDataVolume } from './clone-source';
 import { boundCondition, DvEvent, DvPhase, renderStatus, type WantedStatus } from './datavolume-status';
 import { uploadStatus } from './datavolume-upload';
 import { type ImporterPodOptions, importerPod, importerPodName } from './importer-pod';
@@ -46,6 +48,8 @@ export interface DataVolumeControllerDeps extends ControllerDeps {
   storageClasses: () => StorageClassInfo[];
   storageProfiles: () => StorageProfile[];
   cdiConfig: () => CDIConfig | undefined;
+  /** The clone path (`source.pvc`, `source.snapshot`, `sourceRef`); without it clones wait. */
+  cloner?: DataVolumeCloner;
   importer: ImporterPodOptions;
   /** Why upload sources are refused here (no upload controller runs: local mode); none: they work. */
   uploadsRefused?: string;
@@ -116,11 +120,19 @@ export class DataVolumeController implements KeyReconciler {
     const errs = validateDataVolume(dv);
     if (dv.spec.source?.upload && this.d.uploadsRefused)
       errs.push({ path: 'spec.source.upload', message: this.d.uploadsRefused });
+    if (isCloneDataVolume(dv) && !this.d.cloner)
+      errs.push({
+        path: dv.spec.sourceRef ? 'spec.sourceRef' : 'spec.source',
+        message:
+          "clone sources need a CSI provisioner that clones (the cluster's csi-provisioner), which does not run here (local mode)",
+      });
     if (errs.length > 0) {
       const message = errs.map((e) => formatFieldError('DataVolume', name, e)).join('; ');
       await this.refuse(dv, base(DvPhase.Failed, undefined), DvEvent.InvalidSpec, message);
       return undefined;
     }
+
+    if (isCloneDataVolume(dv)) return this.d.cloner?.reconcile(dv, base, (...a) => this.write(...a));
 
     let claim = this.d.claims.get(key);
     if (!claim) {

@@ -11,6 +11,10 @@ export const DvPhase = {
   PVCBound: 'PVCBound',
   ImportScheduled: 'ImportScheduled',
   ImportInProgress: 'ImportInProgress',
+  CloneScheduled: 'CloneScheduled',
+  CSICloneInProgress: 'CSICloneInProgress',
+  CloneFromSnapshotSourceInProgress: 'CloneFromSnapshotSourceInProgress',
+  WaitForFirstConsumer: 'WaitForFirstConsumer',
   Succeeded: 'Succeeded',
   Failed: 'Failed',
 } as const;
@@ -23,6 +27,11 @@ export const DvEvent = {
   ImportInProgress: 'ImportInProgress',
   ImportSucceeded: 'ImportSucceeded',
   ImportFailed: 'ImportFailed',
+  CloneScheduled: 'CloneScheduled',
+  CloneSucceeded: 'CloneSucceeded',
+  CloneWithoutSource: 'CloneWithoutSource',
+  CloneSourceInUse: 'CloneSourceInUse',
+  CloneValidationFailed: 'CloneValidationFailed',
   /** The importer's own error (CDI's pod-error reason). */
   Error: 'Error',
   ErrResourceExists: 'ErrResourceExists',

@@ -28,6 +28,17 @@ export function knownClaimProperties(
   ];
 }
 
+/**
+ * The profile's clone strategy: its spec's, else `csi-clone` for this project's driver
+ * (it clones volumes by reflink, as CDI's table of known provisioners says for CSI
+ * drivers that clone well), else none.
+ */
+function cloneStrategyOf(profile: StorageProfile, sc: StorageClassInfo): StorageProfile['status'] {
+  const own = profile.spec?.cloneStrategy;
+  if (own) return { cloneStrategy: own };
+  return sc.provisioner === DRIVER_NAME ? { cloneStrategy: 'csi-clone' } : {};
+}
+
 export interface StorageProfileControllerDeps extends ControllerDeps {
   storageClasses: Lister<StorageClassInfo & { parameters?: Record<string, string> }>;
   storageProfiles: Lister<StorageProfile>;
@@ -67,7 +78,7 @@ export class StorageProfileController implements KeyReconciler {
       storageClass: key,
       ...(sc.provisioner ? { provisioner: sc.provisioner } : {}),
       claimPropertySets: own.length > 0 ? own : knownClaimProperties(sc),
-      ...(profile.spec?.cloneStrategy ? { cloneStrategy: profile.spec.cloneStrategy } : {}),
+      ...cloneStrategyOf(profile, sc),
     };
     if (sameJson(profile.status ?? {}, status)) return undefined;
     try {

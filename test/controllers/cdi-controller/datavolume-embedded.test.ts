@@ -98,6 +98,7 @@ describe('DataVolume controller (embedded store)', () => {
         { accessModes: ['ReadWriteOnce'], volumeMode: 'Filesystem' },
         { accessModes: ['ReadWriteOnce'], volumeMode: 'Block' },
       ],
+      cloneStrategy: 'csi-clone',
     });
   });
 

@@ -9,6 +9,7 @@ const VM = 'test/controllers/virt-controller/vm/';
 const CDI = 'test/controllers/cdi-controller/datavolume-embedded.test.ts';
 const IMPORTER = 'test/controllers/cdi-importer/importer.test.ts';
 const CLAIM = 'test/controllers/cdi-controller/claim-spec.test.ts';
+const CLONE = 'test/controllers/cdi-controller/clone-embedded.test.ts';
 const UPLOAD = 'test/controllers/cdi-controller/upload-embedded.test.ts';
 /** Refusals validateDataVolume makes by its own rules (src/api/cdi/validate-datavolume.ts). */
 const DV_RULE = 'src/api/cdi/validate-datavolume.ts';
@@ -74,7 +75,8 @@ export const dataVolumeFieldSupport: FieldRegistry = {
   'source.http.secretRef': { effect: CDI },
   'source.http.url': { effect: CDI },
   'source.imageio.**': { refused: 'oVirt imageio sources are not supported', rule: DV_RULE },
-  'source.pvc.**': { refused: 'PVC clones are not supported yet', rule: DV_RULE },
+  'source.pvc.name': { effect: CLONE },
+  'source.pvc.namespace': { effect: CLONE },
   'source.registry.certConfigMap': {
     refused:
       "registry certificates are not supported: the image is pulled by the node's container runtime (use the node's registry configuration)",
@@ -96,10 +98,13 @@ export const dataVolumeFieldSupport: FieldRegistry = {
   },
   'source.registry.url': { effect: CDI },
   'source.s3.**': { refused: 'S3 sources are not supported (no outside network here)', rule: DV_RULE },
-  'source.snapshot.**': { refused: 'VolumeSnapshot sources are not supported yet', rule: DV_RULE },
+  'source.snapshot.name': { effect: CLONE },
+  'source.snapshot.namespace': { effect: CLONE },
   'source.upload': { effect: UPLOAD },
   'source.vddk.**': { refused: 'VDDK (VMware) sources are not supported', rule: DV_RULE },
-  'sourceRef.**': { refused: 'sourceRef (DataSource) is not supported yet', rule: DV_RULE },
+  'sourceRef.kind': { effect: CLONE },
+  'sourceRef.name': { effect: CLONE },
+  'sourceRef.namespace': { effect: CLONE },
   'storage.accessModes[*]': { effect: CDI },
   'storage.dataSource.**': { refused: POPULATION, rule: DV_RULE },
   'storage.dataSourceRef.**': { refused: POPULATION, rule: DV_RULE },

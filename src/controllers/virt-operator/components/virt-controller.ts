@@ -45,6 +45,8 @@ export const virtControllerRules: Rule[] = [
     verbs: ALL,
   },
   { apiGroups: ['cdi.kubevirt.io'], resources: ['cdiconfigs', 'datasources'], verbs: READ },
+  // CDI's DataSource controller writes their Ready condition.
+  { apiGroups: ['cdi.kubevirt.io'], resources: ['datasources/status'], verbs: ['update', 'patch'] },
   // The node controller marks a node whose virt-handler stopped heartbeating unschedulable.
   { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'update'] },
