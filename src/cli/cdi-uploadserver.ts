@@ -7,7 +7,7 @@
  * self-contained bundle: it runs from the launcher's image (qemu-img, no node_modules).
  */
 
-import { startUploadServer } from '../controllers/cdi-uploadserver/upload-server';
+import { startUploadServer } from '../controllers/cdi-importer/upload-server';
 import {
   IMPORTER_BLOCK_DEVICE,
   IMPORTER_DATA_DIR,

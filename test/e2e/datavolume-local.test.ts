@@ -18,10 +18,10 @@ import type { DataVolume } from '../../src/api/generated/cdi/types';
 import { LocalNode } from '../../src/cli/local/local-node';
 import { statePaths } from '../../src/cli/local/state-dir';
 import type { Pod } from '../../src/controllers/common/pod';
+import { localCsiProblem } from '../../src/controllers/composition/local-csi/local-csi';
 import { mountAt } from '../../src/controllers/csi-driver/mounts';
 import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
 import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
-import { localCsiProblem } from '../../src/controllers/local/csi/local-csi';
 import {
   DataVolumeType,
   PersistentVolumeClaimType,

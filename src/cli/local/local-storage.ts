@@ -6,10 +6,10 @@
  * says why and local mode runs on hand-made hostPath/local PVs as before.
  */
 import { storageClassObject, volumeSnapshotClassObject } from '../../controllers/common/csi-objects';
-import { LocalCsi, localCsiProblem } from '../../controllers/local/csi/local-csi';
-import { publishVolume, unpublishPodVolumes } from '../../controllers/local/csi/node-volumes';
-import { LocalProvisioner } from '../../controllers/local/csi/provisioner';
-import { LocalSnapshotter } from '../../controllers/local/csi/snapshotter';
+import { LocalCsi, localCsiProblem } from '../../controllers/composition/local-csi/local-csi';
+import { publishVolume, unpublishPodVolumes } from '../../controllers/composition/local-csi/node-volumes';
+import { LocalProvisioner } from '../../controllers/composition/local-csi/provisioner';
+import { LocalSnapshotter } from '../../controllers/composition/local-csi/snapshotter';
 import type { PodCsiVolumes } from '../../controllers/local/pod-runtime/pod-runtime-options';
 import { AlreadyExistsError } from '../../controllers/runtime/errors';
 import { StorageClassType } from '../../controllers/runtime/resources';

@@ -20,7 +20,6 @@ import { bytesOf } from '../common/quantity';
 import { ConflictError, InvalidError, NotFoundError } from '../runtime/errors';
 import { CDIConfigType, PersistentVolumeClaimType, VirtualMachineType } from '../runtime/resources';
 import type { JsonPatchOp, KubeObject, ObjectClient } from '../runtime/types';
-import type { Claim } from '../virt-controller/services/volumes';
 import { conflict, HttpError, notFound } from './http-error';
 import { fetchVmi } from './vmi-subresources';
 
@@ -41,6 +40,16 @@ function scaledKilo(bytes: bigint): bigint {
 }
 
 /** upstream validateMemoryDumpClaim: a read-write Filesystem claim of at least the dump's size. */
+/** What the checks read of a claim. */
+interface Claim {
+  spec?: {
+    accessModes?: string[];
+    volumeMode?: string;
+    storageClassName?: string;
+    resources?: { requests?: Record<string, string> };
+  };
+}
+
 async function checkClaim(
   client: ObjectClient,
   ns: string,

@@ -14,11 +14,8 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startUploadServer, type UploadServer } from '../../../src/controllers/cdi-importer/upload-server';
 import { startUploadProxy, type UploadProxy } from '../../../src/controllers/cdi-uploadproxy/upload-proxy';
-import {
-  startUploadServer,
-  type UploadServer,
-} from '../../../src/controllers/cdi-uploadserver/upload-server';
 import {
   POD_PHASE_ANNOTATION,
   POD_READY_ANNOTATION,

@@ -15,10 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  startUploadServer,
-  type UploadServer,
-} from '../../../src/controllers/cdi-uploadserver/upload-server';
+import { startUploadServer, type UploadServer } from '../../../src/controllers/cdi-importer/upload-server';
 import { UPLOAD_CLIENT_NAME } from '../../../src/controllers/common/cdi-upload';
 import { createCA, createLeaf } from '../../../src/controllers/virt-operator/certificates';
 
@@ -173,7 +170,13 @@ describe.skipIf(!hasQemuImg)('cdi-uploadserver (loopback TLS, qemu-img)', () => 
     expect(cut).toBe(0);
     const child = join(dir, 'child.qcow2');
     execFileSync('qemu-img', ['create', '-f', 'qcow2', '-b', join(dir, 'src.qcow2'), '-F', 'qcow2', child]);
-    const refused = await post(s.port, '/v1beta1/upload', readFileSync(child));
+    // The server is busy until it has seen the cut connection end (503 until then, which
+    // the proxy passes on for the client to retry): try again for up to 5 s.
+    let refused = await post(s.port, '/v1beta1/upload', readFileSync(child));
+    for (let i = 0; refused.status === 503 && i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      refused = await post(s.port, '/v1beta1/upload', readFileSync(child));
+    }
     expect(refused.status).toBe(400);
     expect(refused.text).toMatch(/backing file/);
     expect(existsSync(join(paths.dataDir, 'disk.img'))).toBe(false);

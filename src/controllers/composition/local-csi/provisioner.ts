@@ -16,6 +16,7 @@ import { bytesOf, formatBytes } from '../../common/quantity';
 import type { VolumeContentSource } from '../../csi-driver/generated/csi/csi';
 import { DRIVER_NAME } from '../../csi-driver/identity-service';
 import { TOPOLOGY_KEY } from '../../csi-driver/topology';
+import type { ClaimObject as BinderClaim } from '../../local/pv-binder';
 import { NotFoundError } from '../../runtime/errors';
 import type { Informer } from '../../runtime/informer';
 import { Manager } from '../../runtime/manager';
@@ -27,7 +28,6 @@ import {
 } from '../../runtime/resources';
 import { VolumeSnapshotContentType, VolumeSnapshotType } from '../../runtime/storage-resources';
 import type { KubeObject, ObjectClient } from '../../runtime/types';
-import type { ClaimObject as BinderClaim } from '../pv-binder';
 
 type DataSource = { apiGroup?: string; kind?: string; name?: string };
 /** The claim fields the provisioner reads besides the binder's. */

@@ -26,8 +26,8 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { TLSSocket } from 'node:tls';
-import { FatalImportError, type ImportOutcome, type ImportPaths, runImport } from '../cdi-importer/importer';
 import { UPLOAD_HEALTHZ_PATH, UPLOAD_IMAGE_FILE, uploadPathKind } from '../common/cdi-upload';
+import { FatalImportError, type ImportOutcome, type ImportPaths, runImport } from './importer';
 import { formBoundary, MultipartFileExtractor } from './multipart-file';
 
 /** What the server is started with. */

@@ -11,7 +11,7 @@ import { chmod, chown, lstat, mkdir, readdir, readFile, rm, rmdir, writeFile } f
 import { join } from 'node:path';
 import { mountAt, readMounts } from '../../csi-driver/mounts';
 import { NodeState } from '../../csi-driver/node-state';
-import type { CsiVolumeSource } from '../pod-runtime/pod-runtime-options';
+import type { CsiVolumeSource } from '../../local/pod-runtime/pod-runtime-options';
 import { volumeCapability } from './capability';
 import type { LocalCsi } from './local-csi';
 
