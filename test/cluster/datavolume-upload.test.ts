@@ -12,6 +12,7 @@
  * No guest boots here: the content check is the claim's bytes (datavolume-vm.test.ts boots
  * from imported claims).
  */
+
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { DataVolume } from '../../src/api/generated/cdi/types';
 import { type Forward, forwardPort } from '../../src/cli/commands/virtctl/vmexport-transfer';
+import { cdiExamplesDir, needsCdiExamples } from '../support/cdi-examples';
 import { bootDiskPath } from '../support/guest';
 import { waitFor } from '../support/wait';
 import { csiClusterTestsEnabled } from './csi-stack';
@@ -30,7 +32,6 @@ const enabled = csiClusterTestsEnabled('DataVolume uploads on the cluster');
 const NS = 'cluster-upload';
 const CDI = { group: 'cdi.kubevirt.io', version: 'v1beta1', plural: 'datavolumes' };
 const VIRTCTL = resolve('dist/cli/virtctl.js');
-const EXAMPLES = resolve('../shared/cdi/examples');
 
 describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
   const sc = storageClusterFixture({ namespace: NS, tmpPrefix: 'kvts-upload-' });
@@ -266,8 +267,10 @@ describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
   }, 600_000);
 
   it("CDI's upload example reaches UploadReady; the proxy refuses a wrong token and takes an UploadTokenRequest's", async (ctx) => {
-    if (!existsSync(join(EXAMPLES, 'upload-datavolume.yaml')))
-      return ctx.skip(`${EXAMPLES} is absent (CDI's example manifests, ../shared/cdi/SOURCE.md)`);
+    // The one place that knows where CDI's examples are (test/support/cdi-examples.ts).
+    const EXAMPLES = cdiExamplesDir();
+    if (!EXAMPLES || !existsSync(join(EXAMPLES, 'upload-datavolume.yaml')))
+      return ctx.skip(`CDI's upload example is absent ${needsCdiExamples}`);
     const dvText = readFileSync(join(EXAMPLES, 'upload-datavolume.yaml'), 'utf8');
     writeFileSync(join(sc.dir, 'example-dv.yaml'), dvText);
     sc.kubectl('apply', '-n', NS, '-f', join(sc.dir, 'example-dv.yaml'));

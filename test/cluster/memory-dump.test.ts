@@ -178,8 +178,10 @@ describe.skipIf(!enabled)('memory dump on the real cluster', () => {
     );
     const dumpMs = performance.now() - t0;
     expect(done.fileName).toMatch(new RegExp(`^${VM}-${CLAIM}-\\d{8}-\\d{6}\\.memory\\.dump$`));
-    expect(done.startTimestamp).toBeTruthy();
-    expect(done.endTimestamp).toBeTruthy();
+    const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+    expect(done.startTimestamp).toMatch(RFC3339);
+    expect(done.endTimestamp).toMatch(RFC3339);
+    expect(Date.parse(done.endTimestamp ?? '')).toBeGreaterThanOrEqual(Date.parse(done.startTimestamp ?? ''));
     const annotated = await core.readNamespacedPersistentVolumeClaim({ name: CLAIM, namespace: NS });
     expect(annotated.metadata?.annotations?.['kubevirt.io/memory-dump']).toBe(done.fileName);
     // The template keeps the volume until remove; the VMI and the node let it go.
