@@ -10,7 +10,8 @@
  * deletes everything and reports how long that took and what was left (BENCH scale-delete).
  *
  *   npm run bench:scale -- --vms N --nodes M --backend apiserver|embedded [--timeout S] [--cpu-prof DIR]
- *     [--controller-qps Q]  (virt-controller's client limit: Q and burst 2Q; default upstream's 200/400)
+ *     [--controller-qps Q]  (virt-controller's client limit: Q and burst 2Q; default upstream's 200/400 on
+ *       apiserver, none (Infinity) on embedded: see bench/scale/connect.ts UNLIMITED)
  *     [--workers W]  (every virt-controller controller's workers; unset: upstream's per-controller counts)
  */
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
@@ -42,6 +43,7 @@ const kind = values.backend as BackendKind;
 if (kind !== 'apiserver' && kind !== 'embedded')
   throw new Error(`--backend: apiserver or embedded, not ${kind}`);
 const timeoutMs = Number(values.timeout) * 1000;
+const controllerQps = values['controller-qps'] ?? (kind === 'embedded' ? 'Infinity' : undefined);
 const here = import.meta.dirname;
 
 const workDir = mkdtempSync(join(tmpdir(), 'kvts-scale-'));
@@ -85,7 +87,7 @@ async function main(): Promise<number> {
   );
   const profFlags = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(values['cpu-prof'])}`] : [];
   const qpsArgs = [
-    ...(values['controller-qps'] ? ['--qps', values['controller-qps']] : []),
+    ...(controllerQps ? ['--qps', controllerQps] : []),
     ...(values.workers ? ['--workers', values.workers] : []),
   ];
   const startController = (name: string) =>
@@ -169,7 +171,7 @@ async function main(): Promise<number> {
       writesPerVmi: writes / N,
       controllerRssMb: ctrlMem.rss,
       apiserverRssMb: apiMem.rss,
-      controllerQps: Number(values['controller-qps'] ?? 200),
+      controllerQps: Number(controllerQps ?? 200),
     }),
   );
   // Per clientset: each has its own QPS/burst, so the busiest one bounds the pace.
@@ -198,7 +200,7 @@ async function main(): Promise<number> {
   );
 
   const cDel = await requestCounts(controller);
-  const del = await deleteAll(backend.client, N, timeoutMs);
+  const del = await deleteAll(backend.client, watch, N, timeoutMs);
   console.log(
     del.seconds !== undefined
       ? `delete: all ${N} VMs, their VMIs and launcher pods gone after ${del.seconds.toFixed(2)} s`

@@ -12,6 +12,7 @@ import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import type { ObjectClient, ResourceType } from '../../src/controllers/runtime/types';
 import { kubeBinDir, startControlPlane } from '../../test/support/kube';
+import { UNLIMITED } from './connect';
 import { apiserverPid, rssMb } from './proc';
 import { requestTotal, VMI_WRITE_VERBS } from './stats';
 
@@ -33,7 +34,7 @@ export interface Backend {
   stop(): Promise<void>;
 }
 
-/** Client rate limits of the benchmark's own creates and watches (upstream's controller's). */
+/** Client rate limits of the benchmark's own creates and watches on the API server (upstream's controller's). */
 const CLIENT = { qps: 200, burst: 400 };
 
 export async function startBackend(kind: BackendKind, workDir: string): Promise<Backend> {
@@ -97,7 +98,7 @@ async function startEmbedded(workDir: string): Promise<Backend> {
   return {
     kind: 'embedded',
     connectArgs: ['--socket', socket],
-    client: KubeClient.fromSocket(socket, CLIENT),
+    client: KubeClient.fromSocket(socket, UNLIMITED),
     vmiWrites: async () => writes,
     writesCountedBy: "a counter wrapping the embedded store's update, updateStatus and patch of VMIs",
     apiserverRss: () => rssMb(process.pid),
