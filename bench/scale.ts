@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { socketLinkRoot } from '../src/controllers/launcher-protocol/short-dir';
 import { type Backend, type BackendKind, startBackend } from './scale/backend';
-import { type Part, requestCounts, rssMb, startPart, stopPart } from './scale/proc';
+import { cpuSeconds, hostCpu, type Part, requestCounts, rssMb, startPart, stopPart } from './scale/proc';
 import { byClientset, diffCounts, perVm, requestTotal, writeTotal } from './scale/request-count';
 import { restartController } from './scale/restart';
 import { benchLine, percentile } from './scale/stats';
@@ -120,6 +120,15 @@ async function main(): Promise<number> {
   await watch.start();
   console.log(`${M} nodes with handlers up in ${procs} process(es); creating ${N} VMs`);
 
+  // CPU seconds per part over create -> all Running, beside the whole host's (other
+  // sessions included): what the host had to give, and who took it.
+  const cpuOf = () => ({
+    controller: cpuSeconds(controller.proc.pid),
+    nodes: parts.filter((p) => p.name.startsWith('nodes')).reduce((a, p) => a + cpuSeconds(p.proc.pid), 0),
+    api: cpuSeconds(backend!.apiserverPid),
+    host: hostCpu(),
+  });
+  const cpu0 = cpuOf();
   const w0 = await backend.vmiWrites();
   const c0 = await requestCounts(controller);
   const t0 = performance.now();
@@ -127,6 +136,7 @@ async function main(): Promise<number> {
   console.log(`create calls done after ${((performance.now() - t0) / 1000).toFixed(2)} s`);
   const ok = await watch.waitFor(N, timeoutMs);
   const tAll = performance.now();
+  const cpu1 = cpuOf();
   const ctrlMem = rssMb(controller.proc.pid);
   const apiMem = backend.apiserverRss();
   if (!ok) console.log(`only ${watch.runningAt.size}/${N} VMIs Running after ${values.timeout} s`);
@@ -160,6 +170,11 @@ async function main(): Promise<number> {
     return `${steps[i][0]}->${name} p50 ${percentile(d, 50).toFixed(0)} p95 ${percentile(d, 95).toFixed(0)} ms`;
   });
   console.log(`steps: ${spans.join('; ')}`);
+  const hostBusy = cpu1.host.busy - cpu0.host.busy;
+  const hostTotal = cpu1.host.total - cpu0.host.total;
+  console.log(
+    `BENCH scale-cpu vms=${N} backend=${kind} wall_s=${((tAll - t0) / 1000).toFixed(1)} controller_cpu_s=${(cpu1.controller - cpu0.controller).toFixed(1)} nodes_cpu_s=${(cpu1.nodes - cpu0.nodes).toFixed(1)} ${kind === 'embedded' ? 'store' : 'apiserver'}_cpu_s=${(cpu1.api - cpu0.api).toFixed(1)} host_busy_cpu_s=${hostBusy.toFixed(1)} host_cpu_s=${hostTotal.toFixed(1)}`,
+  );
   console.log(
     benchLine({
       vms: N,

@@ -31,6 +31,8 @@ export interface Backend {
   writesCountedBy: string;
   /** RSS of the API server process (for embedded: this process, which serves the store). */
   apiserverRss(): { rss: number; peak: number };
+  /** The API server process's pid (for embedded: this process). */
+  apiserverPid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -75,6 +77,7 @@ async function startApiserver(): Promise<Backend> {
     writesCountedBy:
       'kube-apiserver apiserver_request_total{resource="virtualmachineinstances",verb=~"PUT|PATCH|APPLY"}',
     apiserverRss: () => rssMb(pid),
+    apiserverPid: pid,
     stop: () => cp.stop(),
   };
 }
@@ -102,6 +105,7 @@ async function startEmbedded(workDir: string): Promise<Backend> {
     vmiWrites: async () => writes,
     writesCountedBy: "a counter wrapping the embedded store's update, updateStatus and patch of VMIs",
     apiserverRss: () => rssMb(process.pid),
+    apiserverPid: process.pid,
     async stop() {
       await server.close();
       await (store as unknown as ObjectClient & { close(): Promise<void> }).close();
