@@ -22,7 +22,7 @@ const COUNTS = 'counts ';
  * The request counts of a part that answers SIGUSR2 with a `counts {json}` line on stdout
  * (controller-main.ts): requests by `method resource` since it started.
  */
-export function requestCounts(p: Part, timeoutMs = 10_000): Promise<Record<string, number>> {
+export function requestCounts(p: Part, timeoutMs = 30_000): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       p.lines.off('line', onLine);
