@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { VirtualMachineInstance, VolumeStatus } from '../../api/generated/types';
+import type { VirtualMachineInstance } from '../../api/generated/types';
 import type { Pod } from '../common/pod';
 import { VmiResource } from '../common/vmi-resource';
 import { type DomainEventNotification, type NotifyServer, serveNotify } from '../launcher-protocol';
@@ -27,7 +27,6 @@ import type { VirtHandlerOptions } from './handler-options';
 export type { VirtHandlerOptions } from './handler-options';
 
 import { sameJson } from '../runtime/same-json';
-import { cpuHotplugDue, memoryHotplugDue, withCpusHotplugged, withMemoryHotplugged } from './cpu-hotplug';
 import { HotplugMounts } from './hotplug-mounts';
 import { LauncherCalls } from './launcher-calls';
 import { LauncherConnections } from './launcher-connections';
@@ -38,6 +37,7 @@ import { BY_CREATOR, nodeInformers } from './node-informers';
 import type { NodeRegistrar } from './node-registrar';
 import { setUpNode } from './node-setup';
 import { removeOrphanDomain } from './orphan-domain';
+import { type RunningSteps, runningSteps, withRunningSteps } from './running-steps';
 import { ShutdownClock } from './shutdown-clock';
 import { statsTargets } from './stats-targets';
 import {
@@ -49,7 +49,6 @@ import {
   type VmiEvent,
 } from './vmi-events';
 import { type LauncherView, nextHandlerStatus } from './vmi-status';
-import { volumeSteps } from './volume-steps';
 
 const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const FINAL = new Set(['Succeeded', 'Failed']);
@@ -300,9 +299,7 @@ export class VirtHandler {
       ? ({ ok: false, error: new Error('launcher pod is not running') } as const)
       : await this.calls.call(podUid, uid, (c) => c.getDomain() as Promise<LauncherDomain | undefined>);
     let view: LauncherView;
-    let hotplugStatus: VolumeStatus[] | undefined;
-    let cpusHotplugged = false;
-    let memoryHotplugged = false;
+    let running: RunningSteps | undefined;
     let again: number | undefined;
     let applyMigration: ((next: VirtualMachineInstance) => VirtualMachineInstance) | undefined;
     if (!got.ok) {
@@ -358,31 +355,18 @@ export class VirtHandler {
         if (domain) this.lastDomain.set(uid, domain);
       }
       if (!deleting && domain && !domain.finished && domain.state !== 'shutoff') {
-        // Volume hotplug and memory dumps (./volume-steps).
-        const steps = await volumeSteps(vmi, podUid, domain, this.mounts, this.calls);
-        if (steps.domain) {
-          domain = steps.domain;
+        // Live changes: hotplugged volumes, memory dumps, CPU and memory (./running-steps).
+        running = await runningSteps(vmi, podUid, domain, {
+          nodeName: this.o.nodeName,
+          mounts: this.mounts,
+          calls: this.calls,
+          warn: (m) => this.logVmi(key, 'warn', m),
+        });
+        if (running.domain) {
+          domain = running.domain;
           this.lastDomain.set(uid, domain);
         }
-        hotplugStatus = steps.volumeStatus;
-        if (steps.waiting) again = 1_000;
-        // CPU hotplug, in the pod the migration brought the guest to (./cpu-hotplug).
-        if (cpuHotplugDue(vmi, this.o.nodeName)) {
-          const r = await this.calls.call(podUid, uid, (c) => c.syncVirtualMachineCPUs(vmi));
-          if (r.ok) cpusHotplugged = true;
-          else {
-            this.logVmi(key, 'warn', `CPU hotplug: ${r.error.message}`);
-            again = 5_000;
-          }
-        }
-        if (memoryHotplugDue(vmi, this.o.nodeName)) {
-          const r = await this.calls.call(podUid, uid, (c) => c.syncVirtualMachineMemory(vmi));
-          if (r.ok) memoryHotplugged = true;
-          else {
-            this.logVmi(key, 'warn', `memory hotplug: ${r.error.message}`);
-            again = 5_000;
-          }
-        }
+        again = running.again;
       }
       if (deleting && !domain) {
         view = {
@@ -394,10 +378,7 @@ export class VirtHandler {
         view = { kind: 'domain', domain };
       }
     }
-    let next = nextHandlerStatus(vmi, view, stamp());
-    if (hotplugStatus && next.status) next.status = { ...next.status, volumeStatus: hotplugStatus };
-    if (cpusHotplugged) next = withCpusHotplugged(vmi, next);
-    if (memoryHotplugged) next = withMemoryHotplugged(vmi, next);
+    const next = withRunningSteps(vmi, nextHandlerStatus(vmi, view, stamp()), running);
     await this.write(vmi, applyMigration ? applyMigration(next) : next);
     return again;
   }

@@ -1,0 +1,81 @@
+/**
+ * The handler's live changes to a running domain, in order, through its launcher: volume
+ * hotplug and memory dumps (./volume-steps), then CPU and memory hotplug in the pod the
+ * migration brought the guest to (./cpu-hotplug); and what they change in the status the
+ * handler writes.
+ */
+import type { VirtualMachineInstance, VolumeStatus } from '../../api/generated/types';
+import type { LauncherDomain } from '../launcher-protocol/domain-report';
+import { cpuHotplugDue, memoryHotplugDue, withCpusHotplugged, withMemoryHotplugged } from './cpu-hotplug';
+import type { HotplugMounts } from './hotplug-mounts';
+import type { LauncherCalls } from './launcher-calls';
+import { volumeSteps } from './volume-steps';
+
+/** What {@link runningSteps} did. */
+export interface RunningSteps {
+  /** The domain after a launcher sync, if one ran. */
+  domain?: LauncherDomain;
+  /** The volume statuses to write, when something changed. */
+  volumeStatus?: VolumeStatus[];
+  cpusHotplugged: boolean;
+  memoryHotplugged: boolean;
+  /** Look again in this many ms (something waits or failed). */
+  again?: number;
+}
+
+/** What the steps use of the handler. */
+export interface RunningStepsDeps {
+  nodeName: string;
+  mounts: HotplugMounts;
+  calls: LauncherCalls;
+  warn(message: string): void;
+}
+
+/** Runs the steps for the running `domain` of `vmi` in pod `podUid`. */
+export async function runningSteps(
+  vmi: VirtualMachineInstance,
+  podUid: string,
+  domain: LauncherDomain,
+  d: RunningStepsDeps,
+): Promise<RunningSteps> {
+  const uid = vmi.metadata?.uid ?? '';
+  const out: RunningSteps = { cpusHotplugged: false, memoryHotplugged: false };
+  // Volume hotplug and memory dumps (./volume-steps).
+  const steps = await volumeSteps(vmi, podUid, domain, d.mounts, d.calls);
+  if (steps.domain) out.domain = steps.domain;
+  out.volumeStatus = steps.volumeStatus;
+  if (steps.waiting) out.again = 1_000;
+  // CPU hotplug, in the pod the migration brought the guest to (./cpu-hotplug).
+  if (cpuHotplugDue(vmi, d.nodeName)) {
+    const r = await d.calls.call(podUid, uid, (c) => c.syncVirtualMachineCPUs(vmi));
+    if (r.ok) out.cpusHotplugged = true;
+    else {
+      d.warn(`CPU hotplug: ${r.error.message}`);
+      out.again = 5_000;
+    }
+  }
+  if (memoryHotplugDue(vmi, d.nodeName)) {
+    const r = await d.calls.call(podUid, uid, (c) => c.syncVirtualMachineMemory(vmi));
+    if (r.ok) out.memoryHotplugged = true;
+    else {
+      d.warn(`memory hotplug: ${r.error.message}`);
+      out.again = 5_000;
+    }
+  }
+  return out;
+}
+
+/** `next` (the status the handler computed) with what the steps changed. */
+export function withRunningSteps(
+  vmi: VirtualMachineInstance,
+  next: VirtualMachineInstance,
+  steps: RunningSteps | undefined,
+): VirtualMachineInstance {
+  if (!steps) return next;
+  let out = next;
+  if (steps.volumeStatus && out.status)
+    out = { ...out, status: { ...out.status, volumeStatus: steps.volumeStatus } };
+  if (steps.cpusHotplugged) out = withCpusHotplugged(vmi, out);
+  if (steps.memoryHotplugged) out = withMemoryHotplugged(vmi, out);
+  return out;
+}
