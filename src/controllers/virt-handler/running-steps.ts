@@ -1,10 +1,13 @@
 /**
  * The handler's live changes to a running domain, in order, through its launcher: volume
- * hotplug and memory dumps (./volume-steps), then CPU and memory hotplug in the pod the
+ * hotplug and memory dumps (./volume-steps), NIC hotplug (a launcher sync when the NICs
+ * on secondary networks the domain has differ from the VMI's: the launcher plugs those
+ * its pod has and unplugs the absent ones), then CPU and memory hotplug in the pod the
  * migration brought the guest to (./cpu-hotplug); and what they change in the status the
  * handler writes.
  */
 import type { VirtualMachineInstance, VolumeStatus } from '../../api/generated/types';
+import { isSecondaryMultus } from '../common/multus';
 import type { LauncherDomain } from '../launcher-protocol/domain-report';
 import { cpuHotplugDue, memoryHotplugDue, withCpusHotplugged, withMemoryHotplugged } from './cpu-hotplug';
 import type { HotplugMounts } from './hotplug-mounts';
@@ -31,6 +34,19 @@ export interface RunningStepsDeps {
   warn(message: string): void;
 }
 
+/**
+ * Whether the running domain's NICs on secondary networks (as its launcher last said)
+ * differ from what the VMI asks: one it lacks, or one set absent that it still has.
+ */
+export function nicSyncDue(vmi: VirtualMachineInstance, domain: LauncherDomain): boolean {
+  const secondary = new Set((vmi.spec.networks ?? []).filter(isSecondaryMultus).map((n) => n.name));
+  const ifaces = (vmi.spec.domain.devices.interfaces ?? []).filter((i) => secondary.has(i.name) && !i.sriov);
+  const have = domain.secondaryInterfaces;
+  if (have === undefined) return ifaces.length > 0;
+  const wanted = ifaces.filter((i) => i.state !== 'absent').map((i) => i.name);
+  return wanted.length !== have.length || wanted.some((n) => !have.includes(n));
+}
+
 /** Runs the steps for the running `domain` of `vmi` in pod `podUid`. */
 export async function runningSteps(
   vmi: VirtualMachineInstance,
@@ -45,6 +61,22 @@ export async function runningSteps(
   if (steps.domain) out.domain = steps.domain;
   out.volumeStatus = steps.volumeStatus;
   if (steps.waiting) out.again = 1_000;
+  // NIC hotplug: the launcher's sync plugs and unplugs (its ./hotplug-nics).
+  const now = out.domain ?? domain;
+  if (nicSyncDue(vmi, now)) {
+    const r = await d.calls.call(podUid, uid, (c) => c.syncVirtualMachine(vmi));
+    if (!r.ok) {
+      d.warn(`NIC hotplug: ${r.error.message}`);
+      out.again = 5_000;
+    } else {
+      const again = await d.calls.call(
+        podUid,
+        uid,
+        (c) => c.getDomain() as Promise<LauncherDomain | undefined>,
+      );
+      if (again.ok && again.value) out.domain = again.value;
+    }
+  }
   // CPU hotplug, in the pod the migration brought the guest to (./cpu-hotplug).
   if (cpuHotplugDue(vmi, d.nodeName)) {
     const r = await d.calls.call(podUid, uid, (c) => c.syncVirtualMachineCPUs(vmi));

@@ -1,18 +1,23 @@
 /**
  * The launcher's SyncVirtualMachine for the domain itself (upstream's SyncVMI): a guest
  * that is not running is prepared (network phase 2, volumes, passt) and started from the
- * VMI; a running guest only gets its live changes (hotplugged volumes, ./hotplug-disks).
+ * VMI; a running guest only gets its live changes: hotplugged volumes (./hotplug-disks)
+ * and NICs on secondary networks (./hotplug-nics).
  */
 import type { VirtualMachineInstance } from '../../api';
 import type { DomainRef, HypervisorDriver, SyncOptions } from '../../drivers/driver';
 import { ACTIVE_STATES } from './domain-rpcs';
 import { LauncherHotplug, withVolumesOf } from './hotplug-disks';
+import { LauncherNics } from './hotplug-nics';
 import type { VirtLauncherOptions } from './launcher-options';
 
 /** What the guest sync needs of its launcher. */
 export interface GuestSyncHost {
   ref: DomainRef;
-  opts: Pick<VirtLauncherOptions, 'prepareNetwork' | 'prepareVolumes' | 'networkBackends' | 'syncOptions'>;
+  opts: Pick<
+    VirtLauncherOptions,
+    'prepareNetwork' | 'prepareVolumes' | 'networkBackends' | 'syncOptions' | 'networkReport'
+  >;
   /** The VMI the guest runs as (access credentials follow it). */
   setVmi(vmi: VirtualMachineInstance): void;
   /** What the launcher reports changed (a hotplugged device came or went). */
@@ -23,11 +28,13 @@ export interface GuestSyncHost {
 /** One launcher's domain sync. */
 export class GuestSync {
   readonly hotplug: LauncherHotplug;
+  readonly nics: LauncherNics;
   /** The VMI the guest was started from (after network preparation): hotplug renders from it. */
   private started: VirtualMachineInstance | undefined;
 
   constructor(private readonly h: GuestSyncHost) {
     this.hotplug = new LauncherHotplug(h.log);
+    this.nics = new LauncherNics(h.opts, h.log);
   }
 
   /**
@@ -41,6 +48,7 @@ export class GuestSync {
       await this.syncHotplug(driver, withVolumesOf(this.started ?? parsed, parsed), {
         ...this.h.opts.syncOptions,
       });
+      if (await this.nics.sync(driver, parsed)) this.h.changed();
       return true;
     }
     const o = this.h.opts;
@@ -56,6 +64,7 @@ export class GuestSync {
     });
     if (!ACTIVE_STATES.has(info.state)) return false;
     this.started = vmi;
+    this.nics.started(vmi);
     await this.syncHotplug(driver, vmi, options);
     return true;
   }

@@ -169,6 +169,7 @@ export class VirtLauncher implements LauncherService {
       ...this.endpoints.report(),
       interfaces: this.opts.networkReport?.(),
       ...(this.guest.hotplug.attached.length ? { hotplugVolumes: [...this.guest.hotplug.attached] } : {}),
+      ...(this.guest.nics.have ? { secondaryInterfaces: [...this.guest.nics.have] } : {}),
       ...(this.memoryDump.report ? { memoryDump: this.memoryDump.report } : {}),
       ...this.migrations.report(d),
     };
