@@ -44,7 +44,10 @@ function stub(initial: string, releaseAfter = 0) {
     domainGetXMLDesc: async () => {
       // The guest lets go of a detached NIC after a few looks (PCIe's attention button).
       if (pending && ++reads > releaseAfter) {
-        xml = xml.replace(new RegExp(`<interface(?:(?!</interface>)[^])*<alias name="${pending}"/>[^]*?</interface>`), '');
+        xml = xml.replace(
+          new RegExp(`<interface(?:(?!</interface>)[^])*<alias name="${pending}"/>[^]*?</interface>`),
+          '',
+        );
         pending = undefined;
       }
       return xml;
