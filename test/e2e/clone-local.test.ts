@@ -15,14 +15,9 @@ import {
   DataVolumeType,
   PersistentVolumeClaimType,
   PersistentVolumeType,
-  PodType,
   VirtualMachineType,
 } from '../../src/controllers/runtime/resources';
-import {
-  VirtualMachineCloneType,
-  VolumeSnapshotContentType,
-  VolumeSnapshotType,
-} from '../../src/controllers/runtime/storage-resources';
+import { VirtualMachineCloneType } from '../../src/controllers/runtime/storage-resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import type { SerialConsole } from '../support/guest';
 import { type LocalStorageFixture, NS, startLocalStorage } from './local-storage-fixture';
@@ -55,21 +50,6 @@ describe.runIf(run)('clones in local mode (CSI pool in-process)', () => {
       .update(readFileSync(f.volumeFile(pv.spec?.csi?.volumeHandle ?? '')))
       .digest('hex');
   };
-  const nothingLeft = () =>
-    waitFor(
-      'claims, volumes, snapshots and the pool empty',
-      async () => {
-        const left = [
-          ...(await f.node.store.list(PodType, { namespace: NS })).items,
-          ...(await f.node.store.list(PersistentVolumeClaimType, { namespace: NS })).items,
-          ...(await f.node.store.list(PersistentVolumeType)).items,
-          ...(await f.node.store.list(VolumeSnapshotType, { namespace: NS })).items,
-          ...(await f.node.store.list(VolumeSnapshotContentType)).items,
-        ];
-        return left.length === 0 && f.poolVolumes().length === 0 && f.poolSnapshots().length === 0;
-      },
-      180_000,
-    );
 
   it('a source.pvc DataVolume is a CSI clone: Succeeded, byte-identical to its source', {
     timeout: 400_000,
@@ -98,7 +78,7 @@ describe.runIf(run)('clones in local mode (CSI pool in-process)', () => {
     process.stdout.write(`local clone DataVolume: created to Succeeded in ${ms} ms\n`);
     for (const d of [`${name}-copy`, `${name}-src`])
       await f.node.store.delete(DataVolumeType, d, { namespace: NS });
-    await nothingLeft();
+    await f.nothingLeft();
   });
 
   it('a VirtualMachineClone of a stopped VM boots with the source disk and a new SMBIOS serial', {
@@ -161,6 +141,6 @@ describe.runIf(run)('clones in local mode (CSI pool in-process)', () => {
     expect(await f.onConsole(target, read)).toContain('MARK-SRC');
     await f.node.store.delete(VirtualMachineCloneType, `${name}-clone`, { namespace: NS });
     for (const v of [target, vm]) await f.node.store.delete(VirtualMachineType, v, { namespace: NS });
-    await nothingLeft();
+    await f.nothingLeft();
   });
 });
