@@ -96,11 +96,14 @@ export function interfaceChange(
     if (migratable?.status !== 'True')
       return { wait: "the VMI's LiveMigratable condition is not reported yet" };
   }
+  // A list the VMI does not have yet cannot be tested: it is added.
+  const test = (path: string, present: boolean, value: unknown): JsonPatchOp[] =>
+    present ? [{ op: 'test', path, value }] : [];
   return {
     patch: [
-      { op: 'test', path: '/spec/networks', value: haveNets },
+      ...test('/spec/networks', vmi.spec.networks !== undefined, haveNets),
       { op: 'add', path: '/spec/networks', value: keptNets },
-      { op: 'test', path: '/spec/domain/devices/interfaces', value: have },
+      ...test('/spec/domain/devices/interfaces', vmi.spec.domain.devices.interfaces !== undefined, have),
       { op: 'add', path: '/spec/domain/devices/interfaces', value: kept },
     ],
   };

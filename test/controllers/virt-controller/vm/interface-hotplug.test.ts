@@ -39,6 +39,14 @@ describe('interfaceChange', () => {
     expect(
       interfaceChange(vmi([DEFAULT_IF, BLUE_IF], [POD, BLUE]), vmi([DEFAULT_IF, BLUE_IF], [POD, BLUE])),
     ).toEqual({});
+    // A VMI with no interfaces or networks at all: the lists are added, not tested.
+    const bare = { spec: { domain: { devices: {} } }, status: { phase: 'Running', ...MIGRATABLE } };
+    expect(interfaceChange(vmi([BLUE_IF], [BLUE]), bare as unknown as VirtualMachineInstance)).toEqual({
+      patch: [
+        { op: 'add', path: '/spec/networks', value: [BLUE] },
+        { op: 'add', path: '/spec/domain/devices/interfaces', value: [BLUE_IF] },
+      ],
+    });
     // An interface added already absent is not plugged.
     expect(interfaceChange(vmi([DEFAULT_IF, { ...BLUE_IF, state: 'absent' }], [POD, BLUE]), live)).toEqual(
       {},
