@@ -6,13 +6,17 @@
  * medium. A hotpluggable volume for the drive whose file is in the hotplug directory is
  * inserted live (`hotplug.syncDisks`: virDomainUpdateDeviceFlags): the guest reads the
  * media's size and the marker written into the file; taking the volume out of the spec
- * ejects it: the guest has no medium again, the drive is still there. The guest boots once.
+ * ejects it: the guest has no medium again, the drive is still there, and QEMU holds no
+ * descriptor on the file any more. The guest boots once.
  */
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   closeSync,
   mkdirSync,
   openSync,
+  readdirSync,
+  readlinkSync,
   realpathSync,
   rmSync,
   truncateSync,
@@ -37,6 +41,30 @@ afterAll(async () => {
 });
 
 const SIZE = 8 * 1024 * 1024;
+
+/** How many descriptors the QEMU processes hold on `file`. */
+function qemuOpens(file: string): number {
+  const pids = execFileSync('pgrep', ['-f', 'qemu-system'], { encoding: 'utf8' })
+    .split(/\s+/)
+    .filter(Boolean);
+  let n = 0;
+  for (const pid of pids) {
+    let fds: string[] = [];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // gone meanwhile
+    }
+    for (const fd of fds) {
+      try {
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === file) n++;
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return n;
+}
 /** The marker's 2048-byte CD-ROM block. */
 const BLOCK = 512;
 
@@ -105,6 +133,9 @@ it.skipIf(!run)(
       expect(seen).toContain(marker);
       expect(await size()).toBe(SIZE);
 
+      // QEMU reads the media file while it is in, and lets it go on the eject (a claim's
+      // filesystem must be free to leave the node once the media is out).
+      expect(qemuOpens(img)).toBe(1);
       const t1 = performance.now();
       expect(await hotplug.syncDisks(base, { useEmulation: true })).toEqual([]);
       const ejectMs = performance.now() - t1;
@@ -114,6 +145,7 @@ it.skipIf(!run)(
         if (!/No medium found/.test(after)) await new Promise((r) => setTimeout(r, 200));
       }
       expect(after).toMatch(/No medium found/);
+      expect(qemuOpens(img)).toBe(0);
       expect((await serial.run('ls /sys/block | grep ^sr')).trim()).toBe('sr0');
       expect(serial.output.split(guest.BOOT_MARKER).length - 1).toBe(1);
       process.stdout.write(
