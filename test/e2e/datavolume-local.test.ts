@@ -22,7 +22,6 @@ import {
 import {
   VirtualMachineRestoreType,
   VirtualMachineSnapshotType,
-  VolumeSnapshotContentType,
   VolumeSnapshotType,
 } from '../../src/controllers/runtime/storage-resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
@@ -186,20 +185,7 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
     await node.store.delete(VirtualMachineRestoreType, restore, { namespace: NS });
     await node.store.delete(VirtualMachineSnapshotType, snap, { namespace: NS });
     await node.store.delete(VirtualMachineType, vmName, { namespace: NS });
-    await waitFor(
-      'claims, volumes, snapshots and the pool empty',
-      async () => {
-        const left = [
-          ...(await node.store.list(PodType, { namespace: NS })).items,
-          ...(await node.store.list(PersistentVolumeClaimType, { namespace: NS })).items,
-          ...(await node.store.list(PersistentVolumeType)).items,
-          ...(await node.store.list(VolumeSnapshotType, { namespace: NS })).items,
-          ...(await node.store.list(VolumeSnapshotContentType)).items,
-        ];
-        return left.length === 0 && f.poolVolumes().length === 0 && f.poolSnapshots().length === 0;
-      },
-      180_000,
-    );
+    await f.nothingLeft();
   });
 
   it('a Block-mode DataVolume: imported onto the device, the guest boots from it', {

@@ -21,10 +21,15 @@ import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-
 import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import {
   DataVolumeType,
+  PersistentVolumeClaimType,
   PersistentVolumeType,
   PodType,
   VirtualMachineType,
 } from '../../src/controllers/runtime/resources';
+import {
+  VolumeSnapshotContentType,
+  VolumeSnapshotType,
+} from '../../src/controllers/runtime/storage-resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import { BOOT_MARKER, bootDiskPath, SerialConsole } from '../support/guest';
 import { waitFor } from './node-harness';
@@ -54,6 +59,8 @@ export interface LocalStorageFixture {
   onConsole<T>(vmName: string, fn: (con: SerialConsole) => Promise<T>): Promise<T>;
   /** Sets the VM's runStrategy (virtctl start/stop); stopping waits for its pods to go. */
   setRunning(vmName: string, running: boolean): Promise<void>;
+  /** Waits until no pod, claim, PV, VolumeSnapshot or content is left and the pool is empty. */
+  nothingLeft(): Promise<void>;
   /** Stops local mode (killing launchers a failed run left) and removes the state. */
   stop(vmNames: string[]): Promise<void>;
 }
@@ -179,6 +186,25 @@ export async function startLocalStorage(prefix: string): Promise<LocalStorageFix
       );
   };
 
+  const poolVolumes = () => readdirSync(join(pool, 'volumes'));
+  const poolSnapshots = () => readdirSync(join(pool, 'snapshots'));
+  const nothingLeft = async () => {
+    await waitFor(
+      'claims, volumes, snapshots and the pool empty',
+      async () => {
+        const left = [
+          ...(await node.store.list(PodType, { namespace: NS })).items,
+          ...(await node.store.list(PersistentVolumeClaimType, { namespace: NS })).items,
+          ...(await node.store.list(PersistentVolumeType)).items,
+          ...(await node.store.list(VolumeSnapshotType, { namespace: NS })).items,
+          ...(await node.store.list(VolumeSnapshotContentType)).items,
+        ];
+        return left.length === 0 && poolVolumes().length === 0 && poolSnapshots().length === 0;
+      },
+      180_000,
+    );
+  };
+
   const stop = async (vmNames: string[]) => {
     for (const vm of vmNames)
       await node.store.delete(VirtualMachineType, vm, { namespace: NS }).catch(() => undefined);
@@ -203,8 +229,9 @@ export async function startLocalStorage(prefix: string): Promise<LocalStorageFix
     state,
     url,
     served,
-    poolVolumes: () => readdirSync(join(pool, 'volumes')),
-    poolSnapshots: () => readdirSync(join(pool, 'snapshots')),
+    poolVolumes,
+    poolSnapshots,
+    nothingLeft,
     volumeFile: (id) => join(pool, 'volumes', id, 'disk'),
     dvVm,
     succeeded,
