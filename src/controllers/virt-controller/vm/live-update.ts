@@ -1,7 +1,9 @@
 /**
  * The VM controller's live updates of a running VMI (upstream's LiveUpdate rollout
  * strategy): declarative hotplug volumes (./hotplug-volumes), CPU sockets (./cpu-hotplug),
- * guest memory (./memory-hotplug), NICs on multus networks (./interface-hotplug), and the decision that whatever else changed in the template needs a restart, with why.
+ * node selector, affinity and tolerations (./placement-update), guest memory
+ * (./memory-hotplug), NICs on multus networks (./interface-hotplug), and the decision
+ * that whatever else changed in the template needs a restart, with why.
  */
 import { FeatureGate } from '../../../api/config/feature-gates';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../api/generated/types';
@@ -15,6 +17,7 @@ import { cpuChange, withoutLiveCpu } from './cpu-hotplug';
 import { declarativeVolumePatch, withoutHotplugVolumes } from './hotplug-volumes';
 import { interfaceChange, withoutHotplugInterfaces } from './interface-hotplug';
 import { memoryChange, withoutLiveMemory } from './memory-hotplug';
+import { placementChange, withoutLivePlacement } from './placement-update';
 import { VM_GENERATION_ANNOTATION } from './vmi-template';
 
 /** A live update that has to wait, surfaced as the VM's Failure condition with its reason (upstream's). */
@@ -59,8 +62,9 @@ export class LiveUpdates {
 
   /**
    * CPU, memory and NIC hotplug under LiveUpdate (./cpu-hotplug, ./memory-hotplug,
-   * ./interface-hotplug): the template's new sockets, then its new guest memory, then its
-   * interfaces onto the running VMI, unless the VM
+   * ./interface-hotplug): the template's new sockets, then its placement
+   * (./placement-update), then its new guest memory, then its interfaces, onto the running
+   * VMI (one patch a sync: the patched VMI brings it back), unless the VM
    * needs (or already waits for) a restart. A change that must
    * wait is a sync error, retried, as upstream's.
    */
@@ -83,6 +87,9 @@ export class LiveUpdates {
         `Error encountered while handling CPU change request: ${change.wait}`,
       );
     if (change.patch) return this.patch(vmi, change.patch, 'patch');
+    const placement = placementChange(wanted, vmi);
+    if (placement.wait) throw new LiveUpdateError(placement.wait.reason, placement.wait.message);
+    if (placement.patch) return this.patch(vmi, placement.patch, 'patch');
     const memory = memoryChange(wanted, vmi);
     if (memory.wait)
       throw new LiveUpdateError(
@@ -122,7 +129,7 @@ export class LiveUpdates {
       if (memory.restart) return memory.restart;
       const nic = interfaceChange(wanted, vmi);
       if (nic.restart) return nic.restart;
-      wanted = withoutLiveMemory(vm, withoutLiveCpu(vm, wanted, vmi), vmi);
+      wanted = withoutLivePlacement(withoutLiveMemory(vm, withoutLiveCpu(vm, wanted, vmi), vmi), vmi);
     }
     // Hotplug volumes reach the running VMI live (./hotplug-volumes), and under LiveUpdate
     // hotplugged NICs (./interface-hotplug): no restart for them.
