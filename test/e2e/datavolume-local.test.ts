@@ -8,13 +8,22 @@
  * the DataVolume, claim, PV and the pool's volume with it; stopping local mode unmounts
  * the pool.
  */
-import { chmodSync, createReadStream, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  createReadStream,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataVolume } from '../../src/api/generated/cdi/types';
+import type { VirtualMachineInstance } from '../../src/api/generated/types';
 import { LocalNode } from '../../src/cli/local/local-node';
 import { statePaths } from '../../src/cli/local/state-dir';
 import type { Pod } from '../../src/controllers/common/pod';
@@ -22,11 +31,13 @@ import { localCsiProblem } from '../../src/controllers/composition/local-csi/loc
 import { mountAt } from '../../src/controllers/csi-driver/mounts';
 import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-protocol/paths';
 import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
+import { podDir } from '../../src/controllers/local/pod-runtime/pod-dirs';
 import {
   DataVolumeType,
   PersistentVolumeClaimType,
   PersistentVolumeType,
   PodType,
+  VirtualMachineInstanceType,
   VirtualMachineType,
 } from '../../src/controllers/runtime/resources';
 import {
@@ -258,7 +269,7 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
     );
   });
 
-  it('a VirtualMachineSnapshot of a stopped VM and its restore bring the disk back (local snapshotter)', {
+  it('an online VirtualMachineSnapshot (the guest frozen through its agent) and its restore bring the disk back (local snapshotter)', {
     timeout: 600_000,
   }, async () => {
     const vmName = `${name}-s`;
@@ -271,30 +282,58 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
       con.run(`dd if=/dev/vda bs=512 skip=${sector} count=1 2>/dev/null | head -n1`);
     await node.store.create(VirtualMachineType, dvVm(vmName));
     await succeeded(`${vmName}-root`);
-    await onConsole(vmName, (con) => write(con, 'MARK-A'));
-    await setRunning(vmName, false);
 
     const snap = `${vmName}-snap`;
-    await node.store.create(VirtualMachineSnapshotType, {
-      apiVersion: 'snapshot.kubevirt.io/v1beta1',
-      kind: 'VirtualMachineSnapshot',
-      metadata: { name: snap, namespace: NS },
-      spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: vmName } },
-    } as KubeObject);
-    const taken = await waitFor(
-      'the VirtualMachineSnapshot ready',
-      async () => {
-        const s = await node.store.get<KubeObject & { status?: { readyToUse?: boolean; phase?: string } }>(
-          VirtualMachineSnapshotType,
-          snap,
-          NS,
-        );
-        if (s.status?.phase === 'Failed') throw new Error(`snapshot failed: ${JSON.stringify(s.status)}`);
-        return s.status?.readyToUse && s;
-      },
-      120_000,
-    );
+    // One boot: A written, the snapshot taken while the guest runs, B written over A.
+    const taken = await onConsole(vmName, async (con) => {
+      await write(con, 'MARK-A');
+      await waitFor(
+        'the guest agent connected',
+        async () =>
+          (
+            await node.store
+              .get<VirtualMachineInstance & KubeObject>(VirtualMachineInstanceType, vmName, NS)
+              .catch(() => undefined)
+          )?.status?.conditions?.some((c) => c.type === 'AgentConnected' && c.status === 'True'),
+        180_000,
+      );
+      await node.store.create(VirtualMachineSnapshotType, {
+        apiVersion: 'snapshot.kubevirt.io/v1beta1',
+        kind: 'VirtualMachineSnapshot',
+        metadata: { name: snap, namespace: NS },
+        spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: vmName } },
+      } as KubeObject);
+      const s = await waitFor(
+        'the VirtualMachineSnapshot ready',
+        async () => {
+          const s = await node.store.get<
+            KubeObject & { status?: { readyToUse?: boolean; phase?: string; indications?: string[] } }
+          >(VirtualMachineSnapshotType, snap, NS);
+          if (s.status?.phase === 'Failed') throw new Error(`snapshot failed: ${JSON.stringify(s.status)}`);
+          return s.status?.readyToUse && s;
+        },
+        120_000,
+      );
+      await write(con, 'MARK-B');
+      expect(await read(con)).toContain('MARK-B');
+      return s;
+    });
     expect(taken.status?.phase).toBe('Succeeded');
+    // Frozen through the agent as on a cluster (the launcher logs the agent's freeze and thaw).
+    expect(taken.status?.indications).toEqual(['GuestAgent', 'Online']);
+    const launcher = (await node.store.list<Pod & KubeObject>(PodType, { namespace: NS })).items.find(
+      (p) => p.metadata?.name?.startsWith(`virt-launcher-${vmName}`) && !p.metadata?.deletionTimestamp,
+    );
+    const log = readFileSync(
+      join(podDir(statePaths(state).pods, launcher?.metadata?.uid ?? ''), 'compute.log'),
+      'utf8',
+    );
+    // (The tiny guest mounts no disk filesystem: its agent freezes 0, so the unfreeze finds it thawed.)
+    expect(log).toMatch(/froze \d+ guest filesystem\(s\)[\s\S]*(thawed \d+ guest filesystem\(s\)|unfroze: )/);
+    expect(
+      (await node.store.get<VirtualMachineInstance & KubeObject>(VirtualMachineInstanceType, vmName, NS))
+        .status?.fsFreezeStatus,
+    ).toBeUndefined();
     // The CSI objects of the sidecars' shape, and a reflink copy in the pool.
     const vs = (
       await node.store.list<
@@ -305,13 +344,6 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
     expect(vs[0].status?.readyToUse).toBe(true);
     expect(vs[0].status?.boundVolumeSnapshotContentName).toBe(`snapcontent-${vs[0].metadata?.uid}`);
     expect(poolSnapshots()).toHaveLength(1);
-
-    await setRunning(vmName, true);
-    const written = await onConsole(vmName, async (con) => {
-      await write(con, 'MARK-B');
-      return read(con);
-    });
-    expect(written).toContain('MARK-B');
     await setRunning(vmName, false);
 
     const restore = `${vmName}-restore`;
