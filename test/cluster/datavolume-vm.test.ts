@@ -12,7 +12,8 @@
  * imported from a registry source (the tiny guest's containerDisk image, `pullMethod:
  * node`): the importer writes the device, the launcher gets it as a `volumeDevices` entry
  * and QEMU as a host device. A 404 URL is retried with the error in the Running condition
- * and an event; a wrong checksum fails the DataVolume.
+ * and an event; a wrong checksum fails the DataVolume. Imports killed or deleted midway:
+ * import-interruption-case.ts.
  *
  * The driver's one name registers once with a kubelet: like the other CSI cluster test
  * files, this one takes the host lock `csi-driver` for its whole run
@@ -35,6 +36,7 @@ import { repoRoot } from '../support/netns-process';
 import { qemuCmdline } from '../support/processes';
 import { waitFor } from '../support/wait';
 import { csiClusterTestsEnabled } from './csi-stack';
+import { importInterruptionCase } from './import-interruption-case';
 import { oneDiskVm, storageClusterFixture } from './storage-cluster';
 
 const enabled = csiClusterTestsEnabled('DataVolumes on the cluster');
@@ -386,4 +388,12 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     );
     expect(failed.status?.restartCount).toBe(0);
   });
+
+  it(
+    'an importer pod killed mid-import is retried to the right bytes; a DataVolume deleted mid-import leaves nothing in the pool',
+    {
+      timeout: 900_000,
+    },
+    () => importInterruptionCase(fx),
+  );
 });
