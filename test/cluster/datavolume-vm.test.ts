@@ -298,10 +298,10 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     expect(await events(`${VM}-root`)).toEqual(
       expect.arrayContaining([`ImportSucceeded: Successfully imported into PVC ${VM}-root`]),
     );
-    // Streamed by ranges (the probe, then the 4 MiB blocks the image spans), not downloaded whole.
+    // Streamed by ranges (the probe, then the 8 MiB blocks the image spans), not downloaded whole.
     const served = (await core.readNamespacedPodLog({ name: 'disk-server', namespace: NS })).split('\n');
     expect(served).toContain('range bytes=0-5');
-    expect(served).toContain('range bytes=0-4194303');
+    expect(served).toContain('range bytes=0-8388607');
     expect(served).not.toContain('whole');
 
     const vmi = async () =>
