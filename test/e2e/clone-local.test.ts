@@ -8,9 +8,12 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataVolume } from '../../src/api/generated/cdi/types';
+import { statePaths } from '../../src/cli/local/state-dir';
 import { localCsiProblem } from '../../src/controllers/composition/local-csi/local-csi';
+import { mountAt } from '../../src/controllers/csi-driver/mounts';
 import {
   DataVolumeType,
   PersistentVolumeClaimType,
@@ -61,23 +64,38 @@ describe.runIf(run)('clones in local mode (CSI pool in-process)', () => {
         metadata: { name: dvName, namespace: NS },
         spec: { source, storage: { resources: { requests: { storage: '64Mi' } } } },
       }) as KubeObject;
-    await f.node.store.create(DataVolumeType, dv(`${name}-src`, { http: { url: `${f.url}/boot.qcow2` } }));
-    await f.succeeded(`${name}-src`);
-    const started = Date.now();
-    await f.node.store.create(
-      DataVolumeType,
-      dv(`${name}-copy`, { pvc: { namespace: NS, name: `${name}-src` } }),
-    );
-    const copy = await f.succeeded(`${name}-copy`);
-    const ms = Date.now() - started;
-    expect((copy as DataVolume).status?.progress).toBe('100.0%');
-    const claim = await f.node.store.get<Claim>(PersistentVolumeClaimType, `${name}-copy`, NS);
-    expect(claim.spec?.dataSource).toMatchObject({ kind: 'PersistentVolumeClaim', name: `${name}-src` });
-    expect(f.poolVolumes()).toHaveLength(2);
-    expect(await claimDigest(`${name}-copy`)).toBe(await claimDigest(`${name}-src`));
-    process.stdout.write(`local clone DataVolume: created to Succeeded in ${ms} ms\n`);
-    for (const d of [`${name}-copy`, `${name}-src`])
-      await f.node.store.delete(DataVolumeType, d, { namespace: NS });
+    try {
+      await f.node.store.create(DataVolumeType, dv(`${name}-src`, { http: { url: `${f.url}/boot.qcow2` } }));
+      await f.succeeded(`${name}-src`);
+      // The importer's volume is unstaged after its pod ends: until then its ext4 image may
+      // still change (the unmount's superblock write), and a copy taken before would differ
+      // from the source's final bytes without being wrong.
+      const srcPv = (await f.node.store.get<Claim>(PersistentVolumeClaimType, `${name}-src`, NS)).spec
+        ?.volumeName;
+      await waitFor(
+        'the source volume unstaged',
+        async () =>
+          (await mountAt(join(statePaths(f.state).csi, 'staging', srcPv ?? '', 'globalmount'))) === undefined,
+        60_000,
+      );
+      const started = Date.now();
+      await f.node.store.create(
+        DataVolumeType,
+        dv(`${name}-copy`, { pvc: { namespace: NS, name: `${name}-src` } }),
+      );
+      const copy = await f.succeeded(`${name}-copy`);
+      const ms = Date.now() - started;
+      expect((copy as DataVolume).status?.progress).toBe('100.0%');
+      const claim = await f.node.store.get<Claim>(PersistentVolumeClaimType, `${name}-copy`, NS);
+      expect(claim.spec?.dataSource).toMatchObject({ kind: 'PersistentVolumeClaim', name: `${name}-src` });
+      expect(f.poolVolumes()).toHaveLength(2);
+      expect(await claimDigest(`${name}-copy`)).toBe(await claimDigest(`${name}-src`));
+      process.stdout.write(`local clone DataVolume: created to Succeeded in ${ms} ms\n`);
+    } finally {
+      // Gone even when a check failed, so the next case starts from an empty pool.
+      for (const d of [`${name}-copy`, `${name}-src`])
+        await f.node.store.delete(DataVolumeType, d, { namespace: NS }).catch(() => undefined);
+    }
     await f.nothingLeft();
   });
 
