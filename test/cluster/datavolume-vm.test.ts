@@ -42,7 +42,8 @@ import { oneDiskVm, storageClusterFixture } from './storage-cluster';
 const enabled = csiClusterTestsEnabled('DataVolumes on the cluster');
 const NS = 'cluster-datavolumes';
 const VM = 'vm-dv';
-const BLOCK_VM = 'vm-dv-block';
+/** examples/vm-tiny-datavolume.yaml's VM: a Block registry import of CONTAINERDISK. */
+const BLOCK_VM = 'vm-tiny-dv';
 /** The tiny guest's containerDisk, in the node's image store (scripts/cluster/images.ts). */
 const CONTAINERDISK = 'docker://localhost/kubevirt-ts/tiny-guest-containerdisk:latest';
 const CDI = { group: 'cdi.kubevirt.io', version: 'v1beta1', plural: 'datavolumes' };
@@ -324,20 +325,14 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
   it('a Block DataVolume from a registry source (a containerDisk image, pullMethod node) boots as a block disk; its write survives stop and start', {
     timeout: 900_000,
   }, async () => {
-    apply(
-      'vm-block.yaml',
-      stringify(
-        vmWithTemplate(BLOCK_VM, {
-          source: { registry: { url: CONTAINERDISK, pullMethod: 'node' } },
-          storage: { volumeMode: 'Block', resources: { requests: { storage: '64Mi' } } },
-        }),
-      ),
-    );
+    // The README's example as it is (namespaced here by kubectl -n).
+    kubectl('apply', '-n', NS, '-f', join(repoRoot, 'examples', 'vm-tiny-datavolume.yaml'));
     const { dv } = await importedDv(BLOCK_VM);
     expect(dv.status).toMatchObject({ progress: '100.0%', restartCount: 0 });
     const claim = await core.readNamespacedPersistentVolumeClaim({ name: `${BLOCK_VM}-root`, namespace: NS });
     expect(claim.spec?.volumeMode).toBe('Block');
     expect(claim.metadata?.annotations?.['cdi.kubevirt.io/storage.import.source']).toBe('registry');
+    expect(claim.metadata?.annotations?.['cdi.kubevirt.io/storage.import.endpoint']).toBe(CONTAINERDISK);
     const pod = await bootWriteRestartRead(BLOCK_VM, (cmdline) => {
       expect(cmdline).toContain('"driver":"host_device","filename":"/dev/root"');
       expect(cmdline).not.toContain('"driver":"file"');
