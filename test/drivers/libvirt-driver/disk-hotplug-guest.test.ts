@@ -22,23 +22,17 @@ import {
   truncateSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
 import { tapName } from '../../../src/converter/configurators/interfaces';
 import { LibvirtDriver } from '../../../src/drivers/libvirt-driver';
 import * as guest from '../../support/guest';
-import { integration } from '../../support/integration';
-import { daemonAvailable, daemonMissing, scratchPaths, tinyGuestVmi } from './support';
+import { realGuestSuite, tinyGuestVmi } from './support';
 
-const ready = daemonAvailable && guest.available();
-const why = daemonAvailable ? guest.unavailableReason : daemonMissing;
-const run = integration('volume hotplug into a real guest through the libvirt driver', ready, why);
-const scratch = scratchPaths('kvts-test-drv-hotplug-');
-const leftovers: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of leftovers) await cleanup().catch(() => undefined);
-  rmSync(scratch.dir, { recursive: true, force: true });
-});
+const { run, scratch, leftovers } = realGuestSuite(
+  'volume hotplug into a real guest through the libvirt driver',
+  'kvts-test-drv-hotplug-',
+);
 
 const SIZE = 24 * 1024 * 1024;
 const SECTOR = 2048;
