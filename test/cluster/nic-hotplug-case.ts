@@ -24,12 +24,8 @@ import { join } from 'node:path';
 import type { CoreV1Api, CustomObjectsApi, V1Pod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import type { ClusterInfo } from '../../scripts/cluster/state';
-import type {
-  VirtualMachine,
-  VirtualMachineInstance,
-  VirtualMachineInstanceMigration,
-} from '../../src/api/generated/types';
 import { waitFor } from '../support/wait';
+import { kubevirtReads } from './kubevirt-reads';
 import { consoleAnswers } from './operator-cluster';
 
 /** What the NIC hotplug case needs from the migration test. */
@@ -54,25 +50,7 @@ const POD_IFACE = 'pod16477688c0e';
 /** The NIC hotplug and unplug described above, with their assertions. */
 export async function nicHotplugCase(c: NicHotplugContext): Promise<void> {
   const { kubectl, ns } = c;
-  const get = async <T>(plural: string, name: string) =>
-    (await c.custom
-      .getNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: ns, plural, name })
-      .catch(() => undefined)) as T | undefined;
-  const vmi = () => get<VirtualMachineInstance>('virtualmachineinstances', c.vm);
-  const vm = () => get<VirtualMachine>('virtualmachines', c.vm);
-  const workloadUpdates = async () =>
-    (
-      (await c.custom.listNamespacedCustomObject({
-        group: 'kubevirt.io',
-        version: 'v1',
-        namespace: ns,
-        plural: 'virtualmachineinstancemigrations',
-      })) as { items: VirtualMachineInstanceMigration[] }
-    ).items.filter(
-      (m) =>
-        m.spec?.vmiName === c.vm &&
-        m.metadata?.annotations?.['kubevirt.io/workloadUpdateMigration'] !== undefined,
-    );
+  const { vmi, vm, workloadUpdates } = kubevirtReads(c.custom, ns, c.vm);
   const launcher = async (name: string | undefined) => {
     const uid = (await vmi())?.metadata?.uid ?? '';
     const pods = (
