@@ -13,34 +13,21 @@
  * RestartRequired with upstream's reason.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type {
-  VirtualMachine,
-  VirtualMachineInstance,
-  VirtualMachineInstanceMigration,
-} from '../../../../src/api/generated/types';
-import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
+import type { VirtualMachineInstanceMigration } from '../../../../src/api/generated/types';
 import {
   VirtualMachineInstanceMigrationType,
   VirtualMachineType,
 } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
+import { vmAccess } from '../services/vm-access';
 
 describe('CPU and memory hotplug in virt-controller (embedded)', () => {
   let h: Harness;
   afterEach(async () => {
     await h.stop();
   });
-  const getVm = () => h.store.get<VirtualMachine & KubeObject>(VirtualMachineType, 'cpu', 'default');
-  const getVmi = () => h.store.get<VirtualMachineInstance & KubeObject>(VmiResource, 'cpu', 'default');
-  /** Retries a read-modify-write of the VMI until no one else wrote in between. */
-  const editVmi = (what: string, f: (v: VirtualMachineInstance) => void) =>
-    waitFor(what, async () => {
-      const v = await getVmi();
-      f(v);
-      await h.store.update(VmiResource, v as KubeObject);
-      return true;
-    });
+  const { getVm, getVmi, editVmi } = vmAccess(() => h, 'cpu');
   const setSockets = (n: number) =>
     waitFor(`sockets ${n}`, async () => {
       const vm = await getVm();

@@ -11,21 +11,15 @@
  * a pod without the network. An SR-IOV interface added is RestartRequired with the reason.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type {
-  VirtualMachine,
-  VirtualMachineInstance,
-  VirtualMachineInstanceMigration,
-} from '../../../../src/api/generated/types';
 import type { Pod } from '../../../../src/controllers/common/pod';
-import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
 import {
   NetworkAttachmentDefinitionType,
   PodType,
-  VirtualMachineInstanceMigrationType,
   VirtualMachineType,
 } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
+import { vmAccess } from '../services/vm-access';
 
 const NETWORKS = 'k8s.v1.cni.cncf.io/networks';
 
@@ -34,28 +28,7 @@ describe('NIC hotplug in virt-controller (embedded)', () => {
   afterEach(async () => {
     await h.stop();
   });
-  const getVm = () => h.store.get<VirtualMachine & KubeObject>(VirtualMachineType, 'nic', 'default');
-  const getVmi = () => h.store.get<VirtualMachineInstance & KubeObject>(VmiResource, 'nic', 'default');
-  const editVmi = (what: string, f: (v: VirtualMachineInstance) => void) =>
-    waitFor(what, async () => {
-      const v = await getVmi();
-      f(v);
-      await h.store.update(VmiResource, v as KubeObject);
-      return true;
-    });
-  const editVm = (what: string, f: (v: VirtualMachine) => void) =>
-    waitFor(what, async () => {
-      const vm = await getVm();
-      f(vm);
-      await h.store.update(VirtualMachineType, vm as KubeObject);
-      return true;
-    });
-  const migrations = async () =>
-    (
-      await h.store.list<VirtualMachineInstanceMigration & KubeObject>(VirtualMachineInstanceMigrationType, {
-        namespace: 'default',
-      })
-    ).items;
+  const { getVm, getVmi, editVmi, editVm, migrations } = vmAccess(() => h, 'nic');
   /** The VMI's launcher pod on `node`. */
   const podOn = async (node: string) =>
     (await h.store.list<Pod & KubeObject>(PodType, { namespace: 'default' })).items.find(

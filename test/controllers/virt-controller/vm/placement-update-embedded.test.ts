@@ -7,12 +7,12 @@
  * same edit is RestartRequired and the VMI is left alone.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { VirtualMachine, VirtualMachineInstance } from '../../../../src/api/generated/types';
+import type { VirtualMachine } from '../../../../src/api/generated/types';
 import type { Pod } from '../../../../src/controllers/common/pod';
-import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
 import { PodType, VirtualMachineType } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
 import { type Harness, startHarness, waitFor } from '../services/embedded-harness';
+import { vmAccess } from '../services/vm-access';
 
 const toleration = { key: 'dedicated', operator: 'Equal', value: 'vms', effect: 'NoSchedule' } as const;
 const affinity = {
@@ -31,8 +31,7 @@ describe('node selector, affinity and tolerations live update (embedded)', () =>
   afterEach(async () => {
     await h.stop();
   });
-  const getVm = () => h.store.get<VirtualMachine & KubeObject>(VirtualMachineType, 'place', 'default');
-  const getVmi = () => h.store.get<VirtualMachineInstance & KubeObject>(VmiResource, 'place', 'default');
+  const { getVm, getVmi } = vmAccess(() => h, 'place');
   const launcher = async () =>
     (await h.store.list<Pod & KubeObject>(PodType, { namespace: 'default' })).items.find(
       (p) => p.metadata?.labels?.['kubevirt.io'] === 'virt-launcher',
