@@ -30,6 +30,10 @@ DISK_MARKER="KUBEVIRT-TS-DISK-MOUNTED"
 # first); the ext4 stack is loaded only when a disk is attached, after the boot marker.
 MODULES=(button evdev virtio_pci virtio_blk virtio_console virtio_net virtio_mem)
 DISK_MODULES=(crc32c_generic ext4 isofs)
+# In the initramfs but loaded only on demand (/etc/load-cdrom): the SATA controller (AHCI)
+# and the SCSI CD-ROM driver, for the CD-ROM inject/eject tests (a drive at boot would
+# slow every guest's boot by the AHCI port probe).
+CDROM_MODULES=(ahci sr_mod)
 # Bump when the recipe changes so cached artifacts of an older recipe are rebuilt
 # (it is part of the cache directory's name). 6: qemu-ga in the initramfs. 7: networking
 # (udhcpc on eth0, a TCP echo server, kvts.connect= client; see /etc/start-network).
@@ -37,7 +41,8 @@ DISK_MODULES=(crc32c_generic ext4 isofs)
 # 9: SSH keys also from cloud-init meta-data (NoCloud `public-keys`, ConfigDrive
 # `public_keys`: where accessCredentials put them) and from a ConfigDrive's user_data.
 # 10: virtio_mem loaded at boot, hot-plugged memory blocks onlined (memory hotplug).
-RECIPE=10
+# 11: ahci and sr_mod in the initramfs, loaded by /etc/load-cdrom (CD-ROM media tests).
+RECIPE=11
 # What the guest's /etc/os-release says (guest-get-osinfo reads it).
 OS_ID="kubevirt-ts-guest"
 OS_NAME="kubevirt-ts tiny guest"
@@ -148,6 +153,15 @@ printf '%s\n' "${order[@]}" >"$root/etc/modules.order"
 boot_modules=${#order[@]}
 for m in "${DISK_MODULES[@]}"; do add_module "$m"; done
 printf '%s\n' "${order[@]:$boot_modules}" >"$root/etc/modules-disk.order"
+disk_modules=${#order[@]}
+for m in "${CDROM_MODULES[@]}"; do add_module "$m"; done
+printf '%s\n' "${order[@]:$disk_modules}" >"$root/etc/modules-cdrom.order"
+cat >"$root/etc/load-cdrom" <<'SH'
+#!/bin/sh
+# Loads the SATA (AHCI) and CD-ROM drivers: /dev/sr0 appears for a SATA cdrom drive.
+cat /etc/modules-disk.order /etc/modules-cdrom.order | while read -r ko; do insmod "/lib/modules/$ko" 2>/dev/null; done
+SH
+chmod 755 "$root/etc/load-cdrom"
 
 # acpid maps the power button (KEY_POWER) to PWRF and runs /etc/acpi/PWRF/00000080.
 cat >"$root/etc/acpi/PWRF/00000080" <<'SH'

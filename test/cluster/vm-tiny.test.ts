@@ -18,7 +18,6 @@
  * Then the bridge binding and a Multus secondary network (vm-network-cases.ts) and the
  * passt binding with the launcher's own passt (vm-passt-case.ts).
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +53,7 @@ import { registerPasstCase } from './vm-passt-case';
 import { registerProbesCase } from './vm-probes-case';
 import { registerRestartCases } from './vm-restarts-case';
 import { registerSeccompCase } from './vm-seccomp-case';
+import { registerStopCase } from './vm-stop-case';
 
 const why = clusterUnavailableReason();
 const enabled = integration('one-node cluster', why === undefined, why ?? '');
@@ -337,76 +337,18 @@ describe.skipIf(!enabled)('a VM on the real one-node cluster', () => {
     expectGuestUnchanged,
   }));
 
-  it('virtctl stop stops it: the launcher pod and QEMU are gone, the VM is Stopped', async () => {
-    expect(launcher, 'the boot test ran').toBeDefined();
-    const out = execFileSync(
-      process.execPath,
-      [
-        join(repoRoot, 'dist', 'cli', 'virtctl.js'),
-        'stop',
-        VM,
-        '-n',
-        NS,
-        '--kubeconfig',
-        info.kubeconfigPath,
-      ],
-      { encoding: 'utf8' },
-    );
-    expect(out).toBe(`VM ${VM} was scheduled to stop\n`);
-    await waitFor(
-      'launcher pod gone',
-      async () => {
-        const pods = (
-          await core.listNamespacedPod({ namespace: NS, labelSelector: 'kubevirt.io=virt-launcher' })
-        ).items;
-        return pods.length === 0;
-      },
-      180_000,
-      1_000,
-    );
-    const vm = await waitFor(
-      'VM Stopped',
-      async () => {
-        const v = (await custom.getNamespacedCustomObject({
-          group: 'kubevirt.io',
-          version: 'v1',
-          namespace: NS,
-          plural: 'virtualmachines',
-          name: VM,
-        })) as { status?: { printableStatus?: string; ready?: boolean } };
-        return v.status?.printableStatus === 'Stopped' ? v : undefined;
-      },
-      120_000,
-      1_000,
-    );
-    expect(vm.status?.ready).not.toBe(true);
-    expect(() => readFileSync(`/proc/${qemuPid}/status`)).toThrow(/ENOENT/);
-    // The stop's events stay on the (deleted) VMI: upstream's ShuttingDown, Deleted, Stopped.
-    const reasons = await waitFor(
-      "the stop's events on the VMI",
-      () => {
-        const list = JSON.parse(
-          kubectl(
-            'get',
-            'events',
-            '-n',
-            NS,
-            '--field-selector',
-            `involvedObject.uid=${bootedVmiUid}`,
-            '-o',
-            'json',
-          ),
-        ) as { items: { reason?: string; source?: { component?: string } }[] };
-        const handler = list.items.filter((e) => e.source?.component === 'virt-handler').map((e) => e.reason);
-        return ['ShuttingDown', 'Deleted', 'Stopped'].every((r) => handler.includes(r)) ? handler : undefined;
-      },
-      60_000,
-      1_000,
-    );
-    expect(reasons).toEqual(
-      expect.arrayContaining(['Created', 'Started', 'ShuttingDown', 'Deleted', 'Stopped']),
-    );
-  }, 400_000);
+  // virtctl stop, with the stop's events (vm-stop-case.ts).
+  registerStopCase(() => ({
+    info,
+    core,
+    custom,
+    kubectl,
+    namespace: NS,
+    vm: VM,
+    launcher,
+    qemuPid,
+    bootedVmiUid,
+  }));
 
   // The bridge binding, a Multus network, passt, accessCredentials and forced stops, after
   // this VM (vm-network-cases.ts, vm-passt-case.ts, vm-access-credentials-case.ts,

@@ -8,7 +8,8 @@
  * bind-mounting its disk.img into the launcher pod, the launcher attaching it through
  * libvirt). In the guest `/sys/block/<dev>/serial` shows the serial and the size is the
  * claim's; the guest writes to it; `virtctl removevolume` makes the disk disappear from
- * the guest, and the attachment pod goes; an edit of the VM's spec adds it again (another
+ * the guest, and the attachment pod goes (before that, its eviction is refused: virt-api's
+ * webhook through the kube-apiserver); an edit of the VM's spec adds it again (another
  * serial; the guest reads back what it wrote) and takes it away; the data is in the
  * volume's disk.img in the pool. The guest boots once. Prints `BENCH hotplug volume_attach_ms= volume_detach_ms=`
  * beside the launcher's own libvirt attach/detach time of the same operations.
@@ -184,6 +185,36 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
       await con.run(
         `echo ${marker} | dd of=/dev/${dev} bs=512 seek=${SECTOR} conv=notrunc,fsync 2>/dev/null; sync`,
       );
+
+      // A drain's eviction of the attachment pod is refused while the VMI runs (virt-api's
+      // eviction webhook, reached through the kube-apiserver); the pod and the disk stay.
+      writeFileSync(
+        join(dir, 'eviction.json'),
+        JSON.stringify({
+          apiVersion: 'policy/v1',
+          kind: 'Eviction',
+          metadata: { name: attach.metadata?.name, namespace: NS },
+        }),
+      );
+      const evicted = await run(kubectlBin, [
+        '--kubeconfig',
+        info.kubeconfigPath,
+        'create',
+        '--raw',
+        `/api/v1/namespaces/${NS}/pods/${attach.metadata?.name}/eviction`,
+        '-f',
+        join(dir, 'eviction.json'),
+      ]).then(
+        () => 'evicted',
+        (e: { stderr?: string }) => e.stderr ?? '',
+      );
+      expect(evicted).toContain(
+        `cannot evict hotplug pod: ${attach.metadata?.name} associated with running vmi: ${VM} in namespace ${NS}`,
+      );
+      expect((await pods('kubevirt.io=hotplug-disk')).map((p) => p.metadata?.uid)).toEqual([
+        attach.metadata?.uid,
+      ]);
+      expect(await disks()).toContain(SERIAL);
 
       // Remove: detached from the guest, unmounted, the attachment pod deleted.
       const t1 = performance.now();

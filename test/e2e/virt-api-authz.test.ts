@@ -8,13 +8,13 @@
  * resourceVersion). Her own VMI still works through the same chain.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import https from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyUploadToken } from '../../src/controllers/common/upload-token';
 import { VirtualMachineInstanceType, VirtualMachineType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import { aggregatedRoleObjects } from '../../src/controllers/virt-operator/components/cluster-roles';
+import { httpsOutcome } from '../support/https-outcome';
 import { integration } from '../support/integration';
 import { available as kubeAvailable, unavailableReason as kubeUnavailableReason } from '../support/kube';
 import { dotPath, SUBRESOURCE_CASES, type SubresourceCase, traversalPaths } from '../support/path-traversal';
@@ -35,43 +35,10 @@ describe.runIf(run)('virt-api authorization through the API server', () => {
   /** Outcomes by status and message, for the summary line. */
   const seen = new Map<string, number>();
 
-  const send = (path: string, method: string, stream = false) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const url = new URL(b.cp.server);
-      const req = https.request({
-        host: url.hostname,
-        port: url.port,
-        path,
-        method,
-        ...alice,
-        agent: false,
-        headers: {
-          'content-type': 'application/json',
-          ...(stream
-            ? {
-                connection: 'Upgrade',
-                upgrade: 'websocket',
-                'sec-websocket-version': '13',
-                'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
-                'sec-websocket-protocol': 'plain.kubevirt.io',
-              }
-            : {}),
-        },
-      });
-      req.on('upgrade', (res, socket) => {
-        socket.destroy();
-        resolve({ status: res.statusCode ?? 0, body: '' });
-      });
-      req.on('response', (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => {
-          body += c.toString();
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      req.on('error', reject);
-      req.end(method === 'PUT' ? '{}' : undefined);
-    });
+  const send = (path: string, method: string, stream = false) => {
+    const url = new URL(b.cp.server);
+    return httpsOutcome({ host: url.hostname, port: url.port, path, method, ...alice, agent: false }, stream);
+  };
 
   const victimState = async () => {
     const vmi = await b.client.get<Obj>(VirtualMachineInstanceType, 'v', 'victim');

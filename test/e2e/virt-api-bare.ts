@@ -8,16 +8,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { join } from 'node:path';
-import { expect } from 'vitest';
-import { crdsDir } from '../../scripts/gen-crds';
 import { createClusterConfig } from '../../src/api/config/cluster-config';
-import { KubeClient } from '../../src/controllers/runtime/kube/client';
-import { HANDLER_SERVER_CN } from '../../src/controllers/virt-api/handler-client';
+import type { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { startVirtApi, type VirtApi } from '../../src/controllers/virt-api/server';
 import { createCA, createLeaf } from '../../src/controllers/virt-operator/certificates';
 import { type ControlPlane, startControlPlane } from '../support/kube';
-import { issue, makeCa } from '../support/tls-certs';
-import { kubectl, type Ran, registerVirtApi, runAsync } from './virt-api-cluster';
+import { type Ran, registerVirtApi, virtApiPki, withCrds } from './virt-api-cluster';
 
 /** The running pieces. */
 export interface BareVirtApi {
@@ -36,30 +32,8 @@ export interface BareVirtApi {
 /** Starts kube-apiserver (no controller manager, no scheduler), the CRDs and virt-api. */
 export async function startBareVirtApi(): Promise<BareVirtApi> {
   const cp = await startControlPlane({ controllerManager: false, scheduler: false });
-  const k = (args: string[], kubeconfig = cp.kubeconfigPath) =>
-    runAsync(kubectl, ['--kubeconfig', kubeconfig, ...args]);
-  const apply = async (objects: unknown[]) => {
-    const file = join(cp.dir, `objs-${Math.random().toString(36).slice(2)}.json`);
-    writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
-    return k(['apply', '-f', file]);
-  };
-  const crds = await k(['apply', '-f', crdsDir]);
-  expect(crds.status, crds.stderr).toBe(0);
-  const waited = await k([
-    'wait',
-    '--for=condition=Established',
-    '--timeout=60s',
-    'crd/virtualmachines.kubevirt.io',
-    'crd/virtualmachineinstances.kubevirt.io',
-  ]);
-  expect(waited.status, waited.stderr).toBe(0);
-  const client = KubeClient.fromKubeconfig(cp.kubeconfigPath, { qps: 200, burst: 400 });
-
-  const pki = join(cp.dir, 'kubevirt-pki');
-  const ca = makeCa(pki, 'kubevirt-ca');
-  const serving = issue(pki, ca, 'virt-api', 'virt-api', ['IP:127.0.0.1', 'DNS:virt-api.kubevirt.svc']);
-  const handlerServing = issue(pki, ca, 'handler', HANDLER_SERVER_CN, ['IP:127.0.0.1']);
-  const apiClient = issue(pki, ca, 'api-client', 'kubevirt.io:system:client:virt-handler');
+  const { k, apply, client } = await withCrds(cp);
+  const { ca, serving, handlerServing, apiClient } = virtApiPki(cp.dir);
   const handlerCalls: string[] = [];
   const handler = https.createServer(
     { cert: readFileSync(handlerServing.cert), key: readFileSync(handlerServing.key) },
@@ -80,7 +54,7 @@ export async function startBareVirtApi(): Promise<BareVirtApi> {
     new Date(),
     3_600_000,
   );
-  writeFileSync(join(pki, 'signer.key'), signer.key);
+  writeFileSync(join(cp.dir, 'kubevirt-pki', 'signer.key'), signer.key);
 
   const api = await startVirtApi({
     client,
@@ -91,7 +65,7 @@ export async function startBareVirtApi(): Promise<BareVirtApi> {
       createClusterConfig({ developerConfiguration: { useEmulation: true } }, { hostArchitecture: 'amd64' }),
     kubevirtNamespace: 'kubevirt',
     privilegedUsers: ['kubevirt-ts-admin'],
-    uploadTokenSignerKeyFile: join(pki, 'signer.key'),
+    uploadTokenSignerKeyFile: join(cp.dir, 'kubevirt-pki', 'signer.key'),
     handler: {
       tls: { ...apiClient, ca: ca.cert },
       port: (handler.address() as { port: number }).port,

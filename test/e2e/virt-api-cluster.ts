@@ -13,6 +13,7 @@ import { expect } from 'vitest';
 import { crdsDir } from '../../scripts/gen-crds';
 import { createClusterConfig } from '../../src/api/config/cluster-config';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
+import { HANDLER_SERVER_CN } from '../../src/controllers/virt-api/handler-client';
 import { startVirtApi, type VirtApi } from '../../src/controllers/virt-api/server';
 import { type HandlerRestServer, serveHandlerRest } from '../../src/controllers/virt-handler/rest-server';
 import { virtApiComponents } from '../../src/controllers/virt-operator/components/virt-api';
@@ -63,9 +64,15 @@ export interface VirtApiCluster {
   close(domain: string): Promise<void>;
 }
 
-/** Starts the control plane, the node and virt-api, and registers virt-api with the API server. */
-export async function startVirtApiCluster(nodeName: string): Promise<VirtApiCluster> {
-  const cp = await startControlPlane({ controllerManager: true, scheduler: true });
+/** kubectl against a control plane, `apply` of a List, and a client with upstream's QPS. */
+export interface CrdControlPlane {
+  k(args: string[], kubeconfig?: string): Promise<Ran>;
+  apply(objects: unknown[]): Promise<Ran>;
+  client: KubeClient;
+}
+
+/** Applies the CRDs to `cp`, waits for the VM and VMI kinds, and gives its kubectl helpers. */
+export async function withCrds(cp: ControlPlane): Promise<CrdControlPlane> {
   const k = (args: string[], kubeconfig = cp.kubeconfigPath) =>
     runAsync(kubectl, ['--kubeconfig', kubeconfig, ...args]);
   const apply = async (objects: unknown[]) => {
@@ -83,13 +90,34 @@ export async function startVirtApiCluster(nodeName: string): Promise<VirtApiClus
     'crd/virtualmachineinstances.kubevirt.io',
   ]);
   expect(waited.status, waited.stderr).toBe(0);
-  const client = KubeClient.fromKubeconfig(cp.kubeconfigPath, { qps: 200, burst: 400 });
+  return { k, apply, client: KubeClient.fromKubeconfig(cp.kubeconfigPath, { qps: 200, burst: 400 }) };
+}
 
-  const pki = join(cp.dir, 'kubevirt-pki');
+/**
+ * The install's CA and the leaves virt-api's tests use: virt-api's serving pair, the
+ * handler's serving pair (its CN is what virt-api checks) and the handler client pair.
+ */
+export function virtApiPki(dir: string): {
+  ca: CertFiles;
+  serving: CertFiles;
+  handlerServing: CertFiles;
+  apiClient: CertFiles;
+} {
+  const pki = join(dir, 'kubevirt-pki');
   const ca = makeCa(pki, 'kubevirt-ca');
-  const serving = issue(pki, ca, 'virt-api', 'virt-api', ['IP:127.0.0.1', 'DNS:virt-api.kubevirt.svc']);
-  const handlerServing = issue(pki, ca, 'handler', 'kubevirt.io:system:node:virt-handler', ['IP:127.0.0.1']);
-  const apiClient = issue(pki, ca, 'api-client', 'kubevirt.io:system:client:virt-handler');
+  return {
+    ca,
+    serving: issue(pki, ca, 'virt-api', 'virt-api', ['IP:127.0.0.1', 'DNS:virt-api.kubevirt.svc']),
+    handlerServing: issue(pki, ca, 'handler', HANDLER_SERVER_CN, ['IP:127.0.0.1']),
+    apiClient: issue(pki, ca, 'api-client', 'kubevirt.io:system:client:virt-handler'),
+  };
+}
+
+/** Starts the control plane, the node and virt-api, and registers virt-api with the API server. */
+export async function startVirtApiCluster(nodeName: string): Promise<VirtApiCluster> {
+  const cp = await startControlPlane({ controllerManager: true, scheduler: true });
+  const { k, apply, client } = await withCrds(cp);
+  const { ca, serving, handlerServing, apiClient } = virtApiPki(cp.dir);
 
   const node = new NodeHarness({ client, nodeName, bindPending: false });
   await node.start();

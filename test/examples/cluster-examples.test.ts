@@ -33,4 +33,14 @@ describe('cluster examples', () => {
     expect(r.output).toContain('secretName: my-ssh-key');
     expect(r.output).toContain('image: localhost/kubevirt-ts/tiny-guest-containerdisk:latest');
   });
+
+  it('the DataVolume VM validates under that CR, its template a Block registry import', async () => {
+    const r = await validateFiles([join(examples, 'vm-tiny-datavolume.yaml')], {
+      config: join(examples, 'kubevirt-cr.yaml'),
+    });
+    expect(r.errors).toEqual([]);
+    expect(r.ok).toBe(true);
+    expect(r.output).toContain('url: docker://localhost/kubevirt-ts/tiny-guest-containerdisk:latest');
+    expect(r.output).toContain('volumeMode: Block');
+  });
 });

@@ -172,8 +172,9 @@ export class LocalNode {
       manager: this.controller.manager,
       recorder: this.controller.recorder,
       importer: { image: LOCAL_LAUNCHER.launcherImage },
-      // The PV binder here makes empty volumes: a claim's dataSource would be ignored.
-      clones: false,
+      // Clones are CSI clones (a claim's dataSource), which only local mode's provisioner on
+      // the CSI pool makes; hand-made PVs bound by the static binder would come up empty.
+      clones: this.storage !== undefined,
       workers: 2,
       onError: (c, key, e) => reconcileError(c, key, e),
     });

@@ -43,8 +43,8 @@ export interface CdiControllerOptions {
   cloneSourcePollMs?: number;
   /**
    * Clone sources (`pvc`, `snapshot`, `sourceRef`) need a provisioner honouring a claim's
-   * dataSource: false where none runs (local mode's PV binder makes empty volumes), and
-   * such DataVolumes fail saying so.
+   * dataSource: false where none runs (local mode on a host that cannot hold the CSI pool,
+   * whose static PV binder makes empty volumes), and such DataVolumes fail saying so.
    */
   clones?: boolean;
   /**

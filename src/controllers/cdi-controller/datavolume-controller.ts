@@ -124,7 +124,7 @@ export class DataVolumeController implements KeyReconciler {
       errs.push({
         path: dv.spec.sourceRef ? 'spec.sourceRef' : 'spec.source',
         message:
-          "clone sources need a CSI provisioner that clones (the cluster's csi-provisioner), which does not run here (local mode)",
+          "clone sources need a CSI provisioner that clones, which does not run here (local mode without its CSI pool: see `up`'s storage line)",
       });
     if (errs.length > 0) {
       const message = errs.map((e) => formatFieldError('DataVolume', name, e)).join('; ');

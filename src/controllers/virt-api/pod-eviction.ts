@@ -9,6 +9,12 @@
  * then, External always marks it; None (or no strategy) lets the pod be evicted, which
  * stops the VMI. A dry-run eviction marks with a dry-run patch. The webhook's
  * failurePolicy is Ignore as upstream's: the launcher's PodDisruptionBudget still holds.
+ *
+ * A hotplug attachment pod (`hp-volume-*`, label `kubevirt.io: hotplug-disk`, owned by its
+ * launcher pod) is never evicted while its launcher runs and the VMI exists (upstream's
+ * `admitHotplugPod`): evicting it first would pull the claim from under the running guest
+ * (upstream lost data that way), so the drain waits until the launcher pod, which owns it,
+ * is gone and the attachment pod goes with it.
  */
 import type { VirtualMachineInstance } from '../../api/generated/types';
 import type { Pod } from '../common/pod';
@@ -33,6 +39,36 @@ export const tooManyRequests = (message: string): WebhookOutcome => ({
 const migratable = (vmi: VirtualMachineInstance) =>
   (vmi.status?.conditions ?? []).some((c) => c.type === 'LiveMigratable' && c.status === 'True');
 
+const isLauncher = (pod: Pod) => pod.metadata?.labels?.['kubevirt.io'] === 'virt-launcher';
+const isCompleted = (pod: Pod) => pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded';
+/** upstream's `isHotplugPod`: the attachment pods' label and their one owner, the launcher pod. */
+const isHotplugPod = (pod: Pod) =>
+  pod.metadata?.labels?.['kubevirt.io'] === 'hotplug-disk' && pod.metadata?.ownerReferences?.length === 1;
+
+/** upstream's `admitHotplugPod`: refused while its launcher pod runs and the VMI exists. */
+async function admitHotplugPod(pod: Pod, ctx: WebhookContext): Promise<WebhookOutcome> {
+  const namespace = pod.metadata?.namespace;
+  let owner: Pod;
+  try {
+    owner = await ctx.client.get<Pod>(PodType, pod.metadata?.ownerReferences?.[0]?.name ?? '', namespace);
+  } catch (e) {
+    if (e instanceof NotFoundError) return allow;
+    return tooManyRequests(`failed getting owner for hotplug pod: ${(e as Error).message}`);
+  }
+  if (!isLauncher(owner) || isCompleted(owner)) return allow;
+  const vmiName = owner.metadata?.annotations?.[DOMAIN_ANNOTATION];
+  if (!vmiName) return allow;
+  try {
+    await ctx.client.get<VirtualMachineInstance>(VmiResource, vmiName, namespace);
+  } catch (e) {
+    if (e instanceof NotFoundError) return allow;
+    return tooManyRequests(`kubevirt failed getting the vmi: ${(e as Error).message}`);
+  }
+  return tooManyRequests(
+    `cannot evict hotplug pod: ${pod.metadata?.name} associated with running vmi: ${vmiName} in namespace ${namespace}`,
+  );
+}
+
 /** The webhook. */
 export async function admitPodEviction(req: AdmissionRequest, ctx: WebhookContext): Promise<WebhookOutcome> {
   if (req.resource.resource !== 'pods' || req.subResource !== 'eviction') return allow;
@@ -43,13 +79,8 @@ export async function admitPodEviction(req: AdmissionRequest, ctx: WebhookContex
     // upstream: a pod it cannot read is not its concern.
     return allow;
   }
-  const phase = pod.status?.phase;
-  if (
-    pod.metadata?.labels?.['kubevirt.io'] !== 'virt-launcher' ||
-    phase === 'Failed' ||
-    phase === 'Succeeded'
-  )
-    return allow;
+  if (isHotplugPod(pod)) return admitHotplugPod(pod, ctx);
+  if (!isLauncher(pod) || isCompleted(pod)) return allow;
   const vmiName = pod.metadata?.annotations?.[DOMAIN_ANNOTATION];
   if (!vmiName) return allow;
   let vmi: VirtualMachineInstance;

@@ -4,6 +4,7 @@
  * its volume resolves to: qcow2 overlays on a backing store for containerDisk and
  * ephemeral volumes, files or block devices for PVCs and DataVolumes, qcow2 images for
  * emptyDisk, the given file for hostDisk, and ISO images for cloud-init and config volumes.
+ * A CD-ROM without its media (no volume, or a hotplugged one not in place) is an empty drive.
  */
 import type { Disk as VMIDisk, Volume } from '../../api/generated/types';
 import { type Configurator, type Conversion, userAlias } from '../conversion';
@@ -79,11 +80,18 @@ function choose(
   return value;
 }
 
+/**
+ * A CD-ROM's drive without media (upstream's convert_v1_Missing_Volume_To_api_Disk): a
+ * `cdrom` disk with no volume, or whose hotplugged volume is not in place yet. Media is
+ * inserted and ejected live (the driver's disk hotplug).
+ */
+const EMPTY_TRAY: Source = { type: 'block', format: 'raw', block: false };
+
 function convertDisk(
   c: Conversion,
   d: VMIDisk,
   path: string,
-  vol: Volume,
+  vol: Volume | undefined,
   volIndex: number,
   namer: DeviceNamer,
 ): Disk {
@@ -97,7 +105,7 @@ function convertDisk(
   if (device === 'cdrom' && bus === 'virtio')
     c.fail(`${path}.cdrom.bus`, 'a cdrom cannot use the virtio bus');
   const vpath = `spec.volumes[${volIndex}]`;
-  const src = volumeSource(c, vol, volIndex, vpath);
+  const src = vol ? volumeSource(c, vol, volIndex, vpath) : EMPTY_TRAY;
   if (device === 'lun') {
     if (bus !== 'scsi' && bus !== 'virtio')
       c.fail(`${path}.lun.bus`, `a LUN needs the scsi or virtio bus, not ${bus}`);
@@ -123,7 +131,7 @@ function convertDisk(
     error_policy: (choose(c, d.errorPolicy, ERROR_POLICIES, `${path}.errorPolicy`) ??
       'stop') as DiskDriver['error_policy'],
   };
-  if (device !== 'cdrom' && !c.ctx.volumesDiscardIgnore.has(vol.name)) driver.discard = 'unmap';
+  if (device !== 'cdrom' && vol && !c.ctx.volumesDiscardIgnore.has(vol.name)) driver.discard = 'unmap';
   if (bus === 'virtio' && c.spec.domain.devices.blockMultiQueue) driver.queues = c.vcpus;
   if (bus === 'virtio' && c.iommu) driver.iommu = 'on';
   const disk: Disk = {
@@ -173,11 +181,11 @@ function convertDisk(
   const custom = d.blockSize?.custom;
   if (custom) disk.blockio = { logical_block_size: custom.logical, physical_block_size: custom.physical };
   else if (d.blockSize?.matchVolume && d.blockSize.matchVolume.enabled !== false) {
-    const probed = c.ctx.volumeBlockSizes[vol.name];
+    const probed = vol ? c.ctx.volumeBlockSizes[vol.name] : undefined;
     if (!probed)
       c.fail(
         `${path}.blockSize.matchVolume`,
-        `no block sizes probed for volume '${vol.name}' in the converter context (volumeBlockSizes)`,
+        `no block sizes probed for volume '${d.name}' in the converter context (volumeBlockSizes)`,
       );
     disk.blockio = { logical_block_size: probed.logical, physical_block_size: probed.physical };
   }
@@ -202,10 +210,14 @@ export const disksConfigurator: Configurator = {
       if (seen.has(d.name)) c.fail(`${path}.name`, `duplicate disk name '${d.name}'`);
       seen.add(d.name);
       const found = byName.get(d.name);
-      if (!found) c.fail(`${path}.name`, `no volume named '${d.name}' in spec.volumes`);
-      // A hotplug volume's disk joins the domain once it is in the hotplug directory.
-      if (isHotplugVolume(found.vol) && !ready.has(d.name)) return;
-      disks.push(convertDisk(c, d, path, found.vol, found.index, namer));
+      // A CD-ROM without a volume is an empty tray (upstream's DeclarativeHotplugVolumes).
+      if (!found && !d.cdrom) c.fail(`${path}.name`, `no volume named '${d.name}' in spec.volumes`);
+      // A hotplug volume's disk joins the domain once it is in the hotplug directory; a
+      // CD-ROM's drive is there from the start, empty until its media is.
+      const notReady = found && isHotplugVolume(found.vol) && !ready.has(d.name);
+      if (notReady && !d.cdrom) return;
+      const media = found && !notReady ? found : undefined;
+      disks.push(convertDisk(c, d, path, media?.vol, media?.index ?? -1, namer));
     });
     c.domain.devices.disk = disks;
     if (c.domain.devices.disk.length === 0) delete c.domain.devices.disk;

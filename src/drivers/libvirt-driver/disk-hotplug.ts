@@ -5,6 +5,9 @@
  * are the live ones whose source is in the hotplug directory. Missing ready disks are
  * attached (on a free target name: the live domain's names win), disks whose volume left
  * the spec are detached, and a detach is waited for until the guest has let the device go.
+ * A CD-ROM drive stays: its media is changed instead (upstream's getUpdatedDisks and
+ * virDomainUpdateDeviceFlags): inserted when its hotplugged volume is ready, ejected when
+ * the volume left the spec.
  */
 
 import type { VirtualMachineInstance } from '../../api';
@@ -77,6 +80,30 @@ export function libvirtDiskHotplug(d: DiskHotplugDeps): DiskHotplugSupport {
     }
   };
 
+  /**
+   * Inserts `wanted`'s media into the live drive with its alias, or ejects it (upstream's
+   * getUpdatedDisks): the live device with the wanted source (none: empty), raw, updated
+   * live. Only a drive whose media is or becomes hotplugged (or empty) is touched.
+   */
+  const changeMedia = async (dom: LibvirtDomain, live: Disk[], wanted: Disk) => {
+    const drive = live.find((y) => y.device === 'cdrom' && y.alias?.name === wanted.alias?.name);
+    if (!drive) return;
+    const path = (x: Disk) => x.source?.file ?? x.source?.dev ?? '';
+    if (path(drive) === path(wanted)) return;
+    const hotOrEmpty = (x: Disk) => path(x) === '' || hotplugged(x);
+    if (!hotOrEmpty(drive) || !hotOrEmpty(wanted)) return;
+    const next: Disk = {
+      ...drive,
+      type: wanted.source?.file ? 'file' : 'block',
+      driver: { ...drive.driver, name: 'qemu', type: 'raw' },
+      source: path(wanted) === '' ? undefined : wanted.source,
+    };
+    delete next.backingStore;
+    await d.call(dom.name, 'change CD-ROM media', () =>
+      d.client().domainUpdateDevice(dom, encodeDevice('disk', next), AffectFlags.LIVE),
+    );
+  };
+
   const syncDisks = async (vmi: VirtualMachineInstance, options: SyncOptions, timeoutMs?: number) => {
     const ref = refOf(vmi);
     const dom = await d.lookupActive(ref, 'hotplug disks');
@@ -86,7 +113,7 @@ export function libvirtDiskHotplug(d: DiskHotplugDeps): DiskHotplugSupport {
         .map((v) => v.name),
     );
     let live = await liveDisks(dom);
-    for (const x of live.filter(hotplugged)) {
+    for (const x of live.filter((y) => hotplugged(y) && y.device !== 'cdrom')) {
       const name = volumeOf(x);
       if (name === undefined || !wanted.has(name))
         await detachDevice(ref, encodeDevice('disk', x), timeoutMs);
@@ -97,6 +124,10 @@ export function libvirtDiskHotplug(d: DiskHotplugDeps): DiskHotplugSupport {
     const used = new Set(live.map((x) => x.target.dev));
     for (const x of domain.devices?.disk ?? []) {
       const name = volumeOf(x);
+      if (x.device === 'cdrom') {
+        await changeMedia(dom, live, x);
+        continue;
+      }
       if (!hotplugged(x) || name === undefined || have.has(name)) continue;
       const disk: Disk = { ...x, target: { ...x.target, dev: freeTarget(x.target.dev, used) } };
       // libvirt picks a free controller unit or PCI slot; the boot-time numbering may be taken.

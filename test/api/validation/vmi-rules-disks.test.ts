@@ -1,6 +1,9 @@
 /** VMI admission rules: disks and volumes (the cases' shape and check: vmi-rule-case.ts). */
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { createClusterConfig } from '../../../src/api/config/cluster-config';
 import type { Disk, VirtualMachineInstance } from '../../../src/api/generated/types';
+import { admit } from '../../../src/api/validation/admission';
+import { fixture } from '../../support/fixtures';
 import { expectVmiRuleError, type VmiRuleCase } from './vmi-rule-case';
 
 const hotplug = (v: VirtualMachineInstance, disk: Omit<Disk, 'name'>) => {
@@ -337,11 +340,29 @@ const cases: VmiRuleCase[] = [
     message: "Hotplugged disk hp can't define a boot order",
   },
   {
-    name: 'hotplug CD-ROM (inject/eject not implemented)',
+    name: 'hotplugged CD-ROM media (the claim is not released after an eject yet)',
     file: 'vmi-containerdisk.yaml',
     mutate: (v) => hotplug(v, { cdrom: { bus: 'sata' } }),
     path: 'spec.domain.devices.disks[1].cdrom',
-    message: 'spec.domain.devices.disks[1].cdrom: hotplugging a CD-ROM is not implemented',
+    message:
+      'spec.domain.devices.disks[1].cdrom: hotplugged CD-ROM media is not supported yet (after an eject the claim stays in use on the node); use an empty CD-ROM or a disk',
+  },
+  {
+    name: 'CD-ROM media on the virtio bus',
+    file: 'vmi-containerdisk.yaml',
+    mutate: (v) => hotplug(v, { cdrom: { bus: 'virtio' } }),
+    path: 'spec.domain.devices.disks[1].cdrom.bus',
+    message: 'Bus type virtio is invalid for CD-ROM device',
+  },
+  {
+    name: 'empty CD-ROM without the DeclarativeHotplugVolumes gate',
+    file: 'vmi-containerdisk.yaml',
+    disabledGates: ['DeclarativeHotplugVolumes'],
+    mutate: (v) => {
+      v.spec.domain.devices.disks?.push({ name: 'cd', cdrom: { bus: 'sata' } });
+    },
+    path: 'spec.domain.devices.disks[1].name',
+    message: 'DeclarativeHotplugVolumes feature gate not enabled, cannot define an empty CD-ROM disk',
   },
   {
     name: 'hotplug volume with hotplug disabled',
@@ -366,4 +387,11 @@ const cases: VmiRuleCase[] = [
 
 describe('VMI validation rules on mutated fixture manifests: disks and volumes', () => {
   it.each(cases)('$name ($file)', expectVmiRuleError);
+
+  it('admits an empty CD-ROM drive (upstream DeclarativeHotplugVolumes)', () => {
+    const vmi = fixture<VirtualMachineInstance>('vmi-containerdisk.yaml');
+    vmi.spec.domain.devices.disks?.push({ name: 'empty', cdrom: { bus: 'scsi' } });
+    const { errors } = admit(vmi as never, createClusterConfig({}, { hostArchitecture: 'amd64' }));
+    expect(errors).toEqual([]);
+  });
 });

@@ -25,6 +25,7 @@ import { waitFor } from '../../support/wait';
 const NS = 'default';
 const CLASS = 'kubevirt-ts-local';
 const SOURCE_BYTES = '1142278537'; // a 1Gi Filesystem DataVolume's claim (6% overhead)
+const SOURCE_CAPACITY = '1142280192'; // what the driver made of it: rounded up to 4 KiB
 
 type Claim = KubeObject & {
   spec?: Record<string, unknown> & { dataSource?: Record<string, string> };
@@ -115,7 +116,7 @@ describe('DataVolume clone sources and DataSources (embedded store)', () => {
         resources: { requests: { storage: SOURCE_BYTES } },
       },
     } as KubeObject);
-    await bind(name, SOURCE_BYTES);
+    await bind(name, SOURCE_CAPACITY);
   };
   const snapshot = async (name: string, readyToUse: boolean) => {
     const existing = await store.get<KubeObject>(VolumeSnapshotType, name, NS).catch(() => undefined);
@@ -174,6 +175,19 @@ describe('DataVolume clone sources and DataSources (embedded store)', () => {
         'CloneSucceeded: Successfully cloned from default/src into default/copy',
       ]),
     );
+    // Asked for the source's own size (1Gi): CDI compares the claims' requests, not the
+    // capacity the driver rounded up, so this is no "smaller than the source".
+    await store.create(
+      DataVolumeType,
+      cloneDv(
+        'sized',
+        { source: { pvc: { namespace: NS, name: 'src' } } },
+        {
+          resources: { requests: { storage: '1Gi' } },
+        },
+      ) as KubeObject,
+    );
+    expect((await claim('sized')).spec?.resources).toEqual({ requests: { storage: SOURCE_BYTES } });
   });
 
   it('waits for a missing source, a running source import and a pod using the source read-write', async () => {
@@ -420,7 +434,7 @@ describe('clone sources where no provisioner clones (local mode)', () => {
         return x.status?.phase === 'Failed' ? x : undefined;
       });
       expect(d.status?.conditions?.find((c) => c.type === 'Ready')?.message).toBe(
-        "DataVolume/copy: spec.source: clone sources need a CSI provisioner that clones (the cluster's csi-provisioner), which does not run here (local mode)",
+        "DataVolume/copy: spec.source: clone sources need a CSI provisioner that clones, which does not run here (local mode without its CSI pool: see `up`'s storage line)",
       );
       expect((await store.list(PersistentVolumeClaimType, { namespace: NS })).items).toHaveLength(0);
     } finally {

@@ -17,6 +17,7 @@ import type { ResourceAttributes } from '../../../src/controllers/virt-api/autho
 import type { RemoteUser } from '../../../src/controllers/virt-api/front-proxy-auth';
 import { HANDLER_SERVER_CN } from '../../../src/controllers/virt-api/handler-client';
 import { startVirtApi, type VirtApi } from '../../../src/controllers/virt-api/server';
+import { httpsOutcome, type Outcome } from '../../support/https-outcome';
 import {
   dotPath,
   SUBRESOURCE_CASES,
@@ -78,8 +79,6 @@ function recordingClient(): ObjectClient {
   });
 }
 
-type Outcome = { status: number; body: string };
-
 /** One request as the API server's front proxy would send it, on the raw path given. */
 function send(
   path: string,
@@ -87,8 +86,8 @@ function send(
   stream = false,
   extra: Record<string, string> = {},
 ): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const req = https.request({
+  return httpsOutcome(
+    {
       host: '127.0.0.1',
       port: api.port,
       path,
@@ -97,36 +96,10 @@ function send(
       cert: readFileSync(proxy.cert),
       key: readFileSync(proxy.key),
       agent: stream ? false : agent,
-      headers: {
-        'x-remote-user': 'alice',
-        'x-remote-group': 'system:authenticated',
-        ...extra,
-        'content-type': 'application/json',
-        ...(stream
-          ? {
-              connection: 'Upgrade',
-              upgrade: 'websocket',
-              'sec-websocket-version': '13',
-              'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
-              'sec-websocket-protocol': 'plain.kubevirt.io',
-            }
-          : {}),
-      },
-    });
-    req.on('upgrade', (res, socket) => {
-      socket.destroy();
-      resolve({ status: res.statusCode ?? 0, body: '' });
-    });
-    req.on('response', (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => {
-        body += c.toString();
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end(method === 'PUT' ? '{}' : undefined);
-  });
+      headers: { 'x-remote-user': 'alice', 'x-remote-group': 'system:authenticated', ...extra },
+    },
+    stream,
+  );
 }
 
 const victimReached = () => [

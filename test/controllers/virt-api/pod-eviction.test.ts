@@ -137,3 +137,106 @@ describe('the pods/eviction webhook', () => {
     expect((await run(launcher(), undefined)).out).toMatchObject({ code: 429 });
   });
 });
+
+/** An attachment pod of the launcher above (upstream's `newHotplugPod`). */
+const attachment = (owners = 1) => ({
+  metadata: {
+    name: 'hp-volume-ab12c',
+    namespace: 'ns',
+    labels: { 'kubevirt.io': 'hotplug-disk' },
+    ownerReferences: Array.from({ length: owners }, () => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      name: 'virt-launcher-vm1-abcde',
+      uid: 'launcher-uid',
+    })),
+  },
+  spec: { nodeName: 'node-a' },
+  status: { phase: 'Running' },
+});
+
+/** The webhook asked about `hp-volume-ab12c`, with these pods and VMI in the store. */
+async function evictAttachment(pods: Record<string, unknown>, v: unknown, failVmi?: Error) {
+  const client = {
+    get: async (type: { kind: string }, name: string) => {
+      if (type.kind !== 'Pod' && failVmi) throw failVmi;
+      const o = type.kind === 'Pod' ? pods[name] : v;
+      if (!o) throw new NotFoundError(404, 'NotFound', `${name} not found`);
+      return o;
+    },
+    patch: async () => {
+      throw new Error('an attachment pod eviction patches nothing');
+    },
+  } as unknown as ObjectClient;
+  const ctx: WebhookContext = {
+    config: () => createClusterConfig({}, { hostArchitecture: 'amd64' }),
+    client,
+    privileged: () => false,
+  };
+  return hook(
+    {
+      uid: 'u2',
+      kind: { group: 'policy', version: 'v1', kind: 'Eviction' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      subResource: 'eviction',
+      name: 'hp-volume-ab12c',
+      namespace: 'ns',
+      operation: 'CREATE',
+      userInfo: { username: 'admin' },
+      object: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'hp-volume-ab12c' } },
+    },
+    ctx,
+  );
+}
+
+describe('the pods/eviction webhook on a hotplug attachment pod (upstream admitHotplugPod)', () => {
+  it('refuses while its launcher pod runs and the VMI exists, whatever the eviction strategy', async () => {
+    const pods = { 'hp-volume-ab12c': attachment(), 'virt-launcher-vm1-abcde': launcher() };
+    const out = await evictAttachment(pods, vmi());
+    expect(out).toEqual({
+      allowed: false,
+      causes: [],
+      code: 429,
+      message: 'cannot evict hotplug pod: hp-volume-ab12c associated with running vmi: vm1 in namespace ns',
+    });
+    expect(await evictAttachment(pods, vmi('None'))).toEqual(out);
+  });
+
+  it('lets it go once the launcher finished or is gone, or the VMI is gone', async () => {
+    const att = { 'hp-volume-ab12c': attachment() };
+    expect(
+      await evictAttachment({ ...att, 'virt-launcher-vm1-abcde': launcher('Succeeded') }, vmi()),
+    ).toEqual({
+      allowed: true,
+    });
+    expect(await evictAttachment(att, vmi())).toEqual({ allowed: true });
+    expect(await evictAttachment({ ...att, 'virt-launcher-vm1-abcde': launcher() }, undefined)).toEqual({
+      allowed: true,
+    });
+  });
+
+  it('a pod with the label but not one owner, or an owner that is no launcher, is not its concern', async () => {
+    expect(
+      await evictAttachment(
+        { 'hp-volume-ab12c': attachment(2), 'virt-launcher-vm1-abcde': launcher() },
+        vmi(),
+      ),
+    ).toEqual({ allowed: true });
+    const notLauncher = { ...launcher(), metadata: { ...launcher().metadata, labels: {} } };
+    expect(
+      await evictAttachment(
+        { 'hp-volume-ab12c': attachment(), 'virt-launcher-vm1-abcde': notLauncher },
+        vmi(),
+      ),
+    ).toEqual({ allowed: true });
+  });
+
+  it('a VMI it cannot read (other than not found) is refused with the error', async () => {
+    const pods = { 'hp-volume-ab12c': attachment(), 'virt-launcher-vm1-abcde': launcher() };
+    expect(await evictAttachment(pods, vmi(), new Error('connection refused'))).toMatchObject({
+      allowed: false,
+      code: 429,
+      message: 'kubevirt failed getting the vmi: connection refused',
+    });
+  });
+});

@@ -70,6 +70,14 @@ export function generatePatches(source: VirtualMachine, spec: VirtualMachineClon
     const path = '/spec/template/spec/domain/firmware/serial';
     if (spec.newSMBiosSerial) ops.push({ op: 'add', path, value: spec.newSMBiosSerial });
     else if (fw.serial !== undefined) ops.push({ op: 'remove', path });
+  } else if (spec.newSMBiosSerial) {
+    // A source with no firmware block (upstream's VMs carry a persisted firmware UUID, so
+    // theirs always have one): the serial asked for still reaches the target.
+    ops.push({
+      op: 'add',
+      path: '/spec/template/spec/domain/firmware',
+      value: { serial: spec.newSMBiosSerial },
+    });
   }
   ops.push(...removals(source.metadata?.labels, spec.labelFilters, '/metadata/labels'));
   const annotations = { ...(source.metadata?.annotations ?? {}) };

@@ -2,7 +2,8 @@
  * Declarative volume hotplug (upstream pkg/storage/hotplug HandleDeclarativeVolumes): the
  * hotpluggable PVC and DataVolume volumes of a VM's template are carried to its running
  * VMI, and the VMI's hotpluggable volumes the template no longer has (or has changed) are
- * taken out, each with its disk, by one JSON patch that tests the lists it replaces.
+ * taken out, each with its disk, by one JSON patch that tests the lists it replaces. A
+ * CD-ROM's drive is not: a volume for it inserts media, its removal ejects it.
  */
 import type {
   Disk,
@@ -18,8 +19,9 @@ export const isHotplugVolume = (v: Volume): boolean =>
   !!(v.dataVolume?.hotpluggable || v.persistentVolumeClaim?.hotpluggable);
 
 /**
- * The spec without its hotpluggable volumes and their disks, and without a memory dump
- * volume (what a restart would need to change).
+ * The spec without its hotpluggable volumes and their disks (a CD-ROM's drive stays: only
+ * its media comes and goes), and without a memory dump volume (what a restart would need
+ * to change).
  */
 export function withoutHotplugVolumes(spec: VirtualMachineInstanceSpec): VirtualMachineInstanceSpec {
   const hot = new Set(
@@ -33,7 +35,7 @@ export function withoutHotplugVolumes(spec: VirtualMachineInstanceSpec): Virtual
       ...spec.domain,
       devices: {
         ...spec.domain.devices,
-        disks: (spec.domain.devices.disks ?? []).filter((d) => !hot.has(d.name)),
+        disks: (spec.domain.devices.disks ?? []).filter((d) => d.cdrom || !hot.has(d.name)),
       },
     },
   };
@@ -62,8 +64,17 @@ export function declarativeVolumes(
   );
   const all = [...volumes, ...added];
   const names = new Set(all.map((v) => v.name));
-  // A disk goes with its volume (a disk names the volume it shows).
-  const disks = (vmi.spec.domain.devices.disks ?? []).filter((d) => names.has(d.name));
+  // A disk goes with its volume (a disk names the volume it shows), as upstream's
+  // filterHotplugVMIDisks: one without a volume stays while the template has it and either
+  // has no volume for it either (an empty CD-ROM) or it is a CD-ROM in both (media ejected
+  // or being changed: the drive stays, empty).
+  const vmVolumeNames = new Set(vmVolumes.keys());
+  const disks = (vmi.spec.domain.devices.disks ?? []).filter((d) => {
+    if (names.has(d.name)) return true;
+    const vmDisk = vmDisks.get(d.name);
+    if (!vmDisk) return false;
+    return !vmVolumeNames.has(d.name) || (!!vmDisk.cdrom && !!d.cdrom);
+  });
   const have = new Set(disks.map((d) => d.name));
   for (const v of added) {
     const d = vmDisks.get(v.name);

@@ -1,7 +1,8 @@
 /**
  * The VM controller's live updates of a running VMI (upstream's LiveUpdate rollout
  * strategy): declarative hotplug volumes (./hotplug-volumes), CPU sockets (./cpu-hotplug),
- * guest memory (./memory-hotplug), and the decision that whatever else changed in the template needs a restart, with why.
+ * node selector, affinity and tolerations (./placement-update), guest memory
+ * (./memory-hotplug), and the decision that whatever else changed in the template needs a restart, with why.
  */
 import { FeatureGate } from '../../../api/config/feature-gates';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../api/generated/types';
@@ -14,6 +15,7 @@ import type { VmControllerDeps } from './controller';
 import { cpuChange, withoutLiveCpu } from './cpu-hotplug';
 import { declarativeVolumePatch, withoutHotplugVolumes } from './hotplug-volumes';
 import { memoryChange, withoutLiveMemory } from './memory-hotplug';
+import { placementChange, withoutLivePlacement } from './placement-update';
 import { VM_GENERATION_ANNOTATION } from './vmi-template';
 
 /** A live update that has to wait, surfaced as the VM's Failure condition with its reason (upstream's). */
@@ -58,7 +60,8 @@ export class LiveUpdates {
 
   /**
    * CPU and memory hotplug under LiveUpdate (./cpu-hotplug, ./memory-hotplug): the
-   * template's new sockets, then its new guest memory, onto the running VMI, unless the VM
+   * template's new sockets, then its placement (./placement-update), then its new guest
+   * memory, onto the running VMI (one patch a sync: the patched VMI brings it back), unless the VM
    * needs (or already waits for) a restart. A change that must
    * wait is a sync error, retried, as upstream's.
    */
@@ -81,6 +84,9 @@ export class LiveUpdates {
         `Error encountered while handling CPU change request: ${change.wait}`,
       );
     if (change.patch) return this.patch(vmi, change.patch, 'patch');
+    const placement = placementChange(wanted, vmi);
+    if (placement.wait) throw new LiveUpdateError(placement.wait.reason, placement.wait.message);
+    if (placement.patch) return this.patch(vmi, placement.patch, 'patch');
     const memory = memoryChange(wanted, vmi);
     if (memory.wait)
       throw new LiveUpdateError(
@@ -111,7 +117,7 @@ export class LiveUpdates {
       if (cpu.restart) return cpu.restart;
       const memory = memoryChange(wanted, vmi);
       if (memory.restart) return memory.restart;
-      wanted = withoutLiveMemory(vm, withoutLiveCpu(vm, wanted, vmi), vmi);
+      wanted = withoutLivePlacement(withoutLiveMemory(vm, withoutLiveCpu(vm, wanted, vmi), vmi), vmi);
     }
     // Hotplug volumes reach the running VMI live (./hotplug-volumes): no restart for them.
     const same = sameJson(

@@ -200,6 +200,19 @@ const VALIDATING: Hook[] = [
     failurePolicy: 'Ignore',
     matchConditions: [{ name: 'only-vms', expression: 'object.metadata.name.startsWith("virt-launcher")' }],
   },
+  // upstream's second webhook on the same path: a running VMI's attachment pods are not
+  // evicted ahead of it (virt-api/pod-eviction.ts).
+  {
+    name: 'hotplug-pod-eviction-interceptor.kubevirt.io',
+    path: '/launcher-eviction-validate',
+    group: '',
+    resources: ['pods/eviction'],
+    operations: ['*'],
+    failurePolicy: 'Ignore',
+    matchConditions: [
+      { name: 'only-hotplug-pods', expression: 'object.metadata.name.startsWith("hp-volume-")' },
+    ],
+  },
   it('virtualmachineinstancetype'),
   it('virtualmachineclusterinstancetype'),
   it('virtualmachinepreference'),

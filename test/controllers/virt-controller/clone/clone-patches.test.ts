@@ -54,6 +54,12 @@ describe('generatePatches', () => {
     ).toEqual(['{"op":"test","path":"/x","value":1}']);
   });
 
+  it('a serial asked for on a source with no firmware block adds the block with it', () => {
+    expect(
+      generatePatches(vm(), { source: { kind: 'VirtualMachine', name: 'v' }, newSMBiosSerial: 's-1' }),
+    ).toEqual(['{"op":"add","path":"/spec/template/spec/domain/firmware","value":{"serial":"s-1"}}']);
+  });
+
   it('sets given MACs and serial, removes other MACs and the UUID, escapes keys, keeps the restore annotation', () => {
     const p = generatePatches(
       vm({ serial: 's', uuid: 'u' }, [
@@ -81,11 +87,12 @@ describe('generatePatches', () => {
     ]);
   });
 
-  it("passes the restore webhook's patch rules (a MAC value holds ':')", () => {
+  it.each([
+    ['a firmware block', { serial: 's', uuid: 'u' }],
+    ['no firmware block', undefined],
+  ])("passes the restore webhook's patch rules (a MAC value holds ':'), source with %s", (_, fw) => {
     const patches = generatePatches(
-      vm({ serial: 's', uuid: 'u' }, [
-        { name: 'default', masquerade: {}, macAddress: '02:00:00:00:00:01' } as never,
-      ]),
+      vm(fw, [{ name: 'default', masquerade: {}, macAddress: '02:00:00:00:00:01' } as never]),
       {
         source: { kind: 'VirtualMachine', name: 'v' },
         newMacAddresses: { default: '02:00:00:00:00:0a' },

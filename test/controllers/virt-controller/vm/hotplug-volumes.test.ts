@@ -67,4 +67,62 @@ describe('declarativeVolumePatch', () => {
     const spec = vmi([root, hp], [rootDisk, hpDisk]).spec;
     expect(withoutHotplugVolumes(spec)).toEqual(vmi([root], [rootDisk]).spec);
   });
+
+  describe('CD-ROM media (upstream filterHotplugVMIDisks)', () => {
+    const cdDisk = { name: 'cd', cdrom: { bus: 'sata' } };
+    const media = { name: 'cd', persistentVolumeClaim: { claimName: 'iso', hotpluggable: true } };
+
+    it('inserting: the volume joins the VMI, the drive it already has stays as it is', () => {
+      const ops = declarativeVolumePatch(
+        vm([root, media], [rootDisk, cdDisk]),
+        vmi([root], [rootDisk, cdDisk]),
+      );
+      expect(ops?.[1]).toEqual({ op: 'replace', path: '/spec/volumes', value: [root, media] });
+      expect(ops?.[3]).toEqual({
+        op: 'replace',
+        path: '/spec/domain/devices/disks',
+        value: [rootDisk, cdDisk],
+      });
+    });
+
+    it('ejecting: the volume leaves, the drive stays (before, every volume-less disk went with any patch)', () => {
+      const ops = declarativeVolumePatch(
+        vm([root], [rootDisk, cdDisk]),
+        vmi([root, media], [rootDisk, cdDisk]),
+      );
+      expect(ops?.[1]).toEqual({ op: 'replace', path: '/spec/volumes', value: [root] });
+      expect(ops?.[3]).toEqual({
+        op: 'replace',
+        path: '/spec/domain/devices/disks',
+        value: [rootDisk, cdDisk],
+      });
+      // An empty drive survives another volume's hotplug.
+      const other = declarativeVolumePatch(
+        vm([root, hp], [rootDisk, cdDisk, hpDisk]),
+        vmi([root], [rootDisk, cdDisk]),
+      );
+      expect(other?.[3]).toEqual({
+        op: 'replace',
+        path: '/spec/domain/devices/disks',
+        value: [rootDisk, cdDisk, hpDisk],
+      });
+    });
+
+    it('a drive the template dropped goes; a plain disk whose volume changed goes', () => {
+      const ops = declarativeVolumePatch(vm([root], [rootDisk]), vmi([root], [rootDisk, cdDisk]));
+      expect(ops?.[3]).toEqual({ op: 'replace', path: '/spec/domain/devices/disks', value: [rootDisk] });
+      const changed = { ...hp, persistentVolumeClaim: { claimName: 'other', hotpluggable: true } };
+      const swap = declarativeVolumePatch(
+        vm([root, changed], [rootDisk, hpDisk]),
+        vmi([root, hp], [rootDisk, hpDisk]),
+      );
+      expect(swap?.[3]).toEqual({ op: 'replace', path: '/spec/domain/devices/disks', value: [rootDisk] });
+    });
+
+    it('RestartRequired: media in the template and an empty drive in the VMI compare equal', () => {
+      expect(withoutHotplugVolumes(vmi([root, media], [rootDisk, cdDisk]).spec)).toEqual(
+        vmi([root], [rootDisk, cdDisk]).spec,
+      );
+    });
+  });
 });
