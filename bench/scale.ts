@@ -10,7 +10,8 @@
  * deletes everything and reports how long that took and what was left (BENCH scale-delete).
  *
  *   npm run bench:scale -- --vms N --nodes M --backend apiserver|embedded [--timeout S] [--cpu-prof DIR]
- *     [--controller-qps Q]  (virt-controller's client limit: Q and burst 2Q; default upstream's 200/400)
+ *     [--controller-qps Q]  (virt-controller's client limit: Q and burst 2Q; default upstream's 200/400 on
+ *       apiserver, none (Infinity) on embedded: see bench/scale/connect.ts UNLIMITED)
  *     [--workers W]  (every virt-controller controller's workers; unset: upstream's per-controller counts)
  */
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { socketLinkRoot } from '../src/controllers/launcher-protocol/short-dir';
 import { type Backend, type BackendKind, startBackend } from './scale/backend';
-import { type Part, requestCounts, rssMb, startPart, stopPart } from './scale/proc';
+import { cpuSeconds, hostCpu, type Part, requestCounts, rssMb, startPart, stopPart } from './scale/proc';
 import { byClientset, diffCounts, perVm, requestTotal, writeTotal } from './scale/request-count';
 import { restartController } from './scale/restart';
 import { benchLine, percentile } from './scale/stats';
@@ -42,6 +43,7 @@ const kind = values.backend as BackendKind;
 if (kind !== 'apiserver' && kind !== 'embedded')
   throw new Error(`--backend: apiserver or embedded, not ${kind}`);
 const timeoutMs = Number(values.timeout) * 1000;
+const controllerQps = values['controller-qps'] ?? (kind === 'embedded' ? 'Infinity' : undefined);
 const here = import.meta.dirname;
 
 const workDir = mkdtempSync(join(tmpdir(), 'kvts-scale-'));
@@ -85,7 +87,7 @@ async function main(): Promise<number> {
   );
   const profFlags = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(values['cpu-prof'])}`] : [];
   const qpsArgs = [
-    ...(values['controller-qps'] ? ['--qps', values['controller-qps']] : []),
+    ...(controllerQps ? ['--qps', controllerQps] : []),
     ...(values.workers ? ['--workers', values.workers] : []),
   ];
   const startController = (name: string) =>
@@ -118,6 +120,15 @@ async function main(): Promise<number> {
   await watch.start();
   console.log(`${M} nodes with handlers up in ${procs} process(es); creating ${N} VMs`);
 
+  // CPU seconds per part over create -> all Running, beside the whole host's (other
+  // sessions included): what the host had to give, and who took it.
+  const cpuOf = () => ({
+    controller: cpuSeconds(controller.proc.pid),
+    nodes: parts.filter((p) => p.name.startsWith('nodes')).reduce((a, p) => a + cpuSeconds(p.proc.pid), 0),
+    api: cpuSeconds(backend!.apiserverPid),
+    host: hostCpu(),
+  });
+  const cpu0 = cpuOf();
   const w0 = await backend.vmiWrites();
   const c0 = await requestCounts(controller);
   const t0 = performance.now();
@@ -125,6 +136,7 @@ async function main(): Promise<number> {
   console.log(`create calls done after ${((performance.now() - t0) / 1000).toFixed(2)} s`);
   const ok = await watch.waitFor(N, timeoutMs);
   const tAll = performance.now();
+  const cpu1 = cpuOf();
   const ctrlMem = rssMb(controller.proc.pid);
   const apiMem = backend.apiserverRss();
   if (!ok) console.log(`only ${watch.runningAt.size}/${N} VMIs Running after ${values.timeout} s`);
@@ -158,6 +170,11 @@ async function main(): Promise<number> {
     return `${steps[i][0]}->${name} p50 ${percentile(d, 50).toFixed(0)} p95 ${percentile(d, 95).toFixed(0)} ms`;
   });
   console.log(`steps: ${spans.join('; ')}`);
+  const hostBusy = cpu1.host.busy - cpu0.host.busy;
+  const hostTotal = cpu1.host.total - cpu0.host.total;
+  console.log(
+    `BENCH scale-cpu vms=${N} backend=${kind} wall_s=${((tAll - t0) / 1000).toFixed(1)} controller_cpu_s=${(cpu1.controller - cpu0.controller).toFixed(1)} nodes_cpu_s=${(cpu1.nodes - cpu0.nodes).toFixed(1)} ${kind === 'embedded' ? 'store' : 'apiserver'}_cpu_s=${(cpu1.api - cpu0.api).toFixed(1)} host_busy_cpu_s=${hostBusy.toFixed(1)} host_cpu_s=${hostTotal.toFixed(1)}`,
+  );
   console.log(
     benchLine({
       vms: N,
@@ -169,7 +186,7 @@ async function main(): Promise<number> {
       writesPerVmi: writes / N,
       controllerRssMb: ctrlMem.rss,
       apiserverRssMb: apiMem.rss,
-      controllerQps: Number(values['controller-qps'] ?? 200),
+      controllerQps: Number(controllerQps ?? 200),
     }),
   );
   // Per clientset: each has its own QPS/burst, so the busiest one bounds the pace.
@@ -198,7 +215,7 @@ async function main(): Promise<number> {
   );
 
   const cDel = await requestCounts(controller);
-  const del = await deleteAll(backend.client, N, timeoutMs);
+  const del = await deleteAll(backend.client, watch, N, timeoutMs);
   console.log(
     del.seconds !== undefined
       ? `delete: all ${N} VMs, their VMIs and launcher pods gone after ${del.seconds.toFixed(2)} s`

@@ -12,6 +12,7 @@ import { EmbeddedStore } from '../../src/controllers/runtime/embedded/store';
 import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import type { ObjectClient, ResourceType } from '../../src/controllers/runtime/types';
 import { kubeBinDir, startControlPlane } from '../../test/support/kube';
+import { UNLIMITED } from './connect';
 import { apiserverPid, rssMb } from './proc';
 import { requestTotal, VMI_WRITE_VERBS } from './stats';
 
@@ -30,10 +31,12 @@ export interface Backend {
   writesCountedBy: string;
   /** RSS of the API server process (for embedded: this process, which serves the store). */
   apiserverRss(): { rss: number; peak: number };
+  /** The API server process's pid (for embedded: this process). */
+  apiserverPid: number | undefined;
   stop(): Promise<void>;
 }
 
-/** Client rate limits of the benchmark's own creates and watches (upstream's controller's). */
+/** Client rate limits of the benchmark's own creates and watches on the API server (upstream's controller's). */
 const CLIENT = { qps: 200, burst: 400 };
 
 export async function startBackend(kind: BackendKind, workDir: string): Promise<Backend> {
@@ -74,6 +77,7 @@ async function startApiserver(): Promise<Backend> {
     writesCountedBy:
       'kube-apiserver apiserver_request_total{resource="virtualmachineinstances",verb=~"PUT|PATCH|APPLY"}',
     apiserverRss: () => rssMb(pid),
+    apiserverPid: pid,
     stop: () => cp.stop(),
   };
 }
@@ -97,10 +101,11 @@ async function startEmbedded(workDir: string): Promise<Backend> {
   return {
     kind: 'embedded',
     connectArgs: ['--socket', socket],
-    client: KubeClient.fromSocket(socket, CLIENT),
+    client: KubeClient.fromSocket(socket, UNLIMITED),
     vmiWrites: async () => writes,
     writesCountedBy: "a counter wrapping the embedded store's update, updateStatus and patch of VMIs",
     apiserverRss: () => rssMb(process.pid),
+    apiserverPid: process.pid,
     async stop() {
       await server.close();
       await (store as unknown as ObjectClient & { close(): Promise<void> }).close();

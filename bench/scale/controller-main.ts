@@ -2,7 +2,8 @@
  * virt-controller for the scale benchmark, in its own process (its RSS is measured): the
  * real VirtController composed as examples/bin/virt-controller.ts composes it, with
  * emulation (no /dev/kvm on simulated nodes) and upstream's client QPS/burst 200/400
- * (`--qps N`: N and 2N, as the KubeVirt CR's controllerConfiguration.restClient would set).
+ * (`--qps N`: N and 2N, as the KubeVirt CR's controllerConfiguration.restClient would set;
+ * `--qps Infinity`: no limit, what the benchmark gives it on the embedded store).
  * Prints `ready` once started, and on SIGUSR2 `counts {json}`: its requests so far by
  * `method resource`; SIGTERM stops it (and writes a --cpu-prof profile).
  *

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { VirtHandler } from '../../src/controllers/virt-handler/handler';
 import { FakeDriver, FakeHost } from '../../src/drivers';
-import { clientFromArgs, connectOptions, exitWithParent } from './connect';
+import { clientFromArgs, connectOptions, exitWithParent, UNLIMITED } from './connect';
 import { StandInKubelet } from './kubelet';
 import { nodeCapacity, registerNodes, startLeases } from './sim-nodes';
 
@@ -40,8 +40,9 @@ const names = Array.from({ length: count }, (_, i) => nodeName(first + i));
 
 // The simulated infrastructure (nodes, leases, kubelet) stands for many processes: one
 // generous client. Each handler gets its own client with the default limits, as it would
-// in its own pod.
-const infra = clientFromArgs(values, { qps: 1000, burst: 2000 });
+// in its own pod; on the embedded store (--socket) no client is limited (connect.ts).
+const embedded = values.socket !== undefined;
+const infra = clientFromArgs(values, embedded ? UNLIMITED : { qps: 1000, burst: 2000 });
 await registerNodes(infra, names, nodeCapacity(Number(values['pods-per-node'])));
 const leases = await startLeases(infra, names);
 
@@ -50,7 +51,7 @@ const nodes = names.map((name) => {
   const podsRoot = join(root, name, 'pods');
   mkdirSync(join(root, name, 'handler'), { recursive: true });
   const handler = new VirtHandler({
-    client: clientFromArgs(values, {}),
+    client: clientFromArgs(values, embedded ? UNLIMITED : {}),
     nodeName: name,
     podsRoot,
     notifySocket: join(root, name, 'handler', 'notify.sock'),

@@ -22,7 +22,7 @@ const COUNTS = 'counts ';
  * The request counts of a part that answers SIGUSR2 with a `counts {json}` line on stdout
  * (controller-main.ts): requests by `method resource` since it started.
  */
-export function requestCounts(p: Part, timeoutMs = 10_000): Promise<Record<string, number>> {
+export function requestCounts(p: Part, timeoutMs = 30_000): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       p.lines.off('line', onLine);
@@ -113,4 +113,28 @@ export function apiserverPid(port: string): number | undefined {
     }
   }
   return undefined;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux's usual builds). */
+const USER_HZ = 100;
+
+/** CPU seconds (user + system) `pid` has used so far, from /proc/<pid>/stat; 0 when unreadable. */
+export function cpuSeconds(pid: number | undefined): number {
+  if (!pid) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces) in parentheses: utime is the 14th, stime the 15th.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / USER_HZ;
+  } catch {
+    return 0;
+  }
+}
+
+/** The whole host's busy and total CPU seconds so far (all cores, every process), from /proc/stat. */
+export function hostCpu(): { busy: number; total: number } {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = cpu.reduce((a, b) => a + b, 0);
+  // idle and iowait are not busy.
+  return { busy: (total - cpu[3] - (cpu[4] ?? 0)) / USER_HZ, total: total / USER_HZ };
 }

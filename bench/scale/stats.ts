@@ -50,7 +50,7 @@ export interface ScaleResult {
   writesPerVmi: number;
   controllerRssMb: number;
   apiserverRssMb: number;
-  /** virt-controller's client QPS limit (upstream's default 200). */
+  /** virt-controller's client QPS limit (upstream's default 200; Infinity: none). */
   controllerQps: number;
 }
 
@@ -60,6 +60,6 @@ export function benchLine(r: ScaleResult): string {
     `BENCH scale vms=${r.vms} backend=${r.backend} nodes=${r.nodes} all_running_s=${r.allRunningS.toFixed(2)}` +
     ` p50_ms=${r.p50Ms.toFixed(0)} p95_ms=${r.p95Ms.toFixed(0)} writes_per_vmi=${r.writesPerVmi.toFixed(2)}` +
     ` controller_rss_mb=${r.controllerRssMb.toFixed(0)} apiserver_rss_mb=${r.apiserverRssMb.toFixed(0)}` +
-    ` controller_qps=${r.controllerQps}`
+    ` controller_qps=${Number.isFinite(r.controllerQps) ? r.controllerQps : 'unlimited'}`
   );
 }

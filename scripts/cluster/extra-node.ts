@@ -8,14 +8,22 @@
  * node reach the API at 127.0.0.1 too. Its state lives in `<stateDir>/nodes/<name>/`, its
  * record in `node.json` there, written before anything starts so `down` finds it all.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { ControlPlaneAccess } from '../../test/support/kube';
 import { containerdSocket, killTasks, startContainerd, stopContainerd } from './containerd';
 import { type BuiltImage, importProjectImages } from './images';
 import { prepareServiceRouting, SERVICE_CIDR, startKubeProxy, stopKubeProxy } from './kube-proxy';
 import { type KubeletNodeOptions, startKubelet, stopKubelet } from './kubelet';
-import { prepareCniBinDir } from './multus';
+import { MULTUS_USER, multusKubeconfig, prepareCniBinDir, writeMultusConfig } from './multus';
 import { writeCniConfig } from './network';
 import {
   cgroupRootDirs,
@@ -109,11 +117,20 @@ export async function addNode(o: AddNodeOptions): Promise<ExtraNodeInfo> {
   if (!range) throw new Error('node 2: no pod range');
   Object.assign(record, { nodeIP, cgroupRoot, podRange: range, containerdSocket: containerdSocket(paths) });
   save();
-  prepareCniBinDir(paths.cni);
+  const multus = prepareCniBinDir(paths.cni);
   // Its pods reach ClusterIPs through its own bridge address, where its kube-proxy NATs.
   const podGateway = podBridgeAddress2(o.podSubnet).split('/')[0];
   prepareServiceRouting(o.bridge, holderPid);
-  writeCniConfig(paths.cni, o.bridge, o.podSubnet, range, { dst: SERVICE_CIDR, gw: podGateway });
+  const bridgeNetwork = writeCniConfig(paths.cni, o.bridge, o.podSubnet, range, {
+    dst: SERVICE_CIDR,
+    gw: podGateway,
+  });
+  // Multus in front of it, as on the first node (which granted its user), so a pod
+  // migrated here gets the secondary networks its annotation names.
+  if (multus) {
+    writeMultusConfig(paths.cni, multusKubeconfig(paths.cni), bridgeNetwork);
+    copyFileSync(o.cp.kubeconfigFor(MULTUS_USER), multusKubeconfig(paths.cni));
+  }
   lap(`namespaces, network (${nodeIP}, pods ${range.start}-${range.end}), cgroup root ${cgroupRoot}`, t);
 
   t = performance.now();

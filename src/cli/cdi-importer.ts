@@ -14,6 +14,7 @@ import {
   IMPORTER_SCRATCH_DIR,
   importRequestFromEnv,
   runImport,
+  secretHeaderLines,
   TERMINATION_LOG,
   writeTermination,
 } from '../controllers/cdi-importer';
@@ -27,6 +28,8 @@ export async function cdiImporterMain(): Promise<void> {
   const terminationLog = paths.toHost(TERMINATION_LOG);
   try {
     const req = importRequestFromEnv(process.env);
+    if (req.secretHeadersDir)
+      req.extraHeaders.push(...(await secretHeaderLines(paths.toHost(req.secretHeadersDir))));
     const out = await runImport(
       req,
       {

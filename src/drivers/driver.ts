@@ -335,6 +335,26 @@ export interface DiskHotplugSupport {
 }
 
 /**
+ * Live NIC hotplug (upstream's launcher hotplugVirtioInterface / hotUnplugVirtioInterface):
+ * the interfaces of a running guest on secondary networks, for drivers that can.
+ */
+export interface NicHotplugSupport {
+  /**
+   * Brings the running domain's NICs in line with `vmi`: attaches the interface of each
+   * VMI interface named in `ready` (its pod side is set up) that is not `absent` and that
+   * the domain lacks, and detaches each interface whose VMI interface is `absent`, waiting
+   * (up to `timeoutMs`, default 60 s) for the guest to let it go. Resolves with the names of
+   * the VMI interfaces the domain has now.
+   */
+  syncInterfaces(
+    vmi: VirtualMachineInstance,
+    ready: ReadonlySet<string>,
+    options: SyncOptions,
+    timeoutMs?: number,
+  ): Promise<string[]>;
+}
+
+/**
  * Live CPU hotplug (upstream's launcher UpdateVCPUs: virDomainSetVcpusFlags, live and
  * config), for drivers whose domains can enable more of their hotpluggable vCPUs.
  */
@@ -406,6 +426,8 @@ export interface HypervisorDriver {
   readonly fsFreeze?: FsFreezeSupport;
   /** Present when the driver can attach and detach disks of a running guest (volume hotplug). */
   readonly hotplug?: DiskHotplugSupport;
+  /** Present when the driver can plug and unplug NICs of a running guest (NIC hotplug). */
+  readonly nicHotplug?: NicHotplugSupport;
   /** Present when the driver can dump a running guest's memory to a file. */
   readonly memoryDump?: MemoryDumpSupport;
   /** Present when the driver can change a running guest's vCPU count (CPU hotplug). */

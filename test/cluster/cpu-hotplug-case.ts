@@ -24,12 +24,8 @@
 import type { CoreV1Api, CustomObjectsApi, V1Pod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import type { ClusterInfo } from '../../scripts/cluster/state';
-import type {
-  VirtualMachine,
-  VirtualMachineInstance,
-  VirtualMachineInstanceMigration,
-} from '../../src/api/generated/types';
 import { waitFor } from '../support/wait';
+import { kubevirtReads } from './kubevirt-reads';
 import { consoleAnswers } from './operator-cluster';
 
 /** What the CPU hotplug case needs from the migration test. */
@@ -50,25 +46,7 @@ const PAST_MAX = "CPU sockets updated in template spec to a value higher than wh
 /** The CPU hotplug described above, with its assertions. */
 export async function cpuHotplugCase(c: CpuHotplugContext): Promise<void> {
   const { kubectl, ns } = c;
-  const get = async <T>(plural: string, name: string) =>
-    (await c.custom
-      .getNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: ns, plural, name })
-      .catch(() => undefined)) as T | undefined;
-  const vmi = () => get<VirtualMachineInstance>('virtualmachineinstances', c.vm);
-  const vm = () => get<VirtualMachine>('virtualmachines', c.vm);
-  const workloadUpdates = async () =>
-    (
-      (await c.custom.listNamespacedCustomObject({
-        group: 'kubevirt.io',
-        version: 'v1',
-        namespace: ns,
-        plural: 'virtualmachineinstancemigrations',
-      })) as { items: VirtualMachineInstanceMigration[] }
-    ).items.filter(
-      (m) =>
-        m.spec?.vmiName === c.vm &&
-        m.metadata?.annotations?.['kubevirt.io/workloadUpdateMigration'] !== undefined,
-    );
+  const { vmi, vm, workloadUpdates } = kubevirtReads(c.custom, ns, c.vm);
   const setSockets = (n: number) =>
     kubectl(
       'patch',

@@ -9,11 +9,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { SNAPSHOT_CONTROLLER_FLAGS } from '../../src/controllers/virt-operator/components/storage';
 import { cacheDir } from '../support/integration';
 
 /** Where build-sidecars.sh puts the current build. */
 export const SIDECARS_DIR = join(cacheDir, 'csi-sidecars', 'current');
 const BINARIES = ['csi-provisioner', 'csi-snapshotter', 'snapshot-controller'] as const;
+/** The sidecars' log verbosity: `KVTS_CSI_SIDECARS_V` (e.g. 5, to follow one snapshot's steps), else 3. */
+const V = `--v=${/^\d$/.test(process.env.KVTS_CSI_SIDECARS_V ?? '') ? process.env.KVTS_CSI_SIDECARS_V : '3'}`;
 
 /** Why the sidecars cannot run here, or undefined when all are built. */
 export function sidecarsUnavailableReason(): string | undefined {
@@ -40,26 +43,31 @@ export interface Sidecars {
   stop(): Promise<void>;
 }
 
-/** Starts the three sidecars against `socket` and the cluster at `kubeconfig`; logs go to `logDir`; `provisionerArgs` are added to csi-provisioner's. */
+/**
+ * Starts the three sidecars against `socket` and the cluster at `kubeconfig`; logs go to
+ * `logDir`, or to `KVTS_CSI_SIDECARS_LOG_DIR` to keep them after the test (appended);
+ * `provisionerArgs` are added to csi-provisioner's.
+ */
 export function startSidecars(
   socket: string,
   kubeconfig: string,
   logDir: string,
   provisionerArgs: string[] = [],
 ): Sidecars {
+  const logsIn = process.env.KVTS_CSI_SIDECARS_LOG_DIR || logDir;
   const args: Record<(typeof BINARIES)[number], string[]> = {
     'csi-provisioner': [
       `--csi-address=${socket}`,
       `--kubeconfig=${kubeconfig}`,
       '--timeout=60s',
-      '--v=3',
+      V,
       ...provisionerArgs,
     ],
-    'csi-snapshotter': [`--csi-address=${socket}`, `--kubeconfig=${kubeconfig}`, '--timeout=60s', '--v=3'],
-    'snapshot-controller': [`--kubeconfig=${kubeconfig}`, '--v=3'],
+    'csi-snapshotter': [`--csi-address=${socket}`, `--kubeconfig=${kubeconfig}`, '--timeout=60s', V],
+    'snapshot-controller': [`--kubeconfig=${kubeconfig}`, V, ...SNAPSHOT_CONTROLLER_FLAGS],
   };
   const procs: Array<{ name: string; proc: ChildProcess; log: string }> = BINARIES.map((name) => {
-    const log = join(logDir, `${name}.log`);
+    const log = join(logsIn, `${name}.log`);
     const fd = openSync(log, 'a');
     const proc = spawn(join(SIDECARS_DIR, 'bin', name), args[name], { stdio: ['ignore', fd, fd] });
     return { name, proc, log };

@@ -8,7 +8,10 @@
  * UploadReady and ends Succeeded, and its claim's `disk.img` (read by a pod) has the
  * sha256 of `qemu-img convert -O raw` of the image, grown with zeros to the asked size.
  * The proxy refuses a wrong token (401) and takes one an UploadTokenRequest (CDI's
- * example manifest) gave; CDI's upload example DataVolume reaches UploadReady.
+ * example manifest) gave; CDI's upload example DataVolume reaches UploadReady. The block
+ * case finds the proxy as upstream's virtctl does without `--uploadproxy-url`: through the
+ * CDIConfig's status.uploadProxyURL, which an Ingress to cdi-uploadproxy sets and the
+ * override replaces.
  * No guest boots here: the content check is the claim's bytes (datavolume-vm.test.ts boots
  * from imported claims).
  */
@@ -20,7 +23,7 @@ import { request } from 'node:https';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { DataVolume } from '../../src/api/generated/cdi/types';
+import type { CDIConfig, DataVolume } from '../../src/api/generated/cdi/types';
 import { type Forward, forwardPort } from '../../src/cli/commands/virtctl/vmexport-transfer';
 import { cdiExamplesDir, needsCdiExamples } from '../support/cdi-examples';
 import { bootDiskPath } from '../support/guest';
@@ -35,6 +38,7 @@ const VIRTCTL = resolve('dist/cli/virtctl.js');
 
 describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
   const sc = storageClusterFixture({ namespace: NS, tmpPrefix: 'kvts-upload-' });
+  const CDI_CONFIG = { group: 'cdi.kubevirt.io', version: 'v1beta1', plural: 'cdiconfigs' };
   let fwd: Forward | undefined;
 
   const readDv = async (name: string) =>
@@ -232,7 +236,64 @@ describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
     expect(sum).toBe(paddedSum(raw, Number(size)));
   }, 600_000);
 
-  it('virtctl image-upload pvc --volume-mode block: the device holds the raw image', async () => {
+  /** The CDIConfig `config` (virt-controller's config controller makes it) once `ok` holds. */
+  const cdiConfigWhen = (what: string, ok: (c: CDIConfig) => boolean) =>
+    sc.waitOrDiagnose(
+      `CDIConfig config: ${what}`,
+      async () => {
+        const c = (await sc.custom
+          .getClusterCustomObject({ ...CDI_CONFIG, name: 'config' })
+          .catch(() => undefined)) as CDIConfig | undefined;
+        return c && ok(c) ? c : undefined;
+      },
+      60_000,
+      500,
+    );
+  const setOverride = async (url: string | null) => {
+    const c = await cdiConfigWhen('made', () => true);
+    await sc.custom.replaceClusterCustomObject({
+      ...CDI_CONFIG,
+      name: 'config',
+      body: { ...c, spec: { ...c.spec, uploadProxyURLOverride: url ?? undefined } },
+    });
+  };
+
+  it('virtctl image-upload pvc --volume-mode block, the proxy found through the CDIConfig: the device holds the raw image', async () => {
+    // CDI's config controller: an Ingress to cdi-uploadproxy in the install's namespace
+    // gives status.uploadProxyURL; the override wins over it; virtctl reads the status.
+    const ingress = {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: 'upload-test', namespace: 'kubevirt' },
+      spec: {
+        rules: [
+          {
+            host: 'upload.kubevirt-ts.test',
+            http: {
+              paths: [
+                {
+                  path: '/',
+                  pathType: 'Prefix',
+                  backend: { service: { name: 'cdi-uploadproxy', port: { number: 443 } } },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    };
+    await sc.objects.create(ingress as never);
+    const proxyUrl = `https://127.0.0.1:${fwd!.port}`;
+    try {
+      await cdiConfigWhen(
+        'uploadProxyURL from the Ingress',
+        (c) => c.status?.uploadProxyURL === 'upload.kubevirt-ts.test',
+      );
+      await setOverride(proxyUrl);
+      await cdiConfigWhen('uploadProxyURL from the override', (c) => c.status?.uploadProxyURL === proxyUrl);
+    } finally {
+      await sc.objects.delete(ingress as never).catch(() => {});
+    }
     const out = await virtctl([
       'image-upload',
       'pvc',
@@ -247,12 +308,12 @@ describe.skipIf(!enabled)('DataVolume uploads on the real cluster', () => {
       'block',
       '--image-path',
       bootDiskPath,
-      '--uploadproxy-url',
-      `https://127.0.0.1:${fwd!.port}`,
       '--insecure',
-    ]).catch(async (e) => {
-      throw new Error(`${e}\n${await diagnose()}`);
-    });
+    ])
+      .catch(async (e) => {
+        throw new Error(`${e}\n${await diagnose()}`);
+      })
+      .finally(() => setOverride(null));
     expect(out).toContain(`PersistentVolumeClaim ${NS}/up-blk created`);
     expect(out).toContain('Processing completed successfully');
     const claim = await sc.core.readNamespacedPersistentVolumeClaim({ name: 'up-blk', namespace: NS });

@@ -12,7 +12,8 @@
  * imported from a registry source (the tiny guest's containerDisk image, `pullMethod:
  * node`): the importer writes the device, the launcher gets it as a `volumeDevices` entry
  * and QEMU as a host device. A 404 URL is retried with the error in the Running condition
- * and an event; a wrong checksum fails the DataVolume.
+ * and an event; a wrong checksum fails the DataVolume. Imports killed or deleted midway:
+ * import-interruption-case.ts.
  *
  * The driver's one name registers once with a kubelet: like the other CSI cluster test
  * files, this one takes the host lock `csi-driver` for its whole run
@@ -35,12 +36,14 @@ import { repoRoot } from '../support/netns-process';
 import { qemuCmdline } from '../support/processes';
 import { waitFor } from '../support/wait';
 import { csiClusterTestsEnabled } from './csi-stack';
+import { importInterruptionCase } from './import-interruption-case';
 import { oneDiskVm, storageClusterFixture } from './storage-cluster';
 
 const enabled = csiClusterTestsEnabled('DataVolumes on the cluster');
 const NS = 'cluster-datavolumes';
 const VM = 'vm-dv';
-const BLOCK_VM = 'vm-dv-block';
+/** examples/vm-tiny-datavolume.yaml's VM: a Block registry import of CONTAINERDISK. */
+const BLOCK_VM = 'vm-tiny-dv';
 /** The tiny guest's containerDisk, in the node's image store (scripts/cluster/images.ts). */
 const CONTAINERDISK = 'docker://localhost/kubevirt-ts/tiny-guest-containerdisk:latest';
 const CDI = { group: 'cdi.kubevirt.io', version: 'v1beta1', plural: 'datavolumes' };
@@ -296,10 +299,10 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     expect(await events(`${VM}-root`)).toEqual(
       expect.arrayContaining([`ImportSucceeded: Successfully imported into PVC ${VM}-root`]),
     );
-    // Streamed by ranges (the probe, then the 4 MiB blocks the image spans), not downloaded whole.
+    // Streamed by ranges (the probe, then the 8 MiB blocks the image spans), not downloaded whole.
     const served = (await core.readNamespacedPodLog({ name: 'disk-server', namespace: NS })).split('\n');
     expect(served).toContain('range bytes=0-5');
-    expect(served).toContain('range bytes=0-4194303');
+    expect(served).toContain('range bytes=0-8388607');
     expect(served).not.toContain('whole');
 
     const vmi = async () =>
@@ -322,20 +325,14 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
   it('a Block DataVolume from a registry source (a containerDisk image, pullMethod node) boots as a block disk; its write survives stop and start', {
     timeout: 900_000,
   }, async () => {
-    apply(
-      'vm-block.yaml',
-      stringify(
-        vmWithTemplate(BLOCK_VM, {
-          source: { registry: { url: CONTAINERDISK, pullMethod: 'node' } },
-          storage: { volumeMode: 'Block', resources: { requests: { storage: '64Mi' } } },
-        }),
-      ),
-    );
+    // The README's example as it is (namespaced here by kubectl -n).
+    kubectl('apply', '-n', NS, '-f', join(repoRoot, 'examples', 'vm-tiny-datavolume.yaml'));
     const { dv } = await importedDv(BLOCK_VM);
     expect(dv.status).toMatchObject({ progress: '100.0%', restartCount: 0 });
     const claim = await core.readNamespacedPersistentVolumeClaim({ name: `${BLOCK_VM}-root`, namespace: NS });
     expect(claim.spec?.volumeMode).toBe('Block');
     expect(claim.metadata?.annotations?.['cdi.kubevirt.io/storage.import.source']).toBe('registry');
+    expect(claim.metadata?.annotations?.['cdi.kubevirt.io/storage.import.endpoint']).toBe(CONTAINERDISK);
     const pod = await bootWriteRestartRead(BLOCK_VM, (cmdline) => {
       expect(cmdline).toContain('"driver":"host_device","filename":"/dev/root"');
       expect(cmdline).not.toContain('"driver":"file"');
@@ -386,4 +383,12 @@ describe.skipIf(!enabled)('DataVolumes on the real cluster', () => {
     );
     expect(failed.status?.restartCount).toBe(0);
   });
+
+  it(
+    'an importer pod killed mid-import is retried to the right bytes; a DataVolume deleted mid-import leaves nothing in the pool',
+    {
+      timeout: 900_000,
+    },
+    () => importInterruptionCase(fx),
+  );
 });

@@ -11,10 +11,13 @@
  * the block the guest wrote on A, which it reads back on B), the VMI is on B, the
  * guest did not boot again (its boot marker once, on A's serial log, none on B's; its uptime
  * on B older than the boot seen on A) and its console answers on B. Prints `BENCH migration total_ms=<n>` (the VMIM's creation to
- * Succeeded). Then `kubectl drain` of node B (drain-case.ts) moves the VM back to A, and
- * post-copy (post-copy-case.ts) moves it to B again.
+ * Succeeded). Then `kubectl drain` of node B (drain-case.ts) moves the VM back to A, a NIC
+ * is hotplugged and unplugged (nic-hotplug-case.ts), CPU and memory are hotplugged
+ * (cpu-hotplug-case.ts), and post-copy (post-copy-case.ts) moves it again.
  * Serial: its own cluster.
  */
+
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +36,7 @@ import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
 import { cpuHotplugCase } from './cpu-hotplug-case';
 import { drainCase } from './drain-case';
+import { NIC_BRIDGE, nicHotplugCase } from './nic-hotplug-case';
 import { consoleAnswers } from './operator-cluster';
 import { postCopyCase } from './post-copy-case';
 
@@ -280,6 +284,8 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
         unlimited,
       };
       await drainCase(ctx);
+      // Then a NIC plugged and unplugged through migrations (nic-hotplug-case.ts).
+      await nicHotplugCase({ info, dir, kubectl, core, custom, ns: NS, vm: VM, markers });
       // Then CPU and memory hotplug through migrations to bigger pods (cpu-hotplug-case.ts).
       await cpuHotplugCase({ info, kubectl, core, custom, ns: NS, vm: VM, markers, booted });
       // Last (its guest keeps dirtying memory): a guest dirtying memory faster than a
@@ -289,6 +295,12 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
       const left = await down({ stateDir, bridge: TEST_BRIDGE, log });
+      // The NIC case's bridge, where the bridge plugin made it in the host's namespace.
+      try {
+        execFileSync('ip', ['link', 'del', NIC_BRIDGE], { stdio: 'ignore' });
+      } catch {
+        // not there
+      }
       expect(left).toEqual([]);
     }
     expect(leftovers(stateDir, TEST_BRIDGE)).toEqual([]);

@@ -18,9 +18,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/generated/types';
+import type { VirtualMachineInstanceMigration } from '../../src/api/generated/types';
 import { waitFor } from '../support/wait';
 import type { DrainContext } from './drain-case';
+import { kubevirtReads } from './kubevirt-reads';
 import { consoleAnswers } from './operator-cluster';
 
 const SYSCTL = '/proc/sys/vm/unprivileged_userfaultfd';
@@ -29,11 +30,7 @@ const POLICY = 'dirty-slow';
 /** The two migrations described above, with their assertions. */
 export async function postCopyCase(c: DrainContext): Promise<void> {
   const { kubectl, ns } = c;
-  const get = async <T>(plural: string, name: string) =>
-    (await c.custom
-      .getNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: ns, plural, name })
-      .catch(() => undefined)) as T | undefined;
-  const vmi = () => get<VirtualMachineInstance>('virtualmachineinstances', c.vm);
+  const { get, vmi } = kubevirtReads(c.custom, ns, c.vm);
   const start = await vmi();
   const uid = start?.metadata?.uid;
   const source = start?.status?.nodeName ?? '';

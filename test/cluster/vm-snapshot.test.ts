@@ -14,7 +14,7 @@
  * the host locks for its whole run (test/support/host-lock.ts; two at once failed each
  * other in a full run).
  */
-import type { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { type CoreV1Api, type CustomObjectsApi, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
@@ -28,10 +28,12 @@ import { csiClusterTestsEnabled } from './csi-stack';
 import { storageClusterFixture } from './storage-cluster';
 import {
   benchLine,
+  CONTENT_TYPE_ANNOTATION,
   DATA_DISK,
-  exportMibPerSecond,
+  exportFigures,
+  exportReferenceLine,
   figures,
-  freezeWindowMs,
+  freezeWindow,
   POOL_BYTES,
   SNAPSHOT_BENCH,
 } from './vm-snapshot-bench';
@@ -129,11 +131,13 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
   it('snapshots the running VM (frozen through its agent) and restores its CSI disk: A back, B gone', {
     timeout: 900_000,
   }, async () => {
-    // The claim, holding an empty disk.img (written by a pod, which binds the WaitForFirstConsumer claim).
+    // The claim, holding disk.img (written by a pod, which binds the WaitForFirstConsumer
+    // claim), with the content type CDI gives a DataVolume's claim: a disk image, so an
+    // export serves disk.img itself (the restore keeps the annotation).
     await core.createNamespacedPersistentVolumeClaim({
       namespace: NS,
       body: {
-        metadata: { name: 'data' },
+        metadata: { name: 'data', annotations: { [CONTENT_TYPE_ANNOTATION]: 'kubevirt' } },
         spec: {
           storageClassName: LOCAL_CLASS,
           accessModes: ['ReadWriteOnce'],
@@ -154,11 +158,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
               image: info.images['kubevirt-ts'] ?? '',
               imagePullPolicy: 'Never',
               // QEMU runs as user 107: the image is theirs to write.
-              command: [
-                '/bin/sh',
-                '-c',
-                `truncate -s ${DATA_DISK.image} /data/disk.img && chmod 666 /data/disk.img`,
-              ],
+              command: ['/bin/sh', '-c', `${DATA_DISK.make} && chmod 666 /data/disk.img`],
               securityContext: { runAsUser: 0 },
               volumeMounts: [{ name: 'data', mountPath: '/data' }],
             },
@@ -217,20 +217,20 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     await writeDisk(first.con, 'FILE-A-PRESENT');
     expect(await readDisk(first.con)).toBe('FILE-A-PRESENT\n');
 
-    // The online snapshot; the VMI's fsFreezeStatus is watched while it is taken.
-    let sawFrozen = false;
-    // When the VMI first showed frozen, and first showed thawed after that (the API's view).
+    // The online snapshot; the VMI is watched while it is taken (every write of it: the
+    // window may be shorter than any poll).
     let frozenAt: number | undefined;
     let thawedAt: number | undefined;
-    const watchFreeze = setInterval(() => {
-      void readVmi().then((v) => {
-        const now = performance.now();
-        if (v?.status?.fsFreezeStatus === 'frozen') {
-          sawFrozen = true;
-          frozenAt ??= now;
-        } else if (frozenAt !== undefined) thawedAt ??= now;
-      });
-    }, 100);
+    const vmiWatch = await new Watch(fx.kc).watch(
+      `/apis/kubevirt.io/v1/namespaces/${NS}/virtualmachineinstances`,
+      { fieldSelector: `metadata.name=${VM}` },
+      (_type, v: VirtualMachineInstance) => {
+        if (v.status?.fsFreezeStatus === 'frozen') frozenAt ??= Date.now();
+        else if (frozenAt !== undefined) thawedAt ??= Date.now();
+      },
+      () => {},
+    );
+    const snapCreated = Date.now();
     const snapStart = performance.now();
     await custom.createNamespacedCustomObject({
       ...SNAPKV,
@@ -247,6 +247,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       return s.status?.readyToUse ? s : undefined;
     });
     figures.online_snapshot_ms = performance.now() - snapStart;
+    const readyAt = Date.now();
     expect(snap.status?.phase).toBe('Succeeded');
     expect(snap.status?.indications).toEqual(['GuestAgent', 'Online']);
     expect(snap.status?.snapshotVolumes).toEqual({ includedVolumes: ['data'], excludedVolumes: ['boot'] });
@@ -259,7 +260,7 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       name: vsName,
     })) as {
       spec: unknown;
-      status?: { readyToUse?: boolean };
+      status?: { readyToUse?: boolean; creationTime?: string };
     };
     expect(vs.spec).toEqual({
       source: { persistentVolumeClaimName: 'data' },
@@ -268,18 +269,24 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
     expect(vs.status?.readyToUse).toBe(true);
     await show(
       'the guest thawed',
-      async () => (await readVmi())?.status?.fsFreezeStatus === undefined && thawedAt !== undefined,
+      async () => (await readVmi())?.status?.fsFreezeStatus === undefined,
       30_000,
     );
-    clearInterval(watchFreeze);
+    vmiWatch.abort();
     expect((await readVm()).status?.snapshotInProgress).toBeUndefined();
-    // The thaw waits for the CSI snapshot to be cut (snapshot-controller, snapshotter, driver,
-    // then virt-api and the handler): far longer than the 100 ms poll.
-    expect(sawFrozen, 'the VMI reported fsFreezeStatus frozen during the snapshot').toBe(true);
-    // The launcher's own window when its log shows it, else the VMI's (100 ms polls).
-    figures.freeze_ms =
-      (await freezeWindowMs(info.kubeconfigPath, NS, first.pod)) ??
-      (thawedAt !== undefined && frozenAt !== undefined ? thawedAt - frozenAt : undefined);
+    // The launcher logged the agent's freeze and then the unfreeze, both while the snapshot
+    // was taken (the node's clock is this host's): the guest was frozen during it.
+    const window = await freezeWindow(info.kubeconfigPath, NS, first.pod);
+    expect(window, "the launcher's froze and thawed lines").toBeDefined();
+    const [froze, thawed] = [Date.parse(window?.froze ?? ''), Date.parse(window?.thawed ?? '')];
+    expect(snapCreated <= froze && froze <= thawed && thawed <= readyAt, JSON.stringify(window)).toBe(true);
+    figures.freeze_ms = window?.ms;
+    const seen = thawedAt !== undefined && frozenAt !== undefined ? thawedAt - frozenAt : undefined;
+    console.log(
+      `online snapshot: the guest was frozen ${window?.ms} ms (launcher: froze ${window?.froze}, thawed ${window?.thawed}); ` +
+        `the VMI's watch saw fsFreezeStatus frozen ${seen === undefined ? 'never (the handler wrote no frozen status in the window)' : `for ${seen} ms`}; ` +
+        `the VolumeSnapshot cut at ${vs.status?.creationTime}; the VM snapshot created to ready ${figures.online_snapshot_ms?.toFixed(0)} ms`,
+    );
 
     // B over A, then stop and restore.
     await writeDisk(first.con, 'FILE-B-PRESENT');
@@ -343,7 +350,24 @@ describe.skipIf(!enabled)('VM snapshot and restore on the real cluster (CSI Volu
       show,
     });
     // Bench mode: the source VM (stopped) exported; then the figures, whatever was taken.
-    if (SNAPSHOT_BENCH) figures.export_mib_s = await exportMibPerSecond(info.kubeconfigPath, NS, VM);
+    let reference = '';
+    if (SNAPSHOT_BENCH) {
+      const claim =
+        (await readVm()).spec.template.spec?.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim
+          ?.claimName ?? '';
+      const x = await exportFigures(
+        info.kubeconfigPath,
+        core,
+        info.images['kubevirt-ts'] ?? '',
+        NS,
+        VM,
+        claim,
+      );
+      figures.export_mib_s = x.raw_mib_s;
+      figures.export_gzip_mib_s = x.gzip_mib_s;
+      reference = exportReferenceLine(x);
+    }
     console.log(benchLine());
+    if (reference) console.log(reference);
   });
 });

@@ -6,17 +6,25 @@
  * a local pod process and writes disk.img on the published volume, the DataVolume
  * Succeeds and the guest boots from the claim (boot marker once). Deleting the VM takes
  * the DataVolume, claim, PV and the pool's volume with it; stopping local mode unmounts
- * the pool. Then a snapshot and restore of a stopped VM's disk, and a Block DataVolume.
+ * the pool. Then an online snapshot (the guest frozen through its agent) and a restore,
+ * and a Block DataVolume.
  * The local mode, image server and shared steps: local-storage-fixture.ts.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { VirtualMachineInstance } from '../../src/api/generated/types';
 import type { LocalNode } from '../../src/cli/local/local-node';
+import { statePaths } from '../../src/cli/local/state-dir';
+import type { Pod } from '../../src/controllers/common/pod';
 import { localCsiProblem } from '../../src/controllers/composition/local-csi/local-csi';
+import { podDir } from '../../src/controllers/local/pod-runtime/pod-dirs';
 import {
   DataVolumeType,
   PersistentVolumeClaimType,
   PersistentVolumeType,
   PodType,
+  VirtualMachineInstanceType,
   VirtualMachineType,
 } from '../../src/controllers/runtime/resources';
 import {
@@ -98,7 +106,7 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
     );
   });
 
-  it('a VirtualMachineSnapshot of a stopped VM and its restore bring the disk back (local snapshotter)', {
+  it('an online VirtualMachineSnapshot (the guest frozen through its agent) and its restore bring the disk back (local snapshotter)', {
     timeout: 600_000,
   }, async () => {
     const vmName = `${name}-s`;
@@ -111,30 +119,56 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
       con.run(`dd if=/dev/vda bs=512 skip=${sector} count=1 2>/dev/null | head -n1`);
     await node.store.create(VirtualMachineType, f.dvVm(vmName));
     await f.succeeded(`${vmName}-root`);
-    await f.onConsole(vmName, (con) => write(con, 'MARK-A'));
-    await f.setRunning(vmName, false);
+    const vmi = () =>
+      node.store
+        .get<VirtualMachineInstance & KubeObject>(VirtualMachineInstanceType, vmName, NS)
+        .catch(() => undefined);
 
     const snap = `${vmName}-snap`;
-    await node.store.create(VirtualMachineSnapshotType, {
-      apiVersion: 'snapshot.kubevirt.io/v1beta1',
-      kind: 'VirtualMachineSnapshot',
-      metadata: { name: snap, namespace: NS },
-      spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: vmName } },
-    } as KubeObject);
-    const taken = await waitFor(
-      'the VirtualMachineSnapshot ready',
-      async () => {
-        const s = await node.store.get<KubeObject & { status?: { readyToUse?: boolean; phase?: string } }>(
-          VirtualMachineSnapshotType,
-          snap,
-          NS,
-        );
-        if (s.status?.phase === 'Failed') throw new Error(`snapshot failed: ${JSON.stringify(s.status)}`);
-        return s.status?.readyToUse && s;
-      },
-      120_000,
-    );
+    // One boot: A written, the snapshot taken while the guest runs, B written over A.
+    const taken = await f.onConsole(vmName, async (con) => {
+      await write(con, 'MARK-A');
+      await waitFor(
+        'the guest agent connected',
+        async () =>
+          (await vmi())?.status?.conditions?.some((c) => c.type === 'AgentConnected' && c.status === 'True'),
+        180_000,
+      );
+      await node.store.create(VirtualMachineSnapshotType, {
+        apiVersion: 'snapshot.kubevirt.io/v1beta1',
+        kind: 'VirtualMachineSnapshot',
+        metadata: { name: snap, namespace: NS },
+        spec: { source: { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: vmName } },
+      } as KubeObject);
+      const s = await waitFor(
+        'the VirtualMachineSnapshot ready',
+        async () => {
+          const s = await node.store.get<
+            KubeObject & { status?: { readyToUse?: boolean; phase?: string; indications?: string[] } }
+          >(VirtualMachineSnapshotType, snap, NS);
+          if (s.status?.phase === 'Failed') throw new Error(`snapshot failed: ${JSON.stringify(s.status)}`);
+          return s.status?.readyToUse && s;
+        },
+        120_000,
+      );
+      await write(con, 'MARK-B');
+      expect(await read(con)).toContain('MARK-B');
+      return s;
+    });
     expect(taken.status?.phase).toBe('Succeeded');
+    // Frozen through the agent as on a cluster: the launcher logs the agent's freeze, then
+    // the unfreeze (the tiny guest mounts no disk filesystem: its agent freezes 0, so the
+    // unfreeze finds it thawed and logs `unfroze:`).
+    expect(taken.status?.indications).toEqual(['GuestAgent', 'Online']);
+    const launcher = (await node.store.list<Pod & KubeObject>(PodType, { namespace: NS })).items.find(
+      (p) => p.metadata?.name?.startsWith(`virt-launcher-${vmName}`) && !p.metadata?.deletionTimestamp,
+    );
+    const log = readFileSync(
+      join(podDir(statePaths(f.state).pods, launcher?.metadata?.uid ?? ''), 'compute.log'),
+      'utf8',
+    );
+    expect(log).toMatch(/froze \d+ guest filesystem\(s\)[\s\S]*(thawed \d+ guest filesystem\(s\)|unfroze: )/);
+    expect((await vmi())?.status?.fsFreezeStatus).toBeUndefined();
     // The CSI objects of the sidecars' shape, and a reflink copy in the pool.
     const vs = (
       await node.store.list<
@@ -145,13 +179,6 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
     expect(vs[0].status?.readyToUse).toBe(true);
     expect(vs[0].status?.boundVolumeSnapshotContentName).toBe(`snapcontent-${vs[0].metadata?.uid}`);
     expect(f.poolSnapshots()).toHaveLength(1);
-
-    await f.setRunning(vmName, true);
-    const written = await f.onConsole(vmName, async (con) => {
-      await write(con, 'MARK-B');
-      return read(con);
-    });
-    expect(written).toContain('MARK-B');
     await f.setRunning(vmName, false);
 
     const restore = `${vmName}-restore`;

@@ -136,14 +136,14 @@ function validateSource(p: FieldPath, source: DataVolumeSource, dvNamespace?: st
         'FieldValueNotSupported',
       ),
     );
-  if (http.secretExtraHeaders?.length)
-    errs.push(
-      fieldError(
-        p.child('http', 'secretExtraHeaders'),
-        'secretExtraHeaders is not supported yet',
-        'FieldValueNotSupported',
-      ),
-    );
+  for (const [i, name] of (http.secretExtraHeaders ?? []).entries())
+    if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name))
+      errs.push(
+        fieldError(
+          p.child('http', 'secretExtraHeaders').index(i),
+          `${JSON.stringify(name)} is not a Secret name (a DNS-1123 subdomain)`,
+        ),
+      );
   for (const [i, h] of (http.extraHeaders ?? []).entries())
     if (!/^[A-Za-z0-9-]+:[^\r\n]*$/.test(h))
       errs.push(

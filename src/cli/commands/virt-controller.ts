@@ -257,6 +257,7 @@ export function registerVirtControllerCommand(program: Command): void {
         importer: { image: f.launcherImage },
         snapshots: snapshotsOff === undefined,
         uploadCerts: installCerts,
+        uploadProxyNamespace: f.kubevirtNamespace,
         workers: 2,
         onError: (c, key, e) => reconcileError(c, key, e),
       });

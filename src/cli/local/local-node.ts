@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { KubeVirtConfiguration } from '../../api/generated/types';
 import { registerCdiControllers } from '../../controllers/cdi-controller/cdi-controller';
+import { MAX_UNFREEZE_TIMEOUT_SECONDS } from '../../controllers/common/unfreeze-timeout';
 import { KubeVirtConfigWatcher } from '../../controllers/config/kubevirt-config';
 import { DEFAULT_POD_NETWORK } from '../../controllers/local/pod-runtime/pod-network';
 import { defaultCliEntry, PodRuntime } from '../../controllers/local/pod-runtime/pod-runtime';
@@ -25,6 +26,7 @@ import { cachedUid } from '../../controllers/virt-controller/cached-uid';
 import type { LauncherPodOptions } from '../../controllers/virt-controller/services/pod-renderer';
 import { VirtController } from '../../controllers/virt-controller/virt-controller';
 import { VirtHandler } from '../../controllers/virt-handler/handler';
+import { freezeGuest, thawGuest } from '../../controllers/virt-handler/vmi-operations';
 import { IMAGE_ROOT_ENV } from '../../controllers/virt-launcher/image-dirs';
 import { LibvirtDriver } from '../../drivers/libvirt-driver/libvirt-driver';
 import { type LocalApiServer, serveLocalApi } from './local-api';
@@ -157,8 +159,21 @@ export class LocalNode {
       // ... and CDI's kinds: dataVolumeTemplates become DataVolumes (CDI's controller below).
       dataVolumeTemplates: true,
       // ... and the snapshot kinds: VirtualMachineSnapshots, Restores and Clones on the
-      // local snapshotter (no guest freeze here: no freezer is wired in local mode yet).
+      // local snapshotter.
       snapshots: true,
+      // An online snapshot freezes the guest through its agent, as virt-api's freeze
+      // subresource does on a cluster: here straight to this node's launcher (the timeout
+      // in whole seconds, rounded up as the cluster's freezer sends it).
+      freezer: {
+        freeze: (ns, name, ms) =>
+          freezeGuest(
+            this.handler,
+            ns,
+            name,
+            Math.min(Math.max(0, Math.ceil(ms / 1000)), MAX_UNFREEZE_TIMEOUT_SECONDS),
+          ),
+        unfreeze: (ns, name) => thawGuest(this.handler, ns, name),
+      },
       pools: true,
       onError: (c, key, e) => reconcileError(c, key, e),
     });

@@ -13,6 +13,7 @@ import {
   CDIConfigType,
   DataSourceType,
   DataVolumeType,
+  IngressType,
   objectKey,
   PersistentVolumeClaimType,
   PodType,
@@ -23,6 +24,7 @@ import {
 import { VolumeSnapshotType } from '../runtime/storage-resources';
 import type { KubeObject } from '../runtime/types';
 import { CdiLabels } from './annotations';
+import { CDI_CONFIG_NAME, CdiConfigController, type IngressObject } from './cdi-config-controller';
 import { claimSpecFor, filesystemOverhead, type StorageClassInfo } from './claim-spec';
 import { DataVolumeCloner } from './clone-controller';
 import { isCloneDataVolume, type VolumeSnapshotObject } from './clone-source';
@@ -54,6 +56,11 @@ export interface CdiControllerOptions {
   snapshots?: boolean;
   /** Run the upload controller, its pods' certificates from this issuer (none: uploads wait). */
   uploadCerts?: UploadCertIssuer;
+  /**
+   * CDI's namespace, where an Ingress to the `cdi-uploadproxy` Service gives the CDIConfig's
+   * `status.uploadProxyURL` (none: no Ingress is watched, only the override counts).
+   */
+  uploadProxyNamespace?: string;
   onError?: (controller: string, key: string, err: Error) => void;
 }
 
@@ -164,6 +171,7 @@ export function registerCdiControllers(o: CdiControllerOptions): void {
     });
   if (o.uploadCerts)
     registerUploadController(o, o.uploadCerts, { claimInf, podInf, dvInf, classInf, profileInf, configInf });
+  registerConfigController(o, configInf);
 
   const profileLoop = manager.addController({
     name: 'storageprofile',
@@ -192,6 +200,32 @@ export function registerCdiControllers(o: CdiControllerOptions): void {
 }
 
 type Inf = ReturnType<Manager['informers']['informerFor']>;
+
+/** CDI's config controller on the CDIConfig `config`, woken by it and by the Ingresses of CDI's namespace. */
+function registerConfigController(o: CdiControllerOptions, configInf: Inf): void {
+  const { manager } = o;
+  const ingInf = o.uploadProxyNamespace
+    ? manager.informers.informerFor(IngressType, { namespace: o.uploadProxyNamespace })
+    : undefined;
+  const loop = manager.addController({
+    name: 'cdiconfig',
+    forType: CDIConfigType,
+    workers: 1,
+    reconciler: asReconciler(
+      new CdiConfigController({
+        client: manager.client,
+        recorder: o.recorder,
+        config: () => configInf.indexer.get(CDI_CONFIG_NAME) as CDIConfig | undefined,
+        ingresses: () => (ingInf?.indexer.list() ?? []) as IngressObject[],
+      }),
+    ),
+    onError: (req, err) => o.onError?.('cdiconfig', req.name, err),
+  });
+  // Made when missing: nothing else would wake the key.
+  loop.queue.add(CDI_CONFIG_NAME);
+  const wake = () => loop.queue.add(CDI_CONFIG_NAME);
+  ingInf?.addEventHandler({ onAdd: wake, onUpdate: wake, onDelete: wake });
+}
 
 /**
  * The upload controller on PVCs (CDI's): its pods and Services by label, each pod's

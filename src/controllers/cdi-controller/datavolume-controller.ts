@@ -102,6 +102,7 @@ export class DataVolumeController implements KeyReconciler {
     const dv = this.d.dataVolumes.get(key);
     if (!dv || dv.metadata?.deletionTimestamp) {
       this.retryAt.delete(key);
+      await this.stopOrphanedImport(key, dv);
       return undefined;
     }
     const name = dv.metadata?.name ?? '';
@@ -191,6 +192,31 @@ export class DataVolumeController implements KeyReconciler {
     const step: ImportStep = { key, dv, claim, base, restarts };
     if (!pod || pod.metadata?.deletionTimestamp) return this.startImport(step, pod !== undefined);
     return this.followImport(step, pod);
+  }
+
+  /**
+   * A DataVolume deleted (or being deleted) mid-import: its importer pod is deleted at
+   * once, as CDI's import controller deletes the pod of a claim being deleted. Else the
+   * pod holds the claim (the API server's pvc-protection) until it has written the whole
+   * image into a volume nothing will use, and only then do the claim, the PV and the
+   * pool's volume go.
+   */
+  private async stopOrphanedImport(key: string, dv: DataVolume | undefined): Promise<void> {
+    const [ns, name] = key.split('/');
+    const pod = this.d.pods.get(`${ns}/${importerPodName(name)}`);
+    if (!pod || pod.metadata?.deletionTimestamp) return;
+    // Only the pod made for this DataVolume (a new one of the same name may have its own).
+    const made = pod.metadata?.annotations?.[CdiLabels.createdForDataVolume];
+    if (dv && made !== dv.metadata?.uid) return;
+    if (!dv) {
+      const claim = this.d.claims.get(key);
+      const ownerGone = !claim || claim.metadata?.deletionTimestamp !== undefined;
+      const ownedByDv = claim?.metadata?.ownerReferences?.some(
+        (r) => r.kind === 'DataVolume' && r.uid === made,
+      );
+      if (!ownerGone && !ownedByDv) return;
+    }
+    await this.deletePod(ns, pod.metadata?.name ?? '');
   }
 
   /** A DataVolume refused before its import (`status` for its phase): Ready False for `reason`, a Warning. */

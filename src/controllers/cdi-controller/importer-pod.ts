@@ -12,6 +12,7 @@ import {
   IMPORTER_BLOCK_DEVICE,
   IMPORTER_CERT_DIR,
   IMPORTER_DATA_DIR,
+  IMPORTER_EXTRA_HEADERS_DIR,
   IMPORTER_SCRATCH_DIR,
   ImporterEnv,
   REGISTRY_IMAGE_FILE,
@@ -132,6 +133,17 @@ export function importerPod(input: ImporterPodInput, o: ImporterPodOptions): Pod
         },
       );
     }
+    // CDI's layout: each Secret at /extraheaders/secret<i>, every file in it a header line.
+    for (const [i, secretName] of (http.secretExtraHeaders ?? []).entries()) {
+      volumes.push({ name: `cdi-extra-headers-vol-${i}`, secret: { secretName } });
+      mounts.push({
+        name: `cdi-extra-headers-vol-${i}`,
+        mountPath: `${IMPORTER_EXTRA_HEADERS_DIR}/secret${i}`,
+        readOnly: true,
+      });
+    }
+    if (http.secretExtraHeaders?.length)
+      env.push({ name: ImporterEnv.secretHeadersDir, value: IMPORTER_EXTRA_HEADERS_DIR });
     if (http.certConfigMap) {
       volumes.push({ name: 'cdi-cert-vol', configMap: { name: http.certConfigMap } });
       mounts.push({ name: 'cdi-cert-vol', mountPath: IMPORTER_CERT_DIR, readOnly: true });

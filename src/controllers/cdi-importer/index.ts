@@ -2,3 +2,4 @@
 export * from '../common/cdi-import-request';
 export * from '../common/cdi-import-termination';
 export { FatalImportError, type ImportOutcome, type ImportPaths, runImport } from './importer';
+export { secretHeaderLines } from './secret-headers';

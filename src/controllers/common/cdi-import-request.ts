@@ -15,6 +15,7 @@ export const ImporterEnv = {
   secretKey: 'IMPORTER_SECRET_KEY',
   certDir: 'IMPORTER_CERT_DIR',
   extraHeaders: 'IMPORTER_EXTRA_HEADERS',
+  secretHeadersDir: 'IMPORTER_SECRET_EXTRA_HEADERS_DIR',
   filesystemOverhead: 'FILESYSTEM_OVERHEAD',
   volumeMode: 'IMPORTER_VOLUME_MODE',
 } as const;
@@ -24,6 +25,8 @@ export const IMPORTER_DATA_DIR = '/data';
 export const IMPORTER_BLOCK_DEVICE = '/dev/cdi-block-volume';
 export const IMPORTER_SCRATCH_DIR = '/scratch';
 export const IMPORTER_CERT_DIR = '/certs';
+/** Where the `secretExtraHeaders` Secrets are, one `secret<i>` directory each (CDI's path). */
+export const IMPORTER_EXTRA_HEADERS_DIR = '/extraheaders';
 /**
  * A registry import's disk, in the scratch space: the init container running the
  * containerDisk image copies the image's one file under /disk/ there (then renames it
@@ -46,6 +49,8 @@ export interface ImportRequest {
   /** Directory of extra CA certificates (certConfigMap). */
   certDir?: string;
   extraHeaders: string[];
+  /** Directory of the `secretExtraHeaders` Secrets (their files hold header lines). */
+  secretHeadersDir?: string;
   volumeMode: 'Filesystem' | 'Block';
   /** Fraction of a filesystem volume kept free for the filesystem (0.06: 6%). */
   filesystemOverhead: number;
@@ -101,6 +106,7 @@ export function importRequestFromEnv(env: NodeJS.ProcessEnv): ImportRequest {
     basicAuth: user || password ? { user: user ?? '', password: password ?? '' } : undefined,
     certDir: env[ImporterEnv.certDir] || undefined,
     extraHeaders: headers ? (JSON.parse(headers) as string[]) : [],
+    secretHeadersDir: env[ImporterEnv.secretHeadersDir] || undefined,
     volumeMode,
     filesystemOverhead: overhead,
   };

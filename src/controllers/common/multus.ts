@@ -68,11 +68,14 @@ export function secondaryNetworks(
 
 /**
  * The launcher pod's `k8s.v1.cni.cncf.io/networks` value (upstream's GenerateCNIAnnotation
- * for core bindings), or undefined when the VMI has no secondary network.
+ * for core bindings), or undefined when the VMI has no secondary network. Networks whose
+ * interface is being unplugged (`state: absent`) are left out, as upstream's annotation
+ * generator leaves them: a new pod (a migration's target, a restart) drops them.
  */
 export function multusNetworksAnnotation(vmi: VirtualMachineInstance): string | undefined {
   const namespace = vmi.metadata?.namespace ?? '';
-  const list: NetworkSelectionElement[] = secondaryNetworks(vmi).map(({ network, iface }) => {
+  const wanted = secondaryNetworks(vmi).filter(({ iface }) => iface?.state !== 'absent');
+  const list: NetworkSelectionElement[] = wanted.map(({ network, iface }) => {
     const nad = nadNamespacedName(namespace, network.multus?.networkName ?? '');
     return {
       name: nad.name,

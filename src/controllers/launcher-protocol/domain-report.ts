@@ -39,6 +39,11 @@ export interface LauncherDomain {
   interfaces?: LauncherInterface[];
   /** The hotplugged volumes the domain has attached now (volume hotplug). */
   hotplugVolumes?: string[];
+  /**
+   * The VMI's interfaces on secondary (multus) networks that the domain has now (NIC
+   * hotplug), once the launcher knows them; status.interfaces lists those and no others.
+   */
+  secondaryInterfaces?: string[];
   /** The last memory dump asked of this launcher (upstream's domain metadata MemoryDump). */
   memoryDump?: LauncherMemoryDumpState;
 }

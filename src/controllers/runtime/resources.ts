@@ -40,6 +40,8 @@ export const PodType = rt('', 'v1', 'Pod', 'pods', true, true);
 export const ConfigMapType = rt('', 'v1', 'ConfigMap', 'configmaps', true, false);
 /** core/v1 Secret. */
 export const SecretType = rt('', 'v1', 'Secret', 'secrets', true, false);
+/** networking.k8s.io/v1 Ingress: CDI's config controller finds the upload proxy's host on them. */
+export const IngressType = rt('networking.k8s.io', 'v1', 'Ingress', 'ingresses', true, true);
 /** core/v1 Service. */
 export const ServiceType = rt('', 'v1', 'Service', 'services', true, true);
 /** core/v1 Node (cluster-scoped): labelled and heartbeated by virt-handler. */

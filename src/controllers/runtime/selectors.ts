@@ -12,6 +12,8 @@ type Requirement =
 /** A parsed label selector; the empty selector matches everything. */
 export interface LabelSelector {
   matches(labels: { [key: string]: string } | undefined): boolean;
+  /** Its first `key=value` requirement, if any: no object without that label matches (for indexing watches). */
+  equality?: { key: string; value: string };
 }
 
 const keyRe = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
@@ -72,7 +74,12 @@ export function parseLabelSelector(selector: string | undefined): LabelSelector 
     }
     throw badRequest(`invalid label selector "${selector}": cannot parse "${term}"`);
   }
+  const eq = reqs.find((r) => r.op === 'in' && r.values.length === 1) as
+    | { key: string; values: string[] }
+    | undefined;
+  if (reqs.length === 0) return { matches: () => true };
   return {
+    equality: eq ? { key: eq.key, value: eq.values[0] } : undefined,
     matches(labels) {
       const l = labels ?? {};
       return reqs.every((r) => {
@@ -116,11 +123,14 @@ export function formatLabelSelector(spec: LabelSelectorSpec): string {
 /** A parsed field selector. */
 export interface FieldSelector {
   matches(obj: KubeObject): boolean;
+  /** Its first `path=value` requirement, if any (for indexing watches; see {@link fieldValue}). */
+  equality?: { path: string; value: string };
 }
 
-function fieldValue(obj: KubeObject, path: string): string {
+/** The value a field selector compares at a dotted `path` of `obj` ('' when absent). */
+export function fieldValue(obj: KubeObject, path: string | readonly string[]): string {
   let cur: unknown = obj;
-  for (const part of path.split('.')) {
+  for (const part of typeof path === 'string' ? path.split('.') : path) {
     if (cur === null || typeof cur !== 'object') return '';
     cur = (cur as Record<string, unknown>)[part];
   }
@@ -129,11 +139,16 @@ function fieldValue(obj: KubeObject, path: string): string {
 
 /** Parses `metadata.name=x,status.phase!=Running` (`=`, `==`, `!=` only, as the API server). */
 export function parseFieldSelector(selector: string | undefined): FieldSelector {
-  const reqs: { path: string; neg: boolean; value: string }[] = [];
+  const reqs: { path: string; parts: string[]; neg: boolean; value: string }[] = [];
   for (const term of splitTerms(selector ?? '')) {
     const m = /^([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*)$/.exec(term);
     if (!m) throw badRequest(`invalid field selector "${selector}": cannot parse "${term}"`);
-    reqs.push({ path: m[1], neg: m[2] === '!=', value: m[3] });
+    reqs.push({ path: m[1], parts: m[1].split('.'), neg: m[2] === '!=', value: m[3] });
   }
-  return { matches: (obj) => reqs.every((r) => (fieldValue(obj, r.path) === r.value) !== r.neg) };
+  if (reqs.length === 0) return { matches: () => true };
+  const eq = reqs.find((r) => !r.neg);
+  return {
+    equality: eq ? { path: eq.path, value: eq.value } : undefined,
+    matches: (obj) => reqs.every((r) => (fieldValue(obj, r.parts) === r.value) !== r.neg),
+  };
 }

@@ -1,4 +1,4 @@
-/** A token bucket: `qps` tokens per second, holding at most `burst`. Shared by the client's QPS limit and the work queue's overall limit. */
+/** A token bucket: `qps` tokens per second, holding at most `burst` (`qps` Infinity: no limit). Shared by the client's QPS limit and the work queue's overall limit. */
 export class TokenBucket {
   private tokens: number;
   private last: number;
@@ -22,6 +22,8 @@ export class TokenBucket {
 
   /** Reserves one token and returns how many milliseconds to wait before using it. */
   reserve(): number {
+    // No limit at all: a client of the embedded store (see KubeClientOptions.qps).
+    if (this.qps === Number.POSITIVE_INFINITY) return 0;
     this.refill();
     this.tokens -= 1;
     return this.tokens >= 0 ? 0 : (-this.tokens / this.qps) * 1000;

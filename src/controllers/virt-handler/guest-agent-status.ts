@@ -19,6 +19,7 @@ import type {
   VirtualMachineInstanceSpec,
 } from '../../api/generated/types';
 import type { GuestInterface } from '../../drivers/guest-agent';
+import { isSecondaryMultus } from '../common/multus';
 import type { LauncherInterface } from '../launcher-protocol/domain-report';
 import type { LauncherGuestAgent } from '../launcher-protocol/guest-agent-report';
 
@@ -87,17 +88,25 @@ function ips(i: GuestInterface): { ipAddress?: string; ipAddresses?: string[] } 
   return { ipAddress: main, ipAddresses: all };
 }
 
-/** `status.interfaces` for the spec's interfaces and the agent's report. */
+/**
+ * `status.interfaces` for the spec's interfaces and the agent's report. `secondary`: the
+ * interfaces on secondary networks the domain has (NIC hotplug), when the launcher said:
+ * those are listed, absent or not, and the others on secondary networks are not (a
+ * hotplugged NIC not plugged yet, an unplugged one gone), as upstream's domain info source.
+ */
 export function interfacesOf(
   spec: VirtualMachineInstanceSpec | undefined,
   agent: LauncherGuestAgent | undefined,
   network: LauncherInterface[] = [],
+  secondary?: string[],
 ): VirtualMachineInstanceNetworkInterface[] {
   const out: VirtualMachineInstanceNetworkInterface[] = [];
   // Masquerade interfaces whose address is the pod's (upstream reports the pod IP for them).
   const podIPs = new Map<VirtualMachineInstanceNetworkInterface, string[]>();
+  const onSecondary = new Set((spec?.networks ?? []).filter(isSecondaryMultus).map((n) => n.name));
   for (const iface of spec?.domain?.devices?.interfaces ?? []) {
-    if (iface.state === 'absent') continue;
+    const tracked = secondary !== undefined && onSecondary.has(iface.name) && !iface.sriov;
+    if (tracked ? !secondary.includes(iface.name) : iface.state === 'absent') continue;
     const entry: VirtualMachineInstanceNetworkInterface = {
       name: iface.name,
       infoSource: INFO_SOURCE_DOMAIN,
@@ -145,8 +154,9 @@ export function applyGuestAgentStatus(
   agent: LauncherGuestAgent | undefined,
   now: string,
   network?: LauncherInterface[],
+  secondary?: string[],
 ): void {
   st.conditions = agentConditions(st.conditions ?? [], agent, now);
   st.guestOSInfo = guestOSInfoOf(st.guestOSInfo, agent);
-  st.interfaces = interfacesOf(spec, agent, network);
+  st.interfaces = interfacesOf(spec, agent, network, secondary);
 }

@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { VirtualMachineInstance, VolumeStatus } from '../../api/generated/types';
+import type { VirtualMachineInstance } from '../../api/generated/types';
 import type { Pod } from '../common/pod';
 import { VmiResource } from '../common/vmi-resource';
 import { type DomainEventNotification, type NotifyServer, serveNotify } from '../launcher-protocol';
@@ -27,29 +27,21 @@ import type { VirtHandlerOptions } from './handler-options';
 export type { VirtHandlerOptions } from './handler-options';
 
 import { sameJson } from '../runtime/same-json';
-import { cpuHotplugDue, memoryHotplugDue, withCpusHotplugged, withMemoryHotplugged } from './cpu-hotplug';
+import { GuestShutdown } from './guest-shutdown';
 import { HotplugMounts } from './hotplug-mounts';
 import { LauncherCalls } from './launcher-calls';
 import { LauncherConnections } from './launcher-connections';
-import { launcherPodOf } from './launcher-pod';
+import { launcherPodDown, launcherPodOf } from './launcher-pod';
 import { LauncherPodSetup } from './launcher-pod-setup';
 import { MigrationSync, migrationRole } from './migration-sync';
 import { BY_CREATOR, nodeInformers } from './node-informers';
 import type { NodeRegistrar } from './node-registrar';
 import { setUpNode } from './node-setup';
 import { removeOrphanDomain } from './orphan-domain';
-import { ShutdownClock } from './shutdown-clock';
+import { type RunningSteps, runningSteps, withRunningSteps } from './running-steps';
 import { statsTargets } from './stats-targets';
-import {
-  launcherEvent,
-  phaseEvents,
-  recordVmiEvent,
-  VMI_GRACEFUL_SHUTDOWN,
-  VMI_SIGNAL_DELETION,
-  type VmiEvent,
-} from './vmi-events';
+import { launcherEvent, phaseEvents, recordVmiEvent, type VmiEvent } from './vmi-events';
 import { type LauncherView, nextHandlerStatus } from './vmi-status';
-import { volumeSteps } from './volume-steps';
 
 const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const FINAL = new Set(['Succeeded', 'Failed']);
@@ -84,12 +76,8 @@ export class VirtHandler {
   private readonly collected = new Set<string>();
   private readonly log: (m: string) => void;
   private readonly recorder: EventRecorder;
-  /** VMIs (uid) already told to shut down gracefully: one ShuttingDown event each. */
-  private readonly shutdownSignaled = new Set<string>();
-  /** When each deleted VMI's guest is killed (./shutdown-clock). */
-  private readonly shutdownClock = new ShutdownClock();
-  /** VMIs (uid) whose launcher was told to drop the domain: one Deleted event each. */
-  private readonly deletionSignaled = new Set<string>();
+  /** Deleted VMIs' guests: shutdown, kill, the launcher told to drop the domain (./guest-shutdown). */
+  private readonly shutdown: GuestShutdown;
   private labels: Record<string, string> = {};
   private resources: Record<string, string> = {};
 
@@ -111,6 +99,7 @@ export class VirtHandler {
     this.podSetup = new LauncherPodSetup({ podsRoot: o.podsRoot, netnsOf: o.podNetns, procRoot: o.procRoot });
     this.conns = new LauncherConnections(o.podsRoot, o.notifySocket, o.launcherTimeoutMs);
     this.calls = new LauncherCalls(this.conns);
+    this.shutdown = new GuestShutdown({ calls: this.calls, record: (vmi, e) => this.record(vmi, e) });
     const enqueue = (obj: KubeObject) => this.queue.add(objectKey(obj));
     this.vmis.addEventHandler({ onAdd: enqueue, onUpdate: (_a, b) => enqueue(b), onDelete: enqueue });
     this.targets.addEventHandler({ onAdd: enqueue, onUpdate: (_a, b) => enqueue(b), onDelete: enqueue });
@@ -267,7 +256,8 @@ export class VirtHandler {
     if (FINAL.has(phase)) {
       if (this.collected.has(uid)) return undefined;
       // The guest is over: tell its launcher to forget the domain and exit.
-      const told = podUid && this.conns.socketExists(podUid) ? await this.signalDeletion(vmi, podUid) : false;
+      const told =
+        podUid && this.conns.socketExists(podUid) ? await this.shutdown.signalDeletion(vmi, podUid) : false;
       // No launcher to tell: remove what a dead one may have left running.
       if (!told && this.lastDomain.get(uid)?.finished !== true) await this.removeOrphan(vmi);
       if (podUid) await this.conns.drop(podUid);
@@ -278,19 +268,13 @@ export class VirtHandler {
           .catch((e) => this.logVmi(key, 'warn', `hotplug unmount: ${e.message}`));
       this.lastDomain.delete(uid);
       this.calls.forget(uid);
-      this.shutdownSignaled.delete(uid);
-      this.shutdownClock.forget(uid);
-      this.deletionSignaled.delete(uid);
+      this.shutdown.forget(uid);
       this.collected.add(uid);
       return undefined;
     }
     if (phase !== 'Scheduled' && phase !== 'Running') return undefined;
 
-    const podDown =
-      !pod ||
-      pod.status?.phase === 'Succeeded' ||
-      pod.status?.phase === 'Failed' ||
-      (pod.status?.containerStatuses ?? []).some((c) => c.name === 'compute' && c.state?.terminated);
+    const podDown = launcherPodDown(pod);
     if (!podUid || (!this.conns.socketExists(podUid) && !podDown)) {
       // The launcher is still starting.
       return 100;
@@ -300,9 +284,7 @@ export class VirtHandler {
       ? ({ ok: false, error: new Error('launcher pod is not running') } as const)
       : await this.calls.call(podUid, uid, (c) => c.getDomain() as Promise<LauncherDomain | undefined>);
     let view: LauncherView;
-    let hotplugStatus: VolumeStatus[] | undefined;
-    let cpusHotplugged = false;
-    let memoryHotplugged = false;
+    let running: RunningSteps | undefined;
     let again: number | undefined;
     let applyMigration: ((next: VirtualMachineInstance) => VirtualMachineInstance) | undefined;
     if (!got.ok) {
@@ -324,20 +306,9 @@ export class VirtHandler {
       }
       const deleting = vmi.metadata?.deletionTimestamp !== undefined;
       if (deleting) {
-        if (domain && !domain.finished) {
-          // 0 or run out: kill; else ACPI with what is left of the VMI's current grace period.
-          const step = this.shutdownClock.next(uid, vmi.spec.terminationGracePeriodSeconds ?? 30);
-          const asked = await this.calls.call(podUid, uid, (c) =>
-            step.kill ? c.killVirtualMachine(vmi) : c.shutdownVirtualMachine(vmi, step.secondsLeft),
-          );
-          if (asked.ok && !this.shutdownSignaled.has(uid)) {
-            this.shutdownSignaled.add(uid);
-            this.record(vmi, VMI_GRACEFUL_SHUTDOWN);
-          }
-          return 1_000;
-        }
+        if (domain && !domain.finished) return this.shutdown.shutDown(vmi, podUid);
         // upstream's processVmDelete: the guest is down, so the launcher drops the domain now.
-        if (domain?.finished) await this.signalDeletion(vmi, podUid);
+        if (domain?.finished) await this.shutdown.signalDeletion(vmi, podUid);
       } else if (!domain || (!domain.finished && domain.state === 'shutoff')) {
         const setupError = pod ? await this.podSetup.ensure(vmi, pod) : undefined;
         if (setupError) {
@@ -358,31 +329,18 @@ export class VirtHandler {
         if (domain) this.lastDomain.set(uid, domain);
       }
       if (!deleting && domain && !domain.finished && domain.state !== 'shutoff') {
-        // Volume hotplug and memory dumps (./volume-steps).
-        const steps = await volumeSteps(vmi, podUid, domain, this.mounts, this.calls);
-        if (steps.domain) {
-          domain = steps.domain;
+        // Live changes: hotplugged volumes, memory dumps, CPU and memory (./running-steps).
+        running = await runningSteps(vmi, podUid, domain, {
+          nodeName: this.o.nodeName,
+          mounts: this.mounts,
+          calls: this.calls,
+          warn: (m) => this.logVmi(key, 'warn', m),
+        });
+        if (running.domain) {
+          domain = running.domain;
           this.lastDomain.set(uid, domain);
         }
-        hotplugStatus = steps.volumeStatus;
-        if (steps.waiting) again = 1_000;
-        // CPU hotplug, in the pod the migration brought the guest to (./cpu-hotplug).
-        if (cpuHotplugDue(vmi, this.o.nodeName)) {
-          const r = await this.calls.call(podUid, uid, (c) => c.syncVirtualMachineCPUs(vmi));
-          if (r.ok) cpusHotplugged = true;
-          else {
-            this.logVmi(key, 'warn', `CPU hotplug: ${r.error.message}`);
-            again = 5_000;
-          }
-        }
-        if (memoryHotplugDue(vmi, this.o.nodeName)) {
-          const r = await this.calls.call(podUid, uid, (c) => c.syncVirtualMachineMemory(vmi));
-          if (r.ok) memoryHotplugged = true;
-          else {
-            this.logVmi(key, 'warn', `memory hotplug: ${r.error.message}`);
-            again = 5_000;
-          }
-        }
+        again = running.again;
       }
       if (deleting && !domain) {
         view = {
@@ -394,23 +352,9 @@ export class VirtHandler {
         view = { kind: 'domain', domain };
       }
     }
-    let next = nextHandlerStatus(vmi, view, stamp());
-    if (hotplugStatus && next.status) next.status = { ...next.status, volumeStatus: hotplugStatus };
-    if (cpusHotplugged) next = withCpusHotplugged(vmi, next);
-    if (memoryHotplugged) next = withMemoryHotplugged(vmi, next);
+    const next = withRunningSteps(vmi, nextHandlerStatus(vmi, view, stamp()), running);
     await this.write(vmi, applyMigration ? applyMigration(next) : next);
     return again;
-  }
-
-  /** Tells the launcher to drop the domain and exit (upstream's DeleteDomain): `Deleted` once. */
-  private async signalDeletion(vmi: VirtualMachineInstance, podUid: string): Promise<boolean> {
-    const uid = vmi.metadata?.uid ?? '';
-    const told = (await this.calls.call(podUid, uid, (c) => c.deleteVirtualMachine(vmi))).ok;
-    if (told && !this.deletionSignaled.has(uid)) {
-      this.deletionSignaled.add(uid);
-      this.record(vmi, VMI_SIGNAL_DELETION);
-    }
-    return told;
   }
 
   private async removeOrphan(vmi: VirtualMachineInstance): Promise<void> {

@@ -1,4 +1,4 @@
-/** Which of a VMI's launcher pods on this node is the one that runs (or ran) its guest. */
+/** Which of a VMI's launcher pods on this node is the one that runs (or ran) its guest, and whether it is down. */
 import type { VirtualMachineInstance } from '../../api/generated/types';
 import { MigrationLabels } from '../common/migration-labels';
 import type { Pod } from '../common/pod';
@@ -29,4 +29,14 @@ export function launcherPodOf(pods: Pod[], vmi: VirtualMachineInstance, nodeName
           String(a.metadata?.creationTimestamp ?? ''),
         ),
     )[0];
+}
+
+/** Whether the launcher pod is gone, finished, or its compute container ended. */
+export function launcherPodDown(pod: Pod | undefined): boolean {
+  return (
+    !pod ||
+    pod.status?.phase === 'Succeeded' ||
+    pod.status?.phase === 'Failed' ||
+    (pod.status?.containerStatuses ?? []).some((c) => c.name === 'compute' && c.state?.terminated)
+  );
 }

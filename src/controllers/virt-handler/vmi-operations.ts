@@ -34,3 +34,28 @@ export async function onGuest(
   await GuestCalls[op](await node.launcherOf(namespace, name));
   node.requeue(namespace, name);
 }
+
+/**
+ * Freezes the guest filesystems of the VMI `namespace/name` on this node through its guest
+ * agent (the launcher's FreezeVirtualMachine, what the handler's `freeze` subresource
+ * runs); the launcher thaws them itself after `unfreezeTimeoutSeconds` (0: never).
+ */
+export async function freezeGuest(
+  node: Pick<VirtHandler, 'launcherOf'>,
+  namespace: string,
+  name: string,
+  unfreezeTimeoutSeconds: number,
+): Promise<void> {
+  const { vmi, client } = await node.launcherOf(namespace, name);
+  await client.freezeVirtualMachine(vmi, unfreezeTimeoutSeconds);
+}
+
+/** Thaws the guest filesystems of the VMI `namespace/name` on this node (the `unfreeze` subresource's call). */
+export async function thawGuest(
+  node: Pick<VirtHandler, 'launcherOf'>,
+  namespace: string,
+  name: string,
+): Promise<void> {
+  const { vmi, client } = await node.launcherOf(namespace, name);
+  await client.unfreezeVirtualMachine(vmi);
+}

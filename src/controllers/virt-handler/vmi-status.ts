@@ -86,7 +86,7 @@ export function nextHandlerStatus(
     // AgentConnected, guestOSInfo and interfaces from the guest agent's report.
     st.conditions = conds;
     const d = view.kind === 'domain' ? view.domain : undefined;
-    applyGuestAgentStatus(st, vmi.spec, d?.guestAgent, now, d?.interfaces);
+    applyGuestAgentStatus(st, vmi.spec, d?.guestAgent, now, d?.interfaces, d?.secondaryInterfaces);
     conds = accessCredentialConditions(st.conditions, d?.accessCredential, now);
     // upstream: "frozen" while a freeze was requested and not undone, else unset.
     if (d?.fsFreezeStatus === 'frozen') st.fsFreezeStatus = 'frozen';

@@ -108,6 +108,10 @@ export class LauncherGuestOps {
       if ((await fs.status(ref)) !== 'thawed') {
         const n = await fs.thaw(ref);
         this.log(`thawed ${n} guest filesystem(s)`);
+      } else if (this.frozen) {
+        // A guest with nothing to freeze (its agent froze 0 filesystems) reports thawed: the
+        // freeze window still ends here, and its log says so.
+        this.log('unfroze: the guest agent reports its filesystems thawed already');
       }
     } catch (e) {
       throw driverRpcError(e, this.subject, 'failed to thaw the guest filesystems');

@@ -8,13 +8,7 @@
 import { mkdir, readlink } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { VirtualMachineInstance } from '../../api';
-import {
-  type DomainInfo,
-  type DomainRef,
-  domainName,
-  type HypervisorDriver,
-  type SyncOptions,
-} from '../../drivers/driver';
+import { type DomainInfo, type DomainRef, domainName, type HypervisorDriver } from '../../drivers/driver';
 import {
   type DomainEventNotification,
   type ExecRequest,
@@ -39,7 +33,7 @@ import { watchDriver } from './driver-watch';
 import { LauncherGuestOps } from './freeze-screenshot-rpcs';
 import { GuestAgentPoller } from './guest-agent-poller';
 import { GuestEndpoints } from './guest-endpoints';
-import { LauncherHotplug, withVolumesOf } from './hotplug-disks';
+import { GuestSync } from './guest-sync';
 import type { VirtLauncherOptions } from './launcher-options';
 import { LauncherMemoryDump } from './memory-dump-rpc';
 import { LauncherMigrations } from './migration-rpcs';
@@ -86,9 +80,8 @@ export class VirtLauncher implements LauncherService {
     return this.agentPoller;
   }
   private readonly migrations: LauncherMigrations;
-  private readonly hotplug = new LauncherHotplug((m) => this.log(m));
-  /** The VMI the guest was started from (after network preparation): hotplug renders from it. */
-  private started: VirtualMachineInstance | undefined;
+  /** Starting the guest, and its live changes (./guest-sync). */
+  private readonly guest: GuestSync;
   /** qemuGuestAgent SSH keys and passwords, applied on each agent poll. */
   private readonly credentials: AgentCredentials;
 
@@ -111,6 +104,15 @@ export class VirtLauncher implements LauncherService {
       secretDir: opts.accessCredentialDir ?? accessCredentialSecretDir,
       onChange: () => {
         if (this.reported && !this.exiting) this.send('MODIFIED');
+      },
+      log: (m) => this.log(m),
+    });
+    this.guest = new GuestSync({
+      ref: this.ref,
+      opts,
+      setVmi: (vmi) => this.credentials.setVmi(vmi),
+      changed: () => {
+        if (this.reported) this.send('MODIFIED');
       },
       log: (m) => this.log(m),
     });
@@ -166,7 +168,8 @@ export class VirtLauncher implements LauncherService {
       ...(this.guestOps.frozen ? { fsFreezeStatus: 'frozen' as const } : {}),
       ...this.endpoints.report(),
       interfaces: this.opts.networkReport?.(),
-      ...(this.hotplug.attached.length ? { hotplugVolumes: [...this.hotplug.attached] } : {}),
+      ...(this.guest.hotplug.attached.length ? { hotplugVolumes: [...this.guest.hotplug.attached] } : {}),
+      ...(this.guest.nics.have ? { secondaryInterfaces: [...this.guest.nics.have] } : {}),
       ...(this.memoryDump.report ? { memoryDump: this.memoryDump.report } : {}),
       ...this.migrations.report(d),
     };
@@ -200,43 +203,10 @@ export class VirtLauncher implements LauncherService {
     if (this.migrations.incoming && !this.migrations.incoming.completed) return;
     const driver = this.mustDriver();
     const running = await driver.getDomain(this.ref);
-    if (running && ACTIVE_STATES.has(running.state)) {
-      // A running guest: only its hotplugged volumes change (network and volumes are set up).
+    if (await this.guest.sync(driver, parsed, !!running && ACTIVE_STATES.has(running.state)))
       this.everRan = true;
-      this.credentials.setVmi(parsed);
-      await this.syncHotplug(driver, withVolumesOf(this.started ?? parsed, parsed), {
-        ...this.opts.syncOptions,
-      });
-      await this.attachDevices();
-      await this.refresh();
-      return;
-    }
-    const vmi = this.opts.prepareNetwork ? await this.opts.prepareNetwork(parsed) : parsed;
-    await this.opts.prepareVolumes?.(vmi);
-    this.credentials.setVmi(vmi);
-    // passt where libvirt cannot start it: before the domain, undone if it does not start.
-    await this.opts.networkBackends?.start(vmi, driver);
-    const options = { ...this.opts.syncOptions, hotplugReady: await this.hotplug.ready(vmi) };
-    const info = await driver.sync(vmi, options).catch(async (e) => {
-      await this.opts.networkBackends
-        ?.stop()
-        .catch((s) => this.log(`network backends: ${(s as Error).message}`));
-      throw e;
-    });
-    if (ACTIVE_STATES.has(info.state)) {
-      this.everRan = true;
-      this.started = vmi;
-      await this.syncHotplug(driver, vmi, options);
-    }
     await this.attachDevices();
     await this.refresh();
-  }
-
-  /** Volume hotplug: the running guest gets its ready disks and loses those taken out (./hotplug-disks). */
-  private async syncHotplug(driver: HypervisorDriver, vmi: VirtualMachineInstance, options: SyncOptions) {
-    const before = this.hotplug.attached.join();
-    await this.hotplug.sync(driver, vmi, { ...options, hotplugReady: await this.hotplug.ready(vmi) });
-    if (this.hotplug.attached.join() !== before && this.reported) this.send('MODIFIED');
   }
 
   /**

@@ -19,6 +19,7 @@ import {
   type MemoryDumpSupport,
   type MemoryHotplugSupport,
   type MigrationSupport,
+  type NicHotplugSupport,
   refOf,
   type SevSupport,
   type ShutdownOptions,
@@ -34,6 +35,7 @@ import { fakeDiskHotplug } from './fake-hotplug';
 import { fakeMemoryDump } from './fake-memory-dump';
 import { fakeMemoryHotplug } from './fake-memory-hotplug';
 import { type FakeMigrationBehaviour, fakeMigrationSupport } from './fake-migration';
+import { fakeNicHotplug } from './fake-nic-hotplug';
 import { fakeSevSupport } from './fake-sev';
 
 /** Operations of the fake driver that can be delayed or made to fail. */
@@ -55,7 +57,8 @@ export type FakeOperation =
   | 'hotplug'
   | 'memoryDump'
   | 'cpuHotplug'
-  | 'memoryHotplug';
+  | 'memoryHotplug'
+  | 'nicHotplug';
 
 /** Options of `FakeDriver`. */
 export interface FakeDriverOptions {
@@ -121,6 +124,8 @@ export class FakeDriver implements HypervisorDriver {
   readonly cpuHotplug: CpuHotplugSupport;
   /** Memory hotplug (fake-memory-hotplug.ts). */
   readonly memoryHotplug: MemoryHotplugSupport;
+  /** NIC hotplug (fake-nic-hotplug.ts). */
+  readonly nicHotplug: NicHotplugSupport;
 
   constructor(private readonly options: FakeDriverOptions = {}) {
     this.host = options.host ?? new FakeHost();
@@ -131,6 +136,7 @@ export class FakeDriver implements HypervisorDriver {
     this.memoryDump = fakeMemoryDump(this.host, () => this.enter('memoryDump'));
     this.cpuHotplug = fakeCpuHotplug(this.host, () => this.enter('cpuHotplug'));
     this.memoryHotplug = fakeMemoryHotplug(this.host, () => this.enter('memoryHotplug'));
+    this.nicHotplug = fakeNicHotplug(this.host, () => this.enter('nicHotplug'));
   }
 
   /** SEV attestation; present only while the host's capabilities report SEV. */

@@ -22,6 +22,8 @@ export interface FakeDomain {
   migration?: FakeMigrationJob;
   /** Hotplugged volumes (fake-hotplug.ts). */
   hotplugged?: Set<string>;
+  /** The VMI interfaces it has, once NIC hotplug looked (fake-nic-hotplug.ts). */
+  nics?: string[];
   /** Memory plugged by virtio-mem, KiB (fake-memory-hotplug.ts). */
   hotpluggedKiB?: number;
 }

@@ -21,6 +21,7 @@ import {
   type MemoryDumpSupport,
   type MemoryHotplugSupport,
   type MigrationSupport,
+  type NicHotplugSupport,
   refOf,
   type Screenshot,
   type SevSupport,
@@ -61,6 +62,7 @@ import { consoleOf, vncOf } from './live-devices';
 import { libvirtMemoryDump } from './memory-dump';
 import { libvirtMemoryHotplug } from './memory-hotplug';
 import { libvirtMigration } from './migration';
+import { libvirtNicHotplug } from './nic-hotplug';
 import type { LibvirtDriverOptions } from './options';
 import { invalidVmi, renderDomain } from './render';
 import { libvirtScreenshot } from './screenshot';
@@ -381,6 +383,14 @@ export class LibvirtDriver implements HypervisorDriver {
     call: (name, op, fn) => this.domains.call(name, op, fn),
     render: (vmi, options) => this.render(vmi, options),
     hotplugDir: () => this.options.converterContext?.paths?.hotplugDiskDir,
+  });
+
+  /** NIC hotplug: live attach and detach of interfaces (see ./nic-hotplug). */
+  readonly nicHotplug: NicHotplugSupport = libvirtNicHotplug({
+    client: () => this.client,
+    lookupActive: (ref, op) => this.domains.mustLookupActive(ref, op),
+    call: (name, op, fn) => this.domains.call(name, op, fn),
+    render: (vmi, options) => this.render(vmi, options),
   });
 
   /** Memory-only core dumps of the running guest (see ./memory-dump). */

@@ -68,4 +68,37 @@ describe('importerPod', () => {
     expect(withClass.spec?.priorityClassName).toBe('vip');
     expect(importerPod({ ...input, dv: dv(spec) }, { image: 'i' }).spec?.priorityClassName).toBeUndefined();
   });
+
+  it('mounts each secretExtraHeaders Secret at /extraheaders/secret<i>, as CDI, and says where', () => {
+    const pod = importerPod(
+      {
+        claim: { metadata: { name: 'dv', uid: 'u' } },
+        volumeMode: 'Filesystem',
+        imageSizeBytes: 1 << 30,
+        overhead: 0,
+        dv: dv({
+          source: { http: { url: 'https://h/disk.img.gz', secretExtraHeaders: ['a', 'b'] } },
+          storage: { resources: { requests: { storage: '1Gi' } } },
+        }),
+      },
+      { image: 'i' },
+    );
+    expect(pod.spec?.volumes).toEqual(
+      expect.arrayContaining([
+        { name: 'cdi-extra-headers-vol-0', secret: { secretName: 'a' } },
+        { name: 'cdi-extra-headers-vol-1', secret: { secretName: 'b' } },
+      ]),
+    );
+    const c = pod.spec?.containers[0] as {
+      volumeMounts?: object[];
+      env?: { name: string; value?: string }[];
+    };
+    expect(c.volumeMounts).toEqual(
+      expect.arrayContaining([
+        { name: 'cdi-extra-headers-vol-0', mountPath: '/extraheaders/secret0', readOnly: true },
+        { name: 'cdi-extra-headers-vol-1', mountPath: '/extraheaders/secret1', readOnly: true },
+      ]),
+    );
+    expect(c.env).toContainEqual({ name: 'IMPORTER_SECRET_EXTRA_HEADERS_DIR', value: '/extraheaders' });
+  });
 });

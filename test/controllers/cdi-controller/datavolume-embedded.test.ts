@@ -221,6 +221,31 @@ describe('DataVolume controller (embedded store)', () => {
     expect(await events('bad')).toContain(`Error: Unable to import into PVC bad: ${msg}`);
   });
 
+  it('a DataVolume deleted mid-import has its importer pod deleted, so its claim can go', async () => {
+    await store.create(
+      DataVolumeType,
+      dv('gone', { http: { url: 'http://10.0.0.1/big.img' } }) as KubeObject,
+    );
+    const importer = await pod('importer-gone');
+    await setPod('importer-gone', { phase: 'Running' });
+    await phase('gone', 'ImportInProgress');
+    // The API server's pvc-protection: the claim stays while a pod uses it.
+    const claim = await store.get<KubeObject>(PersistentVolumeClaimType, 'gone', NS);
+    await store.update(PersistentVolumeClaimType, {
+      ...claim,
+      metadata: { ...claim.metadata, finalizers: ['kubernetes.io/pvc-protection'] },
+    });
+    await store.delete(DataVolumeType, 'gone', { namespace: NS });
+    await waitFor('the importer pod deleted', async () => {
+      const p = await store.get<Pod & KubeObject>(PodType, 'importer-gone', NS).catch(() => undefined);
+      return !p || p.metadata?.uid !== importer.metadata?.uid || p.metadata?.deletionTimestamp
+        ? true
+        : undefined;
+    });
+    // No new importer for the deleted DataVolume.
+    expect(await store.get(PodType, 'importer-gone', NS).catch(() => undefined)).toBeUndefined();
+  });
+
   it('a wrong checksum (fatal) ends in Failed, remembered on the claim', async () => {
     await store.create(
       DataVolumeType,

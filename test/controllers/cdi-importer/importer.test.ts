@@ -19,6 +19,7 @@ import {
   importRequestFromEnv,
   runImport,
 } from '../../../src/controllers/cdi-importer';
+import { BLOCK_BYTES } from '../../../src/controllers/cdi-importer/http-ranges';
 
 const hasQemuImg = (() => {
   try {
@@ -153,8 +154,9 @@ describe.skipIf(!hasQemuImg)('cdi-importer (qemu-img and a loopback server)', ()
   });
 
   it('a server answering ranges is streamed through the NBD export (no scratch copy); a checksum or compression downloads', async () => {
-    // 4 MiB + 2 sectors of raw: qemu-img's reads cross the 4 MiB block boundary.
-    const big = Buffer.concat([raw, Buffer.from('x'.repeat(1024))]);
+    // One block + 2 sectors of raw: qemu-img's reads cross the block boundary.
+    const big = Buffer.concat([raw, raw, Buffer.from('x'.repeat(1024))]);
+    expect(raw.length * 2).toBe(BLOCK_BYTES);
     files.set('/big.raw', big);
     const t = target('ranged');
     const lines: string[] = [];
@@ -163,8 +165,8 @@ describe.skipIf(!hasQemuImg)('cdi-importer (qemu-img and a loopback server)', ()
     expect(out).toEqual({ diskBytes: big.length, format: 'raw' });
     expect(readFileSync(join(t.dataDir, 'disk.img')).equals(big)).toBe(true);
     expect(lines).toContain(`streaming ${big.length} bytes from ${base}/ranged/big.raw by ranges`);
-    // The probe, then whole blocks (4 MiB aligned), each once.
-    expect(rangeRequests).toEqual(['ranged 0-5', 'ranged 0-4194303', 'ranged 4194304-4195327']);
+    // The probe, then whole blocks (8 MiB aligned), each once.
+    expect(rangeRequests).toEqual(['ranged 0-5', 'ranged 0-8388607', 'ranged 8388608-8389631']);
     expect(readdirSync(t.scratchDir)).toEqual([]);
 
     const t2 = target('ranged-qcow2');
@@ -189,8 +191,8 @@ describe.skipIf(!hasQemuImg)('cdi-importer (qemu-img and a loopback server)', ()
 
   it('a range read failing mid-stream is a plain (retried) error naming the URL', async () => {
     const t = target('flaky');
-    // Past the first 4 MiB block, which the flaky server still serves.
-    files.set('/five.raw', randomBytes(5 << 20));
+    // Past the first block, which the flaky server still serves.
+    files.set('/five.raw', randomBytes(BLOCK_BYTES + (1 << 20)));
     const err = await runImport(req({ endpoint: `${base}/flaky/five.raw` }), t).catch((e) => e);
     expect(err).not.toBeInstanceOf(FatalImportError);
     expect(err.message).toBe(

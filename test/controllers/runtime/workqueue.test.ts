@@ -83,6 +83,9 @@ describe('WorkQueue', () => {
     expect(b.reserve()).toBeCloseTo(100);
     t = 1000;
     expect(b.reserve()).toBe(0);
+    // Infinity: no limit (a client of the embedded store), never a wait and never NaN.
+    const none = new TokenBucket(Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, () => t);
+    expect(Array.from({ length: 1000 }, () => none.reserve()).every((w) => w === 0)).toBe(true);
     const max = new MaxOfRateLimiter<string>(
       new ItemExponentialRateLimiter(1, 10),
       new BucketRateLimiter(1, 1),

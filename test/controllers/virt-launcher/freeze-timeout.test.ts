@@ -10,16 +10,18 @@ import { LauncherRpcError } from '../../../src/controllers/launcher-protocol/rpc
 import { LauncherGuestOps } from '../../../src/controllers/virt-launcher/freeze-screenshot-rpcs';
 import type { HypervisorDriver } from '../../../src/drivers/driver';
 
-function ops() {
+function ops(filesystems = 1) {
   const fsCalls: string[] = [];
+  const logs: string[] = [];
   let frozen = false;
   const driver = {
     name: 'fake',
     fsFreeze: {
       freeze: async () => {
         fsCalls.push('freeze');
-        frozen = true;
-        return 1;
+        // qemu-ga stays thawed when it froze nothing.
+        frozen = filesystems > 0;
+        return filesystems;
       },
       thaw: async () => {
         fsCalls.push('thaw');
@@ -32,9 +34,9 @@ function ops() {
   const g = new LauncherGuestOps(
     () => driver,
     () => ({ namespace: 'ns', name: 'v' }) as never,
-    () => {},
+    (m: string) => logs.push(m),
   );
-  return { g, fsCalls };
+  return { g, fsCalls, logs };
 }
 const vmi = {} as VirtualMachineInstance;
 
@@ -57,5 +59,28 @@ describe('launcher freeze: unfreeze timeout range', () => {
     expect(fsCalls).toEqual(['freeze']);
     expect(g.frozen).toBe(true);
     await g.unfreeze(vmi);
+  });
+});
+
+describe('launcher freeze: the window in its log', () => {
+  it('logs froze and thawed; a guest with nothing to freeze logs its unfreeze all the same', async () => {
+    const one = ops();
+    await one.g.freeze(vmi, 60);
+    await one.g.unfreeze(vmi);
+    expect(one.logs).toEqual(['froze 1 guest filesystem(s)', 'thawed 1 guest filesystem(s)']);
+    const none = ops(0);
+    await none.g.freeze(vmi, 60);
+    expect(none.g.frozen).toBe(true);
+    await none.g.unfreeze(vmi);
+    expect(none.g.frozen).toBe(false);
+    expect(none.fsCalls).toEqual(['freeze']);
+    expect(none.logs).toEqual([
+      'froze 0 guest filesystem(s)',
+      'unfroze: the guest agent reports its filesystems thawed already',
+    ]);
+    // An unfreeze with no freeze before it is no window: nothing logged.
+    const idle = ops();
+    await idle.g.unfreeze(vmi);
+    expect(idle.logs).toEqual([]);
   });
 });

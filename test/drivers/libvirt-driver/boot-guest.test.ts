@@ -4,24 +4,17 @@
  * boot marker from the serial console socket the driver reports, then shuts the guest
  * down gracefully and waits for the driver's stop event.
  */
-import { realpathSync, rmSync } from 'node:fs';
-import { afterAll, expect, it } from 'vitest';
+import { realpathSync } from 'node:fs';
+import { expect, it } from 'vitest';
 import { LibvirtDriver } from '../../../src/drivers/libvirt-driver';
 import { recordEvents } from '../../../src/testing';
 import * as guest from '../../support/guest';
-import { integration } from '../../support/integration';
-import { daemonAvailable, daemonMissing, scratchPaths, tinyGuestVmi } from './support';
+import { realGuestSuite, tinyGuestVmi } from './support';
 
-const ready = daemonAvailable && guest.available();
-const why = daemonAvailable ? guest.unavailableReason : daemonMissing;
-const run = integration('real guest boot through the libvirt driver', ready, why);
-const scratch = scratchPaths('kvts-test-drv-boot-');
-const leftovers: Array<() => Promise<void>> = [];
-// A timed-out test never reaches its finally block: remove its guest here.
-afterAll(async () => {
-  for (const cleanup of leftovers) await cleanup().catch(() => undefined);
-  rmSync(scratch.dir, { recursive: true, force: true });
-});
+const { run, scratch, leftovers } = realGuestSuite(
+  'real guest boot through the libvirt driver',
+  'kvts-test-drv-boot-',
+);
 
 it.skipIf(!run)(
   'boots the tiny guest, reads the boot marker on the serial socket, and reports the stop after shutdown',

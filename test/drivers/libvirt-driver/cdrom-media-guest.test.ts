@@ -18,27 +18,20 @@ import {
   readdirSync,
   readlinkSync,
   realpathSync,
-  rmSync,
   truncateSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
 import { LibvirtDriver } from '../../../src/drivers/libvirt-driver';
 import * as guest from '../../support/guest';
-import { integration } from '../../support/integration';
-import { daemonAvailable, daemonMissing, scratchPaths, tinyGuestVmi } from './support';
+import { realGuestSuite, tinyGuestVmi } from './support';
 
-const ready = daemonAvailable && guest.available();
-const why = daemonAvailable ? guest.unavailableReason : daemonMissing;
-const run = integration('CD-ROM media inserted into and ejected from a real guest', ready, why);
-const scratch = scratchPaths('kvts-test-drv-cdrom-');
-const leftovers: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of leftovers) await cleanup().catch(() => undefined);
-  rmSync(scratch.dir, { recursive: true, force: true });
-});
+const { run, scratch, leftovers } = realGuestSuite(
+  'CD-ROM media inserted into and ejected from a real guest',
+  'kvts-test-drv-cdrom-',
+);
 
 const SIZE = 8 * 1024 * 1024;
 

@@ -4,7 +4,8 @@
  * file in the hotplug directory is attached live as a virtio disk with a serial
  * (`hotplug.syncDisks` once the volume is ready), the guest sees the serial and the size
  * and writes to the disk; taking the volume out of the spec detaches it, the guest loses
- * it, and the data is in the file. Then the driver's memory dump of the running guest
+ * it, and the data is in the file. A NIC on an existing tap is plugged (`nicHotplug`: the
+ * guest gets an ethN with its MAC) and unplugged (it goes). Then the driver's memory dump of the running guest
  * (`memoryDump.dump`: virDomainCoreDumpWithFormat, memory-only) is an ELF core (`readelf -h`)
  * of the guest's RAM, and the guest keeps running. The guest boots once.
  */
@@ -21,28 +22,23 @@ import {
   truncateSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api/generated/types';
+import { tapName } from '../../../src/converter/configurators/interfaces';
 import { LibvirtDriver } from '../../../src/drivers/libvirt-driver';
 import * as guest from '../../support/guest';
-import { integration } from '../../support/integration';
-import { daemonAvailable, daemonMissing, scratchPaths, tinyGuestVmi } from './support';
+import { realGuestSuite, tinyGuestVmi } from './support';
 
-const ready = daemonAvailable && guest.available();
-const why = daemonAvailable ? guest.unavailableReason : daemonMissing;
-const run = integration('volume hotplug into a real guest through the libvirt driver', ready, why);
-const scratch = scratchPaths('kvts-test-drv-hotplug-');
-const leftovers: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of leftovers) await cleanup().catch(() => undefined);
-  rmSync(scratch.dir, { recursive: true, force: true });
-});
+const { run, scratch, leftovers } = realGuestSuite(
+  'volume hotplug into a real guest through the libvirt driver',
+  'kvts-test-drv-hotplug-',
+);
 
 const SIZE = 24 * 1024 * 1024;
 const SECTOR = 2048;
 
 it.skipIf(!run)(
-  'attaches a ready hotplug disk live with its serial, the guest writes to it, detach removes it; a memory dump is an ELF core',
+  'attaches a ready hotplug disk live with its serial, the guest writes to it, detach removes it; a NIC plugs and unplugs; a memory dump is an ELF core',
   {
     timeout: 300_000,
   },
@@ -111,6 +107,42 @@ it.skipIf(!run)(
         .subarray(SECTOR * 512, SECTOR * 512 + marker.length)
         .toString();
       expect(data).toBe(marker);
+      // NIC hotplug (nic-hotplug.ts): a bridge interface on a secondary network whose tap
+      // (the converter's name for it) exists, attached live, then unplugged. The tap is
+      // left down on the host: nothing the guest sends leaves it.
+      const net = `nh${process.pid}`;
+      const tap = tapName(net, false);
+      execFileSync('ip', ['tuntap', 'add', 'dev', tap, 'mode', 'tap']);
+      leftovers.push(async () => {
+        execFileSync('ip', ['link', 'del', tap], { stdio: 'ignore' });
+      });
+      const mac = '02:00:00:4e:48:01';
+      const nic = { name: net, bridge: {}, macAddress: mac };
+      const withNic: VirtualMachineInstance = structuredClone(base);
+      withNic.spec.domain.devices.interfaces = [nic];
+      withNic.spec.networks = [{ name: net, multus: { networkName: 'nad' } }];
+      const nics = (await serial.run('ls /sys/class/net')).split(/\s+/).filter((n) => n.startsWith('eth'));
+      expect(await driver.nicHotplug.syncInterfaces(withNic, new Set(), { useEmulation: true })).toEqual([]);
+      const t3 = performance.now();
+      expect(await driver.nicHotplug.syncInterfaces(withNic, new Set([net]), { useEmulation: true })).toEqual(
+        [net],
+      );
+      const nicAttachMs = performance.now() - t3;
+      let eth = '';
+      for (let i = 0; i < 100 && !eth; i++) {
+        const now = (await serial.run('ls /sys/class/net')).split(/\s+/).filter((n) => n.startsWith('eth'));
+        eth = now.find((n) => !nics.includes(n)) ?? '';
+        if (!eth) await new Promise((r) => setTimeout(r, 300));
+      }
+      expect(eth).toMatch(/^eth\d$/);
+      expect((await serial.run(`cat /sys/class/net/${eth}/address`)).trim()).toBe(mac);
+      withNic.spec.domain.devices.interfaces = [{ ...nic, state: 'absent' }];
+      const t4 = performance.now();
+      expect(await driver.nicHotplug.syncInterfaces(withNic, new Set([net]), { useEmulation: true })).toEqual(
+        [],
+      );
+      const nicDetachMs = performance.now() - t4;
+      expect((await serial.run('ls /sys/class/net')).split(/\s+/)).not.toContain(eth);
       // Memory dump of the running guest (virtctl memory-dump's last step).
       const dump = join(scratch.dir, 'vm.memory.dump');
       const t2 = performance.now();
@@ -129,7 +161,7 @@ it.skipIf(!run)(
       rmSync(dump, { force: true });
       expect(serial.output.split(guest.BOOT_MARKER).length - 1).toBe(1);
       process.stdout.write(
-        `hotplug through the libvirt driver: attach ${attachMs.toFixed(0)} ms, detach ${detachMs.toFixed(0)} ms; memory dump of 128 MiB ${dumpMs.toFixed(0)} ms\n`,
+        `hotplug through the libvirt driver: attach ${attachMs.toFixed(0)} ms, detach ${detachMs.toFixed(0)} ms; NIC attach ${nicAttachMs.toFixed(0)} ms, detach ${nicDetachMs.toFixed(0)} ms; memory dump of 128 MiB ${dumpMs.toFixed(0)} ms\n`,
       );
     } finally {
       serial.close();

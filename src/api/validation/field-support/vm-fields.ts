@@ -9,6 +9,7 @@ const VM = 'test/controllers/virt-controller/vm/';
 const CDI = 'test/controllers/cdi-controller/datavolume-embedded.test.ts';
 const IMPORTER = 'test/controllers/cdi-importer/importer.test.ts';
 const CLAIM = 'test/controllers/cdi-controller/claim-spec.test.ts';
+const SECRET_HEADERS = 'test/controllers/cdi-importer/secret-headers.test.ts';
 const CLONE = 'test/controllers/cdi-controller/clone-embedded.test.ts';
 const UPLOAD = 'test/controllers/cdi-controller/upload-embedded.test.ts';
 /** Refusals validateDataVolume makes by its own rules (src/api/cdi/validate-datavolume.ts). */
@@ -71,7 +72,7 @@ export const dataVolumeFieldSupport: FieldRegistry = {
   'source.gcs.**': { refused: 'GCS sources are not supported (no outside network here)', rule: DV_RULE },
   'source.http.certConfigMap': { effect: CDI },
   'source.http.extraHeaders[*]': { effect: IMPORTER },
-  'source.http.secretExtraHeaders[*]': { refused: 'secretExtraHeaders is not supported yet', rule: DV_RULE },
+  'source.http.secretExtraHeaders[*]': { effect: SECRET_HEADERS },
   'source.http.secretRef': { effect: CDI },
   'source.http.url': { effect: CDI },
   'source.imageio.**': { refused: 'oVirt imageio sources are not supported', rule: DV_RULE },

@@ -8,12 +8,16 @@ import type { KubeList, KubeObject, ListOptions, ResourceType } from '../types';
 import { copyOut, keyOfObj } from './store-rules';
 import type { StoredObj } from './store-types';
 
-/** The objects of one kind (`all`, keyed by storage key) that `options` selects, at resourceVersion `rv`. */
+/**
+ * The objects of one kind (`all`, keyed by storage key) that `options` selects, at
+ * resourceVersion `rv`; copies, or read-only views for the REST server (`view`: store-rules' SERVING).
+ */
 export function listPage<T extends KubeObject>(
   type: ResourceType,
   all: ReadonlyMap<string, StoredObj>,
   options: ListOptions,
   rv: number,
+  view = false,
 ): KubeList<T> {
   const label = parseLabelSelector(options.labelSelector);
   const field = parseFieldSelector(options.fieldSelector);
@@ -33,7 +37,7 @@ export function listPage<T extends KubeObject>(
       cont = Buffer.from(keyOfObj(items[items.length - 1] as StoredObj)).toString('base64url');
       break;
     }
-    items.push(copyOut(type, obj) as T);
+    items.push(copyOut(type, obj, view) as T);
   }
   return {
     apiVersion: apiVersionOf(type),

@@ -14,6 +14,7 @@ import type { DeleteOptions, KubeObject } from '../types';
 import { listenOwnerOnly } from './owner-socket';
 import { intParam, parseJson, parsePatch, patchTypes, type Route, readBody, route } from './rest-request';
 import type { EmbeddedStore } from './store';
+import { SERVING } from './store-rules';
 import { metadataShapeCauses } from './validation';
 
 export { MAX_BODY_DEPTH } from './rest-request';
@@ -139,12 +140,13 @@ async function handle(
         ...listOpts,
         limit: limit > 0 ? limit : undefined,
         continue: q.get('continue') ?? undefined,
+        [SERVING]: true,
       }),
     );
     return;
   }
   if (method === 'GET') {
-    send(res, 200, await store.get(r.type, r.name!, r.namespace));
+    send(res, 200, await store.get(r.type, r.name!, r.namespace, { [SERVING]: true }));
     return;
   }
   const text = await readBody(req);
@@ -154,7 +156,7 @@ async function handle(
     const created = await store.create(
       r.type,
       { ...obj, metadata: { ...obj.metadata, namespace: ns } },
-      { dryRun, fieldManager },
+      { dryRun, fieldManager, [SERVING]: true },
     );
     send(res, 201, created);
     return;
@@ -171,8 +173,8 @@ async function handle(
     const body = { ...obj, metadata: { ...obj.metadata, namespace: ns } };
     const out =
       r.subresource === 'status'
-        ? await store.updateStatus(r.type, body, { dryRun, fieldManager })
-        : await store.update(r.type, body, { dryRun, fieldManager });
+        ? await store.updateStatus(r.type, body, { dryRun, fieldManager, [SERVING]: true })
+        : await store.update(r.type, body, { dryRun, fieldManager, [SERVING]: true });
     send(res, 200, out);
     return;
   }
@@ -193,6 +195,7 @@ async function handle(
       fieldManager,
       force: q.get('force') === 'true',
       dryRun,
+      [SERVING]: true,
     });
     send(res, 200, out);
     return;
@@ -207,6 +210,7 @@ async function handle(
         (q.get('propagationPolicy') as DeleteOptions['propagationPolicy']) ??
         undefined,
       dryRun: dryRun || (Array.isArray(opts.dryRun) && opts.dryRun.includes('All')),
+      [SERVING]: true,
     });
     send(res, 200, result.object);
     return;
@@ -227,6 +231,20 @@ function checkNamespace(r: Route, obj: KubeObject): string | undefined {
   return r.namespace ?? bodyNs;
 }
 
+/**
+ * An event's object as JSON, once per object: the store hands every watch of an event the
+ * same read-only view, so a write seen by many watches is serialized once.
+ */
+const serializedObjects = new WeakMap<object, string>();
+function serialized(obj: object): string {
+  let s = serializedObjects.get(obj);
+  if (s === undefined) {
+    s = JSON.stringify(obj);
+    serializedObjects.set(obj, s);
+  }
+  return s;
+}
+
 async function serveWatch(
   store: EmbeddedStore,
   r: Route,
@@ -244,11 +262,18 @@ async function serveWatch(
       resourceVersion: q.get('resourceVersion') ?? undefined,
       allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true' || q.get('allowWatchBookmarks') === '1',
       timeoutSeconds: timeout > 0 ? timeout : undefined,
+      [SERVING]: true,
     },
     (ev) => {
       if (!res.headersSent)
         res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
-      res.write(`${JSON.stringify(ev)}\n`);
+      // Events of one event-loop turn (every request it served) go out in one write, not a
+      // syscall each: at 10,000 VMs those writes were a third of the store's CPU.
+      if (!res.writableCorked) {
+        res.cork();
+        setImmediate(() => res.uncork());
+      }
+      res.write(`{"type":${JSON.stringify(ev.type)},"object":${serialized(ev.object)}}\n`);
       // A client that stops reading must not make the server buffer without bound.
       if (res.writableLength > MAX_WATCH_BUFFER) {
         throw new ApiError(

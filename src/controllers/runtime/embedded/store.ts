@@ -40,7 +40,7 @@ import { GroupCommit } from './group-commit';
 import { Journal, type JournalRecord, type StoredObject } from './journal';
 import { listPage } from './list-page';
 import { ObjectIndex } from './object-index';
-import { copyOut, serializeRecord, storageKind } from './store-rules';
+import { copyOut, SERVING, type Served, serializeRecord, storageKind } from './store-rules';
 import type { EmbeddedStoreOptions, StoredObj } from './store-types';
 import { TypeRegistry } from './type-registry';
 import { TypedLookups } from './typed-lookups';
@@ -62,6 +62,11 @@ import {
 } from './write-rules';
 
 export { MAX_OBJECT_BYTES } from './store-rules';
+
+/** Options of a write, possibly from the REST server (store-rules' SERVING). */
+type Write = WriteOptions & Served;
+type List = ListOptions & Served;
+
 export type { EmbeddedStoreOptions, StoredObj } from './store-types';
 
 /** The embedded store; it implements `ObjectClient`, so controllers use it like an API server. */
@@ -152,35 +157,41 @@ export class EmbeddedStore implements ObjectClient {
 
   // ---- ObjectClient -------------------------------------------------------------------
 
-  async get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T> {
-    const ns = namespaceOf(type, namespace);
-    const obj = this.find(this.registry.kindOf(type), ns, name);
+  async get<T extends KubeObject>(type: ResourceType, name: string, ns?: string, s?: Served): Promise<T> {
+    const obj = this.find(this.registry.kindOf(type), namespaceOf(type, ns), name);
     if (!obj) throw notFound(type.group, type.plural, name);
-    return copyOut(type, obj) as T;
+    return copyOut(type, obj, s?.[SERVING]) as T;
   }
 
-  async list<T extends KubeObject>(type: ResourceType, options: ListOptions = {}): Promise<KubeList<T>> {
+  async list<T extends KubeObject>(type: ResourceType, options: List = {}): Promise<KubeList<T>> {
     return this.listNow<T>(type, options);
   }
 
   /** `list` without a yield: a watch registers in the same turn as its initial list. */
-  private listNow<T extends KubeObject>(type: ResourceType, options: ListOptions): KubeList<T> {
-    return listPage<T>(type, this.objects.ofKind(this.registry.kindOf(type)), options, this.rv);
+  private listNow<T extends KubeObject>(type: ResourceType, options: List): KubeList<T> {
+    return listPage<T>(
+      type,
+      this.objects.ofKind(this.registry.kindOf(type)),
+      options,
+      this.rv,
+      options[SERVING],
+    );
   }
 
   async watch<T extends KubeObject>(
     type: ResourceType,
-    options: WatchOptions,
+    options: WatchOptions & Served,
     onEvent: (event: WatchEvent<T>) => void,
   ): Promise<WatchHandle> {
     if (this.closed) throw new ApiError(503, 'ServiceUnavailable', 'the embedded store is closed');
     return this.watches.watch(type, this.registry.kindOf(type), options, onEvent);
   }
 
-  async create<T extends KubeObject>(type: ResourceType, object: T, options: WriteOptions = {}): Promise<T> {
+  async create<T extends KubeObject>(type: ResourceType, object: T, options: Write = {}): Promise<T> {
     this.assertWritable();
     const kind = this.registry.kindOf(type);
-    const obj = structuredClone(object) as unknown as StoredObj;
+    const view = options[SERVING];
+    const obj = (view ? object : structuredClone(object)) as unknown as StoredObj;
     checkBody(type, obj);
     if (!obj.metadata) obj.metadata = {} as StoredObj['metadata'];
     const meta = obj.metadata;
@@ -195,21 +206,18 @@ export class EmbeddedStore implements ObjectClient {
     stampCreated(type, obj);
     if (kind === storageKind(CustomResourceDefinitionType)) this.acceptCrd(obj);
     if (kind === storageKind(builtinTypes[0])) obj.status = { phase: 'Active' };
-    if (options.dryRun) return copyOut(type, { ...obj, metadata: { ...meta, resourceVersion: '' } }) as T;
+    if (options.dryRun)
+      return copyOut(type, { ...obj, metadata: { ...meta, resourceVersion: '' } }, view) as T;
     const done = this.put(kind, obj, 'ADDED');
     await done;
-    return copyOut(type, obj) as T;
+    return copyOut(type, obj, view) as T;
   }
 
-  async update<T extends KubeObject>(type: ResourceType, object: T, options: WriteOptions = {}): Promise<T> {
+  async update<T extends KubeObject>(type: ResourceType, object: T, options: Write = {}): Promise<T> {
     return this.replace(type, object, false, options);
   }
 
-  async updateStatus<T extends KubeObject>(
-    type: ResourceType,
-    object: T,
-    options: WriteOptions = {},
-  ): Promise<T> {
+  async updateStatus<T extends KubeObject>(type: ResourceType, object: T, options: Write = {}): Promise<T> {
     return this.replace(type, object, true, options);
   }
 
@@ -217,7 +225,7 @@ export class EmbeddedStore implements ObjectClient {
     type: ResourceType,
     name: string,
     patch: unknown,
-    options: PatchOptions,
+    options: PatchOptions & Served,
   ): Promise<T> {
     this.assertWritable();
     const ns = namespaceOf(type, options.namespace);
@@ -234,17 +242,19 @@ export class EmbeddedStore implements ObjectClient {
       }
     }
     if (!current) throw notFound(type.group, type.plural, name);
-    const next = patched(copyOut(type, current), patch, options.type);
+    // A JSON patch copies what it patches; merge and apply share the parts they keep.
+    const next = patched(copyOut(type, current, options.type === 'json'), patch, options.type);
     // A resourceVersion in the patch is a precondition; otherwise the patch applies to the current version.
-    return this.replace(type, next, options.subresource === 'status', options, current);
+    return this.replace(type, next, options.subresource === 'status', options, current, true);
   }
 
   async delete<T extends KubeObject>(
     type: ResourceType,
     name: string,
-    options: DeleteOptions = {},
+    options: DeleteOptions & Served = {},
   ): Promise<DeleteResult<T>> {
     this.assertWritable();
+    const view = options[SERVING];
     const kind = this.registry.kindOf(type);
     const ns = namespaceOf(type, options.namespace);
     const current = this.find(kind, ns, name);
@@ -255,7 +265,7 @@ export class EmbeddedStore implements ObjectClient {
     // no dependents): the caller sees `pending`, and the garbage collector finishes it.
     const terminatingNamespace =
       type.kind === 'Namespace' && type.group === '' && this.lookups.namespaceHasContent(name);
-    if (options.dryRun) return { pending: finalizers.size > 0, object: copyOut(type, current) as T };
+    if (options.dryRun) return { pending: finalizers.size > 0, object: copyOut(type, current, view) as T };
     if (finalizers.size > 0 || terminatingNamespace) {
       const next = structuredClone(current);
       const changed =
@@ -264,11 +274,11 @@ export class EmbeddedStore implements ObjectClient {
       if (changed)
         await this.put(kind, markDeleting(next, finalizers, terminatingNamespace), 'MODIFIED', current);
       this.gc.enqueue(next.metadata.uid);
-      return { pending: true, object: copyOut(type, changed ? next : current) as T };
+      return { pending: true, object: copyOut(type, changed ? next : current, view) as T };
     }
     const removed = this.remove(kind, current);
     await removed.done;
-    return { pending: false, object: copyOut(type, removed.obj) as T };
+    return { pending: false, object: copyOut(type, removed.obj, view) as T };
   }
 
   // ---- used by the garbage collector ----------------------------------------------
@@ -289,12 +299,15 @@ export class EmbeddedStore implements ObjectClient {
     type: ResourceType,
     object: KubeObject,
     status: boolean,
-    options: WriteOptions,
+    options: Write,
     expected?: StoredObj,
+    owned = false,
   ): Promise<T> {
     this.assertWritable();
     const kind = this.registry.kindOf(type);
-    const input = structuredClone(object) as StoredObj;
+    const view = options[SERVING];
+    // `owned`: the caller made `object` for this write alone (a patch's result).
+    const input = (owned || view ? object : structuredClone(object)) as StoredObj;
     checkBody(type, input);
     const meta = input.metadata ?? ({} as StoredObj['metadata']);
     const ns = namespaceOf(type, meta.namespace);
@@ -307,8 +320,8 @@ export class EmbeddedStore implements ObjectClient {
     next.apiVersion = current.apiVersion;
     next.kind = current.kind;
     next.metadata.resourceVersion = current.metadata.resourceVersion;
-    if (jsonEqual(next, current)) return copyOut(type, current) as T; // no-op writes do not bump resourceVersion
-    if (options.dryRun) return copyOut(type, next) as T;
+    if (jsonEqual(next, current)) return copyOut(type, current, view) as T; // no-op writes do not bump resourceVersion
+    if (options.dryRun) return copyOut(type, next, view) as T;
     if (
       next.metadata.deletionTimestamp &&
       !next.metadata.finalizers?.length &&
@@ -316,11 +329,11 @@ export class EmbeddedStore implements ObjectClient {
     ) {
       const removed = this.remove(kind, next, current);
       await removed.done;
-      return copyOut(type, removed.obj) as T;
+      return copyOut(type, removed.obj, view) as T;
     }
     await this.put(kind, next, 'MODIFIED', current);
     if (next.metadata.deletionTimestamp) this.gc.enqueue(next.metadata.uid);
-    return copyOut(type, next) as T;
+    return copyOut(type, next, view) as T;
   }
 
   private namespaceWaits(type: ResourceType, obj: StoredObj): boolean {

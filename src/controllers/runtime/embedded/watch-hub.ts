@@ -16,8 +16,9 @@ import type {
   WatchHandle,
   WatchOptions,
 } from '../types';
-import { copyOut } from './store-rules';
+import { copyOut, SERVING, type Served } from './store-rules';
 import type { StoredObj } from './store-types';
+import { type IndexedWatch, WatcherIndex } from './watcher-index';
 
 /** One write, as watches see it. */
 export interface HistoryEvent {
@@ -28,10 +29,12 @@ export interface HistoryEvent {
   old?: StoredObj;
 }
 
-interface Watcher {
+interface Watcher extends IndexedWatch {
   kind: string;
   type: ResourceType;
   namespace?: string;
+  /** Gets read-only views, not copies (the REST server's watches: store-rules' SERVING). */
+  view: boolean;
   matches(obj: StoredObj): boolean;
   send(ev: WatchEvent): void;
   close(err?: Error): void;
@@ -51,6 +54,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Watches of one embedded store. */
 export class WatchHub {
   private readonly watchers = new Set<Watcher>();
+  /** The same watches, by kind and selector equality, for dispatch. */
+  private readonly index = new WatcherIndex<Watcher>();
   private history: HistoryEvent[] = [];
   private dispatchQueue: HistoryEvent[] = [];
   private dispatching = false;
@@ -77,7 +82,7 @@ export class WatchHub {
   watch<T extends KubeObject>(
     type: ResourceType,
     kind: string,
-    options: WatchOptions,
+    options: WatchOptions & Served,
     onEvent: (event: WatchEvent<T>) => void,
   ): WatchHandle {
     const label = parseLabelSelector(options.labelSelector);
@@ -93,6 +98,11 @@ export class WatchHub {
       kind,
       type,
       namespace: ns,
+      view: options[SERVING] === true,
+      // A field equality (a node's pods: spec.nodeName=<node>) is the more selective where
+      // both are given (those pods' label is every launcher's).
+      field: field.equality,
+      label: field.equality ? undefined : label.equality,
       matches: (obj) =>
         (!ns || obj.metadata.namespace === ns) && label.matches(obj.metadata.labels) && field.matches(obj),
       send: (ev) => {
@@ -108,6 +118,7 @@ export class WatchHub {
         stopped = true;
         for (const t of timers) clearInterval(t);
         this.watchers.delete(watcher);
+        this.index.delete(watcher);
         resolveClosed(err);
       },
     };
@@ -117,7 +128,7 @@ export class WatchHub {
     if (rvOpt === undefined || rvOpt === '' || rvOpt === '0') {
       // No await between listing and registering: a write in between would be lost to this watch.
       const list = this.source.listNow(type, { ...options, limit: undefined, continue: undefined });
-      this.watchers.add(watcher);
+      this.register(watcher);
       for (const item of list.items) watcher.send({ type: 'ADDED', object: item });
     } else {
       const from = Number(rvOpt);
@@ -125,10 +136,10 @@ export class WatchHub {
       if (from < this.historyStart) {
         // As the API server: the watch opens, then ends with an Expired status.
         queueMicrotask(() => watcher.close(gone(`too old resource version: ${from} (${this.historyStart})`)));
-        this.watchers.add(watcher);
+        this.register(watcher);
         return handle;
       }
-      this.watchers.add(watcher);
+      this.register(watcher);
       for (const ev of this.historySince(from)) if (ev.kind === kind) this.deliver(watcher, ev);
     }
     if (options.allowWatchBookmarks) {
@@ -162,6 +173,11 @@ export class WatchHub {
     return handle;
   }
 
+  private register(w: Watcher): void {
+    this.watchers.add(w);
+    this.index.add(w);
+  }
+
   /** Records a write and delivers it to the watches of its kind. */
   record(ev: HistoryEvent): void {
     this.history.push(ev);
@@ -179,7 +195,7 @@ export class WatchHub {
       for (let i = 0; i < this.dispatchQueue.length; i++) {
         const e = this.dispatchQueue[i];
         const copies = new Map<string, KubeObject>();
-        for (const w of this.watchers) if (w.kind === e.kind) this.deliver(w, e, copies);
+        for (const w of this.index.candidates(e.kind, e.obj, e.old)) this.deliver(w, e, copies);
       }
     } finally {
       this.dispatchQueue = [];
@@ -190,7 +206,7 @@ export class WatchHub {
   /**
    * Sends one event to one watcher. Watchers of the same apiVersion share one copy of the
    * object per event (cached objects are read-only by contract; the store's own copy is
-   * never handed out).
+   * never handed out), the REST server's watches one view (which it serializes once).
    */
   private deliver(w: Watcher, ev: HistoryEvent, copies?: Map<string, KubeObject>): void {
     const now = w.matches(ev.obj);
@@ -202,10 +218,10 @@ export class WatchHub {
     else if (now) type = 'ADDED';
     else if (before) type = 'DELETED';
     if (!type) return;
-    const v = apiVersionOf(w.type);
+    const v = `${apiVersionOf(w.type)}${w.view ? ' view' : ''}`;
     let obj = copies?.get(v);
     if (!obj) {
-      obj = copyOut(w.type, ev.obj);
+      obj = copyOut(w.type, ev.obj, w.view);
       copies?.set(v, obj);
     }
     w.send({ type, object: obj });

@@ -30,7 +30,11 @@ import { type Endpoint, type HttpRequest, type HttpResponse, HttpTransport } fro
 
 /** A KubeClient's rate limit, retries and User-Agent. */
 export interface KubeClientOptions {
-  /** Sustained requests per second (default 50). */
+  /**
+   * Sustained requests per second (default 50). `Infinity` (with burst `Infinity`): no
+   * client-side limit, for a client of the embedded store, which serves one host's
+   * components, where upstream's limit would only protect a shared API server.
+   */
   qps?: number;
   /** Requests allowed in a burst above `qps` (default 100). */
   burst?: number;

@@ -2,7 +2,8 @@
  * The VM controller's live updates of a running VMI (upstream's LiveUpdate rollout
  * strategy): declarative hotplug volumes (./hotplug-volumes), CPU sockets (./cpu-hotplug),
  * node selector, affinity and tolerations (./placement-update), guest memory
- * (./memory-hotplug), and the decision that whatever else changed in the template needs a restart, with why.
+ * (./memory-hotplug), NICs on multus networks (./interface-hotplug), and the decision
+ * that whatever else changed in the template needs a restart, with why.
  */
 import { FeatureGate } from '../../../api/config/feature-gates';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../api/generated/types';
@@ -14,6 +15,7 @@ import type { JsonPatchOp } from '../../runtime/types';
 import type { VmControllerDeps } from './controller';
 import { cpuChange, withoutLiveCpu } from './cpu-hotplug';
 import { declarativeVolumePatch, withoutHotplugVolumes } from './hotplug-volumes';
+import { interfaceChange, withoutHotplugInterfaces } from './interface-hotplug';
 import { memoryChange, withoutLiveMemory } from './memory-hotplug';
 import { placementChange, withoutLivePlacement } from './placement-update';
 import { VM_GENERATION_ANNOTATION } from './vmi-template';
@@ -59,9 +61,10 @@ export class LiveUpdates {
   }
 
   /**
-   * CPU and memory hotplug under LiveUpdate (./cpu-hotplug, ./memory-hotplug): the
-   * template's new sockets, then its placement (./placement-update), then its new guest
-   * memory, onto the running VMI (one patch a sync: the patched VMI brings it back), unless the VM
+   * CPU, memory and NIC hotplug under LiveUpdate (./cpu-hotplug, ./memory-hotplug,
+   * ./interface-hotplug): the template's new sockets, then its placement
+   * (./placement-update), then its new guest memory, then its interfaces, onto the running
+   * VMI (one patch a sync: the patched VMI brings it back), unless the VM
    * needs (or already waits for) a restart. A change that must
    * wait is a sync error, retried, as upstream's.
    */
@@ -93,7 +96,14 @@ export class LiveUpdates {
         'HotPlugMemoryError',
         `error encountered while handling memory hotplug requests: ${memory.wait}`,
       );
-    if (memory.patch) await this.patch(vmi, memory.patch, 'patch');
+    if (memory.patch) return this.patch(vmi, memory.patch, 'patch');
+    const nic = interfaceChange(wanted, vmi);
+    if (nic.wait)
+      throw new LiveUpdateError(
+        'HotPlugNetworkInterfaceError',
+        `error encountered when trying to patch vmi: ${nic.wait}`,
+      );
+    if (nic.patch) await this.patch(vmi, nic.patch, 'patch');
   }
 
   /**
@@ -117,12 +127,19 @@ export class LiveUpdates {
       if (cpu.restart) return cpu.restart;
       const memory = memoryChange(wanted, vmi);
       if (memory.restart) return memory.restart;
+      const nic = interfaceChange(wanted, vmi);
+      if (nic.restart) return nic.restart;
       wanted = withoutLivePlacement(withoutLiveMemory(vm, withoutLiveCpu(vm, wanted, vmi), vmi), vmi);
     }
-    // Hotplug volumes reach the running VMI live (./hotplug-volumes): no restart for them.
+    // Hotplug volumes reach the running VMI live (./hotplug-volumes), and under LiveUpdate
+    // hotplugged NICs (./interface-hotplug): no restart for them.
+    const [a, b] =
+      this.d.config().vmRolloutStrategy === 'LiveUpdate'
+        ? withoutHotplugInterfaces(wanted.spec, vmi.spec)
+        : [wanted.spec, vmi.spec];
     const same = sameJson(
-      { ...withoutHotplugVolumes(wanted.spec), startStrategy: undefined },
-      { ...withoutHotplugVolumes(vmi.spec), startStrategy: undefined },
+      { ...withoutHotplugVolumes(a), startStrategy: undefined },
+      { ...withoutHotplugVolumes(b), startStrategy: undefined },
     );
     return same ? undefined : 'a non-live-updatable field was changed in the template spec';
   }

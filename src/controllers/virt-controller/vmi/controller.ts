@@ -66,7 +66,12 @@ function pickPod(pods: Pod[], nodeName: string | undefined): Pod | undefined {
   const live = pods.filter((p) => !p.metadata?.deletionTimestamp);
   const list = live.length ? live : pods;
   if (nodeName) {
-    const onNode = list.filter((p) => p.spec?.nodeName === nodeName).sort(byNewest)[0];
+    // A VMI migrated back to a node it left has its old, finished pod there too; creation
+    // times are to the second, so a finished pod goes last whatever its age.
+    const finished = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+    const onNode = list
+      .filter((p) => p.spec?.nodeName === nodeName)
+      .sort((a, b) => Number(finished(a)) - Number(finished(b)) || byNewest(a, b))[0];
     if (onNode) return onNode;
   }
   return list.filter((p) => !p.metadata?.labels?.['kubevirt.io/migrationJobUID']).sort(byNewest)[0];

@@ -7,8 +7,14 @@
 import { quantityValue } from '../../../api/config/quantity';
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition } from '../../../api/generated/types';
 import { Labels } from '../../../api/labels';
-import { HOT_MEMORY_CHANGE, HOT_VCPU_CHANGE } from '../../common/hotplug-migration';
+import {
+  AUTO_MIGRATION_DUE_TO_LIVE_UPDATE,
+  HOT_MEMORY_CHANGE,
+  HOT_VCPU_CHANGE,
+  MIGRATION_REQUIRED,
+} from '../../common/hotplug-migration';
 import type { Pod } from '../../common/pod';
+import { podNetworksOutdated } from './network-migration';
 import {
   imagePullError,
   podCondition,
@@ -44,6 +50,12 @@ export const isFinalPhase = (phase?: string) => phase === VmiPhase.Succeeded || 
 export const isUnprocessed = (phase?: string) => !phase || phase === VmiPhase.Pending;
 
 type Condition = VirtualMachineInstanceCondition;
+
+/** Whether the VMI is mid-migration (upstream's migrations.IsMigrating). */
+const migrating = (vmi: VirtualMachineInstance) => {
+  const ms = vmi.status?.migrationState;
+  return !!ms?.startTimestamp && !ms.endTimestamp && !ms.completed;
+};
 
 const vcpus = (t: { sockets?: number; cores?: number; threads?: number }) =>
   (t.sockets || 1) * (t.cores || 1) * (t.threads || 1);
@@ -259,6 +271,27 @@ export function nextVmiStatus(input: VmiStatusInput): VirtualMachineInstance {
     !conds.some((c) => c.type === HOT_MEMORY_CHANGE)
   )
     conds = setCondition(conds, { type: HOT_MEMORY_CHANGE, status: 'True' }, now);
+  // A pod that cannot give the VMI its secondary networks (a hotplugged NIC): the workload
+  // updater migrates it to one that can (upstream's syncMigrationRequiredCondition). A
+  // running migration's target pod is rendered from the spec, so it fits: the condition
+  // goes with the migration's start (upstream keeps it until the migration ended and its
+  // controller evaluated the new pod) and is judged again on the pod the VMI ends up in.
+  if (migrating(vmi)) conds = removeCondition(conds, MIGRATION_REQUIRED);
+  else if (status.phase === VmiPhase.Running && pod) {
+    const why = podNetworksOutdated(vmi, pod);
+    conds = why
+      ? setCondition(
+          conds,
+          {
+            type: MIGRATION_REQUIRED,
+            status: 'True',
+            reason: AUTO_MIGRATION_DUE_TO_LIVE_UPDATE,
+            message: why,
+          },
+          now,
+        )
+      : removeCondition(conds, MIGRATION_REQUIRED);
+  }
   status.conditions = conds;
 
   // activePods (pod uid -> node) is refreshed with phase changes, and when the VMI's pod is

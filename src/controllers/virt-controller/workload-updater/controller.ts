@@ -1,7 +1,8 @@
 /**
  * The workload updater's live-update part (upstream's
  * pkg/virt-controller/watch/workload-updater): a running VMI with a pending CPU hotplug
- * (HotVCPUChange) or memory hotplug (HotMemoryChange True) is moved by a
+ * (HotVCPUChange), memory hotplug (HotMemoryChange True) or a launcher pod that cannot
+ * carry its NICs (MigrationRequired True) is moved by a
  * VirtualMachineInstanceMigration `kubevirt-workload-update-*` with upstream's
  * `kubevirt.io/workloadUpdateMigration` annotation and priority user-triggered; its target
  * launcher pod is rendered from the VMI's new spec, so it is sized for the new resources.
@@ -20,7 +21,12 @@ import type {
   Lister,
   ReconcileResult,
 } from '../../common/controller-ports';
-import { HOT_MEMORY_CHANGE, HOT_VCPU_CHANGE, migratedForHotplug } from '../../common/hotplug-migration';
+import {
+  HOT_MEMORY_CHANGE,
+  HOT_VCPU_CHANGE,
+  MIGRATION_REQUIRED,
+  migratedForHotplug,
+} from '../../common/hotplug-migration';
 import { createSystemMigration } from '../migration/create-migration';
 
 /** upstream's annotation on the migrations the workload updater creates. */
@@ -46,7 +52,10 @@ const has = (vmi: VirtualMachineInstance, type: string, status?: string) =>
  */
 export const hotplugInProgress = (vmi: VirtualMachineInstance) =>
   (has(vmi, HOT_VCPU_CHANGE) && !migratedForHotplug(vmi, HOT_VCPU_CHANGE)) ||
-  (has(vmi, HOT_MEMORY_CHANGE, 'True') && !migratedForHotplug(vmi, HOT_MEMORY_CHANGE));
+  (has(vmi, HOT_MEMORY_CHANGE, 'True') && !migratedForHotplug(vmi, HOT_MEMORY_CHANGE)) ||
+  // A NIC hotplug or unplug the launcher pod cannot carry (../vmi/network-migration; the
+  // VMI controller drops the condition when a migration starts).
+  has(vmi, MIGRATION_REQUIRED, 'True');
 
 /** Whether the VMI is mid-migration (upstream's migrations.IsMigrating). */
 const migrating = (vmi: VirtualMachineInstance) => {

@@ -45,6 +45,11 @@ export const virtControllerRules: Rule[] = [
     verbs: ALL,
   },
   { apiGroups: ['cdi.kubevirt.io'], resources: ['cdiconfigs', 'datasources'], verbs: READ },
+  // CDI's config controller makes the CDIConfig `config` and sets its uploadProxyURL, from
+  // an Ingress to cdi-uploadproxy when there is one.
+  { apiGroups: ['cdi.kubevirt.io'], resources: ['cdiconfigs'], verbs: ['create'] },
+  { apiGroups: ['cdi.kubevirt.io'], resources: ['cdiconfigs/status'], verbs: ['update', 'patch'] },
+  { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: READ },
   // CDI's DataSource controller writes their Ready condition.
   { apiGroups: ['cdi.kubevirt.io'], resources: ['datasources/status'], verbs: ['update', 'patch'] },
   // The node controller marks a node whose virt-handler stopped heartbeating unschedulable.

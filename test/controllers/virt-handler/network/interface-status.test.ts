@@ -110,6 +110,21 @@ describe('interface status from the network setup', () => {
         ipAddresses: ['10.250.91.10'],
       },
     ]);
+    // NIC hotplug: with the launcher's list of the secondary NICs the domain has, one it
+    // lacks (plugged on a later pod) is not listed; an absent one it still has is.
+    const names = (v: VirtualMachineInstanceSpec, have: string[]) =>
+      interfacesOf(v, undefined, net, have).map((i) => i.name);
+    expect(names(twoNets, [])).toEqual(['default']);
+    expect(names(twoNets, ['blue'])).toEqual(['default', 'blue']);
+    const ifaces = twoNets.domain.devices.interfaces ?? [];
+    const absent = {
+      ...twoNets,
+      domain: { devices: { interfaces: [ifaces[0], { ...ifaces[1], state: 'absent' }] } },
+    } as VirtualMachineInstanceSpec;
+    expect(names(absent, ['blue'])).toEqual(['default', 'blue']);
+    expect(names(absent, [])).toEqual(['default']);
+    // Without the list (a launcher that does not say): every interface that is not absent.
+    expect(interfacesOf(absent, undefined, net).map((i) => i.name)).toEqual(['default']);
   });
 
   it('masquerade on a dual-stack pod: both pod addresses, IPv4 first', () => {
