@@ -15,6 +15,8 @@ export const Labels = {
   nodeSchedulable: 'kubevirt.io/schedulable',
   /** UID of the migration job a pod or VMI belongs to. */
   migrationJob: 'kubevirt.io/migrationJobUID',
+  /** On a VMI whose launcher pod runs another image than the installed one. */
+  outdatedLauncherImage: 'kubevirt.io/outdatedLauncherImage',
   /** Target node of an in-flight migration. */
   migrationTargetNodeName: 'kubevirt.io/migrationTargetNodeName',
   /** Selects the migrations of one VMI by its name. */

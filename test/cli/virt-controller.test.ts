@@ -1,7 +1,7 @@
 /**
  * `kubevirt-ts virt-controller` as a shipped process against a real API server: bad flags
  * exit 1 naming the flag; two replicas elect one leader on the `virt-controller` Lease
- * (only its /leader answers 200, both /healthz do); the leader creates the launcher pod
+ * (both /leader answer 200, as upstream's, only the leader's body says it leads); the leader creates the launcher pod
  * of a VMI with the --launcher-image given; when the leader is killed, the other takes
  * the Lease and reconciles.
  */
@@ -63,6 +63,14 @@ async function status(port: number, p: string): Promise<number> {
   const res = await fetch(`http://127.0.0.1:${port}${p}`);
   await res.text();
   return res.status;
+}
+
+/** `/leader`'s answer (upstream's: 200 on every replica, the body says which leads), or undefined when it gives another status. */
+async function leads(port: number): Promise<boolean | undefined> {
+  const res = await fetch(`http://127.0.0.1:${port}/leader`);
+  const body = await res.text();
+  if (res.status !== 200) return undefined;
+  return (JSON.parse(body) as { apiserver: { leader: string } }).apiserver.leader === 'true';
 }
 
 describe.runIf(run)('kubevirt-ts virt-controller', () => {
@@ -195,9 +203,9 @@ describe.runIf(run)('kubevirt-ts virt-controller', () => {
     const leader = await waitFor(
       'a leader',
       async () => {
-        const [sa, sb] = [await status(a.port, '/leader'), await status(b.port, '/leader')];
-        if (sa === 200 && sb === 503) return a;
-        if (sb === 200 && sa === 503) return b;
+        const [la, lb] = [await leads(a.port), await leads(b.port)];
+        if (la === true && lb === false) return a;
+        if (lb === true && la === false) return b;
         return undefined;
       },
       60_000,
@@ -223,11 +231,7 @@ describe.runIf(run)('kubevirt-ts virt-controller', () => {
     expect(pod.spec?.containers?.[0]?.image).toBe('localhost/kubevirt-ts/virt-launcher:test');
 
     leader.child.kill('SIGKILL');
-    await waitFor(
-      'the other replica leading',
-      async () => (await status(other.port, '/leader')) === 200,
-      30_000,
-    );
+    await waitFor('the other replica leading', async () => (await leads(other.port)) === true, 30_000);
     await client.create(VmiResource, vmi('second') as KubeObject);
     await waitFor('a launcher pod of second', async () => {
       const pods = (await client.list<Pod>(PodType, { namespace: ns })).items;

@@ -6,6 +6,7 @@
  */
 import type { ClusterConfig } from '../config/cluster-config';
 import { validateKubeVirtConfiguration } from '../config/validate-configuration';
+import { validateWorkloadUpdateStrategy } from '../config/workload-update-strategy';
 import { defaultVirtualMachineInstanceMigration } from '../defaults/migration-defaults';
 import { defaultVirtualMachine } from '../defaults/vm-defaults';
 import { DefaultingError, defaultVirtualMachineInstance } from '../defaults/vmi-defaults';
@@ -169,6 +170,7 @@ function validateDefaulted(
       return [
         ...validateObjectMeta(object.metadata),
         ...validateKubeVirtConfiguration((object as unknown as KubeVirt).spec?.configuration),
+        ...validateWorkloadUpdateStrategy((object as unknown as KubeVirt).spec?.workloadUpdateStrategy),
       ];
     default:
       return validateObjectMeta(object.metadata);

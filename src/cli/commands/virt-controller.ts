@@ -4,9 +4,10 @@
  * virt-controller binary. Several replicas run; leader election on a
  * coordination.k8s.io Lease (`virt-controller` in the KubeVirt namespace) keeps one of
  * them reconciling (on by default, as upstream). A small HTTP server on `--port` answers
- * `/healthz` (the process serves) and `/leader` (200 only on the replica holding the
- * Lease: upstream's readiness probe, so only the leader is Ready). A replica that loses
- * the Lease exits, as upstream's does, and its pod restarts as a candidate.
+ * `/healthz` (the process serves) and `/leader` (upstream's readiness probe: 200 on every
+ * replica, the body `{"apiserver":{"leader":"true"}}` only on the one holding the Lease,
+ * so a standby is Ready too and a Deployment's rolling update can replace the leader). A
+ * replica that loses the Lease exits, as upstream's does, and its pod restarts as a candidate.
  */
 
 import { createServer, type Server } from 'node:http';
@@ -99,10 +100,9 @@ function healthServer(port: number, address: string, isLeader: () => boolean): P
     if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     } else if (path === '/leader') {
-      const leader = isLeader();
-      res
-        .writeHead(leader ? 200 : 503, { 'content-type': 'text/plain' })
-        .end(leader ? 'leader\n' : 'not the leader\n');
+      // upstream's leaderProbe: 200 either way; the body says which.
+      const body = { apiserver: { leader: String(isLeader()) } };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     } else {
       res.writeHead(404).end();
     }

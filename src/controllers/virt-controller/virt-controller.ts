@@ -239,14 +239,19 @@ export class VirtController {
         onWrite: record('migration'),
       }),
     );
-    // Hotplug's migrations to launcher pods sized for the new resources (./workload-updater).
-    const { migrationInformer: mi, vmiInformer: vi, recorder: rec } = this;
+    // Hotplug's migrations to launcher pods sized for the new resources, and an upgrade's
+    // to launchers of the new image (./workload-updater).
+    const { migrationInformer: mi, vmiInformer: vi, podInformer: pi, recorder: rec } = this;
     const wu = {
       client,
       recorder: rec,
       vmiInformer: vi,
       migrationInformer: mi,
       vmiNameIndex: VMI_NAME_INDEX,
+      podInformer: pi,
+      createdByIndex: CREATED_BY_INDEX,
+      launcherImage: opts.launcher.launcherImage,
+      config,
     };
     wireWorkloadUpdater({ ...wu, register, onWrite: record('workload-updater') });
     if (opts.pools) {

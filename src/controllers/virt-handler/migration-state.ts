@@ -99,14 +99,20 @@ export function migrationDataHost(addr: string): string | undefined {
  * target (ackMigrationCompletion), `status.evacuationNodeName` is cleared: the VMI has
  * left the node it was evacuated from, and a later drain of its new node must be able to
  * mark it again (the eviction webhook answers "Evacuation in progress" while it is set).
+ * Also as upstream's ack: the launcher image record (`status.launcherContainerImageVersion`,
+ * the `kubevirt.io/outdatedLauncherImage` label) goes, so the workload updater does not see
+ * the VMI outdated again before virt-controller records the target pod's image (it made
+ * a second migration of an already moved VMI on the two-node cluster).
  */
 export function handedOver(vmi: VirtualMachineInstance, ms: VirtualMachineInstanceMigrationState) {
   const next = structuredClone(vmi);
   const target = ms.targetNode ?? '';
   const labels: Record<string, string> = { ...(next.metadata?.labels ?? {}), [Labels.nodeName]: target };
   delete labels[MigrationLabels.targetNode];
+  delete labels[Labels.outdatedLauncherImage];
   next.metadata = { ...next.metadata, labels };
   next.status = { ...next.status, nodeName: target, migrationState: { ...ms, completed: true } };
   delete next.status.evacuationNodeName;
+  delete next.status.launcherContainerImageVersion;
   return next;
 }

@@ -1,7 +1,8 @@
 /**
  * What the operator takes from a KubeVirt CR's spec, checked: `spec.configuration` by the
  * same admission function virt-api's `/kubevirt-validate` webhook runs, the image
- * settings, node placement, `uninstallStrategy`, certificate durations. Fields the
+ * settings, node placement, `uninstallStrategy`, certificate durations
+ * (`workloadUpdateStrategy` is checked there too; virt-controller's workload updater acts on it). Fields the
  * operator does not implement are refused by name instead of being ignored.
  */
 import { createClusterConfig } from '../../api/config/cluster-config';
@@ -20,7 +21,6 @@ const UNSUPPORTED: (keyof KubeVirtSpec)[] = [
   'productName',
   'productVersion',
   'synchronizationPort',
-  'workloadUpdateStrategy',
 ];
 
 export const UNINSTALL_STRATEGIES = ['', 'RemoveWorkloads', 'BlockUninstallIfWorkloadsExist'] as const;

@@ -161,4 +161,16 @@ describe('handedOver', () => {
     expect(after.status && 'evacuationNodeName' in after.status).toBe(false);
     expect(before.status.evacuationNodeName).toBe('n1');
   });
+
+  it("drops the launcher image record (upstream ackMigrationCompletion): the VMI is not outdated on the source's image", () => {
+    const before = vmi('n1', ms);
+    before.metadata = {
+      ...before.metadata,
+      labels: { ...before.metadata?.labels, 'kubevirt.io/outdatedLauncherImage': '' },
+    };
+    before.status = { ...before.status, launcherContainerImageVersion: 'reg/virt-launcher:old' };
+    const after = handedOver(before, ms);
+    expect(after.metadata?.labels).toEqual({ 'kubevirt.io/nodeName': 'n2', app: 'x' });
+    expect(after.status && 'launcherContainerImageVersion' in after.status).toBe(false);
+  });
 });

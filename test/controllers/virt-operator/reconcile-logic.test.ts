@@ -135,6 +135,26 @@ describe('KubeVirt spec checks', () => {
     ]);
   });
 
+  it('takes workloadUpdateStrategy (virt-controller acts on it); refuses unknown methods and bad batches by field', () => {
+    const ok = {
+      workloadUpdateMethods: ['LiveMigrate', 'Evict'],
+      batchEvictionSize: 3,
+      batchEvictionInterval: '90s',
+    };
+    expect(checkKubeVirt(kv({ workloadUpdateStrategy: ok }), images).errors).toEqual([]);
+    const bad = {
+      workloadUpdateMethods: ['LiveMigrate', 'Restart', 'LiveMigrate'],
+      batchEvictionSize: 0,
+      batchEvictionInterval: 'soon',
+    };
+    expect(checkKubeVirt(kv({ workloadUpdateStrategy: bad }), images).errors).toEqual([
+      'spec.workloadUpdateStrategy.workloadUpdateMethods[1]: "Restart" is not LiveMigrate or Evict',
+      'spec.workloadUpdateStrategy.workloadUpdateMethods[2]: LiveMigrate is listed twice',
+      'spec.workloadUpdateStrategy.batchEvictionSize: 0 is not a whole number >= 1',
+      'spec.workloadUpdateStrategy.batchEvictionInterval: "soon" is not a duration such as "24h" or "1h30m"',
+    ]);
+  });
+
   it('passes virtualMachineInstancesPerNode to virt-handler as --max-devices, as upstream; refuses a bad count', () => {
     const r = checkKubeVirt(kv({ configuration: { virtualMachineInstancesPerNode: 12 } }), images);
     expect(r.errors).toEqual([]);

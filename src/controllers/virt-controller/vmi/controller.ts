@@ -26,7 +26,7 @@ import { type LauncherPodOptions, PodRenderError, renderLauncherPod } from '../s
 import { blockVolumeNames, type Claim, missingClaim, nextVolumeStatus } from '../services/volumes';
 import { AttachmentPods } from './attachment-pods';
 import { podDownOrGoingDown } from './pod-state';
-import { isFinalPhase, nextVmiStatus, VmiPhase } from './status';
+import { isFinalPhase, nextVmiStatus, VmiPhase, withoutLauncherImage } from './status';
 import { unpausedConditionPatch } from './unpaused-condition';
 import { vmiPatch } from './vmi-patch';
 
@@ -129,7 +129,7 @@ export class VmiController implements KeyReconciler {
         if (!isFinalPhase(phase)) {
           next = nextVmiStatus({ vmi, now: this.now() });
         }
-        next = this.withoutFinalizer(next);
+        next = withoutLauncherImage(this.withoutFinalizer(next));
         await this.writeStatus(vmi, next);
       }
       return undefined;
@@ -160,7 +160,8 @@ export class VmiController implements KeyReconciler {
     // that the pod's conditions are the scheduler's and the kubelet's to write.
     if (pod && phase === VmiPhase.Running && !podDownOrGoingDown(pod))
       await this.syncUnpausedCondition(vmi, pod);
-    const next = nextVmiStatus({ vmi, pod, podJustCreated, syncError, now: this.now() });
+    const launcherImage = this.d.podOptions.launcherImage;
+    const next = nextVmiStatus({ vmi, pod, podJustCreated, syncError, launcherImage, now: this.now() });
     if (this.d.claims && next.status) next.status.volumeStatus = nextVolumeStatus(vmi, this.d.claims);
     if (
       this.d.attachments &&

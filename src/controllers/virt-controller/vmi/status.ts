@@ -112,7 +112,39 @@ export interface VmiStatusInput {
   podJustCreated?: Pod;
   /** Why the pod could not be created, when it could not. */
   syncError?: { reason: string; message: string };
+  /** The launcher image virt-controller installs now: a pod running another is outdated. */
+  launcherImage?: string;
   now: string;
+}
+
+/**
+ * upstream's setLauncherContainerInfo: the image of the pod's `compute` container in
+ * `status.launcherContainerImageVersion`, and the `kubevirt.io/outdatedLauncherImage`
+ * label while it is not `installed` (the workload updater moves such VMIs).
+ */
+function setLauncherImage(out: VirtualMachineInstance, pod: Pod, installed: string): void {
+  const image = pod.spec?.containers?.find((c) => c.name === 'compute')?.image ?? '';
+  const labels = { ...(out.metadata?.labels ?? {}) };
+  if (image && image !== installed) labels[Labels.outdatedLauncherImage] = '';
+  else delete labels[Labels.outdatedLauncherImage];
+  if (Object.keys(labels).length || out.metadata?.labels) out.metadata = { ...out.metadata, labels };
+  out.status = out.status ?? {};
+  if (image) out.status.launcherContainerImageVersion = image;
+  else delete out.status.launcherContainerImageVersion;
+}
+
+/** `vmi` without its launcher image record (upstream's, once a final VMI's pods are gone). */
+export function withoutLauncherImage(vmi: VirtualMachineInstance): VirtualMachineInstance {
+  const labels = vmi.metadata?.labels;
+  const hasLabel = labels !== undefined && Labels.outdatedLauncherImage in labels;
+  if (!hasLabel && vmi.status?.launcherContainerImageVersion === undefined) return vmi;
+  const out = { ...vmi, metadata: { ...vmi.metadata }, status: { ...vmi.status } };
+  if (hasLabel) {
+    const { [Labels.outdatedLauncherImage]: _gone, ...rest } = labels;
+    out.metadata.labels = rest;
+  }
+  delete out.status.launcherContainerImageVersion;
+  return out;
 }
 
 /** The new VMI (a copy) with phase, nodeName label, conditions and activePods brought up to date. */
@@ -268,6 +300,9 @@ export function nextVmiStatus(input: VmiStatusInput): VirtualMachineInstance {
   if (pod?.metadata?.uid && (status.phase !== phase || !(pod.metadata.uid in (status.activePods ?? {})))) {
     status.activePods = { [pod.metadata.uid]: pod.spec?.nodeName ?? '' };
   }
+
+  if (input.pod && input.launcherImage !== undefined && !isFinalPhase(status.phase))
+    setLauncherImage(out, input.pod, input.launcherImage);
 
   // Phase transition timestamps, once per phase.
   if (status.phase && status.phase !== phase) {

@@ -9,10 +9,9 @@
  * Only LiveMigratable VMIs with no unfinished migration are moved (the VM controller
  * keeps RestartRequired for the others).
  *
- * Deviations from upstream: reconciled per VMI (upstream's runs per KubeVirt CR and also
- * moves VMIs whose launcher image is outdated, which kubevirt-ts does not track), and not
- * gated on `workloadUpdateStrategy.workloadUpdateMethods`: hotplug is the only thing it
- * migrates for.
+ * Deviations from upstream: reconciled per VMI (upstream's one loop per KubeVirt CR also
+ * moves VMIs whose launcher image is outdated: here ./outdated.ts), and, as upstream's,
+ * not gated on `workloadUpdateStrategy.workloadUpdateMethods`.
  */
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../../api/generated/types';
 import type {

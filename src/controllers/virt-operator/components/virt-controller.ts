@@ -72,6 +72,9 @@ export const virtControllerRules: Rule[] = [
     verbs: ALL,
   },
   { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: READ },
+  // The workload updater reports outdated VMIs in the CR's status and evicts their launchers.
+  { apiGroups: ['kubevirt.io'], resources: ['kubevirts/status'], verbs: ['patch'] },
+  { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   {
     apiGroups: ['pool.kubevirt.io'],
     resources: ['virtualmachinepools', 'virtualmachinepools/status'],

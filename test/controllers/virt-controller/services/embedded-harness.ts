@@ -22,6 +22,8 @@ export interface Harness {
   writes: WriteRecord[];
   simWrites: Array<{ role: SimRole; kind: string; name: string }>;
   errors: string[];
+  /** Stops virt-controller and starts it again installing `launcherImage` (an upgrade's new one). */
+  restartController(launcherImage: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -48,28 +50,30 @@ export async function startHarness(
   const writes: WriteRecord[] = [];
   const simWrites: Harness['simWrites'] = [];
   const errors: string[] = [];
-  const ctrl = new VirtController({
-    client: store,
-    config: createClusterConfig(
-      mergeConfiguration(
-        { developerConfiguration: { useEmulation: opts.useEmulation ?? false } },
-        opts.configuration,
+  const makeCtrl = (launcherImage: string) =>
+    new VirtController({
+      client: store,
+      config: createClusterConfig(
+        mergeConfiguration(
+          { developerConfiguration: { useEmulation: opts.useEmulation ?? false } },
+          opts.configuration,
+        ),
+        { hostArchitecture: 'amd64' },
       ),
-      { hostArchitecture: 'amd64' },
-    ),
-    launcher: { launcherImage: 'kubevirt-ts/launcher:test' },
-    pools: opts.pools,
-    instancetypes: opts.instancetypes,
-    volumes: opts.volumes,
-    networkAttachments: opts.networkAttachments,
-    dataVolumeTemplates: opts.dataVolumeTemplates,
-    snapshots: opts.snapshots,
-    freezer: opts.freezer,
-    migrationPolicies: opts.migrationPolicies,
-    evacuation: opts.evacuation,
-    onWrite: (w) => writes.push(w),
-    onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
-  });
+      launcher: { launcherImage },
+      pools: opts.pools,
+      instancetypes: opts.instancetypes,
+      volumes: opts.volumes,
+      networkAttachments: opts.networkAttachments,
+      dataVolumeTemplates: opts.dataVolumeTemplates,
+      snapshots: opts.snapshots,
+      freezer: opts.freezer,
+      migrationPolicies: opts.migrationPolicies,
+      evacuation: opts.evacuation,
+      onWrite: (w) => writes.push(w),
+      onError: (c, k, e) => errors.push(`${c} ${k}: ${e.message}`),
+    });
+  let ctrl = makeCtrl('kubevirt-ts/launcher:test');
   if (opts.dataVolumes)
     registerCdiControllers({
       manager: ctrl.manager,
@@ -86,11 +90,18 @@ export async function startHarness(
   await sim.start();
   return {
     store,
-    ctrl,
+    get ctrl() {
+      return ctrl;
+    },
     sim,
     writes,
     simWrites,
     errors,
+    async restartController(launcherImage: string) {
+      await ctrl.stop();
+      ctrl = makeCtrl(launcherImage);
+      await ctrl.start();
+    },
     async stop() {
       await sim.stop();
       await ctrl.stop();

@@ -5,6 +5,7 @@ import {
   NODE_NAME_LABEL,
   nextVmiStatus,
   setCondition,
+  withoutLauncherImage,
 } from '../../../../src/controllers/virt-controller/vmi/status';
 
 const NOW = '2026-01-01T00:00:00Z';
@@ -202,5 +203,28 @@ describe('setCondition', () => {
     expect(setCondition(c1, { type: 'Ready', status: 'False', reason: 'X' }, 't2')).toBe(c1);
     const c2 = setCondition(c1, { type: 'Ready', status: 'True' }, 't3');
     expect(c2[0]).toMatchObject({ status: 'True', lastTransitionTime: 't3' });
+  });
+});
+
+describe('nextVmiStatus: the launcher image (upstream setLauncherContainerInfo)', () => {
+  const OUTDATED = 'kubevirt.io/outdatedLauncherImage';
+  it('records the compute container image; labels the VMI outdated while it is not the installed one', () => {
+    const old = nextVmiStatus({ vmi: vmi('Running'), pod: pod('running'), launcherImage: 'y', now: NOW });
+    expect(old.status?.launcherContainerImageVersion).toBe('x');
+    expect(old.metadata?.labels).toEqual({ a: 'b', [OUTDATED]: '' });
+    // After the migration to a launcher of the installed image: the label goes.
+    const moved = nextVmiStatus({ vmi: old, pod: pod('running'), launcherImage: 'x', now: NOW });
+    expect(moved.status?.launcherContainerImageVersion).toBe('x');
+    expect(moved.metadata?.labels).toEqual({ a: 'b' });
+  });
+
+  it('a final VMI whose pods are gone loses both', () => {
+    const v = vmi('Failed');
+    v.metadata!.labels = { a: 'b', [OUTDATED]: '' };
+    v.status!.launcherContainerImageVersion = 'x';
+    const out = withoutLauncherImage(v);
+    expect(out.metadata?.labels).toEqual({ a: 'b' });
+    expect(out.status).toEqual({ phase: 'Failed' });
+    expect(withoutLauncherImage(vmi('Failed'))).toEqual(vmi('Failed'));
   });
 });
