@@ -44,6 +44,13 @@ const GROUP: Record<string, keyof ControllerThreads> = {
 /** Upstream's `defaultControllerThreads`. */
 const DEFAULT_THREADS = 3;
 
+/**
+ * Loops over a single key that upstream runs with one hard-coded worker: the outdated
+ * launcher updater, upstream's workload updater proper, keyed by the KubeVirt object (a
+ * second worker could never get a key).
+ */
+const SINGLE_KEY = new Set(['workload-updater-outdated']);
+
 /** The flag that sets group `g` (upstream's spelling). */
 export const threadsFlag = (g: keyof ControllerThreads): string => `--${g}-controller-threads`;
 
@@ -61,6 +68,7 @@ export function workersFor(
   name: string,
   o: { threads?: Partial<ControllerThreads>; workers?: number } = {},
 ): number {
+  if (SINGLE_KEY.has(name)) return 1;
   const g = GROUP[name];
   return (g && o.threads?.[g]) || o.workers || (g ? CONTROLLER_THREADS[g] : DEFAULT_THREADS);
 }

@@ -43,6 +43,8 @@ describe('virt-controller worker counts', () => {
       evacuation: 3,
       // Upstream's runs 1 worker over one key (the KubeVirt object); this one keys per VMI.
       'workload-updater': 3,
+      // Upstream's workload updater proper: one worker over the KubeVirt object.
+      'workload-updater-outdated': 1,
     });
     expect(workersFor('vmsnapshot')).toBe(6);
     expect(workersFor('vmsnapshotcontent')).toBe(6);
