@@ -129,6 +129,14 @@ export async function importInterruptionCase(fx: StorageCluster): Promise<void> 
       async () => ((await progress(`/${name}.raw`)).furthest >= INTERRUPT_AT ? true : undefined),
       240_000,
     );
+  // The DataVolume's phase follows its importer pod's Running status, which can come a
+  // moment after the first bytes went out: waited for, not read once.
+  for (const name of ['dv-killed', 'dv-deleted'])
+    await wait(
+      `${name} ImportInProgress`,
+      async () => ((await readDv(name))?.status?.phase === 'ImportInProgress' ? true : undefined),
+      10_000,
+    );
   const killedBefore = await readDv('dv-killed');
   expect(killedBefore?.status?.phase).toBe('ImportInProgress');
   expect(killedBefore?.status?.restartCount ?? 0).toBe(0);
