@@ -11,7 +11,6 @@ import { validateDataVolume } from '../../api/cdi/validate-datavolume';
 import { formatFieldError } from '../../api/errors';
 import type { CDIConfig, DataVolume, StorageProfile } from '../../api/generated/cdi/types';
 import { IMPORT_COMPLETE, parseTermination } from '../common/cdi-import-termination';
-import { UPLOAD_REQUEST_ANNOTATION } from '../common/cdi-upload';
 import {
   type ControllerDeps,
   type KeyReconciler,
@@ -19,7 +18,6 @@ import {
   type ReconcileResult,
   timestamp,
 } from '../common/controller-ports';
-import { controllerRef } from '../common/owner-ref';
 import type { Pod } from '../common/pod';
 import { AlreadyExistsError, ConflictError, NotFoundError } from '../runtime/errors';
 import { DataVolumeType, PersistentVolumeClaimType, PodType } from '../runtime/resources';
@@ -29,6 +27,7 @@ import { CdiLabels } from './annotations';
 import { type ClaimSpec, claimSpecFor, filesystemOverhead, type StorageClassInfo } from './claim-spec';
 import type { DataVolumeCloner } from './clone-controller';
 import { isCloneDataVolume } from './clone-source';
+import { dataVolumeClaim } from './datavolume-claim';
 import { boundCondition, DvEvent, DvPhase, renderStatus, type WantedStatus } from './datavolume-status';
 import { uploadStatus } from './datavolume-upload';
 import { type ImporterPodOptions, importerPod, importerPodName } from './importer-pod';
@@ -149,7 +148,7 @@ export class DataVolumeController implements KeyReconciler {
       try {
         claim = (await this.d.client.create(
           PersistentVolumeClaimType,
-          this.renderClaim(dv, rendered.spec),
+          dataVolumeClaim(dv, rendered.spec),
         )) as ClaimObject;
       } catch (err) {
         if (!(err instanceof AlreadyExistsError || err instanceof ConflictError)) throw err;
@@ -362,42 +361,6 @@ export class DataVolumeController implements KeyReconciler {
       `Import into ${name} scheduled`,
     );
     return undefined;
-  }
-
-  private renderClaim(dv: DataVolume, spec: ClaimSpec): ClaimObject {
-    const src = dv.spec.source ?? {};
-    return {
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: {
-        name: dv.metadata?.name,
-        namespace: dv.metadata?.namespace,
-        labels: { [CdiLabels.app]: CdiLabels.appValue, ...(dv.metadata?.labels ?? {}) },
-        annotations: {
-          [CdiLabels.createdForDataVolume]: dv.metadata?.uid ?? '',
-          // An upload's claim asks the upload controller for its pod (CDI's annotation).
-          ...(src.upload ? { [UPLOAD_REQUEST_ANNOTATION]: '' } : {}),
-          [CdiLabels.importSource]: src.http
-            ? 'http'
-            : src.registry
-              ? 'registry'
-              : src.upload
-                ? 'upload'
-                : 'none',
-          [CdiLabels.contentType]: dv.spec.contentType || 'kubevirt',
-          ...(src.http ? { [CdiLabels.importEndpoint]: src.http.url } : {}),
-          ...(src.registry?.url
-            ? {
-                [CdiLabels.importEndpoint]: src.registry.url,
-                [CdiLabels.registryImportMethod]: src.registry.pullMethod ?? 'pod',
-              }
-            : {}),
-          [CdiLabels.importPodName]: importerPodName(dv.metadata?.name ?? ''),
-        },
-        ownerReferences: [controllerRef('cdi.kubevirt.io/v1beta1', 'DataVolume', dv)],
-      },
-      spec,
-    };
   }
 
   private async annotateClaim(claim: ClaimObject, add: Record<string, string>): Promise<void> {
