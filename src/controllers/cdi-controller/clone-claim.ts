@@ -60,10 +60,14 @@ export function cloneProblem(t: CloneTarget): CloneProblem | undefined {
   }
   const size = `${field}.resources.requests.storage`;
   const targetBytes = Number(bytesOf(spec.resources.requests.storage, size) ?? 0);
-  if (targetBytes < t.sourceBytes)
+  // CDI compares a source claim's request (ValidateRequestedCloneSize), not the capacity the
+  // driver rounded it up to (4 KiB here), which would refuse a clone of the source's own size.
+  const request = source.kind === 'pvc' ? t.sourceClaim?.spec?.resources?.requests?.storage : undefined;
+  const minBytes = request === undefined ? t.sourceBytes : Number(bytesOf(request, size) ?? 0);
+  if (targetBytes < minBytes)
     return {
       reason: 'CloneValidationFailed',
-      message: `${size}: target resources requests storage size is smaller than the source (${targetBytes} < ${t.sourceBytes} bytes)`,
+      message: `${size}: target resources requests storage size is smaller than the source (${targetBytes} < ${minBytes} bytes)`,
     };
   return undefined;
 }

@@ -138,10 +138,8 @@ export class DataVolumeCloner {
       await report(s, DvPhase.CloneScheduled, 'Warning', DvEvent.CloneSourceInUse, message);
       return { wait: { requeueAfterMs: this.d.sourcePollMs ?? 5000 } };
     }
-    // CDI compares the claims' requests (ValidateRequestedCloneSize): the capacity a driver
-    // rounded up (4 KiB here) would refuse a clone DataVolume of the source's own size.
-    const size = src.spec?.resources?.requests?.storage ?? src.status?.capacity?.storage;
-    return { bytes: Number(bytesOf(size, 'spec.resources.requests.storage') ?? 0), sourceClaim: src };
+    const size = src.status?.capacity?.storage ?? src.spec?.resources?.requests?.storage;
+    return { bytes: Number(bytesOf(size, 'status.capacity.storage') ?? 0), sourceClaim: src };
   }
 
   /** A source snapshot ready to restore. */

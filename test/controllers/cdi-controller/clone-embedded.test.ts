@@ -145,8 +145,8 @@ describe('DataVolume clone sources and DataSources (embedded store)', () => {
       accessModes: ['ReadWriteOnce'],
       volumeMode: 'Filesystem',
       storageClassName: CLASS,
-      // No size asked: the source's, with no second filesystem overhead on top.
-      resources: { requests: { storage: SOURCE_BYTES } },
+      // No size asked: the source's capacity, with no second filesystem overhead on top.
+      resources: { requests: { storage: SOURCE_CAPACITY } },
       dataSource: { kind: 'PersistentVolumeClaim', name: 'src' },
     });
     expect(c.metadata?.annotations).toMatchObject({
