@@ -301,7 +301,13 @@ export function nextVmiStatus(input: VmiStatusInput): VirtualMachineInstance {
     status.activePods = { [pod.metadata.uid]: pod.spec?.nodeName ?? '' };
   }
 
-  if (input.pod && input.launcherImage !== undefined && !isFinalPhase(status.phase))
+  // From Scheduled on, as upstream records it for a VMI on its node: the record rides on the
+  // Scheduled transition's write instead of costing one of its own while Scheduling.
+  if (
+    input.pod &&
+    input.launcherImage !== undefined &&
+    (status.phase === VmiPhase.Scheduled || status.phase === VmiPhase.Running)
+  )
     setLauncherImage(out, input.pod, input.launcherImage);
 
   // Phase transition timestamps, once per phase.
