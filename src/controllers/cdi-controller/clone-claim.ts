@@ -5,11 +5,10 @@
  * restore of it.
  */
 import type { DataVolume, StorageProfile } from '../../api/generated/cdi/types';
-import { controllerRef } from '../common/owner-ref';
 import { bytesOf } from '../common/quantity';
-import { CdiLabels } from './annotations';
 import type { ClaimSpec, StorageClassInfo } from './claim-spec';
 import { CLONE_TYPE_ANNOTATION, type CloneSource, SELECTED_NODE_ANNOTATION } from './clone-source';
+import { claimForDataVolume } from './datavolume-claim';
 import type { ClaimObject } from './datavolume-controller';
 
 /** Why a clone cannot be made: CDI's reason and a message naming the field. */
@@ -87,21 +86,9 @@ export function cloneClaim(
     t.source.kind === 'pvc'
       ? { kind: 'PersistentVolumeClaim', name: t.source.name }
       : { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: t.source.name };
-  return {
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: {
-      name: dv.metadata?.name,
-      namespace: dv.metadata?.namespace,
-      labels: { [CdiLabels.app]: CdiLabels.appValue, ...(dv.metadata?.labels ?? {}) },
-      annotations: {
-        [CdiLabels.createdForDataVolume]: dv.metadata?.uid ?? '',
-        [CdiLabels.contentType]: dv.spec.contentType || 'kubevirt',
-        [CLONE_TYPE_ANNOTATION]: t.source.kind === 'pvc' ? 'csi-clone' : 'snapshot',
-        ...selected,
-      },
-      ownerReferences: [controllerRef('cdi.kubevirt.io/v1beta1', 'DataVolume', dv)],
-    },
-    spec: { ...t.spec, dataSource },
-  };
+  return claimForDataVolume(
+    dv,
+    { ...t.spec, dataSource },
+    { [CLONE_TYPE_ANNOTATION]: t.source.kind === 'pvc' ? 'csi-clone' : 'snapshot', ...selected },
+  );
 }
