@@ -276,8 +276,15 @@ export function nextVmiStatus(input: VmiStatusInput): VirtualMachineInstance {
   // running migration's target pod is rendered from the spec, so it fits: the condition
   // goes with the migration's start (upstream keeps it until the migration ended and its
   // controller evaluated the new pod) and is judged again on the pod the VMI ends up in.
+  // A migration that succeeded hands the VMI to its target pod; until the VMI's node says
+  // so, `pod` is still the source pod, which lacks the new NIC: judging it then would ask
+  // for a second migration (seen on the two-node cluster).
+  const handingOver =
+    !!vmi.status?.migrationState?.completed &&
+    !vmi.status.migrationState.failed &&
+    pod?.metadata?.name !== vmi.status.migrationState.targetPod;
   if (migrating(vmi)) conds = removeCondition(conds, MIGRATION_REQUIRED);
-  else if (status.phase === VmiPhase.Running && pod) {
+  else if (status.phase === VmiPhase.Running && pod && !handingOver) {
     const why = podNetworksOutdated(vmi, pod);
     conds = why
       ? setCondition(

@@ -93,4 +93,20 @@ describe('podNetworksOutdated', () => {
     const after = nextVmiStatus({ vmi: marked, pod: podFor(vmi(blue)), now });
     expect(after.status?.conditions?.some((c) => c.type === 'MigrationRequired')).toBe(false);
   });
+
+  it('does not judge the source pod while a succeeded migration hands the VMI to its target pod', () => {
+    const blue = { name: 'blue', bridge: {} };
+    const now = '2026-12-05T01:00:00Z';
+    const ended = { startTimestamp: now, endTimestamp: now, completed: true, targetPod: 'virt-launcher-vm-xyz12' };
+    // The VMI's node is still the source's: the source pod (without blue) is the one picked.
+    const handing = nextVmiStatus({ vmi: vmi(blue, { migrationState: ended }), pod: podFor(vmi()), now });
+    expect(handing.status?.conditions?.some((c) => c.type === 'MigrationRequired')).toBe(false);
+    // A failed migration leaves the VMI on that pod: it is judged again.
+    const failed = nextVmiStatus({
+      vmi: vmi(blue, { migrationState: { ...ended, failed: true } }),
+      pod: podFor(vmi()),
+      now,
+    });
+    expect(failed.status?.conditions?.find((c) => c.type === 'MigrationRequired')?.status).toBe('True');
+  });
 });
