@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataVolume } from '../../src/api/generated/cdi/types';
 import { statePaths } from '../../src/cli/local/state-dir';
 import { localCsiProblem } from '../../src/controllers/composition/local-csi/local-csi';
+import { loopDevicesOf } from '../../src/controllers/csi-driver/loop-devices';
 import { mountAt } from '../../src/controllers/csi-driver/mounts';
 import {
   DataVolumeType,
@@ -69,13 +70,20 @@ describe.runIf(run)('clones in local mode (CSI pool in-process)', () => {
       await f.succeeded(`${name}-src`);
       // The importer's volume is unstaged after its pod ends: until then its ext4 image may
       // still change (the unmount's superblock write), and a copy taken before would differ
-      // from the source's final bytes without being wrong.
-      const srcPv = (await f.node.store.get<Claim>(PersistentVolumeClaimType, `${name}-src`, NS)).spec
-        ?.volumeName;
+      // from the source's final bytes without being wrong. The filesystem lives until its
+      // last mount goes (the pod's mount namespace may hold one after the staging unmount),
+      // and with it the loop device over the disk: both must be gone.
+      const srcPv = await f.node.store.get<Volume>(
+        PersistentVolumeType,
+        (await f.node.store.get<Claim>(PersistentVolumeClaimType, `${name}-src`, NS)).spec?.volumeName ?? '',
+      );
+      const srcDisk = f.volumeFile(srcPv.spec?.csi?.volumeHandle ?? '');
       await waitFor(
-        'the source volume unstaged',
+        'the source volume unstaged, no loop device over its disk',
         async () =>
-          (await mountAt(join(statePaths(f.state).csi, 'staging', srcPv ?? '', 'globalmount'))) === undefined,
+          (await mountAt(
+            join(statePaths(f.state).csi, 'staging', srcPv.metadata?.name ?? '', 'globalmount'),
+          )) === undefined && (await loopDevicesOf(srcDisk)).length === 0,
         60_000,
       );
       const started = Date.now();

@@ -97,7 +97,12 @@ describe('podNetworksOutdated', () => {
   it('does not judge the source pod while a succeeded migration hands the VMI to its target pod', () => {
     const blue = { name: 'blue', bridge: {} };
     const now = '2026-12-05T01:00:00Z';
-    const ended = { startTimestamp: now, endTimestamp: now, completed: true, targetPod: 'virt-launcher-vm-xyz12' };
+    const ended = {
+      startTimestamp: now,
+      endTimestamp: now,
+      completed: true,
+      targetPod: 'virt-launcher-vm-xyz12',
+    };
     // The VMI's node is still the source's: the source pod (without blue) is the one picked.
     const handing = nextVmiStatus({ vmi: vmi(blue, { migrationState: ended }), pod: podFor(vmi()), now });
     expect(handing.status?.conditions?.some((c) => c.type === 'MigrationRequired')).toBe(false);
