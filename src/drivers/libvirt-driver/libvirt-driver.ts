@@ -40,13 +40,7 @@ import {
   LibvirtClient,
   type DomainRef as LibvirtDomain,
   LibvirtError,
-  UndefineFlags,
   VIR_ERR_AGENT_UNRESPONSIVE,
-  VIR_ERR_ARGUMENT_UNSUPPORTED,
-  VIR_ERR_INVALID_ARG,
-  VIR_ERR_NO_DOMAIN,
-  VIR_ERR_NO_SUPPORT,
-  VIR_ERR_OPERATION_INVALID,
 } from '../libvirt';
 import { SevAttestation } from '../sev-snp/attestation';
 import { probeSevCapabilities } from '../sev-snp/capabilities';
@@ -67,7 +61,8 @@ import type { LibvirtDriverOptions } from './options';
 import { invalidVmi, renderDomain } from './render';
 import { libvirtScreenshot } from './screenshot';
 import { ensureSocketDirs } from './socket-dirs';
-import { lifecycleToEvent, stateName } from './states';
+import { lifecycleToEvent } from './states';
+import { deleteDomain, shutdownDomain } from './stop-domain';
 
 export type { DomainRenderer, LibvirtDriverOptions } from './options';
 export { ensureSocketDirs } from './socket-dirs';
@@ -255,24 +250,7 @@ export class LibvirtDriver implements HypervisorDriver {
   }
 
   async shutdown(ref: DomainRef, options: ShutdownOptions): Promise<void> {
-    const dom = await this.domains.mustLookupActive(ref, 'shut down');
-    if (options.graceSeconds > 0) {
-      await this.domains.call(dom.name, 'shutdown', () => this.client.domainShutdown(dom));
-      const deadline = Date.now() + options.graceSeconds * 1000;
-      const poll = this.options.shutdownPollMs ?? 100;
-      while (Date.now() < deadline) {
-        const st = await this.domains.call(dom.name, 'shutdown', () => this.client.domainGetState(dom));
-        if (stateName(st.state) === 'shutoff') return;
-        await new Promise((r) => setTimeout(r, poll));
-      }
-    }
-    try {
-      await this.client.domainDestroy(dom);
-    } catch (e) {
-      // It may have powered off between the last look and the destroy.
-      if (e instanceof LibvirtError && e.code === VIR_ERR_OPERATION_INVALID) return;
-      throw this.domains.mapError(e, dom.name, 'shutdown (kill after grace period)');
-    }
+    await shutdownDomain(this.client, this.domains, ref, options, this.options.shutdownPollMs ?? 100);
   }
 
   async kill(ref: DomainRef): Promise<void> {
@@ -296,27 +274,7 @@ export class LibvirtDriver implements HypervisorDriver {
   }
 
   async delete(ref: DomainRef): Promise<void> {
-    const name = domainName(ref);
-    const dom = await this.domains.lookup(name);
-    if (!dom) return;
-    try {
-      await this.client.domainDestroy(dom);
-    } catch (e) {
-      const gone =
-        e instanceof LibvirtError && (e.code === VIR_ERR_OPERATION_INVALID || e.code === VIR_ERR_NO_DOMAIN);
-      if (!gone) throw this.domains.mapError(e, name, 'delete (stop)');
-    }
-    try {
-      await this.client.domainUndefine(dom, UndefineFlags.NVRAM);
-    } catch (e) {
-      if (e instanceof LibvirtError && e.code === VIR_ERR_NO_DOMAIN) return;
-      const unsupportedFlag =
-        e instanceof LibvirtError &&
-        [VIR_ERR_INVALID_ARG, VIR_ERR_ARGUMENT_UNSUPPORTED, VIR_ERR_NO_SUPPORT].includes(e.code);
-      if (!unsupportedFlag) throw this.domains.mapError(e, name, 'delete (undefine)');
-      // Drivers without NVRAM support (libvirt's test driver) refuse the flag.
-      await this.domains.call(name, 'delete (undefine)', () => this.client.domainUndefine(dom));
-    }
+    await deleteDomain(this.client, this.domains, ref);
   }
 
   async getDomain(ref: DomainRef): Promise<DomainInfo | undefined> {
