@@ -27,6 +27,7 @@ import type {
 import { clientsetOf } from './clientset';
 import { LeanKubeConfig } from './kubeconfig';
 import { type Endpoint, type HttpRequest, type HttpResponse, HttpTransport } from './transport';
+import { followWatch } from './watch-stream';
 
 /** A KubeClient's rate limit, retries and User-Agent. */
 export interface KubeClientOptions {
@@ -211,59 +212,12 @@ export class KubeClient implements ObjectClient {
         body: Buffer.concat(chunks).toString(),
       });
     }
-    let resolveClosed!: (e: Error | undefined) => void;
-    const closed = new Promise<Error | undefined>((r) => {
-      resolveClosed = r;
+    return followWatch(res, abort, {
+      what: `watch ${type.plural}`,
+      from: this.transport.describe(),
+      timeoutSeconds: options.timeoutSeconds,
+      onEvent: (ev) => onEvent(ev as WatchEvent<T>),
     });
-    let done = false;
-    // A server ends a watch at timeoutSeconds; one that neither ends nor talks a minute
-    // later is gone without a FIN (network cut, frozen process): give up on the stream.
-    const watchdog = setTimeout(
-      () =>
-        finish(new Error(`watch ${type.plural} on ${this.transport.describe()}: stalled past its timeout`)),
-      ((options.timeoutSeconds ?? 1800) + 60) * 1000,
-    );
-    watchdog.unref();
-    const finish = (err?: Error) => {
-      if (done) return;
-      done = true;
-      clearTimeout(watchdog);
-      abort();
-      resolveClosed(err);
-    };
-    let buf = '';
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      if (done) return;
-      buf += chunk;
-      let nl = buf.indexOf('\n');
-      while (nl >= 0 && !done) {
-        const line = buf.slice(0, nl).trim();
-        buf = buf.slice(nl + 1);
-        nl = buf.indexOf('\n');
-        if (!line) continue;
-        let ev: { type: string; object: KubeObject };
-        try {
-          ev = JSON.parse(line);
-        } catch {
-          finish(new Error(`watch ${type.plural}: malformed event from ${this.transport.describe()}`));
-          return;
-        }
-        if (ev.type === 'ERROR') {
-          finish(errorFromStatus(ev.object as Status));
-          return;
-        }
-        try {
-          onEvent(ev as WatchEvent<T>);
-        } catch (err) {
-          finish(err as Error);
-        }
-      }
-    });
-    res.on('end', () => finish());
-    res.on('error', (err) => finish(err));
-    res.on('close', () => finish());
-    return { stop: () => finish(), closed };
   }
 
   async create<T extends KubeObject>(type: ResourceType, object: T, options: WriteOptions = {}): Promise<T> {
