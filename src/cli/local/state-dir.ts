@@ -34,6 +34,8 @@ export interface StatePaths {
   metricsFile: string;
   /** The CSI driver's pool (an XFS image and its mount point) and staging mounts. */
   csi: string;
+  /** Local mode's CA and the upload proxy's pairs (local-pki.ts). */
+  pki: string;
 }
 
 /** The default state directory: $KUBEVIRT_TS_STATE_DIR, /var/lib/kubevirt-ts for root, else ~/.local/state/kubevirt-ts. */
@@ -58,12 +60,13 @@ export function statePaths(root: string = defaultStateDir()): StatePaths {
     logFile: join(r, 'up.log'),
     metricsFile: join(r, 'metrics.json'),
     csi: join(r, 'csi'),
+    pki: join(r, 'pki'),
   };
 }
 
 /** Creates the directories of `paths` (idempotent). */
 export function ensureStateDirs(paths: StatePaths): void {
   mkdirSync(paths.root, { recursive: true, mode: 0o755 });
-  for (const d of [paths.store, paths.handler]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  for (const d of [paths.store, paths.handler, paths.pki]) mkdirSync(d, { recursive: true, mode: 0o700 });
   for (const d of [paths.pods, paths.images]) mkdirSync(d, { recursive: true, mode: 0o755 });
 }

@@ -28,6 +28,8 @@ export interface LeafSpec {
   commonName: string;
   /** DNS names (server certificates). */
   dnsNames?: string[];
+  /** IP addresses (a server reached by address: local mode's loopback upload proxy). */
+  ipAddresses?: string[];
   usage: 'server' | 'client' | 'both';
 }
 
@@ -95,10 +97,11 @@ export async function createLeaf(
     new x509.ExtendedKeyUsageExtension(eku, false),
     await x509.AuthorityKeyIdentifierExtension.create(caCert, false),
   ];
-  if (spec.dnsNames?.length)
-    extensions.push(
-      new x509.SubjectAlternativeNameExtension(spec.dnsNames.map((value) => ({ type: 'dns', value }))),
-    );
+  const names = [
+    ...(spec.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(spec.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value })),
+  ];
+  if (names.length) extensions.push(new x509.SubjectAlternativeNameExtension(names));
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serial(),
     subject: `CN=${spec.commonName}`,
