@@ -181,6 +181,11 @@ export async function up(manifests: string[], opts: UpOptions): Promise<void> {
     `metrics: virt-handler ${node.metricsUrls['virt-handler']}/metrics, virt-controller ${node.metricsUrls['virt-controller']}/metrics`,
   );
   progress.line(`storage: ${node.storageStatus}`);
+  progress.line(
+    node.upload
+      ? `upload: cdi-uploadproxy ${node.upload.url} (the CDIConfig's uploadProxyURL: virtctl image-upload finds it)`
+      : 'upload: none (no pod network: upload DataVolumes are refused)',
+  );
   if (opts.ui) await serveConsole(paths, opts, progress);
   await watchPhases(node.store, progress);
   // Admitted again against the store: its KubeVirt resource, instance types and preferences.

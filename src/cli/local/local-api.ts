@@ -6,6 +6,10 @@
  * with the host path of the guest's unix socket instead of upgrading to a websocket (the
  * CLI runs on the same host). Paths follow upstream:
  * `PUT /apis/subresources.kubevirt.io/v1/namespaces/{ns}/virtualmachineinstances/{name}/pause`.
+ * And `upload.cdi.kubevirt.io/v1beta1`'s UploadTokenRequests, which virt-api answers on a
+ * cluster: tokens signed with local mode's signer key (local-pki.ts), which the local
+ * upload proxy verifies. Whoever can open the socket (its owner) may upload, as they may
+ * do anything else through it.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -18,6 +22,8 @@ import { shortDir } from '../../controllers/launcher-protocol/short-dir';
 import { listenOwnerOnly } from '../../controllers/runtime/embedded/owner-socket';
 import { PodType } from '../../controllers/runtime/resources';
 import type { KubeObject } from '../../controllers/runtime/types';
+import { HttpError as ApiHttpError, RawResponse } from '../../controllers/virt-api/http-error';
+import { serveUploadApi, UPLOAD_GROUP } from '../../controllers/virt-api/upload-token-request';
 import { onGuest } from '../../controllers/virt-handler/vmi-operations';
 import type { LocalNode } from './local-node';
 import { guestAddressFor, relayIntoNetns } from './pod-port-relay';
@@ -50,9 +56,14 @@ export async function serveLocalApi(node: LocalNode, socketPath: string): Promis
   fs.rmSync(socketPath, { force: true });
   const server = http.createServer((req, res) => {
     handle(node, req)
-      .then((body) => send(res, 200, body ?? {}))
+      .then((body) => {
+        if (body instanceof RawResponse) {
+          res.writeHead(body.code, { 'content-type': body.contentType });
+          res.end(body.body);
+        } else send(res, 200, body ?? {});
+      })
       .catch((e: unknown) => {
-        const code = e instanceof HttpError ? e.code : 500;
+        const code = e instanceof HttpError || e instanceof ApiHttpError ? e.code : 500;
         send(res, code, {
           kind: 'Status',
           apiVersion: 'v1',
@@ -89,6 +100,8 @@ function send(res: http.ServerResponse, code: number, body: unknown): void {
 async function handle(node: LocalNode, req: http.IncomingMessage): Promise<unknown> {
   const url = new URL(req.url ?? '/', 'http://local');
   if (url.pathname === '/version') return { component: 'kubevirt-ts up', node: node.nodeName };
+  if (url.pathname === `/apis/${UPLOAD_GROUP}` || url.pathname.startsWith(`/apis/${UPLOAD_GROUP}/`))
+    return uploadApi(node, req, url.pathname);
   const m = ROUTE.exec(url.pathname);
   if (!m) throw new HttpError(404, `no such path ${JSON.stringify(url.pathname.slice(0, 200))}`);
   const [, ns, name, sub] = m as unknown as [string, string, string, string];
@@ -127,6 +140,40 @@ async function handle(node: LocalNode, req: http.IncomingMessage): Promise<unkno
     }
   }
   throw new HttpError(405, `${req.method} ${sub}: not supported`);
+}
+
+/** UploadTokenRequests, when local mode runs its upload proxy. */
+async function uploadApi(node: LocalNode, req: http.IncomingMessage, path: string): Promise<unknown> {
+  if (!node.upload)
+    throw new HttpError(
+      503,
+      'uploads are not served: local mode runs no upload proxy without a pod network (--no-pod-network)',
+    );
+  return serveUploadApi(
+    req.method ?? 'GET',
+    { path, segments: path.split('/').filter(Boolean) },
+    {
+      authorizeCreate: async () => undefined,
+      body: () => jsonBody(req),
+      signerKeyFile: node.pki.files.signerKey,
+    },
+  );
+}
+
+/** The request's JSON body (at most 64 KiB: a token request is small). */
+async function jsonBody(req: http.IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > 65_536) throw new HttpError(413, 'request body over 64 KiB');
+    chunks.push(c as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+  } catch {
+    throw new HttpError(400, 'the body is not JSON');
+  }
 }
 
 async function guestInfo(node: LocalNode, vmi: VirtualMachineInstance): Promise<unknown> {

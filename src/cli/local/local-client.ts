@@ -44,15 +44,42 @@ export class LocalClient {
     );
   }
 
+  /** An upload token for PVC `pvc` (an UploadTokenRequest created through the local API). */
+  async uploadToken(namespace: string, pvc: string): Promise<string> {
+    const answer = await localRequest<{ status?: { token?: string } }>(
+      this.paths.apiSocket,
+      'POST',
+      `/apis/upload.cdi.kubevirt.io/v1beta1/namespaces/${encodeURIComponent(namespace)}/uploadtokenrequests`,
+      {
+        apiVersion: 'upload.cdi.kubevirt.io/v1beta1',
+        kind: 'UploadTokenRequest',
+        metadata: { generateName: 'token-for-virtctl-', namespace },
+        spec: { pvcName: pvc },
+      },
+    );
+    if (!answer.status?.token) throw new Error('the UploadTokenRequest came back without status.token');
+    return answer.status.token;
+  }
+
   close(): void {
     this.store.close();
   }
 }
 
-/** One JSON request over a unix socket. */
-export function localRequest<T>(socketPath: string, method: string, path: string): Promise<T> {
+/** One JSON request over a unix socket (with a JSON body when `body` is given). */
+export function localRequest<T>(
+  socketPath: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const req = http.request({ socketPath, method, path, headers: { accept: 'application/json' } }, (res) => {
+    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const headers = {
+      accept: 'application/json',
+      ...(data ? { 'content-type': 'application/json', 'content-length': String(data.length) } : {}),
+    };
+    const req = http.request({ socketPath, method, path, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -69,7 +96,7 @@ export function localRequest<T>(socketPath: string, method: string, path: string
       });
     });
     req.on('error', (e) => reject(new Error(`${socketPath}: ${e.message}`)));
-    req.end();
+    req.end(data);
   });
 }
 

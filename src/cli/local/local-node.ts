@@ -31,7 +31,9 @@ import { IMAGE_ROOT_ENV } from '../../controllers/virt-launcher/image-dirs';
 import { LibvirtDriver } from '../../drivers/libvirt-driver/libvirt-driver';
 import { type LocalApiServer, serveLocalApi } from './local-api';
 import { localConfigDefaults } from './local-config';
+import { ensureLocalPki, type LocalPki } from './local-pki';
 import { type LocalStorage, localStorageTypes, startLocalStorage } from './local-storage';
+import { type LocalUpload, startLocalUpload } from './local-upload';
 import { ensureStateDirs, type StatePaths } from './state-dir';
 
 /** The CLI running now when it is a build of kubevirt-ts (launchers then match it), else the package's. */
@@ -98,6 +100,10 @@ export class LocalNode {
   storage: LocalStorage | undefined;
   /** What `up` prints about storage: the pool and class, or why there is no dynamic provisioning. */
   storageStatus = 'not started';
+  /** Local mode's CA and the upload proxy's pairs. */
+  pki!: LocalPki;
+  /** The upload proxy `virtctl image-upload` sends to; none without a pod network. */
+  upload: LocalUpload | undefined;
   private storeServer: EmbeddedServer | undefined;
   private apiServer: LocalApiServer | undefined;
   private metricsServers: MetricsServer[] = [];
@@ -138,6 +144,9 @@ export class LocalNode {
     });
     this.storage = storage.running;
     this.storageStatus = storage.status;
+    this.pki = await ensureLocalPki(paths.pki);
+    // Upload pods need a network namespace of their own (local-upload.ts says why).
+    const uploads = this.o.podNetwork !== false;
     // The KubeVirt resource configures local mode as it does a cluster (feature gates,
     // migrations, ...); only emulation follows the host and --kvm.
     this.config = new KubeVirtConfigWatcher({
@@ -190,6 +199,11 @@ export class LocalNode {
       // Clones are CSI clones (a claim's dataSource), which only local mode's provisioner on
       // the CSI pool makes; hand-made PVs bound by the static binder would come up empty.
       clones: this.storage !== undefined,
+      // The upload controller, its pods' certificates from local mode's CA.
+      uploadCerts: uploads ? this.pki.uploadCerts : undefined,
+      uploadsRefused: uploads
+        ? undefined
+        : 'upload sources need an upload pod with its own network namespace, which local mode without a pod network (--no-pod-network) does not give: use an http or registry source',
       workers: 2,
       onError: (c, key, e) => reconcileError(c, key, e),
     });
@@ -206,6 +220,7 @@ export class LocalNode {
         // The project image's entrypoint is kubevirt-ts: a container giving only args (the
         // importer pod: `args: [cdi-importer]`) runs that subcommand.
         'cdi-importer': [process.execPath, cli, 'cdi-importer'],
+        'cdi-uploadserver': [process.execPath, cli, 'cdi-uploadserver'],
       },
       csi: this.storage?.podVolumes,
       // Each launcher runs its own libvirt daemons unless a shared one was asked for.
@@ -228,6 +243,13 @@ export class LocalNode {
     await this.controller.start();
     await this.runtime.start();
     await this.handler.start();
+    if (uploads)
+      this.upload = await startLocalUpload({
+        client: this.store,
+        pki: this.pki.files,
+        networkOf: (uid) => this.runtime.networkOf(uid),
+        log: (m) => log('cdi-uploadproxy', m),
+      });
     this.apiServer = await serveLocalApi(this, paths.apiSocket);
     await this.serveMetrics();
   }
@@ -314,6 +336,7 @@ export class LocalNode {
   /** Stops the control plane; launchers and guests keep running. */
   async stop(): Promise<void> {
     await this.apiServer?.close().catch(() => undefined);
+    await this.upload?.close().catch(() => undefined);
     for (const m of this.metricsServers) await m.close().catch(() => undefined);
     await this.handler?.stop().catch(() => undefined);
     await this.runtime?.stop().catch(() => undefined);

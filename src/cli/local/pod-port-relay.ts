@@ -7,7 +7,7 @@
  * bridge (10.0.2.2), reached directly, as upstream's handler dials the guest.
  */
 import { spawn } from 'node:child_process';
-import type { Duplex } from 'node:stream';
+import { Duplex } from 'node:stream';
 import { readNetworkCache } from '../../controllers/common/network-cache';
 
 // Runs in the pod's namespace: stdin -> the guest's port -> stdout, half-closes passed on
@@ -65,4 +65,32 @@ export function relayIntoNetns(
     if (child.exitCode === null) child.stdin.end();
   });
   return done;
+}
+
+/**
+ * A connection to `host:port` made from inside the network namespace `netns` (the same
+ * relay process as above), as a Duplex the caller can run TLS over: local mode's upload
+ * proxy reaches an upload pod this way. A relay that fails (nothing listening) destroys
+ * the stream with its message; destroying the stream ends the relay.
+ */
+export function dialInNetns(netns: string, host: string, port: number): Duplex {
+  const child = spawn(
+    'nsenter',
+    [`--net=${netns}`, '--', process.execPath, '-e', RELAY, host, String(port)],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  const stream = Duplex.from({ readable: child.stdout, writable: child.stdin });
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => {
+    if (err.length < 2000) err += d.toString('utf8');
+  });
+  child.stdin.on('error', () => undefined);
+  child.on('error', (e) => stream.destroy(e));
+  child.on('close', (code) => {
+    if (code) stream.destroy(new Error(`${host}:${port} in ${netns}: ${err.trim() || `relay exit ${code}`}`));
+  });
+  stream.on('close', () => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  return stream;
 }

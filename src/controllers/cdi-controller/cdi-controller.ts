@@ -54,8 +54,10 @@ export interface CdiControllerOptions {
    * external-snapshotter's CRDs): without them `source.snapshot` DataVolumes fail, saying so.
    */
   snapshots?: boolean;
-  /** Run the upload controller, its pods' certificates from this issuer (none: uploads wait). */
+  /** Run the upload controller, its pods' certificates from this issuer (none: uploads are refused). */
   uploadCerts?: UploadCertIssuer;
+  /** Why upload DataVolumes fail without `uploadCerts` (default: no upload controller runs here). */
+  uploadsRefused?: string;
   /**
    * CDI's namespace, where an Ingress to the `cdi-uploadproxy` Service gives the CDIConfig's
    * `status.uploadProxyURL` (none: no Ingress is watched, only the override counts).
@@ -120,7 +122,8 @@ export function registerCdiControllers(o: CdiControllerOptions): void {
         retryDelayMs: o.retryDelayMs,
         uploadsRefused: o.uploadCerts
           ? undefined
-          : 'upload sources need the upload controller and cdi-uploadproxy, which do not run here (local mode): use an http or registry source',
+          : (o.uploadsRefused ??
+            'upload sources need the upload controller and cdi-uploadproxy, which do not run here: use an http or registry source'),
       }),
     ),
     onError: onError('datavolume'),

@@ -10,6 +10,8 @@
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, request, type Server } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { connect as tlsConnect } from 'node:tls';
 import {
   POD_PHASE_ANNOTATION,
   POD_READY_ANNOTATION,
@@ -28,6 +30,12 @@ export interface UploadServerAddress {
   host: string;
   port: number;
   servername: string;
+  /**
+   * A stream to the server the proxy runs its TLS over instead of dialling host:port (local
+   * mode: the host has no route to the pod network, so a relay inside the pod's network
+   * namespace carries the connection). The certificate is checked the same way.
+   */
+  connect?: () => Duplex;
 }
 
 export interface UploadProxyOptions {
@@ -56,7 +64,8 @@ export interface UploadProxy {
   close(): Promise<void>;
 }
 
-class ProxyError extends Error {
+/** A refusal answered with `code` and the message (a resolver throws one when a pod is not reachable yet). */
+export class ProxyError extends Error {
   constructor(
     readonly code: number,
     message: string,
@@ -152,19 +161,19 @@ export async function startUploadProxy(o: UploadProxyOptions): Promise<UploadPro
     delete headers.authorization;
     delete headers.host;
     log(`${req.method} ${url.pathname} for PVC ${payload.namespace}/${payload.name}`);
+    const tls = { servername: target.servername, cert, key, ca, minVersion: 'TLSv1.2' } as const;
+    const dial = target.connect;
     await new Promise<void>((done, fail) => {
       const up = request(
         {
           host: target.host,
           port: target.port,
-          servername: target.servername,
           method: req.method,
           path: url.pathname,
           headers: { ...headers, host: target.servername },
-          cert,
-          key,
-          ca,
-          minVersion: 'TLSv1.2',
+          ...tls,
+          // No agent then: each request gets its own relayed connection.
+          ...(dial ? { createConnection: () => tlsConnect({ ...tls, socket: dial() }) } : {}),
         },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);

@@ -242,32 +242,46 @@ describe('upload DataVolumes (embedded store)', () => {
     expect(await get(PodType, 'cdi-upload-plain')).toBeUndefined();
   });
 
-  it('without the upload controller (local mode) an upload DataVolume is refused, naming the field', async () => {
-    const s2 = await EmbeddedStore.open({ types: [StorageClassType] });
-    const m2 = new Manager({ client: s2 });
-    registerCdiControllers({ manager: m2, recorder: m2.eventRecorder('cdi'), importer: { image: 'i' } });
-    await m2.start();
-    try {
-      await s2.create(DataVolumeType, {
-        apiVersion: 'cdi.kubevirt.io/v1beta1',
-        kind: 'DataVolume',
-        metadata: { name: 'up', namespace: NS },
-        spec: { source: { upload: {} }, storage: { resources: { requests: { storage: '1Gi' } } } },
-      } as KubeObject);
-      const d = await waitFor('Failed', async () => {
-        const x = await s2.get<DataVolume & KubeObject>(DataVolumeType, 'up', NS);
-        return x.status?.phase === 'Failed' ? x : undefined;
+  // Without an issuer no upload controller runs; the reason is the caller's when it gives one
+  // (local mode without a pod network), else the default.
+  it.each([
+    [
+      undefined,
+      /^DataVolume\/up: spec\.source\.upload: upload sources need the upload controller and cdi-uploadproxy, which do not run here/,
+    ],
+    ['no pod network here', /^DataVolume\/up: spec\.source\.upload: no pod network here$/],
+  ])(
+    'without the upload controller an upload DataVolume is refused, naming the field (reason %s)',
+    async (reason, want) => {
+      const s2 = await EmbeddedStore.open({ types: [StorageClassType] });
+      const m2 = new Manager({ client: s2 });
+      registerCdiControllers({
+        manager: m2,
+        recorder: m2.eventRecorder('cdi'),
+        importer: { image: 'i' },
+        uploadsRefused: reason,
       });
-      expect(d.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
-        reason: 'ErrInvalidSpec',
-        message: expect.stringMatching(
-          /^DataVolume\/up: spec\.source\.upload: upload sources need the upload controller/,
-        ),
-      });
-      expect(await s2.get(PersistentVolumeClaimType, 'up', NS).catch(() => undefined)).toBeUndefined();
-    } finally {
-      await m2.stop();
-      await s2.close();
-    }
-  });
+      await m2.start();
+      try {
+        await s2.create(DataVolumeType, {
+          apiVersion: 'cdi.kubevirt.io/v1beta1',
+          kind: 'DataVolume',
+          metadata: { name: 'up', namespace: NS },
+          spec: { source: { upload: {} }, storage: { resources: { requests: { storage: '1Gi' } } } },
+        } as KubeObject);
+        const d = await waitFor('Failed', async () => {
+          const x = await s2.get<DataVolume & KubeObject>(DataVolumeType, 'up', NS);
+          return x.status?.phase === 'Failed' ? x : undefined;
+        });
+        expect(d.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+          reason: 'ErrInvalidSpec',
+          message: expect.stringMatching(want),
+        });
+        expect(await s2.get(PersistentVolumeClaimType, 'up', NS).catch(() => undefined)).toBeUndefined();
+      } finally {
+        await m2.stop();
+        await s2.close();
+      }
+    },
+  );
 });

@@ -5,12 +5,15 @@
  * `alg: none` token is refused. Through the proxy: no token 400, a wrong token 401, a
  * claim that is no upload target or whose pod is not ready 503 with CDI's words, and a
  * good token streams the image to the upload server over mutual TLS (the server accepts
- * only the proxy's client name), which writes it.
+ * only the proxy's client name), which writes it. The upload itself goes over a stream
+ * the resolver supplies (`connect`, local mode's way into a pod's network namespace)
+ * instead of the address it names, which nothing listens on.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,6 +81,8 @@ describe('cdi-uploadproxy (loopback TLS, a real upload server)', () => {
   let signerKey: string;
   let raw: Buffer;
   let qcow2: Buffer;
+  let resolved = 0;
+  let dialled = 0;
   const data = () => join(dir, 'data');
 
   beforeAll(async () => {
@@ -152,11 +157,19 @@ describe('cdi-uploadproxy (loopback TLS, a real upload server)', () => {
       port: 0,
       host: '127.0.0.1',
       readyWaitMs: 1500,
-      resolve: async (ns, name) => ({
-        host: '127.0.0.1',
-        port: server.port,
-        servername: `cdi-upload-${name}.${ns}.svc`,
-      }),
+      resolve: async (ns, name) =>
+        // The first requests by address; the upload by the stream the resolver gives.
+        ++resolved < 2
+          ? { host: '127.0.0.1', port: server.port, servername: `cdi-upload-${name}.${ns}.svc` }
+          : {
+              host: '127.0.0.1',
+              port: 1,
+              servername: `cdi-upload-${name}.${ns}.svc`,
+              connect: () => {
+                dialled++;
+                return connect(server.port, '127.0.0.1');
+              },
+            },
     });
   }, 60_000);
   afterAll(async () => {
@@ -214,8 +227,10 @@ describe('cdi-uploadproxy (loopback TLS, a real upload server)', () => {
     expect(notReady).toEqual({ status: 503, text: `the upload pod of PVC ${NS}/notready is not ready yet` });
     // The async probe reaches the server through the proxy.
     expect((await send('/v1beta1/upload-async', good)).status).toBe(200);
+    expect(dialled).toBe(0);
     const ok = await send('/v1beta1/upload', good, qcow2);
     expect(ok.status).toBe(200);
+    expect(dialled).toBe(1);
     await server.done;
     expect(sha(readFileSync(join(data(), 'disk.img')))).toBe(sha(raw));
   });

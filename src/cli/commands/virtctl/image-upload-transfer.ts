@@ -8,6 +8,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { request } from 'node:https';
+import tls from 'node:tls';
 
 /** Upstream's paths on the proxy. */
 export const UPLOAD_PROXY_URI = '/v1beta1/upload';
@@ -17,6 +18,8 @@ export interface UploadTransfer {
   /** The proxy's base URL (https://host:port[/prefix]). */
   proxyUrl: string;
   insecure: boolean;
+  /** CA certificates (PEM) trusted besides the system's: local mode's CA for its proxy. */
+  ca?: string;
   file: string;
   retries: number;
   token: () => Promise<string>;
@@ -39,7 +42,7 @@ function send(
   url: URL,
   method: 'HEAD' | 'POST',
   token: string,
-  insecure: boolean,
+  trust: { insecure: boolean; ca?: string },
   file?: { path: string; size: number },
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -47,7 +50,8 @@ function send(
       url,
       {
         method,
-        rejectUnauthorized: !insecure,
+        rejectUnauthorized: !trust.insecure,
+        ...(trust.ca ? { ca: [...tls.rootCertificates, trust.ca] } : {}),
         headers: {
           authorization: `Bearer ${token}`,
           ...(file
@@ -83,11 +87,11 @@ export async function uploadImage(t: UploadTransfer): Promise<void> {
   for (let attempt = 0; attempt < t.retries; attempt++) {
     if (attempt > 0) await new Promise((r) => setTimeout(r, attempt * Math.floor(Math.random() * 50)));
     const asyncUrl = uploadUrl(t.proxyUrl, UPLOAD_PROXY_URI_ASYNC);
-    const probe = await send(asyncUrl, 'HEAD', token, t.insecure).catch(() => undefined);
+    const probe = await send(asyncUrl, 'HEAD', token, t).catch(() => undefined);
     const url = probe?.code === 200 ? asyncUrl : uploadUrl(t.proxyUrl, UPLOAD_PROXY_URI);
     let answer: Answer;
     try {
-      answer = await send(url, 'POST', token, t.insecure, { path: t.file, size });
+      answer = await send(url, 'POST', token, t, { path: t.file, size });
     } catch (e) {
       last = e as Error;
       continue;

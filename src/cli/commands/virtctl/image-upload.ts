@@ -4,10 +4,12 @@
  * annotated for upload) unless it exists or `--no-create`, waits for its upload pod to be
  * ready, takes a token from an UploadTokenRequest, sends the image to the upload proxy
  * (`--uploadproxy-url`, else the CDIConfig's `status.uploadProxyURL`) and waits until the
- * claim says the upload Succeeded. On a cluster only: local mode runs no upload proxy.
+ * claim says the upload Succeeded. In local mode the same, against the proxy `up` serves
+ * on loopback (the CDIConfig names it): the token comes from the local API and the
+ * proxy's certificate is checked against local mode's CA (`<state>/pki/ca.crt`).
  */
 import { constants } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { quantityProblem } from '../../../api/config/quantity';
 import type { CDIConfig, DataVolume } from '../../../api/generated/cdi/types';
@@ -25,6 +27,7 @@ import {
   StorageClassType,
 } from '../../../controllers/runtime/resources';
 import type { KubeObject, ResourceType } from '../../../controllers/runtime/types';
+import { localPkiFiles } from '../../local/local-pki';
 import { uploadImage } from './image-upload-transfer';
 import { type Target, type TargetOptions, withTarget, withTargetOptions } from './target';
 
@@ -214,7 +217,6 @@ async function proxyUrlOf(t: Target, f: Flags): Promise<string> {
 }
 
 async function run(t: Target, args: string[], f: Flags): Promise<void> {
-  if (t.local) throw new Error('image-upload: local mode runs no upload proxy yet; use --kubeconfig');
   const r = parseUploadArgs(args, f);
   const waitSecs = Number(f.waitSecs);
   const retries = Number(f.retry);
@@ -269,7 +271,9 @@ async function run(t: Target, args: string[], f: Flags): Promise<void> {
     file: r.imagePath,
     retries,
     log: say,
+    ca: t.local ? await readFile(localPkiFiles(t.local.paths.pki).caCert, 'utf8') : undefined,
     token: async () => {
+      if (t.local) return t.local.uploadToken(t.namespace, r.name);
       const req = {
         apiVersion: 'upload.cdi.kubevirt.io/v1beta1',
         kind: 'UploadTokenRequest',
