@@ -13,8 +13,9 @@ import {
   IMPORTER_DATA_DIR,
   IMPORTER_SCRATCH_DIR,
 } from '../controllers/common/cdi-import-request';
-import { writeTermination } from '../controllers/common/cdi-import-termination';
+import { TERMINATION_LOG, writeTermination } from '../controllers/common/cdi-import-termination';
 import { UPLOAD_SERVER_PORT, UploadServerEnv } from '../controllers/common/cdi-upload';
+import { PathMap, pathMapFromEnv } from '../controllers/common/path-map';
 
 /** CDI's upload server's message on success. */
 export const UPLOAD_COMPLETE = 'Upload Complete';
@@ -28,7 +29,11 @@ function need(env: NodeJS.ProcessEnv, name: string): string {
 /** Runs the server from `env` until an upload is done. */
 export async function uploadServerMain(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const log = (line: string) => console.log(JSON.stringify({ component: 'cdi-uploadserver', msg: line }));
+  // In a pod: identity. Under local mode's pod runtime (no mount namespace): the pod's
+  // mounts, for the certificate files, /data, /scratch and the termination message alike.
+  let paths = new PathMap();
   try {
+    paths = pathMapFromEnv(env);
     const sizeText = env[UploadServerEnv.imageSize];
     const imageSizeBytes = sizeText ? Number(sizeText) : undefined;
     if (imageSizeBytes !== undefined && !(Number.isSafeInteger(imageSizeBytes) && imageSizeBytes > 0))
@@ -40,15 +45,15 @@ export async function uploadServerMain(env: NodeJS.ProcessEnv = process.env): Pr
     if (deadline && Number.isNaN(deadline.getTime()))
       throw new Error(`${UploadServerEnv.deadline}: ${env[UploadServerEnv.deadline]} is not a time`);
     const s = await startUploadServer({
-      certFile: need(env, UploadServerEnv.certFile),
-      keyFile: need(env, UploadServerEnv.keyFile),
-      clientCaFile: need(env, UploadServerEnv.clientCertFile),
+      certFile: paths.toHost(need(env, UploadServerEnv.certFile)),
+      keyFile: paths.toHost(need(env, UploadServerEnv.keyFile)),
+      clientCaFile: paths.toHost(need(env, UploadServerEnv.clientCertFile)),
       clientName: need(env, UploadServerEnv.clientName),
       port: UPLOAD_SERVER_PORT,
       paths: {
-        dataDir: IMPORTER_DATA_DIR,
-        blockDevice: IMPORTER_BLOCK_DEVICE,
-        scratchDir: IMPORTER_SCRATCH_DIR,
+        dataDir: paths.toHost(IMPORTER_DATA_DIR),
+        blockDevice: paths.toHost(IMPORTER_BLOCK_DEVICE),
+        scratchDir: paths.toHost(IMPORTER_SCRATCH_DIR),
       },
       volumeMode: env[UploadServerEnv.volumeMode] === 'Block' ? 'Block' : 'Filesystem',
       imageSizeBytes,
@@ -61,15 +66,16 @@ export async function uploadServerMain(env: NodeJS.ProcessEnv = process.env): Pr
       const out = await s.done;
       // Past the deadline nothing was written: exit 0 without `Upload Complete`, and the
       // controller replaces the pod (with a new certificate).
-      if (out.deadlinePassed) writeTermination({ message: 'deadline passed: no upload' });
-      else writeTermination({ message: UPLOAD_COMPLETE, diskBytes: out.diskBytes });
+      const terminationLog = paths.toHost(TERMINATION_LOG);
+      if (out.deadlinePassed) writeTermination({ message: 'deadline passed: no upload' }, terminationLog);
+      else writeTermination({ message: UPLOAD_COMPLETE, diskBytes: out.diskBytes }, terminationLog);
     } finally {
       await s.close();
     }
   } catch (e) {
     const message = (e as Error).message;
     log(message);
-    writeTermination({ message });
+    writeTermination({ message }, paths.toHost(TERMINATION_LOG));
     process.exitCode = 1;
   }
 }

@@ -5,7 +5,11 @@
  * serves the tiny guest's bootable qcow2, and the steps those files share: a VM whose
  * dataVolumeTemplate imports it, waiting for a DataVolume, the guest's console, start and
  * stop. `stop()` checks that the pool was unmounted before it removes the state.
+ * Pods share the host's network unless a pod network is asked for (uploads need one: its
+ * bridge is deleted at `stop()`).
  */
+
+import { execFileSync } from 'node:child_process';
 import { chmodSync, createReadStream, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { DataVolume } from '../../src/api/generated/cdi/types';
-import { LocalNode } from '../../src/cli/local/local-node';
+import { LocalNode, type LocalNodeOptions } from '../../src/cli/local/local-node';
 import { statePaths } from '../../src/cli/local/state-dir';
 import type { Pod } from '../../src/controllers/common/pod';
 import { mountAt } from '../../src/controllers/csi-driver/mounts';
@@ -66,7 +70,10 @@ export interface LocalStorageFixture {
 }
 
 /** Starts local mode on a new state directory and the image server. */
-export async function startLocalStorage(prefix: string): Promise<LocalStorageFixture> {
+export async function startLocalStorage(
+  prefix: string,
+  o: { podNetwork?: LocalNodeOptions['podNetwork'] } = {},
+): Promise<LocalStorageFixture> {
   const state = mkdtempSync(join(tmpdir(), prefix));
   chmodSync(state, 0o755);
   const served: string[] = [];
@@ -83,7 +90,7 @@ export async function startLocalStorage(prefix: string): Promise<LocalStorageFix
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const node = new LocalNode({
     paths: statePaths(state),
-    podNetwork: false,
+    podNetwork: o.podNetwork ?? false,
     log: process.env.KUBEVIRT_TS_NODE_LOG ? (c, m) => console.log(`${c}: ${m}`) : undefined,
   });
   await node.start();
@@ -219,6 +226,12 @@ export async function startLocalStorage(prefix: string): Promise<LocalStorageFix
     if (!gone) node.runtime.killAll();
     await node.stop();
     server.close();
+    const bridge = o.podNetwork ? o.podNetwork.bridge : undefined;
+    if (bridge) {
+      try {
+        execFileSync('ip', ['link', 'del', bridge], { stdio: 'ignore' });
+      } catch {}
+    }
     // Stopped with no volume left: the pool is unmounted, so removing the state is safe.
     expect(await mountAt(pool)).toBeUndefined();
     if (!(await mountAt(pool))) rmSync(state, { recursive: true, force: true });
