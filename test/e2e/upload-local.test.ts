@@ -9,7 +9,8 @@
  * sends the tiny guest's qcow2 through the proxy, which relays into the pod's namespace.
  * The DataVolume Succeeds, the upload pod, Service and Secret go, and the pool volume's
  * disk.img (read out of its ext4 with debugfs) is `qemu-img convert -O raw` of the image,
- * zero-padded to the size the upload server gave it. Then a VM boots from it.
+ * zero-padded to the size the upload server gave it. Then a VM boots from it. And a
+ * Block-mode upload: the pool file (the device) starts with the raw image, zeros after.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -56,6 +57,27 @@ function virtctl(args: string[]): Promise<{ code: number; out: string }> {
   });
 }
 
+/** `qemu-img convert -O raw` of the tiny guest's image, into `dir`. */
+function rawOf(dir: string): Buffer {
+  const rawFile = join(dir, 'boot.raw');
+  execFileSync('qemu-img', ['convert', '-f', 'qcow2', '-O', 'raw', bootDiskPath, rawFile]);
+  return readFileSync(rawFile);
+}
+
+/** The pool volume behind claim `claimName`. */
+async function volumeOf(f: LocalStorageFixture, claimName: string): Promise<string> {
+  const claim = await f.node.store.get<KubeObject & { spec?: { volumeName?: string } }>(
+    PersistentVolumeClaimType,
+    claimName,
+    NS,
+  );
+  const pv = await f.node.store.get<KubeObject & { spec?: { csi?: { volumeHandle?: string } } }>(
+    PersistentVolumeType,
+    claim.spec?.volumeName ?? '',
+  );
+  return f.volumeFile(pv.spec?.csi?.volumeHandle ?? '');
+}
+
 describe.runIf(run)('virtctl image-upload in local mode (CSI pool, pod network)', () => {
   let f: LocalStorageFixture;
   let node: LocalNode;
@@ -69,7 +91,8 @@ describe.runIf(run)('virtctl image-upload in local mode (CSI pool, pod network)'
 
   afterAll(async () => {
     // A failed run's DataVolume goes too, so its upload pod and volume do before the stop.
-    await f?.node.store.delete(DataVolumeType, name, { namespace: NS }).catch(() => undefined);
+    for (const dv of [name, `${name}-b`])
+      await f?.node.store.delete(DataVolumeType, dv, { namespace: NS }).catch(() => undefined);
     await f?.stop([vmName]);
     rmSync(work, { recursive: true, force: true });
   }, 180_000);
@@ -122,24 +145,9 @@ describe.runIf(run)('virtctl image-upload in local mode (CSI pool, pod network)'
     );
 
     // The pool volume's disk.img is the image converted to raw (zero-padded to its size).
-    const claim = await node.store.get<KubeObject & { spec?: { volumeName?: string } }>(
-      PersistentVolumeClaimType,
-      name,
-      NS,
-    );
-    const pv = await node.store.get<KubeObject & { spec?: { csi?: { volumeHandle?: string } } }>(
-      PersistentVolumeType,
-      claim.spec?.volumeName ?? '',
-    );
     const dumped = join(work, 'disk.img');
-    execFileSync('debugfs', [
-      '-R',
-      `dump /disk.img ${dumped}`,
-      f.volumeFile(pv.spec?.csi?.volumeHandle ?? ''),
-    ]);
-    const rawFile = join(work, 'boot.raw');
-    execFileSync('qemu-img', ['convert', '-f', 'qcow2', '-O', 'raw', bootDiskPath, rawFile]);
-    const raw = readFileSync(rawFile);
+    execFileSync('debugfs', ['-R', `dump /disk.img ${dumped}`, await volumeOf(f, name)]);
+    const raw = rawOf(work);
     const disk = readFileSync(dumped);
     expect(raw.length).toBe(32 << 20);
     expect(disk.length).toBeGreaterThanOrEqual(raw.length);
@@ -181,5 +189,44 @@ describe.runIf(run)('virtctl image-upload in local mode (CSI pool, pod network)'
     expect((await node.store.list<DataVolume & KubeObject>(DataVolumeType, { namespace: NS })).items).toEqual(
       [],
     );
+  });
+
+  it('a Block-mode upload (--volume-mode block) writes the image onto the device', {
+    timeout: 600_000,
+  }, async () => {
+    const blockName = `${name}-b`;
+    const res = await virtctl([
+      'image-upload',
+      'dv',
+      blockName,
+      '--size',
+      '64Mi',
+      '--volume-mode',
+      'block',
+      '--image-path',
+      bootDiskPath,
+      '--state-dir',
+      f.state,
+      '-n',
+      NS,
+    ]);
+    process.stdout.write(res.out);
+    expect(res.code).toBe(0);
+    expect(res.out.split('\n')).toContain('Processing completed successfully');
+    await f.succeeded(blockName);
+    const claim = await node.store.get<KubeObject & { spec?: { volumeMode?: string } }>(
+      PersistentVolumeClaimType,
+      blockName,
+      NS,
+    );
+    expect(claim.spec?.volumeMode).toBe('Block');
+    // The pool file is the device: the raw image at its start, zeros after.
+    const raw = rawOf(work);
+    const device = readFileSync(await volumeOf(f, blockName));
+    expect(device.length).toBe(64 << 20);
+    expect(sha(device.subarray(0, raw.length))).toBe(sha(raw));
+    expect(device.subarray(raw.length).every((b) => b === 0)).toBe(true);
+    await node.store.delete(DataVolumeType, blockName, { namespace: NS });
+    await f.nothingLeft();
   });
 });
