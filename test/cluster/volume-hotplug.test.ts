@@ -11,7 +11,8 @@
  * the guest, and the attachment pod goes (before that, its eviction is refused: virt-api's
  * webhook through the kube-apiserver); an edit of the VM's spec adds it again (another
  * serial; the guest reads back what it wrote) and takes it away; the data is in the
- * volume's disk.img in the pool. The guest boots once. Prints `BENCH hotplug volume_attach_ms= volume_detach_ms=`
+ * volume's disk.img in the pool; the same claim is then inserted into the VM's empty
+ * CD-ROM drive and ejected (cdrom-media-case.ts). The guest boots once. Prints `BENCH hotplug volume_attach_ms= volume_detach_ms=`
  * beside the launcher's own libvirt attach/detach time of the same operations.
  *
  * The driver's one name registers once with a kubelet: like the other CSI cluster test
@@ -29,6 +30,7 @@ import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
 import { kubectlBin, kubectlExecAsync } from '../support/cluster-pods';
 import { BOOT_MARKER } from '../support/guest';
+import { CDROM_DRIVE, cdromMediaCase } from './cdrom-media-case';
 import { csiClusterTestsEnabled } from './csi-stack';
 import { oneDiskVm, storageClusterFixture } from './storage-cluster';
 
@@ -102,19 +104,19 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
         resources: { requests: { storage: '32Mi' } },
       },
     });
-    await apply(
-      'vm.yaml',
-      oneDiskVm({
-        name: VM,
-        namespace: NS,
-        volume: {
-          containerDisk: {
-            image: 'localhost/kubevirt-ts/tiny-guest-containerdisk:latest',
-            imagePullPolicy: 'Never',
-          },
+    const vmObject = oneDiskVm({
+      name: VM,
+      namespace: NS,
+      volume: {
+        containerDisk: {
+          image: 'localhost/kubevirt-ts/tiny-guest-containerdisk:latest',
+          imagePullPolicy: 'Never',
         },
-      }),
-    );
+      },
+    }) as { spec: { template: { spec: { domain: { devices: { disks: object[] } } } } } };
+    // An empty CD-ROM drive for the media case (cdrom-media-case.ts).
+    vmObject.spec.template.spec.domain.devices.disks.push(CDROM_DRIVE);
+    await apply('vm.yaml', vmObject);
     const launcher = await waitOrDiagnose(
       'launcher pod Running',
       async () => (await pods('kubevirt.io=virt-launcher')).find((p) => p.status?.phase === 'Running'),
@@ -125,6 +127,7 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
     let attachMs = 0;
     let detachMs = 0;
     let marker = '';
+    let cdrom = { insertMs: 0, ejectMs: 0 };
     try {
       await con.waitFor(BOOT_MARKER, 180_000);
       await waitOrDiagnose(
@@ -270,7 +273,8 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
       await patchVm([
         { op: 'test', path: '/spec/template/spec/volumes/1', value: volume },
         { op: 'remove', path: '/spec/template/spec/volumes/1' },
-        { op: 'remove', path: '/spec/template/spec/domain/devices/disks/1' },
+        // disks: root, the CD-ROM drive, this one.
+        { op: 'remove', path: '/spec/template/spec/domain/devices/disks/2' },
       ]);
       await waitOrDiagnose(
         'the disk gone again',
@@ -283,6 +287,19 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
         120_000,
         500,
       );
+
+      // CD-ROM media: the claim inserted into the empty drive, then ejected.
+      cdrom = await cdromMediaCase({
+        con,
+        patchVm,
+        volumeStatus,
+        pods,
+        waitOrDiagnose,
+        claim: CLAIM,
+        size: SIZE,
+        marker,
+        sector: SECTOR,
+      });
     } finally {
       con.close();
     }
@@ -296,7 +313,16 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
       async () => ((await run('losetup', ['-j', volume])).stdout.trim() === '' ? true : undefined),
       60_000,
       500,
-    );
+    ).catch(async (e) => {
+      // Who still holds the volume's loop device: every mount namespace with a mount of it.
+      const loops = (await run('losetup', ['-j', volume])).stdout;
+      const dev = /^(\/dev\/loop\d+)/.exec(loops)?.[1] ?? 'none';
+      const held = await run('sh', [
+        '-c',
+        `for f in /proc/[0-9]*/mountinfo; do p=\${f%/mountinfo}; if grep -q ' ${dev} ' $f 2>/dev/null; then echo "== $p $(readlink $p/ns/mnt) $(tr '\\0' ' ' < $p/cmdline | head -c 200)"; grep ' ${dev} ' $f; fi; done | head -80`,
+      ]);
+      throw new Error(`${e}\nloop: ${loops}\nholders:\n${held.stdout}`);
+    });
     const mnt = mkdtempSync(join(tmpdir(), 'kvts-hotplug-vol-'));
     await run('mount', ['-o', 'loop,ro', volume, mnt]);
     const buf = Buffer.alloc(64);
@@ -339,7 +365,7 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
         .map((l) => /hotplug: attached \[(.*?)\] detached \[(.*?)\] in (\d+) ms/.exec(l))
         .find((m) => m && (what === 'attached' ? m[1] : m[2]) === CLAIM)?.[3];
     process.stdout.write(
-      `BENCH hotplug volume_attach_ms=${attachMs.toFixed(0)} volume_detach_ms=${detachMs.toFixed(0)} libvirt_attach_ms=${libvirtMs('attached') ?? 'n/a'} libvirt_detach_ms=${libvirtMs('detached') ?? 'n/a'}\n`,
+      `BENCH hotplug volume_attach_ms=${attachMs.toFixed(0)} volume_detach_ms=${detachMs.toFixed(0)} libvirt_attach_ms=${libvirtMs('attached') ?? 'n/a'} libvirt_detach_ms=${libvirtMs('detached') ?? 'n/a'} cdrom_insert_ms=${cdrom.insertMs.toFixed(0)} cdrom_eject_ms=${cdrom.ejectMs.toFixed(0)}\n`,
     );
   });
 });

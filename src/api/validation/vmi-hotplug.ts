@@ -2,8 +2,8 @@
  * Hotplug volume rules (upstream's storage hotplug admitter, ValidateHotplugDiskConfiguration),
  * narrowed to what kubevirt-ts attaches live: a hotpluggable PVC or DataVolume volume shown
  * as a `disk` on the virtio or scsi bus (or a scsi `lun`), without a boot order, on a VMI
- * whose hotplug is not disabled, with a hotplug feature gate on. Hotplugged media of a
- * `cdrom` drive is refused for now (see below); an empty drive is allowed.
+ * whose hotplug is not disabled, with a hotplug feature gate on; or the media of a `cdrom`
+ * drive (inserted and ejected live).
  */
 import type { ClusterConfig } from '../config/cluster-config';
 import { FeatureGate } from '../config/feature-gates';
@@ -41,18 +41,9 @@ export function validateHotplugVolumes(
     if (di < 0) return;
     const d = disks[di]!;
     const p = disksPath.index(di);
-    // A CD-ROM's media (upstream's DeclarativeHotplugVolumes) is built through the driver
-    // (docs/hotplug.md), but on the cluster the claim was not released from the node after
-    // an eject: refused until that is found, rather than leaking the claim.
-    if (d.cdrom) {
-      errs.push(
-        fieldError(
-          p.child('cdrom'),
-          `${p.child('cdrom')}: hotplugged CD-ROM media is not supported yet (after an eject the claim stays in use on the node); use an empty CD-ROM or a disk`,
-        ),
-      );
-      return;
-    }
+    // A CD-ROM's media (upstream's DeclarativeHotplugVolumes): the drive's bus rules are the
+    // CD-ROM's own (vmi-disks.ts), and the drive stays when the media goes.
+    if (d.cdrom) return;
     const bus = (d.lun ?? d.disk)?.bus;
     const busPath = p.child(d.lun ? 'lun' : 'disk', 'bus');
     if (bus && !HOTPLUG_BUSES.includes(bus))

@@ -340,14 +340,6 @@ const cases: VmiRuleCase[] = [
     message: "Hotplugged disk hp can't define a boot order",
   },
   {
-    name: 'hotplugged CD-ROM media (the claim is not released after an eject yet)',
-    file: 'vmi-containerdisk.yaml',
-    mutate: (v) => hotplug(v, { cdrom: { bus: 'sata' } }),
-    path: 'spec.domain.devices.disks[1].cdrom',
-    message:
-      'spec.domain.devices.disks[1].cdrom: hotplugged CD-ROM media is not supported yet (after an eject the claim stays in use on the node); use an empty CD-ROM or a disk',
-  },
-  {
     name: 'CD-ROM media on the virtio bus',
     file: 'vmi-containerdisk.yaml',
     mutate: (v) => hotplug(v, { cdrom: { bus: 'virtio' } }),
@@ -388,8 +380,9 @@ const cases: VmiRuleCase[] = [
 describe('VMI validation rules on mutated fixture manifests: disks and volumes', () => {
   it.each(cases)('$name ($file)', expectVmiRuleError);
 
-  it('admits an empty CD-ROM drive (upstream DeclarativeHotplugVolumes)', () => {
+  it('admits a CD-ROM with hotplugged media, and an empty one (upstream DeclarativeHotplugVolumes)', () => {
     const vmi = fixture<VirtualMachineInstance>('vmi-containerdisk.yaml');
+    hotplug(vmi, { cdrom: { bus: 'sata' } });
     vmi.spec.domain.devices.disks?.push({ name: 'empty', cdrom: { bus: 'scsi' } });
     const { errors } = admit(vmi as never, createClusterConfig({}, { hostArchitecture: 'amd64' }));
     expect(errors).toEqual([]);
