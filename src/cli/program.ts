@@ -13,6 +13,7 @@ import { registerValidateCommand } from './commands/validate';
 import { registerVirtApiCommand } from './commands/virt-api';
 import { registerVirtCertsCommand } from './commands/virt-certs';
 import { registerVirtControllerCommand } from './commands/virt-controller';
+import { registerVirtExportProxyCommand } from './commands/virt-exportproxy';
 import { registerVirtExportServerCommand } from './commands/virt-exportserver';
 import { registerVirtHandlerCommand } from './commands/virt-handler';
 import { registerVirtLauncherCommand } from './commands/virt-launcher';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerCdiUploadServerCommand(program);
   registerCdiUploadProxyCommand(program);
   registerVirtExportServerCommand(program);
+  registerVirtExportProxyCommand(program);
   registerUpCommand(program);
   registerUiCommand(program);
   registerImageCommand(program);

@@ -89,6 +89,7 @@ describe.runIf(run)("the plain manifests' virt-certs on a real API server", () =
       'cdi-uploadserver-client-cert',
       'kubevirt-ca',
       'kubevirt-controller-certs',
+      'kubevirt-exportproxy-certs',
       'kubevirt-ts-upload-token-signer',
       'kubevirt-virt-api-certs',
       'kubevirt-virt-handler-certs',

@@ -270,6 +270,8 @@ export function registerVirtControllerCommand(program: Command): void {
         certs: installCerts,
         image: f.launcherImage,
         snapshots: snapshotsOff === undefined,
+        // Its Ingresses to virt-exportproxy give the external links.
+        installNamespace: f.kubevirtNamespace,
         workers: controller.workersFor('vmexport'),
         onError: (c, key, e) => reconcileError(c, key, e),
       });

@@ -8,6 +8,7 @@
  */
 import type { CDIConfig } from '../../api/generated/cdi/types';
 import type { ControllerDeps, KeyReconciler, ReconcileResult } from '../common/controller-ports';
+import { type IngressObject, ingressHostFor } from '../common/ingress';
 import { AlreadyExistsError, ConflictError } from '../runtime/errors';
 import { CDIConfigType } from '../runtime/resources';
 import type { KubeObject } from '../runtime/types';
@@ -17,28 +18,11 @@ export const CDI_CONFIG_NAME = 'config';
 /** The upload proxy's Service, which an Ingress must route to. */
 export const UPLOAD_PROXY_SERVICE = 'cdi-uploadproxy';
 
-/** The fields of an Ingress (networking.k8s.io/v1) CDI looks at. */
-export interface IngressObject extends KubeObject {
-  spec?: {
-    defaultBackend?: { service?: { name?: string } };
-    rules?: Array<{
-      host?: string;
-      http?: { paths?: Array<{ backend?: { service?: { name?: string } } }> };
-    }>;
-  };
-}
+export type { IngressObject } from '../common/ingress';
 
-/**
- * The upload proxy's host an Ingress gives (CDI's getURLFromIngress): with a default
- * backend, its first rule's host when that backend is the proxy's Service; else the host of
- * the first rule with a path to it. Empty when the Ingress does not lead there.
- */
+/** The upload proxy's host an Ingress gives (CDI's getURLFromIngress, common/ingress.ts). */
 export function uploadProxyHostOf(ing: IngressObject, service = UPLOAD_PROXY_SERVICE): string {
-  const def = ing.spec?.defaultBackend?.service;
-  if (def) return def.name === service ? (ing.spec?.rules?.[0]?.host ?? '') : '';
-  for (const rule of ing.spec?.rules ?? [])
-    if (rule.host && rule.http?.paths?.some((p) => p.backend?.service?.name === service)) return rule.host;
-  return '';
+  return ingressHostFor(ing, service);
 }
 
 /** `status.uploadProxyURL` as CDI sets it: the override, else the first Ingress's host. */

@@ -23,8 +23,11 @@ export const ManifestKeys = {
   exportName: 'export-name',
   internalHost: 'internal_host',
   internalCa: 'internal_ca_cm',
+  /** Present when an Ingress led to the export proxy as the pod was made. */
+  externalHost: 'external_host',
+  externalCa: 'external_ca_cm',
 } as const;
-/** The manifest URIs, served under `/internal` (and `/external`, which has no host here). */
+/** The manifest URIs, served under `/internal` and, when the ConfigMap has an external host, `/external`. */
 export const MANIFESTS_ALL_URI = '/manifests/all';
 export const MANIFESTS_SECRET_URI = '/manifests/secret';
 /** Mount points of the claims in the server pod. */

@@ -5,7 +5,8 @@
  * header Secret) and a DataVolume for each other claim of the VM; `manifests/secret` is
  * the Secret holding the token as the header CDI sends (`x-kubevirt-export-token:<token>`).
  * JSON, or YAML when the request accepts `application/yaml`. Read from the ConfigMap the
- * controller mounts at /manifest_data.
+ * controller mounts at /manifest_data: under `/internal` with the Service's host, under
+ * `/external` with the export proxy's external base when the ConfigMap has one.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -44,11 +45,29 @@ function gzUrl(
   return v?.rawGzUri ? `https://${host}${v.rawGzUri}` : undefined;
 }
 
-/** The objects of `manifests/all`. */
-export async function allManifests(dir: string, volumes: ExportVolumePaths[]): Promise<Obj[]> {
+/** The ConfigMap keys of each kind of link: the host (and base path) and the CA ConfigMap. */
+const LINK_KEYS = {
+  internal: { host: ManifestKeys.internalHost, ca: ManifestKeys.internalCa },
+  external: { host: ManifestKeys.externalHost, ca: ManifestKeys.externalCa },
+} as const;
+
+/** Whether the ConfigMap has an external host (an Ingress led to the export proxy). */
+export async function hasExternalHost(dir: string): Promise<boolean> {
+  return (await readOptional(dir, ManifestKeys.externalHost)) !== undefined;
+}
+
+/**
+ * The objects of `manifests/all`, their URLs on the internal host or (`external`) the
+ * export proxy's external base (upstream's getInternalBasePath / getExternalBasePath).
+ */
+export async function allManifests(
+  dir: string,
+  volumes: ExportVolumePaths[],
+  kind: 'internal' | 'external' = 'internal',
+): Promise<Obj[]> {
   const exportName = await readData(dir, ManifestKeys.exportName);
-  const host = await readData(dir, ManifestKeys.internalHost);
-  const ca = JSON.parse(await readData(dir, ManifestKeys.internalCa)) as Obj;
+  const host = await readData(dir, LINK_KEYS[kind].host);
+  const ca = JSON.parse(await readData(dir, LINK_KEYS[kind].ca)) as Obj;
   const vm = JSON.parse(await readData(dir, ManifestKeys.vm)) as Obj & {
     spec?: { dataVolumeTemplates?: Array<{ metadata?: { name?: string }; spec?: { source?: unknown } }> };
   };

@@ -18,7 +18,7 @@ import {
   type ExportServerPaths,
   MANIFEST_DATA_DIR,
 } from '../common/export-paths';
-import { allManifests, renderList, secretManifests } from './manifests';
+import { allManifests, hasExternalHost, renderList, secretManifests } from './manifests';
 import { archiveHandler, dirHandler, gzipHandler, rawHandler, type VolumeHandler } from './volume-handlers';
 
 /** What the server is started with. */
@@ -78,16 +78,20 @@ async function routes(o: ExportServerOptions): Promise<Map<string, Route>> {
       res.writeHead(200, { 'content-type': contentType }).end(body);
     };
   };
-  if (o.paths.vmUri)
-    r.set(`/internal${o.paths.vmUri}`, {
-      prefix: false,
-      handler: manifests(() => allManifests(dir, o.paths.volumes)),
-    });
-  if (o.paths.secretUri)
-    r.set(`/internal${o.paths.secretUri}`, {
-      prefix: false,
-      handler: manifests(async () => secretManifests(dir, await readToken(o.tokenFile))),
-    });
+  // `/external` only when the controller knew an external host (else 404, as a path not served).
+  const external = o.paths.vmUri ? await hasExternalHost(dir) : false;
+  for (const kind of external ? (['internal', 'external'] as const) : (['internal'] as const)) {
+    if (o.paths.vmUri)
+      r.set(`/${kind}${o.paths.vmUri}`, {
+        prefix: false,
+        handler: manifests(() => allManifests(dir, o.paths.volumes, kind)),
+      });
+    if (o.paths.secretUri)
+      r.set(`/${kind}${o.paths.secretUri}`, {
+        prefix: false,
+        handler: manifests(async () => secretManifests(dir, await readToken(o.tokenFile))),
+      });
+  }
   return r;
 }
 

@@ -19,6 +19,7 @@ import {
 } from './certificates';
 import {
   CONTROLLER_CERTS,
+  EXPORTPROXY_CERTS,
   HANDLER_SERVER_CERTS,
   UPLOAD_TOKEN_SIGNER,
   UPLOADPROXY_SERVER_CERTS,
@@ -67,6 +68,12 @@ export function leafSpecs(namespace: string): Record<string, LeafSpec> {
     },
     [UPLOADSERVER_CLIENT_CERTS]: { commonName: 'client.upload-server.cdi.kubevirt.io', usage: 'client' },
     [UPLOAD_TOKEN_SIGNER]: { commonName: 'kubevirt-ts:upload-token-signer', usage: 'client' },
+    // The export proxy's serving pair (its Service's names, upstream's).
+    [EXPORTPROXY_CERTS]: {
+      commonName: `virt-exportproxy.${namespace}.svc`,
+      dnsNames: svc('virt-exportproxy'),
+      usage: 'server',
+    },
   };
 }
 

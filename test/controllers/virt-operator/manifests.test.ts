@@ -131,6 +131,8 @@ describe('install manifests', () => {
         resourceNames: ['kubevirt-ca'],
         verbs: ['get'],
       },
+      // An export Ingress's TLS Secret (links.external.cert).
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
     ]);
     const binding = byKind(all, 'ClusterRoleBinding', 'kubevirt-ts-virt-controller')[0];
     expect(binding.subjects).toEqual([

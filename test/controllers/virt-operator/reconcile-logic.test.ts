@@ -63,6 +63,7 @@ describe('certificate planning', () => {
       'cdi-uploadproxy-server-cert',
       'cdi-uploadserver-client-cert',
       'kubevirt-ts-upload-token-signer',
+      'kubevirt-exportproxy-certs',
     ]);
     expect(certInfo(p.state.leaves['kubevirt-virt-api-certs']!.cert).dnsNames).toContain(
       'virt-api.kubevirt.svc',
@@ -86,6 +87,7 @@ describe('certificate planning', () => {
       'cdi-uploadproxy-server-cert',
       'cdi-uploadserver-client-cert',
       'kubevirt-ts-upload-token-signer',
+      'kubevirt-exportproxy-certs',
     ]);
     const ca = await planCertificates('kubevirt', leaves.state, d, new Date(t0.getTime() + 1.1 * H));
     expect(ca.renewed[0]).toBe('kubevirt-ca');

@@ -133,24 +133,30 @@ async function remove(t: Target, name: string): Promise<void> {
   }
 }
 
-/** Polls until the export is Ready with the links it needs. */
+/**
+ * Polls until the export is Ready with the links it needs (upstream's
+ * WaitForVirtualMachineExport: a Ready export without an external link is waited on too,
+ * since an Ingress to virt-exportproxy may come).
+ */
 async function waitReady(t: Target, name: string, internal: boolean, timeoutMs: number): Promise<Vme> {
   const end = Date.now() + timeoutMs;
+  let said = false;
   for (;;) {
     const e = await t.client.get<Vme>(VirtualMachineExportType, name, t.namespace).catch((err) => {
       if (err instanceof NotFoundError) return undefined;
       throw err;
     });
-    if (e?.status?.phase === 'Ready') {
-      if (internal ? e.status.links?.internal : e.status.links?.external) return e;
-      if (!internal)
-        throw new Error(
-          `VirtualMachineExport ${t.namespace}/${name} has no external link (no export proxy or ingress is installed): use --port-forward or --service-url`,
-        );
+    const ready = e?.status?.phase === 'Ready';
+    if (ready && (internal ? e.status!.links?.internal : e.status!.links?.external)) return e!;
+    if (ready && !said) {
+      say(`waiting for VM Export ${name} ${internal ? 'internal' : 'external'} links to be available...`);
+      said = true;
     }
     if (Date.now() > end)
       throw new Error(
-        `VirtualMachineExport ${t.namespace}/${name} not ready after ${timeoutMs / 1000}s (phase ${e?.status?.phase ?? 'none'})`,
+        ready && !internal
+          ? `VirtualMachineExport ${t.namespace}/${name} has no external link after ${timeoutMs / 1000}s (no Ingress in the install namespace leads to the virt-exportproxy Service): use --port-forward or --service-url`
+          : `VirtualMachineExport ${t.namespace}/${name} not ready after ${timeoutMs / 1000}s (phase ${e?.status?.phase ?? 'none'})`,
       );
     await new Promise((r) => setTimeout(r, 1000));
   }

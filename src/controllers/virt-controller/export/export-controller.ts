@@ -4,7 +4,8 @@
  * (unless `spec.tokenSecretRef` names the user's), the manifest ConfigMap (VM sources), the
  * exporter pod and, once that pod exists, its TLS Secret (a certificate for the Service's
  * names from the install's CA, owned by the pod). Status: `Pending` until the pod is ready,
- * `Ready` with `links.internal` then, `Terminated` when the server ended, `Skipped` for a
+ * `Ready` with `links.internal` then (and `links.external` when an Ingress leads to the
+ * export proxy), `Terminated` when the server ended, `Skipped` for a
  * source without volumes. A source that becomes unavailable (its VM starts, another pod
  * mounts the claim) has the pod deleted (ExportPaused) until it is free again. At
  * `creationTimestamp + ttlDuration` (default 2 h) the export is deleted, and with it what
@@ -40,7 +41,7 @@ import {
   exportServiceName,
   ownedSecret,
 } from './exporter-pod';
-import { internalHost, internalLink, manifestConfigMap } from './links';
+import { externalLink, internalHost, internalLink, manifestConfigMap } from './links';
 import { resolveSource, type SourceCondition, type SourceListers, type SourceState } from './sources';
 import { VirtualMachineExportType } from './types';
 
@@ -66,6 +67,11 @@ export interface ExportControllerDeps extends SourceListers {
   /** The exporter pods (label kubevirt.io=virt-exporter). */
   exporterPods: Lister<Pod>;
   certs: ExportCertIssuer;
+  /**
+   * The export proxy's external host and the certificate presented for it (an Ingress in
+   * the install namespace, external-link.ts); undefined: none (local mode watches none).
+   */
+  external?: () => Promise<{ host: string; cert: string } | undefined>;
   image: string;
   imagePullPolicy?: string;
   now?: () => Date;
@@ -170,6 +176,8 @@ export class VmExportController {
     if (pod && podReady(pod)) {
       const host = internalHost(exportServiceName(e), e.metadata?.namespace ?? '');
       status.links = { internal: internalLink(e, pod, host, await this.d.certs.caBundle()) };
+      const external = await this.d.external?.();
+      if (external) status.links.external = externalLink(e, pod, external.host, external.cert);
     }
     await this.writeStatus(e, status);
     return { requeueAfterMs: !source.available && hasContent ? Math.min(REQUEUE_MS, left) : left };
@@ -227,7 +235,8 @@ export class VmExportController {
     if (!pod && src.available && src.volumes.length && tokenSecret) {
       const host = internalHost(exportServiceName(e), ns);
       if (src.vm) {
-        const cm = manifestConfigMap(e, src.vm, src.volumes, host, await this.d.certs.caBundle());
+        const external = await this.d.external?.();
+        const cm = manifestConfigMap(e, src.vm, src.volumes, host, await this.d.certs.caBundle(), external);
         await this.createOnce(
           ConfigMapType,
           cm,

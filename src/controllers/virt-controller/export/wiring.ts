@@ -2,7 +2,8 @@
  * Registers the VirtualMachineExport controller on virt-controller's Manager (the
  * composition root does, as it does CDI's): exports are reconciled on their own changes,
  * their exporter pods' (label kubevirt.io=virt-exporter), and those of the VMs, VMIs,
- * claims, DataVolumes and VirtualMachineSnapshots of their namespace that they export.
+ * claims, DataVolumes and VirtualMachineSnapshots of their namespace that they export,
+ * and every export on a change of the install namespace's Ingresses (their external link).
  */
 import type { DataVolume } from '../../../api/generated/cdi/types';
 import type {
@@ -14,18 +15,22 @@ import type {
 } from '../../../api/generated/types';
 import type { EventRecorder } from '../../common/controller-ports';
 import { asReconciler, lister, ownerKey } from '../../common/controller-wiring';
+import type { IngressObject } from '../../common/ingress';
 import type { Pod } from '../../common/pod';
 import { VmiResource } from '../../common/vmi-resource';
+import { NotFoundError } from '../../runtime/errors';
 import type { Informer } from '../../runtime/informer';
 import type { Manager } from '../../runtime/manager';
 import {
   DataVolumeType,
+  IngressType,
   objectKey,
   PersistentVolumeClaimType,
   PodType,
+  SecretType,
   VirtualMachineType,
 } from '../../runtime/resources';
-import type { KubeObject } from '../../runtime/types';
+import type { KubeObject, ObjectClient } from '../../runtime/types';
 import {
   type Pvc,
   VirtualMachineSnapshotContentType,
@@ -35,6 +40,7 @@ import {
 } from '../snapshot/resources';
 import { type ExportCertIssuer, VmExportController } from './export-controller';
 import { EXPORTER_APP, EXPORTER_APP_LABEL } from './exporter-pod';
+import { certForHost, exportProxyIngress } from './external-link';
 import { vmClaimNames } from './sources';
 import { VirtualMachineExportType } from './types';
 
@@ -46,6 +52,11 @@ export interface ExportControllerOptions {
   image: string;
   /** Watch VirtualMachineSnapshots (their CRDs are served): VMSnapshot sources work. */
   snapshots: boolean;
+  /**
+   * The install namespace: its Ingresses to `virt-exportproxy` give the external links, the
+   * TLS Secret they name the certificate. Unset: no external links (local mode).
+   */
+  installNamespace?: string;
   workers?: number;
   onError?: (controller: string, key: string, err: Error) => void;
 }
@@ -64,6 +75,9 @@ export function registerExportController(o: ExportControllerOptions): void {
   const snapInf = o.snapshots ? inf.informerFor(VirtualMachineSnapshotType) : undefined;
   const contentInf = o.snapshots ? inf.informerFor(VirtualMachineSnapshotContentType) : undefined;
   const vsInf = o.snapshots ? inf.informerFor(VolumeSnapshotType) : undefined;
+  const ingInf = o.installNamespace
+    ? inf.informerFor(IngressType, { namespace: o.installNamespace })
+    : undefined;
   const loop = manager.addController({
     name: 'vmexport',
     forType: VirtualMachineExportType,
@@ -73,6 +87,7 @@ export function registerExportController(o: ExportControllerOptions): void {
         client,
         recorder: o.recorder,
         certs: o.certs,
+        external: ingInf && externalFrom(client, o.installNamespace!, ingInf),
         image: o.image,
         exports: lister<VirtualMachineExport>(exportInf),
         exporterPods: lister<Pod>(podInf),
@@ -93,6 +108,10 @@ export function registerExportController(o: ExportControllerOptions): void {
   const exportsIn = (obj: KubeObject) =>
     exportInf.indexer.byIndex('namespace', obj.metadata?.namespace ?? '') as VirtualMachineExport[];
   const wake = (e: VirtualMachineExport) => loop.queue.add(objectKey(e as KubeObject));
+  if (ingInf)
+    on(ingInf, () => {
+      for (const e of exportInf.indexer.list()) wake(e as VirtualMachineExport);
+    });
   on(podInf, (p) => {
     const k = ownerKey(p, 'VirtualMachineExport');
     if (k) loop.queue.add(k);
@@ -123,4 +142,26 @@ export function registerExportController(o: ExportControllerOptions): void {
         if (e.spec.source.kind === 'VirtualMachineSnapshot' && e.spec.source.name === s.metadata?.name)
           wake(e);
     });
+}
+
+/**
+ * The external host from the watched Ingresses, and its certificate from the TLS Secret the
+ * Ingress names (read by name when needed: an Ingress's Secret is the user's choice, so
+ * virt-controller may get Secrets of the install namespace, as upstream's Role allows).
+ * A missing Secret gives an empty cert, as upstream's.
+ */
+function externalFrom(client: ObjectClient, namespace: string, ingInf: Informer<KubeObject>) {
+  return async () => {
+    const found = exportProxyIngress(ingInf.indexer.list() as IngressObject[]);
+    if (!found) return undefined;
+    if (!found.tlsSecret) return { host: found.host, cert: '' };
+    const secret = await client
+      .get<KubeObject & { data?: Record<string, string> }>(SecretType, found.tlsSecret, namespace)
+      .catch((err) => {
+        if (err instanceof NotFoundError) return undefined;
+        throw err;
+      });
+    const pem = Buffer.from(secret?.data?.['tls.crt'] ?? '', 'base64').toString('utf8');
+    return { host: found.host, cert: certForHost(found.host, pem, new Date()) };
+  };
 }

@@ -17,3 +17,5 @@ export const UPLOADSERVER_CLIENT_CERTS = 'cdi-uploadserver-client-cert';
  * `cdi-api-signing-key`; here the install's certificate machinery keeps an ECDSA one).
  */
 export const UPLOAD_TOKEN_SIGNER = 'kubevirt-ts-upload-token-signer';
+/** virt-exportproxy's serving pair (upstream's Secret name). */
+export const EXPORTPROXY_CERTS = 'kubevirt-exportproxy-certs';

@@ -15,6 +15,7 @@ import { namespaceObjects } from './namespace';
 import { storageObjects } from './storage';
 import { plainVirtApiObjects } from './virt-api-plain';
 import { virtControllerObjects } from './virt-controller';
+import { virtExportProxyObjects } from './virt-exportproxy';
 import { virtHandlerObjects } from './virt-handler';
 
 export { defaultInstallOptions, type InstallOptions } from './install-options';
@@ -33,6 +34,8 @@ export function renderInstall(o: InstallOptions, crdsDir: string): Record<string
     '40-storage.yaml': storageObjects(o, crdsDir),
     // CDI's upload proxy (virtctl image-upload's endpoint).
     '45-cdi-uploadproxy.yaml': cdiUploadProxyObjects(o),
+    // The export proxy (VirtualMachineExports' external links, through an Ingress to it).
+    '46-virt-exportproxy.yaml': virtExportProxyObjects(o),
   };
 }
 

@@ -122,8 +122,8 @@ export const virtControllerRules: Rule[] = [
   },
   // VM exports: the export kind, and its exporter pod's Service, token and TLS Secrets and
   // manifest ConfigMap in the export's namespace, only created (owner references delete
-  // them): no Secret is read, listed or changed. The install CA it signs with is read in
-  // its own namespace (the Role below).
+  // them): no Secret there is read, listed or changed. The install CA it signs with, and an
+  // export Ingress's TLS Secret, are read in its own namespace (the Role below).
   {
     apiGroups: ['export.kubevirt.io'],
     resources: ['virtualmachineexports', 'virtualmachineexports/status'],
@@ -154,6 +154,9 @@ export const virtControllerLeaseRules: Rule[] = [
   },
   // The install's CA, which signs the VM exporter pods' certificates (export-cert-issuer.ts).
   { apiGroups: [''], resources: ['secrets', 'configmaps'], resourceNames: ['kubevirt-ca'], verbs: ['get'] },
+  // The TLS Secret an Ingress to virt-exportproxy names (the user's choice of name): its
+  // certificate is the exports' `links.external.cert` (upstream's Role reads Secrets here too).
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
 ];
 
 /** The command line of its container. */
