@@ -33,6 +33,7 @@ import { kubectlExecAsync } from '../support/cluster-pods';
 import { waitFor } from '../support/wait';
 import { csiClusterTestsEnabled } from './csi-stack';
 import { oneDiskVm, storageClusterFixture } from './storage-cluster';
+import { exportProxyCase } from './vm-export-proxy-case';
 
 const enabled = csiClusterTestsEnabled('VM exports on the cluster');
 const NS = 'cluster-vmexport';
@@ -404,4 +405,20 @@ describe.skipIf(!enabled)('VirtualMachineExport on the real cluster', () => {
       120_000,
     );
   });
+
+  // vm-export-proxy-case.ts: an Ingress to virt-exportproxy, links.external, a download through it.
+  const proxyCase = () => ({
+    info,
+    kc,
+    core,
+    custom,
+    namespace: NS,
+    vm: VM,
+    volumeSha,
+    virtctl,
+    waitOrDiagnose,
+  });
+  it('serves an export through virt-exportproxy', { timeout: 600_000 }, () =>
+    exportProxyCase({ ...proxyCase(), imageBytes: IMAGE_MIB * 2 ** 20 }),
+  );
 });
