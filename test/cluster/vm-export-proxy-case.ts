@@ -67,14 +67,30 @@ const reqs = JSON.parse(process.env.REQS);
 export async function exportProxyCase(c: ExportProxyCaseContext): Promise<void> {
   const { core, custom, namespace: NS } = c;
   const net = c.kc.makeApiClient(NetworkingV1Api);
-  const proxyPod = await c.waitOrDiagnose(
-    'virt-exportproxy Ready',
-    async () =>
-      (
-        await core.listNamespacedPod({ namespace: KV, labelSelector: 'kubevirt.io=virt-exportproxy' })
-      ).items.find((p) => p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True')),
-    180_000,
-  );
+  const proxyPods = async () =>
+    (await core.listNamespacedPod({ namespace: KV, labelSelector: 'kubevirt.io=virt-exportproxy' })).items;
+  const proxyPod = await c
+    .waitOrDiagnose(
+      'virt-exportproxy Ready',
+      async () =>
+        (await proxyPods()).find((p) =>
+          p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'),
+        ),
+      180_000,
+    )
+    .catch(async (e) => {
+      const pods = await proxyPods();
+      const logs = await Promise.all(
+        pods.map((p) =>
+          core
+            .readNamespacedPodLog({ name: p.metadata?.name ?? '', namespace: KV, tailLines: 30 })
+            .catch(String),
+        ),
+      );
+      throw new Error(`${e}
+proxy pods: ${JSON.stringify(pods.map((p) => p.status))}
+${logs.join('\n')}`);
+    });
   expect(proxyPod.spec?.containers[0]?.args?.[0]).toBe('virt-exportproxy');
 
   // The Ingress's certificate: a leaf for the host from a CA of its own, both in the Secret.
