@@ -135,6 +135,7 @@ describe.skipIf(!enabled)('virt-operator on the real one-node cluster', () => {
     expect(pods.get('virt-api')?.filter(isReady)).toHaveLength(1);
     expect(pods.get('virt-controller')).toHaveLength(2);
     expect(pods.get('virt-handler')?.filter(isReady)).toHaveLength(1);
+    expect(pods.get('virt-exportproxy')?.filter(isReady)).toHaveLength(1);
     // virt-api: a containerd container of the kubelet, on the node's own address.
     const api = pods.get('virt-api')?.[0] as PodInfo;
     expect(api.status.containerStatuses?.[0]?.containerID).toMatch(/^containerd:\/\//);
