@@ -5,8 +5,9 @@
 #                                      QEMU packages, a running libvirtd, the tiny guest
 #   scripts/setup-host.sh --with-kube  that, plus what the test suite and a real cluster
 #                                      need: the schema checker and protoc, and the
-#                                      Kubernetes binaries, Multus, csi-sanity and the
-#                                      CSI sidecars (scripts/kube/build.sh, build-multus.sh,
+#                                      Kubernetes binaries, Multus, CoreDNS, csi-sanity and
+#                                      the CSI sidecars (scripts/kube/build.sh,
+#                                      build-multus.sh, build-coredns.sh,
 #                                      scripts/csi/build-csi-sanity.sh, build-sidecars.sh;
 #                                      need Go)
 #
@@ -129,6 +130,8 @@ if [ "$with_kube" = 1 ]; then
     "$here/kube/build.sh"
     # Multus's thin plugin: the one-node cluster's CNI wraps the pod network in it.
     "$here/kube/build-multus.sh"
+    # The cluster's DNS: a minimal CoreDNS (scripts/kube/coredns), run by `cluster up`.
+    "$here/kube/build-coredns.sh"
     # csi-sanity: the CSI spec's conformance suite, run against the CSI driver.
     "$here/csi/build-csi-sanity.sh"
     # The CSI sidecars (external-provisioner, external-snapshotter) and the VolumeSnapshot CRDs.

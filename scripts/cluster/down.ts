@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { stopDetachedControlPlane } from '../../test/support/kube';
 import { killTasks, stopContainerd } from './containerd';
+import { stopClusterDns } from './dns';
 import { stopExtraNodes } from './extra-node';
 import { leftovers, removeKubepodsCgroups, unmountUnder } from './host-cleanup';
 import { firewallBefore, restoreHostState } from './host-state';
@@ -78,6 +79,7 @@ export async function down(opts: DownOptions): Promise<string[]> {
   lap(`kubelet stopped${killed ? `, ${killed} container(s) it left removed with ctr` : ''}`, t);
   t = performance.now();
   await stopApiServiceRelay(paths);
+  await stopClusterDns(paths);
   await stopDetachedControlPlane(paths.controlPlane);
   lap('control plane stopped', t);
   t = performance.now();

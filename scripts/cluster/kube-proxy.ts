@@ -24,7 +24,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ControlPlaneAccess, kubeBinDir } from '../../test/support/kube';
-import { REAL_NODES_KUBERNETES_IP, REAL_NODES_SERVICE_CIDR } from '../../test/support/kube-components';
+import {
+  REAL_NODES_CLUSTER_DNS_IP,
+  REAL_NODES_KUBERNETES_IP,
+  REAL_NODES_SERVICE_CIDR,
+} from '../../test/support/kube-components';
 import { inNode } from './node-namespace';
 import { type ClusterPaths, logTail, run, startDaemon, stopDaemon, waitFor } from './state';
 
@@ -158,7 +162,7 @@ export const stopApiServiceRelay = (paths: ClusterPaths) => stopDaemon(paths, 'a
 /**
  * Starts kube-proxy for node `nodeName` (as `system:kube-proxy`, bound to the
  * `system:node-proxier` ClusterRole by the API server's bootstrap policy) and waits for
- * its first sync: the `kubernetes` Service's ClusterIP in its table.
+ * its first sync: the `kubernetes` and `kube-dns` Services' ClusterIPs in its table.
  */
 export async function startKubeProxy(
   paths: ClusterPaths,
@@ -177,7 +181,8 @@ export async function startKubeProxy(
     60_000,
     () => {
       if (proc.exitCode !== null) throw new Error(`kube-proxy exited: ${logTail(paths, 'kube-proxy')}`);
-      return list().includes(REAL_NODES_KUBERNETES_IP);
+      const table = list();
+      return table.includes(REAL_NODES_KUBERNETES_IP) && table.includes(REAL_NODES_CLUSTER_DNS_IP);
     },
     () => logTail(paths, 'kube-proxy'),
   );

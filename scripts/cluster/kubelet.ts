@@ -7,6 +7,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ControlPlaneAccess, kubeBinDir } from '../../test/support/kube';
+import { REAL_NODES_CLUSTER_DNS_IP } from '../../test/support/kube-components';
 import { containerdSocket } from './containerd';
 import { type ClusterPaths, daemonPid, logTail, startDaemon, stopDaemon, waitFor } from './state';
 
@@ -85,6 +86,9 @@ export function writeKubeletConfig(
     evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
     failSwapOn: false,
     podLogsDir: join(paths.kubelet, 'pod-logs'),
+    // Pods resolve through the kube-dns Service (dns.ts); the host's resolv.conf stays
+    // what dnsPolicy Default and hostNetwork pods get.
+    clusterDNS: [REAL_NODES_CLUSTER_DNS_IP],
     clusterDomain: 'cluster.local',
     resolvConf: '/etc/resolv.conf',
     rotateCertificates: false,

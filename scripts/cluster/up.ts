@@ -2,7 +2,8 @@
  * `cluster up`: a real one-node Kubernetes cluster from an empty state. Order: the pod
  * bridge and CNI config, containerd (and the project's images imported into it), the
  * control plane (test/support/kube.ts's startControlPlane, detached, serving real
- * kubelets), then the kubelet, until its Node is Ready. With `nodes: 2`, a second node
+ * kubelets) with the API relay and cluster DNS (dns.ts) on the bridge address, then the
+ * kubelet, until its Node is Ready, and kube-proxy. With `nodes: 2`, a second node
  * in its own namespaces after that (extra-node.ts).
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import {
   startControlPlane,
 } from '../../test/support/kube';
 import { CONTAINERD_BIN, containerdSocket, startContainerd } from './containerd';
+import { coreDnsBin, startClusterDns } from './dns';
 import { down } from './down';
 import { type AddNodeOptions, addNode } from './extra-node';
 import { leftovers } from './host-cleanup';
@@ -96,6 +98,7 @@ export function missingPieces(imagesFile = defaultImagesFile()): string[] {
     missing.push(`the Kubernetes control plane (${kubeBinDir}): run scripts/kube/build.sh`);
   if (!existsSync(kubeletBin())) missing.push(`the kubelet (${kubeletBin()}): run scripts/kube/build.sh`);
   if (!existsSync(kubeProxyBin())) missing.push(`kube-proxy (${kubeProxyBin()}): run scripts/kube/build.sh`);
+  if (!existsSync(coreDnsBin())) missing.push(`CoreDNS (${coreDnsBin()}): run scripts/kube/build-coredns.sh`);
   for (const bin of [
     CONTAINERD_BIN,
     '/usr/sbin/runc',
@@ -228,9 +231,11 @@ async function bringUp(
     advertiseAddress: gateway,
   });
   await startApiServiceRelay(paths, gateway, Number(new URL(cp.server).port));
+  // Cluster DNS before the kubelet: the first pod's resolv.conf names it.
+  await startClusterDns(paths, accessTo(cp), gateway);
   // Before the kubelet: Multus answers the first pod's CNI ADD with it.
   if (multus) grantMultusAccess(cp, paths.cni);
-  lap('control plane', t);
+  lap('control plane, cluster DNS', t);
 
   t = performance.now();
   await startKubelet(paths, accessTo(cp), nodeName, nodeIP, {

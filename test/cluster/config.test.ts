@@ -64,6 +64,9 @@ describe('cluster configuration files', () => {
       // Else the kubelet adds iptables(-nft) tables and chains to the host (KUBE-FIREWALL,
       // KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) that nothing removes.
       makeIPTablesUtilChains: false,
+      // Pods resolve Service names through the kube-dns Service (scripts/cluster/dns.ts).
+      clusterDNS: ['10.96.0.10'],
+      clusterDomain: 'cluster.local',
     });
   });
 

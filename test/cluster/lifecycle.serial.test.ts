@@ -9,6 +9,7 @@
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { CONTAINERD_BIN } from '../../scripts/cluster/containerd';
+import { coreDnsBin } from '../../scripts/cluster/dns';
 import { down } from '../../scripts/cluster/down';
 import { kubepodsCgroups, leftovers, mountsUnder } from '../../scripts/cluster/host-cleanup';
 import { hostState } from '../../scripts/cluster/host-state';
@@ -36,6 +37,7 @@ describe.skipIf(!enabled)('one-node cluster up and down', () => {
       expect(info.server).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
       expect(daemonPid(paths, 'containerd', CONTAINERD_BIN)).toBeGreaterThan(1);
       expect(daemonPid(paths, 'kubelet', kubeletBin())).toBeGreaterThan(1);
+      expect(daemonPid(paths, 'coredns', coreDnsBin())).toBeGreaterThan(1);
       expect(linkExists(TEST_BRIDGE)).toBe(true);
 
       const kc = new KubeConfig();
@@ -92,6 +94,7 @@ describe.skipIf(!enabled)('one-node cluster up and down', () => {
     expect(kubepodsCgroups()).toEqual([]);
     expect(daemonPid(paths, 'containerd', CONTAINERD_BIN)).toBeUndefined();
     expect(daemonPid(paths, 'kubelet', kubeletBin())).toBeUndefined();
+    expect(daemonPid(paths, 'coredns', coreDnsBin())).toBeUndefined();
     expect(readInfo(stateDir)).toBeUndefined();
   }, 300_000);
 });

@@ -14,8 +14,10 @@
  * the pod, the Service and the token Secret. A VirtualMachineSnapshot of the VM is
  * exported too: its volume restored into a claim the export owns, the same sha256
  * downloaded, the claim gone with the export. Prints `BENCH export export_mib_s` beside a
- * `dd` read of the same file in the exporter pod (no guest boots: the VM's disk is data;
- * its QEMU runs the firmware only while it is started).
+ * `dd` read of the same file in the exporter pod (no guest boots there: the VM's disk is
+ * data; its QEMU runs the firmware only while it is started). Last, a VM with a bootable
+ * disk is exported and its manifests, applied in a fresh namespace, import the disk over
+ * HTTPS through cluster DNS and boot it: vm-export-manifest-case.ts.
  *
  * The driver's one name registers once with a kubelet: like the other CSI cluster test
  * files, this one takes the host lock `csi-driver` for its whole run.
@@ -33,6 +35,7 @@ import { kubectlExecAsync } from '../support/cluster-pods';
 import { waitFor } from '../support/wait';
 import { csiClusterTestsEnabled } from './csi-stack';
 import { oneDiskVm, storageClusterFixture } from './storage-cluster';
+import { exportManifestCase } from './vm-export-manifest-case';
 import { exportProxyCase } from './vm-export-proxy-case';
 
 const enabled = csiClusterTestsEnabled('VM exports on the cluster');
@@ -407,18 +410,24 @@ describe.skipIf(!enabled)('VirtualMachineExport on the real cluster', () => {
   });
 
   // vm-export-proxy-case.ts: an Ingress to virt-exportproxy, links.external, a download through it.
-  const proxyCase = () => ({
-    info,
-    kc,
-    core,
-    custom,
-    namespace: NS,
-    vm: VM,
-    volumeSha,
-    virtctl,
-    waitOrDiagnose,
-  });
   it('serves an export through virt-exportproxy', { timeout: 600_000 }, () =>
-    exportProxyCase({ ...proxyCase(), imageBytes: IMAGE_MIB * 2 ** 20 }),
+    exportProxyCase({
+      info,
+      kc,
+      core,
+      custom,
+      namespace: NS,
+      vm: VM,
+      volumeSha,
+      virtctl,
+      waitOrDiagnose,
+      imageBytes: IMAGE_MIB * 2 ** 20,
+    }),
+  );
+
+  it(
+    'applies the downloaded manifests in a fresh namespace: the disk imported over HTTPS, the guest boots',
+    { timeout: 900_000 },
+    () => exportManifestCase(fx, `${NS}-import`),
   );
 });

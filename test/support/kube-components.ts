@@ -187,6 +187,8 @@ export interface ComponentLayout {
 export const REAL_NODES_SERVICE_CIDR = '10.96.0.0/24';
 /** The `kubernetes` Service's ClusterIP in {@link REAL_NODES_SERVICE_CIDR}. */
 export const REAL_NODES_KUBERNETES_IP = '10.96.0.1';
+/** The `kube-dns` Service's ClusterIP (scripts/cluster/dns.ts), the nodes' `clusterDNS`. */
+export const REAL_NODES_CLUSTER_DNS_IP = '10.96.0.10';
 
 /** The four components with their command lines; none started. */
 export function controlPlaneComponents(layout: ComponentLayout): {

@@ -114,10 +114,15 @@ export async function secretManifests(dir: string, token: string): Promise<Obj[]
   ];
 }
 
-/** A v1 List of `items` as JSON, or as YAML when asked. */
+/**
+ * `items` as upstream's server writes them: a v1 List in JSON, or, when YAML is asked, each
+ * object as its own document ended by `---` (not a List): `virtctl vmexport download
+ * --manifest --include-secret` prints two answers one after the other, and only documents
+ * that end in a separator make one stream `kubectl apply -f` reads whole.
+ */
 export function renderList(items: Obj[], yaml: boolean): { body: string; contentType: string } {
+  if (yaml)
+    return { body: items.map((i) => `${stringify(i)}---\n`).join(''), contentType: 'application/yaml' };
   const list = { apiVersion: 'v1', kind: 'List', metadata: {}, items };
-  return yaml
-    ? { body: stringify(list), contentType: 'application/yaml' }
-    : { body: `${JSON.stringify(list, null, 4)}\n`, contentType: 'application/json' };
+  return { body: `${JSON.stringify(list, null, 4)}\n`, contentType: 'application/json' };
 }

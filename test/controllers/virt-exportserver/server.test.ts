@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { serverPathsFromEnv, volumeEnv, volumeUris } from '../../../src/controllers/common/export-paths';
 import { type ExportServer, startExportServer } from '../../../src/controllers/virt-exportserver/server';
 import { createCA, createLeaf } from '../../../src/controllers/virt-operator/certificates';
@@ -183,6 +184,24 @@ describe('virt-exportserver', () => {
       accept: 'application/yaml',
     });
     expect(secret.body.toString()).toContain(`token: x-kubevirt-export-token:${TOKEN}\n`);
+    // YAML as upstream writes it: one document per object, each ended by `---`, so the two
+    // answers `vmexport download --manifest --include-secret` prints make one stream.
+    const allYaml = await get('/internal/manifests/all', {
+      'x-kubevirt-export-token': TOKEN,
+      accept: 'application/yaml',
+    });
+    expect(allYaml.headers['content-type']).toBe('application/yaml');
+    const stream = allYaml.body.toString() + secret.body.toString();
+    const docs = parseAllDocuments(stream)
+      .map((d) => d.toJS() as { kind?: string; metadata?: { name?: string } } | null)
+      .filter((d) => d !== null);
+    expect(docs.map((d) => `${d.kind}/${d.metadata?.name}`)).toEqual([
+      'ConfigMap/export-ca-cm-e',
+      'VirtualMachine/vm',
+      'DataVolume/disk',
+      'Secret/header-secret-e',
+    ]);
+    expect(stream.endsWith('---\n')).toBe(true);
   });
 
   it('stops at its deadline', async () => {
