@@ -120,6 +120,7 @@ export function createLauncherContainer(c: LauncherComposition): Container {
         uid: args.uid,
         gracePeriodSeconds: args.gracePeriodSeconds,
         socketDir,
+        blockVolumes: volumes.blockVolumes,
         accessCredentialDir: (secret) => map.toHost(accessCredentialSecretDir(secret)),
         connectDriver: async () => {
           const driver = await timedStep(log, `connected to the ${args.hypervisor} driver`, () =>

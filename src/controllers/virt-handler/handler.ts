@@ -28,6 +28,7 @@ export type { VirtHandlerOptions } from './handler-options';
 
 import { sameJson } from '../runtime/same-json';
 import { GuestShutdown } from './guest-shutdown';
+import { type BlockHotplug, nodeBlockHotplug } from './hotplug-block';
 import { HotplugMounts } from './hotplug-mounts';
 import { LauncherCalls } from './launcher-calls';
 import { LauncherConnections } from './launcher-connections';
@@ -63,6 +64,8 @@ export class VirtHandler {
   private readonly podSetup: LauncherPodSetup;
   /** Hotplugged volumes' mounts into launcher pods (./hotplug-mounts). */
   private readonly mounts: HotplugMounts;
+  /** Hotplugged block-mode claims' devices (./hotplug-block): on a kubelet node only. */
+  private readonly block: BlockHotplug | undefined;
   private registrar: NodeRegistrar | undefined;
   private devicePlugins: DevicePlugin[] = [];
   private notify: NotifyServer | undefined;
@@ -96,6 +99,13 @@ export class VirtHandler {
     this.targets = w.targets;
     this.pods = w.pods;
     this.mounts = new HotplugMounts({ podsRoot: o.podsRoot });
+    this.block = o.procRoot
+      ? nodeBlockHotplug(
+          o.podsRoot,
+          o.procRoot,
+          (uid) => this.pods.indexer.list().find((p) => p.metadata?.uid === uid) as Pod,
+        )
+      : undefined;
     this.podSetup = new LauncherPodSetup({ podsRoot: o.podsRoot, netnsOf: o.podNetns, procRoot: o.procRoot });
     this.conns = new LauncherConnections(o.podsRoot, o.notifySocket, o.launcherTimeoutMs);
     this.calls = new LauncherCalls(this.conns);
@@ -333,6 +343,7 @@ export class VirtHandler {
         running = await runningSteps(vmi, podUid, domain, {
           nodeName: this.o.nodeName,
           mounts: this.mounts,
+          block: this.block,
           calls: this.calls,
           warn: (m) => this.logVmi(key, 'warn', m),
         });

@@ -141,12 +141,14 @@ export class HotplugMounts {
     });
   }
 
-  /** Unmounts every hotplugged disk and memory dump directory of a launcher pod (its VMI is over). */
+  /** Unmounts every hotplugged disk and memory dump directory of a launcher pod (its VMI is over); removes device nodes. */
   async unmountAll(launcherPodUid: string): Promise<void> {
     const dir = podEmptyDirPath(this.o.podsRoot, launcherPodUid, HOTPLUG_DISKS_VOLUME);
     for (const f of await readdir(dir, { withFileTypes: true }).catch(() => []))
       if (f.name.endsWith('.img')) await this.unmount(launcherPodUid, f.name.slice(0, -4));
       else if (f.isDirectory()) await this.unmountDir(launcherPodUid, f.name);
+      // A block-mode claim's device node (./hotplug-block): its cgroup goes with the pod.
+      else if (f.isBlockDevice()) await rm(join(dir, f.name), { force: true });
   }
 }
 

@@ -10,6 +10,7 @@ import type { VirtualMachineInstance, VolumeStatus } from '../../api/generated/t
 import { isSecondaryMultus } from '../common/multus';
 import type { LauncherDomain } from '../launcher-protocol/domain-report';
 import { cpuHotplugDue, memoryHotplugDue, withCpusHotplugged, withMemoryHotplugged } from './cpu-hotplug';
+import type { BlockHotplug } from './hotplug-block';
 import type { HotplugMounts } from './hotplug-mounts';
 import type { LauncherCalls } from './launcher-calls';
 import { volumeSteps } from './volume-steps';
@@ -30,6 +31,8 @@ export interface RunningSteps {
 export interface RunningStepsDeps {
   nodeName: string;
   mounts: HotplugMounts;
+  /** Block-mode claims' devices (a node with a kubelet); without it they are refused. */
+  block?: BlockHotplug;
   calls: LauncherCalls;
   warn(message: string): void;
 }
@@ -57,7 +60,7 @@ export async function runningSteps(
   const uid = vmi.metadata?.uid ?? '';
   const out: RunningSteps = { cpusHotplugged: false, memoryHotplugged: false };
   // Volume hotplug and memory dumps (./volume-steps).
-  const steps = await volumeSteps(vmi, podUid, domain, d.mounts, d.calls);
+  const steps = await volumeSteps(vmi, podUid, domain, d.mounts, d.calls, d.block);
   if (steps.domain) out.domain = steps.domain;
   out.volumeStatus = steps.volumeStatus;
   if (steps.waiting) out.again = 1_000;

@@ -7,6 +7,7 @@
 import type { VirtualMachineInstance, VolumeStatus } from '../../api/generated/types';
 import { LAUNCHER_DIRS } from '../common/launcher-args';
 import type { LauncherDomain } from '../launcher-protocol/domain-report';
+import type { BlockHotplug } from './hotplug-block';
 import type { HotplugMounts } from './hotplug-mounts';
 import { hotplugStep } from './hotplug-volumes';
 import type { LauncherCalls } from './launcher-calls';
@@ -27,14 +28,26 @@ export async function volumeSteps(
   domain: LauncherDomain,
   mounts: HotplugMounts,
   calls: LauncherCalls,
+  block?: BlockHotplug,
 ): Promise<VolumeSteps> {
   const uid = vmi.metadata?.uid ?? '';
-  const hp = await hotplugStep(vmi, podUid, domain, mounts, async (v) => {
-    const r = await calls.call(podUid, uid, (c) => c.syncVirtualMachine(v));
-    if (!r.ok) throw r.error;
-    const again = await calls.call(podUid, uid, (c) => c.getDomain() as Promise<LauncherDomain | undefined>);
-    return again.ok ? again.value : domain;
-  });
+  const hp = await hotplugStep(
+    vmi,
+    podUid,
+    domain,
+    mounts,
+    async (v) => {
+      const r = await calls.call(podUid, uid, (c) => c.syncVirtualMachine(v));
+      if (!r.ok) throw r.error;
+      const again = await calls.call(
+        podUid,
+        uid,
+        (c) => c.getDomain() as Promise<LauncherDomain | undefined>,
+      );
+      return again.ok ? again.value : domain;
+    },
+    block,
+  );
   const now = hp.domain ?? domain;
   const withHotplug = hp.volumeStatus
     ? { ...vmi, status: { ...vmi.status, volumeStatus: hp.volumeStatus } }

@@ -16,7 +16,7 @@ export interface GuestSyncHost {
   ref: DomainRef;
   opts: Pick<
     VirtLauncherOptions,
-    'prepareNetwork' | 'prepareVolumes' | 'networkBackends' | 'syncOptions' | 'networkReport'
+    'prepareNetwork' | 'prepareVolumes' | 'networkBackends' | 'syncOptions' | 'networkReport' | 'blockVolumes'
   >;
   /** The VMI the guest runs as (access credentials follow it). */
   setVmi(vmi: VirtualMachineInstance): void;
@@ -33,7 +33,7 @@ export class GuestSync {
   private started: VirtualMachineInstance | undefined;
 
   constructor(private readonly h: GuestSyncHost) {
-    this.hotplug = new LauncherHotplug(h.log);
+    this.hotplug = new LauncherHotplug(h.log, undefined, h.opts.blockVolumes);
     this.nics = new LauncherNics(h.opts, h.log);
   }
 

@@ -22,23 +22,26 @@ export class LauncherHotplug {
   constructor(
     private readonly log: (m: string) => void,
     private readonly dir: string = LAUNCHER_DIRS.hotplugDisks,
+    /** The converter's block volumes: a hotplugged volume whose node is a block device joins it. */
+    private readonly blockVolumes?: Set<string>,
   ) {}
 
-  /** The hotpluggable volumes of `vmi` whose disk is in place (file `<name>.img` or device `<name>`). */
+  /**
+   * The hotpluggable volumes of `vmi` whose disk is in place: file `<name>.img`, or block
+   * device `<name>` (a block-mode claim; recorded in the block volumes, so the disk is
+   * rendered as a `block` disk).
+   */
   async ready(vmi: VirtualMachineInstance): Promise<Set<string>> {
     const phase = new Map((vmi.status?.volumeStatus ?? []).map((s) => [s.name, s.phase]));
     const out = new Set<string>();
     for (const v of vmi.spec.volumes ?? []) {
       if (!(v.dataVolume?.hotpluggable || v.persistentVolumeClaim?.hotpluggable)) continue;
       if (!IN_POD.has(phase.get(v.name) ?? '')) continue;
-      const there = await Promise.any([
-        stat(join(this.dir, `${v.name}.img`)),
-        stat(join(this.dir, v.name)),
-      ]).then(
-        () => true,
-        () => false,
-      );
-      if (there) out.add(v.name);
+      const file = await stat(join(this.dir, `${v.name}.img`)).catch(() => undefined);
+      const dev = file ? undefined : await stat(join(this.dir, v.name)).catch(() => undefined);
+      if (dev?.isBlockDevice()) this.blockVolumes?.add(v.name);
+      else this.blockVolumes?.delete(v.name);
+      if (file?.isFile() || dev?.isBlockDevice()) out.add(v.name);
     }
     return out;
   }

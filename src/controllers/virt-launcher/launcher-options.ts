@@ -16,6 +16,12 @@ export interface VirtLauncherOptions {
   connectDriver: () => Promise<HypervisorDriver>;
   /** Creates the files the domain points at (overlays, ISO images) before each sync. */
   prepareVolumes?: (vmi: VirtualMachineInstance) => Promise<void>;
+  /**
+   * The converter's set of volumes that are block devices (the launcher passes the same set
+   * to its driver): the hotplug step adds the hotplugged volumes whose node in the hotplug
+   * directory is a block device (./hotplug-disks), as upstream's isHotplugBlockDeviceVolume.
+   */
+  blockVolumes?: Set<string>;
   /** Network setup phase 2 before each sync: the VMI to convert (MACs), the DHCP server. */
   prepareNetwork?: (vmi: VirtualMachineInstance) => Promise<VirtualMachineInstance>;
   /**

@@ -2,7 +2,9 @@
  * virt-handler's hotplug step with stubbed mounts and launcher: AttachedToNode is mounted
  * into the launcher pod (MountedToPod), the launcher is synced, Ready once the domain has
  * the disk; a volume taken out is detached by the sync and unmounted (UnMountedFromPod).
- * And the mount manager on a scratch pods directory (bind mounts stubbed).
+ * A block-mode claim goes through the block device step instead (refused on the volume
+ * without one, or on a cgroup v2 node). And the mount manager on a scratch pods directory
+ * (bind mounts stubbed).
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +12,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance, VolumeStatus } from '../../../src/api/generated/types';
 import type { LauncherDomain } from '../../../src/controllers/launcher-protocol/domain-report';
+import { CgroupV2Error } from '../../../src/controllers/virt-handler/device-cgroup';
+import type { BlockHotplug } from '../../../src/controllers/virt-handler/hotplug-block';
 import { HotplugMounts } from '../../../src/controllers/virt-handler/hotplug-mounts';
 import { hotplugStep } from '../../../src/controllers/virt-handler/hotplug-volumes';
 
@@ -81,6 +85,123 @@ describe('hotplugStep', () => {
     expect(await hotplugStep(vmi([], []), 'lp', domain([]), m, async () => undefined)).toEqual({
       waiting: false,
     });
+  });
+});
+
+describe('hotplugStep with a block-mode claim', () => {
+  const info = { claimName: 'c', volumeMode: 'Block' };
+  const attached = [
+    {
+      name: 'data',
+      target: '',
+      phase: 'AttachedToNode',
+      reason: 'SuccessfulCreate',
+      hotplugVolume: { attachPodUID: 'ap' },
+      persistentVolumeClaimInfo: info,
+    },
+  ];
+  function fakeBlock(attach: () => Promise<boolean>) {
+    const log: string[] = [];
+    const b = {
+      attach: async (ap: string, lp: string, name: string) => {
+        log.push(`attach ${ap} ${lp} ${name}`);
+        return attach();
+      },
+      detach: async (lp: string, name: string) => void log.push(`detach ${lp} ${name}`),
+    } as unknown as BlockHotplug;
+    return { b, log };
+  }
+
+  it('puts the device into the launcher pod (no file mount), syncs, and is Ready once the domain has it', async () => {
+    const { m, log: mountLog } = fakeMounts();
+    const { b, log } = fakeBlock(async () => true);
+    const synced: VirtualMachineInstance[] = [];
+    const r = await hotplugStep(
+      vmi([hp], attached as VolumeStatus[]),
+      'lp',
+      domain([]),
+      m,
+      async (v) => {
+        synced.push(v);
+        return domain(['data']);
+      },
+      b,
+    );
+    expect(log).toEqual(['attach ap lp data']);
+    expect(mountLog).toEqual([]);
+    expect(synced[0]?.status?.volumeStatus?.[0]?.phase).toBe('MountedToPod');
+    expect(r.volumeStatus?.[0]).toMatchObject({ phase: 'Ready', reason: 'VolumeReady' });
+  });
+
+  it('waits while the device is not in the attachment pod yet', async () => {
+    const { m } = fakeMounts();
+    const { b } = fakeBlock(async () => false);
+    const r = await hotplugStep(
+      vmi([hp], attached as VolumeStatus[]),
+      'lp',
+      domain([]),
+      m,
+      async () => domain([]),
+      b,
+    );
+    expect(r).toMatchObject({ waiting: true, volumeStatus: undefined });
+  });
+
+  it('says on the volume why it cannot: no block step (local mode), or a cgroup v2 node; once', async () => {
+    const { m } = fakeMounts();
+    const local = await hotplugStep(vmi([hp], attached as VolumeStatus[]), 'lp', domain([]), m, async () =>
+      domain([]),
+    );
+    expect(local.volumeStatus?.[0]).toMatchObject({
+      phase: 'AttachedToNode',
+      reason: 'BlockHotplugNotSupported',
+      message:
+        "Volume data: hotplugging a block-mode claim needs virt-handler on a kubelet node (the host's /proc and cgroups); use a Filesystem claim",
+    });
+    const { b } = fakeBlock(async () => {
+      throw new CgroupV2Error('process 7 is in the unified (v2) cgroup hierarchy');
+    });
+    const v2 = await hotplugStep(
+      vmi([hp], attached as VolumeStatus[]),
+      'lp',
+      domain([]),
+      m,
+      async () => domain([]),
+      b,
+    );
+    expect(v2.volumeStatus?.[0]).toMatchObject({
+      reason: 'BlockHotplugNotSupported',
+      message:
+        'Volume data: hotplugging a block-mode claim needs cgroup v1 device control on this node: process 7 is in the unified (v2) cgroup hierarchy; use a Filesystem claim',
+    });
+    expect(v2.waiting).toBe(false);
+    // Said already: nothing to write again.
+    const again = await hotplugStep(
+      vmi([hp], v2.volumeStatus as VolumeStatus[]),
+      'lp',
+      domain([]),
+      m,
+      async () => domain([]),
+      b,
+    );
+    expect(again.volumeStatus).toBeUndefined();
+    // Another failure is not a refusal: it propagates (the handler retries).
+    const { b: broken } = fakeBlock(async () => {
+      throw new Error('EIO');
+    });
+    await expect(
+      hotplugStep(vmi([hp], attached as VolumeStatus[]), 'lp', domain([]), m, async () => domain([]), broken),
+    ).rejects.toThrow('EIO');
+  });
+
+  it('after the launcher detached it, removes the device (not a file unmount): UnMountedFromPod', async () => {
+    const { m, log: mountLog } = fakeMounts();
+    const { b, log } = fakeBlock(async () => true);
+    const st = [{ ...attached[0], phase: 'Detaching' }] as VolumeStatus[];
+    const r = await hotplugStep(vmi([], st), 'lp', domain(['data']), m, async () => domain([]), b);
+    expect(log).toEqual(['detach lp data']);
+    expect(mountLog).toEqual([]);
+    expect(r.volumeStatus?.[0]).toMatchObject({ phase: 'UnMountedFromPod' });
   });
 });
 

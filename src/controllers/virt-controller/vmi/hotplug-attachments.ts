@@ -54,6 +54,16 @@ export const hotplugVolumes = (vmi: VirtualMachineInstance): Volume[] =>
     (v) => v.persistentVolumeClaim?.hotpluggable || v.dataVolume?.hotpluggable || v.memoryDump,
   );
 
+/**
+ * A block-mode claim's device in its attachment pod, as upstream lays it out: under the
+ * pod's own `hotplug-disks` emptyDir, so the node the runtime makes for it lands in the
+ * kubelet's pods directory, where virt-handler reads its numbers (its hotplug-block.ts
+ * looks for the only block device in `hotplug-disks/<volume>/`).
+ */
+export const ATTACHMENT_EMPTY_DIR = 'hotplug-disks';
+const ATTACHMENT_DIR_PATH = '/path';
+export const attachmentDevicePath = (volume: string) => `${ATTACHMENT_DIR_PATH}/${volume}/disk`;
+
 const volumeOfPod = (p: Pod) => p.metadata?.annotations?.[HOTPLUG_VOLUME_ANNOTATION];
 const live = (p: Pod) => !p.metadata?.deletionTimestamp;
 
@@ -104,7 +114,10 @@ export function renderAttachmentPod(
       },
       tolerations: [{ operator: 'Exists' }],
       securityContext: { runAsUser: 107, runAsGroup: 107, runAsNonRoot: true },
-      volumes: [{ name: 'hotplug', persistentVolumeClaim: { claimName } }],
+      volumes: [
+        { name: 'hotplug', persistentVolumeClaim: { claimName } },
+        ...(block ? [{ name: ATTACHMENT_EMPTY_DIR, emptyDir: {} }] : []),
+      ],
       containers: [
         {
           name: 'hotplug-disk',
@@ -117,7 +130,10 @@ export function renderAttachmentPod(
           },
           securityContext: { capabilities: { drop: ['ALL'] } },
           ...(block
-            ? { volumeDevices: [{ name: 'hotplug', devicePath: '/dev/hotplug' }] }
+            ? {
+                volumeDevices: [{ name: 'hotplug', devicePath: attachmentDevicePath(v.name) }],
+                volumeMounts: [{ name: ATTACHMENT_EMPTY_DIR, mountPath: ATTACHMENT_DIR_PATH }],
+              }
             : { volumeMounts: [{ name: 'hotplug', mountPath: '/hotplug' }] }),
         },
       ],
@@ -157,6 +173,12 @@ export function hotplugVolumeStatus(
       return { ...next, phase: prev.phase, reason: prev.reason, message: prev.message };
     if (pod?.status?.phase === 'Running') {
       next.phase = HotplugPhase.AttachedToNode;
+      // The handler may have said why it cannot go on (BlockHotplugNotSupported): kept.
+      if (
+        prev?.phase === HotplugPhase.AttachedToNode &&
+        prev.hotplugVolume?.attachPodUID === pod.metadata?.uid
+      )
+        return { ...next, reason: prev.reason, message: prev.message };
       next.reason = 'SuccessfulCreate';
       next.message = `Created hotplug attachment pod ${pod.metadata?.name}, for volume ${s.name}`;
     } else {

@@ -54,12 +54,19 @@ describe('attachment pods', () => {
     expect(p.spec.volumes).toEqual([{ name: 'hotplug', persistentVolumeClaim: { claimName: 'claim1' } }]);
     expect(p.spec.automountServiceAccountToken).toBe(false);
     expect(p.spec.containers[0].volumeMounts).toEqual([{ name: 'hotplug', mountPath: '/hotplug' }]);
+    // A block-mode claim: its device under the pod's own emptyDir (upstream's layout), so
+    // the runtime's node for it is in the kubelet's pods directory for virt-handler.
     const block = renderAttachmentPod(vmi([hp]), launcher, hp, 'img:1', 'Never', true) as unknown as {
-      spec: { containers: { volumeDevices?: unknown }[] };
+      spec: { volumes: unknown; containers: { volumeDevices?: unknown; volumeMounts?: unknown }[] };
     };
-    expect(block.spec.containers[0]?.volumeDevices).toEqual([
-      { name: 'hotplug', devicePath: '/dev/hotplug' },
+    expect(block.spec.volumes).toEqual([
+      { name: 'hotplug', persistentVolumeClaim: { claimName: 'claim1' } },
+      { name: 'hotplug-disks', emptyDir: {} },
     ]);
+    expect(block.spec.containers[0]?.volumeDevices).toEqual([
+      { name: 'hotplug', devicePath: '/path/data/disk' },
+    ]);
+    expect(block.spec.containers[0]?.volumeMounts).toEqual([{ name: 'hotplug-disks', mountPath: '/path' }]);
   });
 
   it('moves a volume Pending -> AttachedToNode with its pod, and keeps the handler phases', () => {
@@ -71,6 +78,24 @@ describe('attachment pods', () => {
     });
     expect(hotplugVolumeStatus(vmi([hp]), [attachment('Running')], base)[0]).toMatchObject({
       phase: 'AttachedToNode',
+    });
+    // What the handler said about an attached volume it cannot go on with is kept; a new pod resets it.
+    const refused = {
+      name: 'data',
+      target: '',
+      phase: 'AttachedToNode',
+      reason: 'BlockHotplugNotSupported',
+      message: 'Volume data: no',
+      hotplugVolume: { attachPodUID: 'ap-uid' },
+    };
+    expect(hotplugVolumeStatus(vmi([hp], [refused]), [attachment('Running')], base)[0]).toMatchObject({
+      phase: 'AttachedToNode',
+      reason: 'BlockHotplugNotSupported',
+      message: 'Volume data: no',
+    });
+    expect(hotplugVolumeStatus(vmi([hp], [refused]), [attachment('Running', 'ap2')], base)[0]).toMatchObject({
+      phase: 'AttachedToNode',
+      reason: 'SuccessfulCreate',
     });
     const mounted = { name: 'data', target: '', phase: 'Ready', hotplugVolume: { attachPodUID: 'ap-uid' } };
     expect(hotplugVolumeStatus(vmi([hp], [mounted]), [attachment('Running')], base)[0]?.phase).toBe('Ready');
