@@ -30,6 +30,7 @@ import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
 import { kubectlBin, kubectlExecAsync } from '../support/cluster-pods';
 import { BOOT_MARKER } from '../support/guest';
+import { blockHotplugCase } from './block-hotplug-case';
 import { CDROM_DRIVE, cdromMediaCase } from './cdrom-media-case';
 import { csiClusterTestsEnabled } from './csi-stack';
 import { oneDiskVm, storageClusterFixture } from './storage-cluster';
@@ -299,6 +300,22 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
         size: SIZE,
         marker,
         sector: SECTOR,
+      });
+
+      // A block-mode claim on the same guest (./block-hotplug-case).
+      await blockHotplugCase({
+        kubeconfig: info.kubeconfigPath,
+        namespace: NS,
+        vm: VM,
+        dir,
+        core,
+        launcher,
+        readVmi,
+        pods,
+        podsRoot: join(info.stateDir, 'kubelet', 'pods'),
+        poolDir: fx.csi?.pool.dir ?? '',
+        guest: (cmd) => con.run(cmd),
+        waitOrDiagnose,
       });
     } finally {
       con.close();

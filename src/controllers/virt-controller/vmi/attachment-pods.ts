@@ -40,7 +40,11 @@ export class AttachmentPods {
     for (const v of create) {
       const key = `${uid}/${v.name}`;
       if (this.created.has(key)) continue;
-      const block = status.find((s) => s.name === v.name)?.persistentVolumeClaimInfo?.volumeMode === 'Block';
+      // Until the claim is known its volume mode is not (upstream waits for the claim too): a
+      // pod mounting a block-mode claim as a filesystem would never start.
+      const info = status.find((s) => s.name === v.name)?.persistentVolumeClaimInfo;
+      if (!info) continue;
+      const block = info.volumeMode === 'Block';
       const pod = renderAttachmentPod(
         vmi,
         launcher,
