@@ -45,6 +45,7 @@ interface HandlerFlags {
   metricsListen?: string;
   metricsListenRetry?: string;
   seccompDir?: string;
+  cgroupRoot: string;
   heartbeatInterval: string;
   maxDevices: string;
   v: string;
@@ -139,6 +140,11 @@ export function registerVirtHandlerCommand(program: Command): void {
     .option(
       '--seccomp-dir <dir>',
       "the kubelet's seccomp directory (<root-dir>/seccomp): install upstream's launcher profile kubevirt/kubevirt.json there while the KubevirtSeccompProfile gate is on",
+    )
+    .option(
+      '--cgroup-root <dir>',
+      "the host's cgroup mount as this process sees it: a hotplugged block device is allowed in a launcher's v1 devices cgroup under it",
+      '/proc/1/root/sys/fs/cgroup',
     )
     .option(
       '--heartbeat-interval <s>',
@@ -242,6 +248,7 @@ export function registerVirtHandlerCommand(program: Command): void {
           logger,
           // A kubelet's launcher pods: found through the host's /proc (hostPID).
           procRoot: f.podRuntime || f.localPods ? undefined : '/proc',
+          cgroupRoot: f.cgroupRoot,
         },
         podRuntime: f.podRuntime
           ? {

@@ -104,7 +104,9 @@ export class DeviceCgroup {
     const file = join(await this.dir(pid), name);
     // The controller's file must be there: appending would otherwise create a stray file.
     await stat(file).catch((e: NodeJS.ErrnoException) => {
-      throw new Error(`no cgroup v1 devices controller file ${file} (${e.code})`);
+      throw new Error(
+        `cgroup v1 devices controller file ${file}: ${e.code} (is --cgroup-root the host's cgroup mount?)`,
+      );
     });
     // Each write is one rule for the kernel; appending keeps the test's plain files readable.
     await appendFile(file, `${blockDeviceRule(d)}\n`);

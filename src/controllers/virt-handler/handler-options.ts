@@ -69,6 +69,12 @@ export interface VirtHandlerOptions {
    * and devices (launcher-pod-setup.ts). Wins over `podNetns`.
    */
   procRoot?: string;
+  /**
+   * The host's cgroup mount as the handler sees it (upstream's `/proc/1/root/sys/fs/cgroup`,
+   * the default; the manifests mount the host's `/sys/fs/cgroup` instead): where a
+   * hotplugged block device is allowed in a launcher's devices cgroup (./device-cgroup).
+   */
+  cgroupRoot?: string;
   /** Called for every write the handler makes. */
   onWrite?: (kind: 'VirtualMachineInstance' | 'Node', name: string) => void;
   log?: (message: string) => void;

@@ -99,13 +99,10 @@ export class VirtHandler {
     this.targets = w.targets;
     this.pods = w.pods;
     this.mounts = new HotplugMounts({ podsRoot: o.podsRoot });
-    this.block = o.procRoot
-      ? nodeBlockHotplug(
-          o.podsRoot,
-          o.procRoot,
-          (uid) => this.pods.indexer.list().find((p) => p.metadata?.uid === uid) as Pod,
-        )
-      : undefined;
+    this.block = nodeBlockHotplug(
+      o,
+      (uid) => this.pods.indexer.list().find((p) => p.metadata?.uid === uid) as Pod,
+    );
     this.podSetup = new LauncherPodSetup({ podsRoot: o.podsRoot, netnsOf: o.podNetns, procRoot: o.procRoot });
     this.conns = new LauncherConnections(o.podsRoot, o.notifySocket, o.launcherTimeoutMs);
     this.calls = new LauncherCalls(this.conns);

@@ -144,16 +144,19 @@ export class BlockHotplug {
 
 /**
  * The block hotplug of a handler on a kubelet node: the launcher's process is found in
- * `procRoot` (the host's /proc, hostPID) from pod `podOf(uid)`'s compute container.
+ * `procRoot` (the host's /proc, hostPID) from pod `podOf(uid)`'s compute container, its
+ * cgroup under `cgroupRoot` (./device-cgroup's default when unset). None without
+ * `procRoot` (local mode: no kubelet, no launcher processes to find).
  */
 export function nodeBlockHotplug(
-  podsRoot: string,
-  procRoot: string,
+  o: { podsRoot: string; procRoot?: string; cgroupRoot?: string },
   podOf: (uid: string) => Pod | undefined,
-): BlockHotplug {
+): BlockHotplug | undefined {
+  const { podsRoot, procRoot, cgroupRoot } = o;
+  if (!procRoot) return undefined;
   return new BlockHotplug({
     podsRoot,
-    cgroup: new DeviceCgroup({ procRoot }),
+    cgroup: new DeviceCgroup({ procRoot, cgroupRoot }),
     launcherPid: async (uid) => {
       const pod = podOf(uid);
       const id = pod && computeContainerId(pod);

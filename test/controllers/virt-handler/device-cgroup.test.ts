@@ -96,7 +96,7 @@ describe('DeviceCgroup', () => {
     mkdirSync(join(proc, '44'), { recursive: true });
     writeFileSync(join(proc, '44', 'cgroup'), '5:devices:/gone\n');
     await expect(cg.allow(44, { major: 7, minor: 5 })).rejects.toThrow(
-      `no cgroup v1 devices controller file ${join(cgroupRoot, 'devices', 'gone', 'devices.allow')} (ENOENT)`,
+      `cgroup v1 devices controller file ${join(cgroupRoot, 'devices', 'gone', 'devices.allow')}: ENOENT (is --cgroup-root the host's cgroup mount?)`,
     );
     const err = await cg.allow(43, { major: 7, minor: 5 }).catch((e) => e);
     expect(err).toBeInstanceOf(CgroupV2Error);

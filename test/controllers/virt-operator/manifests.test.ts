@@ -156,10 +156,17 @@ describe('install manifests', () => {
       '/var/lib/kubelet/device-plugins',
       '/var/lib/kubelet/seccomp',
       '/var/run/kubevirt',
+      '/var/run/kubevirt-host-cgroup',
       '/var/run/kubevirt-libvirt-probe',
       '/etc/virt-handler/servercertificates',
       '/etc/virt-handler/clientcertificates',
     ]);
+    // The host's cgroup mount (block hotplug's devices cgroup), existing, not created.
+    expect(ds.spec.template.spec.volumes).toContainEqual({
+      name: 'host-cgroup',
+      hostPath: { path: '/sys/fs/cgroup', type: 'Directory' },
+    });
+    expect(c.args[c.args.indexOf('--cgroup-root') + 1]).toBe('/var/run/kubevirt-host-cgroup');
     // The migration proxy: the pod's IP (upstream's MY_POD_IP) and the client pair virt-certs makes.
     expect(c.env).toContainEqual({
       name: 'MY_POD_IP',

@@ -54,6 +54,18 @@ function hostDirs(o: InstallOptions): Array<{ name: string; path: string; propag
   ];
 }
 
+/**
+ * The host's cgroup mount, where the handler allows a hotplugged block device in a
+ * launcher's devices cgroup (virt-handler/device-cgroup.ts). Upstream reaches it through
+ * `/proc/1/root`; on hosts where PID 1's root is closed even to root (the project's test
+ * machines), that fails, so the manifests mount it.
+ */
+const HOST_CGROUP = {
+  name: 'host-cgroup',
+  hostPath: '/sys/fs/cgroup',
+  mountPath: '/var/run/kubevirt-host-cgroup',
+};
+
 /** The command line of its container (NODE_NAME from the downward API). */
 export function virtHandlerArgs(o: InstallOptions): string[] {
   return [
@@ -65,6 +77,8 @@ export function virtHandlerArgs(o: InstallOptions): string[] {
     '--device-plugins',
     '--seccomp-dir',
     `${o.kubeletRootDir}/seccomp`,
+    '--cgroup-root',
+    HOST_CGROUP.mountPath,
     '--driver',
     'emulation',
     '--libvirt-uri',
@@ -216,6 +230,7 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
                   mountPath: d.path,
                   ...(d.propagation ? { mountPropagation: d.propagation } : {}),
                 })),
+                { name: HOST_CGROUP.name, mountPath: HOST_CGROUP.mountPath },
                 PROBE_RUN_MOUNT,
                 certs.mount,
                 ...(client ? [client.mount] : []),
@@ -228,6 +243,7 @@ export function virtHandlerDaemonSet(o: InstallOptions): KubeObject {
               name: d.name,
               hostPath: { path: d.path, type: 'DirectoryOrCreate' },
             })),
+            { name: HOST_CGROUP.name, hostPath: { path: HOST_CGROUP.hostPath, type: 'Directory' } },
             { name: PROBE_RUN_MOUNT.name, emptyDir: {} },
             certs.volume,
             ...(client ? [client.volume] : []),
