@@ -28,7 +28,7 @@ export interface TimelineRun {
   cpuAfter: CpuSnapshot;
 }
 
-interface Line {
+export interface Line {
   /** The CRI's (or the log's) time stamp, epoch ms. */
   at: number;
   /** The process's own stamp of a JSON line, when it has one. */
@@ -81,7 +81,7 @@ export function cpuUsed(before: CpuSnapshot, after: CpuSnapshot, top = 12): [str
  * A JSON log line's own time and message (the process's clock, before the pipe and
  * containerd: closer to the event than the CRI stamp), other lines as they are.
  */
-function ownStamp(text: string): { text: string; own?: number } {
+export function ownStamp(text: string): { text: string; own?: number } {
   if (!text.startsWith('{')) return { text };
   try {
     const j = JSON.parse(text) as { time?: string; msg?: string; level?: string };
@@ -109,7 +109,11 @@ function criLines(dir: string, source: string, keep: (text: string) => boolean):
 }
 
 /** The CRI logs of every container of the pods in `namespace` whose directory matches. */
-function podLogs(stateDir: string, match: (dir: string) => boolean, keep: (t: string) => boolean): Line[] {
+export function podLogs(
+  stateDir: string,
+  match: (dir: string) => boolean,
+  keep: (t: string) => boolean,
+): Line[] {
   const root = join(stateDir, 'kubelet', 'pod-logs');
   if (!existsSync(root)) return [];
   const out: Line[] = [];
@@ -124,7 +128,7 @@ function podLogs(stateDir: string, match: (dir: string) => boolean, keep: (t: st
 }
 
 /** containerd's info lines about the pod's sandbox and containers (ids learnt as they appear). */
-function containerdLines(stateDir: string, podName: string): Line[] {
+export function containerdLines(stateDir: string, podName: string): Line[] {
   const file = join(stateDir, 'logs', 'containerd.log');
   if (!existsSync(file)) return [];
   const ids = new Set<string>([podName]);
@@ -144,7 +148,7 @@ function containerdLines(stateDir: string, podName: string): Line[] {
 }
 
 /** The kubelet's klog lines naming the pod (`I1201 19:40:00.123456 pid file:line] msg`, local time). */
-function kubeletLines(stateDir: string, podName: string, year: number): Line[] {
+export function kubeletLines(stateDir: string, podName: string, year: number): Line[] {
   const file = join(stateDir, 'logs', 'kubelet.log');
   if (!existsSync(file)) return [];
   const out: Line[] = [];

@@ -10,6 +10,9 @@
  * give the guest's downtime, the job's time and the data moved. The cluster goes down;
  * then the same domain XML is migrated by a bare `virsh migrate` (./migration-virsh.ts).
  *
+ * Each migration's timeline (./migration-timeline.ts) goes to stderr; BENCH_MIGRATION_TRACE=1
+ * brings the cluster up with `traceLogs` (the kubelet's and containerd's lines in it too).
+ *
  * Prints `BENCH migration total_ms=<plain> downtime_ms= mib_transferred= virsh_total_ms=
  * tls_total_ms= job_ms= virsh_job_ms= virsh_downtime_ms=` (kubevirt-ts figures: the better
  * of the two runs of each kind; downtime and MiB: of the better plain run).
@@ -34,6 +37,7 @@ import { BOOT_MARKER } from '../test/support/guest';
 import { cacheDir } from '../test/support/integration';
 import { secondLibvirtdUnavailable } from '../test/support/second-libvirtd';
 import { waitFor } from '../test/support/wait';
+import { formatTimeline, MigrationWatch, migrationLogLines, nodeDirs } from './migration-timeline';
 import { bareVirshMigration, type JobFigures, parseCompletedJob } from './migration-virsh';
 
 const why = clusterUnavailableReason() ?? secondLibvirtdUnavailable();
@@ -54,6 +58,7 @@ const info = await up({
   bridge: TEST_BRIDGE,
   podSubnet: TEST_POD_SUBNET,
   nodes: 2,
+  traceLogs: process.env.BENCH_MIGRATION_TRACE === '1',
   log: (l) => process.stderr.write(`[cluster] ${l}\n`),
 });
 const kubectl = kubectlWith(info.kubeconfigPath);
@@ -61,6 +66,7 @@ const kc = new KubeConfig();
 kc.loadFromFile(info.kubeconfigPath);
 const core = kc.makeApiClient(CoreV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
+const watch = new MigrationWatch(kc, NS);
 const get = async <T>(plural: string, name: string) =>
   (await custom
     .getNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: NS, plural, name })
@@ -129,6 +135,7 @@ async function migrate(i: number, tls: boolean, vmiUid: string): Promise<Run> {
     }),
   );
   const t0 = performance.now();
+  const t0Epoch = Date.now();
   kubectl('create', '-f', join(dir, `${name}.yaml`));
   await waitFor(
     `${name} Succeeded`,
@@ -172,6 +179,28 @@ async function migrate(i: number, tls: boolean, vmiUid: string): Promise<Run> {
   const mode = modes[modes.length - 1][1];
   if (mode !== (tls ? 'TLS' : 'plain TCP'))
     throw new Error(`${name}: the proxies used ${mode}, not ${tls ? 'TLS' : 'plain'}`);
+  const nodes = nodeDirs(
+    stateDir,
+    info.nodeName,
+    (info.extraNodes ?? []).map((n) => n.nodeName),
+  );
+  const timeline = formatTimeline(
+    [
+      { at: t0Epoch, source: 'bench', text: `kubectl create ${name}` },
+      { at: t0Epoch + totalMs, source: 'bench', text: `${name} seen Succeeded` },
+      ...watch.lines(t0Epoch),
+      ...migrationLogLines({
+        stateDir,
+        nodes,
+        vmName: VM,
+        targetPod: state.targetPod ?? '',
+        targetNode: state.targetNode ?? '',
+      }),
+    ],
+    t0Epoch,
+    t0Epoch + totalMs,
+  );
+  log(`timeline of ${name} (ms after kubectl create):\n${timeline.join('\n')}`);
   const run = { totalMs, ...job, mode, from: state.sourceNode ?? '', to: state.targetNode ?? '' };
   log(
     `${name} ${run.from} -> ${run.to} (${mode}): ${totalMs} ms; job ${job.jobMs} ms, downtime ${job.downtimeMs} ms, ${job.mib.toFixed(1)} MiB`,
@@ -187,6 +216,7 @@ try {
   kubectl('cordon', nodeB);
   installComponents(info, dir, kubectl);
   await componentsReady(core, [info.nodeName, nodeB]);
+  await watch.start();
   writeFileSync(join(dir, 'vm.yaml'), JSON.stringify(benchVm()));
   kubectl('apply', '-f', join(dir, 'vm.yaml'));
   const vmi = await waitFor(
@@ -223,6 +253,7 @@ try {
   xml = launcherVirsh(pod, 'dumpxml --inactive');
   if (!xml.includes('<domain')) throw new Error(`no domain XML from ${pod}: ${xml.slice(0, 200)}`);
 } finally {
+  watch.stop();
   rmSync(dir, { recursive: true, force: true });
   await down({ stateDir, bridge: TEST_BRIDGE, log: (l) => process.stderr.write(`[cluster] ${l}\n`) });
 }
