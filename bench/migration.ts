@@ -214,7 +214,9 @@ try {
   const nodeB = info.extraNodes?.[0]?.nodeName ?? '';
   // The components on node A (node B only runs its handler).
   kubectl('cordon', nodeB);
-  installComponents(info, dir, kubectl);
+  // BENCH_MIGRATION_HANDLER_V=4: the handlers' debug lines (each launcher event) in the timeline.
+  const handlerV = process.env.BENCH_MIGRATION_HANDLER_V;
+  installComponents(info, dir, kubectl, handlerV ? { 'virt-handler': [`--v=${handlerV}`] } : {});
   await componentsReady(core, [info.nodeName, nodeB]);
   await watch.start();
   writeFileSync(join(dir, 'vm.yaml'), JSON.stringify(benchVm()));

@@ -1,6 +1,6 @@
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { credentials, Metadata, Server, status } from '@grpc/grpc-js';
+import { connectivityState, credentials, Metadata, Server, status } from '@grpc/grpc-js';
 import { bindUnixSocket, unixSocketServer } from '../common/grpc-unix';
 import {
   NotifyClient,
@@ -72,11 +72,27 @@ export async function serveNotify(
   return unixSocketServer(server, socketPath);
 }
 
+/**
+ * The channel's reconnect backoff: the socket is the node agent's pipe in the launcher's
+ * own pod, which appears once the agent first talks to the launcher (and again after an
+ * agent restart); gRPC's default backoff (1 s, growing to 120 s) would keep a channel that
+ * once found no socket failing for that long after the pipe is there.
+ */
+const CHANNEL_OPTIONS = { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1_000 };
+
+/**
+ * Each call waits, up to its deadline, for the channel to connect instead of failing at
+ * once while it is not connected (upstream's notify client dials blocking, with a
+ * timeout): an event sent before the agent's pipe exists, or while the channel
+ * reconnects, is delivered once it does.
+ */
+const waitForReady = () => new Metadata({ waitForReady: true });
+
 /** The launcher's side: sends domain events to the node agent. Failures are returned, not thrown. */
 export class NotifySender {
   private readonly client: NotifyClient;
   constructor(readonly socketPath: string) {
-    this.client = new NotifyClient(`unix:${socketPath}`, credentials.createInsecure());
+    this.client = new NotifyClient(`unix:${socketPath}`, credentials.createInsecure(), CHANNEL_OPTIONS);
   }
 
   /** Asks the node agent to record a Kubernetes event on the VMI. */
@@ -84,7 +100,7 @@ export class NotifySender {
     return new Promise((resolve) => {
       this.client.handleK8SEvent(
         { eventJSON: Buffer.from(JSON.stringify(ev)) },
-        new Metadata(),
+        waitForReady(),
         { deadline: new Date(Date.now() + timeoutMs) },
         (err) => resolve(err ?? undefined),
       );
@@ -99,11 +115,16 @@ export class NotifySender {
           domainJSON: Buffer.from(JSON.stringify(ev.domain ?? null)),
           statusJSON: ev.status === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(ev.status)),
         },
-        new Metadata(),
+        waitForReady(),
         { deadline: new Date(Date.now() + timeoutMs) },
         (err) => resolve(err ?? undefined),
       );
     });
+  }
+
+  /** Whether the channel is connected to the node agent now. */
+  connected(): boolean {
+    return this.client.getChannel().getConnectivityState(false) === connectivityState.READY;
   }
 
   close(): void {

@@ -229,7 +229,12 @@ export class VirtHandler {
     const i = d.name.indexOf('_');
     if (i <= 0) return;
     if (d.vmiUid) this.lastDomain.set(d.vmiUid, d);
-    this.queue.add(`${d.name.slice(0, i)}/${d.name.slice(i + 1)}`);
+    const key = `${d.name.slice(0, i)}/${d.name.slice(i + 1)}`;
+    this.o.logger?.debug(
+      { namespace: key.slice(0, i), name: key.slice(i + 1), node: this.o.nodeName },
+      `domain event ${ev.eventType}: ${d.state ?? ''}${d.migration ? ` (migration ${d.migration.role}${d.migration.completed ? ', completed' : ''})` : ''}`,
+    );
+    this.queue.add(key);
   }
 
   private vmi(key: string): VirtualMachineInstance | undefined {

@@ -201,6 +201,33 @@ describe('notify service', () => {
     ]);
     expect((await stat(server.socketPath)).mode & 0o777).toBe(0o600);
   });
+
+  it('delivers an event sent before the socket exists once it appears, and right after a failed one', async () => {
+    // The agent's pipe in a launcher pod appears after the launcher started: an event sent
+    // earlier waits for it (within its deadline), and a channel that once found no socket
+    // does not keep failing for gRPC's default 1 s backoff after it is there.
+    const path = join(dir, 'late.sock');
+    const got: DomainEventNotification[] = [];
+    const sender = new NotifySender(path);
+    try {
+      const early = await sender.sendDomainEvent({ eventType: 'ADDED', domain: { name: 'ns_a' } }, 150);
+      expect(early?.message).toMatch(/DEADLINE_EXCEEDED/);
+      const t0 = performance.now();
+      const pending = sender.sendDomainEvent({ eventType: 'MODIFIED', domain: { name: 'ns_b' } }, 5_000);
+      await new Promise((r) => setTimeout(r, 100));
+      const late = await serveNotify(path, { onDomainEvent: (e) => got.push(e) });
+      try {
+        expect(await pending).toBeUndefined();
+        // Well under gRPC's default first reconnect backoff (1 s) after the server came up.
+        expect(performance.now() - t0).toBeLessThan(900);
+        expect(got.map((e) => (e.domain as { name: string }).name)).toEqual(['ns_b']);
+      } finally {
+        await late.close();
+      }
+    } finally {
+      sender.close();
+    }
+  });
 });
 
 describe('socket paths', () => {
