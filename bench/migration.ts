@@ -17,6 +17,7 @@
  * tls_total_ms= job_ms= virsh_job_ms= virsh_downtime_ms=` (kubevirt-ts figures: the better
  * of the two runs of each kind; downtime and MiB: of the better plain run).
  */
+import { execSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -249,6 +250,41 @@ try {
     1_000,
   );
   for (const [i, tls] of [true, false, true, false].entries()) runs.push(await migrate(i, tls, uid));
+  if (process.env.BENCH_MIGRATION_DIAG === '1') {
+    // The launcher's sockets directory as its node sees it (notify pipe, command socket).
+    const st = (await get<VirtualMachineInstance>('virtualmachineinstances', VM))?.status?.migrationState;
+    const p = (
+      await core.listNamespacedPod({ namespace: NS, labelSelector: `kubevirt.io/created-by=${uid}` })
+    ).items.find((x) => x.metadata?.name === st?.targetPod);
+    const nodeDir =
+      st?.targetNode === info.nodeName ? stateDir : join(stateDir, 'nodes', st?.targetNode ?? '');
+    const sockets = join(
+      nodeDir,
+      'kubelet',
+      'pods',
+      p?.metadata?.uid ?? '',
+      'volumes',
+      'kubernetes.io~empty-dir',
+      'sockets',
+    );
+    const sh = (c: string) => {
+      try {
+        return execSync(c, { encoding: 'utf8' });
+      } catch (e) {
+        return String((e as Error).message);
+      }
+    };
+    log(`diag: host ${sockets}:\n${sh(`ls -la ${sockets}`)}`);
+    log(
+      `diag: in the launcher:\n${inLauncher(st?.targetPod ?? '', 'ls -la /var/run/kubevirt/sockets/ /var/run/kubevirt/ 2>&1; id')}`,
+    );
+    const h = (
+      await core.listNamespacedPod({ namespace: 'kubevirt', labelSelector: 'kubevirt.io=virt-handler' })
+    ).items.find((x) => x.spec?.nodeName === st?.targetNode);
+    log(
+      `diag: in the handler:\n${sh(`kubectl --kubeconfig ${info.kubeconfigPath} exec -n kubevirt ${h?.metadata?.name} -c virt-handler -- sh -c 'ls -la /var/run/kubevirt/ /tmp/kvts-s/ 2>&1; for l in /tmp/kvts-s/*; do ls -la $l/; done 2>&1 | head -40'`)}`,
+    );
+  }
   // The domain as the last target's daemon defined it (libvirt's own form, as bench:cluster's).
   const final = await get<VirtualMachineInstance>('virtualmachineinstances', VM);
   const pod = final?.status?.migrationState?.targetPod ?? '';

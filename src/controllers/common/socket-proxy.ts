@@ -3,7 +3,7 @@
  * exposes QEMU's VNC socket (in its private directory) in the pod's sockets directory,
  * and how the node agent gives each launcher a notify socket in that same directory.
  */
-import { chmod, rm } from 'node:fs/promises';
+import { chmod, chown, rm } from 'node:fs/promises';
 import { connect, createServer, type Socket } from 'node:net';
 
 /** A running proxy. */
@@ -12,8 +12,15 @@ export interface SocketProxy {
   close(): Promise<void>;
 }
 
-/** Serves `listenPath` (mode 0600); each connection is piped to `targetPath`. */
-export async function serveSocketProxy(listenPath: string, targetPath: string): Promise<SocketProxy> {
+/**
+ * Serves `listenPath` (mode 0600, owned by `owner` when given: the one process that is
+ * to connect); each connection is piped to `targetPath`.
+ */
+export async function serveSocketProxy(
+  listenPath: string,
+  targetPath: string,
+  owner?: { uid: number; gid: number },
+): Promise<SocketProxy> {
   await rm(listenPath, { force: true });
   const open = new Set<Socket>();
   const server = createServer((client) => {
@@ -38,6 +45,7 @@ export async function serveSocketProxy(listenPath: string, targetPath: string): 
     server.listen(listenPath, () => resolve());
   });
   await chmod(listenPath, 0o600);
+  if (owner) await chown(listenPath, owner.uid, owner.gid);
   return {
     listenPath,
     close: async () => {

@@ -2,9 +2,12 @@
  * The node agent's connections to the launchers on its node, one per launcher pod: a
  * command client on the pod's `launcher-sock` and a notify pipe in the same sockets
  * directory forwarding the launcher's events to the agent's notify server (upstream's
- * domain-notify-pipe).
+ * domain-notify-pipe). The pipe (mode 0600) belongs to the launcher's user, the owner of
+ * its `launcher-sock`: a non-root launcher (107) could not connect to a root one, as
+ * upstream's handler gives a non-root VMI's pipe to the qemu user.
  */
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { type SocketProxy, serveSocketProxy } from '../common/socket-proxy';
 import { LauncherClient, launcherSocketPath } from '../launcher-protocol';
@@ -50,7 +53,12 @@ export class LauncherConnections {
       const dir = dirname(this.socketPath(podUid));
       if (existsSync(dir)) {
         const conn = c;
-        conn.piping = serveSocketProxy(join(dir, NOTIFY_PIPE_SOCKET), this.notifySocket)
+        conn.piping = stat(this.socketPath(podUid))
+          .then(
+            (st) => ({ uid: st.uid, gid: st.gid }),
+            () => undefined,
+          )
+          .then((owner) => serveSocketProxy(join(dir, NOTIFY_PIPE_SOCKET), this.notifySocket, owner))
           .then((p) => {
             conn.pipe = p;
           })
