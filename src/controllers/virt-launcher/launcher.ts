@@ -126,7 +126,7 @@ export class VirtLauncher implements LauncherService {
       prepareNetwork: opts.prepareNetwork,
       syncOptions: () => opts.syncOptions ?? {},
       pollMs: opts.migrationPollMs ?? 400,
-      refresh: () => this.refresh(),
+      refresh: () => this.reportMigration(),
       log: (m) => this.log(m),
     });
   }
@@ -406,6 +406,16 @@ export class VirtLauncher implements LauncherService {
     const changed = JSON.stringify(info) !== JSON.stringify(this.last) || !this.reported;
     this.last = info;
     if (changed) this.send(info ? (this.reported ? 'MODIFIED' : 'ADDED') : 'DELETED');
+  }
+
+  /**
+   * A migration's state changed (it started, made progress, ended): re-read the domain and
+   * report, also when libvirt's view of it did not change, as upstream's launcher reports
+   * its migration metadata's changes; the node agent then records the start at once.
+   */
+  private async reportMigration(): Promise<void> {
+    await this.refresh();
+    if (this.reported && !this.exiting) this.send('MODIFIED');
   }
 
   /** A Kubernetes event on the VMI, recorded by the node agent (HandleK8sEvent). */

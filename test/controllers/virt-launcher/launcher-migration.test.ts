@@ -40,6 +40,7 @@ describe('launcher live migration (fake hosts)', () => {
     const s = await startFakeLauncher({
       host,
       driver,
+      notify: true,
       dirPrefix: 'kvts-mig-',
       launcher: { finalWaitMs: 60_000, migrationPollMs: 20 },
     });
@@ -81,6 +82,15 @@ describe('launcher live migration (fake hosts)', () => {
       TargetURI: 'fake://node2',
       TargetDomainXML: xml,
     });
+    // The start is reported to the node agent at once, the guest still running here (not
+    // only once libvirt's view of the domain changes): the agent records startTimestamp.
+    const started = await waitFor('an event with the migration under way', async () =>
+      source.events.find((e) => {
+        const d = e.domain as LauncherDomain | undefined;
+        return d?.migration?.role === 'source' && !d.migration.endTimestamp;
+      }),
+    );
+    expect(started.domain).toMatchObject({ state: 'running', migration: { uid: 'mig-1' } });
     // The job's result and the domain's departure reach the report separately: wait for both.
     const src = await waitFor('source migration to end and the guest to leave', async () => {
       const d = await report(source);
