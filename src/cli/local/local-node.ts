@@ -221,6 +221,9 @@ export class LocalNode {
         // importer pod: `args: [cdi-importer]`) runs that subcommand.
         'cdi-importer': [process.execPath, cli, 'cdi-importer'],
         'cdi-uploadserver': [process.execPath, cli, 'cdi-uploadserver'],
+        // A hotplug attachment pod (`/bin/busybox sleep ...`) only holds its claim published
+        // in its pod directory: an idle process, whatever the arguments, runs nothing else.
+        '/bin/busybox': [process.execPath, '-e', 'setInterval(() => {}, 1 << 30)'],
       },
       csi: this.storage?.podVolumes,
       // Each launcher runs its own libvirt daemons unless a shared one was asked for.

@@ -122,6 +122,7 @@ export function createLauncherContainer(c: LauncherComposition): Container {
         socketDir,
         blockVolumes: volumes.blockVolumes,
         accessCredentialDir: (secret) => map.toHost(accessCredentialSecretDir(secret)),
+        hotplugDir: paths.hotplugDiskDir,
         connectDriver: async () => {
           const driver = await timedStep(log, `connected to the ${args.hypervisor} driver`, () =>
             factory({

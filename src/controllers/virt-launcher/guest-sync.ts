@@ -16,7 +16,13 @@ export interface GuestSyncHost {
   ref: DomainRef;
   opts: Pick<
     VirtLauncherOptions,
-    'prepareNetwork' | 'prepareVolumes' | 'networkBackends' | 'syncOptions' | 'networkReport' | 'blockVolumes'
+    | 'prepareNetwork'
+    | 'prepareVolumes'
+    | 'networkBackends'
+    | 'syncOptions'
+    | 'networkReport'
+    | 'blockVolumes'
+    | 'hotplugDir'
   >;
   /** The VMI the guest runs as (access credentials follow it). */
   setVmi(vmi: VirtualMachineInstance): void;
@@ -33,7 +39,7 @@ export class GuestSync {
   private started: VirtualMachineInstance | undefined;
 
   constructor(private readonly h: GuestSyncHost) {
-    this.hotplug = new LauncherHotplug(h.log, undefined, h.opts.blockVolumes);
+    this.hotplug = new LauncherHotplug(h.log, h.opts.hotplugDir, h.opts.blockVolumes);
     this.nics = new LauncherNics(h.opts, h.log);
   }
 

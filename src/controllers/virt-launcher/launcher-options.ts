@@ -45,6 +45,8 @@ export interface VirtLauncherOptions {
   agentConnectPollMs?: number;
   /** Host directory of an access-credential Secret the pod mounts (default: the pod path itself). */
   accessCredentialDir?: (secretName: string) => string;
+  /** Host directory of the pod's `hotplug-disks` volume (default: the pod path itself). */
+  hotplugDir?: string;
   /** Where progress and errors go (default: stderr). */
   log?: (message: string) => void;
   /** How often an outgoing migration's job is looked at, ms (default 400, as upstream). */

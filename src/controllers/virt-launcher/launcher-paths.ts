@@ -6,7 +6,7 @@
 import { basename, dirname } from 'node:path';
 import type { VirtualMachineInstance } from '../../api';
 import { type ConverterPaths, upstreamPaths } from '../../converter';
-import type { LauncherArgs } from '../common/launcher-args';
+import { LAUNCHER_DIRS, type LauncherArgs } from '../common/launcher-args';
 import type { PathMap } from '../common/path-map';
 import { imageDir } from './image-dirs';
 
@@ -17,6 +17,9 @@ export function launcherConverterPaths(args: LauncherArgs, map: PathMap): Conver
     out[k] = map.toHost(v);
   }
   out.containerDiskDir = map.toHost(args.containerDiskDir);
+  // Hotplugged disks: the pod's `hotplug-disks` emptyDir (in a real pod the identity, the
+  // converter's default; under the local pod runtime the emptyDir's host directory).
+  out.hotplugDiskDir = map.toHost(LAUNCHER_DIRS.hotplugDisks);
   // The local pod runtime maps each block device (`/dev/<volume>`) on its own, to links of
   // the same names in one directory of the pod's: that directory is the devices' one.
   const devices = map

@@ -58,6 +58,14 @@ describe('launcher converter paths', () => {
     const paths = launcherConverterPaths(args, map);
     expect(paths.privateDir).toBe('/pods/u1/private');
     expect(paths.pvcDiskDir).toBe('/pods/u1/private/vmi-disks');
+    // No mount of the hotplug directory: upstream's path, as the converter's default.
+    expect(paths.hotplugDiskDir).toBe('/var/run/kubevirt/hotplug-disks');
+    const local = new PathMap({
+      '/var/run/kubevirt/hotplug-disks': '/pods/u1/volumes/kubernetes.io~empty-dir/hotplug-disks',
+    });
+    expect(launcherConverterPaths(args, local).hotplugDiskDir).toBe(
+      '/pods/u1/volumes/kubernetes.io~empty-dir/hotplug-disks',
+    );
     const vmi = {
       metadata: { name: 'vm' },
       spec: {
