@@ -167,4 +167,36 @@ describe.runIf(run)('volume hotplug in local mode (CSI pool in-process)', () => 
     }
     expect(buf.toString('utf8').split('\n')[0]).toBe(marker);
   });
+
+  it('a VM deleted with a volume still hotplugged lets the claim go', { timeout: 300_000 }, async () => {
+    await editVm((s) => {
+      s.volumes.push({ name: 'hot', persistentVolumeClaim: { claimName: CLAIM, hotpluggable: true } });
+      s.domain.devices.disks.push({ name: 'hot', disk: { bus: 'virtio' }, serial: SERIAL });
+    });
+    await waitFor('the volume Ready', async () => (await hotStatus())?.phase === 'Ready', 120_000).catch(
+      async (e) => {
+        const vmi = await f.node.store.get<VirtualMachineInstance & KubeObject>(
+          VirtualMachineInstanceType,
+          name,
+          NS,
+        );
+        const pods = (await attachmentPods()).map((p) => ({
+          name: p.metadata?.name,
+          status: p.status?.phase,
+        }));
+        throw new Error(
+          `${e}\nvolumes: ${JSON.stringify(vmi.spec.volumes)}\nstatus: ${JSON.stringify(vmi.status?.volumeStatus)}\npods: ${JSON.stringify(pods)}`,
+        );
+      },
+    );
+    const claim = await f.node.store.get<Claim>(PersistentVolumeClaimType, CLAIM, NS);
+    const pv = await f.node.store.get<Volume>(PersistentVolumeType, claim.spec?.volumeName ?? '');
+    const volume = f.volumeFile(pv.spec?.csi?.volumeHandle ?? '');
+    expect(await loopDevicesOf(volume)).toHaveLength(1);
+    await f.node.store.delete(VirtualMachineType, name, { namespace: NS });
+    // The handler unmounts the disk from the gone launcher pod (its uid from the VMI's
+    // activePods), so the pod runtime can tear the pod down and the claim is unstaged.
+    await waitFor('the claim unstaged', async () => (await loopDevicesOf(volume)).length === 0, 120_000);
+    expect(await attachmentPods()).toHaveLength(0);
+  });
 });

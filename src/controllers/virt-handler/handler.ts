@@ -273,10 +273,13 @@ export class VirtHandler {
       // No launcher to tell: remove what a dead one may have left running.
       if (!told && this.lastDomain.get(uid)?.finished !== true) await this.removeOrphan(vmi);
       if (podUid) await this.conns.drop(podUid);
-      // Hotplugged disks mounted into its pod would keep the kubelet from removing the pod.
-      if (podUid)
+      // Hotplugged disks mounted into its pod would keep the kubelet from removing the pod;
+      // the pod may already be gone from the informer (a deleted VM), its uid still in
+      // activePods.
+      const onNode = Object.entries(st.activePods ?? {}).filter(([, n]) => n === this.o.nodeName);
+      for (const u of new Set([...(podUid ? [podUid] : []), ...onNode.map(([u]) => u)]))
         await this.mounts
-          .unmountAll(podUid)
+          .unmountAll(u)
           .catch((e) => this.logVmi(key, 'warn', `hotplug unmount: ${e.message}`));
       this.lastDomain.delete(uid);
       this.calls.forget(uid);

@@ -9,7 +9,12 @@ import type { Pod } from '../../common/pod';
 import { AlreadyExistsError, NotFoundError } from '../../runtime/errors';
 import { PodType } from '../../runtime/resources';
 import type { LauncherPodOptions } from '../services/pod-renderer';
-import { attachmentPodChanges, hotplugVolumeStatus, renderAttachmentPod } from './hotplug-attachments';
+import {
+  attachmentPodChanges,
+  HOTPLUG_VOLUME_ANNOTATION,
+  hotplugVolumeStatus,
+  renderAttachmentPod,
+} from './hotplug-attachments';
 
 /** How long a created attachment pod is trusted to show up in the cache. */
 const CREATE_GRACE_MS = 15_000;
@@ -37,6 +42,10 @@ export class AttachmentPods {
     const uid = vmi.metadata?.uid ?? '';
     const now = Date.now();
     for (const [k, t] of this.created) if (now - t > CREATE_GRACE_MS) this.created.delete(k);
+    // A pod the cache shows needs no memo: dropped at once, a volume removed and added again
+    // within the grace gets its new pod (else nothing would look again after the grace).
+    for (const p of attachments)
+      this.created.delete(`${uid}/${p.metadata?.annotations?.[HOTPLUG_VOLUME_ANNOTATION]}`);
     for (const v of create) {
       const key = `${uid}/${v.name}`;
       if (this.created.has(key)) continue;
@@ -76,7 +85,7 @@ export class AttachmentPods {
           vmi,
           'Normal',
           'SuccessfulDelete',
-          `Deleted attachment pod ${p.metadata?.name}, for volume ${p.metadata?.annotations?.['kubevirt-ts.io/hotplug-volume']}`,
+          `Deleted attachment pod ${p.metadata?.name}, for volume ${p.metadata?.annotations?.[HOTPLUG_VOLUME_ANNOTATION]}`,
         );
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;

@@ -51,4 +51,16 @@ describe('AttachmentPods.sync', () => {
     expect(f?.volumeDevices).toBeUndefined();
     expect(f?.volumeMounts).toEqual([{ name: 'hotplug', mountPath: '/hotplug' }]);
   });
+
+  it('a volume removed and added again within the create grace gets a new pod', async () => {
+    const a = controller();
+    await a.pods.sync(vmi, launcher, [], base('Filesystem'));
+    expect(a.created).toHaveLength(1);
+    // The cache shows the pod (the memo of its creation goes), then the volume leaves the
+    // spec and its pod goes, then the volume comes back: a second pod at once.
+    const first = { ...a.created[0], status: { phase: 'Running' } } as Pod;
+    await a.pods.sync(vmi, launcher, [first], base('Filesystem'));
+    await a.pods.sync(vmi, launcher, [], base('Filesystem'));
+    expect(a.created).toHaveLength(2);
+  });
 });
