@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer, request, type Server } from 'node:https';
+import { request } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
 import {
@@ -20,6 +20,7 @@ import {
   uploadPathKind,
   uploadResourceName,
 } from '../common/cdi-upload';
+import { ProxyError, type ProxyServer, startProxyServer } from '../common/proxy-https-server';
 import { InvalidUploadTokenError, verifyUploadToken } from '../common/upload-token';
 import { NotFoundError } from '../runtime/errors';
 import { PersistentVolumeClaimType, ServiceType } from '../runtime/resources';
@@ -58,21 +59,10 @@ export interface UploadProxyOptions {
   log?: (line: string) => void;
 }
 
-export interface UploadProxy {
-  server: Server;
-  port: number;
-  close(): Promise<void>;
-}
+export type UploadProxy = ProxyServer;
 
 /** A refusal answered with `code` and the message (a resolver throws one when a pod is not reachable yet). */
-export class ProxyError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { ProxyError };
 
 const BEARER = /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)$/i;
 
@@ -191,42 +181,13 @@ export async function startUploadProxy(o: UploadProxyOptions): Promise<UploadPro
     });
   };
 
-  const loadPair = async () => ({ cert: await readFile(o.certFile), key: await readFile(o.keyFile) });
-  let pair = await loadPair();
-  const server = createServer({ ...pair, minVersion: 'TLSv1.2' }, (req, res) => {
-    handle(req, res).catch((e: Error) => {
-      const code = e instanceof ProxyError ? e.code : 500;
-      log(`${req.method} ${(req.url ?? '').split('?')[0]}: ${code} ${e.message}`);
-      if (!res.headersSent) res.writeHead(code, { 'content-type': 'text/plain' }).end(e.message);
-      else res.destroy(e);
-      req.resume();
-    });
+  return startProxyServer({
+    certFile: o.certFile,
+    keyFile: o.keyFile,
+    port: o.port,
+    host: o.host,
+    what: 'upload proxy',
+    log,
+    handle,
   });
-  // A renewed serving pair (the Secret's files change) applies to new connections.
-  const timer = setInterval(() => {
-    loadPair()
-      .then((p) => {
-        if (!p.cert.equals(pair.cert)) {
-          pair = p;
-          server.setSecureContext({ ...p, minVersion: 'TLSv1.2' });
-        }
-      })
-      .catch(() => {});
-  }, 60_000);
-  timer.unref();
-  await new Promise<void>((ok, fail) => {
-    server.once('error', fail);
-    server.listen(o.port, o.host ?? '0.0.0.0', () => ok());
-  });
-  const port = (server.address() as { port: number }).port;
-  log(`upload proxy on ${port}`);
-  return {
-    server,
-    port,
-    close: async () => {
-      clearInterval(timer);
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
 }

@@ -11,6 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { request } from 'node:https';
+import { ProxyError } from '../common/proxy-https-server';
 
 /** The proxied path (upstream's proxyPathMatcher). */
 const PROXY_PATH =
@@ -53,14 +54,7 @@ export interface ExportLookup {
 }
 
 /** An answer the proxy gives itself. */
-export class ProxyError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { ProxyError };
 
 /** Hop-by-hop headers (RFC 9110 7.6.1), which a proxy does not forward. */
 const HOP = new Set([
