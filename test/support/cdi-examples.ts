@@ -1,5 +1,5 @@
 /**
- * CDI's 26 example manifests (`../shared/cdi/examples`, or `$KUBEVIRT_TS_CDI_DIR/examples`)
+ * CDI's 26 example manifests (`$KUBEVIRT_TS_CDI_DIR/examples`, else the shared reference folder: ./upstream.ts)
  * and what kubevirt-ts does with each: the DataVolumes that need no outside network run on
  * the cluster (test/cluster/cdi-examples.test.ts) with their outside URLs pointed at the
  * test's own sources; the rest are refused by validation with a reason, or are not
@@ -10,21 +10,16 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-
-const repoRoot = path.resolve(import.meta.dirname, '../..');
+import { referenceInputDir, referenceInputHint } from './upstream';
 
 /** The examples folder, or undefined when absent. */
 export function cdiExamplesDir(): string | undefined {
-  const base = process.env.KUBEVIRT_TS_CDI_DIR
-    ? path.resolve(process.env.KUBEVIRT_TS_CDI_DIR)
-    : path.resolve(repoRoot, '../shared/cdi');
-  const dir = path.join(base, 'examples');
+  const dir = path.join(referenceInputDir('KUBEVIRT_TS_CDI_DIR', 'cdi'), 'examples');
   return existsSync(dir) ? dir : undefined;
 }
 
 /** Why a suite over the examples skips. */
-export const needsCdiExamples =
-  "(needs CDI's examples: set KUBEVIRT_TS_CDI_DIR or place them at ../shared/cdi/examples)";
+export const needsCdiExamples = `(needs CDI's examples: ${referenceInputHint('KUBEVIRT_TS_CDI_DIR', 'cdi', '/examples')})`;
 
 /** What the test changes in an example before applying it (only outside addresses and the like). */
 export interface Rewrite {

@@ -14,10 +14,24 @@ import { describe, it } from 'vitest';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 
+/**
+ * Where a compatibility suite's reference input `name` (upstream's `kubevirt`, CDI's `cdi`)
+ * is looked for: `$<envVar>` when set, else `../shared/<name>` beside the clone. The one
+ * place that names that folder.
+ */
+export function referenceInputDir(envVar: string, name: string): string {
+  const fromEnv = process.env[envVar];
+  return fromEnv ? path.resolve(fromEnv) : path.resolve(repoRoot, '..', 'shared', name);
+}
+
+/** How a skipped suite says where to put reference input `name` (`sub` below it). */
+export function referenceInputHint(envVar: string, name: string, sub = ''): string {
+  return `set ${envVar} or place them at ../shared/${name}${sub}`;
+}
+
 /** The directory the suites look in: the env var when set, else ../shared/kubevirt. */
 export function upstreamCandidate(): string {
-  const fromEnv = process.env.KUBEVIRT_TS_UPSTREAM_DIR;
-  return fromEnv ? path.resolve(fromEnv) : path.resolve(repoRoot, '../shared/kubevirt');
+  return referenceInputDir('KUBEVIRT_TS_UPSTREAM_DIR', 'kubevirt');
 }
 
 function isDir(p: string): boolean {
@@ -46,8 +60,7 @@ export function upstreamSwaggerPath(): string | undefined {
 export const noUpstream = upstreamDir() === undefined;
 
 /** The suffix every upstream suite's name carries, so a skipped one says what it needs. */
-export const needsUpstream =
-  "(needs upstream KubeVirt's swagger.json and examples/: set KUBEVIRT_TS_UPSTREAM_DIR or place them at ../shared/kubevirt)";
+export const needsUpstream = `(needs upstream KubeVirt's swagger.json and examples/: ${referenceInputHint('KUBEVIRT_TS_UPSTREAM_DIR', 'kubevirt')})`;
 
 /** Upstream's files, as the suites get them. */
 export interface Upstream {
