@@ -19,8 +19,7 @@
  * files, this one takes the host lock `csi-driver` for its whole run (test/support/host-lock.ts).
  */
 import { execFile } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { CoreV1Api, CustomObjectsApi, V1Pod } from '@kubernetes/client-node';
@@ -30,6 +29,7 @@ import type { ClusterInfo } from '../../scripts/cluster/state';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
 import { kubectlBin, kubectlExecAsync } from '../support/cluster-pods';
 import { BOOT_MARKER } from '../support/guest';
+import { diskImageLine } from '../support/volume-image';
 import { blockHotplugCase } from './block-hotplug-case';
 import { CDROM_DRIVE, cdromMediaCase } from './cdrom-media-case';
 import { csiClusterTestsEnabled } from './csi-stack';
@@ -340,18 +340,7 @@ describe.skipIf(!enabled)('volume hotplug on the real cluster', () => {
       ]);
       throw new Error(`${e}\nloop: ${loops}\nholders:\n${held.stdout}`);
     });
-    const mnt = mkdtempSync(join(tmpdir(), 'kvts-hotplug-vol-'));
-    await run('mount', ['-o', 'loop,ro', volume, mnt]);
-    const buf = Buffer.alloc(64);
-    try {
-      const fd = openSync(join(mnt, 'disk.img'), 'r');
-      readSync(fd, buf, 0, buf.length, SECTOR * 512);
-      closeSync(fd);
-    } finally {
-      await run('umount', [mnt]);
-      rmSync(mnt, { recursive: true, force: true });
-    }
-    expect(buf.toString('utf8').split('\n')[0]).toBe(marker);
+    expect(await diskImageLine(volume, SECTOR * 512)).toBe(marker);
     // One boot (the console log holds the marker once).
     const vmiUid = launcher.metadata?.labels?.['kubevirt.io/created-by'];
     const grep = kubectlExecAsync(info.kubeconfigPath, NS, launcher.metadata?.name ?? '', [

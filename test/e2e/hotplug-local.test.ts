@@ -7,13 +7,9 @@
  * attaches it. The guest sees the serial and writes a marker; removing the volume takes
  * the disk away, and the claim's disk.img holds the marker.
  */
-import { closeSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../src/api/generated/types';
 import type { Pod } from '../../src/controllers/common/pod';
-import { runTool } from '../../src/controllers/common/run-tool';
 import { localCsiProblem } from '../../src/controllers/composition/local-csi/local-csi';
 import { loopDevicesOf } from '../../src/controllers/csi-driver/loop-devices';
 import {
@@ -24,6 +20,7 @@ import {
   VirtualMachineType,
 } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
+import { diskImageLine } from '../support/volume-image';
 import { type LocalStorageFixture, NS, startLocalStorage } from './local-storage-fixture';
 import { e2eRun, waitFor } from './node-harness';
 
@@ -154,18 +151,7 @@ describe.runIf(run)('volume hotplug in local mode (CSI pool in-process)', () => 
     const pv = await f.node.store.get<Volume>(PersistentVolumeType, claim.spec?.volumeName ?? '');
     const volume = f.volumeFile(pv.spec?.csi?.volumeHandle ?? '');
     await waitFor('the claim unstaged', async () => (await loopDevicesOf(volume)).length === 0, 60_000);
-    const mnt = mkdtempSync(join(tmpdir(), 'kvts-hpl-vol-'));
-    await runTool('mount', ['-o', 'loop,ro', volume, mnt]);
-    const buf = Buffer.alloc(64);
-    try {
-      const fd = openSync(join(mnt, 'disk.img'), 'r');
-      readSync(fd, buf, 0, buf.length, SECTOR * 512);
-      closeSync(fd);
-    } finally {
-      await runTool('umount', [mnt]);
-      rmSync(mnt, { recursive: true, force: true });
-    }
-    expect(buf.toString('utf8').split('\n')[0]).toBe(marker);
+    expect(await diskImageLine(volume, SECTOR * 512)).toBe(marker);
   });
 
   it('a VM deleted with a volume still hotplugged lets the claim go', { timeout: 300_000 }, async () => {
