@@ -56,6 +56,7 @@ import { CONSOLE_SOCKET, podEmptyDirPath } from '../../src/controllers/launcher-
 import { shortDir } from '../../src/controllers/launcher-protocol/short-dir';
 import { netnsName, PodNetwork } from '../../src/controllers/local/pod-runtime/pod-network';
 import {
+  EventType,
   PodType,
   VirtualMachineInstanceReplicaSetType,
   VirtualMachineInstanceType,
@@ -105,6 +106,8 @@ describeUpstream("upstream's example VMs boot in local mode with default network
     let images: ImageStore;
     let before: ReturnType<typeof scopedSnapshot>;
     const namespaces: string[] = [];
+    // The components' lines, for a timeout's message (a CI log is all there is of a rare failure).
+    const componentLog: string[] = [];
     // The client's own pod on the same bridge: the host has no route to the pod network
     // (traffic to a pod IP from the host would leave by its default route).
     let peerNet: PodNetwork;
@@ -115,7 +118,11 @@ describeUpstream("upstream's example VMs boot in local mode with default network
       state = mkdtempSync(join(tmpdir(), 'kvts-upex-'));
       chmodSync(state, 0o755);
       const paths = statePaths(state);
-      node = new LocalNode({ paths, podNetwork: { subnet, bridge } });
+      node = new LocalNode({
+        paths,
+        podNetwork: { subnet, bridge },
+        log: (c, m) => componentLog.push(`${c}: ${m}`),
+      });
       await node.start();
       images = new ImageStore(paths.images);
       for (const image of DISK_IMAGES) images.import(image, join(guest ?? '', 'boot.qcow2'));
@@ -329,7 +336,8 @@ describeUpstream("upstream's example VMs boot in local mode with default network
           // Thrown, not returned: a timeout then says where the VMI stood (a CI log is all
           // there is of a run that failed once in many).
           throw new Error(
-            `last seen: phase ${v?.status?.phase ?? '(no VMI)'}, node ${v?.status?.nodeName ?? '-'}, ` +
+            `last seen: phase ${v?.status?.phase ?? '(no VMI)'} (${v?.status?.reason ?? 'no reason'}), ` +
+              `node ${v?.status?.nodeName ?? '-'}, ${await launcherSeen(v)}, ` +
               `interfaces ${JSON.stringify(v?.status?.interfaces ?? [])}, conditions ` +
               JSON.stringify(
                 (v?.status?.conditions ?? []).map(
@@ -383,6 +391,35 @@ describeUpstream("upstream's example VMs boot in local mode with default network
       }
       const inet = /inet (\S+)/.exec(addr)?.[1];
       return `upstream ${e.file}: VMI ${e.vmi} Running, ${e.iface} ${podIP}, tap ${taps.split(':')[1]?.trim()}, guest eth0 ${inet} via 10.0.2.1, other pod -> ${podIP}:8080 ${echoed}${sizing}`;
+    }
+
+    /**
+     * What the VMI's launcher pod and the VMI's events said, for a timeout's message: the
+     * pod's phase and its container's end (its log tail when it failed), and each Warning.
+     */
+    async function launcherSeen(v: Vmi | undefined): Promise<string> {
+      const uid = v?.metadata?.uid;
+      if (!uid) return 'no launcher pod';
+      const pods = await node.store.list<Pod & KubeObject>(PodType, { namespace: 'default' });
+      const pod = pods.items.find((p) => p.metadata?.labels?.['kubevirt.io/created-by'] === uid);
+      const ended = pod?.status?.containerStatuses?.map((c) => c.state?.terminated).find((t) => t);
+      const events = await node.store.list<
+        KubeObject & { reason?: string; message?: string; type?: string; involvedObject?: { uid?: string } }
+      >(EventType, { namespace: 'default' });
+      const warnings = events.items
+        .filter((e) => e.type === 'Warning' && [uid, pod?.metadata?.uid].includes(e.involvedObject?.uid))
+        .map((e) => `${e.reason}: ${e.message}`);
+      return (
+        `launcher pod ${pod ? `${pod.metadata?.name} ${pod.status?.phase}${pod.metadata?.deletionTimestamp ? ' (deleting)' : ''}` : 'gone'}` +
+        (ended ? ` ended ${ended.exitCode} ${ended.reason ?? ''}: ${ended.message ?? ''}` : '') +
+        `, warnings ${JSON.stringify(warnings)}, component lines ${JSON.stringify(
+          componentLog
+            .filter(
+              (l) => l.includes(v?.metadata?.name ?? '-') || (pod && l.includes(pod.metadata?.name ?? '-')),
+            )
+            .slice(-40),
+        )}`
+      );
     }
 
     /**
