@@ -11,6 +11,8 @@
  * disk.img (read out of its ext4 with debugfs) is `qemu-img convert -O raw` of the image,
  * zero-padded to the size the upload server gave it. Then a VM boots from it. And a
  * Block-mode upload: the pool file (the device) starts with the raw image, zeros after.
+ * And `image-upload pvc` naming no class: the claim gets local mode's default class, as
+ * the PV controller assigns it on a cluster, and its volume holds the image.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -20,6 +22,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CDIConfig, DataVolume } from '../../src/api/generated/cdi/types';
 import type { LocalNode } from '../../src/cli/local/local-node';
+import { LOCAL_CLASS } from '../../src/controllers/common/csi-objects';
 import { localCsiProblem } from '../../src/controllers/composition/local-csi/local-csi';
 import { defaultCliEntry } from '../../src/controllers/local/pod-runtime/pod-runtime';
 import {
@@ -93,6 +96,9 @@ describe.runIf(run)('virtctl image-upload in local mode (CSI pool, pod network)'
     // A failed run's DataVolume goes too, so its upload pod and volume do before the stop.
     for (const dv of [name, `${name}-b`])
       await f?.node.store.delete(DataVolumeType, dv, { namespace: NS }).catch(() => undefined);
+    await f?.node.store
+      .delete(PersistentVolumeClaimType, `${name}-p`, { namespace: NS })
+      .catch(() => undefined);
     await f?.stop([vmName]);
     rmSync(work, { recursive: true, force: true });
   }, 180_000);
@@ -227,6 +233,41 @@ describe.runIf(run)('virtctl image-upload in local mode (CSI pool, pod network)'
     expect(sha(device.subarray(0, raw.length))).toBe(sha(raw));
     expect(device.subarray(raw.length).every((b) => b === 0)).toBe(true);
     await node.store.delete(DataVolumeType, blockName, { namespace: NS });
+    await f.nothingLeft();
+  });
+
+  it('an upload to a claim that names no class (`image-upload pvc`) gets the default class and holds the image', {
+    timeout: 600_000,
+  }, async () => {
+    const claimName = `${name}-p`;
+    const res = await virtctl([
+      'image-upload',
+      'pvc',
+      claimName,
+      '--size',
+      '64Mi',
+      '--image-path',
+      bootDiskPath,
+      '--state-dir',
+      f.state,
+      '-n',
+      NS,
+    ]);
+    process.stdout.write(res.out);
+    expect(res.code).toBe(0);
+    expect(res.out.split('\n')).toContain('Processing completed successfully');
+    const claim = await node.store.get<KubeObject & { spec?: { storageClassName?: string } }>(
+      PersistentVolumeClaimType,
+      claimName,
+      NS,
+    );
+    expect(claim.spec?.storageClassName).toBe(LOCAL_CLASS);
+    const dumped = join(work, 'pvc-disk.img');
+    execFileSync('debugfs', ['-R', `dump /disk.img ${dumped}`, await volumeOf(f, claimName)]);
+    const raw = rawOf(work);
+    const disk = readFileSync(dumped);
+    expect(sha(disk.subarray(0, raw.length))).toBe(sha(raw));
+    await node.store.delete(PersistentVolumeClaimType, claimName, { namespace: NS });
     await f.nothingLeft();
   });
 });

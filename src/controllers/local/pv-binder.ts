@@ -8,19 +8,23 @@
  *   equal), same volume mode (Filesystem by default), every requested access mode offered,
  *   capacity at least the claim's request.
  * Binding writes the volume's `claimRef` first, then the claim's `volumeName`, then both
- * statuses (Bound), so a volume is never given to two claims. No dynamic provisioning:
- * a claim nothing fits stays Pending until a volume that fits appears.
+ * statuses (Bound), so a volume is never given to two claims. No dynamic provisioning here:
+ * a claim nothing fits stays Pending until a volume that fits appears, except that a claim
+ * naming no class then gets the default class, as the PV controller assigns it
+ * (./default-storage-class), and the class's provisioner takes it from there.
  */
 
 import { bytesOf } from '../common/quantity';
 import { NotFoundError } from '../runtime/errors';
 import type { Informer } from '../runtime/informer';
 import { Manager } from '../runtime/manager';
-import { PersistentVolumeClaimType, PersistentVolumeType } from '../runtime/resources';
+import { PersistentVolumeClaimType, PersistentVolumeType, StorageClassType } from '../runtime/resources';
 import type { KubeObject, ObjectClient } from '../runtime/types';
+import { claimNamesNoClass, defaultStorageClass } from './default-storage-class';
 
 /** The fields of a claim the binder reads and writes. */
 export interface ClaimObject extends KubeObject {
+  metadata?: KubeObject['metadata'] & { annotations?: Record<string, string> };
   spec?: {
     volumeName?: string;
     storageClassName?: string;
@@ -105,24 +109,26 @@ export class PvBinder {
   private readonly manager: Manager;
   private readonly volumes: Informer<KubeObject>;
   private readonly claims: Informer<KubeObject>;
+  private readonly classes: Informer<KubeObject>;
   private readonly log: (m: string) => void;
 
   constructor(private readonly o: PvBinderOptions) {
     this.log = o.log ?? (() => {});
     this.manager = new Manager({ client: o.client });
     this.volumes = this.manager.informers.informerFor(PersistentVolumeType);
+    this.classes = this.manager.informers.informerFor(StorageClassType);
+    const waiting = () =>
+      (this.claims.indexer.list() as ClaimObject[])
+        .filter((c) => c.status?.phase !== 'Bound')
+        .map((c) => ({ namespace: c.metadata?.namespace, name: c.metadata?.name ?? '' }));
     const controller = this.manager.addController({
       name: 'pv-binder',
       forType: PersistentVolumeClaimType,
-      // A new or freed volume may fit any claim still waiting.
+      // A new or freed volume may fit any claim still waiting; a new default class may
+      // be the one a waiting claim that names none gets.
       watches: [
-        {
-          type: PersistentVolumeType,
-          map: () =>
-            (this.claims.indexer.list() as ClaimObject[])
-              .filter((c) => c.status?.phase !== 'Bound')
-              .map((c) => ({ namespace: c.metadata?.namespace, name: c.metadata?.name ?? '' })),
-        },
+        { type: PersistentVolumeType, map: waiting },
+        { type: StorageClassType, map: waiting },
       ],
       reconciler: { reconcile: (req) => this.reconcile(`${req.namespace}/${req.name}`) },
       onError: (req, err) => this.log(`${req.namespace}/${req.name}: ${err.message}`),
@@ -142,9 +148,27 @@ export class PvBinder {
     const pvc = this.claims.indexer.get(key) as ClaimObject | undefined;
     if (!pvc || pvc.metadata?.deletionTimestamp || pvc.status?.phase === 'Bound') return undefined;
     const pv = chooseVolume(pvc, this.volumes.indexer.list() as VolumeObject[]);
-    if (!pv) return undefined;
-    await this.bind(pvc, pv);
+    if (pv) await this.bind(pvc, pv);
+    else if (!pvc.spec?.volumeName && claimNamesNoClass(pvc)) await this.assignDefaultClass(pvc);
     return undefined;
+  }
+
+  /** Writes the default class into a claim that names none (the PV controller's assignDefaultStorageClass). */
+  private async assignDefaultClass(pvc: ClaimObject): Promise<void> {
+    const sc = defaultStorageClass(this.classes.indexer.list());
+    if (!sc) return;
+    try {
+      await this.o.client.update<ClaimObject>(PersistentVolumeClaimType, {
+        ...pvc,
+        spec: { ...pvc.spec, storageClassName: sc.metadata?.name },
+      });
+    } catch (err) {
+      if (err instanceof NotFoundError) return;
+      throw err;
+    }
+    this.log(
+      `assigned the default StorageClass ${sc.metadata?.name} to PersistentVolumeClaim ${pvc.metadata?.namespace}/${pvc.metadata?.name}`,
+    );
   }
 
   private async bind(pvc: ClaimObject, pv: VolumeObject): Promise<void> {

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { claimNamesNoClass, defaultStorageClass } from '../../../src/controllers/local/default-storage-class';
 import {
   type ClaimObject,
   chooseVolume,
@@ -7,7 +8,11 @@ import {
   volumeFits,
 } from '../../../src/controllers/local/pv-binder';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
-import { PersistentVolumeClaimType, PersistentVolumeType } from '../../../src/controllers/runtime/resources';
+import {
+  PersistentVolumeClaimType,
+  PersistentVolumeType,
+  StorageClassType,
+} from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import { waitFor } from '../../support/wait';
 
@@ -49,6 +54,44 @@ describe('volume matching', () => {
     };
     expect(chooseVolume(pvc('c', '500Mi'), [taken, pv('big', '10Gi')])?.metadata?.name).toBe('big');
     expect(chooseVolume(pvc('c', '500Mi', { volumeName: 'small' }), [taken])).toBeUndefined();
+  });
+});
+
+const sc = (name: string, created: string, annotation?: string): KubeObject =>
+  ({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: {
+      name,
+      creationTimestamp: created,
+      ...(annotation ? { annotations: { [annotation]: 'true' } } : {}),
+    },
+    provisioner: 'example.io/x',
+  }) as KubeObject;
+
+describe('the default StorageClass (Kubernetes GetDefaultClass)', () => {
+  const GA = 'storageclass.kubernetes.io/is-default-class';
+  const BETA = 'storageclass.beta.kubernetes.io/is-default-class';
+  it('is the newest class annotated default, then the first by name; none without one', () => {
+    const plain = sc('plain', '2026-12-05T09:00:00Z');
+    const older = sc('older', '2026-12-01T00:00:00Z', GA);
+    const newer = sc('newer', '2026-12-02T00:00:00Z', BETA);
+    expect(defaultStorageClass([plain, older, newer])?.metadata?.name).toBe('newer');
+    expect(defaultStorageClass([plain, older])?.metadata?.name).toBe('older');
+    const twin = sc('a-twin', '2026-12-02T00:00:00Z', GA);
+    expect(defaultStorageClass([newer, twin])?.metadata?.name).toBe('a-twin');
+    expect(defaultStorageClass([plain])).toBeUndefined();
+  });
+
+  it('goes only to claims that name no class: an empty class and the beta annotation are names', () => {
+    expect(claimNamesNoClass(pvc('c', '1Gi'))).toBe(true);
+    expect(claimNamesNoClass(pvc('c', '1Gi', { storageClassName: '' }))).toBe(false);
+    expect(
+      claimNamesNoClass({
+        ...pvc('c', '1Gi'),
+        metadata: { annotations: { 'volume.beta.kubernetes.io/storage-class': 'x' } },
+      }),
+    ).toBe(false);
   });
 });
 
@@ -127,5 +170,39 @@ describe('PvBinder on the embedded store', () => {
     await store.create(PersistentVolumeClaimType, pvc('named', '1Gi', { volumeName: 'pv-b' }) as KubeObject);
     expect((await bound('named')).spec?.volumeName).toBe('pv-b');
     expect((await volume('pv-b')).spec?.claimRef?.name).toBe('named');
+  });
+
+  it('gives a claim naming no class the default class when no class-less volume fits, as the PV controller does', async () => {
+    // No default class yet: the claim waits, class-less.
+    await store.create(PersistentVolumeClaimType, pvc('later', '1Gi') as KubeObject);
+    await store.create(
+      PersistentVolumeClaimType,
+      pvc('empty', '5Gi', { storageClassName: '' }) as KubeObject,
+    );
+    await store.create(StorageClassType, sc('not-default', '2026-12-05T00:00:00Z'));
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await claim('later')).spec?.storageClassName).toBeUndefined();
+    // A default class appears: the waiting claim gets it; the one asking for "" does not.
+    await store.create(
+      StorageClassType,
+      sc('pool', '2026-12-05T00:00:00Z', 'storageclass.kubernetes.io/is-default-class'),
+    );
+    const assigned = await waitFor(
+      'the default class on the claim',
+      async () => {
+        const c = await claim('later');
+        return c.spec?.storageClassName ? c : undefined;
+      },
+      10_000,
+    );
+    expect(assigned.spec?.storageClassName).toBe('pool');
+    expect(assigned.status?.phase).not.toBe('Bound');
+    expect((await claim('empty')).spec?.storageClassName).toBe('');
+    // A class-less volume that fits wins over the default class (it is looked for first).
+    await store.create(PersistentVolumeType, pv('handmade', '1Gi') as KubeObject);
+    await store.create(PersistentVolumeClaimType, pvc('static', '1Gi') as KubeObject);
+    const c = await bound('static');
+    expect(c.spec?.volumeName).toBe('handmade');
+    expect(c.spec?.storageClassName).toBeUndefined();
   });
 });
