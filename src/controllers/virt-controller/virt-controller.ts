@@ -38,13 +38,13 @@ import { watchClaims } from './claim-watch';
 import { workersFor } from './controller-threads';
 import { watchDataVolumes } from './datavolume-watch';
 import { watchInstancetypes } from './instancetype-watch';
+import { controllerMetricsInputs } from './metrics-inputs';
 import { MigrationController } from './migration/controller';
 import { migrationPolicySource } from './migration/policy-wiring';
 import { NetworkAttachmentWatch } from './network-attachment-watch';
 import { wireNodeControllers } from './node/wiring';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
-import { memoryOverhead } from './services/memory-overhead';
 import { networkAttachmentKeys } from './services/network-attachments';
 import { type Claim, PersistentVolumeClaimType } from './services/volumes';
 import { registerSnapshotControllers } from './snapshot/wiring';
@@ -294,32 +294,10 @@ export class VirtController {
         ? { pool: { queue: this.poolLoop.queue, expectations: this.poolExpectations } }
         : {}),
     });
-    this.metrics.observe({
-      vms: () => this.vmInformer.indexer.list(),
-      vmis: () => this.vmiInformer.indexer.list(),
-      migrations: () => this.migrationInformer.indexer.list(),
-      podOf: (vmi) => {
-        const pods = this.podInformer.indexer.byIndex(CREATED_BY_INDEX, vmi.metadata?.uid ?? '') as Pod[];
-        return pods.find((p) => p.status?.phase === 'Running' && p.spec?.nodeName === vmi.status?.nodeName)
-          ?.metadata?.name;
-      },
-      overhead: (vmi) => {
-        try {
-          const c = config();
-          return Number(
-            memoryOverhead(vmi, {
-              arch: vmi.spec.architecture || c.defaultArchitecture,
-              additionalOverheadRatio: c.configuration.additionalGuestMemoryOverheadRatio,
-            }),
-          );
-        } catch {
-          return undefined;
-        }
-      },
-      leading: () => this.manager.isLeader(),
-      ready: () => this.manager.isReady(),
-      queues: () => this.manager.controllerList.map((c) => ({ name: c.name, queue: c.queue })),
-    });
+    const { manager } = this;
+    this.metrics.observe(
+      controllerMetricsInputs({ vmInformer, vmiInformer, migrationInformer, podInformer, manager, config }),
+    );
   }
 
   /**
