@@ -16,7 +16,7 @@ import type {
   VirtualMachinePool,
 } from '../../api/generated/types';
 import type { EventRecorder, KeyReconciler } from '../common/controller-ports';
-import { asReconciler, lister, ownerKey } from '../common/controller-wiring';
+import { asReconciler, lister } from '../common/controller-wiring';
 import type { Pod } from '../common/pod';
 import { VmiResource } from '../common/vmi-resource';
 import { ControllerMetrics } from '../metrics/controller-metrics';
@@ -33,39 +33,31 @@ import {
   VirtualMachineType,
 } from '../runtime/resources';
 import type { KubeObject, ResourceType } from '../runtime/types';
-import type { WorkQueue } from '../runtime/workqueue';
+import { CREATED_BY_INDEX, UID_INDEX, VMI_NAME_INDEX, watchChildren } from './child-watch';
 import { watchClaims } from './claim-watch';
 import { workersFor } from './controller-threads';
 import { watchDataVolumes } from './datavolume-watch';
 import { watchInstancetypes } from './instancetype-watch';
+import { controllerMetricsInputs } from './metrics-inputs';
 import { MigrationController } from './migration/controller';
-import { isMigrationFinal } from './migration/phases';
 import { migrationPolicySource } from './migration/policy-wiring';
 import { NetworkAttachmentWatch } from './network-attachment-watch';
 import { wireNodeControllers } from './node/wiring';
 import { PoolController, VirtualMachinePoolType } from './pool/controller';
 import { ReplicaSetController } from './replicaset/controller';
-import { memoryOverhead } from './services/memory-overhead';
 import { networkAttachmentKeys } from './services/network-attachments';
 import { type Claim, PersistentVolumeClaimType } from './services/volumes';
 import { registerSnapshotControllers } from './snapshot/wiring';
 import type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 import { VmController } from './vm/controller';
 import { VmiController } from './vmi/controller';
-import {
-  ATTACHMENT_POD_SELECTOR,
-  HOTPLUG_VMI_ANNOTATION,
-  HOTPLUG_VMI_UID_LABEL,
-} from './vmi/hotplug-attachments';
+import { ATTACHMENT_POD_SELECTOR, HOTPLUG_VMI_UID_LABEL } from './vmi/hotplug-attachments';
 import { wireWorkloadUpdater } from './workload-updater/wiring';
 
 export type { VirtControllerOptions, WriteRecord } from './virt-controller-options';
 
 /** Label selecting launcher pods. */
 export const LAUNCHER_POD_SELECTOR = 'kubevirt.io=virt-launcher';
-const CREATED_BY_INDEX = 'createdBy';
-const UID_INDEX = 'uid';
-const VMI_NAME_INDEX = 'vmiName';
 
 /** The virt-controller: start() it, stop() it. */
 export class VirtController {
@@ -287,141 +279,25 @@ export class VirtController {
     // Each controller's own kind is wired by the Manager; here: children to owners.
     if (this.claimInformer) watchClaims(this.claimInformer, this.vmiInformer, this.vmInformer, vmiQ, vmQ);
     if (this.dataVolumeInformer) watchDataVolumes(this.dataVolumeInformer, this.vmInformer, vmQ);
-    if (this.poolInformer && this.poolLoop) {
-      const poolQ = this.poolLoop.queue;
-      const toPool = (vm: KubeObject, observed?: 'creation' | 'deletion') => {
-        const k = ownerKey(vm, 'VirtualMachinePool');
-        if (!k) return;
-        if (observed === 'creation') this.poolExpectations.creationObserved(k);
-        if (observed === 'deletion') this.poolExpectations.deletionObserved(k);
-        poolQ.add(k);
-      };
-      this.vmInformer.addEventHandler({
-        onAdd: (o) => toPool(o, 'creation'),
-        onUpdate: (_a, b) => toPool(b),
-        onDelete: (o) => toPool(o, 'deletion'),
-      });
-      // A pool VM's VMI changing (started from another revision, ready or not) wakes its pool.
-      const vmiToPool = (vmi: KubeObject) => {
-        const vmKey = ownerKey(vmi, 'VirtualMachine');
-        const vm = vmKey ? this.vmInformer.indexer.get(vmKey) : undefined;
-        if (vm) toPool(vm);
-      };
-      this.vmiInformer.addEventHandler({
-        onAdd: vmiToPool,
-        onUpdate: (_a, b) => vmiToPool(b),
-        onDelete: vmiToPool,
-      });
-    }
-    // VMI owners: their controller reconciles on every VMI change and counts its creates/deletes.
-    const owners: Array<{ kind: string; queue: WorkQueue<string>; expectations: Expectations }> = [
-      { kind: 'VirtualMachine', queue: vmQ, expectations: this.vmExpectations },
-      {
-        kind: 'VirtualMachineInstanceReplicaSet',
-        queue: this.rsLoop.queue,
-        expectations: this.rsExpectations,
-      },
-    ];
-    const toOwner = (o: KubeObject, observed?: 'creation' | 'deletion') => {
-      for (const ow of owners) {
-        const k = ownerKey(o, ow.kind);
-        if (!k) continue;
-        if (observed === 'creation') ow.expectations.creationObserved(k);
-        if (observed === 'deletion') ow.expectations.deletionObserved(k);
-        ow.queue.add(k);
-      }
-    };
-    const migQ = this.migrationLoop.queue;
-    const toMigrations = (vmi: KubeObject) => {
-      for (const m of this.migrationInformer.indexer.byIndex(VMI_NAME_INDEX, objectKey(vmi)))
-        migQ.add(objectKey(m));
-    };
-    // A migration ending frees a slot under the migration limits: the waiting ones look
-    // again now (upstream's reEnqueueHighestPriorityPendingMigrations).
-    const requeueWaiting = () => {
-      for (const w of this.migrationInformer.indexer.list() as VirtualMachineInstanceMigration[])
-        if ((w.status?.phase ?? 'Pending') === 'Pending') migQ.add(objectKey(w as KubeObject));
-    };
-    const finalPhase = (m: KubeObject) =>
-      isMigrationFinal((m as VirtualMachineInstanceMigration).status?.phase);
-    this.migrationInformer.addEventHandler({
-      onUpdate: (a, b) => {
-        if (!finalPhase(a) && finalPhase(b)) requeueWaiting();
-      },
-      onDelete: requeueWaiting,
+    const { vmInformer, vmiInformer, podInformer, attachmentInformer, migrationInformer } = this;
+    watchChildren({
+      vmInformer,
+      vmiInformer,
+      podInformer,
+      attachmentInformer,
+      migrationInformer,
+      vm: { queue: vmQ, expectations: this.vmExpectations },
+      vmi: { queue: vmiQ, expectations: this.vmiExpectations },
+      replicaSet: { queue: this.rsLoop.queue, expectations: this.rsExpectations },
+      migration: { queue: this.migrationLoop.queue, expectations: this.migrationExpectations },
+      ...(this.poolInformer && this.poolLoop
+        ? { pool: { queue: this.poolLoop.queue, expectations: this.poolExpectations } }
+        : {}),
     });
-    this.vmiInformer.addEventHandler({
-      onAdd: (o) => {
-        vmiQ.add(objectKey(o));
-        toOwner(o, 'creation');
-        toMigrations(o);
-      },
-      onUpdate: (_a, b) => {
-        vmiQ.add(objectKey(b));
-        toOwner(b);
-        toMigrations(b);
-      },
-      onDelete: (o) => {
-        vmiQ.add(objectKey(o));
-        toOwner(o, 'deletion');
-      },
-    });
-    // Launcher pods: their VMI reconciles; migration target pods also their migration.
-    const podEvent = (p: KubeObject, observed?: 'creation' | 'deletion') => {
-      const vmiKey = ownerKey(p, 'VirtualMachineInstance');
-      const jobUid = p.metadata?.labels?.['kubevirt.io/migrationJobUID'];
-      if (jobUid) {
-        for (const m of this.migrationInformer.indexer.byIndex(UID_INDEX, jobUid)) {
-          const k = objectKey(m);
-          if (observed === 'creation') this.migrationExpectations.creationObserved(k);
-          migQ.add(k);
-        }
-      } else if (vmiKey) {
-        if (observed === 'creation') this.vmiExpectations.creationObserved(vmiKey);
-        if (observed === 'deletion') this.vmiExpectations.deletionObserved(vmiKey);
-      }
-      if (vmiKey) vmiQ.add(vmiKey);
-    };
-    const attachmentEvent = (p: KubeObject) => {
-      const vmi = p.metadata?.annotations?.[HOTPLUG_VMI_ANNOTATION];
-      if (vmi) vmiQ.add(`${p.metadata?.namespace}/${vmi}`);
-    };
-    this.attachmentInformer.addEventHandler({
-      onAdd: attachmentEvent,
-      onUpdate: (_a, p) => attachmentEvent(p),
-      onDelete: attachmentEvent,
-    });
-    this.podInformer.addEventHandler({
-      onAdd: (p) => podEvent(p, 'creation'),
-      onUpdate: (_a, p) => podEvent(p),
-      onDelete: (p) => podEvent(p, 'deletion'),
-    });
-    this.metrics.observe({
-      vms: () => this.vmInformer.indexer.list(),
-      vmis: () => this.vmiInformer.indexer.list(),
-      migrations: () => this.migrationInformer.indexer.list(),
-      podOf: (vmi) => {
-        const pods = this.podInformer.indexer.byIndex(CREATED_BY_INDEX, vmi.metadata?.uid ?? '') as Pod[];
-        return pods.find((p) => p.status?.phase === 'Running' && p.spec?.nodeName === vmi.status?.nodeName)
-          ?.metadata?.name;
-      },
-      overhead: (vmi) => {
-        try {
-          const c = config();
-          return Number(
-            memoryOverhead(vmi, {
-              arch: vmi.spec.architecture || c.defaultArchitecture,
-              additionalOverheadRatio: c.configuration.additionalGuestMemoryOverheadRatio,
-            }),
-          );
-        } catch {
-          return undefined;
-        }
-      },
-      leading: () => this.manager.isLeader(),
-      ready: () => this.manager.isReady(),
-      queues: () => this.manager.controllerList.map((c) => ({ name: c.name, queue: c.queue })),
-    });
+    const { manager } = this;
+    this.metrics.observe(
+      controllerMetricsInputs({ vmInformer, vmiInformer, migrationInformer, podInformer, manager, config }),
+    );
   }
 
   /**

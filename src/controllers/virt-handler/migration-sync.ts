@@ -16,7 +16,7 @@
  *   `TargetURI`, a plain host[:port] lets the launcher build `qemu+tcp://<addr>/system`.
  * - Launcher pods here do not share one path layout, so the target launcher renders the
  *   domain for its own pod; its handler publishes that XML on the target pod
- *   ({@link TARGET_DOMAIN_ANNOTATION}) and the source sends it as `TargetDomainXML`.
+ *   (./migration-target-domain.ts) and the source sends it as `TargetDomainXML`.
  * - `completed` is written only when the migration ended: with the switch to the target
  *   node on success, or together with `failed`; so a Succeeded migration means the VMI
  *   is already on the target node.
@@ -31,13 +31,10 @@ import { MigrationLabels } from '../common/migration-labels';
 import type { Pod } from '../common/pod';
 import { LauncherCommandError } from '../launcher-protocol/client';
 import type { LauncherDomain } from '../launcher-protocol/domain-report';
-import { NotFoundError } from '../runtime/errors';
-import { PodType } from '../runtime/resources';
-import type { KubeObject, ObjectClient } from '../runtime/types';
+import type { ObjectClient } from '../runtime/types';
 import { type MigrationProxyWiring, proxiedOptions } from './migration-proxy/wiring';
-
-/** Annotation on a migration target pod: the domain XML its launcher prepared (kubevirt-ts). */
-export const TARGET_DOMAIN_ANNOTATION = 'kubevirt-ts.io/migration-target-domain';
+import { handedOver, migrationOptions, rfc3339, sourceReport, withSourceReport } from './migration-state';
+import { publishTargetDomainXml, targetDomainXml } from './migration-target-domain';
 
 export {
   handedOver,
@@ -111,9 +108,6 @@ export function migrationRole(
   if (st?.nodeName === nodeName && ms.sourceNode === nodeName && ms.targetNode !== nodeName) return 'source';
   return undefined;
 }
-
-/** RFC 3339 to the second, as metav1.Time. */
-import { handedOver, migrationOptions, rfc3339, sourceReport, withSourceReport } from './migration-state';
 
 /** gRPC codes that retrying cannot fix: INVALID_ARGUMENT, FAILED_PRECONDITION, UNIMPLEMENTED. */
 const PERMANENT = new Set([3, 9, 12]);
@@ -207,7 +201,7 @@ export class MigrationSync {
       this.prepared.add(uid);
     }
     // The XML before the address: once the source sees the address, the XML is there.
-    await this.publishTargetXml(pod, podUid);
+    await publishTargetDomainXml(this.d.client, pod, await this.d.readTargetXml(podUid));
     const domain = (await launcher.getDomain()) as LauncherDomain | undefined;
     const next: VirtualMachineInstanceMigrationState = { ...ms, targetNodeAddress: this.d.migrationAddress };
     if (this.d.proxy) {
@@ -226,22 +220,6 @@ export class MigrationSync {
     await this.d.write(vmi, this.withState(vmi, next));
     // The launcher's events wake us; the poll is a safety net while the guest is on its way.
     return next.targetNodeDomainReadyTimestamp ? undefined : 1_000;
-  }
-
-  private async publishTargetXml(pod: Pod, podUid: string): Promise<void> {
-    const xml = await this.d.readTargetXml(podUid);
-    if (!xml || pod.metadata?.annotations?.[TARGET_DOMAIN_ANNOTATION] === xml) return;
-    const fresh = await this.d.client.get<Pod & KubeObject>(
-      PodType,
-      pod.metadata?.name ?? '',
-      pod.metadata?.namespace,
-    );
-    if (fresh.metadata?.annotations?.[TARGET_DOMAIN_ANNOTATION] === xml) return;
-    fresh.metadata = {
-      ...fresh.metadata,
-      annotations: { ...(fresh.metadata?.annotations ?? {}), [TARGET_DOMAIN_ANNOTATION]: xml },
-    };
-    await this.d.client.update(PodType, fresh);
   }
 
   private async cleanTarget(vmi: VirtualMachineInstance, uid: string, podUid: string): Promise<void> {
@@ -315,7 +293,7 @@ export class MigrationSync {
     // Start once the target advertises its address.
     const running = domain && !domain.finished && ['running', 'paused', 'blocked'].includes(domain.state);
     if (!report && ms.targetNodeAddress && !ms.startTimestamp && !ms.failed && !deleting && running) {
-      const xml = await this.targetXml(vmi, ms);
+      const xml = await targetDomainXml(this.d.client, vmi, ms);
       if (xml === null) return { handled: true, again: 500 };
       try {
         const direct = migrationOptions(this.config(), ms, xml);
@@ -380,25 +358,6 @@ export class MigrationSync {
     const uid = vmi.metadata?.uid ?? '';
     await this.d.proxy?.manager.stopSource(uid);
     await this.d.proxy?.manager.stopTarget(uid);
-  }
-
-  /**
-   * The target's domain XML from the target pod: '' when the target publishes none (the
-   * source's own definition is sent), null while it is not there yet.
-   */
-  private async targetXml(
-    vmi: VirtualMachineInstance,
-    ms: VirtualMachineInstanceMigrationState,
-  ): Promise<string | null> {
-    if (!ms.targetPod) return '';
-    try {
-      const pod = await this.d.client.get<Pod & KubeObject>(PodType, ms.targetPod, vmi.metadata?.namespace);
-      if (pod.metadata?.labels?.[MigrationLabels.jobUid] !== ms.migrationUid) return '';
-      return pod.metadata?.annotations?.[TARGET_DOMAIN_ANNOTATION] ?? null;
-    } catch (e) {
-      if (e instanceof NotFoundError) return '';
-      throw e;
-    }
   }
 
   private async failVmi(

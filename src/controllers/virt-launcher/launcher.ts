@@ -6,11 +6,10 @@
  * that powered off is never started again by the same launcher.
  */
 import { mkdir, readlink } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
+import { isAbsolute } from 'node:path';
 import type { VirtualMachineInstance } from '../../api';
-import { type DomainInfo, type DomainRef, domainName, type HypervisorDriver } from '../../drivers/driver';
+import { type DomainRef, domainName, type HypervisorDriver } from '../../drivers/driver';
 import {
-  type DomainEventNotification,
   type ExecRequest,
   type FreezeRequest,
   type GuestPingRequest,
@@ -24,12 +23,10 @@ import {
 } from '../launcher-protocol';
 import type { LauncherDomain } from '../launcher-protocol/domain-report';
 import { toGuestAgentInfo } from '../launcher-protocol/guest-agent-report';
-import { NOTIFY_PIPE_SOCKET } from '../launcher-protocol/paths';
 import { AgentCredentials } from './agent-credentials';
-import { coalesced } from './coalesced';
 import { domainFields } from './domain-fields';
+import { DomainReporter } from './domain-reporter';
 import { ACTIVE_STATES, LauncherDomainOps } from './domain-rpcs';
-import { watchDriver } from './driver-watch';
 import { LauncherGuestOps } from './freeze-screenshot-rpcs';
 import { GuestAgentPoller } from './guest-agent-poller';
 import { GuestEndpoints } from './guest-endpoints';
@@ -37,7 +34,6 @@ import { GuestSync } from './guest-sync';
 import type { VirtLauncherOptions } from './launcher-options';
 import { LauncherMemoryDump } from './memory-dump-rpc';
 import { LauncherMigrations } from './migration-rpcs';
-import { NodeNotifier } from './node-notifier';
 import { LauncherProbeOps } from './probe-rpcs';
 import { parseRequestVmi } from './vmi-request';
 import { accessCredentialSecretDir } from './volume-sources';
@@ -54,13 +50,9 @@ export class VirtLauncher implements LauncherService {
   private driver: HypervisorDriver | undefined;
   private server: LauncherServer | undefined;
   private readonly endpoints: GuestEndpoints;
-  private readonly notify: NodeNotifier;
-  private last: DomainInfo | undefined;
-  private reported = false;
-  private everRan = false;
-  private finished = false;
+  /** The domain's last state, whether it ran or ended, and its reports (./domain-reporter). */
+  private readonly state: DomainReporter;
   private stopping = false;
-  private finalTimer: NodeJS.Timeout | undefined;
   private readonly log: (m: string) => void;
   private agentPoller: GuestAgentPoller | undefined;
   /** The guest agent: read while the guest runs; a change is reported like a domain change. */
@@ -68,10 +60,8 @@ export class VirtLauncher implements LauncherService {
     this.agentPoller ??= new GuestAgentPoller({
       ref: this.ref,
       driver: () => this.driver,
-      active: () => !this.finished && !!this.last && ACTIVE_STATES.has(this.last.state),
-      onChange: () => {
-        if (this.reported && !this.exiting) this.send('MODIFIED');
-      },
+      active: () => !this.state.finished && !!this.state.last && ACTIVE_STATES.has(this.state.last.state),
+      onChange: () => this.state.modified(),
       onPolled: (connected) => this.credentials.sync(connected),
       pollMs: this.opts.agentPollMs,
       connectPollMs: this.opts.agentConnectPollMs,
@@ -92,19 +82,12 @@ export class VirtLauncher implements LauncherService {
       this.resolveExit = r;
     });
     this.endpoints = new GuestEndpoints(opts.socketDir, (m) => this.log(m));
-    this.notify = new NodeNotifier(
-      join(opts.socketDir, NOTIFY_PIPE_SOCKET),
-      { kind: 'VirtualMachineInstance', namespace: opts.namespace, name: opts.name, uid: opts.uid },
-      (m) => this.log(m),
-    );
     this.log = opts.log ?? ((m) => process.stderr.write(`virt-launcher ${this.domainName}: ${m}\n`));
     this.credentials = new AgentCredentials({
       ref: this.ref,
       driver: () => this.driver,
       secretDir: opts.accessCredentialDir ?? accessCredentialSecretDir,
-      onChange: () => {
-        if (this.reported && !this.exiting) this.send('MODIFIED');
-      },
+      onChange: () => this.state.modified(),
       log: (m) => this.log(m),
     });
     this.guest = new GuestSync({
@@ -112,7 +95,7 @@ export class VirtLauncher implements LauncherService {
       opts,
       setVmi: (vmi) => this.credentials.setVmi(vmi),
       changed: () => {
-        if (this.reported) this.send('MODIFIED');
+        if (this.state.reported) this.state.send('MODIFIED');
       },
       log: (m) => this.log(m),
     });
@@ -126,7 +109,29 @@ export class VirtLauncher implements LauncherService {
       prepareNetwork: opts.prepareNetwork,
       syncOptions: () => opts.syncOptions ?? {},
       pollMs: opts.migrationPollMs ?? 400,
-      refresh: () => this.reportMigration(),
+      refresh: () => this.state.reportMigration(),
+      log: (m) => this.log(m),
+    });
+    this.state = new DomainReporter({
+      ref: this.ref,
+      domainName: this.domainName,
+      vmi: { kind: 'VirtualMachineInstance', namespace: opts.namespace, name: opts.name, uid: opts.uid },
+      socketDir: opts.socketDir,
+      driver: () => this.driver,
+      connect: opts.connectDriver,
+      replaceDriver: async (next) => {
+        const old = this.driver;
+        this.driver = next;
+        await old?.close().catch(() => undefined);
+      },
+      pollAgent: () => void this.agent.poll(),
+      exiting: () => this.exiting,
+      migrations: this.migrations,
+      endpoints: this.endpoints,
+      attachDevices: () => this.attachDevices(),
+      report: () => this.domain(),
+      finalWaitMs: opts.finalWaitMs,
+      exit: (code) => this.exit(code),
       log: (m) => this.log(m),
     });
   }
@@ -143,7 +148,7 @@ export class VirtLauncher implements LauncherService {
     await mkdir(isAbsolute(target) ? target : this.opts.socketDir, { recursive: true, mode: 0o700 });
     this.driver = await this.opts.connectDriver();
     await this.endpoints.listen();
-    void this.watchEvents(this.driver);
+    void this.state.watch(this.driver);
     // Launcher pods never restart (restartPolicy Never), so a domain of this name that is
     // already there was left by the launcher of an earlier VMI that died with it running:
     // in a real pod QEMU would have died with that launcher's cgroup. Remove it.
@@ -159,10 +164,10 @@ export class VirtLauncher implements LauncherService {
 
   /** What GetDomain answers. */
   domain(): LauncherDomain | undefined {
-    const d = this.last;
-    if (!d && !this.finished) return undefined;
+    const d = this.state.last;
+    if (!d && !this.state.finished) return undefined;
     return {
-      ...domainFields(this.domainName, this.opts.uid, d, this.finished),
+      ...domainFields(this.domainName, this.opts.uid, d, this.state.finished),
       guestAgent: this.agent.report,
       ...(this.credentials.report ? { accessCredential: this.credentials.report } : {}),
       ...(this.guestOps.frozen ? { fsFreezeStatus: 'frozen' as const } : {}),
@@ -198,15 +203,15 @@ export class VirtLauncher implements LauncherService {
 
   async syncVirtualMachine(req: VMIRequest): Promise<void> {
     const parsed = this.parseVmi(req);
-    if (this.finished || this.stopping) return; // never start a guest again once it ended
+    if (this.state.finished || this.stopping) return; // never start a guest again once it ended
     // A migration target gets its guest from the source, never by starting it here.
     if (this.migrations.incoming && !this.migrations.incoming.completed) return;
     const driver = this.mustDriver();
     const running = await driver.getDomain(this.ref);
     if (await this.guest.sync(driver, parsed, !!running && ACTIVE_STATES.has(running.state)))
-      this.everRan = true;
+      this.state.everRan = true;
     await this.attachDevices();
-    await this.refresh();
+    await this.state.refresh();
   }
 
   /**
@@ -228,8 +233,8 @@ export class VirtLauncher implements LauncherService {
   async deleteVirtualMachine(req: VMIRequest): Promise<void> {
     this.parseVmi(req);
     await this.mustDriver().delete(this.ref);
-    this.finished = this.finished || this.everRan;
-    await this.refresh();
+    this.state.finished = this.state.finished || this.state.everRan;
+    await this.state.refresh();
     setImmediate(() => void this.exit(0));
   }
 
@@ -258,7 +263,8 @@ export class VirtLauncher implements LauncherService {
   }
 
   async getDomainStats(): Promise<string | undefined> {
-    if (!this.last || !ACTIVE_STATES.has(this.last.state)) return undefined;
+    const last = this.state.last;
+    if (!last || !ACTIVE_STATES.has(last.state)) return undefined;
     return JSON.stringify(await this.mustDriver().getStats(this.ref));
   }
 
@@ -275,7 +281,7 @@ export class VirtLauncher implements LauncherService {
     driver: () => this.mustDriver(),
     ref: () => this.ref,
     parse: (r) => this.parseVmi(r),
-    refresh: () => this.refresh(),
+    refresh: () => this.state.refresh(),
   });
   pauseVirtualMachine = (r: VMIRequest) => this.ops.pause(r);
   unpauseVirtualMachine = (r: VMIRequest) => this.ops.unpause(r);
@@ -293,7 +299,7 @@ export class VirtLauncher implements LauncherService {
     () => this.mustDriver(),
     () => this.ref,
     (m) => this.log(m),
-    () => this.reported && !this.exiting && this.send('MODIFIED'),
+    () => this.state.modified(),
   );
   freezeVirtualMachine = (r: FreezeRequest) =>
     this.guestOps.freeze(this.parseVmi(r), r.unfreezeTimeoutSeconds);
@@ -305,7 +311,7 @@ export class VirtLauncher implements LauncherService {
     driver: () => this.mustDriver(),
     ref: () => this.ref,
     log: (m) => this.log(m),
-    onChange: () => this.reported && !this.exiting && this.send('MODIFIED'),
+    onChange: () => this.state.modified(),
   });
   virtualMachineMemoryDump = async (r: MemoryDumpRequest) => {
     this.parseVmi(r);
@@ -333,8 +339,8 @@ export class VirtLauncher implements LauncherService {
         // The same shutdown as the handler's: a later, shorter grace period still shortens it.
         await this.ops.startShutdown(graceSeconds, (m) => this.log(m));
         await this.driver.delete(this.ref);
-        this.finished = true;
-        await this.refresh();
+        this.state.finished = true;
+        await this.state.refresh();
       } catch (e) {
         this.log(`stop: ${(e as Error).message}`);
       }
@@ -347,98 +353,19 @@ export class VirtLauncher implements LauncherService {
     return this.endpoints.attach(this.mustDriver(), this.ref);
   }
 
-  /** Follows the driver's events; reconnects when the daemon goes away (./driver-watch). */
-  private watchEvents(driver: HypervisorDriver): Promise<void> {
-    return watchDriver(driver, {
-      domainName: this.domainName,
-      connect: this.opts.connectDriver,
-      exiting: () => this.exiting,
-      onEvent: (ev) => {
-        // The agent's channel changed: read it now rather than at the next backstop poll.
-        if (ev.type === 'agent') void this.agent.poll();
-        else void this.refresh();
-        // upstream's launcher reports an I/O-error pause as a Warning event on the VMI.
-        if (ev.type === 'paused' && ev.reason === 'ioerror')
-          this.sendK8sEvent('Warning', 'IOerror', 'VM Paused due to IO error');
-      },
-      onReconnect: async (next) => {
-        const old = this.driver;
-        this.driver = next;
-        await old?.close().catch(() => undefined);
-        void this.refresh();
-      },
-      log: (m) => this.log(m),
-    });
-  }
-
   private exiting = false;
-  /** A background console/VNC attach in progress. */
-  private attaching: Promise<void> | undefined;
-
-  /** Re-reads the domain and reports a change; serialised, coalescing bursts (./coalesced). */
-  private readonly refresh = coalesced(
-    () => this.refreshOnce(),
-    (e) => this.log(`refresh: ${e.message}`),
-  );
-
-  private async refreshOnce(): Promise<void> {
-    if (!this.driver || this.exiting) return;
-    const info = await this.driver.getDomain(this.ref);
-    if (info && ACTIVE_STATES.has(info.state) && !this.migrations.receiving(info)) {
-      this.everRan = true;
-      this.migrations.arrived();
-      // Re-attach in the background: while a guest powers off, its console socket is
-      // already gone and attaching retries for up to 30 s, which must not hold up the
-      // refresh that reports the shutoff (and every RPC waiting on it).
-      if (!this.endpoints.consoleAttached && !this.attaching) {
-        this.attaching = this.attachDevices().finally(() => {
-          this.attaching = undefined;
-        });
-      }
-    }
-    const gone = !info || info.state === 'shutoff' || info.state === 'crashed';
-    if (this.everRan && gone && !this.finished) {
-      this.finished = true;
-      this.log(`domain is ${info ? info.state : 'gone'}; waiting for the node agent to collect it`);
-      this.finalTimer = setTimeout(() => void this.exit(0), this.opts.finalWaitMs ?? 30_000);
-      this.finalTimer.unref?.();
-    }
-    const changed = JSON.stringify(info) !== JSON.stringify(this.last) || !this.reported;
-    this.last = info;
-    if (changed) this.send(info ? (this.reported ? 'MODIFIED' : 'ADDED') : 'DELETED');
-  }
-
-  /**
-   * A migration's state changed (it started, made progress, ended): re-read the domain and
-   * report, also when libvirt's view of it did not change, as upstream's launcher reports
-   * its migration metadata's changes; the node agent then records the start at once.
-   */
-  private async reportMigration(): Promise<void> {
-    await this.refresh();
-    if (this.reported && !this.exiting) this.send('MODIFIED');
-  }
-
-  /** A Kubernetes event on the VMI, recorded by the node agent (HandleK8sEvent). */
-  private sendK8sEvent(type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.notify.k8sEvent(type, reason, message);
-  }
-
-  private send(eventType: DomainEventNotification['eventType']): void {
-    this.reported = true;
-    this.notify.domainEvent(eventType, this.domain());
-  }
 
   /** Stops serving and releases everything; the domain is left as it is. */
   async exit(code: number): Promise<void> {
     if (this.exiting) return;
     this.exiting = true;
-    if (this.finalTimer) clearTimeout(this.finalTimer);
+    this.state.stop();
     this.agent.stop();
     this.guestOps.close();
-    await this.notify.flush(2_000);
+    await this.state.notify.flush(2_000);
     await this.server?.close().catch(() => undefined);
     await this.endpoints.close();
-    this.notify.close();
+    this.state.notify.close();
     await this.driver?.close().catch(() => undefined);
     await this.opts.networkBackends
       ?.stop()

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DataVolume, StorageProfile } from '../../../src/api/generated/cdi/types';
 import { registerCdiControllers } from '../../../src/controllers/cdi-controller/cdi-controller';
 import { requiredSpace } from '../../../src/controllers/cdi-controller/claim-spec';
-import { FATAL_ERROR_ANNOTATION } from '../../../src/controllers/cdi-controller/datavolume-controller';
+import { FATAL_ERROR_ANNOTATION } from '../../../src/controllers/cdi-controller/datavolume-import';
 import type { Pod } from '../../../src/controllers/common/pod';
 import { storageClassObject } from '../../../src/controllers/csi-driver/objects';
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';

@@ -17,7 +17,7 @@ import { MIGRATION_TARGET_XML } from '../../../src/controllers/launcher-protocol
 import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { PodType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
-import { TARGET_DOMAIN_ANNOTATION } from '../../../src/controllers/virt-handler/migration-sync';
+import { TARGET_DOMAIN_ANNOTATION } from '../../../src/controllers/virt-handler/migration-target-domain';
 import { onGuest } from '../../../src/controllers/virt-handler/vmi-operations';
 import type { VirtLauncher } from '../../../src/controllers/virt-launcher/launcher';
 import {

@@ -13,11 +13,8 @@ import type {
 } from '../../../src/controllers/launcher-protocol/domain-report';
 import { NotFoundError } from '../../../src/controllers/runtime/errors';
 import type { ObjectClient } from '../../../src/controllers/runtime/types';
-import {
-  type MigrationLauncher,
-  MigrationSync,
-  TARGET_DOMAIN_ANNOTATION,
-} from '../../../src/controllers/virt-handler/migration-sync';
+import { type MigrationLauncher, MigrationSync } from '../../../src/controllers/virt-handler/migration-sync';
+import { TARGET_DOMAIN_ANNOTATION } from '../../../src/controllers/virt-handler/migration-target-domain';
 
 const NOW = new Date('2026-11-29T18:00:00Z');
 

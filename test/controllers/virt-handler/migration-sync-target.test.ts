@@ -10,11 +10,8 @@ import type { Pod } from '../../../src/controllers/common/pod';
 import { LauncherCommandError } from '../../../src/controllers/launcher-protocol/client';
 import type { LauncherDomain } from '../../../src/controllers/launcher-protocol/domain-report';
 import type { ObjectClient } from '../../../src/controllers/runtime/types';
-import {
-  type MigrationLauncher,
-  MigrationSync,
-  TARGET_DOMAIN_ANNOTATION,
-} from '../../../src/controllers/virt-handler/migration-sync';
+import { type MigrationLauncher, MigrationSync } from '../../../src/controllers/virt-handler/migration-sync';
+import { TARGET_DOMAIN_ANNOTATION } from '../../../src/controllers/virt-handler/migration-target-domain';
 
 const pod: Pod = {
   metadata: { name: 'tp', namespace: 'ns', uid: 'tp-uid', labels: { 'kubevirt.io/migrationJobUID': 'm1' } },

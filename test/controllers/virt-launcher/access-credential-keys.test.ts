@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { AccessCredential, VirtualMachineInstance } from '../../../src/api';
 import { PathMap } from '../../../src/controllers/common/path-map';
-import { writeAtomic } from '../../../src/controllers/local/pod-runtime/pod-volumes';
+import { writeAtomic } from '../../../src/controllers/local/pod-runtime/atomic-writer';
 import { readSshPublicKeys } from '../../../src/controllers/virt-launcher/access-credential-keys';
 import { VolumePreparer } from '../../../src/controllers/virt-launcher/volume-prep';
 import { type ConverterPaths, upstreamPaths } from '../../../src/converter';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VirtualMachineInstance } from '../../../src/api';
 import { PathMap } from '../../../src/controllers/common/path-map';
-import { writeAtomic } from '../../../src/controllers/local/pod-runtime/pod-volumes';
+import { writeAtomic } from '../../../src/controllers/local/pod-runtime/atomic-writer';
 import { emptyDiskBytes } from '../../../src/controllers/virt-launcher/empty-disk';
 import { VolumePreparer } from '../../../src/controllers/virt-launcher/volume-prep';
 import { type ConverterPaths, upstreamPaths } from '../../../src/converter';

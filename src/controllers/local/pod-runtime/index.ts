@@ -1,5 +1,6 @@
 /** The local pod runtime: runs launcher Pods as processes on nodes without a kubelet. */
 
+export * from './atomic-writer';
 export * from './cni';
 export * from './node-status';
 export * from './pod-dirs';

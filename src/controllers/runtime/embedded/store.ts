@@ -19,7 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, alreadyExists, invalid, notFound } from '../errors';
 import { jsonEqual } from '../patch';
-import { apiVersionOf, builtinTypes, CustomResourceDefinitionType, kubevirtTypes } from '../resources';
+import { builtinTypes, CustomResourceDefinitionType, kubevirtTypes } from '../resources';
 import type {
   DeleteOptions,
   DeleteResult,
@@ -34,13 +34,13 @@ import type {
   WatchOptions,
   WriteOptions,
 } from '../types';
+import { ChangeLog } from './change-log';
 import { acceptCrd, restoredCrdTypes } from './crd-acceptance';
 import { GarbageCollector } from './garbage-collector';
-import { GroupCommit } from './group-commit';
-import { Journal, type JournalRecord, type StoredObject } from './journal';
+import { Journal, type StoredObject } from './journal';
 import { listPage } from './list-page';
 import { ObjectIndex } from './object-index';
-import { copyOut, SERVING, type Served, serializeRecord, storageKind } from './store-rules';
+import { copyOut, SERVING, type Served, storageKind } from './store-rules';
 import type { EmbeddedStoreOptions, StoredObj } from './store-types';
 import { TypeRegistry } from './type-registry';
 import { TypedLookups } from './typed-lookups';
@@ -74,8 +74,8 @@ export class EmbeddedStore implements ObjectClient {
   private readonly objects = new ObjectIndex();
   private readonly registry = new TypeRegistry((kind) => this.objects.addKind(kind));
   private readonly watches: WatchHub;
-  private rv = 0;
-  private readonly commits?: GroupCommit;
+  /** Applies each change to the index, the watchers and the journal (./change-log). */
+  private readonly changes: ChangeLog;
   private closed = false;
   private readonly gc: GarbageCollector;
   private readonly lookups = new TypedLookups(this.objects, this.registry);
@@ -85,16 +85,14 @@ export class EmbeddedStore implements ObjectClient {
     options: EmbeddedStoreOptions,
   ) {
     this.watches = new WatchHub(
-      { rv: () => this.rv, listNow: (type, opts) => this.listNow(type, opts) },
+      { rv: () => this.changes.rv, listNow: (type, opts) => this.listNow(type, opts) },
       options.watchHistory ?? 10_000,
       options.bookmarkIntervalMs ?? 5000,
     );
     for (const t of [...builtinTypes, ...kubevirtTypes, ...(options.types ?? [])])
       this.registry.registerBuiltin(t);
     this.gc = new GarbageCollector(this, this.lookups);
-    if (journal) {
-      this.commits = new GroupCommit(journal, () => ({ rv: this.rv, objects: this.objects.all() }));
-    }
+    this.changes = new ChangeLog(this.objects, this.registry, this.watches, journal);
   }
 
   /** Opens (and recovers) a store; with `dir` it is persisted there. */
@@ -105,9 +103,9 @@ export class EmbeddedStore implements ObjectClient {
     const store = new EmbeddedStore(journal, options);
     if (journal) {
       const rec = journal.load();
-      store.rv = rec.rv;
+      store.changes.rv = rec.rv;
       for (const o of rec.objects) store.restore(o);
-      store.watches.resetHistory(store.rv);
+      store.watches.resetHistory(store.changes.rv);
       // Deletions or garbage collection interrupted by the restart carry on.
       store.gc.enqueueAll();
     }
@@ -121,7 +119,7 @@ export class EmbeddedStore implements ObjectClient {
 
   /** The current (latest) resourceVersion. */
   get resourceVersion(): string {
-    return String(this.rv);
+    return String(this.changes.rv);
   }
 
   /** Makes a kind known (CRD objects register theirs automatically). */
@@ -141,7 +139,7 @@ export class EmbeddedStore implements ObjectClient {
 
   /** Drops the watch history: watches from any earlier resourceVersion now get 410 Gone. */
   compactHistory(): void {
-    this.watches.resetHistory(this.rv);
+    this.watches.resetHistory(this.changes.rv);
   }
 
   /** Stops watches, writes what is pending and releases the directory. */
@@ -151,7 +149,7 @@ export class EmbeddedStore implements ObjectClient {
     this.gc.stop();
     this.watches.closeAll();
     // Everything acknowledged or queued reaches the disk before the files close.
-    await this.commits?.drain();
+    await this.changes.drain();
     this.journal?.close();
   }
 
@@ -173,7 +171,7 @@ export class EmbeddedStore implements ObjectClient {
       type,
       this.objects.ofKind(this.registry.kindOf(type)),
       options,
-      this.rv,
+      this.changes.rv,
       options[SERVING],
     );
   }
@@ -208,7 +206,7 @@ export class EmbeddedStore implements ObjectClient {
     if (kind === storageKind(builtinTypes[0])) obj.status = { phase: 'Active' };
     if (options.dryRun)
       return copyOut(type, { ...obj, metadata: { ...meta, resourceVersion: '' } }, view) as T;
-    const done = this.put(kind, obj, 'ADDED');
+    const done = this.changes.put(kind, obj, 'ADDED');
     await done;
     return copyOut(type, obj, view) as T;
   }
@@ -272,7 +270,12 @@ export class EmbeddedStore implements ObjectClient {
         !current.metadata.deletionTimestamp ||
         !jsonEqual([...finalizers].sort(), [...(current.metadata.finalizers ?? [])].sort());
       if (changed)
-        await this.put(kind, markDeleting(next, finalizers, terminatingNamespace), 'MODIFIED', current);
+        await this.changes.put(
+          kind,
+          markDeleting(next, finalizers, terminatingNamespace),
+          'MODIFIED',
+          current,
+        );
       this.gc.enqueue(next.metadata.uid);
       return { pending: true, object: copyOut(type, changed ? next : current, view) as T };
     }
@@ -331,7 +334,7 @@ export class EmbeddedStore implements ObjectClient {
       await removed.done;
       return copyOut(type, removed.obj, view) as T;
     }
-    await this.put(kind, next, 'MODIFIED', current);
+    await this.changes.put(kind, next, 'MODIFIED', current);
     if (next.metadata.deletionTimestamp) this.gc.enqueue(next.metadata.uid);
     return copyOut(type, next, view) as T;
   }
@@ -354,28 +357,9 @@ export class EmbeddedStore implements ObjectClient {
     }
   }
 
-  private put(kind: string, obj: StoredObj, type: 'ADDED' | 'MODIFIED', old?: StoredObj): Promise<void> {
-    const rv = this.rv + 1;
-    obj.metadata.resourceVersion = String(rv);
-    const stored = obj;
-    const typ = this.registry.ofKind(kind)!;
-    stored.apiVersion = apiVersionOf(typ);
-    stored.kind = typ.kind;
-    // Serialized (and its size checked) before anything changes: a refused write changes nothing.
-    const line = serializeRecord(typ, { rv, op: 'put', kind, object: stored });
-    this.rv = rv;
-    this.objects.put(kind, stored, old);
-    this.watches.record({ rv: this.rv, kind, type, obj: stored, old });
-    return this.commit(line);
-  }
-
   private remove(kind: string, obj: StoredObj, old?: StoredObj): { obj: StoredObj; done: Promise<void> } {
-    this.rv++;
     const current = this.find(kind, obj.metadata.namespace, obj.metadata.name)!;
-    const last = structuredClone(obj);
-    last.metadata.resourceVersion = String(this.rv);
-    this.objects.delete(kind, current);
-    this.watches.record({ rv: this.rv, kind, type: 'DELETED', obj: last, old: old ?? current });
+    const removed = this.changes.remove(kind, current, obj, old);
     // Owners waiting for this dependent (foreground), and its own dependents (background).
     for (const ref of current.metadata.ownerReferences ?? []) this.gc.enqueue(ref.uid);
     this.gc.enqueue(current.metadata.uid);
@@ -383,20 +367,7 @@ export class EmbeddedStore implements ObjectClient {
       const nsObj = this.find(storageKind(builtinTypes[0]), undefined, current.metadata.namespace);
       if (nsObj?.metadata.deletionTimestamp) this.gc.enqueue(nsObj.metadata.uid);
     }
-    const done = this.commit(
-      JSON.stringify({
-        rv: this.rv,
-        op: 'del',
-        kind,
-        namespace: current.metadata.namespace,
-        name: current.metadata.name,
-      } satisfies JournalRecord),
-    );
-    return { obj: last, done };
-  }
-
-  private commit(line: string): Promise<void> {
-    return this.commits ? this.commits.commit(line) : Promise.resolve();
+    return removed;
   }
 
   private assertWritable(): void {

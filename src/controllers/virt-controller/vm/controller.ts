@@ -14,7 +14,6 @@ import type {
 } from '../../../api/generated/types';
 import type { InstancetypeCatalog, InstancetypeObjectCatalog } from '../../../api/instancetype/catalog';
 import type { ControllerRevision } from '../../../api/instancetype/revision';
-import { Finalizers } from '../../../api/labels';
 import type {
   ControllerDeps,
   Expectations,
@@ -23,10 +22,9 @@ import type {
   ReconcileResult,
 } from '../../common/controller-ports';
 import { VmiResource } from '../../common/vmi-resource';
-import { ConflictError, InvalidError, NotFoundError } from '../../runtime/errors';
+import { ConflictError, NotFoundError } from '../../runtime/errors';
 import { VirtualMachineType } from '../../runtime/resources';
 import { sameJson } from '../../runtime/same-json';
-import type { JsonPatchOp } from '../../runtime/types';
 import type { Claim } from '../services/volumes';
 import { handleDataVolumes } from './datavolumes';
 import { InstancetypeRevisions } from './instancetype-revisions';
@@ -35,6 +33,7 @@ import { handleMemoryDumpRequest, nextMemoryDumpRequest, vmiSpecForStart } from 
 import { decideRunStrategy, effectiveRunStrategy, RunStrategyError } from './run-strategy';
 import { backoffSecondsLeft } from './start-backoff';
 import type { SyncFailure } from './vm-conditions';
+import { addVmFinalizer, orphaning, releaseVmi, removeVmFinalizer } from './vm-finalizers';
 import { computeVmStatus, vmiState } from './vm-status';
 import { vmiFromTemplate } from './vmi-template';
 
@@ -73,19 +72,6 @@ export interface VmControllerDeps extends ControllerDeps {
 /** A failure of the last sync, surfaced as the VM's Failure condition. */
 type SyncError = SyncFailure;
 
-/** The garbage collector's finalizer asking to orphan the dependents (metav1.FinalizerOrphanDependents). */
-const ORPHAN_FINALIZER = 'orphan';
-
-const orphaning = (vm: VirtualMachine) => vm.metadata?.finalizers?.includes(ORPHAN_FINALIZER) ?? false;
-
-/** upstream getPatchFinalizerOps: test the finalizers as read (null when absent), replace them. */
-function finalizerPatch(old: string[] | undefined, next: string[]): JsonPatchOp[] {
-  return [
-    { op: 'test', path: '/metadata/finalizers', value: old ?? null },
-    { op: old ? 'replace' : 'add', path: '/metadata/finalizers', value: next },
-  ];
-}
-
 function ownedBy(vmi: VirtualMachineInstance, vm: VirtualMachine): boolean {
   return (vmi.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === vm.metadata?.uid);
 }
@@ -114,12 +100,12 @@ export class VmController implements KeyReconciler {
       this.d.expectations.delete(key);
       // The VM is gone (orphaned, or deleted before it had our finalizer): release our
       // finalizer so the VMI can go too.
-      if (vmi) await this.releaseVmi(vmi);
+      if (vmi) await releaseVmi(this.d, vmi);
       return undefined;
     }
     if (vmi && !ownedBy(vmi, vm)) {
       // Not ours: as if there were none (upstream's claim leaves it out of the sync).
-      if (vm.metadata?.deletionTimestamp) return void (await this.removeVmFinalizer(vm));
+      if (vm.metadata?.deletionTimestamp) return void (await removeVmFinalizer(this.d, vm));
       await this.writeStatus(
         vm,
         this.computeStatus(vm, undefined, {
@@ -134,11 +120,11 @@ export class VmController implements KeyReconciler {
     // controller deletes the VMI, at its own pace rather than the garbage collector's).
     // A patch whose test fails read a stale VM: the newer one's informer event brings it back.
     if (!vm.metadata?.deletionTimestamp) {
-      const written = await this.addVmFinalizer(vm);
+      const written = await addVmFinalizer(this.d, vm);
       if (!written) return undefined;
       vm = written;
     } else if (this.d.expectations.satisfied(key) && (!vmi || orphaning(vm))) {
-      const released = await this.removeVmFinalizer(vm);
+      const released = await removeVmFinalizer(this.d, vm);
       // Without other finalizers the VM is gone now: nothing left to write.
       if (!released?.metadata?.finalizers?.length) return undefined;
       vm = released;
@@ -183,7 +169,7 @@ export class VmController implements KeyReconciler {
 
     // Once the VMI is final and recorded on the VM, let it go.
     if (vmi && (vmi.status?.phase === 'Succeeded' || vmi.status?.phase === 'Failed'))
-      await this.releaseVmi(vmi);
+      await releaseVmi(this.d, vmi);
     return syncError
       ? { requeueAfterMs: requeueAfterMs ?? 5000 }
       : requeueAfterMs !== undefined
@@ -323,66 +309,6 @@ export class VmController implements KeyReconciler {
       VmEventReason.SuccessfulDelete,
       `Stopped the virtual machine by deleting the virtual machine instance ${uid}`,
     );
-  }
-
-  /**
-   * Removes the VM controller's finalizer from a VMI, with upstream's JSON patch (test
-   * the finalizers, replace them): a concurrent change to them fails the patch, and the
-   * VMI's informer event brings the VM back here.
-   */
-  private async releaseVmi(vmi: VirtualMachineInstance): Promise<void> {
-    const f = vmi.metadata?.finalizers ?? [];
-    if (!f.includes(Finalizers.virtualMachineController)) return;
-    const next = f.filter((x) => x !== Finalizers.virtualMachineController);
-    try {
-      await this.d.client.patch(VmiResource, vmi.metadata?.name ?? '', finalizerPatch(f, next), {
-        namespace: vmi.metadata?.namespace,
-        type: 'json',
-      });
-      this.d.onWrite?.('VirtualMachineInstance', 'patch');
-    } catch (err) {
-      if (err instanceof ConflictError || err instanceof NotFoundError || err instanceof InvalidError) return;
-      throw err;
-    }
-  }
-
-  /**
-   * upstream addVMFinalizer: the VM keeps our finalizer while it lives. Returns the VM as
-   * written, or undefined when the patch's test failed (the cached VM was stale) or the VM is gone.
-   */
-  private async addVmFinalizer(vm: VirtualMachine): Promise<VirtualMachine | undefined> {
-    const f = vm.metadata?.finalizers;
-    if (f?.includes(Finalizers.virtualMachineController)) return vm;
-    return this.patchVmFinalizers(vm, [...(f ?? []), Finalizers.virtualMachineController]);
-  }
-
-  /**
-   * upstream removeVMFinalizer: the VM's VMI is gone (or orphaned). Returns the VM as
-   * written, or undefined when the patch's test failed or the VM is gone.
-   */
-  private async removeVmFinalizer(vm: VirtualMachine): Promise<VirtualMachine | undefined> {
-    const f = vm.metadata?.finalizers ?? [];
-    if (!f.includes(Finalizers.virtualMachineController)) return vm;
-    return this.patchVmFinalizers(
-      vm,
-      f.filter((x) => x !== Finalizers.virtualMachineController),
-    );
-  }
-
-  private async patchVmFinalizers(vm: VirtualMachine, next: string[]): Promise<VirtualMachine | undefined> {
-    try {
-      const ops = finalizerPatch(vm.metadata?.finalizers, next);
-      const written = (await this.d.client.patch(VirtualMachineType, vm.metadata?.name ?? '', ops, {
-        namespace: vm.metadata?.namespace,
-        type: 'json',
-      })) as VirtualMachine;
-      this.d.onWrite?.('VirtualMachine', 'patch');
-      return written;
-    } catch (err) {
-      if (err instanceof InvalidError || err instanceof ConflictError || err instanceof NotFoundError)
-        return undefined;
-      throw err;
-    }
   }
 
   /** The VM's status as upstream's updateStatus computes it (vm-status.ts). */
