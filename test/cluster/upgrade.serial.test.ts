@@ -1,16 +1,22 @@
 /**
  * An operator upgrade that live-migrates the workloads (issue 26, "Workload updater"), on
  * the two-node cluster: the operator manifest in the default rendering and a KubeVirt CR
- * with `workloadUpdateStrategy.workloadUpdateMethods: [LiveMigrate]`; two tiny guests
- * (containerDisk, masquerade, evictionStrategy LiveMigrate) booted once each. The same
+ * with `workloadUpdateStrategy.workloadUpdateMethods: [LiveMigrate, Evict]`; two tiny guests
+ * (containerDisk, masquerade, evictionStrategy LiveMigrate) booted once each, and a third
+ * that cannot migrate (bridge binding on the pod network: LiveMigratable False,
+ * evictionStrategy None). The same
  * built images tagged again in both nodes' containerd, the CR's `imageTag` changed: the
  * operator rolls the components to the new tag, virt-controller of the new image finds both
  * VMIs' launchers outdated (`kubevirt.io/outdatedLauncherImage`, the CR's
- * `status.outdatedVirtualMachineInstanceWorkloads` 2) and creates a
- * `kubevirt-workload-update-*` migration for each. Asserted: both migrations Succeeded,
- * both VMIs (the same objects) run on launchers of the new image, the label is gone, the
- * count is 0, and neither guest booted again (no boot marker on the new launchers' serial
- * logs; the console answers there). Serial: its own cluster, up here and down at the end.
+ * `status.outdatedVirtualMachineInstanceWorkloads` 3) and creates a
+ * `kubevirt-workload-update-*` migration for each migratable one. Asserted: both migrations
+ * Succeeded, both VMIs (the same objects) run on launchers of the new image, the label is
+ * gone, the count is 0, and neither guest booted again (no boot marker on the new
+ * launchers' serial logs; the console answers there). The third VMI's launcher pod is
+ * evicted (upstream's Evict method: the eviction API, virt-api's eviction webhook lets an
+ * evictionStrategy None VMI's pod go; a `SuccessfulEvict` event): its VM, runStrategy
+ * Always, runs a new VMI on a launcher of the new image, booted once there.
+ * Serial: its own cluster, up here and down at the end.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,6 +45,8 @@ const log = (l: string) => process.stderr.write(`[upgrade] ${l}\n`);
 const KV_NS = 'kubevirt';
 const NEXT_TAG = 'upgrade-test-next';
 const VMS = ['vm-up-1', 'vm-up-2'];
+/** The VM that cannot migrate: the updater evicts it. */
+const EVICTED = 'vm-up-evict';
 const LAUNCHER = (tag: string) => `localhost/kubevirt-ts/virt-launcher:${tag}`;
 
 interface PodList {
@@ -95,7 +103,7 @@ describe.skipIf(!enabled)('operator upgrade with workloadUpdateStrategy LiveMigr
           metadata: { name: 'kubevirt', namespace: KV_NS },
           spec: {
             imagePullPolicy: 'Never',
-            workloadUpdateStrategy: { workloadUpdateMethods: ['LiveMigrate'] },
+            workloadUpdateStrategy: { workloadUpdateMethods: ['LiveMigrate', 'Evict'] },
             // TCG guests: KVM is unusable for a guest on these machines (docs/cluster.md).
             configuration: { developerConfiguration: { useEmulation: true } },
           },
@@ -112,7 +120,24 @@ describe.skipIf(!enabled)('operator upgrade with workloadUpdateStrategy LiveMigr
       );
       for (const name of VMS)
         writeFileSync(join(dir, `${name}.yaml`), example.replaceAll('vm-tiny-cd', name));
-      k('apply', '-f', join(dir, `${VMS[0]}.yaml`), '-f', join(dir, `${VMS[1]}.yaml`));
+      // Bridge binding on the pod network: not live-migratable (upstream's InterfaceNotLiveMigratable).
+      writeFileSync(
+        join(dir, `${EVICTED}.yaml`),
+        example
+          .replaceAll('vm-tiny-cd', EVICTED)
+          .replace('evictionStrategy: LiveMigrate', 'evictionStrategy: None')
+          .replace(/masquerade: \{\}\n\s+ports:\n\s+- name: echo\n\s+port: 8080/, 'bridge: {}'),
+      );
+      expect(readFileSync(join(dir, `${EVICTED}.yaml`), 'utf8')).toContain('bridge: {}');
+      k(
+        'apply',
+        '-f',
+        join(dir, `${VMS[0]}.yaml`),
+        '-f',
+        join(dir, `${VMS[1]}.yaml`),
+        '-f',
+        join(dir, `${EVICTED}.yaml`),
+      );
       const before = new Map<string, VirtualMachineInstance>();
       for (const name of VMS) {
         const v = await waitFor(
@@ -128,6 +153,21 @@ describe.skipIf(!enabled)('operator upgrade with workloadUpdateStrategy LiveMigr
         expect(v.status?.launcherContainerImageVersion).toBe(LAUNCHER('latest'));
         before.set(name, v);
       }
+      const evictedBefore = await waitFor(
+        `${EVICTED} Running, not live-migratable, booted once`,
+        () => {
+          const x = vmi(EVICTED);
+          const migratable = x.status?.conditions?.find((c) => c.type === 'LiveMigratable');
+          return x.status?.phase === 'Running' && migratable?.status === 'False' && markers(x) === 1
+            ? x
+            : undefined;
+        },
+        300_000,
+        2_000,
+      );
+      expect(evictedBefore.status?.conditions?.find((c) => c.type === 'LiveMigratable')?.reason).toBe(
+        'InterfaceNotLiveMigratable',
+      );
       log(`before: ${VMS.map((n) => `${n} on ${before.get(n)?.status?.nodeName}`).join(', ')}`);
       expect(kv().status?.outdatedVirtualMachineInstanceWorkloads).toBe(0);
 
@@ -187,7 +227,42 @@ describe.skipIf(!enabled)('operator upgrade with workloadUpdateStrategy LiveMigr
       log(
         `both moved ${Math.round(performance.now() - t0)} ms after the tag change; most outdated counted: ${counted}`,
       );
-      expect(counted).toBe(2);
+      expect(counted).toBe(3);
+      // The one that cannot migrate: evicted, and its VM runs a new VMI on the new image.
+      const evicted = await waitFor(
+        `${EVICTED}: a new VMI on a launcher of the new image`,
+        () => {
+          const x = vmi(EVICTED);
+          return x.metadata?.uid !== evictedBefore.metadata?.uid &&
+            x.status?.phase === 'Running' &&
+            x.status.launcherContainerImageVersion === LAUNCHER(NEXT_TAG)
+            ? x
+            : undefined;
+        },
+        400_000,
+        2_000,
+      );
+      log(
+        `${EVICTED} evicted and running again ${Math.round(performance.now() - t0)} ms after the tag change`,
+      );
+      const events = k(
+        'get',
+        'events',
+        '-n',
+        'default',
+        '--field-selector',
+        `involvedObject.uid=${evictedBefore.metadata?.uid}`,
+        '-o',
+        'jsonpath={range .items[*]}{.reason}{"\\n"}{end}',
+      );
+      expect(events.split('\n')).toContain('SuccessfulEvict');
+      await waitFor(
+        `${EVICTED} booted once on its new launcher`,
+        () => (markers(evicted) === 1 ? true : undefined),
+        180_000,
+        2_000,
+      );
+      expect(await consoleAnswers(info, EVICTED, { expr: '6*8', tag: 'E' })).toBe(48);
       await waitFor(
         'the outdated count 0',
         () => (kv().status?.outdatedVirtualMachineInstanceWorkloads === 0 ? true : undefined),
