@@ -152,6 +152,9 @@ describe.runIf(run)('kubevirt-ts up and virtctl with a real guest', () => {
     vm.spec.template.metadata.labels['kubevirt.io/vm'] = name;
     // A data disk from a PersistentVolumeClaim, listed after the VM: the claim is bound by
     // local mode's volume binder and the pod waits for it, as with a real control plane.
+    // `storageClassName: ""` asks for a class-less (hand-made) volume, as on a cluster: a
+    // claim naming no class would get the default class (local mode's pool) if the binder
+    // saw it before the volume, as the DefaultStorageClass admission gives it at creation.
     const pvDir = path.join(state, 'pv-data');
     mkdirSync(pvDir, { mode: 0o777 });
     chmodSync(pvDir, 0o777);
@@ -166,7 +169,11 @@ describe.runIf(run)('kubevirt-ts up and virtctl with a real guest', () => {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
       metadata: { name: `${name}-data`, namespace: 'default' },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '16Mi' } } },
+      spec: {
+        storageClassName: '',
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '16Mi' } },
+      },
     };
     const volume = {
       apiVersion: 'v1',
