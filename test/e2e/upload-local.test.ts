@@ -92,6 +92,27 @@ describe.runIf(run)('virtctl image-upload in local mode (CSI pool, pod network)'
     node = f.node;
   }, 60_000);
 
+  /** `virtctl image-upload dv|pvc NAME --size 64Mi` of the tiny guest through local mode; it must exit 0. */
+  async function upload(kind: 'dv' | 'pvc', target: string, extra: string[] = []) {
+    const res = await virtctl([
+      'image-upload',
+      kind,
+      target,
+      '--size',
+      '64Mi',
+      ...extra,
+      '--image-path',
+      bootDiskPath,
+      '--state-dir',
+      f.state,
+      '-n',
+      NS,
+    ]);
+    process.stdout.write(res.out);
+    expect(res.code).toBe(0);
+    return res;
+  }
+
   afterAll(async () => {
     // A failed run's DataVolume goes too, so its upload pod and volume do before the stop.
     for (const dv of [name, `${name}-b`])
@@ -116,21 +137,7 @@ describe.runIf(run)('virtctl image-upload in local mode (CSI pool, pod network)'
       30_000,
     );
 
-    const res = await virtctl([
-      'image-upload',
-      'dv',
-      name,
-      '--size',
-      '64Mi',
-      '--image-path',
-      bootDiskPath,
-      '--state-dir',
-      f.state,
-      '-n',
-      NS,
-    ]);
-    process.stdout.write(res.out);
-    expect(res.code).toBe(0);
+    const res = await upload('dv', name);
     const lines = res.out.split('\n');
     expect(lines).toContain(`DataVolume ${NS}/${name} created`);
     expect(lines).toContain(`Uploading data to ${url}`);
@@ -201,23 +208,7 @@ describe.runIf(run)('virtctl image-upload in local mode (CSI pool, pod network)'
     timeout: 600_000,
   }, async () => {
     const blockName = `${name}-b`;
-    const res = await virtctl([
-      'image-upload',
-      'dv',
-      blockName,
-      '--size',
-      '64Mi',
-      '--volume-mode',
-      'block',
-      '--image-path',
-      bootDiskPath,
-      '--state-dir',
-      f.state,
-      '-n',
-      NS,
-    ]);
-    process.stdout.write(res.out);
-    expect(res.code).toBe(0);
+    const res = await upload('dv', blockName, ['--volume-mode', 'block']);
     expect(res.out.split('\n')).toContain('Processing completed successfully');
     await f.succeeded(blockName);
     const claim = await node.store.get<KubeObject & { spec?: { volumeMode?: string } }>(
@@ -240,21 +231,7 @@ describe.runIf(run)('virtctl image-upload in local mode (CSI pool, pod network)'
     timeout: 600_000,
   }, async () => {
     const claimName = `${name}-p`;
-    const res = await virtctl([
-      'image-upload',
-      'pvc',
-      claimName,
-      '--size',
-      '64Mi',
-      '--image-path',
-      bootDiskPath,
-      '--state-dir',
-      f.state,
-      '-n',
-      NS,
-    ]);
-    process.stdout.write(res.out);
-    expect(res.code).toBe(0);
+    const res = await upload('pvc', claimName);
     expect(res.out.split('\n')).toContain('Processing completed successfully');
     const claim = await node.store.get<KubeObject & { spec?: { storageClassName?: string } }>(
       PersistentVolumeClaimType,
