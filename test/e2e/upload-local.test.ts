@@ -14,7 +14,7 @@
  * And `image-upload pvc` naming no class: the claim gets local mode's default class, as
  * the PV controller assigns it on a cluster, and its volume holds the image.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +24,6 @@ import type { CDIConfig, DataVolume } from '../../src/api/generated/cdi/types';
 import type { LocalNode } from '../../src/cli/local/local-node';
 import { LOCAL_CLASS } from '../../src/controllers/common/csi-objects';
 import { localCsiProblem } from '../../src/controllers/composition/local-csi/local-csi';
-import { defaultCliEntry } from '../../src/controllers/local/pod-runtime/pod-runtime';
 import {
   CDIConfigType,
   DataVolumeType,
@@ -40,6 +39,7 @@ import { bootDiskPath } from '../support/guest';
 import { canTestNetworking } from '../support/net-snapshot';
 import { type LocalStorageFixture, NS, startLocalStorage } from './local-storage-fixture';
 import { e2eRun, waitFor } from './node-harness';
+import { virtctl } from './virtctl-run';
 
 const run = e2eRun(
   'image-upload in local mode',
@@ -49,16 +49,6 @@ const name = `upl-${process.pid}`;
 const vmName = `${name}-vm`;
 const bridge = `kvup${process.pid % 100_000}`;
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-/** Runs the built virtctl without blocking the event loop (local mode runs in this process). */
-function virtctl(args: string[]): Promise<{ code: number; out: string }> {
-  const entry = join(defaultCliEntry(), '..', 'virtctl.js');
-  return new Promise((resolve) => {
-    execFile(process.execPath, [entry, ...args], { timeout: 600_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` }),
-    );
-  });
-}
 
 /** `qemu-img convert -O raw` of the tiny guest's image, into `dir`. */
 function rawOf(dir: string): Buffer {

@@ -23,6 +23,7 @@ import { listenOwnerOnly } from '../../controllers/runtime/embedded/owner-socket
 import { PodType } from '../../controllers/runtime/resources';
 import type { KubeObject } from '../../controllers/runtime/types';
 import { HttpError as ApiHttpError, RawResponse } from '../../controllers/virt-api/http-error';
+import { memoryDumpRequest } from '../../controllers/virt-api/memory-dump';
 import { serveUploadApi, UPLOAD_GROUP } from '../../controllers/virt-api/upload-token-request';
 import { onGuest } from '../../controllers/virt-handler/vmi-operations';
 import type { LocalNode } from './local-node';
@@ -34,6 +35,10 @@ export interface LocalApiServer {
 
 const ROUTE =
   /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([a-z0-9-]{1,63})\/virtualmachineinstances\/([a-z0-9.-]{1,253})\/([a-z]+)$/;
+
+/** The VM subresources local mode serves: memory dumps (virt-api's handler, ../../controllers/virt-api/memory-dump). */
+const VM_ROUTE =
+  /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([a-z0-9-]{1,63})\/virtualmachines\/([a-z0-9.-]{1,253})\/(memorydump|removememorydump)$/;
 
 const PORT_FORWARD =
   /^\/apis\/subresources\.kubevirt\.io\/v1\/namespaces\/([a-z0-9-]{1,63})\/virtualmachineinstances\/([a-z0-9.-]{1,253})\/portforward\/(\d{1,5})(?:\/(tcp))?$/;
@@ -102,6 +107,18 @@ async function handle(node: LocalNode, req: http.IncomingMessage): Promise<unkno
   if (url.pathname === '/version') return { component: 'kubevirt-ts up', node: node.nodeName };
   if (url.pathname === `/apis/${UPLOAD_GROUP}` || url.pathname.startsWith(`/apis/${UPLOAD_GROUP}/`))
     return uploadApi(node, req, url.pathname);
+  const vmRoute = VM_ROUTE.exec(url.pathname);
+  if (vmRoute) {
+    if (req.method !== 'PUT') throw new HttpError(405, `${req.method} ${vmRoute[3]}: not supported`);
+    const [, vmNs, vmName, op] = vmRoute as unknown as [
+      string,
+      string,
+      string,
+      'memorydump' | 'removememorydump',
+    ];
+    await memoryDumpRequest(node.store, node.config.current(), vmNs, vmName, op, await jsonBody(req));
+    return {};
+  }
   const m = ROUTE.exec(url.pathname);
   if (!m) throw new HttpError(404, `no such path ${JSON.stringify(url.pathname.slice(0, 200))}`);
   const [, ns, name, sub] = m as unknown as [string, string, string, string];

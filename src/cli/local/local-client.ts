@@ -35,12 +35,23 @@ export class LocalClient {
     this.store = KubeClient.fromSocket(paths.storeSocket);
   }
 
-  /** Calls a `subresources.kubevirt.io` VMI subresource; throws the server's message on failure. */
-  subresource<T = unknown>(method: 'GET' | 'PUT', namespace: string, name: string, sub: string): Promise<T> {
+  /**
+   * Calls a `subresources.kubevirt.io` subresource of a VMI (or, with `resource`, of a VM),
+   * with `body` as JSON; throws the server's message on failure.
+   */
+  subresource<T = unknown>(
+    method: 'GET' | 'PUT',
+    namespace: string,
+    name: string,
+    sub: string,
+    body?: unknown,
+    resource: 'virtualmachineinstances' | 'virtualmachines' = 'virtualmachineinstances',
+  ): Promise<T> {
     return localRequest<T>(
       this.paths.apiSocket,
       method,
-      `/apis/subresources.kubevirt.io/v1/namespaces/${encodeURIComponent(namespace)}/virtualmachineinstances/${encodeURIComponent(name)}/${sub}`,
+      `/apis/subresources.kubevirt.io/v1/namespaces/${encodeURIComponent(namespace)}/${resource}/${encodeURIComponent(name)}/${sub}`,
+      body,
     );
   }
 

@@ -77,6 +77,13 @@ export class VirtLauncher implements LauncherService {
 
   constructor(private readonly opts: VirtLauncherOptions) {
     this.ref = { namespace: opts.namespace, name: opts.name };
+    this.memoryDump = new LauncherMemoryDump({
+      driver: () => this.mustDriver(),
+      ref: () => this.ref,
+      log: (m) => this.log(m),
+      onChange: () => this.state.modified(),
+      hostHotplugDir: opts.hotplugDir,
+    });
     this.domainName = domainName(this.ref);
     this.exited = new Promise((r) => {
       this.resolveExit = r;
@@ -306,13 +313,9 @@ export class VirtLauncher implements LauncherService {
   unfreezeVirtualMachine = (r: VMIRequest) => this.guestOps.unfreeze(this.parseVmi(r));
   getScreenshot = (r: VMIRequest) => this.guestOps.screenshot(this.parseVmi(r));
 
-  // Memory dumps into a mounted memory dump volume (see ./memory-dump-rpc).
-  private readonly memoryDump = new LauncherMemoryDump({
-    driver: () => this.mustDriver(),
-    ref: () => this.ref,
-    log: (m) => this.log(m),
-    onChange: () => this.state.modified(),
-  });
+  // Memory dumps into a mounted memory dump volume (see ./memory-dump-rpc); made in the
+  // constructor, which has the options (the pod's hotplug directory at its host path).
+  private readonly memoryDump: LauncherMemoryDump;
   virtualMachineMemoryDump = async (r: MemoryDumpRequest) => {
     this.parseVmi(r);
     await this.memoryDump.request(r.dumpPath);

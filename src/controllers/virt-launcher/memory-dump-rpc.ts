@@ -25,8 +25,13 @@ export interface LauncherMemoryDumpOptions {
   log: (m: string) => void;
   /** Called when the state changes (the launcher reports its domain again). */
   onChange: () => void;
-  /** The pod's hotplug directory (default upstream's `/var/run/kubevirt/hotplug-disks`). */
-  hotplugDir?: string;
+  /** The pod's hotplug directory as the node agent names it (default upstream's `/var/run/kubevirt/hotplug-disks`). */
+  podHotplugDir?: string;
+  /**
+   * Where that directory is for this process and its libvirt (default the same): local
+   * mode's launchers see the pod's directories at host paths (launcher-paths.ts).
+   */
+  hostHotplugDir?: string;
   now?: () => Date;
 }
 
@@ -46,9 +51,12 @@ export class LauncherMemoryDump {
     return `VirtualMachineInstance ${r.namespace}/${r.name}`;
   }
 
-  /** The dump path checked: a `*.memory.dump` file directly in a volume's directory of the hotplug dir. */
+  /**
+   * The dump path checked (a `*.memory.dump` file directly in a volume's directory of the
+   * pod's hotplug dir), as this process reaches it.
+   */
   private checkPath(dumpPath: string): string {
-    const dir = this.o.hotplugDir ?? LAUNCHER_DIRS.hotplugDisks;
+    const dir = this.o.podHotplugDir ?? LAUNCHER_DIRS.hotplugDisks;
     const p = normalize(dumpPath);
     const bad = (why: string) =>
       new LauncherRpcError(
@@ -59,7 +67,7 @@ export class LauncherMemoryDump {
     if (dirname(dirname(p)) !== dir) throw bad(`must be <volume>/<file> in ${dir}`);
     if (!DNS_LABEL.test(basename(dirname(p)))) throw bad('the volume directory is not a DNS-1123 label');
     if (!DUMP_FILE.test(basename(p))) throw bad('the file name must end in .memory.dump');
-    return p;
+    return this.o.hostHotplugDir ? join(this.o.hostHotplugDir, basename(dirname(p)), basename(p)) : p;
   }
 
   /** VirtualMachineMemoryDump: starts the dump unless this file is (or was) dumped already. */

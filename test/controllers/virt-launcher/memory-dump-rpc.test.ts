@@ -31,7 +31,7 @@ describe('LauncherMemoryDump', () => {
     ref: () => ({ namespace: 'ns', name: 'v' }),
     log: (m) => void logs.push(m),
     onChange: () => void changes++,
-    hotplugDir: dir,
+    podHotplugDir: dir,
     now: () => new Date('2026-12-04T21:30:05.123Z'),
   });
   const vol = join(dir, 'dump');
@@ -87,5 +87,27 @@ describe('LauncherMemoryDump', () => {
       failed: true,
       failureReason: 'Domain memory dump failed: fake driver: injected failure of memoryDump',
     });
+  });
+
+  it("dumps to the host path of the pod's hotplug dir when this process sees it elsewhere (local mode)", async () => {
+    const host = join(dir, 'host-view');
+    mkdirSync(join(host, 'dump'), { recursive: true });
+    const mapped = new LauncherMemoryDump({
+      driver: () => driver,
+      ref: () => ({ namespace: 'ns', name: 'v' }),
+      log: () => {},
+      onChange: () => {},
+      hostHotplugDir: host,
+    });
+    // The node agent names the file in the pod's view (upstream's directory).
+    await mapped.request('/var/run/kubevirt/hotplug-disks/dump/v-dump-3.memory.dump');
+    await waitFor('dump completed', async () => (mapped.report?.completed ? true : undefined), 5000, 10);
+    expect(mapped.report?.failed).toBe(false);
+    expect(
+      readFileSync(join(host, 'dump', 'v-dump-3.memory.dump'))
+        .subarray(0, 4)
+        .toString('latin1'),
+    ).toBe('\x7fELF');
+    await expect(mapped.request(`${host}/dump/v-dump-4.memory.dump`)).rejects.toThrow('memory dump path');
   });
 });

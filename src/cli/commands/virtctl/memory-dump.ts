@@ -8,7 +8,8 @@
  * VirtualMachineExport `export-<vm>-<claim>` of it (created, and deleted after), as
  * `vmexport download --pvc` does: the claim holds no disk image, so the export serves it
  * as an archive (`tar.gz`, or the tar with `--format raw`); `remove` dissociates the
- * claim. Cluster only.
+ * claim. In local mode `get` and `remove` go to local mode's API (the same handler as
+ * virt-api's); `download` needs a cluster (local mode runs no export).
  */
 import type { Command } from 'commander';
 import { formatQuantity } from '../../../api/config/quantity';
@@ -147,8 +148,12 @@ async function download(t: Target, vmName: string, f: MemoryDumpFlags): Promise<
 }
 
 async function run(t: Target, action: string, vmName: string, f: MemoryDumpFlags): Promise<void> {
-  if (!t.kubeConfig)
-    throw new Error('memory-dump needs a cluster (--kubeconfig): local mode does not dump memory');
+  // Local mode dumps and dissociates (its API serves the two subresources); downloading
+  // goes through a VirtualMachineExport, which local mode does not run.
+  if (!t.kubeConfig && (action === 'download' || f.output))
+    throw new Error(
+      'memory-dump download needs a cluster (--kubeconfig): local mode runs no VirtualMachineExport; the dump is the file on the claim',
+    );
   switch (action) {
     case 'get':
       if (f.createClaim) {

@@ -133,7 +133,8 @@ export function openTarget(o: TargetOptions): Target {
     namespace: o.namespace ?? 'default',
     where: 'local',
     local,
-    subresource: (method, ns, name, sub) => local.subresource(method, ns, name, sub),
+    subresource: (method, ns, name, sub, body, resource) =>
+      local.subresource(method, ns, name, sub, body, resource),
     close: () => local.close(),
   };
 }
