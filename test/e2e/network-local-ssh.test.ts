@@ -15,7 +15,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,6 +38,7 @@ import { SerialConsole } from '../support/guest';
 import { canTestNetworking, netSnapshot, networkGuestDir, scopedSnapshot } from '../support/net-snapshot';
 import { inNs, repoRoot } from '../support/netns-process';
 import { runVirtctl } from '../support/virtctl-process';
+import { echoThrough, HOLD, output } from './network-local-ssh-support';
 import { cliBuilt, cliEntry, e2eRun, waitFor } from './node-harness';
 
 const guest = networkGuestDir(undefined, 8);
@@ -54,33 +54,6 @@ const run = e2eRun('ssh, scp and port-forward in local mode', () =>
           ? "needs OpenSSH's ssh and ssh-keygen (openssh-client)"
           : undefined,
 );
-
-/** Holds one TCP connection: each stdin line N sends N bytes and prints `echoed N` when all came back. */
-const HOLD = `const [h,p]=process.argv.slice(1);const c=require('net').connect(+p,h,()=>console.log('connected'));let want=0,got=0;c.on('data',d=>{got+=d.length;if(want>0&&got>=want){console.log('echoed '+got);got=0;want=0}});require('readline').createInterface({input:process.stdin}).on('line',l=>{want=+l;c.write(Buffer.alloc(want,3))});c.on('close',()=>console.log('closed'));c.on('error',e=>console.log('error '+e.message))`;
-
-function output(child: ChildProcess): () => string {
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    out += d;
-  });
-  return () => out;
-}
-
-/** Sends `bytes`, half-closes, and counts what comes back until the other side closes. */
-function echoThrough(port: number, bytes: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const c = connect(port, '127.0.0.1', () => c.end(Buffer.alloc(bytes, 5)));
-    let got = 0;
-    c.on('data', (d) => {
-      got += d.length;
-    });
-    c.on('close', () => resolve(got));
-    c.on('error', reject);
-  });
-}
 
 describe.runIf(run)('ssh, scp, port-forward and a handler restart in local mode (real guest)', () => {
   const tag = process.pid % 10000;

@@ -12,7 +12,6 @@ import { Manager } from '../../../src/controllers/runtime/manager';
 import {
   DataSourceType,
   DataVolumeType,
-  EventType,
   PersistentVolumeClaimType,
   PodType,
   StorageClassType,
@@ -21,29 +20,8 @@ import {
 import { VolumeSnapshotType } from '../../../src/controllers/runtime/storage-resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import { waitFor } from '../../support/wait';
-
-const NS = 'default';
-const CLASS = 'kubevirt-ts-local';
-const SOURCE_BYTES = '1142278537'; // a 1Gi Filesystem DataVolume's claim (6% overhead)
-const SOURCE_CAPACITY = '1142280192'; // what the driver made of it: rounded up to 4 KiB
-
-type Claim = KubeObject & {
-  spec?: Record<string, unknown> & { dataSource?: Record<string, string> };
-  status?: { phase?: string; capacity?: Record<string, string> };
-};
-
-function cloneDv(
-  name: string,
-  spec: Record<string, unknown>,
-  storage: Record<string, unknown> = {},
-): DataVolume {
-  return {
-    apiVersion: 'cdi.kubevirt.io/v1beta1',
-    kind: 'DataVolume',
-    metadata: { name, namespace: NS },
-    spec: { ...spec, storage },
-  } as DataVolume;
-}
+import { CLASS, cloneDv, cloneHelpers, ready, SOURCE_BYTES, SOURCE_CAPACITY } from './clone-fixtures';
+import { dataVolumeHelpers, NS } from './datavolume-fixtures';
 
 describe('DataVolume clone sources and DataSources (embedded store)', () => {
   let store: EmbeddedStore;
@@ -81,57 +59,8 @@ describe('DataVolume clone sources and DataSources (embedded store)', () => {
     errors.length = 0;
   });
 
-  const getDv = (name: string) => store.get<DataVolume & KubeObject>(DataVolumeType, name, NS);
-  const phase = (name: string, want: string) =>
-    waitFor(`DataVolume ${name} ${want}`, async () => {
-      const d = await getDv(name);
-      return d.status?.phase === want ? d : undefined;
-    });
-  const ready = (d: DataVolume) => d.status?.conditions?.find((c) => c.type === 'Ready');
-  const claim = (name: string) =>
-    waitFor(`claim ${name}`, () =>
-      store.get<Claim>(PersistentVolumeClaimType, name, NS).catch(() => undefined),
-    );
-  const bind = async (name: string, capacity?: string) => {
-    const c = await claim(name);
-    await store.updateStatus(PersistentVolumeClaimType, {
-      ...c,
-      status: { phase: 'Bound', ...(capacity ? { capacity: { storage: capacity } } : {}) },
-    } as KubeObject);
-  };
-  const events = async (name: string) =>
-    (await store.list(EventType, { namespace: NS })).items
-      .filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === name)
-      .map((e) => `${(e as { reason?: string }).reason}: ${(e as { message?: string }).message}`);
-  /** A source claim as a WaitForFirstConsumer import left it: bound on node-1. */
-  const sourceClaim = async (name: string, o: { volumeMode?: string; className?: string } = {}) => {
-    await store.create(PersistentVolumeClaimType, {
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name, namespace: NS, annotations: { 'volume.kubernetes.io/selected-node': 'node-1' } },
-      spec: {
-        accessModes: ['ReadWriteOnce'],
-        volumeMode: o.volumeMode ?? 'Filesystem',
-        storageClassName: o.className ?? CLASS,
-        resources: { requests: { storage: SOURCE_BYTES } },
-      },
-    } as KubeObject);
-    await bind(name, SOURCE_CAPACITY);
-  };
-  const snapshot = async (name: string, readyToUse: boolean) => {
-    const existing = await store.get<KubeObject>(VolumeSnapshotType, name, NS).catch(() => undefined);
-    const body = {
-      apiVersion: 'snapshot.storage.k8s.io/v1',
-      kind: 'VolumeSnapshot',
-      metadata: { name, namespace: NS },
-      spec: { source: { persistentVolumeClaimName: 'src' }, volumeSnapshotClassName: CLASS },
-    };
-    const made = existing ?? (await store.create(VolumeSnapshotType, body as KubeObject));
-    await store.updateStatus(VolumeSnapshotType, {
-      ...made,
-      status: { readyToUse, restoreSize: SOURCE_BYTES },
-    } as KubeObject);
-  };
+  const { getDv, phase, events } = dataVolumeHelpers(() => store);
+  const { claim, bind, sourceClaim, snapshot } = cloneHelpers(() => store);
 
   it('source.pvc: the claim clones the source (same size, node, dataSource), phases to Succeeded', async () => {
     await sourceClaim('src');

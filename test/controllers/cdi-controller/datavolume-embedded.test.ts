@@ -3,7 +3,7 @@
  * kubelet (importer pod phases and termination messages) and the provisioner (claim phase).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DataVolume, StorageProfile } from '../../../src/api/generated/cdi/types';
+import type { StorageProfile } from '../../../src/api/generated/cdi/types';
 import { registerCdiControllers } from '../../../src/controllers/cdi-controller/cdi-controller';
 import { requiredSpace } from '../../../src/controllers/cdi-controller/claim-spec';
 import { FATAL_ERROR_ANNOTATION } from '../../../src/controllers/cdi-controller/datavolume-import';
@@ -13,7 +13,6 @@ import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { Manager } from '../../../src/controllers/runtime/manager';
 import {
   DataVolumeType,
-  EventType,
   PersistentVolumeClaimType,
   PodType,
   StorageClassType,
@@ -21,22 +20,9 @@ import {
 } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import { waitFor } from '../../support/wait';
+import { dataVolumeHelpers, dv, NS, terminated } from './datavolume-fixtures';
 
-const NS = 'default';
 const GiB = 1024 ** 3;
-
-function dv(
-  name: string,
-  source: Record<string, unknown>,
-  storage: Record<string, unknown> = {},
-): DataVolume {
-  return {
-    apiVersion: 'cdi.kubevirt.io/v1beta1',
-    kind: 'DataVolume',
-    metadata: { name, namespace: NS },
-    spec: { source, storage: { resources: { requests: { storage: '1Gi' } }, ...storage } },
-  } as DataVolume;
-}
 
 describe('DataVolume controller (embedded store)', () => {
   let store: EmbeddedStore;
@@ -63,26 +49,7 @@ describe('DataVolume controller (embedded store)', () => {
     errors.length = 0;
   });
 
-  const getDv = (name: string) => store.get<DataVolume & KubeObject>(DataVolumeType, name, NS);
-  const phase = (name: string, want: string) =>
-    waitFor(`DataVolume ${name} ${want}`, async () => {
-      const d = await getDv(name);
-      return d.status?.phase === want ? d : undefined;
-    });
-  const pod = (name: string) =>
-    waitFor(`pod ${name}`, async () => store.get<Pod & KubeObject>(PodType, name, NS).catch(() => undefined));
-  const setPod = async (name: string, status: Pod['status']) => {
-    const p = await store.get<Pod & KubeObject>(PodType, name, NS);
-    await store.updateStatus(PodType, { ...p, status } as KubeObject);
-  };
-  const terminated = (phase: 'Succeeded' | 'Failed', message: string, exitCode: number): Pod['status'] => ({
-    phase,
-    containerStatuses: [{ name: 'importer', state: { terminated: { exitCode, message } } }],
-  });
-  const events = async (name: string) =>
-    (await store.list(EventType, { namespace: NS })).items
-      .filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === name)
-      .map((e) => `${(e as { reason?: string }).reason}: ${(e as { message?: string }).message}`);
+  const { getDv, phase, pod, setPod, events } = dataVolumeHelpers(() => store);
 
   it('makes a StorageProfile per class, with the driver modes', async () => {
     const p = await waitFor('profile', async () => {

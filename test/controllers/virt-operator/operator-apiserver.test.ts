@@ -5,25 +5,23 @@
  * drift repair, certificate rotation with overlap (an injected clock), a second CR
  * refused, an image tag upgrade with virt-handler last, and removal.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crdsDir } from '../../../scripts/gen-crds';
-import type { KubeVirt } from '../../../src/api/generated/types';
 import { NotFoundError } from '../../../src/controllers/runtime/errors';
 import { KubeClient } from '../../../src/controllers/runtime/kube/client';
 import {
-  ConfigMapType,
   CustomResourceDefinitionType,
   KubeVirtType,
   NamespaceType,
   SecretType,
   ServiceType,
 } from '../../../src/controllers/runtime/resources';
-import type { KubeObject } from '../../../src/controllers/runtime/types';
+import type { KubeObject, ResourceType } from '../../../src/controllers/runtime/types';
 import { VERSION_ANNOTATION } from '../../../src/controllers/virt-operator/bookkeeping';
 import { certInfo, signedBy, splitBundle } from '../../../src/controllers/virt-operator/certificates';
-import { VirtOperator } from '../../../src/controllers/virt-operator/operator';
+import type { VirtOperator } from '../../../src/controllers/virt-operator/operator';
 import {
   APIServiceType,
   ClusterRoleType,
@@ -34,10 +32,22 @@ import {
 } from '../../../src/controllers/virt-operator/resource-types';
 import { apiserverTestsEnabled, type ControlPlane, kubectlPath, startControlPlane } from '../../support/kube';
 import { waitFor } from '../../support/wait';
+import {
+  apiServiceBundle,
+  caBundle,
+  crdEstablished,
+  isNotFound,
+  type KV,
+  kubeVirtCr,
+  markWorkloadsReady,
+  runKubectlAsync,
+  testOperator,
+  tlsCert,
+  versionOf,
+} from './operator-apiserver-fixtures';
 
 const run = apiserverTestsEnabled('kube-apiserver (virt-operator)');
 const NS = 'kubevirt';
-type KV = KubeVirt & KubeObject;
 
 describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
   let cp: ControlPlane | undefined;
@@ -49,60 +59,20 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
   const kubectl = (...args: string[]) =>
     spawnSync(kubectlPath, ['--kubeconfig', cp!.kubeconfigPath, ...args], { encoding: 'utf8' });
 
-  const newOperator = () =>
-    new VirtOperator({
-      client,
-      namespace: NS,
-      crdsDir,
-      images: { registry: 'localhost/kubevirt-ts', tag: 'v1', pullPolicy: 'IfNotPresent' },
-      now: () => new Date(clock),
-      leaderElection: { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 },
-      onError: (n, e) => errors.push(`${n}: ${e.message}`),
-    });
+  const newOperator = () => testOperator(client, NS, () => new Date(clock), errors);
   const startOperator = async () => {
     op = newOperator();
     await op.start();
   };
 
   // The operator runs in this process: a kubectl that waits must not block its event loop.
-  const kubectlAsync = (...args: string[]) =>
-    new Promise<{ status: number; stderr: string }>((resolve) =>
-      execFile(kubectlPath, ['--kubeconfig', cp!.kubeconfigPath, ...args], (err, _out, stderr) =>
-        resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
-      ),
-    );
+  const kubectlAsync = (...args: string[]) => runKubectlAsync(cp!.kubeconfigPath, ...args);
 
   const kv = () => client.get<KV>(KubeVirtType, 'kubevirt', NS);
   const cond = (k: KV, type: string) => k.status?.conditions?.find((c) => c.type === type);
 
   /** Plays the workload controllers: every managed Deployment/DaemonSet reports itself rolled out and ready. */
-  const markReady = async (types = [DeploymentType, DaemonSetType]) => {
-    for (const type of types) {
-      for (const o of (await client.list(type, { namespace: NS })).items) {
-        const gen = o.metadata?.generation ?? 1;
-        const replicas = (o.spec as { replicas?: number }).replicas ?? 1;
-        const status =
-          type === DeploymentType
-            ? {
-                observedGeneration: gen,
-                replicas,
-                updatedReplicas: replicas,
-                readyReplicas: replicas,
-                availableReplicas: replicas,
-              }
-            : {
-                observedGeneration: gen,
-                desiredNumberScheduled: 1,
-                currentNumberScheduled: 1,
-                updatedNumberScheduled: 1,
-                numberReady: 1,
-                numberAvailable: 1,
-                numberMisscheduled: 0,
-              };
-        await client.updateStatus(type, { ...o, status });
-      }
-    }
-  };
+  const markReady = (types?: ResourceType[]) => markWorkloadsReady(client, NS, types);
 
   beforeAll(async () => {
     cp = await startControlPlane({ controllerManager: false, scheduler: false });
@@ -111,12 +81,7 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
     expect(crd.status, crd.stderr).toBe(0);
     await waitFor(
       'the KubeVirt CRD established',
-      async () => {
-        const c = await client.get<KubeObject>(CustomResourceDefinitionType, 'kubevirts.kubevirt.io');
-        const conds = (c.status as { conditions?: { type: string; status: string }[] } | undefined)
-          ?.conditions;
-        return conds?.some((x) => x.type === 'Established' && x.status === 'True');
-      },
+      async () => crdEstablished(client, 'kubevirts.kubevirt.io'),
       60_000,
       200,
     );
@@ -130,22 +95,7 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
   });
 
   it('installs every component from the KubeVirt CR and reports Deploying', async () => {
-    await client.create<KV>(KubeVirtType, {
-      apiVersion: 'kubevirt.io/v1',
-      kind: 'KubeVirt',
-      metadata: { name: 'kubevirt', namespace: NS },
-      spec: {
-        certificateRotateStrategy: {
-          selfSigned: {
-            ca: { duration: '2h', renewBefore: '1h' },
-            server: { duration: '1h', renewBefore: '30m' },
-          },
-        },
-        infra: { nodePlacement: { nodeSelector: { 'node-role.kubernetes.io/infra': '' } } },
-        workloads: { nodePlacement: { nodeSelector: { 'kubevirt.io/workloads': 'true' } } },
-        uninstallStrategy: 'BlockUninstallIfWorkloadsExist',
-      },
-    });
+    await client.create<KV>(KubeVirtType, kubeVirtCr(NS));
     const k = await waitFor(
       'Deploying',
       async () => {
@@ -190,16 +140,9 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
     const apisvc = await client.get<KubeObject>(APIServiceType, 'v1.subresources.kubevirt.io');
     await client.get(ClusterRoleType, 'kubevirt.io:view');
     // The APIService and the webhooks trust the CA bundle the ConfigMap publishes.
-    const bundle = (
-      await client.get<KubeObject & { data: Record<string, string> }>(ConfigMapType, 'kubevirt-ca', NS)
-    ).data['ca-bundle']!;
-    expect(Buffer.from((apisvc.spec as { caBundle: string }).caBundle, 'base64').toString()).toBe(bundle);
-    const apiCert = await client.get<KubeObject & { data: Record<string, string> }>(
-      SecretType,
-      'kubevirt-virt-api-certs',
-      NS,
-    );
-    const leaf = Buffer.from(apiCert.data['tls.crt']!, 'base64').toString();
+    const bundle = await caBundle(client, NS);
+    expect(apiServiceBundle(apisvc)).toBe(bundle);
+    const leaf = await tlsCert(client, 'kubevirt-virt-api-certs', NS);
     expect(certInfo(leaf).dnsNames).toContain('virt-api.kubevirt.svc');
     expect(await signedBy(leaf, splitBundle(bundle)[0]!)).toBe(true);
     for (const s of ['kubevirt-ca', 'kubevirt-virt-handler-certs', 'kubevirt-virt-handler-server-certs'])
@@ -251,11 +194,7 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
   }, 90_000);
 
   it('rotates the CA before expiry, keeping the old CA in the bundle, and re-issues the leaves', async () => {
-    const secret = async (n: string) =>
-      Buffer.from(
-        (await client.get<KubeObject & { data: Record<string, string> }>(SecretType, n, NS)).data['tls.crt']!,
-        'base64',
-      ).toString();
+    const secret = (n: string) => tlsCert(client, n, NS);
     const oldCa = await secret('kubevirt-ca');
     const oldLeaf = await secret('kubevirt-virt-api-certs');
     // 70 minutes later: past the CA's renewal point (2h - 1h) and the leaves' (1h - 30m).
@@ -274,9 +213,7 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
     const bundle = await waitFor(
       'bundle with both CAs',
       async () => {
-        const b = (
-          await client.get<KubeObject & { data: Record<string, string> }>(ConfigMapType, 'kubevirt-ca', NS)
-        ).data['ca-bundle']!;
+        const b = await caBundle(client, NS);
         return splitBundle(b).length === 2 ? b : undefined;
       },
       30_000,
@@ -301,7 +238,7 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
       'APIService trusts the new bundle',
       async () => {
         const a = await client.get<KubeObject>(APIServiceType, 'v1.subresources.kubevirt.io');
-        return Buffer.from((a.spec as { caBundle: string }).caBundle, 'base64').toString() === bundle;
+        return apiServiceBundle(a) === bundle;
       },
       60_000,
       500,
@@ -381,10 +318,7 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
     for (const name of ['virt-api', 'virt-controller'])
       await waitFor(
         `${name} at v2`,
-        async () => {
-          const d = await client.get<KubeObject>(DeploymentType, name, NS);
-          return d.metadata?.annotations?.[VERSION_ANNOTATION] === 'v2';
-        },
+        async () => (await versionOf(client, DeploymentType, name, NS)) === 'v2',
         30_000,
         200,
       );
@@ -395,8 +329,7 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
     await waitFor(
       'virt-handler at v2',
       async () => {
-        const d = await client.get<KubeObject>(DaemonSetType, 'virt-handler', NS);
-        if (d.metadata?.annotations?.[VERSION_ANNOTATION] === 'v2') return true;
+        if ((await versionOf(client, DaemonSetType, 'virt-handler', NS)) === 'v2') return true;
         const api = await client.get<KubeObject>(DeploymentType, 'virt-api', NS);
         throw new Error(
           `${JSON.stringify((await kv()).status?.conditions?.[0])} ${errors.slice(-3).join('; ')} gen=${api.metadata?.generation} ${JSON.stringify(api.status)}`,
@@ -427,19 +360,7 @@ describe.skipIf(!run)('virt-operator on a real kube-apiserver', () => {
     await client.delete(KubeVirtType, 'kubevirt', { namespace: NS });
     // The CRDs go first (the API server drops their objects and storage: minutes under
     // load), then the components, then the CR's finalizer.
-    await waitFor(
-      'KubeVirt gone',
-      async () => {
-        try {
-          await kv();
-          return false;
-        } catch (e) {
-          return e instanceof NotFoundError;
-        }
-      },
-      300_000,
-      500,
-    );
+    await waitFor('KubeVirt gone', async () => isNotFound(kv()), 300_000, 500);
     expect((await client.list(DeploymentType, { namespace: NS })).items).toHaveLength(0);
     expect((await client.list(DaemonSetType, { namespace: NS })).items).toHaveLength(0);
     await expect(client.get(APIServiceType, 'v1.subresources.kubevirt.io')).rejects.toBeInstanceOf(
