@@ -6,7 +6,9 @@
  *
  * - import: the same 1 GiB qcow2 (incompressible data), served by one loopback HTTP server
  *   (busybox httpd, with Range support), written as a raw disk on the pool twice, best
- *   of three rounds each, alternating (busybox httpd serves it):
+ *   of three rounds each, alternating which goes first, after one untimed round of each
+ *   (busybox httpd serves it), so that neither path always has the run's first write
+ *   or always follows the other's:
  *   - `import_mib_s`: the importer's code path (`runImport`, what the importer pod runs:
  *     the source read by ranges through the NBD export, `qemu-img info`, `qemu-img
  *     convert`, fsync, rename);
@@ -133,27 +135,41 @@ async function main(): Promise<void> {
 
     const importMs: number[] = [];
     const bareMs: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
+    const bare = async () => {
       const bareOut = join(bareDir, 'disk.img');
-      bareMs.push(await bareConvert(url, bareOut));
       await rm(bareOut, { force: true });
+      return bareConvert(url, bareOut);
+    };
+    const ours = async () => {
       await rm(join(importDir, 'disk.img'), { force: true });
-      importMs.push(
-        await timed(() =>
-          runImport(
-            {
-              source: 'http',
-              endpoint: url,
-              contentType: 'kubevirt',
-              extraHeaders: [],
-              volumeMode: 'Filesystem',
-              filesystemOverhead: 0,
-            },
-            { dataDir: importDir, scratchDir, blockDevice: '/nonexistent' },
-          ),
+      return timed(() =>
+        runImport(
+          {
+            source: 'http',
+            endpoint: url,
+            contentType: 'kubevirt',
+            extraHeaders: [],
+            volumeMode: 'Filesystem',
+            filesystemOverhead: 0,
+          },
+          { dataDir: importDir, scratchDir, blockDevice: '/nonexistent' },
         ),
       );
+    };
+    const warm = [await bare(), await ours()];
+    process.stdout.write(
+      `warm-up (not counted): bare qemu-img ${Math.round(warm[0])} ms, import ${Math.round(warm[1])} ms\n`,
+    );
+    for (let round = 0; round < ROUNDS; round++) {
+      if (round % 2 === 0) {
+        bareMs.push(await bare());
+        importMs.push(await ours());
+      } else {
+        importMs.push(await ours());
+        bareMs.push(await bare());
+      }
     }
+    await rm(join(bareDir, 'disk.img'), { force: true });
     const mibS = (ms: number[]) => (1024 / (Math.min(...ms) / 1000)).toFixed(0);
 
     // A 1 GiB pool volume holding the imported bytes (moved in: no copy).
