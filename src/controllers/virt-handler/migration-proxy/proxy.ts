@@ -29,8 +29,15 @@ export interface MigrationProxy {
 
 type Log = (message: string) => void;
 
-/** Pipes two sockets both ways; either side ending or failing ends both. */
+/**
+ * Pipes two sockets both ways; either side ending or failing ends both. TCP sides send at
+ * once (TCP_NODELAY, Go's default for upstream's proxy): the switch-over's small messages
+ * (the last device state, the NBD mirror's completion, libvirt's handshake) must not wait
+ * for Nagle's algorithm while the guest is paused (a no-op on unix sockets).
+ */
 function splice(a: Socket, b: Socket, counts: { out: number; in: number }, open: Set<Socket>): void {
+  a.setNoDelay(true);
+  b.setNoDelay(true);
   open.add(a);
   open.add(b);
   a.on('data', (d: Buffer) => {
