@@ -7,6 +7,7 @@
  * guest's qemu-ga; when it starts failing the launcher is killed and runStrategy Always
  * starts a new VMI, which the VM's status follows.
  */
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/generated/types';
@@ -129,5 +130,18 @@ describe.runIf(run)('VMI probes in local mode (real guest)', () => {
       240_000,
     );
     expect(vm.status?.printableStatus).toBe('Running');
+    // The killed launcher stopped its guest before it exited: one QEMU runs for this VM, the
+    // new VMI's (the liveness kill signals the launcher alone, not its libvirt daemon).
+    const qemus = () =>
+      spawnSync('pgrep', ['-f', `guest=default_${name},`], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .filter(Boolean);
+    await waitFor('one QEMU for the VM', async () => (qemus().length === 1 ? true : undefined), 60_000).catch(
+      () => {
+        throw new Error(
+          `QEMU processes of ${name}: ${qemus().join(', ')} (the killed launcher's guest left behind)`,
+        );
+      },
+    );
   });
 });

@@ -31,10 +31,12 @@ import {
 import { materializeVolume } from './pod-volumes';
 import {
   isAlive,
+  killLeftInGroup,
   logTail,
   readProcessRecord,
   removeProcessRecord,
   signalGroup,
+  signalMain,
   startProcess,
 } from './processes';
 import { graceSeconds, type Running, stopGracefully } from './running-pod';
@@ -321,6 +323,7 @@ export class PodRuntime {
     this.log(`${key}: started process ${started.record.pid}`);
     void started.exit.then(async (code) => {
       r.exited = code;
+      killLeftInGroup(started.record);
       r.probes?.stop();
       if (r.killTimer) clearTimeout(r.killTimer);
       r.exit = undefined;
@@ -366,7 +369,7 @@ export class PodRuntime {
     if (r?.killTimer) clearTimeout(r.killTimer);
     if (!uid) return;
     if (r && stop && r.exited === undefined && isAlive(r.record)) {
-      signalGroup(r.record, 'SIGTERM');
+      signalMain(r.record, 'SIGTERM');
       const kill = setTimeout(() => signalGroup(r.record, 'SIGKILL'), DEFAULT_GRACE_MS);
       kill.unref?.();
       const deadline = Date.now() + DEFAULT_GRACE_MS + 5_000;

@@ -111,6 +111,34 @@ export function signalGroup(rec: ProcessRecord, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * Signals only the container's main process, as the kubelet's stop signal goes to the
+ * container's init: the rest of its group (a launcher's own libvirt daemons) must outlive
+ * it while it shuts its guest down.
+ */
+export function signalMain(rec: ProcessRecord, signal: NodeJS.Signals): void {
+  if (!isAlive(rec)) return;
+  try {
+    process.kill(rec.pid, signal);
+  } catch {
+    // Gone meanwhile.
+  }
+}
+
+/**
+ * SIGKILLs what is left of an exited container's process group, as a container runtime
+ * ends everything in the container with its init. The group id is the exited main
+ * process's pid, which Linux does not hand out again while the group has members.
+ */
+export function killLeftInGroup(rec: ProcessRecord): void {
+  if (rec.pid <= 0) return;
+  try {
+    process.kill(-rec.pid, 'SIGKILL');
+  } catch {
+    // Nothing left.
+  }
+}
+
 /** The last `bytes` of a pod's container log (the termination message of a failed container, as kubelet's FallbackToLogsOnError). */
 export async function logTail(dir: string, bytes = 2048): Promise<string> {
   try {

@@ -2,7 +2,7 @@
 import type { Pod } from '../../common/pod';
 import type { PodNetworkInfo } from './pod-network';
 import type { PodProbes } from './pod-probes';
-import { type ProcessRecord, signalGroup } from './processes';
+import { type ProcessRecord, signalGroup, signalMain } from './processes';
 
 /** A pod's process, started or adopted by the runtime. */
 export interface Running {
@@ -23,10 +23,13 @@ export function graceSeconds(pod: Pod): number {
   return pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
 }
 
-/** SIGTERM to the process group, SIGKILL after `graceMs`; once (a stop under way is left alone). */
+/**
+ * SIGTERM to the main process, SIGKILL to its group after `graceMs`; once (a stop under
+ * way is left alone).
+ */
 export function stopGracefully(r: Running, graceMs: number): void {
   if (r.killTimer) return;
-  signalGroup(r.record, 'SIGTERM');
+  signalMain(r.record, 'SIGTERM');
   r.killTimer = setTimeout(() => signalGroup(r.record, 'SIGKILL'), graceMs);
   r.killTimer.unref?.();
 }
