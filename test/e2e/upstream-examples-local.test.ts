@@ -326,28 +326,33 @@ describeUpstream("upstream's example VMs boot in local mode with default network
       },
       sized?: { cpus: number; memory: string },
     ): Promise<string> {
+      // The last copy seen: a timeout says where the VMI stood (a CI log is all there is of
+      // a run that failed once in many); the launcher's side is read then, not on every poll.
+      let last: Vmi | undefined;
       const vmi = await waitFor(
         `${e.file}: VMI ${e.vmi} Running with its interface status`,
         async () => {
-          const v = await node.store
+          last = await node.store
             .get<Vmi>(VirtualMachineInstanceType, e.vmi, 'default')
             .catch(() => undefined);
-          if (v?.status?.phase === 'Running' && v.status.interfaces?.[0]?.ipAddress) return v;
-          // Thrown, not returned: a timeout then says where the VMI stood (a CI log is all
-          // there is of a run that failed once in many).
-          throw new Error(
-            `last seen: phase ${v?.status?.phase ?? '(no VMI)'} (${v?.status?.reason ?? 'no reason'}), ` +
-              `node ${v?.status?.nodeName ?? '-'}, ${await launcherSeen(v)}, ` +
-              `interfaces ${JSON.stringify(v?.status?.interfaces ?? [])}, conditions ` +
-              JSON.stringify(
-                (v?.status?.conditions ?? []).map(
-                  (c) => `${c.type}=${c.status} ${c.reason ?? ''} ${c.message ?? ''}`,
-                ),
-              ),
-          );
+          return last?.status?.phase === 'Running' && last.status.interfaces?.[0]?.ipAddress
+            ? last
+            : undefined;
         },
         400_000,
-      );
+      ).catch(async (err: Error) => {
+        const v = last;
+        throw new Error(
+          `${err.message}: last seen: phase ${v?.status?.phase ?? '(no VMI)'} (${v?.status?.reason ?? 'no reason'}), ` +
+            `node ${v?.status?.nodeName ?? '-'}, ${await launcherSeen(v)}, ` +
+            `interfaces ${JSON.stringify(v?.status?.interfaces ?? [])}, conditions ` +
+            JSON.stringify(
+              (v?.status?.conditions ?? []).map(
+                (c) => `${c.type}=${c.status} ${c.reason ?? ''} ${c.message ?? ''}`,
+              ),
+            ),
+        );
+      });
       const pods = await node.store.list<Pod & KubeObject>(PodType, { namespace: 'default' });
       const pod = pods.items.find(
         (p) => p.metadata?.labels?.['kubevirt.io/created-by'] === vmi.metadata?.uid,

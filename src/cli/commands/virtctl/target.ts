@@ -34,15 +34,8 @@ export interface Target {
   local?: LocalClient;
   /** The cluster's kubeconfig (websocket subresources need its credentials). */
   kubeConfig?: KubeConfig;
-  /** Calls a VMI subresource of `subresources.kubevirt.io/v1`. */
-  subresource<T = unknown>(
-    method: 'GET' | 'PUT',
-    namespace: string,
-    name: string,
-    sub: string,
-    body?: unknown,
-    resource?: 'virtualmachineinstances' | 'virtualmachines',
-  ): Promise<T>;
+  /** Calls a subresource of `subresources.kubevirt.io/v1` (the same call as local mode's client). */
+  subresource: LocalClient['subresource'];
   /** A VMI subresource GET whose answer is bytes (the screenshot); on a cluster only. */
   subresourceBytes?(
     namespace: string,
