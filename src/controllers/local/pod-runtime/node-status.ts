@@ -7,7 +7,7 @@
  */
 import { statfsSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { AlreadyExistsError, NotFoundError } from '../../runtime/errors';
+import { AlreadyExistsError, isConflict, NotFoundError } from '../../runtime/errors';
 import { LeaseType, NodeType } from '../../runtime/resources';
 import type { KubeObject, ObjectClient } from '../../runtime/types';
 
@@ -148,15 +148,24 @@ export class NodeStatusKeeper {
    * without it (as in this project's tests) would otherwise never schedule to the node.
    */
   async clearNotReadyTaint(): Promise<void> {
-    const node = await this.o.client.get<KubeObject & { spec?: { taints?: Array<{ key: string }> } }>(
-      NodeType,
-      this.o.nodeName,
-    );
-    const taints = node.spec?.taints ?? [];
-    const keep = taints.filter((t) => t.key !== 'node.kubernetes.io/not-ready');
-    if (keep.length === taints.length) return;
-    await this.o.client.update(NodeType, { ...node, spec: { ...node.spec, taints: keep } });
-    this.o.onWrite?.('Node');
+    // Others write the Node meanwhile (the node lifecycle controller's taints, virt-handler's
+    // labels): on a conflict, read it again, as the kubelet's RetryOnConflict does.
+    for (let attempt = 1; ; attempt++) {
+      const node = await this.o.client.get<KubeObject & { spec?: { taints?: Array<{ key: string }> } }>(
+        NodeType,
+        this.o.nodeName,
+      );
+      const taints = node.spec?.taints ?? [];
+      const keep = taints.filter((t) => t.key !== 'node.kubernetes.io/not-ready');
+      if (keep.length === taints.length) return;
+      try {
+        await this.o.client.update(NodeType, { ...node, spec: { ...node.spec, taints: keep } });
+        this.o.onWrite?.('Node');
+        return;
+      } catch (e) {
+        if (!isConflict(e) || attempt >= 5) throw e;
+      }
+    }
   }
 
   /** Creates or renews the node's Lease. */
