@@ -5,8 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NodeStatusKeeper } from '../../../../src/controllers/local/pod-runtime/node-status';
 import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/store';
 import { ConflictError } from '../../../../src/controllers/runtime/errors';
-import { NodeType, type ResourceType } from '../../../../src/controllers/runtime/resources';
-import type { KubeObject, ObjectClient } from '../../../../src/controllers/runtime/types';
+import { NodeType } from '../../../../src/controllers/runtime/resources';
+import type { KubeObject, ObjectClient, ResourceType } from '../../../../src/controllers/runtime/types';
 
 type NodeObj = KubeObject & { spec?: { taints?: Array<{ key: string; effect: string }> } };
 const NOT_READY = { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' };
