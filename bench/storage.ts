@@ -10,8 +10,8 @@
  *   (busybox httpd serves it), so that neither path always has the run's first write
  *   or always follows the other's:
  *   - `import_mib_s`: the importer's code path (`runImport`, what the importer pod runs:
- *     the source read by ranges through the NBD export, `qemu-img info`, `qemu-img
- *     convert`, fsync, rename);
+ *     the probe, the source streamed through nbdkit's curl plugin (busybox httpd advertises
+ *     ranges), `qemu-img info`, `qemu-img convert`, fsync, rename);
  *   - `qemu_img_mib_s`: a bare `qemu-img convert -f qcow2 -O raw http://...` (qemu's curl
  *     driver reading the image by ranges) to the pool, then an fsync of the result.
  * - a 1 GiB volume of the pool holding that data (the import's output):
@@ -153,10 +153,16 @@ async function main(): Promise<void> {
             filesystemOverhead: 0,
           },
           { dataDir: importDir, scratchDir, blockDevice: '/nonexistent' },
+          (l) => {
+            if (l.startsWith('streaming')) streamed = l;
+          },
         ),
       );
     };
+    /** How the importer read the source (its log line). */
+    let streamed = 'not streamed';
     const warm = [await bare(), await ours()];
+    process.stdout.write(`import path: ${streamed}\n`);
     process.stdout.write(
       `warm-up (not counted): bare qemu-img ${Math.round(warm[0])} ms, import ${Math.round(warm[1])} ms\n`,
     );

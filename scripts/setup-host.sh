@@ -48,9 +48,10 @@ need_root() {
 # guests), xorriso (cloud-init ISOs), swtpm (TPM devices), busybox-static and cpio (the
 # tiny guest's initramfs), dropbear-bin (the libraries the guest's SSH server links, which
 # the guest build copies from the host), openssh-client (`virtctl ssh`/`scp` run it) and
-# xfsprogs (mkfs.xfs: the CSI driver's storage pool is a loop-mounted XFS with reflink).
+# xfsprogs (mkfs.xfs: the CSI driver's storage pool is a loop-mounted XFS with reflink) and
+# nbdkit (its curl plugin streams a DataVolume's http source into qemu-img).
 UP_PACKAGES=(libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils ovmf xorriso
-  swtpm swtpm-tools busybox-static cpio dropbear-bin openssh-client xfsprogs)
+  swtpm swtpm-tools busybox-static cpio dropbear-bin openssh-client xfsprogs nbdkit)
 # And the tests: libvirt's schema checker virt-xml-validate needs xmllint
 # (libxml2-utils); protobuf-compiler regenerates the gRPC bindings (npm run gen:proto),
 # with libprotobuf-dev's well-known types (google/protobuf/*.proto, which csi.proto imports);

@@ -25,6 +25,7 @@ import {
 import { download } from './http-download';
 import { openRangeSource } from './http-ranges';
 import { startNbdExport } from './nbd-export';
+import { advertisesRanges, nbdkitCurlAvailable, startNbdkitCurl } from './nbdkit-curl';
 
 /** Where the importer reads and writes. */
 export interface ImportPaths {
@@ -77,22 +78,30 @@ interface FetchedSource {
 /**
  * An http source without a checksum whose server answers ranges, and which is not
  * compressed, is streamed: qemu-img reads it through a local NBD export of the URL and
- * converts as it arrives (one pass, no scratch copy), as CDI's importer does through
- * nbdkit. A checksum needs every byte in order, compression a decompressor; without ranges
- * the server can only be read whole: those are downloaded first.
+ * converts as it arrives (one pass, no scratch copy), as CDI's importer does. The export is
+ * nbdkit's curl plugin where it can serve the URL (nbdkit-curl.ts), else node's own. A
+ * checksum needs every byte in order, compression a decompressor; without ranges the
+ * server can only be read whole: those are downloaded first.
  */
 async function streamedSource(req: ImportRequest, scratchDir: string, log: (line: string) => void) {
   if (req.source !== 'http' || req.checksum) return undefined;
-  const source = await openRangeSource({
+  const http = {
     url: req.endpoint!,
     basicAuth: req.basicAuth,
     extraHeaders: req.extraHeaders,
     certDir: req.certDir,
-  });
+  };
+  const source = await openRangeSource(http);
   if (!source) return undefined;
   if (compressionOfHead(source.head)) {
     source.close();
     return undefined;
+  }
+  if (nbdkitCurlAvailable() && (await advertisesRanges(http))) {
+    source.close();
+    const kit = await startNbdkitCurl(http, scratchDir);
+    log(`streaming ${source.size} bytes from ${req.endpoint} through nbdkit`);
+    return { image: kit.uri, readError: kit.readError, done: kit.close };
   }
   const nbd = await startNbdExport(join(scratchDir, 'source.nbd'), source).catch((err) => {
     source.close();
@@ -228,6 +237,8 @@ export async function runImport(
         await fsyncPath(paths.dataDir);
       }
     } catch (err) {
+      // Nothing half-written stays on the volume (a retry would remove it anyway).
+      if (!block) await rm(tmpPath, { force: true });
       // qemu-img saw an I/O error where the HTTP read failed: say what failed.
       const readError = streamed?.readError();
       if (readError && !(err instanceof FatalImportError))
