@@ -70,7 +70,10 @@ describe.runIf(run)('DataVolumes in local mode (real guest, CSI pool)', () => {
 
     const dv = await f.succeeded(dvName);
     expect(dv.status?.progress).toBe('100.0%');
-    expect(f.served).toContain('/boot.qcow2');
+    // Streamed (HEADs of the importer and nbdkit, ranged reads), never downloaded whole.
+    expect(f.served).toContain('GET /boot.qcow2 bytes=0-5');
+    expect(f.served.filter((l) => l === 'HEAD /boot.qcow2').length).toBeGreaterThanOrEqual(2);
+    expect(f.served).not.toContain('GET /boot.qcow2');
 
     // The claim: class kubevirt-ts-local, provisioned by the driver, bound to the sidecar's PV shape.
     const claim = await node.store.get<Claim>(PersistentVolumeClaimType, dvName, NS);

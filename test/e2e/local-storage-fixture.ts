@@ -48,6 +48,7 @@ export interface LocalStorageFixture {
   /** The image server's base URL (`<url>/boot.qcow2`). */
   url: string;
   /** Paths the image server was asked for. */
+  /** `METHOD path [range]` of each request the image server answered. */
   served: string[];
   /** The volume ids in the pool (`<pool>/volumes`). */
   poolVolumes(): string[];
@@ -77,14 +78,29 @@ export async function startLocalStorage(
   const state = mkdtempSync(join(tmpdir(), prefix));
   chmodSync(state, 0o755);
   const served: string[] = [];
+  // As a web server would: HEAD, and ranges advertised (the importer streams through nbdkit).
   const server: Server = createServer((req, res) => {
-    served.push(req.url ?? '');
+    served.push(`${req.method} ${req.url}${req.headers.range ? ` ${req.headers.range}` : ''}`);
     if (req.url !== '/boot.qcow2') {
       res.writeHead(404).end();
       return;
     }
-    res.writeHead(200, { 'content-length': statSync(bootDiskPath).size });
-    createReadStream(bootDiskPath).pipe(res);
+    const size = statSync(bootDiskPath).size;
+    const r = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+    if (!r) {
+      res.writeHead(200, { 'content-length': size, 'accept-ranges': 'bytes' });
+      if (req.method === 'HEAD') res.end();
+      else createReadStream(bootDiskPath).pipe(res);
+      return;
+    }
+    const from = Number(r[1]);
+    const to = r[2] ? Math.min(Number(r[2]), size - 1) : size - 1;
+    res.writeHead(206, {
+      'content-length': to - from + 1,
+      'content-range': `bytes ${from}-${to}/${size}`,
+      'accept-ranges': 'bytes',
+    });
+    createReadStream(bootDiskPath, { start: from, end: to }).pipe(res);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
