@@ -82,7 +82,7 @@ export async function startNbdkitCurl(o: DownloadOptions, scratchDir: string): P
   await Promise.all(files.map((f) => rm(f, { force: true })));
   const args = [
     'url',
-    o.url,
+    new URL(o.url).href,
     'protocols',
     'http,https',
     'timeout',
