@@ -21,9 +21,8 @@ import https from 'node:https';
 import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { type DownloadOptions, extraCas, headersOf } from './http-download';
+import { HEADER_LINE } from './secret-headers';
 
-/** One header line nbdkit may send: a token name, no CR or LF in the value. */
-const HEADER_LINE = /^[A-Za-z0-9-]+:[^\r\n]*$/;
 const READY_MS = 10_000;
 
 let available: boolean | undefined;

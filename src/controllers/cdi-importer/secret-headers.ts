@@ -8,7 +8,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-const HEADER_LINE = /^[A-Za-z0-9-]+:[^\r\n]*$/;
+/** One header line: a token name, no CR or LF in the value. */
+export const HEADER_LINE = /^[A-Za-z0-9-]+:[^\r\n]*$/;
 
 /** The header lines under `dir` (`<dir>/<secret dir>/<key>`), in name order. */
 export async function secretHeaderLines(dir: string): Promise<string[]> {

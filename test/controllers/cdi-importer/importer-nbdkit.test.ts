@@ -1,12 +1,3 @@
-/**
- * The importer's nbdkit path against loopback servers and the real qemu-img and nbdkit: a
- * server that answers HEAD with `Accept-Ranges: bytes` is streamed through nbdkit's curl
- * plugin (every request with the DataVolume's basic auth and extra headers; https trusting
- * the certConfigMap's CA), a read failing mid-stream is a plain error naming the URL, and
- * nothing is left in scratch. Skipped where nbdkit's curl plugin is not installed
- * (scripts/setup-host.sh installs it).
- */
-import { execFileSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -22,9 +13,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FatalImportError, type ImportRequest, runImport } from '../../../src/controllers/cdi-importer';
+import { FatalImportError, runImport } from '../../../src/controllers/cdi-importer';
 import { nbdkitCurlAvailable, startNbdkitCurl } from '../../../src/controllers/cdi-importer/nbdkit-curl';
 import { issue, makeCa } from '../../support/tls-certs';
+import { httpImport, importTarget, sourceDisks } from './importer-fixture';
 
 const AUTH = `Basic ${Buffer.from('me:pw').toString('base64')}`;
 
@@ -84,19 +76,9 @@ describe.skipIf(!nbdkitCurlAvailable())(
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'cdi-importer-nbdkit-'));
-      raw = Buffer.alloc(4 << 20);
-      for (let off = 0; off < raw.length; off += 1 << 20) raw.write(`block at ${off}`, off);
-      writeFileSync(join(dir, 'src.raw'), raw);
-      execFileSync('qemu-img', [
-        'convert',
-        '-f',
-        'raw',
-        '-O',
-        'qcow2',
-        join(dir, 'src.raw'),
-        join(dir, 'src.qcow2'),
-      ]);
-      files.set('/disk.qcow2', readFileSync(join(dir, 'src.qcow2')));
+      const disks = sourceDisks(dir);
+      raw = disks.raw;
+      files.set('/disk.qcow2', disks.qcow2);
       files.set('/disk.raw', raw);
       http = createServer(handler);
       await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
@@ -116,24 +98,8 @@ describe.skipIf(!nbdkitCurlAvailable())(
       rmSync(dir, { recursive: true, force: true });
     });
 
-    function target(name: string) {
-      const t = {
-        dataDir: join(dir, `${name}-data`),
-        scratchDir: join(dir, `${name}-scratch`),
-        blockDevice: '/nonexistent',
-      };
-      mkdirSync(t.dataDir);
-      mkdirSync(t.scratchDir);
-      return t;
-    }
-    const req = (over: Partial<ImportRequest>): ImportRequest => ({
-      source: 'http',
-      contentType: 'kubevirt',
-      extraHeaders: [],
-      volumeMode: 'Filesystem',
-      filesystemOverhead: 0,
-      ...over,
-    });
+    const target = (name: string) => importTarget(dir, name);
+    const req = httpImport;
 
     it('streams qcow2 through nbdkit with the basic auth and extra headers on every request', async () => {
       const t = target('auth');

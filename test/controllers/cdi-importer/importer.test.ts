@@ -13,13 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  FatalImportError,
-  type ImportRequest,
-  importRequestFromEnv,
-  runImport,
-} from '../../../src/controllers/cdi-importer';
+import { FatalImportError, importRequestFromEnv, runImport } from '../../../src/controllers/cdi-importer';
 import { BLOCK_BYTES } from '../../../src/controllers/cdi-importer/http-ranges';
+import { httpImport, importTarget, sourceDisks } from './importer-fixture';
 
 const hasQemuImg = (() => {
   try {
@@ -40,19 +36,8 @@ describe.skipIf(!hasQemuImg)('cdi-importer (qemu-img and a loopback server)', ()
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cdi-importer-'));
-    // 4 MiB with a recognisable pattern at a few offsets.
-    raw = Buffer.alloc(4 << 20);
-    for (let off = 0; off < raw.length; off += 1 << 20) raw.write(`block at ${off}`, off);
-    writeFileSync(join(dir, 'src.raw'), raw);
-    execFileSync('qemu-img', [
-      'convert',
-      '-f',
-      'raw',
-      '-O',
-      'qcow2',
-      join(dir, 'src.raw'),
-      join(dir, 'src.qcow2'),
-    ]);
+    const disks = sourceDisks(dir);
+    raw = disks.raw;
     execFileSync('qemu-img', [
       'create',
       '-f',
@@ -63,7 +48,7 @@ describe.skipIf(!hasQemuImg)('cdi-importer (qemu-img and a loopback server)', ()
       'qcow2',
       join(dir, 'child.qcow2'),
     ]);
-    files.set('/disk.qcow2', readFileSync(join(dir, 'src.qcow2')));
+    files.set('/disk.qcow2', disks.qcow2);
     files.set('/disk.raw.gz', gzipSync(raw));
     files.set('/child.qcow2', readFileSync(join(dir, 'child.qcow2')));
     server = createServer((req, res) => {
@@ -115,23 +100,8 @@ describe.skipIf(!hasQemuImg)('cdi-importer (qemu-img and a loopback server)', ()
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function target(name: string) {
-    const t = {
-      dataDir: join(dir, `${name}-data`),
-      scratchDir: join(dir, `${name}-scratch`),
-      blockDevice: '/nonexistent',
-    };
-    execFileSync('mkdir', ['-p', t.dataDir, t.scratchDir]);
-    return t;
-  }
-  const req = (over: Partial<ImportRequest>): ImportRequest => ({
-    source: 'http',
-    contentType: 'kubevirt',
-    extraHeaders: [],
-    volumeMode: 'Filesystem',
-    filesystemOverhead: 0,
-    ...over,
-  });
+  const target = (name: string) => importTarget(dir, name);
+  const req = httpImport;
 
   it('qcow2 over http becomes a raw disk.img grown to the asked size, checksum verified', async () => {
     const t = target('qcow2');
