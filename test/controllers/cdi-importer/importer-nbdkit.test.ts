@@ -1,3 +1,11 @@
+/**
+ * The importer's nbdkit path against loopback servers and the real qemu-img and nbdkit: a
+ * server that answers HEAD with `Accept-Ranges: bytes` is streamed through nbdkit's curl
+ * plugin (every request with the DataVolume's basic auth and extra headers; https trusting
+ * the certConfigMap's CA), a read failing mid-stream is a plain error naming the URL, and
+ * nothing is left in scratch. Skipped where nbdkit's curl plugin is not installed
+ * (scripts/setup-host.sh installs it).
+ */
 import {
   existsSync,
   mkdirSync,
