@@ -27,7 +27,8 @@ const INTERRUPT_AT = 48 * MiB;
 /**
  * The slow server: every path serves the same 256 MiB (a 1 MiB pseudo-random pattern, each
  * MiB stamped with its index, so a misplaced MiB changes the sum), by ranges, at 16 MiB/s
- * per path; `/sha256` answers the image's sum. It logs `<path> <first byte> <end>` per range.
+ * per path, advertising ranges (the importer streams it through nbdkit); `/sha256` answers
+ * the image's sum. It logs `<path> <first byte> <end>` per range.
  */
 const SLOW_SERVER = `
 const http=require('http'),crypto=require('crypto');
@@ -40,10 +41,11 @@ const sleep=ms=>new Promise(r=>setTimeout(r,ms));
 http.createServer(async(q,s)=>{
   if(q.url==='/sha256'){s.writeHead(200);return s.end(sum)}
   const r=/^bytes=(\\d+)-(\\d*)$/.exec(q.headers.range||'');
+  if(q.method==='HEAD'){s.writeHead(200,{'content-length':SIZE,'accept-ranges':'bytes'});return s.end()}
   if(!r){s.writeHead(200,{'content-length':SIZE});console.log(q.url+' whole');return s.end()}
   const a=+r[1],b=r[2]?Math.min(+r[2],SIZE-1):SIZE-1;
   console.log(q.url+' '+a+' '+(b+1));
-  s.writeHead(206,{'content-length':b-a+1,'content-range':'bytes '+a+'-'+b+'/'+SIZE});
+  s.writeHead(206,{'content-length':b-a+1,'content-range':'bytes '+a+'-'+b+'/'+SIZE,'accept-ranges':'bytes'});
   for(let o=a;o<=b&&!s.destroyed;){
     const i=Math.floor(o/M),end=Math.min(b+1,(i+1)*M,o+256*1024);
     const chunk=mib(i).subarray(o-i*M,end-i*M);
