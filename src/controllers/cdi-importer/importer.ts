@@ -26,6 +26,7 @@ import { download } from './http-download';
 import { openRangeSource } from './http-ranges';
 import { startNbdExport } from './nbd-export';
 import { advertisesRanges, nbdkitCurlAvailable, startNbdkitCurl } from './nbdkit-curl';
+import { makeSocketDir } from './socket-dir';
 
 /** Where the importer reads and writes. */
 export interface ImportPaths {
@@ -83,7 +84,7 @@ interface FetchedSource {
  * checksum needs every byte in order, compression a decompressor; without ranges the
  * server can only be read whole: those are downloaded first.
  */
-async function streamedSource(req: ImportRequest, scratchDir: string, log: (line: string) => void) {
+async function streamedSource(req: ImportRequest, log: (line: string) => void) {
   if (req.source !== 'http' || req.checksum) return undefined;
   const http = {
     url: req.endpoint!,
@@ -99,12 +100,14 @@ async function streamedSource(req: ImportRequest, scratchDir: string, log: (line
   }
   if (nbdkitCurlAvailable() && (await advertisesRanges(http))) {
     source.close();
-    const kit = await startNbdkitCurl(http, scratchDir);
+    const kit = await startNbdkitCurl(http);
     log(`streaming ${source.size} bytes from ${req.endpoint} through nbdkit`);
     return { image: kit.uri, readError: kit.readError, done: kit.close };
   }
-  const nbd = await startNbdExport(join(scratchDir, 'source.nbd'), source).catch((err) => {
+  const sockets = await makeSocketDir();
+  const nbd = await startNbdExport(join(sockets.dir, 'source.nbd'), source).catch(async (err) => {
     source.close();
+    await sockets.remove();
     throw err;
   });
   log(`streaming ${source.size} bytes from ${req.endpoint} by ranges`);
@@ -114,6 +117,7 @@ async function streamedSource(req: ImportRequest, scratchDir: string, log: (line
     done: async () => {
       await nbd.close();
       source.close();
+      await sockets.remove();
     },
   };
 }
@@ -211,7 +215,7 @@ export async function runImport(
     return { diskBytes: wanted };
   }
 
-  const streamed = await streamedSource(req, paths.scratchDir, log);
+  const streamed = await streamedSource(req, log);
   const fetched = streamed ?? (await fetchSource(req, paths.scratchDir, log));
   const image = fetched.image;
   let info: Awaited<ReturnType<typeof imageInfo>>;

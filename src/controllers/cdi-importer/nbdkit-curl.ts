@@ -15,13 +15,14 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { type DownloadOptions, extraCas, headersOf } from './http-download';
 import { HEADER_LINE } from './secret-headers';
+import { makeSocketDir } from './socket-dir';
 
 const READY_MS = 10_000;
 
@@ -71,40 +72,41 @@ export interface NbdkitExport {
   close(): Promise<void>;
 }
 
-/** Starts nbdkit's curl plugin on a unix socket in `scratchDir`, read-only. */
-export async function startNbdkitCurl(o: DownloadOptions, scratchDir: string): Promise<NbdkitExport> {
-  const socket = join(scratchDir, 'nbdkit.sock');
-  const pidfile = join(scratchDir, 'nbdkit.pid');
-  const passwordFile = join(scratchDir, 'nbdkit.password');
-  const caFile = join(scratchDir, 'nbdkit-ca.pem');
-  const files = [socket, pidfile, passwordFile, caFile];
-  await Promise.all(files.map((f) => rm(f, { force: true })));
-  const args = [
-    'url',
-    new URL(o.url).href,
-    'protocols',
-    'http,https',
-    'timeout',
-    '60',
-    'user-agent',
-    'kubevirt-ts-cdi-importer',
+/**
+ * Starts nbdkit's curl plugin, read-only, on a unix socket in a private directory of its
+ * own (socket-dir.ts), which also holds its pidfile, password file and CA bundle.
+ */
+export async function startNbdkitCurl(o: DownloadOptions): Promise<NbdkitExport> {
+  const params = [
+    `url=${new URL(o.url).href}`,
+    'protocols=http,https',
+    'timeout=60',
+    'user-agent=kubevirt-ts-cdi-importer',
   ];
   for (const line of o.extraHeaders ?? []) {
     if (!HEADER_LINE.test(line))
       throw new Error(`extra header ${JSON.stringify(line)} is not one "Name: value" line`);
-    args.push('header', line);
-  }
-  if (o.basicAuth) {
-    await writeFile(passwordFile, o.basicAuth.password, { mode: 0o600 });
-    args.push('user', o.basicAuth.user, 'password', `+${passwordFile}`);
+    params.push(`header=${line}`);
   }
   const extra = await extraCas(o.certDir);
-  if (extra.length > 0) {
-    await writeFile(caFile, [...rootCertificates, ...extra].join('\n'));
-    args.push('cainfo', caFile);
+  const files = await makeSocketDir();
+  const socket = join(files.dir, 'nbdkit.sock');
+  const pidfile = join(files.dir, 'nbdkit.pid');
+  try {
+    if (o.basicAuth) {
+      const passwordFile = join(files.dir, 'password');
+      await writeFile(passwordFile, o.basicAuth.password, { mode: 0o600 });
+      params.push(`user=${o.basicAuth.user}`, `password=+${passwordFile}`);
+    }
+    if (extra.length > 0) {
+      const caFile = join(files.dir, 'ca.pem');
+      await writeFile(caFile, [...rootCertificates, ...extra].join('\n'));
+      params.push(`cainfo=${caFile}`);
+    }
+  } catch (err) {
+    await files.remove();
+    throw err;
   }
-  const params: string[] = [];
-  for (let i = 0; i < args.length; i += 2) params.push(`${args[i]}=${args[i + 1]}`);
   const child: ChildProcess = spawn(
     'nbdkit',
     [
@@ -130,7 +132,7 @@ export async function startNbdkitCurl(o: DownloadOptions, scratchDir: string): P
       child.kill('SIGTERM');
       await exited;
     }
-    await Promise.all(files.map((f) => rm(f, { force: true })));
+    await files.remove();
   };
   // nbdkit writes its pidfile once it listens.
   const deadline = Date.now() + READY_MS;

@@ -41,6 +41,8 @@ describe.skipIf(!nbdkitCurlAvailable())(
     let base: string;
     let secureBase: string;
     let certDir: string;
+    let sockets: string;
+    let savedTmp: string | undefined;
 
     /** /kit/<file>: HEAD with Accept-Ranges, ranges; /plain/<file>: ranges without saying so; /flaky/<file>: 500 past 1 MiB. */
     const handler = (req: IncomingMessage, res: ServerResponse) => {
@@ -84,6 +86,11 @@ describe.skipIf(!nbdkitCurlAvailable())(
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'cdi-importer-nbdkit-'));
+      // The exports' socket directories go under TMPDIR (socket-dir.ts): this file's own.
+      sockets = join(dir, 'tmp');
+      mkdirSync(sockets);
+      savedTmp = process.env.TMPDIR;
+      process.env.TMPDIR = sockets;
       const disks = sourceDisks(dir);
       raw = disks.raw;
       files.set('/disk.qcow2', disks.qcow2);
@@ -101,6 +108,8 @@ describe.skipIf(!nbdkitCurlAvailable())(
       writeFileSync(join(certDir, 'ca.pem'), readFileSync(ca.cert));
     });
     afterAll(() => {
+      if (savedTmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = savedTmp;
       http?.close();
       https?.close();
       rmSync(dir, { recursive: true, force: true });
@@ -134,6 +143,7 @@ describe.skipIf(!nbdkitCurlAvailable())(
       expect(gets.length).toBeGreaterThan(0);
       expect(seen.every((s) => s.auth && s.token)).toBe(true);
       expect(readdirSync(t.scratchDir)).toEqual([]);
+      expect(readdirSync(sockets)).toEqual([]);
       expect(existsSync(join(t.dataDir, 'disk.img.tmp'))).toBe(false);
     });
 
@@ -148,6 +158,7 @@ describe.skipIf(!nbdkitCurlAvailable())(
       expect(readFileSync(join(t2.dataDir, 'disk.img')).equals(raw)).toBe(true);
       expect(lines).toContain(`streaming ${raw.length} bytes from ${base}/plain/disk.raw by ranges`);
       expect(readdirSync(t.scratchDir)).toEqual([]);
+      expect(readdirSync(sockets)).toEqual([]);
     });
 
     it('a read failing mid-stream is a plain (retried) error naming the URL, leaving nothing', async () => {
@@ -159,17 +170,26 @@ describe.skipIf(!nbdkitCurlAvailable())(
       expect(existsSync(join(t.dataDir, 'disk.img'))).toBe(false);
       expect(readdirSync(t.dataDir)).toEqual([]);
       expect(readdirSync(t.scratchDir)).toEqual([]);
+      expect(readdirSync(sockets)).toEqual([]);
+    });
+
+    it('a scratch directory deeper than a unix socket path may be (as in local mode) streams both ways', async () => {
+      for (const path of ['kit', 'plain']) {
+        const t = target(`${path}-${'deep'.repeat(30)}`);
+        expect(t.scratchDir.length).toBeGreaterThan(108);
+        const lines: string[] = [];
+        await runImport(req({ endpoint: `${base}/${path}/disk.raw` }), t, (l) => lines.push(l));
+        expect(readFileSync(join(t.dataDir, 'disk.img')).equals(raw)).toBe(true);
+        expect(lines.filter((l) => l.startsWith('streaming'))).toHaveLength(1);
+        expect(readdirSync(sockets)).toEqual([]);
+      }
     });
 
     it('refuses a header line with a line break before starting nbdkit', async () => {
-      const scratch = target('bad-header').scratchDir;
       await expect(
-        startNbdkitCurl(
-          { url: `${base}/kit/disk.raw`, extraHeaders: ['X-Token: abc\r\nHost: elsewhere'] },
-          scratch,
-        ),
+        startNbdkitCurl({ url: `${base}/kit/disk.raw`, extraHeaders: ['X-Token: abc\r\nHost: elsewhere'] }),
       ).rejects.toThrow('extra header "X-Token: abc\\r\\nHost: elsewhere" is not one "Name: value" line');
-      expect(readdirSync(scratch)).toEqual([]);
+      expect(readdirSync(sockets)).toEqual([]);
     });
   },
 );
