@@ -4,10 +4,14 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ImportPaths, ImportRequest } from '../../../src/controllers/cdi-importer';
 
-/** 4 MiB of raw with a recognisable line at each MiB, and the same as qcow2 (files in `dir`). */
-export function sourceDisks(dir: string): { raw: Buffer; qcow2: Buffer } {
-  const raw = Buffer.alloc(4 << 20);
-  for (let off = 0; off < raw.length; off += 1 << 20) raw.write(`block at ${off}`, off);
+/**
+ * `raw` (by default 4 MiB with a recognisable line at each MiB) written as `src.raw` in
+ * `dir`, and the same converted to qcow2 (`src.qcow2`).
+ */
+export function sourceDisks(
+  dir: string,
+  raw: Buffer = stampedRaw(4, 'block at'),
+): { raw: Buffer; qcow2: Buffer } {
   writeFileSync(join(dir, 'src.raw'), raw);
   execFileSync('qemu-img', [
     'convert',
@@ -19,6 +23,13 @@ export function sourceDisks(dir: string): { raw: Buffer; qcow2: Buffer } {
     join(dir, 'src.qcow2'),
   ]);
   return { raw, qcow2: readFileSync(join(dir, 'src.qcow2')) };
+}
+
+/** `mib` MiB of zeros with `<label> <offset>` written at each MiB. */
+export function stampedRaw(mib: number, label: string): Buffer {
+  const raw = Buffer.alloc(mib << 20);
+  for (let off = 0; off < raw.length; off += 1 << 20) raw.write(`${label} ${off}`, off);
+  return raw;
 }
 
 /** A Filesystem target's data and scratch directories under `dir`, made. */

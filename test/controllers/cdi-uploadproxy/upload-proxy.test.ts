@@ -9,7 +9,6 @@
  * the resolver supplies (`connect`, local mode's way into a pod's network namespace)
  * instead of the address it names, which nothing listens on.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
@@ -34,6 +33,7 @@ import { EmbeddedStore } from '../../../src/controllers/runtime/embedded/store';
 import { PersistentVolumeClaimType } from '../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../src/controllers/runtime/types';
 import { createCA, createLeaf } from '../../../src/controllers/virt-operator/certificates';
+import { sourceDisks } from '../cdi-importer/importer-fixture';
 
 const NS = 'default';
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -108,17 +108,7 @@ describe('cdi-uploadproxy (loopback TLS, a real upload server)', () => {
     mkdirSync(join(dir, 'scratch'));
     raw = Buffer.alloc(2 << 20);
     raw.write('uploaded through the proxy', 1 << 20);
-    writeFileSync(join(dir, 'src.raw'), raw);
-    execFileSync('qemu-img', [
-      'convert',
-      '-f',
-      'raw',
-      '-O',
-      'qcow2',
-      join(dir, 'src.raw'),
-      join(dir, 'src.qcow2'),
-    ]);
-    qcow2 = readFileSync(join(dir, 'src.qcow2'));
+    ({ qcow2 } = sourceDisks(dir, raw));
 
     server = await startUploadServer({
       certFile: join(dir, 'server.crt'),

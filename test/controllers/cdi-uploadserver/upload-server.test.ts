@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUploadServer, type UploadServer } from '../../../src/controllers/cdi-importer/upload-server';
 import { UPLOAD_CLIENT_NAME } from '../../../src/controllers/common/cdi-upload';
 import { createCA, createLeaf } from '../../../src/controllers/virt-operator/certificates';
+import { sourceDisks, stampedRaw } from '../cdi-importer/importer-fixture';
 
 const hasQemuImg = (() => {
   try {
@@ -62,19 +63,7 @@ describe.skipIf(!hasQemuImg)('cdi-uploadserver (loopback TLS, qemu-img)', () => 
     writeFileSync(join(dir, 'tls.crt'), serverPair.cert);
     writeFileSync(join(dir, 'tls.key'), serverPair.key);
     writeFileSync(join(dir, 'ca.crt'), ca);
-    raw = Buffer.alloc(3 << 20);
-    for (let off = 0; off < raw.length; off += 1 << 20) raw.write(`upload block ${off}`, off);
-    writeFileSync(join(dir, 'src.raw'), raw);
-    execFileSync('qemu-img', [
-      'convert',
-      '-f',
-      'raw',
-      '-O',
-      'qcow2',
-      join(dir, 'src.raw'),
-      join(dir, 'src.qcow2'),
-    ]);
-    qcow2 = readFileSync(join(dir, 'src.qcow2'));
+    ({ raw, qcow2 } = sourceDisks(dir, stampedRaw(3, 'upload block')));
   });
   afterAll(async () => {
     for (const s of servers) await s.close();
