@@ -124,11 +124,21 @@ export async function startNbdkitCurl(o: DownloadOptions): Promise<NbdkitExport>
   );
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
+    // Its error lines are what matter; a chatty failure is not kept whole.
+    if (stderr.length < 65_536) stderr += d.toString();
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A spawn that failed (nbdkit gone since it was found) emits 'error' and never 'exit'.
+  let spawnError: Error | undefined;
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', (e) => {
+      spawnError = e;
+      resolve();
+    });
+  });
+  const running = () => !spawnError && child.exitCode === null && child.signalCode === null;
   const cleanup = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
+    if (running()) {
       child.kill('SIGTERM');
       await exited;
     }
@@ -137,9 +147,9 @@ export async function startNbdkitCurl(o: DownloadOptions): Promise<NbdkitExport>
   // nbdkit writes its pidfile once it listens.
   const deadline = Date.now() + READY_MS;
   while (!existsSync(pidfile)) {
-    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+    if (!running() || Date.now() > deadline) {
       await cleanup();
-      throw new Error(`nbdkit did not start: ${stderr.trim() || 'no output'}`);
+      throw new Error(`nbdkit did not start: ${spawnError?.message ?? (stderr.trim() || 'no output')}`);
     }
     await new Promise((r) => setTimeout(r, 20));
   }

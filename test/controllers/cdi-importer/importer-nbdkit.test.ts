@@ -185,6 +185,19 @@ describe.skipIf(!nbdkitCurlAvailable())(
       }
     });
 
+    it('nbdkit missing when started: a clear error, nothing left', async () => {
+      const path = process.env.PATH;
+      process.env.PATH = join(dir, 'no-such-bin');
+      try {
+        await expect(startNbdkitCurl({ url: `${base}/kit/disk.raw` })).rejects.toThrow(
+          'nbdkit did not start: spawn nbdkit ENOENT',
+        );
+      } finally {
+        process.env.PATH = path;
+      }
+      expect(readdirSync(sockets)).toEqual([]);
+    });
+
     it('refuses a header line with a line break before starting nbdkit', async () => {
       await expect(
         startNbdkitCurl({ url: `${base}/kit/disk.raw`, extraHeaders: ['X-Token: abc\r\nHost: elsewhere'] }),
