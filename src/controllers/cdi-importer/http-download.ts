@@ -31,10 +31,19 @@ export interface DownloadResult {
   digest?: string;
 }
 
-export async function extraCas(dir: string | undefined): Promise<string[]> {
+async function extraCas(dir: string | undefined): Promise<string[]> {
   if (!dir) return [];
   const names = (await readdir(dir)).filter((n) => !n.startsWith('.')).sort();
   return Promise.all(names.map((n) => readFile(join(dir, n), 'utf8')));
+}
+
+/**
+ * The CAs a source is trusted by: the system's plus the certConfigMap's files in `dir`;
+ * undefined when there are none of the latter (the defaults then apply).
+ */
+export async function trustedCas(dir: string | undefined): Promise<string[] | undefined> {
+  const extra = await extraCas(dir);
+  return extra.length > 0 ? [...rootCertificates, ...extra] : undefined;
 }
 
 export function headersOf(o: DownloadOptions): Record<string, string> {
@@ -64,8 +73,7 @@ function get(
 
 /** Downloads `o.url` into `file`; a non-2xx answer or a network error is an error naming the URL. */
 export async function download(o: DownloadOptions, file: string): Promise<DownloadResult> {
-  const extra = await extraCas(o.certDir);
-  const ca = extra.length > 0 ? [...rootCertificates, ...extra] : undefined;
+  const ca = await trustedCas(o.certDir);
   const headers = headersOf(o);
   let url = new URL(o.url);
   for (let hop = 0; ; hop++) {

@@ -7,8 +7,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { rootCertificates } from 'node:tls';
-import { type DownloadOptions, extraCas, headersOf } from './http-download';
+import { type DownloadOptions, headersOf, trustedCas } from './http-download';
 import { NotPlainRange, readPlainRange } from './http-range-socket';
 
 export const BLOCK_BYTES = 8 << 20;
@@ -83,7 +82,7 @@ function body(res: http.IncomingMessage, length: number): Promise<Buffer> {
  * Redirects are followed once here; the reads go to where they led.
  */
 export async function openRangeSource(o: DownloadOptions): Promise<RangeSource | undefined> {
-  const extra = await extraCas(o.certDir);
+  const ca = await trustedCas(o.certDir);
   let url = new URL(o.url);
   const agent = new (url.protocol === 'https:' ? https.Agent : http.Agent)({
     keepAlive: true,
@@ -92,7 +91,7 @@ export async function openRangeSource(o: DownloadOptions): Promise<RangeSource |
   const f: Fetcher = {
     url,
     headers: headersOf(o),
-    ca: extra.length > 0 ? [...rootCertificates, ...extra] : undefined,
+    ca,
     agent,
   };
   let probe: http.IncomingMessage | undefined;

@@ -19,8 +19,7 @@ import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { join } from 'node:path';
-import { rootCertificates } from 'node:tls';
-import { type DownloadOptions, extraCas, headersOf } from './http-download';
+import { type DownloadOptions, headersOf, trustedCas } from './http-download';
 import { HEADER_LINE } from './secret-headers';
 import { makeSocketDir } from './socket-dir';
 
@@ -40,8 +39,7 @@ export function nbdkitCurlAvailable(): boolean {
  * with `Accept-Ranges: bytes`: what the curl plugin checks before it serves the export.
  */
 export async function advertisesRanges(o: DownloadOptions): Promise<boolean> {
-  const extra = await extraCas(o.certDir);
-  const ca = extra.length > 0 ? [...rootCertificates, ...extra] : undefined;
+  const ca = await trustedCas(o.certDir);
   const headers = headersOf(o);
   let url = new URL(o.url);
   for (let hop = 0; hop <= 10; hop++) {
@@ -88,7 +86,7 @@ export async function startNbdkitCurl(o: DownloadOptions): Promise<NbdkitExport>
       throw new Error(`extra header ${JSON.stringify(line)} is not one "Name: value" line`);
     params.push(`header=${line}`);
   }
-  const extra = await extraCas(o.certDir);
+  const ca = await trustedCas(o.certDir);
   const files = await makeSocketDir();
   const socket = join(files.dir, 'nbdkit.sock');
   const pidfile = join(files.dir, 'nbdkit.pid');
@@ -98,9 +96,9 @@ export async function startNbdkitCurl(o: DownloadOptions): Promise<NbdkitExport>
       await writeFile(passwordFile, o.basicAuth.password, { mode: 0o600 });
       params.push(`user=${o.basicAuth.user}`, `password=+${passwordFile}`);
     }
-    if (extra.length > 0) {
+    if (ca) {
       const caFile = join(files.dir, 'ca.pem');
-      await writeFile(caFile, [...rootCertificates, ...extra].join('\n'));
+      await writeFile(caFile, ca.join('\n'));
       params.push(`cainfo=${caFile}`);
     }
   } catch (err) {
