@@ -353,6 +353,19 @@ describeUpstream("upstream's example VMs boot in local mode with default network
             ),
         );
       });
+      // Any later failure (not only a timeout) says where the launcher stood: a CI log is all
+      // there is of a run that failed once in many.
+      return checkRunning(e, vmi, sized).catch(async (err: Error) => {
+        throw new Error(`${e.file}: ${err.message}; ${await launcherSeen(vmi)}`);
+      });
+    }
+
+    /** The checks on a Running VMI: its pod's IP, its tap, its DHCP lease, its size, its echo. */
+    async function checkRunning(
+      e: { file: string; vmi: string; iface: string; allPorts: boolean },
+      vmi: Vmi,
+      sized?: { cpus: number; memory: string },
+    ): Promise<string> {
       const pods = await node.store.list<Pod & KubeObject>(PodType, { namespace: 'default' });
       const pod = pods.items.find(
         (p) => p.metadata?.labels?.['kubevirt.io/created-by'] === vmi.metadata?.uid,
