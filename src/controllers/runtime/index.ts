@@ -15,6 +15,7 @@ export * from './patch';
 export * from './rate-limiter';
 export * from './reconciler';
 export * from './resources';
+export * from './retry-on-conflict';
 export * from './same-json';
 export * from './selectors';
 export * from './token-bucket';

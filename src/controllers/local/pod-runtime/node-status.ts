@@ -7,8 +7,9 @@
  */
 import { statfsSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { AlreadyExistsError, isConflict, NotFoundError } from '../../runtime/errors';
+import { AlreadyExistsError, NotFoundError } from '../../runtime/errors';
 import { LeaseType, NodeType } from '../../runtime/resources';
+import { retryOnConflict } from '../../runtime/retry-on-conflict';
 import type { KubeObject, ObjectClient } from '../../runtime/types';
 
 /** Options of {@link NodeStatusKeeper}. */
@@ -150,7 +151,7 @@ export class NodeStatusKeeper {
   async clearNotReadyTaint(): Promise<void> {
     // Others write the Node meanwhile (the node lifecycle controller's taints, virt-handler's
     // labels): on a conflict, read it again, as the kubelet's RetryOnConflict does.
-    for (let attempt = 1; ; attempt++) {
+    await retryOnConflict(async () => {
       const node = await this.o.client.get<KubeObject & { spec?: { taints?: Array<{ key: string }> } }>(
         NodeType,
         this.o.nodeName,
@@ -158,14 +159,9 @@ export class NodeStatusKeeper {
       const taints = node.spec?.taints ?? [];
       const keep = taints.filter((t) => t.key !== 'node.kubernetes.io/not-ready');
       if (keep.length === taints.length) return;
-      try {
-        await this.o.client.update(NodeType, { ...node, spec: { ...node.spec, taints: keep } });
-        this.o.onWrite?.('Node');
-        return;
-      } catch (e) {
-        if (!isConflict(e) || attempt >= 5) throw e;
-      }
-    }
+      await this.o.client.update(NodeType, { ...node, spec: { ...node.spec, taints: keep } });
+      this.o.onWrite?.('Node');
+    });
   }
 
   /** Creates or renews the node's Lease. */

@@ -19,6 +19,7 @@ import type {
 import { VmiResource } from '../../../../src/controllers/common/vmi-resource';
 import { KubeClient } from '../../../../src/controllers/runtime/kube/client';
 import { ControllerRevisionType, VirtualMachineType } from '../../../../src/controllers/runtime/resources';
+import { retryOnConflict } from '../../../../src/controllers/runtime/retry-on-conflict';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
 import { VirtualMachinePoolType } from '../../../../src/controllers/virt-controller/pool/controller';
 import { POOL_REVISION_LABEL } from '../../../../src/controllers/virt-controller/pool/vm-template';
@@ -102,11 +103,13 @@ describe.skipIf(!run)('VirtualMachinePool controller on a real kube-apiserver', 
     );
   const vmis = async () =>
     (await client.list<VirtualMachineInstance & KubeObject>(VmiResource, { namespace: NS })).items;
-  const edit = async (f: (p: VirtualMachinePool) => void) => {
-    const next = structuredClone(await getPool());
-    f(next);
-    await client.update(VirtualMachinePoolType, next as KubeObject);
-  };
+  // The controller writes the pool's status meanwhile: read, edit and replace again on a conflict.
+  const edit = (f: (p: VirtualMachinePool) => void) =>
+    retryOnConflict(async () => {
+      const next = structuredClone(await getPool());
+      f(next);
+      await client.update(VirtualMachinePoolType, next as KubeObject);
+    });
   /** The pool's status, VMs and VMIs, and the controller's errors, for a failure message. */
   const dump = async () =>
     JSON.stringify({
