@@ -144,9 +144,14 @@ describe('PodRuntime on the embedded store', () => {
         namespace: 'default',
       },
     );
+    // The writer swaps `..data` first and removes the old payload after, as kubelet's does:
+    // the update is whole once the old payload directory is gone.
     await until(
-      'the new Secret in the volume',
-      () => existsSync(join(dir, 'b')) && readFileSync(join(dir, 'a'), 'utf8') === 'two',
+      'the new Secret in the volume, the old payload removed',
+      () =>
+        existsSync(join(dir, 'b')) &&
+        readFileSync(join(dir, 'a'), 'utf8') === 'two' &&
+        !first.some((n) => existsSync(join(dir, n))),
     );
     expect(readFileSync(join(dir, 'b'), 'utf8')).toBe('new');
     // The old payload and the link of the removed key are gone; an unchanged Secret writes nothing.
