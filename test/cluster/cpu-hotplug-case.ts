@@ -46,7 +46,7 @@ const PAST_MAX = "CPU sockets updated in template spec to a value higher than wh
 /** The CPU hotplug described above, with its assertions. */
 export async function cpuHotplugCase(c: CpuHotplugContext): Promise<void> {
   const { kubectl, ns } = c;
-  const { vmi, vm, workloadUpdates } = kubevirtReads(c.custom, ns, c.vm);
+  const { vmi, vm, workloadUpdates, finishedUpdates } = kubevirtReads(c.custom, ns, c.vm);
   const setSockets = (n: number) =>
     kubectl(
       'patch',
@@ -93,7 +93,7 @@ export async function cpuHotplugCase(c: CpuHotplugContext): Promise<void> {
     200,
   );
   const cpuHotplugMs = Math.round(shown - t0);
-  const [m] = await workloadUpdates();
+  const [m] = await finishedUpdates(1);
   expect(m?.metadata?.name).toMatch(/^kubevirt-workload-update-/);
   expect(m?.spec?.priority).toBe('user-triggered');
   expect(m?.status?.phase).toBe('Succeeded');
@@ -161,8 +161,7 @@ export async function cpuHotplugCase(c: CpuHotplugContext): Promise<void> {
     200,
   );
   const memoryHotplugMs = Math.round(performance.now() - t1);
-  const updates = await workloadUpdates();
-  expect(updates).toHaveLength(2);
+  const updates = await finishedUpdates(2);
   const mm = updates.find((x) => x.metadata?.name !== m?.metadata?.name);
   expect(mm?.status?.phase).toBe('Succeeded');
   expect(grown.status?.nodeName).toBe(mm?.status?.migrationState?.targetNode);

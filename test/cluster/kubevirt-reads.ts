@@ -9,6 +9,7 @@ import type {
   VirtualMachineInstance,
   VirtualMachineInstanceMigration,
 } from '../../src/api/generated/types';
+import { waitFor } from '../support/wait';
 
 /** The readers of VM `vm` in namespace `ns`. */
 export function kubevirtReads(custom: CustomObjectsApi, ns: string, vm: string) {
@@ -16,23 +17,40 @@ export function kubevirtReads(custom: CustomObjectsApi, ns: string, vm: string) 
     (await custom
       .getNamespacedCustomObject({ group: 'kubevirt.io', version: 'v1', namespace: ns, plural, name })
       .catch(() => undefined)) as T | undefined;
+  const workloadUpdates = async () =>
+    (
+      (await custom.listNamespacedCustomObject({
+        group: 'kubevirt.io',
+        version: 'v1',
+        namespace: ns,
+        plural: 'virtualmachineinstancemigrations',
+      })) as { items: VirtualMachineInstanceMigration[] }
+    ).items.filter(
+      (m) =>
+        m.spec?.vmiName === vm &&
+        m.metadata?.annotations?.['kubevirt.io/workloadUpdateMigration'] !== undefined,
+    );
   return {
     get,
     vmi: () => get<VirtualMachineInstance>('virtualmachineinstances', vm),
     vm: () => get<VirtualMachine>('virtualmachines', vm),
     /** The migrations annotated `kubevirt.io/workloadUpdateMigration` for this VM's VMI. */
-    workloadUpdates: async () =>
-      (
-        (await custom.listNamespacedCustomObject({
-          group: 'kubevirt.io',
-          version: 'v1',
-          namespace: ns,
-          plural: 'virtualmachineinstancemigrations',
-        })) as { items: VirtualMachineInstanceMigration[] }
-      ).items.filter(
-        (m) =>
-          m.spec?.vmiName === vm &&
-          m.metadata?.annotations?.['kubevirt.io/workloadUpdateMigration'] !== undefined,
+    workloadUpdates,
+    /**
+     * The `count` workload-update migrations once each Succeeded and holds its final state:
+     * the controller copies the VMI's finished migration state onto a Succeeded migration in
+     * its next pass (upstream's too), so the phase alone comes a moment before targetNode.
+     */
+    finishedUpdates: (count: number) =>
+      waitFor(
+        `${count} workload-update migration(s) Succeeded with their final state`,
+        async () => {
+          const ms = await workloadUpdates();
+          const done = ms.every((m) => m.status?.phase === 'Succeeded' && m.status.migrationState?.completed);
+          return ms.length === count && done ? ms : undefined;
+        },
+        60_000,
+        250,
       ),
   };
 }

@@ -50,7 +50,7 @@ const POD_IFACE = 'pod16477688c0e';
 /** The NIC hotplug and unplug described above, with their assertions. */
 export async function nicHotplugCase(c: NicHotplugContext): Promise<void> {
   const { kubectl, ns } = c;
-  const { vmi, vm, workloadUpdates } = kubevirtReads(c.custom, ns, c.vm);
+  const { vmi, vm, workloadUpdates, finishedUpdates } = kubevirtReads(c.custom, ns, c.vm);
   const launcher = async (name: string | undefined) => {
     const uid = (await vmi())?.metadata?.uid ?? '';
     const pods = (
@@ -138,7 +138,7 @@ export async function nicHotplugCase(c: NicHotplugContext): Promise<void> {
       tag: 'MAC',
     }),
   ).toBe(1);
-  const [m] = await workloadUpdates();
+  const [m] = await finishedUpdates(1);
   expect(m?.status?.phase).toBe('Succeeded');
   expect(await workloadUpdates()).toHaveLength(1);
   expect(plugged.v.metadata?.uid).toBe(uid);
@@ -180,7 +180,7 @@ export async function nicHotplugCase(c: NicHotplugContext): Promise<void> {
     300_000,
     250,
   );
-  const second = moved.ms.find((x) => x.metadata?.name !== m?.metadata?.name);
+  const second = (await finishedUpdates(2)).find((x) => x.metadata?.name !== m?.metadata?.name);
   expect(moved.v?.status?.nodeName).toBe(second?.status?.migrationState?.targetNode);
   expect(moved.v?.status?.interfaces?.some((i) => i.name === 'blue')).toBe(false);
   expect(moved.v?.spec.networks?.map((n) => n.name)).toEqual(['default']);
