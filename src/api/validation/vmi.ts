@@ -9,6 +9,7 @@ import { validateHypervFeatureDependencies, validateHypervMode } from '../defaul
 import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { ObjectMeta, VirtualMachineInstance } from '../generated/types';
 import { Annotations, RestrictedVMILabels } from '../labels';
+import { LIBVIRT_LOG_FILTERS_ANNOTATION, libvirtLogFiltersProblem } from '../libvirt-log-filters';
 import { validateObjectMeta } from './names';
 import { validateArchitectureSettings } from './vmi-arch';
 import { validateMandatoryMemory } from './vmi-compute';
@@ -74,6 +75,17 @@ export function validateVirtualMachineInstanceMetadata(
         ),
       );
     }
+  }
+  const filters = annotations[LIBVIRT_LOG_FILTERS_ANNOTATION];
+  const filtersProblem = filters === undefined ? undefined : libvirtLogFiltersProblem(filters);
+  if (filtersProblem) {
+    // The launcher writes them into its daemon's configuration: only libvirt's grammar passes.
+    errs.push(
+      fieldError(
+        field.child('annotations').key(LIBVIRT_LOG_FILTERS_ANNOTATION),
+        `${field.child('annotations').key(LIBVIRT_LOG_FILTERS_ANNOTATION)} ${filtersProblem}`,
+      ),
+    );
   }
   return errs;
 }

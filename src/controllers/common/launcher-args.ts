@@ -3,6 +3,7 @@
  * Pod's `compute` container and what `kubevirt-ts virt-launcher` parses. Both sides
  * import this module, so the flags cannot drift apart. See docs/controllers.md.
  */
+import { LIBVIRT_LOG_FILTERS_ANNOTATION, libvirtLogFiltersProblem } from '../../api/libvirt-log-filters';
 
 /** The binary the compute container runs. */
 export const LAUNCHER_COMMAND = 'kubevirt-ts';
@@ -56,6 +57,8 @@ export interface LauncherArgs {
   lessPVCSpaceToleration?: number;
   /** Bytes left free on a claim's filesystem (developerConfiguration.minimumReservePVCBytes, default 131072). */
   minimumReservePVCBytes?: number;
+  /** libvirt log filters of the VMI's `kubevirt.io/libvirt-log-filters` annotation (upstream's `--libvirt-log-filters`). */
+  libvirtLogFilters?: string;
 }
 
 /** upstream's defaults of the two PVC disk settings (rendered only when a cluster changes them). */
@@ -128,6 +131,15 @@ export function validateLauncherArgs(a: LauncherArgs): void {
     reserve,
     'a non-negative integer',
   );
+  if (a.libvirtLogFilters !== undefined) {
+    const problem = libvirtLogFiltersProblem(a.libvirtLogFilters);
+    check(
+      !problem,
+      `metadata.annotations[${LIBVIRT_LOG_FILTERS_ANNOTATION}]`,
+      a.libvirtLogFilters,
+      'libvirt log filters',
+    );
+  }
 }
 
 /** The compute container's args (after the command), in upstream's flag spelling. */
@@ -167,6 +179,7 @@ export function renderLauncherArgs(a: LauncherArgs): string[] {
     a.minimumReservePVCBytes !== PVC_DISK_DEFAULTS.minimumReservePVCBytes
   )
     args.push('--minimum-pvc-reserve-bytes', String(a.minimumReservePVCBytes));
+  if (a.libvirtLogFilters !== undefined) args.push('--libvirt-log-filters', a.libvirtLogFilters);
   return args;
 }
 
@@ -182,6 +195,7 @@ const VALUE_FLAGS: Record<string, keyof LauncherArgs> = {
   '--hypervisor': 'hypervisor',
   '--less-pvc-space-toleration': 'lessPVCSpaceToleration',
   '--minimum-pvc-reserve-bytes': 'minimumReservePVCBytes',
+  '--libvirt-log-filters': 'libvirtLogFilters',
 };
 const NUMBER_FLAGS = new Set<keyof LauncherArgs>([
   'gracePeriodSeconds',

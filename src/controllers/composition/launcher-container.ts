@@ -14,6 +14,7 @@ import { type PathMap, pathMapFromEnv } from '../common/path-map';
 import { shortDir } from '../launcher-protocol/short-dir';
 import { ComponentLog } from '../logging/component-log';
 import { launcherVerbosity } from '../logging/launcher-verbosity';
+import { LIBVIRT_DEBUG_LOGS_ENV, libvirtLogFilters } from '../logging/libvirt-debug-logs';
 import { removeContainerDiskCopies } from '../virt-launcher/container-disk-cleanup';
 import { type LauncherDriverFactory, launcherDriverFactories } from '../virt-launcher/drivers';
 import { GuestNetwork } from '../virt-launcher/guest-network';
@@ -94,7 +95,7 @@ export function createLauncherContainer(c: LauncherComposition): Container {
       });
       if (problem) logger.warn(problem);
       const log = (m: string) => logger.info(m);
-      const daemons = ownLibvirt(args, e, map, log);
+      const daemons = ownLibvirt(args, e, map, v, log);
       const qemu = daemons?.qemuUser;
       // A root launcher (local pod runtime) runs QEMU as 107: hand it the pod's own files.
       const podDirs = [
@@ -173,6 +174,7 @@ function ownLibvirt(
   args: LauncherArgs,
   env: NodeJS.ProcessEnv,
   map: PathMap,
+  verbosity: number,
   log: (m: string) => void,
 ): LibvirtDaemons | undefined {
   if (args.hypervisor === 'fake' || env.KUBEVIRT_TS_LIBVIRT_URI) return undefined;
@@ -190,6 +192,11 @@ function ownLibvirt(
     runtimeDir,
     configDir,
     capsCacheDir,
+    logFilters: libvirtLogFilters(
+      args.libvirtLogFilters,
+      verbosity,
+      env[LIBVIRT_DEBUG_LOGS_ENV] !== undefined,
+    ),
     daemon: env.KUBEVIRT_TS_LIBVIRT_DAEMON || undefined,
     log,
   });

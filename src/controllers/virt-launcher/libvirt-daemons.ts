@@ -11,8 +11,8 @@
  * the driver's reconnect loop then finds the new socket.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chownSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { chown, copyFile, mkdir, readdir, rename } from 'node:fs/promises';
+import { chownSync, closeSync, existsSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
+import { chown, copyFile, mkdir, readdir, rename, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 
 /** Upstream's non-root user and group (the `qemu` account of its images). */
@@ -42,6 +42,12 @@ export interface LibvirtDaemonsOptions {
    * file no longer matches (another QEMU or libvirt binary, kernel, /dev/kvm access).
    */
   capsCacheDir?: string;
+  /**
+   * libvirt log filters (./../logging/libvirt-debug-logs.ts): written to the QEMU daemon's
+   * configuration with an output at debug level, and its log lines then also go to the
+   * launcher's stderr (the container log, as upstream's), not only to its file.
+   */
+  logFilters?: string;
   /** How long to wait for the daemon's socket, ms (default 15 s). */
   readyTimeoutMs?: number;
   log?: (message: string) => void;
@@ -137,12 +143,27 @@ export class LibvirtDaemons {
       XDG_CACHE_HOME: dirs.cache,
     };
     await this.seedCapabilities(dirs.cache);
+    if (this.opts.logFilters) await this.writeLogConfig(dirs.config, this.opts.logFilters);
     // Both at once: the QEMU daemon needs virtlogd only when a domain starts.
     this.supervise('virtlogd', this.opts.virtlogd ?? '/usr/sbin/virtlogd', env);
     this.supervise('qemu-daemon', this.daemon.path, env);
     await this.waitForSocket(this.opts.readyTimeoutMs ?? 15_000);
     this.log(`${basename(this.daemon.path)} and virtlogd started (${Math.round(performance.now() - t0)} ms)`);
     return { uri: 'qemu:///session', socketPath: this.socketPath, qemuUser: this.qemuUser };
+  }
+
+  /**
+   * The session daemon reads `$XDG_CONFIG_HOME/libvirt/<daemon>.conf`. The filters passed
+   * admission and the launcher's args check (libvirt's grammar, no quote or line break).
+   */
+  private async writeLogConfig(config: string, filters: string): Promise<void> {
+    const dir = join(config, 'libvirt');
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await chown(dir, this.user.uid, this.user.gid).catch(() => undefined);
+    const file = join(dir, `${basename(this.daemon.path)}.conf`);
+    await writeFile(file, `log_filters="${filters}"\nlog_outputs="1:stderr"\n`, { mode: 0o600 });
+    await chown(file, this.user.uid, this.user.gid).catch(() => undefined);
+    this.log(`libvirt log filters: ${filters}`);
   }
 
   /** The daemon's QEMU capabilities cache directory. */
@@ -195,16 +216,25 @@ export class LibvirtDaemons {
     // The daemons' own log lines (errors at start-up about D-Bus and udev are expected in
     // a pod) go to a file beside their sockets, not into the launcher's log.
     const logFd = openSync(join(this.opts.runtimeDir, `${key}.log`), 'a', 0o600);
+    // With debug logs on, the QEMU daemon's stderr is also the launcher's.
+    const forward = key === 'qemu-daemon' && !!this.opts.logFilters;
     let child: ChildProcess;
     try {
       child = spawn(bin, [], {
         env,
         cwd: daemonDirs(this.opts.runtimeDir).home,
-        stdio: ['ignore', logFd, logFd],
+        stdio: ['ignore', logFd, forward ? 'pipe' : logFd],
         ...(this.user.uid !== (process.getuid?.() ?? 0) ? { uid: this.user.uid, gid: this.user.gid } : {}),
       });
     } finally {
-      closeSync(logFd);
+      if (!forward) closeSync(logFd);
+    }
+    if (forward && child.stderr) {
+      child.stderr.on('data', (d: Buffer) => {
+        writeSync(logFd, d);
+        process.stderr.write(d);
+      });
+      child.stderr.on('close', () => closeSync(logFd));
     }
     this.children.set(key, child);
     child.on('error', (e) => this.log(`${bin}: ${e.message}`));

@@ -6,11 +6,13 @@
  * the tiny guest there (QEMU started by that daemon as user 107, in this process's
  * cgroups), the host's libvirtd never sees the domain, and stopping the launcher stops
  * the guest and both daemons and leaves QEMU's probed capabilities in the shared cache.
+ * The VMI's libvirt log filters (`kubevirt.io/libvirt-log-filters`, here QEMU process
+ * debug lines) reach the daemon: its debug lines are in its log file and the launcher's stderr.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { MOUNTS_ENV } from '../../../src/controllers/common/path-map';
 import {
   createLauncherContainer,
@@ -45,6 +47,8 @@ function blocker(): string | undefined {
   return undefined;
 }
 const why = blocker();
+/** QEMU process debug lines only, everything else at warnings. */
+const FILTERS = '1:qemu.qemu_process 3:*';
 const run = integration('launcher own libvirt', !why, why ?? '');
 
 /** Pids whose parent is `ppid`, with their executable's name. */
@@ -75,6 +79,7 @@ describe.runIf(run)('virt-launcher runs its own libvirt daemons', () => {
   let client: LauncherClient;
   let serial: SerialConsole;
   let exitCode: number | undefined;
+  let stderrSpy: MockInstance<typeof process.stderr.write>;
 
   beforeAll(async () => {
     root = makeLauncherRoot('kvts-own-libvirt-');
@@ -93,7 +98,15 @@ describe.runIf(run)('virt-launcher runs its own libvirt daemons', () => {
     for (const d of Object.values(mounts)) mkdirSync(d, { recursive: true, mode: 0o755 });
     spawnSync('chmod', ['-R', 'a+rX', root]);
     runtime = mounts['/var/run/libvirt'] as string;
-    const args = emulationLauncherArgs({ ns, name, uid, gracePeriodSeconds: 30, allowEmulation: true });
+    const args = emulationLauncherArgs({
+      ns,
+      name,
+      uid,
+      gracePeriodSeconds: 30,
+      allowEmulation: true,
+      libvirtLogFilters: FILTERS,
+    });
+    stderrSpy = vi.spyOn(process.stderr, 'write');
     launcher = createLauncherContainer({
       args,
       env: {
@@ -115,6 +128,7 @@ describe.runIf(run)('virt-launcher runs its own libvirt daemons', () => {
   }, 120_000);
 
   afterAll(async () => {
+    stderrSpy?.mockRestore();
     serial?.close();
     client?.close();
     if (exitCode === undefined) await launcher?.exit(0);
@@ -152,6 +166,14 @@ describe.runIf(run)('virt-launcher runs its own libvirt daemons', () => {
     });
     expect(sysList.stdout).not.toContain(`${ns}_${name}`);
     expect(realpathSync(runtime)).toBe(runtime);
+
+    // The filters: qemu_process's debug lines (the domain's start) in the daemon's log file,
+    // and the same lines on the launcher's stderr (its container log); rpc stays quiet.
+    const debug = /debug : qemuProcessStart/;
+    expect(readFileSync(join(runtime, 'qemu-daemon.log'), 'utf8')).toMatch(debug);
+    const written = stderrSpy.mock.calls.map((c) => String(c[0])).join('');
+    expect(written).toMatch(debug);
+    expect(written).not.toMatch(/debug : virNetServer/);
   }, 130_000);
 
   it('stops the guest and both daemons when the launcher stops', async () => {

@@ -59,6 +59,8 @@ export function emulationLauncherArgs(a: {
   uid: string;
   gracePeriodSeconds: number;
   allowEmulation?: boolean;
+  /** The VMI's `kubevirt.io/libvirt-log-filters`, as virt-controller passes it. */
+  libvirtLogFilters?: string;
 }): LauncherArgs {
   return parseLauncherArgs([
     '--namespace',
@@ -72,6 +74,7 @@ export function emulationLauncherArgs(a: {
     '--hypervisor',
     'emulation',
     ...(a.allowEmulation ? ['--allow-emulation'] : []),
+    ...(a.libvirtLogFilters ? ['--libvirt-log-filters', a.libvirtLogFilters] : []),
   ]);
 }
 

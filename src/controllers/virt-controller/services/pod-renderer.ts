@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
+import { LIBVIRT_LOG_FILTERS_ANNOTATION } from '../../../api/libvirt-log-filters';
 import {
   LAUNCHER_COMMAND,
   LAUNCHER_DIRS,
@@ -18,7 +19,9 @@ import {
 import { MULTUS_NETWORKS_ANNOTATION, multusNetworksAnnotation } from '../../common/multus';
 import { controllerRef } from '../../common/owner-ref';
 import type { Pod, PodContainer } from '../../common/pod';
+import { configuredVerbosity } from '../../logging/component-log';
 import { launcherVerbosityEnv } from '../../logging/launcher-verbosity';
+import { libvirtDebugLogsEnv } from '../../logging/libvirt-debug-logs';
 import { computeContainerPorts, computeProbe } from './compute-probes';
 import { containerDiskContainers } from './container-disk-containers';
 import { launcherSeccompProfile } from './launcher-seccomp';
@@ -213,6 +216,7 @@ export function renderLauncherPod(
     minimumReservePVCBytes:
       config.configuration.developerConfiguration?.minimumReservePVCBytes ??
       PVC_DISK_DEFAULTS.minimumReservePVCBytes,
+    libvirtLogFilters: vmi.metadata?.annotations?.[LIBVIRT_LOG_FILTERS_ANNOTATION],
   });
 
   const caps = ['NET_BIND_SERVICE'];
@@ -226,6 +230,7 @@ export function renderLauncherPod(
     env: [
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
       ...launcherVerbosityEnv(config),
+      ...libvirtDebugLogsEnv(vmi, configuredVerbosity(config.configuration, 'virt-launcher')),
     ],
     resources,
     ports: computeContainerPorts(vmi),
