@@ -11,7 +11,9 @@
  * then the same domain XML is migrated by a bare `virsh migrate` (./migration-virsh.ts).
  *
  * Each migration's timeline (./migration-timeline.ts) goes to stderr; BENCH_MIGRATION_TRACE=1
- * brings the cluster up with `traceLogs` (the kubelet's and containerd's lines in it too).
+ * brings the cluster up with `traceLogs` (the kubelet's and containerd's lines in it too);
+ * BENCH_MIGRATION_LIBVIRT_FILTERS='1:qemu.qemu_migration 3:*' (for one) runs the launchers'
+ * daemons with those log filters and keeps both launcher logs of each migration.
  *
  * Prints `BENCH migration total_ms=<plain> downtime_ms= mib_transferred= virsh_total_ms=
  * tls_total_ms= job_ms= virsh_job_ms= virsh_downtime_ms=` (kubevirt-ts figures: the better
@@ -51,6 +53,7 @@ const NS = 'default';
 const VM = 'bench-mig';
 const MARKER_LINE = new RegExp(`${BOOT_MARKER}[^\\n]*uptime=[0-9.]+\\s`);
 const log = (m: string) => process.stderr.write(`[bench:migration] ${m}\n`);
+const LIBVIRT_FILTERS = process.env.BENCH_MIGRATION_LIBVIRT_FILTERS;
 
 const stateDir = testStateDir();
 const dir = mkdtempSync(join(tmpdir(), 'kvts-bench-migration-'));
@@ -83,6 +86,10 @@ function benchVm(): Record<string, unknown> {
   spec.domain.devices.autoattachPodInterface = false;
   spec.terminationGracePeriodSeconds = 0;
   vm.spec.template.metadata.labels = { 'kubevirt.io/vm': VM };
+  // BENCH_MIGRATION_LIBVIRT_FILTERS: the launchers' daemons log at these filters, and each
+  // migration's two launcher logs are kept (see LIBVIRT_LOGS below).
+  if (LIBVIRT_FILTERS)
+    vm.spec.template.metadata.annotations = { 'kubevirt.io/libvirt-log-filters': LIBVIRT_FILTERS };
   return vm;
 }
 
@@ -159,6 +166,21 @@ async function migrate(i: number, tls: boolean, vmiUid: string): Promise<Run> {
     200,
   );
   const job = parseCompletedJob(launcherJob(state.targetPod ?? ''));
+  if (LIBVIRT_FILTERS) {
+    // Both launchers' logs (the daemons' lines with them), for reading the switch-over.
+    for (const [side, pod] of [
+      ['source', state.sourcePod],
+      ['target', state.targetPod],
+    ] as const) {
+      const file = join(dir, `${name}-${side}.log`);
+      try {
+        writeFileSync(file, kubectl('logs', '-n', NS, pod ?? '', '-c', 'compute'));
+        log(`${name}: ${side} launcher log in ${file}`);
+      } catch (e) {
+        log(`${name}: no ${side} launcher log: ${(e as Error).message.split('\n')[0]}`);
+      }
+    }
+  }
   // Which transport the target's proxies used, from its handler's report of this migration.
   const handler = (
     await core.listNamespacedPod({ namespace: 'kubevirt', labelSelector: 'kubevirt.io=virt-handler' })
@@ -292,7 +314,8 @@ try {
   if (!xml.includes('<domain')) throw new Error(`no domain XML from ${pod}: ${xml.slice(0, 200)}`);
 } finally {
   watch.stop();
-  rmSync(dir, { recursive: true, force: true });
+  if (LIBVIRT_FILTERS) log(`launcher logs kept in ${dir}`);
+  else rmSync(dir, { recursive: true, force: true });
   await down({ stateDir, bridge: TEST_BRIDGE, log: (l) => process.stderr.write(`[cluster] ${l}\n`) });
 }
 
