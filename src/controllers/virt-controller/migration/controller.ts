@@ -278,6 +278,7 @@ export class MigrationController implements KeyReconciler {
         sourceNode: vmi.status?.nodeName,
         targetNode: target.spec?.nodeName,
         targetPod: target.metadata?.name,
+        sourcePod: this.currentPod(vmi, target)?.metadata?.name,
         mode: 'PreCopy',
         migrationConfiguration: configuration,
         ...(policyName ? { migrationPolicyName: policyName } : {}),
@@ -291,6 +292,22 @@ export class MigrationController implements KeyReconciler {
       MigrationEventReason.SuccessfulHandOver,
       'Migration target pod is ready for preparation by virt-handler.',
     );
+  }
+
+  /**
+   * upstream's CurrentVMIPod: the VMI's most recent launcher pod on its node (the
+   * migration's source), never the target.
+   */
+  private currentPod(vmi: VirtualMachineInstance, target: Pod): Pod | undefined {
+    const node = vmi.status?.nodeName;
+    return this.d.pods
+      .byVmiUid(vmi.metadata?.uid ?? '')
+      .filter((p) => p.metadata?.uid !== target.metadata?.uid && (!node || p.spec?.nodeName === node))
+      .sort((a, b) =>
+        String(b.metadata?.creationTimestamp ?? '').localeCompare(
+          String(a.metadata?.creationTimestamp ?? ''),
+        ),
+      )[0];
   }
 
   /** Asks the source node to abort (upstream markMigrationAbortInVmiStatus). */

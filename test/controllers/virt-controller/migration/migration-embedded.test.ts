@@ -78,6 +78,13 @@ describe('migration controller on the embedded store', () => {
       const pods = (await h.store.list<Pod & KubeObject>(PodType, { namespace: 'default' })).items;
       const target = pods.find((p) => p.metadata!.labels!['kubevirt.io/migrationJobUID'] === m.metadata!.uid);
       expect(target!.spec!.nodeName).toBe('node02');
+      // Both launcher pods named, as upstream's: the source is the VMI's pod on node01.
+      const source = pods.find((p) => p.spec!.nodeName === 'node01');
+      expect(source).toBeDefined();
+      expect(moved.status!.migrationState).toMatchObject({
+        sourcePod: source!.metadata!.name,
+        targetPod: target!.metadata!.name,
+      });
       expect(target!.spec!.affinity).toMatchObject({
         podAntiAffinity: {
           requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname' }],
@@ -92,6 +99,7 @@ describe('migration controller on the embedded store', () => {
         migrationUid: m.metadata!.uid,
         sourceNode: 'node01',
         targetNode: 'node02',
+        sourcePod: source!.metadata!.name,
         completed: true,
       });
       const events = (
