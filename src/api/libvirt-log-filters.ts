@@ -1,10 +1,24 @@
 /**
+ * A VMI's own launcher logging, as upstream's labels and annotation. `logVerbosity: "<n>"`
+ * sets its launcher's verbosity over the cluster's (a whole number; anything else is
+ * refused at admission, where upstream's pod render would fail later).
+ *
  * libvirt debug logs for one VMI, as upstream's: the label `debugLogs: "true"` turns on
  * the launcher daemon's debug filters; the annotation `kubevirt.io/libvirt-log-filters`
  * gives filters of the user's own (libvirt's `log_filters` syntax: space-separated
  * `<level>:<category>`). The filters go into the daemon's configuration file as a quoted
  * string, so only that grammar passes admission: no quote, backslash or line break.
  */
+
+/** upstream's `logVerbosity` VMI label. */
+export const LOG_VERBOSITY_LABEL = 'logVerbosity';
+
+/** Why `value` is not a launcher verbosity, or undefined when it is one (0-999). */
+export function logVerbosityProblem(value: string): string | undefined {
+  return /^\d{1,3}$/.test(value)
+    ? undefined
+    : `${JSON.stringify(value)} is not a verbosity (a whole number, 0-999)`;
+}
 
 /** upstream's `debugLogs` VMI label. */
 export const DEBUG_LOGS_LABEL = 'debugLogs';

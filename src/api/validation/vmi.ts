@@ -9,7 +9,12 @@ import { validateHypervFeatureDependencies, validateHypervMode } from '../defaul
 import { type FieldError, FieldPath, fieldError } from '../errors';
 import type { ObjectMeta, VirtualMachineInstance } from '../generated/types';
 import { Annotations, RestrictedVMILabels } from '../labels';
-import { LIBVIRT_LOG_FILTERS_ANNOTATION, libvirtLogFiltersProblem } from '../libvirt-log-filters';
+import {
+  LIBVIRT_LOG_FILTERS_ANNOTATION,
+  LOG_VERBOSITY_LABEL,
+  libvirtLogFiltersProblem,
+  logVerbosityProblem,
+} from '../libvirt-log-filters';
 import { validateObjectMeta } from './names';
 import { validateArchitectureSettings } from './vmi-arch';
 import { validateMandatoryMemory } from './vmi-compute';
@@ -75,6 +80,12 @@ export function validateVirtualMachineInstanceMetadata(
         ),
       );
     }
+  }
+  const verbosity = labels[LOG_VERBOSITY_LABEL];
+  const verbosityProblem = verbosity === undefined ? undefined : logVerbosityProblem(verbosity);
+  if (verbosityProblem) {
+    const at = field.child('labels').key(LOG_VERBOSITY_LABEL);
+    errs.push(fieldError(at, `${at} ${verbosityProblem}`));
   }
   const filters = annotations[LIBVIRT_LOG_FILTERS_ANNOTATION];
   const filtersProblem = filters === undefined ? undefined : libvirtLogFiltersProblem(filters);

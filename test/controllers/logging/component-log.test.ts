@@ -138,6 +138,21 @@ describe("the launcher's verbosity", () => {
     expect(launcherVerbosityEnv(unset)).toEqual([]);
   });
 
+  it("the VMI's logVerbosity label wins over the resource's, as upstream's", () => {
+    const set = createClusterConfig(
+      { developerConfiguration: { logVerbosity: { virtLauncher: 5 } } },
+      { hostArchitecture: 'amd64' },
+    );
+    const labelled = { ...vmi, metadata: { ...vmi.metadata, labels: { logVerbosity: '7' } } };
+    const envOf = (cfg: ReturnType<typeof createClusterConfig>) =>
+      renderLauncherPod(labelled, cfg, opts).spec?.containers?.find((c) => c.name === 'compute')?.env ?? [];
+    expect(envOf(set)).toContainEqual({ name: LAUNCHER_VERBOSITY_ENV, value: '7' });
+    expect(envOf(createClusterConfig({}, { hostArchitecture: 'amd64' }))).toContainEqual({
+      name: LAUNCHER_VERBOSITY_ENV,
+      value: '7',
+    });
+  });
+
   it('the launcher reads it, 2 when unset, 2 and the problem when it is not a number', () => {
     expect(launcherVerbosity({})).toEqual({ v: 2 });
     expect(launcherVerbosity({ [LAUNCHER_VERBOSITY_ENV]: '6' })).toEqual({ v: 6 });

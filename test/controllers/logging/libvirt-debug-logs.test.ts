@@ -63,6 +63,19 @@ describe('libvirt log filters', () => {
     expect(good.filter((e) => e.path.includes('annotations'))).toEqual([]);
   });
 
+  it('admission refuses a logVerbosity label that is not a whole number, naming it', () => {
+    const bad = validateVirtualMachineInstance(vmi({ logVerbosity: 'loud' }), cfg);
+    expect(bad.map((e) => e.path)).toEqual(['metadata.labels[logVerbosity]']);
+    expect(bad[0].message).toBe(
+      'metadata.labels[logVerbosity] "loud" is not a verbosity (a whole number, 0-999)',
+    );
+    expect(
+      validateVirtualMachineInstance(vmi({ logVerbosity: '6' }), cfg).filter((e) =>
+        e.path.includes('labels'),
+      ),
+    ).toEqual([]);
+  });
+
   it('virt-controller passes the annotation as --libvirt-log-filters and the label as LIBVIRT_DEBUG_LOGS', () => {
     const plain = compute(vmi());
     expect(plain.args).not.toContain('--libvirt-log-filters');
@@ -82,6 +95,11 @@ describe('libvirt log filters', () => {
       { hostArchitecture: 'amd64' },
     );
     expect(compute(vmi(), verbose).env).toContainEqual({ name: LIBVIRT_DEBUG_LOGS_ENV, value: '1' });
+    // ... and so does the VMI's own logVerbosity label above 5.
+    expect(compute(vmi({ logVerbosity: '6' })).env).toContainEqual({
+      name: LIBVIRT_DEBUG_LOGS_ENV,
+      value: '1',
+    });
   });
 
   it("the launcher's args refuse filters admission would, naming the annotation", () => {

@@ -19,8 +19,7 @@ import {
 import { MULTUS_NETWORKS_ANNOTATION, multusNetworksAnnotation } from '../../common/multus';
 import { controllerRef } from '../../common/owner-ref';
 import type { Pod, PodContainer } from '../../common/pod';
-import { configuredVerbosity } from '../../logging/component-log';
-import { launcherVerbosityEnv } from '../../logging/launcher-verbosity';
+import { launcherVerbosityEnv, vmiLauncherVerbosity } from '../../logging/launcher-verbosity';
 import { libvirtDebugLogsEnv } from '../../logging/libvirt-debug-logs';
 import { computeContainerPorts, computeProbe } from './compute-probes';
 import { containerDiskContainers } from './container-disk-containers';
@@ -229,8 +228,8 @@ export function renderLauncherPod(
     args,
     env: [
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-      ...launcherVerbosityEnv(config),
-      ...libvirtDebugLogsEnv(vmi, configuredVerbosity(config.configuration, 'virt-launcher')),
+      ...launcherVerbosityEnv(config, vmi),
+      ...libvirtDebugLogsEnv(vmi, vmiLauncherVerbosity(config, vmi)),
     ],
     resources,
     ports: computeContainerPorts(vmi),
