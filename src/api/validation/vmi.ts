@@ -14,7 +14,7 @@ import {
   LOG_VERBOSITY_LABEL,
   libvirtLogFiltersProblem,
   logVerbosityProblem,
-} from '../libvirt-log-filters';
+} from '../launcher-log-labels';
 import { validateObjectMeta } from './names';
 import { validateArchitectureSettings } from './vmi-arch';
 import { validateMandatoryMemory } from './vmi-compute';

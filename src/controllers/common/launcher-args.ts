@@ -3,7 +3,7 @@
  * Pod's `compute` container and what `kubevirt-ts virt-launcher` parses. Both sides
  * import this module, so the flags cannot drift apart. See docs/controllers.md.
  */
-import { LIBVIRT_LOG_FILTERS_ANNOTATION, libvirtLogFiltersProblem } from '../../api/libvirt-log-filters';
+import { LIBVIRT_LOG_FILTERS_ANNOTATION, libvirtLogFiltersProblem } from '../../api/launcher-log-labels';
 
 /** The binary the compute container runs. */
 export const LAUNCHER_COMMAND = 'kubevirt-ts';

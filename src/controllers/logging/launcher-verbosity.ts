@@ -5,7 +5,7 @@
  */
 import type { ClusterConfig } from '../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../api/generated/types';
-import { LOG_VERBOSITY_LABEL, logVerbosityProblem } from '../../api/libvirt-log-filters';
+import { LOG_VERBOSITY_LABEL, logVerbosityProblem } from '../../api/launcher-log-labels';
 import { configuredVerbosity } from './component-log';
 
 /** upstream's ENV_VAR_VIRT_LAUNCHER_LOG_VERBOSITY. */

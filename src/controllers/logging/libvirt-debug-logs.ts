@@ -6,7 +6,7 @@
  * verbosity; else none (the daemon's defaults: warnings and errors).
  */
 import type { VirtualMachineInstance } from '../../api/generated/types';
-import { debugLogsRequested } from '../../api/libvirt-log-filters';
+import { debugLogsRequested } from '../../api/launcher-log-labels';
 
 /** upstream's ENV_VAR_LIBVIRT_DEBUG_LOGS. */
 export const LIBVIRT_DEBUG_LOGS_ENV = 'LIBVIRT_DEBUG_LOGS';

@@ -11,7 +11,7 @@ import type { VirtualMachineInstance } from '../../../src/api/generated/types';
 import {
   LIBVIRT_LOG_FILTERS_ANNOTATION,
   libvirtLogFiltersProblem,
-} from '../../../src/api/libvirt-log-filters';
+} from '../../../src/api/launcher-log-labels';
 import { validateVirtualMachineInstance } from '../../../src/api/validation/vmi';
 import { LauncherArgsError, parseLauncherArgs } from '../../../src/controllers/common/launcher-args';
 import {

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { ClusterConfig } from '../../../api/config/cluster-config';
 import type { VirtualMachineInstance } from '../../../api/generated/types';
-import { LIBVIRT_LOG_FILTERS_ANNOTATION } from '../../../api/libvirt-log-filters';
+import { LIBVIRT_LOG_FILTERS_ANNOTATION } from '../../../api/launcher-log-labels';
 import {
   LAUNCHER_COMMAND,
   LAUNCHER_DIRS,
