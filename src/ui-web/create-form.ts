@@ -31,13 +31,18 @@ const select = (options: Array<[value: string, text: string]>) =>
     options.map(([v, t]) => h('option', { value: v }, t)),
   );
 
-/** Fills a select with the catalog's entries (`Kind/name` values) after "none". */
+/**
+ * Fills a select with the catalog's entries (`Kind/name` values) after "none", keeping the
+ * user's choice when the new catalog still offers it.
+ */
 function fillRefs(sel: HTMLSelectElement, none: string, refs: Array<{ kind: string; name: string }>): void {
+  const chosen = sel.value;
   mount(
     sel,
     h('option', { value: '' }, none),
     ...refs.map((r) => h('option', { value: `${r.kind}/${r.name}` }, `${r.name} (${r.kind})`)),
   );
+  if (refs.some((r) => `${r.kind}/${r.name}` === chosen)) sel.value = chosen;
 }
 
 /** Shows the form in `root`. */
@@ -111,7 +116,11 @@ export function showCreateForm(root: HTMLElement, namespace: string): () => void
   source.addEventListener('change', adapt);
   instancetype.addEventListener('change', adapt);
   adapt();
+  // Only the latest namespace's catalog is shown: an earlier request answering late
+  // (the first load, a namespace typed in two steps) must not replace it.
+  let catalogRequest = 0;
   const loadCatalog = async (ns: string) => {
+    const mine = ++catalogRequest;
     const c = await call<{
       instancetypes: Array<{ kind: string; name: string }>;
       preferences: Array<{ kind: string; name: string }>;
@@ -119,6 +128,7 @@ export function showCreateForm(root: HTMLElement, namespace: string): () => void
       instancetypes: [],
       preferences: [],
     }));
+    if (mine !== catalogRequest) return;
     fillRefs(instancetype, 'none: CPU and memory below', c.instancetypes);
     fillRefs(preference, 'none', c.preferences);
     adapt();

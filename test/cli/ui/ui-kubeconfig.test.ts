@@ -151,6 +151,20 @@ describe.runIf(run)('kubevirt-ts ui --kubeconfig against a real API server', () 
       metadata: { name: `ui-small-${process.pid}` },
       spec: { cpu: { guest: 1 }, memory: { guest: '128Mi' } },
     } as KubeObject);
+    // The form's first catalog request answers late, after the user chose the instance type
+    // from a later one: it must not reset that choice.
+    let requests = 0;
+    let staleAnswered = false;
+    await page.route('**/api/catalog?*', (route) => {
+      if (++requests > 1) return route.continue();
+      // Answered in the background: the handler returns at once, so later requests pass.
+      void (async () => {
+        const response = await route.fetch();
+        await new Promise((r) => setTimeout(r, 1_500));
+        await route.fulfill({ response });
+        staleAnswered = true;
+      })();
+    });
     await page.goto(`${server.origin}/#/create`);
     await page.fill('#f-name', 'k3');
     await page.fill('#f-namespace', ns);
@@ -161,9 +175,15 @@ describe.runIf(run)('kubevirt-ts ui --kubeconfig against a real API server', () 
     // The namespace's catalog: the cluster instance type is offered; choosing it hides CPU and memory.
     await page.locator('#f-namespace').dispatchEvent('change');
     const itValue = `VirtualMachineClusterInstancetype/ui-small-${process.pid}`;
-    await expect.poll(() => page.locator(`#f-instancetype option[value="${itValue}"]`).count()).toBe(1);
+    await expect
+      .poll(() => page.locator(`#f-instancetype option[value="${itValue}"]`).count(), { timeout: 10_000 })
+      .toBe(1);
     await page.selectOption('#f-instancetype', itValue);
+    await expect.poll(() => staleAnswered, { timeout: 10_000 }).toBe(true);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await page.inputValue('#f-instancetype')).toBe(itValue);
     expect(await page.isVisible('#f-cores')).toBe(false);
+    await page.unroute('**/api/catalog?*');
     await page.selectOption('#f-runStrategy', 'Halted');
     await page.click('form.create button[type="submit"]');
     await expect.poll(() => page.url(), { timeout: 30_000 }).toContain(`#/vm/${ns}/k3`);
