@@ -9,7 +9,6 @@
  * annotation.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +23,7 @@ import { NetworkAttachmentDefinitionType, PodType } from '../../src/controllers/
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import { VirtController } from '../../src/controllers/virt-controller/virt-controller';
 import { networkAttachmentDefinitionCrd } from '../../src/controllers/virt-operator/components/nad-crd';
+import { freePort } from '../support/free-port';
 import { integration } from '../support/integration';
 import {
   available,
@@ -40,15 +40,6 @@ const entry = path.join(repoRoot, 'src', 'cli', 'kubevirt-ts.ts');
 const run = integration('virt-controller without the NAD CRD', available(), unavailableReason);
 const NS = 'no-nad';
 const MISSING = `failed to render launch manifest: failed to locate network attachment definition ${NS}/blue-net`;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 const vmi = (name: string, multus: boolean) =>
   ({

@@ -7,7 +7,6 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +18,7 @@ import { KubeClient } from '../../src/controllers/runtime/kube/client';
 import { KubeVirtType, LeaseType, PodType } from '../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../src/controllers/runtime/types';
 import { networkAttachmentDefinitionCrd } from '../../src/controllers/virt-operator/components/nad-crd';
+import { freePort } from '../support/free-port';
 import { integration } from '../support/integration';
 import { available, kubeBinDir, sharedControlPlane, unavailableReason } from '../support/kube';
 
@@ -31,15 +31,6 @@ const run = integration(
   available() && existsSync(kubectl) && existsSync(tsx),
   !available() ? unavailableReason : `kubectl (${kubectl}) or tsx missing`,
 );
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 /** The controllers' stderr, for a failure message. */
 const logsOf = (ps: Array<{ log: string[] }>) => ps.map((p) => p.log.join('').slice(-2000)).join('\n---\n');

@@ -14,11 +14,12 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { cacheDir, integration } from './integration';
 import { FRONT_PROXY_CLIENT } from './kube-pki';
 import { isOurProcess, terminate } from './processes';
+
+export { freePort } from './free-port';
 
 /** Where scripts/kube/build.sh puts the binaries (`current` points at the pinned version). */
 export const kubeBinDir = process.env.KUBEVIRT_TS_KUBE_BIN ?? join(cacheDir, 'kube', 'current', 'bin');
@@ -44,20 +45,6 @@ export const kubectlPath = join(kubeBinDir, 'kubectl');
 export function apiserverTestsEnabled(name: string): boolean {
   const ready = available() && existsSync(kubectlPath);
   return integration(name, ready, ready ? '' : unavailableReason);
-}
-
-/** A free loopback TCP port (closed again, for a component to bind). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** One component: its binary's name (in {@link kubeBinDir}), arguments and running process. */

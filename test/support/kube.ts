@@ -116,71 +116,98 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   mkdirSync(logs, { recursive: true });
   makePki(pki, realNodes);
 
-  const [etcdPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
-  const server = `https://127.0.0.1:${apiPort}`;
   const kubeconfigPath = join(dir, 'admin.kubeconfig');
-  writeKubeconfig(kubeconfigPath, server, pki, 'admin');
-  writeKubeconfig(join(dir, 'controller-manager.kubeconfig'), server, pki, 'controller-manager');
-  writeKubeconfig(join(dir, 'scheduler.kubeconfig'), server, pki, 'scheduler');
   const tls = { ca: join(pki, 'ca.crt'), cert: join(pki, 'admin.crt'), key: join(pki, 'admin.key') };
 
-  const { etcd, apiserver, controllerManager, scheduler } = controlPlaneComponents({
-    dir,
-    pki,
-    etcdPort,
-    etcdPeerPort,
-    apiPort,
-    realNodes,
-    advertiseAddress: opts.advertiseAddress,
-  });
-  const components = [etcd, apiserver];
-  if (opts.controllerManager !== false) components.push(controllerManager);
-  if (opts.scheduler !== false) components.push(scheduler);
-
-  const get = (path: string) => httpsGet(server, tls, path);
-  const deadWhy = (c: Component) => () =>
-    c.proc && c.proc.exitCode !== null
-      ? `${c.name} exited with ${c.proc.exitCode}:\n${logTail(dir, c.name)}`
-      : undefined;
-  const waitApiReady = () =>
-    waitUntil(
-      `kube-apiserver at ${server}`,
-      readyTimeoutMs,
-      async () => (await get('/readyz')).status === 200,
-      deadWhy(apiserver),
-    );
-
-  const stop = async () => {
-    for (const c of [...components].reverse()) await stopComponent(c);
-    if (!opts.keepDir && !opts.dir) rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    startComponent(etcd, logs, detached);
-    startComponent(apiserver, logs, detached);
-    await waitApiReady();
-    for (const c of components.slice(2)) startComponent(c, logs, detached);
-    if (opts.controllerManager !== false) {
-      await waitUntil(
-        'kube-controller-manager (default service account)',
-        readyTimeoutMs,
-        async () => (await get('/api/v1/namespaces/default/serviceaccounts/default')).status === 200,
-        deadWhy(controllerManager),
-      );
+  // A port probed free may still be taken before the component binds it (by another test's
+  // server): such a start is retried on fresh ports, with fresh etcd data.
+  for (let attempt = 1; ; attempt++) {
+    const ports = { etcdPort: await freePort(), etcdPeerPort: await freePort(), apiPort: await freePort() };
+    try {
+      return await launch(ports);
+    } catch (err) {
+      if (attempt >= 3 || !String(err).includes('address already in use')) {
+        if (!opts.keepDir && !opts.dir) rmSync(dir, { recursive: true, force: true });
+        throw err;
+      }
+      rmSync(join(dir, 'etcd'), { recursive: true, force: true });
     }
-  } catch (err) {
-    await stop();
-    throw err;
   }
 
-  return {
-    ...accessTo({ kubeconfigPath, server, dir, tls }),
-    async restartApiServer() {
-      await stopComponent(apiserver);
+  async function launch(ports: {
+    etcdPort: number;
+    etcdPeerPort: number;
+    apiPort: number;
+  }): Promise<ControlPlane> {
+    const server = `https://127.0.0.1:${ports.apiPort}`;
+    writeKubeconfig(kubeconfigPath, server, pki, 'admin');
+    writeKubeconfig(join(dir, 'controller-manager.kubeconfig'), server, pki, 'controller-manager');
+    writeKubeconfig(join(dir, 'scheduler.kubeconfig'), server, pki, 'scheduler');
+    const { etcd, apiserver, controllerManager, scheduler } = controlPlaneComponents({
+      dir,
+      pki,
+      ...ports,
+      realNodes,
+      advertiseAddress: opts.advertiseAddress,
+    });
+    const components = [etcd, apiserver];
+    if (opts.controllerManager !== false) components.push(controllerManager);
+    if (opts.scheduler !== false) components.push(scheduler);
+
+    const get = (path: string) => httpsGet(server, tls, path);
+    const deadWhy = (c: Component) => () =>
+      c.proc && c.proc.exitCode !== null
+        ? `${c.name} exited with ${c.proc.exitCode}:\n${logTail(dir, c.name)}`
+        : undefined;
+    // etcd dying (its port taken) shows as the API server never becoming ready: name both.
+    const anyDead =
+      (...cs: Component[]) =>
+      () =>
+        cs.map((c) => deadWhy(c)()).find((why) => why !== undefined);
+    const waitApiReady = () =>
+      waitUntil(
+        `kube-apiserver at ${server}`,
+        readyTimeoutMs,
+        async () => (await get('/readyz')).status === 200,
+        anyDead(apiserver, etcd),
+      );
+
+    const stopAll = async () => {
+      for (const c of [...components].reverse()) await stopComponent(c);
+    };
+    const stop = async () => {
+      await stopAll();
+      if (!opts.keepDir && !opts.dir) rmSync(dir, { recursive: true, force: true });
+    };
+    try {
+      startComponent(etcd, logs, detached);
       startComponent(apiserver, logs, detached);
       await waitApiReady();
-    },
-    stop,
-  };
+      for (const c of components.slice(2)) startComponent(c, logs, detached);
+      if (opts.controllerManager !== false) {
+        await waitUntil(
+          'kube-controller-manager (default service account)',
+          readyTimeoutMs,
+          async () => (await get('/api/v1/namespaces/default/serviceaccounts/default')).status === 200,
+          anyDead(controllerManager),
+        );
+      }
+    } catch (err) {
+      // Only the processes: the caller may retry in the same directory.
+      await stopAll();
+      throw err;
+    }
+
+    return {
+      ...accessTo({ kubeconfigPath, server, dir, tls }),
+      async restartApiServer() {
+        await stopComponent(apiserver);
+        startComponent(apiserver, logs, detached);
+        await waitApiReady();
+      },
+      stop,
+    };
+  }
 }
 
 /** Helpers (admin GET, per-user kubeconfigs) for a control plane known by its endpoint. */

@@ -7,9 +7,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port';
 import { waitFor } from './wait';
 
 export const PROMETHEUS = '/usr/bin/prometheus';
@@ -26,14 +26,6 @@ export function prometheusBlocker(): string | undefined {
 export interface PromSeries {
   metric: Record<string, string>;
   value: number;
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 /** One scrape job: host:port targets, and for HTTPS the CA to verify them with and the name they present. */

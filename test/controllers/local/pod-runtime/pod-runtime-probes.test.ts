@@ -14,6 +14,7 @@ import { PodRuntime } from '../../../../src/controllers/local/pod-runtime/pod-ru
 import { EmbeddedStore } from '../../../../src/controllers/runtime/embedded/store';
 import { EventType, PodType } from '../../../../src/controllers/runtime/resources';
 import type { KubeObject } from '../../../../src/controllers/runtime/types';
+import { freePort } from '../../../support/free-port';
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | false>): Promise<T> {
   const end = Date.now() + 20_000;
@@ -99,12 +100,7 @@ describe('PodRuntime probes', () => {
   });
 
   it('a tcpSocket readiness probe passes once the port listens', async () => {
-    const port = await new Promise<number>((res) => {
-      const s = net.createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as net.AddressInfo).port;
-        s.close(() => res(p));
-      });
-    });
+    const port = await freePort();
     await store.create(
       PodType,
       pod('t1', { readinessProbe: { tcpSocket: { port }, ...fast } }) as KubeObject,
