@@ -27,13 +27,13 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
-import { type AddressInfo, createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runImport } from '../src/controllers/cdi-importer';
 import { snapshotIdFor, volumeIdFor } from '../src/controllers/csi-driver/ids';
 import { Pool } from '../src/controllers/csi-driver/pool';
 import { makeTestPool, type TestPool } from '../test/controllers/csi-driver/pool-fixture';
+import { freePort } from '../test/support/free-port';
 
 const GiB = 1024 ** 3;
 const ROUNDS = 3;
@@ -59,17 +59,6 @@ async function startServer(dir: string): Promise<{ child: ChildProcess; url: str
   }
   child.kill();
   throw new Error(`busybox httpd did not answer at ${url}`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 async function fsyncFile(p: string): Promise<void> {

@@ -19,8 +19,6 @@ import { cacheDir, integration } from './integration';
 import { FRONT_PROXY_CLIENT } from './kube-pki';
 import { isOurProcess, terminate } from './processes';
 
-export { freePort } from './free-port';
-
 /** Where scripts/kube/build.sh puts the binaries (`current` points at the pinned version). */
 export const kubeBinDir = process.env.KUBEVIRT_TS_KUBE_BIN ?? join(cacheDir, 'kube', 'current', 'bin');
 

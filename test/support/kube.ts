@@ -15,11 +15,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port';
 import {
   available,
   type Component,
   controlPlaneComponents,
-  freePort,
   logTail,
   startComponent,
   stopComponent,
