@@ -11,10 +11,27 @@ import { waitFor } from './wait';
 
 export const kubectlBin = join(cacheDir, 'kube', 'current', 'bin', 'kubectl');
 
-/** kubectl with the cluster's kubeconfig; returns stdout. */
+/**
+ * kubectl with the cluster's kubeconfig; returns stdout. A failure names the command and
+ * what it printed (a bare spawnSync ETIMEDOUT says neither, and CI keeps only that line).
+ */
 export function kubectlWith(kubeconfig: string): (...args: string[]) => string {
-  return (...args) =>
-    execFileSync(kubectlBin, ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', timeout: 120_000 });
+  return (...args) => {
+    try {
+      return execFileSync(kubectlBin, ['--kubeconfig', kubeconfig, ...args], {
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+    } catch (e) {
+      // The same error (callers read its stdout and status), its message made useful.
+      const r = e as Error & { code?: string; status?: number | null; stdout?: string; stderr?: string };
+      const printed = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().slice(-1500);
+      r.message =
+        `kubectl ${args.join(' ').slice(0, 300)}: ${r.code === 'ETIMEDOUT' ? 'no answer in 120 s' : `exit ${r.status}`}` +
+        (printed ? `; printed: ${printed}` : '');
+      throw r;
+    }
+  };
 }
 
 /** kubectl exec in the background, its output collected (for a connection held open). */
