@@ -64,11 +64,11 @@ export function startInNs(
 export const ECHO_SERVER = `require('net').createServer(s=>{let n=0;s.on('data',d=>{n+=d.length;s.write(d)});s.on('end',()=>{console.log('from '+s.remoteAddress+' got '+n);s.end()})}).listen(+process.argv[1],'0.0.0.0',()=>console.log('ready'))`;
 /**
  * Client: sends N bytes to host:port, prints `echoed <bytes>` once all N came back or the
- * connection closed (or `error ...`, or `timeout, echoed <bytes>` after argv[4] seconds,
- * 90 by default). It does not wait for the peer's FIN once everything is echoed: a
+ * connection closed (or `error ...`, or `timeout, echoed <bytes>` after 90 s, below the
+ * callers' 120 s limits). It does not wait for the peer's FIN once everything is echoed: a
  * user-mode forwarder (passt) may pass the close on late, and the bytes are what is checked.
  */
-export const ECHO_CLIENT = `const [h,p,n,t]=process.argv.slice(1);const c=require('net').connect(+p,h,()=>c.end(Buffer.alloc(+n,1)));let r=0,done=false;const fin=m=>{if(done)return;done=true;console.log(m);c.destroy()};c.on('data',d=>{r+=d.length;if(r>=+n)fin('echoed '+r)});c.on('close',()=>fin('echoed '+r));c.on('error',e=>fin('error '+e.message));setTimeout(()=>fin('timeout, echoed '+r),(+t||90)*1000).unref()`;
+export const ECHO_CLIENT = `const [h,p,n]=process.argv.slice(1);const c=require('net').connect(+p,h,()=>c.end(Buffer.alloc(+n,1)));let r=0,done=false;const fin=m=>{if(done)return;done=true;console.log(m);c.destroy()};c.on('data',d=>{r+=d.length;if(r>=+n)fin('echoed '+r)});c.on('close',()=>fin('echoed '+r));c.on('error',e=>fin('error '+e.message));setTimeout(()=>fin('timeout, echoed '+r),90000).unref()`;
 
 /**
  * A client that holds one connection open across a disruption: connects to host:port,
