@@ -111,6 +111,8 @@ stage_components() {
       ;;
     esac
   done <<<"$prod_modules"
+  # virt-handler's kernel copy for plain migration connections (migration-proxy/relay.ts).
+  gcc -static -O2 -s -pthread -o "$dest/usr/bin/kubevirt-ts-migration-relay" "$repo/images/kubevirt-ts/migration-relay.c"
 }
 stage_pause() {
   gcc -static -O2 -s -o "$1/pause" "$repo/images/pause/pause.c"
@@ -146,7 +148,8 @@ stage_sidecars() {
 }
 sidecars_key=$(cat "$sidecars/csi-provisioner" "$sidecars/csi-snapshotter" "$sidecars/snapshot-controller" | sha256sum | cut -c1-16)
 components_base=$(oci_layer kubevirt-ts-csi-sidecars "$(oci_base kubevirt-ts "$components_root")" "$sidecars_key" stage_sidecars)
-oci_image kubevirt-ts "$components_base" "$node_key $dist_key $modules_key" stage_components \
+relay_key=$(sha256sum <"$repo/images/kubevirt-ts/migration-relay.c" | cut -c1-16)
+oci_image kubevirt-ts "$components_base" "$node_key $dist_key $modules_key $relay_key" stage_components \
   --config.entrypoint /usr/bin/kubevirt-ts --config.workingdir /
 
 jq -n --arg dir "$IMAGES/current" \

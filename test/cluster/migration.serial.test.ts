@@ -11,7 +11,8 @@
  * the block the guest wrote on A, which it reads back on B), the VMI is on B, the
  * guest did not boot again (its boot marker once, on A's serial log, none on B's; its uptime
  * on B older than the boot seen on A) and its console answers on B. Prints `BENCH migration total_ms=<n>` (the VMIM's creation to
- * Succeeded). Then `kubectl drain` of node B (drain-case.ts) moves the VM back to A, a NIC
+ * Succeeded). Then `kubectl drain` of node B (drain-case.ts) moves the VM back to A with
+ * `disableTLS` (node A's handler reports the streams carried by the kernel relay), a NIC
  * is hotplugged and unplugged (nic-hotplug-case.ts), CPU and memory are hotplugged
  * (cpu-hotplug-case.ts), and post-copy (post-copy-case.ts) moves it again.
  * Serial: its own cluster.
@@ -112,6 +113,24 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
           process.stderr.write(`[migration] --- ${p.metadata?.name}: ${(e as Error).message}\n`);
         }
       }
+    };
+    /** Node `node`'s handler's line for migration `vmiUid`'s closed target proxies: carrier, bytes by stream. */
+    const proxyReport = async (node: string, vmiUid: string) => {
+      const handler = (
+        await core.listNamespacedPod({ namespace: 'kubevirt', labelSelector: 'kubevirt.io=virt-handler' })
+      ).items.find((p) => p.spec?.nodeName === node);
+      const closed = new RegExp(
+        `migration ${vmiUid}: target proxies closed \\((TLS|plain TCP, kernel relay|plain TCP); bytes by key port 0: (\\d+) out, \\d+ in; 49152: (\\d+) out, \\d+ in; 49153: (\\d+) out`,
+      );
+      return waitFor(
+        `node ${node}'s migration proxy report`,
+        () =>
+          closed.exec(
+            kubectl('logs', '-n', 'kubevirt', handler?.metadata?.name ?? '', '-c', 'virt-handler'),
+          ) ?? undefined,
+        60_000,
+        1_000,
+      );
     };
     try {
       // The components on node A (node B only runs its handler): cordoned while installed.
@@ -224,21 +243,7 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
 
       // Node B's handler closed its listeners: libvirt's connection, QEMU's stream and the
       // containerDisk's block stream all came from node A over TLS.
-      const handlerB = (
-        await core.listNamespacedPod({ namespace: 'kubevirt', labelSelector: 'kubevirt.io=virt-handler' })
-      ).items.find((p) => p.spec?.nodeName === nodeB);
-      const closed = new RegExp(
-        `migration ${vmiUid}: target proxies closed \\((TLS|plain TCP); bytes by key port 0: (\\d+) out, \\d+ in; 49152: (\\d+) out, \\d+ in; 49153: (\\d+) out`,
-      );
-      const carried = await waitFor(
-        "node B's migration proxy report",
-        () =>
-          closed.exec(
-            kubectl('logs', '-n', 'kubevirt', handlerB?.metadata?.name ?? '', '-c', 'virt-handler'),
-          ) ?? undefined,
-        60_000,
-        1_000,
-      );
+      const carried = await proxyReport(nodeB, vmiUid);
       process.stderr.write(`[migration] node B's proxies: ${carried[0]}\n`);
       expect(carried[1]).toBe('TLS');
       expect(Number(carried[2])).toBeGreaterThan(1000);
@@ -283,7 +288,29 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
         booted,
         unlimited,
       };
+      // The drain's migration (B to A) with disableTLS: the handlers hand each plain
+      // connection to the kernel relay (migration-proxy/relay.ts) instead of copying it in Node.
+      const disableTls = (on: boolean) =>
+        kubectl(
+          'patch',
+          'kubevirt',
+          'kubevirt',
+          '-n',
+          'kubevirt',
+          '--type',
+          'merge',
+          '-p',
+          JSON.stringify({ spec: { configuration: { migrations: { disableTLS: on } } } }),
+        );
+      disableTls(true);
+      // The handlers read disableTLS when a migration's proxies start: let the change reach them.
+      await new Promise((r) => setTimeout(r, 3_000));
       await drainCase(ctx);
+      const plain = await proxyReport(nodeA, vmiUid);
+      process.stderr.write(`[migration] node A's proxies after the drain: ${plain[0]}\n`);
+      expect(plain[1]).toBe('plain TCP, kernel relay');
+      expect(Number(plain[3])).toBeGreaterThan(1_000_000);
+      disableTls(false);
       // Then a NIC plugged and unplugged through migrations (nic-hotplug-case.ts).
       await nicHotplugCase({ info, dir, kubectl, core, custom, ns: NS, vm: VM, markers });
       // Then CPU and memory hotplug through migrations to bigger pods (cpu-hotplug-case.ts).

@@ -47,6 +47,11 @@ export async function migrationProxyFromFlags(
   const { kubeletMigrationProxy } = await import(
     '../../controllers/virt-handler/migration-proxy/kubelet-wiring'
   );
+  const { defaultMigrationRelay } = await import('../../controllers/virt-handler/migration-proxy/relay');
+  const relay = defaultMigrationRelay();
+  log?.(
+    `migration proxy: plain (disableTLS) connections copied by ${relay ?? 'Node (no kernel relay found)'}`,
+  );
   return kubeletMigrationProxy({
     podsRoot: f.podsRoot,
     address: f.podIpAddress,
@@ -54,6 +59,7 @@ export async function migrationProxyFromFlags(
     client: { cert: f.migrationClientCertFile as string, key: f.migrationClientKeyFile as string },
     caFile: f.kubevirtCa as string,
     disableTls,
+    relay,
     log,
   });
 }

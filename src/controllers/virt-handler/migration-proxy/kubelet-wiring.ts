@@ -46,6 +46,8 @@ export interface KubeletMigrationProxyOptions {
   caFile: string;
   /** `spec.configuration.migrations.disableTLS` in force. */
   disableTls: () => boolean;
+  /** The kernel-copy relay for plain connections (relay.ts); undefined: Node copies them. */
+  relay?: string;
   log?: (message: string) => void;
 }
 
@@ -119,6 +121,7 @@ export function kubeletMigrationProxy(o: KubeletMigrationProxyOptions): Migratio
     clientTls: () => readMaterial(o.client, o.caFile),
     disableTls: o.disableTls,
     socketOwner: { ...LAUNCHER_QEMU_USER },
+    relay: o.relay,
     log: o.log,
   });
   return {

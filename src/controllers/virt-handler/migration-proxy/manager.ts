@@ -22,6 +22,8 @@ export interface MigrationProxyManagerOptions {
   disableTls: () => boolean;
   /** Owner of the source sockets (the launcher's user). */
   socketOwner?: { uid: number; gid: number };
+  /** The kernel-copy relay for plain connections (relay.ts); undefined: Node copies them. */
+  relay?: string;
   log?: (message: string) => void;
 }
 
@@ -64,6 +66,7 @@ export class MigrationProxyManager {
             port: 0,
             unixTarget: s.unixPath,
             tls,
+            relay: this.o.relay,
             log: this.o.log,
           });
           proxies.push({ port: s.port, proxy });
@@ -99,8 +102,9 @@ export class MigrationProxyManager {
   ): void {
     if (!have?.proxies.length) return;
     const ports = have.proxies.map((p) => `${p.port}: ${p.proxy.bytes.out} out, ${p.proxy.bytes.in} in`);
+    const carrier = have.tls ? 'TLS' : this.o.relay ? 'plain TCP, kernel relay' : 'plain TCP';
     this.o.log?.(
-      `migration ${key}: ${side} proxies closed (${have.tls ? 'TLS' : 'plain TCP'}; bytes by key port ${ports.join('; ')})`,
+      `migration ${key}: ${side} proxies closed (${carrier}; bytes by key port ${ports.join('; ')})`,
     );
   }
 
@@ -130,6 +134,7 @@ export class MigrationProxyManager {
             port: Number(listener),
             tls,
             owner: this.o.socketOwner,
+            relay: this.o.relay,
             log: this.o.log,
           });
           proxies.push({ port, proxy });

@@ -7,11 +7,14 @@
  *
  * A source proxy listens on a unix socket and dials the target's TCP address for each
  * connection; a target proxy listens on TCP and dials the target launcher's unix socket.
+ * Plain connections are copied by the kernel through a relay process when the handler has
+ * one (relay.ts); TLS ones, and plain ones without a relay, by Node.
  */
 import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { createServer as createTlsServer, type TLSSocket, connect as tlsConnect } from 'node:tls';
+import { relayOnConnect } from './relay';
 import { clientIdentityRefusal, clientTlsOptions, type MigrationTlsMaterial, serverTlsOptions } from './tls';
 
 /** One running proxy. */
@@ -29,13 +32,16 @@ export interface MigrationProxy {
 
 type Log = (message: string) => void;
 
+/** A proxy's open connections (sockets, or relay processes), ended by stop(). */
+type Open = Set<{ destroy(): void }>;
+
 /**
- * Pipes two sockets both ways; either side ending or failing ends both. TCP sides send at
+ * Pipes two sockets both ways in Node; either side ending or failing ends both. TCP sides send at
  * once (TCP_NODELAY, Go's default for upstream's proxy): the switch-over's small messages
  * (the last device state, the NBD mirror's completion, libvirt's handshake) must not wait
  * for Nagle's algorithm while the guest is paused (a no-op on unix sockets).
  */
-function splice(a: Socket, b: Socket, counts: { out: number; in: number }, open: Set<Socket>): void {
+function pipeBoth(a: Socket, b: Socket, counts: { out: number; in: number }, open: Open): void {
   a.setNoDelay(true);
   b.setNoDelay(true);
   open.add(a);
@@ -70,7 +76,7 @@ function listening(server: Server, listen: (cb: () => void) => void): Promise<vo
   });
 }
 
-function stopper(server: Server, open: Set<Socket>, after?: () => void) {
+function stopper(server: Server, open: Open, after?: () => void) {
   return () =>
     new Promise<void>((resolve) => {
       for (const s of open) s.destroy();
@@ -93,24 +99,30 @@ export interface SourceProxyOptions {
   tls?: () => MigrationTlsMaterial;
   /** Owner of the socket (the launcher's user must connect to it). */
   owner?: { uid: number; gid: number };
+  /** The kernel-copy relay for plain connections (relay.ts); undefined: Node copies. */
+  relay?: string;
   log?: Log;
 }
 
 /** A unix socket on the source node whose connections go to the target node's proxy. */
 export async function startSourceProxy(o: SourceProxyOptions): Promise<MigrationProxy> {
   const log = o.log ?? (() => {});
-  const open = new Set<Socket>();
+  const open: Open = new Set();
   const bytes = { out: 0, in: 0 };
   const target = `${o.host}:${o.port}`;
-  const server = createServer((local) => {
-    local.pause();
+  // Paused from the accept: a relay must get every byte, so Node reads none before the hand-over.
+  const server = createServer({ pauseOnConnect: true }, (local) => {
+    const relay = o.tls ? undefined : o.relay;
     const remote: Socket = o.tls
       ? tlsConnect({ host: o.host, port: o.port, ...clientTlsOptions(o.tls()) })
       : createConnection({ host: o.host, port: o.port });
-    const ready = o.tls ? 'secureConnect' : 'connect';
-    remote.once(ready, () => local.resume());
     remote.once('error', (e) => log(`migration proxy ${o.unixPath} -> ${target}: ${e.message}`));
-    splice(local, remote, bytes, open);
+    if (relay) {
+      relayOnConnect(local, remote, { relay, counts: bytes, open, log });
+      return;
+    }
+    remote.once(o.tls ? 'secureConnect' : 'connect', () => local.resume());
+    pipeBoth(local, remote, bytes, open);
   });
   rmSync(o.unixPath, { force: true });
   mkdirSync(dirname(o.unixPath), { recursive: true });
@@ -136,20 +148,27 @@ export interface TargetProxyOptions {
   unixTarget: string;
   /** Server material; undefined when TLS is disabled. */
   tls?: () => MigrationTlsMaterial;
+  /** The kernel-copy relay for plain connections (relay.ts); undefined: Node copies. */
+  relay?: string;
   log?: Log;
 }
 
 /** A TCP listener on the target node whose connections go to a unix socket in the target pod. */
 export async function startTargetProxy(o: TargetProxyOptions): Promise<MigrationProxy> {
   const log = o.log ?? (() => {});
-  const open = new Set<Socket>();
+  const open: Open = new Set();
   const bytes = { out: 0, in: 0 };
   const forward = (remote: Socket) => {
     remote.pause();
     const local = createConnection(o.unixTarget);
-    local.once('connect', () => remote.resume());
     local.once('error', (e) => log(`migration proxy -> ${o.unixTarget}: ${e.message}`));
-    splice(remote, local, bytes, open);
+    const relay = o.tls ? undefined : o.relay;
+    if (relay) {
+      relayOnConnect(remote, local, { relay, counts: bytes, open, log });
+      return;
+    }
+    local.once('connect', () => remote.resume());
+    pipeBoth(remote, local, bytes, open);
   };
   let server: Server;
   if (o.tls) {
@@ -170,7 +189,7 @@ export async function startTargetProxy(o: TargetProxyOptions): Promise<Migration
     });
     server = tlsServer;
   } else {
-    server = createServer(forward);
+    server = createServer({ pauseOnConnect: true }, forward);
   }
   const port = () => {
     const a = server.address();
