@@ -5,11 +5,14 @@
  * reads every chunk into a new Buffer and writes it out again; on a busy two-core node that
  * CPU is taken from the QEMU whose memory is crossing (docs/benchmarks.md).
  *
- * As upstream's proxy: the first direction to end (EOF or error) ends both. Its bytes were
- * all written before it ended; the other direction's are dropped, as upstream drops them.
+ * A direction that fails ends both at once, as upstream's proxy does. One that ends cleanly
+ * (EOF) passes the end on (shutdown(SHUT_WR): FIN after every byte queued) and gives the
+ * other direction up to 5 s to end too before both close. Upstream closes both at the first
+ * end; closing a TCP socket that still has unread bytes sends a reset, which drops the bytes
+ * it had not sent yet, so waiting for the peer's end keeps the tail of the stream.
  *
  * Stdout: "<bytes 3->4> <bytes 4->3>" lines, at most every 100 ms while the counts change,
- * and once more at the end (virt-handler's byte counters). Built static (gcc -static) so the
+ * and once more at the end, SIGTERM's included (virt-handler's byte counters). Built static (gcc -static) so the
  * image needs no libc of its own for it.
  */
 #define _GNU_SOURCE
@@ -20,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +32,7 @@
 static atomic_ullong carried[2];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ended = PTHREAD_COND_INITIALIZER;
-static int finished;
+static int ended_count, failed;
 
 struct direction {
   int from, to, idx;
@@ -49,32 +53,31 @@ static int write_all(int fd, const char *buf, ssize_t n, int idx) {
   return 0;
 }
 
-/* read/write copy, for a kernel that refuses to splice one of the sockets. */
-static void copy_plain(const struct direction *d) {
+/* read/write copy, for a kernel that refuses to splice one of the sockets: 0 at EOF, -1 on error. */
+static int copy_plain(const struct direction *d) {
   static __thread char buf[256 * 1024];
   for (;;) {
     ssize_t n = read(d->from, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || write_all(d->to, buf, n, d->idx) < 0) return;
+    if (n == 0) return 0;
+    if (n < 0 || write_all(d->to, buf, n, d->idx) < 0) return -1;
   }
 }
 
-/* socket -> pipe -> socket, the pages moved rather than copied where the kernel can. */
-static void copy_splice(const struct direction *d) {
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) < 0) {
-    copy_plain(d);
-    return;
-  }
+/* socket -> pipe -> socket, the pages moved rather than copied where the kernel can: 0 at EOF, -1 on error. */
+static int copy_splice(const struct direction *d) {
+  int p[2], rc = -1;
+  if (pipe2(p, O_CLOEXEC) < 0) return copy_plain(d);
   (void)fcntl(p[1], F_SETPIPE_SZ, CHUNK); /* a larger pipe where allowed; 64 KiB otherwise */
   int first = 1;
   for (;;) {
     ssize_t n = splice(d->from, NULL, p[1], NULL, CHUNK, SPLICE_F_MOVE);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && first && errno == EINVAL) {
-      copy_plain(d);
+      rc = copy_plain(d);
       break;
     }
+    if (n == 0) rc = 0;
     if (n <= 0) break;
     first = 0;
     while (n > 0) {
@@ -88,15 +91,35 @@ static void copy_splice(const struct direction *d) {
 out:
   close(p[0]);
   close(p[1]);
+  return rc;
 }
 
 static void *run(void *arg) {
-  copy_splice(arg);
+  const struct direction *d = arg;
+  int rc = copy_splice(d);
+  /* EOF: the end goes on to the other side once everything before it is queued. */
+  if (rc == 0) shutdown(d->to, SHUT_WR);
   pthread_mutex_lock(&mu);
-  finished = 1;
+  ended_count++;
+  if (rc != 0) failed = 1;
   pthread_cond_signal(&ended);
   pthread_mutex_unlock(&mu);
   return NULL;
+}
+
+/* SIGTERM (the proxy's stop()): the last counts, then exit; only async-signal-safe calls. */
+static void on_term(int sig) {
+  (void)sig;
+  char line[48], *p = line + sizeof line;
+  *--p = '\n';
+  for (int i = 1; i >= 0; i--) {
+    unsigned long long v = carried[i];
+    do *--p = (char)('0' + v % 10); while ((v /= 10) && p > line);
+    if (i) *--p = ' ';
+  }
+  *--p = '\n'; /* ends a line the main thread may have been writing */
+  (void)!write(1, p, (size_t)(line + sizeof line - p));
+  _exit(0);
 }
 
 static void report(void) {
@@ -107,6 +130,7 @@ static void report(void) {
 int main(void) {
   /* A peer gone mid-write is an ordinary end, not a reason to die without the last report. */
   signal(SIGPIPE, SIG_IGN);
+  signal(SIGTERM, on_term);
   static struct direction dirs[2] = {{3, 4, 0}, {4, 3, 1}};
   for (int fd = 3; fd <= 4; fd++) {
     int fl = fcntl(fd, F_GETFL);
@@ -124,10 +148,15 @@ int main(void) {
     }
   }
   unsigned long long last[2] = {0, 0};
+  time_t grace_until = 0;
   pthread_mutex_lock(&mu);
-  while (!finished) {
+  while (ended_count < 2 && !failed) {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
+    if (ended_count == 1) {
+      if (!grace_until) grace_until = until.tv_sec + 5;
+      if (until.tv_sec >= grace_until) break;
+    }
     until.tv_nsec += 100 * 1000 * 1000;
     if (until.tv_nsec >= 1000000000L) {
       until.tv_sec++;

@@ -121,13 +121,22 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
       ).items.find((p) => p.spec?.nodeName === node);
       const closed = new RegExp(
         `migration ${vmiUid}: target proxies closed \\((TLS|plain TCP, kernel relay|plain TCP); bytes by key port 0: (\\d+) out, \\d+ in; 49152: (\\d+) out, \\d+ in; 49153: (\\d+) out`,
+        'g',
       );
       return waitFor(
         `node ${node}'s migration proxy report`,
+        // The last report: an earlier, failed attempt may have closed its own proxies.
         () =>
-          closed.exec(
-            kubectl('logs', '-n', 'kubevirt', handler?.metadata?.name ?? '', '-c', 'virt-handler'),
-          ) ?? undefined,
+          [
+            ...kubectl(
+              'logs',
+              '-n',
+              'kubevirt',
+              handler?.metadata?.name ?? '',
+              '-c',
+              'virt-handler',
+            ).matchAll(closed),
+          ].at(-1),
         60_000,
         1_000,
       );

@@ -154,7 +154,11 @@ describe('virt-handler migration proxy from its flags', () => {
       // side only would fail, so the target is restarted too.
       await source.manager.stopSource(vmiUid);
       await target.manager.stopTarget(vmiUid);
-      // What each listener carried, and how: the daemon's got 'hello' and answered 'ok hello'.
+      // First how plain connections will be copied (the relay where it is installed, else Node),
+      // then what each listener carried, and how: the daemon's got 'hello' and answered 'ok hello'.
+      expect(logged.shift()).toMatch(
+        /^migration proxy: plain \(disableTLS\) connections copied by (\/|Node)/,
+      );
       expect(logged).toEqual([
         `migration ${vmiUid}: target proxies closed (TLS; bytes by key port 0: 5 out, 8 in; 49152: 0 out, 0 in; 49153: 0 out, 0 in)`,
       ]);

@@ -6,6 +6,7 @@
  * CA, or not a handler's, gets nothing; a sender without the CA's client certificate is
  * refused before anything reaches the target launcher.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -114,6 +115,45 @@ describe('migration proxy', () => {
     }
   });
 
+  it('passes the end of a stream on with its whole tail over TLS, while the other direction is backed up', async () => {
+    const path = join(dir, 'tail.sock');
+    let received = 0;
+    let done!: (n: number) => void;
+    const ended = new Promise<number>((r) => {
+      done = r;
+    });
+    const server = createServer((s) => {
+      s.on('error', () => {});
+      s.write(randomBytes(4 << 20));
+      s.pause();
+      setTimeout(() => s.resume(), 500);
+      s.on('data', (d) => {
+        received += d.length;
+      });
+      s.on('end', () => done(received));
+    });
+    await new Promise<void>((r) => server.listen(path, r));
+    const target = await startTargetProxy({ host: '127.0.0.1', port: 0, unixTarget: path, tls: () => node });
+    const source = await startSourceProxy({
+      unixPath: join(dir, 'tail-source.sock'),
+      host: '127.0.0.1',
+      port: target.port ?? 0,
+      tls: () => client,
+    });
+    try {
+      const sock = createConnection(source.unixPath ?? '');
+      sock.on('error', () => {});
+      const payload = randomBytes(8 << 20);
+      sock.end(payload);
+      expect(await ended).toBe(payload.length);
+      sock.destroy();
+    } finally {
+      await source.stop();
+      await target.stop();
+      server.close();
+    }
+  });
+
   /** The first bytes a source proxy sends on the migration port. */
   async function firstBytes(tls: boolean): Promise<Buffer> {
     let got = Buffer.alloc(0);
@@ -178,6 +218,8 @@ describe('migration proxy', () => {
       log: (m) => srcLogs.push(m),
     });
     const out = await exchange(source.unixPath ?? '', 'guest memory page');
+    // The target's side of a failed handshake may end after the source's: its log, if any, first.
+    for (let i = 0; i < 20 && logs.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     await source.stop();
     await target.stop();
     return { ...out, reached: launcherConnections - before, logs, srcLogs };

@@ -3,8 +3,9 @@
  * (images/kubevirt-ts/migration-relay.c, driven by migration-proxy/relay.ts): built here
  * with gcc as the image build does, then run behind real source and target proxies over
  * loopback. Every byte arrives, in order, both ways; a peer that speaks first (QEMU's NBD
- * server) loses nothing to the hand-over; the first side to end ends the other; stop()
- * ends relays mid-connection; the byte counters add up the relays' reports.
+ * server) loses nothing to the hand-over; the end of a stream reaches the other side with
+ * its whole tail even while the other direction is backed up; stop() ends relays
+ * mid-connection; the byte counters add up the relays' reports.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -133,16 +134,38 @@ describe.skipIf(!built)(`migration relay${skipReason ? ` (skipped: ${skipReason}
     s.destroy();
   });
 
-  it('the first side to end ends the connection to the other (upstream’s proxy)', async () => {
-    const l = await launcher(join(dir, 'end.sock'));
-    const { src, dst } = await pair('end', join(dir, 'end.sock'));
-    stops.push(src.stop, dst.stop, () => void l.server.close());
-    const { sock } = await roundTrip(src.unixPath ?? '', Buffer.from('x'), 1);
-    sock.end();
-    await l.ended;
+  it('passes the end of a stream on with its whole tail, while the other direction is backed up', async () => {
+    // The launcher sends 4 MiB the client never reads and reads slowly itself: when the
+    // client's end reaches the source relay, its TCP socket holds unread bytes and unsent
+    // ones. Closing it then would reset the connection and drop the unsent tail.
+    const path = join(dir, 'tail.sock');
+    let received = 0;
+    let done!: (n: number) => void;
+    const ended = new Promise<number>((r) => {
+      done = r;
+    });
+    const server = createServer((s) => {
+      s.on('error', () => {});
+      s.write(randomBytes(4 << 20));
+      s.pause();
+      setTimeout(() => s.resume(), 500);
+      s.on('data', (d) => {
+        received += d.length;
+      });
+      s.on('end', () => done(received));
+    });
+    await new Promise<void>((r) => server.listen(path, r));
+    const { src, dst } = await pair('tail', path);
+    stops.push(src.stop, dst.stop, () => void server.close());
+    const sock = createConnection(src.unixPath ?? '');
+    sock.on('error', () => {});
+    const payload = randomBytes(8 << 20);
+    sock.end(payload);
+    expect(await ended).toBe(payload.length);
+    sock.destroy();
   });
 
-  it('stop() ends a connection in flight', async () => {
+  it('stop() ends a connection in flight, with its counts final', async () => {
     const l = await launcher(join(dir, 'stop.sock'));
     const { src, dst } = await pair('stop', join(dir, 'stop.sock'));
     stops.push(() => void l.server.close());
@@ -152,6 +175,9 @@ describe.skipIf(!built)(`migration relay${skipReason ? ` (skipped: ${skipReason}
     await src.stop();
     await dst.stop();
     await closed;
+    // The relays' last counts (their SIGTERM report) are in when stop() resolves.
+    expect(src.bytes).toEqual({ out: 1, in: 1 });
+    expect(dst.bytes).toEqual({ out: 1, in: 1 });
   });
 });
 

@@ -13,7 +13,12 @@
 import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
-import { createServer as createTlsServer, type TLSSocket, connect as tlsConnect } from 'node:tls';
+import {
+  type ConnectionOptions,
+  createServer as createTlsServer,
+  type TLSSocket,
+  connect as tlsConnect,
+} from 'node:tls';
 import { relayOnConnect } from './relay';
 import { clientIdentityRefusal, clientTlsOptions, type MigrationTlsMaterial, serverTlsOptions } from './tls';
 
@@ -33,13 +38,23 @@ export interface MigrationProxy {
 type Log = (message: string) => void;
 
 /** A proxy's open connections (sockets, or relay processes), ended by stop(). */
-type Open = Set<{ destroy(): void }>;
+type Open = Set<{ destroy(): void; exited?: Promise<void> }>;
 
 /**
- * Pipes two sockets both ways in Node; either side ending or failing ends both. TCP sides send at
- * once (TCP_NODELAY, Go's default for upstream's proxy): the switch-over's small messages
- * (the last device state, the NBD mirror's completion, libvirt's handshake) must not wait
- * for Nagle's algorithm while the guest is paused (a no-op on unix sockets).
+ * How long a connection stays open after one direction ended cleanly, for the other to
+ * end too (the relay's figure, migration-relay.c).
+ */
+const END_GRACE_MS = 5_000;
+
+/**
+ * Pipes two sockets both ways in Node. A failure on either side ends both at once; a clean
+ * end is passed on (a half-close: FIN after every byte queued, the sockets are half-open)
+ * and the other direction gets {@link END_GRACE_MS} to end too. Destroying a TCP socket
+ * that still holds unread bytes resets it and drops the bytes it had not sent yet: the
+ * tail of a migration stream. TCP sides send at once (TCP_NODELAY, Go's default for
+ * upstream's proxy): the switch-over's small messages (the last device state, the NBD
+ * mirror's completion, libvirt's handshake) must not wait for Nagle's algorithm while the
+ * guest is paused (a no-op on unix sockets).
  */
 function pipeBoth(a: Socket, b: Socket, counts: { out: number; in: number }, open: Open): void {
   a.setNoDelay(true);
@@ -54,16 +69,33 @@ function pipeBoth(a: Socket, b: Socket, counts: { out: number; in: number }, ope
   });
   a.pipe(b);
   b.pipe(a);
+  let grace: NodeJS.Timeout | undefined;
   const end = () => {
+    clearTimeout(grace);
     a.destroy();
     b.destroy();
     open.delete(a);
     open.delete(b);
   };
-  a.on('close', end);
-  b.on('close', end);
+  const ended = () => {
+    grace ??= setTimeout(end, END_GRACE_MS);
+  };
+  a.on('end', ended);
+  b.on('end', ended);
+  // Both directions done: each socket closes by itself once it has ended both ways.
+  const closed = () => {
+    if (a.destroyed && b.destroyed) end();
+  };
+  a.on('close', closed);
+  b.on('close', closed);
   a.on('error', end);
   b.on('error', end);
+}
+
+/** tls.connect honours allowHalfOpen (it hands it to its TLSSocket); Node's types omit it. */
+function halfOpen(options: ConnectionOptions): ConnectionOptions {
+  const withHalfOpen: ConnectionOptions & { allowHalfOpen: boolean } = { ...options, allowHalfOpen: true };
+  return withHalfOpen;
 }
 
 function listening(server: Server, listen: (cb: () => void) => void): Promise<void> {
@@ -76,14 +108,27 @@ function listening(server: Server, listen: (cb: () => void) => void): Promise<vo
   });
 }
 
+/**
+ * stop(): ends every connection (the accepted ones too, whatever state they are in: a
+ * half-open socket never closes by itself) and the listener.
+ */
 function stopper(server: Server, open: Open, after?: () => void) {
+  const accepted = new Set<Socket>();
+  server.on('connection', (s: Socket) => {
+    accepted.add(s);
+    s.once('close', () => accepted.delete(s));
+  });
   return () =>
     new Promise<void>((resolve) => {
-      for (const s of open) s.destroy();
+      const exits = [...open].map((c) => c.exited);
+      for (const s of [...open, ...accepted]) s.destroy();
       open.clear();
+      // Relays report their last counts as they exit: the counts are final when stop() resolves.
       server.close(() => {
-        after?.();
-        resolve();
+        void Promise.all(exits).then(() => {
+          after?.();
+          resolve();
+        });
       });
     });
 }
@@ -111,11 +156,11 @@ export async function startSourceProxy(o: SourceProxyOptions): Promise<Migration
   const bytes = { out: 0, in: 0 };
   const target = `${o.host}:${o.port}`;
   // Paused from the accept: a relay must get every byte, so Node reads none before the hand-over.
-  const server = createServer({ pauseOnConnect: true }, (local) => {
+  const server = createServer({ pauseOnConnect: true, allowHalfOpen: true }, (local) => {
     const relay = o.tls ? undefined : o.relay;
     const remote: Socket = o.tls
-      ? tlsConnect({ host: o.host, port: o.port, ...clientTlsOptions(o.tls()) })
-      : createConnection({ host: o.host, port: o.port });
+      ? tlsConnect(halfOpen({ host: o.host, port: o.port, ...clientTlsOptions(o.tls()) }))
+      : createConnection({ host: o.host, port: o.port, allowHalfOpen: true });
     remote.once('error', (e) => log(`migration proxy ${o.unixPath} -> ${target}: ${e.message}`));
     if (relay) {
       relayOnConnect(local, remote, { relay, counts: bytes, open, log });
@@ -160,7 +205,7 @@ export async function startTargetProxy(o: TargetProxyOptions): Promise<Migration
   const bytes = { out: 0, in: 0 };
   const forward = (remote: Socket) => {
     remote.pause();
-    const local = createConnection(o.unixTarget);
+    const local = createConnection({ path: o.unixTarget, allowHalfOpen: true });
     local.once('error', (e) => log(`migration proxy -> ${o.unixTarget}: ${e.message}`));
     const relay = o.tls ? undefined : o.relay;
     if (relay) {
@@ -174,6 +219,9 @@ export async function startTargetProxy(o: TargetProxyOptions): Promise<Migration
   if (o.tls) {
     const tls = o.tls;
     // Read when the listener starts (one per migration): rotated certificates apply to the next.
+    // Not half-open, unlike the other sockets here: a half-open TLS server did not report a
+    // client's refused certificate (tlsClientError) in migration-proxy.test.ts. The tail that
+    // matters flows towards this side, which the source's half-open socket delivers whole.
     const tlsServer = createTlsServer(serverTlsOptions(tls()));
     tlsServer.on('secureConnection', (s: TLSSocket) => {
       const refusal = clientIdentityRefusal(s.getPeerX509Certificate());
@@ -186,10 +234,11 @@ export async function startTargetProxy(o: TargetProxyOptions): Promise<Migration
     });
     tlsServer.on('tlsClientError', (e, s) => {
       log(`migration proxy on port ${port()}: TLS handshake with ${s.remoteAddress}: ${e.message}`);
+      s.destroy();
     });
     server = tlsServer;
   } else {
-    server = createServer({ pauseOnConnect: true }, forward);
+    server = createServer({ pauseOnConnect: true, allowHalfOpen: true }, forward);
   }
   const port = () => {
     const a = server.address();

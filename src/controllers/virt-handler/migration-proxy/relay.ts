@@ -34,8 +34,8 @@ export interface RelayContext {
   relay: string;
   /** Bytes carried each way by the proxy (out: first socket to second); updated as relays report. */
   counts: { out: number; in: number };
-  /** The open connections of the proxy, ended by its stop(). */
-  open: Set<{ destroy(): void }>;
+  /** The open connections of the proxy, ended by its stop() (which awaits `exited`). */
+  open: Set<{ destroy(): void; exited?: Promise<void> }>;
   log: (message: string) => void;
 }
 
@@ -51,7 +51,18 @@ export function relayConnection(a: Socket, b: Socket, ctx: RelayContext): void {
   // The child holds its own duplicates of both descriptors from here on.
   a.destroy();
   b.destroy();
-  const entry = { destroy: () => child.kill('SIGKILL') };
+  const exited = new Promise<void>((resolve) => {
+    child.once('close', () => resolve());
+    child.once('error', () => resolve());
+  });
+  // stop(): SIGTERM makes the relay print its last counts; SIGKILL if it has not gone in 1 s.
+  const entry = {
+    destroy: () => {
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 1_000).unref();
+    },
+    exited,
+  };
   ctx.open.add(entry);
   // The relay reports its own totals; the proxy's counts add up all its connections.
   const seen = { out: 0, in: 0 };
@@ -60,14 +71,16 @@ export function relayConnection(a: Socket, b: Socket, ctx: RelayContext): void {
     tail += chunk;
     const lines = tail.split('\n');
     tail = lines.pop() ?? '';
-    const last = lines.at(-1);
-    if (!last) return;
-    const [out, into] = last.split(' ').map(Number);
-    if (!Number.isFinite(out) || !Number.isFinite(into)) return;
-    ctx.counts.out += out - seen.out;
-    ctx.counts.in += into - seen.in;
-    seen.out = out;
-    seen.in = into;
+    // The last whole report; a line cut by the relay's SIGTERM report has one field.
+    for (const line of lines.reverse()) {
+      const f = line.split(' ').map(Number);
+      if (f.length !== 2 || !f.every(Number.isFinite)) continue;
+      ctx.counts.out += f[0] - seen.out;
+      ctx.counts.in += f[1] - seen.in;
+      seen.out = f[0];
+      seen.in = f[1];
+      return;
+    }
   });
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (d: string) => {
@@ -79,7 +92,7 @@ export function relayConnection(a: Socket, b: Socket, ctx: RelayContext): void {
   });
   child.on('close', (code, signal) => {
     ctx.open.delete(entry);
-    if (code !== 0 && signal !== 'SIGKILL')
+    if (code !== 0)
       ctx.log(`migration relay exited with ${code ?? signal}: ${stderr.trim() || 'no message'}`);
   });
 }
