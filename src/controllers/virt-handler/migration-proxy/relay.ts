@@ -13,9 +13,9 @@ import type { Socket } from 'node:net';
 export const MIGRATION_RELAY_IMAGE_PATH = '/usr/bin/kubevirt-ts-migration-relay';
 
 /**
- * The relay this handler uses: `KUBEVIRT_TS_MIGRATION_RELAY` when set (empty: none, Node
- * copies), else the image's when it is there. Undefined: Node copies plain connections too
- * (local mode on a host where the relay was not built).
+ * The relay the `virt-handler` command's migration proxy uses: `KUBEVIRT_TS_MIGRATION_RELAY`
+ * when set (empty: none), else the image's when it is there. Undefined: Node copies plain
+ * connections too (a handler run outside the kubevirt-ts image, without the variable).
  */
 export function defaultMigrationRelay(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const path = env.KUBEVIRT_TS_MIGRATION_RELAY ?? MIGRATION_RELAY_IMAGE_PATH;
