@@ -29,6 +29,9 @@
 
 #define CHUNK (1 << 20)
 
+/* Bytes read from each side (as Node's copy counts them): counted before they are written
+ * on, so a report can never lag a byte the peer already has. */
+
 static atomic_ullong carried[2];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ended = PTHREAD_COND_INITIALIZER;
@@ -39,14 +42,13 @@ struct direction {
 };
 
 /* Writes n bytes of buf to fd; 0 once all are written, -1 on error. */
-static int write_all(int fd, const char *buf, ssize_t n, int idx) {
+static int write_all(int fd, const char *buf, ssize_t n) {
   while (n > 0) {
     ssize_t w = write(fd, buf, (size_t)n);
     if (w < 0) {
       if (errno == EINTR) continue;
       return -1;
     }
-    carried[idx] += (unsigned long long)w;
     buf += w;
     n -= w;
   }
@@ -60,7 +62,9 @@ static int copy_plain(const struct direction *d) {
     ssize_t n = read(d->from, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n == 0) return 0;
-    if (n < 0 || write_all(d->to, buf, n, d->idx) < 0) return -1;
+    if (n < 0) return -1;
+    carried[d->idx] += (unsigned long long)n;
+    if (write_all(d->to, buf, n) < 0) return -1;
   }
 }
 
@@ -80,11 +84,11 @@ static int copy_splice(const struct direction *d) {
     if (n == 0) rc = 0;
     if (n <= 0) break;
     first = 0;
+    carried[d->idx] += (unsigned long long)n;
     while (n > 0) {
       ssize_t w = splice(p[0], NULL, d->to, NULL, (size_t)n, SPLICE_F_MOVE);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) goto out;
-      carried[d->idx] += (unsigned long long)w;
       n -= w;
     }
   }
