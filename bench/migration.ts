@@ -35,7 +35,7 @@ import {
   testStateDir,
 } from '../test/support/cluster';
 import { componentsReady, installComponents } from '../test/support/cluster-install';
-import { kubectlBin, kubectlWith } from '../test/support/cluster-pods';
+import { kubectlBin, kubectlWith, patchKubeVirtArgs } from '../test/support/cluster-pods';
 import { BOOT_MARKER } from '../test/support/guest';
 import { cacheDir } from '../test/support/integration';
 import { secondLibvirtdUnavailable } from '../test/support/second-libvirtd';
@@ -124,16 +124,9 @@ interface Run extends JobFigures {
 /** One migration with the proxies in `tls` mode; its figures. */
 async function migrate(i: number, tls: boolean, vmiUid: string): Promise<Run> {
   kubectl(
-    'patch',
-    'kubevirt',
-    'kubevirt',
-    '-n',
-    'kubevirt',
-    '--type',
-    'merge',
-    '-p',
-    JSON.stringify({ spec: { configuration: { migrations: { disableTLS: !tls, ...MAX_DOWNTIME } } } }),
+    ...patchKubeVirtArgs({ spec: { configuration: { migrations: { disableTLS: !tls, ...MAX_DOWNTIME } } } }),
   );
+
   // The handlers read disableTLS when a migration's proxies start: let the change reach them.
   await new Promise((r) => setTimeout(r, 3_000));
   const name = `bench-mig-${i}`;

@@ -31,7 +31,7 @@ import { repoRoot } from '../../scripts/gen-api';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/generated/types';
 import { clusterUnavailableReason, TEST_BRIDGE, TEST_POD_SUBNET, testStateDir } from '../support/cluster';
 import { componentsReady, installComponents } from '../support/cluster-install';
-import { kubectlWith } from '../support/cluster-pods';
+import { kubectlWith, patchKubeVirtArgs } from '../support/cluster-pods';
 import { BOOT_MARKER } from '../support/guest';
 import { integration } from '../support/integration';
 import { waitFor } from '../support/wait';
@@ -300,17 +300,7 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
       // The drain's migration (B to A) with disableTLS: the handlers hand each plain
       // connection to the kernel relay (migration-proxy/relay.ts) instead of copying it in Node.
       const disableTls = (on: boolean) =>
-        kubectl(
-          'patch',
-          'kubevirt',
-          'kubevirt',
-          '-n',
-          'kubevirt',
-          '--type',
-          'merge',
-          '-p',
-          JSON.stringify({ spec: { configuration: { migrations: { disableTLS: on } } } }),
-        );
+        kubectl(...patchKubeVirtArgs({ spec: { configuration: { migrations: { disableTLS: on } } } }));
       disableTls(true);
       // The handlers read disableTLS when a migration's proxies start: let the change reach them.
       await new Promise((r) => setTimeout(r, 3_000));

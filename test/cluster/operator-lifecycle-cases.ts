@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import { ctr } from '../../scripts/cluster/containerd';
 import { type ClusterInfo, clusterPaths } from '../../scripts/cluster/state';
+import { patchKubeVirtArgs } from '../support/cluster-pods';
 import { waitFor } from '../support/wait';
 import {
   condition,
@@ -24,19 +25,6 @@ import {
 export const KV_NS = 'kubevirt';
 export const VM = 'vm-tiny-cd';
 export const COMPONENTS = ['virt-api', 'virt-controller', 'virt-handler'] as const;
-
-/** `kubectl` arguments merge-patching the KubeVirt CR with `patch`. */
-export const patchKubeVirtArgs = (patch: unknown): string[] => [
-  'patch',
-  'kv',
-  'kubevirt',
-  '-n',
-  KV_NS,
-  '--type',
-  'merge',
-  '-p',
-  JSON.stringify(patch),
-];
 
 /** What the steps need of the test. */
 export interface OperatorCases {

@@ -27,6 +27,7 @@ import { type ClusterInfo, clusterPaths } from '../../scripts/cluster/state';
 import { up } from '../../scripts/cluster/up';
 import { repoRoot } from '../../scripts/gen-api';
 import { clusterUnavailableReason, TEST_BRIDGE, TEST_POD_SUBNET, testStateDir } from '../support/cluster';
+import { patchKubeVirtArgs } from '../support/cluster-pods';
 import { waitForCrdEstablished } from '../support/crd-established';
 import { BOOT_MARKER } from '../support/guest';
 import { integration } from '../support/integration';
@@ -49,14 +50,7 @@ import {
   secretPair,
   servedFingerprint,
 } from './operator-cluster';
-import {
-  COMPONENTS,
-  KV_NS,
-  patchKubeVirtArgs,
-  removeWithWorkloadBlock,
-  upgradeImageTag,
-  VM,
-} from './operator-lifecycle-cases';
+import { COMPONENTS, KV_NS, removeWithWorkloadBlock, upgradeImageTag, VM } from './operator-lifecycle-cases';
 import { storageStackReady, vmWithClaimDisks } from './storage-pvc-case';
 import { uiClusterEnabled, webConsoleOnCluster } from './ui-cluster-case';
 

@@ -19,6 +19,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { VirtualMachineInstanceMigration } from '../../src/api/generated/types';
+import { patchKubeVirtArgs } from '../support/cluster-pods';
 import { waitFor } from '../support/wait';
 import type { DrainContext } from './drain-case';
 import { kubevirtReads } from './kubevirt-reads';
@@ -40,17 +41,7 @@ export async function postCopyCase(c: DrainContext): Promise<void> {
   const sysctlBefore = readFileSync(SYSCTL, 'utf8').trim();
   writeFileSync(SYSCTL, '1');
   const seccomp = (profile: unknown) =>
-    kubectl(
-      'patch',
-      'kubevirt',
-      'kubevirt',
-      '-n',
-      'kubevirt',
-      '--type',
-      'merge',
-      '-p',
-      JSON.stringify({ spec: { configuration: { seccompConfiguration: profile } } }),
-    );
+    kubectl(...patchKubeVirtArgs({ spec: { configuration: { seccompConfiguration: profile } } }));
   seccomp({
     virtualMachineInstanceProfile: { customProfile: { localhostProfile: 'kubevirt/kubevirt.json' } },
   });

@@ -10,22 +10,13 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
+import { patchKubeVirtArgs } from '../support/cluster-pods';
 import { type ClusterVmContext, deleteVm, startVm, vmManifest } from './vm-network-cases';
 
 const MARKER = 'KUBEVIRT-TS-GUEST-BOOTED';
 
 function patchSeccomp(c: ClusterVmContext, seccompConfiguration: unknown): void {
-  c.kubectl(
-    'patch',
-    'kubevirt',
-    'kubevirt',
-    '-n',
-    'kubevirt',
-    '--type',
-    'merge',
-    '-p',
-    JSON.stringify({ spec: { configuration: { seccompConfiguration } } }),
-  );
+  c.kubectl(...patchKubeVirtArgs({ spec: { configuration: { seccompConfiguration } } }));
 }
 
 /** A process's seccomp mode and filter count, or undefined when it is gone. */

@@ -15,6 +15,19 @@ export const kubectlBin = join(cacheDir, 'kube', 'current', 'bin', 'kubectl');
  * kubectl with the cluster's kubeconfig; returns stdout. A failure names the command and
  * what it printed (a bare spawnSync ETIMEDOUT says neither, and CI keeps only that line).
  */
+/** `kubectl` arguments merge-patching the KubeVirt CR (`kubevirt/kubevirt`) with `patch`. */
+export const patchKubeVirtArgs = (patch: unknown): string[] => [
+  'patch',
+  'kv',
+  'kubevirt',
+  '-n',
+  'kubevirt',
+  '--type',
+  'merge',
+  '-p',
+  JSON.stringify(patch),
+];
+
 export function kubectlWith(kubeconfig: string): (...args: string[]) => string {
   return (...args) => {
     try {

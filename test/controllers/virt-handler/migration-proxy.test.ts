@@ -6,7 +6,6 @@
  * CA, or not a handler's, gets nothing; a sender without the CA's client certificate is
  * refused before anything reaches the target launcher.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,6 +19,7 @@ import {
   startSourceProxy,
   startTargetProxy,
 } from '../../../src/controllers/virt-handler/migration-proxy';
+import { backedUpLauncher, sendAndEnd } from '../../support/backed-up-launcher';
 import { type CertFiles, issue, makeCa } from '../../support/tls-certs';
 
 const dir = mkdtempSync(join(tmpdir(), 'kvts-mproxy-'));
@@ -117,22 +117,7 @@ describe('migration proxy', () => {
 
   it('passes the end of a stream on with its whole tail over TLS, while the other direction is backed up', async () => {
     const path = join(dir, 'tail.sock');
-    let received = 0;
-    let done!: (n: number) => void;
-    const ended = new Promise<number>((r) => {
-      done = r;
-    });
-    const server = createServer((s) => {
-      s.on('error', () => {});
-      s.write(randomBytes(4 << 20));
-      s.pause();
-      setTimeout(() => s.resume(), 500);
-      s.on('data', (d) => {
-        received += d.length;
-      });
-      s.on('end', () => done(received));
-    });
-    await new Promise<void>((r) => server.listen(path, r));
+    const l = await backedUpLauncher(path);
     const target = await startTargetProxy({ host: '127.0.0.1', port: 0, unixTarget: path, tls: () => node });
     const source = await startSourceProxy({
       unixPath: join(dir, 'tail-source.sock'),
@@ -141,16 +126,12 @@ describe('migration proxy', () => {
       tls: () => client,
     });
     try {
-      const sock = createConnection(source.unixPath ?? '');
-      sock.on('error', () => {});
-      const payload = randomBytes(8 << 20);
-      sock.end(payload);
-      expect(await ended).toBe(payload.length);
-      sock.destroy();
+      const sent = sendAndEnd(source.unixPath ?? '', 8 << 20);
+      expect(await l.received).toBe(sent);
     } finally {
       await source.stop();
       await target.stop();
-      server.close();
+      l.server.close();
     }
   });
 
