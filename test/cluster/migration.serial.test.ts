@@ -310,8 +310,14 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
       expect(plain[1]).toBe('plain TCP, kernel relay');
       expect(Number(plain[3])).toBeGreaterThan(1_000_000);
       disableTls(false);
+      // Both handlers must read the change before the next migration's proxies start: a
+      // target listening plain for a source speaking TLS (or the reverse) fails the migration.
+      await new Promise((r) => setTimeout(r, 3_000));
       // Then a NIC plugged and unplugged through migrations (nic-hotplug-case.ts).
-      await nicHotplugCase({ info, dir, kubectl, core, custom, ns: NS, vm: VM, markers });
+      await nicHotplugCase({ info, dir, kubectl, core, custom, ns: NS, vm: VM, markers }).catch(async (e) => {
+        await diagnose();
+        throw e;
+      });
       // Then CPU and memory hotplug through migrations to bigger pods (cpu-hotplug-case.ts).
       await cpuHotplugCase({ info, kubectl, core, custom, ns: NS, vm: VM, markers, booted });
       // Last (its guest keeps dirtying memory): a guest dirtying memory faster than a
