@@ -299,20 +299,20 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
       };
       // The drain's migration (B to A) with disableTLS: the handlers hand each plain
       // connection to the kernel relay (migration-proxy/relay.ts) instead of copying it in Node.
-      const disableTls = (on: boolean) =>
+      // The handlers read disableTLS when a migration's proxies start: each change gets 3 s to
+      // reach both before the next migration (one side listening plain for a source speaking
+      // TLS, or the reverse, fails it).
+      const disableTls = async (on: boolean) => {
         kubectl(...patchKubeVirtArgs({ spec: { configuration: { migrations: { disableTLS: on } } } }));
-      disableTls(true);
-      // The handlers read disableTLS when a migration's proxies start: let the change reach them.
-      await new Promise((r) => setTimeout(r, 3_000));
+        await new Promise((r) => setTimeout(r, 3_000));
+      };
+      await disableTls(true);
       await drainCase(ctx);
       const plain = await proxyReport(nodeA, vmiUid);
       process.stderr.write(`[migration] node A's proxies after the drain: ${plain[0]}\n`);
       expect(plain[1]).toBe('plain TCP, kernel relay');
       expect(Number(plain[3])).toBeGreaterThan(1_000_000);
-      disableTls(false);
-      // Both handlers must read the change before the next migration's proxies start: a
-      // target listening plain for a source speaking TLS (or the reverse) fails the migration.
-      await new Promise((r) => setTimeout(r, 3_000));
+      await disableTls(false);
       // Then a NIC plugged and unplugged through migrations (nic-hotplug-case.ts).
       await nicHotplugCase({ info, dir, kubectl, core, custom, ns: NS, vm: VM, markers }).catch(async (e) => {
         await diagnose();
