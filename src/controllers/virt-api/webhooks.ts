@@ -128,15 +128,28 @@ const same = (a: unknown, b: unknown) => sameJson(a ?? null, b ?? null);
 /**
  * Upstream's VMI update rule: only KubeVirt's components change a VMI's spec (users go
  * through the VM, or hotplug subresources); everything else about the update is validated
- * as on create.
+ * as on create. The VMI has no status subresource, so a user who may update it could also
+ * rewrite `status.migrationState`, which the handlers act on (where the migration stream
+ * goes, whether it is encrypted): that too is the components' alone (a rule of ours).
  */
 function vmiUpdate(req: AdmissionRequest, ctx: WebhookContext): FieldError[] {
   const node = nodeRestrictionErrors(req, ctx.config(), ctx.fromHandler?.(req) ?? false);
   if (node.length) return node;
   if (req.operation !== 'UPDATE' || ctx.privileged(req)) return [];
-  if (same(req.object?.spec, req.oldObject?.spec)) return [];
-  return [{ path: 'spec', message: 'update of VMI object is restricted', type: 'FieldValueForbidden' }];
+  const errs: FieldError[] = [];
+  if (!same(req.object?.spec, req.oldObject?.spec))
+    errs.push({ path: 'spec', message: 'update of VMI object is restricted', type: 'FieldValueForbidden' });
+  if (!same(migrationStateOf(req.object), migrationStateOf(req.oldObject)))
+    errs.push({
+      path: 'status.migrationState',
+      message: "only KubeVirt's components may change a VMI's migration state",
+      type: 'FieldValueForbidden',
+    });
+  return errs;
 }
+
+const migrationStateOf = (o: Record<string, unknown> | undefined) =>
+  (o?.status as { migrationState?: unknown } | undefined)?.migrationState;
 
 /** upstream's vm-storage-status rules: no running-state (or volume) change under a snapshot or restore. */
 function vmUpdate(req: AdmissionRequest): FieldError[] {

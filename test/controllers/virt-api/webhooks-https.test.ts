@@ -213,6 +213,54 @@ describe('virt-api admission webhooks over HTTPS', () => {
     expect(sa.body.response?.allowed).toBe(true);
   });
 
+  it("a user may not rewrite a VMI's migration state (the handlers act on it); its labels still change", async () => {
+    const vmi = {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'VirtualMachineInstance',
+      metadata: { name: 'a', namespace: 'default' },
+      spec: { domain: { devices: {}, resources: { requests: { memory: '64Mi' } } } },
+      status: {
+        nodeName: 'node-a',
+        migrationState: { targetNode: 'node-b', migrationConfiguration: { disableTLS: false } },
+      },
+    };
+    const plain = structuredClone(vmi);
+    plain.status.migrationState.migrationConfiguration.disableTLS = true;
+    const user = await post(
+      '/virtualmachineinstances-validate-update',
+      review('VirtualMachineInstance', plain, 'UPDATE', vmi),
+    );
+    const r = user.body.response as {
+      allowed: boolean;
+      status: { details: { causes: Array<{ field: string; message: string }> } };
+    };
+    expect(r.allowed).toBe(false);
+    expect(r.status.details.causes).toEqual([
+      {
+        reason: 'FieldValueForbidden',
+        field: 'status.migrationState',
+        message: "only KubeVirt's components may change a VMI's migration state",
+      },
+    ]);
+    const labelled = { ...structuredClone(vmi), metadata: { ...vmi.metadata, labels: { team: 'a' } } };
+    const label = await post(
+      '/virtualmachineinstances-validate-update',
+      review('VirtualMachineInstance', labelled, 'UPDATE', vmi),
+    );
+    expect(label.body.response?.allowed).toBe(true);
+    const controller = await post(
+      '/virtualmachineinstances-validate-update',
+      review(
+        'VirtualMachineInstance',
+        plain,
+        'UPDATE',
+        vmi,
+        'system:serviceaccount:kubevirt:kubevirt-controller',
+      ),
+    );
+    expect(controller.body.response?.allowed).toBe(true);
+  });
+
   it('malformed, wrong-kind and oversized AdmissionReviews get a 400 naming the problem, never an admit', async () => {
     const notJson = await post('/virtualmachines-validate', '{"apiVersion":');
     expect(notJson.status).toBe(400);
