@@ -127,7 +127,7 @@ async function migrate(i: number, tls: boolean, vmiUid: string): Promise<Run> {
     ...patchKubeVirtArgs({ spec: { configuration: { migrations: { disableTLS: !tls, ...MAX_DOWNTIME } } } }),
   );
 
-  // The handlers read disableTLS when a migration's proxies start: let the change reach them.
+  // virt-controller copies disableTLS into each migration at hand-over: let the change reach it.
   await new Promise((r) => setTimeout(r, 3_000));
   const name = `bench-mig-${i}`;
   writeFileSync(

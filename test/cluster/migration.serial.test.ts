@@ -299,9 +299,9 @@ describe.skipIf(!enabled)('live migration between two nodes', () => {
       };
       // The drain's migration (B to A) with disableTLS: the handlers hand each plain
       // connection to the kernel relay (migration-proxy/relay.ts) instead of copying it in Node.
-      // The handlers read disableTLS when a migration's proxies start: each change gets 3 s to
-      // reach both before the next migration (one side listening plain for a source speaking
-      // TLS, or the reverse, fails it).
+      // virt-controller copies disableTLS into each migration at hand-over and both handlers
+      // follow that copy: each change gets 3 s to reach the controller before the next
+      // migration, so the drain's runs plain and the NIC case's with TLS as asserted.
       const disableTls = async (on: boolean) => {
         kubectl(...patchKubeVirtArgs({ spec: { configuration: { migrations: { disableTLS: on } } } }));
         await new Promise((r) => setTimeout(r, 3_000));

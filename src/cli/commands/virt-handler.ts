@@ -214,7 +214,8 @@ export function registerVirtHandlerCommand(program: Command): void {
         onConfig: installProfile,
       });
       const { migrationProxyFromFlags } = await import('./virt-handler-migration');
-      // disableTLS is read when a migration's proxies start, so a CR change applies to the next one.
+      // A migration's proxies follow its own disableTLS (status.migrationState); the CR's
+      // stands in only for a migration that carries no configuration.
       const migrationProxy = await migrationProxyFromFlags(
         f,
         () => config.current().migrations.disableTLS === true,

@@ -32,6 +32,7 @@ import type { Pod } from '../common/pod';
 import { LauncherCommandError } from '../launcher-protocol/client';
 import type { LauncherDomain } from '../launcher-protocol/domain-report';
 import type { ObjectClient } from '../runtime/types';
+import { migrationDisablesTls } from './migration-proxy/manager';
 import { type MigrationProxyWiring, proxiedOptions } from './migration-proxy/wiring';
 import { handedOver, migrationOptions, rfc3339, sourceReport, withSourceReport } from './migration-state';
 import { publishTargetDomainXml, targetDomainXml } from './migration-target-domain';
@@ -209,6 +210,7 @@ export class MigrationSync {
       const ports = await this.d.proxy.manager.startTarget(
         vmiUid,
         this.d.proxy.targetSockets(podUid, vmiUid, vmi.status?.migrationMethod === 'BlockMigration'),
+        migrationDisablesTls(ms),
       );
       next.targetNodeAddress = this.d.proxy.address;
       next.targetDirectMigrationNodePorts = ports;

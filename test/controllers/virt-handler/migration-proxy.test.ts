@@ -16,6 +16,7 @@ import {
   LIBVIRT_DIRECT_MIGRATION_PORT,
   MigrationProxyManager,
   type MigrationTlsMaterial,
+  migrationDisablesTls,
   startSourceProxy,
   startTargetProxy,
 } from '../../../src/controllers/virt-handler/migration-proxy';
@@ -271,5 +272,52 @@ describe('migration proxy manager', () => {
     }
     expect(sourceSide.openCount() + targetSide.openCount()).toBe(0);
     await expect(targetSide.startTarget('x', [])).rejects.toThrow(/shutting down/);
+  });
+
+  it("both sides follow the migration's own disableTLS while their views of the cluster's disagree", async () => {
+    // The KubeVirt CR changed between the target's start and the source's: the target's
+    // handler still reads TLS, the source's plain. The migration carries what the
+    // controller copied at hand-over, and both use that.
+    const logs: string[] = [];
+    const mk = (clusterPlain: boolean) =>
+      new MigrationProxyManager({
+        bindHost: '127.0.0.1',
+        serverTls: () => node,
+        clientTls: () => client,
+        disableTls: () => clusterPlain,
+        log: (m) => logs.push(m),
+      });
+    for (const migrationPlain of [false, true]) {
+      const ms = { migrationConfiguration: { disableTLS: migrationPlain } };
+      const targetSide = mk(false);
+      const sourceSide = mk(true);
+      const uid = `disagree-${migrationPlain}`;
+      try {
+        const ports = await targetSide.startTarget(
+          uid,
+          [{ port: LIBVIRT_DIRECT_MIGRATION_PORT, unixPath: launcherSock }],
+          migrationDisablesTls(ms),
+        );
+        const files = await sourceSide.startSource(
+          uid,
+          '127.0.0.1',
+          ports,
+          join(dir, uid),
+          migrationDisablesTls(ms),
+        );
+        expect((await exchange(files[LIBVIRT_DIRECT_MIGRATION_PORT], 'page')).reply).toBe('PAGE');
+      } finally {
+        await sourceSide.shutdown();
+        await targetSide.shutdown();
+      }
+      const carrier = migrationPlain ? 'plain TCP' : 'TLS';
+      expect(logs.filter((l) => l.includes(uid)).map((l) => l.match(/closed \(([^;]+);/)?.[1])).toEqual([
+        carrier,
+        carrier,
+      ]);
+    }
+    // Without a configuration (a controller that copied none) the cluster's view stands in.
+    expect(migrationDisablesTls({})).toBeUndefined();
+    expect(migrationDisablesTls({ migrationConfiguration: {} })).toBe(false);
   });
 });

@@ -2,10 +2,14 @@
  * The migration proxies of one handler, by migration (upstream's migrationProxyManager):
  * the target node starts a TLS listener per unix socket of the target launcher (libvirt's
  * daemon, QEMU's migration and block streams) and advertises the ports; the source node
- * starts a unix socket per advertised port in the source pod's directory. `disableTLS`
- * of the migration configuration is read when a migration's proxies start.
+ * starts a unix socket per advertised port in the source pod's directory. Whether a
+ * migration's connections are TLS is the migration's own `disableTLS` (the configuration
+ * virt-controller copied into `status.migrationState.migrationConfiguration` at hand-over),
+ * so both handlers agree even when the KubeVirt CR changes while it starts; the cluster's
+ * setting only stands in for a migration that carries none.
  */
 
+import type { VirtualMachineInstanceMigrationState } from '../../../api/generated/types';
 import { proxyKey, sourceUnixFile } from './ports';
 import { type MigrationProxy, startSourceProxy, startTargetProxy } from './proxy';
 import type { MigrationTlsMaterial } from './tls';
@@ -18,7 +22,7 @@ export interface MigrationProxyManagerOptions {
   serverTls: () => MigrationTlsMaterial;
   /** The handler's client certificate, key and the KubeVirt CA. */
   clientTls: () => MigrationTlsMaterial;
-  /** `spec.configuration.migrations.disableTLS` in force. */
+  /** `spec.configuration.migrations.disableTLS` in force: for a migration that does not say. */
   disableTls: () => boolean;
   /** Owner of the source sockets (the launcher's user). */
   socketOwner?: { uid: number; gid: number };
@@ -31,6 +35,15 @@ export interface MigrationProxyManagerOptions {
 export interface TargetSocket {
   port: number;
   unixPath: string;
+}
+
+/**
+ * The migration's own `disableTLS`: what virt-controller copied from the cluster (a policy
+ * cannot set it) when it handed the migration over; undefined when the migration carries
+ * no configuration (written by a controller that did not copy one).
+ */
+export function migrationDisablesTls(ms: VirtualMachineInstanceMigrationState): boolean | undefined {
+  return ms.migrationConfiguration ? ms.migrationConfiguration.disableTLS === true : undefined;
 }
 
 /** The migration proxies of one handler. */
@@ -50,14 +63,15 @@ export class MigrationProxyManager {
   /**
    * Starts (once) the target listeners of migration `key` for the target launcher's
    * sockets; returns upstream's targetDirectMigrationNodePorts: listener port -> key port.
+   * `plain`: the migration's `disableTLS` (`migrationDisablesTls`); undefined: the cluster's.
    */
-  async startTarget(key: string, sockets: TargetSocket[]): Promise<Record<string, number>> {
+  async startTarget(key: string, sockets: TargetSocket[], plain?: boolean): Promise<Record<string, number>> {
     if (this.shuttingDown) throw new Error('virt-handler is shutting down: no new migration listeners');
     const id = JSON.stringify(sockets);
     const have = this.targets.get(key);
     if (have?.sockets !== id) {
       if (have) await this.stopTarget(key);
-      const tls = this.o.disableTls() ? undefined : this.o.serverTls;
+      const tls = (plain ?? this.o.disableTls()) ? undefined : this.o.serverTls;
       const proxies: { port: number; proxy: MigrationProxy }[] = [];
       try {
         for (const s of sockets) {
@@ -111,20 +125,21 @@ export class MigrationProxyManager {
   /**
    * Starts (once) the source sockets of migration `key` under `baseDir` (a directory the
    * source launcher sees): one per advertised port, dialling `targetHost`. Returns key
-   * port -> unix socket path.
+   * port -> unix socket path. `plain` as for `startTarget`.
    */
   async startSource(
     key: string,
     targetHost: string,
     ports: Record<string, number>,
     baseDir: string,
+    plain?: boolean,
   ): Promise<Record<number, string>> {
     if (this.shuttingDown) throw new Error('virt-handler is shutting down: no new migration sockets');
     const plan = JSON.stringify([targetHost, ports, baseDir]);
     const have = this.sources.get(key);
     if (have?.plan !== plan) {
       if (have) await this.stopSource(key);
-      const tls = this.o.disableTls() ? undefined : this.o.clientTls;
+      const tls = (plain ?? this.o.disableTls()) ? undefined : this.o.clientTls;
       const proxies: { port: number; proxy: MigrationProxy }[] = [];
       try {
         for (const [listener, port] of Object.entries(ports)) {

@@ -6,7 +6,7 @@
  */
 import type { VirtualMachineInstanceMigrationState } from '../../../api/generated/types';
 import type { MigrationRequestOptions } from '../../launcher-protocol/migration-options';
-import type { MigrationProxyManager, TargetSocket } from './manager';
+import { type MigrationProxyManager, migrationDisablesTls, type TargetSocket } from './manager';
 import { LIBVIRT_BLOCK_MIGRATION_PORT, LIBVIRT_DIRECT_MIGRATION_PORT } from './ports';
 
 /** The migration proxy of a handler and where its sockets are. */
@@ -43,7 +43,13 @@ export async function proxiedOptions(
 ): Promise<MigrationRequestOptions> {
   const ports = ms.targetDirectMigrationNodePorts;
   if (!ports || !ms.targetNodeAddress) return options;
-  const files = await p.manager.startSource(vmiUid, ms.targetNodeAddress, ports, p.sourceDir(podUid));
+  const files = await p.manager.startSource(
+    vmiUid,
+    ms.targetNodeAddress,
+    ports,
+    p.sourceDir(podUid),
+    migrationDisablesTls(ms),
+  );
   const inPod = (f: string | undefined) => (f && p.podPath ? p.podPath(podUid, f) : f);
   const daemon = inPod(files[0]);
   if (!daemon) return options;
