@@ -34,7 +34,7 @@ import { LauncherCalls } from './launcher-calls';
 import { LauncherConnections } from './launcher-connections';
 import { launcherPodDown, launcherPodOf } from './launcher-pod';
 import { LauncherPodSetup } from './launcher-pod-setup';
-import { MigrationSync, migrationRole } from './migration-sync';
+import { MigrationSync, migrationInFlight, migrationRole } from './migration-sync';
 import { BY_CREATOR, nodeInformers } from './node-informers';
 import type { NodeRegistrar } from './node-registrar';
 import { setUpNode } from './node-setup';
@@ -320,11 +320,13 @@ export class VirtHandler {
         applyMigration = step.apply;
       }
       const deleting = vmi.metadata?.deletionTimestamp !== undefined;
+      // The source's domain is its migration's alone (migrationInFlight): no syncs.
+      const busy = role === 'source' && migrationInFlight(vmi);
       if (deleting) {
         if (domain && !domain.finished) return this.shutdown.shutDown(vmi, podUid);
         // upstream's processVmDelete: the guest is down, so the launcher drops the domain now.
         if (domain?.finished) await this.shutdown.signalDeletion(vmi, podUid);
-      } else if (!domain || (!domain.finished && domain.state === 'shutoff')) {
+      } else if (!busy && (!domain || (!domain.finished && domain.state === 'shutoff'))) {
         const setupError = pod ? await this.podSetup.ensure(vmi, pod) : undefined;
         if (setupError) {
           this.log(`${key}: ${setupError}`);
@@ -343,7 +345,7 @@ export class VirtHandler {
         domain = again.ok ? again.value : domain;
         if (domain) this.lastDomain.set(uid, domain);
       }
-      if (!deleting && domain && !domain.finished && domain.state !== 'shutoff') {
+      if (!deleting && !busy && domain && !domain.finished && domain.state !== 'shutoff') {
         // Live changes: hotplugged volumes, memory dumps, CPU and memory (./running-steps).
         running = await runningSteps(vmi, podUid, domain, {
           nodeName: this.o.nodeName,

@@ -110,6 +110,18 @@ export function migrationRole(
   return undefined;
 }
 
+/**
+ * upstream's isMigrationSource, less the node: the target has given its address and the
+ * migration has not completed (succeeded or failed). Meanwhile the source's handler sends
+ * its launcher no sync (no start, no live change): one racing the migration's end would
+ * define the domain again on the source, and the handler would take it for a guest that
+ * shut down (a NIC hotplug's sync did, on the two-node cluster).
+ */
+export function migrationInFlight(vmi: VirtualMachineInstance): boolean {
+  const ms = vmi.status?.migrationState;
+  return !!ms?.targetNodeAddress && !ms.completed;
+}
+
 /** gRPC codes that retrying cannot fix: INVALID_ARGUMENT, FAILED_PRECONDITION, UNIMPLEMENTED. */
 const PERMANENT = new Set([3, 9, 12]);
 const permanent = (e: unknown) => e instanceof LauncherCommandError && PERMANENT.has(e.code ?? -1);

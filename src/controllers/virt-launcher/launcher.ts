@@ -213,6 +213,8 @@ export class VirtLauncher implements LauncherService {
     if (this.state.finished || this.stopping) return; // never start a guest again once it ended
     // A migration target gets its guest from the source, never by starting it here.
     if (this.migrations.incoming && !this.migrations.incoming.completed) return;
+    // A migration source's guest is its migration's, and gone once that succeeded.
+    if (this.migrations.sending) return;
     const driver = this.mustDriver();
     const running = await driver.getDomain(this.ref);
     if (await this.guest.sync(driver, parsed, !!running && ACTIVE_STATES.has(running.state)))

@@ -101,6 +101,15 @@ export class LauncherMigrations {
     return !!this.incoming && !this.incoming.endTimestamp && info?.state !== 'running';
   }
 
+  /**
+   * True while an outgoing migration runs or once it succeeded: the guest is the
+   * migration's, then the target's, and a sync must not define it here again.
+   */
+  get sending(): boolean {
+    const s = this.outgoing?.state;
+    return !!s && (!s.endTimestamp || !s.failed);
+  }
+
   /** The incoming guest runs here: the migration is over for this (target) side. */
   arrived(): void {
     if (this.incoming && !this.incoming.endTimestamp) {

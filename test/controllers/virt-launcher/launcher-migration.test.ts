@@ -131,6 +131,22 @@ describe('launcher live migration (fake hosts)', () => {
     );
   });
 
+  it('a sync while the guest is being sent, or after it left, never defines it again on the source', async () => {
+    await pair({ durationMs: 600 });
+    await target.client.syncMigrationTarget(vmi());
+    const xml = readFileSync(join(target.dir, MIGRATION_TARGET_XML), 'utf8');
+    await source.client.migrateVirtualMachine(vmi(), { TargetURI: 'fake://node2', TargetDomainXML: xml });
+    // The race the handler met on the two-node cluster: the domain is already gone from the
+    // source's hypervisor (the migration's end undefines it) before the launcher has seen
+    // the job end, and a sync (a NIC hotplug's) arrives.
+    source.host.domains.delete('ns1_vm1');
+    await source.client.syncVirtualMachine(vmi());
+    expect(source.host.domains.has('ns1_vm1')).toBe(false);
+    await waitFor('the migration to end', async () => (await report(source)).migration?.endTimestamp);
+    await source.client.syncVirtualMachine(vmi());
+    expect(source.host.domains.has('ns1_vm1')).toBe(false);
+  });
+
   it("a target runs network phase 2 before preparing (as upstream's preStartHook): the prepared domain is of the VMI it returns", async () => {
     const seen: string[] = [];
     const host = new FakeHost();
