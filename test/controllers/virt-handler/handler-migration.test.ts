@@ -351,6 +351,37 @@ describe('virt-handler live migration (two nodes, fake hosts)', () => {
     expect(n2.host.domains.has('default_vm1')).toBe(false);
   });
 
+  it('sends the source launcher no sync while its migration is in flight (a NIC asked for meanwhile waits)', async () => {
+    store = await EmbeddedStore.open();
+    const n1 = await node('node1');
+    const n2 = await node('node2', { migrationAddress: 'fake://node2' });
+    cleanups.push(registerFakeHost('fake://node2', n2.host));
+    const { source } = await runningVmi(n1, { durationMs: 60_000 });
+    await handOff(n2, 'mig-9');
+    await waitFor('migration started', async () => (await getVmi()).status?.migrationState?.startTimestamp);
+    const syncs: number[] = [];
+    const sync = source.launcher.syncVirtualMachine.bind(source.launcher);
+    source.launcher.syncVirtualMachine = (r) => {
+      syncs.push(Date.now());
+      return sync(r);
+    };
+    // A secondary NIC (the VM controller's live update): the handler of a guest that is not
+    // migrating has its launcher plug it at once (a sync).
+    const v = await getVmi();
+    await store.update(VmiResource, {
+      ...v,
+      spec: {
+        ...v.spec,
+        domain: { ...v.spec.domain, devices: { interfaces: [{ name: 'blue', bridge: {} }] } },
+        networks: [{ name: 'blue', multus: { networkName: 'nic-net' } }],
+      },
+    } as KubeObject);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(syncs).toEqual([]);
+    expect((await getVmi()).status?.migrationState?.completed).toBeUndefined();
+    expect(n1.host.domains.get('default_vm1')?.info.state).toBe('running');
+  });
+
   it('a target node without a migration address fails the migration, saying so', async () => {
     store = await EmbeddedStore.open();
     const n1 = await node('node1');
