@@ -178,87 +178,59 @@ describe('virt-api admission webhooks over HTTPS', () => {
     expect(r.status.message).toContain('spec.template.spec.domain.devices.disks[1].name: ');
   });
 
-  it('a VMI spec update by a user is refused; the same update by a KubeVirt service account is not', async () => {
-    const vmi = {
-      apiVersion: 'kubevirt.io/v1',
-      kind: 'VirtualMachineInstance',
-      metadata: { name: 'a', namespace: 'default' },
-      spec: { domain: { devices: {}, resources: { requests: { memory: '64Mi' } } } },
-    };
-    const changed = structuredClone(vmi);
-    changed.spec.domain.resources.requests.memory = '128Mi';
-    const user = await post(
-      '/virtualmachineinstances-validate-update',
-      review('VirtualMachineInstance', changed, 'UPDATE', vmi),
-    );
-    const r = user.body.response as {
+  /** The VMI update webhook's answer to `next` replacing `old`, from `user` (alice by default). */
+  const vmiUpdate = async (next: object, old: object, user?: string) =>
+    (
+      await post(
+        '/virtualmachineinstances-validate-update',
+        review('VirtualMachineInstance', next, 'UPDATE', old, user),
+      )
+    ).body.response as {
       allowed: boolean;
-      status: { details: { causes: Array<{ field: string; message: string }> } };
+      status?: { details: { causes: Array<{ field: string; message: string }> } };
     };
+  // The controller's: the handler's account is also node-restricted (node-restriction.test.ts).
+  const CONTROLLER = 'system:serviceaccount:kubevirt:kubevirt-controller';
+  const someVmi = () => ({
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstance',
+    metadata: { name: 'a', namespace: 'default' } as { name: string; namespace: string; labels?: object },
+    spec: { domain: { devices: {}, resources: { requests: { memory: '64Mi' } } } },
+    status: {
+      nodeName: 'node-a',
+      migrationState: { targetNode: 'node-b', migrationConfiguration: { disableTLS: false } },
+    },
+  });
+
+  it('a VMI spec update by a user is refused; the same update by a KubeVirt service account is not', async () => {
+    const vmi = someVmi();
+    const changed = someVmi();
+    changed.spec.domain.resources.requests.memory = '128Mi';
+    const r = await vmiUpdate(changed, vmi);
     expect(r.allowed).toBe(false);
-    expect(r.status.details.causes).toEqual([
+    expect(r.status?.details.causes).toEqual([
       { reason: 'FieldValueForbidden', field: 'spec', message: 'update of VMI object is restricted' },
     ]);
-    const sa = await post(
-      '/virtualmachineinstances-validate-update',
-      review(
-        'VirtualMachineInstance',
-        changed,
-        'UPDATE',
-        vmi,
-        // The controller's: the handler's account is also node-restricted (node-restriction.test.ts).
-        'system:serviceaccount:kubevirt:kubevirt-controller',
-      ),
-    );
-    expect(sa.body.response?.allowed).toBe(true);
+    expect((await vmiUpdate(changed, vmi, CONTROLLER)).allowed).toBe(true);
   });
 
   it("a user may not rewrite a VMI's migration state (the handlers act on it); its labels still change", async () => {
-    const vmi = {
-      apiVersion: 'kubevirt.io/v1',
-      kind: 'VirtualMachineInstance',
-      metadata: { name: 'a', namespace: 'default' },
-      spec: { domain: { devices: {}, resources: { requests: { memory: '64Mi' } } } },
-      status: {
-        nodeName: 'node-a',
-        migrationState: { targetNode: 'node-b', migrationConfiguration: { disableTLS: false } },
-      },
-    };
-    const plain = structuredClone(vmi);
+    const vmi = someVmi();
+    const plain = someVmi();
     plain.status.migrationState.migrationConfiguration.disableTLS = true;
-    const user = await post(
-      '/virtualmachineinstances-validate-update',
-      review('VirtualMachineInstance', plain, 'UPDATE', vmi),
-    );
-    const r = user.body.response as {
-      allowed: boolean;
-      status: { details: { causes: Array<{ field: string; message: string }> } };
-    };
+    const r = await vmiUpdate(plain, vmi);
     expect(r.allowed).toBe(false);
-    expect(r.status.details.causes).toEqual([
+    expect(r.status?.details.causes).toEqual([
       {
         reason: 'FieldValueForbidden',
         field: 'status.migrationState',
         message: "only KubeVirt's components may change a VMI's migration state",
       },
     ]);
-    const labelled = { ...structuredClone(vmi), metadata: { ...vmi.metadata, labels: { team: 'a' } } };
-    const label = await post(
-      '/virtualmachineinstances-validate-update',
-      review('VirtualMachineInstance', labelled, 'UPDATE', vmi),
-    );
-    expect(label.body.response?.allowed).toBe(true);
-    const controller = await post(
-      '/virtualmachineinstances-validate-update',
-      review(
-        'VirtualMachineInstance',
-        plain,
-        'UPDATE',
-        vmi,
-        'system:serviceaccount:kubevirt:kubevirt-controller',
-      ),
-    );
-    expect(controller.body.response?.allowed).toBe(true);
+    const labelled = someVmi();
+    labelled.metadata.labels = { team: 'a' };
+    expect((await vmiUpdate(labelled, vmi)).allowed).toBe(true);
+    expect((await vmiUpdate(plain, vmi, CONTROLLER)).allowed).toBe(true);
   });
 
   it('malformed, wrong-kind and oversized AdmissionReviews get a 400 naming the problem, never an admit', async () => {
