@@ -59,8 +59,10 @@ UP_PACKAGES=(libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils ov
 # gives the tests promtool (alert rule checks and unit tests) and a real Prometheus that
 # scrapes the components' /metrics (test/e2e/metrics-prometheus.test.ts); chromium is the
 # headless browser the web console's tests drive (playwright-core, no browser download);
-# qemu-block-extra is qemu-img's http driver, the bare reference of `npm run bench:storage`.
-TEST_PACKAGES=(libxml2-utils protobuf-compiler libprotobuf-dev socat prometheus chromium qemu-block-extra)
+# qemu-block-extra is qemu-img's http driver, the bare reference of `npm run bench:storage`;
+# libssl-dev is the static OpenSSL the kubevirt-ts image's TLS migration relay links
+# (images/kubevirt-ts/migration-tls-relay.c, built with the test cluster's images).
+TEST_PACKAGES=(libxml2-utils protobuf-compiler libprotobuf-dev socat prometheus chromium qemu-block-extra libssl-dev)
 # On a fresh Debian 12 (bookworm) with only its required packages, UP_PACKAGES pull in
 # 147 packages, 66 MB of downloads; TEST_PACKAGES 16 more, 13 MB, before chromium (apt-get --print-uris
 # against a status file of the required set, December 2026). Downloading the 147 took

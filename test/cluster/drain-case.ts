@@ -313,7 +313,7 @@ async function policyTookEffect(
     await c.core.listNamespacedPod({ namespace: 'kubevirt', labelSelector: 'kubevirt.io=virt-handler' })
   ).items.find((p) => p.spec?.nodeName === c.nodeA);
   const closed = new RegExp(
-    `migration ${vmiUid}: target proxies closed \\((?:TLS|plain TCP(?:, kernel relay)?); bytes by key port 0: \\d+ out, \\d+ in; 49152: (\\d+) out`,
+    `migration ${vmiUid}: target proxies closed \\((?:TLS(?:, OpenSSL relay)?|plain TCP(?:, kernel relay)?); bytes by key port 0: \\d+ out, \\d+ in; 49152: (\\d+) out`,
   );
   const bytes = await waitFor(
     "node A's migration proxy report",

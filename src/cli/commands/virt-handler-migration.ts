@@ -47,10 +47,14 @@ export async function migrationProxyFromFlags(
   const { kubeletMigrationProxy } = await import(
     '../../controllers/virt-handler/migration-proxy/kubelet-wiring'
   );
-  const { defaultMigrationRelay } = await import('../../controllers/virt-handler/migration-proxy/relay');
+  const { defaultMigrationRelay, defaultMigrationTlsRelay } = await import(
+    '../../controllers/virt-handler/migration-proxy/relay'
+  );
   const relay = defaultMigrationRelay();
+  const tlsRelay = defaultMigrationTlsRelay();
   log?.(
-    `migration proxy: plain (disableTLS) connections copied by ${relay ?? 'Node (no kernel relay found)'}`,
+    `migration proxy: plain (disableTLS) connections copied by ${relay ?? 'Node (no kernel relay found)'}, ` +
+      `TLS ones by ${tlsRelay ?? "Node's TLS (no TLS relay found)"}`,
   );
   return kubeletMigrationProxy({
     podsRoot: f.podsRoot,
@@ -60,6 +64,7 @@ export async function migrationProxyFromFlags(
     caFile: f.kubevirtCa as string,
     disableTls,
     relay,
+    tlsRelay,
     log,
   });
 }

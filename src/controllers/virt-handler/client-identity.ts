@@ -16,7 +16,7 @@ const CLIENT_AUTH_OID = '1.3.6.1.5.5.7.3.2';
 const ANY_EKU_OID = '2.5.29.37.0';
 
 /** The common name of a certificate subject (`CN=...` line of Node's multi-line form). */
-function commonName(subject: string): string | undefined {
+export function commonName(subject: string): string | undefined {
   const cns = subject
     .split('\n')
     .filter((l) => l.startsWith('CN='))

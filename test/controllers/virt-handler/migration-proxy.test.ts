@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   LIBVIRT_BLOCK_MIGRATION_PORT,
   LIBVIRT_DIRECT_MIGRATION_PORT,
@@ -21,9 +21,24 @@ import {
   startTargetProxy,
 } from '../../../src/controllers/virt-handler/migration-proxy';
 import { backedUpLauncher, sendAndEnd } from '../../support/backed-up-launcher';
+import { buildRelay, runningRelays } from '../../support/migration-relays';
 import { type CertFiles, issue, makeCa } from '../../support/tls-certs';
 
 const dir = mkdtempSync(join(tmpdir(), 'kvts-mproxy-'));
+// The OpenSSL relay (migration-tls-relay.c) on either side or both: every case holds for
+// each combination, so the relay and Node's TLS also speak to each other.
+const tlsRelay = buildRelay('migration-tls-relay', dir);
+const carriers = [
+  { name: "Node's TLS", src: undefined, dst: undefined, skip: '' },
+  {
+    name: 'the OpenSSL relay on both sides',
+    src: tlsRelay.path,
+    dst: tlsRelay.path,
+    skip: tlsRelay.skipReason,
+  },
+  { name: 'an OpenSSL relay sending to Node', src: tlsRelay.path, dst: undefined, skip: tlsRelay.skipReason },
+  { name: 'Node sending to an OpenSSL relay', src: undefined, dst: tlsRelay.path, skip: tlsRelay.skipReason },
+];
 let ca: CertFiles;
 let other: CertFiles;
 const mat = (c: CertFiles, authority: CertFiles): MigrationTlsMaterial => ({
@@ -90,15 +105,19 @@ function exchange(path: string, text: string, ms = 1500): Promise<{ reply: strin
   });
 }
 
-describe('migration proxy', () => {
+describe.each(carriers)('migration proxy, $name', ({ src, dst, skip }) => {
+  if (skip) it.skip(`(skipped: ${skip})`, () => {});
+  if (skip) return;
   it('carries a connection from the source unix socket to the target launcher over mutual TLS', async () => {
     const target = await startTargetProxy({
+      tlsRelay: dst,
       host: '127.0.0.1',
       port: 0,
       unixTarget: launcherSock,
       tls: () => node,
     });
     const source = await startSourceProxy({
+      tlsRelay: src,
       unixPath: join(dir, 'src', 'a-source.sock'),
       host: '127.0.0.1',
       port: target.port ?? 0,
@@ -108,8 +127,14 @@ describe('migration proxy', () => {
       expect(statSync(source.unixPath ?? '').mode & 0o777).toBe(0o660);
       const { reply } = await exchange(source.unixPath ?? '', 'guest memory page');
       expect(reply).toBe('GUEST MEMORY PAGE');
-      expect(target.bytes).toEqual({ out: 17, in: 17 });
-      expect(source.bytes).toEqual({ out: 17, in: 17 });
+      // A relay reports its counts every 100 ms.
+      await vi.waitFor(() => expect(target.bytes).toEqual({ out: 17, in: 17 }));
+      await vi.waitFor(() => expect(source.bytes).toEqual({ out: 17, in: 17 }));
+      // While a connection is open, each side with a relay runs one for it (Node's TLS: none).
+      const open = createConnection(source.unixPath ?? '');
+      await new Promise<void>((r) => open.once('data', () => r()).write('x'));
+      expect(tlsRelay.path ? runningRelays(tlsRelay.path) : 0).toBe((src ? 1 : 0) + (dst ? 1 : 0));
+      open.destroy();
     } finally {
       await source.stop();
       await target.stop();
@@ -119,8 +144,15 @@ describe('migration proxy', () => {
   it('passes the end of a stream on with its whole tail over TLS, while the other direction is backed up', async () => {
     const path = join(dir, 'tail.sock');
     const l = await backedUpLauncher(path);
-    const target = await startTargetProxy({ host: '127.0.0.1', port: 0, unixTarget: path, tls: () => node });
+    const target = await startTargetProxy({
+      tlsRelay: dst,
+      host: '127.0.0.1',
+      port: 0,
+      unixTarget: path,
+      tls: () => node,
+    });
     const source = await startSourceProxy({
+      tlsRelay: src,
       unixPath: join(dir, 'tail-source.sock'),
       host: '127.0.0.1',
       port: target.port ?? 0,
@@ -152,6 +184,7 @@ describe('migration proxy', () => {
     await new Promise<void>((r) => sniffer.listen(0, '127.0.0.1', r));
     const port = (sniffer.address() as { port: number }).port;
     const source = await startSourceProxy({
+      tlsRelay: src,
       unixPath: join(dir, `sniff-${tls}.sock`),
       host: '127.0.0.1',
       port,
@@ -185,6 +218,7 @@ describe('migration proxy', () => {
     const before = launcherConnections;
     const logs: string[] = [];
     const target = await startTargetProxy({
+      tlsRelay: dst,
       host: '127.0.0.1',
       port: 0,
       unixTarget: launcherSock,
@@ -193,6 +227,7 @@ describe('migration proxy', () => {
     });
     const srcLogs: string[] = [];
     const source = await startSourceProxy({
+      tlsRelay: src,
       unixPath: join(dir, 'refused.sock'),
       host: '127.0.0.1',
       port: target.port ?? 0,

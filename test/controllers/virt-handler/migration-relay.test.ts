@@ -7,7 +7,6 @@
  * its whole tail even while the other direction is backed up; stop() ends relays
  * mid-connection; the byte counters add up the relays' reports.
  */
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
@@ -21,14 +20,12 @@ import {
   startTargetProxy,
 } from '../../../src/controllers/virt-handler/migration-proxy';
 import { backedUpLauncher, sendAndEnd } from '../../support/backed-up-launcher';
+import { buildRelay } from '../../support/migration-relays';
 
 const dir = mkdtempSync(join(tmpdir(), 'kvts-relay-'));
-const relay = join(dir, 'migration-relay');
-const source = new URL('../../../images/kubevirt-ts/migration-relay.c', import.meta.url).pathname;
-const gcc = spawnSync('gcc', ['-static', '-O2', '-pthread', '-o', relay, source], { encoding: 'utf8' });
-const built = gcc.status === 0;
 // Why a skip, when there is one: the relay is C, built by gcc here as in the image build.
-const skipReason = built ? '' : `gcc could not build the relay: ${gcc.error?.message ?? gcc.stderr}`;
+const { path: relay, skipReason } = buildRelay('migration-relay', dir);
+const built = relay !== undefined;
 
 /** A stand-in for a target launcher socket: echoes raw bytes, after `greeting` if any. */
 async function launcher(path: string, greeting?: Buffer): Promise<{ server: Server; ended: Promise<void> }> {

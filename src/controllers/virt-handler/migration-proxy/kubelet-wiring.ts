@@ -48,6 +48,8 @@ export interface KubeletMigrationProxyOptions {
   disableTls: () => boolean;
   /** The kernel-copy relay for plain connections (relay.ts); undefined: Node copies them. */
   relay?: string;
+  /** The OpenSSL relay for TLS connections (relay.ts); undefined: Node's TLS. */
+  tlsRelay?: string;
   log?: (message: string) => void;
 }
 
@@ -122,6 +124,7 @@ export function kubeletMigrationProxy(o: KubeletMigrationProxyOptions): Migratio
     disableTls: o.disableTls,
     socketOwner: { ...LAUNCHER_QEMU_USER },
     relay: o.relay,
+    tlsRelay: o.tlsRelay,
     log: o.log,
   });
   return {

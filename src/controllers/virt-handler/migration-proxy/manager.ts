@@ -28,6 +28,8 @@ export interface MigrationProxyManagerOptions {
   socketOwner?: { uid: number; gid: number };
   /** The kernel-copy relay for plain connections (relay.ts); undefined: Node copies them. */
   relay?: string;
+  /** The OpenSSL relay for TLS connections (relay.ts); undefined: Node's TLS. */
+  tlsRelay?: string;
   log?: (message: string) => void;
 }
 
@@ -81,6 +83,7 @@ export class MigrationProxyManager {
             unixTarget: s.unixPath,
             tls,
             relay: this.o.relay,
+            tlsRelay: this.o.tlsRelay,
             log: this.o.log,
           });
           proxies.push({ port: s.port, proxy });
@@ -116,7 +119,9 @@ export class MigrationProxyManager {
   ): void {
     if (!have?.proxies.length) return;
     const ports = have.proxies.map((p) => `${p.port}: ${p.proxy.bytes.out} out, ${p.proxy.bytes.in} in`);
-    const carrier = have.tls ? 'TLS' : this.o.relay ? 'plain TCP, kernel relay' : 'plain TCP';
+    const carrier = have.tls
+      ? `TLS${this.o.tlsRelay ? ', OpenSSL relay' : ''}`
+      : `plain TCP${this.o.relay ? ', kernel relay' : ''}`;
     this.o.log?.(
       `migration ${key}: ${side} proxies closed (${carrier}; bytes by key port ${ports.join('; ')})`,
     );
@@ -150,6 +155,7 @@ export class MigrationProxyManager {
             tls,
             owner: this.o.socketOwner,
             relay: this.o.relay,
+            tlsRelay: this.o.tlsRelay,
             log: this.o.log,
           });
           proxies.push({ port, proxy });

@@ -7,8 +7,8 @@
  *
  * A source proxy listens on a unix socket and dials the target's TCP address for each
  * connection; a target proxy listens on TCP and dials the target launcher's unix socket.
- * Plain connections are copied by the kernel through a relay process when the handler has
- * one (relay.ts); TLS ones, and plain ones without a relay, by Node.
+ * Connections are carried by relay processes when the handler has them (relay.ts: the
+ * kernel's splice for plain ones, OpenSSL for TLS ones); by Node otherwise.
  */
 import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
@@ -19,8 +19,16 @@ import {
   type TLSSocket,
   connect as tlsConnect,
 } from 'node:tls';
-import { relayOnConnect } from './relay';
-import { clientIdentityRefusal, clientTlsOptions, type MigrationTlsMaterial, serverTlsOptions } from './tls';
+import { VIRT_API_CLIENT_CN } from '../client-identity';
+import { relayConnection, relayOnConnect } from './relay';
+import {
+  clientIdentityRefusal,
+  clientTlsOptions,
+  HANDLER_NODE_CN,
+  type MigrationTlsMaterial,
+  serverCertificateRefusal,
+  serverTlsOptions,
+} from './tls';
 
 /** One running proxy. */
 export interface MigrationProxy {
@@ -146,6 +154,8 @@ export interface SourceProxyOptions {
   owner?: { uid: number; gid: number };
   /** The kernel-copy relay for plain connections (relay.ts); undefined: Node copies. */
   relay?: string;
+  /** The OpenSSL relay for TLS connections (relay.ts); undefined: Node's TLS. */
+  tlsRelay?: string;
   log?: Log;
 }
 
@@ -157,13 +167,19 @@ export async function startSourceProxy(o: SourceProxyOptions): Promise<Migration
   const target = `${o.host}:${o.port}`;
   // Paused from the accept: a relay must get every byte, so Node reads none before the hand-over.
   const server = createServer({ pauseOnConnect: true, allowHalfOpen: true }, (local) => {
-    const relay = o.tls ? undefined : o.relay;
-    const remote: Socket = o.tls
-      ? tlsConnect(halfOpen({ host: o.host, port: o.port, ...clientTlsOptions(o.tls()) }))
-      : createConnection({ host: o.host, port: o.port, allowHalfOpen: true });
+    const relay = o.tls ? o.tlsRelay : o.relay;
+    const remote: Socket =
+      o.tls && !relay
+        ? tlsConnect(halfOpen({ host: o.host, port: o.port, ...clientTlsOptions(o.tls()) }))
+        : createConnection({ host: o.host, port: o.port, allowHalfOpen: true });
     remote.once('error', (e) => log(`migration proxy ${o.unixPath} -> ${target}: ${e.message}`));
     if (relay) {
-      relayOnConnect(local, remote, { relay, counts: bytes, open, log });
+      const tls = o.tls && {
+        material: o.tls(),
+        peerCommonName: HANDLER_NODE_CN,
+        refusal: serverCertificateRefusal,
+      };
+      relayOnConnect(local, remote, { relay, tls, counts: bytes, open, log });
       return;
     }
     remote.once(o.tls ? 'secureConnect' : 'connect', () => local.resume());
@@ -195,6 +211,8 @@ export interface TargetProxyOptions {
   tls?: () => MigrationTlsMaterial;
   /** The kernel-copy relay for plain connections (relay.ts); undefined: Node copies. */
   relay?: string;
+  /** The OpenSSL relay for TLS connections (relay.ts); undefined: Node's TLS. */
+  tlsRelay?: string;
   log?: Log;
 }
 
@@ -216,7 +234,19 @@ export async function startTargetProxy(o: TargetProxyOptions): Promise<Migration
     pipeBoth(remote, local, bytes, open);
   };
   let server: Server;
-  if (o.tls) {
+  if (o.tls && o.tlsRelay) {
+    // Read when the listener starts (one per migration): rotated certificates apply to the next.
+    const tls = {
+      material: o.tls(),
+      peerCommonName: VIRT_API_CLIENT_CN,
+      refusal: clientIdentityRefusal,
+      unixTarget: o.unixTarget,
+    };
+    const relay = o.tlsRelay;
+    server = createServer({ pauseOnConnect: true, allowHalfOpen: true }, (remote) =>
+      relayConnection([remote], { relay, tls, counts: bytes, open, log }),
+    );
+  } else if (o.tls) {
     const tls = o.tls;
     // Read when the listener starts (one per migration): rotated certificates apply to the next.
     // Not half-open, unlike the other sockets here: a half-open TLS server did not report a

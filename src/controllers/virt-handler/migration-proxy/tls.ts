@@ -6,8 +6,9 @@
  * certificate and accepts only a server certificate from the same CA with the handlers'
  * node identity (not a host name: nodes are reached by address).
  */
+import { X509Certificate } from 'node:crypto';
 import type { PeerCertificate, SecureContextOptions } from 'node:tls';
-import { clientIdentityRefusal } from '../client-identity';
+import { clientIdentityRefusal, commonName } from '../client-identity';
 
 /** Upstream's common name of the handlers' serving (node) certificate. */
 export const HANDLER_NODE_CN = 'kubevirt.io:system:node:virt-handler';
@@ -27,13 +28,19 @@ export function serverTlsOptions(m: MigrationTlsMaterial): SecureContextOptions 
   return { cert: m.cert, key: m.key, ca: m.ca, requestCert: true, rejectUnauthorized: true };
 }
 
-/** Why the (chain-verified) server certificate is not a handler's, or undefined. */
-export function serverIdentityRefusal(cert: PeerCertificate | undefined): Error | undefined {
-  const cn = cert?.subject?.CN;
+/** Why the (chain-verified) server certificate is not a handler's node identity, or undefined. */
+export function serverCertificateRefusal(cert: X509Certificate): string | undefined {
+  const cn = commonName(cert.subject);
   if (cn === HANDLER_NODE_CN) return undefined;
-  return new Error(
-    `migration target's certificate common name ${JSON.stringify(cn ?? '')} is not ${HANDLER_NODE_CN}`,
-  );
+  return `migration target's certificate common name ${JSON.stringify(cn ?? '')} is not ${HANDLER_NODE_CN}`;
+}
+
+/** {@link serverCertificateRefusal} for Node's TLS client (checkServerIdentity). */
+export function serverIdentityRefusal(cert: PeerCertificate | undefined): Error | undefined {
+  const refusal = cert?.raw
+    ? serverCertificateRefusal(new X509Certificate(cert.raw))
+    : 'no server certificate';
+  return refusal ? new Error(refusal) : undefined;
 }
 
 /** Client options of the sending side (the source node). */
