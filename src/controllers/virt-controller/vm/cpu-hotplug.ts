@@ -13,6 +13,7 @@
  */
 import type { VirtualMachine, VirtualMachineInstance } from '../../../api/generated/types';
 import { HOT_VCPU_CHANGE } from '../../common/hotplug-migration';
+import { isMigrating } from '../../common/vmi-migrating';
 import type { JsonPatchOp } from '../../runtime/types';
 
 /** What a change of the template's sockets means for the running VMI. */
@@ -24,12 +25,6 @@ export interface CpuChange {
   /** The JSON patch that applies it to the VMI. */
   patch?: JsonPatchOp[];
 }
-
-/** Whether the VMI is mid-migration (upstream's migrations.IsMigrating). */
-const migrating = (vmi: VirtualMachineInstance) => {
-  const ms = vmi.status?.migrationState;
-  return !!ms?.startTimestamp && !ms.endTimestamp && !ms.completed;
-};
 
 /**
  * The CPU part of bringing the running `vmi` to `wanted` (the VMI the template would start
@@ -58,7 +53,7 @@ export function cpuChange(wanted: VirtualMachineInstance, vmi: VirtualMachineIns
     return { wait: "the VMI's LiveMigratable condition is not reported yet" };
   if (conds.some((c) => c.type === HOT_VCPU_CHANGE && c.status === 'True'))
     return { wait: 'another CPU hotplug is in progress' };
-  if (migrating(vmi)) return { wait: 'CPU hotplug is not allowed while VMI is migrating' };
+  if (isMigrating(vmi)) return { wait: 'CPU hotplug is not allowed while VMI is migrating' };
   const patch: JsonPatchOp[] =
     cpu.sockets === undefined
       ? [{ op: 'add', path: '/spec/domain/cpu/sockets', value: want }]

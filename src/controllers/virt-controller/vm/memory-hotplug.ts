@@ -11,16 +11,12 @@ import { formatQuantity, parseQuantity, quantityValue } from '../../../api/confi
 import { liveUpdateMemoryProblem } from '../../../api/defaults/memory-hotplug';
 import type { VirtualMachine, VirtualMachineInstance } from '../../../api/generated/types';
 import { HOT_MEMORY_CHANGE } from '../../common/hotplug-migration';
+import { isMigrating } from '../../common/vmi-migrating';
 import type { JsonPatchOp } from '../../runtime/types';
 import type { CpuChange } from './cpu-hotplug';
 
 const bytes = (q: unknown) =>
   q === undefined || q === null || !parseQuantity(q as string) ? undefined : quantityValue(q as string);
-
-const migrating = (vmi: VirtualMachineInstance) => {
-  const ms = vmi.status?.migrationState;
-  return !!ms?.startTimestamp && !ms.endTimestamp && !ms.completed;
-};
 
 /**
  * The memory part of bringing the running `vmi` to `wanted` (the VMI the template would
@@ -53,7 +49,7 @@ export function memoryChange(wanted: VirtualMachineInstance, vmi: VirtualMachine
     return { wait: "the VMI's LiveMigratable condition is not reported yet" };
   if (conds.some((c) => c.type === HOT_MEMORY_CHANGE && c.status === 'True'))
     return { wait: 'another memory hotplug is in progress' };
-  if (migrating(vmi)) return { wait: 'memory hotplug is not allowed while VMI is migrating' };
+  if (isMigrating(vmi)) return { wait: 'memory hotplug is not allowed while VMI is migrating' };
   const guest = formatQuantity(want);
   const patch: JsonPatchOp[] = [
     { op: 'test', path: '/spec/domain/memory/guest', value: vmi.spec.domain.memory?.guest },

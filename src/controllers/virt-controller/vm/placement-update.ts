@@ -9,6 +9,7 @@
  * A change while the VMI migrates waits (a sync error, retried) with upstream's reasons.
  */
 import type { VirtualMachineInstance } from '../../../api/generated/types';
+import { isMigrating } from '../../common/vmi-migrating';
 import { sameJson } from '../../runtime/same-json';
 import type { JsonPatchOp } from '../../runtime/types';
 
@@ -23,11 +24,6 @@ export interface PlacementChange {
   /** The JSON patch that applies it to the VMI. */
   patch?: JsonPatchOp[];
 }
-
-const migrating = (vmi: VirtualMachineInstance) => {
-  const ms = vmi.status?.migrationState;
-  return !!ms?.startTimestamp && !ms.endTimestamp && !ms.completed;
-};
 
 /** One field's ops, as upstream's patches: add when the VMI has none, test and replace, or remove. */
 function fieldOps(field: Field, want: unknown, have: unknown): JsonPatchOp[] {
@@ -55,7 +51,7 @@ export function placementChange(
 ): PlacementChange {
   const changed = FIELDS.filter((f) => !sameJson(wanted.spec[f], vmi.spec[f]));
   if (changed.length === 0) return {};
-  if (migrating(vmi)) {
+  if (isMigrating(vmi)) {
     // upstream checks affinity and node selector first, with their own reason.
     return changed.includes('tolerations') && changed.length === 1
       ? {

@@ -14,6 +14,7 @@ import {
   MIGRATION_REQUIRED,
 } from '../../common/hotplug-migration';
 import type { Pod } from '../../common/pod';
+import { isMigrating } from '../../common/vmi-migrating';
 import { podNetworksOutdated } from './network-migration';
 import {
   imagePullError,
@@ -50,12 +51,6 @@ export const isFinalPhase = (phase?: string) => phase === VmiPhase.Succeeded || 
 export const isUnprocessed = (phase?: string) => !phase || phase === VmiPhase.Pending;
 
 type Condition = VirtualMachineInstanceCondition;
-
-/** Whether the VMI is mid-migration (upstream's migrations.IsMigrating). */
-const migrating = (vmi: VirtualMachineInstance) => {
-  const ms = vmi.status?.migrationState;
-  return !!ms?.startTimestamp && !ms.endTimestamp && !ms.completed;
-};
 
 const vcpus = (t: { sockets?: number; cores?: number; threads?: number }) =>
   (t.sockets || 1) * (t.cores || 1) * (t.threads || 1);
@@ -283,7 +278,7 @@ export function nextVmiStatus(input: VmiStatusInput): VirtualMachineInstance {
     !!vmi.status?.migrationState?.completed &&
     !vmi.status.migrationState.failed &&
     pod?.metadata?.name !== vmi.status.migrationState.targetPod;
-  if (migrating(vmi)) conds = removeCondition(conds, MIGRATION_REQUIRED);
+  if (isMigrating(vmi)) conds = removeCondition(conds, MIGRATION_REQUIRED);
   else if (status.phase === VmiPhase.Running && pod && !handingOver) {
     const why = podNetworksOutdated(vmi, pod);
     conds = why

@@ -27,6 +27,7 @@ import {
   MIGRATION_REQUIRED,
   migratedForHotplug,
 } from '../../common/hotplug-migration';
+import { isMigrating } from '../../common/vmi-migrating';
 import { createSystemMigration } from '../migration/create-migration';
 
 /** upstream's annotation on the migrations the workload updater creates. */
@@ -57,12 +58,6 @@ export const hotplugInProgress = (vmi: VirtualMachineInstance) =>
   // VMI controller drops the condition when a migration starts).
   has(vmi, MIGRATION_REQUIRED, 'True');
 
-/** Whether the VMI is mid-migration (upstream's migrations.IsMigrating). */
-const migrating = (vmi: VirtualMachineInstance) => {
-  const ms = vmi.status?.migrationState;
-  return !!ms?.startTimestamp && !ms.endTimestamp && !ms.completed;
-};
-
 /** Reconciles one VMI (`namespace/name` key). */
 export class WorkloadUpdateController implements KeyReconciler {
   constructor(private readonly o: WorkloadUpdateOptions) {}
@@ -75,7 +70,7 @@ export class WorkloadUpdateController implements KeyReconciler {
       !vmi.metadata?.deletionTimestamp &&
       hotplugInProgress(vmi) &&
       has(vmi, 'LiveMigratable', 'True') &&
-      !migrating(vmi) &&
+      !isMigrating(vmi) &&
       this.o.unfinishedMigrations(ns, vmi.metadata?.name ?? '').length === 0
     );
   }

@@ -27,6 +27,7 @@ import type {
   ReconcileResult,
 } from '../../common/controller-ports';
 import type { Pod } from '../../common/pod';
+import { isMigrating } from '../../common/vmi-migrating';
 import { NotFoundError } from '../../runtime/errors';
 import { KubeVirtType } from '../../runtime/resources';
 import { createSystemMigration } from '../migration/create-migration';
@@ -55,12 +56,6 @@ export interface OutdatedLauncherOptions extends ControllerDeps {
 
 const has = (vmi: VirtualMachineInstance, type: string, status: string) =>
   (vmi.status?.conditions ?? []).some((c) => c.type === type && c.status === status);
-
-/** upstream's migrations.IsMigrating. */
-const migrating = (vmi: VirtualMachineInstance) => {
-  const ms = vmi.status?.migrationState;
-  return !!ms?.startTimestamp && !ms.endTimestamp && !ms.completed;
-};
 
 /** upstream's VirtualMachineInstanceMigration.IsRunning: past Pending, not final. */
 const RUNNING_NOT = new Set(['', 'Pending', 'Succeeded', 'Failed']);
@@ -104,7 +99,7 @@ export class OutdatedLauncherUpdater implements KeyReconciler {
       );
     for (const v of vmis) {
       out.all.push(v);
-      if (migrating(v) || busy.has(`${v.metadata?.namespace}/${v.metadata?.name}`)) continue;
+      if (isMigrating(v) || busy.has(`${v.metadata?.namespace}/${v.metadata?.name}`)) continue;
       if (s.liveMigrate && has(v, 'LiveMigratable', 'True')) out.migrate.push(v);
       else if (s.evict) out.evict.push(v);
     }
