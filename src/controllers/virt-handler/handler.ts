@@ -22,6 +22,7 @@ import { objectKey } from '../runtime/resources';
 import type { KubeObject } from '../runtime/types';
 import { runKeyWorker, WorkQueue } from '../runtime/workqueue';
 import type { DevicePlugin } from './device-plugin/device-plugin';
+import { domainEventVmi } from './domain-event';
 import type { VirtHandlerOptions } from './handler-options';
 
 export type { VirtHandlerOptions } from './handler-options';
@@ -224,17 +225,14 @@ export class VirtHandler {
   }
 
   private onDomainEvent(ev: DomainEventNotification): void {
-    const d = ev.domain as LauncherDomain | null;
-    if (!d?.name) return;
-    const i = d.name.indexOf('_');
-    if (i <= 0) return;
-    if (d.vmiUid) this.lastDomain.set(d.vmiUid, d);
-    const key = `${d.name.slice(0, i)}/${d.name.slice(i + 1)}`;
+    const about = domainEventVmi(ev);
+    if (!about) return;
+    if (about.domain.vmiUid) this.lastDomain.set(about.domain.vmiUid, about.domain);
     this.o.logger?.debug(
-      { namespace: key.slice(0, i), name: key.slice(i + 1), node: this.o.nodeName },
-      `domain event ${ev.eventType}: ${d.state ?? ''}${d.migration ? ` (migration ${d.migration.role}${d.migration.completed ? ', completed' : ''})` : ''}`,
+      { namespace: about.namespace, name: about.name, node: this.o.nodeName },
+      about.summary,
     );
-    this.queue.add(key);
+    this.queue.add(`${about.namespace}/${about.name}`);
   }
 
   private vmi(key: string): VirtualMachineInstance | undefined {
