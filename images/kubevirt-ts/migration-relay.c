@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "relay-counts.h"
+
 #define CHUNK (1 << 20)
 
 /* Bytes read from each side (as Node's copy counts them): counted before they are written
@@ -111,19 +113,10 @@ static void *run(void *arg) {
   return NULL;
 }
 
-/* SIGTERM (the proxy's stop()): the last counts, then exit; only async-signal-safe calls. */
+/* SIGTERM (the proxy's stop()): the last counts, then exit. */
 static void on_term(int sig) {
   (void)sig;
-  char line[48], *p = line + sizeof line;
-  *--p = '\n';
-  for (int i = 1; i >= 0; i--) {
-    unsigned long long v = carried[i];
-    do *--p = (char)('0' + v % 10); while ((v /= 10) && p > line);
-    if (i) *--p = ' ';
-  }
-  *--p = '\n'; /* ends a line the main thread may have been writing */
-  (void)!write(1, p, (size_t)(line + sizeof line - p));
-  _exit(0);
+  report_and_exit(carried[0], carried[1]);
 }
 
 static void report(void) {

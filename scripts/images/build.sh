@@ -157,7 +157,8 @@ stage_sidecars() {
 }
 sidecars_key=$(cat "$sidecars/csi-provisioner" "$sidecars/csi-snapshotter" "$sidecars/snapshot-controller" | sha256sum | cut -c1-16)
 components_base=$(oci_layer kubevirt-ts-csi-sidecars "$(oci_base kubevirt-ts "$components_root")" "$sidecars_key" stage_sidecars)
-relay_key=$(cat "$repo/images/kubevirt-ts/migration-relay.c" "$repo/images/kubevirt-ts/migration-tls-relay.c" | sha256sum | cut -c1-16)
+relay_key=$(cat "$repo"/images/kubevirt-ts/migration-relay.c "$repo"/images/kubevirt-ts/migration-tls-relay.c \
+  "$repo"/images/kubevirt-ts/relay-counts.h | sha256sum | cut -c1-16)
 oci_image kubevirt-ts "$components_base" "$node_key $dist_key $modules_key $relay_key" stage_components \
   --config.entrypoint /usr/bin/kubevirt-ts --config.workingdir /
 
