@@ -23,7 +23,9 @@ export function buildRelay(name: 'migration-relay' | 'migration-tls-relay', dir:
   });
   if (gcc.status === 0) return { path, skipReason: '' };
   return {
-    skipReason: `gcc could not build ${name}: ${gcc.error?.message ?? gcc.stderr.trim().split('\n').pop()}`,
+    skipReason:
+      `gcc could not build ${name}: ${gcc.error?.message ?? gcc.stderr.trim().split('\n').pop()}; ` +
+      'waits for gcc and libssl-dev, which scripts/setup-host.sh installs (issue 26: the migration relays)',
   };
 }
 
